@@ -1,0 +1,71 @@
+//! The named transforms that adapt the spec for progenitor 0.15 (spec → spec) and its output for
+//! pubapi (code → code).
+//!
+//! Spec transforms run in this order (see [`apply_spec_transforms`]):
+//!
+//! | transform | progenitor limit it works around | who handles what it removes |
+//! |---|---|---|
+//! | [`inline_response_refs`] | none: makes the next transforms see every response inline | nothing is removed |
+//! | [`open_response_enums`] | typify's string enums reject unknown values | values stay documented; `pubapi-sdk-ext` offers typed views |
+//! | [`drop_redirects`] | 3xx responses get no match arm and their headers are ignored | `pubapi-sdk-ext` reads the 303 + `Location` of the audit job |
+//! | [`json_only_responses`] | `text/csv` next to JSON is dropped silently | `pubapi-sdk-ext` fetches CSV reports with `Accept: text/csv` |
+//! | [`drop_bodiless_success`] | a 200 with a body next to a 204 without one panics | `pubapi-sdk-ext` turns the events 204 into "caught up" |
+//! | [`raw_error_responses`] | different error schemas per status (or a bodiless error next to a typed one) panic | `pubapi-sdk-ext` decodes the three error formats by status |
+//!
+//! Code transforms: [`mark_deprecated`] (progenitor ignores `deprecated: true`) and
+//! [`operation_table`] (progenitor keeps no record of paths, tags, statuses and what the spec
+//! transforms removed; the table keeps them for `pubapi-sdk-ext` and the tests).
+//!
+//! Limits that need no transform: security schemes are ignored (`pubapi-sdk-ext` adds the
+//! bearer token in its request policy); `requestBody.required: false` is ignored (the builder
+//! sends `{}` when no body is set, which the summary endpoint reads as "no chat history").
+
+use crate::CodegenError;
+use openapiv3::OpenAPI;
+
+pub mod drop_bodiless_success;
+pub mod drop_redirects;
+pub mod inline_response_refs;
+pub mod json_only_responses;
+pub mod mark_deprecated;
+pub mod open_response_enums;
+pub mod operation_table;
+pub mod raw_error_responses;
+
+/// Something a spec transform removed from what progenitor sees.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Removal {
+    /// The transform that removed it.
+    pub transform: &'static str,
+    /// The operationId (or schema name, for enums) concerned.
+    pub subject: String,
+    /// What was removed, e.g. `204`, `200 text/csv`, `enum [enabled, disabled]`.
+    pub what: String,
+}
+
+/// Runs every spec transform in order and returns what they removed.
+///
+/// # Errors
+/// [`CodegenError::Unsupported`] when the spec has a shape no transform can adapt.
+pub fn apply_spec_transforms(spec: &mut OpenAPI) -> Result<Vec<Removal>, CodegenError> {
+    inline_response_refs::apply(spec)?;
+    let mut removals = open_response_enums::apply(spec);
+    removals.extend(drop_redirects::apply(spec));
+    removals.extend(json_only_responses::apply(spec));
+    removals.extend(drop_bodiless_success::apply(spec)?);
+    removals.extend(raw_error_responses::apply(spec));
+    Ok(removals)
+}
+
+#[cfg(test)]
+pub(crate) mod fixture {
+    use openapiv3::OpenAPI;
+
+    /// Parses a YAML fragment of `paths` (and optional `components`) into a full document.
+    pub(crate) fn spec(paths_and_components: &str) -> OpenAPI {
+        let text = format!(
+            "openapi: 3.0.3\ninfo: {{title: t, version: '1'}}\n{paths_and_components}"
+        );
+        crate::spec::load(&text).expect("fixture spec parses")
+    }
+}

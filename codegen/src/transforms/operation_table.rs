@@ -1,0 +1,145 @@
+//! `operation_table` (code → code): appends `pub mod operations`, a table of every operation of
+//! the full spec (before the spec transforms): operationId, method, path, tag, deprecation, and
+//! each documented response with its media types and whether the generated method decodes it.
+//!
+//! Progenitor keeps none of this. `pubapi-sdk-ext` reads it to pick an operation's limit class,
+//! error format and idempotency; tests read it to prove every operation is covered.
+
+use super::Removal;
+use crate::CodegenError;
+use crate::walk::{operation_name, operations, resolve_response, status_label};
+use openapiv3::OpenAPI;
+use quote::quote;
+
+/// Builds the `operations` module.
+///
+/// # Errors
+/// [`CodegenError::Unsupported`] when an operation has no operationId or no single tag.
+pub fn item(spec: &OpenAPI, removals: &[Removal]) -> Result<syn::Item, CodegenError> {
+    let mut rows = Vec::new();
+    for op in operations(spec) {
+        let name = operation_name(op.path, op.method, op.operation);
+        let unsupported = |problem: &str| CodegenError::Unsupported {
+            operation: name.clone(),
+            problem: problem.to_string(),
+        };
+        let id = op
+            .operation
+            .operation_id
+            .as_deref()
+            .ok_or_else(|| unsupported("no operationId"))?;
+        let [tag] = op.operation.tags.as_slice() else {
+            return Err(unsupported("needs exactly one tag"));
+        };
+        let method_name = heck::ToSnakeCase::to_snake_case(id);
+        let method = op.method.to_uppercase();
+        let path = op.path;
+        let deprecated = op.operation.deprecated;
+        let mut responses = Vec::new();
+        for (code, response) in &op.operation.responses.responses {
+            let status = status_label(code);
+            let content: Vec<&str> = resolve_response(spec, response)
+                .map(|r| r.content.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            let generated = !removals
+                .iter()
+                .any(|r| r.subject == id && r.transform != "open_response_enums" && r.what == status);
+            responses.push(quote! {
+                Response { status: #status, content_types: &[#(#content),*], generated: #generated }
+            });
+        }
+        rows.push(quote! {
+            Operation {
+                id: #id, method_name: #method_name, method: #method, path: #path, tag: #tag, deprecated: #deprecated,
+                responses: &[#(#responses),*],
+            }
+        });
+    }
+    let tokens = quote! {
+        /// Every operation of `spec/openapi.yaml` as the spec documents it (before the codegen
+        /// transforms), for policies and tests that need paths, tags and statuses.
+        pub mod operations {
+            /// One operation of the spec.
+            #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+            pub struct Operation {
+                /// The operationId, e.g. `listEventsV2`.
+                pub id: &'static str,
+                /// The generated method's name, e.g. `list_events_v2`; progenitor also reports
+                /// it to the client hooks as the operation id.
+                pub method_name: &'static str,
+                /// The HTTP method, upper case.
+                pub method: &'static str,
+                /// The path template below the base URL, e.g. `/v1/webhooks/{webhookId}`.
+                pub path: &'static str,
+                /// The area tag, e.g. `webhooks`.
+                pub tag: &'static str,
+                /// Whether the spec marks the operation deprecated.
+                pub deprecated: bool,
+                /// Every response the spec documents.
+                pub responses: &'static [Response],
+            }
+
+            /// One documented response of an operation.
+            #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+            pub struct Response {
+                /// The status as written in the spec, e.g. `200`, `303`, `4XX`.
+                pub status: &'static str,
+                /// The media types of its body; empty when it has none.
+                pub content_types: &'static [&'static str],
+                /// Whether the generated method decodes it; `false` for what the codegen
+                /// transforms leave to `pubapi-sdk-ext` (errors, 204 next to 200, 303).
+                pub generated: bool,
+            }
+
+            impl Operation {
+                /// Whether retrying the operation after a server error is safe (GET, PUT,
+                /// DELETE are idempotent; POST is not).
+                pub fn is_idempotent(&self) -> bool {
+                    matches!(self.method, "GET" | "PUT" | "DELETE" | "HEAD")
+                }
+            }
+
+            /// All operations, in spec order.
+            pub const ALL: &[Operation] = &[#(#rows),*];
+
+            /// The operation with this operationId (`listEventsV2`).
+            pub fn find(id: &str) -> Option<&'static Operation> {
+                ALL.iter().find(|op| op.id == id)
+            }
+
+            /// The operation whose generated method has this name (`list_events_v2`).
+            pub fn by_method_name(name: &str) -> Option<&'static Operation> {
+                ALL.iter().find(|op| op.method_name == name)
+            }
+        }
+    };
+    syn::parse2(tokens).map_err(|e| CodegenError::Unparseable(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transforms::fixture::spec;
+    use quote::ToTokens;
+
+    #[test]
+    fn removed_statuses_are_marked_not_generated() {
+        let s = spec(
+            "paths:\n  /e:\n    get:\n      operationId: listEvents\n      tags: [events]\n      responses:\n        '200': {description: page, content: {application/json: {schema: {type: object}}}}\n        '204': {description: none}\n",
+        );
+        let removals = vec![Removal {
+            transform: "drop_bodiless_success",
+            subject: "listEvents".into(),
+            what: "204".into(),
+        }];
+        let out = item(&s, &removals).unwrap().into_token_stream().to_string();
+        assert!(out.contains("status : \"200\" , content_types : & [\"application/json\"] , generated : true"));
+        assert!(out.contains("status : \"204\" , content_types : & [] , generated : false"));
+    }
+
+    #[test]
+    fn operation_without_a_tag_is_refused() {
+        let s = spec("paths:\n  /e:\n    get:\n      operationId: listEvents\n      responses: {'200': {description: ok}}\n");
+        assert!(matches!(item(&s, &[]), Err(CodegenError::Unsupported { .. })));
+    }
+}
