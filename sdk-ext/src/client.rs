@@ -1,0 +1,392 @@
+//! The client users hold: built once per token, cheap to clone, with immutable impersonation
+//! views.
+
+use crate::act_as::ActAs;
+use crate::limiter::{Quota, RateLimiter};
+use crate::limits::{LimitClass, Limits};
+use crate::policy::{Policy, Shared};
+use crate::retry::RetryConfig;
+use crate::token::{SecretToken, StaticToken, TokenSource};
+use crate::transport::{ReqwestTransport, Transport};
+use pubapi_sdk::hooks::Inner;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The user agent every request carries.
+pub const USER_AGENT: &str = concat!("pubapi-sdk-ext/", env!("CARGO_PKG_VERSION"));
+
+/// A client of the Content Platform Public API for one token.
+///
+/// It dereferences to the generated [`pubapi_sdk::Client`], so every operation is available
+/// through the traits of [`crate::prelude`]; each request passes the client's policy: bearer
+/// token, impersonation, rate-limit pacing shared by all clones, throttle handling and retries,
+/// tracing. Clones share the token, the pacer and the retry budget.
+///
+/// ```no_run
+/// use pubapi_sdk_ext::prelude::*;
+/// use pubapi_sdk_ext::{ActAs, Client, SecretToken};
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let client = Client::builder()
+///     .domain("acme.example.com")
+///     .token(SecretToken::try_from(std::env::var("PUBAPI_TOKEN")?)?)
+///     .build()?;
+/// let me = client.whoami().send().typed().await?;
+/// println!("token of {:?}", me.username);
+///
+/// // An immutable view that acts as another user (admin tokens only).
+/// let bob = client.act_as(ActAs::username("bob")?);
+/// let hooks = bob.list_webhooks().send().typed().await?;
+/// println!("bob has {} webhooks", hooks.len());
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    sdk: pubapi_sdk::Client,
+    shared: Arc<Shared>,
+    act_as: Option<ActAs>,
+}
+
+impl Client {
+    /// Starts building a client.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::default()
+    }
+
+    /// The generated client (also reachable through `Deref`).
+    pub fn sdk(&self) -> &pubapi_sdk::Client {
+        &self.sdk
+    }
+
+    /// The base URL, e.g. `https://acme.example.com/pubapi`.
+    pub fn base_url(&self) -> &str {
+        progenitor_client::ClientInfo::baseurl(&self.sdk)
+    }
+
+    /// A view of this client whose calls run as `who` (`X-Service-Act-As` for a username,
+    /// `X-Service-Act-As-Email` for an e-mail address; exactly one is sent). The token must be
+    /// an admin's. The view shares the token's pacer: impersonated calls count against the
+    /// token's own budget. `self` is unchanged, so one client can serve many users.
+    pub fn act_as(&self, who: ActAs) -> Client {
+        self.view(Some(who))
+    }
+
+    /// A view of this client that does not impersonate anyone.
+    pub fn without_act_as(&self) -> Client {
+        self.view(None)
+    }
+
+    /// Whom this view acts as.
+    pub fn acting_as(&self) -> Option<&ActAs> {
+        self.act_as.as_ref()
+    }
+
+    /// The remaining budget of a limit class, as the client's pacer sees it.
+    pub fn quota(&self, class: LimitClass) -> Quota {
+        self.shared.limiter.quota(class)
+    }
+
+    /// The pacer shared by every clone and view of this client.
+    pub fn limiter(&self) -> &RateLimiter {
+        &self.shared.limiter
+    }
+
+    /// Sends a request built by hand (CSV reports, the audit report `Location`) through the
+    /// same policy as the generated operations, accounted to `operation`.
+    pub(crate) async fn execute(
+        &self,
+        request: reqwest::Request,
+        operation: &'static pubapi_sdk::operations::Operation,
+    ) -> reqwest::Result<reqwest::Response> {
+        let http = progenitor_client::ClientInfo::client(&self.sdk);
+        self.policy().run(http, request, operation).await
+    }
+
+    /// The reqwest client (no redirects followed) for building requests by hand.
+    pub(crate) fn http(&self) -> &reqwest::Client {
+        progenitor_client::ClientInfo::client(&self.sdk)
+    }
+
+    fn policy(&self) -> Policy {
+        Policy::new(self.shared.clone(), self.act_as.clone())
+    }
+
+    fn view(&self, act_as: Option<ActAs>) -> Client {
+        let policy = Policy::new(self.shared.clone(), act_as.clone());
+        let sdk = pubapi_sdk::Client::new_with_client(
+            self.base_url(),
+            self.http().clone(),
+            Inner::with_policy(Arc::new(policy)),
+        );
+        Client {
+            sdk,
+            shared: self.shared.clone(),
+            act_as,
+        }
+    }
+}
+
+impl std::ops::Deref for Client {
+    type Target = pubapi_sdk::Client;
+
+    fn deref(&self) -> &pubapi_sdk::Client {
+        &self.sdk
+    }
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("base_url", &self.base_url())
+            .field("act_as", &self.act_as)
+            .field("shared", &self.shared)
+            .finish()
+    }
+}
+
+/// Builds a [`Client`]; see [`Client::builder`].
+///
+/// Defaults: connect timeout 10 s, 60 s per attempt, the reference's limits
+/// ([`Limits::default`]), [`RetryConfig::default`], redirects never followed (the audit job's
+/// 303 must reach the SDK, and no credential may follow a redirect to another origin), no
+/// `Referer`, rustls.
+pub struct ClientBuilder {
+    base_url: Option<Result<String, BuildError>>,
+    token: Option<Arc<dyn TokenSource>>,
+    limits: Limits,
+    retry: RetryConfig,
+    connect_timeout: Duration,
+    attempt_timeout: Duration,
+    transport: Arc<dyn Transport>,
+}
+
+impl Default for ClientBuilder {
+    fn default() -> Self {
+        ClientBuilder {
+            base_url: None,
+            token: None,
+            limits: Limits::default(),
+            retry: RetryConfig::default(),
+            connect_timeout: Duration::from_secs(10),
+            attempt_timeout: Duration::from_secs(60),
+            transport: Arc::new(ReqwestTransport),
+        }
+    }
+}
+
+impl fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("base_url", &self.base_url)
+            .field("token", &self.token)
+            .field("limits", &self.limits)
+            .field("retry", &self.retry)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClientBuilder {
+    /// The customer domain: `acme.example.com` becomes `https://acme.example.com/pubapi`.
+    pub fn domain(mut self, domain: &str) -> Self {
+        self.base_url = Some(domain_base_url(domain));
+        self
+    }
+
+    /// A full base URL including `/pubapi` (a sandbox, a test server, a proxy). `http` is
+    /// accepted for local use.
+    pub fn base_url(mut self, url: &str) -> Self {
+        self.base_url = Some(parse_base_url(url));
+        self
+    }
+
+    /// A static bearer token.
+    pub fn token(mut self, token: SecretToken) -> Self {
+        self.token = Some(Arc::new(StaticToken::new(token)));
+        self
+    }
+
+    /// A source that fetches or rotates tokens (see [`TokenSource`]).
+    pub fn token_source(mut self, source: Arc<dyn TokenSource>) -> Self {
+        self.token = Some(source);
+        self
+    }
+
+    /// The rate limits of the token's plan (default: the reference's 2/s and 1,000/day, AI
+    /// 100/day).
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Retry, backoff and deadline settings.
+    pub fn retry(mut self, retry: RetryConfig) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// The TCP + TLS connect timeout (default 10 s).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// The timeout of one attempt, from sending to the end of the body (default 60 s). The
+    /// whole operation, retries included, is bounded by [`RetryConfig`]'s deadline.
+    pub fn attempt_timeout(mut self, timeout: Duration) -> Self {
+        self.attempt_timeout = timeout;
+        self
+    }
+
+    /// Replaces the transport (tests script responses with it).
+    pub fn transport(mut self, transport: Arc<dyn Transport>) -> Self {
+        self.transport = transport;
+        self
+    }
+
+    /// Builds the client.
+    ///
+    /// # Errors
+    /// [`BuildError`] when the base URL or domain is missing or invalid, no token was given,
+    /// or the HTTP client cannot be built.
+    pub fn build(self) -> Result<Client, BuildError> {
+        let base_url = self.base_url.ok_or(BuildError::MissingBaseUrl)??;
+        let token = self.token.ok_or(BuildError::MissingToken)?;
+        let http = reqwest::Client::builder()
+            .user_agent(USER_AGENT)
+            .redirect(reqwest::redirect::Policy::none())
+            .referer(false)
+            .connect_timeout(self.connect_timeout)
+            .timeout(self.attempt_timeout)
+            .build()
+            .map_err(|e| BuildError::Http(e.to_string()))?;
+        let shared = Arc::new(Shared::new(
+            token,
+            RateLimiter::new(self.limits),
+            self.retry,
+            self.transport,
+        ));
+        let policy = Policy::new(shared.clone(), None);
+        let sdk =
+            pubapi_sdk::Client::new_with_client(&base_url, http, Inner::with_policy(Arc::new(policy)));
+        Ok(Client {
+            sdk,
+            shared,
+            act_as: None,
+        })
+    }
+}
+
+/// Why a [`Client`] could not be built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// Neither `domain` nor `base_url` was given.
+    MissingBaseUrl,
+    /// No token or token source was given.
+    MissingToken,
+    /// The domain is not a host name (`acme.example.com`).
+    InvalidDomain(String),
+    /// The base URL does not parse or is not `http(s)`.
+    InvalidBaseUrl(String),
+    /// The HTTP client could not be built.
+    Http(String),
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::MissingBaseUrl => f.write_str("no domain or base url given"),
+            BuildError::MissingToken => f.write_str("no token or token source given"),
+            BuildError::InvalidDomain(d) => write!(f, "invalid domain {d:?}: expected a host name"),
+            BuildError::InvalidBaseUrl(m) => write!(f, "invalid base url: {m}"),
+            BuildError::Http(m) => write!(f, "cannot build the http client: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+fn domain_base_url(domain: &str) -> Result<String, BuildError> {
+    let valid_label = |l: &str| {
+        !l.is_empty()
+            && l.len() <= 63
+            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    let (host, port) = match domain.rsplit_once(':') {
+        Some((host, port)) if port.parse::<u16>().is_ok() => (host, Some(port)),
+        _ => (domain, None),
+    };
+    if host.len() > 253 || !host.split('.').all(valid_label) {
+        return Err(BuildError::InvalidDomain(domain.to_string()));
+    }
+    Ok(match port {
+        Some(port) => format!("https://{host}:{port}/pubapi"),
+        None => format!("https://{host}/pubapi"),
+    })
+}
+
+fn parse_base_url(url: &str) -> Result<String, BuildError> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| BuildError::InvalidBaseUrl(e.to_string()))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(BuildError::InvalidBaseUrl(format!(
+            "scheme {} is not http or https",
+            parsed.scheme()
+        )));
+    }
+    if parsed.query().is_some() || parsed.fragment().is_some() || !parsed.username().is_empty() {
+        return Err(BuildError::InvalidBaseUrl(
+            "a base url has no query, fragment or user info".into(),
+        ));
+    }
+    Ok(parsed.as_str().trim_end_matches('/').to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn domain_becomes_the_https_pubapi_root() {
+        assert_eq!(
+            domain_base_url("acme.example.com").unwrap(),
+            "https://acme.example.com/pubapi"
+        );
+        assert_eq!(
+            domain_base_url("acme.example.com:8443").unwrap(),
+            "https://acme.example.com:8443/pubapi"
+        );
+    }
+
+    #[test]
+    fn domain_with_a_scheme_or_path_is_rejected() {
+        for bad in ["https://acme.example.com", "acme.example.com/pubapi", "", "a..b", "-a.com", "a b"] {
+            assert!(
+                matches!(domain_base_url(bad), Err(BuildError::InvalidDomain(_))),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn base_url_keeps_its_path_without_trailing_slash() {
+        assert_eq!(
+            parse_base_url("http://127.0.0.1:8080/pubapi/").unwrap(),
+            "http://127.0.0.1:8080/pubapi"
+        );
+        assert!(matches!(parse_base_url("ftp://x/pubapi"), Err(BuildError::InvalidBaseUrl(_))));
+        assert!(matches!(parse_base_url("not a url"), Err(BuildError::InvalidBaseUrl(_))));
+    }
+
+    #[test]
+    fn build_needs_a_base_url_and_a_token() {
+        assert_eq!(Client::builder().build().unwrap_err(), BuildError::MissingBaseUrl);
+        assert_eq!(
+            Client::builder().domain("acme.example.com").build().unwrap_err(),
+            BuildError::MissingToken
+        );
+    }
+}

@@ -1,0 +1,258 @@
+//! The request policy: what happens to every request of a [`crate::Client`].
+//!
+//! For each attempt: wait for the pacer's slot (shared by every clone of the client, so
+//! impersonated calls count against the token's own budget), add the bearer token and the
+//! impersonation header, send, classify the outcome, and retry only where the retry
+//! vocabulary allows it. Refusals that never reach the server come back as a
+//! [`LocalRejection`].
+
+use crate::act_as::ActAs;
+use crate::classify::{EndpointKind, Outcome, classify_response, classify_transport};
+use crate::limiter::RateLimiter;
+use crate::limits::LimitClass;
+use crate::rejection::LocalRejection;
+use crate::retry::{Decision, RetryConfig, SplitMix64};
+use crate::token::TokenSource;
+use crate::transport::Transport;
+use pubapi_sdk::hooks::{BoxFuture, RequestPolicy};
+use pubapi_sdk::operations::Operation;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+use tokio::time::Instant;
+use tracing::Instrument;
+
+/// The headers that carry impersonation.
+pub(crate) const ACT_AS: &str = "x-service-act-as";
+pub(crate) const ACT_AS_EMAIL: &str = "x-service-act-as-email";
+
+/// What every clone and view of one client shares.
+pub(crate) struct Shared {
+    token: Arc<dyn TokenSource>,
+    pub(crate) limiter: RateLimiter,
+    retry: RetryConfig,
+    transport: Arc<dyn Transport>,
+    rng: Mutex<SplitMix64>,
+}
+
+impl Shared {
+    pub(crate) fn new(
+        token: Arc<dyn TokenSource>,
+        limiter: RateLimiter,
+        retry: RetryConfig,
+        transport: Arc<dyn Transport>,
+    ) -> Self {
+        Shared {
+            token,
+            limiter,
+            retry,
+            transport,
+            rng: Mutex::new(SplitMix64::from_entropy()),
+        }
+    }
+}
+
+impl fmt::Debug for Shared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Shared")
+            .field("token", &self.token)
+            .field("limits", &self.limiter.limits())
+            .field("retry", &self.retry)
+            .field("transport", &self.transport)
+            .finish()
+    }
+}
+
+/// The policy of one client view: the shared parts plus whom the view acts as.
+#[derive(Debug)]
+pub(crate) struct Policy {
+    shared: Arc<Shared>,
+    act_as: Option<ActAs>,
+}
+
+/// The operation a response answered, attached by the policy so errors know their area.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AnsweredOperation(pub(crate) &'static Operation);
+
+/// The limit class of an operation: the AI endpoints have their own daily budget.
+pub(crate) fn limit_class(operation: &Operation) -> LimitClass {
+    match operation.tag {
+        "agents" | "document-ai" | "assistant" | "copilot" | "knowledge-bases"
+        | "hybrid-search" => LimitClass::Ai,
+        _ => LimitClass::General,
+    }
+}
+
+fn endpoint_kind(class: LimitClass) -> EndpointKind {
+    match class {
+        LimitClass::Ai => EndpointKind::Ai,
+        LimitClass::General => EndpointKind::General,
+    }
+}
+
+impl Policy {
+    pub(crate) fn new(shared: Arc<Shared>, act_as: Option<ActAs>) -> Self {
+        Policy { shared, act_as }
+    }
+
+    /// Runs one operation: pacing, auth, impersonation, attempts and retries.
+    pub(crate) async fn run(
+        &self,
+        http: &reqwest::Client,
+        mut request: reqwest::Request,
+        operation: &'static Operation,
+    ) -> reqwest::Result<reqwest::Response> {
+        let span = tracing::info_span!(
+            "pubapi.request",
+            operation = operation.id,
+            method = operation.method,
+            attempt = tracing::field::Empty,
+            status = tracing::field::Empty,
+            limiter_wait_ms = tracing::field::Empty,
+        );
+        self.impersonate(&mut request);
+        self.attempts(http, request, operation)
+            .instrument(span)
+            .await
+            .map(|mut response| {
+                response
+                    .extensions_mut()
+                    .insert(AnsweredOperation(operation));
+                response
+            })
+    }
+
+    /// Sends exactly one impersonation header: the view's, unless the call set its own; when
+    /// a call set both, the username wins, as on the server.
+    fn impersonate(&self, request: &mut reqwest::Request) {
+        let headers = request.headers_mut();
+        let per_call = headers.contains_key(ACT_AS) || headers.contains_key(ACT_AS_EMAIL);
+        if headers.contains_key(ACT_AS) {
+            headers.remove(ACT_AS_EMAIL);
+        }
+        for name in [ACT_AS, ACT_AS_EMAIL] {
+            if let Some(value) = headers.get_mut(name) {
+                value.set_sensitive(true);
+            }
+        }
+        if let (false, Some(who)) = (per_call, &self.act_as) {
+            headers.insert(who.header_name(), who.header_value());
+        }
+    }
+
+    async fn attempts(
+        &self,
+        http: &reqwest::Client,
+        request: reqwest::Request,
+        operation: &'static Operation,
+    ) -> reqwest::Result<reqwest::Response> {
+        let shared = &self.shared;
+        let config = &shared.retry;
+        let class = limit_class(operation);
+        let started = Instant::now();
+        let deadline = started + config.operation_timeout();
+        let mut waited = Duration::ZERO;
+        let mut refreshed_token = false;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let span = tracing::Span::current();
+            span.record("attempt", attempt);
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(LocalRejection::Deadline {
+                    elapsed: now - started,
+                }
+                .into_response());
+            }
+            let permit = match shared.limiter.acquire(class, deadline - now).await {
+                Ok(permit) => permit,
+                Err(e) => return Ok(LocalRejection::Limit(e).into_response()),
+            };
+            span.record("limiter_wait_ms", permit.waited().as_millis() as u64);
+            let token = match shared.token.token().await {
+                Ok(token) => token,
+                Err(e) => return Ok(LocalRejection::Token(e.to_string()).into_response()),
+            };
+            let Some(mut this_attempt) = request.try_clone() else {
+                // A streaming body cannot be replayed: one attempt only.
+                let mut request = request;
+                request
+                    .headers_mut()
+                    .insert(http::header::AUTHORIZATION, token.header_value());
+                return shared.transport.send(http, request).await;
+            };
+            this_attempt
+                .headers_mut()
+                .insert(http::header::AUTHORIZATION, token.header_value());
+
+            let result = shared.transport.send(http, this_attempt).await;
+            let outcome = match &result {
+                Ok(response) => {
+                    span.record("status", response.status().as_u16());
+                    classify_response(
+                        response.status().as_u16(),
+                        response.headers(),
+                        endpoint_kind(class),
+                        SystemTime::now(),
+                    )
+                }
+                Err(error) => classify_transport(error),
+            };
+
+            if let Ok(response) = &result
+                && response.status() == 401
+                && !refreshed_token
+            {
+                // Give a rotating token source one chance to replace a revoked token.
+                shared.token.invalidate(&token);
+                refreshed_token = true;
+                if let Ok(fresh) = shared.token.token().await
+                    && fresh.expose() != token.expose()
+                {
+                    tracing::debug!("token rejected with 401; retrying once with a fresh token");
+                    continue;
+                }
+            }
+            if let Outcome::QuotaExhausted { retry_after } = outcome {
+                shared
+                    .limiter
+                    .server_exhausted(class, retry_after.unwrap_or(Duration::from_secs(60)));
+            }
+
+            let decision = {
+                let mut rng = shared.rng.lock().unwrap_or_else(|p| p.into_inner());
+                config.decide(&outcome, operation.is_idempotent(), attempt, waited, &mut rng)
+            };
+            match decision {
+                Decision::Done | Decision::GiveUp(_) => {
+                    if let Decision::GiveUp(reason) = decision {
+                        tracing::debug!(%reason, "not retrying");
+                    }
+                    return result;
+                }
+                Decision::Retry { after } => {
+                    if Instant::now() + after >= deadline {
+                        tracing::debug!("next retry would pass the operation deadline");
+                        return result;
+                    }
+                    drop(result);
+                    tracing::debug!(after_ms = after.as_millis() as u64, "retrying");
+                    tokio::time::sleep(after).await;
+                    waited += after;
+                }
+            }
+        }
+    }
+}
+
+impl RequestPolicy for Policy {
+    fn execute<'a>(
+        &'a self,
+        client: &'a reqwest::Client,
+        request: reqwest::Request,
+        operation: &'static Operation,
+    ) -> BoxFuture<'a, reqwest::Result<reqwest::Response>> {
+        Box::pin(self.run(client, request, operation))
+    }
+}

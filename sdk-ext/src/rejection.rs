@@ -1,0 +1,61 @@
+//! Answers the request policy gives without sending anything.
+//!
+//! The generated client's hook can only return a `reqwest::Response` or a `reqwest::Error`, so
+//! when the policy refuses to send (the daily budget is spent, the deadline has passed, the
+//! token source failed), it answers with a synthetic response carrying a [`LocalRejection`]
+//! extension. [`crate::Error`] turns it back into the typed error; nothing reached the server.
+
+use crate::limiter::LimitError;
+use std::time::Duration;
+
+/// Why the policy answered without sending the request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LocalRejection {
+    /// The pacer has no slot in time (daily budget spent, or the queue is longer than the
+    /// time left).
+    Limit(LimitError),
+    /// The operation's overall deadline passed before an attempt could start.
+    Deadline {
+        /// Time spent on the operation so far.
+        elapsed: Duration,
+    },
+    /// The token source could not produce a token.
+    Token(String),
+}
+
+impl LocalRejection {
+    /// The synthetic response carrying this rejection: 429 for the pacer, 408 for the
+    /// deadline, 401 for the token source.
+    pub(crate) fn into_response(self) -> reqwest::Response {
+        let status = match self {
+            LocalRejection::Limit(_) => 429,
+            LocalRejection::Deadline { .. } => 408,
+            LocalRejection::Token(_) => 401,
+        };
+        let mut response = http::Response::new(Vec::<u8>::new());
+        *response.status_mut() = http::StatusCode::from_u16(status).unwrap_or_default();
+        response.extensions_mut().insert(self);
+        reqwest::Response::from(response)
+    }
+
+    /// The rejection a response carries, if the policy synthesized it.
+    pub(crate) fn of(response: &reqwest::Response) -> Option<&LocalRejection> {
+        response.extensions().get::<LocalRejection>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejection_survives_the_round_trip_through_a_response() {
+        let rejection = LocalRejection::Deadline {
+            elapsed: Duration::from_secs(3),
+        };
+        let response = rejection.clone().into_response();
+        assert_eq!(response.status(), 408);
+        assert_eq!(LocalRejection::of(&response), Some(&rejection));
+    }
+}

@@ -1,0 +1,32 @@
+//! The seam where a request leaves the SDK.
+
+use pubapi_sdk::hooks::BoxFuture;
+use std::fmt;
+
+/// Sends one HTTP request: the last step of every attempt.
+///
+/// The default, [`ReqwestTransport`], uses the client's `reqwest::Client`. Tests replace it to
+/// script responses deterministically (with paused time, real sockets would time out), and a
+/// caller can wrap it to record traffic.
+pub trait Transport: Send + Sync + fmt::Debug + 'static {
+    /// Sends `request` with `client` and returns its response.
+    fn send<'a>(
+        &'a self,
+        client: &'a reqwest::Client,
+        request: reqwest::Request,
+    ) -> BoxFuture<'a, reqwest::Result<reqwest::Response>>;
+}
+
+/// Sends requests over the network with reqwest (rustls, redirects not followed).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ReqwestTransport;
+
+impl Transport for ReqwestTransport {
+    fn send<'a>(
+        &'a self,
+        client: &'a reqwest::Client,
+        request: reqwest::Request,
+    ) -> BoxFuture<'a, reqwest::Result<reqwest::Response>> {
+        Box::pin(client.execute(request))
+    }
+}
