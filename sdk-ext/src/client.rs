@@ -93,31 +93,11 @@ impl Client {
         &self.shared.limiter
     }
 
-    /// Sends a request built by hand (CSV reports, the audit report `Location`) through the
-    /// same policy as the generated operations, accounted to `operation`.
-    pub(crate) async fn execute(
-        &self,
-        request: reqwest::Request,
-        operation: &'static pubapi_sdk::operations::Operation,
-    ) -> reqwest::Result<reqwest::Response> {
-        let http = progenitor_client::ClientInfo::client(&self.sdk);
-        self.policy().run(http, request, operation).await
-    }
-
-    /// The reqwest client (no redirects followed) for building requests by hand.
-    pub(crate) fn http(&self) -> &reqwest::Client {
-        progenitor_client::ClientInfo::client(&self.sdk)
-    }
-
-    fn policy(&self) -> Policy {
-        Policy::new(self.shared.clone(), self.act_as.clone())
-    }
-
     fn view(&self, act_as: Option<ActAs>) -> Client {
         let policy = Policy::new(self.shared.clone(), act_as.clone());
         let sdk = pubapi_sdk::Client::new_with_client(
             self.base_url(),
-            self.http().clone(),
+            progenitor_client::ClientInfo::client(&self.sdk).clone(),
             Inner::with_policy(Arc::new(policy)),
         );
         Client {

@@ -74,15 +74,6 @@ pub(crate) struct Policy {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct AnsweredOperation(pub(crate) &'static Operation);
 
-/// The limit class of an operation: the AI endpoints have their own daily budget.
-pub(crate) fn limit_class(operation: &Operation) -> LimitClass {
-    match operation.tag {
-        "agents" | "document-ai" | "assistant" | "copilot" | "knowledge-bases"
-        | "hybrid-search" => LimitClass::Ai,
-        _ => LimitClass::General,
-    }
-}
-
 fn endpoint_kind(class: LimitClass) -> EndpointKind {
     match class {
         LimitClass::Ai => EndpointKind::Ai,
@@ -148,7 +139,7 @@ impl Policy {
     ) -> reqwest::Result<reqwest::Response> {
         let shared = &self.shared;
         let config = &shared.retry;
-        let class = limit_class(operation);
+        let class = crate::typed::area_of(operation).limit_class();
         let started = Instant::now();
         let deadline = started + config.operation_timeout();
         let mut waited = Duration::ZERO;

@@ -1,0 +1,396 @@
+//! The request policy of `Client`, driven through a scripted transport with paused time, so
+//! schedules are asserted exactly.
+
+use pubapi_sdk::hooks::BoxFuture;
+use pubapi_sdk_ext::prelude::*;
+use pubapi_sdk_ext::transport::Transport;
+use pubapi_sdk_ext::{ActAs, Client, Error, LimitClass, RetryConfig, SecretToken};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::time::Instant;
+
+const CANARY: &str = "CANARY-token-7f3a9c";
+
+/// One scripted answer: status, headers, JSON body.
+#[derive(Clone)]
+struct Answer(u16, Vec<(&'static str, &'static str)>, &'static str);
+
+/// What the transport saw of one request.
+#[derive(Debug, Clone)]
+struct Seen {
+    at: Duration,
+    method: String,
+    path: String,
+    headers: http::HeaderMap,
+}
+
+#[derive(Debug)]
+struct Script {
+    start: Instant,
+    answers: Mutex<VecDeque<(u16, Vec<(&'static str, &'static str)>, &'static str)>>,
+    fallback: (u16, Vec<(&'static str, &'static str)>, &'static str),
+    seen: Mutex<Vec<Seen>>,
+}
+
+impl Script {
+    fn new(answers: Vec<Answer>, fallback: Answer) -> Arc<Script> {
+        Arc::new(Script {
+            start: Instant::now(),
+            answers: Mutex::new(answers.into_iter().map(|a| (a.0, a.1, a.2)).collect()),
+            fallback: (fallback.0, fallback.1, fallback.2),
+            seen: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+
+    fn times(&self) -> Vec<Duration> {
+        self.seen().into_iter().map(|s| s.at).collect()
+    }
+}
+
+impl Transport for Script {
+    fn send<'a>(
+        &'a self,
+        _client: &'a reqwest::Client,
+        request: reqwest::Request,
+    ) -> BoxFuture<'a, reqwest::Result<reqwest::Response>> {
+        self.seen.lock().unwrap().push(Seen {
+            at: self.start.elapsed(),
+            method: request.method().to_string(),
+            path: request.url().path().to_string(),
+            headers: request.headers().clone(),
+        });
+        let (status, headers, body) = self
+            .answers
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or_else(|| self.fallback.clone());
+        let mut response = http::Response::builder().status(status);
+        for (name, value) in headers {
+            response = response.header(name, value);
+        }
+        let response = response.body(body.as_bytes().to_vec()).unwrap();
+        Box::pin(async move { Ok(reqwest::Response::from(response)) })
+    }
+}
+
+const WHOAMI: &str =
+    r#"{"clientId":"c1","username":"admin","domain":"acme.example.com","scopes":["Service.webhooks"]}"#;
+
+fn ok_whoami() -> Answer {
+    Answer(200, vec![("content-type", "application/json")], WHOAMI)
+}
+
+fn client(script: &Arc<Script>) -> Client {
+    client_with(script, RetryConfig::default())
+}
+
+fn client_with(script: &Arc<Script>, retry: RetryConfig) -> Client {
+    Client::builder()
+        .base_url("http://sandbox.test/pubapi")
+        .token(SecretToken::try_from(CANARY).unwrap())
+        .retry(retry)
+        .transport(script.clone())
+        .build()
+        .unwrap()
+}
+
+fn secs(s: u64) -> Duration {
+    Duration::from_secs(s)
+}
+
+#[tokio::test(start_paused = true)]
+async fn pacing_starts_at_most_two_calls_per_second_with_no_needless_gap() {
+    let script = Script::new(vec![], ok_whoami());
+    let client = client(&script);
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..10 {
+        let client = client.clone();
+        tasks.spawn(async move { client.whoami().send().typed().await.map(|_| ()) });
+    }
+    while let Some(result) = tasks.join_next().await {
+        result.unwrap().unwrap();
+    }
+    let mut times = script.times();
+    times.sort();
+    let expected: Vec<Duration> = (0..10).map(|i| secs(i / 2)).collect();
+    assert_eq!(times, expected);
+    assert_eq!(client.quota(LimitClass::General).remaining_today, Some(990));
+}
+
+#[tokio::test(start_paused = true)]
+async fn over_qps_is_retried_after_retry_after_even_for_post() {
+    let throttled = Answer(
+        403,
+        vec![
+            ("x-gateway-error-code", "ERR_403_DEVELOPER_OVER_QPS"),
+            ("retry-after", "3"),
+        ],
+        "",
+    );
+    let created = Answer(
+        201,
+        vec![("content-type", "application/json")],
+        r#"{"webhookId":"w1","expires":1767225600,"status":"enabled"}"#,
+    );
+    let script = Script::new(vec![throttled], created);
+    let hook = client(&script)
+        .create_webhook()
+        .body(pubapi_sdk::types::WebhookCreateRequest {
+            url: "https://hooks.example.com/in".into(),
+            auth_header: None,
+            event_type: vec![],
+            path: None,
+        })
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    assert_eq!(hook.webhook_id.as_deref(), Some("w1"));
+    assert_eq!(script.times(), vec![secs(0), secs(3)]);
+    assert!(script.seen().iter().all(|s| s.method == "POST"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn daily_quota_is_not_retried_and_blocks_further_calls_locally() {
+    let over_rate = Answer(
+        403,
+        vec![
+            ("x-gateway-error-code", "ERR_403_DEVELOPER_OVER_RATE"),
+            ("retry-after", "3600"),
+        ],
+        "",
+    );
+    let script = Script::new(vec![over_rate], ok_whoami());
+    let client = client(&script);
+    match client.whoami().send().typed().await {
+        Err(Error::QuotaExhausted {
+            class, resets_in, ..
+        }) => {
+            assert_eq!(class, Some(LimitClass::General));
+            assert_eq!(resets_in, Some(secs(3600)));
+        }
+        other => panic!("{other:?}"),
+    }
+    match client.whoami().send().typed().await {
+        Err(Error::QuotaExhausted { error: None, .. }) => {}
+        other => panic!("expected a local refusal, got {other:?}"),
+    }
+    assert_eq!(script.seen().len(), 1, "nothing sent after the quota ran out");
+}
+
+#[tokio::test(start_paused = true)]
+async fn post_is_not_resent_after_a_server_error() {
+    let script = Script::new(vec![], Answer(500, vec![], ""));
+    let result = client(&script)
+        .ask_assistant()
+        .body(pubapi_sdk::types::AssistantAskRequest::builder().question("What changed?"))
+        .send()
+        .typed()
+        .await;
+    assert!(matches!(result, Err(Error::Server(ref e)) if e.status == 500), "{result:?}");
+    assert_eq!(script.seen().len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn get_is_retried_after_server_errors_with_bounded_jittered_backoff() {
+    let script = Script::new(
+        vec![Answer(500, vec![], ""), Answer(503, vec![], "")],
+        ok_whoami(),
+    );
+    client(&script).whoami().send().typed().await.unwrap();
+    let times = script.times();
+    assert_eq!(times.len(), 3);
+    // Full jitter: the first wait is within [0, 1 s], the second within [0, 2 s], and the
+    // per-second pacer may add up to 1 s before an attempt.
+    assert!(times[1] - times[0] <= secs(1) + secs(1), "{times:?}");
+    assert!(times[2] - times[1] <= secs(2) + secs(1), "{times:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn get_gives_up_after_the_configured_attempts() {
+    let script = Script::new(vec![], Answer(503, vec![], ""));
+    let result = client_with(&script, RetryConfig::default().with_max_attempts(4))
+        .whoami()
+        .send()
+        .typed()
+        .await;
+    assert!(matches!(result, Err(Error::Server(_))), "{result:?}");
+    assert_eq!(script.seen().len(), 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn ai_429_is_retried_no_earlier_than_retry_after() {
+    let script = Script::new(
+        vec![Answer(429, vec![("retry-after", "7")], "")],
+        Answer(200, vec![("content-type", "application/json")], "[]"),
+    );
+    let agents = client(&script).list_agents().send().typed().await.unwrap();
+    assert!(agents.is_empty());
+    assert_eq!(script.times(), vec![secs(0), secs(7)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_after_beyond_the_cap_is_returned_not_waited() {
+    let script = Script::new(
+        vec![],
+        Answer(
+            403,
+            vec![
+                ("x-gateway-error-code", "ERR_403_DEVELOPER_OVER_QPS"),
+                ("retry-after", "600"),
+            ],
+            "",
+        ),
+    );
+    let result = client(&script).whoami().send().typed().await;
+    match result {
+        Err(Error::Throttled { retry_after, .. }) => assert_eq!(retry_after, Some(secs(600))),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(script.seen().len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn operation_deadline_bounds_retries() {
+    let script = Script::new(
+        vec![],
+        Answer(
+            403,
+            vec![
+                ("x-gateway-error-code", "ERR_403_DEVELOPER_OVER_QPS"),
+                ("retry-after", "4"),
+            ],
+            "",
+        ),
+    );
+    let retry = RetryConfig::default()
+        .with_max_attempts(100)
+        .with_operation_timeout(secs(10));
+    let started = Instant::now();
+    let result = client_with(&script, retry).whoami().send().typed().await;
+    assert!(matches!(result, Err(Error::Throttled { .. })), "{result:?}");
+    assert!(started.elapsed() <= secs(10));
+    assert_eq!(script.times(), vec![secs(0), secs(4), secs(8)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn unauthorized_says_the_token_is_invalid_or_revoked() {
+    let script = Script::new(
+        vec![],
+        Answer(
+            401,
+            vec![("content-type", "application/json")],
+            r#"{"code":"gateway_error_forbidden_not_authorized","message":"Token invalid"}"#,
+        ),
+    );
+    let result = client(&script).whoami().send().typed().await;
+    match result {
+        Err(Error::Unauthorized(e)) => {
+            assert_eq!(e.code.as_deref(), Some("gateway_error_forbidden_not_authorized"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(script.seen().len(), 1, "a static token is not retried");
+}
+
+#[tokio::test(start_paused = true)]
+async fn bearer_token_is_sent_and_marked_sensitive() {
+    let script = Script::new(vec![], ok_whoami());
+    client(&script).whoami().send().typed().await.unwrap();
+    let seen = &script.seen()[0];
+    let auth = seen.headers.get("authorization").unwrap();
+    assert_eq!(auth.to_str().unwrap(), format!("Bearer {CANARY}"));
+    assert!(auth.is_sensitive());
+    assert_eq!(seen.path, "/pubapi/v1/whoami");
+}
+
+#[tokio::test(start_paused = true)]
+async fn impersonation_view_sends_exactly_one_header() {
+    let script = Script::new(vec![], ok_whoami());
+    let client = client(&script);
+    client
+        .act_as(ActAs::username("bob").unwrap())
+        .whoami()
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    client
+        .act_as(ActAs::email("carol@example.com").unwrap())
+        .whoami()
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    client.whoami().send().typed().await.unwrap();
+    let seen = script.seen();
+    assert_eq!(seen[0].headers.get("x-service-act-as").unwrap(), "bob");
+    assert!(!seen[0].headers.contains_key("x-service-act-as-email"));
+    assert_eq!(
+        seen[1].headers.get("x-service-act-as-email").unwrap(),
+        "carol@example.com"
+    );
+    assert!(!seen[1].headers.contains_key("x-service-act-as"));
+    assert!(!seen[2].headers.contains_key("x-service-act-as"));
+    assert!(!seen[2].headers.contains_key("x-service-act-as-email"));
+    assert!(client.acting_as().is_none(), "the view did not change the client");
+}
+
+#[tokio::test(start_paused = true)]
+async fn per_call_impersonation_with_both_headers_sends_the_username_only() {
+    let script = Script::new(vec![], ok_whoami());
+    client(&script)
+        .act_as(ActAs::username("view-user").unwrap())
+        .whoami()
+        .x_service_act_as("dave")
+        .x_service_act_as_email("erin@example.com")
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    let headers = &script.seen()[0].headers;
+    assert_eq!(headers.get("x-service-act-as").unwrap(), "dave");
+    assert!(!headers.contains_key("x-service-act-as-email"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn impersonated_calls_count_against_the_tokens_own_budget() {
+    let script = Script::new(vec![], ok_whoami());
+    let client = client(&script);
+    let bob = client.act_as(ActAs::username("bob").unwrap());
+    bob.whoami().send().typed().await.unwrap();
+    client.whoami().send().typed().await.unwrap();
+    assert_eq!(client.quota(LimitClass::General).used_today, Some(2));
+    assert_eq!(bob.quota(LimitClass::General).used_today, Some(2));
+}
+
+#[test]
+fn bad_impersonation_values_are_refused_before_any_request() {
+    for bad in ["", " bob", "bob ", "bo\r\nb", "b\tob", "bøb"] {
+        assert!(ActAs::username(bad).is_err(), "{bad:?}");
+    }
+    assert!(ActAs::email("not-an-email").is_err());
+}
+
+#[tokio::test(start_paused = true)]
+async fn canary_token_never_appears_in_debug_output() {
+    let script = Script::new(vec![], Answer(401, vec![], ""));
+    let client = client(&script).act_as(ActAs::username("bob").unwrap());
+    let error = client.whoami().send().typed().await.unwrap_err();
+    let builder = Client::builder().token(SecretToken::try_from(CANARY).unwrap());
+    for text in [
+        format!("{client:?}"),
+        format!("{error:?}"),
+        format!("{error}"),
+        format!("{builder:?}"),
+    ] {
+        assert!(!text.contains(CANARY), "{text}");
+        assert!(!text.contains("bob"), "impersonation value leaked: {text}");
+    }
+}
