@@ -190,6 +190,7 @@ impl Policy {
                 }
                 Err(error) => classify_transport(error),
             };
+            tracing::debug!(?outcome, "attempt finished");
 
             if let Ok(response) = &result
                 && response.status() == 401

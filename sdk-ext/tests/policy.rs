@@ -394,3 +394,44 @@ async fn canary_token_never_appears_in_debug_output() {
         assert!(!text.contains("bob"), "impersonation value leaked: {text}");
     }
 }
+
+/// A token source that hands out `old` until invalidated, then `new`.
+#[derive(Debug)]
+struct Rotating {
+    rotated: Mutex<bool>,
+    invalidated: Mutex<u32>,
+}
+
+impl pubapi_sdk_ext::TokenSource for Rotating {
+    fn token(&self) -> pubapi_sdk_ext::token::TokenFuture<'_> {
+        let value = if *self.rotated.lock().unwrap() { "new-token" } else { "old-token" };
+        Box::pin(async move { SecretToken::try_from(value) })
+    }
+
+    fn invalidate(&self, _rejected: &SecretToken) {
+        *self.rotated.lock().unwrap() = true;
+        *self.invalidated.lock().unwrap() += 1;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn revoked_token_is_replaced_once_by_a_rotating_source() {
+    let script = Script::new(vec![Answer(401, vec![], "")], ok_whoami());
+    let source = Arc::new(Rotating {
+        rotated: Mutex::new(false),
+        invalidated: Mutex::new(0),
+    });
+    let client = Client::builder()
+        .base_url("http://sandbox.test/pubapi")
+        .token_source(source.clone())
+        .transport(script.clone())
+        .build()
+        .unwrap();
+    client.whoami().send().typed().await.unwrap();
+    let seen = script.seen();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[0].headers["authorization"], "Bearer old-token");
+    assert_eq!(seen[1].headers["authorization"], "Bearer new-token");
+    assert_eq!(*source.invalidated.lock().unwrap(), 1);
+}
+

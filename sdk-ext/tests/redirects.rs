@@ -1,0 +1,80 @@
+//! Redirects are never followed: the audit job's 303 must reach the SDK, and no credential or
+//! impersonation header may follow a redirect to another origin. Real sockets (httpmock).
+
+use httpmock::prelude::*;
+use pubapi_sdk_ext::prelude::*;
+use pubapi_sdk_ext::{ActAs, Client, Error, SecretToken};
+
+const TOKEN: &str = "CANARY-redirect-token";
+
+fn client(server: &MockServer) -> Client {
+    Client::builder()
+        .base_url(&server.url("/pubapi"))
+        .token(SecretToken::try_from(TOKEN).unwrap())
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn redirect_to_another_origin_carries_no_credentials_because_it_is_not_followed() {
+    let origin = MockServer::start_async().await;
+    let foreign = MockServer::start_async().await;
+    let redirect = origin
+        .mock_async(|when, then| {
+            when.method(GET).path("/pubapi/v1/whoami");
+            then.status(302)
+                .header("location", foreign.url("/steal"));
+        })
+        .await;
+    let stolen = foreign
+        .mock_async(|when, then| {
+            when.any_request();
+            then.status(200);
+        })
+        .await;
+
+    let result = client(&origin)
+        .act_as(ActAs::username("bob").unwrap())
+        .whoami()
+        .send()
+        .typed()
+        .await;
+
+    redirect.assert_calls_async(1).await;
+    stolen.assert_calls_async(0).await;
+    match result {
+        Err(Error::UnexpectedStatus(e)) => assert_eq!(e.status, 302),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn audit_job_see_other_reaches_the_caller_with_its_location() {
+    let server = MockServer::start_async().await;
+    let job = server
+        .mock_async(|when, then| {
+            when.method(GET).path("/pubapi/v1/audit/jobs/j1");
+            then.status(303)
+                .header("location", "/pubapi/v1/audit/logins/j1")
+                .header("content-type", "application/json")
+                .body(r#"{"status":"completed"}"#);
+        })
+        .await;
+    let report = server
+        .mock_async(|when, then| {
+            when.path("/pubapi/v1/audit/logins/j1");
+            then.status(200);
+        })
+        .await;
+    let client = client(&server);
+    let error = client.get_audit_job().id("j1").send().await.unwrap_err();
+    match error {
+        pubapi_sdk::Error::UnexpectedResponse(response) => {
+            assert_eq!(response.status(), 303);
+            assert_eq!(response.headers()["location"], "/pubapi/v1/audit/logins/j1");
+        }
+        other => panic!("{other:?}"),
+    }
+    job.assert_calls_async(1).await;
+    report.assert_calls_async(0).await;
+}
