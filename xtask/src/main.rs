@@ -55,8 +55,23 @@ fn regenerate(root: &Path, check: bool) -> Result<String, String> {
     );
     if !check {
         report.push_str("\nremoved from the generated surface (handled by pubapi-sdk-ext):");
-        for r in &generated.removals {
-            report.push_str(&format!("\n  {:<22} {:<32} {}", r.transform, r.subject, r.what));
+        let mut transforms: Vec<&str> = generated.removals.iter().map(|r| r.transform).collect();
+        transforms.dedup();
+        for transform in transforms {
+            let of: Vec<&pubapi_codegen::Removal> = generated
+                .removals
+                .iter()
+                .filter(|r| r.transform == transform)
+                .collect();
+            let mut subjects: Vec<&str> = of.iter().map(|r| r.subject.as_str()).collect();
+            subjects.sort_unstable();
+            subjects.dedup();
+            report.push_str(&format!(
+                "\n  {transform}: {} removals in {} places ({})",
+                of.len(),
+                subjects.len(),
+                subjects.join(", ")
+            ));
         }
     }
     Ok(report)

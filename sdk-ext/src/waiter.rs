@@ -1,0 +1,282 @@
+//! A small generic waiter: poll an operation until an acceptor says it is done or failed, no
+//! more often than a minimum interval, within a deadline.
+//!
+//! Intervals are measured start to start, so a slow poll does not shorten the gap the
+//! platform asked for, and the waiter gives up rather than poll early when the deadline
+//! comes first. Time comes from tokio's clock (tests run with paused time); dropping the
+//! future cancels the wait.
+
+use std::fmt;
+use std::future::Future;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// What the acceptor says about one poll.
+#[derive(Debug)]
+pub enum Verdict<T, E> {
+    /// Finished: stop and return this.
+    Done(T),
+    /// Not yet: poll again after the interval.
+    Pending,
+    /// Finished unsuccessfully, or the poll itself failed in a way waiting cannot fix.
+    Failed(E),
+}
+
+/// Poll timing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitConfig {
+    min_interval: Duration,
+    max_interval: Duration,
+    deadline: Duration,
+}
+
+impl WaitConfig {
+    /// Polls every `min_interval` at first, growing by half each time up to `max_interval`,
+    /// and gives up after `deadline` in total. `max_interval` is raised to `min_interval`
+    /// when lower.
+    pub fn new(min_interval: Duration, max_interval: Duration, deadline: Duration) -> Self {
+        WaitConfig {
+            min_interval,
+            max_interval: max_interval.max(min_interval),
+            deadline,
+        }
+    }
+
+    /// The same configuration with every interval raised to at least `floor`: the way an
+    /// operation enforces the platform's polling minimum whatever the caller configured.
+    pub fn with_floor(self, floor: Duration) -> Self {
+        WaitConfig::new(
+            self.min_interval.max(floor),
+            self.max_interval.max(floor),
+            self.deadline,
+        )
+    }
+
+    /// The first (and smallest) interval.
+    pub fn min_interval(&self) -> Duration {
+        self.min_interval
+    }
+
+    /// The largest interval.
+    pub fn max_interval(&self) -> Duration {
+        self.max_interval
+    }
+
+    /// The total time allowed.
+    pub fn deadline(&self) -> Duration {
+        self.deadline
+    }
+
+    fn next_interval(&self, current: Duration) -> Duration {
+        (current + current / 2).min(self.max_interval)
+    }
+}
+
+/// Why waiting stopped without a result.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum WaitError<E> {
+    /// The acceptor reported a failure.
+    Failed {
+        /// The failure.
+        error: E,
+        /// Polls made.
+        polls: u32,
+        /// Time spent waiting.
+        waited: Duration,
+    },
+    /// The deadline would pass before the next poll was allowed.
+    TimedOut {
+        /// Polls made.
+        polls: u32,
+        /// Time spent waiting.
+        waited: Duration,
+    },
+}
+
+impl<E> WaitError<E> {
+    /// How many polls were made.
+    pub fn polls(&self) -> u32 {
+        match self {
+            WaitError::Failed { polls, .. } | WaitError::TimedOut { polls, .. } => *polls,
+        }
+    }
+
+    /// How long the waiter waited.
+    pub fn waited(&self) -> Duration {
+        match self {
+            WaitError::Failed { waited, .. } | WaitError::TimedOut { waited, .. } => *waited,
+        }
+    }
+}
+
+impl<E: fmt::Display> fmt::Display for WaitError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WaitError::Failed {
+                error,
+                polls,
+                waited,
+            } => write!(
+                f,
+                "failed after {polls} polls in {}s: {error}",
+                waited.as_secs()
+            ),
+            WaitError::TimedOut { polls, waited } => {
+                write!(f, "timed out after {polls} polls in {}s", waited.as_secs())
+            }
+        }
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for WaitError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            WaitError::Failed { error, .. } => Some(error),
+            WaitError::TimedOut { .. } => None,
+        }
+    }
+}
+
+/// Polls `poll` until it returns [`Verdict::Done`] or [`Verdict::Failed`], or the deadline.
+///
+/// ```
+/// use pubapi_sdk_ext::waiter::{wait, Verdict, WaitConfig};
+/// use std::time::Duration;
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap().block_on(async {
+/// let mut n = 0;
+/// let config = WaitConfig::new(Duration::from_secs(2), Duration::from_secs(10), Duration::from_secs(60));
+/// let result: Result<u32, _> = wait::<_, (), _, _>(config, || {
+///     n += 1;
+///     let n = n;
+///     async move { if n == 3 { Verdict::Done(n) } else { Verdict::Pending } }
+/// })
+/// .await;
+/// assert_eq!(result.unwrap(), 3);
+/// # });
+/// ```
+pub async fn wait<T, E, F, Fut>(config: WaitConfig, mut poll: F) -> Result<T, WaitError<E>>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Verdict<T, E>>,
+{
+    let started = Instant::now();
+    let deadline = started + config.deadline;
+    let mut interval = config.min_interval;
+    let mut polls = 0;
+    loop {
+        let this_poll = Instant::now();
+        polls += 1;
+        match poll().await {
+            Verdict::Done(value) => return Ok(value),
+            Verdict::Failed(error) => {
+                return Err(WaitError::Failed {
+                    error,
+                    polls,
+                    waited: started.elapsed(),
+                });
+            }
+            Verdict::Pending => {}
+        }
+        let next = this_poll + interval;
+        if next > deadline {
+            return Err(WaitError::TimedOut {
+                polls,
+                waited: started.elapsed(),
+            });
+        }
+        tokio::time::sleep_until(next).await;
+        interval = config.next_interval(interval);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    fn secs(s: u64) -> Duration {
+        Duration::from_secs(s)
+    }
+
+    async fn run(
+        config: WaitConfig,
+        verdicts: Vec<Verdict<&'static str, &'static str>>,
+        poll_takes: Duration,
+    ) -> (Result<&'static str, WaitError<&'static str>>, Vec<Duration>) {
+        let start = Instant::now();
+        let times = Arc::new(Mutex::new(Vec::new()));
+        let verdicts = Arc::new(Mutex::new(verdicts.into_iter()));
+        let result = wait(config, || {
+            let times = times.clone();
+            let verdicts = verdicts.clone();
+            async move {
+                times.lock().unwrap().push(start.elapsed());
+                tokio::time::sleep(poll_takes).await;
+                verdicts.lock().unwrap().next().unwrap_or(Verdict::Pending)
+            }
+        })
+        .await;
+        let times = times.lock().unwrap().clone();
+        (result, times)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn polls_start_to_start_at_growing_intervals_until_done() {
+        let config = WaitConfig::new(secs(10), secs(20), secs(300));
+        let verdicts = vec![Verdict::Pending, Verdict::Pending, Verdict::Pending, Verdict::Done("ok")];
+        let (result, times) = run(config, verdicts, secs(3)).await;
+        assert_eq!(result.unwrap(), "ok");
+        assert_eq!(times, vec![secs(0), secs(10), secs(25), secs(45)]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn failure_reports_polls_and_time_waited() {
+        let config = WaitConfig::new(secs(5), secs(5), secs(300));
+        let (result, _) = run(config, vec![Verdict::Pending, Verdict::Failed("boom")], secs(0)).await;
+        match result {
+            Err(WaitError::Failed { error, polls, waited }) => {
+                assert_eq!((error, polls, waited), ("boom", 2, secs(5)));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn gives_up_rather_than_poll_early_at_the_deadline() {
+        let config = WaitConfig::new(secs(120), secs(120), secs(300));
+        let (result, times) = run(config, vec![], secs(0)).await;
+        assert_eq!(times, vec![secs(0), secs(120), secs(240)]);
+        match result {
+            Err(e @ WaitError::TimedOut { .. }) => {
+                assert_eq!(e.polls(), 3);
+                assert_eq!(e.waited(), secs(240));
+                assert_eq!(e.to_string(), "timed out after 3 polls in 240s");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn floor_raises_every_interval() {
+        let config = WaitConfig::new(secs(5), secs(30), secs(600)).with_floor(secs(120));
+        assert_eq!(config.min_interval(), secs(120));
+        assert_eq!(config.max_interval(), secs(120));
+        assert_eq!(config.deadline(), secs(600));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn dropping_the_future_cancels_the_wait() {
+        let polls = Arc::new(Mutex::new(0));
+        let counter = polls.clone();
+        let config = WaitConfig::new(secs(10), secs(10), secs(1000));
+        let waiting = wait::<(), (), _, _>(config, move || {
+            *counter.lock().unwrap() += 1;
+            async { Verdict::Pending }
+        });
+        let _ = tokio::time::timeout(secs(25), waiting).await;
+        tokio::time::sleep(secs(100)).await;
+        assert_eq!(*polls.lock().unwrap(), 3);
+    }
+}
