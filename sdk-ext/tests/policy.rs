@@ -1,89 +1,21 @@
 //! The request policy of `Client`, driven through a scripted transport with paused time, so
 //! schedules are asserted exactly.
 
-use pubapi_sdk::hooks::BoxFuture;
+mod support;
+
 use pubapi_sdk_ext::prelude::*;
-use pubapi_sdk_ext::transport::Transport;
 use pubapi_sdk_ext::{ActAs, Client, Error, LimitClass, RetryConfig, SecretToken};
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use support::{Answer, Script};
 use tokio::time::Instant;
 
 const CANARY: &str = "CANARY-token-7f3a9c";
 
-/// One scripted answer: status, headers, JSON body.
-#[derive(Clone)]
-struct Answer(u16, Vec<(&'static str, &'static str)>, &'static str);
-
-/// What the transport saw of one request.
-#[derive(Debug, Clone)]
-struct Seen {
-    at: Duration,
-    method: String,
-    path: String,
-    headers: http::HeaderMap,
-}
-
-#[derive(Debug)]
-struct Script {
-    start: Instant,
-    answers: Mutex<VecDeque<(u16, Vec<(&'static str, &'static str)>, &'static str)>>,
-    fallback: (u16, Vec<(&'static str, &'static str)>, &'static str),
-    seen: Mutex<Vec<Seen>>,
-}
-
-impl Script {
-    fn new(answers: Vec<Answer>, fallback: Answer) -> Arc<Script> {
-        Arc::new(Script {
-            start: Instant::now(),
-            answers: Mutex::new(answers.into_iter().map(|a| (a.0, a.1, a.2)).collect()),
-            fallback: (fallback.0, fallback.1, fallback.2),
-            seen: Mutex::new(Vec::new()),
-        })
-    }
-
-    fn seen(&self) -> Vec<Seen> {
-        self.seen.lock().unwrap().clone()
-    }
-
-    fn times(&self) -> Vec<Duration> {
-        self.seen().into_iter().map(|s| s.at).collect()
-    }
-}
-
-impl Transport for Script {
-    fn send<'a>(
-        &'a self,
-        _client: &'a reqwest::Client,
-        request: reqwest::Request,
-    ) -> BoxFuture<'a, reqwest::Result<reqwest::Response>> {
-        self.seen.lock().unwrap().push(Seen {
-            at: self.start.elapsed(),
-            method: request.method().to_string(),
-            path: request.url().path().to_string(),
-            headers: request.headers().clone(),
-        });
-        let (status, headers, body) = self
-            .answers
-            .lock()
-            .unwrap()
-            .pop_front()
-            .unwrap_or_else(|| self.fallback.clone());
-        let mut response = http::Response::builder().status(status);
-        for (name, value) in headers {
-            response = response.header(name, value);
-        }
-        let response = response.body(body.as_bytes().to_vec()).unwrap();
-        Box::pin(async move { Ok(reqwest::Response::from(response)) })
-    }
-}
-
-const WHOAMI: &str =
-    r#"{"clientId":"c1","username":"admin","domain":"acme.example.com","scopes":["Service.webhooks"]}"#;
+const WHOAMI: &str = r#"{"clientId":"c1","username":"admin","domain":"acme.example.com","scopes":["Service.webhooks"]}"#;
 
 fn ok_whoami() -> Answer {
-    Answer(200, vec![("content-type", "application/json")], WHOAMI)
+    Answer::json(200, WHOAMI)
 }
 
 fn client(script: &Arc<Script>) -> Client {
@@ -131,12 +63,12 @@ async fn over_qps_is_retried_after_retry_after_even_for_post() {
             ("x-gateway-error-code", "ERR_403_DEVELOPER_OVER_QPS"),
             ("retry-after", "3"),
         ],
-        "",
+        String::new(),
     );
     let created = Answer(
         201,
         vec![("content-type", "application/json")],
-        r#"{"webhookId":"w1","expires":1767225600,"status":"enabled"}"#,
+        r#"{"webhookId":"w1","expires":1767225600,"status":"enabled"}"#.into(),
     );
     let script = Script::new(vec![throttled], created);
     let hook = client(&script)
@@ -164,7 +96,7 @@ async fn daily_quota_is_not_retried_and_blocks_further_calls_locally() {
             ("x-gateway-error-code", "ERR_403_DEVELOPER_OVER_RATE"),
             ("retry-after", "3600"),
         ],
-        "",
+        String::new(),
     );
     let script = Script::new(vec![over_rate], ok_whoami());
     let client = client(&script);
@@ -181,28 +113,32 @@ async fn daily_quota_is_not_retried_and_blocks_further_calls_locally() {
         Err(Error::QuotaExhausted { error: None, .. }) => {}
         other => panic!("expected a local refusal, got {other:?}"),
     }
-    assert_eq!(script.seen().len(), 1, "nothing sent after the quota ran out");
+    assert_eq!(
+        script.seen().len(),
+        1,
+        "nothing sent after the quota ran out"
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn post_is_not_resent_after_a_server_error() {
-    let script = Script::new(vec![], Answer(500, vec![], ""));
+    let script = Script::new(vec![], Answer::empty(500));
     let result = client(&script)
         .ask_assistant()
         .body(pubapi_sdk::types::AssistantAskRequest::builder().question("What changed?"))
         .send()
         .typed()
         .await;
-    assert!(matches!(result, Err(Error::Server(ref e)) if e.status == 500), "{result:?}");
+    assert!(
+        matches!(result, Err(Error::Server(ref e)) if e.status == 500),
+        "{result:?}"
+    );
     assert_eq!(script.seen().len(), 1);
 }
 
 #[tokio::test(start_paused = true)]
 async fn get_is_retried_after_server_errors_with_bounded_jittered_backoff() {
-    let script = Script::new(
-        vec![Answer(500, vec![], ""), Answer(503, vec![], "")],
-        ok_whoami(),
-    );
+    let script = Script::new(vec![Answer::empty(500), Answer::empty(503)], ok_whoami());
     client(&script).whoami().send().typed().await.unwrap();
     let times = script.times();
     assert_eq!(times.len(), 3);
@@ -214,7 +150,7 @@ async fn get_is_retried_after_server_errors_with_bounded_jittered_backoff() {
 
 #[tokio::test(start_paused = true)]
 async fn get_gives_up_after_the_configured_attempts() {
-    let script = Script::new(vec![], Answer(503, vec![], ""));
+    let script = Script::new(vec![], Answer::empty(503));
     let result = client_with(&script, RetryConfig::default().with_max_attempts(4))
         .whoami()
         .send()
@@ -227,8 +163,8 @@ async fn get_gives_up_after_the_configured_attempts() {
 #[tokio::test(start_paused = true)]
 async fn ai_429_is_retried_no_earlier_than_retry_after() {
     let script = Script::new(
-        vec![Answer(429, vec![("retry-after", "7")], "")],
-        Answer(200, vec![("content-type", "application/json")], "[]"),
+        vec![Answer(429, vec![("retry-after", "7")], String::new())],
+        Answer::json(200, "[]"),
     );
     let agents = client(&script).list_agents().send().typed().await.unwrap();
     assert!(agents.is_empty());
@@ -245,7 +181,7 @@ async fn retry_after_beyond_the_cap_is_returned_not_waited() {
                 ("x-gateway-error-code", "ERR_403_DEVELOPER_OVER_QPS"),
                 ("retry-after", "600"),
             ],
-            "",
+            String::new(),
         ),
     );
     let result = client(&script).whoami().send().typed().await;
@@ -266,7 +202,7 @@ async fn operation_deadline_bounds_retries() {
                 ("x-gateway-error-code", "ERR_403_DEVELOPER_OVER_QPS"),
                 ("retry-after", "4"),
             ],
-            "",
+            String::new(),
         ),
     );
     let retry = RetryConfig::default()
@@ -286,13 +222,16 @@ async fn unauthorized_says_the_token_is_invalid_or_revoked() {
         Answer(
             401,
             vec![("content-type", "application/json")],
-            r#"{"code":"gateway_error_forbidden_not_authorized","message":"Token invalid"}"#,
+            r#"{"code":"gateway_error_forbidden_not_authorized","message":"Token invalid"}"#.into(),
         ),
     );
     let result = client(&script).whoami().send().typed().await;
     match result {
         Err(Error::Unauthorized(e)) => {
-            assert_eq!(e.code.as_deref(), Some("gateway_error_forbidden_not_authorized"));
+            assert_eq!(
+                e.code.as_deref(),
+                Some("gateway_error_forbidden_not_authorized")
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -339,7 +278,10 @@ async fn impersonation_view_sends_exactly_one_header() {
     assert!(!seen[1].headers.contains_key("x-service-act-as"));
     assert!(!seen[2].headers.contains_key("x-service-act-as"));
     assert!(!seen[2].headers.contains_key("x-service-act-as-email"));
-    assert!(client.acting_as().is_none(), "the view did not change the client");
+    assert!(
+        client.acting_as().is_none(),
+        "the view did not change the client"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -380,7 +322,7 @@ fn bad_impersonation_values_are_refused_before_any_request() {
 
 #[tokio::test(start_paused = true)]
 async fn canary_token_never_appears_in_debug_output() {
-    let script = Script::new(vec![], Answer(401, vec![], ""));
+    let script = Script::new(vec![], Answer::empty(401));
     let client = client(&script).act_as(ActAs::username("bob").unwrap());
     let error = client.whoami().send().typed().await.unwrap_err();
     let builder = Client::builder().token(SecretToken::try_from(CANARY).unwrap());
@@ -404,7 +346,11 @@ struct Rotating {
 
 impl pubapi_sdk_ext::TokenSource for Rotating {
     fn token(&self) -> pubapi_sdk_ext::token::TokenFuture<'_> {
-        let value = if *self.rotated.lock().unwrap() { "new-token" } else { "old-token" };
+        let value = if *self.rotated.lock().unwrap() {
+            "new-token"
+        } else {
+            "old-token"
+        };
         Box::pin(async move { SecretToken::try_from(value) })
     }
 
@@ -416,7 +362,7 @@ impl pubapi_sdk_ext::TokenSource for Rotating {
 
 #[tokio::test(start_paused = true)]
 async fn revoked_token_is_replaced_once_by_a_rotating_source() {
-    let script = Script::new(vec![Answer(401, vec![], "")], ok_whoami());
+    let script = Script::new(vec![Answer::empty(401)], ok_whoami());
     let source = Arc::new(Rotating {
         rotated: Mutex::new(false),
         invalidated: Mutex::new(0),
@@ -434,4 +380,3 @@ async fn revoked_token_is_replaced_once_by_a_rotating_source() {
     assert_eq!(seen[1].headers["authorization"], "Bearer new-token");
     assert_eq!(*source.invalidated.lock().unwrap(), 1);
 }
-

@@ -22,8 +22,7 @@ async fn redirect_to_another_origin_carries_no_credentials_because_it_is_not_fol
     let redirect = origin
         .mock_async(|when, then| {
             when.method(GET).path("/pubapi/v1/whoami");
-            then.status(302)
-                .header("location", foreign.url("/steal"));
+            then.status(302).header("location", foreign.url("/steal"));
         })
         .await;
     let stolen = foreign

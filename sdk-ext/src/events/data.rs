@@ -1,0 +1,192 @@
+//! Typed views of polling events: `data` for `file_system` and `permission_change`, open JSON
+//! for `note` and for anything the API adds later.
+
+use pubapi_sdk::types;
+use serde_json::{Map, Value};
+
+/// The type of a polling event.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    /// `file_system`: create, delete, restore, move (also renames), copy.
+    FileSystem,
+    /// `note`.
+    Note,
+    /// `permission_change` (v2, or v1 when asked for).
+    PermissionChange,
+    /// A type this SDK does not know yet, carried as sent.
+    Other(String),
+}
+
+impl EventKind {
+    fn parse(value: Option<&str>) -> EventKind {
+        match value {
+            Some("file_system") => EventKind::FileSystem,
+            Some("note") => EventKind::Note,
+            Some("permission_change") => EventKind::PermissionChange,
+            other => EventKind::Other(other.unwrap_or_default().to_string()),
+        }
+    }
+}
+
+/// The `data` of a file-system event. Source fields apply to copy and move.
+pub type FileSystemData = types::FileSystemEventData;
+
+/// A permission-change event: `data` plus the extra `eventTypeSpecificAttributes`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PermissionChangeData {
+    /// `target_path` (the folder whose permission changed) and `is_folder` (always false: it
+    /// says whether the event is a folder event, not whether the path is a folder).
+    pub data: types::PermissionChangeEventData,
+    /// Group changes, the changed permissions (`ADD` / `DELETE` with subject and level), the
+    /// snapshot-restore id when a restore caused the change, the target folder id.
+    pub attributes: Option<types::EventTypeSpecificAttributes>,
+}
+
+/// The typed `data` of an event.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EventData {
+    /// A file-system event.
+    FileSystem(FileSystemData),
+    /// A permission change.
+    PermissionChange(PermissionChangeData),
+    /// A note event: its shape is not shown in the reference.
+    Note(Map<String, Value>),
+    /// An unknown type, or a `data` that did not match its type's shape: the raw JSON.
+    Other(Map<String, Value>),
+}
+
+/// One polling event: the generated event as sent, with typed views.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PollingEvent {
+    /// The event as decoded from the page (unknown fields ignored, open values kept).
+    pub raw: types::PollingEvent,
+}
+
+impl PollingEvent {
+    /// The event id (the cursor value to resume after).
+    pub fn id(&self) -> Option<i64> {
+        self.raw.id
+    }
+
+    /// The event type.
+    pub fn kind(&self) -> EventKind {
+        EventKind::parse(self.raw.type_.as_deref().map(String::as_str))
+    }
+
+    /// The action (`create`, `delete`, `restore`, `move`, `copy`, `permission_change`, or a
+    /// value added later).
+    pub fn action(&self) -> Option<&str> {
+        self.raw.action.as_deref().map(String::as_str)
+    }
+
+    /// What performed the action (`WebUI`, `SyncEngine`, `Mobile`, `PublicAPI`, `WebEdit`,
+    /// `System`, `VPC`, `Other`, or a value added later).
+    pub fn action_source(&self) -> Option<&str> {
+        self.raw.action_source.as_deref().map(String::as_str)
+    }
+
+    /// The typed `data`; never fails: what does not fit is [`EventData::Other`].
+    pub fn data(&self) -> EventData {
+        let raw = &self.raw.data;
+        match self.kind() {
+            EventKind::FileSystem => parse(raw).map(EventData::FileSystem),
+            EventKind::PermissionChange => parse(raw).map(|data| {
+                EventData::PermissionChange(PermissionChangeData {
+                    data,
+                    attributes: self.raw.event_type_specific_attributes.clone(),
+                })
+            }),
+            EventKind::Note => Some(EventData::Note(raw.clone())),
+            EventKind::Other(_) => None,
+        }
+        .unwrap_or_else(|| EventData::Other(raw.clone()))
+    }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(raw: &Map<String, Value>) -> Option<T> {
+    serde_json::from_value(Value::Object(raw.clone())).ok()
+}
+
+impl From<types::PollingEvent> for PollingEvent {
+    fn from(raw: types::PollingEvent) -> Self {
+        PollingEvent { raw }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn event(value: Value) -> PollingEvent {
+        PollingEvent::from(serde_json::from_value::<types::PollingEvent>(value).unwrap())
+    }
+
+    #[test]
+    fn file_system_move_carries_source_and_target() {
+        let e = event(json!({
+            "id": 7, "timestamp": "2026-01-05T10:00:00Z", "action_source": "WebUI", "actor": 42,
+            "type": "file_system", "action": "move",
+            "data": {"target_path": "/b/x.txt", "target_id": "v2", "target_group_id": "g1",
+                     "source_path": "/a/x.txt", "source_id": "v1", "source_group_id": "g1",
+                     "is_folder": false}
+        }));
+        assert_eq!(e.kind(), EventKind::FileSystem);
+        assert_eq!(e.action(), Some("move"));
+        match e.data() {
+            EventData::FileSystem(d) => {
+                assert_eq!(d.source_path.as_deref(), Some("/a/x.txt"));
+                assert_eq!(d.target_path.as_deref(), Some("/b/x.txt"));
+                assert_eq!(d.is_folder, Some(false));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn permission_change_keeps_its_specific_attributes() {
+        let e = event(json!({
+            "id": 8, "type": "permission_change", "action": "permission_change",
+            "data": {"target_path": "/Shared/Team", "is_folder": false},
+            "eventTypeSpecificAttributes": {
+                "changeGroupEvents": [], "groupChange": false, "changeContext": null,
+                "targetFolderId": "f9",
+                "changePermissionEvent": {"changedPermissions": [
+                    {"action": "ADD", "entry": {"subject": "user:alice", "priv": "view"}}
+                ]}
+            }
+        }));
+        match e.data() {
+            EventData::PermissionChange(p) => {
+                assert_eq!(p.data.target_path.as_deref(), Some("/Shared/Team"));
+                let attributes = p.attributes.unwrap();
+                assert_eq!(attributes.target_folder_id.as_deref(), Some("f9"));
+                let changed = attributes
+                    .change_permission_event
+                    .unwrap()
+                    .changed_permissions;
+                assert_eq!(changed.len(), 1);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn unknown_type_and_action_source_are_carried() {
+        let e = event(
+            json!({"id": 9, "type": "sticker", "action_source": "Hologram", "data": {"x": 1}}),
+        );
+        assert_eq!(e.kind(), EventKind::Other("sticker".into()));
+        assert_eq!(e.action_source(), Some("Hologram"));
+        assert_eq!(
+            e.data(),
+            EventData::Other(json!({"x": 1}).as_object().unwrap().clone())
+        );
+    }
+
+    #[test]
+    fn note_data_stays_open_json() {
+        let e = event(json!({"id": 10, "type": "note", "data": {"text": "hi"}}));
+        assert!(matches!(e.data(), EventData::Note(m) if m["text"] == "hi"));
+    }
+}
