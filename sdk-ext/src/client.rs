@@ -93,11 +93,28 @@ impl Client {
         &self.shared.limiter
     }
 
+    /// Sends a request built by hand (CSV reports) through the same policy as the generated
+    /// operations: pacing, token, impersonation, retries, accounted to `operation`.
+    pub(crate) async fn execute(
+        &self,
+        request: reqwest::Request,
+        operation: &'static pubapi_sdk::operations::Operation,
+    ) -> reqwest::Result<reqwest::Response> {
+        Policy::new(self.shared.clone(), self.act_as.clone())
+            .run(self.http(), request, operation)
+            .await
+    }
+
+    /// The reqwest client (redirects not followed) for requests built by hand.
+    pub(crate) fn http(&self) -> &reqwest::Client {
+        progenitor_client::ClientInfo::client(&self.sdk)
+    }
+
     fn view(&self, act_as: Option<ActAs>) -> Client {
         let policy = Policy::new(self.shared.clone(), act_as.clone());
         let sdk = pubapi_sdk::Client::new_with_client(
             self.base_url(),
-            progenitor_client::ClientInfo::client(&self.sdk).clone(),
+            self.http().clone(),
             Inner::with_policy(Arc::new(policy)),
         );
         Client {
@@ -248,8 +265,11 @@ impl ClientBuilder {
             self.transport,
         ));
         let policy = Policy::new(shared.clone(), None);
-        let sdk =
-            pubapi_sdk::Client::new_with_client(&base_url, http, Inner::with_policy(Arc::new(policy)));
+        let sdk = pubapi_sdk::Client::new_with_client(
+            &base_url,
+            http,
+            Inner::with_policy(Arc::new(policy)),
+        );
         Ok(Client {
             sdk,
             shared,
@@ -343,7 +363,14 @@ mod tests {
 
     #[test]
     fn domain_with_a_scheme_or_path_is_rejected() {
-        for bad in ["https://acme.example.com", "acme.example.com/pubapi", "", "a..b", "-a.com", "a b"] {
+        for bad in [
+            "https://acme.example.com",
+            "acme.example.com/pubapi",
+            "",
+            "a..b",
+            "-a.com",
+            "a b",
+        ] {
             assert!(
                 matches!(domain_base_url(bad), Err(BuildError::InvalidDomain(_))),
                 "{bad}"
@@ -357,15 +384,27 @@ mod tests {
             parse_base_url("http://127.0.0.1:8080/pubapi/").unwrap(),
             "http://127.0.0.1:8080/pubapi"
         );
-        assert!(matches!(parse_base_url("ftp://x/pubapi"), Err(BuildError::InvalidBaseUrl(_))));
-        assert!(matches!(parse_base_url("not a url"), Err(BuildError::InvalidBaseUrl(_))));
+        assert!(matches!(
+            parse_base_url("ftp://x/pubapi"),
+            Err(BuildError::InvalidBaseUrl(_))
+        ));
+        assert!(matches!(
+            parse_base_url("not a url"),
+            Err(BuildError::InvalidBaseUrl(_))
+        ));
     }
 
     #[test]
     fn build_needs_a_base_url_and_a_token() {
-        assert_eq!(Client::builder().build().unwrap_err(), BuildError::MissingBaseUrl);
         assert_eq!(
-            Client::builder().domain("acme.example.com").build().unwrap_err(),
+            Client::builder().build().unwrap_err(),
+            BuildError::MissingBaseUrl
+        );
+        assert_eq!(
+            Client::builder()
+                .domain("acme.example.com")
+                .build()
+                .unwrap_err(),
             BuildError::MissingToken
         );
     }

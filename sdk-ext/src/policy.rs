@@ -214,7 +214,13 @@ impl Policy {
 
             let decision = {
                 let mut rng = shared.rng.lock().unwrap_or_else(|p| p.into_inner());
-                config.decide(&outcome, operation.is_idempotent(), attempt, waited, &mut rng)
+                config.decide(
+                    &outcome,
+                    operation.is_idempotent(),
+                    attempt,
+                    waited,
+                    &mut rng,
+                )
             };
             match decision {
                 Decision::Done | Decision::GiveUp(_) => {

@@ -225,7 +225,12 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn polls_start_to_start_at_growing_intervals_until_done() {
         let config = WaitConfig::new(secs(10), secs(20), secs(300));
-        let verdicts = vec![Verdict::Pending, Verdict::Pending, Verdict::Pending, Verdict::Done("ok")];
+        let verdicts = vec![
+            Verdict::Pending,
+            Verdict::Pending,
+            Verdict::Pending,
+            Verdict::Done("ok"),
+        ];
         let (result, times) = run(config, verdicts, secs(3)).await;
         assert_eq!(result.unwrap(), "ok");
         assert_eq!(times, vec![secs(0), secs(10), secs(25), secs(45)]);
@@ -234,9 +239,18 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn failure_reports_polls_and_time_waited() {
         let config = WaitConfig::new(secs(5), secs(5), secs(300));
-        let (result, _) = run(config, vec![Verdict::Pending, Verdict::Failed("boom")], secs(0)).await;
+        let (result, _) = run(
+            config,
+            vec![Verdict::Pending, Verdict::Failed("boom")],
+            secs(0),
+        )
+        .await;
         match result {
-            Err(WaitError::Failed { error, polls, waited }) => {
+            Err(WaitError::Failed {
+                error,
+                polls,
+                waited,
+            }) => {
                 assert_eq!((error, polls, waited), ("boom", 2, secs(5)));
             }
             other => panic!("{other:?}"),

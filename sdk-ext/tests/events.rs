@@ -94,7 +94,10 @@ fn secs(s: u64) -> Duration {
 
 #[tokio::test(start_paused = true)]
 async fn caught_up_stream_waits_five_minutes_before_polling_again() {
-    let store = Arc::new(Mutex::new(Store { oldest: 1, latest: 10 }));
+    let store = Arc::new(Mutex::new(Store {
+        oldest: 1,
+        latest: 10,
+    }));
     let script = events_api(store.clone());
     let mut stream = EventStream::builder(EventsVersion::V2)
         .start(StreamStart::After(10))
@@ -113,7 +116,10 @@ async fn caught_up_stream_waits_five_minutes_before_polling_again() {
 
 #[tokio::test(start_paused = true)]
 async fn poll_interval_below_five_minutes_is_raised() {
-    let store = Arc::new(Mutex::new(Store { oldest: 1, latest: 10 }));
+    let store = Arc::new(Mutex::new(Store {
+        oldest: 1,
+        latest: 10,
+    }));
     let script = events_api(store);
     let mut stream = EventStream::builder(EventsVersion::V1)
         .start(StreamStart::After(10))
@@ -126,7 +132,10 @@ async fn poll_interval_below_five_minutes_is_raised() {
 
 #[tokio::test(start_paused = true)]
 async fn full_pages_of_one_hundred_are_read_back_to_back_until_caught_up() {
-    let store = Arc::new(Mutex::new(Store { oldest: 1, latest: 250 }));
+    let store = Arc::new(Mutex::new(Store {
+        oldest: 1,
+        latest: 250,
+    }));
     let script = events_api(store);
     let mut stream = EventStream::builder(EventsVersion::V2)
         .start(StreamStart::After(0))
@@ -135,14 +144,20 @@ async fn full_pages_of_one_hundred_are_read_back_to_back_until_caught_up() {
     assert_eq!(ids, (1..=250).collect::<Vec<_>>());
     let seen = script.seen();
     assert_eq!(seen.len(), 3);
-    assert!(seen.iter().all(|s| s.query.contains("count=100")), "{seen:?}");
+    assert!(
+        seen.iter().all(|s| s.query.contains("count=100")),
+        "{seen:?}"
+    );
     // Paging is not polling: the pacer's 2/s is the only spacing.
     assert_eq!(script.times(), vec![secs(0), secs(0), secs(1)]);
 }
 
 #[tokio::test(start_paused = true)]
 async fn resuming_from_a_checkpoint_after_a_restart_loses_and_repeats_nothing() {
-    let store = Arc::new(Mutex::new(Store { oldest: 1, latest: 300 }));
+    let store = Arc::new(Mutex::new(Store {
+        oldest: 1,
+        latest: 300,
+    }));
     let script = events_api(store);
     let client = client(&script);
     let mut first = EventStream::builder(EventsVersion::V2)
@@ -162,7 +177,10 @@ async fn resuming_from_a_checkpoint_after_a_restart_loses_and_repeats_nothing() 
 
 #[tokio::test(start_paused = true)]
 async fn cursor_below_the_oldest_event_restarts_from_the_oldest_and_says_events_were_missed() {
-    let store = Arc::new(Mutex::new(Store { oldest: 1000, latest: 1004 }));
+    let store = Arc::new(Mutex::new(Store {
+        oldest: 1000,
+        latest: 1004,
+    }));
     let script = events_api(store);
     let mut stream = EventStream::builder(EventsVersion::V2)
         .start(StreamStart::After(5))
@@ -174,12 +192,18 @@ async fn cursor_below_the_oldest_event_restarts_from_the_oldest_and_says_events_
             oldest: 1000
         })
     );
-    assert_eq!(take_events(&mut stream, 5).await, vec![1000, 1001, 1002, 1003, 1004]);
+    assert_eq!(
+        take_events(&mut stream, 5).await,
+        vec![1000, 1001, 1002, 1003, 1004]
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn latest_start_reads_the_cursor_and_delivers_only_new_events() {
-    let store = Arc::new(Mutex::new(Store { oldest: 1, latest: 42 }));
+    let store = Arc::new(Mutex::new(Store {
+        oldest: 1,
+        latest: 42,
+    }));
     let script = events_api(store.clone());
     let mut stream = EventStream::builder(EventsVersion::V2).build(client(&script));
     assert!(matches!(
@@ -194,7 +218,10 @@ async fn latest_start_reads_the_cursor_and_delivers_only_new_events() {
 
 #[tokio::test(start_paused = true)]
 async fn backfill_walks_backwards_to_the_oldest_event() {
-    let store = Arc::new(Mutex::new(Store { oldest: 20, latest: 250 }));
+    let store = Arc::new(Mutex::new(Store {
+        oldest: 20,
+        latest: 250,
+    }));
     let script = events_api(store);
     let ids: Vec<i64> = backfill(client(&script), EventsVersion::V2, 250)
         .map(|e| e.unwrap().id().unwrap())
@@ -206,7 +233,10 @@ async fn backfill_walks_backwards_to_the_oldest_event() {
 
 #[tokio::test(start_paused = true)]
 async fn stream_filters_are_sent_as_the_reference_names_them() {
-    let store = Arc::new(Mutex::new(Store { oldest: 1, latest: 1 }));
+    let store = Arc::new(Mutex::new(Store {
+        oldest: 1,
+        latest: 1,
+    }));
     let script = events_api(store);
     let mut stream = EventStream::builder(EventsVersion::V1)
         .start(StreamStart::After(1))
@@ -217,7 +247,13 @@ async fn stream_filters_are_sent_as_the_reference_names_them() {
         .build(client(&script));
     stream.next().await.unwrap().unwrap();
     let query = &script.seen()[0].query;
-    for part in ["id=1", "count=25", "folder=%2FShared%2FTeam+A", "suppress=app", "type=file_system%7Cpermission_change"] {
+    for part in [
+        "id=1",
+        "count=25",
+        "folder=%2FShared%2FTeam+A",
+        "suppress=app",
+        "type=file_system%7Cpermission_change",
+    ] {
         assert!(query.contains(part), "{query} lacks {part}");
     }
 }

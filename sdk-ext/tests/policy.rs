@@ -130,7 +130,7 @@ async fn post_is_not_resent_after_a_server_error() {
         .typed()
         .await;
     assert!(
-        matches!(result, Err(Error::Server(ref e)) if e.status == 500),
+        matches!(result, Err(Error::Server(ref e)) if e.status() == 500),
         "{result:?}"
     );
     assert_eq!(script.seen().len(), 1);
@@ -229,7 +229,7 @@ async fn unauthorized_says_the_token_is_invalid_or_revoked() {
     match result {
         Err(Error::Unauthorized(e)) => {
             assert_eq!(
-                e.code.as_deref(),
+                e.code(),
                 Some("gateway_error_forbidden_not_authorized")
             );
         }

@@ -42,7 +42,7 @@ async fn redirect_to_another_origin_carries_no_credentials_because_it_is_not_fol
     redirect.assert_calls_async(1).await;
     stolen.assert_calls_async(0).await;
     match result {
-        Err(Error::UnexpectedStatus(e)) => assert_eq!(e.status, 302),
+        Err(Error::UnexpectedStatus(e)) => assert_eq!(e.status(), 302),
         other => panic!("{other:?}"),
     }
 }

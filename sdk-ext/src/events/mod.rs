@@ -1,18 +1,22 @@
 //! The events API: cursor, pages, and a resumable stream of change events.
 //!
 //! ```no_run
-//! use futures_util::StreamExt;
-//! use pubapi_sdk_ext::events::{EventStream, EventsVersion, StreamStart};
+//! use pubapi_sdk_ext::events::{EventStream, EventsVersion, StreamItem, StreamNotice, StreamStart};
 //!
 //! # async fn run(client: pubapi_sdk_ext::Client, saved: Option<i64>) -> Result<(), pubapi_sdk_ext::Error> {
 //! // Resume after the last event processed, or start at the current end of the stream.
 //! let start = saved.map_or(StreamStart::Latest, StreamStart::After);
 //! let mut events = EventStream::builder(EventsVersion::V2).start(start).build(client);
 //! while let Some(item) = events.next().await {
-//!     let event = item?;
-//!     println!("{:?} {:?}", event.kind(), event.raw.data);
-//!     // Store `event.id()` (also `events.checkpoint()`) after processing: resuming from it
-//!     // delivers each event once, with no gap.
+//!     match item? {
+//!         StreamItem::Event(event) => println!("{:?} {:?}", event.kind(), event.data()),
+//!         StreamItem::Notice(StreamNotice::MayHaveMissed { cursor, oldest }) => {
+//!             eprintln!("events after {cursor} and before {oldest} are gone: reconcile");
+//!         }
+//!         StreamItem::Notice(_) => {}
+//!     }
+//!     // Save `events.checkpoint()` after processing: resuming from it delivers each event
+//!     // once, with no gap.
 //! }
 //! # Ok(()) }
 //! ```

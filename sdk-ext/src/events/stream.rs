@@ -240,35 +240,33 @@ pub fn backfill(
 ) -> impl Stream<Item = Result<PollingEvent, Error>> {
     let state = (client, Some(from), VecDeque::<PollingEvent>::new());
     futures_util::stream::unfold(state, move |(client, next_id, mut buffer)| async move {
-        loop {
-            if let Some(event) = buffer.pop_front() {
-                return Some((Ok(event), (client, next_id, buffer)));
+        if let Some(event) = buffer.pop_front() {
+            return Some((Ok(event), (client, next_id, buffer)));
+        }
+        let id = next_id.filter(|id| *id > 0)?;
+        let query = EventQuery {
+            reverse: true,
+            ..EventQuery::after(id)
+        };
+        match client.events_page(version, &query).await {
+            Ok(Some(page)) if !page.events.is_empty() => {
+                let mut events: Vec<PollingEvent> =
+                    page.events.into_iter().map(PollingEvent::from).collect();
+                events.sort_by_key(|e| std::cmp::Reverse(e.id()));
+                let lowest = events.last().and_then(PollingEvent::id);
+                let done = match (lowest, page.oldest_id) {
+                    (Some(lowest), Some(oldest)) => lowest <= oldest,
+                    (Some(_), None) => false,
+                    (None, _) => true,
+                };
+                let next = if done { None } else { lowest.map(|l| l - 1) };
+                buffer.extend(events);
+                buffer
+                    .pop_front()
+                    .map(|event| (Ok(event), (client, next, buffer)))
             }
-            let id = next_id.filter(|id| *id > 0)?;
-            let query = EventQuery {
-                reverse: true,
-                ..EventQuery::after(id)
-            };
-            match client.events_page(version, &query).await {
-                Ok(Some(page)) if !page.events.is_empty() => {
-                    let mut events: Vec<PollingEvent> =
-                        page.events.into_iter().map(PollingEvent::from).collect();
-                    events.sort_by_key(|e| std::cmp::Reverse(e.id()));
-                    let lowest = events.last().and_then(PollingEvent::id);
-                    let done = match (lowest, page.oldest_id) {
-                        (Some(lowest), Some(oldest)) => lowest <= oldest,
-                        (Some(_), None) => false,
-                        (None, _) => true,
-                    };
-                    let next = if done { None } else { lowest.map(|l| l - 1) };
-                    buffer.extend(events);
-                    return buffer
-                        .pop_front()
-                        .map(|event| (Ok(event), (client, next, buffer)));
-                }
-                Ok(_) => return None,
-                Err(e) => return Some((Err(e), (client, None, buffer))),
-            }
+            Ok(_) => None,
+            Err(e) => Some((Err(e), (client, None, buffer))),
         }
     })
 }

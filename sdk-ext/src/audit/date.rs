@@ -1,0 +1,140 @@
+//! Audit request dates: `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM:SSZ`.
+
+use std::fmt;
+
+/// A date or UTC timestamp as the audit API accepts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct AuditDate {
+    year: u16,
+    month: u8,
+    day: u8,
+    /// Seconds since midnight; `None` for a date without time.
+    time: Option<u32>,
+}
+
+impl AuditDate {
+    /// Parses `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM:SSZ`, checking that the calendar date and
+    /// the time exist.
+    ///
+    /// ```
+    /// use pubapi_sdk_ext::audit::AuditDate;
+    /// assert!(AuditDate::parse("2024-02-29").is_some());
+    /// assert!(AuditDate::parse("2023-02-29").is_none());
+    /// assert!(AuditDate::parse("2024-01-31T23:59:59Z").is_some());
+    /// assert!(AuditDate::parse("2024-01-31 23:59").is_none());
+    /// ```
+    pub fn parse(text: &str) -> Option<AuditDate> {
+        let bytes = text.as_bytes();
+        let number = |range: std::ops::Range<usize>| -> Option<u32> {
+            let part = bytes.get(range)?;
+            part.iter()
+                .all(u8::is_ascii_digit)
+                .then(|| part.iter().fold(0, |n, d| n * 10 + u32::from(d - b'0')))
+        };
+        let (year, month, day) = (number(0..4)?, number(5..7)?, number(8..10)?);
+        if bytes.get(4) != Some(&b'-') || bytes.get(7) != Some(&b'-') {
+            return None;
+        }
+        if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
+            return None;
+        }
+        let time = match bytes.len() {
+            10 => None,
+            20 if bytes[10] == b'T'
+                && bytes[13] == b':'
+                && bytes[16] == b':'
+                && bytes[19] == b'Z' =>
+            {
+                let (h, m, s) = (number(11..13)?, number(14..16)?, number(17..19)?);
+                if h > 23 || m > 59 || s > 59 {
+                    return None;
+                }
+                Some(h * 3600 + m * 60 + s)
+            }
+            _ => return None,
+        };
+        Some(AuditDate {
+            year: year as u16,
+            month: month as u8,
+            day: day as u8,
+            time,
+        })
+    }
+
+    /// The same calendar day without its time (for reports whose API ignores the time).
+    pub fn date_only(self) -> AuditDate {
+        AuditDate { time: None, ..self }
+    }
+
+    /// Whether a time of day was given.
+    pub fn has_time(&self) -> bool {
+        self.time.is_some()
+    }
+
+    fn instant(&self) -> (u16, u8, u8, u32) {
+        (self.year, self.month, self.day, self.time.unwrap_or(0))
+    }
+
+    /// Whether `self` is strictly after `other` (a date alone means its midnight).
+    pub fn is_after(&self, other: &AuditDate) -> bool {
+        self.instant() > other.instant()
+    }
+}
+
+fn days_in_month(year: u32, month: u32) -> u32 {
+    match month {
+        2 if (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+impl fmt::Display for AuditDate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:04}-{:02}-{:02}", self.year, self.month, self.day)?;
+        if let Some(t) = self.time {
+            write!(f, "T{:02}:{:02}:{:02}Z", t / 3600, t / 60 % 60, t % 60)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_documented_forms_parse_and_print_back() {
+        for text in ["2024-01-01", "2024-12-31T23:59:59Z", "2000-02-29"] {
+            assert_eq!(AuditDate::parse(text).unwrap().to_string(), text);
+        }
+    }
+
+    #[test]
+    fn malformed_or_impossible_dates_are_refused() {
+        for text in [
+            "",
+            "2024-1-01",
+            "2024/01/01",
+            "2024-13-01",
+            "2024-04-31",
+            "1900-02-29",
+            "2024-01-01T24:00:00Z",
+            "2024-01-01T10:00:00",
+            "2024-01-01T10:00:00+01:00",
+            "2024-01-01T10:00Z",
+            "２０２４-01-01",
+        ] {
+            assert!(AuditDate::parse(text).is_none(), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_date_means_its_midnight_when_compared() {
+        let day = AuditDate::parse("2024-01-02").unwrap();
+        let noon = AuditDate::parse("2024-01-01T12:00:00Z").unwrap();
+        assert!(day.is_after(&noon));
+        assert!(!day.is_after(&AuditDate::parse("2024-01-02T00:00:00Z").unwrap()));
+    }
+}

@@ -1,0 +1,155 @@
+//! Typed events of JSON audit reports.
+
+use pubapi_sdk::types::{self, AuditReportKind};
+use serde_json::{Map, Value};
+
+/// One event of a JSON audit report, typed for the kinds whose shape the reference shows.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum AuditEvent {
+    /// A logins report event.
+    Logins(types::LoginsAuditEvent),
+    /// A files report event (a subset of the fields appears per event).
+    Files(types::FilesAuditEvent),
+    /// A permissions report event, with its `change` parsed.
+    Permissions(types::PermissionsAuditEvent),
+    /// A users report event.
+    Users(types::UsersAuditEvent),
+    /// A groups report event.
+    Groups(types::GroupsAuditEvent),
+    /// A workgroup-settings report event.
+    WorkgroupSettings(types::WorkgroupSettingsAuditEvent),
+    /// An event of a kind whose shape is not shown (workflows, quality docs, eTMF, ...), or
+    /// one that did not match its kind's shape: the JSON as sent.
+    Other(Map<String, Value>),
+}
+
+impl AuditEvent {
+    /// Types `raw` by the report `kind`; never fails.
+    pub fn from_json(kind: AuditReportKind, raw: Map<String, Value>) -> AuditEvent {
+        fn typed<T: serde::de::DeserializeOwned>(raw: &Map<String, Value>) -> Option<T> {
+            serde_json::from_value(Value::Object(raw.clone())).ok()
+        }
+        let event = match kind {
+            AuditReportKind::Logins => typed(&raw).map(AuditEvent::Logins),
+            AuditReportKind::Files => typed(&raw).map(AuditEvent::Files),
+            AuditReportKind::Permissions => typed(&raw).map(AuditEvent::Permissions),
+            AuditReportKind::Users => typed(&raw).map(AuditEvent::Users),
+            AuditReportKind::Groups => typed(&raw).map(AuditEvent::Groups),
+            AuditReportKind::WorkgroupSettings => typed(&raw).map(AuditEvent::WorkgroupSettings),
+            _ => None,
+        };
+        event.unwrap_or(AuditEvent::Other(raw))
+    }
+
+    /// The parsed `change` of a permissions event.
+    pub fn permission_change(&self) -> Option<PermissionChange> {
+        match self {
+            AuditEvent::Permissions(p) => p.change.as_deref().map(PermissionChange::parse),
+            _ => None,
+        }
+    }
+}
+
+/// The `change` field of a permissions report event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PermissionChange {
+    /// `+role`: the role was granted.
+    Grant {
+        /// The role granted.
+        role: String,
+    },
+    /// `old>>new`: the role changed.
+    RoleChange {
+        /// The previous role.
+        from: String,
+        /// The new role.
+        to: String,
+    },
+    /// Any other form, as sent.
+    Other(String),
+}
+
+impl PermissionChange {
+    /// Parses a `change` value.
+    ///
+    /// ```
+    /// use pubapi_sdk_ext::audit::PermissionChange;
+    /// assert_eq!(PermissionChange::parse("+Editor"), PermissionChange::Grant { role: "Editor".into() });
+    /// assert_eq!(
+    ///     PermissionChange::parse("Viewer>>Editor"),
+    ///     PermissionChange::RoleChange { from: "Viewer".into(), to: "Editor".into() },
+    /// );
+    /// ```
+    pub fn parse(change: &str) -> PermissionChange {
+        if let Some(role) = change.strip_prefix('+').filter(|r| !r.is_empty()) {
+            return PermissionChange::Grant {
+                role: role.to_string(),
+            };
+        }
+        match change.split_once(">>") {
+            Some((from, to)) if !from.is_empty() && !to.is_empty() => {
+                PermissionChange::RoleChange {
+                    from: from.to_string(),
+                    to: to.to_string(),
+                }
+            }
+            _ => PermissionChange::Other(change.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn raw(value: Value) -> Map<String, Value> {
+        value.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn logins_event_is_typed() {
+        let e = AuditEvent::from_json(
+            AuditReportKind::Logins,
+            raw(json!({"username": "alice", "user_id": 7, "event": "login",
+                       "ip_address": "192.0.2.1", "access": "Web", "time": "2026-01-01T10:00:00Z"})),
+        );
+        match e {
+            AuditEvent::Logins(l) => {
+                assert_eq!(l.username.as_deref(), Some("alice"));
+                assert_eq!(l.user_id, Some(7));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn kinds_whose_shape_is_not_shown_stay_open() {
+        let e = AuditEvent::from_json(AuditReportKind::Etmf, raw(json!({"study": "S1"})));
+        assert_eq!(e, AuditEvent::Other(raw(json!({"study": "S1"}))));
+    }
+
+    #[test]
+    fn permission_change_forms() {
+        assert_eq!(
+            PermissionChange::parse("+Owner"),
+            PermissionChange::Grant {
+                role: "Owner".into()
+            }
+        );
+        assert_eq!(
+            PermissionChange::parse("Viewer>>Manager"),
+            PermissionChange::RoleChange {
+                from: "Viewer".into(),
+                to: "Manager".into()
+            }
+        );
+        for other in ["", "+", ">>Editor", "Viewer>>", "-Editor"] {
+            assert_eq!(
+                PermissionChange::parse(other),
+                PermissionChange::Other(other.into())
+            );
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! Audit report jobs: create, poll no more often than every 2 minutes, find the report.
+
+use super::AuditRequest;
+use crate::Client;
+use crate::error::Error;
+use crate::prelude::*;
+use crate::waiter::{Verdict, WaitConfig, WaitError, wait};
+use pubapi_sdk::types::{AuditFormat, AuditJobCreated, AuditJobStatus, AuditReportKind};
+use std::time::Duration;
+
+/// A created audit report job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditJob {
+    /// The job id (also the report id).
+    pub id: String,
+    /// The report kind.
+    pub kind: AuditReportKind,
+    /// The report format asked for.
+    pub format: AuditFormat,
+}
+
+/// Where a finished report is: the kind and id taken from the job's `Location`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ReportLocation {
+    /// The report kind (first path segment after `/v1/audit/`).
+    pub kind: AuditReportKind,
+    /// The report id.
+    pub id: String,
+}
+
+/// The state of a job, from `GET /v1/audit/jobs/{id}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobState {
+    /// `200 {status: running}` (or another status the API may add, carried as sent).
+    Running {
+        /// The status as sent.
+        status: String,
+    },
+    /// `303 See Other` with the report's `Location`; the body says `completed`.
+    Completed(ReportLocation),
+}
+
+/// How to wait for a job. Polls are at least [`AuditWait::MIN_INTERVAL`] apart (start to
+/// start), whatever is configured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuditWait {
+    /// The interval between polls (default and minimum: 2 minutes).
+    pub interval: Duration,
+    /// Give up after this long (default: 1 hour).
+    pub deadline: Duration,
+}
+
+impl AuditWait {
+    /// The reference: "Job status must be polled no more often than once every 2 minutes".
+    pub const MIN_INTERVAL: Duration = Duration::from_secs(120);
+
+    fn config(&self) -> WaitConfig {
+        WaitConfig::new(self.interval, self.interval, self.deadline).with_floor(Self::MIN_INTERVAL)
+    }
+}
+
+impl Default for AuditWait {
+    fn default() -> Self {
+        AuditWait {
+            interval: Self::MIN_INTERVAL,
+            deadline: Duration::from_secs(3600),
+        }
+    }
+}
+
+impl Client {
+    /// Creates an audit report job (`POST /v1/audit/<kind>`, 202) after validating the
+    /// request; nothing is sent when validation fails.
+    pub async fn create_audit_report(
+        &self,
+        request: impl Into<AuditRequest>,
+    ) -> Result<AuditJob, Error> {
+        let request = request.into();
+        request.validate()?;
+        let sent = match request.clone() {
+            AuditRequest::Logins(b) => self.create_logins_audit().body(b).send().await,
+            AuditRequest::Files(b) => self.create_files_audit().body(b).send().await,
+            AuditRequest::Permissions(b) => self.create_permissions_audit().body(b).send().await,
+            AuditRequest::Users(b) => self.create_users_audit().body(b).send().await,
+            AuditRequest::Groups(b) => self.create_groups_audit().body(b).send().await,
+            AuditRequest::WorkgroupSettings(b) => {
+                self.create_workgroup_settings_audit().body(b).send().await
+            }
+            AuditRequest::Workflows(b) => self.create_workflows_audit().body(b).send().await,
+            AuditRequest::WorkflowTemplates(b) => {
+                self.create_workflow_templates_audit().body(b).send().await
+            }
+            AuditRequest::QualityDocs(b) => self.create_quality_docs_audit().body(b).send().await,
+            AuditRequest::QualityDocsCategories(b) => {
+                self.create_quality_docs_categories_audit()
+                    .body(b)
+                    .send()
+                    .await
+            }
+            AuditRequest::QualityDocsCourses(b) => {
+                self.create_quality_docs_courses_audit()
+                    .body(b)
+                    .send()
+                    .await
+            }
+            AuditRequest::Etmf(b) => self.create_etmf_audit().body(b).send().await,
+            AuditRequest::SnapshotRestore(b) => {
+                self.create_snapshot_restore_audit().body(b).send().await
+            }
+            AuditRequest::UploadRequests(b) => {
+                self.create_upload_requests_audit().body(b).send().await
+            }
+        };
+        let created = match sent {
+            Ok(created) => created.into_inner(),
+            Err(e) => return Err(Error::from_sdk::<AuditJobCreated>(e).await),
+        };
+        let id = created
+            .id
+            .filter(|id| !id.is_empty())
+            .ok_or_else(|| Error::Decode {
+                path: "id".into(),
+                message: "the 202 body has no job id".into(),
+                body: bytes::Bytes::new(),
+            })?;
+        Ok(AuditJob {
+            id,
+            kind: request.kind(),
+            format: request.format(),
+        })
+    }
+
+    /// Polls a job once (`GET /v1/audit/jobs/{id}`); 303 becomes [`JobState::Completed`] with
+    /// the report taken from `Location`, which is never followed automatically.
+    pub async fn audit_job_state(&self, job_id: &str) -> Result<JobState, Error> {
+        match self.get_audit_job().id(job_id).send().await {
+            Ok(status) => Ok(JobState::Running {
+                status: status.into_inner().status.map(|s| s.0).unwrap_or_default(),
+            }),
+            Err(pubapi_sdk::Error::UnexpectedResponse(response)) if response.status() == 303 => {
+                let location = response
+                    .headers()
+                    .get(http::header::LOCATION)
+                    .and_then(|l| l.to_str().ok())
+                    .map(str::to_string);
+                let location =
+                    location.ok_or_else(|| decode("Location", "303 without Location"))?;
+                let body = response.bytes().await.map_err(Error::Transport)?;
+                if !body.is_empty() {
+                    let status: AuditJobStatus = Error::decode(body)?;
+                    tracing::debug!(status = ?status.status, "audit job finished");
+                }
+                Ok(JobState::Completed(self.report_location(&location)?))
+            }
+            Err(e) => Err(Error::from_sdk::<AuditJobStatus>(e).await),
+        }
+    }
+
+    /// Polls `job` until it completes, no more often than every 2 minutes (start to start),
+    /// within `how.deadline`; the error says how long it waited and how many polls it made.
+    /// Dropping the future cancels the wait.
+    pub async fn wait_for_audit_job(
+        &self,
+        job: &AuditJob,
+        how: AuditWait,
+    ) -> Result<ReportLocation, WaitError<Error>> {
+        wait(how.config(), || async {
+            match self.audit_job_state(&job.id).await {
+                Ok(JobState::Completed(location)) => Verdict::Done(location),
+                Ok(JobState::Running { .. }) => Verdict::Pending,
+                Err(e) => Verdict::Failed(e),
+            }
+        })
+        .await
+    }
+
+    /// Reads a report's kind and id from a `Location` (absolute or relative). It must point
+    /// below this client's `{base_url}/v1/audit/`: a report elsewhere is refused, so no
+    /// credential goes to another origin.
+    fn report_location(&self, location: &str) -> Result<ReportLocation, Error> {
+        let base = reqwest::Url::parse(&format!("{}/", self.base_url()))
+            .map_err(|e| decode("Location", &e.to_string()))?;
+        let url = base
+            .join(location)
+            .map_err(|e| decode("Location", &e.to_string()))?;
+        let prefix = format!("{}v1/audit/", base.path());
+        let rest = url
+            .path()
+            .strip_prefix(&prefix)
+            .filter(|_| url.origin() == base.origin())
+            .ok_or_else(|| {
+                decode(
+                    "Location",
+                    &format!("{url} is not a report of {}", self.base_url()),
+                )
+            })?;
+        let (kind, id) = rest
+            .split_once('/')
+            .filter(|(_, id)| !id.is_empty() && !id.contains('/'))
+            .ok_or_else(|| decode("Location", &format!("{url} is not /v1/audit/<type>/<id>")))?;
+        let kind = kind
+            .parse::<AuditReportKind>()
+            .map_err(|_| decode("Location", &format!("unknown report type {kind:?}")))?;
+        let id = percent_encoding::percent_decode_str(id)
+            .decode_utf8_lossy()
+            .into_owned();
+        Ok(ReportLocation { kind, id })
+    }
+}
+
+fn decode(path: &str, message: &str) -> Error {
+    Error::Decode {
+        path: path.into(),
+        message: message.into(),
+        body: bytes::Bytes::new(),
+    }
+}

@@ -1,0 +1,369 @@
+//! Audit report requests: one variant per report kind, validated before sending.
+
+use super::AuditDate;
+use crate::error::{Error, InputError};
+use pubapi_sdk::types::{self, AuditFormat, AuditReportKind};
+
+/// A request to create an audit report of one of the 14 kinds.
+///
+/// Build the body with the generated type's builder or a struct literal (its filter fields are
+/// typed enums, and `suppress_emails` exists only on the kinds that accept it), then convert:
+///
+/// ```
+/// use pubapi_sdk::types::{AuditFormat, LoginEvent, LoginsAuditRequest};
+/// use pubapi_sdk_ext::audit::AuditRequest;
+///
+/// let request = AuditRequest::from(LoginsAuditRequest {
+///     format: AuditFormat::Json,
+///     date_start: "2026-01-01".into(),
+///     date_end: "2026-01-31T23:59:59Z".into(),
+///     events: vec![LoginEvent::Logins, LoginEvent::FailedAttempts],
+///     access_points: vec![],
+///     users: vec![],
+///     suppress_emails: true,
+/// });
+/// assert!(request.validate().is_ok());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum AuditRequest {
+    /// `POST /v1/audit/logins`.
+    Logins(types::LoginsAuditRequest),
+    /// `POST /v1/audit/files`.
+    Files(types::FilesAuditRequest),
+    /// `POST /v1/audit/permissions`.
+    Permissions(types::PermissionsAuditRequest),
+    /// `POST /v1/audit/users`.
+    Users(types::UsersAuditRequest),
+    /// `POST /v1/audit/groups`.
+    Groups(types::GroupsAuditRequest),
+    /// `POST /v1/audit/workgroup-settings`.
+    WorkgroupSettings(types::WorkgroupSettingsAuditRequest),
+    /// `POST /v1/audit/workflows`.
+    Workflows(types::WorkflowsAuditRequest),
+    /// `POST /v1/audit/workflow-templates`.
+    WorkflowTemplates(types::WorkflowTemplatesAuditRequest),
+    /// `POST /v1/audit/quality-docs`.
+    QualityDocs(types::QualityDocsAuditRequest),
+    /// `POST /v1/audit/quality-docs-categories`.
+    QualityDocsCategories(types::QualityDocsCategoriesAuditRequest),
+    /// `POST /v1/audit/quality-docs-courses`.
+    QualityDocsCourses(types::QualityDocsCoursesAuditRequest),
+    /// `POST /v1/audit/etmf`.
+    Etmf(types::EtmfAuditRequest),
+    /// `POST /v1/audit/snapshot-restore`.
+    SnapshotRestore(types::SnapshotRestoreAuditRequest),
+    /// `POST /v1/audit/upload-requests`.
+    UploadRequests(types::UploadRequestsAuditRequest),
+}
+
+/// Evaluates `$body` with `$request` bound to the body of whichever kind `$value` is.
+macro_rules! each_kind {
+    ($value:expr, $request:ident => $body:expr) => {
+        match $value {
+            AuditRequest::Logins($request) => $body,
+            AuditRequest::Files($request) => $body,
+            AuditRequest::Permissions($request) => $body,
+            AuditRequest::Users($request) => $body,
+            AuditRequest::Groups($request) => $body,
+            AuditRequest::WorkgroupSettings($request) => $body,
+            AuditRequest::Workflows($request) => $body,
+            AuditRequest::WorkflowTemplates($request) => $body,
+            AuditRequest::QualityDocs($request) => $body,
+            AuditRequest::QualityDocsCategories($request) => $body,
+            AuditRequest::QualityDocsCourses($request) => $body,
+            AuditRequest::Etmf($request) => $body,
+            AuditRequest::SnapshotRestore($request) => $body,
+            AuditRequest::UploadRequests($request) => $body,
+        }
+    };
+}
+
+macro_rules! from_body {
+    ($($variant:ident($body:ident)),* $(,)?) => {$(
+        impl From<types::$body> for AuditRequest {
+            fn from(body: types::$body) -> Self {
+                AuditRequest::$variant(body)
+            }
+        }
+    )*};
+}
+
+from_body!(
+    Logins(LoginsAuditRequest),
+    Files(FilesAuditRequest),
+    Permissions(PermissionsAuditRequest),
+    Users(UsersAuditRequest),
+    Groups(GroupsAuditRequest),
+    WorkgroupSettings(WorkgroupSettingsAuditRequest),
+    Workflows(WorkflowsAuditRequest),
+    WorkflowTemplates(WorkflowTemplatesAuditRequest),
+    QualityDocs(QualityDocsAuditRequest),
+    QualityDocsCategories(QualityDocsCategoriesAuditRequest),
+    QualityDocsCourses(QualityDocsCoursesAuditRequest),
+    Etmf(EtmfAuditRequest),
+    SnapshotRestore(SnapshotRestoreAuditRequest),
+    UploadRequests(UploadRequestsAuditRequest),
+);
+
+impl AuditRequest {
+    /// The report kind (also the path segment of the report).
+    pub fn kind(&self) -> AuditReportKind {
+        match self {
+            AuditRequest::Logins(_) => AuditReportKind::Logins,
+            AuditRequest::Files(_) => AuditReportKind::Files,
+            AuditRequest::Permissions(_) => AuditReportKind::Permissions,
+            AuditRequest::Users(_) => AuditReportKind::Users,
+            AuditRequest::Groups(_) => AuditReportKind::Groups,
+            AuditRequest::WorkgroupSettings(_) => AuditReportKind::WorkgroupSettings,
+            AuditRequest::Workflows(_) => AuditReportKind::Workflows,
+            AuditRequest::WorkflowTemplates(_) => AuditReportKind::WorkflowTemplates,
+            AuditRequest::QualityDocs(_) => AuditReportKind::QualityDocs,
+            AuditRequest::QualityDocsCategories(_) => AuditReportKind::QualityDocsCategories,
+            AuditRequest::QualityDocsCourses(_) => AuditReportKind::QualityDocsCourses,
+            AuditRequest::Etmf(_) => AuditReportKind::Etmf,
+            AuditRequest::SnapshotRestore(_) => AuditReportKind::SnapshotRestore,
+            AuditRequest::UploadRequests(_) => AuditReportKind::UploadRequests,
+        }
+    }
+
+    /// `csv` or `json`.
+    pub fn format(&self) -> AuditFormat {
+        each_kind!(self, r => r.format)
+    }
+
+    /// Whether the API ignores the time portion of this kind's dates (files, permissions,
+    /// users, groups, workgroup-settings).
+    pub fn ignores_time(&self) -> bool {
+        matches!(
+            self,
+            AuditRequest::Files(_)
+                | AuditRequest::Permissions(_)
+                | AuditRequest::Users(_)
+                | AuditRequest::Groups(_)
+                | AuditRequest::WorkgroupSettings(_)
+        )
+    }
+
+    /// Checks what the reference requires, before anything is sent: dates as `YYYY-MM-DD`
+    /// or `YYYY-MM-DDTHH:MM:SSZ` with `date_end` after `date_start` (compared by day where
+    /// the API ignores the time), `events` for logins, `folders` (absolute) or `file` for
+    /// files, a `file` pattern whose `*` wildcard is not first, no empty names in filters.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] naming the field and the problem.
+    pub fn validate(&self) -> Result<(), Error> {
+        let (start, end) = each_kind!(self, r => (&r.date_start, &r.date_end));
+        let start = AuditDate::parse(start).ok_or_else(|| {
+            invalid(
+                "date_start",
+                format!("{start:?} is not YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ"),
+            )
+        })?;
+        let end = AuditDate::parse(end).ok_or_else(|| {
+            invalid(
+                "date_end",
+                format!("{end:?} is not YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ"),
+            )
+        })?;
+        let (start, end) = if self.ignores_time() {
+            (start.date_only(), end.date_only())
+        } else {
+            (start, end)
+        };
+        if !end.is_after(&start) {
+            return Err(invalid(
+                "date_end",
+                format!("{end} is not after date_start {start}"),
+            ));
+        }
+        match self {
+            AuditRequest::Logins(r) if r.events.is_empty() => Err(invalid(
+                "events",
+                "at least one event type is required".into(),
+            )),
+            AuditRequest::Files(r) => {
+                if r.folders.is_empty() && r.file.is_none() {
+                    return Err(invalid("folders", "folders or file is required".into()));
+                }
+                if let Some(bad) = r.folders.iter().find(|f| !f.starts_with('/')) {
+                    return Err(invalid(
+                        "folders",
+                        format!("{bad:?} is not an absolute path"),
+                    ));
+                }
+                check_pattern("file", r.file.as_deref())
+            }
+            AuditRequest::Workflows(r) => check_pattern("file", r.file.as_deref()),
+            _ => Ok(()),
+        }?;
+        self.check_names()
+    }
+
+    fn check_names(&self) -> Result<(), Error> {
+        let lists: Vec<(&'static str, &Vec<String>)> = match self {
+            AuditRequest::Logins(r) => vec![("users", &r.users)],
+            AuditRequest::Files(r) => vec![("users", &r.users)],
+            AuditRequest::Permissions(r) => vec![
+                ("assigners", &r.assigners),
+                ("assignee_users", &r.assignee_users),
+                ("assignee_groups", &r.assignee_groups),
+            ],
+            AuditRequest::Users(r) => {
+                vec![("performed_by", &r.performed_by), ("subject", &r.subject)]
+            }
+            AuditRequest::Groups(r) => vec![("users", &r.users), ("groups", &r.groups)],
+            _ => vec![],
+        };
+        for (field, names) in lists {
+            if names.iter().any(|n| n.trim().is_empty()) {
+                return Err(invalid(field, "contains an empty name".into()));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_pattern(field: &'static str, pattern: Option<&str>) -> Result<(), Error> {
+    match pattern {
+        Some("") => Err(invalid(field, "is empty".into())),
+        Some(p) if p.starts_with('*') => Err(invalid(
+            field,
+            format!("{p:?}: the * wildcard may not come first"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn invalid(field: &'static str, problem: String) -> Error {
+    Error::InvalidInput(InputError::Invalid { field, problem })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use types::{
+        FilesAuditRequest, LoginEvent, LoginsAuditRequest, UsersAuditRequest, WorkflowsAuditRequest,
+    };
+
+    fn logins(start: &str, end: &str, events: Vec<LoginEvent>) -> AuditRequest {
+        AuditRequest::from(LoginsAuditRequest {
+            format: AuditFormat::Csv,
+            date_start: start.into(),
+            date_end: end.into(),
+            events,
+            access_points: vec![],
+            users: vec![],
+            suppress_emails: false,
+        })
+    }
+
+    fn files(folders: &[&str], file: Option<&str>) -> AuditRequest {
+        AuditRequest::from(FilesAuditRequest {
+            format: AuditFormat::Json,
+            date_start: "2026-01-01".into(),
+            date_end: "2026-01-02".into(),
+            folders: folders.iter().map(|s| s.to_string()).collect(),
+            file: file.map(str::to_string),
+            users: vec![],
+            transaction_type: vec![],
+            suppress_emails: false,
+        })
+    }
+
+    fn field_of(result: Result<(), Error>) -> &'static str {
+        match result {
+            Err(Error::InvalidInput(InputError::Invalid { field, .. })) => field,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn logins_require_at_least_one_event_type() {
+        assert_eq!(
+            field_of(logins("2026-01-01", "2026-01-02", vec![]).validate()),
+            "events"
+        );
+        assert!(
+            logins("2026-01-01", "2026-01-02", vec![LoginEvent::Logouts])
+                .validate()
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn dates_must_use_a_documented_form() {
+        let r = logins("01/01/2026", "2026-01-02", vec![LoginEvent::Logins]);
+        assert_eq!(field_of(r.validate()), "date_start");
+        let r = logins(
+            "2026-01-01",
+            "2026-01-02T10:00:00+02:00",
+            vec![LoginEvent::Logins],
+        );
+        assert_eq!(field_of(r.validate()), "date_end");
+    }
+
+    #[test]
+    fn date_end_must_be_after_date_start() {
+        let r = logins("2026-01-02", "2026-01-01", vec![LoginEvent::Logins]);
+        assert_eq!(field_of(r.validate()), "date_end");
+        let same = logins(
+            "2026-01-01T10:00:00Z",
+            "2026-01-01T10:00:00Z",
+            vec![LoginEvent::Logins],
+        );
+        assert_eq!(field_of(same.validate()), "date_end");
+        let later_same_day = logins(
+            "2026-01-01T10:00:00Z",
+            "2026-01-01T11:00:00Z",
+            vec![LoginEvent::Logins],
+        );
+        assert!(later_same_day.validate().is_ok());
+    }
+
+    #[test]
+    fn kinds_that_ignore_time_compare_days() {
+        let r = AuditRequest::from(UsersAuditRequest {
+            format: AuditFormat::Json,
+            date_start: "2026-01-01T08:00:00Z".into(),
+            date_end: "2026-01-01T18:00:00Z".into(),
+            action_type: vec![],
+            performed_by: vec![],
+            include_system_actions: false,
+            subject: vec![],
+        });
+        assert!(r.ignores_time());
+        assert_eq!(field_of(r.validate()), "date_end");
+    }
+
+    #[test]
+    fn files_need_absolute_folders_or_a_file_whose_wildcard_is_not_first() {
+        assert_eq!(field_of(files(&[], None).validate()), "folders");
+        assert_eq!(field_of(files(&["Shared/x"], None).validate()), "folders");
+        assert!(files(&["/Shared/x"], None).validate().is_ok());
+        assert!(files(&[], Some("report*.pdf")).validate().is_ok());
+        assert_eq!(field_of(files(&[], Some("*.pdf")).validate()), "file");
+    }
+
+    #[test]
+    fn workflow_name_pattern_may_not_start_with_the_wildcard() {
+        let r = AuditRequest::from(WorkflowsAuditRequest {
+            format: AuditFormat::Json,
+            date_start: "2026-01-01".into(),
+            date_end: "2026-01-02".into(),
+            file: Some("*review".into()),
+            users: vec![],
+            workflow_actions: vec![],
+            workflow_types: vec![],
+            suppress_emails: false,
+        });
+        assert_eq!(field_of(r.validate()), "file");
+    }
+
+    #[test]
+    fn every_kind_maps_to_its_path_segment() {
+        let r = logins("2026-01-01", "2026-01-02", vec![LoginEvent::Logins]);
+        assert_eq!(r.kind().to_string(), "logins");
+        assert_eq!(r.format(), AuditFormat::Csv);
+    }
+}

@@ -1,0 +1,1372 @@
+//! The error callers match on.
+//!
+//! [`Error`] has one variant per thing a caller may want to handle
+//! differently: a revoked token, a missing permission, a missing item, a
+//! conflict, a rejected request, throttling, an exhausted daily quota, a
+//! server fault, a transport failure, a timeout, an undecodable success body
+//! and input refused before anything was sent. Every variant built from a
+//! response keeps the status, the server's code and messages, and the raw
+//! body in an [`ApiError`].
+//!
+//! The reference uses three error body formats ([`ErrorFormat`]). Error
+//! bodies never fail to decode: whatever does not fit is kept as raw bytes.
+//!
+//! `Display` is short and lowercase and holds no token and no impersonation
+//! value; the server's own message is in the [`ApiError`] returned by
+//! `source()`.
+
+use std::error::Error as StdError;
+use std::fmt;
+use std::time::{Duration, SystemTime};
+
+use bytes::Bytes;
+use http::HeaderMap;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::act_as::ImpersonationError;
+use crate::classify::{OVER_QPS, OVER_RATE, gateway_code};
+use crate::limits::LimitClass;
+use crate::path::PathError;
+use crate::retry_after::retry_after;
+use crate::token::TokenError;
+
+/// Everything that can go wrong calling the API.
+///
+/// ```
+/// use std::time::SystemTime;
+/// use bytes::Bytes;
+/// use http::HeaderMap;
+/// use pubapi_sdk_ext::error::{Area, Error, ErrorFormat, ForbiddenReason};
+///
+/// let body = Bytes::from_static(br#"{"code":"missing_scope_error","message":"Missing scope"}"#);
+/// let error = Error::from_response(ErrorFormat::Webhooks, Area::Webhooks, 403, &HeaderMap::new(), body, SystemTime::now());
+/// match &error {
+///     Error::Forbidden { reason: ForbiddenReason::MissingScope, error } => {
+///         assert_eq!(error.message(), Some("Missing scope"));
+///     }
+///     other => panic!("{other}"),
+/// }
+/// assert_eq!(error.to_string(), "forbidden, missing scope (403 missing_scope_error)");
+/// assert_eq!(error.code(), Some("missing_scope_error"));
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// 401: the token is invalid or revoked. Tokens stop working when the
+    /// user changes the password; get a new one.
+    Unauthorized(ApiError),
+    /// 403: the token's user may not do this.
+    Forbidden {
+        /// Why, as far as the response and the endpoint tell.
+        reason: ForbiddenReason,
+        /// The response.
+        error: ApiError,
+    },
+    /// 404: the item or path does not exist (or the user cannot see it).
+    NotFound(ApiError),
+    /// 409: a conflict, for example the webhook quota (`hook_quota_error`).
+    Conflict(ApiError),
+    /// 400 or 422: the request was refused; every message is kept in
+    /// [`ApiError::messages`].
+    InvalidRequest(ApiError),
+    /// Still throttled (403 `ERR_403_DEVELOPER_OVER_QPS` or 429) after the
+    /// retries allowed.
+    Throttled {
+        /// The server's `Retry-After`.
+        retry_after: Option<Duration>,
+        /// The response.
+        error: ApiError,
+    },
+    /// The daily quota is used up, as the server (`ERR_403_DEVELOPER_OVER_RATE`)
+    /// or the client-side limiter says.
+    QuotaExhausted {
+        /// The budget that is used up, when known.
+        class: Option<LimitClass>,
+        /// When it frees up again, when known.
+        resets_in: Option<Duration>,
+        /// The response; `None` when the limiter refused before sending.
+        error: Option<ApiError>,
+    },
+    /// 5xx.
+    Server(ApiError),
+    /// A status the API does not document for errors.
+    UnexpectedStatus(ApiError),
+    /// No response: connection, TLS, protocol or body transfer failure.
+    Transport(reqwest::Error),
+    /// The operation's deadline passed.
+    Timeout {
+        /// Time spent before giving up.
+        elapsed: Duration,
+    },
+    /// A success body that does not match the expected type.
+    Decode {
+        /// The JSON path of the value that failed, such as `items[2].id`.
+        path: String,
+        /// What was wrong there.
+        message: String,
+        /// The whole body.
+        body: Bytes,
+    },
+    /// Input refused before anything was sent.
+    InvalidInput(InputError),
+}
+
+impl Error {
+    /// Builds the error for a non-success response.
+    ///
+    /// `format` is the error body format of the endpoint; `area` says which
+    /// part of the API answered, which is what distinguishes the reasons of
+    /// a 403 and the limit class of an exhausted quota. `now` turns an
+    /// HTTP-date `Retry-After` into a delay.
+    pub fn from_response(
+        format: ErrorFormat,
+        area: Area,
+        status: u16,
+        headers: &HeaderMap,
+        body: Bytes,
+        now: SystemTime,
+    ) -> Error {
+        let error = ApiError::new(format, status, headers, body, now);
+        let gateway_is = |code: &str| {
+            error
+                .gateway_code()
+                .is_some_and(|g| g.eq_ignore_ascii_case(code))
+        };
+        let (over_rate, over_qps) = (gateway_is(OVER_RATE), gateway_is(OVER_QPS));
+        match status {
+            401 => Error::Unauthorized(error),
+            403 | 429 if over_rate => Error::QuotaExhausted {
+                class: Some(area.limit_class()),
+                resets_in: error.retry_after(),
+                error: Some(error),
+            },
+            403 if over_qps => Error::Throttled {
+                retry_after: error.retry_after(),
+                error,
+            },
+            403 => Error::Forbidden {
+                reason: forbidden_reason(&error, area),
+                error,
+            },
+            404 => Error::NotFound(error),
+            409 => Error::Conflict(error),
+            400 | 422 => Error::InvalidRequest(error),
+            429 => Error::Throttled {
+                retry_after: error.retry_after(),
+                error,
+            },
+            500..=599 => Error::Server(error),
+            _ => Error::UnexpectedStatus(error),
+        }
+    }
+
+    /// Decodes a success body, naming the JSON path of any mismatch.
+    ///
+    /// ```
+    /// use bytes::Bytes;
+    /// use pubapi_sdk_ext::error::Error;
+    ///
+    /// #[derive(serde::Deserialize)]
+    /// struct Status { #[allow(dead_code)] webhook_id: u32 }
+    ///
+    /// let body = Bytes::from_static(br#"{"webhook_id":"abc"}"#);
+    /// match Error::decode::<Status>(body) {
+    ///     Err(Error::Decode { path, .. }) => assert_eq!(path, "webhook_id"),
+    ///     _ => unreachable!(),
+    /// }
+    /// ```
+    pub fn decode<T: DeserializeOwned>(body: Bytes) -> Result<T, Error> {
+        let mut deserializer = serde_json::Deserializer::from_slice(&body);
+        let (path, message) = match serde_path_to_error::deserialize(&mut deserializer) {
+            Ok(value) => match deserializer.end() {
+                Ok(()) => return Ok(value),
+                // Trailing characters after the value.
+                Err(e) => (".".to_owned(), e.to_string()),
+            },
+            Err(e) => (e.path().to_string(), e.into_inner().to_string()),
+        };
+        Err(Error::Decode {
+            path,
+            message,
+            body,
+        })
+    }
+
+    /// The HTTP status, when there was a response.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Error::Transport(e) => e.status().map(|s| s.as_u16()),
+            _ => self.api_error().map(ApiError::status),
+        }
+    }
+
+    /// The server's error code (`errorCode`, `code` or the first
+    /// `Errors[].code`), when there is one.
+    pub fn code(&self) -> Option<&str> {
+        self.api_error().and_then(ApiError::code)
+    }
+
+    /// The response, for the variants built from one.
+    pub fn api_error(&self) -> Option<&ApiError> {
+        match self {
+            Error::Unauthorized(e)
+            | Error::NotFound(e)
+            | Error::Conflict(e)
+            | Error::InvalidRequest(e)
+            | Error::Server(e)
+            | Error::UnexpectedStatus(e)
+            | Error::Forbidden { error: e, .. }
+            | Error::Throttled { error: e, .. } => Some(e),
+            Error::QuotaExhausted { error, .. } => error.as_ref(),
+            Error::Transport(_)
+            | Error::Timeout { .. }
+            | Error::Decode { .. }
+            | Error::InvalidInput(_) => None,
+        }
+    }
+
+    /// Whether the same request may succeed if sent again later: throttling,
+    /// server errors, timeouts and transport failures. Whether resending is
+    /// *safe* depends on the method; see [`crate::retry`].
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Error::Throttled { .. } | Error::Server(_) | Error::Timeout { .. } => true,
+            Error::Transport(e) => !(e.is_builder() || e.is_redirect() || e.is_decode()),
+            _ => false,
+        }
+    }
+}
+
+fn forbidden_reason(error: &ApiError, area: Area) -> ForbiddenReason {
+    let code_is = |c: &str| error.code() == Some(c);
+    let throttle_code = error.gateway_code().is_some_and(|g| {
+        g.get(..22)
+            .is_some_and(|prefix| prefix.eq_ignore_ascii_case("ERR_403_DEVELOPER_OVER"))
+    });
+    if throttle_code {
+        ForbiddenReason::Throttled
+    } else if code_is("missing_scope_error") {
+        ForbiddenReason::MissingScope
+    } else if area == Area::Agents {
+        ForbiddenReason::FeatureNotEnabled
+    } else if area == Area::Audit {
+        ForbiddenReason::MayNotRunReports
+    } else {
+        ForbiddenReason::Other
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let tail = |f: &mut fmt::Formatter<'_>, e: &ApiError| match e.code() {
+            Some(code) => write!(f, " ({} {code})", e.status()),
+            None => write!(f, " ({})", e.status()),
+        };
+        match self {
+            Error::Unauthorized(e) => {
+                f.write_str("unauthorized, token invalid or revoked")?;
+                tail(f, e)
+            }
+            Error::Forbidden { reason, error } => {
+                write!(f, "forbidden, {reason}")?;
+                tail(f, error)
+            }
+            Error::NotFound(e) => {
+                f.write_str("not found")?;
+                tail(f, e)
+            }
+            Error::Conflict(e) => {
+                f.write_str("conflict")?;
+                tail(f, e)
+            }
+            Error::InvalidRequest(e) => {
+                f.write_str("invalid request")?;
+                tail(f, e)
+            }
+            Error::Throttled { retry_after, error } => {
+                f.write_str("throttled")?;
+                if let Some(after) = retry_after {
+                    write!(f, ", retry after {}s", after.as_secs())?;
+                }
+                tail(f, error)
+            }
+            Error::QuotaExhausted {
+                class,
+                resets_in,
+                error,
+            } => {
+                match class {
+                    Some(class) => write!(f, "daily {class} quota exhausted")?,
+                    None => f.write_str("daily quota exhausted")?,
+                }
+                if let Some(resets_in) = resets_in {
+                    write!(f, ", resets in {}s", resets_in.as_secs())?;
+                }
+                match error {
+                    Some(error) => tail(f, error),
+                    None => Ok(()),
+                }
+            }
+            Error::Server(e) => {
+                f.write_str("server error")?;
+                tail(f, e)
+            }
+            Error::UnexpectedStatus(e) => {
+                f.write_str("unexpected status")?;
+                tail(f, e)
+            }
+            Error::Transport(_) => f.write_str("transport error"),
+            Error::Timeout { elapsed } => write!(f, "timed out after {}ms", elapsed.as_millis()),
+            Error::Decode { path, message, .. } => {
+                write!(f, "response body does not decode at {path}: {message}")
+            }
+            Error::InvalidInput(_) => f.write_str("invalid input, nothing sent"),
+        }
+    }
+}
+
+impl StdError for Error {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        match self {
+            Error::Transport(e) => Some(e),
+            Error::InvalidInput(e) => Some(e),
+            _ => self.api_error().map(|e| e as &(dyn StdError + 'static)),
+        }
+    }
+}
+
+impl From<InputError> for Error {
+    fn from(e: InputError) -> Self {
+        Error::InvalidInput(e)
+    }
+}
+
+impl From<ImpersonationError> for Error {
+    fn from(e: ImpersonationError) -> Self {
+        Error::InvalidInput(e.into())
+    }
+}
+
+impl From<PathError> for Error {
+    fn from(e: PathError) -> Self {
+        Error::InvalidInput(e.into())
+    }
+}
+
+impl From<TokenError> for Error {
+    fn from(e: TokenError) -> Self {
+        Error::InvalidInput(e.into())
+    }
+}
+
+impl From<reqwest::Error> for Error {
+    fn from(e: reqwest::Error) -> Self {
+        Error::Transport(e)
+    }
+}
+
+/// Why a 403 was returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ForbiddenReason {
+    /// The token lacks the scope (`missing_scope_error`; webhooks need
+    /// `Service.webhooks`).
+    MissingScope,
+    /// The feature is not enabled for the domain (agents).
+    FeatureNotEnabled,
+    /// The user may not run audit reports, or audit reporting is not in
+    /// the domain's plan.
+    MayNotRunReports,
+    /// A gateway throttle code this crate does not know (the known
+    /// `ERR_403_DEVELOPER_OVER_QPS` and `..._OVER_RATE` become
+    /// [`Error::Throttled`] and [`Error::QuotaExhausted`]).
+    Throttled,
+    /// Any other authorization failure.
+    Other,
+}
+
+impl fmt::Display for ForbiddenReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ForbiddenReason::MissingScope => "missing scope",
+            ForbiddenReason::FeatureNotEnabled => "feature not enabled",
+            ForbiddenReason::MayNotRunReports => "may not run reports",
+            ForbiddenReason::Throttled => "throttled",
+            ForbiddenReason::Other => "not allowed",
+        })
+    }
+}
+
+/// Which part of the API answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Area {
+    /// `/v1/ai/agents`.
+    Agents,
+    /// `/v1/ai/document`.
+    DocumentAi,
+    /// `/v1/ai/assistant`.
+    Assistant,
+    /// `/v1/ai/copilot` (deprecated).
+    Copilot,
+    /// `/v1/ai/kb`.
+    KnowledgeBases,
+    /// `/v1/hybrid-search`.
+    HybridSearch,
+    /// `/v1/audit`.
+    Audit,
+    /// `/v1/webhooks`.
+    Webhooks,
+    /// `/v1/whoami`.
+    Identity,
+    /// `/v1/events`, `/v2/events`.
+    Events,
+}
+
+impl Area {
+    /// The budget requests to this area draw from.
+    pub fn limit_class(self) -> LimitClass {
+        match self {
+            Area::Agents
+            | Area::DocumentAi
+            | Area::Assistant
+            | Area::Copilot
+            | Area::KnowledgeBases
+            | Area::HybridSearch => LimitClass::Ai,
+            Area::Audit | Area::Webhooks | Area::Identity | Area::Events => LimitClass::General,
+        }
+    }
+
+    /// The error body format the reference gives for this area.
+    pub fn error_format(self) -> ErrorFormat {
+        match self.limit_class() {
+            LimitClass::Ai => ErrorFormat::Ai,
+            LimitClass::General => match self {
+                Area::Webhooks | Area::Identity => ErrorFormat::Webhooks,
+                _ => ErrorFormat::General,
+            },
+        }
+    }
+}
+
+/// The three error body formats of the reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorFormat {
+    /// AI endpoints: `{errorMessage, errorCode}`.
+    Ai,
+    /// Webhooks: `{code, message, details}`.
+    Webhooks,
+    /// General and audit: `{Errors: [{description, code}]}`.
+    General,
+}
+
+/// One entry of a general-format `Errors` array.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorMessage {
+    /// Its `code`.
+    pub code: Option<String>,
+    /// Its `description`.
+    pub description: Option<String>,
+}
+
+/// An error response as received: status, the server's code and messages
+/// in whichever of the three formats it came, the gateway code, the
+/// `Retry-After` and the raw body.
+///
+/// Boxed inside, so [`Error`] stays small.
+#[derive(Clone)]
+pub struct ApiError {
+    fields: Box<Fields>,
+}
+
+#[derive(Debug, Clone)]
+struct Fields {
+    status: u16,
+    format: ErrorFormat,
+    code: Option<String>,
+    message: Option<String>,
+    messages: Vec<ErrorMessage>,
+    details: Option<String>,
+    body: Bytes,
+    gateway_code: Option<String>,
+    retry_after: Option<Duration>,
+}
+
+/// What one error format yields from a body.
+#[derive(Default)]
+struct Parsed {
+    code: Option<String>,
+    message: Option<String>,
+    messages: Vec<ErrorMessage>,
+    details: Option<String>,
+}
+
+impl ApiError {
+    /// Reads a response; never fails, whatever the body holds.
+    ///
+    /// The body is read in `format` first; if it has none of that format's
+    /// fields, the other two formats are tried (a gateway may answer in its
+    /// own format). A body that is not a JSON object is only kept raw.
+    pub fn new(
+        format: ErrorFormat,
+        status: u16,
+        headers: &HeaderMap,
+        body: Bytes,
+        now: SystemTime,
+    ) -> ApiError {
+        let mut fields = Fields {
+            status,
+            format,
+            code: None,
+            message: None,
+            messages: Vec::new(),
+            details: None,
+            gateway_code: gateway_code(headers).map(str::to_owned),
+            retry_after: retry_after(headers, now),
+            body,
+        };
+        if let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(&fields.body) {
+            let others = [ErrorFormat::Ai, ErrorFormat::Webhooks, ErrorFormat::General]
+                .into_iter()
+                .filter(|f| *f != format);
+            let found = std::iter::once(format)
+                .chain(others)
+                .find_map(|candidate| parse(candidate, &object).map(|p| (candidate, p)));
+            if let Some((candidate, parsed)) = found {
+                fields.format = candidate;
+                fields.code = parsed.code;
+                fields.message = parsed.message;
+                fields.messages = parsed.messages;
+                fields.details = parsed.details;
+            }
+        }
+        ApiError {
+            fields: Box::new(fields),
+        }
+    }
+
+    /// HTTP status.
+    pub fn status(&self) -> u16 {
+        self.fields.status
+    }
+
+    /// The format the body was read as: the endpoint's, or the one that
+    /// matched when the body came in another.
+    pub fn format(&self) -> ErrorFormat {
+        self.fields.format
+    }
+
+    /// The server's code: `errorCode`, `code`, or the first `Errors[].code`.
+    pub fn code(&self) -> Option<&str> {
+        self.fields.code.as_deref()
+    }
+
+    /// The server's message: `errorMessage`, `message`, or the first
+    /// `Errors[].description`.
+    pub fn message(&self) -> Option<&str> {
+        self.fields.message.as_deref()
+    }
+
+    /// Every `Errors` entry of a general-format body, in order.
+    pub fn messages(&self) -> &[ErrorMessage] {
+        &self.fields.messages
+    }
+
+    /// `details` of a webhooks-format body.
+    pub fn details(&self) -> Option<&str> {
+        self.fields.details.as_deref()
+    }
+
+    /// The raw body, kept whatever it holds.
+    pub fn body(&self) -> &Bytes {
+        &self.fields.body
+    }
+
+    /// `x-gateway-error-code`.
+    pub fn gateway_code(&self) -> Option<&str> {
+        self.fields.gateway_code.as_deref()
+    }
+
+    /// `Retry-After`, as a delay from the response's arrival.
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.fields.retry_after
+    }
+}
+
+/// Reads `object` as `format`; `None` when it has none of its fields.
+fn parse(format: ErrorFormat, object: &serde_json::Map<String, Value>) -> Option<Parsed> {
+    let text = |key: &str| object.get(key).and_then(as_text);
+    let parsed = match format {
+        ErrorFormat::Ai => Parsed {
+            code: text("errorCode"),
+            message: text("errorMessage"),
+            ..Parsed::default()
+        },
+        ErrorFormat::Webhooks => Parsed {
+            code: text("code"),
+            message: text("message"),
+            details: text("details"),
+            ..Parsed::default()
+        },
+        ErrorFormat::General => {
+            let Some(Value::Array(entries)) = object.get("Errors").or_else(|| object.get("errors"))
+            else {
+                return None;
+            };
+            let messages: Vec<ErrorMessage> = entries
+                .iter()
+                .map(|entry| ErrorMessage {
+                    code: entry.get("code").and_then(as_text),
+                    description: entry.get("description").and_then(as_text),
+                })
+                .collect();
+            return Some(Parsed {
+                code: messages.iter().find_map(|m| m.code.clone()),
+                message: messages.iter().find_map(|m| m.description.clone()),
+                messages,
+                details: None,
+            });
+        }
+    };
+    (parsed.code.is_some() || parsed.message.is_some()).then_some(parsed)
+}
+
+fn as_text(value: &Value) -> Option<String> {
+    match value {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
+impl fmt::Debug for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Fields {
+            status,
+            format,
+            code,
+            message,
+            messages,
+            details,
+            body,
+            gateway_code,
+            retry_after,
+        } = &*self.fields;
+        f.debug_struct("ApiError")
+            .field("status", status)
+            .field("format", format)
+            .field("code", code)
+            .field("message", message)
+            .field("messages", messages)
+            .field("details", details)
+            .field("gateway_code", gateway_code)
+            .field("retry_after", retry_after)
+            .field("body", body)
+            .finish()
+    }
+}
+
+impl fmt::Display for ApiError {
+    /// `http 400 request_schema_error: <the server's message(s)>`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "http {}", self.status())?;
+        if let Some(code) = self.code() {
+            write!(f, " {code}")?;
+        }
+        let descriptions: Vec<&str> = self
+            .messages()
+            .iter()
+            .filter_map(|m| m.description.as_deref())
+            .collect();
+        if descriptions.len() > 1 {
+            write!(f, ": {}", descriptions.join("; "))?;
+        } else if let Some(message) = self.message() {
+            write!(f, ": {message}")?;
+        }
+        Ok(())
+    }
+}
+
+impl StdError for ApiError {}
+
+/// Input refused before anything was sent.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum InputError {
+    /// An impersonation value.
+    Impersonation(ImpersonationError),
+    /// A path or path value.
+    Path(PathError),
+    /// A bearer token.
+    Token(TokenError),
+    /// Any other field.
+    Invalid {
+        /// The field.
+        field: &'static str,
+        /// What is wrong with it.
+        problem: String,
+    },
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InputError::Impersonation(_) => f.write_str("invalid impersonation value"),
+            InputError::Path(_) => f.write_str("invalid path"),
+            InputError::Token(_) => f.write_str("invalid token"),
+            InputError::Invalid { field, problem } => write!(f, "invalid {field}: {problem}"),
+        }
+    }
+}
+
+impl StdError for InputError {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        match self {
+            InputError::Impersonation(e) => Some(e),
+            InputError::Path(e) => Some(e),
+            InputError::Token(e) => Some(e),
+            InputError::Invalid { .. } => None,
+        }
+    }
+}
+
+impl From<ImpersonationError> for InputError {
+    fn from(e: ImpersonationError) -> Self {
+        InputError::Impersonation(e)
+    }
+}
+
+impl From<PathError> for InputError {
+    fn from(e: PathError) -> Self {
+        InputError::Path(e)
+    }
+}
+
+impl From<TokenError> for InputError {
+    fn from(e: TokenError) -> Self {
+        InputError::Token(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::act_as::ActAs;
+    use crate::token::SecretToken;
+    use http::HeaderValue;
+
+    const NOW: SystemTime = SystemTime::UNIX_EPOCH;
+
+    fn respond(format: ErrorFormat, area: Area, status: u16, body: &'static str) -> Error {
+        Error::from_response(
+            format,
+            area,
+            status,
+            &HeaderMap::new(),
+            Bytes::from_static(body.as_bytes()),
+            NOW,
+        )
+    }
+
+    fn with_gateway(code: &'static str, retry_after: &'static str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert("x-gateway-error-code", HeaderValue::from_static(code));
+        headers.insert("retry-after", HeaderValue::from_static(retry_after));
+        headers
+    }
+
+    /// Display of an error and all its sources.
+    fn chain(error: &dyn StdError) -> String {
+        let mut text = error.to_string();
+        let mut next = error.source();
+        while let Some(e) = next {
+            text.push_str(" <- ");
+            text.push_str(&e.to_string());
+            next = e.source();
+        }
+        text
+    }
+
+    // AI format
+
+    #[test]
+    fn ai_400_question_mandatory_is_invalid_request() {
+        let e = respond(
+            ErrorFormat::Ai,
+            Area::Agents,
+            400,
+            r#"{"errorMessage":"Question is mandatory","errorCode":"QUESTION_MANDATORY"}"#,
+        );
+        let Error::InvalidRequest(api) = &e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(api.format(), ErrorFormat::Ai);
+        assert_eq!(api.code(), Some("QUESTION_MANDATORY"));
+        assert_eq!(api.message(), Some("Question is mandatory"));
+        assert_eq!(e.to_string(), "invalid request (400 QUESTION_MANDATORY)");
+        assert_eq!(
+            chain(&e),
+            "invalid request (400 QUESTION_MANDATORY) <- http 400 QUESTION_MANDATORY: Question is mandatory"
+        );
+    }
+
+    #[test]
+    fn ai_500_internal_server_error_is_server() {
+        let e = respond(
+            ErrorFormat::Ai,
+            Area::Assistant,
+            500,
+            r#"{"errorMessage":"boom","errorCode":"INTERNAL_SERVER_ERROR"}"#,
+        );
+        assert!(matches!(&e, Error::Server(api) if api.code() == Some("INTERNAL_SERVER_ERROR")));
+        assert!(e.is_retryable());
+    }
+
+    #[test]
+    fn ai_403_on_agents_is_feature_not_enabled() {
+        let e = respond(ErrorFormat::Ai, Area::Agents, 403, "");
+        assert!(matches!(
+            e,
+            Error::Forbidden {
+                reason: ForbiddenReason::FeatureNotEnabled,
+                ..
+            }
+        ));
+        assert_eq!(e.to_string(), "forbidden, feature not enabled (403)");
+    }
+
+    #[test]
+    fn ai_404_is_not_found() {
+        let e = respond(
+            ErrorFormat::Ai,
+            Area::KnowledgeBases,
+            404,
+            r#"{"errorMessage":"KB not found","errorCode":"NOT_FOUND"}"#,
+        );
+        assert!(matches!(e, Error::NotFound(_)));
+        assert_eq!(e.status(), Some(404));
+    }
+
+    #[test]
+    fn ai_429_is_throttled_with_retry_after() {
+        let e = Error::from_response(
+            ErrorFormat::Ai,
+            Area::DocumentAi,
+            429,
+            &with_gateway(OVER_QPS, "3"),
+            Bytes::new(),
+            NOW,
+        );
+        let Error::Throttled { retry_after, error } = &e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(*retry_after, Some(Duration::from_secs(3)));
+        assert_eq!(error.gateway_code(), Some(OVER_QPS));
+        assert!(e.is_retryable());
+        assert_eq!(e.to_string(), "throttled, retry after 3s (429)");
+    }
+
+    #[test]
+    fn ai_429_with_over_rate_is_ai_quota_exhausted() {
+        let e = Error::from_response(
+            ErrorFormat::Ai,
+            Area::HybridSearch,
+            429,
+            &with_gateway(OVER_RATE, "7200"),
+            Bytes::new(),
+            NOW,
+        );
+        let Error::QuotaExhausted {
+            class,
+            resets_in,
+            error,
+        } = &e
+        else {
+            panic!("{e:?}")
+        };
+        assert_eq!(*class, Some(LimitClass::Ai));
+        assert_eq!(*resets_in, Some(Duration::from_secs(7200)));
+        assert!(error.is_some());
+        assert!(!e.is_retryable());
+        assert_eq!(
+            e.to_string(),
+            "daily ai quota exhausted, resets in 7200s (429)"
+        );
+    }
+
+    // Webhooks format, one test per row of the reference's table
+
+    #[test]
+    fn webhooks_400_request_schema_error_is_invalid_request_with_details() {
+        let e = respond(
+            ErrorFormat::Webhooks,
+            Area::Webhooks,
+            400,
+            r#"{"code":"request_schema_error","message":"Invalid request","details":"eventType: unknown value"}"#,
+        );
+        let Error::InvalidRequest(api) = &e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(api.format(), ErrorFormat::Webhooks);
+        assert_eq!(api.details(), Some("eventType: unknown value"));
+        assert_eq!(e.code(), Some("request_schema_error"));
+    }
+
+    #[test]
+    fn webhooks_400_hook_invalid_url_is_invalid_request() {
+        let e = respond(
+            ErrorFormat::Webhooks,
+            Area::Webhooks,
+            400,
+            r#"{"code":"hook_invalid_url","message":"url must be https"}"#,
+        );
+        assert!(matches!(&e, Error::InvalidRequest(_)));
+        assert_eq!(e.code(), Some("hook_invalid_url"));
+    }
+
+    #[test]
+    fn webhooks_401_is_unauthorized() {
+        let e = respond(
+            ErrorFormat::Webhooks,
+            Area::Identity,
+            401,
+            r#"{"code":"gateway_error_forbidden_not_authorized","message":"Not authorized"}"#,
+        );
+        assert!(matches!(e, Error::Unauthorized(_)));
+        assert_eq!(
+            e.to_string(),
+            "unauthorized, token invalid or revoked (401 gateway_error_forbidden_not_authorized)"
+        );
+        assert!(!e.is_retryable());
+    }
+
+    #[test]
+    fn webhooks_403_missing_scope_error_is_missing_scope() {
+        let e = respond(
+            ErrorFormat::Webhooks,
+            Area::Webhooks,
+            403,
+            r#"{"code":"missing_scope_error","message":"Missing scope"}"#,
+        );
+        assert!(matches!(
+            e,
+            Error::Forbidden {
+                reason: ForbiddenReason::MissingScope,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn webhooks_404_hook_not_found_error_is_not_found() {
+        let e = respond(
+            ErrorFormat::Webhooks,
+            Area::Webhooks,
+            404,
+            r#"{"code":"hook_not_found_error","message":"Webhook not found"}"#,
+        );
+        assert!(matches!(e, Error::NotFound(_)));
+        assert_eq!(e.code(), Some("hook_not_found_error"));
+    }
+
+    #[test]
+    fn webhooks_409_hook_quota_error_is_conflict() {
+        let e = respond(
+            ErrorFormat::Webhooks,
+            Area::Webhooks,
+            409,
+            r#"{"code":"hook_quota_error","message":"Too many webhooks"}"#,
+        );
+        assert!(matches!(e, Error::Conflict(_)));
+        assert_eq!(e.to_string(), "conflict (409 hook_quota_error)");
+        assert!(!e.is_retryable());
+    }
+
+    #[test]
+    fn webhooks_500_without_body_is_server_with_empty_body() {
+        let e = respond(ErrorFormat::Webhooks, Area::Webhooks, 500, "");
+        let Error::Server(api) = &e else {
+            panic!("{e:?}")
+        };
+        assert!(api.body().is_empty());
+        assert_eq!((api.code(), api.message()), (None, None));
+        assert_eq!(e.to_string(), "server error (500)");
+    }
+
+    // General and audit format
+
+    #[test]
+    fn audit_400_keeps_every_message() {
+        let e = respond(
+            ErrorFormat::General,
+            Area::Audit,
+            400,
+            r#"{"Errors":[{"description":"format is required","code":"MISSING_FIELD"},{"description":"date_end must be after date_start","code":"INVALID_VALUE"}]}"#,
+        );
+        let Error::InvalidRequest(api) = &e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(api.format(), ErrorFormat::General);
+        assert_eq!(
+            api.messages(),
+            [
+                ErrorMessage {
+                    code: Some("MISSING_FIELD".into()),
+                    description: Some("format is required".into())
+                },
+                ErrorMessage {
+                    code: Some("INVALID_VALUE".into()),
+                    description: Some("date_end must be after date_start".into())
+                },
+            ]
+        );
+        assert_eq!(e.code(), Some("MISSING_FIELD"));
+        assert_eq!(
+            api.to_string(),
+            "http 400 MISSING_FIELD: format is required; date_end must be after date_start"
+        );
+    }
+
+    #[test]
+    fn audit_401_is_unauthorized() {
+        let e = respond(
+            ErrorFormat::General,
+            Area::Audit,
+            401,
+            r#"{"Errors":[{"description":"invalid token","code":"UNAUTHORIZED"}]}"#,
+        );
+        assert!(matches!(e, Error::Unauthorized(_)));
+    }
+
+    #[test]
+    fn audit_403_is_may_not_run_reports() {
+        let e = respond(
+            ErrorFormat::General,
+            Area::Audit,
+            403,
+            r#"{"Errors":[{"description":"forbidden","code":"FORBIDDEN"}]}"#,
+        );
+        assert!(matches!(
+            e,
+            Error::Forbidden {
+                reason: ForbiddenReason::MayNotRunReports,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn audit_404_is_not_found() {
+        let e = respond(
+            ErrorFormat::General,
+            Area::Audit,
+            404,
+            r#"{"Errors":[{"description":"job not found","code":"NOT_FOUND"}]}"#,
+        );
+        assert!(matches!(e, Error::NotFound(_)));
+    }
+
+    #[test]
+    fn audit_429_is_throttled_with_http_date_retry_after() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            "retry-after",
+            HeaderValue::from_static("Thu, 01 Jan 1970 00:02:00 GMT"),
+        );
+        let e = Error::from_response(
+            ErrorFormat::General,
+            Area::Audit,
+            429,
+            &headers,
+            Bytes::new(),
+            NOW,
+        );
+        assert!(
+            matches!(e, Error::Throttled { retry_after: Some(d), .. } if d == Duration::from_secs(120))
+        );
+    }
+
+    #[test]
+    fn general_403_over_qps_is_throttled() {
+        let e = Error::from_response(
+            ErrorFormat::General,
+            Area::Events,
+            403,
+            &with_gateway(OVER_QPS, "1"),
+            Bytes::new(),
+            NOW,
+        );
+        assert!(
+            matches!(e, Error::Throttled { retry_after: Some(d), .. } if d == Duration::from_secs(1))
+        );
+        assert!(e.is_retryable());
+    }
+
+    #[test]
+    fn general_403_over_rate_is_general_quota_exhausted() {
+        let e = Error::from_response(
+            ErrorFormat::General,
+            Area::Audit,
+            403,
+            &with_gateway(OVER_RATE, "3600"),
+            Bytes::new(),
+            NOW,
+        );
+        let Error::QuotaExhausted {
+            class, resets_in, ..
+        } = e
+        else {
+            panic!()
+        };
+        assert_eq!(class, Some(LimitClass::General));
+        assert_eq!(resets_in, Some(Duration::from_secs(3600)));
+    }
+
+    #[test]
+    fn unknown_gateway_throttle_code_on_403_is_forbidden_throttled() {
+        let e = Error::from_response(
+            ErrorFormat::General,
+            Area::Events,
+            403,
+            &with_gateway("ERR_403_DEVELOPER_OVER_BURST", "1"),
+            Bytes::new(),
+            NOW,
+        );
+        assert!(matches!(
+            e,
+            Error::Forbidden {
+                reason: ForbiddenReason::Throttled,
+                ..
+            }
+        ));
+        let e = Error::from_response(
+            ErrorFormat::General,
+            Area::Events,
+            403,
+            &with_gateway("ERR_403", "1"),
+            Bytes::new(),
+            NOW,
+        );
+        assert!(matches!(
+            e,
+            Error::Forbidden {
+                reason: ForbiddenReason::Other,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn other_statuses_map_by_class() {
+        assert!(matches!(
+            respond(ErrorFormat::General, Area::Events, 422, ""),
+            Error::InvalidRequest(_)
+        ));
+        assert!(matches!(
+            respond(ErrorFormat::General, Area::Events, 503, ""),
+            Error::Server(_)
+        ));
+        assert!(matches!(
+            respond(ErrorFormat::General, Area::Events, 418, ""),
+            Error::UnexpectedStatus(_)
+        ));
+        assert!(matches!(
+            respond(ErrorFormat::General, Area::Events, 302, ""),
+            Error::UnexpectedStatus(_)
+        ));
+        assert!(matches!(
+            respond(ErrorFormat::General, Area::Events, 403, ""),
+            Error::Forbidden {
+                reason: ForbiddenReason::Other,
+                ..
+            }
+        ));
+    }
+
+    // Bodies that do not fit
+
+    #[test]
+    fn garbage_body_is_kept_raw() {
+        for body in [
+            "<html>502 Bad Gateway</html>",
+            "not json",
+            "[1,2]",
+            "\"text\"",
+            "{\"unrelated\":1}",
+            "{\"Errors\":",
+        ] {
+            let e = respond(ErrorFormat::General, Area::Audit, 502, body);
+            let Error::Server(api) = &e else {
+                panic!("{e:?}")
+            };
+            assert_eq!(api.body(), body.as_bytes());
+            assert_eq!((api.code(), api.message()), (None, None), "{body}");
+            assert!(api.messages().is_empty());
+        }
+        let invalid_utf8 = Bytes::from_static(b"\xff\xfe\x00");
+        let e = Error::from_response(
+            ErrorFormat::Ai,
+            Area::Agents,
+            500,
+            &HeaderMap::new(),
+            invalid_utf8.clone(),
+            NOW,
+        );
+        assert_eq!(*e.api_error().unwrap().body(), invalid_utf8);
+    }
+
+    #[test]
+    fn body_in_another_format_than_expected_is_still_read() {
+        // A gateway 401 in webhooks format on an AI endpoint.
+        let e = respond(
+            ErrorFormat::Ai,
+            Area::Agents,
+            401,
+            r#"{"code":"gateway_error_forbidden_not_authorized","message":"Not authorized"}"#,
+        );
+        let api = e.api_error().unwrap();
+        assert_eq!(api.format(), ErrorFormat::Webhooks);
+        assert_eq!(api.code(), Some("gateway_error_forbidden_not_authorized"));
+    }
+
+    #[test]
+    fn non_string_codes_are_kept_as_text() {
+        let e = respond(
+            ErrorFormat::Ai,
+            Area::Agents,
+            400,
+            r#"{"errorCode":42,"errorMessage":null}"#,
+        );
+        assert_eq!(e.code(), Some("42"));
+        assert_eq!(e.api_error().unwrap().message(), None);
+    }
+
+    // Success bodies
+
+    #[derive(Debug, serde::Deserialize)]
+    struct Page {
+        #[allow(dead_code)]
+        items: Vec<Item>,
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    struct Item {
+        #[allow(dead_code)]
+        id: u64,
+    }
+
+    #[test]
+    fn decode_names_the_json_path_of_the_mismatch() {
+        let body = Bytes::from_static(br#"{"items":[{"id":1},{"id":2},{"id":"three"}]}"#);
+        let e = Error::decode::<Page>(body.clone()).unwrap_err();
+        let Error::Decode {
+            path,
+            message,
+            body: kept,
+        } = &e
+        else {
+            panic!("{e:?}")
+        };
+        assert_eq!(path, "items[2].id");
+        assert!(
+            message.starts_with("invalid type: string \"three\", expected u64"),
+            "{message}"
+        );
+        assert_eq!(*kept, body);
+        assert!(
+            e.to_string()
+                .starts_with("response body does not decode at items[2].id: ")
+        );
+    }
+
+    #[test]
+    fn decode_reports_truncated_and_trailing_bodies() {
+        let e = Error::decode::<Page>(Bytes::from_static(br#"{"items":[{"id":1}"#)).unwrap_err();
+        assert!(
+            matches!(&e, Error::Decode { message, .. } if message.contains("EOF")),
+            "{e:?}"
+        );
+        let e = Error::decode::<Page>(Bytes::from_static(br#"{"items":[]} x"#)).unwrap_err();
+        assert!(
+            matches!(&e, Error::Decode { message, .. } if message.contains("trailing")),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn decode_returns_the_value() {
+        let page: Page = Error::decode(Bytes::from_static(br#"{"items":[{"id":7}]}"#)).unwrap();
+        assert_eq!(page.items[0].id, 7);
+    }
+
+    // Input errors and redaction
+
+    #[test]
+    fn input_errors_chain_and_never_show_secrets() {
+        let token_error = SecretToken::try_from("CANARY token").unwrap_err();
+        let act_as_error = ActAs::username("CANARY\r\n").unwrap_err();
+        let path_error = crate::path::encode_segment("..").unwrap_err();
+        let errors: [Error; 4] = [
+            token_error.into(),
+            act_as_error.into(),
+            path_error.into(),
+            InputError::Invalid {
+                field: "question",
+                problem: "longer than 35000 characters".into(),
+            }
+            .into(),
+        ];
+        let texts: Vec<String> = errors.iter().map(|e| chain(e)).collect();
+        assert_eq!(
+            texts,
+            [
+                "invalid input, nothing sent <- invalid token <- token has a byte that is not visible ascii at 6",
+                "invalid input, nothing sent <- invalid impersonation value <- impersonation value has a control character at byte 6",
+                "invalid input, nothing sent <- invalid path <- path element 0 (\"..\") is a dot segment",
+                "invalid input, nothing sent <- invalid question: longer than 35000 characters",
+            ]
+        );
+        for (error, text) in errors.iter().zip(&texts) {
+            assert!(!text.contains("CANARY"));
+            assert!(!format!("{error:?}").contains("CANARY"));
+            assert!(!error.is_retryable());
+            assert_eq!(error.status(), None);
+        }
+    }
+
+    #[test]
+    fn timeout_is_retryable_and_has_no_status() {
+        let e = Error::Timeout {
+            elapsed: Duration::from_secs(180),
+        };
+        assert_eq!(e.to_string(), "timed out after 180000ms");
+        assert!(e.is_retryable());
+        assert_eq!(e.status(), None);
+        assert!(e.source().is_none());
+    }
+
+    #[test]
+    fn limiter_quota_error_without_response_displays_class() {
+        let e = Error::QuotaExhausted {
+            class: Some(LimitClass::General),
+            resets_in: Some(Duration::from_secs(60)),
+            error: None,
+        };
+        assert_eq!(
+            e.to_string(),
+            "daily general quota exhausted, resets in 60s"
+        );
+        assert_eq!(e.code(), None);
+        assert!(e.source().is_none());
+    }
+
+    #[test]
+    fn areas_know_their_class_and_format() {
+        assert_eq!(Area::HybridSearch.limit_class(), LimitClass::Ai);
+        assert_eq!(Area::Audit.limit_class(), LimitClass::General);
+        assert_eq!(Area::Copilot.error_format(), ErrorFormat::Ai);
+        assert_eq!(Area::Identity.error_format(), ErrorFormat::Webhooks);
+        assert_eq!(Area::Events.error_format(), ErrorFormat::General);
+    }
+}

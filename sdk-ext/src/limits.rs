@@ -1,0 +1,116 @@
+//! The request budgets of one access token.
+//!
+//! Limits apply per access token. The reference gives 2 requests per second
+//! and 1,000 per day for the general API, and 100 per day for the AI API
+//! (whose per-second and per-minute values are not shown). Other plans may
+//! differ, so the numbers are configuration with the reference's values as
+//! the default.
+
+use std::fmt;
+
+/// Which budget a request draws from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LimitClass {
+    /// Everything that is not an AI endpoint: audit, webhooks, events, whoami.
+    General,
+    /// The AI endpoints (agents, document AI, assistant, copilot, knowledge
+    /// bases, hybrid search).
+    Ai,
+}
+
+impl fmt::Display for LimitClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            LimitClass::General => "general",
+            LimitClass::Ai => "ai",
+        })
+    }
+}
+
+/// How many requests may start in any rolling window. `None` means the
+/// window is not limited. `Some(0)` allows no requests at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// At most this many requests start in any rolling second.
+    pub per_second: Option<u32>,
+    /// At most this many requests start in any rolling 24 hours.
+    pub per_day: Option<u32>,
+}
+
+impl Budget {
+    /// A budget with both windows given.
+    pub const fn new(per_second: Option<u32>, per_day: Option<u32>) -> Self {
+        Budget {
+            per_second,
+            per_day,
+        }
+    }
+}
+
+/// The budgets of one token, by [`LimitClass`].
+///
+/// ```
+/// use pubapi_sdk_ext::limits::{Budget, LimitClass, Limits};
+///
+/// let limits = Limits::default();
+/// assert_eq!(limits.budget(LimitClass::General), Budget::new(Some(2), Some(1000)));
+///
+/// // A plan with a larger AI allowance:
+/// let limits = Limits { ai: Budget::new(Some(1), Some(500)), ..Limits::default() };
+/// assert_eq!(limits.budget(LimitClass::Ai).per_day, Some(500));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The general API: 2 per second and 1,000 per day by default.
+    pub general: Budget,
+    /// The AI API: 100 per day and no per-second limit by default (the
+    /// reference does not show one).
+    pub ai: Budget,
+}
+
+impl Limits {
+    /// The budget of `class`.
+    pub fn budget(&self, class: LimitClass) -> Budget {
+        match class {
+            LimitClass::General => self.general,
+            LimitClass::Ai => self.ai,
+        }
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            general: Budget::new(Some(2), Some(1000)),
+            ai: Budget::new(None, Some(100)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_reference_values() {
+        let limits = Limits::default();
+        assert_eq!(limits.general, Budget::new(Some(2), Some(1000)));
+        assert_eq!(limits.ai, Budget::new(None, Some(100)));
+    }
+
+    #[test]
+    fn budget_picks_the_class() {
+        let limits = Limits {
+            general: Budget::new(Some(5), None),
+            ai: Budget::new(Some(1), Some(7)),
+        };
+        assert_eq!(limits.budget(LimitClass::General).per_second, Some(5));
+        assert_eq!(limits.budget(LimitClass::Ai).per_day, Some(7));
+    }
+
+    #[test]
+    fn class_displays_lowercase() {
+        assert_eq!(LimitClass::General.to_string(), "general");
+        assert_eq!(LimitClass::Ai.to_string(), "ai");
+    }
+}

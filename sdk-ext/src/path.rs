@@ -1,0 +1,334 @@
+//! Encoding file paths and ids for use inside a URL path.
+//!
+//! The reference says each element of a file path placed in a URL is
+//! percent-encoded and the separating slashes are not. The generated client's
+//! encoder leaves `.` and `..` alone and keeps `\`, which a WHATWG URL parser
+//! (the one reqwest uses) turns into a separator: `..` then walks to another
+//! endpoint and `a\b` becomes two segments. These functions refuse such
+//! values with a typed error instead, and encode every byte outside the RFC
+//! 3986 unreserved set (`A-Z a-z 0-9 - . _ ~`), so `%`, `?`, `#`, `;` and
+//! non-ASCII text cannot change the URL's meaning either.
+
+use std::fmt;
+
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+
+/// Everything but the RFC 3986 unreserved characters.
+const NOT_UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// Encodes a folder or file path: each element percent-encoded, the
+/// separating slashes kept. An absolute path keeps its single leading slash.
+///
+/// Refused: the empty path, empty elements (`a//b`, a trailing `/`, and so
+/// the bare root `/`), the dot segments `.` and `..`, and any element with a
+/// backslash.
+///
+/// ```
+/// use pubapi_sdk_ext::path::{encode_folder_path, PathError};
+///
+/// assert_eq!(encode_folder_path("/Shared/Q3 report/ü?.pdf")?, "/Shared/Q3%20report/%C3%BC%3F.pdf");
+/// assert_eq!(encode_folder_path("a/b")?, "a/b");
+/// assert!(matches!(encode_folder_path("/Shared/../admin"), Err(PathError::DotSegment { .. })));
+/// # Ok::<(), PathError>(())
+/// ```
+pub fn encode_folder_path(path: &str) -> Result<String, PathError> {
+    if path.is_empty() {
+        return Err(PathError::Empty);
+    }
+    let (prefix, relative) = match path.strip_prefix('/') {
+        Some(rest) => ("/", rest),
+        None => ("", path),
+    };
+    let mut out = String::with_capacity(path.len() + path.len() / 2);
+    out.push_str(prefix);
+    for (index, element) in relative.split('/').enumerate() {
+        check_element(element, index)?;
+        if index > 0 {
+            out.push('/');
+        }
+        out.extend(utf8_percent_encode(element, NOT_UNRESERVED));
+    }
+    Ok(out)
+}
+
+/// Encodes one path value, such as an id, as a single URL segment: a `/` in
+/// it is encoded as `%2F` instead of separating.
+///
+/// Refused: the empty value, `.`, `..`, and any value with a backslash.
+///
+/// ```
+/// use pubapi_sdk_ext::path::encode_segment;
+///
+/// assert_eq!(encode_segment("abc-123")?, "abc-123");
+/// assert_eq!(encode_segment("a/b c")?, "a%2Fb%20c");
+/// assert!(encode_segment("..").is_err());
+/// # Ok::<(), pubapi_sdk_ext::path::PathError>(())
+/// ```
+pub fn encode_segment(value: &str) -> Result<String, PathError> {
+    if value.is_empty() {
+        return Err(PathError::Empty);
+    }
+    check_element(value, 0)?;
+    Ok(utf8_percent_encode(value, NOT_UNRESERVED).to_string())
+}
+
+fn check_element(element: &str, index: usize) -> Result<(), PathError> {
+    if element.is_empty() {
+        return Err(PathError::EmptyElement { index });
+    }
+    if element == "." || element == ".." {
+        return Err(PathError::DotSegment {
+            index,
+            element: element.to_owned(),
+        });
+    }
+    if element.contains('\\') {
+        return Err(PathError::Backslash {
+            index,
+            element: element.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// Why a path or path value was refused.
+///
+/// `index` counts elements from 0, after the leading slash of an absolute
+/// path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PathError {
+    /// The path or value is empty.
+    Empty,
+    /// An element between two slashes, or after a trailing slash, is empty.
+    EmptyElement {
+        /// Position of the element.
+        index: usize,
+    },
+    /// The element is `.` or `..`, which URL parsers resolve away.
+    DotSegment {
+        /// Position of the element.
+        index: usize,
+        /// The element itself.
+        element: String,
+    },
+    /// The element has a backslash, which URL parsers treat as a slash.
+    Backslash {
+        /// Position of the element.
+        index: usize,
+        /// The element itself.
+        element: String,
+    },
+}
+
+impl fmt::Display for PathError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PathError::Empty => f.write_str("path is empty"),
+            PathError::EmptyElement { index } => write!(f, "path element {index} is empty"),
+            PathError::DotSegment { index, element } => {
+                write!(f, "path element {index} ({element:?}) is a dot segment")
+            }
+            PathError::Backslash { index, element } => {
+                write!(f, "path element {index} ({element:?}) contains a backslash")
+            }
+        }
+    }
+}
+
+impl std::error::Error for PathError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::retry::SplitMix64;
+    use percent_encoding::percent_decode_str;
+    use reqwest::Url;
+
+    const BASE: &str = "https://example.test/pubapi/v1/x";
+
+    #[test]
+    fn elements_are_percent_encoded_and_slashes_kept() {
+        assert_eq!(
+            encode_folder_path("/Shared/a b/c%2e/d?e#f;g").unwrap(),
+            "/Shared/a%20b/c%252e/d%3Fe%23f%3Bg"
+        );
+        assert_eq!(encode_folder_path("rel/ü").unwrap(), "rel/%C3%BC");
+        assert_eq!(encode_folder_path("A-z_0.9~").unwrap(), "A-z_0.9~");
+    }
+
+    #[test]
+    fn dot_segments_are_rejected_with_their_element() {
+        assert_eq!(
+            encode_folder_path("/Shared/../admin"),
+            Err(PathError::DotSegment {
+                index: 1,
+                element: "..".into()
+            })
+        );
+        assert_eq!(
+            encode_folder_path("./a"),
+            Err(PathError::DotSegment {
+                index: 0,
+                element: ".".into()
+            })
+        );
+        assert!(encode_folder_path("a/.../b").is_ok());
+        assert!(encode_folder_path("a/.b/b.").is_ok());
+    }
+
+    #[test]
+    fn empty_elements_are_rejected_except_the_leading_slash() {
+        assert_eq!(encode_folder_path(""), Err(PathError::Empty));
+        assert_eq!(
+            encode_folder_path("/"),
+            Err(PathError::EmptyElement { index: 0 })
+        );
+        assert_eq!(
+            encode_folder_path("//a"),
+            Err(PathError::EmptyElement { index: 0 })
+        );
+        assert_eq!(
+            encode_folder_path("a//b"),
+            Err(PathError::EmptyElement { index: 1 })
+        );
+        assert_eq!(
+            encode_folder_path("/a/b/"),
+            Err(PathError::EmptyElement { index: 2 })
+        );
+        assert_eq!(encode_folder_path("/a").unwrap(), "/a");
+    }
+
+    #[test]
+    fn backslashes_are_rejected_with_their_element() {
+        assert_eq!(
+            encode_folder_path("/a/b\\c"),
+            Err(PathError::Backslash {
+                index: 1,
+                element: "b\\c".into()
+            })
+        );
+        assert_eq!(
+            encode_segment("\\"),
+            Err(PathError::Backslash {
+                index: 0,
+                element: "\\".into()
+            })
+        );
+    }
+
+    #[test]
+    fn segment_encodes_slash_and_rejects_dots_and_empty() {
+        assert_eq!(encode_segment("a/b").unwrap(), "a%2Fb");
+        assert_eq!(encode_segment("/").unwrap(), "%2F");
+        assert_eq!(encode_segment(""), Err(PathError::Empty));
+        assert!(matches!(
+            encode_segment("."),
+            Err(PathError::DotSegment { .. })
+        ));
+        assert!(matches!(
+            encode_segment(".."),
+            Err(PathError::DotSegment { .. })
+        ));
+        assert_eq!(encode_segment("%2e%2e").unwrap(), "%252e%252e");
+    }
+
+    #[test]
+    fn dot_dot_regression_stays_on_the_endpoint() {
+        // The generated encoder sent `..` through and the URL parser
+        // resolved `/v1/users/../files` to `/v1/files`.
+        assert!(encode_segment("..").is_err());
+        let url = Url::parse(&format!(
+            "{BASE}/{}/files",
+            encode_segment("%2e%2e").unwrap()
+        ))
+        .unwrap();
+        assert_eq!(url.path(), "/pubapi/v1/x/%252e%252e/files");
+    }
+
+    #[test]
+    fn errors_say_what_is_wrong() {
+        assert_eq!(PathError::Empty.to_string(), "path is empty");
+        assert_eq!(
+            encode_folder_path("a/..").unwrap_err().to_string(),
+            "path element 1 (\"..\") is a dot segment"
+        );
+        assert_eq!(
+            encode_folder_path("a\\b").unwrap_err().to_string(),
+            "path element 0 (\"a\\\\b\") contains a backslash"
+        );
+        assert_eq!(
+            encode_folder_path("a//").unwrap_err().to_string(),
+            "path element 1 is empty"
+        );
+    }
+
+    fn generated(rng: &mut SplitMix64) -> String {
+        const POOL: &[&str] = &[
+            "a", "Z", "0", "/", "/", "/", ".", ".", "..", "\\", "%", "%2e", "%2F", "?", "#", ";",
+            " ", "+", "&", "=", ":", "@", "~", "-", "_", "é", "ü", "😀", "\u{0}", "\t", "\n",
+            "\u{7f}", "\u{a0}", "[", "]", "{", "}", "|", "^", "`", "\"", "'", "<", ">",
+        ];
+        let len = rng.below(12) as usize;
+        (0..len)
+            .map(|_| POOL[rng.below(POOL.len() as u64) as usize])
+            .collect()
+    }
+
+    fn decode(encoded: &str) -> String {
+        percent_decode_str(encoded)
+            .decode_utf8()
+            .unwrap()
+            .into_owned()
+    }
+
+    #[test]
+    fn encoded_paths_decode_to_the_input_with_the_same_segment_count() {
+        let mut rng = SplitMix64::new(7);
+        let mut accepted = 0;
+        for _ in 0..50_000 {
+            let input = generated(&mut rng);
+            let Ok(encoded) = encode_folder_path(&input) else {
+                continue;
+            };
+            accepted += 1;
+            assert_eq!(decode(&encoded), input);
+            let elements: Vec<&str> = input.trim_start_matches('/').split('/').collect();
+            let encoded_elements: Vec<&str> = encoded.trim_start_matches('/').split('/').collect();
+            assert_eq!(encoded_elements.len(), elements.len(), "{input:?}");
+            // What reqwest will actually request.
+            let url = Url::parse(&format!("{BASE}/{}", encoded.trim_start_matches('/'))).unwrap();
+            let segments: Vec<&str> = url.path_segments().unwrap().skip(3).collect();
+            assert_eq!(segments.len(), elements.len(), "{input:?} -> {url}");
+            for (segment, element) in segments.iter().zip(&elements) {
+                assert_eq!(decode(segment), *element, "{input:?}");
+            }
+            assert!(url.query().is_none() && url.fragment().is_none());
+        }
+        assert!(accepted > 5_000, "{accepted}");
+    }
+
+    #[test]
+    fn encoded_segments_decode_to_the_input_as_one_segment() {
+        let mut rng = SplitMix64::new(11);
+        let mut accepted = 0;
+        for _ in 0..50_000 {
+            let input = generated(&mut rng);
+            let Ok(encoded) = encode_segment(&input) else {
+                continue;
+            };
+            accepted += 1;
+            assert_eq!(decode(&encoded), input);
+            let url = Url::parse(&format!("{BASE}/{encoded}/status")).unwrap();
+            let segments: Vec<&str> = url.path_segments().unwrap().collect();
+            assert_eq!(segments.len(), 5, "{input:?} -> {url}");
+            assert_eq!(decode(segments[3]), input);
+            assert_eq!(segments[4], "status");
+        }
+        assert!(accepted > 10_000, "{accepted}");
+    }
+}

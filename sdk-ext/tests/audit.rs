@@ -1,0 +1,298 @@
+//! Audit report jobs and reports against a scripted audit API, with paused time.
+
+mod support;
+
+use futures_util::StreamExt;
+use pubapi_sdk::types::{AuditFormat, AuditReportKind, LoginEvent, LoginsAuditRequest};
+use pubapi_sdk_ext::audit::{AuditEvent, AuditWait, JobState, ReportLocation};
+use pubapi_sdk_ext::waiter::WaitError;
+use pubapi_sdk_ext::{Budget, Client, Error, Limits, SecretToken};
+use serde_json::json;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+use support::{Answer, Script, Seen};
+
+fn client(script: &Arc<Script>) -> Client {
+    Client::builder()
+        .base_url("http://sandbox.test/pubapi")
+        .token(SecretToken::try_from("t").unwrap())
+        .limits(Limits {
+            general: Budget::new(Some(2), Some(1_000_000)),
+            ai: Budget::new(None, Some(100)),
+        })
+        .transport(script.clone())
+        .build()
+        .unwrap()
+}
+
+fn logins(format: AuditFormat) -> LoginsAuditRequest {
+    LoginsAuditRequest {
+        format,
+        date_start: "2026-01-01".into(),
+        date_end: "2026-01-31".into(),
+        events: vec![LoginEvent::Logins],
+        access_points: vec![],
+        users: vec![],
+        suppress_emails: true,
+    }
+}
+
+fn param(seen: &Seen, name: &str) -> Option<u64> {
+    seen.query
+        .split('&')
+        .filter_map(|p| p.split_once('='))
+        .find(|(k, _)| *k == name)
+        .and_then(|(_, v)| v.parse().ok())
+}
+
+/// An audit API whose job is done after `running_polls` polls, with a report of `total`
+/// login events served in pages.
+fn audit_api(running_polls: u32, total: u64) -> Arc<Script> {
+    let polls = AtomicU32::new(0);
+    Script::handler(
+        move |seen| match (seen.method.as_str(), seen.path.as_str()) {
+            ("POST", "/pubapi/v1/audit/logins") => Answer(
+                202,
+                vec![
+                    ("content-type", "application/json"),
+                    ("location", "http://sandbox.test/pubapi/v1/audit/jobs/j1"),
+                ],
+                r#"{"id":"j1"}"#.into(),
+            ),
+            ("GET", "/pubapi/v1/audit/jobs/j1") => {
+                if polls.fetch_add(1, Ordering::SeqCst) < running_polls {
+                    Answer::json(200, r#"{"status":"running"}"#)
+                } else {
+                    Answer(
+                        303,
+                        vec![
+                            ("content-type", "application/json"),
+                            ("location", "http://sandbox.test/pubapi/v1/audit/logins/j1"),
+                        ],
+                        r#"{"status":"completed"}"#.into(),
+                    )
+                }
+            }
+            ("GET", "/pubapi/v1/audit/logins/j1") if seen.headers["accept"] == "text/csv" => {
+                Answer(200, vec![("content-type", "text/csv")], csv_body())
+            }
+            ("GET", "/pubapi/v1/audit/logins/j1") => {
+                let offset = param(seen, "offset").unwrap_or(0);
+                let count = param(seen, "count").unwrap_or(total);
+                let events: Vec<_> = (offset..(offset + count).min(total))
+                    .map(|i| {
+                        json!({"username": format!("u{i}"), "user_id": i, "event": "login",
+                                "ip_address": "192.0.2.1", "access": "Web",
+                                "time": "2026-01-02T10:00:00Z"})
+                    })
+                    .collect();
+                Answer::json(
+                200,
+                json!({"total_count": total, "offset": offset, "count": events.len(), "events": events})
+                    .to_string(),
+            )
+            }
+            ("DELETE", "/pubapi/v1/audit/logins/j1") => Answer::empty(204),
+            _ => Answer::empty(404),
+        },
+    )
+}
+
+fn csv_body() -> String {
+    let mut body = String::from("Username,Event,IP Address,Access,Time\n");
+    for i in 0..20_000 {
+        body.push_str(&format!(
+            "user{i},login,192.0.2.{},Web,2026-01-02T10:00:00Z\n",
+            i % 250
+        ));
+    }
+    body
+}
+
+fn job_poll_times(script: &Script) -> Vec<Duration> {
+    script
+        .seen()
+        .into_iter()
+        .filter(|s| s.path.ends_with("/jobs/j1"))
+        .map(|s| s.at)
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn job_polls_are_at_least_two_minutes_apart_even_when_configured_shorter() {
+    let script = audit_api(3, 10);
+    let client = client(&script);
+    let how = AuditWait {
+        interval: Duration::from_secs(5),
+        deadline: Duration::from_secs(3600),
+    };
+    let report = client
+        .run_audit_report(logins(AuditFormat::Json), how)
+        .await
+        .unwrap();
+    let secs = |s| Duration::from_secs(s);
+    assert_eq!(
+        job_poll_times(&script),
+        vec![secs(0), secs(120), secs(240), secs(360)]
+    );
+    assert_eq!(
+        report.location,
+        ReportLocation {
+            kind: AuditReportKind::Logins,
+            id: "j1".into()
+        }
+    );
+    assert!(
+        script
+            .seen()
+            .iter()
+            .all(|s| !s.path.ends_with("/logins/j1")),
+        "the 303's Location is not followed"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn job_see_other_yields_the_report_location() {
+    let script = audit_api(0, 1);
+    let state = client(&script).audit_job_state("j1").await.unwrap();
+    assert_eq!(
+        state,
+        JobState::Completed(ReportLocation {
+            kind: AuditReportKind::Logins,
+            id: "j1".into()
+        })
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn location_on_another_origin_is_refused() {
+    let script = Script::new(
+        vec![],
+        Answer(
+            303,
+            vec![(
+                "location",
+                "https://evil.example.net/pubapi/v1/audit/logins/j1",
+            )],
+            String::new(),
+        ),
+    );
+    match client(&script).audit_job_state("j1").await {
+        Err(Error::Decode { path, .. }) => assert_eq!(path, "Location"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn wait_gives_up_at_the_deadline_and_says_how_long_and_how_often() {
+    let script = audit_api(u32::MAX, 1);
+    let client = client(&script);
+    let job = client
+        .create_audit_report(logins(AuditFormat::Json))
+        .await
+        .unwrap();
+    let how = AuditWait {
+        interval: Duration::from_secs(120),
+        deadline: Duration::from_secs(300),
+    };
+    match client.wait_for_audit_job(&job, how).await {
+        Err(WaitError::TimedOut { polls, waited }) => {
+            assert_eq!(polls, 3);
+            assert_eq!(waited, Duration::from_secs(240));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_million_event_report_is_read_page_by_page() {
+    let script = audit_api(0, 1_000_000);
+    let client = client(&script);
+    let at = ReportLocation {
+        kind: AuditReportKind::Logins,
+        id: "j1".into(),
+    };
+    // Reading 1,500 events fetches exactly two pages: nothing is read ahead.
+    let first: Vec<_> = client
+        .audit_report_events(at.clone(), 1000)
+        .take(1500)
+        .collect()
+        .await;
+    assert_eq!(first.len(), 1500);
+    assert_eq!(script.seen().len(), 2);
+
+    let mut count = 0u64;
+    let mut events = Box::pin(client.audit_report_events(at, 10_000));
+    while let Some(event) = events.next().await {
+        match event.unwrap() {
+            AuditEvent::Logins(login) => assert_eq!(login.user_id, Some(count as i64)),
+            other => panic!("{other:?}"),
+        }
+        count += 1;
+    }
+    assert_eq!(count, 1_000_000);
+    let pages: Vec<_> = script.seen().into_iter().skip(2).collect();
+    assert_eq!(pages.len(), 100);
+    for (i, page) in pages.iter().enumerate() {
+        assert_eq!(param(page, "offset"), Some(i as u64 * 10_000));
+        assert_eq!(param(page, "count"), Some(10_000));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn csv_report_bytes_are_streamed_intact() {
+    let script = audit_api(0, 1);
+    let client = client(&script);
+    let at = ReportLocation {
+        kind: AuditReportKind::Logins,
+        id: "j1".into(),
+    };
+    let mut out = Vec::new();
+    let written = client
+        .audit_report_csv(&at)
+        .await
+        .unwrap()
+        .copy_to(&mut out)
+        .await
+        .unwrap();
+    assert_eq!(out, csv_body().into_bytes());
+    assert_eq!(written, out.len() as u64);
+    let csv_request = script.seen().pop().unwrap();
+    assert_eq!(csv_request.headers["accept"], "text/csv");
+    assert!(csv_request.headers.contains_key("authorization"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn deleting_a_report_answers_no_content() {
+    let script = audit_api(0, 1);
+    let at = ReportLocation {
+        kind: AuditReportKind::Logins,
+        id: "j1".into(),
+    };
+    client(&script).remove_audit_report(&at).await.unwrap();
+    assert_eq!(script.seen()[0].method, "DELETE");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_invalid_request_is_refused_with_nothing_sent() {
+    let script = audit_api(0, 1);
+    let mut request = logins(AuditFormat::Csv);
+    request.events.clear();
+    let result = client(&script).create_audit_report(request).await;
+    assert!(matches!(result, Err(Error::InvalidInput(_))), "{result:?}");
+    assert!(script.seen().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn creation_sends_the_body_and_returns_the_job() {
+    let script = audit_api(0, 1);
+    let job = client(&script)
+        .create_audit_report(logins(AuditFormat::Csv))
+        .await
+        .unwrap();
+    assert_eq!(job.id, "j1");
+    assert_eq!(job.kind, AuditReportKind::Logins);
+    assert_eq!(job.format, AuditFormat::Csv);
+    assert_eq!(script.seen()[0].method, "POST");
+}
