@@ -1,0 +1,148 @@
+//! AI agents: list, ask (validated), and ask-and-wait.
+
+use super::{AiWait, AskError};
+use crate::Client;
+use crate::error::{Error, InputError};
+use crate::prelude::*;
+use crate::waiter::{Verdict, WaitError, wait};
+use pubapi_sdk::types::{Agent, AgentAskRequest, AgentAskResponse, AgentRequestStatus};
+
+/// The longest question an agent accepts, in characters.
+pub const MAX_QUESTION_CHARS: usize = 35_000;
+
+/// The agents of the domain: `client.agents()`.
+#[derive(Debug, Clone, Copy)]
+pub struct Agents<'a> {
+    client: &'a Client,
+}
+
+/// A finished agent answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentAnswer {
+    /// The ids of the question.
+    pub request: AgentAskResponse,
+    /// The final status body (`COMPLETED`), with the response text and citations.
+    pub result: AgentRequestStatus,
+}
+
+impl Client {
+    /// The agents endpoints.
+    pub fn agents(&self) -> Agents<'_> {
+        Agents { client: self }
+    }
+}
+
+impl Agents<'_> {
+    /// Lists the agents (sorted by name, ascending, as the API does by default).
+    pub async fn list(&self) -> Result<Vec<Agent>, Error> {
+        Ok(self
+            .client
+            .list_agents()
+            .send()
+            .typed()
+            .await?
+            .into_inner()
+            .0)
+    }
+
+    /// Asks `agent_id` a question; the answer comes later (see [`Agents::ask_and_wait`]).
+    /// The question is checked before sending: not empty, at most 35,000 characters.
+    pub async fn ask(&self, agent_id: &str, question: &str) -> Result<AgentAskResponse, Error> {
+        let question = check_question(question)?;
+        let body = AgentAskRequest { question };
+        let sent = self.client.ask_agent().agent_id(agent_id).body(body);
+        Ok(sent.send().typed().await?.into_inner())
+    }
+
+    /// One status poll of a question.
+    pub async fn status(
+        &self,
+        agent_id: &str,
+        request_id: &str,
+    ) -> Result<AgentRequestStatus, Error> {
+        let call = self
+            .client
+            .get_agent_request_status()
+            .agent_id(agent_id)
+            .request_id(request_id);
+        Ok(call.send().typed().await?.into_inner())
+    }
+
+    /// Asks and polls the status until `COMPLETED` (the answer) or `FAILED`
+    /// ([`AskError::Failed`] with the response text).
+    ///
+    /// ```no_run
+    /// use pubapi_sdk_ext::ai::AiWait;
+    /// # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// let answer = client.agents().ask_and_wait("agent-1", "Summarise Q3", AiWait::default()).await?;
+    /// println!("{}", answer.result.response_text.unwrap_or_default());
+    /// # Ok(()) }
+    /// ```
+    pub async fn ask_and_wait(
+        &self,
+        agent_id: &str,
+        question: &str,
+        how: AiWait,
+    ) -> Result<AgentAnswer, WaitError<AskError>> {
+        let request = self
+            .ask(agent_id, question)
+            .await
+            .map_err(|e| WaitError::Failed {
+                error: AskError::Api(e),
+                polls: 0,
+                waited: std::time::Duration::ZERO,
+            })?;
+        let request_id = request.request_id.clone().unwrap_or_default();
+        let result = wait(how.config(), || async {
+            match self.status(agent_id, &request_id).await {
+                Ok(status) => match status.status.as_deref() {
+                    Some("COMPLETED") => Verdict::Done(status),
+                    Some("FAILED") => Verdict::Failed(AskError::Failed {
+                        status: "FAILED".into(),
+                        response_text: status.response_text,
+                    }),
+                    _ => Verdict::Pending,
+                },
+                Err(e) => Verdict::Failed(AskError::Api(e)),
+            }
+        })
+        .await?;
+        Ok(AgentAnswer { request, result })
+    }
+}
+
+fn check_question(question: &str) -> Result<pubapi_sdk::types::AgentAskRequestQuestion, Error> {
+    let invalid = |problem: String| {
+        Error::InvalidInput(InputError::Invalid {
+            field: "question",
+            problem,
+        })
+    };
+    if question.trim().is_empty() {
+        return Err(invalid("is required".into()));
+    }
+    let chars = question.chars().count();
+    if chars > MAX_QUESTION_CHARS {
+        return Err(invalid(format!(
+            "{chars} characters, at most {MAX_QUESTION_CHARS}"
+        )));
+    }
+    question
+        .to_string()
+        .try_into()
+        .map_err(|e: pubapi_sdk::types::error::ConversionError| invalid(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn question_of_35000_characters_is_accepted_and_one_more_refused() {
+        let at_limit = "é".repeat(MAX_QUESTION_CHARS);
+        assert!(check_question(&at_limit).is_ok());
+        let over = "é".repeat(MAX_QUESTION_CHARS + 1);
+        assert!(matches!(check_question(&over), Err(Error::InvalidInput(_))));
+        assert!(matches!(check_question("  "), Err(Error::InvalidInput(_))));
+    }
+}

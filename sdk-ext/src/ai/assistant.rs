@@ -1,0 +1,106 @@
+//! The assistant: ask, then poll the execution until it is no longer `IN_PROGRESS`.
+
+use super::{AiWait, AskError};
+use crate::Client;
+use crate::error::Error;
+use crate::prelude::*;
+use crate::waiter::{Verdict, WaitError, wait};
+use pubapi_sdk::types::{AssistantAskRequest, AssistantAskResponse, AssistantStatusResponse};
+
+/// The assistant endpoints: `client.assistant()`.
+#[derive(Debug, Clone, Copy)]
+pub struct Assistant<'a> {
+    client: &'a Client,
+}
+
+/// A finished assistant execution.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AssistantAnswer {
+    /// The ask response (conversation and execution ids).
+    pub execution: AssistantAskResponse,
+    /// The final status body: `status` (`COMPLETED`, or another final value carried as
+    /// sent), the answer, citations, thoughts and tool calls.
+    pub result: AssistantStatusResponse,
+}
+
+impl AssistantAnswer {
+    /// The answer text.
+    pub fn text(&self) -> Option<&str> {
+        self.result.response_text.as_deref()
+    }
+
+    /// The final status as sent (the reference names `COMPLETED`; others are carried).
+    pub fn status(&self) -> Option<&str> {
+        self.result.status.as_deref()
+    }
+}
+
+impl Client {
+    /// The assistant endpoints.
+    pub fn assistant(&self) -> Assistant<'_> {
+        Assistant { client: self }
+    }
+}
+
+impl Assistant<'_> {
+    /// Starts an execution; answers at once with its id.
+    pub async fn ask(&self, request: AssistantAskRequest) -> Result<AssistantAskResponse, Error> {
+        Ok(self
+            .client
+            .ask_assistant()
+            .body(request)
+            .send()
+            .typed()
+            .await?
+            .into_inner())
+    }
+
+    /// One status poll (`includeCitations` true).
+    pub async fn status(&self, execution_id: &str) -> Result<AssistantStatusResponse, Error> {
+        let call = self
+            .client
+            .get_assistant_status()
+            .execution_id(execution_id)
+            .include_citations(true);
+        Ok(call.send().typed().await?.into_inner())
+    }
+
+    /// Asks and polls `/v1/ai/assistant/{executionId}/status` until the status is no longer
+    /// `IN_PROGRESS`; returns answer, citations and tool calls. Statuses other than
+    /// `IN_PROGRESS` and `COMPLETED` are not shown in the reference: they end the wait and
+    /// are carried in [`AssistantAnswer::status`], not rejected.
+    ///
+    /// ```no_run
+    /// use pubapi_sdk::types::AssistantAskRequest;
+    /// use pubapi_sdk_ext::ai::AiWait;
+    /// # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// let request = AssistantAskRequest::builder().question("Which contracts renew in May?");
+    /// let answer = client
+    ///     .assistant()
+    ///     .ask_and_wait(request.try_into()?, AiWait::default())
+    ///     .await?;
+    /// println!("{}", answer.text().unwrap_or_default());
+    /// # Ok(()) }
+    /// ```
+    pub async fn ask_and_wait(
+        &self,
+        request: AssistantAskRequest,
+        how: AiWait,
+    ) -> Result<AssistantAnswer, WaitError<AskError>> {
+        let execution = self.ask(request).await.map_err(|e| WaitError::Failed {
+            error: AskError::Api(e),
+            polls: 0,
+            waited: std::time::Duration::ZERO,
+        })?;
+        let id = execution.execution_id.clone().unwrap_or_default();
+        let result = wait(how.config(), || async {
+            match self.status(&id).await {
+                Ok(status) if status.status.as_deref() == Some("IN_PROGRESS") => Verdict::Pending,
+                Ok(status) => Verdict::Done(status),
+                Err(e) => Verdict::Failed(AskError::Api(e)),
+            }
+        })
+        .await?;
+        Ok(AssistantAnswer { execution, result })
+    }
+}

@@ -1,0 +1,140 @@
+//! The deprecated copilot: still callable, with its deprecation surfaced.
+//!
+//! `POST /v1/ai/copilot/ask` is removed on 30 September 2026. Its replacement is the
+//! asynchronous assistant. Migration:
+//!
+//! ```no_run
+//! use pubapi_sdk::types::AssistantAskRequest;
+//! use pubapi_sdk_ext::ai::AiWait;
+//! # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), Box<dyn std::error::Error>> {
+//! // Before: let answer = client.copilot().ask(request).await?.body.response;
+//! let request = AssistantAskRequest::builder().question("What is in the Q3 folder?");
+//! let answer = client.assistant().ask_and_wait(request.try_into()?, AiWait::default()).await?;
+//! println!("{}", answer.text().unwrap_or_default());
+//! # Ok(()) }
+//! ```
+
+use crate::Client;
+use crate::error::Error;
+use crate::typed::TypedResultExt;
+use pubapi_sdk::types::{CopilotAskRequest, CopilotAskResponse};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The copilot's sunset, 30 September 2026 00:00 UTC, in seconds since the Unix epoch.
+pub const SUNSET: Duration = Duration::from_secs(1_790_726_400);
+
+fn sunset() -> SystemTime {
+    UNIX_EPOCH + SUNSET
+}
+
+static WARNED: AtomicBool = AtomicBool::new(false);
+
+/// The copilot endpoint: `client.copilot()` (deprecated).
+#[derive(Debug, Clone, Copy)]
+pub struct Copilot<'a> {
+    client: &'a Client,
+}
+
+/// What the copilot's responses say about its deprecation.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Deprecation {
+    /// The `Deprecation` header (`true`).
+    pub deprecation: Option<String>,
+    /// The `Sunset` header (an HTTP date).
+    pub sunset: Option<String>,
+    /// The `Link` header: the replacement, with relation `successor-version`.
+    pub link: Option<String>,
+    /// The body's `deprecationNotice`.
+    pub notice: Option<String>,
+}
+
+/// A copilot answer with its deprecation information.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CopilotAnswer {
+    /// The answer body.
+    pub body: CopilotAskResponse,
+    /// The deprecation headers and notice.
+    pub deprecation: Deprecation,
+}
+
+impl Client {
+    /// The deprecated synchronous copilot.
+    #[deprecated(
+        note = "the copilot is removed on 30 September 2026: use `client.assistant().ask_and_wait(..)`"
+    )]
+    pub fn copilot(&self) -> Copilot<'_> {
+        Copilot { client: self }
+    }
+}
+
+impl Copilot<'_> {
+    /// Asks the copilot. A warning is logged once per process; after the sunset date every
+    /// call still tries, and says so in the log.
+    pub async fn ask(&self, request: CopilotAskRequest) -> Result<CopilotAnswer, Error> {
+        note_deprecation(SystemTime::now());
+        #[allow(deprecated)]
+        let call = pubapi_sdk::ClientCopilotExt::ask_copilot(self.client.sdk()).body(request);
+        let response = call.send().typed().await?;
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        let deprecation = Deprecation {
+            deprecation: header("deprecation"),
+            sunset: header("sunset"),
+            link: header("link"),
+            notice: response.deprecation_notice.clone(),
+        };
+        Ok(CopilotAnswer {
+            body: response.into_inner(),
+            deprecation,
+        })
+    }
+}
+
+/// Logs the deprecation: once before the sunset, at every call after it. Returns whether
+/// the sunset has passed.
+fn note_deprecation(now: SystemTime) -> bool {
+    let past = sunset_passed(now);
+    if past {
+        tracing::warn!(
+            "POST /v1/ai/copilot/ask is past its sunset (30 September 2026) and may be gone; \
+             trying anyway. Move to the assistant: client.assistant().ask_and_wait(..)"
+        );
+    } else if !WARNED.swap(true, Ordering::Relaxed) {
+        tracing::warn!(
+            "POST /v1/ai/copilot/ask is deprecated and removed on 30 September 2026; \
+             use client.assistant().ask_and_wait(..)"
+        );
+    }
+    past
+}
+
+fn sunset_passed(now: SystemTime) -> bool {
+    now >= sunset()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sunset_is_the_thirtieth_of_september_2026() {
+        assert_eq!(
+            httpdate::fmt_http_date(sunset()),
+            "Wed, 30 Sep 2026 00:00:00 GMT"
+        );
+        assert!(!sunset_passed(sunset() - Duration::from_secs(1)));
+        assert!(sunset_passed(sunset()));
+    }
+
+    #[test]
+    fn calls_after_the_sunset_still_go_out_but_are_flagged() {
+        assert!(note_deprecation(sunset() + Duration::from_secs(86_400)));
+        assert!(!note_deprecation(sunset() - Duration::from_secs(86_400)));
+    }
+}

@@ -1,0 +1,15 @@
+//! The AI endpoints done right: agents and the assistant answered with one call that polls
+//! politely (every poll counts against the AI budget of 100 calls a day), the deprecated
+//! copilot with its sunset surfaced, and page streams over knowledge bases and hybrid search.
+
+mod agents;
+mod answer_wait;
+mod assistant;
+mod copilot;
+mod pages;
+
+pub use agents::{AgentAnswer, Agents, MAX_QUESTION_CHARS};
+pub use answer_wait::{AiWait, AskError};
+pub use assistant::{Assistant, AssistantAnswer};
+pub use copilot::{Copilot, CopilotAnswer, Deprecation, SUNSET};
+pub use pages::{KnowledgeBases, Search};

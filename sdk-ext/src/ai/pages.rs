@@ -1,0 +1,151 @@
+//! Page streams over knowledge bases and hybrid search results.
+
+use crate::Client;
+use crate::error::Error;
+use crate::prelude::*;
+use futures_util::Stream;
+use pubapi_sdk::types::{
+    HybridSearchRequest, HybridSearchResponse, HybridSearchResult, KnowledgeBase,
+    KnowledgeBaseAskRequest, KnowledgeBaseListRequest, KnowledgeBasePage,
+};
+use std::collections::VecDeque;
+
+/// Knowledge bases: `client.knowledge_bases()`.
+#[derive(Debug, Clone, Copy)]
+pub struct KnowledgeBases<'a> {
+    client: &'a Client,
+}
+
+/// Hybrid (semantic + keyword) search: `client.search()`.
+#[derive(Debug, Clone, Copy)]
+pub struct Search<'a> {
+    client: &'a Client,
+}
+
+impl Client {
+    /// The knowledge-base endpoints.
+    pub fn knowledge_bases(&self) -> KnowledgeBases<'_> {
+        KnowledgeBases { client: self }
+    }
+
+    /// The hybrid search endpoint.
+    pub fn search(&self) -> Search<'_> {
+        Search { client: self }
+    }
+}
+
+impl KnowledgeBases<'_> {
+    /// One page of the list (`POST /v1/ai/kb/list`).
+    pub async fn page(
+        &self,
+        request: KnowledgeBaseListRequest,
+    ) -> Result<KnowledgeBasePage, Error> {
+        Ok(self
+            .client
+            .list_knowledge_bases()
+            .body(request)
+            .send()
+            .typed()
+            .await?
+            .into_inner())
+    }
+
+    /// The knowledge bases of the list as a stream. The reference does not show which
+    /// request fields select a page, so the stream reads the page the request selects and,
+    /// when the page says it is not the last, ends with an error saying so rather than
+    /// silently stopping.
+    pub fn list(
+        &self,
+        request: KnowledgeBaseListRequest,
+    ) -> impl Stream<Item = Result<KnowledgeBase, Error>> + Send + 'static {
+        let client = self.client.clone();
+        futures_util::stream::once(async move { client.knowledge_bases().page(request).await })
+            .flat_map(|page| {
+                let items: Vec<Result<KnowledgeBase, Error>> = match page {
+                    Ok(page) => {
+                        let more = page.last == Some(false);
+                        let mut items: Vec<_> = page.content.into_iter().map(Ok).collect();
+                        if more {
+                            items.push(Err(Error::InvalidInput(crate::error::InputError::Invalid {
+                                field: "page",
+                                problem: "more knowledge bases exist, but the reference does not show \
+                                          how to request the next page"
+                                    .into(),
+                            })));
+                        }
+                        items
+                    }
+                    Err(e) => vec![Err(e)],
+                };
+                futures_util::stream::iter(items)
+            })
+    }
+
+    /// Asks a knowledge base (`POST /v1/ai/kb/{kb-id}/ask`); the answer's fields are not
+    /// shown in the reference, so it is open JSON.
+    pub async fn ask(
+        &self,
+        kb_id: &str,
+        request: KnowledgeBaseAskRequest,
+    ) -> Result<serde_json::Map<String, serde_json::Value>, Error> {
+        let call = self.client.ask_knowledge_base().kb_id(kb_id).body(request);
+        Ok(call.send().typed().await?.into_inner().0)
+    }
+}
+
+impl Search<'_> {
+    /// One page of results.
+    pub async fn page(&self, request: HybridSearchRequest) -> Result<HybridSearchResponse, Error> {
+        Ok(self
+            .client
+            .hybrid_search()
+            .body(request)
+            .send()
+            .typed()
+            .await?
+            .into_inner())
+    }
+
+    /// All results as a stream, page by page (`page` from the request's, or 0, upwards)
+    /// until the response says `last` or a page is empty. Every page is an AI call.
+    pub fn results(
+        &self,
+        request: HybridSearchRequest,
+    ) -> impl Stream<Item = Result<HybridSearchResult, Error>> + Send + 'static {
+        struct Pages {
+            client: Client,
+            request: HybridSearchRequest,
+            next: Option<i64>,
+            buffer: VecDeque<HybridSearchResult>,
+        }
+        let first = request.page.unwrap_or(0);
+        let state = Pages {
+            client: self.client.clone(),
+            request,
+            next: Some(first),
+            buffer: VecDeque::new(),
+        };
+        futures_util::stream::unfold(state, |mut s| async move {
+            loop {
+                if let Some(result) = s.buffer.pop_front() {
+                    return Some((Ok(result), s));
+                }
+                let page_number = s.next.take()?;
+                let request = HybridSearchRequest {
+                    page: Some(page_number),
+                    ..s.request.clone()
+                };
+                match s.client.search().page(request).await {
+                    Ok(page) => {
+                        let more = page.last == Some(false) && !page.results.is_empty();
+                        s.next = more.then_some(page_number + 1);
+                        s.buffer.extend(page.results);
+                    }
+                    Err(e) => return Some((Err(e), s)),
+                }
+            }
+        })
+    }
+}
+
+use futures_util::StreamExt as _;

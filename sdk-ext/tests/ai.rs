@@ -1,0 +1,277 @@
+//! Agents, assistant, copilot, knowledge bases and hybrid search against a scripted AI API,
+//! with paused time.
+
+mod support;
+
+use futures_util::StreamExt;
+use pubapi_sdk::types::{AssistantAskRequest, CopilotAskRequest, HybridSearchRequest};
+use pubapi_sdk_ext::ai::{AiWait, AskError, MAX_QUESTION_CHARS};
+use pubapi_sdk_ext::waiter::WaitError;
+use pubapi_sdk_ext::{Client, Error, SecretToken};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+use support::{Answer, Script};
+
+fn client(script: &Arc<Script>) -> Client {
+    Client::builder()
+        .base_url("http://sandbox.test/pubapi")
+        .token(SecretToken::try_from("t").unwrap())
+        .transport(script.clone())
+        .build()
+        .unwrap()
+}
+
+fn secs_f(s: f64) -> Duration {
+    Duration::from_secs_f64(s)
+}
+
+#[tokio::test(start_paused = true)]
+async fn agent_answer_is_polled_until_completed() {
+    let script = Script::new(
+        vec![
+            Answer::json(200, r#"{"requestId":"r1","conversationId":"c1"}"#),
+            Answer::json(200, r#"{"status":"PENDING"}"#),
+            Answer::json(200, r#"{"status":"RUNNING"}"#),
+        ],
+        Answer::json(
+            200,
+            json!({"status": "COMPLETED", "responseText": "42",
+                   "citations": [{"previewUrl": "https://x/p", "type": "web_search"}],
+                   "lastUpdated": "2026-01-01T10:00:00Z"})
+            .to_string(),
+        ),
+    );
+    let answer = client(&script)
+        .agents()
+        .ask_and_wait("a 1", "What is the answer?", AiWait::default())
+        .await
+        .unwrap();
+    assert_eq!(answer.request.request_id.as_deref(), Some("r1"));
+    assert_eq!(answer.result.response_text.as_deref(), Some("42"));
+    assert_eq!(answer.result.citations.len(), 1);
+    let seen = script.seen();
+    assert_eq!(seen[0].path, "/pubapi/v1/ai/agents/a%201/ask");
+    assert_eq!(seen[1].path, "/pubapi/v1/ai/agents/a%201/ask/r1/status");
+    let times = script.times();
+    assert_eq!(
+        times,
+        vec![secs_f(0.0), secs_f(0.0), secs_f(5.0), secs_f(12.5)]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn agent_failure_is_a_typed_error_with_the_response_text() {
+    let script = Script::new(
+        vec![Answer::json(
+            200,
+            r#"{"requestId":"r1","conversationId":"c1"}"#,
+        )],
+        Answer::json(
+            200,
+            r#"{"status":"FAILED","responseText":"model unavailable"}"#,
+        ),
+    );
+    let result = client(&script)
+        .agents()
+        .ask_and_wait("a1", "Why?", AiWait::default())
+        .await;
+    match result {
+        Err(WaitError::Failed {
+            error:
+                AskError::Failed {
+                    status,
+                    response_text,
+                },
+            polls,
+            ..
+        }) => {
+            assert_eq!(status, "FAILED");
+            assert_eq!(response_text.as_deref(), Some("model unavailable"));
+            assert_eq!(polls, 1);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn agent_question_over_35000_characters_is_refused_before_sending() {
+    let script = Script::new(vec![], Answer::empty(500));
+    let question = "x".repeat(MAX_QUESTION_CHARS + 1);
+    let result = client(&script).agents().ask("a1", &question).await;
+    assert!(matches!(result, Err(Error::InvalidInput(_))), "{result:?}");
+    assert!(script.seen().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn assistant_is_polled_until_no_longer_in_progress() {
+    let script = Script::new(
+        vec![
+            Answer::json(
+                200,
+                r#"{"conversationId":"c1","executionId":"e1","executionStatus":"IN_PROGRESS","truncated":false,"actions":[]}"#,
+            ),
+            Answer::json(200, r#"{"status":"IN_PROGRESS"}"#),
+        ],
+        Answer::json(
+            200,
+            json!({"status": "COMPLETED", "responseText": "Two contracts.", "thoughts": [],
+                   "citations": [{"filename": "a.pdf", "entryId": "e9", "objectId": "o9",
+                                  "previewUrl": "/preview/o9",
+                                  "chunks": [{"chunkId": "k1", "sourceText": "renews in May"}]}],
+                   "intent": "question_answering", "lastUpdated": 1767261600000_i64,
+                   "numToolCalls": 1, "pendingActions": [],
+                   "toolCalls": {"t1": {"name": "search", "sourceDisplayName": "Files",
+                                        "toolDisplayName": "Search", "thought": "look",
+                                        "input": {"q": "May"}, "output": "2 hits",
+                                        "status": "SUCCESS", "timestamp": "2026-01-01T10:00:00Z"}}})
+            .to_string(),
+        ),
+    );
+    let request = AssistantAskRequest::builder()
+        .question("Which contracts renew in May?")
+        .try_into()
+        .unwrap();
+    let answer = client(&script)
+        .assistant()
+        .ask_and_wait(request, AiWait::default())
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), Some("COMPLETED"));
+    assert_eq!(answer.text(), Some("Two contracts."));
+    assert_eq!(
+        answer.result.citations[0].chunks[0].source_text.as_deref(),
+        Some("renews in May")
+    );
+    assert_eq!(
+        answer.result.tool_calls["t1"].output.as_deref(),
+        Some("2 hits")
+    );
+    let status_poll = &script.seen()[1];
+    assert_eq!(status_poll.path, "/pubapi/v1/ai/assistant/e1/status");
+    assert_eq!(status_poll.query, "includeCitations=true");
+}
+
+#[tokio::test(start_paused = true)]
+async fn assistant_unknown_final_status_is_carried_not_rejected() {
+    let script = Script::new(
+        vec![Answer::json(200, r#"{"executionId":"e1"}"#)],
+        Answer::json(200, r#"{"status":"CANCELLED_BY_ADMIN"}"#),
+    );
+    let request = AssistantAskRequest::builder()
+        .question("q")
+        .try_into()
+        .unwrap();
+    let answer = client(&script)
+        .assistant()
+        .ask_and_wait(request, AiWait::default())
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), Some("CANCELLED_BY_ADMIN"));
+}
+
+#[tokio::test(start_paused = true)]
+#[allow(deprecated)]
+async fn copilot_surfaces_its_deprecation_headers_and_notice() {
+    let script = Script::new(
+        vec![],
+        Answer(
+            200,
+            vec![
+                ("content-type", "application/json"),
+                ("deprecation", "true"),
+                ("sunset", "Wed, 30 Sep 2026 00:00:00 GMT"),
+                ("link", "</v1/ai/assistant/ask>; rel=\"successor-version\""),
+            ],
+            json!({"response": {"text": "hi"}, "citations": [], "conversationId": "c1",
+                   "deprecationNotice": "Use the assistant."})
+            .to_string(),
+        ),
+    );
+    let request = CopilotAskRequest::builder()
+        .question("hi?")
+        .try_into()
+        .unwrap();
+    let answer = client(&script).copilot().ask(request).await.unwrap();
+    assert_eq!(answer.deprecation.deprecation.as_deref(), Some("true"));
+    assert_eq!(
+        answer.deprecation.sunset.as_deref(),
+        Some("Wed, 30 Sep 2026 00:00:00 GMT")
+    );
+    assert!(
+        answer
+            .deprecation
+            .link
+            .as_deref()
+            .unwrap()
+            .contains("successor-version")
+    );
+    assert_eq!(
+        answer.deprecation.notice.as_deref(),
+        Some("Use the assistant.")
+    );
+    assert_eq!(answer.body.response.unwrap().text.as_deref(), Some("hi"));
+}
+
+fn search_page(number: i64, last: bool, ids: &[&str]) -> Answer {
+    let results: Vec<_> = ids
+        .iter()
+        .map(|id| {
+            json!({"filename": format!("{id}.pdf"), "entryId": id, "objectId": id,
+                         "chunks": [{"chunkId": "c", "score": 0.5, "text": "t"}]})
+        })
+        .collect();
+    Answer::json(
+        200,
+        json!({"results": results, "totalElements": 5, "totalPages": 3, "number": number,
+               "size": 2, "first": number == 0, "last": last})
+        .to_string(),
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn hybrid_search_results_stream_page_by_page_until_the_last() {
+    let script = Script::new(
+        vec![
+            search_page(0, false, &["a", "b"]),
+            search_page(1, false, &["c", "d"]),
+            search_page(2, true, &["e"]),
+        ],
+        Answer::empty(500),
+    );
+    let request = HybridSearchRequest {
+        query: Some("contract renewal".into()),
+        size: Some(2),
+        ..Default::default()
+    };
+    let ids: Vec<String> = client(&script)
+        .search()
+        .results(request)
+        .map(|r| r.unwrap().entry_id.unwrap())
+        .collect()
+        .await;
+    assert_eq!(ids, ["a", "b", "c", "d", "e"]);
+    assert_eq!(script.seen().len(), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn knowledge_base_list_says_when_more_pages_exist() {
+    let script = Script::new(
+        vec![],
+        Answer::json(
+            200,
+            json!({"content": [{"id": "kb1", "name": "Policies", "status": "ACTIVE"}],
+                   "number": 0, "size": 1, "first": true, "last": false, "empty": false,
+                   "numberOfElements": 1, "totalElements": 2, "totalPages": 2, "fileLimit": 500})
+            .to_string(),
+        ),
+    );
+    let items: Vec<_> = client(&script)
+        .knowledge_bases()
+        .list(Default::default())
+        .collect()
+        .await;
+    assert_eq!(items.len(), 2);
+    assert_eq!(items[0].as_ref().unwrap().id.as_deref(), Some("kb1"));
+    assert!(matches!(items[1], Err(Error::InvalidInput(_))));
+}
