@@ -1,0 +1,421 @@
+//! Webhook registrations: create, list, inspect, enable or disable, update, delete, renew.
+//!
+//! Everything the reference checks is checked before sending: the `url` is HTTPS, an
+//! `eventType` list is non-empty and names known events or the wildcards `fs:*`, `link:*`,
+//! `comment:*`, `permission:*`, `meta:*` (workflow and group events have none), and at most
+//! 100 folder paths are joined with commas. The webhook endpoints need the
+//! `Service.webhooks` scope.
+//!
+//! ```no_run
+//! use pubapi_sdk_ext::registration::Registration;
+//! use pubapi_sdk_ext::webhook::{EventFilter, EventType, Wildcard};
+//!
+//! # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), Box<dyn std::error::Error>> {
+//! let registration = Registration::new("https://hooks.example.com/pubapi")?
+//!     .events([EventFilter::Wildcard(Wildcard::Fs), EventType::CommentSetComment.into()])?
+//!     .paths(["/Shared/Contracts", "/Shared/Legal"])?
+//!     .auth_header("a-long-random-secret");
+//! let hook = client.webhooks().create(&registration).await?;
+//! println!("{:?} expires at {:?}", hook.webhook_id, hook.expires);
+//! # Ok(()) }
+//! ```
+
+use crate::Client;
+use crate::error::{Error, InputError};
+use crate::prelude::*;
+use crate::webhook::EventFilter;
+use pubapi_sdk::types::{
+    Webhook, WebhookCreateRequest, WebhookEventTypeFilter, WebhookState, WebhookStatusRequest,
+    WebhookSummary, WebhookUpdateRequest,
+};
+use std::fmt;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The most folder paths one registration may filter on.
+pub const MAX_PATHS: usize = 100;
+
+/// What a registration subscribes to; validated as it is built.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Registration {
+    url: String,
+    events: Option<Vec<EventFilter>>,
+    paths: Vec<String>,
+    auth_header: Option<String>,
+}
+
+impl fmt::Debug for Registration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registration")
+            .field("url", &self.url)
+            .field("events", &self.events)
+            .field("paths", &self.paths)
+            .field("auth_header", &self.auth_header.as_ref().map(|_| "** redacted **"))
+            .finish()
+    }
+}
+
+impl Registration {
+    /// A registration delivering every event of every path to `url`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when `url` is not an absolute `https://` URL with a host.
+    pub fn new(url: &str) -> Result<Self, Error> {
+        let parsed = reqwest::Url::parse(url)
+            .map_err(|e| invalid("url", format!("{url:?} is not a URL: {e}")))?;
+        if parsed.scheme() != "https" || parsed.host_str().is_none_or(str::is_empty) {
+            return Err(invalid("url", format!("{url:?} is not an https:// URL")));
+        }
+        Ok(Registration {
+            url: url.to_string(),
+            events: None,
+            paths: Vec::new(),
+            auth_header: None,
+        })
+    }
+
+    /// Only these events (exact names or wildcards); at least one.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for an empty list.
+    pub fn events<I, F>(mut self, filters: I) -> Result<Self, Error>
+    where
+        I: IntoIterator<Item = F>,
+        F: Into<EventFilter>,
+    {
+        let filters: Vec<EventFilter> = filters.into_iter().map(Into::into).collect();
+        if filters.is_empty() {
+            return Err(invalid("eventType", "at least one event is required when given".into()));
+        }
+        self.events = Some(filters);
+        Ok(self)
+    }
+
+    /// Only these events, parsed from their names (`fs:add_file`, `fs:*`, ...).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] naming the first entry that is not a known event or wildcard.
+    pub fn event_names<I: IntoIterator<Item = S>, S: AsRef<str>>(self, names: I) -> Result<Self, Error> {
+        let filters = names
+            .into_iter()
+            .map(|n| {
+                EventFilter::parse(n.as_ref())
+                    .map_err(|e| invalid("eventType", format!("{:?}: {e}", n.as_ref())))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        self.events(filters)
+    }
+
+    /// Only events below these folder paths (at most 100, sent comma-separated).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for more than 100 paths, or a path that is empty, relative,
+    /// contains a comma (the separator) or a control character.
+    pub fn paths<I: IntoIterator<Item = S>, S: Into<String>>(mut self, paths: I) -> Result<Self, Error> {
+        let paths: Vec<String> = paths.into_iter().map(Into::into).collect();
+        if paths.len() > MAX_PATHS {
+            return Err(invalid("path", format!("{} paths, at most {MAX_PATHS}", paths.len())));
+        }
+        if let Some(bad) = paths
+            .iter()
+            .find(|p| !p.starts_with('/') || p.contains(',') || p.chars().any(char::is_control))
+        {
+            return Err(invalid(
+                "path",
+                format!("{bad:?} is not an absolute folder path without commas"),
+            ));
+        }
+        self.paths = paths;
+        Ok(self)
+    }
+
+    /// The value the platform sends in the `authorization` header of every delivery (give
+    /// the same value to the receiver).
+    pub fn auth_header(mut self, value: impl Into<String>) -> Self {
+        self.auth_header = Some(value.into());
+        self
+    }
+
+    fn event_type(&self) -> Vec<WebhookEventTypeFilter> {
+        self.events
+            .iter()
+            .flatten()
+            .map(|f| WebhookEventTypeFilter(f.as_str().to_string()))
+            .collect()
+    }
+
+    fn path(&self) -> Option<String> {
+        (!self.paths.is_empty()).then(|| self.paths.join(","))
+    }
+
+    fn create_body(&self) -> WebhookCreateRequest {
+        WebhookCreateRequest {
+            url: self.url.clone(),
+            event_type: self.event_type(),
+            path: self.path(),
+            auth_header: self.auth_header.clone(),
+        }
+    }
+
+    fn update_body(&self, status: Option<Status>) -> WebhookUpdateRequest {
+        WebhookUpdateRequest {
+            url: self.url.clone(),
+            event_type: self.event_type(),
+            path: self.path(),
+            auth_header: self.auth_header.clone(),
+            status: status.map(Status::state),
+        }
+    }
+}
+
+/// A registration's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Status {
+    /// Deliveries are sent.
+    Enabled,
+    /// Deliveries stop (set by the caller, or by the platform after 4 failed attempts).
+    Disabled,
+}
+
+impl Status {
+    fn state(self) -> WebhookState {
+        WebhookState(self.as_str().to_string())
+    }
+
+    /// `enabled` or `disabled`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Enabled => "enabled",
+            Status::Disabled => "disabled",
+        }
+    }
+
+    /// Reads a status as sent; `None` for a value this SDK does not know.
+    pub fn of(summary: &WebhookSummary) -> Option<Status> {
+        match summary.status.as_deref().map(String::as_str) {
+            Some("enabled") => Some(Status::Enabled),
+            Some("disabled") => Some(Status::Disabled),
+            _ => None,
+        }
+    }
+}
+
+/// The webhook error codes of the reference.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum WebhookErrorCode {
+    /// 400: bad JSON, an invalid `eventType` value, more than 100 paths.
+    RequestSchema,
+    /// 400: `url` is not a valid HTTPS URL.
+    InvalidUrl,
+    /// 401: token invalid or expired.
+    NotAuthorized,
+    /// 403: the token lacks the `Service.webhooks` scope.
+    MissingScope,
+    /// 404: the webhook id is unknown or not owned by the client id.
+    NotFound,
+    /// 409: the webhook count for the client id and domain is at its maximum.
+    Quota,
+    /// A code this SDK does not know, as sent.
+    Other(String),
+}
+
+impl Error {
+    /// The webhook error code of a webhooks-area error, if the body had one.
+    pub fn webhook_code(&self) -> Option<WebhookErrorCode> {
+        Some(match self.code()? {
+            "request_schema_error" => WebhookErrorCode::RequestSchema,
+            "hook_invalid_url" => WebhookErrorCode::InvalidUrl,
+            "gateway_error_forbidden_not_authorized" => WebhookErrorCode::NotAuthorized,
+            "missing_scope_error" => WebhookErrorCode::MissingScope,
+            "hook_not_found_error" => WebhookErrorCode::NotFound,
+            "hook_quota_error" => WebhookErrorCode::Quota,
+            other => WebhookErrorCode::Other(other.to_string()),
+        })
+    }
+}
+
+/// The webhook endpoints: `client.webhooks()`.
+#[derive(Debug, Clone, Copy)]
+pub struct Webhooks<'a> {
+    client: &'a Client,
+}
+
+impl Client {
+    /// The webhook registration endpoints (they need the `Service.webhooks` scope).
+    pub fn webhooks(&self) -> Webhooks<'_> {
+        Webhooks { client: self }
+    }
+}
+
+impl Webhooks<'_> {
+    /// Registers a webhook (201 `{webhookId, expires, status}`).
+    pub async fn create(&self, registration: &Registration) -> Result<WebhookSummary, Error> {
+        let call = self.client.create_webhook().body(registration.create_body());
+        Ok(call.send().typed().await?.into_inner())
+    }
+
+    /// The registrations of the token's user and client id.
+    pub async fn list(&self) -> Result<Vec<WebhookSummary>, Error> {
+        Ok(self.client.list_webhooks().send().typed().await?.into_inner().0)
+    }
+
+    /// The full registration.
+    pub async fn details(&self, id: &str) -> Result<Webhook, Error> {
+        let call = self.client.get_webhook_details().webhook_id(id);
+        Ok(call.send().typed().await?.into_inner())
+    }
+
+    /// Status and expiry.
+    pub async fn status(&self, id: &str) -> Result<WebhookSummary, Error> {
+        let call = self.client.get_webhook_status().webhook_id(id);
+        Ok(call.send().typed().await?.into_inner())
+    }
+
+    /// Enables or disables deliveries.
+    pub async fn set_status(&self, id: &str, status: Status) -> Result<WebhookSummary, Error> {
+        let body = WebhookStatusRequest {
+            status: status.state(),
+        };
+        let call = self.client.set_webhook_status().webhook_id(id).body(body);
+        Ok(call.send().typed().await?.into_inner())
+    }
+
+    /// Replaces the configuration (and optionally the status). Whether fields left out keep
+    /// their value is not shown in the reference, so the whole registration is sent.
+    pub async fn update(
+        &self,
+        id: &str,
+        registration: &Registration,
+        status: Option<Status>,
+    ) -> Result<(), Error> {
+        let body = registration.update_body(status);
+        let call = self.client.update_webhook().webhook_id(id).body(body);
+        call.send().typed().await.map(|_| ())
+    }
+
+    /// Deletes the registration (204).
+    pub async fn delete(&self, id: &str) -> Result<(), Error> {
+        let call = self.client.delete_webhook().webhook_id(id);
+        call.send().typed().await.map(|_| ())
+    }
+
+    /// Re-enables a registration the platform disabled (after 4 failed delivery attempts);
+    /// does nothing to one that is enabled. Returns the current summary.
+    pub async fn ensure_enabled(&self, id: &str) -> Result<WebhookSummary, Error> {
+        let current = self.status(id).await?;
+        match Status::of(&current) {
+            Some(Status::Enabled) => Ok(current),
+            _ => self.set_status(id, Status::Enabled).await,
+        }
+    }
+
+    /// Renews a registration that expires within `window` of `now`: registers the same
+    /// configuration again (a new `expires`), then deletes the old one. The new registration
+    /// exists before the old one goes, so no event is lost; one may arrive twice (the
+    /// receiver deduplicates by event id). At the webhook quota the creation fails with 409
+    /// and the old registration is left as it is. Returns the new summary, or `None` when
+    /// no renewal was due. What the platform does when `expires` passes is not shown in
+    /// the reference.
+    pub async fn renew_if_expiring(
+        &self,
+        id: &str,
+        registration: &Registration,
+        window: Duration,
+        now: SystemTime,
+    ) -> Result<Option<WebhookSummary>, Error> {
+        let current = self.status(id).await?;
+        if !expires_within(&current, window, now) {
+            return Ok(None);
+        }
+        let renewed = self.create(registration).await?;
+        self.delete(id).await?;
+        Ok(Some(renewed))
+    }
+}
+
+/// Whether a registration's `expires` (Unix seconds) falls within `window` of `now`. A
+/// summary without `expires` is not considered expiring.
+pub fn expires_within(summary: &WebhookSummary, window: Duration, now: SystemTime) -> bool {
+    let Some(expires) = summary.expires.and_then(|e| u64::try_from(e).ok()) else {
+        return false;
+    };
+    UNIX_EPOCH + Duration::from_secs(expires) <= now + window
+}
+
+fn invalid(field: &'static str, problem: String) -> Error {
+    Error::InvalidInput(InputError::Invalid { field, problem })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::webhook::{EventType, Wildcard};
+
+    fn field_of(result: Result<Registration, Error>) -> &'static str {
+        match result {
+            Err(Error::InvalidInput(InputError::Invalid { field, .. })) => field,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn url_must_be_https() {
+        assert!(Registration::new("https://hooks.example.com/in").is_ok());
+        for bad in ["http://hooks.example.com/in", "hooks.example.com", "ftp://x/y", "https://"] {
+            assert_eq!(field_of(Registration::new(bad)), "url", "{bad}");
+        }
+    }
+
+    #[test]
+    fn event_list_when_given_is_not_empty_and_names_known_events() {
+        let base = || Registration::new("https://h.example.com/").unwrap();
+        assert_eq!(field_of(base().events(Vec::<EventFilter>::new())), "eventType");
+        assert_eq!(field_of(base().event_names(["fs:add_file", "fs:explode"])), "eventType");
+        assert_eq!(field_of(base().event_names(["workflow:*"])), "eventType");
+        assert_eq!(field_of(base().event_names(["group:*"])), "eventType");
+        let ok = base().event_names(["fs:*", "link:*", "comment:*", "permission:*", "meta:*", "group:create"]);
+        assert_eq!(ok.unwrap().event_type().len(), 6);
+    }
+
+    #[test]
+    fn at_most_one_hundred_absolute_paths_joined_by_commas() {
+        let base = || Registration::new("https://h.example.com/").unwrap();
+        let hundred: Vec<String> = (0..100).map(|i| format!("/f/{i}")).collect();
+        let joined = base().paths(hundred).unwrap().path().unwrap();
+        assert_eq!(joined.split(',').count(), 100);
+        let too_many: Vec<String> = (0..101).map(|i| format!("/f/{i}")).collect();
+        assert_eq!(field_of(base().paths(too_many)), "path");
+        assert_eq!(field_of(base().paths(["/a,b"])), "path");
+        assert_eq!(field_of(base().paths(["relative"])), "path");
+    }
+
+    #[test]
+    fn bodies_carry_the_reference_field_names() {
+        let r = Registration::new("https://h.example.com/in")
+            .unwrap()
+            .events([EventFilter::Wildcard(Wildcard::Fs), EventType::CommentSetComment.into()])
+            .unwrap()
+            .paths(["/A", "/B"])
+            .unwrap()
+            .auth_header("s3cret");
+        let body = serde_json::to_value(r.update_body(Some(Status::Disabled))).unwrap();
+        assert_eq!(
+            body,
+            serde_json::json!({"url": "https://h.example.com/in", "eventType": ["fs:*", "comment:set_comment"],
+                               "path": "/A,/B", "authHeader": "s3cret", "status": "disabled"})
+        );
+        assert!(!format!("{r:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn expiry_window() {
+        let now = UNIX_EPOCH + Duration::from_secs(1_000_000);
+        let summary = |expires| WebhookSummary {
+            expires: Some(expires),
+            status: None,
+            webhook_id: None,
+        };
+        assert!(expires_within(&summary(1_000_500), Duration::from_secs(600), now));
+        assert!(!expires_within(&summary(1_000_700), Duration::from_secs(600), now));
+    }
+}
