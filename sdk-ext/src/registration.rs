@@ -49,7 +49,10 @@ impl fmt::Debug for Registration {
             .field("url", &self.url)
             .field("events", &self.events)
             .field("paths", &self.paths)
-            .field("auth_header", &self.auth_header.as_ref().map(|_| "** redacted **"))
+            .field(
+                "auth_header",
+                &self.auth_header.as_ref().map(|_| "** redacted **"),
+            )
             .finish()
     }
 }
@@ -84,7 +87,10 @@ impl Registration {
     {
         let filters: Vec<EventFilter> = filters.into_iter().map(Into::into).collect();
         if filters.is_empty() {
-            return Err(invalid("eventType", "at least one event is required when given".into()));
+            return Err(invalid(
+                "eventType",
+                "at least one event is required when given".into(),
+            ));
         }
         self.events = Some(filters);
         Ok(self)
@@ -94,7 +100,10 @@ impl Registration {
     ///
     /// # Errors
     /// [`Error::InvalidInput`] naming the first entry that is not a known event or wildcard.
-    pub fn event_names<I: IntoIterator<Item = S>, S: AsRef<str>>(self, names: I) -> Result<Self, Error> {
+    pub fn event_names<I: IntoIterator<Item = S>, S: AsRef<str>>(
+        self,
+        names: I,
+    ) -> Result<Self, Error> {
         let filters = names
             .into_iter()
             .map(|n| {
@@ -110,10 +119,16 @@ impl Registration {
     /// # Errors
     /// [`Error::InvalidInput`] for more than 100 paths, or a path that is empty, relative,
     /// contains a comma (the separator) or a control character.
-    pub fn paths<I: IntoIterator<Item = S>, S: Into<String>>(mut self, paths: I) -> Result<Self, Error> {
+    pub fn paths<I: IntoIterator<Item = S>, S: Into<String>>(
+        mut self,
+        paths: I,
+    ) -> Result<Self, Error> {
         let paths: Vec<String> = paths.into_iter().map(Into::into).collect();
         if paths.len() > MAX_PATHS {
-            return Err(invalid("path", format!("{} paths, at most {MAX_PATHS}", paths.len())));
+            return Err(invalid(
+                "path",
+                format!("{} paths, at most {MAX_PATHS}", paths.len()),
+            ));
         }
         if let Some(bad) = paths
             .iter()
@@ -250,13 +265,23 @@ impl Client {
 impl Webhooks<'_> {
     /// Registers a webhook (201 `{webhookId, expires, status}`).
     pub async fn create(&self, registration: &Registration) -> Result<WebhookSummary, Error> {
-        let call = self.client.create_webhook().body(registration.create_body());
+        let call = self
+            .client
+            .create_webhook()
+            .body(registration.create_body());
         Ok(call.send().typed().await?.into_inner())
     }
 
     /// The registrations of the token's user and client id.
     pub async fn list(&self) -> Result<Vec<WebhookSummary>, Error> {
-        Ok(self.client.list_webhooks().send().typed().await?.into_inner().0)
+        Ok(self
+            .client
+            .list_webhooks()
+            .send()
+            .typed()
+            .await?
+            .into_inner()
+            .0)
     }
 
     /// The full registration.
@@ -361,7 +386,12 @@ mod tests {
     #[test]
     fn url_must_be_https() {
         assert!(Registration::new("https://hooks.example.com/in").is_ok());
-        for bad in ["http://hooks.example.com/in", "hooks.example.com", "ftp://x/y", "https://"] {
+        for bad in [
+            "http://hooks.example.com/in",
+            "hooks.example.com",
+            "ftp://x/y",
+            "https://",
+        ] {
             assert_eq!(field_of(Registration::new(bad)), "url", "{bad}");
         }
     }
@@ -369,11 +399,24 @@ mod tests {
     #[test]
     fn event_list_when_given_is_not_empty_and_names_known_events() {
         let base = || Registration::new("https://h.example.com/").unwrap();
-        assert_eq!(field_of(base().events(Vec::<EventFilter>::new())), "eventType");
-        assert_eq!(field_of(base().event_names(["fs:add_file", "fs:explode"])), "eventType");
+        assert_eq!(
+            field_of(base().events(Vec::<EventFilter>::new())),
+            "eventType"
+        );
+        assert_eq!(
+            field_of(base().event_names(["fs:add_file", "fs:explode"])),
+            "eventType"
+        );
         assert_eq!(field_of(base().event_names(["workflow:*"])), "eventType");
         assert_eq!(field_of(base().event_names(["group:*"])), "eventType");
-        let ok = base().event_names(["fs:*", "link:*", "comment:*", "permission:*", "meta:*", "group:create"]);
+        let ok = base().event_names([
+            "fs:*",
+            "link:*",
+            "comment:*",
+            "permission:*",
+            "meta:*",
+            "group:create",
+        ]);
         assert_eq!(ok.unwrap().event_type().len(), 6);
     }
 
@@ -393,7 +436,10 @@ mod tests {
     fn bodies_carry_the_reference_field_names() {
         let r = Registration::new("https://h.example.com/in")
             .unwrap()
-            .events([EventFilter::Wildcard(Wildcard::Fs), EventType::CommentSetComment.into()])
+            .events([
+                EventFilter::Wildcard(Wildcard::Fs),
+                EventType::CommentSetComment.into(),
+            ])
             .unwrap()
             .paths(["/A", "/B"])
             .unwrap()
@@ -415,7 +461,15 @@ mod tests {
             status: None,
             webhook_id: None,
         };
-        assert!(expires_within(&summary(1_000_500), Duration::from_secs(600), now));
-        assert!(!expires_within(&summary(1_000_700), Duration::from_secs(600), now));
+        assert!(expires_within(
+            &summary(1_000_500),
+            Duration::from_secs(600),
+            now
+        ));
+        assert!(!expires_within(
+            &summary(1_000_700),
+            Duration::from_secs(600),
+            now
+        ));
     }
 }

@@ -228,10 +228,7 @@ async fn unauthorized_says_the_token_is_invalid_or_revoked() {
     let result = client(&script).whoami().send().typed().await;
     match result {
         Err(Error::Unauthorized(e)) => {
-            assert_eq!(
-                e.code(),
-                Some("gateway_error_forbidden_not_authorized")
-            );
+            assert_eq!(e.code(), Some("gateway_error_forbidden_not_authorized"));
         }
         other => panic!("{other:?}"),
     }

@@ -30,7 +30,11 @@ async fn each_webhook_error_code_is_typed() {
     let cases = [
         (400, "request_schema_error", WebhookErrorCode::RequestSchema),
         (400, "hook_invalid_url", WebhookErrorCode::InvalidUrl),
-        (401, "gateway_error_forbidden_not_authorized", WebhookErrorCode::NotAuthorized),
+        (
+            401,
+            "gateway_error_forbidden_not_authorized",
+            WebhookErrorCode::NotAuthorized,
+        ),
         (403, "missing_scope_error", WebhookErrorCode::MissingScope),
         (404, "hook_not_found_error", WebhookErrorCode::NotFound),
         (409, "hook_quota_error", WebhookErrorCode::Quota),
@@ -38,7 +42,11 @@ async fn each_webhook_error_code_is_typed() {
     for (status, code, expected) in cases {
         let body = format!(r#"{{"code":"{code}","message":"m","details":"d"}}"#);
         let script = Script::new(vec![], Answer::json(status, body));
-        let error = client(&script).webhooks().create(&registration()).await.unwrap_err();
+        let error = client(&script)
+            .webhooks()
+            .create(&registration())
+            .await
+            .unwrap_err();
         assert_eq!(error.webhook_code(), Some(expected), "{code}");
         let variant_ok = match status {
             400 => matches!(error, Error::InvalidRequest(_)),
@@ -54,22 +62,42 @@ async fn each_webhook_error_code_is_typed() {
 #[tokio::test(start_paused = true)]
 async fn a_disabled_registration_is_enabled_again() {
     let script = Script::new(
-        vec![Answer::json(200, r#"{"webhookId":"w1","expires":1900000000,"status":"disabled"}"#)],
-        Answer::json(200, r#"{"webhookId":"w1","expires":1900000000,"status":"enabled"}"#),
+        vec![Answer::json(
+            200,
+            r#"{"webhookId":"w1","expires":1900000000,"status":"disabled"}"#,
+        )],
+        Answer::json(
+            200,
+            r#"{"webhookId":"w1","expires":1900000000,"status":"enabled"}"#,
+        ),
     );
-    let summary = client(&script).webhooks().ensure_enabled("w1").await.unwrap();
+    let summary = client(&script)
+        .webhooks()
+        .ensure_enabled("w1")
+        .await
+        .unwrap();
     assert_eq!(Status::of(&summary), Some(Status::Enabled));
     let seen = script.seen();
-    assert_eq!((seen[1].method.as_str(), seen[1].path.as_str()), ("POST", "/pubapi/v1/webhooks/w1/status"));
+    assert_eq!(
+        (seen[1].method.as_str(), seen[1].path.as_str()),
+        ("POST", "/pubapi/v1/webhooks/w1/status")
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn an_enabled_registration_is_left_alone() {
     let script = Script::new(
         vec![],
-        Answer::json(200, r#"{"webhookId":"w1","expires":1900000000,"status":"enabled"}"#),
+        Answer::json(
+            200,
+            r#"{"webhookId":"w1","expires":1900000000,"status":"enabled"}"#,
+        ),
     );
-    client(&script).webhooks().ensure_enabled("w1").await.unwrap();
+    client(&script)
+        .webhooks()
+        .ensure_enabled("w1")
+        .await
+        .unwrap();
     assert_eq!(script.seen().len(), 1);
 }
 
@@ -77,8 +105,14 @@ async fn an_enabled_registration_is_left_alone() {
 async fn renewal_creates_the_replacement_before_deleting_the_old_one() {
     let script = Script::new(
         vec![
-            Answer::json(200, r#"{"webhookId":"w1","expires":1000100,"status":"enabled"}"#),
-            Answer::json(201, r#"{"webhookId":"w2","expires":2000000,"status":"enabled"}"#),
+            Answer::json(
+                200,
+                r#"{"webhookId":"w1","expires":1000100,"status":"enabled"}"#,
+            ),
+            Answer::json(
+                201,
+                r#"{"webhookId":"w2","expires":2000000,"status":"enabled"}"#,
+            ),
             Answer::empty(204),
         ],
         Answer::empty(500),
@@ -91,7 +125,11 @@ async fn renewal_creates_the_replacement_before_deleting_the_old_one() {
         .unwrap()
         .unwrap();
     assert_eq!(renewed.webhook_id.as_deref(), Some("w2"));
-    let order: Vec<_> = script.seen().into_iter().map(|s| format!("{} {}", s.method, s.path)).collect();
+    let order: Vec<_> = script
+        .seen()
+        .into_iter()
+        .map(|s| format!("{} {}", s.method, s.path))
+        .collect();
     assert_eq!(
         order,
         [
@@ -106,7 +144,10 @@ async fn renewal_creates_the_replacement_before_deleting_the_old_one() {
 async fn renewal_at_the_quota_keeps_the_old_registration() {
     let script = Script::new(
         vec![
-            Answer::json(200, r#"{"webhookId":"w1","expires":1000100,"status":"enabled"}"#),
+            Answer::json(
+                200,
+                r#"{"webhookId":"w1","expires":1000100,"status":"enabled"}"#,
+            ),
             Answer::json(409, r#"{"code":"hook_quota_error","message":"quota"}"#),
         ],
         Answer::empty(500),

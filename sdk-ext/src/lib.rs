@@ -1,0 +1,41 @@
+#![doc = include_str!("../README.md")]
+
+pub mod act_as;
+pub mod ai;
+pub mod audit;
+pub mod classify;
+pub mod client;
+pub mod error;
+pub mod events;
+pub mod limiter;
+pub mod limits;
+pub mod path;
+mod policy;
+pub mod registration;
+pub mod rejection;
+pub mod retry;
+pub mod retry_after;
+pub mod token;
+pub mod transport;
+mod typed;
+pub mod waiter;
+pub mod webhook;
+
+pub use act_as::ActAs;
+pub use client::{BuildError, Client, ClientBuilder};
+pub use error::Error;
+pub use limits::{Budget, LimitClass, Limits};
+pub use retry::RetryConfig;
+pub use token::{SecretToken, TokenSource};
+pub use typed::TypedResultExt;
+
+/// The traits that put every operation on [`Client`] (one per area of the API) and `.typed()`
+/// on their futures.
+pub mod prelude {
+    pub use crate::typed::TypedResultExt;
+    pub use pubapi_sdk::prelude::{
+        ClientAgentsExt, ClientAssistantExt, ClientAuditExt, ClientCopilotExt, ClientDocumentAiExt,
+        ClientEventsExt, ClientHybridSearchExt, ClientIdentityExt, ClientKnowledgeBasesExt,
+        ClientWebhooksExt,
+    };
+}

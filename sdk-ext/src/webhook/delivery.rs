@@ -1,0 +1,315 @@
+//! The body the platform POSTs to a webhook (reference section 2.10).
+
+use std::fmt;
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::{EventData, EventType};
+
+/// One webhook delivery: the elements of its `data` array, in order.
+///
+/// Parsing is forgiving by design. [`Delivery::parse`] fails only when the body is not JSON
+/// or has no `data` array; an element that lacks a required envelope field (or is not an
+/// object) becomes [`DeliveryItem::Malformed`] with its raw JSON, so one bad element does not
+/// cost the rest of the batch. An element whose `data` does not match its event type is still
+/// an event, with [`EventData::Unknown`].
+///
+/// ```
+/// use pubapi_sdk_ext::webhook::{Delivery, DeliveryItem, EventData};
+///
+/// let body = br#"{"data": [
+///   {"eventId": "e-1", "domain": "acme", "timestamp": 1700000000000,
+///    "user": {"id": 7, "displayName": "Ada", "username": "ada", "email": "ada@example.com"},
+///    "actionSource": "WebUI", "eventType": "fs:add_folder", "webhookId": "wh-1",
+///    "data": {"targetPath": "/Shared/Reports"}},
+///   {"eventId": "e-2"}
+/// ]}"#;
+/// let delivery = Delivery::parse(body)?;
+/// assert_eq!(delivery.items.len(), 2);
+///
+/// let event = delivery.events().next().unwrap();
+/// assert!(matches!(&event.data, EventData::FsAddFolder(f) if f.target_path == "/Shared/Reports"));
+/// assert!(matches!(delivery.items[1], DeliveryItem::Malformed { .. }));
+/// # Ok::<(), pubapi_sdk_ext::webhook::DeliveryParseError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Delivery {
+    /// The elements of `data`, in the order received.
+    pub items: Vec<DeliveryItem>,
+}
+
+impl Delivery {
+    /// Parses a delivery body.
+    ///
+    /// # Errors
+    ///
+    /// [`DeliveryParseError`] when the body is not JSON or has no `data` array. Problems of
+    /// single elements are not errors (see [`DeliveryItem::Malformed`]).
+    pub fn parse(body: &[u8]) -> Result<Self, DeliveryParseError> {
+        let value: Value = serde_json::from_slice(body).map_err(DeliveryParseError::NotJson)?;
+        Self::from_value(value)
+    }
+
+    /// Same as [`Delivery::parse`], from JSON already parsed.
+    ///
+    /// # Errors
+    ///
+    /// [`DeliveryParseError::NoDataArray`] when `value` is not an object with a `data` array.
+    pub fn from_value(value: Value) -> Result<Self, DeliveryParseError> {
+        let Value::Object(mut body) = value else {
+            return Err(DeliveryParseError::NoDataArray);
+        };
+        let Some(Value::Array(elements)) = body.remove("data") else {
+            return Err(DeliveryParseError::NoDataArray);
+        };
+        let items = elements.into_iter().map(DeliveryItem::from_value).collect();
+        Ok(Delivery { items })
+    }
+
+    /// The well-formed events, in order.
+    pub fn events(&self) -> impl Iterator<Item = &WebhookEvent> {
+        self.items.iter().filter_map(|item| match item {
+            DeliveryItem::Event(event) => Some(event.as_ref()),
+            DeliveryItem::Malformed { .. } => None,
+        })
+    }
+}
+
+/// One element of a delivery's `data` array.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum DeliveryItem {
+    /// An element with every required envelope field.
+    Event(Box<WebhookEvent>),
+    /// An element that is not an object or lacks a required envelope field (`eventId`,
+    /// `domain`, `timestamp`, `user`, `actionSource`, `eventType`, `webhookId`), or has one of
+    /// them with the wrong type. Kept whole so nothing is lost.
+    Malformed {
+        /// The element as received.
+        raw: Value,
+        /// Why it was not read as an event.
+        reason: String,
+    },
+}
+
+impl DeliveryItem {
+    /// Reads one element of `data`; never fails.
+    #[must_use]
+    pub fn from_value(raw: Value) -> Self {
+        match WebhookEvent::deserialize(&raw) {
+            Ok(event) => DeliveryItem::Event(Box::new(event)),
+            Err(error) => DeliveryItem::Malformed {
+                raw,
+                reason: error.to_string(),
+            },
+        }
+    }
+}
+
+/// One webhook event (an element of a delivery's `data`).
+///
+/// The payload is a notification, not a source of truth: see the [module
+/// docs](super#what-a-shared-secret-cannot-do) before acting on it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "RawEvent", into = "RawEvent")]
+#[non_exhaustive]
+pub struct WebhookEvent {
+    /// Unique within the domain; with `domain`, the key for deduplication (`eventId`).
+    pub event_id: String,
+    /// The customer domain (`domain`).
+    pub domain: String,
+    /// When the event happened, Unix time in milliseconds (`timestamp`).
+    pub timestamp_ms: i64,
+    /// Who caused the event (`user`).
+    pub user: WebhookUser,
+    /// The API or client that performed the action (`actionSource`).
+    pub action_source: String,
+    /// The event's canonical (most specific) name (`eventType`).
+    pub event_type: EventType,
+    /// The registration this delivery belongs to (`webhookId`).
+    pub webhook_id: String,
+    /// Project information (`customProperties`, optional).
+    pub custom_properties: Option<CustomProperties>,
+    /// The typed `data`.
+    pub data: EventData,
+    /// Top-level fields the reference does not list, kept as received.
+    pub extra: Map<String, Value>,
+}
+
+impl WebhookEvent {
+    /// [`timestamp_ms`](Self::timestamp_ms) as a [`SystemTime`]; `None` only when the value
+    /// is outside what the platform's `SystemTime` can hold.
+    ///
+    /// ```
+    /// # use pubapi_sdk_ext::webhook::{Delivery, testing};
+    /// # use std::time::{Duration, UNIX_EPOCH};
+    /// # let (_, body) = testing::DeliveryBuilder::new("s")
+    /// #     .event(pubapi_sdk_ext::webhook::EventType::LinkCreate, serde_json::json!({}))
+    /// #     .build();
+    /// # let delivery = Delivery::parse(&body).unwrap();
+    /// let event = delivery.events().next().unwrap();
+    /// let at = event.occurred_at().unwrap();
+    /// assert_eq!(at, UNIX_EPOCH + Duration::from_millis(event.timestamp_ms as u64));
+    /// ```
+    #[must_use]
+    pub fn occurred_at(&self) -> Option<SystemTime> {
+        let magnitude = Duration::from_millis(self.timestamp_ms.unsigned_abs());
+        if self.timestamp_ms >= 0 {
+            SystemTime::UNIX_EPOCH.checked_add(magnitude)
+        } else {
+            SystemTime::UNIX_EPOCH.checked_sub(magnitude)
+        }
+    }
+}
+
+/// The user who caused an event (`user` of the envelope).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct WebhookUser {
+    /// User id (`id`).
+    pub id: i64,
+    /// Display name (`displayName`).
+    pub display_name: String,
+    /// Username (`username`).
+    pub username: String,
+    /// E-mail address (`email`).
+    pub email: String,
+    /// Lowercase hex SHA-1 of the OAuth client id that caused the event (`clientIdHash`,
+    /// optional); see [`client_id_hash`](super::client_id_hash).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id_hash: Option<String>,
+    /// Admin username when the action was done through impersonation (`impersonatedBy`,
+    /// optional).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub impersonated_by: Option<String>,
+    /// Fields the reference does not list, kept as received.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `customProperties` of an event.
+///
+/// The reference names the only keys that can occur and not their value types, so values
+/// stay JSON.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct CustomProperties {
+    /// `PROJECT_ID`.
+    #[serde(
+        rename = "PROJECT_ID",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub project_id: Option<Value>,
+    /// `PROJECT_ROOT_FOLDER_ID`.
+    #[serde(
+        rename = "PROJECT_ROOT_FOLDER_ID",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub project_root_folder_id: Option<Value>,
+    /// `FOLDER_PROJECT_ACTIVITY_ACTION_INFO`.
+    #[serde(
+        rename = "FOLDER_PROJECT_ACTIVITY_ACTION_INFO",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub folder_project_activity_action_info: Option<Value>,
+    /// `fileUpdated`.
+    #[serde(
+        rename = "fileUpdated",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub file_updated: Option<Value>,
+    /// Keys the reference says cannot occur, kept anyway if they do.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The envelope as on the wire; `data` is typed once `eventType` is known.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawEvent {
+    event_id: String,
+    domain: String,
+    timestamp: i64,
+    user: WebhookUser,
+    action_source: String,
+    event_type: EventType,
+    webhook_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    custom_properties: Option<CustomProperties>,
+    #[serde(default)]
+    data: Value,
+    #[serde(flatten)]
+    extra: Map<String, Value>,
+}
+
+impl From<RawEvent> for WebhookEvent {
+    fn from(raw: RawEvent) -> Self {
+        let data = EventData::from_value(&raw.event_type, raw.data);
+        WebhookEvent {
+            event_id: raw.event_id,
+            domain: raw.domain,
+            timestamp_ms: raw.timestamp,
+            user: raw.user,
+            action_source: raw.action_source,
+            event_type: raw.event_type,
+            webhook_id: raw.webhook_id,
+            custom_properties: raw.custom_properties,
+            data,
+            extra: raw.extra,
+        }
+    }
+}
+
+impl From<WebhookEvent> for RawEvent {
+    fn from(event: WebhookEvent) -> Self {
+        let data = serde_json::to_value(&event.data).unwrap_or(Value::Null);
+        RawEvent {
+            event_id: event.event_id,
+            domain: event.domain,
+            timestamp: event.timestamp_ms,
+            user: event.user,
+            action_source: event.action_source,
+            event_type: event.event_type,
+            webhook_id: event.webhook_id,
+            custom_properties: event.custom_properties,
+            data,
+            extra: event.extra,
+        }
+    }
+}
+
+/// Why a delivery body could not be read at all.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum DeliveryParseError {
+    /// The body is not JSON.
+    NotJson(serde_json::Error),
+    /// The body is JSON but not an object with a `data` array.
+    NoDataArray,
+}
+
+impl fmt::Display for DeliveryParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DeliveryParseError::NotJson(_) => f.write_str("delivery body is not json"),
+            DeliveryParseError::NoDataArray => f.write_str("delivery body has no `data` array"),
+        }
+    }
+}
+
+impl std::error::Error for DeliveryParseError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            DeliveryParseError::NotJson(error) => Some(error),
+            DeliveryParseError::NoDataArray => None,
+        }
+    }
+}

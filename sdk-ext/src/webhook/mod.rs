@@ -1,0 +1,112 @@
+//! Receiving webhook deliveries: typed events, authentication, deduplication, dead letters.
+//!
+//! A webhook registration (reference 2.9, 4.8) makes the platform POST a JSON body
+//! `{"data": [event, ...]}` to an HTTPS endpoint, with the registration's `authHeader` echoed
+//! in the `authorization` header. This module reads those deliveries:
+//!
+//! - [`Delivery`], [`WebhookEvent`] and [`EventData`]: the body, typed per [`EventType`]
+//!   (every event of reference 6.2), tolerant of unknown event types and fields;
+//! - [`Receiver`]: a framework-neutral handler that authenticates, bounds, parses and
+//!   deduplicates a delivery, hands it to your [`DeliveryHandler`], and tells you which
+//!   status to answer ([`Outcome`]);
+//! - [`EventFilter`]: the names and wildcards a registration may subscribe to;
+//! - [`testing`]: signed sample deliveries for your own tests;
+//! - `axum` (feature `receiver-axum`): the receiver as an axum route.
+//!
+//! # Delivery and retries
+//!
+//! The platform expects **HTTP 200**; any other answer (or none) schedules a retry. There are
+//! 4 attempts in all: immediately, then after 1 minute, 10 minutes and 1 hour. When all 4
+//! fail, the registration is **disabled** and deliveries stop until it is enabled again
+//! (reference 6.1, 3). So:
+//!
+//! - answer quickly, after storing the batch durably, and process it from there;
+//! - do not answer an error for content you cannot read: [`Receiver`] hands such content to
+//!   the handler as a [`DeadLetter`] and answers 200, so one malformed batch does not disable
+//!   the feed;
+//! - expect the same event more than once (a retry after a lost answer): the receiver drops
+//!   events whose `(domain, eventId)` it handed over within the last 2 hours (by default),
+//!   which covers the 71-minute retry horizon;
+//! - when a registration was disabled, or the process lost its memory, reconcile through the
+//!   events API (`GET /v2/events`, reference 4.9) rather than trusting that nothing was
+//!   missed.
+//!
+//! # What a shared secret cannot do
+//!
+//! Deliveries are authenticated only by a static value echoed in a header: there is no
+//! signature over the body and no timestamp. The receiver compares it in constant time
+//! (SHA-256 of both sides, then [`subtle`]) and accepts a previous secret during rotation,
+//! but **anyone who has read the secret once** (a TLS-terminating proxy, a log that records
+//! headers, a leaked configuration) **can forge deliveries with any content and replay old
+//! ones**, and nothing in a delivery can tell. Therefore:
+//!
+//! - serve the endpoint over HTTPS only, with a high-entropy secret (128 bits or more), and
+//!   never log the `authorization` header;
+//! - treat a delivery as a **hint** that something changed, and re-read the authoritative
+//!   state through the authenticated API before acting on anything that matters
+//!   (permissions, deletions, workflow decisions);
+//! - use the `clientIdHash` filter ([`ReceiverBuilder::ignore_own_client_id`]) to skip
+//!   the application's own actions, not as a security control.
+//!
+//! # Example
+//!
+//! ```
+//! use pubapi_sdk_ext::webhook::{Batch, EventData, HandlerError, Receiver, WebhookSecret};
+//!
+//! # async fn serve(headers: http::HeaderMap, body: Vec<u8>) -> Result<u16, Box<dyn std::error::Error>> {
+//! let receiver = Receiver::builder()
+//!     .secret(WebhookSecret::new("new-secret-4f1c2e9a7b3d5f60")?)
+//!     .previous_secret(WebhookSecret::new("old-secret-0a1b2c3d4e5f6071")?)
+//!     .build()?;
+//!
+//! let handler = |batch: Batch| async move {
+//!     for event in &batch.events {
+//!         if let EventData::FsAddFile(file) = &event.data {
+//!             println!("new file at {}", file.target_path);
+//!         }
+//!     }
+//!     Ok::<(), HandlerError>(())
+//! };
+//!
+//! // In the HTTP server's handler:
+//! let outcome = receiver.handle(&headers, &body, &handler).await;
+//! Ok(outcome.status) // answer with this status
+//! # }
+//! ```
+
+#[cfg(feature = "receiver-axum")]
+pub mod axum;
+mod client_id;
+mod data;
+mod dedup;
+mod delivery;
+mod event_type;
+mod filter;
+mod handler;
+mod open_enum;
+mod receiver;
+mod secret;
+pub mod testing;
+
+#[cfg(test)]
+mod tests;
+
+pub use client_id::client_id_hash;
+pub use data::{
+    CommentRemove, CommentSet, EventData, FirstEntity, FsAddFile, FsCopyFile, FsDeleteFile,
+    FsFileLock, FsMoveFile, FsRestoreFromTrash, FsSourceTarget, FsTargetPath, FsUploadLink,
+    GroupChange, GroupCreate, GroupMembers, GroupOwner, GroupUser, ItemType, LinkChange,
+    LinkDetails, LinkType, MetadataKey, PermissionChange, WorkflowApprovalTask, WorkflowAssignee,
+    WorkflowCompleted, WorkflowCreated, WorkflowInfo, WorkflowStep,
+};
+pub use delivery::{
+    CustomProperties, Delivery, DeliveryItem, DeliveryParseError, WebhookEvent, WebhookUser,
+};
+pub use event_type::EventType;
+pub use filter::{EventFilter, EventFilterError, Wildcard};
+pub use handler::{Batch, DeadLetter, DeliveryHandler, HandlerError};
+pub use receiver::{
+    BuildError, DEFAULT_DEDUP_CAPACITY, DEFAULT_DEDUP_WINDOW, DEFAULT_MAX_BODY_BYTES, Outcome,
+    Receiver, ReceiverBuilder,
+};
+pub use secret::{SecretError, WebhookSecret};

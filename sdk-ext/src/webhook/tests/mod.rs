@@ -1,0 +1,6 @@
+//! Tests of the webhook module as a whole: parsing every documented event, the receiver's
+//! documented behaviours, and robustness against arbitrary input.
+
+mod events;
+mod receiver;
+mod robustness;
