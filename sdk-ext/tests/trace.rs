@@ -2,38 +2,14 @@
 //! wait, and never the token or impersonation values. In its own test binary, because
 //! tracing caches per-callsite interest process-wide.
 
-use pubapi_sdk::hooks::BoxFuture;
+mod support;
+
 use pubapi_sdk_ext::prelude::*;
-use pubapi_sdk_ext::transport::Transport;
 use pubapi_sdk_ext::{ActAs, Client, SecretToken};
 use std::sync::{Arc, Mutex};
+use support::{Answer, Script};
 
 const CANARY: &str = "CANARY-token-7f3a9c";
-
-/// Answers 503 once, then a whoami body.
-#[derive(Debug, Default)]
-struct FlakyOnce(Mutex<u32>);
-
-impl Transport for FlakyOnce {
-    fn send<'a>(
-        &'a self,
-        _client: &'a reqwest::Client,
-        _request: reqwest::Request,
-    ) -> BoxFuture<'a, reqwest::Result<reqwest::Response>> {
-        let mut calls = self.0.lock().unwrap();
-        *calls += 1;
-        let response = if *calls == 1 {
-            http::Response::builder().status(503).body(Vec::new())
-        } else {
-            http::Response::builder()
-                .status(200)
-                .header("content-type", "application/json")
-                .body(br#"{"username":"admin"}"#.to_vec())
-        };
-        let response = reqwest::Response::from(response.unwrap());
-        Box::pin(async move { Ok(response) })
-    }
-}
 
 /// A `MakeWriter` that collects everything the subscriber writes.
 #[derive(Clone, Default)]
@@ -70,7 +46,10 @@ async fn trace_names_the_operation_but_never_the_token_or_impersonated_user() {
     let client = Client::builder()
         .base_url("http://sandbox.test/pubapi")
         .token(SecretToken::try_from(CANARY).unwrap())
-        .transport(Arc::new(FlakyOnce::default()))
+        .transport(Script::new(
+            vec![Answer::empty(503)],
+            Answer::json(200, r#"{"username":"admin"}"#),
+        ))
         .build()
         .unwrap();
     client
