@@ -101,7 +101,9 @@ impl Policy {
             status = tracing::field::Empty,
             limiter_wait_ms = tracing::field::Empty,
         );
-        self.impersonate(&mut request);
+        if let Err(rejection) = self.impersonate(&mut request) {
+            return Ok(rejection.into_response());
+        }
         self.attempts(http, request, operation)
             .instrument(span)
             .await
@@ -114,21 +116,32 @@ impl Policy {
     }
 
     /// Sends exactly one impersonation header: the view's, unless the call set its own; when
-    /// a call set both, the username wins, as on the server.
-    fn impersonate(&self, request: &mut reqwest::Request) {
+    /// a call set both, the username wins, as on the server. A per-call value is validated
+    /// like [`ActAs`]: an invalid one refuses the call with nothing sent.
+    fn impersonate(&self, request: &mut reqwest::Request) -> Result<(), LocalRejection> {
         let headers = request.headers_mut();
-        let per_call = headers.contains_key(ACT_AS) || headers.contains_key(ACT_AS_EMAIL);
         if headers.contains_key(ACT_AS) {
             headers.remove(ACT_AS_EMAIL);
         }
-        for name in [ACT_AS, ACT_AS_EMAIL] {
-            if let Some(value) = headers.get_mut(name) {
-                value.set_sensitive(true);
+        let per_call = [
+            (ACT_AS, ActAs::username as fn(&str) -> _),
+            (ACT_AS_EMAIL, ActAs::email),
+        ]
+        .into_iter()
+        .find_map(|(name, parse)| headers.get(name).map(|value| (value, parse)));
+        match per_call {
+            Some((value, parse)) => {
+                let text = value.to_str().unwrap_or("\u{fffd}");
+                let who = parse(text).map_err(LocalRejection::Impersonation)?;
+                headers.insert(who.header_name(), who.header_value());
+            }
+            None => {
+                if let Some(who) = &self.act_as {
+                    headers.insert(who.header_name(), who.header_value());
+                }
             }
         }
-        if let (false, Some(who)) = (per_call, &self.act_as) {
-            headers.insert(who.header_name(), who.header_value());
-        }
+        Ok(())
     }
 
     async fn attempts(

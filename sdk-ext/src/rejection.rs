@@ -22,6 +22,8 @@ pub enum LocalRejection {
     },
     /// The token source could not produce a token.
     Token(String),
+    /// A per-call impersonation header value is not valid.
+    Impersonation(crate::act_as::ImpersonationError),
 }
 
 impl LocalRejection {
@@ -32,6 +34,7 @@ impl LocalRejection {
             LocalRejection::Limit(_) => 429,
             LocalRejection::Deadline { .. } => 408,
             LocalRejection::Token(_) => 401,
+            LocalRejection::Impersonation(_) => 400,
         };
         let mut response = http::Response::new(Vec::<u8>::new());
         *response.status_mut() = http::StatusCode::from_u16(status).unwrap_or_default();

@@ -140,6 +140,7 @@ impl From<LocalRejection> for Error {
                 field: "token",
                 problem,
             }),
+            LocalRejection::Impersonation(e) => Error::InvalidInput(InputError::Impersonation(e)),
         }
     }
 }

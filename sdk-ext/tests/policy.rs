@@ -377,3 +377,28 @@ async fn revoked_token_is_replaced_once_by_a_rotating_source() {
     assert_eq!(seen[1].headers["authorization"], "Bearer new-token");
     assert_eq!(*source.invalidated.lock().unwrap(), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn invalid_per_call_impersonation_is_refused_with_nothing_sent() {
+    let script = Script::new(vec![], ok_whoami());
+    for bad in [" dave", "dave ", "", "dåve"] {
+        let result = client(&script)
+            .whoami()
+            .x_service_act_as(bad)
+            .send()
+            .typed()
+            .await;
+        assert!(
+            matches!(result, Err(Error::InvalidInput(_))),
+            "{bad:?}: {result:?}"
+        );
+    }
+    let result = client(&script)
+        .whoami()
+        .x_service_act_as_email("not-an-address")
+        .send()
+        .typed()
+        .await;
+    assert!(matches!(result, Err(Error::InvalidInput(_))), "{result:?}");
+    assert!(script.seen().is_empty());
+}
