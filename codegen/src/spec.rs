@@ -40,7 +40,10 @@ mod tests {
 
     #[test]
     fn rejects_text_that_is_not_openapi() {
-        assert!(matches!(load("- a\n- b\n"), Err(CodegenError::InvalidSpec(_))));
+        assert!(matches!(
+            load("- a\n- b\n"),
+            Err(CodegenError::InvalidSpec(_))
+        ));
     }
 
     #[test]

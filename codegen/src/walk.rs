@@ -1,8 +1,8 @@
 //! Traversal helpers shared by the spec transforms.
 
 use openapiv3::{
-    AdditionalProperties, OpenAPI, Operation, ReferenceOr, Response, Schema, SchemaKind, StatusCode,
-    Type,
+    AdditionalProperties, OpenAPI, Operation, ReferenceOr, Response, Schema, SchemaKind,
+    StatusCode, Type,
 };
 
 /// The HTTP methods progenitor generates, in the order we visit them.

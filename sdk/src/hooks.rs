@@ -55,7 +55,9 @@ impl Inner {
 
 impl fmt::Debug for Inner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Inner").field("policy", &self.policy).finish()
+        f.debug_struct("Inner")
+            .field("policy", &self.policy)
+            .finish()
     }
 }
 

@@ -45,7 +45,12 @@ fn operation_inventory() {
     let mut out = String::new();
     for op in operations::ALL {
         let deprecated = if op.deprecated { " (deprecated)" } else { "" };
-        writeln!(out, "{} {} {} [{}]{deprecated}", op.method, op.path, op.id, op.tag).unwrap();
+        writeln!(
+            out,
+            "{} {} {} [{}]{deprecated}",
+            op.method, op.path, op.id, op.tag
+        )
+        .unwrap();
         for r in op.responses {
             let via = if r.generated { "" } else { "  -> sdk-ext" };
             let content = if r.content_types.is_empty() {

@@ -27,7 +27,9 @@ pub fn apply(spec: &mut OpenAPI) -> Result<Vec<Removal>, CodegenError> {
             .iter()
             .filter(|(code, _)| status_class(code) == 2)
             .filter_map(|(code, r)| match r {
-                ReferenceOr::Item(r) if !r.content.is_empty() => Some((code.clone(), r.content.clone())),
+                ReferenceOr::Item(r) if !r.content.is_empty() => {
+                    Some((code.clone(), r.content.clone()))
+                }
                 _ => None,
             })
             .collect();
@@ -70,7 +72,12 @@ mod tests {
         );
         let removed = apply(&mut s).unwrap();
         assert_eq!(removed[0].what, "204");
-        let op = s.paths.paths["/events"].as_item().unwrap().get.as_ref().unwrap();
+        let op = s.paths.paths["/events"]
+            .as_item()
+            .unwrap()
+            .get
+            .as_ref()
+            .unwrap();
         assert!(!op.responses.responses.contains_key(&StatusCode::Code(204)));
     }
 
@@ -87,6 +94,9 @@ mod tests {
         let mut s = spec(
             "paths:\n  /x:\n    get:\n      operationId: x\n      responses:\n        '200': {description: a, content: {application/json: {schema: {type: object}}}}\n        '201': {description: b, content: {application/json: {schema: {type: string}}}}\n",
         );
-        assert!(matches!(apply(&mut s), Err(CodegenError::Unsupported { .. })));
+        assert!(matches!(
+            apply(&mut s),
+            Err(CodegenError::Unsupported { .. })
+        ));
     }
 }

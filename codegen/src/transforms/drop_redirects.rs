@@ -43,8 +43,16 @@ mod tests {
         );
         let removed = apply(&mut s);
         assert_eq!(removed.len(), 1);
-        assert_eq!((removed[0].subject.as_str(), removed[0].what.as_str()), ("getJob", "303"));
-        let op = s.paths.paths["/job"].as_item().unwrap().get.as_ref().unwrap();
+        assert_eq!(
+            (removed[0].subject.as_str(), removed[0].what.as_str()),
+            ("getJob", "303")
+        );
+        let op = s.paths.paths["/job"]
+            .as_item()
+            .unwrap()
+            .get
+            .as_ref()
+            .unwrap();
         let codes: Vec<_> = op.responses.responses.keys().cloned().collect();
         assert_eq!(codes, vec![StatusCode::Code(200)]);
     }

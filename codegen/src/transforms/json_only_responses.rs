@@ -53,8 +53,13 @@ mod tests {
         let removed = apply(&mut s);
         assert_eq!(removed[0].what, "200 text/csv");
         let op = s.paths.paths["/r"].as_item().unwrap().get.as_ref().unwrap();
-        let r = op.responses.responses[&StatusCode::Code(200)].as_item().unwrap();
-        assert_eq!(r.content.keys().collect::<Vec<_>>(), vec!["application/json"]);
+        let r = op.responses.responses[&StatusCode::Code(200)]
+            .as_item()
+            .unwrap();
+        assert_eq!(
+            r.content.keys().collect::<Vec<_>>(),
+            vec!["application/json"]
+        );
     }
 
     #[test]

@@ -63,9 +63,8 @@ pub(crate) mod fixture {
 
     /// Parses a YAML fragment of `paths` (and optional `components`) into a full document.
     pub(crate) fn spec(paths_and_components: &str) -> OpenAPI {
-        let text = format!(
-            "openapi: 3.0.3\ninfo: {{title: t, version: '1'}}\n{paths_and_components}"
-        );
+        let text =
+            format!("openapi: 3.0.3\ninfo: {{title: t, version: '1'}}\n{paths_and_components}");
         crate::spec::load(&text).expect("fixture spec parses")
     }
 }

@@ -51,12 +51,17 @@ fn open(schema: &mut Schema, subject: &str, removals: &mut Vec<Removal>) {
         &mut |s| {
             let values: Vec<String> = match &mut s.schema_kind {
                 SchemaKind::Type(Type::String(t)) if !t.enumeration.is_empty() => {
-                    std::mem::take(&mut t.enumeration).into_iter().flatten().collect()
+                    std::mem::take(&mut t.enumeration)
+                        .into_iter()
+                        .flatten()
+                        .collect()
                 }
-                SchemaKind::Any(any) if !any.enumeration.is_empty() => std::mem::take(&mut any.enumeration)
-                    .into_iter()
-                    .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
-                    .collect(),
+                SchemaKind::Any(any) if !any.enumeration.is_empty() => {
+                    std::mem::take(&mut any.enumeration)
+                        .into_iter()
+                        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                        .collect()
+                }
                 _ => return,
             };
             let known = format!("Known values: {}.", values.join(", "));
@@ -103,7 +108,10 @@ fn refs_of(schema: &ReferenceOr<Schema>) -> BTreeSet<String> {
     out
 }
 
-fn closure(graph: &BTreeMap<String, BTreeSet<String>>, roots: BTreeSet<String>) -> BTreeSet<String> {
+fn closure(
+    graph: &BTreeMap<String, BTreeSet<String>>,
+    roots: BTreeSet<String>,
+) -> BTreeSet<String> {
     let mut seen = BTreeSet::new();
     let mut todo: Vec<String> = roots.into_iter().collect();
     while let Some(name) = todo.pop() {
@@ -197,7 +205,11 @@ components:
 ";
 
     fn enum_of(s: &OpenAPI, name: &str) -> Vec<Option<String>> {
-        match &s.components.as_ref().unwrap().schemas[name].as_item().unwrap().schema_kind {
+        match &s.components.as_ref().unwrap().schemas[name]
+            .as_item()
+            .unwrap()
+            .schema_kind
+        {
             SchemaKind::Type(Type::String(t)) => t.enumeration.clone(),
             other => panic!("{other:?}"),
         }
@@ -208,7 +220,9 @@ components:
         let mut s = spec(SPEC);
         apply(&mut s);
         assert!(enum_of(&s, "Status").is_empty());
-        let status = s.components.as_ref().unwrap().schemas["Status"].as_item().unwrap();
+        let status = s.components.as_ref().unwrap().schemas["Status"]
+            .as_item()
+            .unwrap();
         assert_eq!(
             status.schema_data.description.as_deref(),
             Some("The state.\n\nKnown values: enabled, disabled.")
@@ -219,7 +233,11 @@ components:
     fn inline_response_enum_is_opened() {
         let mut s = spec(SPEC);
         let removed = apply(&mut s);
-        assert!(removed.iter().any(|r| r.subject == "setStatus" && r.what == "enum [a, b]"));
+        assert!(
+            removed
+                .iter()
+                .any(|r| r.subject == "setStatus" && r.what == "enum [a, b]")
+        );
     }
 
     #[test]
@@ -227,10 +245,16 @@ components:
         let mut s = spec(SPEC);
         apply(&mut s);
         assert_eq!(enum_of(&s, "Order").len(), 2);
-        let request = s.components.as_ref().unwrap().schemas["Request"].as_item().unwrap();
-        let SchemaKind::Type(Type::Object(o)) = &request.schema_kind else { panic!() };
+        let request = s.components.as_ref().unwrap().schemas["Request"]
+            .as_item()
+            .unwrap();
+        let SchemaKind::Type(Type::Object(o)) = &request.schema_kind else {
+            panic!()
+        };
         let format = o.properties["format"].as_item().unwrap();
-        assert!(matches!(&format.schema_kind, SchemaKind::Type(Type::String(t)) if t.enumeration.len() == 2));
+        assert!(
+            matches!(&format.schema_kind, SchemaKind::Type(Type::String(t)) if t.enumeration.len() == 2)
+        );
     }
 
     #[test]

@@ -41,9 +41,9 @@ pub fn item(spec: &OpenAPI, removals: &[Removal]) -> Result<syn::Item, CodegenEr
             let content: Vec<&str> = resolve_response(spec, response)
                 .map(|r| r.content.keys().map(String::as_str).collect())
                 .unwrap_or_default();
-            let generated = !removals
-                .iter()
-                .any(|r| r.subject == id && r.transform != "open_response_enums" && r.what == status);
+            let generated = !removals.iter().any(|r| {
+                r.subject == id && r.transform != "open_response_enums" && r.what == status
+            });
             responses.push(quote! {
                 Response { status: #status, content_types: &[#(#content),*], generated: #generated }
             });
@@ -133,13 +133,20 @@ mod tests {
             what: "204".into(),
         }];
         let out = item(&s, &removals).unwrap().into_token_stream().to_string();
-        assert!(out.contains("status : \"200\" , content_types : & [\"application/json\"] , generated : true"));
+        assert!(out.contains(
+            "status : \"200\" , content_types : & [\"application/json\"] , generated : true"
+        ));
         assert!(out.contains("status : \"204\" , content_types : & [] , generated : false"));
     }
 
     #[test]
     fn operation_without_a_tag_is_refused() {
-        let s = spec("paths:\n  /e:\n    get:\n      operationId: listEvents\n      responses: {'200': {description: ok}}\n");
-        assert!(matches!(item(&s, &[]), Err(CodegenError::Unsupported { .. })));
+        let s = spec(
+            "paths:\n  /e:\n    get:\n      operationId: listEvents\n      responses: {'200': {description: ok}}\n",
+        );
+        assert!(matches!(
+            item(&s, &[]),
+            Err(CodegenError::Unsupported { .. })
+        ));
     }
 }

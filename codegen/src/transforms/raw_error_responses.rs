@@ -52,8 +52,16 @@ mod tests {
         );
         let removed: Vec<_> = apply(&mut s).into_iter().map(|r| r.what).collect();
         assert_eq!(removed, vec!["400", "500", "default"]);
-        let op = s.paths.paths["/ask"].as_item().unwrap().post.as_ref().unwrap();
-        assert_eq!(op.responses.responses.keys().cloned().collect::<Vec<_>>(), vec![StatusCode::Code(200)]);
+        let op = s.paths.paths["/ask"]
+            .as_item()
+            .unwrap()
+            .post
+            .as_ref()
+            .unwrap();
+        assert_eq!(
+            op.responses.responses.keys().cloned().collect::<Vec<_>>(),
+            vec![StatusCode::Code(200)]
+        );
         assert!(op.responses.default.is_none());
     }
 }
