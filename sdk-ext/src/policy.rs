@@ -101,6 +101,9 @@ impl Policy {
             status = tracing::field::Empty,
             limiter_wait_ms = tracing::field::Empty,
         );
+        if let Err(rejection) = check_path(operation, request.url().path()) {
+            return Ok(rejection.into_response());
+        }
         if let Err(rejection) = self.impersonate(&mut request) {
             return Ok(rejection.into_response());
         }
@@ -254,6 +257,40 @@ impl Policy {
                 }
             }
         }
+    }
+}
+
+/// Checks that the URL still has the operation's shape. The generated code percent-encodes
+/// path values but leaves `.` and `\\`, and URL parsing then removes dot segments and turns a
+/// backslash into a separator, so `webhook_id("..")` would reach another endpoint. Every
+/// literal segment of the template must be where the template puts it, and every value one
+/// non-empty segment that is not a dot segment.
+fn check_path(operation: &'static Operation, path: &str) -> Result<(), LocalRejection> {
+    let template: Vec<&str> = operation.path.split('/').skip(1).collect();
+    let sent: Vec<&str> = path.split('/').collect();
+    let fits = sent.len() > template.len()
+        && sent[sent.len() - template.len()..]
+            .iter()
+            .zip(&template)
+            .all(|(segment, expected)| {
+                if expected.starts_with('{') {
+                    let lower = segment.to_ascii_lowercase();
+                    !segment.is_empty()
+                        && !matches!(
+                            lower.as_str(),
+                            "." | ".." | "%2e" | "%2e%2e" | ".%2e" | "%2e."
+                        )
+                } else {
+                    segment == expected
+                }
+            });
+    if fits {
+        Ok(())
+    } else {
+        Err(LocalRejection::Path {
+            template: operation.path,
+            sent: path.to_string(),
+        })
     }
 }
 

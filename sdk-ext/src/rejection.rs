@@ -24,6 +24,14 @@ pub enum LocalRejection {
     Token(String),
     /// A per-call impersonation header value is not valid.
     Impersonation(crate::act_as::ImpersonationError),
+    /// A path value would leave its segment (`.`, `..`, a backslash, an empty value): the
+    /// URL no longer matches the operation's path.
+    Path {
+        /// The operation's path template.
+        template: &'static str,
+        /// The path the request would have gone to.
+        sent: String,
+    },
 }
 
 impl LocalRejection {
@@ -34,7 +42,7 @@ impl LocalRejection {
             LocalRejection::Limit(_) => 429,
             LocalRejection::Deadline { .. } => 408,
             LocalRejection::Token(_) => 401,
-            LocalRejection::Impersonation(_) => 400,
+            LocalRejection::Impersonation(_) | LocalRejection::Path { .. } => 400,
         };
         let mut response = http::Response::new(Vec::<u8>::new());
         *response.status_mut() = http::StatusCode::from_u16(status).unwrap_or_default();

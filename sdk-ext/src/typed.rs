@@ -141,6 +141,13 @@ impl From<LocalRejection> for Error {
                 problem,
             }),
             LocalRejection::Impersonation(e) => Error::InvalidInput(InputError::Impersonation(e)),
+            LocalRejection::Path { template, sent } => Error::InvalidInput(InputError::Invalid {
+                field: "path",
+                problem: format!(
+                    "a path value leaves its segment: {sent} does not match {template} \
+                     (values may not be empty, `.`, `..` or contain a backslash)"
+                ),
+            }),
         }
     }
 }

@@ -402,3 +402,29 @@ async fn invalid_per_call_impersonation_is_refused_with_nothing_sent() {
     assert!(matches!(result, Err(Error::InvalidInput(_))), "{result:?}");
     assert!(script.seen().is_empty());
 }
+
+#[tokio::test(start_paused = true)]
+async fn path_values_that_would_leave_their_segment_are_refused_with_nothing_sent() {
+    let script = Script::new(vec![], Answer::empty(204));
+    let client = client(&script);
+    for bad in ["..", ".", "a\\..\\..", "a\\b", ""] {
+        let result = client.delete_webhook().webhook_id(bad).send().typed().await;
+        assert!(
+            matches!(result, Err(Error::InvalidInput(_))),
+            "{bad:?}: {result:?}"
+        );
+    }
+    assert!(script.seen().is_empty());
+    // Values that merely need encoding go through, in one segment.
+    client
+        .delete_webhook()
+        .webhook_id("w 1/2#3?4%5")
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    assert_eq!(
+        script.seen()[0].path,
+        "/pubapi/v1/webhooks/w%201%2F2%233%3F4%255"
+    );
+}
