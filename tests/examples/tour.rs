@@ -1,0 +1,625 @@
+//! A tour of the Content Platform Public API with `pubapi-sdk-ext`.
+//!
+//! ```sh
+//! cargo run -p pubapi-testkit --example tour
+//! ```
+//!
+//! With no configuration it starts the sandbox in-process (its clock running 240 times faster
+//! than real time, so an audit job finishes in about a second) and walks through every area:
+//! whoami, agents, the assistant, document Q&A, knowledge bases, hybrid search, an audit
+//! report, a webhook delivered to a local receiver, and the events stream.
+//!
+//! With `PUBAPI_DOMAIN` (or `PUBAPI_BASE_URL`, as printed by `pubapi-sandbox`) and
+//! `PUBAPI_TOKEN` set, it runs the read-only parts against that domain instead.
+
+use pubapi_sdk::types::{
+    AgentAskRequest, AssistantAskRequest, AuditReportKind, DocumentAskRequest,
+    DocumentSummaryRequest, HybridSearchRequest, KnowledgeBaseAskRequest, KnowledgeBaseListRequest,
+    LoginsAuditRequest, WebhookCreateRequest,
+};
+use pubapi_sdk_ext::prelude::*;
+use pubapi_sdk_ext::webhook::{self, Batch, EventData, HandlerError, Receiver, WebhookSecret};
+use pubapi_sdk_ext::{Budget, Client, Limits, SecretToken};
+use pubapi_testkit::sandbox::{ClockConfig, LimitsConfig, Sandbox, SandboxConfig, iso_seconds};
+use serde_json::json;
+use std::error::Error;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+type Result<T> = std::result::Result<T, Box<dyn Error>>;
+
+/// The sandbox clock's speed: 2 sandbox minutes (the audit poll interval) per half second.
+const TIME_SCALE: f64 = 240.0;
+
+fn section(title: &str) {
+    println!("\n== {title}");
+}
+
+fn short(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_string()
+    } else {
+        format!("{}…", text.chars().take(max).collect::<String>())
+    }
+}
+
+fn body<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T> {
+    Ok(serde_json::from_value(value)?)
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let started = Instant::now();
+    let token = std::env::var("PUBAPI_TOKEN").ok().filter(|t| !t.is_empty());
+    let domain = std::env::var("PUBAPI_DOMAIN")
+        .ok()
+        .filter(|d| !d.is_empty());
+    let base_url = std::env::var("PUBAPI_BASE_URL")
+        .ok()
+        .filter(|u| !u.is_empty());
+    match (token, domain, base_url) {
+        (Some(token), Some(domain), _) => {
+            println!("pubapi tour — read-only, against {domain}");
+            let client = Client::builder()
+                .domain(&domain)
+                .token(SecretToken::try_from(token)?)
+                .build()?;
+            read_only(&client).await;
+        }
+        (Some(token), None, Some(base_url)) => {
+            println!("pubapi tour — read-only, against {base_url}");
+            let client = Client::builder()
+                .base_url(&base_url)
+                .token(SecretToken::try_from(token)?)
+                .build()?;
+            read_only(&client).await;
+        }
+        _ => sandbox_tour().await?,
+    }
+    println!("\ndone in {:.1} s", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// What can be shown on a real domain without changing anything.
+async fn read_only(client: &Client) {
+    section("whoami");
+    match client.whoami().send().typed().await {
+        Ok(me) => println!(
+            "  {} on {} (client {}, scopes {:?})",
+            me.username.as_deref().unwrap_or("?"),
+            me.domain.as_deref().unwrap_or("?"),
+            me.client_id.as_deref().unwrap_or("?"),
+            me.scopes
+        ),
+        Err(e) => println!("  whoami failed: {e}"),
+    }
+    section("agents");
+    match client.list_agents().send().typed().await {
+        Ok(agents) => {
+            for agent in agents.iter() {
+                println!(
+                    "  {} — {}",
+                    agent.name.as_deref().unwrap_or("?"),
+                    agent.description.as_deref().unwrap_or("")
+                );
+            }
+        }
+        Err(e) => println!("  not available: {e}"),
+    }
+    section("knowledge bases");
+    match client
+        .list_knowledge_bases()
+        .body(KnowledgeBaseListRequest::default())
+        .send()
+        .typed()
+        .await
+    {
+        Ok(page) => {
+            for kb in &page.content {
+                println!(
+                    "  {} [{}]",
+                    kb.name.as_deref().unwrap_or("?"),
+                    kb.status.as_deref().unwrap_or("?")
+                );
+            }
+        }
+        Err(e) => println!("  not available: {e}"),
+    }
+    section("hybrid search");
+    match body::<HybridSearchRequest>(json!({"query": "policy", "size": 5})) {
+        Ok(request) => match client.hybrid_search().body(request).send().typed().await {
+            Ok(found) => {
+                for hit in &found.results {
+                    println!("  {}", hit.filename.as_deref().unwrap_or("?"));
+                }
+            }
+            Err(e) => println!("  not available: {e}"),
+        },
+        Err(e) => println!("  {e}"),
+    }
+    section("webhooks");
+    match client.list_webhooks().send().typed().await {
+        Ok(hooks) => println!("  {} registered for this user and client", hooks.len()),
+        Err(e) => println!("  not available: {e}"),
+    }
+    section("events");
+    match client.get_events_cursor().send().typed().await {
+        Ok(cursor) => {
+            let latest = cursor.latest_event_id.unwrap_or(0);
+            println!(
+                "  cursor: latest {latest}, oldest {:?}",
+                cursor.oldest_event_id
+            );
+            match client.list_events_v2().id((latest - 5).max(0)).send().await {
+                Ok(page) => {
+                    for event in &page.events {
+                        print_event(event);
+                    }
+                }
+                Err(pubapi_sdk::Error::UnexpectedResponse(r)) if r.status() == 204 => {
+                    println!("  nothing new")
+                }
+                Err(e) => println!("  not available: {e}"),
+            }
+        }
+        Err(e) => println!("  not available: {e}"),
+    }
+}
+
+fn print_event(event: &pubapi_sdk::types::PollingEvent) {
+    let data = &event.data;
+    println!(
+        "  #{} {} {} {} by user {}",
+        event.id.unwrap_or(0),
+        event
+            .type_
+            .as_ref()
+            .map(|t| t.to_string())
+            .unwrap_or_default(),
+        event
+            .action
+            .as_ref()
+            .map(|a| a.to_string())
+            .unwrap_or_default(),
+        data.get("target_path")
+            .and_then(|p| p.as_str())
+            .unwrap_or(""),
+        event.actor.unwrap_or(0)
+    );
+}
+
+/// Everything, on an in-process sandbox.
+async fn sandbox_tour() -> Result<()> {
+    // The reference's limits, except that a sandbox second lasts 4 ms of real time on this
+    // clock, too short a window for 2 calls.
+    let limits = LimitsConfig {
+        general_per_second: 20,
+        ..LimitsConfig::reference()
+    };
+    let config = SandboxConfig::default()
+        .with_clock(ClockConfig::scaled(TIME_SCALE))
+        .with_limits(limits);
+    let sandbox = Sandbox::start(config).await;
+    println!(
+        "pubapi tour — sandbox at {} (clock x{TIME_SCALE}), no credentials needed",
+        sandbox.base_url()
+    );
+    // The sandbox enforces the reference's limits per sandbox second; on its fast clock a
+    // client may go faster than 2 per real second.
+    let client = Client::builder()
+        .base_url(sandbox.base_url())
+        .token(SecretToken::try_from(sandbox.admin_token())?)
+        .limits(Limits {
+            general: Budget::new(Some(50), Some(1000)),
+            ai: Budget::new(None, Some(100)),
+        })
+        .build()?;
+
+    section("whoami");
+    let me = client.whoami().send().typed().await?.into_inner();
+    println!(
+        "  {} on {} (client {}, scopes {:?})",
+        me.username.unwrap_or_default(),
+        me.domain.unwrap_or_default(),
+        me.client_id.unwrap_or_default(),
+        me.scopes
+    );
+
+    section("agents");
+    let agents = client.list_agents().send().typed().await?.into_inner();
+    for agent in agents.iter() {
+        println!(
+            "  {} ({}) — {}",
+            agent.name.as_deref().unwrap_or("?"),
+            agent.agent_id.as_deref().unwrap_or("?"),
+            agent.description.as_deref().unwrap_or("")
+        );
+    }
+    let agent_id = "agt-policy-helper";
+    let question = "How much are hotel costs per night?";
+    let asked = client
+        .ask_agent()
+        .agent_id(agent_id)
+        .body(body::<AgentAskRequest>(json!({ "question": question }))?)
+        .send()
+        .typed()
+        .await?
+        .into_inner();
+    let request_id = asked.request_id.unwrap_or_default();
+    println!("  asked Policy Helper {question:?} -> request {request_id}");
+    for poll in 1..=10 {
+        let status = client
+            .get_agent_request_status()
+            .agent_id(agent_id)
+            .request_id(&request_id)
+            .send()
+            .typed()
+            .await?
+            .into_inner();
+        let state = status.status.clone().unwrap_or_default();
+        println!("  poll {poll}: {state}");
+        if state == "COMPLETED" || state == "FAILED" {
+            println!("  answer: {}", status.response_text.unwrap_or_default());
+            break;
+        }
+    }
+
+    section("assistant");
+    let execution = client
+        .ask_assistant()
+        .body(body::<AssistantAskRequest>(json!({
+            "question": "What happens when a webhook delivery fails?",
+            "includeCitations": true
+        }))?)
+        .send()
+        .typed()
+        .await?
+        .into_inner();
+    let execution_id = execution.execution_id.unwrap_or_default();
+    println!(
+        "  execution {execution_id}: {}",
+        execution.execution_status.unwrap_or_default()
+    );
+    for _ in 0..10 {
+        let status = client
+            .get_assistant_status()
+            .execution_id(&execution_id)
+            .send()
+            .typed()
+            .await?
+            .into_inner();
+        if status.status.as_deref() != Some("IN_PROGRESS") {
+            println!(
+                "  {}: {}",
+                status.status.unwrap_or_default(),
+                status.response_text.unwrap_or_default()
+            );
+            for citation in &status.citations {
+                println!("    cites {}", citation.filename.as_deref().unwrap_or("?"));
+            }
+            for (id, call) in &status.tool_calls {
+                println!(
+                    "    tool call {id}: {} -> {}",
+                    call.tool_display_name.as_deref().unwrap_or("?"),
+                    call.output.as_deref().unwrap_or("")
+                );
+            }
+            break;
+        }
+        println!("  IN_PROGRESS, {} thought(s)", status.thoughts.len());
+    }
+
+    section("document Q&A");
+    let travel = "4100002";
+    let answer = client
+        .ask_document()
+        .entry_id(travel)
+        .body(body::<DocumentAskRequest>(json!({
+            "question": "What is the daily meal allowance?",
+            "includeCitations": true
+        }))?)
+        .send()
+        .typed()
+        .await?
+        .into_inner();
+    println!(
+        "  travel-and-expenses.docx, \"What is the daily meal allowance?\"\n  -> {}",
+        answer.response.and_then(|r| r.text).unwrap_or_default()
+    );
+    let summary = client
+        .summarize_document()
+        .entry_id(travel)
+        .body(DocumentSummaryRequest::default())
+        .send()
+        .typed()
+        .await?
+        .into_inner();
+    println!(
+        "  summary: {}",
+        short(
+            &summary.response.and_then(|r| r.text).unwrap_or_default(),
+            160
+        )
+    );
+
+    section("knowledge bases");
+    let page = client
+        .list_knowledge_bases()
+        .body(body::<KnowledgeBaseListRequest>(
+            json!({"status": ["ACTIVE", "CREATED"]}),
+        )?)
+        .send()
+        .typed()
+        .await?
+        .into_inner();
+    for kb in &page.content {
+        println!(
+            "  {} ({}) [{}] {}",
+            kb.name.as_deref().unwrap_or("?"),
+            kb.id.as_deref().unwrap_or("?"),
+            kb.status.as_deref().unwrap_or("?"),
+            kb.paths
+                .iter()
+                .filter_map(|p| p.path.as_deref())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let kb_answer = client
+        .ask_knowledge_base()
+        .kb_id("kb-company-policies")
+        .body(body::<KnowledgeBaseAskRequest>(
+            json!({"question": "How long are invoices kept?"}),
+        )?)
+        .send()
+        .typed()
+        .await?
+        .into_inner();
+    println!(
+        "  Company policies, \"How long are invoices kept?\"\n  -> {}",
+        kb_answer.0["response"]["text"].as_str().unwrap_or("")
+    );
+
+    section("hybrid search");
+    for (query, weight) in [("postmortem action items", 0.0), ("postmortm", 1.0)] {
+        let found = client
+            .hybrid_search()
+            .body(body::<HybridSearchRequest>(
+                json!({"query": query, "semanticWeight": weight, "size": 3}),
+            )?)
+            .send()
+            .typed()
+            .await?
+            .into_inner();
+        println!(
+            "  {query:?} (semanticWeight {weight}): {} hit(s)",
+            found.total_elements.unwrap_or(0)
+        );
+        for hit in &found.results {
+            let best = hit.chunks.first();
+            println!(
+                "    {:.3} {} — {}",
+                best.and_then(|c| c.score).unwrap_or(0.0),
+                hit.filename.as_deref().unwrap_or("?"),
+                short(best.and_then(|c| c.text.as_deref()).unwrap_or(""), 70)
+            );
+        }
+    }
+
+    section("webhooks");
+    let secret = "tour-secret-7f3a9c21e5b84d60";
+    let (events_tx, mut events_rx) = mpsc::unbounded_channel();
+    let receiver = Arc::new(
+        Receiver::builder()
+            .secret(WebhookSecret::new(secret)?)
+            .build()?,
+    );
+    let handler = Arc::new(move |batch: Batch| {
+        let events_tx = events_tx.clone();
+        async move {
+            for event in batch.events {
+                let _ = events_tx.send(event);
+            }
+            Ok::<(), HandlerError>(())
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let hook_url = format!("http://{}/hooks", listener.local_addr()?);
+    let app = axum::Router::new().route("/hooks", webhook::axum::endpoint(receiver, handler));
+    let receiver_task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let created = client
+        .create_webhook()
+        .body(body::<WebhookCreateRequest>(json!({
+            "url": hook_url,
+            "eventType": ["fs:*", "comment:*"],
+            "path": "/Tour",
+            "authHeader": secret
+        }))?)
+        .send()
+        .typed()
+        .await?
+        .into_inner();
+    let webhook_id = created.webhook_id.unwrap_or_default();
+    println!(
+        "  registered {webhook_id} -> {hook_url} ({})",
+        created.status.map(|s| s.to_string()).unwrap_or_default()
+    );
+    let cursor = client
+        .get_events_cursor()
+        .send()
+        .typed()
+        .await?
+        .into_inner();
+    // Activity in the sandbox (what users do in the web app): it feeds deliveries and events.
+    let sam = sandbox.activity_as("sam");
+    sam.create_folder("/Tour")?;
+    sam.create_file("/Tour/plan.txt", "The tour shows every area of the API.")?;
+    sam.add_note("/Tour/plan.txt", "Looks good!")?;
+    sandbox
+        .activity()
+        .change_permission("/Tour", "power", None, Some("Editor"))?;
+    sam.login("logins", "192.0.2.10", "Web")?;
+    for _ in 0..3 {
+        match tokio::time::timeout(Duration::from_secs(5), events_rx.recv()).await {
+            Ok(Some(event)) => {
+                let what = match &event.data {
+                    EventData::FsAddFolder(folder) => format!("folder {}", folder.target_path),
+                    EventData::FsAddFile(file) => format!("file {}", file.target_path),
+                    EventData::CommentSetComment(note) => {
+                        format!("comment {:?} on {}", note.comment, note.target_path)
+                    }
+                    other => format!("{:?}", other.event_type()),
+                };
+                println!(
+                    "  delivered {} by {}: {what}",
+                    event.event_type.as_str(),
+                    event.user.username
+                );
+            }
+            _ => {
+                println!("  (no delivery within 5 s)");
+                break;
+            }
+        }
+    }
+
+    section("events");
+    let page = client
+        .list_events_v2()
+        .id(cursor.latest_event_id.unwrap_or(0))
+        .send()
+        .typed()
+        .await?
+        .into_inner();
+    println!(
+        "  from cursor {}: {} event(s), next cursor {}",
+        cursor.latest_event_id.unwrap_or(0),
+        page.count.unwrap_or(0),
+        page.latest_id.unwrap_or(0)
+    );
+    for event in &page.events {
+        print_event(event);
+    }
+
+    section("audit report");
+    let created = client
+        .create_logins_audit()
+        .body(body::<LoginsAuditRequest>(json!({
+            "format": "json",
+            "date_start": iso_seconds(sandbox.now_ms() - 7 * 86_400_000),
+            "date_end": iso_seconds(sandbox.now_ms() + 60_000),
+            "events": ["logins", "failed_attempts"]
+        }))?)
+        .send()
+        .typed()
+        .await?
+        .into_inner();
+    let job = created.id.unwrap_or_default();
+    println!("  logins report of the last 7 days: job {job} created (202)");
+    let poll_every = Duration::from_secs_f64(120.0 / TIME_SCALE);
+    let mut ready = false;
+    for _ in 0..20 {
+        match client.get_audit_job().id(&job).send().await {
+            Ok(status) => println!(
+                "  job: {}",
+                status
+                    .into_inner()
+                    .status
+                    .map(|s| s.to_string())
+                    .unwrap_or_default()
+            ),
+            Err(pubapi_sdk::Error::UnexpectedResponse(response))
+                if response.status().as_u16() == 303 =>
+            {
+                let location = response
+                    .headers()
+                    .get("location")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("")
+                    .to_string();
+                println!("  job: completed (303 -> {location})");
+                ready = true;
+                break;
+            }
+            Err(e) => return Err(e.into()),
+        }
+        tokio::time::sleep(poll_every).await;
+    }
+    if ready {
+        let report = client
+            .get_audit_report()
+            .type_(AuditReportKind::Logins)
+            .id(&job)
+            .count(3u64)
+            .send()
+            .typed()
+            .await?
+            .into_inner();
+        println!(
+            "  {} event(s); the first {}:",
+            report.total_count.unwrap_or(0),
+            report.count.unwrap_or(0)
+        );
+        for event in &report.events {
+            println!(
+                "    {} {} {} from {} ({})",
+                event["time"].as_str().unwrap_or(""),
+                event["username"].as_str().unwrap_or(""),
+                event["event"].as_str().unwrap_or(""),
+                event["ip_address"].as_str().unwrap_or(""),
+                event["access"].as_str().unwrap_or("")
+            );
+        }
+        let csv = sandbox
+            .raw()
+            .request(
+                "GET",
+                &format!("/v1/audit/logins/{job}"),
+                Some(&sandbox.admin_token()),
+            )
+            .header("Accept", "text/csv")
+            .send()
+            .await;
+        println!("  as CSV:");
+        for line in csv.text().lines().take(3) {
+            println!("    {line}");
+        }
+        client
+            .delete_audit_report()
+            .type_(AuditReportKind::Logins)
+            .id(&job)
+            .send()
+            .typed()
+            .await?;
+        println!("  report deleted (204)");
+    }
+
+    section("the sandbox's view");
+    let counters = sandbox.counters();
+    println!(
+        "  {} requests, {} deliveries ok, violations: {:?}",
+        counters.requests, counters.deliveries_succeeded, counters.violations
+    );
+    let conformance = sandbox.check_conformance();
+    println!(
+        "  {} replies checked against spec/openapi.yaml: {}",
+        conformance.checked,
+        if conformance.problems.is_empty() {
+            "all conform".to_string()
+        } else {
+            format!("{} problem(s)", conformance.problems.len())
+        }
+    );
+    client
+        .delete_webhook()
+        .webhook_id(&webhook_id)
+        .send()
+        .typed()
+        .await?;
+    receiver_task.abort();
+    sandbox.shutdown().await;
+    Ok(())
+}

@@ -1,0 +1,654 @@
+//! A small validator of recorded traffic against `spec/openapi.yaml`.
+//!
+//! For every exchange matched to an operation it checks that
+//!
+//! - the status is documented for the operation;
+//! - the reply has a body exactly when the documented response has content, and its
+//!   `Content-Type` is one the response documents;
+//! - a JSON body matches the response schema: types, `required`, `enum`, `nullable`, arrays,
+//!   `additionalProperties`, `maxLength`/`minItems`, through `$ref`s;
+//! - every API header sent (`Location`, `Retry-After`, `X-Gateway-Error-Code`,
+//!   `Deprecation`, `Sunset`, `Link`) is documented on that response and matches its schema;
+//! - a request the sandbox accepted (2xx) had a body matching the request schema (including
+//!   enums and required fields), and had one where the body is required;
+//! - the `data` of polling events matches `FileSystemEventData` or
+//!   `PermissionChangeEventData` by type.
+//!
+//! [`Validator::check_delivery`] checks a webhook delivery body against `WebhookDelivery`
+//! and the `data` of each event against the `*Data` schema of its event type.
+//!
+//! Replies of injected faults are deliberately outside the spec and are not checked.
+
+use crate::sandbox::Exchange;
+use openapiv3::{
+    AdditionalProperties, OpenAPI, Operation, ParameterSchemaOrContent, ReferenceOr, Response,
+    Schema, SchemaKind, StatusCode, Type,
+};
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// The spec the workspace builds from, embedded at compile time.
+pub const SPEC_YAML: &str = include_str!("../../spec/openapi.yaml");
+
+/// The headers the API defines; any of them in a reply must be documented there.
+const API_HEADERS: &[&str] = &[
+    "location",
+    "retry-after",
+    "x-gateway-error-code",
+    "deprecation",
+    "sunset",
+    "link",
+];
+
+/// The outcome of checking a set of exchanges.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConformanceReport {
+    /// Exchanges checked.
+    pub checked: usize,
+    /// Exchanges skipped (injected faults, requests matching no operation).
+    pub skipped: usize,
+    /// Operations seen, by id.
+    pub operations: Vec<String>,
+    /// Every problem found, prefixed with the exchange.
+    pub problems: Vec<String>,
+}
+
+/// Validates exchanges against one OpenAPI document.
+#[derive(Debug)]
+pub struct Validator {
+    spec: OpenAPI,
+    operations: HashMap<String, Operation>,
+}
+
+impl Validator {
+    /// A validator for an OpenAPI 3.0 document in YAML.
+    ///
+    /// # Errors
+    /// When the text is not an OpenAPI 3.0 document.
+    pub fn from_yaml(text: &str) -> Result<Self, String> {
+        let spec: OpenAPI = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
+        let mut operations = HashMap::new();
+        for (_, item) in spec.paths.iter() {
+            if let ReferenceOr::Item(item) = item {
+                for (_, op) in item.iter() {
+                    if let Some(id) = &op.operation_id {
+                        operations.insert(id.clone(), op.clone());
+                    }
+                }
+            }
+        }
+        Ok(Validator { spec, operations })
+    }
+
+    /// A validator for the workspace's `spec/openapi.yaml`.
+    ///
+    /// # Panics
+    /// When the embedded spec does not parse (a build of this crate guarantees it is the
+    /// workspace's spec, which its own tests parse).
+    pub fn embedded() -> Self {
+        match Validator::from_yaml(SPEC_YAML) {
+            Ok(validator) => validator,
+            Err(e) => panic!("spec/openapi.yaml does not parse: {e}"),
+        }
+    }
+
+    /// The operation ids of the document.
+    pub fn operation_ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self.operations.keys().cloned().collect();
+        ids.sort();
+        ids
+    }
+
+    /// Checks every exchange.
+    pub fn check_all(&self, exchanges: &[Exchange]) -> ConformanceReport {
+        let mut report = ConformanceReport::default();
+        for exchange in exchanges {
+            let Some(op) = exchange.operation.filter(|_| !exchange.injected) else {
+                report.skipped += 1;
+                continue;
+            };
+            report.checked += 1;
+            if !report.operations.iter().any(|o| o == op) {
+                report.operations.push(op.to_string());
+            }
+            for problem in self.check(exchange) {
+                report.problems.push(format!(
+                    "#{} {} {} -> {}: {problem}",
+                    exchange.seq, exchange.method, exchange.path, exchange.status
+                ));
+            }
+        }
+        report.operations.sort();
+        report
+    }
+
+    /// The problems of one exchange (none when it conforms).
+    pub fn check(&self, exchange: &Exchange) -> Vec<String> {
+        let mut problems = Vec::new();
+        let Some(op_id) = exchange.operation else {
+            return problems;
+        };
+        let Some(op) = self.operations.get(op_id) else {
+            problems.push(format!("operation {op_id} is not in the spec"));
+            return problems;
+        };
+        let documented = op
+            .responses
+            .responses
+            .iter()
+            .find(|(code, _)| match code {
+                StatusCode::Code(c) => *c == exchange.status,
+                StatusCode::Range(r) => *r == exchange.status / 100,
+            })
+            .and_then(|(_, r)| self.response(r));
+        let Some(response) = documented else {
+            problems.push(format!(
+                "status {} is not documented for {op_id}",
+                exchange.status
+            ));
+            return problems;
+        };
+        self.check_body(exchange, response, &mut problems);
+        self.check_headers(exchange, response, &mut problems);
+        if (200..300).contains(&exchange.status) {
+            self.check_request(exchange, op, &mut problems);
+        }
+        if matches!(op_id, "listEventsV1" | "listEventsV2") && exchange.status == 200 {
+            self.check_polling_data(exchange, &mut problems);
+        }
+        problems
+    }
+
+    fn check_polling_data(&self, exchange: &Exchange, problems: &mut Vec<String>) {
+        let Ok(page) = serde_json::from_slice::<Value>(&exchange.response_body) else {
+            return;
+        };
+        for (i, event) in page["events"].as_array().into_iter().flatten().enumerate() {
+            let schema = match event["type"].as_str() {
+                Some("file_system") => "FileSystemEventData",
+                Some("permission_change") => "PermissionChangeEventData",
+                _ => continue,
+            };
+            self.validate_named(
+                schema,
+                &event["data"],
+                &format!("$.events[{i}].data"),
+                problems,
+            );
+        }
+    }
+
+    fn validate_named(&self, name: &str, value: &Value, path: &str, problems: &mut Vec<String>) {
+        let reference = ReferenceOr::Reference {
+            reference: format!("#/components/schemas/{name}"),
+        };
+        self.validate(&reference, value, path, false, problems);
+    }
+
+    /// The problems of one webhook delivery body (none when it conforms).
+    pub fn check_delivery(&self, body: &Value) -> Vec<String> {
+        let mut problems = Vec::new();
+        self.validate_named("WebhookDelivery", body, "$", &mut problems);
+        for (i, event) in body["data"].as_array().into_iter().flatten().enumerate() {
+            let Some(event_type) = event["eventType"].as_str() else {
+                continue;
+            };
+            match data_schema(event_type) {
+                Some(schema) => self.validate_named(
+                    schema,
+                    &event["data"],
+                    &format!("$.data[{i}].data"),
+                    &mut problems,
+                ),
+                None => problems.push(format!("$.data[{i}]: unknown event type {event_type}")),
+            }
+        }
+        problems
+    }
+
+    fn check_body(&self, exchange: &Exchange, response: &Response, problems: &mut Vec<String>) {
+        let has_body = !exchange.response_body.is_empty();
+        if response.content.is_empty() {
+            if has_body {
+                problems.push("a body was sent where the spec documents none".into());
+            }
+            return;
+        }
+        let Some(content_type) = exchange.content_type.as_deref() else {
+            problems.push("no Content-Type for a documented body".into());
+            return;
+        };
+        let media = content_type
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        let Some(media_type) = response.content.get(&media) else {
+            problems.push(format!(
+                "Content-Type {media} is not one of {:?}",
+                response.content.keys().collect::<Vec<_>>()
+            ));
+            return;
+        };
+        if exchange.body_truncated {
+            // Only part of the body was recorded: its type was checked, its content cannot be.
+            return;
+        }
+        if media != "application/json" {
+            if std::str::from_utf8(&exchange.response_body).is_err() {
+                problems.push(format!("the {media} body is not UTF-8 text"));
+            }
+            return;
+        }
+        match serde_json::from_slice::<Value>(&exchange.response_body) {
+            Err(e) => problems.push(format!("the body is not JSON: {e}")),
+            Ok(value) => {
+                if let Some(schema) = &media_type.schema {
+                    self.validate(schema, &value, "$", false, problems);
+                }
+            }
+        }
+    }
+
+    fn check_headers(&self, exchange: &Exchange, response: &Response, problems: &mut Vec<String>) {
+        for (name, value) in &exchange.response_headers {
+            let lower = name.to_ascii_lowercase();
+            if !API_HEADERS.contains(&lower.as_str()) {
+                continue;
+            }
+            let documented = response
+                .headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .and_then(|(_, h)| self.header(h));
+            let Some(header) = documented else {
+                problems.push(format!("header {name} is not documented on this response"));
+                continue;
+            };
+            if let ParameterSchemaOrContent::Schema(schema) = &header.format {
+                let typed = match self.schema(schema).map(|s| &s.schema_kind) {
+                    Some(SchemaKind::Type(Type::Integer(_))) => value
+                        .trim()
+                        .parse::<i64>()
+                        .map(Value::from)
+                        .unwrap_or(Value::String(value.clone())),
+                    _ => Value::String(value.clone()),
+                };
+                self.validate(schema, &typed, name, true, problems);
+            }
+        }
+        for (name, header) in &response.headers {
+            let required = self.header(header).is_some_and(|h| h.required);
+            let sent = exchange
+                .response_headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case(name));
+            if required && !sent {
+                problems.push(format!("required header {name} is missing"));
+            }
+        }
+    }
+
+    fn check_request(&self, exchange: &Exchange, op: &Operation, problems: &mut Vec<String>) {
+        let Some(body) = op.request_body.as_ref().and_then(|b| match b {
+            ReferenceOr::Item(b) => Some(b),
+            ReferenceOr::Reference { .. } => None,
+        }) else {
+            return;
+        };
+        if exchange.request_body.iter().all(u8::is_ascii_whitespace) {
+            if body.required {
+                problems.push("the request had no body where one is required".into());
+            }
+            return;
+        }
+        let Some(schema) = body
+            .content
+            .get("application/json")
+            .and_then(|m| m.schema.as_ref())
+        else {
+            return;
+        };
+        match serde_json::from_slice::<Value>(&exchange.request_body) {
+            Err(_) => problems.push("a request body that is not JSON was accepted".into()),
+            Ok(value) => {
+                let mut request_problems = Vec::new();
+                self.validate(schema, &value, "request$", true, &mut request_problems);
+                problems.extend(
+                    request_problems
+                        .into_iter()
+                        .map(|p| format!("accepted an invalid request: {p}")),
+                );
+            }
+        }
+    }
+
+    fn response<'a>(&'a self, r: &'a ReferenceOr<Response>) -> Option<&'a Response> {
+        match r {
+            ReferenceOr::Item(r) => Some(r),
+            ReferenceOr::Reference { reference } => {
+                let name = reference.strip_prefix("#/components/responses/")?;
+                match self.spec.components.as_ref()?.responses.get(name)? {
+                    ReferenceOr::Item(r) => Some(r),
+                    ReferenceOr::Reference { .. } => None,
+                }
+            }
+        }
+    }
+
+    fn header<'a>(
+        &'a self,
+        h: &'a ReferenceOr<openapiv3::Header>,
+    ) -> Option<&'a openapiv3::Header> {
+        match h {
+            ReferenceOr::Item(h) => Some(h),
+            ReferenceOr::Reference { reference } => {
+                let name = reference.strip_prefix("#/components/headers/")?;
+                match self.spec.components.as_ref()?.headers.get(name)? {
+                    ReferenceOr::Item(h) => Some(h),
+                    ReferenceOr::Reference { .. } => None,
+                }
+            }
+        }
+    }
+
+    fn named_schema(&self, reference: &str) -> Option<&Schema> {
+        let name = reference.strip_prefix("#/components/schemas/")?;
+        match self.spec.components.as_ref()?.schemas.get(name)? {
+            ReferenceOr::Item(s) => Some(s),
+            ReferenceOr::Reference { reference } => self.named_schema(reference),
+        }
+    }
+
+    fn schema<'a>(&'a self, r: &'a ReferenceOr<Schema>) -> Option<&'a Schema> {
+        match r {
+            ReferenceOr::Item(s) => Some(s),
+            ReferenceOr::Reference { reference } => self.named_schema(reference),
+        }
+    }
+
+    fn boxed<'a>(&'a self, r: &'a ReferenceOr<Box<Schema>>) -> Option<&'a Schema> {
+        match r {
+            ReferenceOr::Item(s) => Some(s),
+            ReferenceOr::Reference { reference } => self.named_schema(reference),
+        }
+    }
+
+    /// Validates `value` against `schema`; `request` selects request-side rules (`required`
+    /// is enforced on both sides, as the spec leaves response fields optional).
+    pub fn validate(
+        &self,
+        schema: &ReferenceOr<Schema>,
+        value: &Value,
+        path: &str,
+        request: bool,
+        problems: &mut Vec<String>,
+    ) {
+        match self.schema(schema) {
+            Some(s) => self.validate_schema(s, value, path, request, problems),
+            None => problems.push(format!("{path}: unresolvable schema reference")),
+        }
+    }
+
+    fn validate_schema(
+        &self,
+        schema: &Schema,
+        value: &Value,
+        path: &str,
+        request: bool,
+        problems: &mut Vec<String>,
+    ) {
+        if value.is_null() {
+            if !schema.schema_data.nullable && !matches!(schema.schema_kind, SchemaKind::Any(_)) {
+                problems.push(format!("{path}: null where the schema is not nullable"));
+            }
+            return;
+        }
+        match &schema.schema_kind {
+            SchemaKind::Type(Type::String(s)) => match value.as_str() {
+                None => problems.push(format!("{path}: expected a string, got {value}")),
+                Some(text) => {
+                    let allowed: Vec<&str> =
+                        s.enumeration.iter().flatten().map(String::as_str).collect();
+                    if !allowed.is_empty() && !allowed.contains(&text) {
+                        problems.push(format!("{path}: {text:?} is not one of {allowed:?}"));
+                    }
+                    if let Some(max) = s.max_length
+                        && text.chars().count() > max
+                    {
+                        problems.push(format!("{path}: longer than {max} characters"));
+                    }
+                }
+            },
+            SchemaKind::Type(Type::Number(_)) => {
+                if !value.is_number() {
+                    problems.push(format!("{path}: expected a number, got {value}"));
+                }
+            }
+            SchemaKind::Type(Type::Integer(i)) => {
+                match value.as_i64().or_else(|| value.as_u64().map(|u| u as i64)) {
+                    None => problems.push(format!("{path}: expected an integer, got {value}")),
+                    Some(n) => {
+                        let allowed: Vec<i64> = i.enumeration.iter().flatten().copied().collect();
+                        if !allowed.is_empty() && !allowed.contains(&n) {
+                            problems.push(format!("{path}: {n} is not one of {allowed:?}"));
+                        }
+                        if i.minimum.is_some_and(|m| n < m) || i.maximum.is_some_and(|m| n > m) {
+                            problems.push(format!("{path}: {n} is out of range"));
+                        }
+                    }
+                }
+            }
+            SchemaKind::Type(Type::Boolean(_)) => {
+                if !value.is_boolean() {
+                    problems.push(format!("{path}: expected a boolean, got {value}"));
+                }
+            }
+            SchemaKind::Type(Type::Array(a)) => match value.as_array() {
+                None => problems.push(format!("{path}: expected an array, got {value}")),
+                Some(items) => {
+                    if let Some(min) = a.min_items
+                        && items.len() < min
+                    {
+                        problems.push(format!("{path}: fewer than {min} items"));
+                    }
+                    if let Some(item_schema) = a.items.as_ref().and_then(|s| self.boxed(s)) {
+                        for (i, item) in items.iter().enumerate() {
+                            self.validate_schema(
+                                item_schema,
+                                item,
+                                &format!("{path}[{i}]"),
+                                request,
+                                problems,
+                            );
+                        }
+                    }
+                }
+            },
+            SchemaKind::Type(Type::Object(o)) => match value.as_object() {
+                None => problems.push(format!("{path}: expected an object, got {value}")),
+                Some(map) => {
+                    for name in &o.required {
+                        if !map.contains_key(name) {
+                            problems.push(format!("{path}: required property {name} is missing"));
+                        }
+                    }
+                    for (name, item) in map {
+                        let item_path = format!("{path}.{name}");
+                        match o.properties.get(name) {
+                            Some(prop) => match self.boxed(prop) {
+                                Some(s) => {
+                                    self.validate_schema(s, item, &item_path, request, problems);
+                                }
+                                None => problems.push(format!("{item_path}: unresolvable schema")),
+                            },
+                            None => match &o.additional_properties {
+                                Some(AdditionalProperties::Schema(s)) => {
+                                    self.validate(s, item, &item_path, request, problems);
+                                }
+                                Some(AdditionalProperties::Any(false)) => {
+                                    problems.push(format!("{item_path}: property not allowed"))
+                                }
+                                _ => {}
+                            },
+                        }
+                    }
+                }
+            },
+            SchemaKind::AllOf { all_of } => {
+                for s in all_of {
+                    self.validate(s, value, path, request, problems);
+                }
+            }
+            SchemaKind::OneOf { one_of: options } | SchemaKind::AnyOf { any_of: options } => {
+                let fits = options.iter().any(|s| {
+                    let mut scratch = Vec::new();
+                    self.validate(s, value, path, request, &mut scratch);
+                    scratch.is_empty()
+                });
+                if !fits {
+                    problems.push(format!("{path}: matches none of the alternatives"));
+                }
+            }
+            SchemaKind::Not { .. } | SchemaKind::Any(_) => {}
+        }
+    }
+}
+
+/// The `*Data` schema of a webhook event type (reference 6.2).
+pub fn data_schema(event_type: &str) -> Option<&'static str> {
+    Some(match event_type {
+        "fs:add_file" => "FsAddFileData",
+        "fs:add_folder" => "FsAddFolderData",
+        "fs:copy_file" => "FsCopyFileData",
+        "fs:copy_folder" => "FsCopyFolderData",
+        "fs:move_file" => "FsMoveFileData",
+        "fs:move_folder" => "FsMoveFolderData",
+        "fs:delete_file" => "FsDeleteFileData",
+        "fs:delete_folder" => "FsDeleteFolderData",
+        "fs:restore_from_trash" => "FsRestoreFromTrashData",
+        "fs:delete_from_trash" => "FsDeleteFromTrashData",
+        "fs:lock_file" | "fs:unlock_file" => "FsLockFileData",
+        "fs:upload_link" => "FsUploadLinkData",
+        "fs:folder_project_activity" => "FsFolderProjectActivityData",
+        "link:create" | "link:delete" => "LinkEventData",
+        "link:create_download_link" | "link:delete_download_link" => "LinkDownloadLinkData",
+        "link:create_upload_link" | "link:delete_upload_link" => "LinkUploadLinkData",
+        "comment:set_comment" => "CommentSetCommentData",
+        "comment:remove_comment" => "CommentRemoveCommentData",
+        "permission:permission_change" => "PermissionChangeData",
+        "meta:add_metadata_key" | "meta:delete_metadata_key" => "MetaKeyData",
+        "group:create" => "GroupCreateData",
+        "group:delete" | "group:rename" => "GroupEventData",
+        "group:add_members" | "group:remove_members" => "GroupMembersData",
+        "group:add_owner" | "group:remove_owner" => "GroupOwnerData",
+        "workflow:created" => "WorkflowCreatedData",
+        "workflow:completed" => "WorkflowCompletedData",
+        "workflow:approvaltask_approved" | "workflow:approvaltask_rejected" => {
+            "WorkflowApprovalTaskData"
+        }
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn exchange(op: &'static str, status: u16, body: Value) -> Exchange {
+        Exchange {
+            seq: 1,
+            at_ms: 0,
+            operation: Some(op),
+            method: "GET".into(),
+            path: "/x".into(),
+            query: Vec::new(),
+            request_body: Vec::new(),
+            impersonated_by: None,
+            status,
+            response_headers: Vec::new(),
+            content_type: (!body.is_null()).then(|| "application/json".into()),
+            response_body: if body.is_null() {
+                Vec::new()
+            } else {
+                serde_json::to_vec(&body).unwrap()
+            },
+            body_truncated: false,
+            injected: false,
+        }
+    }
+
+    #[test]
+    fn the_embedded_spec_has_the_39_operations() {
+        assert_eq!(Validator::embedded().operation_ids().len(), 39);
+    }
+
+    #[test]
+    fn good_replies_pass() {
+        let v = Validator::embedded();
+        let ok = exchange(
+            "whoami",
+            200,
+            json!({"clientId": "c", "username": "u", "domain": "d", "scopes": ["s"]}),
+        );
+        assert!(v.check(&ok).is_empty(), "{:?}", v.check(&ok));
+        let page = exchange("listEventsV2", 204, Value::Null);
+        assert!(v.check(&page).is_empty());
+    }
+
+    #[test]
+    fn undocumented_status_body_type_enum_and_header_are_caught() {
+        let v = Validator::embedded();
+        assert!(!v.check(&exchange("whoami", 500, Value::Null)).is_empty());
+        assert!(
+            !v.check(&exchange("listEventsV2", 204, json!({})))
+                .is_empty()
+        );
+        let wrong_type = exchange("whoami", 200, json!({"scopes": "s"}));
+        assert!(v.check(&wrong_type)[0].contains("expected an array"));
+        let wrong_enum = exchange("getWebhookStatus", 200, json!({"status": "paused"}));
+        assert!(v.check(&wrong_enum)[0].contains("not one of"));
+        let mut header = exchange("whoami", 200, json!({}));
+        header
+            .response_headers
+            .push(("Retry-After".into(), "1".into()));
+        assert!(v.check(&header)[0].contains("not documented"));
+        let mut throttle = exchange("whoami", 403, Value::Null);
+        throttle
+            .response_headers
+            .push(("Retry-After".into(), "soon".into()));
+        assert!(v.check(&throttle)[0].contains("expected an integer"));
+    }
+
+    #[test]
+    fn deliveries_are_checked_against_the_event_data_schemas() {
+        let v = Validator::embedded();
+        let good = json!({"data": [{"eventId": "e", "eventType": "fs:add_folder", "timestamp": 1, "user": {"id": 1}, "data": {"targetPath": "/a"}}]});
+        assert!(
+            v.check_delivery(&good).is_empty(),
+            "{:?}",
+            v.check_delivery(&good)
+        );
+        let bad = json!({"data": [{"eventType": "fs:add_file", "timestamp": "now", "data": {"targetPath": 5}}]});
+        let problems = v.check_delivery(&bad);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        let unknown = json!({"data": [{"eventType": "user:create", "data": {}}]});
+        assert!(!v.check_delivery(&unknown).is_empty());
+    }
+
+    #[test]
+    fn accepted_requests_must_match_their_schema() {
+        let v = Validator::embedded();
+        let mut accepted = exchange(
+            "createWebhook",
+            201,
+            json!({"webhookId": "w", "status": "enabled"}),
+        );
+        accepted.request_body = br#"{"eventType": []}"#.to_vec();
+        let problems = v.check(&accepted);
+        assert!(problems.iter().any(|p| p.contains("required property url")));
+        assert!(problems.iter().any(|p| p.contains("fewer than 1 items")));
+    }
+}

@@ -1,0 +1,533 @@
+//! The test API that makes things happen in the sandbox: file system changes, notes,
+//! permission changes, logins and raw webhook events. Each call updates the file system and
+//! feeds the events stream, the audit records and the webhook deliveries, as the platform
+//! would.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use pubapi_testkit::sandbox::{Sandbox, SandboxConfig};
+//!
+//! let sandbox = Sandbox::start(SandboxConfig::testing()).await;
+//! let sam = sandbox.activity_as("sam");
+//! sam.create_folder("/Projects")?;
+//! sam.create_file("/Projects/plan.txt", "Ship the sandbox.")?;
+//! sandbox.activity().impersonated_by("admin").delete("/Projects/plan.txt")?;
+//! # Ok(()) }
+//! ```
+
+use super::Shared;
+use super::dates::iso_seconds;
+use super::fs::{ActivityError, FsEntry, normalize};
+use super::webhooks::EVENT_TYPES;
+use super::world::{ActionSource, Actor, Happening, Polling, World};
+use serde_json::{Value, json};
+use std::fmt;
+use std::sync::Arc;
+
+/// Makes things happen as one user; get one from
+/// [`Sandbox::activity_as`](super::Sandbox::activity_as).
+#[derive(Clone)]
+pub struct Activity {
+    shared: Arc<Shared>,
+    username: String,
+    impersonated_by: Option<String>,
+    source: ActionSource,
+}
+
+impl fmt::Debug for Activity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Activity")
+            .field("username", &self.username)
+            .field("impersonated_by", &self.impersonated_by)
+            .field("source", &self.source)
+            .finish()
+    }
+}
+
+fn file_audit(actor: &Actor, entry: &FsEntry, transaction: &str, now: i64) -> Value {
+    let mut event = json!({
+        "username": actor.user.username,
+        "user_id": actor.user.id,
+        "target_path": entry.path,
+        "transaction": transaction,
+        "access": "Web",
+        "time": iso_seconds(now),
+        "ipAddress": "127.0.0.1",
+    });
+    if entry.is_folder {
+        event["folder"] = json!(entry.name());
+    } else {
+        event["file"] = json!(entry.name());
+        event["file_checksum"] = json!(entry.checksum);
+    }
+    event
+}
+
+fn fs_data(entry: &FsEntry, source: Option<&FsEntry>) -> Value {
+    let mut data = json!({
+        "target_path": entry.path,
+        "target_id": entry.entry_id,
+        "target_group_id": entry.group_id,
+        "is_folder": entry.is_folder,
+    });
+    if let Some(source) = source {
+        data["source_path"] = json!(source.path);
+        data["source_id"] = json!(source.entry_id);
+        data["source_group_id"] = json!(source.group_id);
+    }
+    data
+}
+
+impl Activity {
+    pub(crate) fn new(shared: Arc<Shared>, username: &str) -> Self {
+        Activity {
+            shared,
+            username: username.to_string(),
+            impersonated_by: None,
+            source: ActionSource::WebUi,
+        }
+    }
+
+    /// The same actor, acting through an admin's impersonation (`impersonatedBy` in
+    /// deliveries; the admin's client id).
+    pub fn impersonated_by(mut self, admin: &str) -> Self {
+        self.impersonated_by = Some(admin.to_string());
+        self
+    }
+
+    /// The same actor through another client (`action_source`; WebUI by default).
+    pub fn via(mut self, source: ActionSource) -> Self {
+        self.source = source;
+        self
+    }
+
+    fn actor(&self, world: &World) -> Result<Actor, ActivityError> {
+        let user = world
+            .users
+            .by_username(&self.username)
+            .cloned()
+            .ok_or_else(|| ActivityError::UnknownUser(self.username.clone()))?;
+        let client_id = match &self.impersonated_by {
+            Some(admin) => world
+                .users
+                .by_username(admin)
+                .map(|a| a.client_id.clone())
+                .ok_or_else(|| ActivityError::UnknownUser(admin.clone()))?,
+            None => user.client_id.clone(),
+        };
+        Ok(Actor {
+            user,
+            client_id,
+            impersonated_by: self.impersonated_by.clone(),
+            source: self.source,
+        })
+    }
+
+    /// Runs `change` on the world and records what it returns.
+    fn happen<T>(
+        &self,
+        change: impl FnOnce(&mut World, &Actor, i64) -> Result<(T, Happening), ActivityError>,
+    ) -> Result<T, ActivityError> {
+        let now = self.shared.now();
+        let result = {
+            let mut world = self.shared.world();
+            let actor = self.actor(&world)?;
+            let (value, happening) = change(&mut world, &actor, now)?;
+            world.happen(happening, now, &self.shared.config);
+            value
+        };
+        self.shared.wakeup.notify_one();
+        Ok(result)
+    }
+
+    /// Creates a folder (`fs:add_folder`, a `create` event).
+    pub fn create_folder(&self, path: &str) -> Result<FsEntry, ActivityError> {
+        self.happen(|world, actor, now| {
+            let entry = world.fs.create_folder(path, now, &mut world.ids)?;
+            let happening = Happening {
+                actor: actor.clone(),
+                webhook: Some((
+                    "fs:add_folder".into(),
+                    json!({ "targetPath": entry.path }),
+                    vec![entry.path.clone()],
+                )),
+                polling: Some(Polling {
+                    kind: "file_system",
+                    action: "create",
+                    data: fs_data(&entry, None),
+                    attributes: None,
+                    paths: vec![entry.path.clone()],
+                }),
+                audit: Some(("files", file_audit(actor, &entry, "create_folder", now))),
+            };
+            Ok((entry, happening))
+        })
+    }
+
+    /// Uploads a file, or a new version when it exists (`fs:add_file` with `itemType`
+    /// `file` or `version`). Text content makes it part of the AI corpus.
+    pub fn create_file(&self, path: &str, content: &str) -> Result<FsEntry, ActivityError> {
+        self.happen(|world, actor, now| {
+            let (entry, is_version) = world.fs.write_file(path, content, now, &mut world.ids)?;
+            let happening = Happening {
+                actor: actor.clone(),
+                webhook: Some((
+                    "fs:add_file".into(),
+                    json!({
+                        "targetEntryId": entry.entry_id,
+                        "targetGroupId": entry.group_id,
+                        "targetFileChecksum": entry.checksum,
+                        "targetPath": entry.path,
+                        "itemType": if is_version { "version" } else { "file" },
+                    }),
+                    vec![entry.path.clone()],
+                )),
+                polling: Some(Polling {
+                    kind: "file_system",
+                    action: "create",
+                    data: fs_data(&entry, None),
+                    attributes: None,
+                    paths: vec![entry.path.clone()],
+                }),
+                audit: Some(("files", file_audit(actor, &entry, "upload", now))),
+            };
+            Ok((entry, happening))
+        })
+    }
+
+    /// Moves or renames a file or folder (`fs:move_file` / `fs:move_folder`, a `move`
+    /// event).
+    pub fn move_entry(&self, from: &str, to: &str) -> Result<FsEntry, ActivityError> {
+        self.happen(|world, actor, now| {
+            let source = world
+                .fs
+                .get(&normalize(from)?)
+                .cloned()
+                .ok_or_else(|| ActivityError::NotFound(from.to_string()))?;
+            let entry = world.fs.move_entry(from, to, now)?;
+            let (name, data) = if entry.is_folder {
+                (
+                    "fs:move_folder",
+                    json!({ "sourcePath": source.path, "targetPath": entry.path }),
+                )
+            } else {
+                (
+                    "fs:move_file",
+                    json!({
+                        "sourcePath": source.path,
+                        "targetPath": entry.path,
+                        "targetGroupId": entry.group_id,
+                        "targetEntryId": entry.entry_id,
+                    }),
+                )
+            };
+            let paths = vec![entry.path.clone(), source.path.clone()];
+            let happening = Happening {
+                actor: actor.clone(),
+                webhook: Some((name.into(), data, paths.clone())),
+                polling: Some(Polling {
+                    kind: "file_system",
+                    action: "move",
+                    data: fs_data(&entry, Some(&source)),
+                    attributes: None,
+                    paths,
+                }),
+                audit: Some(("files", file_audit(actor, &entry, "move", now))),
+            };
+            Ok((entry, happening))
+        })
+    }
+
+    /// Copies a file or folder (`fs:copy_file` / `fs:copy_folder`, a `copy` event).
+    pub fn copy_entry(&self, from: &str, to: &str) -> Result<FsEntry, ActivityError> {
+        self.happen(|world, actor, now| {
+            let source = world
+                .fs
+                .get(&normalize(from)?)
+                .cloned()
+                .ok_or_else(|| ActivityError::NotFound(from.to_string()))?;
+            let entry = world.fs.copy_entry(from, to, now, &mut world.ids)?;
+            let (name, data) = if entry.is_folder {
+                (
+                    "fs:copy_folder",
+                    json!({ "sourcePath": source.path, "targetPath": entry.path }),
+                )
+            } else {
+                (
+                    "fs:copy_file",
+                    json!({
+                        "sourcePath": source.path,
+                        "targetPath": entry.path,
+                        "targetEntryId": entry.entry_id,
+                        "targetGroupId": entry.group_id,
+                        "targetFileChecksum": entry.checksum,
+                    }),
+                )
+            };
+            let paths = vec![entry.path.clone(), source.path.clone()];
+            let happening = Happening {
+                actor: actor.clone(),
+                webhook: Some((name.into(), data, paths.clone())),
+                polling: Some(Polling {
+                    kind: "file_system",
+                    action: "copy",
+                    data: fs_data(&entry, Some(&source)),
+                    attributes: None,
+                    paths,
+                }),
+                audit: Some(("files", file_audit(actor, &entry, "copy", now))),
+            };
+            Ok((entry, happening))
+        })
+    }
+
+    /// Moves a file or folder to the trash (`fs:delete_file` / `fs:delete_folder`, a
+    /// `delete` event).
+    pub fn delete(&self, path: &str) -> Result<FsEntry, ActivityError> {
+        self.happen(|world, actor, now| {
+            let entry = world.fs.delete(path)?;
+            let (name, data) = if entry.is_folder {
+                ("fs:delete_folder", json!({ "targetPath": entry.path }))
+            } else {
+                (
+                    "fs:delete_file",
+                    json!({
+                        "targetGroupId": entry.group_id,
+                        "targetEntryId": entry.entry_id,
+                        "targetPath": entry.path,
+                        "targetFileChecksum": entry.checksum,
+                        "itemType": "file",
+                    }),
+                )
+            };
+            let happening = Happening {
+                actor: actor.clone(),
+                webhook: Some((name.into(), data, vec![entry.path.clone()])),
+                polling: Some(Polling {
+                    kind: "file_system",
+                    action: "delete",
+                    data: fs_data(&entry, None),
+                    attributes: None,
+                    paths: vec![entry.path.clone()],
+                }),
+                audit: Some(("files", file_audit(actor, &entry, "delete", now))),
+            };
+            Ok((entry, happening))
+        })
+    }
+
+    /// Restores a file or folder from the trash (`fs:restore_from_trash`, a `restore`
+    /// event).
+    pub fn restore(&self, path: &str) -> Result<FsEntry, ActivityError> {
+        self.happen(|world, actor, now| {
+            let entry = world.fs.restore(path)?;
+            let mut data = json!({ "targetPath": entry.path, "isFolder": entry.is_folder });
+            if !entry.is_folder {
+                data["targetEntryId"] = json!(entry.entry_id);
+                data["targetGroupId"] = json!(entry.group_id);
+                data["targetFileChecksum"] = json!(entry.checksum);
+                data["itemType"] = json!("file");
+            }
+            let happening = Happening {
+                actor: actor.clone(),
+                webhook: Some((
+                    "fs:restore_from_trash".into(),
+                    data,
+                    vec![entry.path.clone()],
+                )),
+                polling: Some(Polling {
+                    kind: "file_system",
+                    action: "restore",
+                    data: fs_data(&entry, None),
+                    attributes: None,
+                    paths: vec![entry.path.clone()],
+                }),
+                audit: Some(("files", file_audit(actor, &entry, "restore_trash", now))),
+            };
+            Ok((entry, happening))
+        })
+    }
+
+    /// Adds a note (comment) to a file or folder (`comment:set_comment`, a `note` event).
+    pub fn add_note(&self, path: &str, text: &str) -> Result<(), ActivityError> {
+        self.happen(|world, actor, _now| {
+            let path = normalize(path)?;
+            let entry = world
+                .fs
+                .get(&path)
+                .cloned()
+                .ok_or_else(|| ActivityError::NotFound(path.clone()))?;
+            let happening = Happening {
+                actor: actor.clone(),
+                webhook: Some((
+                    "comment:set_comment".into(),
+                    json!({ "targetPath": entry.path, "comment": text }),
+                    vec![entry.path.clone()],
+                )),
+                polling: Some(Polling {
+                    kind: "note",
+                    action: "create",
+                    data: json!({ "target_path": entry.path, "target_group_id": entry.group_id, "text": text }),
+                    attributes: None,
+                    paths: vec![entry.path.clone()],
+                }),
+                audit: None,
+            };
+            Ok(((), happening))
+        })
+    }
+
+    /// Changes the permission of `assignee` (a username, or else a group name) on `folder`
+    /// from `old` to `new` (`None`: no permission): `permission:permission_change`, a
+    /// `permission_change` event (v2) and a permissions audit record.
+    pub fn change_permission(
+        &self,
+        folder: &str,
+        assignee: &str,
+        old: Option<&str>,
+        new: Option<&str>,
+    ) -> Result<(), ActivityError> {
+        self.happen(|world, actor, now| {
+            let path = normalize(folder)?;
+            let entry = world
+                .fs
+                .get(&path)
+                .cloned()
+                .ok_or_else(|| ActivityError::NotFound(path.clone()))?;
+            if !entry.is_folder {
+                return Err(ActivityError::WrongKind(path));
+            }
+            let user = world.users.by_username(assignee).cloned();
+            let subject = match &user {
+                Some(u) => format!("user:{}", u.username),
+                None => format!("group:{assignee}"),
+            };
+            let mut changed = Vec::new();
+            if let Some(old) = old {
+                changed.push(
+                    json!({ "action": "DELETE", "entry": { "subject": subject, "priv": old } }),
+                );
+            }
+            if let Some(new) = new {
+                changed
+                    .push(json!({ "action": "ADD", "entry": { "subject": subject, "priv": new } }));
+            }
+            let change = match (old, new) {
+                (None, Some(n)) => format!("+{n}"),
+                (Some(o), Some(n)) => format!("{o} >> {n}"),
+                (Some(o), None) => format!("-{o}"),
+                (None, None) => String::new(),
+            };
+            let (assignee_name, assignee_id, group) = match &user {
+                Some(u) => (json!(u.username), json!(u.id), Value::Null),
+                None => (Value::Null, Value::Null, json!(assignee)),
+            };
+            let happening = Happening {
+                actor: actor.clone(),
+                webhook: Some((
+                    "permission:permission_change".into(),
+                    json!({
+                        "folderPath": entry.path,
+                        "newPrivilege": new.unwrap_or(""),
+                        "oldPrivilege": old.unwrap_or(""),
+                        "assignerId": actor.user.id,
+                        "assignee": assignee_name,
+                        "assigneeId": assignee_id,
+                        "assigner": actor.user.username,
+                        "groupName": group,
+                    }),
+                    vec![entry.path.clone()],
+                )),
+                polling: Some(Polling {
+                    kind: "permission_change",
+                    action: "permission_change",
+                    data: json!({ "target_path": entry.path, "is_folder": false }),
+                    attributes: Some(json!({
+                        "changeGroupEvents": [],
+                        "changePermissionEvent": { "changedPermissions": changed },
+                        "changeContext": null,
+                        "targetFolderId": entry.group_id,
+                        "groupChange": false,
+                    })),
+                    paths: vec![entry.path.clone()],
+                }),
+                audit: Some((
+                    "permissions",
+                    json!({
+                        "folder": entry.path,
+                        "assignee": assignee,
+                        "assignee_id": user.as_ref().map(|u| u.id),
+                        "assigner": actor.user.username,
+                        "assigner_id": actor.user.id,
+                        "change": change,
+                        "time": iso_seconds(now),
+                    }),
+                )),
+            };
+            Ok(((), happening))
+        })
+    }
+
+    /// Records a login event of this user for logins reports (`event` is one of `logins`,
+    /// `logouts`, `account_lockouts`, `password_resets`, `failed_attempts`; `access` one of
+    /// `Web`, `FTP`, `Mobile`).
+    pub fn login(&self, event: &str, ip_address: &str, access: &str) -> Result<(), ActivityError> {
+        self.happen(|_world, actor, now| {
+            let happening = Happening {
+                actor: actor.clone(),
+                webhook: None,
+                polling: None,
+                audit: Some((
+                    "logins",
+                    json!({
+                        "username": actor.user.username,
+                        "user_id": actor.user.id,
+                        "event": event,
+                        "ip_address": ip_address,
+                        "access": access,
+                        "time": iso_seconds(now),
+                    }),
+                )),
+            };
+            Ok(((), happening))
+        })
+    }
+
+    /// Sends any event of reference 6.2 to the matching webhooks, with `data` as given and
+    /// `paths` for their path filters (no polling event, no audit record).
+    pub fn emit(&self, event_type: &str, data: Value, paths: &[&str]) -> Result<(), ActivityError> {
+        if !EVENT_TYPES.contains(&event_type) {
+            return Err(ActivityError::UnknownEventType(event_type.to_string()));
+        }
+        self.happen(|_world, actor, _now| {
+            let happening = Happening {
+                actor: actor.clone(),
+                webhook: Some((
+                    event_type.to_string(),
+                    data,
+                    paths.iter().map(|p| p.to_string()).collect(),
+                )),
+                polling: None,
+                audit: None,
+            };
+            Ok(((), happening))
+        })
+    }
+
+    /// Adds an audit record of any kind (`users`, `groups`, `workgroup-settings`, ...) with
+    /// the event as reports should show it.
+    pub fn record_audit(&self, kind: &str, event: Value) -> Result<(), ActivityError> {
+        let Some(kind) = super::audit::KINDS.iter().copied().find(|k| *k == kind) else {
+            return Err(ActivityError::UnknownEventType(kind.to_string()));
+        };
+        self.happen(|_world, actor, _now| {
+            let happening = Happening {
+                actor: actor.clone(),
+                webhook: None,
+                polling: None,
+                audit: Some((kind, event)),
+            };
+            Ok(((), happening))
+        })
+    }
+}

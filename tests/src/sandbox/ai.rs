@@ -1,0 +1,1141 @@
+//! The AI endpoints: agents, document Q&A and summaries, the assistant, the deprecated
+//! copilot, knowledge bases and hybrid search, all answering deterministically from the
+//! documents of the sandbox's file system (the built-in corpus plus files created with
+//! content).
+//!
+//! Agent requests answer `IN_PROGRESS` for `AiConfig::agent_polls` polls, then `COMPLETED`,
+//! or `FAILED` when the question contains `[fail]`. Assistant executions answer
+//! `IN_PROGRESS` for `AiConfig::assistant_polls` polls, then `COMPLETED` with citations and
+//! one tool call.
+
+use super::Shared;
+use super::auth::Caller;
+use super::corpus::first_sentence;
+use super::dates::{DAY_MS, days_from_civil, iso_millis, iso_seconds, parse_plain_date};
+use super::fs::{FsEntry, is_within};
+use super::http::{ApiRequest, Reply, error};
+use super::search;
+use serde_json::{Map, Value, json};
+
+/// Longest agent question (reference 8).
+pub const MAX_QUESTION: usize = 35_000;
+
+/// The `Sunset` of the copilot endpoint.
+pub const COPILOT_SUNSET: &str = "Wed, 30 Sep 2026 00:00:00 GMT";
+
+/// The `Link` of the copilot endpoint.
+pub const COPILOT_LINK: &str = "</v1/ai/assistant/ask>; rel=\"successor-version\"";
+
+const NO_ANSWER: &str = "I could not find an answer to that in the documents available to me.";
+
+struct AgentDef {
+    id: &'static str,
+    name: &'static str,
+    description: &'static str,
+    instruction: &'static str,
+    folder: &'static str,
+    created: (i64, u32, u32),
+}
+
+const AGENTS: &[AgentDef] = &[
+    AgentDef {
+        id: "agt-policy-helper",
+        name: "Policy Helper",
+        description: "Answers questions about company policies.",
+        instruction: "Answer from the documents in /Company and cite them.",
+        folder: "/Company",
+        created: (2024, 5, 2),
+    },
+    AgentDef {
+        id: "agt-engineering",
+        name: "Engineering Assistant",
+        description: "Knows the runbooks and integration guides of engineering.",
+        instruction: "Answer from the documents in /Engineering.",
+        folder: "/Engineering",
+        created: (2024, 8, 19),
+    },
+    AgentDef {
+        id: "agt-finance",
+        name: "Finance Analyst",
+        description: "Summarises financial reports.",
+        instruction: "Answer from the documents in /Finance with exact figures.",
+        folder: "/Finance",
+        created: (2024, 11, 30),
+    },
+];
+
+struct KbDef {
+    id: &'static str,
+    name: &'static str,
+    description: &'static str,
+    folders: &'static [&'static str],
+    status: &'static str,
+    sub_status: &'static str,
+    created: (i64, u32, u32),
+}
+
+const KNOWLEDGE_BASES: &[KbDef] = &[
+    KbDef {
+        id: "kb-company-policies",
+        name: "Company policies",
+        description: "Security, travel and retention policies.",
+        folders: &["/Company/Policies"],
+        status: "ACTIVE",
+        sub_status: "READY",
+        created: (2024, 9, 1),
+    },
+    KbDef {
+        id: "kb-engineering",
+        name: "Engineering handbook",
+        description: "Runbooks and integration guides.",
+        folders: &["/Engineering"],
+        status: "ACTIVE",
+        sub_status: "READY",
+        created: (2024, 10, 5),
+    },
+    KbDef {
+        id: "kb-finance",
+        name: "Finance reports",
+        description: "Quarterly reports.",
+        folders: &["/Finance"],
+        status: "CREATED",
+        sub_status: "PROCESSING",
+        created: (2025, 1, 15),
+    },
+    KbDef {
+        id: "kb-old-archive",
+        name: "Old archive",
+        description: "Retired content.",
+        folders: &["/Archive"],
+        status: "DELETED",
+        sub_status: "DELETED",
+        created: (2023, 3, 10),
+    },
+];
+
+fn date_ms((y, m, d): (i64, u32, u32)) -> i64 {
+    days_from_civil(y, m, d) * DAY_MS + 9 * 3_600_000
+}
+
+/// An agent question being answered.
+#[derive(Debug, Clone)]
+pub struct AgentRequest {
+    agent_id: String,
+    request_id: String,
+    polls: u32,
+    fail: bool,
+    answer: String,
+    citations: Vec<Value>,
+}
+
+/// An assistant execution.
+#[derive(Debug, Clone)]
+pub struct Execution {
+    id: String,
+    polls: u32,
+    question: String,
+    answer: String,
+    hits: Vec<Hit>,
+}
+
+/// Agent requests and assistant executions.
+#[derive(Debug, Default)]
+pub struct AiState {
+    requests: Vec<AgentRequest>,
+    executions: Vec<Execution>,
+}
+
+/// A matching chunk of a document.
+#[derive(Debug, Clone)]
+pub struct Hit {
+    /// The document.
+    pub doc: FsEntry,
+    /// Index of the chunk.
+    pub chunk: usize,
+    /// Blended score.
+    pub score: f64,
+}
+
+impl Hit {
+    fn chunk_id(&self) -> String {
+        format!("{}-{}", self.doc.entry_id, self.chunk)
+    }
+
+    fn text(&self) -> &str {
+        &self.doc.chunks[self.chunk]
+    }
+
+    fn preview_url(&self) -> String {
+        format!("/preview/{}", self.doc.object_id)
+    }
+}
+
+/// Every matching chunk of `docs` for `query`, best first.
+pub fn rank(docs: &[FsEntry], query: &str, semantic_weight: f64) -> Vec<Hit> {
+    let passages: Vec<(usize, usize, &str)> = docs
+        .iter()
+        .enumerate()
+        .flat_map(|(d, doc)| {
+            doc.chunks
+                .iter()
+                .enumerate()
+                .map(move |(c, text)| (d, c, text.as_str()))
+        })
+        .collect();
+    let texts: Vec<&str> = passages.iter().map(|(_, _, t)| *t).collect();
+    let mut hits: Vec<Hit> = search::score(query, &texts, semantic_weight)
+        .into_iter()
+        .filter(|s| s.matches)
+        .map(|s| {
+            let (d, c, _) = passages[s.index];
+            Hit {
+                doc: docs[d].clone(),
+                chunk: c,
+                score: s.score,
+            }
+        })
+        .collect();
+    hits.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.doc.path.cmp(&b.doc.path))
+            .then(a.chunk.cmp(&b.chunk))
+    });
+    hits
+}
+
+/// An answer composed from the best hit (and the hits it cites).
+fn compose(hits: &[Hit]) -> String {
+    match hits.first() {
+        None => NO_ANSWER.to_string(),
+        Some(best) => format!("{} (source: {})", best.text(), best.doc.name()),
+    }
+}
+
+fn documents_in(shared: &Shared, folders: &[&str]) -> Vec<FsEntry> {
+    shared
+        .world()
+        .fs
+        .documents()
+        .filter(|d| folders.is_empty() || folders.iter().any(|f| is_within(&d.path, f)))
+        .cloned()
+        .collect()
+}
+
+/// The `question` of an AI request body, or the documented 400.
+fn question(req: &ApiRequest, max: Option<usize>) -> Result<(String, Map<String, Value>), Reply> {
+    let body = match req.json() {
+        Ok(Some(Value::Object(map))) => map,
+        Ok(_) => {
+            return Err(error(
+                req.op,
+                400,
+                "INVALID_REQUEST",
+                "the body must be a JSON object",
+            ));
+        }
+        Err(message) => return Err(error(req.op, 400, "INVALID_REQUEST", &message)),
+    };
+    let question = match body.get("question") {
+        Some(Value::String(q)) if !q.trim().is_empty() => q.clone(),
+        Some(Value::String(_)) | None => {
+            return Err(error(
+                req.op,
+                400,
+                "QUESTION_MANDATORY",
+                "question is mandatory",
+            ));
+        }
+        Some(_) => {
+            return Err(error(
+                req.op,
+                400,
+                "INVALID_REQUEST",
+                "question must be a string",
+            ));
+        }
+    };
+    if let Some(max) = max
+        && question.chars().count() > max
+    {
+        return Err(error(
+            req.op,
+            400,
+            "QUESTION_TOO_LONG",
+            &format!("the question is longer than {max} characters"),
+        ));
+    }
+    check_common(req, &body)?;
+    Ok((question, body))
+}
+
+/// `chatHistory` and `includeCitations`, when present, must have their documented shapes.
+fn check_common(req: &ApiRequest, body: &Map<String, Value>) -> Result<(), Reply> {
+    if let Some(history) = body.get("chatHistory") {
+        let ok = history.as_object().is_some_and(|h| {
+            h.get("messages")
+                .is_none_or(|m| m.as_array().is_some_and(|a| a.iter().all(Value::is_object)))
+        });
+        if !ok {
+            return Err(error(
+                req.op,
+                400,
+                "INVALID_REQUEST",
+                "chatHistory must be an object with a `messages` array of objects",
+            ));
+        }
+    }
+    if body
+        .get("includeCitations")
+        .is_some_and(|v| !v.is_boolean())
+    {
+        return Err(error(
+            req.op,
+            400,
+            "INVALID_REQUEST",
+            "includeCitations must be a boolean",
+        ));
+    }
+    Ok(())
+}
+
+fn include_citations(body: &Map<String, Value>) -> bool {
+    body.get("includeCitations")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+fn agents_enabled(shared: &Shared, req: &ApiRequest) -> Option<Reply> {
+    (!shared.config.ai.agents_enabled).then(|| {
+        error(
+            req.op,
+            403,
+            "AGENTS_NOT_ENABLED",
+            "the agents feature is not enabled for this domain",
+        )
+    })
+}
+
+/// `GET /v1/ai/agents/list`.
+pub fn list_agents(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply {
+    if let Some(refused) = agents_enabled(shared, req) {
+        return refused;
+    }
+    let sort_by = req.query("sortBy").unwrap_or("name");
+    let order = req.query("sortOrder").unwrap_or("asc");
+    if !["name", "createdOn"].contains(&sort_by) || !["asc", "desc"].contains(&order) {
+        return error(
+            req.op,
+            400,
+            "INVALID_PARAMETER",
+            "sortBy is `name` or `createdOn`, sortOrder is `asc` or `desc`",
+        );
+    }
+    let admin = shared
+        .world()
+        .users
+        .admin()
+        .map(|(u, _)| u.display_name.clone())
+        .unwrap_or_default();
+    let mut agents: Vec<&AgentDef> = AGENTS.iter().collect();
+    if sort_by == "name" {
+        agents.sort_by_key(|a| a.name);
+    } else {
+        agents.sort_by_key(|a| date_ms(a.created));
+    }
+    if order == "desc" {
+        agents.reverse();
+    }
+    let list: Vec<Value> = agents
+        .iter()
+        .map(|a| {
+            json!({
+                "agentId": a.id,
+                "name": a.name,
+                "description": a.description,
+                "status": "ACTIVE",
+                "subType": "USER_DEFINED",
+                "category": "GENERIC",
+                "instruction": a.instruction,
+                "createdBy": admin,
+            })
+        })
+        .collect();
+    Reply::json(200, &Value::Array(list))
+}
+
+fn agent<'a>(req: &ApiRequest) -> Result<&'a AgentDef, Reply> {
+    let id = req.param("agentId");
+    AGENTS
+        .iter()
+        .find(|a| a.id == id)
+        .ok_or_else(|| error(req.op, 404, "AGENT_NOT_FOUND", &format!("no agent {id}")))
+}
+
+/// `POST /v1/ai/agents/{agentId}/ask`.
+pub fn ask_agent(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply {
+    if let Some(refused) = agents_enabled(shared, req) {
+        return refused;
+    }
+    let agent = match agent(req) {
+        Ok(agent) => agent,
+        Err(reply) => return reply,
+    };
+    let (question, _) = match question(req, Some(MAX_QUESTION)) {
+        Ok(q) => q,
+        Err(reply) => return reply,
+    };
+    let hits = rank(&documents_in(shared, &[agent.folder]), &question, 0.5);
+    let citations: Vec<Value> = hits
+        .iter()
+        .take(2)
+        .map(|h| json!({ "previewUrl": h.preview_url(), "type": "FILE" }))
+        .collect();
+    let mut world = shared.world();
+    let request_id = world.ids.id("req-");
+    let conversation_id = world.ids.id("conv-");
+    world.ai.requests.push(AgentRequest {
+        agent_id: agent.id.to_string(),
+        request_id: request_id.clone(),
+        polls: 0,
+        fail: question.to_lowercase().contains("[fail]"),
+        answer: format!("{}: {}", agent.name, compose(&hits)),
+        citations,
+    });
+    Reply::json(
+        200,
+        &json!({ "requestId": request_id, "conversationId": conversation_id }),
+    )
+}
+
+/// `GET /v1/ai/agents/{agentId}/ask/{requestId}/status`.
+pub fn agent_status(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply {
+    if let Some(refused) = agents_enabled(shared, req) {
+        return refused;
+    }
+    if let Err(reply) = agent(req) {
+        return reply;
+    }
+    let now = shared.now();
+    let mut world = shared.world();
+    let Some(request) = world
+        .ai
+        .requests
+        .iter_mut()
+        .find(|r| r.request_id == req.param("requestId") && r.agent_id == req.param("agentId"))
+    else {
+        return error(
+            req.op,
+            404,
+            "REQUEST_NOT_FOUND",
+            "no such request for this agent",
+        );
+    };
+    request.polls += 1;
+    let updated = iso_seconds(now);
+    if request.polls <= shared.config.ai.agent_polls {
+        return Reply::json(
+            200,
+            &json!({ "status": "IN_PROGRESS", "lastUpdated": updated }),
+        );
+    }
+    if request.fail {
+        return Reply::json(
+            200,
+            &json!({
+                "status": "FAILED",
+                "responseText": "The agent could not complete the request.",
+                "citations": [],
+                "lastUpdated": updated,
+            }),
+        );
+    }
+    Reply::json(
+        200,
+        &json!({
+            "status": "COMPLETED",
+            "responseText": request.answer,
+            "citations": request.citations,
+            "lastUpdated": updated,
+        }),
+    )
+}
+
+fn document(shared: &Shared, req: &ApiRequest) -> Result<FsEntry, Reply> {
+    let id = req.param("entry-id");
+    shared
+        .world()
+        .fs
+        .by_entry_id(id)
+        .filter(|d| !d.chunks.is_empty())
+        .cloned()
+        .ok_or_else(|| {
+            error(
+                req.op,
+                404,
+                "DOCUMENT_NOT_FOUND",
+                &format!("no document version {id}"),
+            )
+        })
+}
+
+fn document_citation(hits: &[Hit]) -> Vec<Value> {
+    let mut citations: Vec<Value> = Vec::new();
+    for hit in hits.iter().take(3) {
+        let chunk = json!({ "chunkId": hit.chunk_id(), "text": hit.text() });
+        match citations
+            .iter_mut()
+            .find(|c| c["entryId"] == hit.doc.entry_id.as_str())
+        {
+            Some(c) => c["chunks"]
+                .as_array_mut()
+                .into_iter()
+                .for_each(|a| a.push(chunk.clone())),
+            None => citations.push(json!({
+                "filename": hit.doc.name(),
+                "entryId": hit.doc.entry_id,
+                "chunks": [chunk],
+            })),
+        }
+    }
+    citations
+}
+
+/// `POST /v1/ai/document/{entry-id}/ask`.
+pub fn ask_document(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply {
+    let doc = match document(shared, req) {
+        Ok(doc) => doc,
+        Err(reply) => return reply,
+    };
+    let (question, body) = match question(req, None) {
+        Ok(q) => q,
+        Err(reply) => return reply,
+    };
+    let hits = rank(std::slice::from_ref(&doc), &question, 0.5);
+    let mut answer = json!({ "response": { "text": compose(&hits) } });
+    if include_citations(&body) {
+        answer["citations"] = json!(document_citation(&hits));
+    }
+    Reply::json(200, &answer)
+}
+
+/// `POST /v1/ai/document/{entry-id}/summary`.
+pub fn summarize_document(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply {
+    let doc = match document(shared, req) {
+        Ok(doc) => doc,
+        Err(reply) => return reply,
+    };
+    match req.json() {
+        Ok(None) => {}
+        Ok(Some(Value::Object(body))) => {
+            if let Err(reply) = check_common(req, &body) {
+                return reply;
+            }
+        }
+        Ok(Some(_)) => {
+            return error(
+                req.op,
+                400,
+                "INVALID_REQUEST",
+                "the body must be a JSON object",
+            );
+        }
+        Err(message) => return error(req.op, 400, "INVALID_REQUEST", &message),
+    }
+    let summary: Vec<&str> = doc
+        .chunks
+        .iter()
+        .take(3)
+        .map(|c| first_sentence(c))
+        .collect();
+    Reply::json(
+        200,
+        &json!({ "response": { "text": format!("{}: {}", doc.name(), summary.join(" ")) } }),
+    )
+}
+
+fn selected_documents(shared: &Shared, body: &Map<String, Value>) -> Result<Vec<FsEntry>, String> {
+    let Some(selected) = body.get("selectedItems") else {
+        return Ok(documents_in(shared, &[]));
+    };
+    let ids = |name: &str, key: &str| -> Result<Vec<String>, String> {
+        match selected.get(name) {
+            None => Ok(Vec::new()),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|i| {
+                    i.get(key)
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                        .ok_or_else(|| format!("selectedItems.{name}[] needs a string `{key}`"))
+                })
+                .collect(),
+            Some(_) => Err(format!("selectedItems.{name} must be an array")),
+        }
+    };
+    if !selected.is_object() {
+        return Err("selectedItems must be an object".into());
+    }
+    let files = ids("files", "entryId")?;
+    let folders = ids("folders", "id")?;
+    let world = shared.world();
+    let folder_paths: Vec<String> = world
+        .fs
+        .entries()
+        .filter(|e| e.is_folder && folders.contains(&e.group_id))
+        .map(|e| e.path.clone())
+        .collect();
+    Ok(world
+        .fs
+        .documents()
+        .filter(|d| {
+            files.contains(&d.entry_id) || folder_paths.iter().any(|f| is_within(&d.path, f))
+        })
+        .cloned()
+        .collect())
+}
+
+/// `POST /v1/ai/assistant/ask`.
+pub fn ask_assistant(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply {
+    let (question, body) = match question(req, None) {
+        Ok(q) => q,
+        Err(reply) => return reply,
+    };
+    let docs = match selected_documents(shared, &body) {
+        Ok(docs) => docs,
+        Err(message) => return error(req.op, 400, "INVALID_REQUEST", &message),
+    };
+    let hits: Vec<Hit> = rank(&docs, &question, 0.5).into_iter().take(3).collect();
+    let mut world = shared.world();
+    let id = world.ids.id("exec-");
+    let conversation_id = match body.get("conversationId").and_then(Value::as_str) {
+        Some(c) if !c.is_empty() => c.to_string(),
+        _ => world.ids.id("conv-"),
+    };
+    world.ai.executions.push(Execution {
+        id: id.clone(),
+        polls: 0,
+        answer: compose(&hits),
+        question,
+        hits,
+    });
+    Reply::json(
+        200,
+        &json!({
+            "conversationId": conversation_id,
+            "executionId": id,
+            "executionStatus": "IN_PROGRESS",
+            "truncated": false,
+            "actions": [],
+        }),
+    )
+}
+
+/// `GET /v1/ai/assistant/{executionId}/status`.
+pub fn assistant_status(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply {
+    let now = shared.now();
+    let citations_wanted = req.query("includeCitations") != Some("false");
+    let mut world = shared.world();
+    let Some(execution) = world
+        .ai
+        .executions
+        .iter_mut()
+        .find(|e| e.id == req.param("executionId"))
+    else {
+        return error(req.op, 404, "EXECUTION_NOT_FOUND", "no such execution");
+    };
+    execution.polls += 1;
+    let thought = format!("Searching the documents for \"{}\".", execution.question);
+    if execution.polls <= shared.config.ai.assistant_polls {
+        return Reply::json(
+            200,
+            &json!({
+                "status": "IN_PROGRESS",
+                "thoughts": [thought],
+                "lastUpdated": now,
+                "numToolCalls": 0,
+                "pendingActions": [],
+                "toolCalls": {},
+            }),
+        );
+    }
+    let citations: Vec<Value> = execution
+        .hits
+        .iter()
+        .map(|h| {
+            json!({
+                "filename": h.doc.name(),
+                "entryId": h.doc.entry_id,
+                "objectId": h.doc.object_id,
+                "previewUrl": h.preview_url(),
+                "chunks": [{ "chunkId": h.chunk_id(), "sourceText": h.text() }],
+            })
+        })
+        .collect();
+    let output = format!(
+        "{} matching passages in {}",
+        execution.hits.len(),
+        execution
+            .hits
+            .iter()
+            .map(|h| h.doc.name().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let mut status = json!({
+        "status": "COMPLETED",
+        "responseText": execution.answer,
+        "thoughts": [thought],
+        "intent": "QUESTION_ANSWERING",
+        "lastUpdated": now,
+        "numToolCalls": 1,
+        "pendingActions": [],
+        "toolCalls": {
+            "call-1": {
+                "name": "hybrid_search",
+                "sourceDisplayName": "Content Platform",
+                "toolDisplayName": "Search documents",
+                "thought": "Find the passages that answer the question.",
+                "input": { "query": execution.question },
+                "output": output,
+                "status": "SUCCESS",
+                "timestamp": iso_millis(now),
+            }
+        },
+    });
+    if citations_wanted {
+        status["citations"] = json!(citations);
+    }
+    Reply::json(200, &status)
+}
+
+/// `POST /v1/ai/copilot/ask` (deprecated; answers synchronously with its deprecation headers).
+pub fn ask_copilot(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply {
+    let (question, body) = match question(req, None) {
+        Ok(q) => q,
+        Err(reply) => return reply,
+    };
+    let docs = match selected_documents(shared, &body) {
+        Ok(docs) => docs,
+        Err(message) => return error(req.op, 400, "INVALID_REQUEST", &message),
+    };
+    let hits: Vec<Hit> = rank(&docs, &question, 0.5).into_iter().take(3).collect();
+    let conversation_id = shared.world().ids.id("conv-");
+    let mut answer = json!({
+        "response": { "text": compose(&hits) },
+        "conversationId": conversation_id,
+        "deprecationNotice": "This endpoint is deprecated and is removed on 30 September 2026; use POST /v1/ai/assistant/ask.",
+    });
+    if include_citations(&body) {
+        let citations: Vec<Value> = hits
+            .iter()
+            .map(|h| {
+                json!({
+                    "filename": h.doc.name(),
+                    "entryId": h.doc.entry_id,
+                    "objectId": h.doc.object_id,
+                    "previewUrl": h.preview_url(),
+                    "chunks": [{ "chunkId": h.chunk_id(), "text": h.text() }],
+                })
+            })
+            .collect();
+        answer["citations"] = json!(citations);
+    }
+    Reply::json(200, &answer)
+        .header("Deprecation", "true")
+        .header("Sunset", COPILOT_SUNSET)
+        .header("Link", COPILOT_LINK)
+}
+
+fn kb_json(shared: &Shared, kb: &KbDef, body: &Map<String, Value>) -> Value {
+    let world = shared.world();
+    let (admin_name, admin_id, admin_display) = world
+        .users
+        .admin()
+        .map(|(u, _)| (u.username.clone(), u.id, u.display_name.clone()))
+        .unwrap_or_default();
+    let (first, last) = admin_display
+        .split_once(' ')
+        .map(|(f, l)| (f.to_string(), l.to_string()))
+        .unwrap_or((admin_display.clone(), String::new()));
+    let paths: Vec<Value> = kb
+        .folders
+        .iter()
+        .map(|f| {
+            let folder_id = world
+                .fs
+                .get(f)
+                .map(|e| e.group_id.clone())
+                .unwrap_or_default();
+            json!({
+                "id": format!("{}-path-{}", kb.id, folder_id),
+                "folderId": folder_id,
+                "path": f,
+                "permission": "VIEW",
+                "status": kb.status,
+            })
+        })
+        .collect();
+    let mut value = json!({
+        "id": kb.id,
+        "name": kb.name,
+        "description": kb.description,
+        "paths": paths,
+        "status": kb.status,
+        "type": "STANDARD",
+        "createdBy": admin_name,
+        "createdByUser": {
+            "firstName": first,
+            "lastName": last,
+            "userName": admin_name,
+            "userId": admin_id,
+            "avatarEosObjectId": "",
+        },
+        "createdOn": date_ms(kb.created),
+        "noResponseMessage": NO_ANSWER,
+        "iconName": "book",
+        "subType": "DEFAULT",
+        "pathCount": kb.folders.len(),
+        "subStatus": kb.sub_status,
+    });
+    if body.get("includeProcessingStatistics") == Some(&Value::Bool(true)) {
+        value["progress"] = json!(if kb.status == "CREATED" { 40 } else { 100 });
+        value["lastProcessedAt"] = json!(date_ms(kb.created) + DAY_MS);
+    }
+    if body.get("includePrompts") == Some(&Value::Bool(true)) {
+        value["prompts"] = json!([format!("What is in the {}?", kb.name.to_lowercase())]);
+    }
+    value
+}
+
+/// `POST /v1/ai/kb/list`.
+pub fn list_knowledge_bases(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply {
+    let body = match req.json() {
+        Ok(Some(Value::Object(map))) => map,
+        Ok(_) => {
+            return error(
+                req.op,
+                400,
+                "INVALID_REQUEST",
+                "the body is required and must be a JSON object",
+            );
+        }
+        Err(message) => return error(req.op, 400, "INVALID_REQUEST", &message),
+    };
+    let strings = |name: &str| -> Result<Option<Vec<String>>, Reply> {
+        match body.get(name) {
+            None => Ok(None),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|i| i.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()
+                .map(Some)
+                .ok_or_else(|| {
+                    error(
+                        req.op,
+                        400,
+                        "INVALID_REQUEST",
+                        &format!("{name} must be an array of strings"),
+                    )
+                }),
+            Some(_) => Err(error(
+                req.op,
+                400,
+                "INVALID_REQUEST",
+                &format!("{name} must be an array of strings"),
+            )),
+        }
+    };
+    let (statuses, sort_by, directions) = match (
+        strings("status"),
+        strings("sortBy"),
+        strings("sortDirection"),
+    ) {
+        (Ok(a), Ok(b), Ok(c)) => (a, b, c),
+        (Err(r), _, _) | (_, Err(r), _) | (_, _, Err(r)) => return r,
+    };
+    if let Some(bad) = statuses
+        .iter()
+        .flatten()
+        .find(|s| !["ACTIVE", "DELETED", "CREATED"].contains(&s.as_str()))
+    {
+        return error(
+            req.op,
+            400,
+            "INVALID_REQUEST",
+            &format!("unknown status {bad:?}"),
+        );
+    }
+    if let Some(bad) = sort_by
+        .iter()
+        .flatten()
+        .find(|s| !["name", "createdOn"].contains(&s.as_str()))
+    {
+        return error(
+            req.op,
+            400,
+            "INVALID_REQUEST",
+            &format!("unknown sortBy {bad:?}"),
+        );
+    }
+    let date_filter = |name: &str| -> Result<Option<i64>, Reply> {
+        match body.get(name) {
+            None => Ok(None),
+            Some(Value::String(s)) => super::dates::parse_request_date(s)
+                .map(|d| Some(d.ms))
+                .ok_or_else(|| {
+                    error(
+                        req.op,
+                        400,
+                        "INVALID_REQUEST",
+                        &format!("{name} must be a date (YYYY-MM-DD)"),
+                    )
+                }),
+            Some(_) => Err(error(
+                req.op,
+                400,
+                "INVALID_REQUEST",
+                &format!("{name} must be a string"),
+            )),
+        }
+    };
+    let (after, before) = match (date_filter("createdAfter"), date_filter("createdBefore")) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(r), _) | (_, Err(r)) => return r,
+    };
+    let created_by = body.get("createdBy").and_then(Value::as_str);
+    let admin = shared
+        .world()
+        .users
+        .admin()
+        .map(|(u, _)| u.username.clone())
+        .unwrap_or_default();
+    let mut kbs: Vec<&KbDef> = KNOWLEDGE_BASES
+        .iter()
+        .filter(|kb| {
+            statuses
+                .as_ref()
+                .is_none_or(|s| s.iter().any(|x| x == kb.status))
+        })
+        .filter(|kb| after.is_none_or(|a| date_ms(kb.created) >= a))
+        .filter(|kb| before.is_none_or(|b| date_ms(kb.created) < b))
+        .filter(|_| created_by.is_none_or(|c| c == admin))
+        .collect();
+    let field = sort_by
+        .as_ref()
+        .and_then(|s| s.first().cloned())
+        .unwrap_or_else(|| "name".into());
+    if field == "createdOn" {
+        kbs.sort_by_key(|kb| date_ms(kb.created));
+    } else {
+        kbs.sort_by_key(|kb| kb.name);
+    }
+    if directions
+        .as_ref()
+        .and_then(|d| d.first())
+        .is_some_and(|d| d.eq_ignore_ascii_case("desc"))
+    {
+        kbs.reverse();
+    }
+    let page = body.get("page").and_then(Value::as_u64).unwrap_or(0) as usize;
+    let size = body
+        .get("size")
+        .and_then(Value::as_u64)
+        .filter(|s| *s > 0)
+        .unwrap_or(20) as usize;
+    let total = kbs.len();
+    let content: Vec<Value> = kbs
+        .iter()
+        .skip(page.saturating_mul(size))
+        .take(size)
+        .map(|kb| kb_json(shared, kb, &body))
+        .collect();
+    let total_pages = total.div_ceil(size);
+    Reply::json(
+        200,
+        &json!({
+            "content": content,
+            "number": page,
+            "size": size,
+            "first": page == 0,
+            "last": page.saturating_add(1) >= total_pages,
+            "empty": content.is_empty(),
+            "numberOfElements": content.len(),
+            "totalElements": total,
+            "totalPages": total_pages,
+            "fileLimit": shared.config.ai.kb_file_limit,
+        }),
+    )
+}
+
+/// `POST /v1/ai/kb/{kb-id}/ask`.
+pub fn ask_knowledge_base(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply {
+    let id = req.param("kb-id");
+    let Some(kb) = KNOWLEDGE_BASES
+        .iter()
+        .find(|kb| kb.id == id && kb.status != "DELETED")
+    else {
+        return error(
+            req.op,
+            404,
+            "KNOWLEDGE_BASE_NOT_FOUND",
+            &format!("no knowledge base {id}"),
+        );
+    };
+    let (question, body) = match question(req, None) {
+        Ok(q) => q,
+        Err(reply) => return reply,
+    };
+    let hits: Vec<Hit> = rank(&documents_in(shared, kb.folders), &question, 0.5)
+        .into_iter()
+        .take(3)
+        .collect();
+    let conversation_id = shared.world().ids.id("conv-");
+    let mut answer = json!({
+        "response": { "text": compose(&hits) },
+        "knowledgeBaseId": kb.id,
+        "conversationId": conversation_id,
+    });
+    if include_citations(&body) {
+        answer["citations"] = json!(document_citation(&hits));
+    }
+    Reply::json(200, &answer)
+}
+
+/// `POST /v1/hybrid-search`.
+pub fn hybrid_search(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply {
+    let body = match req.json() {
+        Ok(Some(Value::Object(map))) => map,
+        Ok(_) => {
+            return error(
+                req.op,
+                400,
+                "INVALID_REQUEST",
+                "the body must be a JSON object",
+            );
+        }
+        Err(message) => return error(req.op, 400, "INVALID_REQUEST", &message),
+    };
+    let bad = |message: &str| error(req.op, 400, "INVALID_REQUEST", message);
+    let query = match body.get("query") {
+        Some(Value::String(q)) if !q.trim().is_empty() => q.clone(),
+        _ => return error(req.op, 400, "QUERY_MANDATORY", "query is mandatory"),
+    };
+    let weight = match body.get("semanticWeight") {
+        None => 0.5,
+        Some(v) => match v.as_f64() {
+            Some(w) if (0.0..=1.0).contains(&w) => w,
+            _ => return bad("semanticWeight must be a number from 0 to 1"),
+        },
+    };
+    let integer = |name: &str, default: u64, min: u64| -> Result<u64, Reply> {
+        match body.get(name) {
+            None => Ok(default),
+            Some(v) => v
+                .as_u64()
+                .filter(|n| *n >= min)
+                .ok_or_else(|| bad(&format!("{name} must be an integer of at least {min}"))),
+        }
+    };
+    let (limit, page, size) = match (
+        integer("limit", 100, 1),
+        integer("page", 0, 0),
+        integer("size", 10, 1),
+    ) {
+        (Ok(l), Ok(p), Ok(s)) => (l as usize, p as usize, s.min(100) as usize),
+        (Err(r), _, _) | (_, Err(r), _) | (_, _, Err(r)) => return r,
+    };
+    let file_types: Option<Vec<String>> = match body.get("fileTypes") {
+        None => None,
+        Some(Value::Array(items)) => match items
+            .iter()
+            .map(|i| i.as_str().map(|s| s.trim_start_matches('.').to_lowercase()))
+            .collect::<Option<Vec<_>>>()
+        {
+            Some(types) => Some(types),
+            None => return bad("fileTypes must be an array of strings"),
+        },
+        Some(_) => return bad("fileTypes must be an array of strings"),
+    };
+    let date = |name: &str| -> Result<Option<i64>, Reply> {
+        match body.get(name) {
+            None => Ok(None),
+            Some(Value::String(s)) => parse_plain_date(s)
+                .map(Some)
+                .ok_or_else(|| bad(&format!("{name} must be a date YYYY-MM-DD"))),
+            Some(_) => Err(bad(&format!("{name} must be a date YYYY-MM-DD"))),
+        }
+    };
+    let (from, to) = match (date("dateFrom"), date("dateTo")) {
+        (Ok(f), Ok(t)) => (f, t.map(|t| t + DAY_MS)),
+        (Err(r), _) | (_, Err(r)) => return r,
+    };
+    let folder = match body.get("folderPath") {
+        None => None,
+        Some(Value::String(f)) => Some(f.clone()),
+        Some(_) => return bad("folderPath must be a string"),
+    };
+    let docs: Vec<FsEntry> = documents_in(shared, &[])
+        .into_iter()
+        .filter(|d| folder.as_ref().is_none_or(|f| is_within(&d.path, f)))
+        .filter(|d| {
+            file_types
+                .as_ref()
+                .is_none_or(|types| types.contains(&d.extension()))
+        })
+        .filter(|d| from.is_none_or(|f| d.modified_ms >= f))
+        .filter(|d| to.is_none_or(|t| d.modified_ms < t))
+        .collect();
+    let hits = rank(&docs, &query, weight);
+    let mut results: Vec<(f64, Value)> = Vec::new();
+    for hit in &hits {
+        let chunk =
+            json!({ "chunkId": hit.chunk_id(), "score": round(hit.score), "text": hit.text() });
+        match results
+            .iter_mut()
+            .find(|(_, r)| r["entryId"] == hit.doc.entry_id.as_str())
+        {
+            Some((_, r)) => {
+                if let Some(chunks) = r["chunks"].as_array_mut()
+                    && chunks.len() < 3
+                {
+                    chunks.push(chunk);
+                }
+            }
+            None => results.push((
+                hit.score,
+                json!({
+                    "filename": hit.doc.name(),
+                    "entryId": hit.doc.entry_id,
+                    "objectId": hit.doc.object_id,
+                    "chunks": [chunk],
+                }),
+            )),
+        }
+    }
+    results.truncate(limit);
+    let total = results.len();
+    let total_pages = total.div_ceil(size);
+    let page_results: Vec<Value> = results
+        .into_iter()
+        .skip(page.saturating_mul(size))
+        .take(size)
+        .map(|(_, r)| r)
+        .collect();
+    Reply::json(
+        200,
+        &json!({
+            "results": page_results,
+            "totalElements": total,
+            "totalPages": total_pages,
+            "number": page,
+            "size": size,
+            "first": page == 0,
+            "last": page.saturating_add(1) >= total_pages,
+        }),
+    )
+}
+
+fn round(score: f64) -> f64 {
+    (score * 10_000.0).round() / 10_000.0
+}

@@ -1,0 +1,941 @@
+//! Audit reporting v1 (reference 4.7): creation bodies validated like the reference, jobs that
+//! stay `running` for a configured sandbox time and then answer 303, reports as JSON (with
+//! `offset`/`count`) or CSV, deletion.
+//!
+//! Format: a report is CSV when the job asked for `csv`, unless the request's `Accept` names
+//! only `application/json`; it is JSON when the job asked for `json`, unless `Accept` names
+//! only `text/csv`.
+
+use super::Shared;
+use super::auth::Caller;
+use super::dates::parse_request_date;
+use super::http::{ApiRequest, Reply, error, general_errors};
+use super::limits::Violation;
+use super::reports::{KnownUser, Report, whole_days};
+use serde_json::{Value, json};
+
+/// Every report kind, as in the paths.
+pub const KINDS: &[&str] = &[
+    "logins",
+    "files",
+    "permissions",
+    "users",
+    "groups",
+    "workgroup-settings",
+    "workflows",
+    "workflow-templates",
+    "quality-docs",
+    "quality-docs-categories",
+    "quality-docs-courses",
+    "etmf",
+    "snapshot-restore",
+    "upload-requests",
+];
+
+#[derive(Debug, Clone, Copy)]
+enum Field {
+    Strings,
+    Enum(&'static [&'static str]),
+    Bool,
+    Text,
+    Pattern,
+    Categories,
+}
+
+const LOGIN_EVENTS: &[&str] = &[
+    "logins",
+    "logouts",
+    "account_lockouts",
+    "password_resets",
+    "failed_attempts",
+];
+const ACCESS_POINTS: &[&str] = &["Web", "FTP", "Mobile"];
+const TRANSACTIONS: &[&str] = &[
+    "upload",
+    "download",
+    "preview",
+    "delete",
+    "copy",
+    "move",
+    "create_folder",
+    "restore_trash",
+    "delete_trash",
+    "create_link",
+    "delete_link",
+    "download_link",
+];
+const USER_ACTIONS: &[&str] = &[
+    "CREATE",
+    "UPDATE",
+    "DISABLE",
+    "ENABLE",
+    "DELETE",
+    "PASSWORD_RESET",
+    "PASSWORD_CHANGE",
+];
+const GROUP_ACTIONS: &[&str] = &["CREATE", "ADD_USERS", "REMOVE_USERS", "RENAME", "DELETE"];
+const WORKFLOW_ACTIONS: &[&str] = &[
+    "WORKFLOW_CREATED",
+    "WORKFLOW_CANCELLED",
+    "WORKFLOW_COMPLETED",
+    "STEP_ACTIVATED",
+    "STEP_COMPLETED",
+    "STEP_CANCELLED",
+    "STEP_REJECTED",
+    "STEP_FAILED",
+    "WEBHOOK_CALLED",
+    "WEBHOOK_COMPLETION_SIGNAL_RECEIVED",
+    "WEBHOOK_RETRIED",
+    "FILE_MOVED",
+    "FILE_MOVE_RETRIED",
+    "FILE_CONVERTED",
+    "FILE_CONVERT_RETRIED",
+    "TODO_TASK_COMPLETED",
+    "REVIEW_TASK_COMPLETED",
+    "REVIEW_TASK_CANCELLED",
+    "APPROVAL_TASK_APPROVED",
+    "APPROVAL_TASK_REJECTED",
+    "APPROVAL_TASK_CANCELLED",
+    "E_SIGNATURE_CAPTURED",
+    "COMMENT_ADDED",
+    "WORKFLOW_EDITED",
+];
+const WORKFLOW_TYPES: &[&str] = &[
+    "REVIEW_APPROVE",
+    "TODO",
+    "APPROVAL",
+    "REVIEW",
+    "MULTISTEP",
+    "TEMPLATE",
+];
+const TEMPLATE_ACTIONS: &[&str] = &[
+    "TEMPLATE_CREATED",
+    "TEMPLATE_STATUS_CHANGED",
+    "TEMPLATE_EDITED",
+    "STEP_ADDED",
+    "STEP_REMOVED",
+    "ITEM_ADDED",
+    "ITEM_REMOVED",
+];
+const QUALITY_DOCS_ACTIONS: &[&str] = &[
+    "DOCUMENT_ADDED",
+    "DOCUMENT_MODIFIED",
+    "DOCUMENT_IMPORTED",
+    "DOWNLOAD_RENDITION",
+    "PREVIEW",
+    "DOWNLOAD_ORIGINAL",
+    "TRAINING_ASSIGNED",
+    "TRAINING_MODIFIED",
+    "TRAINING_CANCELED",
+    "TRAINING_OVERDUE",
+    "TRAINING_COMPLETED",
+    "TRAINING_IMPORTED",
+    "DRAFT_ADDED",
+    "DRAFT_EDITED",
+    "DRAFT_DELETED",
+];
+const QUALITY_DOCS_STATUSES: &[&str] = &["DRAFT", "EFFECTIVE", "FUTURE_EFFECTIVE", "OBSOLETE"];
+const CATEGORY_ACTIONS: &[&str] = &[
+    "CATEGORY_ADDED",
+    "CATEGORY_MODIFIED",
+    "SUBCATEGORY_ADDED",
+    "SUBCATEGORY_MODIFIED",
+];
+const COURSE_ACTIONS: &[&str] = &[
+    "COURSE_CREATED",
+    "COURSE_MODIFIED",
+    "COURSE_STATUS_CHANGED",
+    "COURSE_DOCUMENT_STATUS_CHANGED",
+];
+const COURSE_PARAMETERS: &[&str] = &[
+    "NAME",
+    "DESCRIPTION",
+    "DAYS_TO_COMPLETE",
+    "MIN_DAYS_BEFORE_OBSOLETE",
+    "RECURRENCE_PERIOD",
+    "START_DATE",
+    "ASSIGNEES",
+    "DOCUMENTS",
+    "COURSE_STATUS",
+    "DOCUMENT_STATUS",
+];
+const ETMF_ACTIONS: &[&str] = &[
+    "STUDY_CREATED",
+    "STUDY_UPDATED",
+    "TRIAL_UPDATED",
+    "COUNTRY_CREATED",
+    "COUNTRY_UPDATED",
+    "SITE_CREATED",
+    "SITE_UPDATED",
+    "STUDY_ACTIVATED",
+    "STUDY_DEACTIVATED",
+    "TRIAL_ACTIVATED",
+    "TRIAL_DEACTIVATED",
+    "COUNTRY_ACTIVATED",
+    "COUNTRY_DEACTIVATED",
+    "SITE_ACTIVATED",
+    "SITE_DEACTIVATED",
+    "DOCUMENT_ADDED",
+    "DOCUMENT_DELETED",
+    "DOCUMENT_RECLASSIFIED",
+    "DOCUMENT_CLASSIFICATION_CHANGED",
+    "ARTIFACT_CREATED",
+    "ARTIFACT_STATUS_UPDATED",
+    "REQUIRED_ARTIFACT_ADDED",
+    "REQUIRED_ARTIFACT_REMOVED",
+    "STUDY_PERMISSIONS_UPDATED",
+    "TRIAL_PERMISSIONS_UPDATED",
+    "COUNTRY_PERMISSIONS_UPDATED",
+    "SITE_PERMISSIONS_UPDATED",
+    "MILESTONE_ADDED",
+    "MILESTONE_COMPLETED",
+    "MILESTONE_ACTIVATED",
+    "MILESTONE_UPDATED",
+    "IMPORT_CREATED",
+    "IMPORT_FAILED",
+    "IMPORT_SUCCEEDED",
+    "IMPORT_CONFIRMED",
+    "IMPORT_REJECTED",
+    "QC_INITIATED",
+    "QC_APPROVED",
+    "QC_REJECTED",
+    "COMMENT_CREATED",
+    "ARTIFACT_REQUIREMENT_SETTING_UPDATED",
+    "MILESTONE_REQUIREMENT_SETTING_UPDATED",
+    "MILESTONE_ACTIVATION_REQUIREMENT_SETTING_UPDATED",
+    "ARTIFACT_UNBLINDED",
+    "ARTIFACT_BLINDED",
+];
+const UPLOAD_REQUEST_ACTIONS: &[&str] = &[
+    "REQUEST_CREATED",
+    "REQUEST_MODIFIED",
+    "REQUEST_STATUS_CHANGED",
+    "FILE_UPLOADED",
+    "FILE_REMOVED",
+    "DOCUMENT_SUBMITTED",
+    "DOCUMENT_SKIPPED",
+    "DOCUMENT_ACCEPTED",
+    "DOCUMENT_REJECTED",
+    "REQUEST_COMPLETED",
+    "REQUEST_CANCELED",
+];
+
+struct KindSpec {
+    fields: &'static [(&'static str, Field)],
+    suppress_emails: bool,
+    time_ignored: bool,
+}
+
+fn spec_of(kind: &str) -> KindSpec {
+    use Field::*;
+    let (fields, suppress_emails, time_ignored): (&'static [(&'static str, Field)], bool, bool) =
+        match kind {
+            "logins" => (
+                &[
+                    ("events", Enum(LOGIN_EVENTS)),
+                    ("access_points", Enum(ACCESS_POINTS)),
+                    ("users", Strings),
+                ],
+                true,
+                false,
+            ),
+            "files" => (
+                &[
+                    ("folders", Strings),
+                    ("file", Pattern),
+                    ("users", Strings),
+                    ("transaction_type", Enum(TRANSACTIONS)),
+                ],
+                true,
+                true,
+            ),
+            "permissions" => (
+                &[
+                    ("folders", Strings),
+                    ("assigners", Strings),
+                    ("assignee_users", Strings),
+                    ("assignee_groups", Strings),
+                ],
+                true,
+                true,
+            ),
+            "users" => (
+                &[
+                    ("action_type", Enum(USER_ACTIONS)),
+                    ("performed_by", Strings),
+                    ("include_system_actions", Bool),
+                    ("subject", Strings),
+                ],
+                false,
+                true,
+            ),
+            "groups" => (
+                &[
+                    ("action_type", Enum(GROUP_ACTIONS)),
+                    ("users", Strings),
+                    ("include_system_actions", Bool),
+                    ("groups", Strings),
+                ],
+                false,
+                true,
+            ),
+            "workgroup-settings" => (&[("users", Strings)], false, true),
+            "workflows" => (
+                &[
+                    ("users", Strings),
+                    ("file", Pattern),
+                    ("workflow_actions", Enum(WORKFLOW_ACTIONS)),
+                    ("workflow_types", Enum(WORKFLOW_TYPES)),
+                ],
+                true,
+                false,
+            ),
+            "workflow-templates" => (
+                &[
+                    ("users", Strings),
+                    ("workflow_template_actions", Enum(TEMPLATE_ACTIONS)),
+                ],
+                true,
+                false,
+            ),
+            "quality-docs" => (
+                &[
+                    ("users", Strings),
+                    ("quality_document_id", Text),
+                    ("quality_docs_categories", Categories),
+                    ("quality_docs_actions", Enum(QUALITY_DOCS_ACTIONS)),
+                    ("quality_docs_statuses", Enum(QUALITY_DOCS_STATUSES)),
+                ],
+                true,
+                false,
+            ),
+            "quality-docs-categories" => (
+                &[
+                    ("users", Strings),
+                    ("quality_docs_categories", Categories),
+                    ("quality_docs_categories_actions", Enum(CATEGORY_ACTIONS)),
+                ],
+                true,
+                false,
+            ),
+            "quality-docs-courses" => (
+                &[
+                    ("users", Strings),
+                    ("quality_docs_courses_ids", Strings),
+                    ("quality_docs_courses_actions", Enum(COURSE_ACTIONS)),
+                    ("quality_docs_courses_parameters", Enum(COURSE_PARAMETERS)),
+                ],
+                true,
+                false,
+            ),
+            "etmf" => (
+                &[
+                    ("users", Strings),
+                    ("etmf_actions", Enum(ETMF_ACTIONS)),
+                    ("etmf_study_ids", Strings),
+                    ("etmf_artifact_number", Text),
+                ],
+                true,
+                false,
+            ),
+            "snapshot-restore" => (
+                &[("users", Strings), ("include_system_actions", Bool)],
+                true,
+                false,
+            ),
+            _ => (
+                &[
+                    ("users", Strings),
+                    ("upload_requests_actions", Enum(UPLOAD_REQUEST_ACTIONS)),
+                ],
+                true,
+                false,
+            ),
+        };
+    KindSpec {
+        fields,
+        suppress_emails,
+        time_ignored,
+    }
+}
+
+/// A validated creation body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Validated {
+    /// `csv` or `json`.
+    pub format: String,
+    /// Report range, epoch milliseconds (whole days where the time portion is ignored).
+    pub range: (i64, i64),
+    /// The body, for the filters.
+    pub body: Value,
+}
+
+type Problem = (String, String);
+
+fn problem(code: &str, description: String) -> Problem {
+    (code.to_string(), description)
+}
+
+/// Validates a creation body of `kind`; every problem found is reported.
+pub fn validate(kind: &str, body: Option<Value>) -> Result<Validated, Vec<Problem>> {
+    let Some(Value::Object(map)) = body else {
+        return Err(vec![problem(
+            "INVALID_BODY",
+            "the body must be a JSON object".into(),
+        )]);
+    };
+    let spec = spec_of(kind);
+    let mut problems = Vec::new();
+    let format = match map.get("format") {
+        None => {
+            problems.push(problem("MISSING_FIELD", "`format` is required".into()));
+            None
+        }
+        Some(Value::String(f)) if f == "csv" || f == "json" => Some(f.clone()),
+        Some(other) => {
+            problems.push(problem(
+                "INVALID_VALUE",
+                format!("`format` must be `csv` or `json`, not {other}"),
+            ));
+            None
+        }
+    };
+    let mut date = |name: &str| match map.get(name) {
+        None => {
+            problems.push(problem("MISSING_FIELD", format!("`{name}` is required")));
+            None
+        }
+        Some(Value::String(text)) => match parse_request_date(text) {
+            Some(d) => Some(d),
+            None => {
+                problems.push(problem(
+                    "INVALID_DATE",
+                    format!("`{name}` must be YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ, not {text:?}"),
+                ));
+                None
+            }
+        },
+        Some(other) => {
+            problems.push(problem(
+                "INVALID_DATE",
+                format!("`{name}` must be a string, not {other}"),
+            ));
+            None
+        }
+    };
+    let start = date("date_start");
+    let end = date("date_end");
+    let mut range = None;
+    if let (Some(start), Some(end)) = (start, end) {
+        let (s, e) = if spec.time_ignored {
+            (start.day_start(), end.day_start())
+        } else {
+            (start.ms, end.ms)
+        };
+        if e <= s {
+            problems.push(problem(
+                "INVALID_DATE_RANGE",
+                "`date_end` must be after `date_start`".into(),
+            ));
+        } else if spec.time_ignored {
+            range = Some(whole_days(s, e));
+        } else {
+            range = Some((s, e));
+        }
+    }
+    match map.get("suppress_emails") {
+        None | Some(Value::Bool(_)) if spec.suppress_emails => {}
+        None => {}
+        Some(_) if !spec.suppress_emails => problems.push(problem(
+            "INVALID_FIELD",
+            format!("`suppress_emails` is not accepted by {kind} reports"),
+        )),
+        Some(other) => problems.push(problem(
+            "INVALID_VALUE",
+            format!("`suppress_emails` must be a boolean, not {other}"),
+        )),
+    }
+    for (name, field) in spec.fields {
+        if let Some(value) = map.get(*name) {
+            check_field(name, *field, value, &mut problems);
+        }
+    }
+    match kind {
+        "logins" if !map.contains_key("events") => problems.push(problem(
+            "MISSING_FIELD",
+            "`events` is required for logins reports".into(),
+        )),
+        "files" if !map.contains_key("folders") && !map.contains_key("file") => {
+            problems.push(problem(
+                "MISSING_FIELD",
+                "`folders` is required unless `file` is given".into(),
+            ));
+        }
+        "files" => {
+            if let Some(Value::Array(folders)) = map.get("folders") {
+                for folder in folders.iter().filter_map(Value::as_str) {
+                    if !folder.starts_with('/') {
+                        problems.push(problem(
+                            "INVALID_VALUE",
+                            format!("folder {folder:?} is not an absolute path"),
+                        ));
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    match (problems.is_empty(), format, range) {
+        (true, Some(format), Some(range)) => Ok(Validated {
+            format,
+            range,
+            body: Value::Object(map),
+        }),
+        _ => Err(problems),
+    }
+}
+
+fn check_field(name: &str, field: Field, value: &Value, problems: &mut Vec<Problem>) {
+    let strings = |value: &Value| -> Option<Vec<String>> {
+        value
+            .as_array()?
+            .iter()
+            .map(|v| v.as_str().map(str::to_string))
+            .collect()
+    };
+    match field {
+        Field::Strings => {
+            if strings(value).is_none() {
+                problems.push(problem(
+                    "INVALID_VALUE",
+                    format!("`{name}` must be an array of strings"),
+                ));
+            }
+        }
+        Field::Enum(allowed) => match strings(value) {
+            None => problems.push(problem(
+                "INVALID_VALUE",
+                format!("`{name}` must be an array of strings"),
+            )),
+            Some(values) => {
+                for v in values.iter().filter(|v| !allowed.contains(&v.as_str())) {
+                    problems.push(problem(
+                        "INVALID_VALUE",
+                        format!(
+                            "{v:?} is not a valid `{name}` value (one of {})",
+                            allowed.join(", ")
+                        ),
+                    ));
+                }
+            }
+        },
+        Field::Bool => {
+            if !value.is_boolean() {
+                problems.push(problem(
+                    "INVALID_VALUE",
+                    format!("`{name}` must be a boolean"),
+                ));
+            }
+        }
+        Field::Text => {
+            if !value.is_string() {
+                problems.push(problem(
+                    "INVALID_VALUE",
+                    format!("`{name}` must be a string"),
+                ));
+            }
+        }
+        Field::Pattern => match value.as_str() {
+            None => problems.push(problem(
+                "INVALID_VALUE",
+                format!("`{name}` must be a string"),
+            )),
+            Some(p) if p.is_empty() || p.starts_with('*') => problems.push(problem(
+                "INVALID_VALUE",
+                format!("`{name}` may contain a `*` wildcard but not at the start"),
+            )),
+            Some(_) => {}
+        },
+        Field::Categories => {
+            let valid = value.as_array().is_some_and(|items| {
+                items.iter().all(|item| {
+                    item.get("id").is_some_and(Value::is_string)
+                        && item
+                            .get("subcategoryIds")
+                            .is_none_or(|s| strings(s).is_some())
+                })
+            });
+            if !valid {
+                problems.push(problem(
+                    "INVALID_VALUE",
+                    format!("`{name}` must be an array of {{id, subcategoryIds?}}"),
+                ));
+            }
+        }
+    }
+}
+
+/// One report job.
+#[derive(Debug, Clone)]
+pub struct AuditJob {
+    /// Job (and report) id.
+    pub id: String,
+    /// Report kind.
+    pub kind: &'static str,
+    /// `csv` or `json`.
+    pub format: String,
+    /// When the job is done, sandbox epoch milliseconds.
+    pub ready_ms: i64,
+    /// The previous status poll.
+    pub last_poll_ms: Option<i64>,
+    /// The content.
+    pub report: Report,
+}
+
+/// Jobs and the audit records of sandbox activity.
+#[derive(Debug, Default)]
+pub struct AuditStore {
+    /// Jobs by id (deleted ones are removed).
+    pub jobs: Vec<AuditJob>,
+    /// Events recorded from activity.
+    pub records: Vec<super::reports::AuditRecord>,
+}
+
+fn forbidden_unless_allowed(shared: &Shared, req: &ApiRequest, caller: &Caller) -> Option<Reply> {
+    if !shared.config.audit.enabled {
+        return Some(error(
+            req.op,
+            403,
+            "AUDIT_NOT_ENABLED",
+            "audit reporting is not enabled in the domain plan",
+        ));
+    }
+    if !caller.user.role.can_run_reports() {
+        return Some(error(
+            req.op,
+            403,
+            "FORBIDDEN",
+            &format!("user {} may not run reports", caller.user.username),
+        ));
+    }
+    None
+}
+
+/// `POST /v1/audit/<kind>`.
+pub fn create(shared: &Shared, req: &ApiRequest, caller: &Caller) -> Reply {
+    if let Some(refused) = forbidden_unless_allowed(shared, req, caller) {
+        return refused;
+    }
+    let kind = KINDS
+        .iter()
+        .copied()
+        .find(|k| req.path == format!("/v1/audit/{k}"))
+        .unwrap_or("logins");
+    let body = match req.json() {
+        Ok(body) => body,
+        Err(message) => return general_errors(400, &[problem("INVALID_BODY", message)]),
+    };
+    let valid = match validate(kind, body) {
+        Ok(valid) => valid,
+        Err(problems) => return general_errors(400, &problems),
+    };
+    let now = shared.now();
+    let config = &shared.config;
+    let mut world = shared.world();
+    let id = world.ids.id("");
+    let users: Vec<KnownUser> = world
+        .users
+        .all()
+        .iter()
+        .map(|(u, _)| KnownUser {
+            username: u.username.clone(),
+            id: u.id,
+        })
+        .collect();
+    let report = Report::new(
+        kind,
+        valid.range,
+        valid.body,
+        config.seed ^ super::ids::hash_str(&id),
+        users,
+        &world.audit.records,
+        config.audit.synthetic_events,
+    );
+    world.audit.jobs.push(AuditJob {
+        id: id.clone(),
+        kind,
+        format: valid.format,
+        ready_ms: now + config.audit.job_duration.as_millis() as i64,
+        last_poll_ms: None,
+        report,
+    });
+    Reply::json(202, &json!({ "id": id })).header(
+        "Location",
+        format!("{}/v1/audit/jobs/{id}", shared.base_url),
+    )
+}
+
+fn not_found(req: &ApiRequest, what: &str) -> Reply {
+    error(req.op, 404, "NOT_FOUND", what)
+}
+
+/// `GET /v1/audit/jobs/{id}`.
+pub fn job(shared: &Shared, req: &ApiRequest, caller: &Caller) -> Reply {
+    if let Some(refused) = forbidden_unless_allowed(shared, req, caller) {
+        return refused;
+    }
+    let now = shared.now();
+    let config = &shared.config.audit;
+    let mut world = shared.world();
+    let world = &mut *world;
+    let Some(job) = world
+        .audit
+        .jobs
+        .iter_mut()
+        .find(|j| j.id == req.param("id"))
+    else {
+        return not_found(req, "the job id is unknown or the report was deleted");
+    };
+    let min_interval = config.min_poll_interval.as_millis() as i64;
+    if let Some(last) = job.last_poll_ms
+        && now - last < min_interval
+    {
+        world.counters.violation(Violation::AuditPollTooSoon);
+        if config.enforce_poll_interval {
+            let wait = (last + min_interval - now + 999) / 1000;
+            return Reply::empty(429).header("Retry-After", wait.max(1).to_string());
+        }
+    }
+    job.last_poll_ms = Some(now);
+    if now < job.ready_ms {
+        return Reply::json(200, &json!({ "status": "running" }));
+    }
+    Reply::json(303, &json!({ "status": "completed" })).header(
+        "Location",
+        format!("{}/v1/audit/{}/{}", shared.base_url, job.kind, job.id),
+    )
+}
+
+fn find_report<'a>(
+    jobs: &'a [AuditJob],
+    req: &ApiRequest,
+    now: i64,
+) -> Result<&'a AuditJob, Reply> {
+    let kind = req.param("type");
+    if !KINDS.contains(&kind) {
+        return Err(error(
+            req.op,
+            400,
+            "INVALID_VALUE",
+            &format!("{kind:?} is not a report type"),
+        ));
+    }
+    match jobs
+        .iter()
+        .find(|j| j.id == req.param("id") && j.kind == kind)
+    {
+        Some(job) if job.ready_ms <= now => Ok(job),
+        Some(_) => Err(not_found(req, "the report is not ready yet")),
+        None => Err(not_found(
+            req,
+            "the report id is unknown or already deleted",
+        )),
+    }
+}
+
+fn wants_csv(req: &ApiRequest, format: &str) -> bool {
+    let accept = req.header("accept").unwrap_or("").to_ascii_lowercase();
+    let csv = accept.contains("text/csv");
+    let json = accept.contains("application/json");
+    match format {
+        "csv" => csv || !json,
+        _ => csv && !json,
+    }
+}
+
+/// `GET /v1/audit/{type}/{id}`.
+pub fn report(shared: &Shared, req: &ApiRequest, caller: &Caller) -> Reply {
+    if let Some(refused) = forbidden_unless_allowed(shared, req, caller) {
+        return refused;
+    }
+    let number = |name: &str| -> Result<Option<u64>, Reply> {
+        match req.query(name) {
+            None => Ok(None),
+            Some(text) => text.trim().parse::<u64>().map(Some).map_err(|_| {
+                error(
+                    req.op,
+                    400,
+                    "INVALID_VALUE",
+                    &format!("`{name}` must be a non-negative integer"),
+                )
+            }),
+        }
+    };
+    let (offset, count) = match (number("offset"), number("count")) {
+        (Ok(offset), Ok(count)) => (offset.unwrap_or(0), count),
+        (Err(reply), _) | (_, Err(reply)) => return reply,
+    };
+    let now = shared.now();
+    let (report, format) = {
+        let world = shared.world();
+        match find_report(&world.audit.jobs, req, now) {
+            Ok(job) => (job.report.clone(), job.format.clone()),
+            Err(reply) => return reply,
+        }
+    };
+    if wants_csv(req, &format) {
+        return Reply::csv(200, report.csv());
+    }
+    let total = report.total();
+    let end = offset.saturating_add(count.unwrap_or(total)).min(total);
+    let returned = end.saturating_sub(offset);
+    // Written page by page: a report of millions of events is never held as one JSON tree.
+    let mut body =
+        format!("{{\"total_count\":{total},\"offset\":{offset},\"count\":{returned},\"events\":[")
+            .into_bytes();
+    let mut at = offset;
+    while at < end {
+        let chunk = (end - at).min(10_000);
+        for (i, event) in report.page(at, chunk).iter().enumerate() {
+            if at > offset || i > 0 {
+                body.push(b',');
+            }
+            body.extend(serde_json::to_vec(event).unwrap_or_default());
+        }
+        at += chunk;
+    }
+    body.extend(b"]}");
+    Reply {
+        content_type: Some("application/json".into()),
+        body,
+        ..Reply::empty(200)
+    }
+}
+
+/// `DELETE /v1/audit/{type}/{id}`.
+pub fn delete(shared: &Shared, req: &ApiRequest, caller: &Caller) -> Reply {
+    if let Some(refused) = forbidden_unless_allowed(shared, req, caller) {
+        return refused;
+    }
+    let now = shared.now();
+    let mut world = shared.world();
+    let id = match find_report(&world.audit.jobs, req, now) {
+        Ok(job) => job.id.clone(),
+        Err(reply) => return reply,
+    };
+    world.audit.jobs.retain(|j| j.id != id);
+    Reply::empty(204)
+}
+
+/// Every field name a body of `kind` accepts.
+#[cfg(test)]
+fn accepted_fields(kind: &str) -> Vec<&'static str> {
+    let spec = spec_of(kind);
+    let mut fields = vec!["format", "date_start", "date_end"];
+    if spec.suppress_emails {
+        fields.push("suppress_emails");
+    }
+    fields.extend(spec.fields.iter().map(|(name, _)| *name));
+    fields
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codes(kind: &str, body: Value) -> Vec<String> {
+        match validate(kind, Some(body)) {
+            Ok(_) => Vec::new(),
+            Err(problems) => problems.into_iter().map(|(c, _)| c).collect(),
+        }
+    }
+
+    #[test]
+    fn a_valid_logins_body_passes() {
+        let ok = validate(
+            "logins",
+            Some(json!({"format": "json", "date_start": "2025-01-01", "date_end": "2025-01-31T12:00:00Z", "events": ["logins"], "access_points": ["Web"]})),
+        )
+        .unwrap();
+        assert_eq!(ok.format, "json");
+    }
+
+    #[test]
+    fn every_problem_is_reported() {
+        assert_eq!(
+            codes("logins", json!({})),
+            vec![
+                "MISSING_FIELD",
+                "MISSING_FIELD",
+                "MISSING_FIELD",
+                "MISSING_FIELD"
+            ]
+        );
+        assert_eq!(
+            codes(
+                "logins",
+                json!({"format": "xml", "date_start": "01/01/2025", "date_end": "2025-01-02", "events": ["login"]})
+            ),
+            vec!["INVALID_VALUE", "INVALID_DATE", "INVALID_VALUE"]
+        );
+    }
+
+    #[test]
+    fn date_end_must_be_after_date_start() {
+        let base = |start: &str, end: &str| {
+            codes(
+                "logins",
+                json!({"format": "csv", "date_start": start, "date_end": end, "events": ["logins"]}),
+            )
+        };
+        assert_eq!(base("2025-01-02", "2025-01-01"), vec!["INVALID_DATE_RANGE"]);
+        assert_eq!(base("2025-01-01", "2025-01-01"), vec!["INVALID_DATE_RANGE"]);
+        assert!(base("2025-01-01T10:00:00Z", "2025-01-01T10:00:01Z").is_empty());
+        // Files ignore the time portion: the same day is not after.
+        assert_eq!(
+            codes(
+                "files",
+                json!({"format": "csv", "date_start": "2025-01-01T10:00:00Z", "date_end": "2025-01-01T11:00:00Z", "folders": ["/a"]})
+            ),
+            vec!["INVALID_DATE_RANGE"]
+        );
+    }
+
+    #[test]
+    fn files_need_folders_or_a_file_without_a_leading_wildcard() {
+        let body = |extra: Value| {
+            let mut b =
+                json!({"format": "json", "date_start": "2025-01-01", "date_end": "2025-01-02"});
+            for (k, v) in extra.as_object().unwrap() {
+                b[k] = v.clone();
+            }
+            codes("files", b)
+        };
+        assert_eq!(body(json!({})), vec!["MISSING_FIELD"]);
+        assert!(body(json!({"file": "report*.pdf"})).is_empty());
+        assert_eq!(body(json!({"file": "*.pdf"})), vec!["INVALID_VALUE"]);
+        assert_eq!(
+            body(json!({"folders": ["relative"]})),
+            vec!["INVALID_VALUE"]
+        );
+        assert_eq!(
+            body(json!({"folders": ["/a"], "transaction_type": ["upload", "print"]})),
+            vec!["INVALID_VALUE"]
+        );
+    }
+
+    #[test]
+    fn suppress_emails_only_where_accepted() {
+        let base = json!({"format": "json", "date_start": "2025-01-01", "date_end": "2025-01-02", "suppress_emails": true});
+        assert_eq!(codes("users", base.clone()), vec!["INVALID_FIELD"]);
+        assert!(codes("snapshot-restore", base).is_empty());
+        assert!(accepted_fields("logins").contains(&"suppress_emails"));
+        assert!(!accepted_fields("groups").contains(&"suppress_emails"));
+    }
+
+    #[test]
+    fn quality_docs_categories_need_ids() {
+        let body = json!({"format": "json", "date_start": "2025-01-01", "date_end": "2025-01-02", "quality_docs_categories": [{"subcategoryIds": ["a"]}]});
+        assert_eq!(codes("quality-docs", body), vec!["INVALID_VALUE"]);
+    }
+}

@@ -1,0 +1,413 @@
+//! What a sandbox is made of: its users and tokens, its limits, and the timing of its state
+//! machines. Every number of the reference is a field here, so tests can scale it.
+
+use super::clock::ClockConfig;
+use super::ids::hash_str;
+use std::time::Duration;
+
+/// The scope webhook endpoints need (reference 5.4).
+pub const WEBHOOKS_SCOPE: &str = "Service.webhooks";
+
+/// What a user may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// An administrator: runs reports and may impersonate other users.
+    Admin,
+    /// A power user; runs reports only with the can-run-reports role.
+    PowerUser {
+        /// Whether the user has the can-run-reports role.
+        can_run_reports: bool,
+    },
+    /// A standard user: no reports, no impersonation.
+    Standard,
+}
+
+impl Role {
+    /// Whether audit reports are allowed for this role.
+    pub fn can_run_reports(self) -> bool {
+        matches!(
+            self,
+            Role::Admin
+                | Role::PowerUser {
+                    can_run_reports: true
+                }
+        )
+    }
+}
+
+/// One user of the sandbox domain and the token issued to it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserConfig {
+    /// Numeric user id (`actor` of events, `user.id` of deliveries).
+    pub id: i64,
+    /// Username (`X-Service-Act-As`).
+    pub username: String,
+    /// E-mail address (`X-Service-Act-As-Email`).
+    pub email: String,
+    /// Display name.
+    pub display_name: String,
+    /// Role.
+    pub role: Role,
+    /// Scopes of the user's token (`Service.webhooks` for webhook endpoints).
+    pub scopes: Vec<String>,
+    /// OAuth client id the token was issued to.
+    pub client_id: String,
+    /// The bearer token; derived from the seed and the username when `None`.
+    pub token: Option<String>,
+}
+
+impl UserConfig {
+    /// A user with the webhooks scope on the client `sandbox-app`.
+    pub fn new(id: i64, username: &str, display_name: &str, role: Role) -> Self {
+        UserConfig {
+            id,
+            username: username.to_string(),
+            email: format!("{username}@sandbox.example.com"),
+            display_name: display_name.to_string(),
+            role,
+            scopes: vec![WEBHOOKS_SCOPE.to_string()],
+            client_id: "sandbox-app".to_string(),
+            token: None,
+        }
+    }
+
+    /// The same user with other scopes.
+    pub fn with_scopes(mut self, scopes: &[&str]) -> Self {
+        self.scopes = scopes.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    /// The same user on another OAuth client.
+    pub fn with_client_id(mut self, client_id: &str) -> Self {
+        self.client_id = client_id.to_string();
+        self
+    }
+
+    /// The same user with a fixed token.
+    pub fn with_token(mut self, token: &str) -> Self {
+        self.token = Some(token.to_string());
+        self
+    }
+
+    /// The token of this user in a sandbox seeded with `seed`.
+    pub fn token_for_seed(&self, seed: u64) -> String {
+        self.token.clone().unwrap_or_else(|| {
+            format!(
+                "sbx_{}_{:016x}",
+                self.username,
+                hash_str(&format!("{seed}:{}", self.username))
+            )
+        })
+    }
+}
+
+/// Per-token request limits (reference 8). Windows are fixed (a second, a UTC day) on the
+/// sandbox clock; `Retry-After` says when the window resets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LimitsConfig {
+    /// General API (audit, webhooks, whoami, events) calls per second.
+    pub general_per_second: u32,
+    /// General API calls per day.
+    pub general_per_day: u32,
+    /// AI calls per second (`None`: not limited; the reference does not show a value).
+    pub ai_per_second: Option<u32>,
+    /// AI calls per day.
+    pub ai_per_day: u32,
+}
+
+impl LimitsConfig {
+    /// The reference's numbers: 2/s and 1,000/day for the general API, 100/day for AI.
+    pub const fn reference() -> Self {
+        LimitsConfig {
+            general_per_second: 2,
+            general_per_day: 1000,
+            ai_per_second: None,
+            ai_per_day: 100,
+        }
+    }
+
+    /// Limits high enough that tests which do not test limits never hit them.
+    pub const fn generous() -> Self {
+        LimitsConfig {
+            general_per_second: 100_000,
+            general_per_day: 10_000_000,
+            ai_per_second: None,
+            ai_per_day: 10_000_000,
+        }
+    }
+
+    /// Every number multiplied by `factor` (at least 1 each).
+    pub fn scaled(self, factor: f64) -> Self {
+        let scale = |n: u32| ((f64::from(n) * factor).round() as u32).max(1);
+        LimitsConfig {
+            general_per_second: scale(self.general_per_second),
+            general_per_day: scale(self.general_per_day),
+            ai_per_second: self.ai_per_second.map(scale),
+            ai_per_day: scale(self.ai_per_day),
+        }
+    }
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        Self::reference()
+    }
+}
+
+/// Audit reporting (reference 4.7).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditConfig {
+    /// Whether audit reporting is in the domain plan (403 for everyone otherwise).
+    pub enabled: bool,
+    /// How long (sandbox time) a job stays `running`.
+    pub job_duration: Duration,
+    /// The minimum job poll interval; closer polls are counted as violations.
+    pub min_poll_interval: Duration,
+    /// Whether a too-early poll is also answered 429 (`Retry-After`) instead of only counted.
+    pub enforce_poll_interval: bool,
+    /// Synthetic events added to every report, generated lazily page by page from the seed
+    /// (1,000,000 is fine: nothing is stored).
+    pub synthetic_events: u64,
+}
+
+impl Default for AuditConfig {
+    fn default() -> Self {
+        AuditConfig {
+            enabled: true,
+            job_duration: Duration::from_secs(5 * 60),
+            min_poll_interval: Duration::from_secs(2 * 60),
+            enforce_poll_interval: false,
+            synthetic_events: 25,
+        }
+    }
+}
+
+/// The Events API (reference 4.9, 6.3).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventsConfig {
+    /// Events kept (the latest ones).
+    pub max_events: usize,
+    /// Age after which events are dropped.
+    pub max_age: Duration,
+    /// The minimum interval between polls once a client has caught up; closer polls are
+    /// counted as violations.
+    pub min_poll_interval: Duration,
+}
+
+impl Default for EventsConfig {
+    fn default() -> Self {
+        EventsConfig {
+            max_events: 500_000,
+            max_age: Duration::from_secs(30 * 86_400),
+            min_poll_interval: Duration::from_secs(5 * 60),
+        }
+    }
+}
+
+/// Webhooks and their deliveries (reference 4.8, 6.1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WebhooksConfig {
+    /// Registrations per client id (409 `hook_quota_error` beyond; the reference's number is
+    /// not shown).
+    pub quota_per_client: usize,
+    /// Test mode: `http://` URLs on a loopback host are accepted (otherwise only `https://`).
+    pub allow_http_loopback: bool,
+    /// Whether deliveries to non-loopback hosts are really sent. Off by default: the sandbox
+    /// then records them as failed attempts without any network traffic.
+    pub deliver_to_remote: bool,
+    /// Delays before each attempt: immediately, 1 min, 10 min, 1 h (4 attempts).
+    pub retry_schedule: Vec<Duration>,
+    /// Lifetime of a registration (`expires`).
+    pub registration_lifetime: Duration,
+    /// Real-time timeout of one delivery attempt.
+    pub delivery_timeout: Duration,
+}
+
+impl Default for WebhooksConfig {
+    fn default() -> Self {
+        WebhooksConfig {
+            quota_per_client: 25,
+            allow_http_loopback: true,
+            deliver_to_remote: false,
+            retry_schedule: vec![
+                Duration::ZERO,
+                Duration::from_secs(60),
+                Duration::from_secs(600),
+                Duration::from_secs(3600),
+            ],
+            registration_lifetime: Duration::from_secs(365 * 86_400),
+            delivery_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// The AI endpoints.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AiConfig {
+    /// Whether the agents feature is enabled for the domain (403 otherwise).
+    pub agents_enabled: bool,
+    /// Status polls an agent request answers as in progress before it finishes.
+    pub agent_polls: u32,
+    /// Status polls an assistant execution answers `IN_PROGRESS` before it completes.
+    pub assistant_polls: u32,
+    /// `fileLimit` of knowledge base pages.
+    pub kb_file_limit: i64,
+}
+
+impl Default for AiConfig {
+    fn default() -> Self {
+        AiConfig {
+            agents_enabled: true,
+            agent_polls: 2,
+            assistant_polls: 2,
+            kb_file_limit: 500,
+        }
+    }
+}
+
+/// Everything a sandbox is started with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SandboxConfig {
+    /// The customer domain name reported by whoami and deliveries.
+    pub domain: String,
+    /// TCP port on 127.0.0.1 (0: any free port).
+    pub port: u16,
+    /// Seed of every id and synthetic value.
+    pub seed: u64,
+    /// The sandbox clock.
+    pub clock: ClockConfig,
+    /// Users and their tokens; the first admin is the one [`admin_token`] returns.
+    ///
+    /// [`admin_token`]: super::Sandbox::admin_token
+    pub users: Vec<UserConfig>,
+    /// Per-token limits.
+    pub limits: LimitsConfig,
+    /// Audit reporting.
+    pub audit: AuditConfig,
+    /// The Events API.
+    pub events: EventsConfig,
+    /// Webhooks.
+    pub webhooks: WebhooksConfig,
+    /// AI.
+    pub ai: AiConfig,
+    /// Exchanges kept for [`traffic`](super::Sandbox::traffic) (oldest dropped first).
+    pub traffic_capacity: usize,
+}
+
+impl SandboxConfig {
+    /// The default users: `admin` (admin), `power` (power user with reports), `sam`
+    /// (standard) — all with the webhooks scope on client `sandbox-app` — and `nora`
+    /// (standard, no scope, client `other-app`).
+    pub fn default_users() -> Vec<UserConfig> {
+        vec![
+            UserConfig::new(1001, "admin", "Ada Admin", Role::Admin),
+            UserConfig::new(
+                1002,
+                "power",
+                "Pat Power",
+                Role::PowerUser {
+                    can_run_reports: true,
+                },
+            ),
+            UserConfig::new(1003, "sam", "Sam Standard", Role::Standard),
+            UserConfig::new(1004, "nora", "Nora Noscope", Role::Standard)
+                .with_scopes(&[])
+                .with_client_id("other-app"),
+        ]
+    }
+
+    /// For tests: a manual clock, generous limits; the rest as [`Default`].
+    pub fn testing() -> Self {
+        SandboxConfig {
+            clock: ClockConfig::manual(),
+            limits: LimitsConfig::generous(),
+            ..SandboxConfig::default()
+        }
+    }
+
+    /// The same configuration with another clock.
+    pub fn with_clock(mut self, clock: ClockConfig) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The same configuration with other limits.
+    pub fn with_limits(mut self, limits: LimitsConfig) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The same configuration with another seed.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// The same configuration with one more user.
+    pub fn with_user(mut self, user: UserConfig) -> Self {
+        self.users.push(user);
+        self
+    }
+}
+
+impl Default for SandboxConfig {
+    /// The reference's limits, real time, the default users, port 0, seed 42.
+    fn default() -> Self {
+        SandboxConfig {
+            domain: "sandbox.example.com".to_string(),
+            port: 0,
+            seed: 42,
+            clock: ClockConfig::default(),
+            users: Self::default_users(),
+            limits: LimitsConfig::reference(),
+            audit: AuditConfig::default(),
+            events: EventsConfig::default(),
+            webhooks: WebhooksConfig::default(),
+            ai: AiConfig::default(),
+            traffic_capacity: 20_000,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_scale_and_never_reach_zero() {
+        let scaled = LimitsConfig::reference().scaled(0.01);
+        assert_eq!(scaled.general_per_second, 1);
+        assert_eq!(scaled.general_per_day, 10);
+        assert_eq!(scaled.ai_per_day, 1);
+        assert_eq!(
+            LimitsConfig::reference().scaled(10.0).general_per_day,
+            10_000
+        );
+    }
+
+    #[test]
+    fn tokens_are_derived_from_seed_and_username() {
+        let user = UserConfig::new(1, "x", "X", Role::Standard);
+        assert_eq!(user.token_for_seed(1), user.token_for_seed(1));
+        assert_ne!(user.token_for_seed(1), user.token_for_seed(2));
+        assert_eq!(user.clone().with_token("t").token_for_seed(1), "t");
+    }
+
+    #[test]
+    fn only_admins_and_reporting_power_users_run_reports() {
+        assert!(Role::Admin.can_run_reports());
+        assert!(
+            Role::PowerUser {
+                can_run_reports: true
+            }
+            .can_run_reports()
+        );
+        assert!(
+            !Role::PowerUser {
+                can_run_reports: false
+            }
+            .can_run_reports()
+        );
+        assert!(!Role::Standard.can_run_reports());
+    }
+}

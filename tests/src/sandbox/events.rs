@@ -1,0 +1,299 @@
+//! The Events API (reference 4.9, 6.3): a store fed by sandbox activity, with retention by
+//! count and age, and the cursor and list endpoints.
+//!
+//! Pages are windows of ids: forward, the ids after the cursor (`id + 1 ..= id + count`);
+//! with `reverse=1`, `id - count + 1 ..= id`. A cursor below the oldest stored id starts at
+//! the oldest. Filters (`type`, `folder`, `suppress`) drop events inside the window, so a
+//! page may hold fewer than `count` events (even none) while `latest_id` still moves on.
+//! `204` means the window is empty: nothing follows the cursor.
+//!
+//! The endpoints document no 400, so invalid query values are read leniently: a missing or
+//! unreadable `id` is 0, `count` is clamped to 1..=100, unknown `type` names and `suppress`
+//! values are ignored.
+
+use super::Shared;
+use super::auth::Caller;
+use super::config::EventsConfig;
+use super::dates::iso_millis;
+use super::fs::is_within;
+use super::http::{ApiRequest, Reply};
+use super::limits::Violation;
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+
+/// The polling event types.
+pub const TYPES: [&str; 3] = ["file_system", "note", "permission_change"];
+
+/// One stored event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredEvent {
+    /// Id (increasing by one).
+    pub id: i64,
+    /// Time, epoch milliseconds.
+    pub at_ms: i64,
+    /// `action_source`.
+    pub action_source: &'static str,
+    /// User id of the actor.
+    pub actor: i64,
+    /// OAuth client id of the actor (`suppress=app`).
+    pub client_id: String,
+    /// `type`.
+    pub kind: &'static str,
+    /// `action`.
+    pub action: &'static str,
+    /// `object_detail`.
+    pub object_detail: Option<String>,
+    /// `data`.
+    pub data: Value,
+    /// `eventTypeSpecificAttributes` (permission changes).
+    pub attributes: Option<Value>,
+    /// Paths the event is at (`folder` filter).
+    pub paths: Vec<String>,
+}
+
+impl StoredEvent {
+    /// The event as the API shows it.
+    pub fn to_json(&self) -> Value {
+        let mut event = json!({
+            "id": self.id,
+            "timestamp": iso_millis(self.at_ms),
+            "action_source": self.action_source,
+            "actor": self.actor,
+            "type": self.kind,
+            "action": self.action,
+            "data": self.data,
+        });
+        if let Some(detail) = &self.object_detail {
+            event["object_detail"] = json!(detail);
+        }
+        if let Some(attributes) = &self.attributes {
+            event["eventTypeSpecificAttributes"] = attributes.clone();
+        }
+        event
+    }
+}
+
+/// The stream: the latest events, by id.
+#[derive(Debug, Default)]
+pub struct EventStore {
+    events: VecDeque<StoredEvent>,
+    last_id: i64,
+}
+
+impl EventStore {
+    /// Stores an event (its `id` is assigned here) and applies the retention.
+    pub fn push(&mut self, mut event: StoredEvent, now_ms: i64, config: &EventsConfig) -> i64 {
+        self.last_id += 1;
+        event.id = self.last_id;
+        self.events.push_back(event);
+        self.prune(now_ms, config);
+        self.last_id
+    }
+
+    /// Drops events beyond the size limit and older than the age limit.
+    pub fn prune(&mut self, now_ms: i64, config: &EventsConfig) {
+        while self.events.len() > config.max_events {
+            self.events.pop_front();
+        }
+        let oldest_kept = now_ms - config.max_age.as_millis() as i64;
+        while self.events.front().is_some_and(|e| e.at_ms < oldest_kept) {
+            self.events.pop_front();
+        }
+    }
+
+    /// The latest id issued (0 before any event).
+    pub fn latest_id(&self) -> i64 {
+        self.last_id
+    }
+
+    /// The oldest id still stored (the next id when the store is empty).
+    pub fn oldest_id(&self) -> i64 {
+        self.events.front().map_or(self.last_id + 1, |e| e.id)
+    }
+
+    /// Events stored.
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Whether nothing is stored.
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// The stored events with ids in `lo..=hi`.
+    pub fn range(&self, lo: i64, hi: i64) -> impl Iterator<Item = &StoredEvent> {
+        let front = self.oldest_id();
+        let start = usize::try_from((lo - front).max(0)).unwrap_or(0);
+        let end = usize::try_from((hi - front + 1).max(0)).unwrap_or(0);
+        self.events
+            .range(start.min(self.events.len())..end.min(self.events.len()))
+    }
+}
+
+/// `GET /v1/events/cursor`.
+pub fn cursor(shared: &Shared, _req: &ApiRequest, _caller: &Caller) -> Reply {
+    let now = shared.now();
+    let mut world = shared.world();
+    world.events.prune(now, &shared.config.events);
+    let oldest = world.events.oldest_id().min(world.events.latest_id());
+    Reply::json(
+        200,
+        &json!({
+            "timestamp": iso_millis(now),
+            "latest_event_id": world.events.latest_id(),
+            "oldest_event_id": oldest,
+        }),
+    )
+}
+
+/// `GET /v1/events` (`v2 == false`) and `GET /v2/events`.
+pub fn list(shared: &Shared, req: &ApiRequest, caller: &Caller, v2: bool) -> Reply {
+    let now = shared.now();
+    let config = &shared.config.events;
+    let cursor = req
+        .query("id")
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .unwrap_or(0);
+    let count = req
+        .query("count")
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .unwrap_or(50)
+        .clamp(1, 100);
+    let reverse = req.query("reverse").map(str::trim) == Some("1");
+    let suppress = req.query("suppress").unwrap_or("none");
+    let requested: Vec<&str> = req
+        .query("type")
+        .unwrap_or("")
+        .split('|')
+        .map(str::trim)
+        .filter(|t| TYPES.contains(t))
+        .collect();
+    let types: Vec<&str> = if !requested.is_empty() {
+        requested
+    } else if v2 {
+        TYPES.to_vec()
+    } else {
+        vec!["file_system", "note"]
+    };
+    let folder = req
+        .query("folder")
+        .map(|f| f.trim().trim_end_matches('/').to_string())
+        .filter(|f| !f.is_empty());
+
+    let mut world = shared.world();
+    world.events.prune(now, config);
+    if !reverse {
+        let too_soon = world
+            .events_caught_up
+            .get(&caller.token)
+            .is_some_and(|at| now - at < config.min_poll_interval.as_millis() as i64);
+        if too_soon {
+            world.counters.violation(Violation::EventsPollTooSoon);
+        }
+    }
+    let (oldest, latest) = (world.events.oldest_id(), world.events.latest_id());
+    let (lo, hi) = if reverse {
+        (
+            cursor.saturating_sub(count - 1).max(oldest),
+            cursor.min(latest),
+        )
+    } else {
+        let start = cursor.saturating_add(1).max(oldest);
+        (start, start.saturating_add(count - 1).min(latest))
+    };
+    if world.events.is_empty() || lo > hi {
+        if !reverse {
+            world.events_caught_up.insert(caller.token.clone(), now);
+        }
+        return Reply::empty(204);
+    }
+    let events: Vec<Value> = world
+        .events
+        .range(lo, hi)
+        .filter(|e| types.contains(&e.kind))
+        .filter(|e| match &folder {
+            Some(f) => e.paths.iter().any(|p| is_within(p, f)),
+            None => true,
+        })
+        .filter(|e| match suppress {
+            "user" => e.actor != caller.user.id,
+            "app" => e.client_id != caller.client_id(),
+            _ => true,
+        })
+        .map(StoredEvent::to_json)
+        .collect();
+    if !reverse {
+        if hi == latest {
+            world.events_caught_up.insert(caller.token.clone(), now);
+        } else {
+            world.events_caught_up.remove(&caller.token);
+        }
+    }
+    Reply::json(
+        200,
+        &json!({
+            "latest_id": hi,
+            "oldest_id": lo,
+            "count": events.len(),
+            "events": events,
+        }),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn event(at_ms: i64) -> StoredEvent {
+        StoredEvent {
+            id: 0,
+            at_ms,
+            action_source: "WebUI",
+            actor: 1,
+            client_id: "c".into(),
+            kind: "file_system",
+            action: "create",
+            object_detail: None,
+            data: json!({}),
+            attributes: None,
+            paths: vec!["/a".into()],
+        }
+    }
+
+    #[test]
+    fn retention_keeps_the_latest_events_within_the_age() {
+        let config = EventsConfig {
+            max_events: 3,
+            max_age: Duration::from_secs(10),
+            ..EventsConfig::default()
+        };
+        let mut store = EventStore::default();
+        for i in 0..5 {
+            store.push(event(i * 1000), i * 1000, &config);
+        }
+        assert_eq!(
+            (store.oldest_id(), store.latest_id(), store.len()),
+            (3, 5, 3)
+        );
+        store.prune(13_500, &config);
+        assert_eq!((store.oldest_id(), store.len()), (5, 1));
+        store.prune(100_000, &config);
+        assert!(store.is_empty());
+        assert_eq!((store.oldest_id(), store.latest_id()), (6, 5));
+    }
+
+    #[test]
+    fn range_reads_by_id() {
+        let config = EventsConfig::default();
+        let mut store = EventStore::default();
+        for i in 0..5 {
+            store.push(event(i), i, &config);
+        }
+        let ids: Vec<i64> = store.range(2, 4).map(|e| e.id).collect();
+        assert_eq!(ids, vec![2, 3, 4]);
+        assert_eq!(store.range(-5, 1).count(), 1);
+        assert_eq!(store.range(6, 9).count(), 0);
+    }
+}

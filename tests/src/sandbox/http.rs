@@ -1,0 +1,280 @@
+//! The request and reply types of the sandbox's handlers, and the three error formats of the
+//! API (reference 7), chosen per operation so every error body is one the spec documents.
+
+use axum::http::HeaderMap;
+use pubapi_sdk::operations::Operation;
+use serde_json::{Value, json};
+
+/// One request, matched to its operation.
+#[derive(Debug)]
+pub struct ApiRequest {
+    /// The operation of the spec the request was matched to.
+    pub op: &'static Operation,
+    /// The HTTP method.
+    pub method: String,
+    /// The path below `/pubapi`.
+    pub path: String,
+    /// Path parameters, percent-decoded, by their name in the spec.
+    pub params: Vec<(String, String)>,
+    /// Query parameters, percent-decoded, in order.
+    pub query: Vec<(String, String)>,
+    /// Request headers.
+    pub headers: HeaderMap,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+impl ApiRequest {
+    /// A path parameter ("" when absent, which the router never allows).
+    pub fn param(&self, name: &str) -> &str {
+        self.params
+            .iter()
+            .find(|(k, _)| k == name)
+            .map_or("", |(_, v)| v.as_str())
+    }
+
+    /// The first query parameter called `name`.
+    pub fn query(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// A header as text (`None` when absent or not visible ASCII).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The body as JSON; `Ok(None)` for an empty body.
+    pub fn json(&self) -> Result<Option<Value>, String> {
+        if self.body.iter().all(u8::is_ascii_whitespace) {
+            return Ok(None);
+        }
+        serde_json::from_slice(&self.body)
+            .map(Some)
+            .map_err(|e| format!("the body is not valid JSON: {e}"))
+    }
+}
+
+/// What a handler answers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    /// HTTP status.
+    pub status: u16,
+    /// Headers besides `Content-Type`.
+    pub headers: Vec<(String, String)>,
+    /// `Content-Type`, when there is a body.
+    pub content_type: Option<String>,
+    /// The body.
+    pub body: Vec<u8>,
+    /// Set by fault injection: the connection is dropped instead of answering.
+    pub drop_connection: bool,
+    /// Set by fault injection: the reply is deliberately outside the spec.
+    pub injected: bool,
+}
+
+impl Reply {
+    /// A reply without a body.
+    pub fn empty(status: u16) -> Self {
+        Reply {
+            status,
+            headers: Vec::new(),
+            content_type: None,
+            body: Vec::new(),
+            drop_connection: false,
+            injected: false,
+        }
+    }
+
+    /// A JSON reply.
+    pub fn json(status: u16, value: &Value) -> Self {
+        Reply {
+            content_type: Some("application/json".to_string()),
+            body: serde_json::to_vec(value).unwrap_or_default(),
+            ..Reply::empty(status)
+        }
+    }
+
+    /// A CSV reply.
+    pub fn csv(status: u16, text: String) -> Self {
+        Reply {
+            content_type: Some("text/csv".to_string()),
+            body: text.into_bytes(),
+            ..Reply::empty(status)
+        }
+    }
+
+    /// The same reply with one more header.
+    pub fn header(mut self, name: &str, value: impl Into<String>) -> Self {
+        self.headers.push((name.to_string(), value.into()));
+        self
+    }
+
+    /// The body parsed as JSON.
+    #[cfg(test)]
+    pub fn body_json(&self) -> Option<Value> {
+        serde_json::from_slice(&self.body).ok()
+    }
+}
+
+/// The error body format of an area (reference 7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorFormat {
+    /// `{errorMessage, errorCode}`.
+    Ai,
+    /// `{code, message, details?}` (webhooks and whoami).
+    Webhook,
+    /// `{Errors: [{description, code}]}` (general API and audit).
+    General,
+    /// Events: error bodies are not shown.
+    NoBody,
+}
+
+/// Whether the operation is an AI one (AI limits, 429 throttles).
+pub fn is_ai(op: &Operation) -> bool {
+    matches!(
+        op.tag,
+        "agents" | "document-ai" | "assistant" | "copilot" | "knowledge-bases" | "hybrid-search"
+    )
+}
+
+/// The error format of the operation's area.
+pub fn error_format(op: &Operation) -> ErrorFormat {
+    match op.tag {
+        "webhooks" | "identity" => ErrorFormat::Webhook,
+        "audit" => ErrorFormat::General,
+        "events" => ErrorFormat::NoBody,
+        _ => ErrorFormat::Ai,
+    }
+}
+
+/// Whether the spec documents `status` for `op`.
+pub fn documents(op: &Operation, status: u16) -> bool {
+    let text = status.to_string();
+    op.responses.iter().any(|r| r.status == text)
+}
+
+fn documented_body(op: &Operation, status: u16) -> bool {
+    let text = status.to_string();
+    op.responses
+        .iter()
+        .find(|r| r.status == text)
+        .is_some_and(|r| !r.content_types.is_empty())
+}
+
+/// An error reply of `op` in its area's format. `status` falls back to the first of
+/// 400, 401, 500 the operation documents when it does not document `status` itself, and
+/// the body is left out where the spec documents none.
+pub fn error(op: &Operation, status: u16, code: &str, message: &str) -> Reply {
+    let status = [status, 400, 401, 500]
+        .into_iter()
+        .find(|s| documents(op, *s))
+        .unwrap_or(status);
+    if !documented_body(op, status) {
+        return Reply::empty(status);
+    }
+    let body = match error_format(op) {
+        ErrorFormat::Ai => json!({ "errorMessage": message, "errorCode": code }),
+        ErrorFormat::Webhook => json!({ "code": code, "message": message }),
+        ErrorFormat::General => {
+            json!({ "Errors": [{ "description": message, "code": code }] })
+        }
+        ErrorFormat::NoBody => return Reply::empty(status),
+    };
+    Reply::json(status, &body)
+}
+
+/// A 400 of the general format with one entry per problem (audit validation).
+pub fn general_errors(status: u16, problems: &[(String, String)]) -> Reply {
+    let errors: Vec<Value> = problems
+        .iter()
+        .map(|(code, description)| json!({ "description": description, "code": code }))
+        .collect();
+    Reply::json(status, &json!({ "Errors": errors }))
+}
+
+/// Splits a query string into decoded pairs (`+` is a space, `%XX` a byte).
+pub fn parse_query(query: &str) -> Vec<(String, String)> {
+    query
+        .split('&')
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            let (k, v) = part.split_once('=').unwrap_or((part, ""));
+            (decode(k, true), decode(v, true))
+        })
+        .collect()
+}
+
+/// Percent-decodes `text` (and `+` as a space when `plus_is_space`); invalid escapes are
+/// kept as they are, invalid UTF-8 is replaced.
+pub fn decode(text: &str, plus_is_space: bool) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' if plus_is_space => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
+                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                    Some(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pubapi_sdk::operations::ALL;
+
+    fn op(id: &str) -> &'static Operation {
+        ALL.iter().find(|o| o.id == id).unwrap()
+    }
+
+    #[test]
+    fn query_is_decoded() {
+        assert_eq!(
+            parse_query("folder=%2FShared%20Docs&type=file_system%7Cnote&q=a+b&flag"),
+            vec![
+                ("folder".into(), "/Shared Docs".into()),
+                ("type".into(), "file_system|note".into()),
+                ("q".into(), "a b".into()),
+                ("flag".into(), "".into()),
+            ]
+        );
+        assert_eq!(decode("100%", false), "100%");
+        assert_eq!(decode("%zz", false), "%zz");
+    }
+
+    #[test]
+    fn errors_take_the_area_format() {
+        let ai = error(op("listAgents"), 403, "AGENTS_DISABLED", "off").body_json();
+        assert_eq!(ai.unwrap()["errorCode"], "AGENTS_DISABLED");
+        let hook = error(op("listWebhooks"), 403, "missing_scope_error", "x").body_json();
+        assert_eq!(hook.unwrap()["code"], "missing_scope_error");
+        let audit = error(op("getAuditJob"), 404, "NOT_FOUND", "gone").body_json();
+        assert_eq!(audit.unwrap()["Errors"][0]["code"], "NOT_FOUND");
+        assert!(error(op("listEventsV2"), 401, "x", "y").body.is_empty());
+        // whoami's 403 is the throttle response without a body.
+        assert!(error(op("whoami"), 403, "x", "y").body.is_empty());
+        // document AI's 500 has no body.
+        assert!(error(op("askDocument"), 500, "x", "y").body.is_empty());
+    }
+
+    #[test]
+    fn undocumented_statuses_fall_back() {
+        // getAssistantStatus documents neither 400 nor 403.
+        assert_eq!(error(op("getAssistantStatus"), 403, "x", "y").status, 401);
+        assert_eq!(error(op("askDocument"), 403, "x", "y").status, 400);
+    }
+}

@@ -1,0 +1,421 @@
+//! A stateful, in-process sandbox of the Content Platform Public API.
+//!
+//! [`Sandbox::start`] serves all 39 operations of `spec/openapi.yaml` under `/pubapi` on
+//! `127.0.0.1` (axum), answering only with the statuses, bodies and headers the spec
+//! documents: tokens and roles, impersonation, per-token limits, audit jobs, the events
+//! stream, webhooks with real deliveries and retries, and AI answers from a small built-in
+//! corpus. Tests drive it through its test API (not public routes): [`Sandbox::activity`]
+//! makes things happen, [`Sandbox::advance`] moves the sandbox clock, [`Sandbox::inject`]
+//! scripts faults, and [`Sandbox::counters`], [`Sandbox::traffic`] and
+//! [`Sandbox::deliveries`] tell what happened.
+//!
+//! ```no_run
+//! use pubapi_sdk_ext::prelude::*;
+//! use pubapi_testkit::sandbox::{Sandbox, SandboxConfig};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let sandbox = Sandbox::start(SandboxConfig::testing()).await;
+//! let client = sandbox.client_for("admin");
+//! let me = client.whoami().send().typed().await?;
+//! assert_eq!(me.username.as_deref(), Some("admin"));
+//! sandbox.assert_conformant();
+//! # Ok(()) }
+//! ```
+
+mod activity;
+mod ai;
+mod audit;
+mod auth;
+mod clock;
+mod config;
+mod corpus;
+mod dates;
+mod delivery;
+mod events;
+mod faults;
+mod fs;
+mod http;
+mod ids;
+mod limits;
+mod raw;
+mod receiver;
+mod reports;
+mod routes;
+mod search;
+mod traffic;
+mod webhooks;
+mod world;
+
+pub use activity::Activity;
+pub use clock::{ClockConfig, MANUAL_START_MS, SandboxClock};
+pub use config::{
+    AiConfig, AuditConfig, EventsConfig, LimitsConfig, Role, SandboxConfig, UserConfig,
+    WEBHOOKS_SCOPE, WebhooksConfig,
+};
+pub use dates::{iso_millis, iso_seconds};
+pub use delivery::DeliveryRecord;
+pub use faults::{Fault, FaultAction};
+pub use fs::{ActivityError, FsEntry};
+pub use limits::{Counters, Violation};
+pub use raw::{RawClient, RawRequest, RawResponse};
+pub use receiver::{Received, TestReceiver};
+pub use traffic::Exchange;
+pub use webhooks::Registration;
+pub use world::ActionSource;
+
+use crate::conformance::{ConformanceReport, Validator};
+use pubapi_sdk_ext::{Budget, Limits};
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::sync::{Notify, oneshot};
+use tokio::task::JoinHandle;
+use world::World;
+
+/// State shared by the server, the delivery engine and the test API.
+pub(crate) struct Shared {
+    pub(crate) config: SandboxConfig,
+    pub(crate) clock: SandboxClock,
+    pub(crate) base_url: String,
+    world: Mutex<World>,
+    /// Wakes the delivery engine (new attempts scheduled, attempts finished).
+    pub(crate) wakeup: Notify,
+}
+
+impl Shared {
+    pub(crate) fn world(&self) -> MutexGuard<'_, World> {
+        self.world
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub(crate) fn now(&self) -> i64 {
+        self.clock.now_ms()
+    }
+}
+
+/// A running sandbox; stops when dropped (or with [`Sandbox::shutdown`]).
+pub struct Sandbox {
+    shared: Arc<Shared>,
+    addr: SocketAddr,
+    server: Option<JoinHandle<()>>,
+    engine: JoinHandle<()>,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl fmt::Debug for Sandbox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sandbox")
+            .field("base_url", &self.shared.base_url)
+            .field("domain", &self.shared.config.domain)
+            .finish_non_exhaustive()
+    }
+}
+
+fn wall_clock_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+impl Sandbox {
+    /// Starts a sandbox on `127.0.0.1` (the configured port, any free one for 0).
+    ///
+    /// # Panics
+    /// When the port cannot be bound; use [`Sandbox::try_start`] to handle that.
+    pub async fn start(config: SandboxConfig) -> Sandbox {
+        match Sandbox::try_start(config).await {
+            Ok(sandbox) => sandbox,
+            Err(e) => panic!("the sandbox cannot listen on 127.0.0.1: {e}"),
+        }
+    }
+
+    /// Starts a sandbox, or says why the port cannot be bound.
+    ///
+    /// # Errors
+    /// The error of binding the listener.
+    pub async fn try_start(config: SandboxConfig) -> std::io::Result<Sandbox> {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", config.port)).await?;
+        let addr = listener.local_addr()?;
+        let clock = SandboxClock::new(config.clock, wall_clock_ms());
+        let shared = Arc::new(Shared {
+            world: Mutex::new(World::new(&config)),
+            base_url: format!("http://{addr}/pubapi"),
+            config,
+            clock,
+            wakeup: Notify::new(),
+        });
+        let app = axum::Router::new()
+            .fallback(routes::handle)
+            .with_state(shared.clone());
+        let (stop, stopped) = oneshot::channel::<()>();
+        let server = tokio::spawn(async move {
+            let shutdown = async {
+                let _ = stopped.await;
+            };
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(shutdown)
+                .await;
+        });
+        let engine = tokio::spawn(delivery::run(shared.clone()));
+        Ok(Sandbox {
+            shared,
+            addr,
+            server: Some(server),
+            engine,
+            stop: Some(stop),
+        })
+    }
+
+    /// The base URL, `http://127.0.0.1:<port>/pubapi`.
+    pub fn base_url(&self) -> &str {
+        &self.shared.base_url
+    }
+
+    /// The socket address served.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The domain name whoami and deliveries report.
+    pub fn domain(&self) -> &str {
+        &self.shared.config.domain
+    }
+
+    /// The configuration the sandbox runs with.
+    pub fn config(&self) -> &SandboxConfig {
+        &self.shared.config
+    }
+
+    /// The token of the first admin user.
+    ///
+    /// # Panics
+    /// When the configuration has no admin user.
+    pub fn admin_token(&self) -> String {
+        match self.shared.world().users.admin() {
+            Some((_, token)) => token.to_string(),
+            None => panic!("the sandbox configuration has no admin user"),
+        }
+    }
+
+    /// The token of a configured user.
+    pub fn token(&self, username: &str) -> Option<String> {
+        self.shared
+            .world()
+            .users
+            .token_of(username)
+            .map(str::to_string)
+    }
+
+    /// Every configured user with its token.
+    pub fn users(&self) -> Vec<(UserConfig, String)> {
+        self.shared.world().users.all().to_vec()
+    }
+
+    /// A `pubapi-sdk-ext` client for a configured user, pacing itself by the sandbox's
+    /// limits.
+    ///
+    /// # Panics
+    /// When `username` is not a configured user.
+    pub fn client_for(&self, username: &str) -> pubapi_sdk_ext::Client {
+        let token = match self.token(username) {
+            Some(token) => token,
+            None => panic!("no sandbox user {username:?}"),
+        };
+        self.client_with_token(&token)
+    }
+
+    /// A `pubapi-sdk-ext` client for any token (an unknown one gets 401s).
+    ///
+    /// # Panics
+    /// When the token is not a valid header value.
+    pub fn client_with_token(&self, token: &str) -> pubapi_sdk_ext::Client {
+        let limits = &self.shared.config.limits;
+        let built = pubapi_sdk_ext::SecretToken::try_from(token.to_string())
+            .map_err(|e| e.to_string())
+            .and_then(|token| {
+                pubapi_sdk_ext::Client::builder()
+                    .base_url(self.base_url())
+                    .token(token)
+                    .limits(Limits {
+                        general: Budget::new(
+                            Some(limits.general_per_second),
+                            Some(limits.general_per_day),
+                        ),
+                        ai: Budget::new(limits.ai_per_second, Some(limits.ai_per_day)),
+                    })
+                    .build()
+                    .map_err(|e| e.to_string())
+            });
+        match built {
+            Ok(client) => client,
+            Err(e) => panic!("cannot build a client for the sandbox: {e}"),
+        }
+    }
+
+    /// A client for plain HTTP calls (exact statuses, headers and bodies).
+    pub fn raw(&self) -> RawClient {
+        RawClient::new(self.base_url())
+    }
+
+    /// The sandbox clock.
+    pub fn clock(&self) -> &SandboxClock {
+        &self.shared.clock
+    }
+
+    /// Sandbox time, epoch milliseconds.
+    pub fn now_ms(&self) -> i64 {
+        self.shared.now()
+    }
+
+    /// Moves the sandbox clock forward (due deliveries run, jobs finish, windows reset).
+    pub fn advance(&self, by: Duration) {
+        self.shared.clock.advance(by);
+        self.shared.wakeup.notify_one();
+    }
+
+    /// Activity as the first admin.
+    pub fn activity(&self) -> Activity {
+        let admin = self
+            .shared
+            .world()
+            .users
+            .admin()
+            .map(|(u, _)| u.username.clone())
+            .unwrap_or_default();
+        Activity::new(self.shared.clone(), &admin)
+    }
+
+    /// Activity as `username` (an unknown user makes every call fail with
+    /// [`ActivityError::UnknownUser`]).
+    pub fn activity_as(&self, username: &str) -> Activity {
+        Activity::new(self.shared.clone(), username)
+    }
+
+    /// Adds a fault rule after the existing ones.
+    pub fn inject(&self, fault: Fault) {
+        self.shared.world().faults.push(fault);
+    }
+
+    /// Fault rules not yet spent.
+    pub fn faults_left(&self) -> usize {
+        self.shared.world().faults.len()
+    }
+
+    /// Removes every fault rule.
+    pub fn clear_faults(&self) {
+        self.shared.world().faults.clear();
+    }
+
+    /// Counters of requests, replies, violations, faults and deliveries.
+    pub fn counters(&self) -> Counters {
+        self.shared.world().counters.clone()
+    }
+
+    /// The exchanges served (up to `traffic_capacity`, oldest first).
+    pub fn traffic(&self) -> Vec<Exchange> {
+        self.shared.world().traffic.iter().cloned().collect()
+    }
+
+    /// Every delivery attempt made, in order.
+    pub fn deliveries(&self) -> Vec<DeliveryRecord> {
+        self.shared.world().deliveries.log().to_vec()
+    }
+
+    /// Delivery attempts scheduled but not yet due.
+    pub fn pending_deliveries(&self) -> usize {
+        self.shared.world().deliveries.pending().len()
+    }
+
+    /// Every webhook registration.
+    pub fn webhooks(&self) -> Vec<Registration> {
+        self.shared.world().webhooks.all().to_vec()
+    }
+
+    /// The file or folder at `path`.
+    pub fn entry(&self, path: &str) -> Option<FsEntry> {
+        self.shared.world().fs.get(path).cloned()
+    }
+
+    /// Every file and folder.
+    pub fn entries(&self) -> Vec<FsEntry> {
+        self.shared.world().fs.entries().cloned().collect()
+    }
+
+    /// Events in the stream.
+    pub fn stored_events(&self) -> usize {
+        let now = self.shared.now();
+        let mut world = self.shared.world();
+        world.events.prune(now, &self.shared.config.events);
+        world.events.len()
+    }
+
+    /// Waits (real time, at most 10 s) until no delivery attempt is running or due.
+    pub async fn settle(&self) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let idle = {
+                let now = self.shared.now();
+                self.shared.world().deliveries.is_idle(now)
+            };
+            if idle || tokio::time::Instant::now() >= deadline {
+                return;
+            }
+            self.shared.wakeup.notify_one();
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+
+    /// Checks every exchange served and every delivery body sent so far against
+    /// `spec/openapi.yaml`.
+    pub fn check_conformance(&self) -> ConformanceReport {
+        let validator = Validator::embedded();
+        let mut report = validator.check_all(&self.traffic());
+        for record in self.deliveries() {
+            for problem in validator.check_delivery(&record.body) {
+                report.problems.push(format!(
+                    "delivery {} attempt {} to {}: {problem}",
+                    record.event_id, record.attempt, record.webhook_id
+                ));
+            }
+        }
+        report
+    }
+
+    /// Panics with every problem when an exchange served so far does not conform to the
+    /// spec (replies of injected faults are not checked).
+    pub fn assert_conformant(&self) {
+        let report = self.check_conformance();
+        assert!(
+            report.problems.is_empty(),
+            "{} problems in {} exchanges and the deliveries (spec/openapi.yaml):\n{}",
+            report.problems.len(),
+            report.checked,
+            report.problems.join("\n")
+        );
+    }
+
+    /// Stops serving (in-flight requests finish) and stops the deliveries.
+    pub async fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        self.engine.abort();
+        if let Some(server) = self.server.take() {
+            let _ = server.await;
+        }
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        self.engine.abort();
+        if let Some(server) = &self.server {
+            server.abort();
+        }
+    }
+}

@@ -1,0 +1,628 @@
+//! The content of audit reports: events recorded from sandbox activity that pass the job's
+//! filters, merged in time order with synthetic events generated lazily from the seed (so a
+//! report of a million events costs nothing until a page of it is read).
+
+use super::dates::{DAY_MS, iso_seconds};
+use super::fs::is_within;
+use super::ids::{hash_str, mix};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// One event recorded for audit reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditRecord {
+    /// Report kind (`logins`, `files`, ...).
+    pub kind: &'static str,
+    /// Time, epoch milliseconds.
+    pub at_ms: i64,
+    /// The event as the JSON report shows it.
+    pub event: Value,
+}
+
+/// A user the synthetic generator may name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnownUser {
+    /// Username.
+    pub username: String,
+    /// User id.
+    pub id: i64,
+}
+
+/// The finished content of one job.
+#[derive(Debug, Clone)]
+pub struct Report {
+    kind: &'static str,
+    start_ms: i64,
+    end_ms: i64,
+    filters: Value,
+    seed: u64,
+    users: Arc<Vec<KnownUser>>,
+    recorded: Arc<Vec<(i64, Value)>>,
+    synthetic: u64,
+}
+
+impl Report {
+    /// A report of `kind` over `start_ms..=end_ms` from the recorded events passing
+    /// `filters`, plus `synthetic` generated events.
+    pub fn new(
+        kind: &'static str,
+        (start_ms, end_ms): (i64, i64),
+        filters: Value,
+        seed: u64,
+        users: Vec<KnownUser>,
+        records: &[AuditRecord],
+        synthetic: u64,
+    ) -> Self {
+        let mut recorded: Vec<(i64, Value)> = records
+            .iter()
+            .filter(|r| r.kind == kind && r.at_ms >= start_ms && r.at_ms <= end_ms)
+            .filter(|r| passes(kind, &filters, &r.event))
+            .map(|r| (r.at_ms, r.event.clone()))
+            .collect();
+        recorded.sort_by_key(|(at, _)| *at);
+        Report {
+            kind,
+            start_ms,
+            end_ms,
+            filters,
+            seed,
+            users: Arc::new(users),
+            recorded: Arc::new(recorded),
+            synthetic,
+        }
+    }
+
+    /// Events in the report.
+    pub fn total(&self) -> u64 {
+        self.recorded.len() as u64 + self.synthetic
+    }
+
+    fn synthetic_time(&self, i: u64) -> i64 {
+        let span = i128::from((self.end_ms - self.start_ms).max(0));
+        let n = i128::from(self.synthetic.max(1));
+        self.start_ms + ((span * (2 * i128::from(i) + 1)) / (2 * n)) as i64
+    }
+
+    /// Splits the first `j` merged events into (synthetic, recorded) counts.
+    fn split(&self, j: u64) -> (u64, u64) {
+        let k_total = self.recorded.len() as u64;
+        let (mut lo, mut hi) = (j.saturating_sub(self.synthetic), j.min(k_total));
+        while lo < hi {
+            let k = lo + (hi - lo).div_ceil(2);
+            let i = j - k;
+            // Too many recorded events taken if the last one is after synthetic event i.
+            if i < self.synthetic && self.recorded[(k - 1) as usize].0 > self.synthetic_time(i) {
+                hi = k - 1;
+            } else {
+                lo = k;
+            }
+        }
+        (j - lo, lo)
+    }
+
+    /// Events `offset .. offset + count` in time order.
+    pub fn page(&self, offset: u64, count: u64) -> Vec<Value> {
+        let end = offset.saturating_add(count).min(self.total());
+        if offset >= end {
+            return Vec::new();
+        }
+        let (mut i, mut k) = self.split(offset);
+        let mut out = Vec::with_capacity((end - offset) as usize);
+        for _ in offset..end {
+            let take_recorded = (k as usize) < self.recorded.len()
+                && (i >= self.synthetic || self.recorded[k as usize].0 <= self.synthetic_time(i));
+            if take_recorded {
+                out.push(self.recorded[k as usize].1.clone());
+                k += 1;
+            } else {
+                out.push(self.synthetic_event(i));
+                i += 1;
+            }
+        }
+        out
+    }
+
+    /// The whole report as CSV (logins: Username, Event, IP Address, Access, Time).
+    pub fn csv(&self) -> String {
+        let columns = csv_columns(self.kind);
+        let mut out = columns
+            .iter()
+            .map(|(title, _)| *title)
+            .collect::<Vec<_>>()
+            .join(",");
+        out.push_str("\r\n");
+        let mut offset = 0;
+        while offset < self.total() {
+            for event in self.page(offset, 10_000) {
+                let cells: Vec<String> = columns
+                    .iter()
+                    .map(|(_, key)| csv_cell(event.get(*key)))
+                    .collect();
+                out.push_str(&cells.join(","));
+                out.push_str("\r\n");
+            }
+            offset += 10_000;
+        }
+        out
+    }
+
+    fn synthetic_event(&self, i: u64) -> Value {
+        let mut r = Rng(mix(self.seed
+            ^ hash_str(self.kind)
+            ^ i.wrapping_mul(0x9E37)));
+        let time = iso_seconds(self.synthetic_time(i));
+        let user = |r: &mut Rng, field: &str| -> KnownUser {
+            match filter_list(&self.filters, field) {
+                Some(names) if !names.is_empty() => {
+                    let name = names[r.below(names.len())].clone();
+                    let id = self
+                        .users
+                        .iter()
+                        .find(|u| u.username == name)
+                        .map_or(2000 + (hash_str(&name) % 1000) as i64, |u| u.id);
+                    KnownUser { username: name, id }
+                }
+                _ if !self.users.is_empty() => self.users[r.below(self.users.len())].clone(),
+                _ => KnownUser {
+                    username: "user".into(),
+                    id: 2000,
+                },
+            }
+        };
+        let choose = |r: &mut Rng, field: &str, pool: &[&str]| -> String {
+            match filter_list(&self.filters, field) {
+                Some(values) if !values.is_empty() => values[r.below(values.len())].clone(),
+                _ => pool[r.below(pool.len())].to_string(),
+            }
+        };
+        let ip = format!("10.{}.{}.{}", r.below(256), r.below(256), 1 + r.below(254));
+        match self.kind {
+            "logins" => {
+                let u = user(&mut r, "users");
+                json!({
+                    "username": u.username,
+                    "user_id": u.id,
+                    "event": choose(&mut r, "events", &["logins", "logouts", "failed_attempts", "password_resets", "account_lockouts"]),
+                    "ip_address": ip,
+                    "access": choose(&mut r, "access_points", &["Web", "Mobile", "FTP"]),
+                    "time": time,
+                })
+            }
+            "files" => {
+                let u = user(&mut r, "users");
+                let folder = match filter_list(&self.filters, "folders") {
+                    Some(f) if !f.is_empty() => f[r.below(f.len())].clone(),
+                    _ => ["/Company/Policies", "/Engineering", "/Finance"][r.below(3)].to_string(),
+                };
+                let file = format!("report-{:04}.pdf", r.below(10_000));
+                json!({
+                    "username": u.username,
+                    "user_id": u.id,
+                    "file": file,
+                    "target_path": format!("{folder}/{file}"),
+                    "transaction": choose(&mut r, "transaction_type", &["upload", "download", "preview", "copy", "move"]),
+                    "access": (["Web", "Mobile", "FTP"][r.below(3)]),
+                    "time": time,
+                    "ipAddress": ip,
+                    "file_checksum": format!("{:032x}", u128::from(r.next()) << 64 | u128::from(r.next())),
+                })
+            }
+            "permissions" => {
+                let assigner = user(&mut r, "assigners");
+                let assignee = user(&mut r, "assignee_users");
+                let roles = ["Viewer", "Editor", "Owner"];
+                let change = if r.below(2) == 0 {
+                    format!("+{}", roles[r.below(3)])
+                } else {
+                    format!("{} >> {}", roles[r.below(3)], roles[r.below(3)])
+                };
+                json!({
+                    "folder": (["/Company/Policies", "/Engineering", "/Finance"][r.below(3)]),
+                    "assignee": assignee.username,
+                    "assignee_id": assignee.id,
+                    "assigner": assigner.username,
+                    "assigner_id": assigner.id,
+                    "change": change,
+                    "time": time,
+                })
+            }
+            "users" => {
+                let by = user(&mut r, "performed_by");
+                let subject = user(&mut r, "subject");
+                json!({
+                    "performed_by": by.username,
+                    "performed_by_id": by.id,
+                    "subject": subject.username,
+                    "subject_id": subject.id,
+                    "action": choose(&mut r, "action_type", &["CREATE", "UPDATE", "DISABLE", "ENABLE", "PASSWORD_RESET"]),
+                    "action_info": "",
+                    "date_and_time": time,
+                    "action_source": "WebUI",
+                })
+            }
+            "groups" => {
+                let actor = user(&mut r, "users");
+                json!({
+                    "time": time,
+                    "actor": actor.username,
+                    "actor_id": actor.id,
+                    "group": choose(&mut r, "groups", &["Engineering", "Finance", "Sales"]),
+                    "action": choose(&mut r, "action_type", &["CREATE", "ADD_USERS", "REMOVE_USERS", "RENAME"]),
+                    "action_info": "",
+                    "source": "WebUI",
+                })
+            }
+            "workgroup-settings" => {
+                let actor = user(&mut r, "users");
+                json!({
+                    "time": time,
+                    "actor": actor.username,
+                    "ip_address": ip,
+                    "setting_screen": "Security",
+                    "setting_name": (["Password minimum length", "Session timeout", "Public links"][r.below(3)]),
+                    "old_value": format!("{}", 8 + r.below(4)),
+                    "new_value": format!("{}", 12 + r.below(4)),
+                })
+            }
+            kind => {
+                let actor = user(&mut r, "users");
+                let (field, pool) = other_actions(kind);
+                json!({
+                    "time": time,
+                    "username": actor.username,
+                    "user_id": actor.id,
+                    "action": choose(&mut r, field, pool),
+                    "details": format!("{kind} event {i}"),
+                })
+            }
+        }
+    }
+}
+
+fn other_actions(kind: &str) -> (&'static str, &'static [&'static str]) {
+    match kind {
+        "workflows" => (
+            "workflow_actions",
+            &["WORKFLOW_CREATED", "STEP_COMPLETED", "WORKFLOW_COMPLETED"],
+        ),
+        "workflow-templates" => (
+            "workflow_template_actions",
+            &["TEMPLATE_CREATED", "TEMPLATE_EDITED"],
+        ),
+        "quality-docs" => (
+            "quality_docs_actions",
+            &["DOCUMENT_ADDED", "DOCUMENT_MODIFIED", "PREVIEW"],
+        ),
+        "quality-docs-categories" => (
+            "quality_docs_categories_actions",
+            &["CATEGORY_ADDED", "CATEGORY_MODIFIED"],
+        ),
+        "quality-docs-courses" => (
+            "quality_docs_courses_actions",
+            &["COURSE_CREATED", "COURSE_MODIFIED"],
+        ),
+        "etmf" => ("etmf_actions", &["STUDY_CREATED", "DOCUMENT_ADDED"]),
+        "upload-requests" => (
+            "upload_requests_actions",
+            &["REQUEST_CREATED", "FILE_UPLOADED"],
+        ),
+        _ => ("", &["SNAPSHOT_RESTORED"]),
+    }
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        mix(self.0)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+fn filter_list(filters: &Value, field: &str) -> Option<Vec<String>> {
+    filters.get(field)?.as_array().map(|items| {
+        items
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect()
+    })
+}
+
+fn in_list(filters: &Value, field: &str, value: Option<&Value>, ignore_case: bool) -> bool {
+    match filter_list(filters, field) {
+        None => true,
+        Some(list) => {
+            let value = value.and_then(Value::as_str).unwrap_or("");
+            list.iter().any(|l| {
+                if ignore_case {
+                    l.eq_ignore_ascii_case(value)
+                } else {
+                    l == value
+                }
+            })
+        }
+    }
+}
+
+/// Whether `name` matches a pattern with `*` wildcards.
+pub fn glob(pattern: &str, name: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == name;
+    }
+    let mut rest = name;
+    for (i, part) in parts.iter().enumerate() {
+        if i == 0 {
+            match rest.strip_prefix(part) {
+                Some(r) => rest = r,
+                None => return false,
+            }
+        } else if i == parts.len() - 1 {
+            return rest.ends_with(part);
+        } else {
+            match rest.find(part) {
+                Some(at) => rest = &rest[at + part.len()..],
+                None => return false,
+            }
+        }
+    }
+    true
+}
+
+/// Whether a recorded event passes the filters of a job of `kind`.
+pub fn passes(kind: &str, filters: &Value, event: &Value) -> bool {
+    let field = |name: &str| event.get(name);
+    match kind {
+        "logins" => {
+            in_list(filters, "events", field("event"), false)
+                && in_list(filters, "access_points", field("access"), false)
+                && in_list(filters, "users", field("username"), false)
+        }
+        "files" => {
+            let path = field("target_path").and_then(Value::as_str).unwrap_or("");
+            let folders_ok = match filter_list(filters, "folders") {
+                Some(folders) => folders.iter().any(|f| is_within(path, f)),
+                None => true,
+            };
+            let name = path.rsplit('/').next().unwrap_or("");
+            let file_ok = match filters.get("file").and_then(Value::as_str) {
+                Some(pattern) => glob(pattern, name),
+                None => true,
+            };
+            folders_ok
+                && file_ok
+                && in_list(filters, "users", field("username"), false)
+                && in_list(filters, "transaction_type", field("transaction"), false)
+        }
+        "permissions" => {
+            let folder = field("folder").and_then(Value::as_str).unwrap_or("");
+            let folders_ok = match filter_list(filters, "folders") {
+                Some(folders) => folders.iter().any(|f| is_within(folder, f)),
+                None => true,
+            };
+            let assignee = field("assignee").and_then(Value::as_str).unwrap_or("");
+            let users = filter_list(filters, "assignee_users");
+            let groups = filter_list(filters, "assignee_groups");
+            let assignee_ok = match (users, groups) {
+                (None, None) => true,
+                (u, g) => {
+                    u.is_some_and(|u| u.iter().any(|x| x == assignee))
+                        || g.is_some_and(|g| g.iter().any(|x| x.eq_ignore_ascii_case(assignee)))
+                }
+            };
+            folders_ok && assignee_ok && in_list(filters, "assigners", field("assigner"), false)
+        }
+        "users" => {
+            in_list(filters, "action_type", field("action"), false)
+                && in_list(filters, "performed_by", field("performed_by"), false)
+                && in_list(filters, "subject", field("subject"), false)
+        }
+        "groups" => {
+            in_list(filters, "action_type", field("action"), false)
+                && in_list(filters, "users", field("actor"), false)
+                && in_list(filters, "groups", field("group"), true)
+        }
+        "workgroup-settings" => in_list(filters, "users", field("actor"), false),
+        _ => in_list(filters, "users", field("username"), false),
+    }
+}
+
+/// The CSV columns of a kind: (title, JSON field).
+pub fn csv_columns(kind: &str) -> &'static [(&'static str, &'static str)] {
+    match kind {
+        "logins" => &[
+            ("Username", "username"),
+            ("Event", "event"),
+            ("IP Address", "ip_address"),
+            ("Access", "access"),
+            ("Time", "time"),
+        ],
+        "files" => &[
+            ("Username", "username"),
+            ("Transaction", "transaction"),
+            ("Target Path", "target_path"),
+            ("Access", "access"),
+            ("IP Address", "ipAddress"),
+            ("File Checksum", "file_checksum"),
+            ("Time", "time"),
+        ],
+        "permissions" => &[
+            ("Folder", "folder"),
+            ("Assignee", "assignee"),
+            ("Assigner", "assigner"),
+            ("Change", "change"),
+            ("Time", "time"),
+        ],
+        "users" => &[
+            ("Performed By", "performed_by"),
+            ("Subject", "subject"),
+            ("Action", "action"),
+            ("Action Info", "action_info"),
+            ("Date And Time", "date_and_time"),
+            ("Action Source", "action_source"),
+        ],
+        "groups" => &[
+            ("Time", "time"),
+            ("Actor", "actor"),
+            ("Group", "group"),
+            ("Action", "action"),
+            ("Action Info", "action_info"),
+            ("Source", "source"),
+        ],
+        "workgroup-settings" => &[
+            ("Time", "time"),
+            ("Actor", "actor"),
+            ("IP Address", "ip_address"),
+            ("Setting Screen", "setting_screen"),
+            ("Setting Name", "setting_name"),
+            ("Old Value", "old_value"),
+            ("New Value", "new_value"),
+        ],
+        _ => &[
+            ("Time", "time"),
+            ("Username", "username"),
+            ("Action", "action"),
+            ("Details", "details"),
+        ],
+    }
+}
+
+fn csv_cell(value: Option<&Value>) -> String {
+    let text = match value {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    };
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text
+    }
+}
+
+/// The day range of kinds whose time portion is ignored: midnight of the start day to the
+/// end of the end day.
+pub fn whole_days(start_ms: i64, end_ms: i64) -> (i64, i64) {
+    (
+        start_ms.div_euclid(DAY_MS) * DAY_MS,
+        end_ms.div_euclid(DAY_MS) * DAY_MS + DAY_MS - 1,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn users() -> Vec<KnownUser> {
+        vec![KnownUser {
+            username: "admin".into(),
+            id: 1001,
+        }]
+    }
+
+    fn login(at_ms: i64, user: &str) -> AuditRecord {
+        AuditRecord {
+            kind: "logins",
+            at_ms,
+            event: json!({"username": user, "user_id": 1, "event": "logins", "ip_address": "127.0.0.1", "access": "Web", "time": iso_seconds(at_ms)}),
+        }
+    }
+
+    #[test]
+    fn recorded_and_synthetic_events_merge_in_time_order() {
+        let records = vec![login(50, "a"), login(0, "b"), login(1000, "c")];
+        let report = Report::new("logins", (0, 1000), json!({}), 1, users(), &records, 4);
+        assert_eq!(report.total(), 7);
+        let all = report.page(0, 100);
+        let names: Vec<&str> = all
+            .iter()
+            .map(|e| e["username"].as_str().unwrap())
+            .collect();
+        // synthetic times are 125, 375, 625, 875
+        assert_eq!(
+            names,
+            vec!["b", "a", "admin", "admin", "admin", "admin", "c"]
+        );
+        for offset in 0..7 {
+            for count in 0..8 {
+                let want: Vec<Value> = all.iter().skip(offset).take(count).cloned().collect();
+                assert_eq!(report.page(offset as u64, count as u64), want);
+            }
+        }
+    }
+
+    #[test]
+    fn a_million_synthetic_events_page_without_storing() {
+        let report = Report::new(
+            "files",
+            (0, 86_400_000),
+            json!({"users": ["zoe"]}),
+            9,
+            users(),
+            &[],
+            1_000_000,
+        );
+        let page = report.page(999_990, 100);
+        assert_eq!(page.len(), 10);
+        assert!(page.iter().all(|e| e["username"] == "zoe"));
+        assert_eq!(report.page(999_990, 5), page[..5].to_vec());
+    }
+
+    #[test]
+    fn filters_select_recorded_events() {
+        let records = vec![login(1, "a"), login(2, "b")];
+        let report = Report::new(
+            "logins",
+            (0, 10),
+            json!({"users": ["b"]}),
+            1,
+            users(),
+            &records,
+            0,
+        );
+        assert_eq!(report.total(), 1);
+        let report = Report::new(
+            "logins",
+            (0, 10),
+            json!({"events": ["logouts"]}),
+            1,
+            users(),
+            &records,
+            0,
+        );
+        assert_eq!(report.total(), 0);
+    }
+
+    #[test]
+    fn csv_of_logins_has_the_reference_columns() {
+        let report = Report::new(
+            "logins",
+            (0, 10),
+            json!({}),
+            1,
+            users(),
+            &[login(1, "x,y")],
+            0,
+        );
+        let csv = report.csv();
+        let mut lines = csv.lines();
+        assert_eq!(lines.next(), Some("Username,Event,IP Address,Access,Time"));
+        assert_eq!(
+            lines.next(),
+            Some("\"x,y\",logins,127.0.0.1,Web,1970-01-01T00:00:00Z")
+        );
+    }
+
+    #[test]
+    fn glob_matches_wildcards() {
+        assert!(glob("report*.pdf", "report-1.pdf"));
+        assert!(glob("r*", "r"));
+        assert!(!glob("report*.pdf", "report-1.doc"));
+        assert!(glob("a*b*c", "axxbyyc"));
+        assert!(glob("exact.txt", "exact.txt"));
+    }
+}

@@ -1,0 +1,407 @@
+//! How a request is served: matched to its operation of the spec (the table in
+//! `pubapi_sdk::operations::ALL`), then fault injection, authentication, rate limits,
+//! impersonation and scopes, the operation's handler, and the record of the exchange.
+
+use super::Shared;
+use super::auth::{Caller, ImpersonationError};
+use super::config::WEBHOOKS_SCOPE;
+use super::faults::FaultAction;
+use super::http::{
+    ApiRequest, ErrorFormat, Reply, decode, documents, error, error_format, is_ai, parse_query,
+};
+use super::limits::{Throttle, Violation};
+use super::traffic::{Exchange, MAX_RECORDED_BODY};
+use super::{ai, audit, events, webhooks};
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderName, HeaderValue, StatusCode};
+use axum::response::Response;
+use pubapi_sdk::operations::{ALL, Operation};
+use serde_json::json;
+use std::sync::Arc;
+
+/// The largest request body read.
+const MAX_BODY: usize = 16 << 20;
+
+/// Path parameters by name, percent-decoded.
+pub type PathParams = Vec<(String, String)>;
+
+/// The operation of `method` and `path` (below `/pubapi`) and its path parameters; literal
+/// segments win over parameters (`/v1/audit/jobs/{id}` over `/v1/audit/{type}/{id}`).
+pub fn match_operation(method: &str, path: &str) -> Option<(&'static Operation, PathParams)> {
+    let segments: Vec<&str> = path.trim_end_matches('/').split('/').collect();
+    let mut best: Option<(usize, &'static Operation, PathParams)> = None;
+    for op in ALL
+        .iter()
+        .filter(|op| op.method.eq_ignore_ascii_case(method))
+    {
+        let template: Vec<&str> = op.path.split('/').collect();
+        if template.len() != segments.len() {
+            continue;
+        }
+        let mut literals = 0;
+        let mut params = Vec::new();
+        let matched = template.iter().zip(&segments).all(|(t, s)| {
+            if let Some(name) = t.strip_prefix('{').and_then(|t| t.strip_suffix('}')) {
+                params.push((name.to_string(), decode(s, false)));
+                !s.is_empty()
+            } else {
+                literals += 1;
+                t == s
+            }
+        });
+        if matched && best.as_ref().is_none_or(|(l, _, _)| literals > *l) {
+            best = Some((literals, op, params));
+        }
+    }
+    best.map(|(_, op, params)| (op, params))
+}
+
+/// The axum handler of every request.
+pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let body = axum::body::to_bytes(body, MAX_BODY)
+        .await
+        .map(|b| b.to_vec())
+        .unwrap_or_default();
+    let query = parts.uri.query().map(parse_query).unwrap_or_default();
+    let rest = parts.uri.path().strip_prefix("/pubapi").unwrap_or("");
+    let Some((op, params)) = match_operation(parts.method.as_str(), rest) else {
+        let reply = Reply::empty(404);
+        record(
+            &shared,
+            None,
+            parts.method.as_str(),
+            rest,
+            query,
+            body,
+            &reply,
+            None,
+        );
+        return into_response(reply);
+    };
+    let request = ApiRequest {
+        op,
+        method: parts.method.to_string(),
+        path: rest.to_string(),
+        params,
+        query,
+        headers: parts.headers,
+        body,
+    };
+    let (reply, impersonated_by) = process(&shared, &request).await;
+    record(
+        &shared,
+        Some(op),
+        &request.method,
+        &request.path,
+        request.query,
+        request.body,
+        &reply,
+        impersonated_by,
+    );
+    into_response(reply)
+}
+
+async fn process(shared: &Shared, req: &ApiRequest) -> (Reply, Option<String>) {
+    let fault = {
+        let mut world = shared.world();
+        world.counters.requests += 1;
+        *world
+            .counters
+            .by_operation
+            .entry(req.op.id.to_string())
+            .or_default() += 1;
+        let fault = world.faults.take(req.op);
+        if fault.is_some() {
+            world.counters.faults_injected += 1;
+        }
+        fault
+    };
+    match fault {
+        Some(FaultAction::Delay(by)) => tokio::time::sleep(by).await,
+        Some(action) => return (fault_reply(req.op, action), None),
+        None => {}
+    }
+    let caller = match authorize(shared, req) {
+        Ok(caller) => caller,
+        Err(reply) => return (reply, None),
+    };
+    let reply = dispatch(shared, req, &caller);
+    (reply, caller.impersonated_by)
+}
+
+fn authorize(shared: &Shared, req: &ApiRequest) -> Result<Caller, Reply> {
+    let op = req.op;
+    let now = shared.now();
+    let mut world = shared.world();
+    let Some((token, token_user)) = world
+        .users
+        .authenticate(&req.headers)
+        .map(|(t, u)| (t, u.clone()))
+    else {
+        return Err(unauthorized(op));
+    };
+    let ai = is_ai(op);
+    if let Err(throttle) = world.limits.admit(&token, ai, now, &shared.config.limits) {
+        let kind = match (ai, throttle) {
+            (false, Throttle::OverQps { .. }) => Violation::OverQps,
+            (false, Throttle::OverRate { .. }) => Violation::OverRate,
+            (true, Throttle::OverQps { .. }) => Violation::AiOverQps,
+            (true, Throttle::OverRate { .. }) => Violation::AiOverRate,
+        };
+        world.counters.violation(kind);
+        return Err(throttled(op, throttle));
+    }
+    let caller = match world.users.caller(token, &token_user, &req.headers) {
+        Ok(caller) => caller,
+        Err(refused) => {
+            let message = match refused {
+                ImpersonationError::NotAdmin => {
+                    "only admin tokens may act as another user".to_string()
+                }
+                ImpersonationError::UnknownUser(who) => format!("no user {who} to act as"),
+            };
+            let status = if documents(op, 403) { 403 } else { 401 };
+            let code = match error_format(op) {
+                ErrorFormat::Webhook => "impersonation_not_allowed",
+                _ => "IMPERSONATION_NOT_ALLOWED",
+            };
+            return Err(error(op, status, code, &message));
+        }
+    };
+    if op.tag == "webhooks" && !caller.has_scope(WEBHOOKS_SCOPE) {
+        return Err(error(
+            op,
+            403,
+            "missing_scope_error",
+            &format!("the token lacks the {WEBHOOKS_SCOPE} scope"),
+        ));
+    }
+    Ok(caller)
+}
+
+fn unauthorized(op: &Operation) -> Reply {
+    let code = match error_format(op) {
+        ErrorFormat::Webhook => "gateway_error_forbidden_not_authorized",
+        _ => "UNAUTHORIZED",
+    };
+    error(op, 401, code, "the token is invalid or expired")
+}
+
+/// The throttle reply of `op`: 429 for AI, 403 for the general API, with
+/// `X-Gateway-Error-Code` and `Retry-After`.
+pub fn throttled(op: &Operation, throttle: Throttle) -> Reply {
+    let code = throttle.gateway_code();
+    let reply = if is_ai(op) {
+        Reply::empty(429)
+    } else {
+        error(op, 403, code, "the token is over its request limit")
+    };
+    reply
+        .header("Retry-After", throttle.retry_after().to_string())
+        .header("X-Gateway-Error-Code", code)
+}
+
+fn fault_reply(op: &Operation, action: FaultAction) -> Reply {
+    match action {
+        FaultAction::ServerError if documents(op, 500) => {
+            error(op, 500, "INTERNAL_SERVER_ERROR", "injected fault")
+        }
+        FaultAction::ServerError => Reply {
+            injected: true,
+            ..Reply::empty(500)
+        },
+        FaultAction::MalformedJson => {
+            let status = op
+                .responses
+                .iter()
+                .find_map(|r| {
+                    r.status
+                        .parse::<u16>()
+                        .ok()
+                        .filter(|s| (200..300).contains(s))
+                })
+                .unwrap_or(200);
+            Reply {
+                content_type: Some("application/json".into()),
+                body: b"{\"malformed\": [1, 2".to_vec(),
+                injected: true,
+                ..Reply::empty(status)
+            }
+        }
+        FaultAction::Throttle { retry_after } => throttled(op, Throttle::OverQps { retry_after }),
+        FaultAction::DropConnection => Reply {
+            drop_connection: true,
+            injected: true,
+            ..Reply::empty(0)
+        },
+        FaultAction::Delay(_) => Reply::empty(500),
+    }
+}
+
+fn dispatch(shared: &Shared, req: &ApiRequest, caller: &Caller) -> Reply {
+    match req.op.id {
+        "listAgents" => ai::list_agents(shared, req, caller),
+        "askAgent" => ai::ask_agent(shared, req, caller),
+        "getAgentRequestStatus" => ai::agent_status(shared, req, caller),
+        "askDocument" => ai::ask_document(shared, req, caller),
+        "summarizeDocument" => ai::summarize_document(shared, req, caller),
+        "askAssistant" => ai::ask_assistant(shared, req, caller),
+        "getAssistantStatus" => ai::assistant_status(shared, req, caller),
+        "askCopilot" => ai::ask_copilot(shared, req, caller),
+        "listKnowledgeBases" => ai::list_knowledge_bases(shared, req, caller),
+        "askKnowledgeBase" => ai::ask_knowledge_base(shared, req, caller),
+        "hybridSearch" => ai::hybrid_search(shared, req, caller),
+        "getAuditJob" => audit::job(shared, req, caller),
+        "getAuditReport" => audit::report(shared, req, caller),
+        "deleteAuditReport" => audit::delete(shared, req, caller),
+        id if id.starts_with("create") && id.ends_with("Audit") => {
+            audit::create(shared, req, caller)
+        }
+        "createWebhook" => webhooks::create(shared, req, caller),
+        "listWebhooks" => webhooks::list(shared, req, caller),
+        "getWebhookDetails" => webhooks::details(shared, req, caller),
+        "getWebhookStatus" => webhooks::get_status(shared, req, caller),
+        "setWebhookStatus" => webhooks::set_status(shared, req, caller),
+        "updateWebhook" => webhooks::update(shared, req, caller),
+        "deleteWebhook" => webhooks::delete(shared, req, caller),
+        "whoami" => Reply::json(
+            200,
+            &json!({
+                "clientId": caller.client_id(),
+                "username": caller.user.username,
+                "domain": shared.config.domain,
+                "scopes": caller.token_user.scopes,
+            }),
+        ),
+        "getEventsCursor" => events::cursor(shared, req, caller),
+        "listEventsV1" => events::list(shared, req, caller, false),
+        "listEventsV2" => events::list(shared, req, caller, true),
+        _ => error(req.op, 500, "INTERNAL_SERVER_ERROR", "operation not served"),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn record(
+    shared: &Shared,
+    op: Option<&'static Operation>,
+    method: &str,
+    path: &str,
+    query: Vec<(String, String)>,
+    request_body: Vec<u8>,
+    reply: &Reply,
+    impersonated_by: Option<String>,
+) {
+    let now = shared.now();
+    let capacity = shared.config.traffic_capacity;
+    let mut world = shared.world();
+    world.traffic_seq += 1;
+    *world.counters.by_status.entry(reply.status).or_default() += 1;
+    if capacity == 0 {
+        return;
+    }
+    let exchange = Exchange {
+        seq: world.traffic_seq,
+        at_ms: now,
+        operation: op.map(|o| o.id),
+        method: method.to_string(),
+        path: path.to_string(),
+        query,
+        request_body,
+        impersonated_by,
+        status: reply.status,
+        response_headers: reply.headers.clone(),
+        content_type: reply.content_type.clone(),
+        response_body: reply.body[..reply.body.len().min(MAX_RECORDED_BODY)].to_vec(),
+        body_truncated: reply.body.len() > MAX_RECORDED_BODY,
+        injected: reply.injected,
+    };
+    world.traffic.push_back(exchange);
+    while world.traffic.len() > capacity {
+        world.traffic.pop_front();
+    }
+}
+
+fn into_response(reply: Reply) -> Response {
+    if reply.drop_connection {
+        // A body that fails before its first byte makes hyper close the connection.
+        let failing = futures_util::stream::once(async {
+            Err::<Vec<u8>, std::io::Error>(std::io::Error::other("fault: dropped connection"))
+        });
+        return Response::new(Body::from_stream(failing));
+    }
+    let mut response = Response::new(Body::from(reply.body));
+    *response.status_mut() =
+        StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let headers = response.headers_mut();
+    if let Some(content_type) = reply.content_type
+        && let Ok(value) = HeaderValue::from_str(&content_type)
+    {
+        headers.insert("content-type", value);
+    }
+    for (name, value) in reply.headers {
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(&value),
+        ) {
+            headers.append(name, value);
+        }
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_operation_matches_its_own_template() {
+        for op in ALL {
+            let path = op.path.replace('{', "x").replace('}', "");
+            let (found, _) = match_operation(op.method, &path).unwrap();
+            // `{type}/{id}` with type `jobs` is the job, which is what literal-first means.
+            if op.id == "getAuditReport" {
+                continue;
+            }
+            assert_eq!(found.id, op.id, "{path}");
+        }
+    }
+
+    #[test]
+    fn literal_segments_win_and_params_are_decoded() {
+        let (op, params) = match_operation("GET", "/v1/audit/jobs/abc").unwrap();
+        assert_eq!(op.id, "getAuditJob");
+        assert_eq!(params, vec![("id".to_string(), "abc".to_string())]);
+        let (op, params) = match_operation("GET", "/v1/audit/logins/a%20b").unwrap();
+        assert_eq!(op.id, "getAuditReport");
+        assert_eq!(params[1].1, "a b");
+        assert_eq!(
+            match_operation("POST", "/v1/audit/logins").unwrap().0.id,
+            "createLoginsAudit"
+        );
+        assert!(match_operation("PATCH", "/v1/whoami").is_none());
+        assert!(match_operation("GET", "/v1/nothing").is_none());
+    }
+
+    #[test]
+    fn throttles_take_the_area_form() {
+        let op = |id: &str| ALL.iter().find(|o| o.id == id).unwrap();
+        let ai = throttled(op("listAgents"), Throttle::OverRate { retry_after: 9 });
+        assert_eq!(ai.status, 429);
+        assert!(ai.body.is_empty());
+        assert!(ai.headers.contains(&("Retry-After".into(), "9".into())));
+        let general = throttled(op("whoami"), Throttle::OverQps { retry_after: 1 });
+        assert_eq!(general.status, 403);
+        assert!(general.body.is_empty());
+        let hooks = throttled(op("listWebhooks"), Throttle::OverQps { retry_after: 1 });
+        assert_eq!(
+            hooks.body_json().unwrap()["code"],
+            "ERR_403_DEVELOPER_OVER_QPS"
+        );
+        assert!(hooks.headers.contains(&(
+            "X-Gateway-Error-Code".into(),
+            "ERR_403_DEVELOPER_OVER_QPS".into()
+        )));
+    }
+}

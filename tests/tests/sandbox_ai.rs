@@ -1,0 +1,798 @@
+//! The AI endpoints of the sandbox: agents and assistant state machines, document Q&A,
+//! knowledge bases, hybrid search and the deprecated copilot, answering deterministically
+//! from the built-in corpus and from files created through the activity API.
+
+use pubapi_sdk::types::{
+    AgentSortBy, AgentSortOrder, AssistantAskRequest, CopilotAskRequest, DocumentAskRequest,
+    DocumentSummaryRequest, HybridSearchRequest, KnowledgeBaseAskRequest, KnowledgeBaseListRequest,
+};
+use pubapi_sdk_ext::prelude::*;
+use pubapi_testkit::sandbox::{Sandbox, SandboxConfig};
+use serde_json::{Value, json};
+
+/// The travel policy of the corpus.
+const TRAVEL: &str = "4100002";
+
+async fn sandbox() -> Sandbox {
+    Sandbox::start(SandboxConfig::testing()).await
+}
+
+async fn post(sb: &Sandbox, path: &str, body: Value) -> (u16, Value) {
+    let reply = sb.raw().post(path, &sb.admin_token(), &body).await;
+    (reply.status, reply.json())
+}
+
+async fn get(sb: &Sandbox, path: &str) -> (u16, Value) {
+    let reply = sb.raw().get(path, &sb.admin_token()).await;
+    (reply.status, reply.json())
+}
+
+#[tokio::test]
+async fn agents_are_listed_and_sorted() {
+    let sb = sandbox().await;
+    let names = |list: &Value| -> Vec<String> {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (status, list) = get(&sb, "/v1/ai/agents/list").await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        names(&list),
+        ["Engineering Assistant", "Finance Analyst", "Policy Helper"]
+    );
+    assert_eq!(list[0]["status"], "ACTIVE");
+    assert_eq!(list[0]["createdBy"], "Ada Admin");
+    let (_, by_date) = get(&sb, "/v1/ai/agents/list?sortBy=createdOn&sortOrder=desc").await;
+    assert_eq!(
+        names(&by_date),
+        ["Finance Analyst", "Engineering Assistant", "Policy Helper"]
+    );
+    let (status, error) = get(&sb, "/v1/ai/agents/list?sortBy=size").await;
+    assert_eq!(
+        (status, error["errorCode"].as_str()),
+        (400, Some("INVALID_PARAMETER"))
+    );
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn an_agent_request_completes_after_the_configured_polls() {
+    let sb = sandbox().await;
+    let (status, asked) = post(
+        &sb,
+        "/v1/ai/agents/agt-policy-helper/ask",
+        json!({"question": "How much are hotel costs per night?"}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let request = asked["requestId"].as_str().unwrap();
+    assert!(asked["conversationId"].is_string());
+    let path = format!("/v1/ai/agents/agt-policy-helper/ask/{request}/status");
+    for _ in 0..2 {
+        let (_, running) = get(&sb, &path).await;
+        assert_eq!(running["status"], "IN_PROGRESS");
+    }
+    let (_, done) = get(&sb, &path).await;
+    assert_eq!(done["status"], "COMPLETED");
+    let text = done["responseText"].as_str().unwrap();
+    assert!(
+        text.starts_with("Policy Helper: Hotel costs are reimbursed up to 180 euros"),
+        "{text}"
+    );
+    assert_eq!(
+        done["citations"][0],
+        json!({"previewUrl": "/preview/6100002", "type": "FILE"})
+    );
+    assert_eq!(done["lastUpdated"], "2025-03-03T09:00:00Z");
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn an_agent_request_can_fail() {
+    let sb = sandbox().await;
+    let (_, asked) = post(
+        &sb,
+        "/v1/ai/agents/agt-finance/ask",
+        json!({"question": "[fail] revenue?"}),
+    )
+    .await;
+    let path = format!(
+        "/v1/ai/agents/agt-finance/ask/{}/status",
+        asked["requestId"].as_str().unwrap()
+    );
+    let statuses: Vec<String> = {
+        let mut out = Vec::new();
+        for _ in 0..3 {
+            out.push(
+                get(&sb, &path).await.1["status"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+            );
+        }
+        out
+    };
+    assert_eq!(statuses, ["IN_PROGRESS", "IN_PROGRESS", "FAILED"]);
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn agent_errors() {
+    let sb = sandbox().await;
+    let (status, missing) = post(&sb, "/v1/ai/agents/agt-finance/ask", json!({})).await;
+    assert_eq!(
+        (status, missing["errorCode"].as_str()),
+        (400, Some("QUESTION_MANDATORY"))
+    );
+    let long = "x".repeat(35_001);
+    let (status, too_long) = post(
+        &sb,
+        "/v1/ai/agents/agt-finance/ask",
+        json!({"question": long}),
+    )
+    .await;
+    assert_eq!(
+        (status, too_long["errorCode"].as_str()),
+        (400, Some("QUESTION_TOO_LONG"))
+    );
+    let exactly = "x".repeat(35_000);
+    assert_eq!(
+        post(
+            &sb,
+            "/v1/ai/agents/agt-finance/ask",
+            json!({"question": exactly})
+        )
+        .await
+        .0,
+        200
+    );
+    let (status, unknown) = post(&sb, "/v1/ai/agents/nope/ask", json!({"question": "hi"})).await;
+    assert_eq!(
+        (status, unknown["errorCode"].as_str()),
+        (404, Some("AGENT_NOT_FOUND"))
+    );
+    let (status, _) = get(&sb, "/v1/ai/agents/agt-finance/ask/req-none/status").await;
+    assert_eq!(status, 404);
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn an_assistant_execution_completes_with_citations_and_tool_calls() {
+    let sb = sandbox().await;
+    let (status, asked) = post(
+        &sb,
+        "/v1/ai/assistant/ask",
+        json!({"question": "What is the incident response on-call acknowledgement time?", "conversationId": "c-1"}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(asked["executionStatus"], "IN_PROGRESS");
+    assert_eq!(asked["conversationId"], "c-1");
+    assert_eq!(
+        (asked["truncated"].clone(), asked["actions"].clone()),
+        (json!(false), json!([]))
+    );
+    let path = format!(
+        "/v1/ai/assistant/{}/status",
+        asked["executionId"].as_str().unwrap()
+    );
+    for _ in 0..2 {
+        assert_eq!(get(&sb, &path).await.1["status"], "IN_PROGRESS");
+    }
+    let (_, done) = get(&sb, &path).await;
+    assert_eq!(done["status"], "COMPLETED");
+    assert!(
+        done["responseText"]
+            .as_str()
+            .unwrap()
+            .contains("15 minutes")
+    );
+    assert_eq!(done["intent"], "QUESTION_ANSWERING");
+    assert_eq!(done["numToolCalls"], 1);
+    assert_eq!(done["toolCalls"]["call-1"]["status"], "SUCCESS");
+    let citation = &done["citations"][0];
+    assert_eq!(citation["filename"], "incident-response-runbook.md");
+    assert!(
+        citation["previewUrl"]
+            .as_str()
+            .unwrap()
+            .starts_with("/preview/")
+    );
+    assert!(citation["chunks"][0]["sourceText"].is_string());
+    let (_, without) = get(&sb, &format!("{path}?includeCitations=false")).await;
+    assert!(without.get("citations").is_none());
+    assert_eq!(get(&sb, "/v1/ai/assistant/exec-none/status").await.0, 404);
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn assistant_questions_can_be_restricted_to_selected_files() {
+    let sb = sandbox().await;
+    let (_, asked) = post(
+        &sb,
+        "/v1/ai/assistant/ask",
+        json!({"question": "hotel costs per night", "selectedItems": {"files": [{"entryId": "4100006"}]}}),
+    )
+    .await;
+    let path = format!(
+        "/v1/ai/assistant/{}/status",
+        asked["executionId"].as_str().unwrap()
+    );
+    let mut done = Value::Null;
+    for _ in 0..3 {
+        done = get(&sb, &path).await.1;
+    }
+    let files: Vec<&str> = done["citations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["entryId"].as_str().unwrap())
+        .collect();
+    assert!(files.iter().all(|f| *f == "4100006"), "{files:?}");
+    let (status, _) = post(
+        &sb,
+        "/v1/ai/assistant/ask",
+        json!({"question": "x", "selectedItems": {"files": [{}]}}),
+    )
+    .await;
+    assert_eq!(status, 400);
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn documents_answer_questions_and_summarise() {
+    let sb = sandbox().await;
+    let (status, answer) = post(
+        &sb,
+        &format!("/v1/ai/document/{TRAVEL}/ask"),
+        json!({"question": "What is the daily meal allowance?", "includeCitations": true, "chatHistory": {"messages": [{"role": "user", "text": "hi"}]}}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(
+        answer["response"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("45 euros")
+    );
+    assert_eq!(
+        answer["citations"][0]["filename"],
+        "travel-and-expenses.docx"
+    );
+    assert_eq!(answer["citations"][0]["entryId"], TRAVEL);
+    let (_, plain) = post(
+        &sb,
+        &format!("/v1/ai/document/{TRAVEL}/ask"),
+        json!({"question": "meals"}),
+    )
+    .await;
+    assert!(plain.get("citations").is_none());
+    let (status, summary) =
+        post(&sb, &format!("/v1/ai/document/{TRAVEL}/summary"), json!({})).await;
+    assert_eq!(status, 200);
+    assert!(
+        summary["response"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("travel-and-expenses.docx: Business travel")
+    );
+    let empty_body = sb
+        .raw()
+        .request(
+            "POST",
+            &format!("/v1/ai/document/{TRAVEL}/summary"),
+            Some(&sb.admin_token()),
+        )
+        .send()
+        .await;
+    assert_eq!(empty_body.status, 200);
+    let (status, bad) = post(
+        &sb,
+        &format!("/v1/ai/document/{TRAVEL}/ask"),
+        json!({"question": "x", "chatHistory": []}),
+    )
+    .await;
+    assert_eq!(
+        (status, bad["errorCode"].as_str()),
+        (400, Some("INVALID_REQUEST"))
+    );
+    let missing = post(&sb, "/v1/ai/document/999/ask", json!({"question": "x"})).await;
+    assert_eq!(
+        (missing.0, missing.1["errorCode"].as_str()),
+        (404, Some("DOCUMENT_NOT_FOUND"))
+    );
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn files_created_through_activity_join_the_corpus() {
+    let sb = sandbox().await;
+    sb.activity().create_folder("/Notes").unwrap();
+    let file = sb
+        .activity()
+        .create_file(
+            "/Notes/zebra.txt",
+            "Zebras graze on the savanna in large herds.",
+        )
+        .unwrap();
+    let (_, answer) = post(
+        &sb,
+        &format!("/v1/ai/document/{}/ask", file.entry_id),
+        json!({"question": "Where do zebras graze?"}),
+    )
+    .await;
+    assert!(
+        answer["response"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("savanna")
+    );
+    let (_, hits) = post(&sb, "/v1/hybrid-search", json!({"query": "zebra herds"})).await;
+    assert_eq!(hits["results"][0]["filename"], "zebra.txt");
+    sb.activity().delete("/Notes/zebra.txt").unwrap();
+    let (_, after) = post(
+        &sb,
+        "/v1/hybrid-search",
+        json!({"query": "zebra herds", "semanticWeight": 0.0}),
+    )
+    .await;
+    assert_eq!(after["totalElements"], 0);
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn knowledge_bases_are_listed_as_a_page() {
+    let sb = sandbox().await;
+    let (status, page) = post(&sb, "/v1/ai/kb/list", json!({})).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        (
+            page["totalElements"].clone(),
+            page["numberOfElements"].clone()
+        ),
+        (json!(4), json!(4))
+    );
+    assert_eq!(
+        (
+            page["number"].clone(),
+            page["first"].clone(),
+            page["last"].clone(),
+            page["empty"].clone()
+        ),
+        (json!(0), json!(true), json!(true), json!(false))
+    );
+    assert_eq!(page["fileLimit"], 500);
+    let kb = &page["content"][0];
+    assert_eq!(kb["name"], "Company policies");
+    assert_eq!(kb["paths"][0]["path"], "/Company/Policies");
+    assert_eq!(kb["createdByUser"]["userName"], "admin");
+    assert!(kb.get("prompts").is_none());
+    let (_, active) = post(
+        &sb,
+        "/v1/ai/kb/list",
+        json!({"status": ["ACTIVE"], "sortBy": ["createdOn"], "sortDirection": ["DESC"], "includePrompts": true, "includeProcessingStatistics": true}),
+    )
+    .await;
+    let names: Vec<&str> = active["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Engineering handbook", "Company policies"]);
+    assert!(active["content"][0]["prompts"].is_array());
+    assert_eq!(active["content"][0]["progress"], 100);
+    let (_, paged) = post(&sb, "/v1/ai/kb/list", json!({"size": 3, "page": 1})).await;
+    assert_eq!(
+        (
+            paged["numberOfElements"].clone(),
+            paged["totalPages"].clone(),
+            paged["last"].clone()
+        ),
+        (json!(1), json!(2), json!(true))
+    );
+    let (status, _) = post(&sb, "/v1/ai/kb/list", json!({"status": ["GONE"]})).await;
+    assert_eq!(status, 400);
+    let no_body = sb
+        .raw()
+        .request("POST", "/v1/ai/kb/list", Some(&sb.admin_token()))
+        .send()
+        .await;
+    assert_eq!(no_body.status, 400);
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn knowledge_bases_answer_from_their_folders() {
+    let sb = sandbox().await;
+    let (status, answer) = post(
+        &sb,
+        "/v1/ai/kb/kb-company-policies/ask",
+        json!({"question": "How long are invoices kept?", "includeCitations": true}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(
+        answer["response"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("seven years")
+    );
+    assert_eq!(
+        answer["citations"][0]["filename"],
+        "data-retention-policy.pdf"
+    );
+    let (_, elsewhere) = post(
+        &sb,
+        "/v1/ai/kb/kb-engineering/ask",
+        json!({"question": "How long are invoices kept?"}),
+    )
+    .await;
+    assert!(
+        !elsewhere["response"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("seven years")
+    );
+    assert_eq!(
+        post(
+            &sb,
+            "/v1/ai/kb/kb-old-archive/ask",
+            json!({"question": "x"})
+        )
+        .await
+        .0,
+        404
+    );
+    assert_eq!(
+        post(&sb, "/v1/ai/kb/kb-nope/ask", json!({"question": "x"}))
+            .await
+            .0,
+        404
+    );
+    sb.assert_conformant();
+}
+
+fn filenames(result: &Value) -> Vec<String> {
+    result["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["filename"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn hybrid_search_blends_keyword_and_similarity_scores() {
+    let sb = sandbox().await;
+    let (status, keyword) = post(
+        &sb,
+        "/v1/hybrid-search",
+        json!({"query": "postmortem action items", "semanticWeight": 0.0}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(filenames(&keyword)[0], "incident-response-runbook.md");
+    let chunk = &keyword["results"][0]["chunks"][0];
+    assert_eq!(
+        chunk["score"], 1.0,
+        "the best keyword match is normalised to 1"
+    );
+    // A misspelling shares no term, only trigrams: found by similarity, not by keywords.
+    let (_, typo_keyword) = post(
+        &sb,
+        "/v1/hybrid-search",
+        json!({"query": "postmortm", "semanticWeight": 0.0}),
+    )
+    .await;
+    assert_eq!(typo_keyword["totalElements"], 0);
+    let (_, typo_semantic) = post(
+        &sb,
+        "/v1/hybrid-search",
+        json!({"query": "postmortm", "semanticWeight": 1.0}),
+    )
+    .await;
+    assert_eq!(filenames(&typo_semantic)[0], "incident-response-runbook.md");
+    // Scores are blended by the weight.
+    let (_, half) = post(
+        &sb,
+        "/v1/hybrid-search",
+        json!({"query": "postmortem action items", "semanticWeight": 0.5}),
+    )
+    .await;
+    let best = half["results"][0]["chunks"][0]["score"].as_f64().unwrap();
+    assert!(best > 0.5 && best < 1.0, "{best}");
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn hybrid_search_filters_and_pages() {
+    let sb = sandbox().await;
+    let (_, md) = post(
+        &sb,
+        "/v1/hybrid-search",
+        json!({"query": "webhooks incidents alerts", "fileTypes": ["md"]}),
+    )
+    .await;
+    assert!(filenames(&md).iter().all(|f| f.ends_with(".md")), "{md}");
+    let (_, pdf) = post(
+        &sb,
+        "/v1/hybrid-search",
+        json!({"query": "policy", "fileTypes": [".PDF"], "semanticWeight": 0.0}),
+    )
+    .await;
+    assert!(!filenames(&pdf).is_empty() && filenames(&pdf).iter().all(|f| f.ends_with(".pdf")));
+    let (_, finance) = post(
+        &sb,
+        "/v1/hybrid-search",
+        json!({"query": "revenue quarter", "folderPath": "/Finance"}),
+    )
+    .await;
+    assert_eq!(filenames(&finance), ["q3-2024-financial-report.xlsx"]);
+    let (_, dated) = post(&sb, "/v1/hybrid-search", json!({"query": "policy days years", "dateFrom": "2025-01-10", "dateTo": "2025-01-31", "semanticWeight": 0.0})).await;
+    assert_eq!(filenames(&dated), ["data-retention-policy.pdf"]);
+    let (_, all) = post(&sb, "/v1/hybrid-search", json!({"query": "the policy of the company for travel and security", "semanticWeight": 0.0})).await;
+    let total = all["totalElements"].as_u64().unwrap();
+    assert!(total >= 3, "{all}");
+    let (_, page) = post(&sb, "/v1/hybrid-search", json!({"query": "the policy of the company for travel and security", "semanticWeight": 0.0, "size": 1, "page": 1})).await;
+    assert_eq!(filenames(&page), [filenames(&all)[1].clone()]);
+    assert_eq!(
+        (
+            page["number"].clone(),
+            page["size"].clone(),
+            page["first"].clone(),
+            page["totalPages"].clone()
+        ),
+        (json!(1), json!(1), json!(false), json!(total))
+    );
+    let (_, limited) = post(&sb, "/v1/hybrid-search", json!({"query": "the policy of the company for travel and security", "semanticWeight": 0.0, "limit": 2})).await;
+    assert_eq!(limited["totalElements"], 2);
+    for (body, code) in [
+        (json!({}), "QUERY_MANDATORY"),
+        (
+            json!({"query": "x", "semanticWeight": 2}),
+            "INVALID_REQUEST",
+        ),
+        (
+            json!({"query": "x", "dateFrom": "2025-1-1"}),
+            "INVALID_REQUEST",
+        ),
+        (json!({"query": "x", "size": 0}), "INVALID_REQUEST"),
+        (json!({"query": "x", "fileTypes": "pdf"}), "INVALID_REQUEST"),
+    ] {
+        let (status, error) = post(&sb, "/v1/hybrid-search", body.clone()).await;
+        assert_eq!(
+            (status, error["errorCode"].as_str()),
+            (400, Some(code)),
+            "{body}"
+        );
+    }
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn copilot_answers_with_its_deprecation_headers() {
+    let sb = sandbox().await;
+    let reply = sb
+        .raw()
+        .post(
+            "/v1/ai/copilot/ask",
+            &sb.admin_token(),
+            &json!({"question": "What does the 2025 roadmap focus on?", "includeCitations": true}),
+        )
+        .await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.header("deprecation"), Some("true"));
+    assert_eq!(
+        reply.header("sunset"),
+        Some("Wed, 30 Sep 2026 00:00:00 GMT")
+    );
+    assert_eq!(
+        reply.header("link"),
+        Some("</v1/ai/assistant/ask>; rel=\"successor-version\"")
+    );
+    let body = reply.json();
+    assert!(
+        body["deprecationNotice"]
+            .as_str()
+            .unwrap()
+            .contains("30 September 2026")
+    );
+    assert!(
+        body["response"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("AI assistants")
+    );
+    assert_eq!(body["citations"][0]["filename"], "roadmap-2025.pptx");
+    assert!(body["citations"][0]["objectId"].is_string());
+    let error = sb
+        .raw()
+        .post("/v1/ai/copilot/ask", &sb.admin_token(), &json!({}))
+        .await;
+    assert_eq!(error.status, 400);
+    assert_eq!(error.header("deprecation"), None);
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn answers_are_deterministic() {
+    let mut texts = Vec::new();
+    for _ in 0..2 {
+        let sb = sandbox().await;
+        let (_, answer) = post(
+            &sb,
+            "/v1/ai/copilot/ask",
+            json!({"question": "cash at the end of the quarter"}),
+        )
+        .await;
+        texts.push(answer);
+    }
+    assert_eq!(texts[0], texts[1]);
+}
+
+#[tokio::test]
+async fn ai_end_to_end_through_the_client() {
+    let sb = sandbox().await;
+    let client = sb.client_for("admin");
+    let agents = client
+        .list_agents()
+        .sort_by(AgentSortBy::Name)
+        .sort_order(AgentSortOrder::Asc)
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(agents.0.len(), 3);
+    let agent_id = agents.0[0].agent_id.clone().unwrap();
+    let asked = client
+        .ask_agent()
+        .agent_id(&agent_id)
+        .body(
+            serde_json::from_value::<pubapi_sdk::types::AgentAskRequest>(
+                json!({"question": "How fast is an alert acknowledged?"}),
+            )
+            .unwrap(),
+        )
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    let request_id = asked.request_id.unwrap();
+    let mut status = String::new();
+    for _ in 0..5 {
+        let poll = client
+            .get_agent_request_status()
+            .agent_id(&agent_id)
+            .request_id(&request_id)
+            .send()
+            .typed()
+            .await
+            .unwrap()
+            .into_inner();
+        status = poll.status.clone().unwrap_or_default();
+        if status == "COMPLETED" {
+            assert!(poll.response_text.unwrap().contains("15 minutes"));
+            break;
+        }
+    }
+    assert_eq!(status, "COMPLETED");
+
+    let execution = client
+        .ask_assistant()
+        .body(
+            serde_json::from_value::<AssistantAskRequest>(json!({"question": "hotel per night"}))
+                .unwrap(),
+        )
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    let execution_id = execution.execution_id.unwrap();
+    let mut done = None;
+    for _ in 0..5 {
+        let poll = client
+            .get_assistant_status()
+            .execution_id(&execution_id)
+            .send()
+            .typed()
+            .await
+            .unwrap()
+            .into_inner();
+        if poll.status.as_deref() == Some("COMPLETED") {
+            done = Some(poll);
+            break;
+        }
+    }
+    let done = done.expect("the execution completes");
+    assert_eq!(done.tool_calls.len(), 1);
+    assert!(!done.citations.is_empty());
+
+    let answer = client
+        .ask_document()
+        .entry_id(TRAVEL)
+        .body(
+            serde_json::from_value::<DocumentAskRequest>(
+                json!({"question": "hotel", "includeCitations": true}),
+            )
+            .unwrap(),
+        )
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(answer.response.unwrap().text.unwrap().contains("180 euros"));
+    let summary = client
+        .summarize_document()
+        .entry_id(TRAVEL)
+        .body(DocumentSummaryRequest::default())
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(summary.response.is_some());
+    let kbs = client
+        .list_knowledge_bases()
+        .body(KnowledgeBaseListRequest::default())
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(kbs.total_elements, Some(4));
+    let kb_answer = client
+        .ask_knowledge_base()
+        .kb_id("kb-engineering")
+        .body(
+            serde_json::from_value::<KnowledgeBaseAskRequest>(
+                json!({"question": "postmortem deadline"}),
+            )
+            .unwrap(),
+        )
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(
+        kb_answer.0["response"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("five business days")
+    );
+    let hits = client
+        .hybrid_search()
+        .body(
+            serde_json::from_value::<HybridSearchRequest>(
+                json!({"query": "multi-factor authentication", "semanticWeight": 0.3}),
+            )
+            .unwrap(),
+        )
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        hits.results[0].filename.as_deref(),
+        Some("information-security-policy.pdf")
+    );
+    #[allow(deprecated)] // the sandbox serves the deprecated endpoint until its removal
+    let copilot = client
+        .ask_copilot()
+        .body(serde_json::from_value::<CopilotAskRequest>(json!({"question": "roadmap"})).unwrap())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    assert_eq!(copilot.headers()["deprecation"], "true");
+    sb.assert_conformant();
+}

@@ -1,0 +1,352 @@
+//! The Events API of the sandbox (reference 4.9, 6.3): a stream fed by activity, with the
+//! cursor, v1/v2 types, filters, paging, 204, below-oldest behaviour, retention and the poll
+//! interval.
+
+use pubapi_sdk_ext::prelude::*;
+use pubapi_testkit::sandbox::{EventsConfig, Sandbox, SandboxConfig, Violation};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+async fn sandbox() -> Sandbox {
+    Sandbox::start(SandboxConfig::testing()).await
+}
+
+async fn list(sb: &Sandbox, version: &str, query: &str, token: &str) -> (u16, Value) {
+    let reply = sb
+        .raw()
+        .get(&format!("/{version}/events?{query}"), token)
+        .await;
+    (reply.status, reply.json())
+}
+
+fn ids(page: &Value) -> Vec<i64> {
+    page["events"]
+        .as_array()
+        .map(|events| events.iter().map(|e| e["id"].as_i64().unwrap()).collect())
+        .unwrap_or_default()
+}
+
+/// Folder /P, file /P/a.txt, a note on it, a permission change on /P (ids 1 to 4).
+fn activity(sb: &Sandbox) {
+    let sam = sb.activity_as("sam");
+    sam.create_folder("/P").unwrap();
+    sam.create_file("/P/a.txt", "alpha").unwrap();
+    sam.add_note("/P/a.txt", "looks good").unwrap();
+    sb.activity()
+        .change_permission("/P", "sam", None, Some("Editor"))
+        .unwrap();
+}
+
+#[tokio::test]
+async fn cursor_reports_the_latest_and_oldest_ids() {
+    let sb = sandbox().await;
+    let token = sb.admin_token();
+    let empty = sb.raw().get("/v1/events/cursor", &token).await.json();
+    assert_eq!(
+        (
+            empty["latest_event_id"].clone(),
+            empty["oldest_event_id"].clone()
+        ),
+        (json!(0), json!(0))
+    );
+    assert_eq!(empty["timestamp"], "2025-03-03T09:00:00.000Z");
+    activity(&sb);
+    let cursor = sb.raw().get("/v1/events/cursor", &token).await.json();
+    assert_eq!(
+        (
+            cursor["latest_event_id"].clone(),
+            cursor["oldest_event_id"].clone()
+        ),
+        (json!(4), json!(1))
+    );
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn events_follow_the_cursor_and_204_means_nothing_follows() {
+    let sb = sandbox().await;
+    activity(&sb);
+    let token = sb.admin_token();
+    let (status, page) = list(&sb, "v2", "id=0", &token).await;
+    assert_eq!(status, 200);
+    assert_eq!(ids(&page), vec![1, 2, 3, 4]);
+    assert_eq!(
+        (
+            page["latest_id"].clone(),
+            page["oldest_id"].clone(),
+            page["count"].clone()
+        ),
+        (json!(4), json!(1), json!(4))
+    );
+    let (status, page) = list(&sb, "v2", "id=2", &token).await;
+    assert_eq!((status, ids(&page)), (200, vec![3, 4]));
+    let (status, page) = list(&sb, "v2", "id=4", &token).await;
+    assert_eq!((status, page), (204, Value::Null));
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn event_shapes_follow_the_reference() {
+    let sb = sandbox().await;
+    activity(&sb);
+    sb.activity_as("sam")
+        .move_entry("/P/a.txt", "/P/b.txt")
+        .unwrap();
+    let (_, page) = list(&sb, "v2", "id=0", &sb.admin_token()).await;
+    let events = page["events"].as_array().unwrap();
+    let folder = &events[0];
+    assert_eq!(
+        (folder["type"].as_str(), folder["action"].as_str()),
+        (Some("file_system"), Some("create"))
+    );
+    assert_eq!(folder["data"]["is_folder"], true);
+    assert_eq!(folder["actor"], 1003);
+    assert_eq!(folder["action_source"], "WebUI");
+    let file = &events[1];
+    assert_eq!(file["data"]["target_path"], "/P/a.txt");
+    assert!(file["data"]["target_id"].is_string() && file["data"]["target_group_id"].is_string());
+    assert_eq!(events[2]["type"], "note");
+    let permission = &events[3];
+    assert_eq!(permission["action"], "permission_change");
+    assert_eq!(
+        permission["data"],
+        json!({"target_path": "/P", "is_folder": false})
+    );
+    let attributes = &permission["eventTypeSpecificAttributes"];
+    assert_eq!(
+        attributes["changePermissionEvent"]["changedPermissions"],
+        json!([{"action": "ADD", "entry": {"subject": "user:sam", "priv": "Editor"}}])
+    );
+    assert_eq!(attributes["groupChange"], false);
+    assert!(attributes["changeContext"].is_null());
+    let moved = &events[4];
+    assert_eq!(moved["action"], "move");
+    assert_eq!(moved["data"]["source_path"], "/P/a.txt");
+    assert_eq!(moved["data"]["target_path"], "/P/b.txt");
+    assert_eq!(
+        moved["data"]["target_group_id"],
+        file["data"]["target_group_id"]
+    );
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn v1_returns_permission_changes_only_on_request_and_v2_by_default() {
+    let sb = sandbox().await;
+    activity(&sb);
+    let token = sb.admin_token();
+    let (_, v1) = list(&sb, "v1", "id=0", &token).await;
+    assert_eq!(ids(&v1), vec![1, 2, 3]);
+    let (_, v1_asked) = list(&sb, "v1", "id=0&type=permission_change", &token).await;
+    assert_eq!(ids(&v1_asked), vec![4]);
+    let (_, v2) = list(&sb, "v2", "id=0", &token).await;
+    assert_eq!(ids(&v2), vec![1, 2, 3, 4]);
+    let (_, piped) = list(&sb, "v2", "id=0&type=note%7Cpermission_change", &token).await;
+    assert_eq!(ids(&piped), vec![3, 4]);
+    let (_, unknown) = list(&sb, "v2", "id=0&type=bogus", &token).await;
+    assert_eq!(ids(&unknown), vec![1, 2, 3, 4]);
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn folder_filter_includes_subfolders_and_does_not_follow_moves() {
+    let sb = sandbox().await;
+    let sam = sb.activity_as("sam");
+    sam.create_folder("/A").unwrap(); // 1
+    sam.create_folder("/A/sub").unwrap(); // 2
+    sam.create_file("/A/sub/x.txt", "x").unwrap(); // 3
+    sam.create_folder("/AB").unwrap(); // 4, not inside /A
+    sam.move_entry("/A", "/B").unwrap(); // 5
+    sam.create_file("/B/sub/y.txt", "y").unwrap(); // 6
+    let token = sb.admin_token();
+    let (_, under_a) = list(&sb, "v2", "id=0&folder=/A", &token).await;
+    assert_eq!(ids(&under_a), vec![1, 2, 3, 5]);
+    let (_, under_b) = list(&sb, "v2", "id=0&folder=%2FB%2F", &token).await;
+    assert_eq!(ids(&under_b), vec![5, 6]);
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn suppress_drops_the_users_or_the_applications_own_events() {
+    let sb = sandbox().await;
+    sb.activity_as("sam").create_folder("/S").unwrap(); // sam, sandbox-app
+    sb.activity_as("nora").create_folder("/N").unwrap(); // nora, other-app
+    sb.activity_as("sam")
+        .impersonated_by("admin")
+        .create_folder("/I")
+        .unwrap(); // sam through the admin's client (sandbox-app)
+    let sam = sb.token("sam").unwrap();
+    let (_, none) = list(&sb, "v2", "id=0&suppress=none", &sam).await;
+    assert_eq!(ids(&none), vec![1, 2, 3]);
+    let (_, user) = list(&sb, "v2", "id=0&suppress=user", &sam).await;
+    assert_eq!(ids(&user), vec![2]);
+    let (_, app) = list(&sb, "v2", "id=0&suppress=app", &sam).await;
+    assert_eq!(ids(&app), vec![2]);
+    let (_, nora_app) = list(&sb, "v2", "id=0&suppress=app", &sb.token("nora").unwrap()).await;
+    assert_eq!(ids(&nora_app), vec![1, 3]);
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn count_pages_are_windows_of_ids_and_count_is_clamped() {
+    let sb = sandbox().await;
+    for i in 0..120 {
+        sb.activity().create_folder(&format!("/F{i}")).unwrap();
+    }
+    let token = sb.admin_token();
+    let (_, first) = list(&sb, "v2", "id=0&count=2", &token).await;
+    assert_eq!(
+        (ids(&first), first["latest_id"].clone()),
+        (vec![1, 2], json!(2))
+    );
+    let (_, default) = list(&sb, "v2", "id=0", &token).await;
+    assert_eq!(ids(&default).len(), 50);
+    let (_, big) = list(&sb, "v2", "id=0&count=500", &token).await;
+    assert_eq!(ids(&big).len(), 100);
+    let (_, zero) = list(&sb, "v2", "id=0&count=0", &token).await;
+    assert_eq!(ids(&zero), vec![1]);
+    // Filters drop events inside the window; latest_id still moves on.
+    let (_, notes) = list(&sb, "v2", "id=0&count=10&type=note", &token).await;
+    assert_eq!(
+        (notes["count"].clone(), notes["latest_id"].clone()),
+        (json!(0), json!(10))
+    );
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn reverse_walks_backwards() {
+    let sb = sandbox().await;
+    for i in 0..5 {
+        sb.activity().create_folder(&format!("/R{i}")).unwrap();
+    }
+    let token = sb.admin_token();
+    let (_, back) = list(&sb, "v2", "id=5&count=2&reverse=1", &token).await;
+    assert_eq!(ids(&back), vec![4, 5]);
+    assert_eq!(
+        (back["oldest_id"].clone(), back["latest_id"].clone()),
+        (json!(4), json!(5))
+    );
+    let (_, start) = list(&sb, "v2", "id=1&count=3&reverse=1", &token).await;
+    assert_eq!(ids(&start), vec![1]);
+    let (_, ignored) = list(&sb, "v2", "id=3&count=2&reverse=0", &token).await;
+    assert_eq!(ids(&ignored), vec![4, 5]);
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn a_cursor_below_the_oldest_starts_at_the_oldest_and_retention_keeps_the_latest() {
+    let mut config = SandboxConfig::testing();
+    config.events = EventsConfig {
+        max_events: 3,
+        ..EventsConfig::default()
+    };
+    let sb = Sandbox::start(config).await;
+    for i in 0..5 {
+        sb.activity().create_folder(&format!("/K{i}")).unwrap();
+    }
+    assert_eq!(sb.stored_events(), 3);
+    let (_, page) = list(&sb, "v2", "id=0", &sb.admin_token()).await;
+    assert_eq!(ids(&page), vec![3, 4, 5]);
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn events_older_than_30_days_are_dropped() {
+    let sb = sandbox().await;
+    sb.activity().create_folder("/Old").unwrap();
+    sb.advance(Duration::from_secs(29 * 86_400));
+    sb.activity().create_folder("/Newer").unwrap();
+    assert_eq!(sb.stored_events(), 2);
+    sb.advance(Duration::from_secs(2 * 86_400));
+    assert_eq!(sb.stored_events(), 1);
+    let cursor = sb
+        .raw()
+        .get("/v1/events/cursor", &sb.admin_token())
+        .await
+        .json();
+    assert_eq!(
+        (
+            cursor["oldest_event_id"].clone(),
+            cursor["latest_event_id"].clone()
+        ),
+        (json!(2), json!(2))
+    );
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn polls_closer_than_5_minutes_after_catching_up_are_counted() {
+    let sb = sandbox().await;
+    for i in 0..3 {
+        sb.activity().create_folder(&format!("/W{i}")).unwrap();
+    }
+    let token = sb.admin_token();
+    // Paging through full pages right away is fine.
+    list(&sb, "v2", "id=0&count=1", &token).await;
+    list(&sb, "v2", "id=1&count=1", &token).await;
+    list(&sb, "v2", "id=2&count=1", &token).await; // caught up
+    assert_eq!(sb.counters().violations_of(Violation::EventsPollTooSoon), 0);
+    sb.advance(Duration::from_secs(60));
+    assert_eq!(list(&sb, "v2", "id=3", &token).await.0, 204);
+    assert_eq!(sb.counters().violations_of(Violation::EventsPollTooSoon), 1);
+    sb.advance(Duration::from_secs(300));
+    list(&sb, "v2", "id=3", &token).await;
+    assert_eq!(sb.counters().violations_of(Violation::EventsPollTooSoon), 1);
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn events_end_to_end_through_the_client() {
+    let sb = sandbox().await;
+    let client = sb.client_for("admin");
+    let cursor = client
+        .get_events_cursor()
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    let start = cursor.latest_event_id.unwrap();
+    activity(&sb);
+    let page = client
+        .list_events_v2()
+        .id(start)
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(page.count, Some(4));
+    let kinds: Vec<String> = page
+        .events
+        .iter()
+        .map(|e| e.type_.as_ref().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        kinds,
+        vec!["file_system", "file_system", "note", "permission_change"]
+    );
+    let v1 = client
+        .list_events_v1()
+        .id(start)
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(v1.count, Some(3));
+    sb.advance(Duration::from_secs(300));
+    match client
+        .list_events_v2()
+        .id(page.latest_id.unwrap())
+        .send()
+        .await
+    {
+        Err(pubapi_sdk::Error::UnexpectedResponse(response)) => {
+            assert_eq!(response.status().as_u16(), 204)
+        }
+        other => panic!("expected 204, got {other:?}"),
+    }
+    sb.assert_conformant();
+}

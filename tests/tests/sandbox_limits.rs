@@ -1,0 +1,182 @@
+//! Per-token limits of the sandbox (reference 8): 2/s and 1,000/day for the general API,
+//! 100/day for AI, on the sandbox clock, every violation counted.
+
+use pubapi_sdk_ext::prelude::*;
+use pubapi_sdk_ext::{Error, LimitClass, SecretToken};
+use pubapi_testkit::sandbox::{LimitsConfig, Sandbox, SandboxConfig, Violation};
+use serde_json::json;
+use std::time::Duration;
+
+async fn sandbox(limits: LimitsConfig) -> Sandbox {
+    Sandbox::start(SandboxConfig::testing().with_limits(limits)).await
+}
+
+#[tokio::test]
+async fn general_api_allows_2_per_second_then_403_over_qps() {
+    let sb = sandbox(LimitsConfig::reference()).await;
+    let token = sb.admin_token();
+    let raw = sb.raw();
+    assert_eq!(raw.get("/v1/whoami", &token).await.status, 200);
+    assert_eq!(raw.get("/v1/events/cursor", &token).await.status, 200);
+    let third = raw.get("/v1/whoami", &token).await;
+    assert_eq!(third.status, 403);
+    assert_eq!(
+        third.header("x-gateway-error-code"),
+        Some("ERR_403_DEVELOPER_OVER_QPS")
+    );
+    assert_eq!(third.header("retry-after"), Some("1"));
+    assert!(third.body.is_empty());
+    // Webhooks keep their error body on a throttle.
+    let hooks = raw.get("/v1/webhooks", &token).await;
+    assert_eq!(hooks.status, 403);
+    assert_eq!(hooks.json()["code"], "ERR_403_DEVELOPER_OVER_QPS");
+    assert_eq!(sb.counters().violations_of(Violation::OverQps), 2);
+    sb.advance(Duration::from_secs(1));
+    assert_eq!(raw.get("/v1/whoami", &token).await.status, 200);
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn daily_quota_gives_403_over_rate_until_midnight() {
+    let sb = sandbox(LimitsConfig {
+        general_per_second: 1000,
+        general_per_day: 5,
+        ..LimitsConfig::reference()
+    })
+    .await;
+    let token = sb.admin_token();
+    let raw = sb.raw();
+    for _ in 0..5 {
+        assert_eq!(raw.get("/v1/whoami", &token).await.status, 200);
+    }
+    let over = raw.get("/v1/whoami", &token).await;
+    assert_eq!(over.status, 403);
+    assert_eq!(
+        over.header("x-gateway-error-code"),
+        Some("ERR_403_DEVELOPER_OVER_RATE")
+    );
+    // The manual clock starts at 09:00 UTC: 15 hours to the next day.
+    assert_eq!(over.header("retry-after"), Some("54000"));
+    let audit = raw.get("/v1/audit/jobs/x", &token).await;
+    assert_eq!(audit.status, 403);
+    assert_eq!(
+        audit.json()["Errors"][0]["code"],
+        "ERR_403_DEVELOPER_OVER_RATE"
+    );
+    assert_eq!(sb.counters().violations_of(Violation::OverRate), 2);
+    sb.advance(Duration::from_secs(15 * 3600));
+    assert_eq!(raw.get("/v1/whoami", &token).await.status, 200);
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn limits_apply_per_token() {
+    let sb = sandbox(LimitsConfig::reference()).await;
+    let raw = sb.raw();
+    let admin = sb.admin_token();
+    for _ in 0..2 {
+        raw.get("/v1/whoami", &admin).await;
+    }
+    assert_eq!(raw.get("/v1/whoami", &admin).await.status, 403);
+    assert_eq!(
+        raw.get("/v1/whoami", &sb.token("sam").unwrap())
+            .await
+            .status,
+        200
+    );
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn ai_allows_100_calls_a_day_then_429() {
+    let sb = sandbox(LimitsConfig {
+        general_per_second: 1000,
+        ..LimitsConfig::reference()
+    })
+    .await;
+    let token = sb.admin_token();
+    let raw = sb.raw();
+    for i in 0..100 {
+        let ok = raw
+            .post("/v1/hybrid-search", &token, &json!({"query": "travel"}))
+            .await;
+        assert_eq!(ok.status, 200, "call {i}");
+    }
+    let over = raw.get("/v1/ai/agents/list", &token).await;
+    assert_eq!(over.status, 429);
+    assert!(over.body.is_empty());
+    assert_eq!(
+        over.header("x-gateway-error-code"),
+        Some("ERR_403_DEVELOPER_OVER_RATE")
+    );
+    assert_eq!(over.header("retry-after"), Some("54000"));
+    // The general budget is separate.
+    assert_eq!(raw.get("/v1/whoami", &token).await.status, 200);
+    let counters = sb.counters();
+    assert_eq!(counters.violations_of(Violation::AiOverRate), 1);
+    assert_eq!(counters.total_violations(), 1);
+    assert_eq!(counters.requests_to("hybridSearch"), 100);
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn ai_per_second_limit_is_configurable() {
+    let sb = sandbox(LimitsConfig {
+        ai_per_second: Some(1),
+        ..LimitsConfig::generous()
+    })
+    .await;
+    let token = sb.admin_token();
+    assert_eq!(sb.raw().get("/v1/ai/agents/list", &token).await.status, 200);
+    let over = sb.raw().get("/v1/ai/agents/list", &token).await;
+    assert_eq!(over.status, 429);
+    assert_eq!(
+        over.header("x-gateway-error-code"),
+        Some("ERR_403_DEVELOPER_OVER_QPS")
+    );
+    assert_eq!(sb.counters().violations_of(Violation::AiOverQps), 1);
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn limits_scale() {
+    let sb = sandbox(LimitsConfig::reference().scaled(10.0)).await;
+    let token = sb.admin_token();
+    let raw = sb.raw();
+    for _ in 0..20 {
+        assert_eq!(raw.get("/v1/whoami", &token).await.status, 200);
+    }
+    assert_eq!(raw.get("/v1/whoami", &token).await.status, 403);
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn the_client_reports_a_server_side_daily_quota_as_quota_exhausted() {
+    let sb = sandbox(LimitsConfig {
+        general_per_second: 1000,
+        general_per_day: 2,
+        ..LimitsConfig::reference()
+    })
+    .await;
+    // A client with the reference's own pacing, unaware of the smaller plan.
+    let client = pubapi_sdk_ext::Client::builder()
+        .base_url(sb.base_url())
+        .token(SecretToken::try_from(sb.admin_token()).unwrap())
+        .build()
+        .unwrap();
+    for _ in 0..2 {
+        client.whoami().send().typed().await.unwrap();
+    }
+    let error = client.whoami().send().typed().await.unwrap_err();
+    match &error {
+        Error::QuotaExhausted {
+            class, resets_in, ..
+        } => {
+            assert_eq!(*class, Some(LimitClass::General));
+            assert_eq!(*resets_in, Some(Duration::from_secs(54_000)));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(sb.counters().violations_of(Violation::OverRate), 1);
+    sb.assert_conformant();
+}

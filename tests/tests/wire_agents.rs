@@ -1,0 +1,366 @@
+//! Wire conformance of the AI agents area (reference 2.1, 2.2, 4.1): list, ask (asynchronous),
+//! poll the execution result.
+
+mod wire;
+
+use httpmock::MockServer;
+use pubapi_sdk::types;
+use pubapi_sdk_ext::Error;
+use pubapi_sdk_ext::prelude::*;
+use serde_json::{Value, json};
+use wire::{AWKWARD_ID, AWKWARD_ID_ENCODED, Expect, Reply, assert_decoded};
+
+fn agents_body() -> Value {
+    json!([
+        {
+            "agentId": "agt-1",
+            "name": "Contract reviewer",
+            "description": "Reviews contracts against the playbook",
+            "status": "ACTIVE",
+            "subType": "USER_DEFINED",
+            "category": "GENERIC",
+            "instruction": "Flag clauses that deviate from the playbook.",
+            "createdBy": "Alice Admin"
+        },
+        {
+            "agentId": "agt-2",
+            "name": "Onboarding helper",
+            "description": "Answers onboarding questions",
+            "status": "ACTIVE",
+            "subType": "USER_DEFINED",
+            "category": "GENERIC",
+            "instruction": "Answer from the onboarding folder only.",
+            "createdBy": "Bob Builder"
+        }
+    ])
+}
+
+fn ask_body() -> Value {
+    json!({"requestId": "req-42", "conversationId": "conv-7"})
+}
+
+fn status_body() -> Value {
+    json!({
+        "status": "COMPLETED",
+        "responseText": "Clause 7 deviates from the playbook.",
+        "citations": [
+            {"previewUrl": "https://example.com/playbook", "type": "WEB_SEARCH"}
+        ],
+        "lastUpdated": "2026-03-01T10:15:30Z"
+    })
+}
+
+fn question(text: &str) -> types::builder::AgentAskRequest {
+    types::AgentAskRequest::builder().question(text)
+}
+
+// ------------------------------------------------------------------ listAgents
+
+#[tokio::test]
+async fn list_agents_request_full_sends_sort_by_and_sort_order_as_query() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &agents_body())).await;
+    wire::bob(&server)
+        .list_agents()
+        .sort_by(types::AgentSortBy::CreatedOn)
+        .sort_order(types::AgentSortOrder::Desc)
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::get("/v1/ai/agents/list")
+            .query("sortBy=createdOn&sortOrder=desc")
+            .act_as(wire::BOB),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn list_agents_request_full_sends_the_default_sort_values_when_given() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &agents_body())).await;
+    wire::client(&server)
+        .list_agents()
+        .sort_by(types::AgentSortBy::Name)
+        .sort_order(types::AgentSortOrder::Asc)
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::get("/v1/ai/agents/list").query("sortBy=name&sortOrder=asc"))
+        .await;
+}
+
+#[tokio::test]
+async fn list_agents_request_minimal_sends_no_query() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &agents_body())).await;
+    wire::client(&server)
+        .list_agents()
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::get("/v1/ai/agents/list")).await;
+}
+
+#[tokio::test]
+async fn list_agents_success_decodes_every_agent_field() {
+    let server = MockServer::start_async().await;
+    let body = agents_body();
+    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
+    let agents = wire::client(&server)
+        .list_agents()
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(agents.len(), 2);
+    assert_eq!(agents[0].created_by.as_deref(), Some("Alice Admin"));
+    wire::assert_round_trip(&agents, &body);
+    assert_decoded!(agents);
+}
+
+#[tokio::test]
+async fn list_agents_errors_decode_ai_format_and_feature_not_enabled_403() {
+    wire::assert_errors(
+        "listAgents",
+        &[400, 401, 403, 429, 500],
+        |client| async move { client.list_agents().send().typed().await.map(drop) },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn list_agents_forward_compat_accepts_unknown_fields_status_sub_type_and_category() {
+    let server = MockServer::start_async().await;
+    let mut known = agents_body();
+    known[0]["status"] = json!("SUSPENDED");
+    known[0]["subType"] = json!("SYSTEM_PROVIDED");
+    known[0]["category"] = json!("LEGAL");
+    let sent = wire::with_unknown_fields(&known, &["/0", "/1"]);
+    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
+    let agents = wire::client(&server)
+        .list_agents()
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(agents[0].status.as_deref(), Some("SUSPENDED"));
+    wire::assert_round_trip(&agents, &known);
+}
+
+// ------------------------------------------------------------------ askAgent
+
+#[tokio::test]
+async fn ask_agent_request_full_encodes_the_agent_id_and_sends_the_question() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
+    let long_question = "é".repeat(35_000);
+    wire::bob(&server)
+        .ask_agent()
+        .agent_id(AWKWARD_ID)
+        .body(question(&long_question))
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post(&format!("/v1/ai/agents/{AWKWARD_ID_ENCODED}/ask"))
+            .act_as(wire::BOB)
+            .json(json!({ "question": long_question })),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn ask_agent_request_minimal_sends_only_the_question() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
+    wire::client(&server)
+        .ask_agent()
+        .agent_id("agt-1")
+        .body(question("Does clause 7 follow the playbook?"))
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post("/v1/ai/agents/agt-1/ask")
+            .json(json!({"question": "Does clause 7 follow the playbook?"})),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn ask_agent_request_minimal_refuses_a_question_over_35000_characters_before_sending() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
+    let result = wire::client(&server)
+        .ask_agent()
+        .agent_id("agt-1")
+        .body(question(&"q".repeat(35_001)))
+        .send()
+        .typed()
+        .await;
+    assert!(matches!(result, Err(Error::InvalidInput(_))), "{result:?}");
+    assert_eq!(seen.calls().await, 0, "nothing is sent");
+}
+
+#[tokio::test]
+async fn ask_agent_success_decodes_request_id_and_conversation_id() {
+    let server = MockServer::start_async().await;
+    let body = ask_body();
+    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
+    let submitted = wire::client(&server)
+        .ask_agent()
+        .agent_id("agt-1")
+        .body(question("Does clause 7 follow the playbook?"))
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(submitted.request_id.as_deref(), Some("req-42"));
+    wire::assert_round_trip(&submitted, &body);
+    assert_decoded!(submitted);
+}
+
+#[tokio::test]
+async fn ask_agent_errors_decode_ai_format_including_unknown_agent_404() {
+    wire::assert_errors(
+        "askAgent",
+        &[400, 401, 403, 404, 429, 500],
+        |client| async move {
+            client
+                .ask_agent()
+                .agent_id("agt-1")
+                .body(question("Does clause 7 follow the playbook?"))
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn ask_agent_forward_compat_ignores_unknown_fields() {
+    let server = MockServer::start_async().await;
+    let known = ask_body();
+    let sent = wire::with_unknown_fields(&known, &[""]);
+    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
+    let submitted = wire::client(&server)
+        .ask_agent()
+        .agent_id("agt-1")
+        .body(question("Does clause 7 follow the playbook?"))
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    wire::assert_round_trip(&submitted, &known);
+}
+
+// ------------------------------------------------------------------ getAgentRequestStatus
+
+#[tokio::test]
+async fn get_agent_request_status_request_full_encodes_both_path_ids() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &status_body())).await;
+    wire::bob(&server)
+        .get_agent_request_status()
+        .agent_id(AWKWARD_ID)
+        .request_id("req 42/b")
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::get(&format!(
+            "/v1/ai/agents/{AWKWARD_ID_ENCODED}/ask/req%2042%2Fb/status"
+        ))
+        .act_as(wire::BOB),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn get_agent_request_status_request_minimal_sends_plain_ids() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &status_body())).await;
+    wire::client(&server)
+        .get_agent_request_status()
+        .agent_id("agt-1")
+        .request_id("req-42")
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::get("/v1/ai/agents/agt-1/ask/req-42/status"))
+        .await;
+}
+
+#[tokio::test]
+async fn get_agent_request_status_success_decodes_status_answer_citations_and_time() {
+    let server = MockServer::start_async().await;
+    let body = status_body();
+    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
+    let result = wire::client(&server)
+        .get_agent_request_status()
+        .agent_id("agt-1")
+        .request_id("req-42")
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(result.status.as_deref(), Some("COMPLETED"));
+    assert_eq!(result.citations[0].type_.as_deref(), Some("WEB_SEARCH"));
+    wire::assert_round_trip(&result, &body);
+    assert_decoded!(result);
+}
+
+#[tokio::test]
+async fn get_agent_request_status_errors_decode_ai_format_including_unknown_request_404() {
+    wire::assert_errors(
+        "getAgentRequestStatus",
+        &[400, 401, 403, 404, 429, 500],
+        |client| async move {
+            client
+                .get_agent_request_status()
+                .agent_id("agt-1")
+                .request_id("req-42")
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn get_agent_request_status_forward_compat_accepts_unknown_fields_status_and_citation_type() {
+    let server = MockServer::start_async().await;
+    let mut known = status_body();
+    known["status"] = json!("WAITING_FOR_TOOL");
+    known["citations"][0]["type"] = json!("KNOWLEDGE_BASE");
+    let sent = wire::with_unknown_fields(&known, &["", "/citations/0"]);
+    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
+    let result = wire::client(&server)
+        .get_agent_request_status()
+        .agent_id("agt-1")
+        .request_id("req-42")
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(result.status.as_deref(), Some("WAITING_FOR_TOOL"));
+    wire::assert_round_trip(&result, &known);
+}

@@ -1,0 +1,305 @@
+//! Wire conformance of the AI assistant area (reference 2.4, 4.3): ask (asynchronous) and poll
+//! the execution status.
+
+mod wire;
+
+use httpmock::MockServer;
+use pubapi_sdk::types;
+use pubapi_sdk_ext::prelude::*;
+use serde_json::{Map, Value, json};
+use wire::{AWKWARD_ID, AWKWARD_ID_ENCODED, Expect, Reply, assert_decoded};
+
+fn ask_body() -> Value {
+    json!({
+        "conversationId": "conv-7",
+        "executionId": "exe-99",
+        "executionStatus": "IN_PROGRESS",
+        "truncated": false,
+        "actions": [{"type": "SEARCH", "query": "notice period"}]
+    })
+}
+
+fn status_body() -> Value {
+    json!({
+        "status": "COMPLETED",
+        "responseText": "The notice period is 90 days.",
+        "thoughts": ["Searching the contracts folder", {"step": 2}],
+        "citations": [
+            {
+                "filename": "contract.pdf",
+                "entryId": "ent-1001",
+                "objectId": "obj-5",
+                "previewUrl": "/preview/ent-1001",
+                "chunks": [{"chunkId": "chk-1", "sourceText": "Either party may terminate with 90 days notice."}]
+            }
+        ],
+        "intent": "QUESTION_ANSWERING",
+        "lastUpdated": 1_772_360_130_000_i64,
+        "numToolCalls": 1,
+        "pendingActions": [{"kind": "CONFIRM"}],
+        "toolCalls": {
+            "call-1": {
+                "name": "search_files",
+                "sourceDisplayName": "Files",
+                "toolDisplayName": "File search",
+                "thought": "Look for the notice clause",
+                "input": {"query": "notice period", "limit": 5},
+                "output": "1 match in contract.pdf",
+                "status": "SUCCESS",
+                "timestamp": "2026-03-01T10:15:29Z"
+            }
+        }
+    })
+}
+
+fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+fn ask(question: &str) -> types::builder::AssistantAskRequest {
+    types::AssistantAskRequest::builder().question(question)
+}
+
+// ------------------------------------------------------------------ askAssistant
+
+#[tokio::test]
+async fn ask_assistant_request_full_sends_every_field_of_the_reference() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
+    let body = ask("What is the notice period?")
+        .selected_items(types::SelectedItems {
+            folders: vec![types::SelectedFolder {
+                id: Some("fld-1".into()),
+            }],
+            files: vec![types::SelectedFile {
+                entry_id: Some("ent-1001".into()),
+            }],
+        })
+        .chat_history(types::ChatHistory {
+            messages: vec![object(json!({"role": "user", "content": "Hello"}))],
+        })
+        .include_citations(true)
+        .conversation_id("conv-7".to_string())
+        .mcp_selection_id("mcp-3".to_string())
+        .model_details(object(json!({"model": "large", "temperature": 0.2})));
+    wire::bob(&server)
+        .ask_assistant()
+        .body(body)
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post("/v1/ai/assistant/ask")
+            .act_as(wire::BOB)
+            .json(json!({
+                "question": "What is the notice period?",
+                "selectedItems": {"folders": [{"id": "fld-1"}], "files": [{"entryId": "ent-1001"}]},
+                "chatHistory": {"messages": [{"role": "user", "content": "Hello"}]},
+                "includeCitations": true,
+                "conversationId": "conv-7",
+                "mcpSelectionId": "mcp-3",
+                "modelDetails": {"model": "large", "temperature": 0.2}
+            })),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn ask_assistant_request_minimal_sends_only_the_question() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
+    wire::client(&server)
+        .ask_assistant()
+        .body(ask("What is the notice period?"))
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post("/v1/ai/assistant/ask")
+            .json(json!({"question": "What is the notice period?"})),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn ask_assistant_success_decodes_the_execution_handle() {
+    let server = MockServer::start_async().await;
+    let body = ask_body();
+    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
+    let started = wire::client(&server)
+        .ask_assistant()
+        .body(ask("What is the notice period?"))
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(started.execution_id.as_deref(), Some("exe-99"));
+    assert_eq!(started.truncated, Some(false));
+    wire::assert_round_trip(&started, &body);
+    assert_decoded!(started);
+}
+
+#[tokio::test]
+async fn ask_assistant_errors_decode_ai_format() {
+    wire::assert_errors("askAssistant", &[400, 401, 429, 500], |client| async move {
+        client
+            .ask_assistant()
+            .body(ask("What is the notice period?"))
+            .send()
+            .typed()
+            .await
+            .map(drop)
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn ask_assistant_forward_compat_accepts_unknown_fields_and_execution_status() {
+    let server = MockServer::start_async().await;
+    let mut known = ask_body();
+    known["executionStatus"] = json!("QUEUED");
+    let sent = wire::with_unknown_fields(&known, &[""]);
+    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
+    let started = wire::client(&server)
+        .ask_assistant()
+        .body(ask("What is the notice period?"))
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(started.execution_status.as_deref(), Some("QUEUED"));
+    wire::assert_round_trip(&started, &known);
+}
+
+// ------------------------------------------------------------------ getAssistantStatus
+
+#[tokio::test]
+async fn get_assistant_status_request_full_encodes_the_execution_id_and_sends_include_citations() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &status_body())).await;
+    wire::bob(&server)
+        .get_assistant_status()
+        .execution_id(AWKWARD_ID)
+        .include_citations(false)
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::get(&format!("/v1/ai/assistant/{AWKWARD_ID_ENCODED}/status"))
+            .query("includeCitations=false")
+            .act_as(wire::BOB),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn get_assistant_status_request_minimal_sends_no_query() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &status_body())).await;
+    wire::client(&server)
+        .get_assistant_status()
+        .execution_id("exe-99")
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::get("/v1/ai/assistant/exe-99/status"))
+        .await;
+}
+
+#[tokio::test]
+async fn get_assistant_status_success_decodes_answer_citations_and_tool_calls() {
+    let server = MockServer::start_async().await;
+    let body = status_body();
+    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
+    let status = wire::client(&server)
+        .get_assistant_status()
+        .execution_id("exe-99")
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(status.status.as_deref(), Some("COMPLETED"));
+    assert_eq!(status.last_updated, Some(1_772_360_130_000));
+    assert_eq!(status.tool_calls["call-1"].input["limit"], json!(5));
+    wire::assert_round_trip(&status, &body);
+    assert_decoded!(status);
+}
+
+#[tokio::test]
+async fn get_assistant_status_success_while_in_progress_decodes_a_bare_status() {
+    let server = MockServer::start_async().await;
+    let body = json!({"status": "IN_PROGRESS", "numToolCalls": 0});
+    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
+    let status = wire::client(&server)
+        .get_assistant_status()
+        .execution_id("exe-99")
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(status.status.as_deref(), Some("IN_PROGRESS"));
+    assert!(status.tool_calls.is_empty() && status.citations.is_empty());
+    wire::assert_round_trip(&status, &body);
+}
+
+#[tokio::test]
+async fn get_assistant_status_errors_decode_ai_format_including_unknown_execution_404() {
+    wire::assert_errors(
+        "getAssistantStatus",
+        &[401, 404, 429, 500],
+        |client| async move {
+            client
+                .get_assistant_status()
+                .execution_id("exe-99")
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn get_assistant_status_forward_compat_accepts_unknown_fields_statuses_and_intent() {
+    let server = MockServer::start_async().await;
+    let mut known = status_body();
+    known["status"] = json!("CANCELLED");
+    known["intent"] = json!("SUMMARIZATION");
+    known["toolCalls"]["call-1"]["status"] = json!("TIMED_OUT");
+    let sent = wire::with_unknown_fields(
+        &known,
+        &[
+            "",
+            "/citations/0",
+            "/citations/0/chunks/0",
+            "/toolCalls/call-1",
+        ],
+    );
+    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
+    let status = wire::client(&server)
+        .get_assistant_status()
+        .execution_id("exe-99")
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(status.status.as_deref(), Some("CANCELLED"));
+    assert_eq!(
+        status.tool_calls["call-1"].status.as_deref(),
+        Some("TIMED_OUT")
+    );
+    wire::assert_round_trip(&status, &known);
+}

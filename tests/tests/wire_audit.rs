@@ -1,0 +1,2456 @@
+//! Wire conformance of audit reporting v1 (reference 2.8, 4.7): fourteen report creations
+//! (202 with the job id and its `Location`), the job poll (200 running, 303 when done), the
+//! report (JSON or CSV) and its deletion.
+
+mod wire;
+
+use httpmock::MockServer;
+use pubapi_sdk::{ResponseValue, types};
+use pubapi_sdk_ext::audit::{JobState, ReportLocation};
+use pubapi_sdk_ext::prelude::*;
+use serde_json::{Value, json};
+use std::fmt::Debug;
+use std::str::FromStr;
+use wire::{AWKWARD_ID, AWKWARD_ID_ENCODED, Expect, Kind, Reply, assert_decoded};
+
+// ------------------------------------------------------------------ shared
+
+const START: &str = "2026-01-01";
+const END: &str = "2026-01-31T23:59:59Z";
+const JOB_URL: &str = "https://acme.example.com/pubapi/v1/audit/jobs/job-1";
+
+/// The 202 of every creation: `{id}` and the job's `Location`.
+fn accepted() -> Reply {
+    Reply::json(202, &json!({"id": "job-1"})).header("location", JOB_URL)
+}
+
+/// Checks a creation's 202 (status, `Location`, every field of `{id}`) and returns what the
+/// success snapshots hold.
+fn job_created(response: ResponseValue<types::AuditJobCreated>) -> Value {
+    assert_eq!(response.status(), 202);
+    let location = response.headers()["location"].to_str().unwrap().to_owned();
+    assert_eq!(location, JOB_URL);
+    let created = response.into_inner();
+    wire::assert_round_trip(&created, &json!({"id": "job-1"}));
+    json!({"status": 202, "location": location, "body": created})
+}
+
+/// Every value of a request enum, from the reference's wire strings.
+fn all<T: FromStr>(values: &[&str]) -> Vec<T>
+where
+    T::Err: Debug,
+{
+    values.iter().map(|v| v.parse().unwrap()).collect()
+}
+
+fn strings(values: &[&str]) -> Vec<String> {
+    values.iter().map(|v| v.to_string()).collect()
+}
+
+const USERS: &[&str] = &["alice", "bob"];
+
+/// The creation 202 with an unknown field in its body and an unknown header still decodes.
+async fn assert_created_ignores_unknown_fields<F, Fut>(create: F)
+where
+    F: FnOnce(pubapi_sdk_ext::Client) -> Fut,
+    Fut: Future<Output = Result<ResponseValue<types::AuditJobCreated>, pubapi_sdk_ext::Error>>,
+{
+    let server = MockServer::start_async().await;
+    let sent = wire::with_unknown_fields(&json!({"id": "job-1"}), &[""]);
+    let reply = Reply::json(202, &sent)
+        .header("location", JOB_URL)
+        .header("x-job-eta", "120");
+    let _seen = wire::serve(&server, reply).await;
+    let created = create(wire::client(&server)).await.unwrap().into_inner();
+    wire::assert_round_trip(&created, &json!({"id": "job-1"}));
+}
+
+// ------------------------------------------------------------------ createLoginsAudit
+
+const LOGIN_EVENTS: &[&str] = &[
+    "logins",
+    "logouts",
+    "account_lockouts",
+    "password_resets",
+    "failed_attempts",
+];
+const ACCESS_POINTS: &[&str] = &["Web", "FTP", "Mobile"];
+
+fn logins_minimal() -> types::builder::LoginsAuditRequest {
+    types::LoginsAuditRequest::builder()
+        .format(types::AuditFormat::Csv)
+        .date_start(START)
+        .date_end(END)
+        .events(vec![types::LoginEvent::Logins])
+}
+
+#[tokio::test]
+async fn create_logins_audit_request_full_sends_every_filter_and_enum_value() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::bob(&server)
+        .create_logins_audit()
+        .body(
+            types::LoginsAuditRequest::builder()
+                .format(types::AuditFormat::Json)
+                .date_start(START)
+                .date_end(END)
+                .suppress_emails(true)
+                .events(all::<types::LoginEvent>(LOGIN_EVENTS))
+                .access_points(all::<types::AccessPoint>(ACCESS_POINTS))
+                .users(strings(USERS)),
+        )
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post("/v1/audit/logins")
+            .act_as(wire::BOB)
+            .json(json!({
+                "format": "json",
+                "date_start": START,
+                "date_end": END,
+                "suppress_emails": true,
+                "events": LOGIN_EVENTS,
+                "access_points": ACCESS_POINTS,
+                "users": USERS
+            })),
+    )
+    .await;
+}
+
+/// `suppress_emails` is always sent (its default, `false`); the omitted filters are not.
+#[tokio::test]
+async fn create_logins_audit_request_minimal_sends_the_required_fields_and_suppress_emails() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::client(&server)
+        .create_logins_audit()
+        .body(logins_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::post("/v1/audit/logins").json(json!({
+        "format": "csv",
+        "date_start": START,
+        "date_end": END,
+        "suppress_emails": false,
+        "events": ["logins"]
+    })))
+    .await;
+}
+
+#[tokio::test]
+async fn create_logins_audit_success_decodes_the_202_job_id_and_location() {
+    let server = MockServer::start_async().await;
+    let _seen = wire::serve(&server, accepted()).await;
+    let response = wire::client(&server)
+        .create_logins_audit()
+        .body(logins_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    assert_decoded!(job_created(response));
+}
+
+#[tokio::test]
+async fn create_logins_audit_errors_decode_general_format_and_throttles() {
+    wire::assert_errors(
+        "createLoginsAudit",
+        &[400, 401, 403, 404, 429],
+        |client| async move {
+            client
+                .create_logins_audit()
+                .body(logins_minimal())
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn create_logins_audit_forward_compat_ignores_unknown_fields() {
+    assert_created_ignores_unknown_fields(|client| async move {
+        client
+            .create_logins_audit()
+            .body(logins_minimal())
+            .send()
+            .typed()
+            .await
+    })
+    .await;
+}
+
+// ------------------------------------------------------------------ createFilesAudit
+
+const TRANSACTION_TYPES: &[&str] = &[
+    "upload",
+    "download",
+    "preview",
+    "delete",
+    "copy",
+    "move",
+    "create_folder",
+    "restore_trash",
+    "delete_trash",
+    "create_link",
+    "delete_link",
+    "download_link",
+];
+
+fn files_minimal() -> types::builder::FilesAuditRequest {
+    types::FilesAuditRequest::builder()
+        .format(types::AuditFormat::Csv)
+        .date_start(START)
+        .date_end(END)
+        .folders(strings(&["/Shared"]))
+}
+
+#[tokio::test]
+async fn create_files_audit_request_full_sends_every_filter_and_enum_value() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::bob(&server)
+        .create_files_audit()
+        .body(
+            types::FilesAuditRequest::builder()
+                .format(types::AuditFormat::Json)
+                .date_start(START)
+                .date_end(END)
+                .suppress_emails(true)
+                .folders(strings(&["/Shared/Contracts", "/Shared/Q1 reports"]))
+                .file("contract*.pdf".to_string())
+                .users(strings(USERS))
+                .transaction_type(all::<types::FileTransactionType>(TRANSACTION_TYPES)),
+        )
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post("/v1/audit/files")
+            .act_as(wire::BOB)
+            .json(json!({
+                "format": "json",
+                "date_start": START,
+                "date_end": END,
+                "suppress_emails": true,
+                "folders": ["/Shared/Contracts", "/Shared/Q1 reports"],
+                "file": "contract*.pdf",
+                "users": USERS,
+                "transaction_type": TRANSACTION_TYPES
+            })),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn create_files_audit_request_minimal_sends_the_required_fields_and_folders() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::client(&server)
+        .create_files_audit()
+        .body(files_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::post("/v1/audit/files").json(json!({
+        "format": "csv",
+        "date_start": START,
+        "date_end": END,
+        "suppress_emails": false,
+        "folders": ["/Shared"]
+    })))
+    .await;
+}
+
+#[tokio::test]
+async fn create_files_audit_success_decodes_the_202_job_id_and_location() {
+    let server = MockServer::start_async().await;
+    let _seen = wire::serve(&server, accepted()).await;
+    let response = wire::client(&server)
+        .create_files_audit()
+        .body(files_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    assert_decoded!(job_created(response));
+}
+
+#[tokio::test]
+async fn create_files_audit_errors_decode_general_format_and_throttles() {
+    wire::assert_errors(
+        "createFilesAudit",
+        &[400, 401, 403, 404, 429],
+        |client| async move {
+            client
+                .create_files_audit()
+                .body(files_minimal())
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn create_files_audit_forward_compat_ignores_unknown_fields() {
+    assert_created_ignores_unknown_fields(|client| async move {
+        client
+            .create_files_audit()
+            .body(files_minimal())
+            .send()
+            .typed()
+            .await
+    })
+    .await;
+}
+
+// ------------------------------------------------------------------ createPermissionsAudit
+
+fn permissions_minimal() -> types::builder::PermissionsAuditRequest {
+    types::PermissionsAuditRequest::builder()
+        .format(types::AuditFormat::Csv)
+        .date_start(START)
+        .date_end(END)
+}
+
+#[tokio::test]
+async fn create_permissions_audit_request_full_sends_every_filter() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::bob(&server)
+        .create_permissions_audit()
+        .body(
+            permissions_minimal()
+                .format(types::AuditFormat::Json)
+                .suppress_emails(true)
+                .folders(strings(&["/Shared/Contracts"]))
+                .assigners(strings(&["alice"]))
+                .assignee_users(strings(&["bob", "carol"]))
+                .assignee_groups(strings(&["Legal"])),
+        )
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post("/v1/audit/permissions")
+            .act_as(wire::BOB)
+            .json(json!({
+                "format": "json",
+                "date_start": START,
+                "date_end": END,
+                "suppress_emails": true,
+                "folders": ["/Shared/Contracts"],
+                "assigners": ["alice"],
+                "assignee_users": ["bob", "carol"],
+                "assignee_groups": ["Legal"]
+            })),
+    )
+    .await;
+}
+
+/// Omitted assignee filters change the meaning (only groups, only users), so an unset filter
+/// must be left out, never sent as `[]`.
+#[tokio::test]
+async fn create_permissions_audit_request_minimal_leaves_every_filter_out() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::client(&server)
+        .create_permissions_audit()
+        .body(permissions_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::post("/v1/audit/permissions").json(json!({
+        "format": "csv",
+        "date_start": START,
+        "date_end": END,
+        "suppress_emails": false
+    })))
+    .await;
+}
+
+#[tokio::test]
+async fn create_permissions_audit_success_decodes_the_202_job_id_and_location() {
+    let server = MockServer::start_async().await;
+    let _seen = wire::serve(&server, accepted()).await;
+    let response = wire::client(&server)
+        .create_permissions_audit()
+        .body(permissions_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    assert_decoded!(job_created(response));
+}
+
+#[tokio::test]
+async fn create_permissions_audit_errors_decode_general_format_and_throttles() {
+    wire::assert_errors(
+        "createPermissionsAudit",
+        &[400, 401, 403, 404, 429],
+        |client| async move {
+            client
+                .create_permissions_audit()
+                .body(permissions_minimal())
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn create_permissions_audit_forward_compat_ignores_unknown_fields() {
+    assert_created_ignores_unknown_fields(|client| async move {
+        client
+            .create_permissions_audit()
+            .body(permissions_minimal())
+            .send()
+            .typed()
+            .await
+    })
+    .await;
+}
+
+// ------------------------------------------------------------------ createUsersAudit
+
+const USER_ACTIONS: &[&str] = &[
+    "CREATE",
+    "UPDATE",
+    "DISABLE",
+    "ENABLE",
+    "DELETE",
+    "PASSWORD_RESET",
+    "PASSWORD_CHANGE",
+];
+
+fn users_minimal() -> types::builder::UsersAuditRequest {
+    types::UsersAuditRequest::builder()
+        .format(types::AuditFormat::Csv)
+        .date_start(START)
+        .date_end(END)
+}
+
+#[tokio::test]
+async fn create_users_audit_request_full_sends_every_filter_and_enum_value() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::bob(&server)
+        .create_users_audit()
+        .body(
+            users_minimal()
+                .format(types::AuditFormat::Json)
+                .action_type(all::<types::UserActionType>(USER_ACTIONS))
+                .performed_by(strings(&["alice"]))
+                .include_system_actions(true)
+                .subject(strings(&["carol"])),
+        )
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post("/v1/audit/users")
+            .act_as(wire::BOB)
+            .json(json!({
+                "format": "json",
+                "date_start": START,
+                "date_end": END,
+                "action_type": USER_ACTIONS,
+                "performed_by": ["alice"],
+                "include_system_actions": true,
+                "subject": ["carol"]
+            })),
+    )
+    .await;
+}
+
+/// This kind takes no `suppress_emails`; `include_system_actions` is sent with its default.
+#[tokio::test]
+async fn create_users_audit_request_minimal_sends_the_required_fields_and_include_system_actions() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::client(&server)
+        .create_users_audit()
+        .body(users_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::post("/v1/audit/users").json(json!({
+        "format": "csv",
+        "date_start": START,
+        "date_end": END,
+        "include_system_actions": false
+    })))
+    .await;
+}
+
+#[tokio::test]
+async fn create_users_audit_success_decodes_the_202_job_id_and_location() {
+    let server = MockServer::start_async().await;
+    let _seen = wire::serve(&server, accepted()).await;
+    let response = wire::client(&server)
+        .create_users_audit()
+        .body(users_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    assert_decoded!(job_created(response));
+}
+
+#[tokio::test]
+async fn create_users_audit_errors_decode_general_format_and_throttles() {
+    wire::assert_errors(
+        "createUsersAudit",
+        &[400, 401, 403, 404, 429],
+        |client| async move {
+            client
+                .create_users_audit()
+                .body(users_minimal())
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn create_users_audit_forward_compat_ignores_unknown_fields() {
+    assert_created_ignores_unknown_fields(|client| async move {
+        client
+            .create_users_audit()
+            .body(users_minimal())
+            .send()
+            .typed()
+            .await
+    })
+    .await;
+}
+
+// ------------------------------------------------------------------ createGroupsAudit
+
+const GROUP_ACTIONS: &[&str] = &["CREATE", "ADD_USERS", "REMOVE_USERS", "RENAME", "DELETE"];
+
+fn groups_minimal() -> types::builder::GroupsAuditRequest {
+    types::GroupsAuditRequest::builder()
+        .format(types::AuditFormat::Csv)
+        .date_start(START)
+        .date_end(END)
+}
+
+#[tokio::test]
+async fn create_groups_audit_request_full_sends_every_filter_and_enum_value() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::bob(&server)
+        .create_groups_audit()
+        .body(
+            groups_minimal()
+                .format(types::AuditFormat::Json)
+                .action_type(all::<types::GroupActionType>(GROUP_ACTIONS))
+                .users(strings(USERS))
+                .include_system_actions(true)
+                .groups(strings(&["Legal", "finance"])),
+        )
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post("/v1/audit/groups")
+            .act_as(wire::BOB)
+            .json(json!({
+                "format": "json",
+                "date_start": START,
+                "date_end": END,
+                "action_type": GROUP_ACTIONS,
+                "users": USERS,
+                "include_system_actions": true,
+                "groups": ["Legal", "finance"]
+            })),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn create_groups_audit_request_minimal_sends_the_required_fields_and_include_system_actions()
+{
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::client(&server)
+        .create_groups_audit()
+        .body(groups_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::post("/v1/audit/groups").json(json!({
+        "format": "csv",
+        "date_start": START,
+        "date_end": END,
+        "include_system_actions": false
+    })))
+    .await;
+}
+
+#[tokio::test]
+async fn create_groups_audit_success_decodes_the_202_job_id_and_location() {
+    let server = MockServer::start_async().await;
+    let _seen = wire::serve(&server, accepted()).await;
+    let response = wire::client(&server)
+        .create_groups_audit()
+        .body(groups_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    assert_decoded!(job_created(response));
+}
+
+#[tokio::test]
+async fn create_groups_audit_errors_decode_general_format_and_throttles() {
+    wire::assert_errors(
+        "createGroupsAudit",
+        &[400, 401, 403, 404, 429],
+        |client| async move {
+            client
+                .create_groups_audit()
+                .body(groups_minimal())
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn create_groups_audit_forward_compat_ignores_unknown_fields() {
+    assert_created_ignores_unknown_fields(|client| async move {
+        client
+            .create_groups_audit()
+            .body(groups_minimal())
+            .send()
+            .typed()
+            .await
+    })
+    .await;
+}
+
+// ------------------------------------------------------------------ createWorkgroupSettingsAudit
+
+fn workgroup_settings_minimal() -> types::builder::WorkgroupSettingsAuditRequest {
+    types::WorkgroupSettingsAuditRequest::builder()
+        .format(types::AuditFormat::Csv)
+        .date_start(START)
+        .date_end(END)
+}
+
+#[tokio::test]
+async fn create_workgroup_settings_audit_request_full_sends_the_users_filter() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::bob(&server)
+        .create_workgroup_settings_audit()
+        .body(
+            workgroup_settings_minimal()
+                .format(types::AuditFormat::Json)
+                .users(strings(USERS)),
+        )
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post("/v1/audit/workgroup-settings")
+            .act_as(wire::BOB)
+            .json(json!({
+                "format": "json",
+                "date_start": START,
+                "date_end": END,
+                "users": USERS
+            })),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn create_workgroup_settings_audit_request_minimal_sends_only_the_required_fields() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::client(&server)
+        .create_workgroup_settings_audit()
+        .body(workgroup_settings_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::post("/v1/audit/workgroup-settings").json(json!({
+        "format": "csv",
+        "date_start": START,
+        "date_end": END
+    })))
+    .await;
+}
+
+#[tokio::test]
+async fn create_workgroup_settings_audit_success_decodes_the_202_job_id_and_location() {
+    let server = MockServer::start_async().await;
+    let _seen = wire::serve(&server, accepted()).await;
+    let response = wire::client(&server)
+        .create_workgroup_settings_audit()
+        .body(workgroup_settings_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    assert_decoded!(job_created(response));
+}
+
+#[tokio::test]
+async fn create_workgroup_settings_audit_errors_decode_general_format_and_throttles() {
+    wire::assert_errors(
+        "createWorkgroupSettingsAudit",
+        &[400, 401, 403, 404, 429],
+        |client| async move {
+            client
+                .create_workgroup_settings_audit()
+                .body(workgroup_settings_minimal())
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn create_workgroup_settings_audit_forward_compat_ignores_unknown_fields() {
+    assert_created_ignores_unknown_fields(|client| async move {
+        client
+            .create_workgroup_settings_audit()
+            .body(workgroup_settings_minimal())
+            .send()
+            .typed()
+            .await
+    })
+    .await;
+}
+
+// ------------------------------------------------------------------ createWorkflowsAudit
+
+const WORKFLOW_ACTIONS: &[&str] = &[
+    "WORKFLOW_CREATED",
+    "WORKFLOW_CANCELLED",
+    "WORKFLOW_COMPLETED",
+    "STEP_ACTIVATED",
+    "STEP_COMPLETED",
+    "STEP_CANCELLED",
+    "STEP_REJECTED",
+    "STEP_FAILED",
+    "WEBHOOK_CALLED",
+    "WEBHOOK_COMPLETION_SIGNAL_RECEIVED",
+    "WEBHOOK_RETRIED",
+    "FILE_MOVED",
+    "FILE_MOVE_RETRIED",
+    "FILE_CONVERTED",
+    "FILE_CONVERT_RETRIED",
+    "TODO_TASK_COMPLETED",
+    "REVIEW_TASK_COMPLETED",
+    "REVIEW_TASK_CANCELLED",
+    "APPROVAL_TASK_APPROVED",
+    "APPROVAL_TASK_REJECTED",
+    "APPROVAL_TASK_CANCELLED",
+    "E_SIGNATURE_CAPTURED",
+    "COMMENT_ADDED",
+    "WORKFLOW_EDITED",
+];
+const WORKFLOW_TYPES: &[&str] = &[
+    "REVIEW_APPROVE",
+    "TODO",
+    "APPROVAL",
+    "REVIEW",
+    "MULTISTEP",
+    "TEMPLATE",
+];
+
+fn workflows_minimal() -> types::builder::WorkflowsAuditRequest {
+    types::WorkflowsAuditRequest::builder()
+        .format(types::AuditFormat::Csv)
+        .date_start(START)
+        .date_end(END)
+}
+
+#[tokio::test]
+async fn create_workflows_audit_request_full_sends_every_filter_and_enum_value() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::bob(&server)
+        .create_workflows_audit()
+        .body(
+            workflows_minimal()
+                .format(types::AuditFormat::Json)
+                .suppress_emails(true)
+                .users(strings(USERS))
+                .file("Contract review*".to_string())
+                .workflow_actions(all::<types::WorkflowAction>(WORKFLOW_ACTIONS))
+                .workflow_types(all::<types::WorkflowType>(WORKFLOW_TYPES)),
+        )
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post("/v1/audit/workflows")
+            .act_as(wire::BOB)
+            .json(json!({
+                "format": "json",
+                "date_start": START,
+                "date_end": END,
+                "suppress_emails": true,
+                "users": USERS,
+                "file": "Contract review*",
+                "workflow_actions": WORKFLOW_ACTIONS,
+                "workflow_types": WORKFLOW_TYPES
+            })),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn create_workflows_audit_request_minimal_sends_the_required_fields_and_suppress_emails() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::client(&server)
+        .create_workflows_audit()
+        .body(workflows_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::post("/v1/audit/workflows").json(json!({
+        "format": "csv",
+        "date_start": START,
+        "date_end": END,
+        "suppress_emails": false
+    })))
+    .await;
+}
+
+#[tokio::test]
+async fn create_workflows_audit_success_decodes_the_202_job_id_and_location() {
+    let server = MockServer::start_async().await;
+    let _seen = wire::serve(&server, accepted()).await;
+    let response = wire::client(&server)
+        .create_workflows_audit()
+        .body(workflows_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    assert_decoded!(job_created(response));
+}
+
+#[tokio::test]
+async fn create_workflows_audit_errors_decode_general_format_and_throttles() {
+    wire::assert_errors(
+        "createWorkflowsAudit",
+        &[400, 401, 403, 404, 429],
+        |client| async move {
+            client
+                .create_workflows_audit()
+                .body(workflows_minimal())
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn create_workflows_audit_forward_compat_ignores_unknown_fields() {
+    assert_created_ignores_unknown_fields(|client| async move {
+        client
+            .create_workflows_audit()
+            .body(workflows_minimal())
+            .send()
+            .typed()
+            .await
+    })
+    .await;
+}
+
+// ------------------------------------------------------------------ createWorkflowTemplatesAudit
+
+const WORKFLOW_TEMPLATE_ACTIONS: &[&str] = &[
+    "TEMPLATE_CREATED",
+    "TEMPLATE_STATUS_CHANGED",
+    "TEMPLATE_EDITED",
+    "STEP_ADDED",
+    "STEP_REMOVED",
+    "ITEM_ADDED",
+    "ITEM_REMOVED",
+];
+
+fn workflow_templates_minimal() -> types::builder::WorkflowTemplatesAuditRequest {
+    types::WorkflowTemplatesAuditRequest::builder()
+        .format(types::AuditFormat::Csv)
+        .date_start(START)
+        .date_end(END)
+}
+
+#[tokio::test]
+async fn create_workflow_templates_audit_request_full_sends_every_filter_and_enum_value() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::bob(&server)
+        .create_workflow_templates_audit()
+        .body(
+            workflow_templates_minimal()
+                .format(types::AuditFormat::Json)
+                .suppress_emails(true)
+                .users(strings(USERS))
+                .workflow_template_actions(all::<types::WorkflowTemplateAction>(
+                    WORKFLOW_TEMPLATE_ACTIONS,
+                )),
+        )
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post("/v1/audit/workflow-templates")
+            .act_as(wire::BOB)
+            .json(json!({
+                "format": "json",
+                "date_start": START,
+                "date_end": END,
+                "suppress_emails": true,
+                "users": USERS,
+                "workflow_template_actions": WORKFLOW_TEMPLATE_ACTIONS
+            })),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn create_workflow_templates_audit_request_minimal_sends_the_required_fields_and_suppress_emails()
+ {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::client(&server)
+        .create_workflow_templates_audit()
+        .body(workflow_templates_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::post("/v1/audit/workflow-templates").json(json!({
+        "format": "csv",
+        "date_start": START,
+        "date_end": END,
+        "suppress_emails": false
+    })))
+    .await;
+}
+
+#[tokio::test]
+async fn create_workflow_templates_audit_success_decodes_the_202_job_id_and_location() {
+    let server = MockServer::start_async().await;
+    let _seen = wire::serve(&server, accepted()).await;
+    let response = wire::client(&server)
+        .create_workflow_templates_audit()
+        .body(workflow_templates_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    assert_decoded!(job_created(response));
+}
+
+#[tokio::test]
+async fn create_workflow_templates_audit_errors_decode_general_format_and_throttles() {
+    wire::assert_errors(
+        "createWorkflowTemplatesAudit",
+        &[400, 401, 403, 404, 429],
+        |client| async move {
+            client
+                .create_workflow_templates_audit()
+                .body(workflow_templates_minimal())
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn create_workflow_templates_audit_forward_compat_ignores_unknown_fields() {
+    assert_created_ignores_unknown_fields(|client| async move {
+        client
+            .create_workflow_templates_audit()
+            .body(workflow_templates_minimal())
+            .send()
+            .typed()
+            .await
+    })
+    .await;
+}
+
+// ------------------------------------------------------------------ createQualityDocsAudit
+
+const QUALITY_DOCS_ACTIONS: &[&str] = &[
+    "DOCUMENT_ADDED",
+    "DOCUMENT_MODIFIED",
+    "DOCUMENT_IMPORTED",
+    "DOWNLOAD_RENDITION",
+    "PREVIEW",
+    "DOWNLOAD_ORIGINAL",
+    "TRAINING_ASSIGNED",
+    "TRAINING_MODIFIED",
+    "TRAINING_CANCELED",
+    "TRAINING_OVERDUE",
+    "TRAINING_COMPLETED",
+    "TRAINING_IMPORTED",
+    "DRAFT_ADDED",
+    "DRAFT_EDITED",
+    "DRAFT_DELETED",
+];
+const QUALITY_DOCS_STATUSES: &[&str] = &["DRAFT", "EFFECTIVE", "FUTURE_EFFECTIVE", "OBSOLETE"];
+
+fn categories() -> Vec<types::QualityDocsCategoryFilter> {
+    vec![
+        types::QualityDocsCategoryFilter {
+            id: "cat-1".into(),
+            subcategory_ids: strings(&["sub-1", "sub-2"]),
+        },
+        types::QualityDocsCategoryFilter {
+            id: "cat-2".into(),
+            subcategory_ids: Vec::new(),
+        },
+    ]
+}
+
+fn categories_json() -> Value {
+    json!([{"id": "cat-1", "subcategoryIds": ["sub-1", "sub-2"]}, {"id": "cat-2"}])
+}
+
+fn quality_docs_minimal() -> types::builder::QualityDocsAuditRequest {
+    types::QualityDocsAuditRequest::builder()
+        .format(types::AuditFormat::Csv)
+        .date_start(START)
+        .date_end(END)
+}
+
+#[tokio::test]
+async fn create_quality_docs_audit_request_full_sends_every_filter_and_enum_value() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::bob(&server)
+        .create_quality_docs_audit()
+        .body(
+            quality_docs_minimal()
+                .format(types::AuditFormat::Json)
+                .suppress_emails(true)
+                .users(strings(USERS))
+                .quality_document_id("qd-77".to_string())
+                .quality_docs_categories(categories())
+                .quality_docs_actions(all::<types::QualityDocsAction>(QUALITY_DOCS_ACTIONS))
+                .quality_docs_statuses(all::<types::QualityDocsStatus>(QUALITY_DOCS_STATUSES)),
+        )
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post("/v1/audit/quality-docs")
+            .act_as(wire::BOB)
+            .json(json!({
+                "format": "json",
+                "date_start": START,
+                "date_end": END,
+                "suppress_emails": true,
+                "users": USERS,
+                "quality_document_id": "qd-77",
+                "quality_docs_categories": categories_json(),
+                "quality_docs_actions": QUALITY_DOCS_ACTIONS,
+                "quality_docs_statuses": QUALITY_DOCS_STATUSES
+            })),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn create_quality_docs_audit_request_minimal_sends_the_required_fields_and_suppress_emails() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::client(&server)
+        .create_quality_docs_audit()
+        .body(quality_docs_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::post("/v1/audit/quality-docs").json(json!({
+        "format": "csv",
+        "date_start": START,
+        "date_end": END,
+        "suppress_emails": false
+    })))
+    .await;
+}
+
+#[tokio::test]
+async fn create_quality_docs_audit_success_decodes_the_202_job_id_and_location() {
+    let server = MockServer::start_async().await;
+    let _seen = wire::serve(&server, accepted()).await;
+    let response = wire::client(&server)
+        .create_quality_docs_audit()
+        .body(quality_docs_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    assert_decoded!(job_created(response));
+}
+
+#[tokio::test]
+async fn create_quality_docs_audit_errors_decode_general_format_and_throttles() {
+    wire::assert_errors(
+        "createQualityDocsAudit",
+        &[400, 401, 403, 404, 429],
+        |client| async move {
+            client
+                .create_quality_docs_audit()
+                .body(quality_docs_minimal())
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn create_quality_docs_audit_forward_compat_ignores_unknown_fields() {
+    assert_created_ignores_unknown_fields(|client| async move {
+        client
+            .create_quality_docs_audit()
+            .body(quality_docs_minimal())
+            .send()
+            .typed()
+            .await
+    })
+    .await;
+}
+
+// ------------------------------------------------------------------ createQualityDocsCategoriesAudit
+
+const QUALITY_DOCS_CATEGORIES_ACTIONS: &[&str] = &[
+    "CATEGORY_ADDED",
+    "CATEGORY_MODIFIED",
+    "SUBCATEGORY_ADDED",
+    "SUBCATEGORY_MODIFIED",
+];
+
+fn quality_docs_categories_minimal() -> types::builder::QualityDocsCategoriesAuditRequest {
+    types::QualityDocsCategoriesAuditRequest::builder()
+        .format(types::AuditFormat::Csv)
+        .date_start(START)
+        .date_end(END)
+}
+
+#[tokio::test]
+async fn create_quality_docs_categories_audit_request_full_sends_every_filter_and_enum_value() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::bob(&server)
+        .create_quality_docs_categories_audit()
+        .body(
+            quality_docs_categories_minimal()
+                .format(types::AuditFormat::Json)
+                .suppress_emails(true)
+                .users(strings(USERS))
+                .quality_docs_categories(categories())
+                .quality_docs_categories_actions(all::<types::QualityDocsCategoriesAction>(
+                    QUALITY_DOCS_CATEGORIES_ACTIONS,
+                )),
+        )
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post("/v1/audit/quality-docs-categories")
+            .act_as(wire::BOB)
+            .json(json!({
+                "format": "json",
+                "date_start": START,
+                "date_end": END,
+                "suppress_emails": true,
+                "users": USERS,
+                "quality_docs_categories": categories_json(),
+                "quality_docs_categories_actions": QUALITY_DOCS_CATEGORIES_ACTIONS
+            })),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn create_quality_docs_categories_audit_request_minimal_sends_the_required_fields_and_suppress_emails()
+ {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::client(&server)
+        .create_quality_docs_categories_audit()
+        .body(quality_docs_categories_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post("/v1/audit/quality-docs-categories").json(json!({
+            "format": "csv",
+            "date_start": START,
+            "date_end": END,
+            "suppress_emails": false
+        })),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn create_quality_docs_categories_audit_success_decodes_the_202_job_id_and_location() {
+    let server = MockServer::start_async().await;
+    let _seen = wire::serve(&server, accepted()).await;
+    let response = wire::client(&server)
+        .create_quality_docs_categories_audit()
+        .body(quality_docs_categories_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    assert_decoded!(job_created(response));
+}
+
+#[tokio::test]
+async fn create_quality_docs_categories_audit_errors_decode_general_format_and_throttles() {
+    wire::assert_errors(
+        "createQualityDocsCategoriesAudit",
+        &[400, 401, 403, 404, 429],
+        |client| async move {
+            client
+                .create_quality_docs_categories_audit()
+                .body(quality_docs_categories_minimal())
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn create_quality_docs_categories_audit_forward_compat_ignores_unknown_fields() {
+    assert_created_ignores_unknown_fields(|client| async move {
+        client
+            .create_quality_docs_categories_audit()
+            .body(quality_docs_categories_minimal())
+            .send()
+            .typed()
+            .await
+    })
+    .await;
+}
+
+// ------------------------------------------------------------------ createQualityDocsCoursesAudit
+
+const QUALITY_DOCS_COURSES_ACTIONS: &[&str] = &[
+    "COURSE_CREATED",
+    "COURSE_MODIFIED",
+    "COURSE_STATUS_CHANGED",
+    "COURSE_DOCUMENT_STATUS_CHANGED",
+];
+const QUALITY_DOCS_COURSES_PARAMETERS: &[&str] = &[
+    "NAME",
+    "DESCRIPTION",
+    "DAYS_TO_COMPLETE",
+    "MIN_DAYS_BEFORE_OBSOLETE",
+    "RECURRENCE_PERIOD",
+    "START_DATE",
+    "ASSIGNEES",
+    "DOCUMENTS",
+    "COURSE_STATUS",
+    "DOCUMENT_STATUS",
+];
+
+fn quality_docs_courses_minimal() -> types::builder::QualityDocsCoursesAuditRequest {
+    types::QualityDocsCoursesAuditRequest::builder()
+        .format(types::AuditFormat::Csv)
+        .date_start(START)
+        .date_end(END)
+}
+
+#[tokio::test]
+async fn create_quality_docs_courses_audit_request_full_sends_every_filter_and_enum_value() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::bob(&server)
+        .create_quality_docs_courses_audit()
+        .body(
+            quality_docs_courses_minimal()
+                .format(types::AuditFormat::Json)
+                .suppress_emails(true)
+                .users(strings(USERS))
+                .quality_docs_courses_ids(strings(&["course-1", "course-2"]))
+                .quality_docs_courses_actions(all::<types::QualityDocsCoursesAction>(
+                    QUALITY_DOCS_COURSES_ACTIONS,
+                ))
+                .quality_docs_courses_parameters(all::<types::QualityDocsCoursesParameter>(
+                    QUALITY_DOCS_COURSES_PARAMETERS,
+                )),
+        )
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post("/v1/audit/quality-docs-courses")
+            .act_as(wire::BOB)
+            .json(json!({
+                "format": "json",
+                "date_start": START,
+                "date_end": END,
+                "suppress_emails": true,
+                "users": USERS,
+                "quality_docs_courses_ids": ["course-1", "course-2"],
+                "quality_docs_courses_actions": QUALITY_DOCS_COURSES_ACTIONS,
+                "quality_docs_courses_parameters": QUALITY_DOCS_COURSES_PARAMETERS
+            })),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn create_quality_docs_courses_audit_request_minimal_sends_the_required_fields_and_suppress_emails()
+ {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::client(&server)
+        .create_quality_docs_courses_audit()
+        .body(quality_docs_courses_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::post("/v1/audit/quality-docs-courses").json(json!({
+        "format": "csv",
+        "date_start": START,
+        "date_end": END,
+        "suppress_emails": false
+    })))
+    .await;
+}
+
+#[tokio::test]
+async fn create_quality_docs_courses_audit_success_decodes_the_202_job_id_and_location() {
+    let server = MockServer::start_async().await;
+    let _seen = wire::serve(&server, accepted()).await;
+    let response = wire::client(&server)
+        .create_quality_docs_courses_audit()
+        .body(quality_docs_courses_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    assert_decoded!(job_created(response));
+}
+
+#[tokio::test]
+async fn create_quality_docs_courses_audit_errors_decode_general_format_and_throttles() {
+    wire::assert_errors(
+        "createQualityDocsCoursesAudit",
+        &[400, 401, 403, 404, 429],
+        |client| async move {
+            client
+                .create_quality_docs_courses_audit()
+                .body(quality_docs_courses_minimal())
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn create_quality_docs_courses_audit_forward_compat_ignores_unknown_fields() {
+    assert_created_ignores_unknown_fields(|client| async move {
+        client
+            .create_quality_docs_courses_audit()
+            .body(quality_docs_courses_minimal())
+            .send()
+            .typed()
+            .await
+    })
+    .await;
+}
+
+// ------------------------------------------------------------------ createEtmfAudit
+
+const ETMF_ACTIONS: &[&str] = &[
+    "STUDY_CREATED",
+    "STUDY_UPDATED",
+    "TRIAL_UPDATED",
+    "COUNTRY_CREATED",
+    "COUNTRY_UPDATED",
+    "SITE_CREATED",
+    "SITE_UPDATED",
+    "STUDY_ACTIVATED",
+    "STUDY_DEACTIVATED",
+    "TRIAL_ACTIVATED",
+    "TRIAL_DEACTIVATED",
+    "COUNTRY_ACTIVATED",
+    "COUNTRY_DEACTIVATED",
+    "SITE_ACTIVATED",
+    "SITE_DEACTIVATED",
+    "DOCUMENT_ADDED",
+    "DOCUMENT_DELETED",
+    "DOCUMENT_RECLASSIFIED",
+    "DOCUMENT_CLASSIFICATION_CHANGED",
+    "ARTIFACT_CREATED",
+    "ARTIFACT_STATUS_UPDATED",
+    "REQUIRED_ARTIFACT_ADDED",
+    "REQUIRED_ARTIFACT_REMOVED",
+    "STUDY_PERMISSIONS_UPDATED",
+    "TRIAL_PERMISSIONS_UPDATED",
+    "COUNTRY_PERMISSIONS_UPDATED",
+    "SITE_PERMISSIONS_UPDATED",
+    "MILESTONE_ADDED",
+    "MILESTONE_COMPLETED",
+    "MILESTONE_ACTIVATED",
+    "MILESTONE_UPDATED",
+    "IMPORT_CREATED",
+    "IMPORT_FAILED",
+    "IMPORT_SUCCEEDED",
+    "IMPORT_CONFIRMED",
+    "IMPORT_REJECTED",
+    "QC_INITIATED",
+    "QC_APPROVED",
+    "QC_REJECTED",
+    "COMMENT_CREATED",
+    "ARTIFACT_REQUIREMENT_SETTING_UPDATED",
+    "MILESTONE_REQUIREMENT_SETTING_UPDATED",
+    "MILESTONE_ACTIVATION_REQUIREMENT_SETTING_UPDATED",
+    "ARTIFACT_UNBLINDED",
+    "ARTIFACT_BLINDED",
+];
+
+fn etmf_minimal() -> types::builder::EtmfAuditRequest {
+    types::EtmfAuditRequest::builder()
+        .format(types::AuditFormat::Csv)
+        .date_start(START)
+        .date_end(END)
+}
+
+#[tokio::test]
+async fn create_etmf_audit_request_full_sends_every_filter_and_enum_value() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::bob(&server)
+        .create_etmf_audit()
+        .body(
+            etmf_minimal()
+                .format(types::AuditFormat::Json)
+                .suppress_emails(true)
+                .users(strings(USERS))
+                .etmf_actions(all::<types::EtmfAction>(ETMF_ACTIONS))
+                .etmf_study_ids(strings(&["study-1", "study-2"]))
+                .etmf_artifact_number("01.01.01".to_string()),
+        )
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post("/v1/audit/etmf")
+            .act_as(wire::BOB)
+            .json(json!({
+                "format": "json",
+                "date_start": START,
+                "date_end": END,
+                "suppress_emails": true,
+                "users": USERS,
+                "etmf_actions": ETMF_ACTIONS,
+                "etmf_study_ids": ["study-1", "study-2"],
+                "etmf_artifact_number": "01.01.01"
+            })),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn create_etmf_audit_request_minimal_sends_the_required_fields_and_suppress_emails() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::client(&server)
+        .create_etmf_audit()
+        .body(etmf_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::post("/v1/audit/etmf").json(json!({
+        "format": "csv",
+        "date_start": START,
+        "date_end": END,
+        "suppress_emails": false
+    })))
+    .await;
+}
+
+#[tokio::test]
+async fn create_etmf_audit_success_decodes_the_202_job_id_and_location() {
+    let server = MockServer::start_async().await;
+    let _seen = wire::serve(&server, accepted()).await;
+    let response = wire::client(&server)
+        .create_etmf_audit()
+        .body(etmf_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    assert_decoded!(job_created(response));
+}
+
+#[tokio::test]
+async fn create_etmf_audit_errors_decode_general_format_and_throttles() {
+    wire::assert_errors(
+        "createEtmfAudit",
+        &[400, 401, 403, 404, 429],
+        |client| async move {
+            client
+                .create_etmf_audit()
+                .body(etmf_minimal())
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn create_etmf_audit_forward_compat_ignores_unknown_fields() {
+    assert_created_ignores_unknown_fields(|client| async move {
+        client
+            .create_etmf_audit()
+            .body(etmf_minimal())
+            .send()
+            .typed()
+            .await
+    })
+    .await;
+}
+
+// ------------------------------------------------------------------ createSnapshotRestoreAudit
+
+fn snapshot_restore_minimal() -> types::builder::SnapshotRestoreAuditRequest {
+    types::SnapshotRestoreAuditRequest::builder()
+        .format(types::AuditFormat::Csv)
+        .date_start(START)
+        .date_end(END)
+}
+
+#[tokio::test]
+async fn create_snapshot_restore_audit_request_full_sends_every_filter() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::bob(&server)
+        .create_snapshot_restore_audit()
+        .body(
+            snapshot_restore_minimal()
+                .format(types::AuditFormat::Json)
+                .suppress_emails(true)
+                .users(strings(USERS))
+                .include_system_actions(false),
+        )
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post("/v1/audit/snapshot-restore")
+            .act_as(wire::BOB)
+            .json(json!({
+                "format": "json",
+                "date_start": START,
+                "date_end": END,
+                "suppress_emails": true,
+                "users": USERS,
+                "include_system_actions": false
+            })),
+    )
+    .await;
+}
+
+/// For this kind `include_system_actions` defaults to true, and the default is what is sent.
+#[tokio::test]
+async fn create_snapshot_restore_audit_request_minimal_sends_include_system_actions_true() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::client(&server)
+        .create_snapshot_restore_audit()
+        .body(snapshot_restore_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::post("/v1/audit/snapshot-restore").json(json!({
+        "format": "csv",
+        "date_start": START,
+        "date_end": END,
+        "suppress_emails": false,
+        "include_system_actions": true
+    })))
+    .await;
+}
+
+#[tokio::test]
+async fn create_snapshot_restore_audit_success_decodes_the_202_job_id_and_location() {
+    let server = MockServer::start_async().await;
+    let _seen = wire::serve(&server, accepted()).await;
+    let response = wire::client(&server)
+        .create_snapshot_restore_audit()
+        .body(snapshot_restore_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    assert_decoded!(job_created(response));
+}
+
+#[tokio::test]
+async fn create_snapshot_restore_audit_errors_decode_general_format_and_throttles() {
+    wire::assert_errors(
+        "createSnapshotRestoreAudit",
+        &[400, 401, 403, 404, 429],
+        |client| async move {
+            client
+                .create_snapshot_restore_audit()
+                .body(snapshot_restore_minimal())
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn create_snapshot_restore_audit_forward_compat_ignores_unknown_fields() {
+    assert_created_ignores_unknown_fields(|client| async move {
+        client
+            .create_snapshot_restore_audit()
+            .body(snapshot_restore_minimal())
+            .send()
+            .typed()
+            .await
+    })
+    .await;
+}
+
+// ------------------------------------------------------------------ createUploadRequestsAudit
+
+const UPLOAD_REQUESTS_ACTIONS: &[&str] = &[
+    "REQUEST_CREATED",
+    "REQUEST_MODIFIED",
+    "REQUEST_STATUS_CHANGED",
+    "FILE_UPLOADED",
+    "FILE_REMOVED",
+    "DOCUMENT_SUBMITTED",
+    "DOCUMENT_SKIPPED",
+    "DOCUMENT_ACCEPTED",
+    "DOCUMENT_REJECTED",
+    "REQUEST_COMPLETED",
+    "REQUEST_CANCELED",
+];
+
+fn upload_requests_minimal() -> types::builder::UploadRequestsAuditRequest {
+    types::UploadRequestsAuditRequest::builder()
+        .format(types::AuditFormat::Csv)
+        .date_start(START)
+        .date_end(END)
+}
+
+#[tokio::test]
+async fn create_upload_requests_audit_request_full_sends_every_filter_and_enum_value() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::bob(&server)
+        .create_upload_requests_audit()
+        .body(
+            upload_requests_minimal()
+                .format(types::AuditFormat::Json)
+                .suppress_emails(true)
+                .users(strings(USERS))
+                .upload_requests_actions(all::<types::UploadRequestsAction>(
+                    UPLOAD_REQUESTS_ACTIONS,
+                )),
+        )
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post("/v1/audit/upload-requests")
+            .act_as(wire::BOB)
+            .json(json!({
+                "format": "json",
+                "date_start": START,
+                "date_end": END,
+                "suppress_emails": true,
+                "users": USERS,
+                "upload_requests_actions": UPLOAD_REQUESTS_ACTIONS
+            })),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn create_upload_requests_audit_request_minimal_sends_the_required_fields_and_suppress_emails()
+ {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, accepted()).await;
+    wire::client(&server)
+        .create_upload_requests_audit()
+        .body(upload_requests_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::post("/v1/audit/upload-requests").json(json!({
+        "format": "csv",
+        "date_start": START,
+        "date_end": END,
+        "suppress_emails": false
+    })))
+    .await;
+}
+
+#[tokio::test]
+async fn create_upload_requests_audit_success_decodes_the_202_job_id_and_location() {
+    let server = MockServer::start_async().await;
+    let _seen = wire::serve(&server, accepted()).await;
+    let response = wire::client(&server)
+        .create_upload_requests_audit()
+        .body(upload_requests_minimal())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    assert_decoded!(job_created(response));
+}
+
+#[tokio::test]
+async fn create_upload_requests_audit_errors_decode_general_format_and_throttles() {
+    wire::assert_errors(
+        "createUploadRequestsAudit",
+        &[400, 401, 403, 404, 429],
+        |client| async move {
+            client
+                .create_upload_requests_audit()
+                .body(upload_requests_minimal())
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn create_upload_requests_audit_forward_compat_ignores_unknown_fields() {
+    assert_created_ignores_unknown_fields(|client| async move {
+        client
+            .create_upload_requests_audit()
+            .body(upload_requests_minimal())
+            .send()
+            .typed()
+            .await
+    })
+    .await;
+}
+
+// ------------------------------------------------------------------ getAuditJob
+
+const REPORT_URL: &str = "https://acme.example.com/pubapi/v1/audit/logins/job-1";
+
+#[tokio::test]
+async fn get_audit_job_request_full_encodes_the_job_id() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &json!({"status": "running"}))).await;
+    wire::bob(&server)
+        .get_audit_job()
+        .id(AWKWARD_ID)
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::get(&format!("/v1/audit/jobs/{AWKWARD_ID_ENCODED}")).act_as(wire::BOB),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn get_audit_job_request_minimal_sends_the_plain_id() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &json!({"status": "running"}))).await;
+    wire::client(&server)
+        .get_audit_job()
+        .id("job-1")
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::get("/v1/audit/jobs/job-1")).await;
+}
+
+#[tokio::test]
+async fn get_audit_job_success_decodes_running_while_the_report_is_generated() {
+    let server = MockServer::start_async().await;
+    let body = json!({"status": "running"});
+    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
+    let job = wire::client(&server)
+        .get_audit_job()
+        .id("job-1")
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(job.status, Some(types::AuditJobState("running".into())));
+    wire::assert_round_trip(&job, &body);
+    assert_decoded!(job);
+}
+
+#[tokio::test]
+async fn get_audit_job_errors_decode_general_format_and_throttles() {
+    wire::assert_errors(
+        "getAuditJob",
+        &[400, 401, 403, 404, 429],
+        |client| async move {
+            client
+                .get_audit_job()
+                .id("job-1")
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn get_audit_job_forward_compat_accepts_unknown_fields_and_an_unknown_status() {
+    let server = MockServer::start_async().await;
+    let known = json!({"status": "queued"});
+    let sent = wire::with_unknown_fields(&known, &[""]);
+    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
+    let job = wire::client(&server)
+        .get_audit_job()
+        .id("job-1")
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(job.status, Some(types::AuditJobState("queued".into())));
+    wire::assert_round_trip(&job, &known);
+}
+
+/// The generated client does not decode the 303 (redirects are not followed): the finished
+/// job reaches it as an unexpected response that keeps its status, `Location` and
+/// `{status: completed}` body, and `.typed()` makes it an `UnexpectedStatus`.
+/// `Client::audit_job_state` turns it into `JobState::Completed` (below).
+#[tokio::test]
+async fn get_audit_job_303_reaches_the_generated_client_with_its_location() {
+    let server = MockServer::start_async().await;
+    let reply = Reply::json(303, &json!({"status": "completed"})).header("location", REPORT_URL);
+    let seen = wire::serve(&server, reply).await;
+    let client = wire::single_attempt_client(&server);
+    match client.get_audit_job().id("job-1").send().await {
+        Err(pubapi_sdk::Error::UnexpectedResponse(response)) => {
+            assert_eq!(response.status(), 303);
+            assert_eq!(response.headers()["location"], REPORT_URL);
+            let body: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+            let job: types::AuditJobStatus = serde_json::from_value(body.clone()).unwrap();
+            assert_eq!(job.status, Some(types::AuditJobState("completed".into())));
+            wire::assert_round_trip(&job, &body);
+        }
+        other => panic!("{other:?}"),
+    }
+    let error = client
+        .get_audit_job()
+        .id("job-1")
+        .send()
+        .typed()
+        .await
+        .expect_err("a 303 is not decoded");
+    assert_eq!(wire::kind(&error), Kind::UnexpectedStatus(303));
+    assert_eq!(
+        seen.calls().await,
+        2,
+        "one request each, the redirect is not followed"
+    );
+}
+
+// ------------------------------------------------------------------ getAuditReport
+
+/// A logins report as CSV (the one column set the reference shows).
+const CSV: &str = "Username,Event,IP Address,Access,Time\r\n\
+                   alice,Login,203.0.113.7,Web,2026-01-05T08:00:00Z\r\n";
+
+/// Every report kind and its path segment.
+const KINDS: &[&str] = &[
+    "logins",
+    "files",
+    "permissions",
+    "users",
+    "groups",
+    "workgroup-settings",
+    "workflows",
+    "workflow-templates",
+    "quality-docs",
+    "quality-docs-categories",
+    "quality-docs-courses",
+    "etmf",
+    "snapshot-restore",
+    "upload-requests",
+];
+
+/// A finished JSON report of each kind whose event shape the reference describes.
+fn described_reports() -> Vec<(&'static str, Value)> {
+    let report = |events: Value| {
+        let count = events.as_array().unwrap().len();
+        json!({"total_count": 120, "offset": 20, "count": count, "events": events})
+    };
+    vec![
+        (
+            "logins",
+            report(json!([{
+                "username": "alice", "user_id": 1001, "event": "Login",
+                "ip_address": "203.0.113.7", "access": "Web", "time": "2026-01-05T08:00:00Z"
+            }])),
+        ),
+        (
+            "files",
+            report(json!([{
+                "username": "alice", "user_id": 1001, "file": "contract.pdf",
+                "folder": "/Shared/Contracts", "target_path": "/Shared/Archive/contract.pdf",
+                "link": "https://acme.example.com/l/abc", "transaction": "move",
+                "actionInfo": "moved from drafts", "access": "Web",
+                "time": "2026-01-05T08:01:00Z", "ipAddress": "203.0.113.7",
+                "file_checksum": "9e107d9d372bb6826bd81d3542a419d6"
+            }])),
+        ),
+        (
+            "permissions",
+            report(json!([
+                {
+                    "folder": "/Shared/Contracts", "assignee": "bob", "assignee_id": 1002,
+                    "assigner": "alice", "assigner_id": 1001, "change": "+Viewer",
+                    "time": "2026-01-05T08:02:00Z"
+                },
+                {
+                    "folder": "/Shared/Contracts", "assignee": "bob", "assignee_id": 1002,
+                    "assigner": "alice", "assigner_id": 1001, "change": "Viewer >> Editor",
+                    "time": "2026-01-06T08:02:00Z"
+                }
+            ])),
+        ),
+        (
+            "users",
+            report(json!([{
+                "performed_by": "alice", "performed_by_id": 1001, "subject": "carol",
+                "subject_id": 1003, "action": "CREATE", "action_info": "role Standard",
+                "date_and_time": "2026-01-05T08:03:00Z", "action_source": "WebUI"
+            }])),
+        ),
+        (
+            "groups",
+            report(json!([{
+                "time": "2026-01-05T08:04:00Z", "actor": "alice", "actor_id": 1001,
+                "group": "Legal", "action": "ADD_USERS", "action_info": "added carol",
+                "source": "WebUI"
+            }])),
+        ),
+        (
+            "workgroup-settings",
+            report(json!([{
+                "time": "2026-01-05T08:05:00Z", "actor": "alice", "ip_address": "203.0.113.7",
+                "setting_screen": "Security", "setting_name": "Two-step verification",
+                "old_value": "off", "new_value": "on"
+            }])),
+        ),
+    ]
+}
+
+/// The events of `report`, decoded as the typed event of `kind` and serialized again.
+fn typed_events(kind: &str, report: &types::AuditReport) -> Vec<Value> {
+    fn again<T: serde::de::DeserializeOwned + serde::Serialize>(event: Value) -> Value {
+        json!(serde_json::from_value::<T>(event).unwrap())
+    }
+    report
+        .events
+        .iter()
+        .map(|event| {
+            let event = Value::Object(event.clone());
+            match kind {
+                "logins" => again::<types::LoginsAuditEvent>(event),
+                "files" => again::<types::FilesAuditEvent>(event),
+                "permissions" => again::<types::PermissionsAuditEvent>(event),
+                "users" => again::<types::UsersAuditEvent>(event),
+                "groups" => again::<types::GroupsAuditEvent>(event),
+                "workgroup-settings" => again::<types::WorkgroupSettingsAuditEvent>(event),
+                other => panic!("no typed event for {other}"),
+            }
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn get_audit_report_request_full_encodes_kind_and_id_and_sends_count_and_offset() {
+    let server = MockServer::start_async().await;
+    let body = json!({"total_count": 0, "offset": 20, "count": 0, "events": []});
+    let seen = wire::serve(&server, Reply::json(200, &body)).await;
+    wire::bob(&server)
+        .get_audit_report()
+        .type_(types::AuditReportKind::WorkgroupSettings)
+        .id(AWKWARD_ID)
+        .offset(20_u64)
+        .count(10_u64)
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::get(&format!(
+            "/v1/audit/workgroup-settings/{AWKWARD_ID_ENCODED}"
+        ))
+        .query("count=10&offset=20")
+        .act_as(wire::BOB),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn get_audit_report_request_full_sends_every_report_kind_as_its_path_segment() {
+    for kind in KINDS {
+        let server = MockServer::start_async().await;
+        let body = json!({"total_count": 0, "offset": 0, "count": 0, "events": []});
+        let seen = wire::serve(&server, Reply::json(200, &body)).await;
+        wire::client(&server)
+            .get_audit_report()
+            .type_(*kind)
+            .id("job-1")
+            .offset(0_u64)
+            .count(0_u64)
+            .send()
+            .typed()
+            .await
+            .unwrap();
+        seen.assert_only(Expect::get(&format!("/v1/audit/{kind}/job-1")).query("count=0&offset=0"))
+            .await;
+    }
+}
+
+#[tokio::test]
+async fn get_audit_report_request_minimal_sends_no_query() {
+    let server = MockServer::start_async().await;
+    let body = json!({"total_count": 0, "offset": 0, "count": 0, "events": []});
+    let seen = wire::serve(&server, Reply::json(200, &body)).await;
+    wire::client(&server)
+        .get_audit_report()
+        .type_(types::AuditReportKind::Logins)
+        .id("job-1")
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::get("/v1/audit/logins/job-1"))
+        .await;
+}
+
+#[tokio::test]
+async fn get_audit_report_success_decodes_json_reports_of_the_six_described_kinds() {
+    let mut decoded = serde_json::Map::new();
+    for (kind, body) in described_reports() {
+        let server = MockServer::start_async().await;
+        let _seen = wire::serve(&server, Reply::json(200, &body)).await;
+        let report = wire::client(&server)
+            .get_audit_report()
+            .type_(kind)
+            .id("job-1")
+            .send()
+            .typed()
+            .await
+            .unwrap()
+            .into_inner();
+        wire::assert_round_trip(&report, &body);
+        assert_eq!(
+            typed_events(kind, &report),
+            body["events"].as_array().unwrap().clone(),
+            "{kind}: the typed events keep every field"
+        );
+        decoded.insert(kind.to_owned(), json!(report));
+    }
+    assert_decoded!(decoded);
+}
+
+/// The event shapes of the other eight kinds are not shown: their events are kept whole.
+#[tokio::test]
+async fn get_audit_report_success_keeps_events_of_kinds_without_a_described_shape() {
+    let server = MockServer::start_async().await;
+    let body = json!({
+        "total_count": 1, "offset": 0, "count": 1,
+        "events": [{"workflow": "Contract review", "action": "WORKFLOW_CREATED", "actor": {"id": 1001}}]
+    });
+    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
+    let report = wire::client(&server)
+        .get_audit_report()
+        .type_(types::AuditReportKind::Workflows)
+        .id("job-1")
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    wire::assert_round_trip(&report, &body);
+}
+
+#[tokio::test]
+async fn get_audit_report_errors_decode_general_format_and_throttles() {
+    wire::assert_errors(
+        "getAuditReport",
+        &[400, 401, 403, 404, 429],
+        |client| async move {
+            client
+                .get_audit_report()
+                .type_(types::AuditReportKind::Logins)
+                .id("job-1")
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+/// Unknown top-level fields are dropped; events are open objects, so their new fields are kept,
+/// and the typed events ignore them.
+#[tokio::test]
+async fn get_audit_report_forward_compat_ignores_unknown_fields_and_keeps_them_in_events() {
+    let (kind, known) = described_reports().remove(0);
+    let server = MockServer::start_async().await;
+    let sent = wire::with_unknown_fields(&known, &["", "/events/0"]);
+    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
+    let report = wire::client(&server)
+        .get_audit_report()
+        .type_(kind)
+        .id("job-1")
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    let mut expected = known.clone();
+    expected["events"] = sent["events"].clone();
+    wire::assert_round_trip(&report, &expected);
+    assert_eq!(typed_events(kind, &report)[0], known["events"][0]);
+}
+
+/// The generated client only asks for and decodes JSON (progenitor drops the `text/csv` body),
+/// so through it a CSV report is a decode error that keeps the CSV bytes.
+/// `Client::audit_report_csv` streams it (below).
+#[tokio::test]
+async fn get_audit_report_csv_is_a_decode_error_with_the_csv_through_the_generated_client() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::status(200).body("text/csv", CSV)).await;
+    let client = wire::single_attempt_client(&server);
+    match client
+        .get_audit_report()
+        .type_(types::AuditReportKind::Logins)
+        .id("job-1")
+        .send()
+        .await
+    {
+        Err(pubapi_sdk::Error::InvalidResponsePayload(bytes, _)) => assert_eq!(bytes, CSV),
+        other => panic!("{other:?}"),
+    }
+    let error = client
+        .get_audit_report()
+        .type_(types::AuditReportKind::Logins)
+        .id("job-1")
+        .send()
+        .typed()
+        .await
+        .expect_err("CSV is not JSON");
+    match error {
+        pubapi_sdk_ext::Error::Decode { body, .. } => assert_eq!(body, CSV),
+        other => panic!("{other:?}"),
+    }
+    let requests = seen.requests().await;
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].headers["accept"], "application/json");
+}
+
+// ------------------------------------------------------------------ deleteAuditReport
+
+#[tokio::test]
+async fn delete_audit_report_request_full_encodes_kind_and_id() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::status(204)).await;
+    wire::bob(&server)
+        .delete_audit_report()
+        .type_(types::AuditReportKind::QualityDocsCategories)
+        .id(AWKWARD_ID)
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::delete(&format!(
+            "/v1/audit/quality-docs-categories/{AWKWARD_ID_ENCODED}"
+        ))
+        .accept_any()
+        .act_as(wire::BOB),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn delete_audit_report_request_minimal_sends_no_body_and_accepts_anything() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::status(204)).await;
+    wire::client(&server)
+        .delete_audit_report()
+        .type_(types::AuditReportKind::Logins)
+        .id("job-1")
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::delete("/v1/audit/logins/job-1").accept_any())
+        .await;
+}
+
+#[tokio::test]
+async fn delete_audit_report_success_is_a_204_without_content() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::status(204)).await;
+    let response = wire::client(&server)
+        .delete_audit_report()
+        .type_(types::AuditReportKind::Logins)
+        .id("job-1")
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 204);
+    let () = response.into_inner();
+    assert_eq!(seen.calls().await, 1);
+}
+
+#[tokio::test]
+async fn delete_audit_report_errors_decode_general_format_and_throttles() {
+    wire::assert_errors(
+        "deleteAuditReport",
+        &[400, 401, 403, 404, 429],
+        |client| async move {
+            client
+                .delete_audit_report()
+                .type_(types::AuditReportKind::Logins)
+                .id("job-1")
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+/// The 204 has no body to extend; headers the reference does not name do not disturb it.
+#[tokio::test]
+async fn delete_audit_report_forward_compat_ignores_unknown_headers_on_the_204() {
+    let server = MockServer::start_async().await;
+    let reply = Reply::status(204).header("x-request-id", "r-1");
+    let _seen = wire::serve(&server, reply).await;
+    let response = wire::client(&server)
+        .delete_audit_report()
+        .type_(types::AuditReportKind::Logins)
+        .id("job-1")
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 204);
+}
+
+// ------------------------------------------------------------------ through Client::audit_job_state
+
+#[tokio::test]
+async fn get_audit_job_303_report_ready_is_completed_with_its_location_through_audit_job_state() {
+    let server = MockServer::start_async().await;
+    let location = server.url("/pubapi/v1/audit/workgroup-settings/job%201");
+    let reply = Reply::json(303, &json!({"status": "completed"})).header("location", &location);
+    let seen = wire::serve(&server, reply).await;
+    let state = wire::bob(&server).audit_job_state("job 1").await.unwrap();
+    assert_eq!(
+        state,
+        JobState::Completed(ReportLocation {
+            kind: types::AuditReportKind::WorkgroupSettings,
+            id: "job 1".into(),
+        })
+    );
+    seen.assert_only(Expect::get("/v1/audit/jobs/job%201").act_as(wire::BOB))
+        .await;
+}
+
+#[tokio::test]
+async fn get_audit_job_303_with_a_relative_location_is_completed_through_audit_job_state() {
+    let server = MockServer::start_async().await;
+    let reply = Reply::json(303, &json!({"status": "completed"}))
+        .header("location", "/pubapi/v1/audit/logins/job-1");
+    let _seen = wire::serve(&server, reply).await;
+    let state = wire::client(&server)
+        .audit_job_state("job-1")
+        .await
+        .unwrap();
+    assert_eq!(
+        state,
+        JobState::Completed(ReportLocation {
+            kind: types::AuditReportKind::Logins,
+            id: "job-1".into(),
+        })
+    );
+}
+
+/// A `Location` on another origin is not a report of this domain: refused, never fetched.
+#[tokio::test]
+async fn get_audit_job_303_to_another_origin_is_refused_through_audit_job_state() {
+    let server = MockServer::start_async().await;
+    let reply = Reply::json(303, &json!({"status": "completed"})).header("location", REPORT_URL);
+    let seen = wire::serve(&server, reply).await;
+    let result = wire::client(&server).audit_job_state("job-1").await;
+    assert!(
+        matches!(&result, Err(pubapi_sdk_ext::Error::Decode { path, .. }) if path == "Location"),
+        "{result:?}"
+    );
+    assert_eq!(seen.calls().await, 1);
+}
+
+#[tokio::test]
+async fn get_audit_job_success_running_is_running_through_audit_job_state() {
+    let server = MockServer::start_async().await;
+    let _seen = wire::serve(&server, Reply::json(200, &json!({"status": "running"}))).await;
+    let state = wire::client(&server)
+        .audit_job_state("job-1")
+        .await
+        .unwrap();
+    assert_eq!(
+        state,
+        JobState::Running {
+            status: "running".into()
+        }
+    );
+}
+
+#[tokio::test]
+async fn get_audit_job_errors_through_audit_job_state_decode_general_format_and_throttles() {
+    wire::assert_errors(
+        "getAuditJob",
+        &[400, 401, 403, 404, 429],
+        |client| async move { client.audit_job_state("job-1").await.map(drop) },
+    )
+    .await;
+}
+
+// ------------------------------------------------------------------ through Client::audit_report_csv
+
+/// The CSV request asks for `text/csv`; it is built by `pubapi-sdk-ext` itself, so it carries
+/// no `api-version`, and its id is encoded by `pubapi_sdk_ext::path::encode_segment`.
+#[tokio::test]
+async fn get_audit_report_csv_is_streamed_through_audit_report_csv() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::status(200).body("text/csv", CSV)).await;
+    let at = ReportLocation {
+        kind: types::AuditReportKind::Logins,
+        id: AWKWARD_ID.into(),
+    };
+    let report = wire::bob(&server).audit_report_csv(&at).await.unwrap();
+    let mut out = Vec::new();
+    let written = report.copy_to(&mut out).await.unwrap();
+    assert_eq!(out, CSV.as_bytes());
+    assert_eq!(written, CSV.len() as u64);
+    seen.assert_only(
+        Expect::get(&format!("/v1/audit/logins/{AWKWARD_ID_ENCODED}"))
+            .header("accept", "text/csv")
+            .without_header("api-version")
+            .act_as(wire::BOB),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn get_audit_report_csv_errors_through_audit_report_csv_decode_general_format_and_throttles()
+{
+    wire::assert_errors(
+        "getAuditReport",
+        &[400, 401, 403, 404, 429],
+        |client| async move {
+            let at = ReportLocation {
+                kind: types::AuditReportKind::Logins,
+                id: "job-1".into(),
+            };
+            client.audit_report_csv(&at).await.map(drop)
+        },
+    )
+    .await;
+}

@@ -1,0 +1,165 @@
+//! Wire conformance of the deprecated copilot (reference 2.5, 4.4, 9.3): a synchronous answer
+//! with `Deprecation`, `Sunset` and `Link` headers.
+
+mod wire;
+
+use httpmock::MockServer;
+use pubapi_sdk::types;
+use pubapi_sdk_ext::prelude::*;
+use serde_json::{Map, Value, json};
+use wire::{Expect, Reply, assert_decoded};
+
+const SUNSET: &str = "Wed, 30 Sep 2026 00:00:00 GMT";
+const LINK: &str = r#"</v1/ai/assistant/ask>; rel="successor-version""#;
+
+fn answer_body() -> Value {
+    json!({
+        "response": {"text": "The notice period is 90 days."},
+        "citations": [
+            {
+                "filename": "contract.pdf",
+                "entryId": "ent-1001",
+                "objectId": "obj-5",
+                "previewUrl": "/preview/ent-1001",
+                "chunks": [{"chunkId": "chk-1", "text": "Either party may terminate with 90 days notice."}]
+            }
+        ],
+        "conversationId": "conv-7",
+        "deprecationNotice": "This endpoint is removed on 30 September 2026; use /v1/ai/assistant/ask."
+    })
+}
+
+fn deprecated_answer(body: &Value) -> Reply {
+    Reply::json(200, body)
+        .header("deprecation", "true")
+        .header("sunset", SUNSET)
+        .header("link", LINK)
+}
+
+fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+fn ask(question: &str) -> types::builder::CopilotAskRequest {
+    types::CopilotAskRequest::builder().question(question)
+}
+
+#[tokio::test]
+async fn ask_copilot_request_full_sends_every_field_of_the_reference() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, deprecated_answer(&answer_body())).await;
+    let client = wire::bob(&server);
+    #[allow(deprecated)]
+    let call = client.ask_copilot();
+    call.body(
+        ask("What is the notice period?")
+            .selected_items(types::SelectedItems {
+                folders: vec![types::SelectedFolder {
+                    id: Some("fld-1".into()),
+                }],
+                files: vec![types::SelectedFile {
+                    entry_id: Some("ent-1001".into()),
+                }],
+            })
+            .chat_history(types::ChatHistory {
+                messages: vec![object(json!({"role": "user", "content": "Hello"}))],
+            })
+            .include_citations(true),
+    )
+    .send()
+    .typed()
+    .await
+    .unwrap();
+    seen.assert_only(
+        Expect::post("/v1/ai/copilot/ask")
+            .act_as(wire::BOB)
+            .json(json!({
+                "question": "What is the notice period?",
+                "selectedItems": {"folders": [{"id": "fld-1"}], "files": [{"entryId": "ent-1001"}]},
+                "chatHistory": {"messages": [{"role": "user", "content": "Hello"}]},
+                "includeCitations": true
+            })),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn ask_copilot_request_minimal_sends_only_the_question() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, deprecated_answer(&answer_body())).await;
+    let client = wire::client(&server);
+    #[allow(deprecated)]
+    let call = client.ask_copilot();
+    call.body(ask("What is the notice period?"))
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post("/v1/ai/copilot/ask").json(json!({"question": "What is the notice period?"})),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn ask_copilot_success_decodes_the_answer_and_keeps_the_deprecation_headers() {
+    let server = MockServer::start_async().await;
+    let body = answer_body();
+    let _seen = wire::serve(&server, deprecated_answer(&body)).await;
+    let client = wire::client(&server);
+    #[allow(deprecated)]
+    let call = client.ask_copilot();
+    let response = call
+        .body(ask("What is the notice period?"))
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    let header = |name: &str| response.headers()[name].to_str().unwrap().to_owned();
+    assert_eq!(header("deprecation"), "true");
+    assert_eq!(header("sunset"), SUNSET);
+    assert_eq!(header("link"), LINK);
+    let answer = response.into_inner();
+    assert!(answer.deprecation_notice.is_some());
+    wire::assert_round_trip(&answer, &body);
+    assert_decoded!(answer);
+}
+
+#[tokio::test]
+async fn ask_copilot_errors_decode_ai_format() {
+    wire::assert_errors("askCopilot", &[400, 401, 429, 500], |client| async move {
+        #[allow(deprecated)]
+        let call = client.ask_copilot();
+        call.body(ask("What is the notice period?"))
+            .send()
+            .typed()
+            .await
+            .map(drop)
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn ask_copilot_forward_compat_ignores_unknown_fields_at_every_level() {
+    let server = MockServer::start_async().await;
+    let known = answer_body();
+    let sent = wire::with_unknown_fields(
+        &known,
+        &["", "/response", "/citations/0", "/citations/0/chunks/0"],
+    );
+    let _seen = wire::serve(&server, deprecated_answer(&sent)).await;
+    let client = wire::client(&server);
+    #[allow(deprecated)]
+    let call = client.ask_copilot();
+    let answer = call
+        .body(ask("What is the notice period?"))
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    wire::assert_round_trip(&answer, &known);
+}

@@ -1,0 +1,218 @@
+//! Every operation of the spec has its wire tests, so a new operation cannot slip in untested.
+//!
+//! The wire tests (`tests/wire_*.rs`) are named `<operation>_<point>_<behaviour>`, where
+//! `<operation>` is the generated method name of an operation of
+//! `pubapi_sdk::operations::ALL` and `<point>` one of [`POINTS`]. A success response the
+//! generated client does not decode (a 204 next to a 200, a 303, a CSV body) needs a test of its
+//! own, named `<operation>_<status>_…` or `<operation>_<subtype>_…` (`csv`).
+
+use pubapi_sdk::operations::{self, Operation};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::Path;
+
+/// The four points of issue 3, the request in its full and its minimal form.
+const POINTS: &[&str] = &[
+    "request_full",
+    "request_minimal",
+    "success",
+    "errors",
+    "forward_compat",
+];
+
+/// `(file, test name)` of every test in the wire test files.
+fn wire_tests() -> Vec<(String, String)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/ is readable")
+        .map(|entry| entry.expect("a directory entry").path())
+        .filter(|path| {
+            let name = path.file_name().unwrap().to_string_lossy();
+            name.starts_with("wire_") && name.ends_with(".rs") && name != "wire_coverage.rs"
+        })
+        .collect();
+    files.sort();
+    assert!(
+        files.len() >= 10,
+        "the wire test files are found: {files:?}"
+    );
+    let mut tests = Vec::new();
+    for path in files {
+        let file = path.file_name().unwrap().to_string_lossy().into_owned();
+        let source = std::fs::read_to_string(&path).expect("a readable test file");
+        let mut after_test_attribute = false;
+        for line in source.lines().map(str::trim) {
+            if line.starts_with("#[tokio::test") || line == "#[test]" {
+                after_test_attribute = true;
+            } else if after_test_attribute && !line.starts_with("#[") {
+                let name = line
+                    .strip_prefix("async fn ")
+                    .or_else(|| line.strip_prefix("fn "))
+                    .and_then(|rest| rest.split('(').next())
+                    .unwrap_or_else(|| panic!("{file}: a test attribute before {line:?}"));
+                tests.push((file.clone(), name.to_owned()));
+                after_test_attribute = false;
+            }
+        }
+    }
+    tests
+}
+
+/// The operation a test is about: the longest method name its name starts with.
+fn operation_of(test: &str) -> Option<&'static Operation> {
+    operations::ALL
+        .iter()
+        .filter(|op| {
+            test.strip_prefix(op.method_name)
+                .is_some_and(|rest| rest.starts_with('_'))
+        })
+        .max_by_key(|op| op.method_name.len())
+}
+
+/// The tests of `operation` whose name continues with `marker` after the operation.
+fn tests_of<'a>(
+    tests: &'a [(String, String)],
+    operation: &Operation,
+    marker: &str,
+) -> Vec<&'a str> {
+    let prefix = format!("{}_{marker}", operation.method_name);
+    tests
+        .iter()
+        .map(|(_, name)| name.as_str())
+        .filter(|name| {
+            operation_of(name).map(|op| op.id) == Some(operation.id)
+                && name
+                    .strip_prefix(&prefix)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('_'))
+        })
+        .collect()
+}
+
+/// The success responses the generated client leaves undecoded, as the marker of their test:
+/// the status (`204`, `303`) or the media subtype of a second body (`csv`).
+fn undecoded_successes(operation: &Operation) -> Vec<String> {
+    let mut markers = Vec::new();
+    for response in operation.responses {
+        let Ok(status) = response.status.parse::<u16>() else {
+            continue;
+        };
+        if !(200..400).contains(&status) {
+            continue;
+        }
+        if !response.generated {
+            markers.push(status.to_string());
+        }
+        for content_type in response.content_types {
+            if *content_type != "application/json" {
+                let subtype = content_type.rsplit('/').next().unwrap();
+                markers.push(subtype.to_owned());
+            }
+        }
+    }
+    markers
+}
+
+#[test]
+fn every_operation_has_wire_tests_on_all_four_points() {
+    let tests = wire_tests();
+    let mut missing = Vec::new();
+    for operation in operations::ALL {
+        for point in POINTS {
+            if tests_of(&tests, operation, point).is_empty() {
+                missing.push(format!(
+                    "{} ({}): {point}",
+                    operation.id, operation.method_name
+                ));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "operations without wire tests (name them `<operation>_<point>_…`):\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn every_success_response_the_generated_client_does_not_decode_has_its_own_wire_test() {
+    let tests = wire_tests();
+    let mut missing = Vec::new();
+    for operation in operations::ALL {
+        for marker in undecoded_successes(operation) {
+            if tests_of(&tests, operation, &marker).is_empty() {
+                missing.push(format!(
+                    "{}: {}_{marker}_…",
+                    operation.id, operation.method_name
+                ));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "untested responses:\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn undecoded_success_responses_are_the_204_303_and_csv_of_the_reference() {
+    let found: Vec<String> = operations::ALL
+        .iter()
+        .flat_map(|op| {
+            undecoded_successes(op)
+                .into_iter()
+                .map(|marker| format!("{} {marker}", op.id))
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "getAuditJob 303",
+            "getAuditReport csv",
+            "listEventsV1 204",
+            "listEventsV2 204"
+        ]
+    );
+}
+
+#[test]
+fn every_wire_test_is_named_after_an_operation() {
+    let strays: Vec<String> = wire_tests()
+        .into_iter()
+        .filter(|(_, name)| operation_of(name).is_none())
+        .map(|(file, name)| format!("{file}: {name}"))
+        .collect();
+    assert!(
+        strays.is_empty(),
+        "tests named after no operation:\n{}",
+        strays.join("\n")
+    );
+}
+
+/// The number of wire tests per operation and point, so that adding or removing one shows up
+/// in review.
+#[test]
+fn wire_coverage_table() {
+    let tests = wire_tests();
+    let mut table = String::new();
+    let mut totals: BTreeMap<&str, usize> = BTreeMap::new();
+    for operation in operations::ALL {
+        let all = tests
+            .iter()
+            .filter(|(_, name)| operation_of(name).map(|op| op.id) == Some(operation.id))
+            .count();
+        write!(table, "{:<34}", operation.id).unwrap();
+        let mut on_points = 0;
+        for point in POINTS {
+            let n = tests_of(&tests, operation, point).len();
+            on_points += n;
+            *totals.entry(point).or_default() += n;
+            write!(table, " {point}={n}").unwrap();
+        }
+        let other = all - on_points;
+        *totals.entry("other").or_default() += other;
+        writeln!(table, " other={other}").unwrap();
+    }
+    writeln!(table, "{:<34} {totals:?} tests={}", "total", tests.len()).unwrap();
+    insta::assert_snapshot!(table);
+}

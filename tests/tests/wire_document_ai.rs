@@ -1,0 +1,271 @@
+//! Wire conformance of the document AI area (reference 2.3, 4.2): ask a question about one
+//! document version, summarize it.
+
+mod wire;
+
+use httpmock::MockServer;
+use pubapi_sdk::types;
+use pubapi_sdk_ext::prelude::*;
+use serde_json::{Map, Value, json};
+use wire::{AWKWARD_ID, AWKWARD_ID_ENCODED, Expect, Reply, assert_decoded};
+
+fn ask_body() -> Value {
+    json!({
+        "response": {"text": "The termination notice period is 90 days."},
+        "citations": [
+            {
+                "filename": "contract.pdf",
+                "entryId": "ent-1001",
+                "chunks": [
+                    {"chunkId": "chk-1", "text": "Either party may terminate with 90 days notice."},
+                    {"chunkId": "chk-2", "text": "Notice must be given in writing."}
+                ]
+            }
+        ]
+    })
+}
+
+fn summary_body() -> Value {
+    json!({"response": {"text": "A two-year services contract with a 90-day notice period."}})
+}
+
+fn message(role: &str, text: &str) -> Map<String, Value> {
+    let Value::Object(map) = json!({"role": role, "content": text}) else {
+        unreachable!()
+    };
+    map
+}
+
+fn history() -> types::ChatHistory {
+    types::ChatHistory {
+        messages: vec![
+            message("user", "What is this contract about?"),
+            message("assistant", "A services contract."),
+        ],
+    }
+}
+
+fn history_json() -> Value {
+    json!({"messages": [
+        {"role": "user", "content": "What is this contract about?"},
+        {"role": "assistant", "content": "A services contract."}
+    ]})
+}
+
+// ------------------------------------------------------------------ askDocument
+
+#[tokio::test]
+async fn ask_document_request_full_encodes_the_entry_id_and_sends_every_field() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
+    wire::bob(&server)
+        .ask_document()
+        .entry_id(AWKWARD_ID)
+        .body(
+            types::DocumentAskRequest::builder()
+                .question("What is the notice period?")
+                .include_citations(true)
+                .chat_history(history()),
+        )
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post(&format!("/v1/ai/document/{AWKWARD_ID_ENCODED}/ask"))
+            .act_as(wire::BOB)
+            .json(json!({
+                "question": "What is the notice period?",
+                "includeCitations": true,
+                "chatHistory": history_json()
+            })),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn ask_document_request_minimal_sends_only_the_question() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
+    wire::client(&server)
+        .ask_document()
+        .entry_id("ent-1001")
+        .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post("/v1/ai/document/ent-1001/ask")
+            .json(json!({"question": "What is the notice period?"})),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn ask_document_success_decodes_the_answer_and_its_citations() {
+    let server = MockServer::start_async().await;
+    let body = ask_body();
+    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
+    let answer = wire::client(&server)
+        .ask_document()
+        .entry_id("ent-1001")
+        .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(answer.citations[0].chunks.len(), 2);
+    wire::assert_round_trip(&answer, &body);
+    assert_decoded!(answer);
+}
+
+#[tokio::test]
+async fn ask_document_success_without_citations_decodes_the_answer_alone() {
+    let server = MockServer::start_async().await;
+    let body = json!({"response": {"text": "90 days."}});
+    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
+    let answer = wire::client(&server)
+        .ask_document()
+        .entry_id("ent-1001")
+        .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(answer.citations.is_empty());
+    wire::assert_round_trip(&answer, &body);
+}
+
+#[tokio::test]
+async fn ask_document_errors_decode_ai_format_and_a_500_without_body() {
+    wire::assert_errors(
+        "askDocument",
+        &[400, 401, 404, 429, 500],
+        |client| async move {
+            client
+                .ask_document()
+                .entry_id("ent-1001")
+                .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn ask_document_forward_compat_ignores_unknown_fields_at_every_level() {
+    let server = MockServer::start_async().await;
+    let known = ask_body();
+    let sent = wire::with_unknown_fields(
+        &known,
+        &["", "/response", "/citations/0", "/citations/0/chunks/1"],
+    );
+    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
+    let answer = wire::client(&server)
+        .ask_document()
+        .entry_id("ent-1001")
+        .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    wire::assert_round_trip(&answer, &known);
+}
+
+// ------------------------------------------------------------------ summarizeDocument
+
+#[tokio::test]
+async fn summarize_document_request_full_encodes_the_entry_id_and_sends_the_chat_history() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &summary_body())).await;
+    wire::bob(&server)
+        .summarize_document()
+        .entry_id(AWKWARD_ID)
+        .body(types::DocumentSummaryRequest::builder().chat_history(history()))
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post(&format!("/v1/ai/document/{AWKWARD_ID_ENCODED}/summary"))
+            .act_as(wire::BOB)
+            .json(json!({"chatHistory": history_json()})),
+    )
+    .await;
+}
+
+/// The reference makes the summary body optional; the generated client always sends one, an
+/// empty object when nothing is set.
+#[tokio::test]
+async fn summarize_document_request_minimal_sends_an_empty_object() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &summary_body())).await;
+    wire::client(&server)
+        .summarize_document()
+        .entry_id("ent-1001")
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::post("/v1/ai/document/ent-1001/summary").json(json!({})))
+        .await;
+}
+
+#[tokio::test]
+async fn summarize_document_success_decodes_the_summary_text() {
+    let server = MockServer::start_async().await;
+    let body = summary_body();
+    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
+    let summary = wire::client(&server)
+        .summarize_document()
+        .entry_id("ent-1001")
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    wire::assert_round_trip(&summary, &body);
+    assert_decoded!(summary);
+}
+
+#[tokio::test]
+async fn summarize_document_errors_decode_ai_format_and_a_500_without_body() {
+    wire::assert_errors(
+        "summarizeDocument",
+        &[400, 401, 404, 429, 500],
+        |client| async move {
+            client
+                .summarize_document()
+                .entry_id("ent-1001")
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn summarize_document_forward_compat_ignores_unknown_fields() {
+    let server = MockServer::start_async().await;
+    let known = summary_body();
+    let sent = wire::with_unknown_fields(&known, &["", "/response"]);
+    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
+    let summary = wire::client(&server)
+        .summarize_document()
+        .entry_id("ent-1001")
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    wire::assert_round_trip(&summary, &known);
+}

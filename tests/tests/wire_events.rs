@@ -1,0 +1,658 @@
+//! Wire conformance of the polling Events API (reference 2.11, 4.9, 6.3): the cursor and the v1
+//! and v2 event lists, including the `204 No Content` that ends a poll.
+
+mod wire;
+
+use httpmock::MockServer;
+use pubapi_sdk::types;
+use pubapi_sdk_ext::Error;
+use pubapi_sdk_ext::events::{EventQuery, EventsVersion, Suppress};
+use pubapi_sdk_ext::prelude::*;
+use serde_json::{Value, json};
+use wire::{Expect, Kind, Reply, assert_decoded};
+
+fn cursor_body() -> Value {
+    json!({"timestamp": "2026-03-01T10:15:30Z", "latest_event_id": 120_346, "oldest_event_id": 100})
+}
+
+fn file_system_event() -> Value {
+    json!({
+        "id": 120_344,
+        "timestamp": "2026-03-01T10:10:00Z",
+        "action_source": "WebUI",
+        "actor": 1001,
+        "type": "file_system",
+        "action": "move",
+        "object_detail": "https://acme.example.com/files/f-1",
+        "data": {
+            "target_path": "/Shared/Contracts/b.pdf",
+            "target_id": "v-2",
+            "target_group_id": "f-1",
+            "source_path": "/Shared/Drafts/a.pdf",
+            "source_id": "v-1",
+            "source_group_id": "f-1",
+            "is_folder": false
+        }
+    })
+}
+
+fn note_event() -> Value {
+    json!({
+        "id": 120_345,
+        "timestamp": "2026-03-01T10:12:00Z",
+        "action_source": "PublicAPI",
+        "actor": 1002,
+        "type": "note",
+        "action": "create",
+        "data": {"target_path": "/Shared/Contracts/b.pdf", "note": "Please review"}
+    })
+}
+
+fn permission_change_event() -> Value {
+    json!({
+        "id": 120_346,
+        "timestamp": "2026-03-01T10:14:00Z",
+        "action_source": "System",
+        "actor": 1001,
+        "type": "permission_change",
+        "action": "permission_change",
+        "data": {"target_path": "/Shared/Contracts", "is_folder": false},
+        "eventTypeSpecificAttributes": {
+            "changeGroupEvents": [{"group": "Legal", "members": ["carol"]}],
+            "changePermissionEvent": {
+                "changedPermissions": [
+                    {"action": "ADD", "entry": {"subject": "user:1003", "priv": "viewer"}},
+                    {"action": "DELETE", "entry": {"subject": "group:7", "priv": "editor"}}
+                ]
+            },
+            "changeContext": "snapshot-restore-17",
+            "targetFolderId": "fld-1",
+            "groupChange": true
+        }
+    })
+}
+
+fn page(events: Vec<Value>) -> Value {
+    let count = events.len();
+    json!({"latest_id": 120_346, "oldest_id": 100, "count": count, "events": events})
+}
+
+fn v1_body() -> Value {
+    page(vec![file_system_event(), note_event()])
+}
+
+fn v2_body() -> Value {
+    page(vec![
+        file_system_event(),
+        note_event(),
+        permission_change_event(),
+    ])
+}
+
+/// The typed `data` of a file-system or permission-change event, serialized again.
+fn typed_data(event: &types::PollingEvent) -> Value {
+    let data = Value::Object(event.data.clone());
+    match event.type_.as_ref().map(|t| t.0.as_str()) {
+        Some("file_system") => {
+            json!(serde_json::from_value::<types::FileSystemEventData>(data).unwrap())
+        }
+        Some("permission_change") => {
+            json!(serde_json::from_value::<types::PermissionChangeEventData>(data).unwrap())
+        }
+        _ => data,
+    }
+}
+
+const FOLDER: &str = "/Shared/Q1 reports & plans";
+const FOLDER_QUERY: &str = "%2FShared%2FQ1+reports+%26+plans";
+
+// ------------------------------------------------------------------ getEventsCursor
+
+#[tokio::test]
+async fn get_events_cursor_request_full_through_a_view_sends_the_impersonation_header() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &cursor_body())).await;
+    wire::bob(&server)
+        .get_events_cursor()
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::get("/v1/events/cursor").act_as(wire::BOB))
+        .await;
+}
+
+#[tokio::test]
+async fn get_events_cursor_request_minimal_sends_no_query() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &cursor_body())).await;
+    wire::client(&server)
+        .get_events_cursor()
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::get("/v1/events/cursor")).await;
+}
+
+#[tokio::test]
+async fn get_events_cursor_success_decodes_time_and_event_ids() {
+    let server = MockServer::start_async().await;
+    let body = cursor_body();
+    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
+    let cursor = wire::client(&server)
+        .get_events_cursor()
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(cursor.latest_event_id, Some(120_346));
+    assert_eq!(cursor.oldest_event_id, Some(100));
+    wire::assert_round_trip(&cursor, &body);
+    assert_decoded!(cursor);
+}
+
+#[tokio::test]
+async fn get_events_cursor_errors_decode_401_and_general_throttle_403() {
+    wire::assert_errors("getEventsCursor", &[401, 403], |client| async move {
+        client.get_events_cursor().send().typed().await.map(drop)
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn get_events_cursor_forward_compat_ignores_unknown_fields() {
+    let server = MockServer::start_async().await;
+    let known = cursor_body();
+    let sent = wire::with_unknown_fields(&known, &[""]);
+    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
+    let cursor = wire::client(&server)
+        .get_events_cursor()
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    wire::assert_round_trip(&cursor, &known);
+}
+
+// ------------------------------------------------------------------ listEventsV1
+
+#[tokio::test]
+async fn list_events_v1_request_full_sends_every_query_parameter_encoded() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &v1_body())).await;
+    wire::bob(&server)
+        .list_events_v1()
+        .id(120_000_i64)
+        .folder(FOLDER)
+        .suppress(types::EventSuppress::App)
+        .type_("file_system|note|permission_change")
+        .count(100_u64)
+        .reverse(1_i64)
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::get("/v1/events")
+            .query(&format!(
+                "count=100&folder={FOLDER_QUERY}&id=120000&reverse=1&suppress=app\
+                 &type=file_system%7Cnote%7Cpermission_change"
+            ))
+            .act_as(wire::BOB),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn list_events_v1_request_full_sends_the_other_suppress_values() {
+    for (suppress, wire_value) in [
+        (types::EventSuppress::User, "user"),
+        (types::EventSuppress::None, "none"),
+    ] {
+        let server = MockServer::start_async().await;
+        let seen = wire::serve(&server, Reply::json(200, &v1_body())).await;
+        wire::client(&server)
+            .list_events_v1()
+            .id(0_i64)
+            .suppress(suppress)
+            .reverse(0_i64)
+            .count(1_u64)
+            .send()
+            .typed()
+            .await
+            .unwrap();
+        seen.assert_only(
+            Expect::get("/v1/events")
+                .query(&format!("count=1&id=0&reverse=0&suppress={wire_value}")),
+        )
+        .await;
+    }
+}
+
+#[tokio::test]
+async fn list_events_v1_request_minimal_sends_only_the_cursor_id() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &v1_body())).await;
+    wire::client(&server)
+        .list_events_v1()
+        .id(120_000_i64)
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::get("/v1/events").query("id=120000"))
+        .await;
+}
+
+#[tokio::test]
+async fn list_events_v1_request_minimal_refuses_a_count_of_zero_and_a_reverse_of_two_before_sending()
+ {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &v1_body())).await;
+    let client = wire::client(&server);
+    let zero = client
+        .list_events_v1()
+        .id(1_i64)
+        .count(0_u64)
+        .send()
+        .typed()
+        .await;
+    assert!(matches!(zero, Err(Error::InvalidInput(_))), "{zero:?}");
+    let two = client
+        .list_events_v1()
+        .id(1_i64)
+        .reverse(2_i64)
+        .send()
+        .typed()
+        .await;
+    assert!(matches!(two, Err(Error::InvalidInput(_))), "{two:?}");
+    assert_eq!(seen.calls().await, 0, "nothing is sent");
+}
+
+#[tokio::test]
+async fn list_events_v1_success_decodes_the_page_and_file_system_data() {
+    let server = MockServer::start_async().await;
+    let body = v1_body();
+    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
+    let page = wire::client(&server)
+        .list_events_v1()
+        .id(120_000_i64)
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(page.events.len(), 2);
+    let moved = &page.events[0];
+    assert_eq!(
+        moved.type_,
+        Some(types::PollingEventType("file_system".into()))
+    );
+    assert_eq!(moved.action, Some(types::PollingEventAction("move".into())));
+    assert_eq!(
+        moved.action_source,
+        Some(types::ActionSource("WebUI".into()))
+    );
+    assert_eq!(typed_data(moved), body["events"][0]["data"]);
+    wire::assert_round_trip(&page, &body);
+    assert_decoded!(page);
+}
+
+#[tokio::test]
+async fn list_events_v1_errors_decode_401_and_general_throttle_403() {
+    wire::assert_errors("listEventsV1", &[401, 403], |client| async move {
+        client
+            .list_events_v1()
+            .id(120_000_i64)
+            .send()
+            .typed()
+            .await
+            .map(drop)
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn list_events_v1_forward_compat_accepts_unknown_fields_type_action_and_source() {
+    let server = MockServer::start_async().await;
+    let mut known = v1_body();
+    known["events"][0]["action_source"] = json!("Scanner");
+    known["events"][1]["type"] = json!("task");
+    known["events"][1]["action"] = json!("archive");
+    let sent = wire::with_unknown_fields(&known, &["", "/events/0", "/events/1"]);
+    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
+    let page = wire::client(&server)
+        .list_events_v1()
+        .id(120_000_i64)
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        page.events[0].action_source,
+        Some(types::ActionSource("Scanner".into()))
+    );
+    assert_eq!(
+        page.events[1].type_,
+        Some(types::PollingEventType("task".into()))
+    );
+    assert_eq!(
+        page.events[1].action,
+        Some(types::PollingEventAction("archive".into()))
+    );
+    wire::assert_round_trip(&page, &known);
+}
+
+/// The generated client does not decode the 204 (its success type is the page): it reaches
+/// the caller as an unexpected response that keeps its status, and `.typed()` makes it an
+/// `UnexpectedStatus`. `Client::events_page` turns it into `None` (below).
+#[tokio::test]
+async fn list_events_v1_204_reaches_the_generated_client_as_an_unexpected_response() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::status(204)).await;
+    let client = wire::single_attempt_client(&server);
+    match client.list_events_v1().id(120_346_i64).send().await {
+        Err(pubapi_sdk::Error::UnexpectedResponse(response)) => {
+            assert_eq!(response.status(), 204);
+            assert!(response.text().await.unwrap().is_empty());
+        }
+        other => panic!("{other:?}"),
+    }
+    let typed = client.list_events_v1().id(120_346_i64).send().typed().await;
+    let error = typed.expect_err("a 204 is not decoded");
+    assert_eq!(wire::kind(&error), Kind::UnexpectedStatus(204));
+    assert_eq!(seen.calls().await, 2, "one request each, no retry");
+}
+
+// ------------------------------------------------------------------ listEventsV2
+
+#[tokio::test]
+async fn list_events_v2_request_full_sends_every_query_parameter_encoded() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &v2_body())).await;
+    wire::bob_by_email(&server)
+        .list_events_v2()
+        .id(120_000_i64)
+        .folder(FOLDER)
+        .suppress(types::EventSuppress::User)
+        .type_("permission_change")
+        .count(50_u64)
+        .reverse(1_i64)
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::get("/v2/events")
+            .query(&format!(
+                "count=50&folder={FOLDER_QUERY}&id=120000&reverse=1&suppress=user\
+                 &type=permission_change"
+            ))
+            .act_as_email(wire::BOB_EMAIL),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn list_events_v2_request_minimal_sends_only_the_cursor_id() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &v2_body())).await;
+    wire::client(&server)
+        .list_events_v2()
+        .id(-1_i64)
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::get("/v2/events").query("id=-1"))
+        .await;
+}
+
+#[tokio::test]
+async fn list_events_v2_success_decodes_permission_change_events_and_their_attributes() {
+    let server = MockServer::start_async().await;
+    let body = v2_body();
+    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
+    let page = wire::client(&server)
+        .list_events_v2()
+        .id(120_000_i64)
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    let change = &page.events[2];
+    assert_eq!(typed_data(change), body["events"][2]["data"]);
+    let attributes = change.event_type_specific_attributes.as_ref().unwrap();
+    assert_eq!(attributes.group_change, Some(true));
+    assert_eq!(
+        attributes.change_context.as_deref(),
+        Some("snapshot-restore-17")
+    );
+    let changed = &attributes
+        .change_permission_event
+        .as_ref()
+        .unwrap()
+        .changed_permissions;
+    assert_eq!(
+        changed[0].action,
+        Some(types::PermissionChangeAction("ADD".into()))
+    );
+    assert_eq!(
+        changed[1].entry.as_ref().unwrap().priv_.as_deref(),
+        Some("editor")
+    );
+    wire::assert_round_trip(&page, &body);
+    assert_decoded!(page);
+}
+
+/// `changeContext` is null unless the change came from a snapshot restore.
+#[tokio::test]
+async fn list_events_v2_success_decodes_a_null_change_context() {
+    let server = MockServer::start_async().await;
+    let mut event = permission_change_event();
+    event["eventTypeSpecificAttributes"]["changeContext"] = Value::Null;
+    let _seen = wire::serve(&server, Reply::json(200, &page(vec![event]))).await;
+    let page = wire::client(&server)
+        .list_events_v2()
+        .id(120_000_i64)
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    let attributes = page.events[0]
+        .event_type_specific_attributes
+        .as_ref()
+        .unwrap();
+    assert_eq!(attributes.change_context, None);
+}
+
+#[tokio::test]
+async fn list_events_v2_errors_decode_401_and_general_throttle_403() {
+    wire::assert_errors("listEventsV2", &[401, 403], |client| async move {
+        client
+            .list_events_v2()
+            .id(120_000_i64)
+            .send()
+            .typed()
+            .await
+            .map(drop)
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn list_events_v2_forward_compat_accepts_unknown_fields_and_open_values() {
+    let server = MockServer::start_async().await;
+    let mut known = v2_body();
+    known["events"][2]["action_source"] = json!("Scanner");
+    known["events"][2]["eventTypeSpecificAttributes"]["changePermissionEvent"]["changedPermissions"]
+        [0]["action"] = json!("MODIFY");
+    known["events"][1]["type"] = json!("task");
+    let sent = wire::with_unknown_fields(
+        &known,
+        &[
+            "",
+            "/events/2",
+            "/events/2/eventTypeSpecificAttributes",
+            "/events/2/eventTypeSpecificAttributes/changePermissionEvent",
+            "/events/2/eventTypeSpecificAttributes/changePermissionEvent/changedPermissions/0",
+            "/events/2/eventTypeSpecificAttributes/changePermissionEvent/changedPermissions/0/entry",
+        ],
+    );
+    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
+    let page = wire::client(&server)
+        .list_events_v2()
+        .id(120_000_i64)
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    let attributes = page.events[2]
+        .event_type_specific_attributes
+        .as_ref()
+        .unwrap();
+    let changed = &attributes
+        .change_permission_event
+        .as_ref()
+        .unwrap()
+        .changed_permissions;
+    assert_eq!(
+        changed[0].action,
+        Some(types::PermissionChangeAction("MODIFY".into()))
+    );
+    wire::assert_round_trip(&page, &known);
+}
+
+/// See `list_events_v1_204_…`: the same for v2.
+#[tokio::test]
+async fn list_events_v2_204_reaches_the_generated_client_as_an_unexpected_response() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::status(204)).await;
+    let client = wire::single_attempt_client(&server);
+    match client.list_events_v2().id(120_346_i64).send().await {
+        Err(pubapi_sdk::Error::UnexpectedResponse(response)) => {
+            assert_eq!(response.status(), 204);
+            assert!(response.text().await.unwrap().is_empty());
+        }
+        other => panic!("{other:?}"),
+    }
+    let typed = client.list_events_v2().id(120_346_i64).send().typed().await;
+    let error = typed.expect_err("a 204 is not decoded");
+    assert_eq!(wire::kind(&error), Kind::UnexpectedStatus(204));
+    assert_eq!(seen.calls().await, 2, "one request each, no retry");
+}
+
+// ------------------------------------------------------------------ through Client::events_page
+
+#[tokio::test]
+async fn list_events_v1_204_nothing_after_the_cursor_is_none_through_events_page() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::status(204)).await;
+    let page = wire::client(&server)
+        .events_page(EventsVersion::V1, &EventQuery::after(120_346))
+        .await
+        .unwrap();
+    assert_eq!(page, None);
+    seen.assert_only(Expect::get("/v1/events").query("count=100&id=120346"))
+        .await;
+}
+
+#[tokio::test]
+async fn list_events_v1_request_full_through_events_page_sends_every_query_parameter() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &v1_body())).await;
+    let query = EventQuery {
+        folder: Some(FOLDER.to_owned()),
+        suppress: Some(Suppress::App),
+        types: vec!["file_system".into(), "note".into()],
+        count: Some(20),
+        reverse: true,
+        ..EventQuery::after(120_000)
+    };
+    let page = wire::bob(&server)
+        .events_page(EventsVersion::V1, &query)
+        .await
+        .unwrap()
+        .expect("a page");
+    wire::assert_round_trip(&page, &v1_body());
+    seen.assert_only(
+        Expect::get("/v1/events")
+            .query(&format!(
+                "count=20&folder={FOLDER_QUERY}&id=120000&reverse=1&suppress=app\
+                 &type=file_system%7Cnote"
+            ))
+            .act_as(wire::BOB),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn list_events_v1_request_minimal_through_events_page_refuses_a_count_over_100_before_sending()
+ {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &v1_body())).await;
+    let query = EventQuery {
+        count: Some(101),
+        ..EventQuery::after(1)
+    };
+    let result = wire::client(&server)
+        .events_page(EventsVersion::V1, &query)
+        .await;
+    assert!(matches!(result, Err(Error::InvalidInput(_))), "{result:?}");
+    assert_eq!(seen.calls().await, 0, "nothing is sent");
+}
+
+#[tokio::test]
+async fn list_events_v1_errors_through_events_page_decode_401_and_general_throttle_403() {
+    wire::assert_errors("listEventsV1", &[401, 403], |client| async move {
+        client
+            .events_page(EventsVersion::V1, &EventQuery::after(120_000))
+            .await
+            .map(drop)
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn list_events_v2_204_nothing_after_the_cursor_is_none_through_events_page() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::status(204)).await;
+    let page = wire::client(&server)
+        .events_page(EventsVersion::V2, &EventQuery::after(120_346))
+        .await
+        .unwrap();
+    assert_eq!(page, None);
+    seen.assert_only(Expect::get("/v2/events").query("count=100&id=120346"))
+        .await;
+}
+
+#[tokio::test]
+async fn list_events_v2_success_through_events_page_decodes_the_page() {
+    let server = MockServer::start_async().await;
+    let body = v2_body();
+    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
+    let page = wire::client(&server)
+        .events_page(EventsVersion::V2, &EventQuery::after(120_000))
+        .await
+        .unwrap()
+        .expect("a page");
+    wire::assert_round_trip(&page, &body);
+}
+
+#[tokio::test]
+async fn list_events_v2_errors_through_events_page_decode_401_and_general_throttle_403() {
+    wire::assert_errors("listEventsV2", &[401, 403], |client| async move {
+        client
+            .events_page(EventsVersion::V2, &EventQuery::after(120_000))
+            .await
+            .map(drop)
+    })
+    .await;
+}

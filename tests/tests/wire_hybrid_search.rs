@@ -1,0 +1,136 @@
+//! Wire conformance of hybrid search (reference 2.7, 4.6).
+
+mod wire;
+
+use httpmock::MockServer;
+use pubapi_sdk::types;
+use pubapi_sdk_ext::prelude::*;
+use serde_json::{Value, json};
+use wire::{Expect, Reply, assert_decoded};
+
+fn results_body() -> Value {
+    json!({
+        "results": [
+            {
+                "filename": "contract.pdf",
+                "entryId": "ent-1001",
+                "objectId": "obj-5",
+                "chunks": [
+                    {"chunkId": "chk-1", "score": 0.87, "text": "Either party may terminate with 90 days notice."},
+                    {"chunkId": "chk-2", "score": 0.5, "text": "Notice must be given in writing."}
+                ]
+            }
+        ],
+        "totalElements": 1,
+        "totalPages": 1,
+        "number": 0,
+        "size": 10,
+        "first": true,
+        "last": true
+    })
+}
+
+#[tokio::test]
+async fn hybrid_search_request_full_sends_every_field_of_the_reference() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &results_body())).await;
+    wire::bob(&server)
+        .hybrid_search()
+        .body(
+            types::HybridSearchRequest::builder()
+                .query("notice period".to_string())
+                .semantic_weight(0.75)
+                .folder_path("/Shared/Contracts 2026".to_string())
+                .limit(50)
+                .file_types(vec!["pdf".to_string(), "docx".to_string()])
+                .date_from("2026-01-01".to_string())
+                .date_to("2026-03-31".to_string())
+                .page(2)
+                .size(10),
+        )
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post("/v1/hybrid-search")
+            .act_as(wire::BOB)
+            .json(json!({
+                "query": "notice period",
+                "semanticWeight": 0.75,
+                "folderPath": "/Shared/Contracts 2026",
+                "limit": 50,
+                "fileTypes": ["pdf", "docx"],
+                "dateFrom": "2026-01-01",
+                "dateTo": "2026-03-31",
+                "page": 2,
+                "size": 10
+            })),
+    )
+    .await;
+}
+
+/// Which fields are required is not shown: nothing is sent that the caller did not set.
+#[tokio::test]
+async fn hybrid_search_request_minimal_sends_an_empty_object_without_defaults() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &results_body())).await;
+    wire::client(&server)
+        .hybrid_search()
+        .body(types::HybridSearchRequest::builder())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::post("/v1/hybrid-search").json(json!({})))
+        .await;
+}
+
+#[tokio::test]
+async fn hybrid_search_success_decodes_results_chunks_scores_and_paging() {
+    let server = MockServer::start_async().await;
+    let body = results_body();
+    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
+    let found = wire::client(&server)
+        .hybrid_search()
+        .body(types::HybridSearchRequest::builder().query("notice period".to_string()))
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(found.results[0].chunks[0].score, Some(0.87));
+    wire::assert_round_trip(&found, &body);
+    assert_decoded!(found);
+}
+
+#[tokio::test]
+async fn hybrid_search_errors_decode_ai_format() {
+    wire::assert_errors("hybridSearch", &[400, 401, 429, 500], |client| async move {
+        client
+            .hybrid_search()
+            .body(types::HybridSearchRequest::builder().query("notice period".to_string()))
+            .send()
+            .typed()
+            .await
+            .map(drop)
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn hybrid_search_forward_compat_ignores_unknown_fields_at_every_level() {
+    let server = MockServer::start_async().await;
+    let known = results_body();
+    let sent = wire::with_unknown_fields(&known, &["", "/results/0", "/results/0/chunks/1"]);
+    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
+    let found = wire::client(&server)
+        .hybrid_search()
+        .body(types::HybridSearchRequest::builder().query("notice period".to_string()))
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    wire::assert_round_trip(&found, &known);
+}

@@ -1,0 +1,305 @@
+//! Wire conformance of the knowledge bases area (reference 2.6, 4.5): list (a page) and ask.
+
+mod wire;
+
+use httpmock::MockServer;
+use pubapi_sdk::types;
+use pubapi_sdk_ext::prelude::*;
+use serde_json::{Map, Value, json};
+use wire::{AWKWARD_ID, AWKWARD_ID_ENCODED, Expect, Reply, assert_decoded};
+
+fn knowledge_base() -> Value {
+    json!({
+        "id": "kb-1",
+        "name": "Contracts",
+        "description": "All signed contracts",
+        "paths": [
+            {"id": "p-1", "folderId": "fld-1", "path": "/Shared/Contracts", "permission": "viewer", "status": "PROCESSED"}
+        ],
+        "status": "ACTIVE",
+        "type": "FOLDER",
+        "createdBy": "alice",
+        "createdByUser": {
+            "firstName": "Alice",
+            "lastName": "Admin",
+            "userName": "alice",
+            "userId": 1001,
+            "avatarEosObjectId": "avatar-1001"
+        },
+        "createdOn": 1_767_225_600_000_i64,
+        "noResponseMessage": "No answer in the contracts.",
+        "iconName": "folder",
+        "subType": "STANDARD",
+        "progress": 100,
+        "lastProcessedAt": 1_767_229_200_000_i64,
+        "pathCount": 1,
+        "prompts": ["What is the notice period?", {"title": "Renewals"}],
+        "subStatus": "READY"
+    })
+}
+
+fn page_body() -> Value {
+    json!({
+        "content": [knowledge_base()],
+        "number": 0,
+        "size": 20,
+        "first": true,
+        "last": true,
+        "empty": false,
+        "numberOfElements": 1,
+        "totalElements": 1,
+        "totalPages": 1,
+        "fileLimit": 5000
+    })
+}
+
+/// The fields of the ask-KB answer are not shown; this is what a document answer looks like.
+fn answer_body() -> Value {
+    json!({
+        "response": {"text": "The notice period is 90 days."},
+        "citations": [{"filename": "contract.pdf", "entryId": "ent-1001"}]
+    })
+}
+
+fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+fn ask(question: &str) -> types::builder::KnowledgeBaseAskRequest {
+    types::KnowledgeBaseAskRequest::builder().question(question)
+}
+
+// ------------------------------------------------------------------ listKnowledgeBases
+
+#[tokio::test]
+async fn list_knowledge_bases_request_full_sends_every_filter_and_enum_value() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &page_body())).await;
+    use types::{KnowledgeBaseSortField as Sort, KnowledgeBaseStatus as Status};
+    wire::bob(&server)
+        .list_knowledge_bases()
+        .body(
+            types::KnowledgeBaseListRequest::builder()
+                .sort_by(vec![Sort::Name, Sort::CreatedOn])
+                .sort_direction(vec!["ASC".to_string()])
+                .status(vec![Status::Active, Status::Deleted, Status::Created])
+                .created_by("alice".to_string())
+                .created_after("2026-01-01".to_string())
+                .created_before("2026-03-01".to_string())
+                .include_placeholder_data(true)
+                .include_processing_statistics(false)
+                .include_prompts(true),
+        )
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post("/v1/ai/kb/list")
+            .act_as(wire::BOB)
+            .json(json!({
+                "sortBy": ["name", "createdOn"],
+                "sortDirection": ["ASC"],
+                "status": ["ACTIVE", "DELETED", "CREATED"],
+                "createdBy": "alice",
+                "createdAfter": "2026-01-01",
+                "createdBefore": "2026-03-01",
+                "includePlaceholderData": true,
+                "includeProcessingStatistics": false,
+                "includePrompts": true
+            })),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn list_knowledge_bases_request_minimal_sends_the_required_empty_object() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &page_body())).await;
+    wire::client(&server)
+        .list_knowledge_bases()
+        .body(types::KnowledgeBaseListRequest::builder())
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::post("/v1/ai/kb/list").json(json!({})))
+        .await;
+}
+
+#[tokio::test]
+async fn list_knowledge_bases_success_decodes_the_page_and_every_knowledge_base_field() {
+    let server = MockServer::start_async().await;
+    let body = page_body();
+    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
+    let page = wire::client(&server)
+        .list_knowledge_bases()
+        .body(types::KnowledgeBaseListRequest::builder())
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(page.file_limit, Some(5000));
+    let kb = &page.content[0];
+    assert_eq!(kb.created_by_user.as_ref().unwrap().user_id, Some(1001));
+    assert_eq!(kb.last_processed_at, Some(1_767_229_200_000));
+    wire::assert_round_trip(&page, &body);
+    assert_decoded!(page);
+}
+
+#[tokio::test]
+async fn list_knowledge_bases_errors_decode_ai_format() {
+    wire::assert_errors(
+        "listKnowledgeBases",
+        &[400, 401, 429, 500],
+        |client| async move {
+            client
+                .list_knowledge_bases()
+                .body(types::KnowledgeBaseListRequest::builder())
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn list_knowledge_bases_forward_compat_accepts_unknown_fields_status_and_sub_status() {
+    let server = MockServer::start_async().await;
+    let mut known = page_body();
+    known["content"][0]["status"] = json!("ARCHIVED");
+    known["content"][0]["subStatus"] = json!("REINDEXING");
+    known["content"][0]["paths"][0]["status"] = json!("QUEUED");
+    let sent = wire::with_unknown_fields(
+        &known,
+        &[
+            "",
+            "/content/0",
+            "/content/0/paths/0",
+            "/content/0/createdByUser",
+        ],
+    );
+    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
+    let page = wire::client(&server)
+        .list_knowledge_bases()
+        .body(types::KnowledgeBaseListRequest::builder())
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(page.content[0].status.as_deref(), Some("ARCHIVED"));
+    wire::assert_round_trip(&page, &known);
+}
+
+// ------------------------------------------------------------------ askKnowledgeBase
+
+#[tokio::test]
+async fn ask_knowledge_base_request_full_encodes_the_kb_id_and_sends_every_field() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &answer_body())).await;
+    wire::bob(&server)
+        .ask_knowledge_base()
+        .kb_id(AWKWARD_ID)
+        .body(
+            ask("What is the notice period?")
+                .include_citations(true)
+                .chat_history(types::ChatHistory {
+                    messages: vec![object(json!({"role": "user", "content": "Hello"}))],
+                }),
+        )
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post(&format!("/v1/ai/kb/{AWKWARD_ID_ENCODED}/ask"))
+            .act_as(wire::BOB)
+            .json(json!({
+                "question": "What is the notice period?",
+                "includeCitations": true,
+                "chatHistory": {"messages": [{"role": "user", "content": "Hello"}]}
+            })),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn ask_knowledge_base_request_minimal_sends_only_the_question() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &answer_body())).await;
+    wire::client(&server)
+        .ask_knowledge_base()
+        .kb_id("kb-1")
+        .body(ask("What is the notice period?"))
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post("/v1/ai/kb/kb-1/ask").json(json!({"question": "What is the notice period?"})),
+    )
+    .await;
+}
+
+/// The reference does not show the fields of the answer: it is kept whole as a JSON object.
+#[tokio::test]
+async fn ask_knowledge_base_success_keeps_the_unspecified_answer_object_whole() {
+    let server = MockServer::start_async().await;
+    let body = answer_body();
+    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
+    let answer = wire::client(&server)
+        .ask_knowledge_base()
+        .kb_id("kb-1")
+        .body(ask("What is the notice period?"))
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    wire::assert_round_trip(&answer, &body);
+    assert_decoded!(answer);
+}
+
+#[tokio::test]
+async fn ask_knowledge_base_errors_decode_ai_format_including_unknown_kb_404() {
+    wire::assert_errors(
+        "askKnowledgeBase",
+        &[400, 401, 404, 429, 500],
+        |client| async move {
+            client
+                .ask_knowledge_base()
+                .kb_id("kb-1")
+                .body(ask("What is the notice period?"))
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn ask_knowledge_base_forward_compat_keeps_unknown_fields_of_the_open_answer() {
+    let server = MockServer::start_async().await;
+    let sent = wire::with_unknown_fields(&answer_body(), &["", "/response"]);
+    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
+    let answer = wire::client(&server)
+        .ask_knowledge_base()
+        .kb_id("kb-1")
+        .body(ask("What is the notice period?"))
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    // An open object: the new fields are kept, not dropped.
+    wire::assert_round_trip(&answer, &sent);
+}

@@ -1,0 +1,721 @@
+//! Wire conformance of the webhooks area (reference 2.9, 3, 4.8, 7): register, list, inspect,
+//! enable or disable, update and delete push subscriptions.
+
+mod wire;
+
+use httpmock::MockServer;
+use pubapi_sdk::types;
+use pubapi_sdk_ext::prelude::*;
+use serde_json::{Value, json};
+use wire::{AWKWARD_ID, AWKWARD_ID_ENCODED, Expect, Reply, assert_decoded};
+
+fn summary_body(status: &str) -> Value {
+    json!({"webhookId": "wh-1", "expires": 1_798_761_600_i64, "status": status})
+}
+
+fn list_body() -> Value {
+    json!([
+        summary_body("enabled"),
+        {"webhookId": "wh-2", "expires": 1_798_848_000_i64, "status": "disabled"}
+    ])
+}
+
+fn details_body() -> Value {
+    json!({
+        "webhookId": "wh-1",
+        "url": "https://hooks.acme.example.com/pubapi",
+        "eventType": ["fs:add_file", "comment:*"],
+        "path": "/Shared/Contracts,/Shared/Legal",
+        "authHeader": "Bearer delivery-secret",
+        "expires": 1_798_761_600_i64,
+        "status": "enabled"
+    })
+}
+
+fn filters(names: &[&str]) -> Vec<types::WebhookEventTypeFilter> {
+    names
+        .iter()
+        .map(|name| types::WebhookEventTypeFilter(name.to_string()))
+        .collect()
+}
+
+fn create(url: &str) -> types::builder::WebhookCreateRequest {
+    types::WebhookCreateRequest::builder().url(url)
+}
+
+fn update(url: &str) -> types::builder::WebhookUpdateRequest {
+    types::WebhookUpdateRequest::builder().url(url)
+}
+
+fn state(value: &str) -> types::WebhookState {
+    types::WebhookState(value.to_string())
+}
+
+const HOOK_URL: &str = "https://hooks.acme.example.com/pubapi";
+
+// ------------------------------------------------------------------ createWebhook
+
+#[tokio::test]
+async fn create_webhook_request_full_sends_url_event_types_paths_and_auth_header() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(201, &summary_body("enabled"))).await;
+    wire::bob(&server)
+        .create_webhook()
+        .body(
+            create(HOOK_URL)
+                .event_type(filters(&["fs:add_file", "fs:*", "group:create"]))
+                .path("/Shared/Contracts,/Shared/Legal".to_string())
+                .auth_header("Bearer delivery-secret".to_string()),
+        )
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::post("/v1/webhooks").act_as(wire::BOB).json(json!({
+        "url": HOOK_URL,
+        "eventType": ["fs:add_file", "fs:*", "group:create"],
+        "path": "/Shared/Contracts,/Shared/Legal",
+        "authHeader": "Bearer delivery-secret"
+    })))
+    .await;
+}
+
+/// An omitted `eventType` means all events; an empty array would be refused (at least one
+/// item if given), so none is sent.
+#[tokio::test]
+async fn create_webhook_request_minimal_sends_only_the_url() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(201, &summary_body("enabled"))).await;
+    wire::client(&server)
+        .create_webhook()
+        .body(create(HOOK_URL))
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::post("/v1/webhooks").json(json!({"url": HOOK_URL})))
+        .await;
+}
+
+#[tokio::test]
+async fn create_webhook_success_decodes_the_201_registration() {
+    let server = MockServer::start_async().await;
+    let body = summary_body("enabled");
+    let _seen = wire::serve(&server, Reply::json(201, &body)).await;
+    let response = wire::client(&server)
+        .create_webhook()
+        .body(create(HOOK_URL))
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 201);
+    let created = response.into_inner();
+    assert_eq!(created.status, Some(state("enabled")));
+    assert_eq!(created.expires, Some(1_798_761_600));
+    wire::assert_round_trip(&created, &body);
+    assert_decoded!(created);
+}
+
+#[tokio::test]
+async fn create_webhook_errors_decode_webhooks_format_including_quota_409() {
+    wire::assert_errors(
+        "createWebhook",
+        &[400, 401, 403, 409, 500],
+        |client| async move {
+            client
+                .create_webhook()
+                .body(create(HOOK_URL))
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn create_webhook_forward_compat_accepts_unknown_fields_and_an_unknown_status() {
+    let server = MockServer::start_async().await;
+    let known = summary_body("pending_verification");
+    let sent = wire::with_unknown_fields(&known, &[""]);
+    let _seen = wire::serve(&server, Reply::json(201, &sent)).await;
+    let created = wire::client(&server)
+        .create_webhook()
+        .body(create(HOOK_URL))
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(created.status, Some(state("pending_verification")));
+    wire::assert_round_trip(&created, &known);
+}
+
+// ------------------------------------------------------------------ listWebhooks
+
+#[tokio::test]
+async fn list_webhooks_request_full_through_a_view_sends_the_impersonation_header() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &list_body())).await;
+    wire::bob_by_email(&server)
+        .list_webhooks()
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::get("/v1/webhooks").act_as_email(wire::BOB_EMAIL))
+        .await;
+}
+
+#[tokio::test]
+async fn list_webhooks_request_minimal_sends_no_query_and_no_body() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &list_body())).await;
+    wire::client(&server)
+        .list_webhooks()
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::get("/v1/webhooks")).await;
+}
+
+#[tokio::test]
+async fn list_webhooks_success_decodes_every_summary() {
+    let server = MockServer::start_async().await;
+    let body = list_body();
+    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
+    let hooks = wire::client(&server)
+        .list_webhooks()
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(hooks.len(), 2);
+    assert_eq!(hooks[1].status, Some(state("disabled")));
+    wire::assert_round_trip(&hooks, &body);
+    assert_decoded!(hooks);
+}
+
+#[tokio::test]
+async fn list_webhooks_errors_decode_webhooks_format() {
+    wire::assert_errors("listWebhooks", &[401, 403, 500], |client| async move {
+        client.list_webhooks().send().typed().await.map(drop)
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn list_webhooks_forward_compat_accepts_unknown_fields_and_an_unknown_status() {
+    let server = MockServer::start_async().await;
+    let mut known = list_body();
+    known[1]["status"] = json!("expired");
+    let sent = wire::with_unknown_fields(&known, &["/0", "/1"]);
+    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
+    let hooks = wire::client(&server)
+        .list_webhooks()
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(hooks[1].status, Some(state("expired")));
+    wire::assert_round_trip(&hooks, &known);
+}
+
+// ------------------------------------------------------------------ getWebhookDetails
+
+#[tokio::test]
+async fn get_webhook_details_request_full_encodes_the_webhook_id() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &details_body())).await;
+    wire::bob(&server)
+        .get_webhook_details()
+        .webhook_id(AWKWARD_ID)
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::get(&format!("/v1/webhooks/{AWKWARD_ID_ENCODED}/details")).act_as(wire::BOB),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn get_webhook_details_request_minimal_sends_the_plain_id() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &details_body())).await;
+    wire::client(&server)
+        .get_webhook_details()
+        .webhook_id("wh-1")
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::get("/v1/webhooks/wh-1/details"))
+        .await;
+}
+
+#[tokio::test]
+async fn get_webhook_details_success_decodes_the_full_registration() {
+    let server = MockServer::start_async().await;
+    let body = details_body();
+    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
+    let hook = wire::client(&server)
+        .get_webhook_details()
+        .webhook_id("wh-1")
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(hook.event_type, ["fs:add_file", "comment:*"]);
+    assert_eq!(hook.auth_header.as_deref(), Some("Bearer delivery-secret"));
+    wire::assert_round_trip(&hook, &body);
+    assert_decoded!(hook);
+}
+
+#[tokio::test]
+async fn get_webhook_details_errors_decode_webhooks_format_including_unknown_hook_404() {
+    wire::assert_errors(
+        "getWebhookDetails",
+        &[401, 403, 404, 500],
+        |client| async move {
+            client
+                .get_webhook_details()
+                .webhook_id("wh-1")
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn get_webhook_details_forward_compat_accepts_unknown_fields_status_and_event_names() {
+    let server = MockServer::start_async().await;
+    let mut known = details_body();
+    known["status"] = json!("suspended");
+    known["eventType"] = json!(["user:create", "workflow:*"]);
+    let sent = wire::with_unknown_fields(&known, &[""]);
+    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
+    let hook = wire::client(&server)
+        .get_webhook_details()
+        .webhook_id("wh-1")
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(hook.status, Some(state("suspended")));
+    wire::assert_round_trip(&hook, &known);
+}
+
+// ------------------------------------------------------------------ getWebhookStatus
+
+#[tokio::test]
+async fn get_webhook_status_request_full_encodes_the_webhook_id() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &summary_body("enabled"))).await;
+    wire::bob(&server)
+        .get_webhook_status()
+        .webhook_id(AWKWARD_ID)
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::get(&format!("/v1/webhooks/{AWKWARD_ID_ENCODED}/status")).act_as(wire::BOB),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn get_webhook_status_request_minimal_sends_the_plain_id() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &summary_body("enabled"))).await;
+    wire::client(&server)
+        .get_webhook_status()
+        .webhook_id("wh-1")
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::get("/v1/webhooks/wh-1/status"))
+        .await;
+}
+
+#[tokio::test]
+async fn get_webhook_status_success_decodes_id_expiry_and_status() {
+    let server = MockServer::start_async().await;
+    let body = summary_body("disabled");
+    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
+    let summary = wire::client(&server)
+        .get_webhook_status()
+        .webhook_id("wh-1")
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(summary.status, Some(state("disabled")));
+    wire::assert_round_trip(&summary, &body);
+    assert_decoded!(summary);
+}
+
+/// A success body that does not fit is a decode error naming the JSON path, with the body.
+#[tokio::test]
+async fn get_webhook_status_success_with_a_mistyped_field_is_a_decode_error_naming_its_path() {
+    let server = MockServer::start_async().await;
+    let body = json!({"webhookId": "wh-1", "expires": "tomorrow", "status": "enabled"});
+    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
+    let error = wire::client(&server)
+        .get_webhook_status()
+        .webhook_id("wh-1")
+        .send()
+        .typed()
+        .await
+        .expect_err("expires is not an integer");
+    match error {
+        pubapi_sdk_ext::Error::Decode {
+            path, body: kept, ..
+        } => {
+            assert_eq!(path, "expires");
+            assert_eq!(kept, body.to_string());
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn get_webhook_status_errors_decode_webhooks_format_including_unknown_hook_404() {
+    wire::assert_errors(
+        "getWebhookStatus",
+        &[401, 403, 404, 500],
+        |client| async move {
+            client
+                .get_webhook_status()
+                .webhook_id("wh-1")
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn get_webhook_status_forward_compat_accepts_unknown_fields_and_an_unknown_status() {
+    let server = MockServer::start_async().await;
+    let known = summary_body("expired");
+    let sent = wire::with_unknown_fields(&known, &[""]);
+    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
+    let summary = wire::client(&server)
+        .get_webhook_status()
+        .webhook_id("wh-1")
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(summary.status, Some(state("expired")));
+    wire::assert_round_trip(&summary, &known);
+}
+
+// ------------------------------------------------------------------ setWebhookStatus
+
+#[tokio::test]
+async fn set_webhook_status_request_full_encodes_the_id_and_sends_disabled() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &summary_body("disabled"))).await;
+    wire::bob(&server)
+        .set_webhook_status()
+        .webhook_id(AWKWARD_ID)
+        .body(types::WebhookStatusRequest::builder().status(state("disabled")))
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::post(&format!("/v1/webhooks/{AWKWARD_ID_ENCODED}/status"))
+            .act_as(wire::BOB)
+            .json(json!({"status": "disabled"})),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn set_webhook_status_request_minimal_sends_enabled() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &summary_body("enabled"))).await;
+    wire::client(&server)
+        .set_webhook_status()
+        .webhook_id("wh-1")
+        .body(types::WebhookStatusRequest::builder().status(state("enabled")))
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::post("/v1/webhooks/wh-1/status").json(json!({"status": "enabled"})))
+        .await;
+}
+
+#[tokio::test]
+async fn set_webhook_status_success_decodes_the_summary_with_the_new_status() {
+    let server = MockServer::start_async().await;
+    let body = summary_body("disabled");
+    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
+    let summary = wire::client(&server)
+        .set_webhook_status()
+        .webhook_id("wh-1")
+        .body(types::WebhookStatusRequest::builder().status(state("disabled")))
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(summary.status, Some(state("disabled")));
+    wire::assert_round_trip(&summary, &body);
+    assert_decoded!(summary);
+}
+
+#[tokio::test]
+async fn set_webhook_status_errors_decode_webhooks_format_including_invalid_status_400() {
+    wire::assert_errors(
+        "setWebhookStatus",
+        &[400, 401, 403, 404, 500],
+        |client| async move {
+            client
+                .set_webhook_status()
+                .webhook_id("wh-1")
+                .body(types::WebhookStatusRequest::builder().status(state("enabled")))
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn set_webhook_status_forward_compat_accepts_unknown_fields_and_an_unknown_status() {
+    let server = MockServer::start_async().await;
+    let known = summary_body("disabled_by_admin");
+    let sent = wire::with_unknown_fields(&known, &[""]);
+    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
+    let summary = wire::client(&server)
+        .set_webhook_status()
+        .webhook_id("wh-1")
+        .body(types::WebhookStatusRequest::builder().status(state("disabled")))
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(summary.status, Some(state("disabled_by_admin")));
+    wire::assert_round_trip(&summary, &known);
+}
+
+// ------------------------------------------------------------------ updateWebhook
+
+#[tokio::test]
+async fn update_webhook_request_full_encodes_the_id_and_sends_every_field() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::status(200)).await;
+    wire::bob(&server)
+        .update_webhook()
+        .webhook_id(AWKWARD_ID)
+        .body(
+            update(HOOK_URL)
+                .event_type(filters(&["permission:*", "meta:add_metadata_key"]))
+                .path("/Shared/Contracts".to_string())
+                .auth_header("Bearer rotated-secret".to_string())
+                .status(state("disabled")),
+        )
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::put(&format!("/v1/webhooks/{AWKWARD_ID_ENCODED}"))
+            .accept_any()
+            .act_as(wire::BOB)
+            .json(json!({
+                "url": HOOK_URL,
+                "eventType": ["permission:*", "meta:add_metadata_key"],
+                "path": "/Shared/Contracts",
+                "authHeader": "Bearer rotated-secret",
+                "status": "disabled"
+            })),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn update_webhook_request_minimal_sends_only_the_url() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::status(200)).await;
+    wire::client(&server)
+        .update_webhook()
+        .webhook_id("wh-1")
+        .body(update(HOOK_URL))
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::put("/v1/webhooks/wh-1")
+            .accept_any()
+            .json(json!({"url": HOOK_URL})),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn update_webhook_success_is_a_200_without_content() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::status(200)).await;
+    let response = wire::client(&server)
+        .update_webhook()
+        .webhook_id("wh-1")
+        .body(update(HOOK_URL))
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let () = response.into_inner();
+    assert_eq!(seen.calls().await, 1);
+}
+
+#[tokio::test]
+async fn update_webhook_errors_decode_webhooks_format() {
+    wire::assert_errors(
+        "updateWebhook",
+        &[400, 401, 403, 404, 500],
+        |client| async move {
+            client
+                .update_webhook()
+                .webhook_id("wh-1")
+                .body(update(HOOK_URL))
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+/// The update answers without content; a body added later is not read.
+#[tokio::test]
+async fn update_webhook_forward_compat_ignores_a_body_on_the_200() {
+    let server = MockServer::start_async().await;
+    let sent = wire::with_unknown_fields(&details_body(), &[""]);
+    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
+    let response = wire::client(&server)
+        .update_webhook()
+        .webhook_id("wh-1")
+        .body(update(HOOK_URL))
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+}
+
+// ------------------------------------------------------------------ deleteWebhook
+
+#[tokio::test]
+async fn delete_webhook_request_full_encodes_the_webhook_id() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::status(204)).await;
+    wire::bob(&server)
+        .delete_webhook()
+        .webhook_id(AWKWARD_ID)
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(
+        Expect::delete(&format!("/v1/webhooks/{AWKWARD_ID_ENCODED}"))
+            .accept_any()
+            .act_as(wire::BOB),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn delete_webhook_request_minimal_sends_no_body_and_accepts_anything() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::status(204)).await;
+    wire::client(&server)
+        .delete_webhook()
+        .webhook_id("wh-1")
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    seen.assert_only(Expect::delete("/v1/webhooks/wh-1").accept_any())
+        .await;
+}
+
+#[tokio::test]
+async fn delete_webhook_success_is_a_204_without_content() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::status(204)).await;
+    let response = wire::client(&server)
+        .delete_webhook()
+        .webhook_id("wh-1")
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 204);
+    let () = response.into_inner();
+    assert_eq!(seen.calls().await, 1);
+}
+
+#[tokio::test]
+async fn delete_webhook_errors_decode_webhooks_format_including_unknown_hook_404() {
+    wire::assert_errors(
+        "deleteWebhook",
+        &[401, 403, 404, 500],
+        |client| async move {
+            client
+                .delete_webhook()
+                .webhook_id("wh-1")
+                .send()
+                .typed()
+                .await
+                .map(drop)
+        },
+    )
+    .await;
+}
+
+/// The 204 has no body to extend; headers the reference does not name do not disturb it.
+#[tokio::test]
+async fn delete_webhook_forward_compat_ignores_unknown_headers_on_the_204() {
+    let server = MockServer::start_async().await;
+    let reply = Reply::status(204)
+        .header("x-request-id", "r-1")
+        .header("deprecation", "false");
+    let _seen = wire::serve(&server, reply).await;
+    let response = wire::client(&server)
+        .delete_webhook()
+        .webhook_id("wh-1")
+        .send()
+        .typed()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 204);
+}
