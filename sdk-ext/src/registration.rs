@@ -76,6 +76,33 @@ impl Registration {
         })
     }
 
+    /// A registration to a plain-HTTP loopback URL (`http://127.0.0.1:…`, `http://[::1]:…`,
+    /// `http://localhost:…`), for sandboxes and tests only: the platform itself requires
+    /// HTTPS with a publicly signed certificate.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when `url` is not `http://` to a loopback host.
+    pub fn loopback_for_tests(url: &str) -> Result<Self, Error> {
+        let parsed = reqwest::Url::parse(url)
+            .map_err(|e| invalid("url", format!("{url:?} is not a URL: {e}")))?;
+        let host = parsed.host_str().unwrap_or_default();
+        let loopback = host == "localhost"
+            || host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback());
+        if parsed.scheme() != "http" || !loopback {
+            return Err(invalid("url", format!("{url:?} is not http:// to a loopback host")));
+        }
+        Ok(Registration {
+            url: url.to_string(),
+            events: None,
+            paths: Vec::new(),
+            auth_header: None,
+        })
+    }
+
     /// Only these events (exact names or wildcards); at least one.
     ///
     /// # Errors
@@ -393,6 +420,16 @@ mod tests {
             "https://",
         ] {
             assert_eq!(field_of(Registration::new(bad)), "url", "{bad}");
+        }
+    }
+
+    #[test]
+    fn plain_http_is_only_for_loopback_test_receivers() {
+        assert!(Registration::loopback_for_tests("http://127.0.0.1:8080/hooks").is_ok());
+        assert!(Registration::loopback_for_tests("http://localhost:8080/hooks").is_ok());
+        assert!(Registration::loopback_for_tests("http://[::1]:8080/hooks").is_ok());
+        for bad in ["http://10.0.0.5/hooks", "http://hooks.example.com/", "https://127.0.0.1/"] {
+            assert_eq!(field_of(Registration::loopback_for_tests(bad)), "url", "{bad}");
         }
     }
 

@@ -257,3 +257,21 @@ async fn stream_filters_are_sent_as_the_reference_names_them() {
         assert!(query.contains(part), "{query} lacks {part}");
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_partial_page_is_followed_by_a_caught_up_notice_before_the_wait() {
+    let store = Arc::new(Mutex::new(Store { oldest: 1, latest: 3 }));
+    let script = events_api(store);
+    let mut stream = EventStream::builder(EventsVersion::V2)
+        .start(StreamStart::After(0))
+        .build(client(&script));
+    assert_eq!(take_events(&mut stream, 3).await, vec![1, 2, 3]);
+    assert_eq!(
+        stream.next().await.unwrap().unwrap(),
+        StreamItem::Notice(StreamNotice::CaughtUp {
+            next_poll_in: secs(300)
+        })
+    );
+    assert_eq!(stream.checkpoint(), Some(3));
+    assert_eq!(script.seen().len(), 1, "the notice comes before the next poll");
+}

@@ -12,12 +12,16 @@
 //! With `PUBAPI_DOMAIN` (or `PUBAPI_BASE_URL`, as printed by `pubapi-sandbox`) and
 //! `PUBAPI_TOKEN` set, it runs the read-only parts against that domain instead.
 
+use futures_util::StreamExt;
 use pubapi_sdk::types::{
-    AgentAskRequest, AssistantAskRequest, AuditReportKind, DocumentAskRequest,
-    DocumentSummaryRequest, HybridSearchRequest, KnowledgeBaseAskRequest, KnowledgeBaseListRequest,
-    LoginsAuditRequest, WebhookCreateRequest,
+    AssistantAskRequest, DocumentAskRequest, DocumentSummaryRequest, HybridSearchRequest,
+    KnowledgeBaseAskRequest, KnowledgeBaseListRequest, LoginsAuditRequest,
 };
+use pubapi_sdk_ext::ai::AiWait;
+use pubapi_sdk_ext::audit::{AuditEvent, AuditWait};
+use pubapi_sdk_ext::events::{EventStream, EventsVersion, StreamItem, StreamNotice, StreamStart};
 use pubapi_sdk_ext::prelude::*;
+use pubapi_sdk_ext::registration::Registration;
 use pubapi_sdk_ext::webhook::{self, Batch, EventData, HandlerError, Receiver, WebhookSecret};
 use pubapi_sdk_ext::{Budget, Client, Limits, SecretToken};
 use pubapi_testkit::sandbox::{ClockConfig, LimitsConfig, Sandbox, SandboxConfig, iso_seconds};
@@ -167,6 +171,15 @@ async fn read_only(client: &Client) {
     }
 }
 
+/// Polls for AI answers once a second: the sandbox answers after a few polls.
+fn ai_wait() -> AiWait {
+    AiWait {
+        min_interval: Duration::from_secs(1),
+        max_interval: Duration::from_secs(1),
+        deadline: Duration::from_secs(60),
+    }
+}
+
 fn print_event(event: &pubapi_sdk::types::PollingEvent) {
     let data = &event.data;
     println!(
@@ -226,6 +239,19 @@ async fn sandbox_tour() -> Result<()> {
         me.scopes
     );
 
+    section("audit report (started)");
+    let request = body::<LoginsAuditRequest>(json!({
+        "format": "json",
+        "date_start": iso_seconds(sandbox.now_ms() - 7 * 86_400_000),
+        "date_end": iso_seconds(sandbox.now_ms() + 60_000),
+        "events": ["logins", "failed_attempts"]
+    }))?;
+    let audit_job = client.create_audit_report(request).await?;
+    println!(
+        "  logins report of the last 7 days: job {} created (202); collected at the end",
+        audit_job.id
+    );
+
     section("agents");
     let agents = client.list_agents().send().typed().await?.into_inner();
     for agent in agents.iter() {
@@ -238,76 +264,39 @@ async fn sandbox_tour() -> Result<()> {
     }
     let agent_id = "agt-policy-helper";
     let question = "How much are hotel costs per night?";
-    let asked = client
-        .ask_agent()
-        .agent_id(agent_id)
-        .body(body::<AgentAskRequest>(json!({ "question": question }))?)
-        .send()
-        .typed()
-        .await?
-        .into_inner();
-    let request_id = asked.request_id.unwrap_or_default();
-    println!("  asked Policy Helper {question:?} -> request {request_id}");
-    for poll in 1..=10 {
-        let status = client
-            .get_agent_request_status()
-            .agent_id(agent_id)
-            .request_id(&request_id)
-            .send()
-            .typed()
-            .await?
-            .into_inner();
-        let state = status.status.clone().unwrap_or_default();
-        println!("  poll {poll}: {state}");
-        if state == "COMPLETED" || state == "FAILED" {
-            println!("  answer: {}", status.response_text.unwrap_or_default());
-            break;
-        }
-    }
+    println!("  asking Policy Helper {question:?} and waiting for the answer");
+    let answer = client
+        .agents()
+        .ask_and_wait(agent_id, question, ai_wait())
+        .await?;
+    println!(
+        "  {} (request {}): {}",
+        answer.result.status.as_deref().unwrap_or("?"),
+        answer.request.request_id.as_deref().unwrap_or("?"),
+        answer.result.response_text.unwrap_or_default()
+    );
 
     section("assistant");
-    let execution = client
-        .ask_assistant()
-        .body(body::<AssistantAskRequest>(json!({
-            "question": "What happens when a webhook delivery fails?",
-            "includeCitations": true
-        }))?)
-        .send()
-        .typed()
-        .await?
-        .into_inner();
-    let execution_id = execution.execution_id.unwrap_or_default();
+    let request = body::<AssistantAskRequest>(json!({
+        "question": "What happens when a webhook delivery fails?",
+        "includeCitations": true
+    }))?;
+    let answer = client.assistant().ask_and_wait(request, ai_wait()).await?;
     println!(
-        "  execution {execution_id}: {}",
-        execution.execution_status.unwrap_or_default()
+        "  execution {}: {}: {}",
+        answer.execution.execution_id.as_deref().unwrap_or("?"),
+        answer.status().unwrap_or("?"),
+        answer.text().unwrap_or_default()
     );
-    for _ in 0..10 {
-        let status = client
-            .get_assistant_status()
-            .execution_id(&execution_id)
-            .send()
-            .typed()
-            .await?
-            .into_inner();
-        if status.status.as_deref() != Some("IN_PROGRESS") {
-            println!(
-                "  {}: {}",
-                status.status.unwrap_or_default(),
-                status.response_text.unwrap_or_default()
-            );
-            for citation in &status.citations {
-                println!("    cites {}", citation.filename.as_deref().unwrap_or("?"));
-            }
-            for (id, call) in &status.tool_calls {
-                println!(
-                    "    tool call {id}: {} -> {}",
-                    call.tool_display_name.as_deref().unwrap_or("?"),
-                    call.output.as_deref().unwrap_or("")
-                );
-            }
-            break;
-        }
-        println!("  IN_PROGRESS, {} thought(s)", status.thoughts.len());
+    for citation in &answer.result.citations {
+        println!("    cites {}", citation.filename.as_deref().unwrap_or("?"));
+    }
+    for (id, call) in &answer.result.tool_calls {
+        println!(
+            "    tool call {id}: {} -> {}",
+            call.tool_display_name.as_deref().unwrap_or("?"),
+            call.output.as_deref().unwrap_or("")
+        );
     }
 
     section("document Q&A");
@@ -430,18 +419,12 @@ async fn sandbox_tour() -> Result<()> {
     let receiver_task = tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
-    let created = client
-        .create_webhook()
-        .body(body::<WebhookCreateRequest>(json!({
-            "url": hook_url,
-            "eventType": ["fs:*", "comment:*"],
-            "path": "/Tour",
-            "authHeader": secret
-        }))?)
-        .send()
-        .typed()
-        .await?
-        .into_inner();
+    // The platform requires HTTPS; the sandbox accepts a loopback receiver in test mode.
+    let registration = Registration::loopback_for_tests(&hook_url)?
+        .event_names(["fs:*", "comment:*"])?
+        .paths(["/Tour"])?
+        .auth_header(secret);
+    let created = client.webhooks().create(&registration).await?;
     let webhook_id = created.webhook_id.unwrap_or_default();
     println!(
         "  registered {webhook_id} -> {hook_url} ({})",
@@ -487,115 +470,66 @@ async fn sandbox_tour() -> Result<()> {
     }
 
     section("events");
-    let page = client
-        .list_events_v2()
-        .id(cursor.latest_event_id.unwrap_or(0))
-        .send()
-        .typed()
-        .await?
-        .into_inner();
-    println!(
-        "  from cursor {}: {} event(s), next cursor {}",
-        cursor.latest_event_id.unwrap_or(0),
-        page.count.unwrap_or(0),
-        page.latest_id.unwrap_or(0)
-    );
-    for event in &page.events {
-        print_event(event);
+    let start = cursor.latest_event_id.unwrap_or(0);
+    let mut stream = EventStream::builder(EventsVersion::V2)
+        .start(StreamStart::After(start))
+        .build(client.clone());
+    println!("  streaming from cursor {start}");
+    while let Some(item) = stream.next().await {
+        match item? {
+            StreamItem::Event(event) => print_event(&event.raw),
+            StreamItem::Notice(StreamNotice::CaughtUp { next_poll_in }) => {
+                println!(
+                    "  caught up at {:?}; a service would poll again in {} s",
+                    stream.checkpoint(),
+                    next_poll_in.as_secs()
+                );
+                break;
+            }
+            StreamItem::Notice(notice) => println!("  {notice:?}"),
+        }
     }
 
     section("audit report");
-    let created = client
-        .create_logins_audit()
-        .body(body::<LoginsAuditRequest>(json!({
-            "format": "json",
-            "date_start": iso_seconds(sandbox.now_ms() - 7 * 86_400_000),
-            "date_end": iso_seconds(sandbox.now_ms() + 60_000),
-            "events": ["logins", "failed_attempts"]
-        }))?)
-        .send()
-        .typed()
-        .await?
-        .into_inner();
-    let job = created.id.unwrap_or_default();
-    println!("  logins report of the last 7 days: job {job} created (202)");
-    let poll_every = Duration::from_secs_f64(120.0 / TIME_SCALE);
-    let mut ready = false;
-    for _ in 0..20 {
-        match client.get_audit_job().id(&job).send().await {
-            Ok(status) => println!(
-                "  job: {}",
-                status
-                    .into_inner()
-                    .status
-                    .map(|s| s.to_string())
-                    .unwrap_or_default()
-            ),
-            Err(pubapi_sdk::Error::UnexpectedResponse(response))
-                if response.status().as_u16() == 303 =>
-            {
-                let location = response
-                    .headers()
-                    .get("location")
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or("")
-                    .to_string();
-                println!("  job: completed (303 -> {location})");
-                ready = true;
-                break;
-            }
-            Err(e) => return Err(e.into()),
-        }
-        tokio::time::sleep(poll_every).await;
-    }
-    if ready {
-        let report = client
-            .get_audit_report()
-            .type_(AuditReportKind::Logins)
-            .id(&job)
-            .count(3u64)
-            .send()
-            .typed()
-            .await?
-            .into_inner();
-        println!(
-            "  {} event(s); the first {}:",
-            report.total_count.unwrap_or(0),
-            report.count.unwrap_or(0)
-        );
-        for event in &report.events {
+    // Created at the start of the tour; by now the sandbox has finished it, so the first poll
+    // of the waiter (which never polls more often than every 2 minutes) gets the 303.
+    let location = client
+        .wait_for_audit_job(&audit_job, AuditWait::default())
+        .await?;
+    println!(
+        "  job {} completed (303 -> {}/{})",
+        audit_job.id, location.kind, location.id
+    );
+    let first: Vec<_> = client
+        .audit_report_events(location.clone(), 100)
+        .take(3)
+        .collect()
+        .await;
+    println!("  the first {} event(s):", first.len());
+    for event in first {
+        if let AuditEvent::Logins(login) = event? {
             println!(
                 "    {} {} {} from {} ({})",
-                event["time"].as_str().unwrap_or(""),
-                event["username"].as_str().unwrap_or(""),
-                event["event"].as_str().unwrap_or(""),
-                event["ip_address"].as_str().unwrap_or(""),
-                event["access"].as_str().unwrap_or("")
+                login.time.unwrap_or_default(),
+                login.username.unwrap_or_default(),
+                login.event.unwrap_or_default(),
+                login.ip_address.unwrap_or_default(),
+                login.access.unwrap_or_default()
             );
         }
-        let csv = sandbox
-            .raw()
-            .request(
-                "GET",
-                &format!("/v1/audit/logins/{job}"),
-                Some(&sandbox.admin_token()),
-            )
-            .header("Accept", "text/csv")
-            .send()
-            .await;
-        println!("  as CSV:");
-        for line in csv.text().lines().take(3) {
-            println!("    {line}");
-        }
-        client
-            .delete_audit_report()
-            .type_(AuditReportKind::Logins)
-            .id(&job)
-            .send()
-            .typed()
-            .await?;
-        println!("  report deleted (204)");
     }
+    let mut csv = Vec::new();
+    client
+        .audit_report_csv(&location)
+        .await?
+        .copy_to(&mut csv)
+        .await?;
+    println!("  as CSV ({} bytes, streamed):", csv.len());
+    for line in String::from_utf8_lossy(&csv).lines().take(3) {
+        println!("    {line}");
+    }
+    client.remove_audit_report(&location).await?;
+    println!("  report deleted (204)");
 
     section("the sandbox's view");
     let counters = sandbox.counters();
@@ -613,12 +547,7 @@ async fn sandbox_tour() -> Result<()> {
             format!("{} problem(s)", conformance.problems.len())
         }
     );
-    client
-        .delete_webhook()
-        .webhook_id(&webhook_id)
-        .send()
-        .typed()
-        .await?;
+    client.webhooks().delete(&webhook_id).await?;
     receiver_task.abort();
     sandbox.shutdown().await;
     Ok(())

@@ -106,6 +106,7 @@ impl EventStreamBuilder {
             cursor: None,
             buffer: VecDeque::new(),
             next_poll: None,
+            caught_up: false,
         }
     }
 }
@@ -123,6 +124,8 @@ pub struct EventStream {
     cursor: Option<i64>,
     buffer: VecDeque<PollingEvent>,
     next_poll: Option<Instant>,
+    /// The last page was partial: say so once its events are delivered.
+    caught_up: bool,
 }
 
 impl EventStream {
@@ -153,6 +156,11 @@ impl EventStream {
                 self.cursor = Some(id);
             }
             return Some(Ok(StreamItem::Event(Box::new(event))));
+        }
+        if std::mem::take(&mut self.caught_up) {
+            return Some(Ok(StreamItem::Notice(StreamNotice::CaughtUp {
+                next_poll_in: self.poll_interval,
+            })));
         }
         if let Some(start) = self.start {
             match self.resolve(start).await {
@@ -187,6 +195,7 @@ impl EventStream {
         let full = page.events.len() >= usize::from(query.count.unwrap_or(50));
         if !full {
             self.next_poll = Some(Instant::now() + self.poll_interval);
+            self.caught_up = true;
         }
         let mut events: Vec<PollingEvent> = page
             .events
