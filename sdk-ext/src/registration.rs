@@ -93,7 +93,10 @@ impl Registration {
                 .parse::<std::net::IpAddr>()
                 .is_ok_and(|ip| ip.is_loopback());
         if parsed.scheme() != "http" || !loopback {
-            return Err(invalid("url", format!("{url:?} is not http:// to a loopback host")));
+            return Err(invalid(
+                "url",
+                format!("{url:?} is not http:// to a loopback host"),
+            ));
         }
         Ok(Registration {
             url: url.to_string(),
@@ -428,8 +431,16 @@ mod tests {
         assert!(Registration::loopback_for_tests("http://127.0.0.1:8080/hooks").is_ok());
         assert!(Registration::loopback_for_tests("http://localhost:8080/hooks").is_ok());
         assert!(Registration::loopback_for_tests("http://[::1]:8080/hooks").is_ok());
-        for bad in ["http://10.0.0.5/hooks", "http://hooks.example.com/", "https://127.0.0.1/"] {
-            assert_eq!(field_of(Registration::loopback_for_tests(bad)), "url", "{bad}");
+        for bad in [
+            "http://10.0.0.5/hooks",
+            "http://hooks.example.com/",
+            "https://127.0.0.1/",
+        ] {
+            assert_eq!(
+                field_of(Registration::loopback_for_tests(bad)),
+                "url",
+                "{bad}"
+            );
         }
     }
 

@@ -260,7 +260,10 @@ async fn stream_filters_are_sent_as_the_reference_names_them() {
 
 #[tokio::test(start_paused = true)]
 async fn a_partial_page_is_followed_by_a_caught_up_notice_before_the_wait() {
-    let store = Arc::new(Mutex::new(Store { oldest: 1, latest: 3 }));
+    let store = Arc::new(Mutex::new(Store {
+        oldest: 1,
+        latest: 3,
+    }));
     let script = events_api(store);
     let mut stream = EventStream::builder(EventsVersion::V2)
         .start(StreamStart::After(0))
@@ -273,5 +276,9 @@ async fn a_partial_page_is_followed_by_a_caught_up_notice_before_the_wait() {
         })
     );
     assert_eq!(stream.checkpoint(), Some(3));
-    assert_eq!(script.seen().len(), 1, "the notice comes before the next poll");
+    assert_eq!(
+        script.seen().len(),
+        1,
+        "the notice comes before the next poll"
+    );
 }
