@@ -113,6 +113,14 @@ pub enum Error {
 }
 
 impl Error {
+    /// Input refused before sending: `field` and what is wrong with it.
+    pub(crate) fn invalid_input(field: &'static str, problem: impl Into<String>) -> Error {
+        Error::InvalidInput(InputError::Invalid {
+            field,
+            problem: problem.into(),
+        })
+    }
+
     /// Builds the error for a non-success response.
     ///
     /// `format` is the error body format of the endpoint; `area` says which

@@ -21,7 +21,7 @@
 //! ```
 
 use crate::Client;
-use crate::error::{Error, InputError};
+use crate::error::Error;
 use crate::prelude::*;
 use crate::webhook::EventFilter;
 use pubapi_sdk::types::{
@@ -64,9 +64,12 @@ impl Registration {
     /// [`Error::InvalidInput`] when `url` is not an absolute `https://` URL with a host.
     pub fn new(url: &str) -> Result<Self, Error> {
         let parsed = reqwest::Url::parse(url)
-            .map_err(|e| invalid("url", format!("{url:?} is not a URL: {e}")))?;
+            .map_err(|e| Error::invalid_input("url", format!("{url:?} is not a URL: {e}")))?;
         if parsed.scheme() != "https" || parsed.host_str().is_none_or(str::is_empty) {
-            return Err(invalid("url", format!("{url:?} is not an https:// URL")));
+            return Err(Error::invalid_input(
+                "url",
+                format!("{url:?} is not an https:// URL"),
+            ));
         }
         Ok(Registration {
             url: url.to_string(),
@@ -84,7 +87,7 @@ impl Registration {
     /// [`Error::InvalidInput`] when `url` is not `http://` to a loopback host.
     pub fn loopback_for_tests(url: &str) -> Result<Self, Error> {
         let parsed = reqwest::Url::parse(url)
-            .map_err(|e| invalid("url", format!("{url:?} is not a URL: {e}")))?;
+            .map_err(|e| Error::invalid_input("url", format!("{url:?} is not a URL: {e}")))?;
         let host = parsed.host_str().unwrap_or_default();
         let loopback = host == "localhost"
             || host
@@ -93,7 +96,7 @@ impl Registration {
                 .parse::<std::net::IpAddr>()
                 .is_ok_and(|ip| ip.is_loopback());
         if parsed.scheme() != "http" || !loopback {
-            return Err(invalid(
+            return Err(Error::invalid_input(
                 "url",
                 format!("{url:?} is not http:// to a loopback host"),
             ));
@@ -117,9 +120,9 @@ impl Registration {
     {
         let filters: Vec<EventFilter> = filters.into_iter().map(Into::into).collect();
         if filters.is_empty() {
-            return Err(invalid(
+            return Err(Error::invalid_input(
                 "eventType",
-                "at least one event is required when given".into(),
+                "at least one event is required when given",
             ));
         }
         self.events = Some(filters);
@@ -137,8 +140,9 @@ impl Registration {
         let filters = names
             .into_iter()
             .map(|n| {
-                EventFilter::parse(n.as_ref())
-                    .map_err(|e| invalid("eventType", format!("{:?}: {e}", n.as_ref())))
+                EventFilter::parse(n.as_ref()).map_err(|e| {
+                    Error::invalid_input("eventType", format!("{:?}: {e}", n.as_ref()))
+                })
             })
             .collect::<Result<Vec<_>, _>>()?;
         self.events(filters)
@@ -155,7 +159,7 @@ impl Registration {
     ) -> Result<Self, Error> {
         let paths: Vec<String> = paths.into_iter().map(Into::into).collect();
         if paths.len() > MAX_PATHS {
-            return Err(invalid(
+            return Err(Error::invalid_input(
                 "path",
                 format!("{} paths, at most {MAX_PATHS}", paths.len()),
             ));
@@ -164,7 +168,7 @@ impl Registration {
             .iter()
             .find(|p| !p.starts_with('/') || p.contains(',') || p.chars().any(char::is_control))
         {
-            return Err(invalid(
+            return Err(Error::invalid_input(
                 "path",
                 format!("{bad:?} is not an absolute folder path without commas"),
             ));
@@ -397,13 +401,10 @@ pub fn expires_within(summary: &WebhookSummary, window: Duration, now: SystemTim
     UNIX_EPOCH + Duration::from_secs(expires) <= now + window
 }
 
-fn invalid(field: &'static str, problem: String) -> Error {
-    Error::InvalidInput(InputError::Invalid { field, problem })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::InputError;
     use crate::webhook::{EventType, Wildcard};
 
     fn field_of(result: Result<Registration, Error>) -> &'static str {

@@ -2,7 +2,7 @@
 
 use super::{AiWait, AskError};
 use crate::Client;
-use crate::error::{Error, InputError};
+use crate::error::Error;
 use crate::prelude::*;
 use crate::waiter::{Verdict, WaitError, wait};
 use pubapi_sdk::types::{Agent, AgentAskRequest, AgentAskResponse, AgentRequestStatus};
@@ -112,14 +112,9 @@ impl Agents<'_> {
 }
 
 fn check_question(question: &str) -> Result<pubapi_sdk::types::AgentAskRequestQuestion, Error> {
-    let invalid = |problem: String| {
-        Error::InvalidInput(InputError::Invalid {
-            field: "question",
-            problem,
-        })
-    };
+    let invalid = |problem: String| Error::invalid_input("question", problem);
     if question.trim().is_empty() {
-        return Err(invalid("is required".into()));
+        return Err(invalid("is required".to_string()));
     }
     let chars = question.chars().count();
     if chars > MAX_QUESTION_CHARS {

@@ -66,12 +66,11 @@ impl KnowledgeBases<'_> {
                         let more = page.last == Some(false);
                         let mut items: Vec<_> = page.content.into_iter().map(Ok).collect();
                         if more {
-                            items.push(Err(Error::InvalidInput(crate::error::InputError::Invalid {
-                                field: "page",
-                                problem: "more knowledge bases exist, but the reference does not show \
-                                          how to request the next page"
-                                    .into(),
-                            })));
+                            items.push(Err(Error::invalid_input(
+                                "page",
+                                "more knowledge bases exist, but the reference does not show \
+                                 how to request the next page",
+                            )));
                         }
                         items
                     }

@@ -1,7 +1,7 @@
 //! Audit report requests: one variant per report kind, validated before sending.
 
 use super::AuditDate;
-use crate::error::{Error, InputError};
+use crate::error::Error;
 use pubapi_sdk::types::{self, AuditFormat, AuditReportKind};
 
 /// A request to create an audit report of one of the 14 kinds.
@@ -155,13 +155,13 @@ impl AuditRequest {
     pub fn validate(&self) -> Result<(), Error> {
         let (start, end) = each_kind!(self, r => (&r.date_start, &r.date_end));
         let start = AuditDate::parse(start).ok_or_else(|| {
-            invalid(
+            Error::invalid_input(
                 "date_start",
                 format!("{start:?} is not YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ"),
             )
         })?;
         let end = AuditDate::parse(end).ok_or_else(|| {
-            invalid(
+            Error::invalid_input(
                 "date_end",
                 format!("{end:?} is not YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ"),
             )
@@ -172,22 +172,25 @@ impl AuditRequest {
             (start, end)
         };
         if !end.is_after(&start) {
-            return Err(invalid(
+            return Err(Error::invalid_input(
                 "date_end",
                 format!("{end} is not after date_start {start}"),
             ));
         }
         match self {
-            AuditRequest::Logins(r) if r.events.is_empty() => Err(invalid(
+            AuditRequest::Logins(r) if r.events.is_empty() => Err(Error::invalid_input(
                 "events",
-                "at least one event type is required".into(),
+                "at least one event type is required",
             )),
             AuditRequest::Files(r) => {
                 if r.folders.is_empty() && r.file.is_none() {
-                    return Err(invalid("folders", "folders or file is required".into()));
+                    return Err(Error::invalid_input(
+                        "folders",
+                        "folders or file is required",
+                    ));
                 }
                 if let Some(bad) = r.folders.iter().find(|f| !f.starts_with('/')) {
-                    return Err(invalid(
+                    return Err(Error::invalid_input(
                         "folders",
                         format!("{bad:?} is not an absolute path"),
                     ));
@@ -217,7 +220,7 @@ impl AuditRequest {
         };
         for (field, names) in lists {
             if names.iter().any(|n| n.trim().is_empty()) {
-                return Err(invalid(field, "contains an empty name".into()));
+                return Err(Error::invalid_input(field, "contains an empty name"));
             }
         }
         Ok(())
@@ -226,8 +229,8 @@ impl AuditRequest {
 
 fn check_pattern(field: &'static str, pattern: Option<&str>) -> Result<(), Error> {
     match pattern {
-        Some("") => Err(invalid(field, "is empty".into())),
-        Some(p) if p.starts_with('*') => Err(invalid(
+        Some("") => Err(Error::invalid_input(field, "is empty")),
+        Some(p) if p.starts_with('*') => Err(Error::invalid_input(
             field,
             format!("{p:?}: the * wildcard may not come first"),
         )),
@@ -235,13 +238,10 @@ fn check_pattern(field: &'static str, pattern: Option<&str>) -> Result<(), Error
     }
 }
 
-fn invalid(field: &'static str, problem: String) -> Error {
-    Error::InvalidInput(InputError::Invalid { field, problem })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::InputError;
     use types::{
         FilesAuditRequest, LoginEvent, LoginsAuditRequest, UsersAuditRequest, WorkflowsAuditRequest,
     };

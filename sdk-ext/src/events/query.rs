@@ -1,6 +1,6 @@
 //! The query of the events lists.
 
-use crate::error::{Error, InputError};
+use crate::error::Error;
 use pubapi_sdk::types::EventSuppress;
 
 /// Which events list to read.
@@ -76,10 +76,16 @@ impl EventQuery {
         if let Some(count) = self.count
             && !(1..=Self::MAX_COUNT).contains(&count)
         {
-            return Err(invalid("count", format!("{count} is outside 1..=100")));
+            return Err(Error::invalid_input(
+                "count",
+                format!("{count} is outside 1..=100"),
+            ));
         }
         if let Some(bad) = self.types.iter().find(|t| t.is_empty() || t.contains('|')) {
-            return Err(invalid("type", format!("{bad:?} is not an event type")));
+            return Err(Error::invalid_input(
+                "type",
+                format!("{bad:?} is not an event type"),
+            ));
         }
         Ok(())
     }
@@ -92,10 +98,6 @@ impl EventQuery {
         self.count
             .and_then(|c| std::num::NonZeroU64::new(u64::from(c)))
     }
-}
-
-fn invalid(field: &'static str, problem: String) -> Error {
-    Error::InvalidInput(InputError::Invalid { field, problem })
 }
 
 #[cfg(test)]
