@@ -45,6 +45,7 @@ pub fn generate(spec_text: &str) -> Result<Generated, CodegenError> {
     let mut file: syn::File =
         syn::parse2(tokens).map_err(|e| CodegenError::Unparseable(e.to_string()))?;
     transforms::mark_deprecated::apply(&mut file, &original);
+    transforms::redact_secrets::apply(&mut file, &original);
     file.items
         .push(transforms::operation_table::item(&original, &removals)?);
 

@@ -151,3 +151,40 @@ pub(crate) fn visit_schema_mut(
 pub(crate) fn schema_ref_name(reference: &str) -> Option<&str> {
     reference.strip_prefix("#/components/schemas/")
 }
+
+/// Calls `f` on every schema of the spec: components and the inline schemas of request
+/// bodies and responses, nested ones included.
+pub(crate) fn visit_spec_schemas(spec: &OpenAPI, f: &mut dyn FnMut(&Schema)) {
+    let mut roots: Vec<Schema> = Vec::new();
+    if let Some(components) = &spec.components {
+        roots.extend(
+            components
+                .schemas
+                .values()
+                .filter_map(|s| s.as_item().cloned()),
+        );
+    }
+    for op in operations(spec) {
+        if let Some(ReferenceOr::Item(body)) = &op.operation.request_body {
+            roots.extend(
+                body.content
+                    .values()
+                    .filter_map(|m| m.schema.as_ref()?.as_item().cloned()),
+            );
+        }
+        let responses = op.operation.responses.responses.values();
+        for response in responses.chain(op.operation.responses.default.as_ref()) {
+            if let Some(response) = resolve_response(spec, response) {
+                roots.extend(
+                    response
+                        .content
+                        .values()
+                        .filter_map(|m| m.schema.as_ref()?.as_item().cloned()),
+                );
+            }
+        }
+    }
+    for mut root in roots {
+        visit_schema_mut(&mut root, &mut |s| f(s), &mut |_| {});
+    }
+}

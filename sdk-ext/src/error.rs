@@ -105,8 +105,8 @@ pub enum Error {
         path: String,
         /// What was wrong there.
         message: String,
-        /// The whole body.
-        body: Bytes,
+        /// The whole body (its `Debug` shows only the length).
+        body: RawBody,
     },
     /// Input refused before anything was sent.
     InvalidInput(InputError),
@@ -197,7 +197,7 @@ impl Error {
         Err(Error::Decode {
             path,
             message,
-            body,
+            body: RawBody(body),
         })
     }
 
@@ -670,8 +670,33 @@ impl fmt::Debug for ApiError {
             .field("details", details)
             .field("gateway_code", gateway_code)
             .field("retry_after", retry_after)
-            .field("body", body)
+            .field("body", &RawBody(body.clone()))
             .finish()
+    }
+}
+
+/// A response body kept for inspection. Its `Debug` shows only the length: bodies can hold
+/// secrets (a webhook `authHeader`) or personal data, and `Debug` output ends up in logs.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct RawBody(pub Bytes);
+
+impl std::ops::Deref for RawBody {
+    type Target = Bytes;
+
+    fn deref(&self) -> &Bytes {
+        &self.0
+    }
+}
+
+impl From<Bytes> for RawBody {
+    fn from(body: Bytes) -> Self {
+        RawBody(body)
+    }
+}
+
+impl fmt::Debug for RawBody {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RawBody({} bytes)", self.0.len())
     }
 }
 

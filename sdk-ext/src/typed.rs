@@ -92,7 +92,7 @@ impl Error {
                 Ok(_) => Error::Decode {
                     path: ".".into(),
                     message: "the body decoded on a second reading".into(),
-                    body: Bytes::new(),
+                    body: Default::default(),
                 },
             },
             Sdk::CommunicationError(e) | Sdk::ResponseBodyError(e) | Sdk::InvalidUpgrade(e) => {

@@ -2,6 +2,7 @@
 
 mod support;
 
+use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::registration::{Registration, Status, WebhookErrorCode};
 use pubapi_sdk_ext::{Client, Error, RetryConfig, SecretToken};
 use std::sync::Arc;
@@ -159,4 +160,43 @@ async fn renewal_at_the_quota_keeps_the_old_registration() {
         .await;
     assert!(matches!(result, Err(Error::Conflict(_))), "{result:?}");
     assert!(script.seen().iter().all(|s| s.method != "DELETE"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_webhook_secret_never_appears_in_debug_output() {
+    const CANARY: &str = "CANARY-auth-header-5d1e";
+    let details = format!(
+        r#"{{"webhookId":"w1","url":"https://hooks.example.com/in","eventType":["fs:*"],"path":"/A","authHeader":"{CANARY}","expires":1900000000,"status":"enabled"}}"#
+    );
+    let broken = format!(r#"{{"webhookId":"w1","authHeader":"{CANARY}","expires":"soon"}}"#);
+    let script = Script::new(
+        vec![Answer::json(200, details), Answer::json(200, broken)],
+        Answer::empty(500),
+    );
+    let client = client(&script);
+    let hook = client.webhooks().details("w1").await.unwrap();
+    assert_eq!(
+        hook.auth_header.as_deref(),
+        Some(CANARY),
+        "the value itself is kept"
+    );
+    let error = client.webhooks().details("w1").await.unwrap_err();
+    assert!(matches!(error, Error::Decode { .. }), "{error:?}");
+    let registration = registration().auth_header(CANARY);
+    let body = pubapi_sdk::types::WebhookCreateRequest {
+        url: "https://hooks.example.com/in".into(),
+        auth_header: Some(CANARY.into()),
+        event_type: vec![],
+        path: None,
+    };
+    for text in [
+        format!("{hook:?}"),
+        format!("{error:?}"),
+        format!("{error}"),
+        format!("{registration:?}"),
+        format!("{body:?}"),
+        format!("{:?}", client.create_webhook().body(body.clone())),
+    ] {
+        assert!(!text.contains(CANARY), "{text}");
+    }
 }

@@ -12,8 +12,9 @@
 //! | [`drop_bodiless_success`] | a 200 with a body next to a 204 without one panics | `pubapi-sdk-ext` turns the events 204 into "caught up" |
 //! | [`raw_error_responses`] | different error schemas per status (or a bodiless error next to a typed one) panic | `pubapi-sdk-ext` decodes the three error formats by status |
 //!
-//! Code transforms: [`mark_deprecated`] (progenitor ignores `deprecated: true`) and
-//! [`operation_table`] (progenitor keeps no record of paths, tags, statuses and what the spec
+//! Code transforms: [`mark_deprecated`] (progenitor ignores `deprecated: true`),
+//! [`redact_secrets`] (derived `Debug` would print `format: password` fields such as the
+//! webhook `authHeader`) and [`operation_table`] (progenitor keeps no record of paths, tags, statuses and what the spec
 //! transforms removed; the table keeps them for `pubapi-sdk-ext` and the tests).
 //!
 //! Limits that need no transform: security schemes are ignored (`pubapi-sdk-ext` adds the
@@ -31,6 +32,7 @@ pub mod mark_deprecated;
 pub mod open_response_enums;
 pub mod operation_table;
 pub mod raw_error_responses;
+pub mod redact_secrets;
 
 /// Something a spec transform removed from what progenitor sees.
 #[derive(Debug, Clone, PartialEq, Eq)]

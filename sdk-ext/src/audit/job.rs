@@ -121,7 +121,7 @@ impl Client {
             .ok_or_else(|| Error::Decode {
                 path: "id".into(),
                 message: "the 202 body has no job id".into(),
-                body: bytes::Bytes::new(),
+                body: Default::default(),
             })?;
         Ok(AuditJob {
             id,
@@ -212,6 +212,6 @@ fn decode(path: &str, message: &str) -> Error {
     Error::Decode {
         path: path.into(),
         message: message.into(),
-        body: bytes::Bytes::new(),
+        body: Default::default(),
     }
 }
