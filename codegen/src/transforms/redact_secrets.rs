@@ -50,8 +50,9 @@ fn redact_items(items: &mut Vec<syn::Item>, secrets: &BTreeSet<String>) {
                     redact_items(inner, secrets);
                 }
             }
-            syn::Item::Struct(item) if holds_secret(item, secrets) => {
-                if remove_debug(item) {
+            syn::Item::Struct(item) => {
+                let redacted = holds_secret(item, secrets) && remove_debug(item);
+                if redacted {
                     added.push((index + 1, debug_impl(item, secrets)));
                 }
             }
