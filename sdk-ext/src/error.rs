@@ -1306,7 +1306,7 @@ mod tests {
             message.starts_with("invalid type: string \"three\", expected u64"),
             "{message}"
         );
-        assert_eq!(*kept, body);
+        assert_eq!(**kept, body);
         assert!(
             e.to_string()
                 .starts_with("response body does not decode at items[2].id: ")
