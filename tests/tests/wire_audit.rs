@@ -2232,7 +2232,7 @@ async fn get_audit_report_csv_is_a_decode_error_with_the_csv_through_the_generat
         .await
         .expect_err("CSV is not JSON");
     match error {
-        pubapi_sdk_ext::Error::Decode { body, .. } => assert_eq!(body, CSV),
+        pubapi_sdk_ext::Error::Decode { body, .. } => assert_eq!(*body, CSV),
         other => panic!("{other:?}"),
     }
     let requests = seen.requests().await;

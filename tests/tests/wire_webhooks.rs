@@ -387,7 +387,7 @@ async fn get_webhook_status_success_with_a_mistyped_field_is_a_decode_error_nami
             path, body: kept, ..
         } => {
             assert_eq!(path, "expires");
-            assert_eq!(kept, body.to_string());
+            assert_eq!(*kept, body.to_string());
         }
         other => panic!("{other:?}"),
     }
