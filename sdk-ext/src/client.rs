@@ -157,6 +157,7 @@ pub struct ClientBuilder {
     connect_timeout: Duration,
     attempt_timeout: Duration,
     transport: Arc<dyn Transport>,
+    allow_plain_http: bool,
 }
 
 impl Default for ClientBuilder {
@@ -169,6 +170,7 @@ impl Default for ClientBuilder {
             connect_timeout: Duration::from_secs(10),
             attempt_timeout: Duration::from_secs(60),
             transport: Arc::new(ReqwestTransport),
+            allow_plain_http: false,
         }
     }
 }
@@ -191,10 +193,18 @@ impl ClientBuilder {
         self
     }
 
-    /// A full base URL including `/pubapi` (a sandbox, a test server, a proxy). `http` is
-    /// accepted for local use.
+    /// A full base URL including `/pubapi` (a sandbox, a test server, a proxy). Plain
+    /// `http` is accepted for loopback hosts only (the bearer token would travel in clear
+    /// text), unless [`ClientBuilder::allow_plain_http`] is called.
     pub fn base_url(mut self, url: &str) -> Self {
         self.base_url = Some(parse_base_url(url));
+        self
+    }
+
+    /// Accepts a plain `http` base URL to a host that is not loopback (a test network, a
+    /// TLS-terminating sidecar). The token is then sent unencrypted.
+    pub fn allow_plain_http(mut self) -> Self {
+        self.allow_plain_http = true;
         self
     }
 
@@ -249,6 +259,12 @@ impl ClientBuilder {
     /// or the HTTP client cannot be built.
     pub fn build(self) -> Result<Client, BuildError> {
         let base_url = self.base_url.ok_or(BuildError::MissingBaseUrl)??;
+        if !self.allow_plain_http && !is_https_or_loopback(&base_url) {
+            return Err(BuildError::InvalidBaseUrl(format!(
+                "{base_url} is plain http to a host that is not loopback: the token would \
+                 travel unencrypted (call allow_plain_http() to accept that)"
+            )));
+        }
         let token = self.token.ok_or(BuildError::MissingToken)?;
         let http = reqwest::Client::builder()
             .user_agent(USER_AGENT)
@@ -337,7 +353,11 @@ fn parse_base_url(url: &str) -> Result<String, BuildError> {
             parsed.scheme()
         )));
     }
-    if parsed.query().is_some() || parsed.fragment().is_some() || !parsed.username().is_empty() {
+    if parsed.query().is_some()
+        || parsed.fragment().is_some()
+        || !parsed.username().is_empty()
+        || parsed.password().is_some()
+    {
         return Err(BuildError::InvalidBaseUrl(
             "a base url has no query, fragment or user info".into(),
         ));
@@ -345,9 +365,54 @@ fn parse_base_url(url: &str) -> Result<String, BuildError> {
     Ok(parsed.as_str().trim_end_matches('/').to_string())
 }
 
+fn is_https_or_loopback(base_url: &str) -> bool {
+    let Ok(url) = reqwest::Url::parse(base_url) else {
+        return false;
+    };
+    let host = url.host_str().unwrap_or_default();
+    url.scheme() == "https"
+        || host == "localhost"
+        || host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_http_needs_a_loopback_host_or_an_explicit_opt_in() {
+        let build = |url: &str| {
+            Client::builder()
+                .base_url(url)
+                .token(SecretToken::try_from("t").unwrap())
+                .build()
+        };
+        assert!(build("http://127.0.0.1:8080/pubapi").is_ok());
+        assert!(build("http://localhost:8080/pubapi").is_ok());
+        assert!(build("https://acme.example.com/pubapi").is_ok());
+        assert!(matches!(
+            build("http://acme.example.com/pubapi"),
+            Err(BuildError::InvalidBaseUrl(_))
+        ));
+        let opted_in = Client::builder()
+            .base_url("http://acme.example.com/pubapi")
+            .allow_plain_http()
+            .token(SecretToken::try_from("t").unwrap())
+            .build();
+        assert!(opted_in.is_ok());
+    }
+
+    #[test]
+    fn base_url_with_a_password_is_refused() {
+        assert!(matches!(
+            parse_base_url("http://:secret@127.0.0.1/pubapi"),
+            Err(BuildError::InvalidBaseUrl(_))
+        ));
+    }
 
     #[test]
     fn domain_becomes_the_https_pubapi_root() {

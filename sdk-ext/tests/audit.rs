@@ -16,6 +16,7 @@ use support::{Answer, Script, Seen};
 fn client(script: &Arc<Script>) -> Client {
     Client::builder()
         .base_url("http://sandbox.test/pubapi")
+        .allow_plain_http()
         .token(SecretToken::try_from("t").unwrap())
         .limits(Limits {
             general: Budget::new(Some(2), Some(1_000_000)),

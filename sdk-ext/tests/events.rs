@@ -67,6 +67,7 @@ fn events_api(store: Arc<Mutex<Store>>) -> Arc<Script> {
 fn client(script: &Arc<Script>) -> Client {
     Client::builder()
         .base_url("http://sandbox.test/pubapi")
+        .allow_plain_http()
         .token(SecretToken::try_from("t").unwrap())
         .limits(Limits {
             general: Budget::new(Some(2), Some(100_000)),

@@ -25,6 +25,7 @@ fn client(script: &Arc<Script>) -> Client {
 fn client_with(script: &Arc<Script>, retry: RetryConfig) -> Client {
     Client::builder()
         .base_url("http://sandbox.test/pubapi")
+        .allow_plain_http()
         .token(SecretToken::try_from(CANARY).unwrap())
         .retry(retry)
         .transport(script.clone())
@@ -366,6 +367,7 @@ async fn revoked_token_is_replaced_once_by_a_rotating_source() {
     });
     let client = Client::builder()
         .base_url("http://sandbox.test/pubapi")
+        .allow_plain_http()
         .token_source(source.clone())
         .transport(script.clone())
         .build()

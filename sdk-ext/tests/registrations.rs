@@ -12,6 +12,7 @@ use support::{Answer, Script};
 fn client(script: &Arc<Script>) -> Client {
     Client::builder()
         .base_url("http://sandbox.test/pubapi")
+        .allow_plain_http()
         .token(SecretToken::try_from("t").unwrap())
         .retry(RetryConfig::default().with_max_attempts(1))
         .transport(script.clone())
