@@ -24,8 +24,10 @@
 //! ```
 //!
 //! The endpoint refuses an unauthenticated request (401) before reading its body, refuses a
-//! body over the receiver's [`max_body_bytes`](Receiver::max_body_bytes) (413) without
-//! buffering more than that, and otherwise answers with [`Outcome::status`] and an empty body.
+//! body over the receiver's [`max_read_bytes`](Receiver::max_read_bytes) (413, default
+//! 32 MiB, far above any real batch) without buffering more than that, and otherwise answers
+//! with [`Outcome::status`] and an empty body (a body over
+//! [`max_body_bytes`](Receiver::max_body_bytes) is handed over as a dead letter with 200).
 //! Serve it behind TLS with a publicly trusted certificate: the platform refuses self-signed
 //! ones (reference 6.1).
 
@@ -67,7 +69,7 @@ async fn receive<H: DeliveryHandler>(
     if !receiver.is_authorized(&headers) {
         return StatusCode::UNAUTHORIZED;
     }
-    let max = receiver.max_body_bytes();
+    let max = receiver.max_read_bytes();
     let declared = headers
         .get(CONTENT_LENGTH)
         .and_then(|value| value.to_str().ok())
@@ -101,7 +103,7 @@ mod tests {
     fn app(calls: Arc<AtomicUsize>) -> ::axum::Router {
         let receiver = Receiver::builder()
             .secret(WebhookSecret::new(SECRET).unwrap())
-            .max_body_bytes(4096)
+            .max_read_bytes(4096)
             .build()
             .unwrap();
         let handler = move |batch: Batch| {

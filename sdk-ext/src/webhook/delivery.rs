@@ -294,6 +294,13 @@ pub enum DeliveryParseError {
     NotJson(serde_json::Error),
     /// The body is JSON but not an object with a `data` array.
     NoDataArray,
+    /// The body is larger than the receiver parses; it is handed over raw.
+    TooLarge {
+        /// The body's size.
+        bytes: usize,
+        /// The receiver's parse limit.
+        limit: usize,
+    },
 }
 
 impl fmt::Display for DeliveryParseError {
@@ -301,6 +308,12 @@ impl fmt::Display for DeliveryParseError {
         match self {
             DeliveryParseError::NotJson(_) => f.write_str("delivery body is not json"),
             DeliveryParseError::NoDataArray => f.write_str("delivery body has no `data` array"),
+            DeliveryParseError::TooLarge { bytes, limit } => {
+                write!(
+                    f,
+                    "delivery body of {bytes} bytes is over the {limit}-byte parse limit"
+                )
+            }
         }
     }
 }
@@ -309,7 +322,7 @@ impl std::error::Error for DeliveryParseError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             DeliveryParseError::NotJson(error) => Some(error),
-            DeliveryParseError::NoDataArray => None,
+            DeliveryParseError::NoDataArray | DeliveryParseError::TooLarge { .. } => None,
         }
     }
 }

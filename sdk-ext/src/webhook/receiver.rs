@@ -26,6 +26,9 @@ pub const DEFAULT_DEDUP_CAPACITY: usize = 100_000;
 /// Default for [`ReceiverBuilder::max_body_bytes`]: 1 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
 
+/// Default for [`ReceiverBuilder::max_read_bytes`]: 32 MiB.
+pub const DEFAULT_MAX_READ_BYTES: usize = 32 * 1024 * 1024;
+
 /// Receives webhook deliveries, whatever the HTTP server.
 ///
 /// [`Receiver::handle`] takes the request's headers and body and returns the [`Outcome`]
@@ -34,7 +37,11 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
 /// 1. checks the `authorization` header against the current and the previous secret, in
 ///    constant time; a missing, repeated or wrong header is answered **401** and nothing else
 ///    happens;
-/// 2. refuses a body over [`max_body_bytes`](ReceiverBuilder::max_body_bytes) with **413**;
+/// 2. hands a body over [`max_body_bytes`](ReceiverBuilder::max_body_bytes) to the handler
+///    unparsed, as a [`DeadLetter`], and answers 200: an authenticated delivery is never
+///    refused, since every refusal counts towards disabling the registration (the axum
+///    route stops reading at [`max_read_bytes`](ReceiverBuilder::max_read_bytes), a memory
+///    bound against whoever holds the secret, and answers 413 there);
 /// 3. parses the body; what cannot be read (the whole body, or single elements) becomes a
 ///    [`DeadLetter`] for the handler, never an error answer;
 /// 4. drops events already handed over within the dedup window (key: `domain` + `eventId`),
@@ -89,6 +96,7 @@ pub struct Receiver {
     previous: Option<WebhookSecret>,
     own_client_id_hashes: Vec<String>,
     max_body_bytes: usize,
+    max_read_bytes: usize,
     dedup_window: Duration,
     dedup_capacity: usize,
     dedup: Mutex<DedupStore>,
@@ -133,14 +141,17 @@ impl Receiver {
         if !self.is_authorized(headers) {
             return Outcome::with_status(401);
         }
-        if body.len() > self.max_body_bytes {
-            return Outcome::with_status(413);
-        }
-
         let mut outcome = Outcome::with_status(200);
         let mut events = Vec::new();
         let mut dead_letters = Vec::new();
-        let parsed = Delivery::parse(body);
+        let parsed = if body.len() > self.max_body_bytes {
+            Err(super::DeliveryParseError::TooLarge {
+                bytes: body.len(),
+                limit: self.max_body_bytes,
+            })
+        } else {
+            Delivery::parse(body)
+        };
         let now = Instant::now();
         let mut claims = Claims::new(&self.dedup);
         {
@@ -201,10 +212,16 @@ impl Receiver {
         outcome
     }
 
-    /// The body size above which deliveries are answered 413.
+    /// The body size above which deliveries are handed over unparsed, as dead letters.
     #[must_use]
     pub fn max_body_bytes(&self) -> usize {
         self.max_body_bytes
+    }
+
+    /// The most the axum route reads of a body before answering 413.
+    #[must_use]
+    pub fn max_read_bytes(&self) -> usize {
+        self.max_read_bytes
     }
 
     /// How long a handed-over event is remembered.
@@ -362,6 +379,7 @@ pub struct ReceiverBuilder {
     previous: Option<WebhookSecret>,
     own_client_id_hashes: Vec<String>,
     max_body_bytes: usize,
+    max_read_bytes: usize,
     dedup_window: Duration,
     dedup_capacity: usize,
 }
@@ -373,6 +391,7 @@ impl Default for ReceiverBuilder {
             previous: None,
             own_client_id_hashes: Vec::new(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_read_bytes: DEFAULT_MAX_READ_BYTES,
             dedup_window: DEFAULT_DEDUP_WINDOW,
             dedup_capacity: DEFAULT_DEDUP_CAPACITY,
         }
@@ -421,10 +440,19 @@ impl ReceiverBuilder {
         self
     }
 
-    /// The largest body accepted, in bytes (default [`DEFAULT_MAX_BODY_BYTES`]).
+    /// The largest body parsed, in bytes (default [`DEFAULT_MAX_BODY_BYTES`]); a larger
+    /// authenticated body is handed over raw as a dead letter, never refused.
     #[must_use]
     pub fn max_body_bytes(mut self, max: usize) -> Self {
         self.max_body_bytes = max;
+        self
+    }
+
+    /// The most the axum route reads of a body before answering 413 (default
+    /// [`DEFAULT_MAX_READ_BYTES`]): a memory bound, far above any real batch.
+    #[must_use]
+    pub fn max_read_bytes(mut self, max: usize) -> Self {
+        self.max_read_bytes = max;
         self
     }
 
@@ -441,7 +469,7 @@ impl ReceiverBuilder {
         if self.dedup_window.is_zero() {
             return Err(BuildError::ZeroDedupWindow);
         }
-        if self.max_body_bytes == 0 {
+        if self.max_body_bytes == 0 || self.max_read_bytes == 0 {
             return Err(BuildError::ZeroMaxBodyBytes);
         }
         Ok(Receiver {
@@ -449,6 +477,7 @@ impl ReceiverBuilder {
             previous: self.previous,
             own_client_id_hashes: self.own_client_id_hashes,
             max_body_bytes: self.max_body_bytes,
+            max_read_bytes: self.max_read_bytes,
             dedup_window: self.dedup_window,
             dedup_capacity: self.dedup_capacity,
             dedup: Mutex::new(DedupStore::new(self.dedup_window, self.dedup_capacity)),

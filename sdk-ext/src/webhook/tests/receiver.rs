@@ -165,7 +165,7 @@ async fn previous_secret_is_accepted_during_rotation_and_not_after() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn oversized_body_is_413_and_nothing_processed() {
+async fn oversized_authenticated_body_is_handed_over_raw_and_answered_200() {
     let recorder = Recorder::default();
     let small = Receiver::builder()
         .secret(WebhookSecret::new(SECRET).unwrap())
@@ -175,9 +175,12 @@ async fn oversized_body_is_413_and_nothing_processed() {
     let (headers, body) = one_event(SECRET, "e-1");
     assert!(body.len() > 100);
     let outcome = small.handle(&headers, &body, &recorder).await;
-    assert_eq!(counts(outcome), (413, 0, 0, 0, 0));
-    assert_eq!(recorder.calls.load(Ordering::SeqCst), 0);
-    assert_eq!(small.remembered(), 0);
+    assert_eq!(counts(outcome), (200, 0, 0, 0, 1));
+    assert_eq!(recorder.calls.load(Ordering::SeqCst), 1);
+    // A retry of the same oversized body is not handed over twice.
+    let again = small.handle(&headers, &body, &recorder).await;
+    assert_eq!(again.status, 200);
+    assert_eq!(recorder.calls.load(Ordering::SeqCst), 1);
 }
 
 #[tokio::test(start_paused = true)]
@@ -193,10 +196,8 @@ async fn default_body_limit_is_one_mebibyte() {
         200
     );
     body.push(b' ');
-    assert_eq!(
-        receiver.handle(&headers, &body, &recorder).await.status,
-        413
-    );
+    let outcome = receiver.handle(&headers, &body, &recorder).await;
+    assert_eq!((outcome.status, outcome.dead_letters), (200, 1));
 }
 
 #[tokio::test(start_paused = true)]
