@@ -106,7 +106,7 @@ pub use event_type::EventType;
 pub use filter::{EventFilter, EventFilterError, Wildcard};
 pub use handler::{Batch, DeadLetter, DeliveryHandler, HandlerError};
 pub use receiver::{
-    BuildError, DEFAULT_DEDUP_CAPACITY, DEFAULT_DEDUP_WINDOW, DEFAULT_MAX_BODY_BYTES, Outcome,
-    Receiver, ReceiverBuilder,
+    BuildError, DEFAULT_DEDUP_CAPACITY, DEFAULT_DEDUP_WINDOW, DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_READ_BYTES, Outcome, Receiver, ReceiverBuilder,
 };
 pub use secret::{SecretError, WebhookSecret};
