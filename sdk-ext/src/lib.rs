@@ -16,6 +16,7 @@ pub mod rejection;
 pub mod retry;
 pub mod retry_after;
 pub mod token;
+pub mod token_endpoint;
 pub mod transport;
 mod typed;
 pub mod waiter;
