@@ -366,12 +366,13 @@ fn parse_base_url(url: &str) -> Result<String, BuildError> {
 }
 
 fn is_https_or_loopback(base_url: &str) -> bool {
-    let Ok(url) = reqwest::Url::parse(base_url) else {
-        return false;
-    };
+    reqwest::Url::parse(base_url).is_ok_and(|url| url.scheme() == "https" || is_loopback(&url))
+}
+
+/// Whether `url` points at this machine: `localhost` or a loopback address.
+pub(crate) fn is_loopback(url: &reqwest::Url) -> bool {
     let host = url.host_str().unwrap_or_default();
-    url.scheme() == "https"
-        || host == "localhost"
+    host == "localhost"
         || host
             .trim_start_matches('[')
             .trim_end_matches(']')

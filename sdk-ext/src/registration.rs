@@ -88,14 +88,7 @@ impl Registration {
     pub fn loopback_for_tests(url: &str) -> Result<Self, Error> {
         let parsed = reqwest::Url::parse(url)
             .map_err(|e| Error::invalid_input("url", format!("{url:?} is not a URL: {e}")))?;
-        let host = parsed.host_str().unwrap_or_default();
-        let loopback = host == "localhost"
-            || host
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .parse::<std::net::IpAddr>()
-                .is_ok_and(|ip| ip.is_loopback());
-        if parsed.scheme() != "http" || !loopback {
+        if parsed.scheme() != "http" || !crate::client::is_loopback(&parsed) {
             return Err(Error::invalid_input(
                 "url",
                 format!("{url:?} is not http:// to a loopback host"),
