@@ -63,6 +63,31 @@ fn file_audit(actor: &Actor, entry: &FsEntry, transaction: &str, now: i64) -> Va
     event
 }
 
+/// What a move or copy of `source` to `entry` causes: the webhook event `name` with `data`
+/// (filtered on both paths), a `file_system` polling event and a files audit record.
+fn relocation(
+    actor: &Actor,
+    action: &'static str,
+    (name, data): (&str, Value),
+    entry: &FsEntry,
+    source: &FsEntry,
+    now: i64,
+) -> Happening {
+    let paths = vec![entry.path.clone(), source.path.clone()];
+    Happening {
+        actor: actor.clone(),
+        webhook: Some((name.into(), data, paths.clone())),
+        polling: Some(Polling {
+            kind: "file_system",
+            action,
+            data: fs_data(entry, Some(source)),
+            attributes: None,
+            paths,
+        }),
+        audit: Some(("files", file_audit(actor, entry, action, now))),
+    }
+}
+
 fn fs_data(entry: &FsEntry, source: Option<&FsEntry>) -> Value {
     let mut data = json!({
         "target_path": entry.path,
@@ -221,19 +246,7 @@ impl Activity {
                     }),
                 )
             };
-            let paths = vec![entry.path.clone(), source.path.clone()];
-            let happening = Happening {
-                actor: actor.clone(),
-                webhook: Some((name.into(), data, paths.clone())),
-                polling: Some(Polling {
-                    kind: "file_system",
-                    action: "move",
-                    data: fs_data(&entry, Some(&source)),
-                    attributes: None,
-                    paths,
-                }),
-                audit: Some(("files", file_audit(actor, &entry, "move", now))),
-            };
+            let happening = relocation(actor, "move", (name, data), &entry, &source, now);
             Ok((entry, happening))
         })
     }
@@ -264,19 +277,7 @@ impl Activity {
                     }),
                 )
             };
-            let paths = vec![entry.path.clone(), source.path.clone()];
-            let happening = Happening {
-                actor: actor.clone(),
-                webhook: Some((name.into(), data, paths.clone())),
-                polling: Some(Polling {
-                    kind: "file_system",
-                    action: "copy",
-                    data: fs_data(&entry, Some(&source)),
-                    attributes: None,
-                    paths,
-                }),
-                audit: Some(("files", file_audit(actor, &entry, "copy", now))),
-            };
+            let happening = relocation(actor, "copy", (name, data), &entry, &source, now);
             Ok((entry, happening))
         })
     }
