@@ -46,6 +46,11 @@ pub fn generate(spec_text: &str) -> Result<Generated, CodegenError> {
         syn::parse2(tokens).map_err(|e| CodegenError::Unparseable(e.to_string()))?;
     transforms::mark_deprecated::apply(&mut file, &original);
     transforms::redact_secrets::apply(&mut file, &original);
+    if transforms::strict_path_encoding::apply(&mut file) == 0 {
+        return Err(CodegenError::Unparseable(
+            "strict_path_encoding found no encode_path call: progenitor's output changed".into(),
+        ));
+    }
     file.items
         .push(transforms::operation_table::item(&original, &removals)?);
 

@@ -731,6 +731,16 @@ pub enum InputError {
     Impersonation(ImpersonationError),
     /// A path or path value.
     Path(PathError),
+    /// The value of a path parameter (or of a path-valued query parameter) of an operation;
+    /// nothing was sent.
+    PathValue {
+        /// The operationId, e.g. `getWebhookDetails`.
+        operation: &'static str,
+        /// The parameter's name in the spec, e.g. `webhookId`.
+        parameter: &'static str,
+        /// What is wrong with the value.
+        error: PathError,
+    },
     /// A bearer token.
     Token(TokenError),
     /// Any other field.
@@ -747,6 +757,11 @@ impl fmt::Display for InputError {
         match self {
             InputError::Impersonation(_) => f.write_str("invalid impersonation value"),
             InputError::Path(_) => f.write_str("invalid path"),
+            InputError::PathValue {
+                operation,
+                parameter,
+                ..
+            } => write!(f, "invalid `{parameter}` of {operation}"),
             InputError::Token(_) => f.write_str("invalid token"),
             InputError::Invalid { field, problem } => write!(f, "invalid {field}: {problem}"),
         }
@@ -757,7 +772,7 @@ impl StdError for InputError {
     fn source(&self) -> Option<&(dyn StdError + 'static)> {
         match self {
             InputError::Impersonation(e) => Some(e),
-            InputError::Path(e) => Some(e),
+            InputError::Path(e) | InputError::PathValue { error: e, .. } => Some(e),
             InputError::Token(e) => Some(e),
             InputError::Invalid { .. } => None,
         }

@@ -1,24 +1,19 @@
 //! Encoding file paths and ids for use inside a URL path.
 //!
 //! The reference says each element of a file path placed in a URL is
-//! percent-encoded and the separating slashes are not. The generated client's
-//! encoder leaves `.` and `..` alone and keeps `\`, which a WHATWG URL parser
-//! (the one reqwest uses) turns into a separator: `..` then walks to another
-//! endpoint and `a\b` becomes two segments. These functions refuse such
-//! values with a typed error instead, and encode every byte outside the RFC
-//! 3986 unreserved set (`A-Z a-z 0-9 - . _ ~`), so `%`, `?`, `#`, `;` and
-//! non-ASCII text cannot change the URL's meaning either.
+//! percent-encoded and the separating slashes are not. Every element goes
+//! through the one encoder of the generated client,
+//! [`pubapi_sdk::path::encode_segment`], which encodes every byte outside the
+//! RFC 3986 unreserved set (`A-Z a-z 0-9 - . _ ~`), so `%`, `?`, `#`, `;`, `\`
+//! and non-ASCII text cannot change the URL's meaning. What no encoding can
+//! make safe is refused here with a typed error: `.` and `..` (URL parsers
+//! resolve them away), empty elements, and, in a value that must be one
+//! segment (an id), a `/` or `\`, which a proxy that decodes `%2F` would
+//! split into two segments.
 
 use std::fmt;
 
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
-
-/// Everything but the RFC 3986 unreserved characters.
-const NOT_UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
+use pubapi_sdk::path::encode_segment as encode_element;
 
 /// Encodes a folder or file path: each element percent-encoded, the
 /// separating slashes kept. An absolute path keeps its single leading slash.
@@ -50,30 +45,44 @@ pub fn encode_folder_path(path: &str) -> Result<String, PathError> {
         if index > 0 {
             out.push('/');
         }
-        out.extend(utf8_percent_encode(element, NOT_UNRESERVED));
+        out.push_str(&encode_element(element));
     }
     Ok(out)
 }
 
-/// Encodes one path value, such as an id, as a single URL segment: a `/` in
-/// it is encoded as `%2F` instead of separating.
+/// Encodes one path value, such as an id, as a single URL segment.
 ///
-/// Refused: the empty value, `.`, `..`, and any value with a backslash.
+/// Refused: the empty value, `.`, `..`, and any value with a `/` or a
+/// backslash (an id never holds one; encoded as `%2F` it would still be read
+/// as a separator by any proxy that decodes it).
 ///
 /// ```
-/// use pubapi_sdk_ext::path::encode_segment;
+/// use pubapi_sdk_ext::path::{encode_segment, PathError};
 ///
 /// assert_eq!(encode_segment("abc-123")?, "abc-123");
-/// assert_eq!(encode_segment("a/b c")?, "a%2Fb%20c");
+/// assert_eq!(encode_segment("a b?")?, "a%20b%3F");
+/// assert!(matches!(encode_segment("w1/../../v1/whoami"), Err(PathError::Slash { .. })));
 /// assert!(encode_segment("..").is_err());
 /// # Ok::<(), pubapi_sdk_ext::path::PathError>(())
 /// ```
 pub fn encode_segment(value: &str) -> Result<String, PathError> {
+    check_segment(value)?;
+    Ok(encode_element(value))
+}
+
+/// Checks a value that must be one path segment: not empty, not a dot
+/// segment, no `/`, no backslash.
+pub(crate) fn check_segment(value: &str) -> Result<(), PathError> {
     if value.is_empty() {
         return Err(PathError::Empty);
     }
     check_element(value, 0)?;
-    Ok(utf8_percent_encode(value, NOT_UNRESERVED).to_string())
+    if value.contains('/') {
+        return Err(PathError::Slash {
+            element: value.to_owned(),
+        });
+    }
+    Ok(())
 }
 
 fn check_element(element: &str, index: usize) -> Result<(), PathError> {
@@ -123,6 +132,11 @@ pub enum PathError {
         /// The element itself.
         element: String,
     },
+    /// A value that must be one segment (an id) has a `/`.
+    Slash {
+        /// The value itself.
+        element: String,
+    },
 }
 
 impl fmt::Display for PathError {
@@ -136,6 +150,10 @@ impl fmt::Display for PathError {
             PathError::Backslash { index, element } => {
                 write!(f, "path element {index} ({element:?}) contains a backslash")
             }
+            PathError::Slash { element } => write!(
+                f,
+                "{element:?} contains a `/`, and a single path value (an id) cannot hold one"
+            ),
         }
     }
 }
@@ -222,9 +240,19 @@ mod tests {
     }
 
     #[test]
-    fn segment_encodes_slash_and_rejects_dots_and_empty() {
-        assert_eq!(encode_segment("a/b").unwrap(), "a%2Fb");
-        assert_eq!(encode_segment("/").unwrap(), "%2F");
+    fn segment_with_a_slash_is_refused_naming_it() {
+        for value in ["a/b", "/", "w1/../../v1/whoami"] {
+            assert_eq!(
+                encode_segment(value),
+                Err(PathError::Slash {
+                    element: value.into()
+                })
+            );
+        }
+    }
+
+    #[test]
+    fn segment_rejects_dots_and_empty() {
         assert_eq!(encode_segment(""), Err(PathError::Empty));
         assert!(matches!(
             encode_segment("."),

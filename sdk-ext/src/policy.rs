@@ -101,7 +101,9 @@ impl Policy {
             status = tracing::field::Empty,
             limiter_wait_ms = tracing::field::Empty,
         );
-        if let Err(rejection) = check_path(operation, request.url().path()) {
+        if let Err(rejection) = encode_path_queries(operation, &mut request)
+            .and_then(|()| check_path(operation, request.url().path()))
+        {
             return Ok(rejection.into_response());
         }
         if let Err(rejection) = self.impersonate(&mut request) {
@@ -260,38 +262,77 @@ impl Policy {
     }
 }
 
-/// Checks that the URL still has the operation's shape. The generated code percent-encodes
-/// path values but leaves `.` and `\\`, and URL parsing then removes dot segments and turns a
-/// backslash into a separator, so `webhook_id("..")` would reach another endpoint. Every
-/// literal segment of the template must be where the template puts it, and every value one
-/// non-empty segment that is not a dot segment.
+/// Checks that the URL still has the operation's shape. Every path value went through
+/// [`pubapi_sdk::path::encode_segment`] (one segment, `/` and `\\` encoded), so each literal
+/// segment of the template must be where the template puts it, and each value segment must
+/// decode to a value [`crate::path::encode_segment`] accepts: not empty, not `.` or `..`, no
+/// `/` or backslash. A bad value is refused naming its parameter.
 fn check_path(operation: &'static Operation, path: &str) -> Result<(), LocalRejection> {
     let template: Vec<&str> = operation.path.split('/').skip(1).collect();
     let sent: Vec<&str> = path.split('/').collect();
-    let fits = sent.len() > template.len()
-        && sent[sent.len() - template.len()..]
-            .iter()
-            .zip(&template)
-            .all(|(segment, expected)| {
-                if expected.starts_with('{') {
-                    let lower = segment.to_ascii_lowercase();
-                    !segment.is_empty()
-                        && !matches!(
-                            lower.as_str(),
-                            "." | ".." | "%2e" | "%2e%2e" | ".%2e" | "%2e."
-                        )
-                } else {
-                    segment == expected
-                }
-            });
-    if fits {
-        Ok(())
-    } else {
-        Err(LocalRejection::Path {
-            template: operation.path,
-            sent: path.to_string(),
-        })
+    let shape_error = || LocalRejection::Path {
+        template: operation.path,
+        sent: path.to_string(),
+    };
+    if sent.len() <= template.len() {
+        return Err(shape_error());
     }
+    for (segment, expected) in sent[sent.len() - template.len()..].iter().zip(&template) {
+        match expected.strip_prefix('{').and_then(|e| e.strip_suffix('}')) {
+            Some(parameter) => {
+                let value = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
+                crate::path::check_segment(&value).map_err(|error| LocalRejection::PathValue {
+                    operation: operation.id,
+                    parameter,
+                    error,
+                })?;
+            }
+            None if segment != expected => return Err(shape_error()),
+            None => {}
+        }
+    }
+    Ok(())
+}
+
+/// Re-encodes the query parameters that hold a file or folder path
+/// ([`Operation::path_queries`]): the generated builder form-encodes them (`%2F` for every
+/// slash, `+` for a space), while the reference wants each element percent-encoded and the
+/// separating slashes kept. An invalid path is refused naming its parameter.
+fn encode_path_queries(
+    operation: &'static Operation,
+    request: &mut reqwest::Request,
+) -> Result<(), LocalRejection> {
+    if operation.path_queries.is_empty() || request.url().query().is_none() {
+        return Ok(());
+    }
+    let mut query = String::new();
+    for (name, value) in request.url().query_pairs() {
+        if !query.is_empty() {
+            query.push('&');
+        }
+        query.push_str(&url_form(&name));
+        query.push('=');
+        match operation.path_queries.iter().find(|p| **p == name) {
+            Some(parameter) => {
+                let path = crate::path::encode_folder_path(&value).map_err(|error| {
+                    LocalRejection::PathValue {
+                        operation: operation.id,
+                        parameter,
+                        error,
+                    }
+                })?;
+                query.push_str(&path);
+            }
+            None => query.push_str(&url_form(&value)),
+        }
+    }
+    request.url_mut().set_query(Some(&query));
+    Ok(())
+}
+
+/// Form-encodes one query name or value, as the generated builder does.
+fn url_form(text: &str) -> String {
+    form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }
 
 impl RequestPolicy for Policy {

@@ -24,8 +24,17 @@ pub enum LocalRejection {
     Token(String),
     /// A per-call impersonation header value is not valid.
     Impersonation(crate::act_as::ImpersonationError),
-    /// A path value would leave its segment (`.`, `..`, a backslash, an empty value): the
-    /// URL no longer matches the operation's path.
+    /// A path parameter's value cannot be one segment (empty, `.`, `..`, a `/` or a
+    /// backslash), or a path-valued query parameter is not a valid path.
+    PathValue {
+        /// The operationId.
+        operation: &'static str,
+        /// The parameter's name in the spec, e.g. `webhookId` or `folder`.
+        parameter: &'static str,
+        /// What is wrong with the value.
+        error: crate::path::PathError,
+    },
+    /// The URL no longer matches the operation's path template.
     Path {
         /// The operation's path template.
         template: &'static str,
@@ -42,7 +51,9 @@ impl LocalRejection {
             LocalRejection::Limit(_) => 429,
             LocalRejection::Deadline { .. } => 408,
             LocalRejection::Token(_) => 401,
-            LocalRejection::Impersonation(_) | LocalRejection::Path { .. } => 400,
+            LocalRejection::Impersonation(_)
+            | LocalRejection::Path { .. }
+            | LocalRejection::PathValue { .. } => 400,
         };
         let mut response = http::Response::new(Vec::<u8>::new());
         *response.status_mut() = http::StatusCode::from_u16(status).unwrap_or_default();

@@ -141,11 +141,20 @@ impl From<LocalRejection> for Error {
                 problem,
             }),
             LocalRejection::Impersonation(e) => Error::InvalidInput(InputError::Impersonation(e)),
+            LocalRejection::PathValue {
+                operation,
+                parameter,
+                error,
+            } => Error::InvalidInput(InputError::PathValue {
+                operation,
+                parameter,
+                error,
+            }),
             LocalRejection::Path { template, sent } => Error::InvalidInput(InputError::Invalid {
                 field: "path",
                 problem: format!(
-                    "a path value leaves its segment: {sent} does not match {template} \
-                     (values may not be empty, `.`, `..` or contain a backslash)"
+                    "the request path {sent} does not match the operation's path {template}: \
+                     a URL parser resolved a path value of `.` or `..`"
                 ),
             }),
         }

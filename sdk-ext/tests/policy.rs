@@ -406,27 +406,65 @@ async fn invalid_per_call_impersonation_is_refused_with_nothing_sent() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn path_values_that_would_leave_their_segment_are_refused_with_nothing_sent() {
+async fn path_values_that_would_leave_their_segment_are_refused_naming_the_parameter() {
+    use pubapi_sdk_ext::error::InputError;
+    use pubapi_sdk_ext::path::PathError;
     let script = Script::new(vec![], Answer::empty(204));
     let client = client(&script);
-    for bad in ["..", ".", "a\\..\\..", "a\\b", ""] {
+    for dots in ["..", "."] {
+        let result = client
+            .delete_webhook()
+            .webhook_id(dots)
+            .send()
+            .typed()
+            .await;
+        assert!(
+            matches!(&result, Err(Error::InvalidInput(_))),
+            "{dots:?}: {result:?}"
+        );
+    }
+    for bad in ["a\\..\\..", "a\\b", "", "w1/../../v1/whoami", "a/b", "/"] {
         let result = client.delete_webhook().webhook_id(bad).send().typed().await;
         assert!(
-            matches!(result, Err(Error::InvalidInput(_))),
+            matches!(
+                &result,
+                Err(Error::InvalidInput(InputError::PathValue {
+                    operation: "deleteWebhook",
+                    parameter: "webhookId",
+                    ..
+                }))
+            ),
             "{bad:?}: {result:?}"
         );
+    }
+    // A backslash and dot segments address another job on the same endpoint once a URL
+    // parser reads them: refused before sending.
+    let result = client
+        .get_audit_job()
+        .id("x\\..\\job-2")
+        .send()
+        .typed()
+        .await;
+    match result {
+        Err(Error::InvalidInput(InputError::PathValue {
+            parameter, error, ..
+        })) => {
+            assert_eq!(parameter, "id");
+            assert!(matches!(error, PathError::Backslash { .. }), "{error:?}");
+        }
+        other => panic!("{other:?}"),
     }
     assert!(script.seen().is_empty());
     // Values that merely need encoding go through, in one segment.
     client
         .delete_webhook()
-        .webhook_id("w 1/2#3?4%5")
+        .webhook_id("w 1#3?4%5")
         .send()
         .typed()
         .await
         .unwrap();
     assert_eq!(
         script.seen()[0].path,
-        "/pubapi/v1/webhooks/w%201%2F2%233%3F4%255"
+        "/pubapi/v1/webhooks/w%201%233%3F4%255"
     );
 }

@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 pub mod hooks;
+pub mod path;
 
 // Formatted by prettyplease in `cargo xtask regenerate`, not by rustfmt.
 #[rustfmt::skip]

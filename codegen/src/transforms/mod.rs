@@ -14,7 +14,8 @@
 //!
 //! Code transforms: [`mark_deprecated`] (progenitor ignores `deprecated: true`),
 //! [`redact_secrets`] (derived `Debug` would print `format: password` fields such as the
-//! webhook `authHeader`) and [`operation_table`] (progenitor keeps no record of paths, tags, statuses and what the spec
+//! webhook `authHeader`), [`strict_path_encoding`] (progenitor's `encode_path` lets `\` and dot
+//! segments through, which URL parsing turns into other paths) and [`operation_table`] (progenitor keeps no record of paths, tags, statuses and what the spec
 //! transforms removed; the table keeps them for `pubapi-sdk-ext` and the tests).
 //!
 //! Limits that need no transform: security schemes are ignored (`pubapi-sdk-ext` adds the
@@ -33,6 +34,7 @@ pub mod open_response_enums;
 pub mod operation_table;
 pub mod raw_error_responses;
 pub mod redact_secrets;
+pub mod strict_path_encoding;
 
 /// Something a spec transform removed from what progenitor sees.
 #[derive(Debug, Clone, PartialEq, Eq)]

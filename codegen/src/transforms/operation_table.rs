@@ -8,7 +8,7 @@
 use super::Removal;
 use crate::CodegenError;
 use crate::walk::{operation_name, operations, resolve_response, status_label};
-use openapiv3::OpenAPI;
+use openapiv3::{OpenAPI, Parameter, ReferenceOr};
 use quote::quote;
 
 /// Builds the `operations` module.
@@ -35,6 +35,7 @@ pub fn item(spec: &OpenAPI, removals: &[Removal]) -> Result<syn::Item, CodegenEr
         let method = op.method.to_uppercase();
         let path = op.path;
         let deprecated = op.operation.deprecated;
+        let path_queries = path_queries(spec, op.operation);
         let mut responses = Vec::new();
         for (code, response) in &op.operation.responses.responses {
             let status = status_label(code);
@@ -51,6 +52,7 @@ pub fn item(spec: &OpenAPI, removals: &[Removal]) -> Result<syn::Item, CodegenEr
         rows.push(quote! {
             Operation {
                 id: #id, method_name: #method_name, method: #method, path: #path, tag: #tag, deprecated: #deprecated,
+                path_queries: &[#(#path_queries),*],
                 responses: &[#(#responses),*],
             }
         });
@@ -75,6 +77,10 @@ pub fn item(spec: &OpenAPI, removals: &[Removal]) -> Result<syn::Item, CodegenEr
                 pub tag: &'static str,
                 /// Whether the spec marks the operation deprecated.
                 pub deprecated: bool,
+                /// The query parameters whose value is a file or folder path (marked
+                /// `x-pubapi-encoding: path` in the spec): each element is percent-encoded and
+                /// the separating slashes are kept, not form-encoded.
+                pub path_queries: &'static [&'static str],
                 /// Every response the spec documents.
                 pub responses: &'static [Response],
             }
@@ -116,6 +122,36 @@ pub fn item(spec: &OpenAPI, removals: &[Removal]) -> Result<syn::Item, CodegenEr
     syn::parse2(tokens).map_err(|e| CodegenError::Unparseable(e.to_string()))
 }
 
+/// The names of the query parameters marked `x-pubapi-encoding: path`.
+fn path_queries<'a>(spec: &'a OpenAPI, operation: &'a openapiv3::Operation) -> Vec<&'a str> {
+    operation
+        .parameters
+        .iter()
+        .filter_map(|parameter| match parameter {
+            ReferenceOr::Item(p) => Some(p),
+            ReferenceOr::Reference { reference } => {
+                let name = reference.strip_prefix("#/components/parameters/")?;
+                match spec.components.as_ref()?.parameters.get(name)? {
+                    ReferenceOr::Item(p) => Some(p),
+                    ReferenceOr::Reference { .. } => None,
+                }
+            }
+        })
+        .filter_map(|parameter| match parameter {
+            Parameter::Query { parameter_data, .. }
+                if parameter_data.extensions.get(PATH_ENCODING)
+                    == Some(&serde_json::Value::from("path")) =>
+            {
+                Some(parameter_data.name.as_str())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The extension that marks a query parameter holding a path.
+const PATH_ENCODING: &str = "x-pubapi-encoding";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,5 +184,14 @@ mod tests {
             item(&s, &[]),
             Err(CodegenError::Unsupported { .. })
         ));
+    }
+
+    #[test]
+    fn query_parameters_marked_as_paths_are_listed() {
+        let s = spec(
+            "paths:\n  /e:\n    get:\n      operationId: listEvents\n      tags: [events]\n      parameters:\n        - $ref: '#/components/parameters/Folder'\n        - {name: id, in: query, schema: {type: integer}}\n      responses:\n        '200': {description: page}\ncomponents:\n  parameters:\n    Folder: {name: folder, in: query, x-pubapi-encoding: path, schema: {type: string}}\n",
+        );
+        let out = item(&s, &[]).unwrap().into_token_stream().to_string();
+        assert!(out.contains("path_queries : & [\"folder\"]"), "{out}");
     }
 }
