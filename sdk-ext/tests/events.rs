@@ -12,27 +12,58 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use support::{Answer, Script, Seen};
 
-/// Stored event ids `oldest..=latest`, shared with the test so it can add events.
+/// Stored event ids `oldest..=latest`, shared with the test so it can add events. Each id's
+/// type and folder come from `kind` and `folder`.
 #[derive(Debug)]
 struct Store {
     oldest: i64,
     latest: i64,
+    kind: fn(i64) -> &'static str,
+    folder: fn(i64) -> &'static str,
 }
 
-fn param(seen: &Seen, name: &str) -> Option<i64> {
+impl Store {
+    fn new(oldest: i64, latest: i64) -> Arc<Mutex<Store>> {
+        Arc::new(Mutex::new(Store {
+            oldest,
+            latest,
+            kind: |_| "file_system",
+            folder: |_| "/Shared/Team A",
+        }))
+    }
+}
+
+fn raw_param<'a>(seen: &'a Seen, name: &str) -> Option<&'a str> {
     seen.query
         .split('&')
         .filter_map(|pair| pair.split_once('='))
         .find(|(k, _)| *k == name)
-        .and_then(|(_, v)| v.parse().ok())
+        .map(|(_, v)| v)
 }
 
-fn event(id: i64) -> serde_json::Value {
+fn param(seen: &Seen, name: &str) -> Option<i64> {
+    raw_param(seen, name).and_then(|v| v.parse().ok())
+}
+
+/// A query value decoded as RFC 3986 says (a `+` is a plus sign, not a space).
+fn decoded_param(seen: &Seen, name: &str) -> Option<String> {
+    raw_param(seen, name).map(|v| {
+        percent_encoding::percent_decode_str(v)
+            .decode_utf8_lossy()
+            .into_owned()
+    })
+}
+
+fn event_of(id: i64, kind: &str, folder: &str) -> serde_json::Value {
     json!({"id": id, "timestamp": "2026-01-05T10:00:00Z", "action_source": "WebUI", "actor": 1,
-           "type": "file_system", "action": "create",
-           "data": {"target_path": format!("/f/{id}.txt"), "is_folder": false}})
+           "type": kind, "action": "create",
+           "data": {"target_path": format!("{folder}/{id}.txt"), "is_folder": false}})
 }
 
+/// The events API as the platform serves it: a page is a window of ids (forward
+/// `cursor+1 ..= cursor+count`, from the oldest stored id when the cursor is below it;
+/// reverse `id-count+1 ..= id`), filters drop events inside the window, `latest_id` and
+/// `oldest_id` say where the window ended and began, 204 when the window is empty.
 fn events_api(store: Arc<Mutex<Store>>) -> Arc<Script> {
     Script::handler(move |seen| {
         let store = store.lock().unwrap();
@@ -46,20 +77,41 @@ fn events_api(store: Arc<Mutex<Store>>) -> Arc<Script> {
         }
         let id = param(seen, "id").unwrap();
         let count = param(seen, "count").unwrap_or(50);
-        let ids: Vec<i64> = if param(seen, "reverse") == Some(1) {
-            ((id - count + 1).max(store.oldest)..=id.min(store.latest)).collect()
+        let (lo, hi) = if param(seen, "reverse") == Some(1) {
+            (
+                id.saturating_sub(count - 1).max(store.oldest),
+                id.min(store.latest),
+            )
         } else {
-            let from = (id + 1).max(store.oldest);
-            (from..=store.latest).take(count as usize).collect()
+            let lo = id.saturating_add(1).max(store.oldest);
+            (lo, lo.saturating_add(count - 1).min(store.latest))
         };
-        if ids.is_empty() {
+        if lo > hi {
             return Answer::empty(204);
         }
+        let v2 = seen.path.starts_with("/pubapi/v2/");
+        let types = decoded_param(seen, "type").unwrap_or_else(|| {
+            if v2 {
+                "file_system|note|permission_change"
+            } else {
+                "file_system|note"
+            }
+            .into()
+        });
+        let folder = decoded_param(seen, "folder");
+        let events: Vec<serde_json::Value> = (lo..=hi)
+            .filter(|i| types.split('|').any(|t| t == (store.kind)(*i)))
+            .filter(|i| {
+                folder
+                    .as_deref()
+                    .is_none_or(|f| (store.folder)(*i).starts_with(f))
+            })
+            .map(|i| event_of(i, (store.kind)(i), (store.folder)(i)))
+            .collect();
         Answer::json(
             200,
-            json!({"latest_id": store.latest, "oldest_id": store.oldest, "count": ids.len(),
-                   "events": ids.iter().map(|i| event(*i)).collect::<Vec<_>>()})
-            .to_string(),
+            json!({"latest_id": hi, "oldest_id": lo, "count": events.len(), "events": events})
+                .to_string(),
         )
     })
 }
@@ -95,10 +147,7 @@ fn secs(s: u64) -> Duration {
 
 #[tokio::test(start_paused = true)]
 async fn caught_up_stream_waits_five_minutes_before_polling_again() {
-    let store = Arc::new(Mutex::new(Store {
-        oldest: 1,
-        latest: 10,
-    }));
+    let store = Store::new(1, 10);
     let script = events_api(store.clone());
     let mut stream = EventStream::builder(EventsVersion::V2)
         .start(StreamStart::After(10))
@@ -117,10 +166,7 @@ async fn caught_up_stream_waits_five_minutes_before_polling_again() {
 
 #[tokio::test(start_paused = true)]
 async fn poll_interval_below_five_minutes_is_raised() {
-    let store = Arc::new(Mutex::new(Store {
-        oldest: 1,
-        latest: 10,
-    }));
+    let store = Store::new(1, 10);
     let script = events_api(store);
     let mut stream = EventStream::builder(EventsVersion::V1)
         .start(StreamStart::After(10))
@@ -133,10 +179,7 @@ async fn poll_interval_below_five_minutes_is_raised() {
 
 #[tokio::test(start_paused = true)]
 async fn full_pages_of_one_hundred_are_read_back_to_back_until_caught_up() {
-    let store = Arc::new(Mutex::new(Store {
-        oldest: 1,
-        latest: 250,
-    }));
+    let store = Store::new(1, 250);
     let script = events_api(store);
     let mut stream = EventStream::builder(EventsVersion::V2)
         .start(StreamStart::After(0))
@@ -155,10 +198,7 @@ async fn full_pages_of_one_hundred_are_read_back_to_back_until_caught_up() {
 
 #[tokio::test(start_paused = true)]
 async fn resuming_from_a_checkpoint_after_a_restart_loses_and_repeats_nothing() {
-    let store = Arc::new(Mutex::new(Store {
-        oldest: 1,
-        latest: 300,
-    }));
+    let store = Store::new(1, 300);
     let script = events_api(store);
     let client = client(&script);
     let mut first = EventStream::builder(EventsVersion::V2)
@@ -178,10 +218,7 @@ async fn resuming_from_a_checkpoint_after_a_restart_loses_and_repeats_nothing() 
 
 #[tokio::test(start_paused = true)]
 async fn cursor_below_the_oldest_event_restarts_from_the_oldest_and_says_events_were_missed() {
-    let store = Arc::new(Mutex::new(Store {
-        oldest: 1000,
-        latest: 1004,
-    }));
+    let store = Store::new(1000, 1004);
     let script = events_api(store);
     let mut stream = EventStream::builder(EventsVersion::V2)
         .start(StreamStart::After(5))
@@ -201,10 +238,7 @@ async fn cursor_below_the_oldest_event_restarts_from_the_oldest_and_says_events_
 
 #[tokio::test(start_paused = true)]
 async fn latest_start_reads_the_cursor_and_delivers_only_new_events() {
-    let store = Arc::new(Mutex::new(Store {
-        oldest: 1,
-        latest: 42,
-    }));
+    let store = Store::new(1, 42);
     let script = events_api(store.clone());
     let mut stream = EventStream::builder(EventsVersion::V2).build(client(&script));
     assert!(matches!(
@@ -219,25 +253,23 @@ async fn latest_start_reads_the_cursor_and_delivers_only_new_events() {
 
 #[tokio::test(start_paused = true)]
 async fn backfill_walks_backwards_to_the_oldest_event() {
-    let store = Arc::new(Mutex::new(Store {
-        oldest: 20,
-        latest: 250,
-    }));
+    let store = Store::new(20, 250);
     let script = events_api(store);
     let ids: Vec<i64> = backfill(client(&script), EventsVersion::V2, 250)
         .map(|e| e.unwrap().id().unwrap())
         .collect()
         .await;
     assert_eq!(ids, (20..=250).rev().collect::<Vec<_>>());
-    assert!(script.seen().iter().all(|s| s.query.contains("reverse=1")));
+    let pages: Vec<_> = script.seen().into_iter().skip(1).collect();
+    assert!(
+        pages.iter().all(|s| s.query.contains("reverse=1")),
+        "{pages:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
-async fn stream_filters_are_sent_as_the_reference_names_them() {
-    let store = Arc::new(Mutex::new(Store {
-        oldest: 1,
-        latest: 1,
-    }));
+async fn stream_filters_are_sent_as_the_reference_names_them_with_the_folder_path_encoded() {
+    let store = Store::new(1, 1);
     let script = events_api(store);
     let mut stream = EventStream::builder(EventsVersion::V1)
         .start(StreamStart::After(1))
@@ -251,7 +283,7 @@ async fn stream_filters_are_sent_as_the_reference_names_them() {
     for part in [
         "id=1",
         "count=25",
-        "folder=%2FShared%2FTeam+A",
+        "folder=/Shared/Team%20A",
         "suppress=app",
         "type=file_system%7Cpermission_change",
     ] {
@@ -261,10 +293,7 @@ async fn stream_filters_are_sent_as_the_reference_names_them() {
 
 #[tokio::test(start_paused = true)]
 async fn a_partial_page_is_followed_by_a_caught_up_notice_before_the_wait() {
-    let store = Arc::new(Mutex::new(Store {
-        oldest: 1,
-        latest: 3,
-    }));
+    let store = Store::new(1, 3);
     let script = events_api(store);
     let mut stream = EventStream::builder(EventsVersion::V2)
         .start(StreamStart::After(0))
@@ -282,4 +311,239 @@ async fn a_partial_page_is_followed_by_a_caught_up_notice_before_the_wait() {
         1,
         "the notice comes before the next poll"
     );
+}
+
+/// Collects items until the stream says it caught up: the event ids and the notices.
+async fn until_caught_up(stream: &mut EventStream) -> (Vec<i64>, Vec<StreamNotice>) {
+    let (mut ids, mut notices) = (Vec::new(), Vec::new());
+    loop {
+        match stream.next().await.unwrap().unwrap() {
+            StreamItem::Event(e) => ids.push(e.id().unwrap()),
+            StreamItem::Notice(StreamNotice::CaughtUp { .. }) => return (ids, notices),
+            StreamItem::Notice(other) => notices.push(other),
+        }
+    }
+}
+
+fn every_27th_is_a_file(id: i64) -> &'static str {
+    if id % 27 == 0 {
+        "file_system"
+    } else {
+        "permission_change"
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn v1_stream_over_300_ids_with_11_matching_delivers_exactly_those_in_at_most_6_requests() {
+    let store = Store::new(1, 300);
+    store.lock().unwrap().kind = every_27th_is_a_file;
+    let script = events_api(store);
+    let mut stream = EventStream::builder(EventsVersion::V1)
+        .start(StreamStart::After(0))
+        .build(client(&script));
+    let (ids, notices) = until_caught_up(&mut stream).await;
+    assert_eq!(ids, (1..=11).map(|i| i * 27).collect::<Vec<_>>());
+    assert!(notices.is_empty(), "{notices:?}");
+    assert_eq!(stream.checkpoint(), Some(300));
+    let seen = script.seen();
+    assert!(seen.len() <= 6, "{} requests", seen.len());
+    // Windows that were full windows of ids are read back to back, not 5 minutes apart.
+    assert!(
+        script.times().iter().all(|t| *t < secs(5)),
+        "{:?}",
+        script.times()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_window_without_a_matching_event_moves_the_checkpoint_and_is_not_read_again() {
+    let store = Store::new(1, 150);
+    store.lock().unwrap().kind = |id| {
+        if id == 120 {
+            "file_system"
+        } else {
+            "permission_change"
+        }
+    };
+    let script = events_api(store.clone());
+    let mut stream = EventStream::builder(EventsVersion::V1)
+        .start(StreamStart::After(0))
+        .build(client(&script));
+    assert_eq!(take_events(&mut stream, 1).await, vec![120]);
+    // The window 101..=150 ended at the newest event: everything up to 150 is read.
+    assert_eq!(stream.checkpoint(), Some(150));
+    assert!(matches!(
+        stream.next().await.unwrap().unwrap(),
+        StreamItem::Notice(StreamNotice::CaughtUp { .. })
+    ));
+    store.lock().unwrap().latest = 151;
+    assert!(matches!(
+        stream.next().await.unwrap().unwrap(),
+        StreamItem::Notice(StreamNotice::CaughtUp { .. })
+    ));
+    assert_eq!(stream.checkpoint(), Some(151));
+    let cursors: Vec<i64> = script
+        .seen()
+        .iter()
+        .map(|s| param(s, "id").unwrap())
+        .collect();
+    assert_eq!(cursors, vec![0, 100, 150]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn resuming_after_partly_filtered_windows_repeats_and_loses_nothing() {
+    let store = Store::new(1, 250);
+    store.lock().unwrap().kind = |id| {
+        if id % 3 == 0 {
+            "note"
+        } else {
+            "permission_change"
+        }
+    };
+    let script = events_api(store);
+    let client = client(&script);
+    let mut first = EventStream::builder(EventsVersion::V1)
+        .start(StreamStart::After(0))
+        .build(client.clone());
+    let mut delivered = take_events(&mut first, 40).await;
+    let checkpoint = first.checkpoint().unwrap();
+    drop(first);
+    let mut second = EventStream::builder(EventsVersion::V1)
+        .start(StreamStart::After(checkpoint))
+        .build(client);
+    delivered.extend(until_caught_up(&mut second).await.0);
+    assert_eq!(delivered, (1..=83).map(|i| i * 3).collect::<Vec<_>>());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_page_of_ids_at_or_below_the_cursor_catches_up_instead_of_polling_again() {
+    // A confused server: a full page of old events and a `latest_id` that does not move.
+    let script = Script::handler(|_| {
+        let events: Vec<_> = (1..=100)
+            .map(|i| event_of(i, "file_system", "/f"))
+            .collect();
+        Answer::json(
+            200,
+            json!({"latest_id": 5, "oldest_id": 1, "count": 100, "events": events}).to_string(),
+        )
+    });
+    let mut stream = EventStream::builder(EventsVersion::V2)
+        .start(StreamStart::After(500))
+        .build(client(&script));
+    assert!(matches!(
+        stream.next().await.unwrap().unwrap(),
+        StreamItem::Notice(StreamNotice::CaughtUp { .. })
+    ));
+    assert_eq!(script.seen().len(), 1);
+    assert_eq!(stream.checkpoint(), Some(500));
+}
+
+#[tokio::test(start_paused = true)]
+async fn long_runs_of_empty_windows_say_how_far_the_checkpoint_moved() {
+    let store = Store::new(1, 5000);
+    store.lock().unwrap().kind = |id| {
+        if id == 4000 {
+            "file_system"
+        } else {
+            "permission_change"
+        }
+    };
+    let script = events_api(store);
+    let mut stream = EventStream::builder(EventsVersion::V1)
+        .start(StreamStart::After(0))
+        .build(client(&script));
+    assert_eq!(
+        stream.next().await.unwrap().unwrap(),
+        StreamItem::Notice(StreamNotice::Skipped { through: 1600 })
+    );
+    assert_eq!(stream.checkpoint(), Some(1600));
+    assert_eq!(take_events(&mut stream, 1).await, vec![4000]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn folder_filter_with_spaces_and_plus_signs_reads_that_folder() {
+    let store = Store::new(1, 20);
+    store.lock().unwrap().folder = |id| {
+        if id % 2 == 0 {
+            "/Shared/a+b c/x"
+        } else {
+            "/Shared/a b c/x"
+        }
+    };
+    let script = events_api(store);
+    let mut stream = EventStream::builder(EventsVersion::V2)
+        .start(StreamStart::After(0))
+        .folder("/Shared/a+b c")
+        .build(client(&script));
+    let (ids, _) = until_caught_up(&mut stream).await;
+    assert_eq!(ids, (1..=10).map(|i| i * 2).collect::<Vec<_>>());
+    assert!(script.seen()[0].query.contains("folder=/Shared/a%2Bb%20c"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn backfill_reads_past_windows_without_a_matching_event() {
+    let store = Store::new(1, 350);
+    store.lock().unwrap().kind = |id| {
+        if id == 10 || id == 340 {
+            "file_system"
+        } else {
+            "permission_change"
+        }
+    };
+    let script = events_api(store);
+    let ids: Vec<i64> = backfill(client(&script), EventsVersion::V1, 350)
+        .map(|e| e.unwrap().id().unwrap())
+        .collect()
+        .await;
+    assert_eq!(ids, vec![340, 10]);
+    assert_eq!(script.seen().len(), 5, "the cursor, then four windows");
+}
+
+#[tokio::test(start_paused = true)]
+async fn backfill_makes_progress_when_the_server_answers_ids_above_the_one_asked() {
+    let script = Script::handler(|seen| {
+        if seen.path.ends_with("/events/cursor") {
+            return Answer::json(200, r#"{"latest_event_id": 1000, "oldest_event_id": 1}"#);
+        }
+        let events = vec![event_of(1000, "file_system", "/f")];
+        Answer::json(
+            200,
+            json!({"latest_id": 1000, "count": 1, "events": events}).to_string(),
+        )
+    });
+    let ids: Vec<i64> = backfill(client(&script), EventsVersion::V2, 1000)
+        .map(|e| e.unwrap().id().unwrap())
+        .collect()
+        .await;
+    assert_eq!(ids, vec![1000]);
+    assert_eq!(
+        script.seen().len(),
+        11,
+        "the cursor, then ten windows of 100 ids"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn ids_at_the_ends_of_the_range_neither_panic_nor_stall() {
+    let store = Store::new(i64::MIN, i64::MIN + 5);
+    let script = events_api(store);
+    let ids: Vec<i64> = backfill(client(&script), EventsVersion::V2, i64::MAX)
+        .map(|e| e.unwrap().id().unwrap())
+        .collect()
+        .await;
+    assert_eq!(ids, ((i64::MIN)..=(i64::MIN + 5)).rev().collect::<Vec<_>>());
+    let mut stream = EventStream::builder(EventsVersion::V2)
+        .start(StreamStart::Oldest)
+        .build(client(&script));
+    let (ids, _) = until_caught_up(&mut stream).await;
+    assert_eq!(ids, ((i64::MIN + 1)..=(i64::MIN + 5)).collect::<Vec<_>>());
+
+    let top = Store::new(i64::MAX - 3, i64::MAX);
+    let script = events_api(top);
+    let mut stream = EventStream::builder(EventsVersion::V2)
+        .start(StreamStart::After(i64::MAX - 10))
+        .build(client(&script));
+    let (ids, _) = until_caught_up(&mut stream).await;
+    assert_eq!(ids, ((i64::MAX - 3)..=i64::MAX).collect::<Vec<_>>());
+    assert_eq!(stream.checkpoint(), Some(i64::MAX));
 }

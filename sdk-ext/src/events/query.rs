@@ -94,6 +94,11 @@ impl EventQuery {
         (!self.types.is_empty()).then(|| self.types.join("|"))
     }
 
+    /// The ids one page spans: `count`, or the API's default of 50.
+    pub(crate) fn page_size(&self) -> i64 {
+        i64::from(self.count.unwrap_or(50))
+    }
+
     pub(crate) fn count_param(&self) -> Option<std::num::NonZeroU64> {
         self.count
             .and_then(|c| std::num::NonZeroU64::new(u64::from(c)))

@@ -32,10 +32,17 @@ pub enum StreamNotice {
         /// The oldest id the platform still has.
         oldest: i64,
     },
-    /// Nothing follows the cursor (the API's 204); the stream waits before polling again.
+    /// Nothing follows the cursor (the API's 204, or a window that reached the newest event);
+    /// the stream waits before polling again.
     CaughtUp {
         /// How long until the next poll.
         next_poll_in: Duration,
+    },
+    /// Several windows of ids in a row held no event that passed the filters; the checkpoint
+    /// moved past them to `through` (save it, so a restart does not read them again).
+    Skipped {
+        /// The checkpoint now: every id up to it has been read.
+        through: i64,
     },
 }
 
@@ -105,15 +112,24 @@ impl EventStreamBuilder {
             poll_interval: self.poll_interval,
             cursor: None,
             buffer: VecDeque::new(),
+            notices: VecDeque::new(),
+            window_end: None,
             next_poll: None,
             caught_up: false,
         }
     }
 }
 
-/// A stream of polling events that pages with up to 100 events, treats 204 as caught up and
-/// then waits at least 5 minutes, and exposes the last delivered id after every event so a
-/// caller can checkpoint and resume with no loss and no duplicates.
+/// A stream of polling events.
+///
+/// Each page is a window of ids: with `count = N` the server answers the events in
+/// `(cursor, cursor + N]` that pass the filters, and `latest_id` says where the window ended,
+/// also when filters left it short or empty. The stream moves its cursor through windows by
+/// `latest_id` (and by the ids it delivered), reads full windows back to back, and reports
+/// [`StreamNotice::CaughtUp`] and waits the polling interval (5 minutes or more) only when the
+/// server has nothing after the cursor: a 204, a window that ended before `N` ids, or a
+/// `latest_id` that did not move. [`EventStream::checkpoint`] is exact after every item:
+/// resuming from it with [`StreamStart::After`] loses nothing and repeats nothing.
 #[derive(Debug)]
 pub struct EventStream {
     client: Client,
@@ -123,14 +139,21 @@ pub struct EventStream {
     poll_interval: Duration,
     cursor: Option<i64>,
     buffer: VecDeque<PollingEvent>,
+    notices: VecDeque<StreamNotice>,
+    /// Where the window of the buffered events ended: the cursor once they are delivered.
+    window_end: Option<i64>,
     next_poll: Option<Instant>,
-    /// The last page was partial: say so once its events are delivered.
+    /// The last window reached the newest event: say so once its events are delivered.
     caught_up: bool,
 }
 
 impl EventStream {
     /// The reference's minimum polling interval.
     pub const MIN_POLL_INTERVAL: Duration = Duration::from_secs(5 * 60);
+
+    /// How many windows in a row without a matching event one call of [`EventStream::next`]
+    /// reads before it returns [`StreamNotice::Skipped`].
+    pub const MAX_EMPTY_WINDOWS_PER_ITEM: u32 = 16;
 
     /// Starts building a stream of the `version` events list.
     pub fn builder(version: EventsVersion) -> EventStreamBuilder {
@@ -142,8 +165,9 @@ impl EventStream {
         }
     }
 
-    /// The id of the last event delivered (or the start cursor before the first one): save
-    /// it after processing an event and resume with [`StreamStart::After`].
+    /// Every id up to this one has been delivered or skipped by the filters (before the first
+    /// poll: the start cursor): save it after processing an item and resume with
+    /// [`StreamStart::After`].
     pub fn checkpoint(&self) -> Option<i64> {
         self.cursor
     }
@@ -151,69 +175,77 @@ impl EventStream {
     /// The next item; `None` never comes (the stream polls forever), errors are items and
     /// the stream goes on after them at the next poll.
     pub async fn next(&mut self) -> Option<Result<StreamItem, Error>> {
-        if let Some(event) = self.buffer.pop_front() {
-            if let Some(id) = event.id() {
-                self.cursor = Some(id);
+        let mut empty_windows = 0;
+        loop {
+            if let Some(notice) = self.notices.pop_front() {
+                return Some(Ok(StreamItem::Notice(notice)));
             }
-            return Some(Ok(StreamItem::Event(Box::new(event))));
-        }
-        if std::mem::take(&mut self.caught_up) {
-            return Some(Ok(StreamItem::Notice(StreamNotice::CaughtUp {
-                next_poll_in: self.poll_interval,
-            })));
-        }
-        if let Some(start) = self.start {
-            match self.resolve(start).await {
-                Ok(cursor) => {
-                    self.cursor = Some(cursor);
-                    self.start = None;
+            if let Some(event) = self.buffer.pop_front() {
+                self.advance(event.id());
+                if self.buffer.is_empty() {
+                    let end = self.window_end.take();
+                    self.advance(end);
                 }
-                Err(e) => return Some(Err(e)),
+                return Some(Ok(StreamItem::Event(Box::new(event))));
             }
-        }
-        if let Some(at) = self.next_poll.take() {
-            tokio::time::sleep_until(at).await;
-        }
-        let cursor = self.cursor.unwrap_or_default();
-        let query = EventQuery {
-            id: cursor,
-            ..self.query.clone()
-        };
-        let page = match self.client.events_page(self.version, &query).await {
-            Ok(page) => page,
-            Err(e) => {
+            if std::mem::take(&mut self.caught_up) {
+                return Some(Ok(self.caught_up_notice()));
+            }
+            if let Some(start) = self.start {
+                match self.resolve(start).await {
+                    Ok(cursor) => {
+                        self.cursor = Some(cursor);
+                        self.start = None;
+                    }
+                    Err(e) => return Some(Err(e)),
+                }
+            }
+            if let Some(at) = self.next_poll.take()
+                && at > Instant::now()
+            {
+                tokio::time::sleep_until(at).await;
+            }
+            let cursor = self.cursor.unwrap_or_default();
+            let query = EventQuery {
+                id: cursor,
+                ..self.query.clone()
+            };
+            let page = match self.client.events_page(self.version, &query).await {
+                Ok(Some(page)) => page,
+                Ok(None) => {
+                    self.next_poll = Some(Instant::now() + self.poll_interval);
+                    return Some(Ok(self.caught_up_notice()));
+                }
+                Err(e) => {
+                    self.next_poll = Some(Instant::now() + self.poll_interval);
+                    return Some(Err(e));
+                }
+            };
+            let window = Window::forward(cursor, query.page_size(), page);
+            if let Some(oldest) = window.restarted_at {
+                self.notices
+                    .push_back(StreamNotice::MayHaveMissed { cursor, oldest });
+            }
+            if !window.more {
                 self.next_poll = Some(Instant::now() + self.poll_interval);
-                return Some(Err(e));
             }
-        };
-        let Some(page) = page.filter(|p| !p.events.is_empty()) else {
-            self.next_poll = Some(Instant::now() + self.poll_interval);
-            return Some(Ok(StreamItem::Notice(StreamNotice::CaughtUp {
-                next_poll_in: self.poll_interval,
-            })));
-        };
-        let full = page.events.len() >= usize::from(query.count.unwrap_or(50));
-        if !full {
-            self.next_poll = Some(Instant::now() + self.poll_interval);
-            self.caught_up = true;
-        }
-        let mut events: Vec<PollingEvent> = page
-            .events
-            .into_iter()
-            .map(PollingEvent::from)
-            .filter(|e| e.id().is_none_or(|id| id > cursor))
-            .collect();
-        events.sort_by_key(|e| e.id());
-        let first = events.first().and_then(PollingEvent::id);
-        self.buffer.extend(events);
-        match (page.oldest_id, first) {
-            (Some(oldest), Some(first)) if cursor + 1 < oldest && first >= oldest => {
-                Some(Ok(StreamItem::Notice(StreamNotice::MayHaveMissed {
-                    cursor,
-                    oldest,
-                })))
+            if window.events.is_empty() {
+                self.advance(Some(window.end));
+                if !window.more {
+                    self.caught_up = true;
+                    continue;
+                }
+                empty_windows += 1;
+                if empty_windows >= Self::MAX_EMPTY_WINDOWS_PER_ITEM {
+                    self.notices.push_back(StreamNotice::Skipped {
+                        through: window.end,
+                    });
+                }
+                continue;
             }
-            _ => Box::pin(self.next()).await,
+            self.buffer.extend(window.events);
+            self.window_end = Some(window.end);
+            self.caught_up = !window.more;
         }
     }
 
@@ -225,6 +257,18 @@ impl EventStream {
         })
     }
 
+    fn advance(&mut self, to: Option<i64>) {
+        if let Some(to) = to {
+            self.cursor = Some(self.cursor.map_or(to, |cursor| cursor.max(to)));
+        }
+    }
+
+    fn caught_up_notice(&self) -> StreamItem {
+        StreamItem::Notice(StreamNotice::CaughtUp {
+            next_poll_in: self.poll_interval,
+        })
+    }
+
     async fn resolve(&self, start: StreamStart) -> Result<i64, Error> {
         match start {
             StreamStart::After(id) => Ok(id),
@@ -232,7 +276,9 @@ impl EventStream {
                 let cursor = self.client.events_cursor().await?;
                 let id = match start {
                     StreamStart::Latest => cursor.latest_event_id,
-                    _ => cursor.oldest_event_id.map(|oldest| oldest - 1),
+                    _ => cursor
+                        .oldest_event_id
+                        .map(|oldest| oldest.saturating_sub(1)),
                 };
                 Ok(id.unwrap_or_default())
             }
@@ -240,42 +286,142 @@ impl EventStream {
     }
 }
 
-/// Walks the events list backwards from `from` (inclusive) to the oldest stored event, in
-/// pages of up to 100, newest first: for backfilling history before a stream's start.
+/// What one forward page says: the events to deliver, where the window ended and whether
+/// more may follow at once. Pure, so the arithmetic is property-tested on its own.
+#[derive(Debug)]
+pub(crate) struct Window {
+    /// Events after the cursor, ascending by id, each id once (events without an id last).
+    pub(crate) events: Vec<PollingEvent>,
+    /// The new cursor once `events` are delivered: never below the cursor asked from.
+    pub(crate) end: i64,
+    /// A full window of ids was read: the next one may be read at once.
+    pub(crate) more: bool,
+    /// The server restarted from its oldest stored id, above the cursor.
+    pub(crate) restarted_at: Option<i64>,
+}
+
+impl Window {
+    /// Reads the page answered for `cursor` with `count` ids per window.
+    pub(crate) fn forward(cursor: i64, count: i64, page: pubapi_sdk::types::EventPage) -> Window {
+        let count = count.max(1);
+        let restarted_at = page
+            .oldest_id
+            .filter(|oldest| cursor.saturating_add(1) < *oldest);
+        // The window starts after the cursor, or at the oldest stored id above it.
+        let base = restarted_at.map_or(cursor, |oldest| oldest - 1);
+        let bound = base.saturating_add(count);
+        let mut events: Vec<PollingEvent> = page
+            .events
+            .into_iter()
+            .map(PollingEvent::from)
+            .filter(|e| e.id().is_none_or(|id| id > cursor))
+            .collect();
+        events.sort_by_key(|e| (e.id().is_none(), e.id()));
+        events.dedup_by_key(|e| e.id().map_or(Err(()), Ok));
+        let full_by_count = events.len() as i64 >= count;
+        let newest = events.iter().filter_map(PollingEvent::id).max();
+        // `latest_id` ends the window; one beyond the ids the window can hold is not trusted
+        // (and a full page of events is read up to its last id only).
+        let latest = page
+            .latest_id
+            .filter(|latest| *latest > cursor && !full_by_count)
+            .map(|latest| latest.min(bound));
+        let end = newest.max(latest).unwrap_or(cursor).max(cursor);
+        let more = end > cursor && (full_by_count || end >= bound);
+        Window {
+            events,
+            end,
+            more,
+            restarted_at,
+        }
+    }
+}
+
+/// Walks the events list backwards from `from` (inclusive) to the oldest stored event, newest
+/// first, in windows of 100 ids: for backfilling history before a stream's start.
+///
+/// It reads the cursor first, so it starts at the newest stored event when `from` is above
+/// it and stops at the oldest; every window moves at least 100 ids down, so the walk ends
+/// after at most `(from - oldest) / 100 + 1` pages whatever the server answers. Each event is
+/// delivered once. An error ends the walk: resume with `from` one below the last id
+/// delivered.
 pub fn backfill(
     client: Client,
     version: EventsVersion,
     from: i64,
 ) -> impl Stream<Item = Result<PollingEvent, Error>> {
-    let state = (client, Some(from), VecDeque::<PollingEvent>::new());
-    futures_util::stream::unfold(state, move |(client, next_id, mut buffer)| async move {
-        if let Some(event) = buffer.pop_front() {
-            return Some((Ok(event), (client, next_id, buffer)));
-        }
-        let id = next_id.filter(|id| *id > 0)?;
-        let query = EventQuery {
-            reverse: true,
-            ..EventQuery::after(id)
-        };
-        match client.events_page(version, &query).await {
-            Ok(Some(page)) if !page.events.is_empty() => {
-                let mut events: Vec<PollingEvent> =
-                    page.events.into_iter().map(PollingEvent::from).collect();
-                events.sort_by_key(|e| std::cmp::Reverse(e.id()));
-                let lowest = events.last().and_then(PollingEvent::id);
-                let done = match (lowest, page.oldest_id) {
-                    (Some(lowest), Some(oldest)) => lowest <= oldest,
-                    (Some(_), None) => false,
-                    (None, _) => true,
-                };
-                let next = if done { None } else { lowest.map(|l| l - 1) };
-                buffer.extend(events);
-                buffer
-                    .pop_front()
-                    .map(|event| (Ok(event), (client, next, buffer)))
+    struct Walk {
+        client: Client,
+        /// The next window ends here (inclusive); `None` before the cursor is read.
+        next: Option<i64>,
+        /// The oldest stored id: the walk ends below it.
+        floor: i64,
+        buffer: VecDeque<PollingEvent>,
+        done: bool,
+    }
+    let state = Walk {
+        client,
+        next: None,
+        floor: i64::MIN,
+        buffer: VecDeque::new(),
+        done: false,
+    };
+    futures_util::stream::unfold(state, move |mut walk| async move {
+        loop {
+            if let Some(event) = walk.buffer.pop_front() {
+                return Some((Ok(event), walk));
             }
-            Ok(_) => None,
-            Err(e) => Some((Err(e), (client, None, buffer))),
+            if walk.done {
+                return None;
+            }
+            let top = match walk.next {
+                Some(top) => top,
+                None => match walk.client.events_cursor().await {
+                    Ok(cursor) => {
+                        walk.floor = cursor.oldest_event_id.unwrap_or(1);
+                        let latest = cursor.latest_event_id.unwrap_or(from);
+                        from.min(latest)
+                    }
+                    Err(e) => {
+                        walk.done = true;
+                        return Some((Err(e), walk));
+                    }
+                },
+            };
+            if top < walk.floor {
+                return None;
+            }
+            let query = EventQuery {
+                reverse: true,
+                ..EventQuery::after(top)
+            };
+            let count = query.page_size();
+            let bottom = top.saturating_sub(count - 1);
+            match walk.client.events_page(version, &query).await {
+                Ok(Some(page)) => {
+                    let mut events: Vec<PollingEvent> = page
+                        .events
+                        .into_iter()
+                        .map(PollingEvent::from)
+                        .filter(|e| e.id().is_none_or(|id| id <= top))
+                        .collect();
+                    events.sort_by_key(|e| (e.id().is_none(), std::cmp::Reverse(e.id())));
+                    events.dedup_by_key(|e| e.id().map_or(Err(()), Ok));
+                    let lowest = events.iter().filter_map(PollingEvent::id).min();
+                    let reached_oldest = bottom <= walk.floor
+                        || page.oldest_id.is_some_and(|oldest| oldest > bottom)
+                        || bottom == i64::MIN;
+                    walk.done = reached_oldest;
+                    let below = lowest.map_or(bottom, |lowest| lowest.min(bottom));
+                    walk.next = Some(below.saturating_sub(1));
+                    walk.buffer.extend(events);
+                }
+                Ok(None) => walk.done = true,
+                Err(e) => {
+                    walk.done = true;
+                    return Some((Err(e), walk));
+                }
+            }
         }
     })
 }
