@@ -4,7 +4,7 @@
 use crate::act_as::ActAs;
 use crate::limiter::{Quota, RateLimiter};
 use crate::limits::{LimitClass, Limits};
-use crate::policy::{Policy, Shared};
+use crate::policy::{Policy, Settings, Shared};
 use crate::retry::RetryConfig;
 use crate::token::{SecretToken, StaticToken, TokenSource};
 use crate::transport::{ReqwestTransport, Transport};
@@ -158,6 +158,7 @@ pub struct ClientBuilder {
     attempt_timeout: Duration,
     transport: Arc<dyn Transport>,
     allow_plain_http: bool,
+    call_removed_operations: bool,
 }
 
 impl Default for ClientBuilder {
@@ -171,6 +172,7 @@ impl Default for ClientBuilder {
             attempt_timeout: Duration::from_secs(60),
             transport: Arc::new(ReqwestTransport),
             allow_plain_http: false,
+            call_removed_operations: false,
         }
     }
 }
@@ -239,10 +241,20 @@ impl ClientBuilder {
         self
     }
 
-    /// The timeout of one attempt, from sending to the end of the body (default 60 s). The
-    /// whole operation, retries included, is bounded by [`RetryConfig`]'s deadline.
+    /// How long one attempt may wait (default 60 s): for the response head after sending,
+    /// and then for each read of the body. It bounds waiting, not work: a body of any size
+    /// (a CSV report of gigabytes) downloads as long as data keeps arriving. The whole
+    /// operation, retries included, is bounded by [`RetryConfig`]'s deadline.
     pub fn attempt_timeout(mut self, timeout: Duration) -> Self {
         self.attempt_timeout = timeout;
+        self
+    }
+
+    /// Sends operations the reference has removed (the copilot, after 30 September 2026)
+    /// instead of refusing them locally with [`crate::Error::Removed`]: for a platform that
+    /// still serves them.
+    pub fn call_removed_operations(mut self) -> Self {
+        self.call_removed_operations = true;
         self
     }
 
@@ -271,7 +283,9 @@ impl ClientBuilder {
             .redirect(reqwest::redirect::Policy::none())
             .referer(false)
             .connect_timeout(self.connect_timeout)
-            .timeout(self.attempt_timeout)
+            // Bodies are bounded by silence, not by size: a read that waits longer than this
+            // fails, a download that keeps flowing never does.
+            .read_timeout(self.attempt_timeout)
             .build()
             .map_err(|e| BuildError::Http(e.to_string()))?;
         let shared = Arc::new(Shared::new(
@@ -279,6 +293,10 @@ impl ClientBuilder {
             RateLimiter::new(self.limits),
             self.retry,
             self.transport,
+            Settings {
+                head_timeout: self.attempt_timeout,
+                call_removed_operations: self.call_removed_operations,
+            },
         ));
         let policy = Policy::new(shared.clone(), None);
         let sdk = pubapi_sdk::Client::new_with_client(

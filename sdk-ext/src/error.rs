@@ -110,6 +110,17 @@ pub enum Error {
     },
     /// Input refused before anything was sent.
     InvalidInput(InputError),
+    /// The reference removed the operation on a date that has passed (the copilot, on 30
+    /// September 2026); nothing was sent. Use the successor, or build the client with
+    /// `call_removed_operations()` for a platform that still serves it.
+    Removed {
+        /// The operationId, e.g. `askCopilot`.
+        operation: &'static str,
+        /// When it was removed.
+        sunset: std::time::SystemTime,
+        /// The operationId that replaces it, e.g. `askAssistant`.
+        successor: Option<&'static str>,
+    },
 }
 
 impl Error {
@@ -230,7 +241,8 @@ impl Error {
             Error::Transport(_)
             | Error::Timeout { .. }
             | Error::Decode { .. }
-            | Error::InvalidInput(_) => None,
+            | Error::InvalidInput(_)
+            | Error::Removed { .. } => None,
         }
     }
 
@@ -330,6 +342,24 @@ impl fmt::Display for Error {
                 write!(f, "response body does not decode at {path}: {message}")
             }
             Error::InvalidInput(_) => f.write_str("invalid input, nothing sent"),
+            Error::Removed {
+                operation,
+                sunset,
+                successor,
+            } => {
+                write!(
+                    f,
+                    "{operation} was removed on {}, nothing sent",
+                    httpdate::fmt_http_date(*sunset)
+                )?;
+                match successor {
+                    Some("askAssistant") => {
+                        f.write_str("; use askAssistant: client.assistant().ask_and_wait(..)")
+                    }
+                    Some(successor) => write!(f, "; use {successor}"),
+                    None => Ok(()),
+                }
+            }
         }
     }
 }

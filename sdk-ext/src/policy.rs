@@ -32,7 +32,18 @@ pub(crate) struct Shared {
     pub(crate) limiter: RateLimiter,
     retry: RetryConfig,
     transport: Arc<dyn Transport>,
+    settings: Settings,
     rng: Mutex<SplitMix64>,
+}
+
+/// The builder's choices the policy applies to every request.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Settings {
+    /// How long an attempt waits for the response head (body reads are bounded by the HTTP
+    /// client's read timeout).
+    pub(crate) head_timeout: Duration,
+    /// Send operations past their sunset instead of refusing them.
+    pub(crate) call_removed_operations: bool,
 }
 
 impl Shared {
@@ -41,12 +52,14 @@ impl Shared {
         limiter: RateLimiter,
         retry: RetryConfig,
         transport: Arc<dyn Transport>,
+        settings: Settings,
     ) -> Self {
         Shared {
             token,
             limiter,
             retry,
             transport,
+            settings,
             rng: Mutex::new(SplitMix64::from_entropy()),
         }
     }
@@ -101,7 +114,9 @@ impl Policy {
             status = tracing::field::Empty,
             limiter_wait_ms = tracing::field::Empty,
         );
-        if let Err(rejection) = encode_path_queries(operation, &mut request)
+        if let Err(rejection) = self
+            .check_sunset(operation)
+            .and_then(|()| encode_path_queries(operation, &mut request))
             .and_then(|()| check_path(operation, request.url().path()))
         {
             return Ok(rejection.into_response());
@@ -118,6 +133,23 @@ impl Policy {
                     .insert(AnsweredOperation(operation));
                 response
             })
+    }
+
+    /// Refuses an operation the reference has removed, once its sunset has passed, unless
+    /// the client was built with `call_removed_operations()`.
+    fn check_sunset(&self, operation: &'static Operation) -> Result<(), LocalRejection> {
+        let Some(sunset) = operation.sunset else {
+            return Ok(());
+        };
+        let sunset = SystemTime::UNIX_EPOCH + Duration::from_secs(sunset);
+        if self.shared.settings.call_removed_operations || SystemTime::now() < sunset {
+            return Ok(());
+        }
+        Err(LocalRejection::Removed {
+            operation: operation.id,
+            sunset,
+            successor: operation.successor,
+        })
     }
 
     /// Sends exactly one impersonation header: the view's, unless the call set its own; when
@@ -195,8 +227,21 @@ impl Policy {
                 .headers_mut()
                 .insert(http::header::AUTHORIZATION, token.header_value());
 
-            let result = shared.transport.send(http, this_attempt).await;
+            let head_timeout = shared.settings.head_timeout;
+            let sent =
+                tokio::time::timeout(head_timeout, shared.transport.send(http, this_attempt));
+            let result = match sent.await {
+                Ok(result) => result,
+                Err(_) => Ok(LocalRejection::HeadTimeout {
+                    waited: head_timeout,
+                }
+                .into_response()),
+            };
             let outcome = match &result {
+                Ok(response) if LocalRejection::of(response).is_some() => Outcome::TransportError {
+                    connect: false,
+                    timeout: true,
+                },
                 Ok(response) => {
                     span.record("status", response.status().as_u16());
                     classify_response(

@@ -34,6 +34,20 @@ pub enum LocalRejection {
         /// What is wrong with the value.
         error: crate::path::PathError,
     },
+    /// The reference removed the operation on its sunset, which has passed.
+    Removed {
+        /// The operationId.
+        operation: &'static str,
+        /// When it was removed.
+        sunset: std::time::SystemTime,
+        /// The operationId that replaces it.
+        successor: Option<&'static str>,
+    },
+    /// No response head arrived within the attempt timeout.
+    HeadTimeout {
+        /// How long the attempt waited.
+        waited: Duration,
+    },
     /// The URL no longer matches the operation's path template.
     Path {
         /// The operation's path template.
@@ -49,7 +63,8 @@ impl LocalRejection {
     pub(crate) fn into_response(self) -> reqwest::Response {
         let status = match self {
             LocalRejection::Limit(_) => 429,
-            LocalRejection::Deadline { .. } => 408,
+            LocalRejection::Deadline { .. } | LocalRejection::HeadTimeout { .. } => 408,
+            LocalRejection::Removed { .. } => 410,
             LocalRejection::Token(_) => 401,
             LocalRejection::Impersonation(_)
             | LocalRejection::Path { .. }

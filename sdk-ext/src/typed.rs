@@ -136,6 +136,16 @@ impl From<LocalRejection> for Error {
                 Error::Timeout { elapsed: max_wait }
             }
             LocalRejection::Deadline { elapsed } => Error::Timeout { elapsed },
+            LocalRejection::HeadTimeout { waited } => Error::Timeout { elapsed: waited },
+            LocalRejection::Removed {
+                operation,
+                sunset,
+                successor,
+            } => Error::Removed {
+                operation,
+                sunset,
+                successor,
+            },
             LocalRejection::Token(problem) => Error::InvalidInput(InputError::Invalid {
                 field: "token",
                 problem,

@@ -6,6 +6,7 @@ mod support;
 use futures_util::StreamExt;
 use pubapi_sdk::types::{AssistantAskRequest, CopilotAskRequest, HybridSearchRequest};
 use pubapi_sdk_ext::ai::{AiWait, AskError, MAX_QUESTION_CHARS};
+use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::waiter::WaitError;
 use pubapi_sdk_ext::{Client, Error, SecretToken};
 use serde_json::json;
@@ -144,31 +145,130 @@ async fn assistant_is_polled_until_no_longer_in_progress() {
         answer.result.citations[0].chunks[0].source_text.as_deref(),
         Some("renews in May")
     );
-    assert_eq!(
-        answer.result.tool_calls["t1"].output.as_deref(),
-        Some("2 hits")
-    );
+    assert_eq!(answer.result.tool_calls["t1"].output, Some(json!("2 hits")));
     let status_poll = &script.seen()[1];
     assert_eq!(status_poll.path, "/pubapi/v1/ai/assistant/e1/status");
     assert_eq!(status_poll.query, "includeCitations=true");
 }
 
-#[tokio::test(start_paused = true)]
-async fn assistant_unknown_final_status_is_carried_not_rejected() {
-    let script = Script::new(
-        vec![Answer::json(200, r#"{"executionId":"e1"}"#)],
-        Answer::json(200, r#"{"status":"CANCELLED_BY_ADMIN"}"#),
-    );
+fn assistant_ending_with(status: serde_json::Value) -> Arc<Script> {
+    Script::new(
+        vec![
+            Answer::json(200, r#"{"executionId":"e1"}"#),
+            Answer::json(200, r#"{"status":"IN_PROGRESS"}"#),
+        ],
+        Answer::json(200, status.to_string()),
+    )
+}
+
+async fn ask_assistant(script: &Arc<Script>) -> Result<(), WaitError<AskError>> {
     let request = AssistantAskRequest::builder()
         .question("q")
         .try_into()
         .unwrap();
-    let answer = client(&script)
+    client(script)
         .assistant()
         .ask_and_wait(request, AiWait::default())
         .await
-        .unwrap();
-    assert_eq!(answer.status(), Some("CANCELLED_BY_ADMIN"));
+        .map(|_| ())
+}
+
+#[tokio::test(start_paused = true)]
+async fn assistant_failed_ends_the_wait_with_the_failure_text() {
+    let script = assistant_ending_with(
+        json!({"status": "FAILED", "responseText": "the model is unavailable"}),
+    );
+    match ask_assistant(&script).await {
+        Err(WaitError::Failed {
+            error:
+                AskError::Failed {
+                    status,
+                    response_text,
+                },
+            polls: 2,
+            ..
+        }) => {
+            assert_eq!(status, "FAILED");
+            assert_eq!(response_text.as_deref(), Some("the model is unavailable"));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn assistant_awaiting_user_confirmation_ends_the_wait_with_the_pending_actions() {
+    let action = json!({"actionId": "act-1", "type": "MOVE_FILE", "description": "Move a.pdf"});
+    let script = assistant_ending_with(json!({
+        "status": "AWAITING_USER_CONFIRMATION", "pendingActions": [action.clone()],
+        "toolCalls": {"t1": {"name": "plan", "output": ["step 1", "step 2"], "timestamp": "1767261600"}}
+    }));
+    match ask_assistant(&script).await {
+        Err(WaitError::Failed { error, .. }) => {
+            assert_eq!(error.pending_actions(), &[action]);
+            let AskError::AwaitingConfirmation { result } = &error else {
+                panic!("{error:?}")
+            };
+            assert_eq!(
+                result.tool_calls["t1"].output,
+                Some(json!(["step 1", "step 2"]))
+            );
+            assert!(error.to_string().contains("1 pending action"), "{error}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        script.seen().len(),
+        3,
+        "ask, one IN_PROGRESS poll, the final poll"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn unknown_statuses_end_the_wait_after_a_bounded_number_of_polls() {
+    let script = assistant_ending_with(json!({"status": "CANCELLED_BY_ADMIN"}));
+    match ask_assistant(&script).await {
+        Err(WaitError::Failed {
+            error: AskError::UnknownStatus { status, polls },
+            ..
+        }) => {
+            assert_eq!(status.as_deref(), Some("CANCELLED_BY_ADMIN"));
+            assert_eq!(polls, AiWait::default().unknown_status_polls);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        script.seen().len(),
+        5,
+        "ask, IN_PROGRESS, three unknown polls"
+    );
+
+    // Agents: PENDING and RUNNING keep polling, a status with no name ends it the same way.
+    let script = Script::new(
+        vec![
+            Answer::json(200, r#"{"requestId":"r1"}"#),
+            Answer::json(200, r#"{"status":"PENDING"}"#),
+            Answer::json(200, r#"{"status":"RUNNING"}"#),
+        ],
+        Answer::json(200, r#"{}"#),
+    );
+    let result = client(&script)
+        .agents()
+        .ask_and_wait("a1", "q", AiWait::default())
+        .await;
+    assert!(
+        matches!(
+            result,
+            Err(WaitError::Failed {
+                error: AskError::UnknownStatus {
+                    status: None,
+                    polls: 3
+                },
+                polls: 5,
+                ..
+            })
+        ),
+        "{result:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -193,7 +293,17 @@ async fn copilot_surfaces_its_deprecation_headers_and_notice() {
         .question("hi?")
         .try_into()
         .unwrap();
-    let answer = client(&script).copilot().ask(request).await.unwrap();
+    // The reference removed the copilot on 30 September 2026: only a client that opts in
+    // still sends it.
+    let opted_in = Client::builder()
+        .base_url("http://sandbox.test/pubapi")
+        .allow_plain_http()
+        .token(SecretToken::try_from("t").unwrap())
+        .transport(script.clone())
+        .call_removed_operations()
+        .build()
+        .unwrap();
+    let answer = opted_in.copilot().ask(request).await.unwrap();
     assert_eq!(answer.deprecation.deprecation.as_deref(), Some("true"));
     assert_eq!(
         answer.deprecation.sunset.as_deref(),
@@ -212,6 +322,44 @@ async fn copilot_surfaces_its_deprecation_headers_and_notice() {
         Some("Use the assistant.")
     );
     assert_eq!(answer.body.response.unwrap().text.as_deref(), Some("hi"));
+}
+
+#[tokio::test(start_paused = true)]
+#[allow(deprecated)]
+async fn copilot_after_its_sunset_is_refused_locally_naming_the_assistant() {
+    let script = Script::new(vec![], Answer::json(200, r#"{"response":{"text":"hi"}}"#));
+    let request = CopilotAskRequest::builder()
+        .question("hi?")
+        .try_into()
+        .unwrap();
+    let result = client(&script).copilot().ask(request).await;
+    match &result {
+        Err(
+            error @ Error::Removed {
+                operation: "askCopilot",
+                successor: Some("askAssistant"),
+                ..
+            },
+        ) => {
+            let text = error.to_string();
+            assert!(text.contains("Wed, 30 Sep 2026"), "{text}");
+            assert!(text.contains("client.assistant().ask_and_wait"), "{text}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Also through the generated builder.
+    let request: CopilotAskRequest = CopilotAskRequest::builder()
+        .question("hi?")
+        .try_into()
+        .unwrap();
+    let result = client(&script)
+        .ask_copilot()
+        .body(request)
+        .send()
+        .typed()
+        .await;
+    assert!(matches!(result, Err(Error::Removed { .. })), "{result:?}");
+    assert!(script.seen().is_empty());
 }
 
 fn search_page(number: i64, last: bool, ids: &[&str]) -> Answer {

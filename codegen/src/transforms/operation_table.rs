@@ -36,6 +36,25 @@ pub fn item(spec: &OpenAPI, removals: &[Removal]) -> Result<syn::Item, CodegenEr
         let path = op.path;
         let deprecated = op.operation.deprecated;
         let path_queries = path_queries(spec, op.operation);
+        let extension = |name: &str| op.operation.extensions.get(name);
+        let sunset = match extension("x-pubapi-sunset") {
+            None => quote! { None },
+            Some(value) => {
+                let seconds = value
+                    .as_u64()
+                    .ok_or_else(|| unsupported("x-pubapi-sunset is not seconds since the epoch"))?;
+                quote! { Some(#seconds) }
+            }
+        };
+        let successor = match extension("x-pubapi-successor") {
+            None => quote! { None },
+            Some(value) => {
+                let id = value
+                    .as_str()
+                    .ok_or_else(|| unsupported("x-pubapi-successor is not an operationId"))?;
+                quote! { Some(#id) }
+            }
+        };
         let mut responses = Vec::new();
         for (code, response) in &op.operation.responses.responses {
             let status = status_label(code);
@@ -52,7 +71,7 @@ pub fn item(spec: &OpenAPI, removals: &[Removal]) -> Result<syn::Item, CodegenEr
         rows.push(quote! {
             Operation {
                 id: #id, method_name: #method_name, method: #method, path: #path, tag: #tag, deprecated: #deprecated,
-                path_queries: &[#(#path_queries),*],
+                path_queries: &[#(#path_queries),*], sunset: #sunset, successor: #successor,
                 responses: &[#(#responses),*],
             }
         });
@@ -81,6 +100,11 @@ pub fn item(spec: &OpenAPI, removals: &[Removal]) -> Result<syn::Item, CodegenEr
                 /// `x-pubapi-encoding: path` in the spec): each element is percent-encoded and
                 /// the separating slashes are kept, not form-encoded.
                 pub path_queries: &'static [&'static str],
+                /// When the reference removes the operation (`x-pubapi-sunset`), in seconds
+                /// since the Unix epoch.
+                pub sunset: Option<u64>,
+                /// The operationId that replaces it (`x-pubapi-successor`).
+                pub successor: Option<&'static str>,
                 /// Every response the spec documents.
                 pub responses: &'static [Response],
             }
@@ -193,5 +217,18 @@ mod tests {
         );
         let out = item(&s, &[]).unwrap().into_token_stream().to_string();
         assert!(out.contains("path_queries : & [\"folder\"]"), "{out}");
+        assert!(out.contains("sunset : None , successor : None"), "{out}");
+    }
+
+    #[test]
+    fn sunset_and_successor_extensions_are_carried() {
+        let s = spec(
+            "paths:\n  /c:\n    post:\n      operationId: askCopilot\n      tags: [copilot]\n      deprecated: true\n      x-pubapi-sunset: 1790726400\n      x-pubapi-successor: askAssistant\n      responses:\n        '200': {description: answer}\n",
+        );
+        let out = item(&s, &[]).unwrap().into_token_stream().to_string();
+        assert!(
+            out.contains("sunset : Some (1790726400u64) , successor : Some (\"askAssistant\")"),
+            "{out}"
+        );
     }
 }

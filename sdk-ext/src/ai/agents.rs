@@ -1,5 +1,6 @@
 //! AI agents: list, ask (validated), and ask-and-wait.
 
+use super::answer_wait::{Phase, UnknownStatuses};
 use super::{AiWait, AskError};
 use crate::Client;
 use crate::error::Error;
@@ -69,7 +70,9 @@ impl Agents<'_> {
     }
 
     /// Asks and polls the status until `COMPLETED` (the answer) or `FAILED`
-    /// ([`AskError::Failed`] with the response text).
+    /// ([`AskError::Failed`] with the response text). `PENDING` and `RUNNING` keep it
+    /// polling; a status it does not know ends it after [`AiWait::unknown_status_polls`]
+    /// polls ([`AskError::UnknownStatus`]).
     ///
     /// ```no_run
     /// use pubapi_sdk_ext::ai::AiWait;
@@ -93,17 +96,23 @@ impl Agents<'_> {
                 waited: std::time::Duration::ZERO,
             })?;
         let request_id = request.request_id.clone().unwrap_or_default();
+        let unknown = UnknownStatuses::new(&how);
         let result = wait(how.config(), || async {
-            match self.status(agent_id, &request_id).await {
-                Ok(status) => match status.status.as_deref() {
-                    Some("COMPLETED") => Verdict::Done(status),
-                    Some("FAILED") => Verdict::Failed(AskError::Failed {
-                        status: "FAILED".into(),
-                        response_text: status.response_text,
-                    }),
-                    _ => Verdict::Pending,
-                },
-                Err(e) => Verdict::Failed(AskError::Api(e)),
+            let status = match self.status(agent_id, &request_id).await {
+                Ok(status) => status,
+                Err(e) => return Verdict::Failed(AskError::Api(e)),
+            };
+            let phase = Phase::of(status.status.as_deref());
+            if let Some(stuck) = unknown.record(&phase, status.status.as_deref()) {
+                return Verdict::Failed(stuck);
+            }
+            match phase {
+                Phase::Completed => Verdict::Done(status),
+                Phase::Failed | Phase::AwaitingConfirmation => Verdict::Failed(AskError::Failed {
+                    status: status.status.unwrap_or_default(),
+                    response_text: status.response_text,
+                }),
+                Phase::Running | Phase::Unknown => Verdict::Pending,
             }
         })
         .await?;

@@ -16,6 +16,10 @@ pub struct AiWait {
     pub max_interval: Duration,
     /// Give up after this long.
     pub deadline: Duration,
+    /// A status the SDK does not know (neither running nor final) ends the wait with
+    /// [`AskError::UnknownStatus`] after this many polls in a row (default 3): long enough to
+    /// ride out a transitional value, short enough not to wait for ever on one that is final.
+    pub unknown_status_polls: u32,
 }
 
 impl AiWait {
@@ -33,7 +37,69 @@ impl Default for AiWait {
             min_interval: Duration::from_secs(5),
             max_interval: Duration::from_secs(60),
             deadline: Duration::from_secs(600),
+            unknown_status_polls: 3,
         }
+    }
+}
+
+/// Where an asynchronous AI execution stands, read from its `status`.
+///
+/// The reference names `COMPLETED` and `FAILED` for agents and `IN_PROGRESS` and `COMPLETED`
+/// for the assistant; the platform's own clients also see `PENDING` and `RUNNING` (agents)
+/// and end on `FAILED` and `AWAITING_USER_CONFIRMATION` (assistant).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// `IN_PROGRESS`, `PENDING`, `RUNNING`: poll again.
+    Running,
+    /// `COMPLETED`: the answer is there.
+    Completed,
+    /// `FAILED`.
+    Failed,
+    /// `AWAITING_USER_CONFIRMATION`: a pending action needs the user.
+    AwaitingConfirmation,
+    /// Anything else, or no status at all.
+    Unknown,
+}
+
+impl Phase {
+    pub(crate) fn of(status: Option<&str>) -> Phase {
+        match status {
+            Some("IN_PROGRESS" | "PENDING" | "RUNNING") => Phase::Running,
+            Some("COMPLETED") => Phase::Completed,
+            Some("FAILED") => Phase::Failed,
+            Some("AWAITING_USER_CONFIRMATION") => Phase::AwaitingConfirmation,
+            _ => Phase::Unknown,
+        }
+    }
+}
+
+/// Counts unknown statuses in a row; says when the wait should stop on one.
+#[derive(Debug)]
+pub(crate) struct UnknownStatuses {
+    limit: u32,
+    seen: std::sync::atomic::AtomicU32,
+}
+
+impl UnknownStatuses {
+    pub(crate) fn new(how: &AiWait) -> Self {
+        UnknownStatuses {
+            limit: how.unknown_status_polls.max(1),
+            seen: std::sync::atomic::AtomicU32::new(0),
+        }
+    }
+
+    /// Records one poll's phase; `Some(error)` when an unknown status has lasted too long.
+    pub(crate) fn record(&self, phase: &Phase, status: Option<&str>) -> Option<AskError> {
+        use std::sync::atomic::Ordering;
+        if *phase != Phase::Unknown {
+            self.seen.store(0, Ordering::Relaxed);
+            return None;
+        }
+        let polls = self.seen.fetch_add(1, Ordering::Relaxed) + 1;
+        (polls >= self.limit).then(|| AskError::UnknownStatus {
+            status: status.map(str::to_string),
+            polls,
+        })
     }
 }
 
@@ -43,20 +109,57 @@ impl Default for AiWait {
 pub enum AskError {
     /// A call failed (see [`Error`]).
     Api(Error),
-    /// The agent reported `FAILED`.
+    /// The execution ended `FAILED`.
     Failed {
         /// The final status.
         status: String,
-        /// The response text the agent gave with it, if any.
+        /// The response text sent with it (the failure text), if any.
         response_text: Option<String>,
     },
+    /// The assistant stopped at `AWAITING_USER_CONFIRMATION`: a pending action needs the
+    /// user. `result` is the whole status body; its `pending_actions` say what to confirm.
+    AwaitingConfirmation {
+        /// The status body, with `pending_actions`, `response_text` and the tool calls so far.
+        result: Box<pubapi_sdk::types::AssistantStatusResponse>,
+    },
+    /// The status stayed at a value the SDK does not know (neither running nor final) for
+    /// [`AiWait::unknown_status_polls`] polls.
+    UnknownStatus {
+        /// The status as sent (`None` when the body had none).
+        status: Option<String>,
+        /// How many polls in a row answered it.
+        polls: u32,
+    },
+}
+
+impl AskError {
+    /// The pending actions of an execution awaiting the user's confirmation.
+    pub fn pending_actions(&self) -> &[serde_json::Value] {
+        match self {
+            AskError::AwaitingConfirmation { result } => &result.pending_actions,
+            _ => &[],
+        }
+    }
 }
 
 impl fmt::Display for AskError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             AskError::Api(e) => write!(f, "ai call failed: {e}"),
-            AskError::Failed { status, .. } => write!(f, "the agent answered {status}"),
+            AskError::Failed {
+                status,
+                response_text: Some(text),
+            } => write!(f, "the execution ended {status}: {text}"),
+            AskError::Failed { status, .. } => write!(f, "the execution ended {status}"),
+            AskError::AwaitingConfirmation { result } => write!(
+                f,
+                "the assistant awaits the user's confirmation of {} pending action(s)",
+                result.pending_actions.len()
+            ),
+            AskError::UnknownStatus { status, polls } => write!(
+                f,
+                "the execution reported the unknown status {status:?} on {polls} polls in a row"
+            ),
         }
     }
 }
@@ -65,7 +168,7 @@ impl std::error::Error for AskError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             AskError::Api(e) => Some(e),
-            AskError::Failed { .. } => None,
+            _ => None,
         }
     }
 }

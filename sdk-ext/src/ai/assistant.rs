@@ -1,5 +1,6 @@
 //! The assistant: ask, then poll the execution until it is no longer `IN_PROGRESS`.
 
+use super::answer_wait::{Phase, UnknownStatuses};
 use super::{AiWait, AskError};
 use crate::Client;
 use crate::error::Error;
@@ -18,8 +19,7 @@ pub struct Assistant<'a> {
 pub struct AssistantAnswer {
     /// The ask response (conversation and execution ids).
     pub execution: AssistantAskResponse,
-    /// The final status body: `status` (`COMPLETED`, or another final value carried as
-    /// sent), the answer, citations, thoughts and tool calls.
+    /// The final status body (`COMPLETED`): the answer, citations, thoughts and tool calls.
     pub result: AssistantStatusResponse,
 }
 
@@ -66,9 +66,11 @@ impl Assistant<'_> {
     }
 
     /// Asks and polls `/v1/ai/assistant/{executionId}/status` until the status is no longer
-    /// `IN_PROGRESS`; returns answer, citations and tool calls. Statuses other than
-    /// `IN_PROGRESS` and `COMPLETED` are not shown in the reference: they end the wait and
-    /// are carried in [`AssistantAnswer::status`], not rejected.
+    /// `IN_PROGRESS`; returns answer, citations and tool calls on `COMPLETED`. It also ends on
+    /// the platform's other final statuses: `FAILED` ([`AskError::Failed`] with the failure
+    /// text) and `AWAITING_USER_CONFIRMATION` ([`AskError::AwaitingConfirmation`] with the
+    /// pending actions); a status it does not know ends it after
+    /// [`AiWait::unknown_status_polls`] polls ([`AskError::UnknownStatus`]).
     ///
     /// ```no_run
     /// use pubapi_sdk::types::AssistantAskRequest;
@@ -93,11 +95,26 @@ impl Assistant<'_> {
             waited: std::time::Duration::ZERO,
         })?;
         let id = execution.execution_id.clone().unwrap_or_default();
+        let unknown = UnknownStatuses::new(&how);
         let result = wait(how.config(), || async {
-            match self.status(&id).await {
-                Ok(status) if status.status.as_deref() == Some("IN_PROGRESS") => Verdict::Pending,
-                Ok(status) => Verdict::Done(status),
-                Err(e) => Verdict::Failed(AskError::Api(e)),
+            let status = match self.status(&id).await {
+                Ok(status) => status,
+                Err(e) => return Verdict::Failed(AskError::Api(e)),
+            };
+            let phase = Phase::of(status.status.as_deref());
+            if let Some(stuck) = unknown.record(&phase, status.status.as_deref()) {
+                return Verdict::Failed(stuck);
+            }
+            match phase {
+                Phase::Completed => Verdict::Done(status),
+                Phase::Failed => Verdict::Failed(AskError::Failed {
+                    status: status.status.unwrap_or_default(),
+                    response_text: status.response_text,
+                }),
+                Phase::AwaitingConfirmation => Verdict::Failed(AskError::AwaitingConfirmation {
+                    result: Box::new(status),
+                }),
+                Phase::Running | Phase::Unknown => Verdict::Pending,
             }
         })
         .await?;

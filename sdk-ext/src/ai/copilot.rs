@@ -19,14 +19,13 @@ use crate::error::Error;
 use crate::typed::TypedResultExt;
 use pubapi_sdk::types::{CopilotAskRequest, CopilotAskResponse};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
+#[cfg(test)]
+use std::time::UNIX_EPOCH;
 
-/// The copilot's sunset, 30 September 2026 00:00 UTC, in seconds since the Unix epoch.
+/// The copilot's sunset, 30 September 2026 00:00 UTC, in seconds since the Unix epoch (the
+/// spec's `x-pubapi-sunset` of `askCopilot`).
 pub const SUNSET: Duration = Duration::from_secs(1_790_726_400);
-
-fn sunset() -> SystemTime {
-    UNIX_EPOCH + SUNSET
-}
 
 static WARNED: AtomicBool = AtomicBool::new(false);
 
@@ -69,10 +68,17 @@ impl Client {
 }
 
 impl Copilot<'_> {
-    /// Asks the copilot. A warning is logged once per process; after the sunset date every
-    /// call still tries, and says so in the log.
+    /// Asks the copilot. Before its sunset a warning is logged once per process; after it
+    /// the call is refused with [`Error::Removed`] naming the assistant, with nothing sent,
+    /// unless the client was built with
+    /// [`call_removed_operations`](crate::ClientBuilder::call_removed_operations).
     pub async fn ask(&self, request: CopilotAskRequest) -> Result<CopilotAnswer, Error> {
-        note_deprecation(SystemTime::now());
+        if !WARNED.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                "POST /v1/ai/copilot/ask is deprecated and removed on 30 September 2026; \
+                 use client.assistant().ask_and_wait(..)"
+            );
+        }
         #[allow(deprecated)]
         let call = pubapi_sdk::ClientCopilotExt::ask_copilot(self.client.sdk()).body(request);
         let response = call.send().typed().await?;
@@ -96,45 +102,18 @@ impl Copilot<'_> {
     }
 }
 
-/// Logs the deprecation: once before the sunset, at every call after it. Returns whether
-/// the sunset has passed.
-fn note_deprecation(now: SystemTime) -> bool {
-    let past = sunset_passed(now);
-    if past {
-        tracing::warn!(
-            "POST /v1/ai/copilot/ask is past its sunset (30 September 2026) and may be gone; \
-             trying anyway. Move to the assistant: client.assistant().ask_and_wait(..)"
-        );
-    } else if !WARNED.swap(true, Ordering::Relaxed) {
-        tracing::warn!(
-            "POST /v1/ai/copilot/ask is deprecated and removed on 30 September 2026; \
-             use client.assistant().ask_and_wait(..)"
-        );
-    }
-    past
-}
-
-fn sunset_passed(now: SystemTime) -> bool {
-    now >= sunset()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn sunset_is_the_thirtieth_of_september_2026() {
+    fn sunset_is_the_thirtieth_of_september_2026_as_the_spec_says() {
         assert_eq!(
-            httpdate::fmt_http_date(sunset()),
+            httpdate::fmt_http_date(UNIX_EPOCH + SUNSET),
             "Wed, 30 Sep 2026 00:00:00 GMT"
         );
-        assert!(!sunset_passed(sunset() - Duration::from_secs(1)));
-        assert!(sunset_passed(sunset()));
-    }
-
-    #[test]
-    fn calls_after_the_sunset_still_go_out_but_are_flagged() {
-        assert!(note_deprecation(sunset() + Duration::from_secs(86_400)));
-        assert!(!note_deprecation(sunset() - Duration::from_secs(86_400)));
+        let operation = pubapi_sdk::operations::find("askCopilot").unwrap();
+        assert_eq!(operation.sunset, Some(SUNSET.as_secs()));
+        assert_eq!(operation.successor, Some("askAssistant"));
     }
 }
