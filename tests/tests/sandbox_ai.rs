@@ -7,14 +7,38 @@ use pubapi_sdk::types::{
     DocumentSummaryRequest, HybridSearchRequest, KnowledgeBaseAskRequest, KnowledgeBaseListRequest,
 };
 use pubapi_sdk_ext::prelude::*;
-use pubapi_testkit::sandbox::{Sandbox, SandboxConfig};
+use pubapi_testkit::sandbox::{
+    AiConfig, COPILOT_REMOVED_CODE, COPILOT_SUNSET_MS, ClockConfig, Sandbox, SandboxConfig,
+};
 use serde_json::{Value, json};
+use std::time::Duration;
 
 /// The travel policy of the corpus.
 const TRAVEL: &str = "4100002";
 
 async fn sandbox() -> Sandbox {
     Sandbox::start(SandboxConfig::testing()).await
+}
+
+/// A sandbox whose manual clock stands one second before the copilot's sunset.
+async fn before_the_copilot_sunset() -> Sandbox {
+    let sb = Sandbox::start(SandboxConfig::testing().with_clock(ClockConfig::Manual {
+        start_ms: COPILOT_SUNSET_MS - 1_000,
+    }))
+    .await;
+    assert!(sb.now_ms() < COPILOT_SUNSET_MS);
+    sb
+}
+
+/// The `status` of every one of `polls` status polls at `path`.
+async fn statuses(sb: &Sandbox, path: &str, polls: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    for _ in 0..polls {
+        let (code, body) = get(sb, path).await;
+        assert_eq!(code, 200, "{body}");
+        out.push(body["status"].as_str().unwrap_or_default().to_string());
+    }
+    out
 }
 
 async fn post(sb: &Sandbox, path: &str, body: Value) -> (u16, Value) {
@@ -59,7 +83,7 @@ async fn agents_are_listed_and_sorted() {
 }
 
 #[tokio::test]
-async fn an_agent_request_completes_after_the_configured_polls() {
+async fn an_agent_request_goes_pending_running_completed() {
     let sb = sandbox().await;
     let (status, asked) = post(
         &sb,
@@ -71,10 +95,14 @@ async fn an_agent_request_completes_after_the_configured_polls() {
     let request = asked["requestId"].as_str().unwrap();
     assert!(asked["conversationId"].is_string());
     let path = format!("/v1/ai/agents/agt-policy-helper/ask/{request}/status");
-    for _ in 0..2 {
-        let (_, running) = get(&sb, &path).await;
-        assert_eq!(running["status"], "IN_PROGRESS");
-    }
+    let (_, pending) = get(&sb, &path).await;
+    assert_eq!(
+        pending,
+        json!({"status": "PENDING", "lastUpdated": "2025-03-03T09:00:00Z"})
+    );
+    let (_, running) = get(&sb, &path).await;
+    assert_eq!(running["status"], "RUNNING");
+    assert!(running.get("responseText").is_none());
     let (_, done) = get(&sb, &path).await;
     assert_eq!(done["status"], "COMPLETED");
     let text = done["responseText"].as_str().unwrap();
@@ -91,31 +119,65 @@ async fn an_agent_request_completes_after_the_configured_polls() {
 }
 
 #[tokio::test]
-async fn an_agent_request_can_fail() {
+async fn an_agent_request_fails_for_a_question_with_the_fail_marker() {
     let sb = sandbox().await;
     let (_, asked) = post(
         &sb,
         "/v1/ai/agents/agt-finance/ask",
-        json!({"question": "[fail] revenue?"}),
+        json!({"question": "[FAIL] revenue?"}),
     )
     .await;
     let path = format!(
         "/v1/ai/agents/agt-finance/ask/{}/status",
         asked["requestId"].as_str().unwrap()
     );
-    let statuses: Vec<String> = {
-        let mut out = Vec::new();
-        for _ in 0..3 {
-            out.push(
-                get(&sb, &path).await.1["status"]
-                    .as_str()
-                    .unwrap()
-                    .to_string(),
-            );
-        }
-        out
+    assert_eq!(
+        statuses(&sb, &path, 3).await,
+        ["PENDING", "RUNNING", "FAILED"]
+    );
+    let (_, failed) = get(&sb, &path).await;
+    assert_eq!(
+        failed,
+        json!({
+            "status": "FAILED",
+            "responseText": "The agent could not complete the request.",
+            "citations": [],
+            "lastUpdated": "2025-03-03T09:00:00Z",
+        }),
+        "the failure stays, with its text in responseText"
+    );
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn agent_polls_configure_how_long_a_request_runs() {
+    let mut config = SandboxConfig::testing();
+    config.ai = AiConfig {
+        agent_polls: 4,
+        ..AiConfig::default()
     };
-    assert_eq!(statuses, ["IN_PROGRESS", "IN_PROGRESS", "FAILED"]);
+    let sb = Sandbox::start(config).await;
+    let (_, asked) = post(
+        &sb,
+        "/v1/ai/agents/agt-finance/ask",
+        json!({"question": "revenue"}),
+    )
+    .await;
+    let path = format!(
+        "/v1/ai/agents/agt-finance/ask/{}/status",
+        asked["requestId"].as_str().unwrap()
+    );
+    assert_eq!(
+        statuses(&sb, &path, 6).await,
+        [
+            "PENDING",
+            "RUNNING",
+            "RUNNING",
+            "RUNNING",
+            "COMPLETED",
+            "COMPLETED"
+        ]
+    );
     sb.assert_conformant();
 }
 
@@ -205,6 +267,78 @@ async fn an_assistant_execution_completes_with_citations_and_tool_calls() {
     let (_, without) = get(&sb, &format!("{path}?includeCitations=false")).await;
     assert!(without.get("citations").is_none());
     assert_eq!(get(&sb, "/v1/ai/assistant/exec-none/status").await.0, 404);
+    sb.assert_conformant();
+}
+
+/// Asks the assistant `question` and returns the status path of the execution.
+async fn ask_assistant(sb: &Sandbox, question: &str) -> String {
+    let (status, asked) = post(sb, "/v1/ai/assistant/ask", json!({"question": question})).await;
+    assert_eq!(status, 200, "{asked}");
+    assert_eq!(asked["executionStatus"], "IN_PROGRESS");
+    format!(
+        "/v1/ai/assistant/{}/status",
+        asked["executionId"].as_str().unwrap()
+    )
+}
+
+#[tokio::test]
+async fn an_assistant_execution_fails_for_a_question_with_the_fail_marker() {
+    let sb = sandbox().await;
+    let path = ask_assistant(&sb, "hotel costs per night [fail]").await;
+    assert_eq!(
+        statuses(&sb, &path, 4).await,
+        ["IN_PROGRESS", "IN_PROGRESS", "FAILED", "FAILED"]
+    );
+    let (_, failed) = get(&sb, &path).await;
+    assert_eq!(
+        failed["responseText"],
+        "The assistant could not complete the request."
+    );
+    assert_eq!(failed["pendingActions"], json!([]));
+    assert_eq!(failed["numToolCalls"], 0);
+    assert!(failed.get("citations").is_none(), "{failed}");
+    // The marker is not part of what the assistant searched for.
+    assert_eq!(
+        failed["thoughts"][0],
+        "Searching the documents for \"hotel costs per night \"."
+    );
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn an_assistant_execution_awaits_confirmation_for_a_question_with_the_confirm_marker() {
+    let sb = sandbox().await;
+    let path = ask_assistant(&sb, "[Confirm] What is the travel policy?").await;
+    assert_eq!(
+        statuses(&sb, &path, 3).await,
+        ["IN_PROGRESS", "IN_PROGRESS", "AWAITING_USER_CONFIRMATION"]
+    );
+    let (_, awaiting) = get(&sb, &path).await;
+    assert_eq!(awaiting["status"], "AWAITING_USER_CONFIRMATION");
+    let actions = awaiting["pendingActions"].as_array().unwrap();
+    assert_eq!(actions.len(), 1, "{awaiting}");
+    let action = &actions[0];
+    assert!(
+        action["actionId"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("act-")),
+        "{action}"
+    );
+    assert_eq!(action["type"], "TOOL_CALL_CONFIRMATION");
+    assert_eq!(
+        action["description"],
+        "Search every document of the domain for \"What is the travel policy?\" (needs the user's confirmation)."
+    );
+    assert!(awaiting.get("responseText").is_none(), "{awaiting}");
+    assert!(awaiting.get("citations").is_none(), "{awaiting}");
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn the_fail_marker_wins_over_the_confirm_marker() {
+    let sb = sandbox().await;
+    let path = ask_assistant(&sb, "[confirm][fail] travel").await;
+    assert_eq!(statuses(&sb, &path, 3).await[2], "FAILED");
     sb.assert_conformant();
 }
 
@@ -574,8 +708,8 @@ async fn hybrid_search_filters_and_pages() {
 }
 
 #[tokio::test]
-async fn copilot_answers_with_its_deprecation_headers() {
-    let sb = sandbox().await;
+async fn copilot_answers_with_its_deprecation_headers_before_its_sunset() {
+    let sb = before_the_copilot_sunset().await;
     let reply = sb
         .raw()
         .post(
@@ -619,10 +753,89 @@ async fn copilot_answers_with_its_deprecation_headers() {
 }
 
 #[tokio::test]
+async fn copilot_is_removed_after_its_sunset() {
+    let sb = before_the_copilot_sunset().await;
+    let ask = || async {
+        sb.raw()
+            .post(
+                "/v1/ai/copilot/ask",
+                &sb.admin_token(),
+                &json!({"question": "What does the 2025 roadmap focus on?"}),
+            )
+            .await
+    };
+    assert_eq!(ask().await.status, 200);
+    // At the sunset itself the endpoint is gone.
+    sb.advance(Duration::from_secs(1));
+    assert_eq!(sb.now_ms(), COPILOT_SUNSET_MS);
+    let gone = ask().await;
+    assert_eq!(gone.status, 410);
+    assert_eq!(gone.header("content-type"), Some("application/json"));
+    let body = gone.json();
+    assert_eq!(body["errorCode"], COPILOT_REMOVED_CODE);
+    assert_eq!(body["errorCode"], "ENDPOINT_REMOVED");
+    assert!(
+        body["errorMessage"]
+            .as_str()
+            .unwrap()
+            .contains("POST /v1/ai/assistant/ask"),
+        "{body}"
+    );
+    assert_eq!(body.as_object().unwrap().len(), 2, "{body}");
+    assert_eq!(gone.header("deprecation"), Some("true"));
+    assert_eq!(gone.header("sunset"), Some("Wed, 30 Sep 2026 00:00:00 GMT"));
+    assert_eq!(
+        gone.header("link"),
+        Some("</v1/ai/assistant/ask>; rel=\"successor-version\"")
+    );
+    // Removed means removed: a body the copilot would refuse gets the same 410.
+    let empty = sb
+        .raw()
+        .post("/v1/ai/copilot/ask", &sb.admin_token(), &json!({}))
+        .await;
+    assert_eq!(empty.status, 410);
+    // An unknown token is still refused first.
+    let anonymous = sb
+        .raw()
+        .post("/v1/ai/copilot/ask", "bad", &json!({"question": "x"}))
+        .await;
+    assert_eq!(anonymous.status, 401);
+    // The spec documents no 410 for askCopilot (400, 401, 429, 500): the conformance check
+    // names exactly the removed-endpoint replies, and nothing else.
+    let report = sb.check_conformance();
+    assert_eq!(report.problems.len(), 2, "{:#?}", report.problems);
+    assert!(
+        report
+            .problems
+            .iter()
+            .all(|p| p.ends_with("-> 410: status 410 is not documented for askCopilot")),
+        "{:#?}",
+        report.problems
+    );
+}
+
+#[tokio::test]
+async fn a_sandbox_on_the_real_clock_is_past_the_copilot_sunset() {
+    // The real clock starts at the wall-clock time, which is after 30 September 2026.
+    let sb = Sandbox::start(SandboxConfig::testing().with_clock(ClockConfig::real())).await;
+    assert!(sb.now_ms() >= COPILOT_SUNSET_MS);
+    let reply = sb
+        .raw()
+        .post(
+            "/v1/ai/copilot/ask",
+            &sb.admin_token(),
+            &json!({"question": "roadmap"}),
+        )
+        .await;
+    assert_eq!(reply.status, 410);
+    assert_eq!(reply.json()["errorCode"], COPILOT_REMOVED_CODE);
+}
+
+#[tokio::test]
 async fn answers_are_deterministic() {
     let mut texts = Vec::new();
     for _ in 0..2 {
-        let sb = sandbox().await;
+        let sb = before_the_copilot_sunset().await;
         let (_, answer) = post(
             &sb,
             "/v1/ai/copilot/ask",
@@ -636,7 +849,8 @@ async fn answers_are_deterministic() {
 
 #[tokio::test]
 async fn ai_end_to_end_through_the_client() {
-    let sb = sandbox().await;
+    // Before the copilot's sunset, so the copilot still answers.
+    let sb = before_the_copilot_sunset().await;
     let client = sb.client_for("admin");
     let agents = client
         .list_agents()

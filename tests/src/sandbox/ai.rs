@@ -3,10 +3,47 @@
 //! documents of the sandbox's file system (the built-in corpus plus files created with
 //! content).
 //!
-//! Agent requests answer `IN_PROGRESS` for `AiConfig::agent_polls` polls, then `COMPLETED`,
-//! or `FAILED` when the question contains `[fail]`. Assistant executions answer
-//! `IN_PROGRESS` for `AiConfig::assistant_polls` polls, then `COMPLETED` with citations and
-//! one tool call.
+//! # Agent requests
+//!
+//! Statuses follow the platform's clients: the first status poll answers `PENDING`, the next
+//! ones `RUNNING`, [`AiConfig::agent_polls`] polls in all; the poll after them answers
+//! `COMPLETED` with `responseText` and `citations`, or `FAILED` when the question contains
+//! [`FAIL_MARKER`] (`[fail]`, any letter case). A failed request carries its failure text in
+//! `responseText` (the only text field the reference gives the agent status; no error field
+//! is invented) and empty `citations`. Final statuses stay as they are on later polls.
+//!
+//! # Assistant executions
+//!
+//! The ask answers `executionStatus: IN_PROGRESS`; status polls answer `IN_PROGRESS` for
+//! [`AiConfig::assistant_polls`] polls, then one of:
+//!
+//! - `COMPLETED`: `responseText`, citations (unless `includeCitations=false`) and one tool
+//!   call;
+//! - `FAILED`, when the question contains [`FAIL_MARKER`] (`[fail]`): the failure text in
+//!   `responseText`, no citations, no tool calls;
+//! - `AWAITING_USER_CONFIRMATION`, when the question contains [`CONFIRM_MARKER`]
+//!   (`[confirm]`) and not `[fail]`: one pending action
+//!   `{actionId, type: "TOOL_CALL_CONFIRMATION", description}` in `pendingActions` (the
+//!   reference leaves the element shape open; this one is the sandbox's choice), no
+//!   `responseText`. The API has no way to confirm, so the execution keeps answering
+//!   `AWAITING_USER_CONFIRMATION`.
+//!
+//! Markers are matched without regard to letter case and left out of the question the
+//! documents are searched with.
+//!
+//! # The copilot
+//!
+//! `POST /v1/ai/copilot/ask` answers synchronously with `Deprecation`, `Sunset` and `Link`
+//! until [`COPILOT_SUNSET_MS`] (30 September 2026, 00:00 UTC) on the sandbox clock. From
+//! then on it is removed: 410 Gone in the AI error format, `errorCode`
+//! [`COPILOT_REMOVED_CODE`], a message naming `POST /v1/ai/assistant/ask`, and the same
+//! three headers. The spec documents no 410 for `askCopilot`, so the conformance check
+//! reports these exchanges. A manual clock ([`ClockConfig::manual`]) starts before the
+//! sunset; a real-time clock starts at the wall-clock time, which is past it.
+//!
+//! [`AiConfig::agent_polls`]: super::AiConfig::agent_polls
+//! [`AiConfig::assistant_polls`]: super::AiConfig::assistant_polls
+//! [`ClockConfig::manual`]: super::ClockConfig::manual
 
 use super::Shared;
 use super::auth::Caller;
@@ -23,10 +60,57 @@ pub const MAX_QUESTION: usize = 35_000;
 /// The `Sunset` of the copilot endpoint.
 pub const COPILOT_SUNSET: &str = "Wed, 30 Sep 2026 00:00:00 GMT";
 
+/// The copilot's removal, 2026-09-30T00:00:00Z in epoch milliseconds: from this sandbox
+/// time on the copilot answers 410.
+pub const COPILOT_SUNSET_MS: i64 = 1_790_726_400_000;
+
+/// The `errorCode` of the copilot's 410 after its sunset.
+pub const COPILOT_REMOVED_CODE: &str = "ENDPOINT_REMOVED";
+
+/// A question containing this (any letter case) makes an agent request or an assistant
+/// execution end `FAILED`.
+pub const FAIL_MARKER: &str = "[fail]";
+
+/// A question containing this (any letter case, and not [`FAIL_MARKER`]) makes an
+/// assistant execution end `AWAITING_USER_CONFIRMATION` with a pending action.
+pub const CONFIRM_MARKER: &str = "[confirm]";
+
+const AGENT_FAILURE: &str = "The agent could not complete the request.";
+
+const ASSISTANT_FAILURE: &str = "The assistant could not complete the request.";
+
 /// The `Link` of the copilot endpoint.
 pub const COPILOT_LINK: &str = "</v1/ai/assistant/ask>; rel=\"successor-version\"";
 
 const NO_ANSWER: &str = "I could not find an answer to that in the documents available to me.";
+
+/// The markers found in a question, and the question without them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Markers {
+    fail: bool,
+    confirm: bool,
+    question: String,
+}
+
+fn markers(question: &str) -> Markers {
+    let mut text = question.to_string();
+    let mut strip = |marker: &str| -> bool {
+        let mut found = false;
+        // ASCII lower-casing keeps byte offsets, so positions in `lower` are valid in `text`.
+        while let Some(at) = text.to_ascii_lowercase().find(marker) {
+            text.replace_range(at..at + marker.len(), "");
+            found = true;
+        }
+        found
+    };
+    let fail = strip(FAIL_MARKER);
+    let confirm = strip(CONFIRM_MARKER);
+    Markers {
+        fail,
+        confirm,
+        question: text,
+    }
+}
 
 struct AgentDef {
     id: &'static str,
@@ -128,14 +212,25 @@ pub struct AgentRequest {
     citations: Vec<Value>,
 }
 
+/// How an assistant execution ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Outcome {
+    Completed,
+    Failed,
+    /// Awaiting the user's confirmation of the pending action with this id.
+    AwaitingConfirmation(String),
+}
+
 /// An assistant execution.
 #[derive(Debug, Clone)]
 pub struct Execution {
     id: String,
     polls: u32,
+    /// The question without its markers.
     question: String,
     answer: String,
     hits: Vec<Hit>,
+    outcome: Outcome,
 }
 
 /// Agent requests and assistant executions.
@@ -385,7 +480,12 @@ pub fn ask_agent(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply {
         Ok(q) => q,
         Err(reply) => return reply,
     };
-    let hits = rank(&documents_in(shared, &[agent.folder]), &question, 0.5);
+    let marked = markers(&question);
+    let hits = rank(
+        &documents_in(shared, &[agent.folder]),
+        &marked.question,
+        0.5,
+    );
     let citations: Vec<Value> = hits
         .iter()
         .take(2)
@@ -398,7 +498,7 @@ pub fn ask_agent(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply {
         agent_id: agent.id.to_string(),
         request_id: request_id.clone(),
         polls: 0,
-        fail: question.to_lowercase().contains("[fail]"),
+        fail: marked.fail,
         answer: format!("{}: {}", agent.name, compose(&hits)),
         citations,
     });
@@ -431,20 +531,22 @@ pub fn agent_status(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Repl
             "no such request for this agent",
         );
     };
-    request.polls += 1;
+    request.polls = request.polls.saturating_add(1);
     let updated = iso_seconds(now);
     if request.polls <= shared.config.ai.agent_polls {
-        return Reply::json(
-            200,
-            &json!({ "status": "IN_PROGRESS", "lastUpdated": updated }),
-        );
+        let status = if request.polls == 1 {
+            "PENDING"
+        } else {
+            "RUNNING"
+        };
+        return Reply::json(200, &json!({ "status": status, "lastUpdated": updated }));
     }
     if request.fail {
         return Reply::json(
             200,
             &json!({
                 "status": "FAILED",
-                "responseText": "The agent could not complete the request.",
+                "responseText": AGENT_FAILURE,
                 "citations": [],
                 "lastUpdated": updated,
             }),
@@ -605,19 +707,31 @@ pub fn ask_assistant(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Rep
         Ok(docs) => docs,
         Err(message) => return error(req.op, 400, "INVALID_REQUEST", &message),
     };
-    let hits: Vec<Hit> = rank(&docs, &question, 0.5).into_iter().take(3).collect();
+    let marked = markers(&question);
+    let hits: Vec<Hit> = rank(&docs, &marked.question, 0.5)
+        .into_iter()
+        .take(3)
+        .collect();
     let mut world = shared.world();
     let id = world.ids.id("exec-");
     let conversation_id = match body.get("conversationId").and_then(Value::as_str) {
         Some(c) if !c.is_empty() => c.to_string(),
         _ => world.ids.id("conv-"),
     };
+    let outcome = if marked.fail {
+        Outcome::Failed
+    } else if marked.confirm {
+        Outcome::AwaitingConfirmation(world.ids.id("act-"))
+    } else {
+        Outcome::Completed
+    };
     world.ai.executions.push(Execution {
         id: id.clone(),
         polls: 0,
         answer: compose(&hits),
-        question,
+        question: marked.question,
         hits,
+        outcome,
     });
     Reply::json(
         200,
@@ -644,7 +758,7 @@ pub fn assistant_status(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> 
     else {
         return error(req.op, 404, "EXECUTION_NOT_FOUND", "no such execution");
     };
-    execution.polls += 1;
+    execution.polls = execution.polls.saturating_add(1);
     let thought = format!("Searching the documents for \"{}\".", execution.question);
     if execution.polls <= shared.config.ai.assistant_polls {
         return Reply::json(
@@ -658,6 +772,46 @@ pub fn assistant_status(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> 
                 "toolCalls": {},
             }),
         );
+    }
+    match &execution.outcome {
+        Outcome::Completed => {}
+        Outcome::Failed => {
+            return Reply::json(
+                200,
+                &json!({
+                    "status": "FAILED",
+                    "responseText": ASSISTANT_FAILURE,
+                    "thoughts": [thought],
+                    "intent": "QUESTION_ANSWERING",
+                    "lastUpdated": now,
+                    "numToolCalls": 0,
+                    "pendingActions": [],
+                    "toolCalls": {},
+                }),
+            );
+        }
+        Outcome::AwaitingConfirmation(action_id) => {
+            let description = format!(
+                "Search every document of the domain for \"{}\" (needs the user's confirmation).",
+                execution.question.trim()
+            );
+            return Reply::json(
+                200,
+                &json!({
+                    "status": "AWAITING_USER_CONFIRMATION",
+                    "thoughts": [thought],
+                    "intent": "QUESTION_ANSWERING",
+                    "lastUpdated": now,
+                    "numToolCalls": 0,
+                    "pendingActions": [{
+                        "actionId": action_id,
+                        "type": "TOOL_CALL_CONFIRMATION",
+                        "description": description,
+                    }],
+                    "toolCalls": {},
+                }),
+            );
+        }
     }
     let citations: Vec<Value> = execution
         .hits
@@ -709,8 +863,27 @@ pub fn assistant_status(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> 
     Reply::json(200, &status)
 }
 
-/// `POST /v1/ai/copilot/ask` (deprecated; answers synchronously with its deprecation headers).
+/// The copilot's answer once the sandbox clock is at or past its sunset: 410 Gone in the AI
+/// error format, naming the replacement, with the deprecation headers.
+fn copilot_removed() -> Reply {
+    Reply::json(
+        410,
+        &json!({
+            "errorMessage": "POST /v1/ai/copilot/ask was removed on 30 September 2026; use POST /v1/ai/assistant/ask and poll GET /v1/ai/assistant/{executionId}/status.",
+            "errorCode": COPILOT_REMOVED_CODE,
+        }),
+    )
+    .header("Deprecation", "true")
+    .header("Sunset", COPILOT_SUNSET)
+    .header("Link", COPILOT_LINK)
+}
+
+/// `POST /v1/ai/copilot/ask` (deprecated; answers synchronously with its deprecation headers
+/// before its sunset, 410 from then on).
 pub fn ask_copilot(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply {
+    if shared.now() >= COPILOT_SUNSET_MS {
+        return copilot_removed();
+    }
     let (question, body) = match question(req, None) {
         Ok(q) => q,
         Err(reply) => return reply,
@@ -1138,4 +1311,40 @@ pub fn hybrid_search(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Rep
 
 fn round(score: f64) -> f64 {
     (score * 10_000.0).round() / 10_000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_copilot_sunset_is_the_thirtieth_of_september_2026() {
+        assert_eq!(
+            COPILOT_SUNSET_MS,
+            days_from_civil(2026, 9, 30) * DAY_MS,
+            "{}",
+            iso_seconds(COPILOT_SUNSET_MS)
+        );
+    }
+
+    #[test]
+    fn markers_are_found_in_any_case_and_left_out_of_the_question() {
+        assert_eq!(
+            markers("[FAIL] hotel [Confirm]costs"),
+            Markers {
+                fail: true,
+                confirm: true,
+                question: " hotel costs".into()
+            }
+        );
+        assert_eq!(
+            markers("plain [fail [confirm"),
+            Markers {
+                fail: false,
+                confirm: false,
+                question: "plain [fail [confirm".into()
+            }
+        );
+        assert_eq!(markers("é[fail]é[fail]").question, "éé");
+    }
 }

@@ -246,9 +246,13 @@ impl Default for WebhooksConfig {
 pub struct AiConfig {
     /// Whether the agents feature is enabled for the domain (403 otherwise).
     pub agents_enabled: bool,
-    /// Status polls an agent request answers as in progress before it finishes.
+    /// Status polls an agent request answers before it finishes: the first `PENDING`, the
+    /// others `RUNNING`; the next poll answers `COMPLETED`, or `FAILED` for a question
+    /// containing `[fail]`.
     pub agent_polls: u32,
-    /// Status polls an assistant execution answers `IN_PROGRESS` before it completes.
+    /// Status polls an assistant execution answers `IN_PROGRESS` before it ends:
+    /// `COMPLETED`, `FAILED` for a question containing `[fail]`, or
+    /// `AWAITING_USER_CONFIRMATION` for one containing `[confirm]`.
     pub assistant_polls: u32,
     /// `fileLimit` of knowledge base pages.
     pub kb_file_limit: i64,

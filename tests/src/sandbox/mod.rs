@@ -9,6 +9,25 @@
 //! scripts faults, and [`Sandbox::counters`], [`Sandbox::traffic`] and
 //! [`Sandbox::deliveries`] tell what happened.
 //!
+//! # Behaviours of the platform and how to reach them
+//!
+//! - **Agent requests** poll `PENDING`, then `RUNNING` ([`AiConfig::agent_polls`] polls in
+//!   all), then `COMPLETED`; a question containing [`FAIL_MARKER`] (`[fail]`) ends `FAILED`
+//!   with the failure text in `responseText`.
+//! - **Assistant executions** poll `IN_PROGRESS` ([`AiConfig::assistant_polls`] polls), then
+//!   `COMPLETED`; `[fail]` in the question ends `FAILED` (failure text in `responseText`),
+//!   [`CONFIRM_MARKER`] (`[confirm]`) ends `AWAITING_USER_CONFIRMATION` with one pending
+//!   action `{actionId, type, description}` (and stays there: the API has no confirmation).
+//!   Markers work from any client, in any letter case.
+//! - **The copilot** answers 200 with `Deprecation`, `Sunset` and `Link` while the sandbox
+//!   clock is before [`COPILOT_SUNSET_MS`] (30 September 2026), and 410 Gone
+//!   (`errorCode` [`COPILOT_REMOVED_CODE`], naming `POST /v1/ai/assistant/ask`, same headers)
+//!   from then on. [`ClockConfig::manual`] (as in [`SandboxConfig::testing`]) starts on
+//!   2025-03-03, before the sunset; `ClockConfig::Manual { start_ms }` starts anywhere and
+//!   [`Sandbox::advance`] crosses the sunset; a real-time clock starts at the wall-clock
+//!   time, past it. The spec documents no 410 for `askCopilot`: the conformance check
+//!   reports those exchanges.
+//!
 //! ```no_run
 //! use pubapi_sdk_ext::prelude::*;
 //! use pubapi_testkit::sandbox::{Sandbox, SandboxConfig};
@@ -47,6 +66,10 @@ mod webhooks;
 mod world;
 
 pub use activity::Activity;
+pub use ai::{
+    CONFIRM_MARKER, COPILOT_LINK, COPILOT_REMOVED_CODE, COPILOT_SUNSET, COPILOT_SUNSET_MS,
+    FAIL_MARKER,
+};
 pub use clock::{ClockConfig, MANUAL_START_MS, SandboxClock};
 pub use config::{
     AiConfig, AuditConfig, EventsConfig, LimitsConfig, Role, SandboxConfig, UserConfig,
