@@ -3,7 +3,7 @@
 
 use pubapi_sdk::types::{AuditReportKind, LoginsAuditRequest};
 use pubapi_sdk_ext::prelude::*;
-use pubapi_testkit::sandbox::{Sandbox, SandboxConfig, Violation};
+use pubapi_testkit::sandbox::{CSV_TITLE_PREFIX, Sandbox, SandboxConfig, Violation};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -300,7 +300,7 @@ async fn activity_appears_in_reports_and_filters_apply() {
 }
 
 #[tokio::test]
-async fn csv_reports_have_the_logins_columns() {
+async fn csv_reports_start_with_the_title_row_then_the_logins_columns() {
     let sb = sandbox().await;
     let id = finished(&sb, "logins", &logins("csv")).await;
     let raw = sb.raw();
@@ -309,8 +309,14 @@ async fn csv_reports_have_the_logins_columns() {
     assert_eq!(csv.header("content-type"), Some("text/csv"));
     let text = csv.text();
     let mut lines = text.lines();
+    // The logins range ends at `date_end` 2025-03-04 (midnight: logins keep the time
+    // portion, and a plain date is its midnight).
+    let title = lines.next().unwrap_or_default();
+    assert!(title.starts_with(CSV_TITLE_PREFIX), "{title}");
+    assert_eq!(title, "This report reflects activity up to 3/4/25 00:00:00");
     assert_eq!(lines.next(), Some("Username,Event,IP Address,Access,Time"));
     assert_eq!(lines.count(), 25);
+    assert!(text.ends_with("\r\n") && text.lines().all(|l| !l.ends_with('\r')));
     // A csv job asked for JSON only answers JSON.
     let json = raw
         .request("GET", &format!("/v1/audit/logins/{id}"), Some(&token))
@@ -326,9 +332,39 @@ async fn csv_reports_have_the_logins_columns() {
         .send()
         .await;
     assert!(
+        csv.text().starts_with(
+            "This report reflects activity up to 3/4/25 00:00:00\r\nUsername,Event,IP Address,Access,Time\r\n"
+        ),
+        "{}",
         csv.text()
-            .starts_with("Username,Event,IP Address,Access,Time\r\n")
     );
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn csv_title_row_names_the_end_of_the_last_day_where_the_time_is_ignored() {
+    let sb = sandbox().await;
+    let id = finished(
+        &sb,
+        "files",
+        &json!({"format": "csv", "date_start": "2025-03-01", "date_end": "2025-03-02T08:30:00Z", "folders": ["/Company"]}),
+    )
+    .await;
+    let csv = sb
+        .raw()
+        .get(&format!("/v1/audit/files/{id}"), &sb.admin_token())
+        .await;
+    let text = csv.text();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("This report reflects activity up to 3/2/25 23:59:59")
+    );
+    assert_eq!(
+        lines.next(),
+        Some("Username,Transaction,Target Path,Access,IP Address,File Checksum,Time")
+    );
+    assert_eq!(lines.count(), 25);
     sb.assert_conformant();
 }
 

@@ -62,6 +62,23 @@ pub fn iso_millis(ms: i64) -> String {
     )
 }
 
+/// `3/3/25 09:00:00` (UTC): month and day without leading zeros, a two-digit year and the
+/// time to the second, the form of the title row of the platform's CSV reports (a published
+/// client of the platform expects `This report reflects activity up to 2/24/17 23:59:59` for a
+/// report ending on 2017-02-24).
+pub fn us_short_datetime(ms: i64) -> String {
+    let days = ms.div_euclid(DAY_MS);
+    let rest = ms.rem_euclid(DAY_MS) / 1000;
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{m}/{d}/{:02} {:02}:{:02}:{:02}",
+        y.rem_euclid(100),
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
 /// `2025-03-03` (UTC).
 #[cfg(test)]
 fn iso_date(ms: i64) -> String {
@@ -153,6 +170,18 @@ mod tests {
         assert_eq!(iso_seconds(ms), "2025-03-03T09:00:05Z");
         assert_eq!(iso_millis(ms), "2025-03-03T09:00:05.123Z");
         assert_eq!(iso_date(ms), "2025-03-03");
+    }
+
+    #[test]
+    fn formats_the_short_us_form_of_csv_titles() {
+        let end = days_from_civil(2017, 2, 25) * DAY_MS - 1;
+        assert_eq!(us_short_datetime(end), "2/24/17 23:59:59");
+        let ms = days_from_civil(2025, 3, 3) * DAY_MS + 9 * 3_600_000 + 5_123;
+        assert_eq!(us_short_datetime(ms), "3/3/25 09:00:05");
+        assert_eq!(
+            us_short_datetime(days_from_civil(2100, 12, 31) * DAY_MS),
+            "12/31/00 00:00:00"
+        );
     }
 
     #[test]

@@ -27,6 +27,10 @@
 //!   [`Sandbox::advance`] crosses the sunset; a real-time clock starts at the wall-clock
 //!   time, past it. The spec documents no 410 for `askCopilot`: the conformance check
 //!   reports those exchanges.
+//! - **CSV audit reports** start with the platform's title row,
+//!   `This report reflects activity up to 3/4/25 23:59:59` ([`CSV_TITLE_PREFIX`] and the
+//!   last instant the report covers, UTC), then the header (logins: the reference's
+//!   `Username,Event,IP Address,Access,Time`), then the rows.
 //!
 //! ```no_run
 //! use pubapi_sdk_ext::prelude::*;
@@ -82,6 +86,7 @@ pub use fs::{ActivityError, FsEntry};
 pub use limits::{Counters, Violation};
 pub use raw::{RawClient, RawRequest, RawResponse};
 pub use receiver::{Received, TestReceiver};
+pub use reports::CSV_TITLE_PREFIX;
 pub use traffic::Exchange;
 pub use webhooks::Registration;
 pub use world::ActionSource;

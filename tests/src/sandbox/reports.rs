@@ -1,8 +1,14 @@
 //! The content of audit reports: events recorded from sandbox activity that pass the job's
 //! filters, merged in time order with synthetic events generated lazily from the seed (so a
 //! report of a million events costs nothing until a page of it is read).
+//!
+//! CSV reports start, as the platform's do, with a title row before the header:
+//! `This report reflects activity up to <end>`, where `<end>` is the last instant the report
+//! covers (the end of its `date_end` day where the time portion is ignored, the `date_end`
+//! instant otherwise) in the platform's short form `2/24/17 23:59:59` (UTC). The header
+//! follows (the logins columns are the reference's), then one row per event.
 
-use super::dates::{DAY_MS, iso_seconds};
+use super::dates::{DAY_MS, iso_seconds, us_short_datetime};
 use super::fs::is_within;
 use super::ids::{hash_str, mix};
 use serde_json::{Value, json};
@@ -18,6 +24,9 @@ pub struct AuditRecord {
     /// The event as the JSON report shows it.
     pub event: Value,
 }
+
+/// The start of the title row of CSV reports (the platform's words).
+pub const CSV_TITLE_PREFIX: &str = "This report reflects activity up to ";
 
 /// A user the synthetic generator may name.
 #[derive(Debug, Clone, PartialEq)]
@@ -122,14 +131,26 @@ impl Report {
         out
     }
 
-    /// The whole report as CSV (logins: Username, Event, IP Address, Access, Time).
+    /// The title row of the CSV report, without its line end.
+    pub fn csv_title(&self) -> String {
+        format!(
+            "{CSV_TITLE_PREFIX}{}",
+            us_short_datetime(self.end_ms.max(self.start_ms))
+        )
+    }
+
+    /// The whole report as CSV: the title row, the header (logins: Username, Event,
+    /// IP Address, Access, Time), then the events; lines end with CRLF.
     pub fn csv(&self) -> String {
         let columns = csv_columns(self.kind);
-        let mut out = columns
+        let mut out = self.csv_title();
+        out.push_str("\r\n");
+        let header = columns
             .iter()
             .map(|(title, _)| *title)
             .collect::<Vec<_>>()
             .join(",");
+        out.push_str(&header);
         out.push_str("\r\n");
         let mut offset = 0;
         while offset < self.total() {
@@ -610,11 +631,30 @@ mod tests {
         );
         let csv = report.csv();
         let mut lines = csv.lines();
+        assert_eq!(
+            lines.next(),
+            Some("This report reflects activity up to 1/1/70 00:00:00")
+        );
         assert_eq!(lines.next(), Some("Username,Event,IP Address,Access,Time"));
         assert_eq!(
             lines.next(),
             Some("\"x,y\",logins,127.0.0.1,Web,1970-01-01T00:00:00Z")
         );
+    }
+
+    #[test]
+    fn csv_title_names_the_last_covered_instant() {
+        let (start, end) = whole_days(DAY_MS * 17_217, DAY_MS * 17_221);
+        let report = Report::new("files", (start, end), json!({}), 1, users(), &[], 2);
+        // 2017-02-20 ..= 2017-02-24, as a platform client's test expects it.
+        assert_eq!(
+            report.csv_title(),
+            "This report reflects activity up to 2/24/17 23:59:59"
+        );
+        assert!(report.csv().starts_with(
+            "This report reflects activity up to 2/24/17 23:59:59\r\nUsername,Transaction,"
+        ));
+        assert_eq!(report.csv().lines().count(), 4);
     }
 
     #[test]
