@@ -325,6 +325,41 @@ async fn get_agent_request_status_success_decodes_status_answer_citations_and_ti
     assert_decoded!(result);
 }
 
+/// The statuses the platform's clients know besides `COMPLETED` (facts note): `PENDING`,
+/// `RUNNING` and `FAILED`, whose failure text is in `responseText`.
+#[tokio::test]
+async fn get_agent_request_status_success_decodes_pending_running_and_failed() {
+    for body in [
+        json!({"status": "PENDING", "lastUpdated": "2026-03-01T10:15:00Z"}),
+        json!({"status": "RUNNING", "lastUpdated": "2026-03-01T10:15:02Z"}),
+        json!({
+            "status": "FAILED",
+            "responseText": "The agent could not complete the request.",
+            "citations": [],
+            "lastUpdated": "2026-03-01T10:15:04Z"
+        }),
+    ] {
+        let server = MockServer::start_async().await;
+        let _seen = wire::serve(&server, Reply::json(200, &body)).await;
+        let result = wire::client(&server)
+            .get_agent_request_status()
+            .agent_id("agt-1")
+            .request_id("req-42")
+            .send()
+            .typed()
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(result.status.as_deref(), body["status"].as_str());
+        assert_eq!(
+            result.response_text.as_deref(),
+            body["responseText"].as_str()
+        );
+        assert_eq!(result.last_updated.as_deref(), body["lastUpdated"].as_str());
+        assert!(result.citations.is_empty());
+    }
+}
+
 #[tokio::test]
 async fn get_agent_request_status_errors_decode_ai_format_including_unknown_request_404() {
     wire::assert_errors(

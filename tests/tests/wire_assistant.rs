@@ -253,6 +253,58 @@ async fn get_assistant_status_success_while_in_progress_decodes_a_bare_status() 
     wire::assert_round_trip(&status, &body);
 }
 
+/// The final statuses besides `COMPLETED` that the platform's clients stop on (facts note):
+/// `FAILED`, and `AWAITING_USER_CONFIRMATION` with pending actions (free-form objects; these
+/// have the sandbox's shape).
+#[tokio::test]
+async fn get_assistant_status_success_decodes_failed_and_awaiting_confirmation_with_pending_actions()
+ {
+    let failed = json!({
+        "status": "FAILED",
+        "responseText": "The assistant could not complete the request.",
+        "thoughts": ["Searching the documents"],
+        "lastUpdated": 1_772_360_130_000_i64,
+        "numToolCalls": 0,
+        "pendingActions": [],
+        "toolCalls": {}
+    });
+    let awaiting = json!({
+        "status": "AWAITING_USER_CONFIRMATION",
+        "thoughts": ["Searching the documents"],
+        "lastUpdated": 1_772_360_130_000_i64,
+        "numToolCalls": 0,
+        "pendingActions": [{
+            "actionId": "act-1",
+            "type": "TOOL_CALL_CONFIRMATION",
+            "description": "Search every document of the domain"
+        }],
+        "toolCalls": {}
+    });
+    for body in [failed, awaiting] {
+        let server = MockServer::start_async().await;
+        let _seen = wire::serve(&server, Reply::json(200, &body)).await;
+        let status = wire::client(&server)
+            .get_assistant_status()
+            .execution_id("exe-99")
+            .send()
+            .typed()
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(status.status.as_deref(), body["status"].as_str());
+        assert_eq!(
+            status.response_text.as_deref(),
+            body["responseText"].as_str()
+        );
+        assert_eq!(
+            json!(status.pending_actions),
+            body["pendingActions"],
+            "pending actions are kept whole"
+        );
+        assert!(status.tool_calls.is_empty() && status.citations.is_empty());
+    }
+}
+
 #[tokio::test]
 async fn get_assistant_status_errors_decode_ai_format_including_unknown_execution_404() {
     wire::assert_errors(
