@@ -196,7 +196,14 @@ impl Error {
     /// }
     /// ```
     pub fn decode<T: DeserializeOwned>(body: Bytes) -> Result<T, Error> {
-        let mut deserializer = serde_json::Deserializer::from_slice(&body);
+        Self::decode_slice(&body)
+    }
+
+    /// [`Error::decode`] into a type that may borrow from `body`.
+    pub(crate) fn decode_slice<'de, T: serde::Deserialize<'de>>(
+        body: &'de [u8],
+    ) -> Result<T, Error> {
+        let mut deserializer = serde_json::Deserializer::from_slice(body);
         let (path, message) = match serde_path_to_error::deserialize(&mut deserializer) {
             Ok(value) => match deserializer.end() {
                 Ok(()) => return Ok(value),
@@ -208,7 +215,7 @@ impl Error {
         Err(Error::Decode {
             path,
             message,
-            body: RawBody(body),
+            body: RawBody(Bytes::copy_from_slice(body)),
         })
     }
 

@@ -12,7 +12,7 @@ use std::future::Future;
 use std::time::SystemTime;
 
 /// The largest error body kept (bigger bodies are cut; the status and headers still count).
-const MAX_ERROR_BODY: usize = 1 << 20;
+pub(crate) const MAX_ERROR_BODY: usize = 1 << 20;
 
 /// The area of the API an operation belongs to, from its tag.
 pub(crate) fn area_of(operation: &Operation) -> Area {
@@ -171,7 +171,8 @@ impl From<LocalRejection> for Error {
     }
 }
 
-async fn read_capped(mut response: reqwest::Response) -> reqwest::Result<Bytes> {
+/// Reads at most [`MAX_ERROR_BODY`] bytes of a body and stops: the rest is never read.
+pub(crate) async fn read_capped(mut response: reqwest::Response) -> reqwest::Result<Bytes> {
     let mut body = Vec::new();
     while let Some(chunk) = response.chunk().await? {
         let room = MAX_ERROR_BODY.saturating_sub(body.len());

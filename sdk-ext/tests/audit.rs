@@ -4,7 +4,9 @@ mod support;
 
 use futures_util::StreamExt;
 use pubapi_sdk::types::{AuditFormat, AuditReportKind, LoginEvent, LoginsAuditRequest};
-use pubapi_sdk_ext::audit::{AuditEvent, AuditWait, JobState, ReportLocation};
+use pubapi_sdk_ext::audit::{
+    AuditEvent, AuditWait, JobState, ReadError, ReportLocation, ReportRead,
+};
 use pubapi_sdk_ext::waiter::WaitError;
 use pubapi_sdk_ext::{Budget, Client, Error, Limits, SecretToken};
 use serde_json::json;
@@ -216,7 +218,13 @@ async fn a_million_event_report_is_read_page_by_page() {
     };
     // Reading 1,500 events fetches exactly two pages: nothing is read ahead.
     let first: Vec<_> = client
-        .audit_report_events(at.clone(), 1000)
+        .audit_report_events(
+            at.clone(),
+            ReportRead {
+                page_size: 1000,
+                offset: 0,
+            },
+        )
         .take(1500)
         .collect()
         .await;
@@ -224,7 +232,7 @@ async fn a_million_event_report_is_read_page_by_page() {
     assert_eq!(script.seen().len(), 2);
 
     let mut count = 0u64;
-    let mut events = Box::pin(client.audit_report_events(at, 10_000));
+    let mut events = client.audit_report_events(at, ReportRead::default());
     while let Some(event) = events.next().await {
         match event.unwrap() {
             AuditEvent::Logins(login) => assert_eq!(login.user_id, Some(count as i64)),
@@ -239,6 +247,148 @@ async fn a_million_event_report_is_read_page_by_page() {
         assert_eq!(param(page, "offset"), Some(i as u64 * 10_000));
         assert_eq!(param(page, "count"), Some(10_000));
     }
+}
+
+fn budget_client(script: &Arc<Script>, per_day: u32) -> Client {
+    Client::builder()
+        .base_url("http://sandbox.test/pubapi")
+        .allow_plain_http()
+        .token(SecretToken::try_from("t").unwrap())
+        .limits(Limits {
+            general: Budget::new(Some(2), Some(per_day)),
+            ai: Budget::new(None, Some(100)),
+        })
+        .transport(script.clone())
+        .build()
+        .unwrap()
+}
+
+fn logins_report() -> ReportLocation {
+    ReportLocation {
+        kind: AuditReportKind::Logins,
+        id: "j1".into(),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_read_stopped_by_the_daily_budget_resumes_at_the_offset_it_names() {
+    let script = audit_api(0, 50);
+    let read = ReportRead {
+        page_size: 10,
+        offset: 0,
+    };
+    let mut ids = Vec::new();
+    let mut events = budget_client(&script, 3).audit_report_events(logins_report(), read);
+    let resume_at = loop {
+        match events.next().await {
+            Some(Ok(AuditEvent::Logins(login))) => ids.push(login.user_id.unwrap()),
+            Some(Err(ReadError { resume_at, error })) => {
+                assert!(matches!(error, Error::QuotaExhausted { .. }), "{error:?}");
+                break resume_at;
+            }
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(resume_at, 30);
+    assert!(events.next().await.is_none(), "an error ends the read");
+    // The next day (a fresh budget): continue where it stopped.
+    let rest = budget_client(&script, 1000).audit_report_events(
+        logins_report(),
+        ReportRead {
+            offset: resume_at,
+            ..read
+        },
+    );
+    let rest: Vec<_> = rest.map(|e| e.unwrap()).collect().await;
+    for event in rest {
+        let AuditEvent::Logins(login) = event else {
+            panic!("{event:?}")
+        };
+        ids.push(login.user_id.unwrap());
+    }
+    assert_eq!(ids, (0..50).collect::<Vec<i64>>());
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_plan_says_how_many_calls_a_read_takes_against_the_quota_left() {
+    let script = audit_api(0, 1_000_000);
+    let client = budget_client(&script, 1000);
+    let plan = client
+        .audit_report_plan(&logins_report(), ReportRead::default())
+        .await
+        .unwrap();
+    assert_eq!(plan.total_events, 1_000_000);
+    assert_eq!(plan.calls, 100);
+    assert_eq!(plan.quota_left, Some(999), "the plan's own call is counted");
+    assert!(plan.fits_today());
+    let small_pages = client
+        .audit_report_plan(
+            &logins_report(),
+            ReportRead {
+                page_size: 100,
+                offset: 500_000,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(small_pages.events_to_read, 500_000);
+    assert_eq!(small_pages.calls, 5_000);
+    assert!(!small_pages.fits_today());
+}
+
+#[tokio::test(start_paused = true)]
+async fn csv_rows_set_the_title_row_apart_and_map_the_header() {
+    let body = "This report reflects activity up to 2026-01-31T23:59:59Z\r\n\
+                Username,Event,IP Address,Access,Time\r\n\
+                alice,login,192.0.2.1,Web,2026-01-02T10:00:00Z\r\n\
+                \"bob, jr\",\"failed\"\"attempt\",192.0.2.2,FTP,\"2026-01-03\n10:00\"\r\n";
+    let script = Script::new(
+        vec![Answer(200, vec![("content-type", "text/csv")], body.into())],
+        Answer::empty(404),
+    );
+    let mut rows = client(&script)
+        .audit_report_csv(&logins_report())
+        .await
+        .unwrap()
+        .rows();
+    let first = rows.next().await.unwrap().unwrap();
+    assert_eq!(
+        rows.title(),
+        Some("This report reflects activity up to 2026-01-31T23:59:59Z")
+    );
+    assert_eq!(
+        first.header(),
+        ["Username", "Event", "IP Address", "Access", "Time"]
+    );
+    assert_eq!(first.get("Username"), Some("alice"));
+    let second = rows.next().await.unwrap().unwrap();
+    assert_eq!(second.get("Username"), Some("bob, jr"));
+    assert_eq!(second.get("Event"), Some("failed\"attempt"));
+    assert_eq!(second.get("Time"), Some("2026-01-03\n10:00"));
+    assert!(rows.next().await.is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn csv_without_a_title_row_starts_with_the_header() {
+    let body = "\u{feff}Username,Event\nalice,login";
+    let script = Script::new(
+        vec![Answer(200, vec![("content-type", "text/csv")], body.into())],
+        Answer::empty(404),
+    );
+    let mut rows = client(&script)
+        .audit_report_csv(&logins_report())
+        .await
+        .unwrap()
+        .rows();
+    let row = rows.next().await.unwrap().unwrap();
+    assert_eq!(rows.title(), None);
+    assert_eq!(row.fields(), ["alice", "login"]);
+    assert_eq!(
+        row.get("Username"),
+        Some("alice"),
+        "the byte order mark is dropped"
+    );
+    assert!(rows.next().await.is_none());
 }
 
 #[tokio::test(start_paused = true)]

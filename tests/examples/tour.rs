@@ -18,7 +18,7 @@ use pubapi_sdk::types::{
     KnowledgeBaseAskRequest, KnowledgeBaseListRequest, LoginsAuditRequest,
 };
 use pubapi_sdk_ext::ai::AiWait;
-use pubapi_sdk_ext::audit::{AuditEvent, AuditWait};
+use pubapi_sdk_ext::audit::{AuditEvent, AuditWait, ReportRead};
 use pubapi_sdk_ext::events::{EventStream, EventsVersion, StreamItem, StreamNotice, StreamStart};
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::registration::Registration;
@@ -177,6 +177,7 @@ fn ai_wait() -> AiWait {
         min_interval: Duration::from_secs(1),
         max_interval: Duration::from_secs(1),
         deadline: Duration::from_secs(60),
+        ..AiWait::default()
     }
 }
 
@@ -295,7 +296,10 @@ async fn sandbox_tour() -> Result<()> {
         println!(
             "    tool call {id}: {} -> {}",
             call.tool_display_name.as_deref().unwrap_or("?"),
-            call.output.as_deref().unwrap_or("")
+            call.output
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default()
         );
     }
 
@@ -489,6 +493,35 @@ async fn sandbox_tour() -> Result<()> {
             StreamItem::Notice(notice) => println!("  {notice:?}"),
         }
     }
+    // A filtered stream moves through windows of ids whose events the filter drops, and still
+    // reaches the newest event without waiting between full windows.
+    let newest = client.events_cursor().await?.latest_event_id.unwrap_or(0);
+    let mut filtered = EventStream::builder(EventsVersion::V1)
+        .start(StreamStart::Oldest)
+        .types(["permission_change"])
+        .page_size(5)
+        .build(client.clone());
+    let mut matched = 0;
+    while let Some(item) = filtered.next().await {
+        match item? {
+            StreamItem::Event(_) => matched += 1,
+            StreamItem::Notice(StreamNotice::CaughtUp { .. }) => break,
+            StreamItem::Notice(_) => {}
+        }
+    }
+    println!(
+        "  v1 permission_change stream (windows of 5 ids): {matched} event(s), checkpoint {:?} \
+         of newest {newest}{}",
+        filtered.checkpoint(),
+        if filtered.checkpoint() == Some(newest) {
+            ": reached the newest event"
+        } else {
+            ": DID NOT reach the newest event"
+        }
+    );
+    if filtered.checkpoint() != Some(newest) {
+        return Err("the filtered stream stopped before the newest event".into());
+    }
 
     section("audit report");
     // Created at the start of the tour; by now the sandbox has finished it, so the first poll
@@ -501,7 +534,13 @@ async fn sandbox_tour() -> Result<()> {
         audit_job.id, location.kind, location.id
     );
     let first: Vec<_> = client
-        .audit_report_events(location.clone(), 100)
+        .audit_report_events(
+            location.clone(),
+            ReportRead {
+                page_size: 100,
+                offset: 0,
+            },
+        )
         .take(3)
         .collect()
         .await;
@@ -527,6 +566,17 @@ async fn sandbox_tour() -> Result<()> {
     println!("  as CSV ({} bytes, streamed):", csv.len());
     for line in String::from_utf8_lossy(&csv).lines().take(3) {
         println!("    {line}");
+    }
+    let mut rows = client.audit_report_csv(&location).await?.rows();
+    if let Some(row) = rows.next().await {
+        let row = row?;
+        println!(
+            "  as CSV rows: title {:?}; first row: {} {} from {}",
+            rows.title().unwrap_or("(none)"),
+            row.get("Username").unwrap_or("?"),
+            row.get("Event").unwrap_or("?"),
+            row.get("IP Address").unwrap_or("?")
+        );
     }
     client.remove_audit_report(&location).await?;
     println!("  report deleted (204)");

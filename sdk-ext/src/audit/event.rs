@@ -42,6 +42,24 @@ impl AuditEvent {
         event.unwrap_or(AuditEvent::Other(raw))
     }
 
+    /// Types the JSON text of one event by the report `kind`, decoding it once; an event that
+    /// does not fit its kind's shape is carried as [`AuditEvent::Other`].
+    pub(crate) fn from_raw(kind: AuditReportKind, raw: &str) -> AuditEvent {
+        fn typed<T: serde::de::DeserializeOwned>(raw: &str) -> Option<T> {
+            serde_json::from_str(raw).ok()
+        }
+        let event = match kind {
+            AuditReportKind::Logins => typed(raw).map(AuditEvent::Logins),
+            AuditReportKind::Files => typed(raw).map(AuditEvent::Files),
+            AuditReportKind::Permissions => typed(raw).map(AuditEvent::Permissions),
+            AuditReportKind::Users => typed(raw).map(AuditEvent::Users),
+            AuditReportKind::Groups => typed(raw).map(AuditEvent::Groups),
+            AuditReportKind::WorkgroupSettings => typed(raw).map(AuditEvent::WorkgroupSettings),
+            _ => None,
+        };
+        event.unwrap_or_else(|| AuditEvent::Other(typed(raw).unwrap_or_default()))
+    }
+
     /// The parsed `change` of a permissions event.
     pub fn permission_change(&self) -> Option<PermissionChange> {
         match self {

@@ -145,8 +145,11 @@ impl Client {
                     .map(str::to_string);
                 let location =
                     location.ok_or_else(|| decode("Location", "303 without Location"))?;
-                let body = response.bytes().await.map_err(Error::Transport)?;
-                if !body.is_empty() {
+                // The body only repeats `completed`: read a bounded prefix, never the whole.
+                let body = crate::typed::read_capped(response)
+                    .await
+                    .map_err(Error::Transport)?;
+                if !body.is_empty() && body.len() < crate::typed::MAX_ERROR_BODY {
                     let status: AuditJobStatus = Error::decode(body)?;
                     tracing::debug!(status = ?status.status, "audit job finished");
                 }

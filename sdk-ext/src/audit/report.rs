@@ -1,44 +1,179 @@
-//! Finished audit reports: JSON events in pages, CSV streamed, deletion.
+//! Finished audit reports: JSON events in pages (typed once from the page bytes, resumable,
+//! budget-aware), CSV streamed as bytes or rows, deletion.
 
+use super::csv::CsvRows;
 use super::{AuditEvent, AuditJob, AuditRequest, AuditWait, ReportLocation};
 use crate::Client;
 use crate::error::Error;
+use crate::limits::LimitClass;
 use crate::prelude::*;
 use crate::waiter::WaitError;
-use futures_util::Stream;
-use pubapi_sdk::types::{AuditFormat, AuditReport};
+use futures_util::StreamExt;
+use futures_util::stream::BoxStream;
+use pubapi_sdk::types::{AuditFormat, AuditReportKind};
 use std::collections::VecDeque;
 use std::time::Duration;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 
-/// The default number of events fetched per page of a JSON report.
-pub const DEFAULT_PAGE_SIZE: u64 = 1000;
+/// The default number of events fetched per page of a JSON report: 10,000 events are a few
+/// megabytes of JSON, and a 1,000,000-event report takes 100 calls, a tenth of the default
+/// daily budget (pages of 1,000 took all of it).
+pub const DEFAULT_PAGE_SIZE: u64 = 10_000;
 
-/// A CSV report being downloaded: the body is read chunk by chunk, never whole.
+/// The largest body of one JSON report page the SDK reads into memory; a larger page ends
+/// the read with [`Error::Decode`] (ask for smaller pages).
+pub const MAX_PAGE_BYTES: usize = 64 << 20;
+
+/// How to read the events of a JSON report: page size and where to start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReportRead {
+    /// Events per call (default [`DEFAULT_PAGE_SIZE`]; at least 1).
+    pub page_size: u64,
+    /// The 0-based index of the first event to read (default 0): the `resume_at` of a
+    /// [`ReadError`] continues an interrupted read.
+    pub offset: u64,
+}
+
+impl Default for ReportRead {
+    fn default() -> Self {
+        ReportRead {
+            page_size: DEFAULT_PAGE_SIZE,
+            offset: 0,
+        }
+    }
+}
+
+impl ReportRead {
+    /// Reads from `offset` on, in pages of [`DEFAULT_PAGE_SIZE`].
+    pub fn from_offset(offset: u64) -> Self {
+        ReportRead {
+            offset,
+            ..ReportRead::default()
+        }
+    }
+}
+
+/// What reading a JSON report will cost, from [`Client::audit_report_plan`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadPlan {
+    /// The report's `total_count`.
+    pub total_events: u64,
+    /// Events left to read from the plan's offset.
+    pub events_to_read: u64,
+    /// Calls the read takes (pages of the plan's size).
+    pub calls: u64,
+    /// Calls left in today's general budget, as the client's pacer sees it (`None` without
+    /// a daily budget).
+    pub quota_left: Option<u32>,
+}
+
+impl ReadPlan {
+    /// Whether today's budget covers the read.
+    pub fn fits_today(&self) -> bool {
+        self.quota_left
+            .is_none_or(|left| u64::from(left) >= self.calls)
+    }
+}
+
+/// Why reading a JSON report stopped, and where to resume.
+#[derive(Debug)]
+pub struct ReadError {
+    /// The index of the first event not delivered: pass it to [`ReportRead::from_offset`]
+    /// to continue with nothing lost and nothing repeated.
+    pub resume_at: u64,
+    /// What went wrong (for example [`Error::QuotaExhausted`] when the day's budget ran out).
+    pub error: Error,
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "report read stopped before event {}", self.resume_at)
+    }
+}
+
+impl std::error::Error for ReadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+/// One page of a JSON report, its events typed by the report kind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportPage {
+    /// `total_count`: events in the whole report.
+    pub total_count: Option<u64>,
+    /// `offset` of the first event of the page.
+    pub offset: Option<u64>,
+    /// The events, typed once from the page's bytes.
+    pub events: Vec<AuditEvent>,
+}
+
+/// The page as sent: the events stay raw JSON slices of the body until typed.
+#[derive(serde::Deserialize)]
+struct RawPage<'a> {
+    total_count: Option<i64>,
+    offset: Option<i64>,
+    #[serde(borrow, default)]
+    events: Vec<&'a serde_json::value::RawValue>,
+}
+
+impl ReportPage {
+    /// Decodes a page body: each event straight from its bytes into the type of `kind`.
+    pub(crate) fn decode(kind: AuditReportKind, body: &[u8]) -> Result<ReportPage, Error> {
+        let page: RawPage<'_> = Error::decode_slice(body)?;
+        Ok(ReportPage {
+            total_count: page.total_count.and_then(|t| u64::try_from(t).ok()),
+            offset: page.offset.and_then(|o| u64::try_from(o).ok()),
+            events: page
+                .events
+                .into_iter()
+                .map(|raw| AuditEvent::from_raw(kind, raw.get()))
+                .collect(),
+        })
+    }
+}
+
+/// A CSV report being downloaded: the body is read chunk by chunk, never whole, and each
+/// read waits at most the client's attempt timeout, so a report of any size downloads while
+/// data flows.
 #[derive(Debug)]
 pub struct CsvReport {
     response: reqwest::Response,
+    received: u64,
 }
 
 impl CsvReport {
     /// Copies the CSV bytes to `writer` as they arrive and returns how many were written.
     ///
     /// # Errors
-    /// [`CsvError::Api`] when the download breaks, [`CsvError::Write`] when the writer
-    /// fails.
+    /// [`CsvError::Broken`] (with the bytes received) when the download breaks,
+    /// [`CsvError::Write`] when the writer fails.
     pub async fn copy_to<W: AsyncWrite + Unpin>(mut self, writer: &mut W) -> Result<u64, CsvError> {
-        let mut written = 0u64;
-        while let Some(chunk) = self
-            .response
-            .chunk()
-            .await
-            .map_err(|e| CsvError::Api(Error::Transport(e)))?
-        {
+        while let Some(chunk) = self.chunk().await? {
             writer.write_all(&chunk).await.map_err(CsvError::Write)?;
-            written += chunk.len() as u64;
         }
         writer.flush().await.map_err(CsvError::Write)?;
-        Ok(written)
+        Ok(self.received)
+    }
+
+    /// The rows of the report, parsed as they arrive (flat memory), the platform's title
+    /// row set apart and each row mapped to the header.
+    pub fn rows(self) -> CsvRows {
+        CsvRows::new(self)
+    }
+
+    /// The next chunk of the body.
+    pub(crate) async fn chunk(&mut self) -> Result<Option<bytes::Bytes>, CsvError> {
+        match self.response.chunk().await {
+            Ok(chunk) => {
+                self.received += chunk.as_ref().map_or(0, |c| c.len() as u64);
+                Ok(chunk)
+            }
+            Err(error) => Err(CsvError::Broken {
+                received: self.received,
+                error: Error::Transport(error),
+            }),
+        }
     }
 }
 
@@ -46,8 +181,22 @@ impl CsvReport {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum CsvError {
-    /// The API or the connection failed.
+    /// The API refused the download before it started.
     Api(Error),
+    /// The connection broke, or no data came within the attempt timeout, after `received`
+    /// bytes: the file is incomplete.
+    Broken {
+        /// Bytes received before it broke.
+        received: u64,
+        /// What broke.
+        error: Error,
+    },
+    /// A row is longer than [`super::MAX_ROW_BYTES`] or has more than
+    /// [`super::MAX_FIELDS`] fields: not a report the SDK can hold in memory row by row.
+    RowTooLarge {
+        /// The 1-based number of the record.
+        record: u64,
+    },
     /// The writer failed.
     Write(std::io::Error),
 }
@@ -55,8 +204,15 @@ pub enum CsvError {
 impl std::fmt::Display for CsvError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            CsvError::Api(e) => write!(f, "csv download failed: {e}"),
-            CsvError::Write(e) => write!(f, "csv write failed: {e}"),
+            CsvError::Api(_) => f.write_str("csv download refused"),
+            CsvError::Broken { received, .. } => {
+                write!(
+                    f,
+                    "csv download broke after {received} bytes; the file is incomplete"
+                )
+            }
+            CsvError::RowTooLarge { record } => write!(f, "csv record {record} is too large"),
+            CsvError::Write(_) => f.write_str("csv write failed"),
         }
     }
 }
@@ -64,60 +220,76 @@ impl std::fmt::Display for CsvError {
 impl std::error::Error for CsvError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            CsvError::Api(e) => Some(e),
+            CsvError::Api(e) | CsvError::Broken { error: e, .. } => Some(e),
             CsvError::Write(e) => Some(e),
+            CsvError::RowTooLarge { .. } => None,
         }
     }
 }
 
 impl Client {
-    /// One page of a JSON report: events `offset..offset + count`.
+    /// One page of a JSON report: events `offset..offset + count`, typed by the report kind.
     pub async fn audit_report_page(
         &self,
         at: &ReportLocation,
         offset: u64,
         count: u64,
-    ) -> Result<AuditReport, Error> {
-        self.get_audit_report()
-            .type_(at.kind)
-            .id(at.id.clone())
-            .offset(offset)
-            .count(count)
-            .send()
-            .typed()
-            .await
-            .map(|page| page.into_inner())
+    ) -> Result<ReportPage, Error> {
+        let query = [("offset", offset), ("count", count.max(1))];
+        let response = self
+            .audit_report_get(at, "application/json", &query)
+            .await?;
+        let body = read_capped(response, MAX_PAGE_BYTES).await?;
+        ReportPage::decode(at.kind, &body)
     }
 
-    /// The events of a JSON report as a stream, fetched `page_size` at a time with
-    /// `offset`/`count`, so a report of any size is read with one page in memory.
+    /// What reading the report with `read` will cost: one call (a page of one event) to learn
+    /// its `total_count`, then the arithmetic against today's budget.
+    pub async fn audit_report_plan(
+        &self,
+        at: &ReportLocation,
+        read: ReportRead,
+    ) -> Result<ReadPlan, Error> {
+        let page = self.audit_report_page(at, 0, 1).await?;
+        let total_events = page.total_count.unwrap_or(page.events.len() as u64);
+        let events_to_read = total_events.saturating_sub(read.offset);
+        Ok(ReadPlan {
+            total_events,
+            events_to_read,
+            calls: events_to_read.div_ceil(read.page_size.max(1)).max(1),
+            quota_left: self.quota(LimitClass::General).remaining_today,
+        })
+    }
+
+    /// The events of a JSON report as a stream, fetched `read.page_size` at a time with
+    /// `offset`/`count` from `read.offset`, so a report of any size is read with one page in
+    /// memory. An error ends the stream and says where to resume.
     pub fn audit_report_events(
         &self,
         at: ReportLocation,
-        page_size: u64,
-    ) -> impl Stream<Item = Result<AuditEvent, Error>> + Send + 'static {
+        read: ReportRead,
+    ) -> BoxStream<'static, Result<AuditEvent, ReadError>> {
         struct Pages {
             client: Client,
             at: ReportLocation,
             page_size: u64,
             offset: u64,
             total: Option<u64>,
-            buffer: VecDeque<serde_json::Map<String, serde_json::Value>>,
+            buffer: VecDeque<AuditEvent>,
             done: bool,
         }
         let state = Pages {
             client: self.clone(),
             at,
-            page_size: page_size.max(1),
-            offset: 0,
+            page_size: read.page_size.max(1),
+            offset: read.offset,
             total: None,
             buffer: VecDeque::new(),
             done: false,
         };
         futures_util::stream::unfold(state, |mut s| async move {
             loop {
-                if let Some(raw) = s.buffer.pop_front() {
-                    let event = AuditEvent::from_json(s.at.kind, raw);
+                if let Some(event) = s.buffer.pop_front() {
                     return Some((Ok(event), s));
                 }
                 let finished = s.total.is_some_and(|total| s.offset >= total);
@@ -130,33 +302,55 @@ impl Client {
                     .await
                 {
                     Ok(page) => {
-                        s.total = page.total_count.and_then(|t| u64::try_from(t).ok());
-                        if page.events.is_empty() {
-                            s.done = true;
-                        }
-                        s.offset += page.events.len() as u64;
+                        s.total = page.total_count;
+                        let delivered = page.events.len() as u64;
+                        // An empty page ends the read; without a total, so does a short one.
+                        s.done = delivered == 0 || (s.total.is_none() && delivered < s.page_size);
+                        s.offset += delivered;
                         s.buffer.extend(page.events);
                     }
-                    Err(e) => {
+                    Err(error) => {
                         s.done = true;
-                        return Some((Err(e), s));
+                        let resume_at = s.offset;
+                        return Some((Err(ReadError { resume_at, error }), s));
                     }
                 }
             }
         })
+        .boxed()
     }
 
     /// Starts downloading a CSV report (`Accept: text/csv`).
     pub async fn audit_report_csv(&self, at: &ReportLocation) -> Result<CsvReport, Error> {
+        let response = self.audit_report_get(at, "text/csv", &[]).await?;
+        Ok(CsvReport {
+            response,
+            received: 0,
+        })
+    }
+
+    /// `GET /v1/audit/{type}/{id}` with `accept`, through the client's policy.
+    async fn audit_report_get(
+        &self,
+        at: &ReportLocation,
+        accept: &'static str,
+        query: &[(&str, u64)],
+    ) -> Result<reqwest::Response, Error> {
         let operation =
             pubapi_sdk::operations::find("getAuditReport").expect("the spec has getAuditReport");
-        let id = crate::path::encode_segment(&at.id)
-            .map_err(|e| Error::InvalidInput(crate::error::InputError::Path(e)))?;
+        let id = crate::path::encode_segment(&at.id).map_err(|error| {
+            Error::InvalidInput(crate::error::InputError::PathValue {
+                operation: operation.id,
+                parameter: "id",
+                error,
+            })
+        })?;
         let url = format!("{}/v1/audit/{}/{id}", self.base_url(), at.kind);
         let request = self
             .http()
             .get(url)
-            .header(http::header::ACCEPT, "text/csv")
+            .query(query)
+            .header(http::header::ACCEPT, accept)
             .build()
             .map_err(Error::Transport)?;
         let response = self
@@ -166,7 +360,7 @@ impl Client {
         if !response.status().is_success() {
             return Err(Error::from_http_response(response).await);
         }
-        Ok(CsvReport { response })
+        Ok(response)
     }
 
     /// Deletes a finished report (`DELETE /v1/audit/{type}/{id}`, 204); later reads get 404.
@@ -203,7 +397,7 @@ impl Client {
     ///         AuditWait::default(),
     ///     )
     ///     .await?;
-    /// let mut events = Box::pin(report.events());
+    /// let mut events = report.events();
     /// while let Some(event) = events.next().await {
     ///     println!("{:?}", event?);
     /// }
@@ -249,9 +443,22 @@ impl FinishedReport {
     }
 
     /// The events of a JSON report, in pages of [`DEFAULT_PAGE_SIZE`].
-    pub fn events(&self) -> impl Stream<Item = Result<AuditEvent, Error>> + Send + 'static {
+    pub fn events(&self) -> BoxStream<'static, Result<AuditEvent, ReadError>> {
         self.client
-            .audit_report_events(self.location.clone(), DEFAULT_PAGE_SIZE)
+            .audit_report_events(self.location.clone(), ReportRead::default())
+    }
+
+    /// The events from `read.offset` on, in pages of `read.page_size`.
+    pub fn events_with(
+        &self,
+        read: ReportRead,
+    ) -> BoxStream<'static, Result<AuditEvent, ReadError>> {
+        self.client.audit_report_events(self.location.clone(), read)
+    }
+
+    /// What reading its events will cost against today's budget.
+    pub async fn plan(&self, read: ReportRead) -> Result<ReadPlan, Error> {
+        self.client.audit_report_plan(&self.location, read).await
     }
 
     /// The body of a CSV report, to stream into a writer.
@@ -263,4 +470,20 @@ impl FinishedReport {
     pub async fn delete(&self) -> Result<(), Error> {
         self.client.remove_audit_report(&self.location).await
     }
+}
+
+/// Reads a body of at most `cap` bytes; a longer one is refused, not cut.
+async fn read_capped(mut response: reqwest::Response, cap: usize) -> Result<Vec<u8>, Error> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(Error::Transport)? {
+        if body.len() + chunk.len() > cap {
+            return Err(Error::Decode {
+                path: "events".into(),
+                message: format!("the page body exceeds {cap} bytes: read smaller pages"),
+                body: Default::default(),
+            });
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }

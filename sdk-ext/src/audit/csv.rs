@@ -1,0 +1,203 @@
+//! Rows of a CSV audit report, parsed as the body arrives.
+//!
+//! The platform's CSV starts with a title row ("This report reflects activity up to …")
+//! before the header; the reference shows the logins columns (`Username, Event, IP Address,
+//! Access, Time`). [`CsvRows`] sets the title apart, maps every row to the header and keeps one
+//! row in memory at a time, with a cap on a row's size so a hostile body cannot grow memory
+//! without bound. Parsing is RFC 4180 (quotes, doubled quotes, newlines inside quotes) by
+//! `csv-core`.
+
+use super::report::{CsvError, CsvReport};
+use bytes::Bytes;
+use std::sync::Arc;
+
+/// The largest row (the bytes of its fields) [`CsvRows`] holds.
+pub const MAX_ROW_BYTES: usize = 16 << 20;
+
+/// The most fields of one row [`CsvRows`] holds.
+pub const MAX_FIELDS: usize = 65_536;
+
+/// The start of the platform's title row.
+const TITLE_PREFIX: &str = "This report";
+
+/// One row of a CSV report, with the header it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CsvRow {
+    header: Arc<[String]>,
+    fields: Vec<String>,
+}
+
+impl CsvRow {
+    /// The value of the column named `column` (as in the header), if the row has it.
+    pub fn get(&self, column: &str) -> Option<&str> {
+        let index = self.header.iter().position(|h| h == column)?;
+        self.fields.get(index).map(String::as_str)
+    }
+
+    /// The fields in column order.
+    pub fn fields(&self) -> &[String] {
+        &self.fields
+    }
+
+    /// The header of the report.
+    pub fn header(&self) -> &[String] {
+        &self.header
+    }
+}
+
+/// The rows of a CSV report as they arrive: from [`CsvReport::rows`].
+#[derive(Debug)]
+pub struct CsvRows {
+    report: CsvReport,
+    reader: csv_core::Reader,
+    input: Bytes,
+    body_ended: bool,
+    started: bool,
+    records: u64,
+    out: Vec<u8>,
+    ends: Vec<usize>,
+    title: Option<String>,
+    header: Option<Arc<[String]>>,
+    finished: bool,
+}
+
+impl CsvRows {
+    pub(crate) fn new(report: CsvReport) -> Self {
+        CsvRows {
+            report,
+            reader: csv_core::Reader::new(),
+            input: Bytes::new(),
+            body_ended: false,
+            started: false,
+            records: 0,
+            out: vec![0; 4096],
+            ends: vec![0; 64],
+            title: None,
+            header: None,
+            finished: false,
+        }
+    }
+
+    /// The title row, once the first row has been read (`None` when the report has none).
+    pub fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    /// The header, once the first row has been read.
+    pub fn header(&self) -> Option<&[String]> {
+        self.header.as_deref()
+    }
+
+    /// The next data row; `None` at the end of the report.
+    ///
+    /// # Errors
+    /// [`CsvError::Broken`] when the download breaks (with the bytes received),
+    /// [`CsvError::RowTooLarge`] for a row over [`MAX_ROW_BYTES`] or [`MAX_FIELDS`].
+    pub async fn next(&mut self) -> Option<Result<CsvRow, CsvError>> {
+        loop {
+            let fields = match self.record().await {
+                Ok(Some(fields)) => fields,
+                Ok(None) => return None,
+                Err(e) => {
+                    self.finished = true;
+                    return Some(Err(e));
+                }
+            };
+            match &self.header {
+                Some(header) => {
+                    return Some(Ok(CsvRow {
+                        header: header.clone(),
+                        fields,
+                    }));
+                }
+                None if self.title.is_none()
+                    && self.records == 1
+                    && fields.len() == 1
+                    && fields[0].trim_start().starts_with(TITLE_PREFIX) =>
+                {
+                    self.title = fields.into_iter().next();
+                }
+                None => self.header = Some(fields.into()),
+            }
+        }
+    }
+
+    /// The next record's fields, reading more of the body as needed.
+    async fn record(&mut self) -> Result<Option<Vec<String>>, CsvError> {
+        if self.finished {
+            return Ok(None);
+        }
+        let (mut out_len, mut ends_len) = (0, 0);
+        loop {
+            if self.input.is_empty() && !self.body_ended {
+                match self.report.chunk().await? {
+                    Some(chunk) => self.input = self.strip_bom(chunk),
+                    None => self.body_ended = true,
+                }
+                continue;
+            }
+            let (result, read, written, ended) = self.reader.read_record(
+                &self.input,
+                &mut self.out[out_len..],
+                &mut self.ends[ends_len..],
+            );
+            let _ = self.input.split_to(read);
+            out_len += written;
+            ends_len += ended;
+            match result {
+                csv_core::ReadRecordResult::InputEmpty => {
+                    if self.body_ended {
+                        // Fed the empty input once more: csv-core now sees the end.
+                        continue;
+                    }
+                }
+                csv_core::ReadRecordResult::OutputFull => {
+                    if self.out.len() >= MAX_ROW_BYTES {
+                        return Err(CsvError::RowTooLarge {
+                            record: self.records + 1,
+                        });
+                    }
+                    let grown = (self.out.len() * 2).min(MAX_ROW_BYTES);
+                    self.out.resize(grown, 0);
+                }
+                csv_core::ReadRecordResult::OutputEndsFull => {
+                    if self.ends.len() >= MAX_FIELDS {
+                        return Err(CsvError::RowTooLarge {
+                            record: self.records + 1,
+                        });
+                    }
+                    let grown = (self.ends.len() * 2).min(MAX_FIELDS);
+                    self.ends.resize(grown, 0);
+                }
+                csv_core::ReadRecordResult::Record => {
+                    self.records += 1;
+                    let mut start = 0;
+                    let fields = self.ends[..ends_len]
+                        .iter()
+                        .map(|&end| {
+                            let field = String::from_utf8_lossy(&self.out[start..end]).into_owned();
+                            start = end;
+                            field
+                        })
+                        .collect();
+                    return Ok(Some(fields));
+                }
+                csv_core::ReadRecordResult::End => {
+                    self.finished = true;
+                    return Ok(None);
+                }
+            }
+        }
+    }
+
+    /// Drops a UTF-8 byte order mark at the very start of the body.
+    fn strip_bom(&mut self, chunk: Bytes) -> Bytes {
+        if std::mem::replace(&mut self.started, true) {
+            return chunk;
+        }
+        match chunk.strip_prefix(b"\xEF\xBB\xBF") {
+            Some(_) => chunk.slice(3..),
+            None => chunk,
+        }
+    }
+}
