@@ -15,9 +15,37 @@ pub(crate) fn event_key(domain: &str, event_id: &str) -> DedupKey {
     key_of(&[b"event", domain.as_bytes(), event_id.as_bytes()])
 }
 
+/// The key of the dead letters of one delivery: their kind and raw bytes, in order.
+///
+/// One key per delivery, kept apart from the events' keys, so dead letters never take the
+/// slots that deduplicate events.
+#[derive(Debug, Clone)]
+pub(crate) struct DeadLetterKey(Sha256);
+
+impl DeadLetterKey {
+    pub(crate) fn new(kind: &str) -> Self {
+        let mut key = DeadLetterKey(Sha256::new());
+        key.push(b"dead-letter");
+        key.push(kind.as_bytes());
+        key
+    }
+
+    /// Adds one dead letter's raw bytes.
+    pub(crate) fn push(&mut self, part: &[u8]) {
+        self.0.update((part.len() as u64).to_be_bytes());
+        self.0.update(part);
+    }
+
+    pub(crate) fn finish(self) -> DedupKey {
+        self.0.finalize().into()
+    }
+}
+
 /// The key of a dead letter: its kind and raw bytes.
 pub(crate) fn dead_letter_key(kind: &str, raw: &[u8]) -> DedupKey {
-    key_of(&[b"dead-letter", kind.as_bytes(), raw])
+    let mut key = DeadLetterKey::new(kind);
+    key.push(raw);
+    key.finish()
 }
 
 fn key_of(parts: &[&[u8]]) -> DedupKey {

@@ -14,7 +14,12 @@ use super::{EventData, EventType};
 /// or has no `data` array; an element that lacks a required envelope field (or is not an
 /// object) becomes [`DeliveryItem::Malformed`] with its raw JSON, so one bad element does not
 /// cost the rest of the batch. An element whose `data` does not match its event type is still
-/// an event, with [`EventData::Unknown`].
+/// an event, with [`EventData::Unknown`]. An element that repeats an envelope field is
+/// malformed too (its `eventId` would be ambiguous).
+///
+/// Elements are found without building a tree of the whole body and read one at a time;
+/// [`Receiver`](super::Receiver) reads them the same way, and also bounds how many and how
+/// large (see its memory notes).
 ///
 /// ```
 /// use pubapi_sdk_ext::webhook::{Delivery, DeliveryItem, EventData};
@@ -49,8 +54,20 @@ impl Delivery {
     /// [`DeliveryParseError`] when the body is not JSON or has no `data` array. Problems of
     /// single elements are not errors (see [`DeliveryItem::Malformed`]).
     pub fn parse(body: &[u8]) -> Result<Self, DeliveryParseError> {
-        let value: Value = serde_json::from_slice(body).map_err(DeliveryParseError::NotJson)?;
-        Self::from_value(value)
+        let items = super::scan::data_elements(body)?
+            .map(|range| {
+                let raw = body.get(range).unwrap_or_default();
+                match read_element(raw) {
+                    Ok(event) => DeliveryItem::Event(Box::new(event)),
+                    Err(reason) => DeliveryItem::Malformed {
+                        // The body was checked to be JSON, so this does not fail.
+                        raw: serde_json::from_slice(raw).unwrap_or(Value::Null),
+                        reason,
+                    },
+                }
+            })
+            .collect();
+        Ok(Delivery { items })
     }
 
     /// Same as [`Delivery::parse`], from JSON already parsed.
@@ -76,6 +93,52 @@ impl Delivery {
             DeliveryItem::Malformed { .. } => None,
         })
     }
+}
+
+/// The length of the shortest element that reads as an event: every envelope field, empty.
+pub(crate) const MIN_EVENT_BYTES: usize = r#"{"eventId":"","domain":"","timestamp":0,"user":{"id":0,"displayName":"","username":"","email":""},"actionSource":"","eventType":"","webhookId":""}"#.len();
+
+/// Reads one element of `data` (its JSON text) as an event, or says why it is not one.
+///
+/// The one reading of an element that both [`Delivery::parse`] and the receiver use. An
+/// element that repeats an envelope field is not an event: which of its `eventId`s would
+/// deduplicate it?
+pub(crate) fn read_element(raw: &[u8]) -> Result<WebhookEvent, String> {
+    let envelope: Envelope = serde_json::from_slice(raw).map_err(|error| error.to_string())?;
+    // Typed straight from its text: no `Value` of it next to the typed copy.
+    let data = super::scan::member(raw, "data").and_then(|range| raw.get(range));
+    let data = EventData::from_json(&envelope.event_type, data);
+    Ok(WebhookEvent {
+        event_id: envelope.event_id,
+        domain: envelope.domain,
+        timestamp_ms: envelope.timestamp,
+        user: envelope.user,
+        action_source: envelope.action_source,
+        event_type: envelope.event_type,
+        webhook_id: envelope.webhook_id,
+        custom_properties: envelope.custom_properties,
+        data,
+        extra: envelope.extra,
+    })
+}
+
+/// [`RawEvent`] with `data` only checked to be JSON, for [`read_element`].
+#[derive(Deserialize)]
+#[serde(rename = "WebhookEvent", rename_all = "camelCase")]
+struct Envelope {
+    event_id: String,
+    domain: String,
+    timestamp: i64,
+    user: WebhookUser,
+    action_source: String,
+    event_type: EventType,
+    webhook_id: String,
+    #[serde(default)]
+    custom_properties: Option<CustomProperties>,
+    #[serde(default, rename = "data")]
+    _data: serde::de::IgnoredAny,
+    #[serde(flatten)]
+    extra: Map<String, Value>,
 }
 
 /// One element of a delivery's `data` array.
@@ -233,7 +296,7 @@ pub struct CustomProperties {
 
 /// The envelope as on the wire; `data` is typed once `eventType` is known.
 #[derive(Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename = "WebhookEvent", rename_all = "camelCase")]
 struct RawEvent {
     event_id: String,
     domain: String,
@@ -301,6 +364,14 @@ pub enum DeliveryParseError {
         /// The receiver's parse limit.
         limit: usize,
     },
+    /// The body's `data` has more elements than the receiver reads from one delivery; it is
+    /// handed over raw.
+    TooManyItems {
+        /// How many elements `data` has.
+        items: usize,
+        /// The receiver's limit.
+        limit: usize,
+    },
 }
 
 impl fmt::Display for DeliveryParseError {
@@ -314,6 +385,12 @@ impl fmt::Display for DeliveryParseError {
                     "delivery body of {bytes} bytes is over the {limit}-byte parse limit"
                 )
             }
+            DeliveryParseError::TooManyItems { items, limit } => {
+                write!(
+                    f,
+                    "delivery has {items} elements in `data`, over the limit of {limit}"
+                )
+            }
         }
     }
 }
@@ -322,7 +399,9 @@ impl std::error::Error for DeliveryParseError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             DeliveryParseError::NotJson(error) => Some(error),
-            DeliveryParseError::NoDataArray | DeliveryParseError::TooLarge { .. } => None,
+            DeliveryParseError::NoDataArray
+            | DeliveryParseError::TooLarge { .. }
+            | DeliveryParseError::TooManyItems { .. } => None,
         }
     }
 }

@@ -5,7 +5,6 @@ use std::fmt;
 use std::future::Future;
 
 use bytes::Bytes;
-use serde_json::Value;
 
 use super::{DeliveryParseError, WebhookEvent};
 
@@ -89,17 +88,20 @@ impl Batch {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum DeadLetter {
-    /// The whole body: not JSON, or no `data` array.
+    /// The whole body: not JSON, no `data` array, or over one of the receiver's limits
+    /// (size, number of elements); `error` says which.
     Body {
         /// The body as received.
         raw: Bytes,
         /// What was wrong with it.
         error: DeliveryParseError,
     },
-    /// One element of `data` that lacks a required envelope field.
+    /// One element of `data` that is not an event: not an object, or a required envelope
+    /// field missing, repeated or of the wrong type.
     Item {
-        /// The element as received.
-        raw: Value,
+        /// The element's JSON text as received (a copy of its bytes of the body, so that a
+        /// dead letter costs no more memory than it took on the wire).
+        raw: Bytes,
         /// What was wrong with it.
         reason: String,
     },

@@ -85,6 +85,7 @@ mod filter;
 mod handler;
 mod open_enum;
 mod receiver;
+mod scan;
 mod secret;
 pub mod testing;
 
@@ -106,7 +107,8 @@ pub use event_type::EventType;
 pub use filter::{EventFilter, EventFilterError, Wildcard};
 pub use handler::{Batch, DeadLetter, DeliveryHandler, HandlerError};
 pub use receiver::{
-    BuildError, DEFAULT_DEDUP_CAPACITY, DEFAULT_DEDUP_WINDOW, DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_MAX_READ_BYTES, Outcome, Receiver, ReceiverBuilder,
+    BuildError, DEAD_LETTER_DEDUP_CAPACITY, DEFAULT_DEDUP_CAPACITY, DEFAULT_DEDUP_WINDOW,
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_ITEMS, DEFAULT_MAX_READ_BYTES, Outcome, Receiver,
+    ReceiverBuilder,
 };
 pub use secret::{SecretError, WebhookSecret};

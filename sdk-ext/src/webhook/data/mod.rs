@@ -98,6 +98,31 @@ macro_rules! event_data {
                 EventData::Unknown { event_type: event_type.clone(), raw }
             }
 
+            /// Types the JSON text of a `data` (`None` when absent) according to
+            /// `event_type`, as [`EventData::from_value`] does, without building a
+            /// [`Value`] first unless the type does not match. Never fails.
+            ///
+            /// Unlike a [`Value`], the text keeps repeated keys: a `data` that repeats a
+            /// field is [`EventData::Unknown`] rather than read with its last value.
+            pub(crate) fn from_json(event_type: &EventType, raw: Option<&[u8]>) -> Self {
+                let raw = raw.filter(|raw| *raw != b"null");
+                let source: &[u8] = raw.unwrap_or(b"{}");
+                match event_type {
+                    $(
+                        EventType::$variant => {
+                            if let Ok(data) = serde_json::from_slice::<$data>(source) {
+                                return EventData::$variant(data);
+                            }
+                        }
+                    )+
+                    _ => {}
+                }
+                let raw = raw
+                    .and_then(|raw| serde_json::from_slice(raw).ok())
+                    .unwrap_or(Value::Null);
+                EventData::Unknown { event_type: event_type.clone(), raw }
+            }
+
             /// The event type this `data` belongs to.
             #[must_use]
             pub fn event_type(&self) -> EventType {

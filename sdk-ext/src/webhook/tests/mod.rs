@@ -1,6 +1,7 @@
 //! Tests of the webhook module as a whole: parsing every documented event, the receiver's
 //! documented behaviours, and robustness against arbitrary input.
 
+mod bounds;
 mod events;
 mod receiver;
 mod robustness;
