@@ -201,3 +201,92 @@ impl CsvRows {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A CSV report whose body arrives in the given chunks.
+    fn report(chunks: Vec<Vec<u8>>) -> CsvReport {
+        let stream = futures_util::stream::iter(
+            chunks
+                .into_iter()
+                .map(|c| Ok::<_, std::io::Error>(Bytes::from(c))),
+        );
+        let response = http::Response::new(reqwest::Body::wrap_stream(stream));
+        CsvReport::from_response(reqwest::Response::from(response))
+    }
+
+    fn split(body: &[u8], cuts: &[usize]) -> Vec<Vec<u8>> {
+        let mut points: Vec<usize> = cuts.iter().map(|c| c % (body.len() + 1)).collect();
+        points.sort_unstable();
+        let mut chunks = Vec::new();
+        let mut start = 0;
+        for point in points.into_iter().chain([body.len()]) {
+            chunks.push(body[start..point].to_vec());
+            start = point;
+        }
+        chunks
+    }
+
+    fn quote(field: &str) -> String {
+        format!("\"{}\"", field.replace('"', "\"\""))
+    }
+
+    async fn all_rows(mut rows: CsvRows) -> (Option<String>, Vec<Vec<String>>) {
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().await {
+            out.push(row.unwrap().fields().to_vec());
+        }
+        (rows.title().map(str::to_string), out)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1500))]
+
+        #[test]
+        fn rows_survive_any_chunking_and_round_trip(
+            rows in proptest::collection::vec(
+                proptest::collection::vec("[a-z ,\"\n\u{e9}]{0,8}", 3), 0..12),
+            cuts in proptest::collection::vec(any::<usize>(), 0..8),
+            title in any::<bool>(),
+        ) {
+            let mut body = String::new();
+            if title {
+                body.push_str("This report reflects activity up to 2026-01-01\r\n");
+            }
+            body.push_str("A,B,C\r\n");
+            for row in &rows {
+                let fields: Vec<String> = row.iter().map(|f| quote(f)).collect();
+                body.push_str(&fields.join(","));
+                body.push_str("\r\n");
+            }
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let (seen_title, parsed) = runtime
+                .block_on(all_rows(report(split(body.as_bytes(), &cuts)).rows()));
+            prop_assert_eq!(seen_title.is_some(), title);
+            prop_assert_eq!(parsed, rows);
+        }
+
+        #[test]
+        fn any_bytes_end_without_a_panic(
+            body in proptest::collection::vec(any::<u8>(), 0..2000),
+            cuts in proptest::collection::vec(any::<usize>(), 0..8),
+        ) {
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            runtime.block_on(async {
+                let mut rows = report(split(&body, &cuts)).rows();
+                let mut count = 0;
+                while let Some(row) = rows.next().await {
+                    count += 1;
+                    if row.is_err() {
+                        break;
+                    }
+                }
+                // At most one row per byte, plus the last one without a newline.
+                assert!(count <= body.len() + 1);
+            });
+        }
+    }
+}

@@ -207,6 +207,13 @@ impl Client {
         let id = percent_encoding::percent_decode_str(id)
             .decode_utf8_lossy()
             .into_owned();
+        // An id that is not one clean segment (`a\..\b`, `..`) would address another report.
+        crate::path::check_segment(&id).map_err(|e| {
+            decode(
+                "Location",
+                &format!("the report id {id:?} is unusable: {e}"),
+            )
+        })?;
         Ok(ReportLocation { kind, id })
     }
 }
@@ -216,5 +223,59 @@ fn decode(path: &str, message: &str) -> Error {
         path: path.into(),
         message: message.into(),
         body: Default::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// One client for every case: building one loads the TLS roots.
+    fn client() -> &'static Client {
+        static CLIENT: std::sync::OnceLock<Client> = std::sync::OnceLock::new();
+        CLIENT.get_or_init(|| {
+            Client::builder()
+                .base_url("https://acme.example.com/pubapi")
+                .token(crate::SecretToken::try_from("t").unwrap())
+                .build()
+                .unwrap()
+        })
+    }
+
+    #[test]
+    fn a_location_whose_id_decodes_to_another_path_is_refused() {
+        let client = client();
+        for location in [
+            "/pubapi/v1/audit/logins/a%5C..%5Cb",
+            "/pubapi/v1/audit/logins/..",
+            "/pubapi/v1/audit/logins/%2e%2e",
+            "/pubapi/v1/audit/logins/a%2Fb",
+        ] {
+            assert!(client.report_location(location).is_err(), "{location}");
+        }
+        assert_eq!(
+            client
+                .report_location("/pubapi/v1/audit/logins/r%201")
+                .unwrap()
+                .id,
+            "r 1"
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        #[test]
+        fn any_location_is_refused_or_names_one_clean_segment(
+            location in prop_oneof![
+                any::<String>(),
+                "(https://acme\\.example\\.com)?/pubapi/v1/audit/(logins|files|jobs|x)/[a-z0-9%./\\\\ -]{0,12}",
+            ]
+        ) {
+            if let Ok(at) = client().report_location(&location) {
+                prop_assert!(crate::path::encode_segment(&at.id).is_ok(), "{location:?} -> {at:?}");
+            }
+        }
     }
 }

@@ -162,6 +162,13 @@ impl CsvReport {
         CsvRows::new(self)
     }
 
+    pub(crate) fn from_response(response: reqwest::Response) -> Self {
+        CsvReport {
+            response,
+            received: 0,
+        }
+    }
+
     /// The next chunk of the body.
     pub(crate) async fn chunk(&mut self) -> Result<Option<bytes::Bytes>, CsvError> {
         match self.response.chunk().await {
@@ -323,10 +330,7 @@ impl Client {
     /// Starts downloading a CSV report (`Accept: text/csv`).
     pub async fn audit_report_csv(&self, at: &ReportLocation) -> Result<CsvReport, Error> {
         let response = self.audit_report_get(at, "text/csv", &[]).await?;
-        Ok(CsvReport {
-            response,
-            received: 0,
-        })
+        Ok(CsvReport::from_response(response))
     }
 
     /// `GET /v1/audit/{type}/{id}` with `accept`, through the client's policy.
@@ -486,4 +490,41 @@ async fn read_capped(mut response: reqwest::Response, cap: usize) -> Result<Vec<
         body.extend_from_slice(&chunk);
     }
     Ok(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        #[test]
+        fn any_page_body_decodes_or_is_refused_without_a_panic(
+            body in prop_oneof![
+                proptest::collection::vec(any::<u8>(), 0..400),
+                "\\{\"total_count\": ?-?[0-9]{0,20}, \"events\": \\[(\\{\"user_id\": ?-?[0-9]{1,22}\\}|\\[\\]|null|1|\"x\"|,){0,20}\\]\\}"
+                    .prop_map(String::into_bytes),
+            ],
+        ) {
+            let _ = ReportPage::decode(AuditReportKind::Logins, &body);
+        }
+
+        #[test]
+        fn every_event_of_a_page_is_kept(ids in proptest::collection::vec(any::<i64>(), 0..50)) {
+            let events: Vec<_> = ids.iter().map(|id| serde_json::json!({"user_id": id})).collect();
+            let body = serde_json::json!({"total_count": ids.len(), "events": events}).to_string();
+            let page = ReportPage::decode(AuditReportKind::Logins, body.as_bytes()).unwrap();
+            let decoded: Vec<i64> = page
+                .events
+                .iter()
+                .map(|e| match e {
+                    AuditEvent::Logins(l) => l.user_id.unwrap(),
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            prop_assert_eq!(decoded, ids);
+        }
+    }
 }

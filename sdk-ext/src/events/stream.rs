@@ -425,3 +425,70 @@ pub fn backfill(
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use pubapi_sdk::types::EventPage;
+
+    /// Ids near the cursor, near the ends of the range, and anywhere.
+    fn id_near(cursor: i64) -> impl Strategy<Value = i64> {
+        prop_oneof![
+            (-150i64..150).prop_map(move |d| cursor.saturating_add(d)),
+            Just(i64::MIN),
+            Just(i64::MAX),
+            any::<i64>(),
+        ]
+    }
+
+    fn page(cursor: i64) -> impl Strategy<Value = (i64, EventPage)> {
+        (
+            proptest::collection::vec(id_near(cursor), 0..120),
+            proptest::option::of(id_near(cursor)),
+            proptest::option::of(id_near(cursor)),
+        )
+            .prop_map(move |(ids, latest_id, oldest_id)| {
+                let events = ids
+                    .into_iter()
+                    .map(|id| {
+                        serde_json::from_value(serde_json::json!({"id": id, "type": "note"}))
+                            .unwrap()
+                    })
+                    .collect();
+                let page = EventPage {
+                    count: None,
+                    events,
+                    latest_id,
+                    oldest_id,
+                };
+                (cursor, page)
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(5000))]
+
+        #[test]
+        fn a_window_never_moves_back_delivers_each_id_once_and_only_claims_more_with_progress(
+            (cursor, page) in prop_oneof![
+                any::<i64>(),
+                Just(i64::MIN),
+                Just(i64::MAX),
+                Just(i64::MAX - 50),
+                Just(i64::MIN + 50),
+            ].prop_flat_map(page),
+            count in 1i64..=100,
+        ) {
+            let window = Window::forward(cursor, count, page);
+            prop_assert!(window.end >= cursor);
+            let ids: Vec<i64> = window.events.iter().filter_map(PollingEvent::id).collect();
+            prop_assert!(ids.iter().all(|id| *id > cursor));
+            prop_assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+            prop_assert!(ids.iter().all(|id| *id <= window.end));
+            if window.more {
+                prop_assert!(window.end > cursor, "more without progress");
+            }
+        }
+    }
+}
