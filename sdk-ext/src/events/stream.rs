@@ -317,7 +317,7 @@ impl Window {
             .filter(|e| e.id().is_none_or(|id| id > cursor))
             .collect();
         events.sort_by_key(|e| (e.id().is_none(), e.id()));
-        events.dedup_by_key(|e| e.id().map_or(Err(()), Ok));
+        events.dedup_by(|a, b| a.id().is_some() && a.id() == b.id());
         let full_by_count = events.len() as i64 >= count;
         let newest = events.iter().filter_map(PollingEvent::id).max();
         // `latest_id` ends the window; one beyond the ids the window can hold is not trusted
@@ -406,7 +406,7 @@ pub fn backfill(
                         .filter(|e| e.id().is_none_or(|id| id <= top))
                         .collect();
                     events.sort_by_key(|e| (e.id().is_none(), std::cmp::Reverse(e.id())));
-                    events.dedup_by_key(|e| e.id().map_or(Err(()), Ok));
+                    events.dedup_by(|a, b| a.id().is_some() && a.id() == b.id());
                     let lowest = events.iter().filter_map(PollingEvent::id).min();
                     let reached_oldest = bottom <= walk.floor
                         || page.oldest_id.is_some_and(|oldest| oldest > bottom)
@@ -431,6 +431,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use pubapi_sdk::types::EventPage;
+    use serde_json::json;
 
     /// Ids near the cursor, near the ends of the range, and anywhere.
     fn id_near(cursor: i64) -> impl Strategy<Value = i64> {
@@ -464,6 +465,29 @@ mod tests {
                 };
                 (cursor, page)
             })
+    }
+
+    #[test]
+    fn events_without_an_id_are_all_kept_and_duplicate_ids_delivered_once() {
+        let events = [
+            json!({"type": "note"}),
+            json!({"id": 7}),
+            json!({"type": "x"}),
+            json!({"id": 7}),
+        ]
+        .into_iter()
+        .map(|e| serde_json::from_value(e).unwrap())
+        .collect();
+        let page = EventPage {
+            count: None,
+            events,
+            latest_id: Some(9),
+            oldest_id: None,
+        };
+        let window = Window::forward(5, 10, page);
+        let ids: Vec<Option<i64>> = window.events.iter().map(PollingEvent::id).collect();
+        assert_eq!(ids, vec![Some(7), None, None]);
+        assert_eq!((window.end, window.more), (9, false));
     }
 
     proptest! {
