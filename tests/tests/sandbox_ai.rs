@@ -8,7 +8,7 @@ use pubapi_sdk::types::{
 };
 use pubapi_sdk_ext::prelude::*;
 use pubapi_testkit::sandbox::{
-    AiConfig, COPILOT_REMOVED_CODE, COPILOT_SUNSET_MS, ClockConfig, Sandbox, SandboxConfig,
+    AiConfig, ClockConfig, REMOVED_CODE, Sandbox, SandboxConfig, removal_ms,
 };
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -20,13 +20,18 @@ async fn sandbox() -> Sandbox {
     Sandbox::start(SandboxConfig::testing()).await
 }
 
+/// When the copilot is removed (30 September 2026, from the spec).
+fn copilot_sunset_ms() -> i64 {
+    removal_ms("askCopilot").expect("the spec gives the copilot a removal date")
+}
+
 /// A sandbox whose manual clock stands one second before the copilot's sunset.
 async fn before_the_copilot_sunset() -> Sandbox {
     let sb = Sandbox::start(SandboxConfig::testing().with_clock(ClockConfig::Manual {
-        start_ms: COPILOT_SUNSET_MS - 1_000,
+        start_ms: copilot_sunset_ms() - 1_000,
     }))
     .await;
-    assert!(sb.now_ms() < COPILOT_SUNSET_MS);
+    assert!(sb.now_ms() < copilot_sunset_ms());
     sb
 }
 
@@ -767,12 +772,12 @@ async fn copilot_is_removed_after_its_sunset() {
     assert_eq!(ask().await.status, 200);
     // At the sunset itself the endpoint is gone.
     sb.advance(Duration::from_secs(1));
-    assert_eq!(sb.now_ms(), COPILOT_SUNSET_MS);
+    assert_eq!(sb.now_ms(), copilot_sunset_ms());
     let gone = ask().await;
     assert_eq!(gone.status, 410);
     assert_eq!(gone.header("content-type"), Some("application/json"));
     let body = gone.json();
-    assert_eq!(body["errorCode"], COPILOT_REMOVED_CODE);
+    assert_eq!(body["errorCode"], REMOVED_CODE);
     assert_eq!(body["errorCode"], "ENDPOINT_REMOVED");
     assert!(
         body["errorMessage"]
@@ -818,7 +823,7 @@ async fn copilot_is_removed_after_its_sunset() {
 async fn a_sandbox_on_the_real_clock_is_past_the_copilot_sunset() {
     // The real clock starts at the wall-clock time, which is after 30 September 2026.
     let sb = Sandbox::start(SandboxConfig::testing().with_clock(ClockConfig::real())).await;
-    assert!(sb.now_ms() >= COPILOT_SUNSET_MS);
+    assert!(sb.now_ms() >= copilot_sunset_ms());
     let reply = sb
         .raw()
         .post(
@@ -828,7 +833,7 @@ async fn a_sandbox_on_the_real_clock_is_past_the_copilot_sunset() {
         )
         .await;
     assert_eq!(reply.status, 410);
-    assert_eq!(reply.json()["errorCode"], COPILOT_REMOVED_CODE);
+    assert_eq!(reply.json()["errorCode"], REMOVED_CODE);
 }
 
 #[tokio::test]
@@ -999,10 +1004,34 @@ async fn ai_end_to_end_through_the_client() {
         hits.results[0].filename.as_deref(),
         Some("information-security-policy.pdf")
     );
+    let roadmap =
+        || serde_json::from_value::<CopilotAskRequest>(json!({"question": "roadmap"})).unwrap();
+    // The SDK refuses the copilot after its sunset by the wall clock, which has passed:
+    // nothing reaches the sandbox.
+    #[allow(deprecated)]
+    let refused = client.ask_copilot().body(roadmap()).send().typed().await;
+    assert!(
+        matches!(
+            refused,
+            Err(pubapi_sdk_ext::Error::Removed {
+                operation: "askCopilot",
+                successor: Some("askAssistant"),
+                ..
+            })
+        ),
+        "{refused:?}"
+    );
+    assert_eq!(sb.counters().requests_to("askCopilot"), 0);
+    // This sandbox's clock is before the sunset: a caller who opts in still gets answers.
+    let opted_in = sb
+        .client_builder_for("admin")
+        .call_removed_operations()
+        .build()
+        .unwrap();
     #[allow(deprecated)] // the sandbox serves the deprecated endpoint until its removal
-    let copilot = client
+    let copilot = opted_in
         .ask_copilot()
-        .body(serde_json::from_value::<CopilotAskRequest>(json!({"question": "roadmap"})).unwrap())
+        .body(roadmap())
         .send()
         .typed()
         .await

@@ -34,12 +34,13 @@
 //! # The copilot
 //!
 //! `POST /v1/ai/copilot/ask` answers synchronously with `Deprecation`, `Sunset` and `Link`
-//! until [`COPILOT_SUNSET_MS`] (30 September 2026, 00:00 UTC) on the sandbox clock. From
-//! then on it is removed: 410 Gone in the AI error format, `errorCode`
-//! [`COPILOT_REMOVED_CODE`], a message naming `POST /v1/ai/assistant/ask`, and the same
-//! three headers. The spec documents no 410 for `askCopilot`, so the conformance check
-//! reports these exchanges. A manual clock ([`ClockConfig::manual`]) starts before the
-//! sunset; a real-time clock starts at the wall-clock time, which is past it.
+//! until its removal date in the spec (`x-pubapi-sunset`: 30 September 2026, 00:00 UTC) on
+//! the sandbox clock. From then on the router answers it as removed before it gets here:
+//! 410 Gone in the AI error format, `errorCode` `ENDPOINT_REMOVED`, a message naming the
+//! successor (`x-pubapi-successor`: `POST /v1/ai/assistant/ask`), and the same three
+//! headers. The spec documents no 410 for `askCopilot`, so the conformance check reports
+//! these exchanges. A manual clock ([`ClockConfig::manual`]) starts before the sunset; a
+//! real-time clock starts at the wall-clock time, which is past it.
 //!
 //! [`AiConfig::agent_polls`]: super::AiConfig::agent_polls
 //! [`AiConfig::assistant_polls`]: super::AiConfig::assistant_polls
@@ -50,22 +51,12 @@ use super::auth::Caller;
 use super::corpus::first_sentence;
 use super::dates::{DAY_MS, days_from_civil, iso_millis, iso_seconds, parse_plain_date};
 use super::fs::{FsEntry, is_within};
-use super::http::{ApiRequest, Reply, error};
+use super::http::{ApiRequest, Reply, deprecation_headers, error};
 use super::search;
 use serde_json::{Map, Value, json};
 
 /// Longest agent question (reference 8).
 pub const MAX_QUESTION: usize = 35_000;
-
-/// The `Sunset` of the copilot endpoint.
-pub const COPILOT_SUNSET: &str = "Wed, 30 Sep 2026 00:00:00 GMT";
-
-/// The copilot's removal, 2026-09-30T00:00:00Z in epoch milliseconds: from this sandbox
-/// time on the copilot answers 410.
-pub const COPILOT_SUNSET_MS: i64 = 1_790_726_400_000;
-
-/// The `errorCode` of the copilot's 410 after its sunset.
-pub const COPILOT_REMOVED_CODE: &str = "ENDPOINT_REMOVED";
 
 /// A question containing this (any letter case) makes an agent request or an assistant
 /// execution end `FAILED`.
@@ -78,9 +69,6 @@ pub const CONFIRM_MARKER: &str = "[confirm]";
 const AGENT_FAILURE: &str = "The agent could not complete the request.";
 
 const ASSISTANT_FAILURE: &str = "The assistant could not complete the request.";
-
-/// The `Link` of the copilot endpoint.
-pub const COPILOT_LINK: &str = "</v1/ai/assistant/ask>; rel=\"successor-version\"";
 
 const NO_ANSWER: &str = "I could not find an answer to that in the documents available to me.";
 
@@ -863,27 +851,9 @@ pub fn assistant_status(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> 
     Reply::json(200, &status)
 }
 
-/// The copilot's answer once the sandbox clock is at or past its sunset: 410 Gone in the AI
-/// error format, naming the replacement, with the deprecation headers.
-fn copilot_removed() -> Reply {
-    Reply::json(
-        410,
-        &json!({
-            "errorMessage": "POST /v1/ai/copilot/ask was removed on 30 September 2026; use POST /v1/ai/assistant/ask and poll GET /v1/ai/assistant/{executionId}/status.",
-            "errorCode": COPILOT_REMOVED_CODE,
-        }),
-    )
-    .header("Deprecation", "true")
-    .header("Sunset", COPILOT_SUNSET)
-    .header("Link", COPILOT_LINK)
-}
-
-/// `POST /v1/ai/copilot/ask` (deprecated; answers synchronously with its deprecation headers
-/// before its sunset, 410 from then on).
+/// `POST /v1/ai/copilot/ask` (deprecated; answers synchronously with its deprecation
+/// headers; after its sunset the router answers 410 instead).
 pub fn ask_copilot(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply {
-    if shared.now() >= COPILOT_SUNSET_MS {
-        return copilot_removed();
-    }
     let (question, body) = match question(req, None) {
         Ok(q) => q,
         Err(reply) => return reply,
@@ -914,10 +884,7 @@ pub fn ask_copilot(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply
             .collect();
         answer["citations"] = json!(citations);
     }
-    Reply::json(200, &answer)
-        .header("Deprecation", "true")
-        .header("Sunset", COPILOT_SUNSET)
-        .header("Link", COPILOT_LINK)
+    deprecation_headers(req.op, Reply::json(200, &answer))
 }
 
 fn kb_json(shared: &Shared, kb: &KbDef, body: &Map<String, Value>) -> Value {
@@ -1316,16 +1283,6 @@ fn round(score: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_copilot_sunset_is_the_thirtieth_of_september_2026() {
-        assert_eq!(
-            COPILOT_SUNSET_MS,
-            days_from_civil(2026, 9, 30) * DAY_MS,
-            "{}",
-            iso_seconds(COPILOT_SUNSET_MS)
-        );
-    }
 
     #[test]
     fn markers_are_found_in_any_case_and_left_out_of_the_question() {

@@ -62,6 +62,26 @@ pub fn iso_millis(ms: i64) -> String {
     )
 }
 
+/// `Wed, 30 Sep 2026 00:00:00 GMT`: an HTTP date (RFC 9110 IMF-fixdate), as in `Sunset`.
+pub fn http_date(ms: i64) -> String {
+    const WEEKDAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let days = ms.div_euclid(DAY_MS);
+    let rest = ms.rem_euclid(DAY_MS) / 1000;
+    let (y, m, d) = civil_from_days(days);
+    // 1970-01-01 was a Thursday.
+    let weekday = WEEKDAYS[(days + 4).rem_euclid(7) as usize];
+    format!(
+        "{weekday}, {d:02} {} {y:04} {:02}:{:02}:{:02} GMT",
+        MONTHS[(m - 1) as usize],
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
 /// `3/3/25 09:00:00` (UTC): month and day without leading zeros, a two-digit year and the
 /// time to the second, the form of the title row of the platform's CSV reports (a published
 /// client of the platform expects `This report reflects activity up to 2/24/17 23:59:59` for a
@@ -170,6 +190,19 @@ mod tests {
         assert_eq!(iso_seconds(ms), "2025-03-03T09:00:05Z");
         assert_eq!(iso_millis(ms), "2025-03-03T09:00:05.123Z");
         assert_eq!(iso_date(ms), "2025-03-03");
+    }
+
+    #[test]
+    fn formats_http_dates() {
+        assert_eq!(
+            http_date(days_from_civil(2026, 9, 30) * DAY_MS),
+            "Wed, 30 Sep 2026 00:00:00 GMT"
+        );
+        assert_eq!(http_date(0), "Thu, 01 Jan 1970 00:00:00 GMT");
+        assert_eq!(
+            http_date(days_from_civil(2024, 2, 29) * DAY_MS + 86_399_999),
+            "Thu, 29 Feb 2024 23:59:59 GMT"
+        );
     }
 
     #[test]

@@ -1,9 +1,13 @@
 //! The request and reply types of the sandbox's handlers, and the three error formats of the
 //! API (reference 7), chosen per operation so every error body is one the spec documents.
 
+use super::dates::http_date;
 use axum::http::HeaderMap;
-use pubapi_sdk::operations::Operation;
+use pubapi_sdk::operations::{ALL, Operation};
 use serde_json::{Value, json};
+
+/// The error code of an operation answered after its removal (410 Gone).
+pub const REMOVED_CODE: &str = "ENDPOINT_REMOVED";
 
 /// One request, matched to its operation.
 #[derive(Debug)]
@@ -185,6 +189,70 @@ pub fn error(op: &Operation, status: u16, code: &str, message: &str) -> Reply {
     Reply::json(status, &body)
 }
 
+/// When the spec says the operation is removed (`x-pubapi-sunset`), epoch milliseconds.
+pub fn sunset_ms(op: &Operation) -> Option<i64> {
+    op.sunset
+        .and_then(|seconds| i64::try_from(seconds).ok())
+        .map(|seconds| seconds.saturating_mul(1000))
+}
+
+/// `METHOD /path` of the operation that replaces `op` (`x-pubapi-successor`).
+fn successor(op: &Operation) -> Option<&'static Operation> {
+    let id = op.successor?;
+    ALL.iter().find(|o| o.id == id)
+}
+
+/// The same reply with the headers of a deprecated operation with a removal date:
+/// `Deprecation: true`, `Sunset` (the HTTP date of the removal) and `Link` (the successor's
+/// path with relation `successor-version`), each where the spec gives what it says.
+pub fn deprecation_headers(op: &Operation, mut reply: Reply) -> Reply {
+    if op.deprecated {
+        reply = reply.header("Deprecation", "true");
+    }
+    if let Some(sunset) = sunset_ms(op) {
+        reply = reply.header("Sunset", http_date(sunset));
+    }
+    if let Some(next) = successor(op) {
+        reply = reply.header(
+            "Link",
+            format!("<{}>; rel=\"successor-version\"", next.path),
+        );
+    }
+    reply
+}
+
+/// The answer of an operation the spec removes on a date, once `now_ms` is at or past it:
+/// 410 Gone in the area's error format (code [`REMOVED_CODE`]) naming the successor, with
+/// the deprecation headers. `None` while the operation is served. The spec documents no 410
+/// (it describes the operation until its removal), so the conformance check reports it.
+pub fn removed(op: &Operation, now_ms: i64) -> Option<Reply> {
+    let sunset = sunset_ms(op)?;
+    if now_ms < sunset {
+        return None;
+    }
+    let mut message = format!(
+        "{} {} was removed on {}",
+        op.method,
+        op.path,
+        http_date(sunset)
+    );
+    if let Some(next) = successor(op) {
+        message.push_str(&format!("; use {} {}", next.method, next.path));
+    }
+    message.push('.');
+    let body = match error_format(op) {
+        ErrorFormat::Ai => json!({ "errorMessage": message, "errorCode": REMOVED_CODE }),
+        ErrorFormat::Webhook => {
+            json!({ "code": REMOVED_CODE.to_ascii_lowercase(), "message": message })
+        }
+        ErrorFormat::General => {
+            json!({ "Errors": [{ "description": message, "code": REMOVED_CODE }] })
+        }
+        ErrorFormat::NoBody => return Some(deprecation_headers(op, Reply::empty(410))),
+    };
+    Some(deprecation_headers(op, Reply::json(410, &body)))
+}
+
 /// A 400 of the general format with one entry per problem (audit validation).
 pub fn general_errors(status: u16, problems: &[(String, String)]) -> Reply {
     let errors: Vec<Value> = problems
@@ -235,7 +303,6 @@ pub fn decode(text: &str, plus_is_space: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pubapi_sdk::operations::ALL;
 
     fn op(id: &str) -> &'static Operation {
         ALL.iter().find(|o| o.id == id).unwrap()
@@ -269,6 +336,53 @@ mod tests {
         assert!(error(op("whoami"), 403, "x", "y").body.is_empty());
         // document AI's 500 has no body.
         assert!(error(op("askDocument"), 500, "x", "y").body.is_empty());
+    }
+
+    #[test]
+    fn the_copilot_is_removed_at_its_sunset_and_names_the_assistant() {
+        let copilot = op("askCopilot");
+        let sunset = sunset_ms(copilot).unwrap();
+        assert_eq!(sunset, 1_790_726_400_000);
+        assert_eq!(removed(copilot, sunset - 1), None);
+        let gone = removed(copilot, sunset).unwrap();
+        assert_eq!(gone.status, 410);
+        assert_eq!(
+            gone.body_json().unwrap(),
+            json!({
+                "errorMessage": "POST /v1/ai/copilot/ask was removed on Wed, 30 Sep 2026 00:00:00 GMT; use POST /v1/ai/assistant/ask.",
+                "errorCode": "ENDPOINT_REMOVED",
+            })
+        );
+        assert_eq!(
+            gone.headers,
+            deprecation_headers(copilot, Reply::empty(200)).headers
+        );
+        // Operations without a removal date are never removed.
+        assert_eq!(removed(op("askAssistant"), i64::MAX), None);
+    }
+
+    #[test]
+    fn deprecation_headers_come_from_the_operation_table() {
+        let headers = deprecation_headers(op("askCopilot"), Reply::empty(200)).headers;
+        assert_eq!(
+            headers,
+            [
+                ("Deprecation".to_string(), "true".to_string()),
+                (
+                    "Sunset".to_string(),
+                    "Wed, 30 Sep 2026 00:00:00 GMT".to_string()
+                ),
+                (
+                    "Link".to_string(),
+                    "</v1/ai/assistant/ask>; rel=\"successor-version\"".to_string()
+                ),
+            ]
+        );
+        assert!(
+            deprecation_headers(op("whoami"), Reply::empty(200))
+                .headers
+                .is_empty()
+        );
     }
 
     #[test]

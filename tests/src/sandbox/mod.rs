@@ -20,13 +20,16 @@
 //!   action `{actionId, type, description}` (and stays there: the API has no confirmation).
 //!   Markers work from any client, in any letter case.
 //! - **The copilot** answers 200 with `Deprecation`, `Sunset` and `Link` while the sandbox
-//!   clock is before [`COPILOT_SUNSET_MS`] (30 September 2026), and 410 Gone
-//!   (`errorCode` [`COPILOT_REMOVED_CODE`], naming `POST /v1/ai/assistant/ask`, same headers)
-//!   from then on. [`ClockConfig::manual`] (as in [`SandboxConfig::testing`]) starts on
-//!   2025-03-03, before the sunset; `ClockConfig::Manual { start_ms }` starts anywhere and
-//!   [`Sandbox::advance`] crosses the sunset; a real-time clock starts at the wall-clock
-//!   time, past it. The spec documents no 410 for `askCopilot`: the conformance check
-//!   reports those exchanges.
+//!   clock is before its removal date ([`removal_ms`]`("askCopilot")`, 30 September 2026,
+//!   from `x-pubapi-sunset` in the spec), and 410 Gone (`errorCode` [`REMOVED_CODE`],
+//!   naming the successor `POST /v1/ai/assistant/ask`, same headers) from then on; any
+//!   operation the spec gives a removal date is treated alike. [`ClockConfig::manual`] (as
+//!   in [`SandboxConfig::testing`]) starts on 2025-03-03, before the sunset;
+//!   `ClockConfig::Manual { start_ms }` starts anywhere and [`Sandbox::advance`] crosses
+//!   it; a real-time clock starts at the wall-clock time, past it. The spec documents no
+//!   410 for `askCopilot`: the conformance check reports those exchanges. `pubapi-sdk-ext`
+//!   clients refuse the copilot locally after the (wall-clock) sunset unless built with
+//!   `call_removed_operations()` ([`Sandbox::client_builder_for`] gives a builder).
 //! - **CSV audit reports** start with the platform's title row,
 //!   `This report reflects activity up to 3/4/25 23:59:59` ([`CSV_TITLE_PREFIX`] and the
 //!   last instant the report covers, UTC), then the header (logins: the reference's
@@ -70,10 +73,7 @@ mod webhooks;
 mod world;
 
 pub use activity::Activity;
-pub use ai::{
-    CONFIRM_MARKER, COPILOT_LINK, COPILOT_REMOVED_CODE, COPILOT_SUNSET, COPILOT_SUNSET_MS,
-    FAIL_MARKER,
-};
+pub use ai::{CONFIRM_MARKER, FAIL_MARKER};
 pub use clock::{ClockConfig, MANUAL_START_MS, SandboxClock};
 pub use config::{
     AiConfig, AuditConfig, EventsConfig, LimitsConfig, Role, SandboxConfig, UserConfig,
@@ -83,6 +83,7 @@ pub use dates::{iso_millis, iso_seconds};
 pub use delivery::DeliveryRecord;
 pub use faults::{Fault, FaultAction};
 pub use fs::{ActivityError, FsEntry};
+pub use http::REMOVED_CODE;
 pub use limits::{Counters, Violation};
 pub use raw::{RawClient, RawRequest, RawResponse};
 pub use receiver::{Received, TestReceiver};
@@ -100,6 +101,16 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::{Notify, oneshot};
 use tokio::task::JoinHandle;
 use world::World;
+
+/// When the spec removes the operation `operation_id` (`x-pubapi-sunset`), epoch
+/// milliseconds; from then on the sandbox answers it 410 Gone. `None` for an operation
+/// without a removal date or an unknown id.
+pub fn removal_ms(operation_id: &str) -> Option<i64> {
+    pubapi_sdk::operations::ALL
+        .iter()
+        .find(|op| op.id == operation_id)
+        .and_then(http::sunset_ms)
+}
 
 /// State shared by the server, the delivery engine and the test API.
 pub(crate) struct Shared {
@@ -138,6 +149,13 @@ impl fmt::Debug for Sandbox {
             .field("base_url", &self.shared.base_url)
             .field("domain", &self.shared.config.domain)
             .finish_non_exhaustive()
+    }
+}
+
+fn build_client(builder: pubapi_sdk_ext::ClientBuilder) -> pubapi_sdk_ext::Client {
+    match builder.build() {
+        Ok(client) => client,
+        Err(e) => panic!("cannot build a client for the sandbox: {e}"),
     }
 }
 
@@ -247,11 +265,7 @@ impl Sandbox {
     /// # Panics
     /// When `username` is not a configured user.
     pub fn client_for(&self, username: &str) -> pubapi_sdk_ext::Client {
-        let token = match self.token(username) {
-            Some(token) => token,
-            None => panic!("no sandbox user {username:?}"),
-        };
-        self.client_with_token(&token)
+        build_client(self.client_builder_for(username))
     }
 
     /// A `pubapi-sdk-ext` client for any token (an unknown one gets 401s).
@@ -259,27 +273,42 @@ impl Sandbox {
     /// # Panics
     /// When the token is not a valid header value.
     pub fn client_with_token(&self, token: &str) -> pubapi_sdk_ext::Client {
+        build_client(self.client_builder_with_token(token))
+    }
+
+    /// The builder of [`client_for`](Self::client_for) (base URL, token, the sandbox's
+    /// limits), for options such as `call_removed_operations()`.
+    ///
+    /// # Panics
+    /// When `username` is not a configured user.
+    pub fn client_builder_for(&self, username: &str) -> pubapi_sdk_ext::ClientBuilder {
+        let token = match self.token(username) {
+            Some(token) => token,
+            None => panic!("no sandbox user {username:?}"),
+        };
+        self.client_builder_with_token(&token)
+    }
+
+    /// The builder of [`client_with_token`](Self::client_with_token).
+    ///
+    /// # Panics
+    /// When the token is not a valid header value.
+    pub fn client_builder_with_token(&self, token: &str) -> pubapi_sdk_ext::ClientBuilder {
         let limits = &self.shared.config.limits;
-        let built = pubapi_sdk_ext::SecretToken::try_from(token.to_string())
-            .map_err(|e| e.to_string())
-            .and_then(|token| {
-                pubapi_sdk_ext::Client::builder()
-                    .base_url(self.base_url())
-                    .token(token)
-                    .limits(Limits {
-                        general: Budget::new(
-                            Some(limits.general_per_second),
-                            Some(limits.general_per_day),
-                        ),
-                        ai: Budget::new(limits.ai_per_second, Some(limits.ai_per_day)),
-                    })
-                    .build()
-                    .map_err(|e| e.to_string())
-            });
-        match built {
-            Ok(client) => client,
+        let token = match pubapi_sdk_ext::SecretToken::try_from(token.to_string()) {
+            Ok(token) => token,
             Err(e) => panic!("cannot build a client for the sandbox: {e}"),
-        }
+        };
+        pubapi_sdk_ext::Client::builder()
+            .base_url(self.base_url())
+            .token(token)
+            .limits(Limits {
+                general: Budget::new(
+                    Some(limits.general_per_second),
+                    Some(limits.general_per_day),
+                ),
+                ai: Budget::new(limits.ai_per_second, Some(limits.ai_per_day)),
+            })
     }
 
     /// A client for plain HTTP calls (exact statuses, headers and bodies).

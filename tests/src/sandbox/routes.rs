@@ -1,6 +1,7 @@
 //! How a request is served: matched to its operation of the spec (the table in
 //! `pubapi_sdk::operations::ALL`), then fault injection, authentication, rate limits,
-//! impersonation and scopes, the operation's handler, and the record of the exchange.
+//! impersonation and scopes, removal (410 once the sandbox clock reaches the operation's
+//! `x-pubapi-sunset`), the operation's handler, and the record of the exchange.
 
 use super::Shared;
 use super::auth::{Caller, ImpersonationError};
@@ -8,6 +9,7 @@ use super::config::WEBHOOKS_SCOPE;
 use super::faults::FaultAction;
 use super::http::{
     ApiRequest, ErrorFormat, Reply, decode, documents, error, error_format, is_ai, parse_query,
+    removed,
 };
 use super::limits::{Throttle, Violation};
 use super::traffic::{Exchange, MAX_RECORDED_BODY};
@@ -127,6 +129,10 @@ async fn process(shared: &Shared, req: &ApiRequest) -> (Reply, Option<String>) {
         Ok(caller) => caller,
         Err(reply) => return (reply, None),
     };
+    // An operation past its removal date (`x-pubapi-sunset`) is gone, whatever the body.
+    if let Some(gone) = removed(req.op, shared.now()) {
+        return (gone, caller.impersonated_by);
+    }
     let reply = dispatch(shared, req, &caller);
     (reply, caller.impersonated_by)
 }
