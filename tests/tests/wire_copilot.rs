@@ -1,13 +1,16 @@
 //! Wire conformance of the deprecated copilot (reference 2.5, 4.4, 9.3): a synchronous answer
-//! with `Deprecation`, `Sunset` and `Link` headers.
+//! with `Deprecation`, `Sunset` and `Link` headers, and the 410 of the removed endpoint. It is
+//! removed on 30 September 2026, a date now past: `pubapi-sdk-ext` refuses it locally unless
+//! the client opts in, so the clients here are built with `call_removed_operations()`.
 
 mod wire;
 
 use httpmock::MockServer;
 use pubapi_sdk::types;
 use pubapi_sdk_ext::prelude::*;
+use pubapi_sdk_ext::{ActAs, Budget, Client, Limits, RetryConfig, SecretToken};
 use serde_json::{Map, Value, json};
-use wire::{Expect, Reply, assert_decoded};
+use wire::{Expect, Kind, Reply, assert_decoded};
 
 const SUNSET: &str = "Wed, 30 Sep 2026 00:00:00 GMT";
 const LINK: &str = r#"</v1/ai/assistant/ask>; rel="successor-version""#;
@@ -43,6 +46,42 @@ fn object(value: Value) -> Map<String, Value> {
     }
 }
 
+/// The copilot is past its sunset by the wall clock, so `pubapi-sdk-ext` refuses it locally
+/// (nothing sent) unless the client is built with `call_removed_operations()`. These tests
+/// are about what goes over the wire to a platform that still serves it, so their clients
+/// opt in; otherwise they are built like `wire::client` (no pacing).
+fn opted_in(base_url: &str, retry: RetryConfig) -> Client {
+    Client::builder()
+        .base_url(base_url)
+        .token(SecretToken::try_from(wire::TOKEN).expect("valid token"))
+        .limits(Limits {
+            general: Budget::new(None, None),
+            ai: Budget::new(None, None),
+        })
+        .retry(retry)
+        .call_removed_operations()
+        .build()
+        .expect("client builds")
+}
+
+/// `wire::client`, opted in to the removed copilot.
+fn client(server: &MockServer) -> Client {
+    opted_in(&server.url("/pubapi"), RetryConfig::default())
+}
+
+/// `wire::bob`, opted in to the removed copilot.
+fn bob(server: &MockServer) -> Client {
+    client(server).act_as(ActAs::username(wire::BOB).expect("valid username"))
+}
+
+/// The single-attempt client `wire::assert_errors` hands over, opted in.
+fn single_attempt(given: &Client) -> Client {
+    opted_in(
+        given.base_url(),
+        RetryConfig::default().with_max_attempts(1),
+    )
+}
+
 fn ask(question: &str) -> types::builder::CopilotAskRequest {
     types::CopilotAskRequest::builder().question(question)
 }
@@ -51,7 +90,7 @@ fn ask(question: &str) -> types::builder::CopilotAskRequest {
 async fn ask_copilot_request_full_sends_every_field_of_the_reference() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, deprecated_answer(&answer_body())).await;
-    let client = wire::bob(&server);
+    let client = bob(&server);
     #[allow(deprecated)]
     let call = client.ask_copilot();
     call.body(
@@ -90,7 +129,7 @@ async fn ask_copilot_request_full_sends_every_field_of_the_reference() {
 async fn ask_copilot_request_minimal_sends_only_the_question() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, deprecated_answer(&answer_body())).await;
-    let client = wire::client(&server);
+    let client = client(&server);
     #[allow(deprecated)]
     let call = client.ask_copilot();
     call.body(ask("What is the notice period?"))
@@ -109,7 +148,7 @@ async fn ask_copilot_success_decodes_the_answer_and_keeps_the_deprecation_header
     let server = MockServer::start_async().await;
     let body = answer_body();
     let _seen = wire::serve(&server, deprecated_answer(&body)).await;
-    let client = wire::client(&server);
+    let client = client(&server);
     #[allow(deprecated)]
     let call = client.ask_copilot();
     let response = call
@@ -130,7 +169,8 @@ async fn ask_copilot_success_decodes_the_answer_and_keeps_the_deprecation_header
 
 #[tokio::test]
 async fn ask_copilot_errors_decode_ai_format() {
-    wire::assert_errors("askCopilot", &[400, 401, 429, 500], |client| async move {
+    wire::assert_errors("askCopilot", &[400, 401, 429, 500], |given| async move {
+        let client = single_attempt(&given);
         #[allow(deprecated)]
         let call = client.ask_copilot();
         call.body(ask("What is the notice period?"))
@@ -142,6 +182,46 @@ async fn ask_copilot_errors_decode_ai_format() {
     .await;
 }
 
+/// After its removal the platform answers the copilot 410 (as the sandbox does): in the AI
+/// format, naming the successor, still with the deprecation headers. The spec documents no
+/// 410, so it is an unexpected status whose body is still read in the AI format.
+#[tokio::test]
+async fn ask_copilot_errors_decode_the_410_of_the_removed_endpoint() {
+    let server = MockServer::start_async().await;
+    let body = json!({
+        "errorMessage": "POST /v1/ai/copilot/ask was removed on Wed, 30 Sep 2026 00:00:00 GMT; use POST /v1/ai/assistant/ask.",
+        "errorCode": "ENDPOINT_REMOVED"
+    });
+    let seen = wire::serve(
+        &server,
+        Reply::json(410, &body)
+            .header("deprecation", "true")
+            .header("sunset", SUNSET)
+            .header("link", LINK),
+    )
+    .await;
+    let client = client(&server);
+    #[allow(deprecated)]
+    let call = client.ask_copilot();
+    let error = call
+        .body(ask("What is the notice period?"))
+        .send()
+        .typed()
+        .await
+        .map(drop)
+        .expect_err("410");
+    assert_eq!(seen.calls().await, 1, "a 410 is not retried");
+    assert_eq!(wire::kind(&error), Kind::UnexpectedStatus(410));
+    assert_eq!(error.status(), Some(410));
+    let api = error.api_error().expect("built from the response");
+    assert_eq!(api.code(), Some("ENDPOINT_REMOVED"));
+    assert!(
+        api.message()
+            .is_some_and(|m| m.contains("POST /v1/ai/assistant/ask")),
+        "{error}"
+    );
+}
+
 #[tokio::test]
 async fn ask_copilot_forward_compat_ignores_unknown_fields_at_every_level() {
     let server = MockServer::start_async().await;
@@ -151,7 +231,7 @@ async fn ask_copilot_forward_compat_ignores_unknown_fields_at_every_level() {
         &["", "/response", "/citations/0", "/citations/0/chunks/0"],
     );
     let _seen = wire::serve(&server, deprecated_answer(&sent)).await;
-    let client = wire::client(&server);
+    let client = client(&server);
     #[allow(deprecated)]
     let call = client.ask_copilot();
     let answer = call
