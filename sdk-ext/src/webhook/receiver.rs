@@ -41,7 +41,7 @@ pub const DEFAULT_MAX_ITEMS: usize = 10_000;
 
 /// The most heap, per byte of an element, that the tree of an element read as an event may
 /// take (estimated before reading it; see [`Receiver`]'s memory notes).
-const TREE_BYTES_PER_BYTE: usize = 16;
+const TREE_BYTES_PER_BYTE: usize = 14;
 
 /// How many deliveries' dead letters are remembered (within the dedup window), apart from
 /// the events, so that a retried delivery's dead letters are handed over once.
@@ -100,16 +100,17 @@ pub const DEAD_LETTER_DEDUP_CAPACITY: usize = 1_000;
 /// - the body is never parsed into one tree: serde_json checks that it is JSON without
 ///   keeping anything, a scan finds the elements of `data`, and each is read on its own;
 /// - an element is read as an event only if its JSON tree (a [`serde_json::Value`] takes 32
-///   bytes per array slot and 640 per object node) is estimated at **16 bytes or less per
-///   byte** of its text; real events take 5 to 10, while runs of tiny arrays or objects take
-///   up to 90. A denser element is handed over as a dead letter; while one element is read,
-///   at most two trees of it exist;
+///   bytes per array slot and 640 per object node) is estimated at **14 bytes or less per
+///   byte** of its text; real events take 5 to 10 (11 for a long list of numeric ids), while
+///   runs of tiny arrays or objects take up to 90. A denser element is handed over as a dead
+///   letter; while one element is read, at most two trees of it exist;
 /// - dead letters are copies of their bytes, not trees;
 /// - the events' vector is sized once: an event takes 1,088 bytes and at least 146 bytes of
 ///   body, so 7.5 times the body at most.
 ///
-/// So: 7.5·n for the events, 16·n for the trees they keep, 16·n for the second tree of the
-/// element being read, and per element the dead letter and its reason.
+/// So: 7.5·n for the events, 14·n for the trees they keep, and, while an element is read, a
+/// second tree of it (with the allocator's rounding, the densest readable body of one element
+/// peaks at about 31·n), plus per element the dead letter and its reason.
 ///
 /// Clock: `tokio::time`, so tests can pause and advance time.
 ///
