@@ -275,14 +275,14 @@ async fn get_agent_request_status_request_full_encodes_both_path_ids() {
     wire::bob(&server)
         .get_agent_request_status()
         .agent_id(AWKWARD_ID)
-        .request_id("req 42/b")
+        .request_id("req 42+b")
         .send()
         .typed()
         .await
         .unwrap();
     seen.assert_only(
         Expect::get(&format!(
-            "/v1/ai/agents/{AWKWARD_ID_ENCODED}/ask/req%2042%2Fb/status"
+            "/v1/ai/agents/{AWKWARD_ID_ENCODED}/ask/req%2042%2Bb/status"
         ))
         .act_as(wire::BOB),
     )

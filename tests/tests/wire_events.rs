@@ -104,7 +104,8 @@ fn typed_data(event: &types::PollingEvent) -> Value {
 }
 
 const FOLDER: &str = "/Shared/Q1 reports & plans";
-const FOLDER_QUERY: &str = "%2FShared%2FQ1+reports+%26+plans";
+/// Each element percent-encoded, the separating slashes kept (reference section 8).
+const FOLDER_QUERY: &str = "/Shared/Q1%20reports%20%26%20plans";
 
 // ------------------------------------------------------------------ getEventsCursor
 

@@ -31,10 +31,11 @@ pub const TOKEN: &str = "t";
 pub const BOB: &str = "bob";
 /// The e-mail address impersonated where a test uses `X-Service-Act-As-Email`.
 pub const BOB_EMAIL: &str = "bob@acme.example.com";
-/// A path value that needs percent-encoding: a space, a slash, `#`, `?` and `%`.
-pub const AWKWARD_ID: &str = "v 1/2#3?4%5";
+/// A path value that needs percent-encoding: a space, `+`, non-ASCII text, `#`, `?` and `%`
+/// (a `/` or `\` is refused before sending: an id is one segment).
+pub const AWKWARD_ID: &str = "v 1+\u{e9}#3?4%5";
 /// [`AWKWARD_ID`] as one encoded path segment.
-pub const AWKWARD_ID_ENCODED: &str = "v%201%2F2%233%3F4%255";
+pub const AWKWARD_ID_ENCODED: &str = "v%201%2B%C3%A9%233%3F4%255";
 /// The version of the reference the generated client announces in `api-version`.
 pub const API_VERSION: &str = "1.3.4";
 
