@@ -3,5 +3,6 @@
 
 mod bounds;
 mod events;
+mod properties;
 mod receiver;
 mod robustness;
