@@ -122,6 +122,29 @@ pub(crate) fn read_element(raw: &[u8]) -> Result<WebhookEvent, String> {
     })
 }
 
+/// Why an element cannot be an event, found without building anything of it: every
+/// envelope field present, once, and the element an object. `None` when it could be one.
+pub(crate) fn envelope_problem(raw: &[u8]) -> Option<String> {
+    use serde::de::IgnoredAny;
+
+    /// The envelope's required fields, each only skipped over.
+    #[derive(Deserialize)]
+    #[serde(rename = "WebhookEvent", rename_all = "camelCase")]
+    #[allow(dead_code)] // read only for their presence
+    struct Shape {
+        event_id: IgnoredAny,
+        domain: IgnoredAny,
+        timestamp: IgnoredAny,
+        user: IgnoredAny,
+        action_source: IgnoredAny,
+        event_type: IgnoredAny,
+        webhook_id: IgnoredAny,
+    }
+    serde_json::from_slice::<Shape>(raw)
+        .err()
+        .map(|error| error.to_string())
+}
+
 /// [`RawEvent`] with `data` only checked to be JSON, for [`read_element`].
 #[derive(Deserialize)]
 #[serde(rename = "WebhookEvent", rename_all = "camelCase")]

@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 
 use super::dedup::{Claim, DeadLetterKey, DedupKey, DedupStore, dead_letter_key, event_key};
-use super::delivery::{MIN_EVENT_BYTES, read_element};
+use super::delivery::{MIN_EVENT_BYTES, envelope_problem, read_element};
 use super::scan::{Elements, data_elements, tree_cost};
 use super::{
     Batch, DeadLetter, DeliveryHandler, DeliveryParseError, WebhookEvent, WebhookSecret,
@@ -311,6 +311,10 @@ impl Receiver {
     fn read_element(&self, raw: &[u8]) -> Result<WebhookEvent, String> {
         let cost = tree_cost(raw);
         if cost > TREE_BYTES_PER_BYTE.saturating_mul(raw.len()) {
+            // Say what is wrong with the element if it is not an event anyway.
+            if let Some(problem) = envelope_problem(raw) {
+                return Err(problem);
+            }
             return Err(format!(
                 "not read: its JSON tree would take about {cost} bytes for {} bytes of text, \
                  over the receiver's bound of {TREE_BYTES_PER_BYTE} per byte",

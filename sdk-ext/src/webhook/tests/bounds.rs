@@ -378,3 +378,22 @@ fn builder_refuses_zero_max_items() {
         .unwrap();
     assert_eq!(receiver.max_items(), DEFAULT_MAX_ITEMS);
 }
+
+#[tokio::test(start_paused = true)]
+async fn small_malformed_element_says_what_is_missing() {
+    let receiver = receiver(1_000, DEFAULT_MAX_ITEMS);
+    let keep = Keep::default();
+    // Too dense to read as an event (one object node for 18 bytes), but first of all not one.
+    let (headers, body) = testing::DeliveryBuilder::new(SECRET)
+        .item(json!({"eventId": "half"}))
+        .build();
+    assert_eq!(
+        receiver.handle(&headers, &body, &keep).await.dead_letters,
+        1
+    );
+    let batches = keep.batches.lock().unwrap();
+    let DeadLetter::Item { reason, .. } = &batches[0].dead_letters[0] else {
+        panic!()
+    };
+    assert!(reason.starts_with("missing field `domain`"), "{reason}");
+}
