@@ -47,7 +47,7 @@ use crate::token::TokenError;
 ///     }
 ///     other => panic!("{other}"),
 /// }
-/// assert_eq!(error.to_string(), "forbidden, missing scope (403 missing_scope_error)");
+/// assert_eq!(error.to_string(), "forbidden, missing scope (403 missing_scope_error): Missing scope");
 /// assert_eq!(error.code(), Some("missing_scope_error"));
 /// ```
 #[derive(Debug)]
@@ -286,9 +286,24 @@ fn forbidden_reason(error: &ApiError, area: Area) -> ForbiddenReason {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let tail = |f: &mut fmt::Formatter<'_>, e: &ApiError| match e.code() {
-            Some(code) => write!(f, " ({} {code})", e.status()),
-            None => write!(f, " ({})", e.status()),
+        // The server's words, one short line each: they end up in log lines.
+        let tail = |f: &mut fmt::Formatter<'_>, e: &ApiError| {
+            match e.code() {
+                Some(code) => write!(f, " ({} {})", e.status(), OneLine(code, 40))?,
+                None => write!(f, " ({})", e.status())?,
+            }
+            let descriptions: Vec<&str> = e
+                .messages()
+                .iter()
+                .filter_map(|m| m.description.as_deref())
+                .collect();
+            if descriptions.len() > 1 {
+                write!(f, ": {}", OneLine(&descriptions.join("; "), 120))
+            } else if let Some(message) = e.message() {
+                write!(f, ": {}", OneLine(message, 80))
+            } else {
+                Ok(())
+            }
         };
         match self {
             Error::Unauthorized(e) => {
@@ -376,7 +391,9 @@ impl StdError for Error {
         match self {
             Error::Transport(e) => Some(e),
             Error::InvalidInput(e) => Some(e),
-            _ => self.api_error().map(|e| e as &(dyn StdError + 'static)),
+            // The server's code and message are in this error's own `Display`; the response
+            // stays reachable through `api_error()` without printing it twice in a chain.
+            _ => None,
         }
     }
 }
@@ -584,6 +601,13 @@ impl ApiError {
                 fields.message = parsed.message;
                 fields.messages = parsed.messages;
                 fields.details = parsed.details;
+            } else if let Some(Value::Object(fault)) = object.get("fault") {
+                // The gateway's own envelope: `{fault: {faultstring, detail: {errorcode}}}`.
+                fields.message = fault.get("faultstring").and_then(as_text);
+                fields.code = fault
+                    .get("detail")
+                    .and_then(|detail| detail.get("errorcode"))
+                    .and_then(as_text);
             }
         }
         ApiError {
@@ -675,6 +699,30 @@ fn parse(format: ErrorFormat, object: &serde_json::Map<String, Value>) -> Option
         }
     };
     (parsed.code.is_some() || parsed.message.is_some()).then_some(parsed)
+}
+
+/// Text from a server shown in one line: control characters escaped, at most `.1`
+/// characters shown (escapes included), then `…`.
+struct OneLine<'a>(&'a str, usize);
+
+impl fmt::Display for OneLine<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let OneLine(text, max) = *self;
+        let mut shown = 0;
+        for c in text.chars() {
+            let escaped = c.is_control().then(|| c.escape_default().to_string());
+            let width = escaped.as_ref().map_or(1, |e| e.chars().count());
+            if shown + width > max {
+                return f.write_str("…");
+            }
+            shown += width;
+            match escaped {
+                Some(escaped) => f.write_str(&escaped)?,
+                None => write!(f, "{c}")?,
+            }
+        }
+        Ok(())
+    }
 }
 
 fn as_text(value: &Value) -> Option<String> {
@@ -889,10 +937,13 @@ mod tests {
         assert_eq!(api.format(), ErrorFormat::Ai);
         assert_eq!(api.code(), Some("QUESTION_MANDATORY"));
         assert_eq!(api.message(), Some("Question is mandatory"));
-        assert_eq!(e.to_string(), "invalid request (400 QUESTION_MANDATORY)");
+        assert_eq!(
+            e.to_string(),
+            "invalid request (400 QUESTION_MANDATORY): Question is mandatory"
+        );
         assert_eq!(
             chain(&e),
-            "invalid request (400 QUESTION_MANDATORY) <- http 400 QUESTION_MANDATORY: Question is mandatory"
+            "invalid request (400 QUESTION_MANDATORY): Question is mandatory"
         );
     }
 
@@ -1021,7 +1072,7 @@ mod tests {
         assert!(matches!(e, Error::Unauthorized(_)));
         assert_eq!(
             e.to_string(),
-            "unauthorized, token invalid or revoked (401 gateway_error_forbidden_not_authorized)"
+            "unauthorized, token invalid or revoked (401 gateway_error_forbidden_not_authorized): Not authorized"
         );
         assert!(!e.is_retryable());
     }
@@ -1064,7 +1115,10 @@ mod tests {
             r#"{"code":"hook_quota_error","message":"Too many webhooks"}"#,
         );
         assert!(matches!(e, Error::Conflict(_)));
-        assert_eq!(e.to_string(), "conflict (409 hook_quota_error)");
+        assert_eq!(
+            e.to_string(),
+            "conflict (409 hook_quota_error): Too many webhooks"
+        );
         assert!(!e.is_retryable());
     }
 
