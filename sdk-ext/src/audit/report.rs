@@ -118,8 +118,12 @@ struct RawPage<'a> {
 }
 
 impl ReportPage {
-    /// Decodes a page body: each event straight from its bytes into the type of `kind`.
-    pub(crate) fn decode(kind: AuditReportKind, body: &[u8]) -> Result<ReportPage, Error> {
+    /// Decodes a page body (`{total_count, offset, count, events}`): each event straight from
+    /// its bytes into the type of `kind`, for a page fetched some other way.
+    ///
+    /// # Errors
+    /// [`Error::Decode`] naming the JSON path when the body is not a report page.
+    pub fn decode(kind: AuditReportKind, body: &[u8]) -> Result<ReportPage, Error> {
         let page: RawPage<'_> = Error::decode_slice(body)?;
         Ok(ReportPage {
             total_count: page.total_count.and_then(|t| u64::try_from(t).ok()),
@@ -478,7 +482,8 @@ impl FinishedReport {
 
 /// Reads a body of at most `cap` bytes; a longer one is refused, not cut.
 async fn read_capped(mut response: reqwest::Response, cap: usize) -> Result<Vec<u8>, Error> {
-    let mut body = Vec::new();
+    let announced = response.content_length().unwrap_or(0);
+    let mut body = Vec::with_capacity(usize::try_from(announced).unwrap_or(cap).min(cap));
     while let Some(chunk) = response.chunk().await.map_err(Error::Transport)? {
         if body.len() + chunk.len() > cap {
             return Err(Error::Decode {

@@ -1,0 +1,331 @@
+//! The report paths of issue 10 against a baseline in the same run: raw reqwest + serde into a
+//! plain struct, served by one loopback server.
+//!
+//! - `json_report_1m_events`: a 1,000,000-event JSON report read through
+//!   `Client::audit_report_events` vs the same pages fetched and decoded by hand;
+//! - `csv_report_1gib`: a 1 GiB CSV copied through `CsvReport::copy_to` (attempt timeout 1 s)
+//!   vs raw reqwest chunks;
+//! - `decode`: one report page and one events page decoded by the SDK vs a plain struct.
+//!
+//! Peak heap of one read of each variant is measured with a counting allocator and printed
+//! before the timings.
+//!
+//! `cargo bench -p pubapi-sdk-ext --bench reports`
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use futures_util::StreamExt;
+use peak_alloc::PeakAlloc;
+use pubapi_sdk::types::AuditReportKind;
+use pubapi_sdk_ext::audit::{ReportLocation, ReportPage, ReportRead};
+use pubapi_sdk_ext::{Budget, Client, Limits, SecretToken};
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpListener;
+
+#[global_allocator]
+static ALLOCATOR: PeakAlloc = PeakAlloc;
+
+const TOTAL: u64 = 1_000_000;
+const PAGE: u64 = 10_000;
+const CSV_BYTES: u64 = 1 << 30;
+
+fn login(i: u64) -> serde_json::Value {
+    serde_json::json!({"username": format!("user{i}"), "user_id": i, "event": "login",
+                       "ip_address": "192.0.2.1", "access": "Web",
+                       "time": "2026-01-02T10:00:00Z"})
+}
+
+/// One page of `PAGE` login events, as the platform sends it.
+fn report_page() -> Vec<u8> {
+    let events: Vec<_> = (0..PAGE).map(login).collect();
+    serde_json::to_vec(&serde_json::json!({
+        "total_count": TOTAL, "offset": 0, "count": PAGE, "events": events
+    }))
+    .unwrap()
+}
+
+/// One events page of 100 file-system events.
+fn events_page() -> Vec<u8> {
+    let events: Vec<_> = (1..=100)
+        .map(|id| {
+            serde_json::json!({"id": id, "timestamp": "2026-01-05T10:00:00Z",
+                "action_source": "WebUI", "actor": 7, "type": "file_system", "action": "move",
+                "object_detail": "/pubapi/v1/fs/Shared/a.txt",
+                "data": {"target_path": "/Shared/b/a.txt", "target_id": "v2",
+                         "target_group_id": "g1", "source_path": "/Shared/a.txt",
+                         "source_id": "v1", "source_group_id": "g1", "is_folder": false}})
+        })
+        .collect();
+    serde_json::to_vec(&serde_json::json!({
+        "latest_id": 100, "oldest_id": 1, "count": 100, "events": events
+    }))
+    .unwrap()
+}
+
+/// Serves the JSON page for every request to a report, and 1 GiB of CSV rows for requests
+/// that accept `text/csv`, keeping connections alive.
+async fn serve(page: Arc<Vec<u8>>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let row: Vec<u8> = b"user1,login,192.0.2.1,Web,2026-01-02T10:00:00Z\n"
+        .iter()
+        .copied()
+        .cycle()
+        .take(64 * 1024)
+        .collect();
+    let row = Arc::new(row);
+    tokio::spawn(async move {
+        loop {
+            let (socket, _) = listener.accept().await.unwrap();
+            socket.set_nodelay(true).unwrap();
+            let (page, row) = (page.clone(), row.clone());
+            tokio::spawn(async move {
+                let (read, mut write) = socket.into_split();
+                let mut lines = BufReader::new(read);
+                loop {
+                    let mut csv = false;
+                    let mut line = String::new();
+                    loop {
+                        line.clear();
+                        match lines.read_line(&mut line).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(_) if line == "\r\n" => break,
+                            Ok(_) => {
+                                csv |= line.to_ascii_lowercase().starts_with("accept: text/csv")
+                            }
+                        }
+                    }
+                    let (length, kind) = if csv {
+                        (CSV_BYTES, "text/csv")
+                    } else {
+                        (page.len() as u64, "application/json")
+                    };
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: {kind}\r\ncontent-length: {length}\r\n\r\n"
+                    );
+                    if write.write_all(head.as_bytes()).await.is_err() {
+                        return;
+                    }
+                    let sent = if csv {
+                        let mut sent = Ok(());
+                        for _ in 0..CSV_BYTES / row.len() as u64 {
+                            sent = write.write_all(&row).await;
+                            if sent.is_err() {
+                                break;
+                            }
+                        }
+                        sent
+                    } else {
+                        write.write_all(&page).await
+                    };
+                    if sent.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    format!("http://{addr}/pubapi")
+}
+
+/// The plain struct a hand-written client would decode a login event into.
+#[derive(serde::Deserialize)]
+#[allow(dead_code)]
+struct PlainLogin {
+    username: Option<String>,
+    user_id: Option<i64>,
+    event: Option<String>,
+    ip_address: Option<String>,
+    access: Option<String>,
+    time: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct PlainReportPage {
+    events: Vec<PlainLogin>,
+}
+
+#[derive(serde::Deserialize)]
+#[allow(dead_code)]
+struct PlainFsData {
+    target_path: Option<String>,
+    target_id: Option<String>,
+    target_group_id: Option<String>,
+    source_path: Option<String>,
+    source_id: Option<String>,
+    source_group_id: Option<String>,
+    is_folder: Option<bool>,
+}
+
+#[derive(serde::Deserialize)]
+#[allow(dead_code)]
+struct PlainEvent {
+    id: i64,
+    timestamp: Option<String>,
+    action_source: Option<String>,
+    actor: Option<i64>,
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    action: Option<String>,
+    object_detail: Option<String>,
+    data: PlainFsData,
+}
+
+#[derive(serde::Deserialize)]
+#[allow(dead_code)]
+struct PlainEventPage {
+    latest_id: Option<i64>,
+    oldest_id: Option<i64>,
+    events: Vec<PlainEvent>,
+}
+
+fn client(base: &str) -> Client {
+    Client::builder()
+        .base_url(base)
+        .token(SecretToken::try_from("t").unwrap())
+        .limits(Limits {
+            general: Budget::new(None, None),
+            ai: Budget::new(None, None),
+        })
+        .attempt_timeout(Duration::from_secs(1))
+        .build()
+        .unwrap()
+}
+
+fn location() -> ReportLocation {
+    ReportLocation {
+        kind: AuditReportKind::Logins,
+        id: "j1".into(),
+    }
+}
+
+async fn raw_json(raw: &reqwest::Client, base: &str) -> u64 {
+    let mut offset = 0;
+    while offset < TOTAL {
+        let url = format!("{base}/v1/audit/logins/j1?offset={offset}&count={PAGE}");
+        let body = raw.get(url).send().await.unwrap().bytes().await.unwrap();
+        let page: PlainReportPage = serde_json::from_slice(&body).unwrap();
+        offset += page.events.len() as u64;
+        black_box(page);
+    }
+    offset
+}
+
+async fn sdk_json(client: &Client) -> u64 {
+    let mut stream = client.audit_report_events(location(), ReportRead::default());
+    let mut events = 0u64;
+    while let Some(event) = stream.next().await {
+        black_box(event.unwrap());
+        events += 1;
+    }
+    events
+}
+
+async fn raw_csv(raw: &reqwest::Client, base: &str) -> u64 {
+    let url = format!("{base}/v1/audit/logins/j1");
+    let mut response = raw
+        .get(url)
+        .header("accept", "text/csv")
+        .send()
+        .await
+        .unwrap();
+    let mut bytes = 0;
+    while let Some(chunk) = response.chunk().await.unwrap() {
+        bytes += chunk.len() as u64;
+    }
+    bytes
+}
+
+async fn sdk_csv(client: &Client) -> u64 {
+    let report = client.audit_report_csv(&location()).await.unwrap();
+    report.copy_to(&mut tokio::io::sink()).await.unwrap()
+}
+
+/// Peak heap above the live bytes at the start of `run`.
+fn peak_of<T>(run: impl FnOnce() -> T) -> (T, usize) {
+    let base = ALLOCATOR.current_usage();
+    ALLOCATOR.reset_peak_usage();
+    let out = run();
+    (out, ALLOCATOR.peak_usage().saturating_sub(base))
+}
+
+fn reports(c: &mut Criterion) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let page = report_page();
+    let base = runtime.block_on(serve(Arc::new(page.clone())));
+    let client = client(&base);
+    let raw = reqwest::Client::new();
+
+    for (name, peak) in [
+        ("raw reqwest + serde, 1M JSON events", {
+            let (n, peak) = peak_of(|| runtime.block_on(raw_json(&raw, &base)));
+            assert_eq!(n, TOTAL);
+            peak
+        }),
+        ("sdk audit_report_events, 1M JSON events", {
+            let (n, peak) = peak_of(|| runtime.block_on(sdk_json(&client)));
+            assert_eq!(n, TOTAL);
+            peak
+        }),
+        ("raw reqwest chunks, 1 GiB CSV", {
+            let (n, peak) = peak_of(|| runtime.block_on(raw_csv(&raw, &base)));
+            assert_eq!(n, CSV_BYTES);
+            peak
+        }),
+        ("sdk CsvReport::copy_to, 1 GiB CSV", {
+            let (n, peak) = peak_of(|| runtime.block_on(sdk_csv(&client)));
+            assert_eq!(n, CSV_BYTES);
+            peak
+        }),
+    ] {
+        println!(
+            "peak heap: {name}: {:.1} MiB",
+            peak as f64 / (1 << 20) as f64
+        );
+    }
+
+    let mut json = c.benchmark_group("json_report_1m_events");
+    json.sample_size(10).throughput(Throughput::Elements(TOTAL));
+    json.bench_function("raw_reqwest_serde_plain_struct", |b| {
+        b.to_async(&runtime).iter(|| raw_json(&raw, &base))
+    });
+    json.bench_function("sdk_audit_report_events", |b| {
+        b.to_async(&runtime).iter(|| sdk_json(&client))
+    });
+    json.finish();
+
+    let mut csv = c.benchmark_group("csv_report_1gib");
+    csv.sample_size(10).throughput(Throughput::Bytes(CSV_BYTES));
+    csv.bench_function("raw_reqwest_chunks", |b| {
+        b.to_async(&runtime).iter(|| raw_csv(&raw, &base))
+    });
+    csv.bench_function("sdk_copy_to_attempt_timeout_1s", |b| {
+        b.to_async(&runtime).iter(|| sdk_csv(&client))
+    });
+    csv.finish();
+
+    let events = events_page();
+    let mut decode = c.benchmark_group("decode");
+    decode.throughput(Throughput::Elements(PAGE));
+    decode.bench_function("report_page_plain_struct", |b| {
+        b.iter(|| serde_json::from_slice::<PlainReportPage>(black_box(&page)).unwrap())
+    });
+    decode.bench_function("report_page_sdk_typed", |b| {
+        b.iter(|| ReportPage::decode(AuditReportKind::Logins, black_box(&page)).unwrap())
+    });
+    decode.throughput(Throughput::Elements(100));
+    decode.bench_function("events_page_plain_struct", |b| {
+        b.iter(|| serde_json::from_slice::<PlainEventPage>(black_box(&events)).unwrap())
+    });
+    decode.bench_function("events_page_sdk_generated", |b| {
+        b.iter(|| {
+            serde_json::from_slice::<pubapi_sdk::types::EventPage>(black_box(&events)).unwrap()
+        })
+    });
+    decode.finish();
+}
+
+criterion_group!(benches, reports);
+criterion_main!(benches);
