@@ -1039,3 +1039,73 @@ async fn ai_end_to_end_through_the_client() {
     assert_eq!(copilot.headers()["deprecation"], "true");
     sb.assert_conformant();
 }
+
+/// The SDK's waiters against the sandbox: every final status the platform uses ends the wait
+/// with what the caller needs (the answer, the failure text, the pending actions).
+#[tokio::test]
+async fn waiters_end_on_every_final_status_against_the_sandbox() {
+    use pubapi_sdk_ext::ai::{AiWait, AskError};
+    use pubapi_sdk_ext::waiter::WaitError;
+    let mut config = SandboxConfig::testing();
+    config.ai = AiConfig {
+        agent_polls: 2,
+        assistant_polls: 1,
+        ..AiConfig::default()
+    };
+    let sb = Sandbox::start(config).await;
+    let client = sb.client_for("admin");
+    let how = AiWait {
+        min_interval: Duration::from_secs(1),
+        max_interval: Duration::from_secs(1),
+        deadline: Duration::from_secs(30),
+        ..AiWait::default()
+    };
+    let assistant = |question: &str| {
+        let request: AssistantAskRequest =
+            serde_json::from_value(json!({"question": question})).unwrap();
+        let client = client.clone();
+        async move { client.assistant().ask_and_wait(request, how).await }
+    };
+    let agents = client.agents();
+    let (completed, failed, confirm, agent_failed) = tokio::join!(
+        assistant("hotel per night"),
+        assistant("hotel per night [fail]"),
+        assistant("hotel per night [confirm]"),
+        agents.ask_and_wait("agt-finance", "revenue [fail]", how),
+    );
+    assert_eq!(completed.unwrap().status(), Some("COMPLETED"));
+    match failed {
+        Err(WaitError::Failed {
+            error:
+                AskError::Failed {
+                    status,
+                    response_text,
+                },
+            ..
+        }) => {
+            assert_eq!(status, "FAILED");
+            assert!(response_text.is_some_and(|t| !t.is_empty()));
+        }
+        other => panic!("{other:?}"),
+    }
+    match confirm {
+        Err(WaitError::Failed { error, .. }) => {
+            assert!(
+                matches!(error, AskError::AwaitingConfirmation { .. }),
+                "{error:?}"
+            );
+            assert!(!error.pending_actions().is_empty());
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        matches!(
+            agent_failed,
+            Err(WaitError::Failed {
+                error: AskError::Failed { .. },
+                ..
+            })
+        ),
+        "{agent_failed:?}"
+    );
+}
