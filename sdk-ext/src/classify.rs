@@ -23,6 +23,10 @@ pub const OVER_QPS: &str = "ERR_403_DEVELOPER_OVER_QPS";
 /// Gateway code of the daily quota.
 pub const OVER_RATE: &str = "ERR_403_DEVELOPER_OVER_RATE";
 
+/// The gateway code of a token that is not valid (not in the reference; the platform's own
+/// clients see it): treated like a 401, never retried.
+pub const INACTIVE: &str = "ERR_403_DEVELOPER_INACTIVE";
+
 /// Which kind of endpoint answered; it changes what 409 means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EndpointKind {
@@ -89,6 +93,7 @@ pub fn classify_response(
     let retry_after = || retry_after(headers, now);
     match status {
         200..=399 => Outcome::Success,
+        403 | 429 if is(INACTIVE) => Outcome::DoNotRetry,
         403 | 429 if is(OVER_RATE) => Outcome::QuotaExhausted {
             retry_after: retry_after(),
         },
@@ -237,6 +242,7 @@ mod tests {
         let retry_after = RA;
         match (status, gateway, kind) {
             (200 | 201 | 202 | 204 | 303, _, _) => Outcome::Success,
+            (403 | 429, Some(INACTIVE), _) => Outcome::DoNotRetry,
             (403, Some(OVER_QPS), _) => Outcome::Throttled { retry_after },
             (403 | 429, Some(OVER_RATE), _) => Outcome::QuotaExhausted { retry_after },
             (429, _, _) => Outcome::Throttled { retry_after },
@@ -269,6 +275,7 @@ mod tests {
             None,
             Some(OVER_QPS),
             Some(OVER_RATE),
+            Some(INACTIVE),
             Some("ERR_SOMETHING_ELSE"),
         ];
         let kinds = [EndpointKind::General, EndpointKind::Ai, EndpointKind::Token];
@@ -319,7 +326,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(rows, 20 * 4 * 3 * 6);
+        assert_eq!(rows, 20 * 5 * 3 * 6);
     }
 
     #[test]

@@ -2,9 +2,9 @@
 //! views.
 
 use crate::act_as::ActAs;
-use crate::limiter::{Quota, RateLimiter};
+use crate::limiter::{Pacing, Quota, RateLimiter};
 use crate::limits::{LimitClass, Limits};
-use crate::policy::{Policy, Settings, Shared};
+use crate::policy::{Budgets, Policy, Settings, Shared};
 use crate::retry::RetryConfig;
 use crate::token::{SecretToken, StaticToken, TokenSource};
 use crate::transport::{ReqwestTransport, Transport};
@@ -83,14 +83,17 @@ impl Client {
         self.act_as.as_ref()
     }
 
-    /// The remaining budget of a limit class, as the client's pacer sees it.
+    /// The remaining budget of a limit class, as the token's pacer sees it (with the
+    /// gateway's own counters from the last response that had them).
     pub fn quota(&self, class: LimitClass) -> Quota {
-        self.shared.limiter.quota(class)
+        self.shared.limiter().quota(class)
     }
 
-    /// The pacer shared by every clone and view of this client.
-    pub fn limiter(&self) -> &RateLimiter {
-        &self.shared.limiter
+    /// The pacer of the client's token: shared by every client of the same token and base
+    /// URL in the process, their clones and act-as views (unless built with
+    /// [`ClientBuilder::isolated_budget`]).
+    pub fn limiter(&self) -> RateLimiter {
+        self.shared.limiter()
     }
 
     /// Sends a request built by hand (CSV reports) through the same policy as the generated
@@ -159,6 +162,8 @@ pub struct ClientBuilder {
     transport: Arc<dyn Transport>,
     allow_plain_http: bool,
     call_removed_operations: bool,
+    pacing: Pacing,
+    isolated_budget: bool,
 }
 
 impl Default for ClientBuilder {
@@ -173,6 +178,8 @@ impl Default for ClientBuilder {
             transport: Arc::new(ReqwestTransport),
             allow_plain_http: false,
             call_removed_operations: false,
+            pacing: Pacing::default(),
+            isolated_budget: false,
         }
     }
 }
@@ -226,6 +233,21 @@ impl ClientBuilder {
     /// 100/day).
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// How starts are spread and how much margin the windows keep (default: evenly, 100 ms;
+    /// see [`Pacing`]).
+    pub fn pacing(mut self, pacing: Pacing) -> Self {
+        self.pacing = pacing;
+        self
+    }
+
+    /// Gives this client a budget of its own instead of the one every client of the token
+    /// shares in the process: for tests on paused time, or a deliberate split of a token's
+    /// budget. The limits are then this client's alone to keep.
+    pub fn isolated_budget(mut self) -> Self {
+        self.isolated_budget = true;
         self
     }
 
@@ -288,9 +310,18 @@ impl ClientBuilder {
             .read_timeout(self.attempt_timeout)
             .build()
             .map_err(|e| BuildError::Http(e.to_string()))?;
+        let budget = if self.isolated_budget {
+            Budgets::Isolated(RateLimiter::with_pacing(self.limits, self.pacing))
+        } else {
+            Budgets::PerToken {
+                base_url: base_url.clone(),
+                limits: self.limits,
+                pacing: self.pacing,
+            }
+        };
         let shared = Arc::new(Shared::new(
             token,
-            RateLimiter::new(self.limits),
+            budget,
             self.retry,
             self.transport,
             Settings {

@@ -25,7 +25,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::act_as::ImpersonationError;
-use crate::classify::{OVER_QPS, OVER_RATE, gateway_code};
+use crate::classify::{INACTIVE, OVER_QPS, OVER_RATE, gateway_code};
 use crate::limits::LimitClass;
 use crate::path::PathError;
 use crate::retry_after::retry_after;
@@ -155,6 +155,7 @@ impl Error {
         let (over_rate, over_qps) = (gateway_is(OVER_RATE), gateway_is(OVER_QPS));
         match status {
             401 => Error::Unauthorized(error),
+            403 | 429 if gateway_is(INACTIVE) => Error::Unauthorized(error),
             403 | 429 if over_rate => Error::QuotaExhausted {
                 class: Some(area.limit_class()),
                 resets_in: error.retry_after(),

@@ -2,9 +2,10 @@
 //!
 //! Limits apply per access token. The reference gives 2 requests per second
 //! and 1,000 per day for the general API, and 100 per day for the AI API
-//! (whose per-second and per-minute values are not shown). Other plans may
-//! differ, so the numbers are configuration with the reference's values as
-//! the default.
+//! (whose per-second and per-minute values are not shown; the platform's own
+//! command-line tool keeps to 10 AI calls a minute, so that is the default).
+//! Other plans may differ, so the numbers are configuration with these values
+//! as the default.
 
 use std::fmt;
 
@@ -33,17 +34,26 @@ impl fmt::Display for LimitClass {
 pub struct Budget {
     /// At most this many requests start in any rolling second.
     pub per_second: Option<u32>,
+    /// At most this many requests start in any rolling minute.
+    pub per_minute: Option<u32>,
     /// At most this many requests start in any rolling 24 hours.
     pub per_day: Option<u32>,
 }
 
 impl Budget {
-    /// A budget with both windows given.
+    /// A budget of `per_second` and `per_day`, with no per-minute window.
     pub const fn new(per_second: Option<u32>, per_day: Option<u32>) -> Self {
         Budget {
             per_second,
+            per_minute: None,
             per_day,
         }
+    }
+
+    /// The same budget with at most `per_minute` starts in any rolling minute.
+    pub const fn with_per_minute(mut self, per_minute: Option<u32>) -> Self {
+        self.per_minute = per_minute;
+        self
     }
 }
 
@@ -63,8 +73,8 @@ impl Budget {
 pub struct Limits {
     /// The general API: 2 per second and 1,000 per day by default.
     pub general: Budget,
-    /// The AI API: 100 per day and no per-second limit by default (the
-    /// reference does not show one).
+    /// The AI API: 100 per day and 10 per minute by default, no per-second
+    /// limit (the reference does not show one).
     pub ai: Budget,
 }
 
@@ -82,7 +92,7 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             general: Budget::new(Some(2), Some(1000)),
-            ai: Budget::new(None, Some(100)),
+            ai: Budget::new(None, Some(100)).with_per_minute(Some(10)),
         }
     }
 }
@@ -95,7 +105,10 @@ mod tests {
     fn defaults_are_the_reference_values() {
         let limits = Limits::default();
         assert_eq!(limits.general, Budget::new(Some(2), Some(1000)));
-        assert_eq!(limits.ai, Budget::new(None, Some(100)));
+        assert_eq!(
+            limits.ai,
+            Budget::new(None, Some(100)).with_per_minute(Some(10))
+        );
     }
 
     #[test]

@@ -8,11 +8,11 @@
 
 use crate::act_as::ActAs;
 use crate::classify::{EndpointKind, Outcome, classify_response, classify_transport};
-use crate::limiter::RateLimiter;
-use crate::limits::LimitClass;
+use crate::limiter::{Pacing, RateLimiter, ServerCounters};
+use crate::limits::{LimitClass, Limits};
 use crate::rejection::LocalRejection;
 use crate::retry::{Decision, RetryConfig, SplitMix64};
-use crate::token::TokenSource;
+use crate::token::{SecretToken, TokenFingerprint, TokenSource};
 use crate::transport::Transport;
 use pubapi_sdk::hooks::{BoxFuture, RequestPolicy};
 use pubapi_sdk::operations::Operation;
@@ -29,7 +29,9 @@ pub(crate) const ACT_AS_EMAIL: &str = "x-service-act-as-email";
 /// What every clone and view of one client shares.
 pub(crate) struct Shared {
     token: Arc<dyn TokenSource>,
-    pub(crate) limiter: RateLimiter,
+    budgets: Budgets,
+    /// The fingerprint and limiter of the token used last.
+    current: Mutex<Option<(TokenFingerprint, RateLimiter)>>,
     retry: RetryConfig,
     transport: Arc<dyn Transport>,
     settings: Settings,
@@ -49,14 +51,15 @@ pub(crate) struct Settings {
 impl Shared {
     pub(crate) fn new(
         token: Arc<dyn TokenSource>,
-        limiter: RateLimiter,
+        budgets: Budgets,
         retry: RetryConfig,
         transport: Arc<dyn Transport>,
         settings: Settings,
     ) -> Self {
         Shared {
             token,
-            limiter,
+            budgets,
+            current: Mutex::new(None),
             retry,
             transport,
             settings,
@@ -65,11 +68,64 @@ impl Shared {
     }
 }
 
+/// Where a client's limiter comes from.
+#[derive(Debug)]
+pub(crate) enum Budgets {
+    /// The limiter of each token this client uses, shared in the process by every client
+    /// of the same token and base URL.
+    PerToken {
+        base_url: String,
+        limits: Limits,
+        pacing: Pacing,
+    },
+    /// One limiter of this client's own.
+    Isolated(RateLimiter),
+}
+
+impl Shared {
+    /// The limiter of `token`: looked up once per token, then cached.
+    pub(crate) fn limiter_for(&self, token: &SecretToken) -> RateLimiter {
+        match &self.budgets {
+            Budgets::Isolated(limiter) => limiter.clone(),
+            Budgets::PerToken {
+                base_url,
+                limits,
+                pacing,
+            } => {
+                let fingerprint = token.fingerprint_in(base_url);
+                let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
+                match &*current {
+                    Some((known, limiter)) if *known == fingerprint => limiter.clone(),
+                    _ => {
+                        let limiter = RateLimiter::for_token(fingerprint, *limits, *pacing);
+                        *current = Some((fingerprint, limiter.clone()));
+                        limiter
+                    }
+                }
+            }
+        }
+    }
+
+    /// The limiter of the token used last (a fresh one before the first request).
+    pub(crate) fn limiter(&self) -> RateLimiter {
+        match &self.budgets {
+            Budgets::Isolated(limiter) => limiter.clone(),
+            Budgets::PerToken { limits, pacing, .. } => {
+                let current = self.current.lock().unwrap_or_else(|p| p.into_inner());
+                match &*current {
+                    Some((_, limiter)) => limiter.clone(),
+                    None => RateLimiter::with_pacing(*limits, *pacing),
+                }
+            }
+        }
+    }
+}
+
 impl fmt::Debug for Shared {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Shared")
             .field("token", &self.token)
-            .field("limits", &self.limiter.limits())
+            .field("budgets", &self.budgets)
             .field("retry", &self.retry)
             .field("transport", &self.transport)
             .finish()
@@ -206,26 +262,31 @@ impl Policy {
                 }
                 .into_response());
             }
-            let permit = match shared.limiter.acquire(class, deadline - now).await {
-                Ok(permit) => permit,
-                Err(e) => return Ok(LocalRejection::Limit(e).into_response()),
-            };
-            span.record("limiter_wait_ms", permit.waited().as_millis() as u64);
+            // The token first: its fingerprint picks the limiter, and nothing slow stands
+            // between the slot and the send.
             let token = match shared.token.token().await {
                 Ok(token) => token,
                 Err(e) => return Ok(LocalRejection::Token(e.to_string()).into_response()),
             };
+            let limiter = shared.limiter_for(&token);
+            let permit = match limiter.acquire(class, deadline - now).await {
+                Ok(permit) => permit,
+                Err(e) => return Ok(LocalRejection::Limit(e).into_response()),
+            };
+            span.record("limiter_wait_ms", permit.waited().as_millis() as u64);
             let Some(mut this_attempt) = request.try_clone() else {
                 // A streaming body cannot be replayed: one attempt only.
                 let mut request = request;
                 request
                     .headers_mut()
                     .insert(http::header::AUTHORIZATION, token.header_value());
+                permit.sent();
                 return shared.transport.send(http, request).await;
             };
             this_attempt
                 .headers_mut()
                 .insert(http::header::AUTHORIZATION, token.header_value());
+            permit.sent();
 
             let head_timeout = shared.settings.head_timeout;
             let sent =
@@ -244,6 +305,9 @@ impl Policy {
                 },
                 Ok(response) => {
                     span.record("status", response.status().as_u16());
+                    if let Some(counters) = ServerCounters::from_headers(response.headers()) {
+                        limiter.observe(class, counters);
+                    }
                     classify_response(
                         response.status().as_u16(),
                         response.headers(),
@@ -270,9 +334,7 @@ impl Policy {
                 }
             }
             if let Outcome::QuotaExhausted { retry_after } = outcome {
-                shared
-                    .limiter
-                    .server_exhausted(class, retry_after.unwrap_or(Duration::from_secs(60)));
+                limiter.server_exhausted(class, retry_after.unwrap_or(Duration::from_secs(60)));
             }
 
             let decision = {

@@ -49,6 +49,21 @@ impl SecretToken {
         &self.value
     }
 
+    /// A fingerprint of the token used at `scope` (the base URL): the first 16 bytes of the
+    /// SHA-256 of both. It keys the token's shared budget, in the process and in a fleet's
+    /// store, so the token itself is never a key.
+    pub fn fingerprint_in(&self, scope: &str) -> TokenFingerprint {
+        use sha2::Digest;
+        let digest = sha2::Sha256::new()
+            .chain_update(scope.as_bytes())
+            .chain_update([0])
+            .chain_update(self.value.as_bytes())
+            .finalize();
+        let mut bytes = [0u8; 16];
+        bytes.copy_from_slice(&digest[..16]);
+        TokenFingerprint(bytes)
+    }
+
     /// The `Authorization` header value, `Bearer <token>`, marked sensitive
     /// so `http` and `reqwest` print it as `Sensitive` and HPACK does not
     /// index it.
@@ -356,5 +371,25 @@ mod tests {
         source.invalidate(&first);
         assert_eq!(source.token().await.unwrap().expose(), "gen1");
         assert_eq!(*source.invalidated.lock().unwrap(), vec!["gen0".to_owned()]);
+    }
+}
+
+/// A fingerprint of a token, from [`SecretToken::fingerprint_in`]: safe to log and to use as a
+/// key; it does not reveal the token.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TokenFingerprint([u8; 16]);
+
+impl fmt::Display for TokenFingerprint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for byte in self.0 {
+            write!(f, "{byte:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for TokenFingerprint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TokenFingerprint({self})")
     }
 }

@@ -1,9 +1,10 @@
 //! A small generic waiter: poll an operation until an acceptor says it is done or failed, no
 //! more often than a minimum interval, within a deadline.
 //!
-//! Intervals are measured start to start, so a slow poll does not shorten the gap the
-//! platform asked for, and the waiter gives up rather than poll early when the deadline
-//! comes first. Time comes from tokio's clock (tests run with paused time); dropping the
+//! Intervals are measured from the end of one poll to the start of the next: a poll's
+//! request may wait for the pacer before it leaves, so only its answer bounds when the
+//! server saw it, and the gap the platform asked for holds at the server. The waiter gives
+//! up rather than poll early when the deadline comes first. Time comes from tokio's clock (tests run with paused time); dropping the
 //! future cancels the wait.
 
 use std::fmt;
@@ -166,7 +167,6 @@ where
     let mut interval = config.min_interval;
     let mut polls = 0;
     loop {
-        let this_poll = Instant::now();
         polls += 1;
         match poll().await {
             Verdict::Done(value) => return Ok(value),
@@ -179,7 +179,9 @@ where
             }
             Verdict::Pending => {}
         }
-        let next = this_poll + interval;
+        // From the end of this poll, not its start: the request may have waited for the
+        // pacer, so only the answer's arrival bounds when the server saw it.
+        let next = Instant::now() + interval;
         if next > deadline {
             return Err(WaitError::TimedOut {
                 polls,
@@ -223,7 +225,7 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn polls_start_to_start_at_growing_intervals_until_done() {
+    async fn each_poll_waits_its_growing_interval_after_the_last_answer() {
         let config = WaitConfig::new(secs(10), secs(20), secs(300));
         let verdicts = vec![
             Verdict::Pending,
@@ -233,7 +235,8 @@ mod tests {
         ];
         let (result, times) = run(config, verdicts, secs(3)).await;
         assert_eq!(result.unwrap(), "ok");
-        assert_eq!(times, vec![secs(0), secs(10), secs(25), secs(45)]);
+        // Each poll takes 3 s: the next starts 10, 15 and 20 s after its answer.
+        assert_eq!(times, vec![secs(0), secs(13), secs(31), secs(54)]);
     }
 
     #[tokio::test(start_paused = true)]

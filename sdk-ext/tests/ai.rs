@@ -16,6 +16,7 @@ use support::{Answer, Script};
 
 fn client(script: &Arc<Script>) -> Client {
     Client::builder()
+        .isolated_budget()
         .base_url("http://sandbox.test/pubapi")
         .allow_plain_http()
         .token(SecretToken::try_from("t").unwrap())
@@ -296,6 +297,7 @@ async fn copilot_surfaces_its_deprecation_headers_and_notice() {
     // The reference removed the copilot on 30 September 2026: only a client that opts in
     // still sends it.
     let opted_in = Client::builder()
+        .isolated_budget()
         .base_url("http://sandbox.test/pubapi")
         .allow_plain_http()
         .token(SecretToken::try_from("t").unwrap())

@@ -17,6 +17,7 @@ use support::{Answer, Script, Seen};
 
 fn client(script: &Arc<Script>) -> Client {
     Client::builder()
+        .isolated_budget()
         .base_url("http://sandbox.test/pubapi")
         .allow_plain_http()
         .token(SecretToken::try_from("t").unwrap())
@@ -134,10 +135,12 @@ async fn job_polls_are_at_least_two_minutes_apart_even_when_configured_shorter()
         .run_audit_report(logins(AuditFormat::Json), how)
         .await
         .unwrap();
-    let secs = |s| Duration::from_secs(s);
+    // The first poll follows the creation call by the pacer's 550 ms; then 2 minutes after
+    // each answer.
+    let ms = Duration::from_millis;
     assert_eq!(
         job_poll_times(&script),
-        vec![secs(0), secs(120), secs(240), secs(360)]
+        vec![ms(550), ms(120_550), ms(240_550), ms(360_550)]
     );
     assert_eq!(
         report.location,
@@ -202,7 +205,7 @@ async fn wait_gives_up_at_the_deadline_and_says_how_long_and_how_often() {
     match client.wait_for_audit_job(&job, how).await {
         Err(WaitError::TimedOut { polls, waited }) => {
             assert_eq!(polls, 3);
-            assert_eq!(waited, Duration::from_secs(240));
+            assert_eq!(waited, Duration::from_millis(240_550));
         }
         other => panic!("{other:?}"),
     }
@@ -251,6 +254,7 @@ async fn a_million_event_report_is_read_page_by_page() {
 
 fn budget_client(script: &Arc<Script>, per_day: u32) -> Client {
     Client::builder()
+        .isolated_budget()
         .base_url("http://sandbox.test/pubapi")
         .allow_plain_http()
         .token(SecretToken::try_from("t").unwrap())

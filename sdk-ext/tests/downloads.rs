@@ -77,6 +77,7 @@ async fn serve(body: Body) -> String {
 
 fn client(base_url: &str, attempt_timeout: Duration) -> Client {
     Client::builder()
+        .isolated_budget()
         .base_url(base_url)
         .token(SecretToken::try_from("t").unwrap())
         .attempt_timeout(attempt_timeout)

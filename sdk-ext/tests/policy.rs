@@ -24,6 +24,7 @@ fn client(script: &Arc<Script>) -> Client {
 
 fn client_with(script: &Arc<Script>, retry: RetryConfig) -> Client {
     Client::builder()
+        .isolated_budget()
         .base_url("http://sandbox.test/pubapi")
         .allow_plain_http()
         .token(SecretToken::try_from(CANARY).unwrap())
@@ -37,8 +38,144 @@ fn secs(s: u64) -> Duration {
     Duration::from_secs(s)
 }
 
+/// The most arrivals in any rolling second (half-open).
+fn busiest_second(times: &[Duration]) -> usize {
+    let mut times = times.to_vec();
+    times.sort();
+    (0..times.len())
+        .map(|i| {
+            times[i..]
+                .iter()
+                .take_while(|t| **t < times[i] + secs(1))
+                .count()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 #[tokio::test(start_paused = true)]
-async fn pacing_starts_at_most_two_calls_per_second_with_no_needless_gap() {
+async fn twenty_calls_with_every_third_connection_delayed_never_put_three_arrivals_in_a_second() {
+    for tasks in [1, 4] {
+        let script = Script::new(vec![], ok_whoami());
+        script.delay_every(3, Duration::from_millis(80));
+        let client = client(&script);
+        let mut set = tokio::task::JoinSet::new();
+        for _ in 0..tasks {
+            let client = client.clone();
+            set.spawn(async move {
+                for _ in 0..20 / tasks {
+                    client.whoami().send().typed().await.unwrap();
+                }
+            });
+        }
+        set.join_all().await;
+        let times = script.times();
+        assert_eq!(times.len(), 20);
+        assert!(busiest_second(&times) <= 2, "{tasks} tasks: {times:?}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn clients_of_one_token_share_one_budget_and_a_new_token_starts_its_own() {
+    let script = Script::new(vec![], ok_whoami());
+    let build = |token: &str| {
+        Client::builder()
+            .base_url("http://budget-share.test/pubapi")
+            .allow_plain_http()
+            .token(SecretToken::try_from(token).unwrap())
+            .transport(script.clone())
+            .build()
+            .unwrap()
+    };
+    let (a, b) = (build("shared-budget-token"), build("shared-budget-token"));
+    let bob = b.act_as(ActAs::username("bob").unwrap());
+    let mut set = tokio::task::JoinSet::new();
+    for client in [a.clone(), b.clone(), bob, a.clone()] {
+        set.spawn(async move {
+            for _ in 0..3 {
+                client.whoami().send().typed().await.unwrap();
+            }
+        });
+    }
+    set.join_all().await;
+    let mut times = script.times();
+    times.sort();
+    let expected: Vec<Duration> = (0..12).map(|i| Duration::from_millis(550 * i)).collect();
+    assert_eq!(times, expected, "one budget, one start every 550 ms");
+    assert!(a.limiter().same_as(&b.limiter()));
+    assert_eq!(a.quota(LimitClass::General).remaining_today, Some(988));
+    // A rotated token is another budget.
+    let rotated = build("rotated-budget-token");
+    rotated.whoami().send().typed().await.unwrap();
+    assert!(!rotated.limiter().same_as(&a.limiter()));
+    assert_eq!(
+        rotated.quota(LimitClass::General).remaining_today,
+        Some(999)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_inactive_token_is_unauthorized_and_never_retried() {
+    let inactive = Answer(
+        403,
+        vec![
+            ("x-gateway-error-code", "ERR_403_DEVELOPER_INACTIVE"),
+            ("retry-after", "1"),
+        ],
+        String::new(),
+    );
+    let script = Script::new(vec![], inactive);
+    let result = client(&script).whoami().send().typed().await;
+    assert!(matches!(result, Err(Error::Unauthorized(_))), "{result:?}");
+    assert_eq!(script.seen().len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_throttle_with_an_unknown_code_is_retried_a_bounded_number_of_times() {
+    for status in [403, 429] {
+        let answer = Answer(
+            status,
+            vec![
+                ("x-gateway-error-code", "ERR_SOMETHING_NEW"),
+                ("retry-after", "2"),
+            ],
+            String::new(),
+        );
+        let script = Script::new(vec![], answer);
+        let result = client(&script).whoami().send().typed().await;
+        assert!(result.is_err(), "{status}");
+        let sent = script.seen().len();
+        assert!((1..=5).contains(&sent), "{status}: {sent} attempts");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn quota_shows_the_gateway_counters_and_follows_a_higher_server_count() {
+    let counted = Answer(
+        200,
+        vec![
+            ("content-type", "application/json"),
+            ("x-accesstoken-qps-allotted", "2"),
+            ("x-accesstoken-qps-current", "1"),
+            ("x-accesstoken-quota-allotted", "1000"),
+            ("x-accesstoken-quota-current", "640"),
+        ],
+        WHOAMI.into(),
+    );
+    let script = Script::new(vec![], counted);
+    let client = client(&script);
+    client.whoami().send().typed().await.unwrap();
+    let quota = client.quota(LimitClass::General);
+    assert_eq!(quota.remaining_today, Some(360));
+    let server = quota.server.unwrap();
+    assert_eq!(
+        (server.quota_current, server.quota_allotted),
+        (Some(640), Some(1000))
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn pacing_spreads_calls_evenly_with_the_margin_and_bursts_on_request() {
     let script = Script::new(vec![], ok_whoami());
     let client = client(&script);
     let mut tasks = tokio::task::JoinSet::new();
@@ -51,9 +188,30 @@ async fn pacing_starts_at_most_two_calls_per_second_with_no_needless_gap() {
     }
     let mut times = script.times();
     times.sort();
-    let expected: Vec<Duration> = (0..10).map(|i| secs(i / 2)).collect();
+    let expected: Vec<Duration> = (0..10).map(|i| Duration::from_millis(550 * i)).collect();
     assert_eq!(times, expected);
     assert_eq!(client.quota(LimitClass::General).remaining_today, Some(990));
+
+    // Bursts, opted into: two at once, each window kept 100 ms longer.
+    let script = Script::new(vec![], ok_whoami());
+    let client = Client::builder()
+        .isolated_budget()
+        .base_url("http://sandbox.test/pubapi")
+        .allow_plain_http()
+        .token(SecretToken::try_from(CANARY).unwrap())
+        .pacing(pubapi_sdk_ext::limiter::Pacing::burst(
+            Duration::from_millis(100),
+        ))
+        .transport(script.clone())
+        .build()
+        .unwrap();
+    for _ in 0..6 {
+        client.whoami().send().typed().await.unwrap();
+    }
+    let expected: Vec<Duration> = [0, 0, 1100, 1100, 2200, 2200]
+        .map(Duration::from_millis)
+        .into();
+    assert_eq!(script.times(), expected);
 }
 
 #[tokio::test(start_paused = true)]
@@ -323,7 +481,9 @@ async fn canary_token_never_appears_in_debug_output() {
     let script = Script::new(vec![], Answer::empty(401));
     let client = client(&script).act_as(ActAs::username("bob").unwrap());
     let error = client.whoami().send().typed().await.unwrap_err();
-    let builder = Client::builder().token(SecretToken::try_from(CANARY).unwrap());
+    let builder = Client::builder()
+        .isolated_budget()
+        .token(SecretToken::try_from(CANARY).unwrap());
     for text in [
         format!("{client:?}"),
         format!("{error:?}"),
@@ -366,6 +526,7 @@ async fn revoked_token_is_replaced_once_by_a_rotating_source() {
         invalidated: Mutex::new(0),
     });
     let client = Client::builder()
+        .isolated_budget()
         .base_url("http://sandbox.test/pubapi")
         .allow_plain_http()
         .token_source(source.clone())

@@ -18,7 +18,8 @@ use serde_json::{Map, Value, json};
 
 use pubapi_sdk_ext::act_as::{self, ActAs};
 use pubapi_sdk_ext::classify::{
-    self, EndpointKind, GATEWAY_ERROR_CODE, OVER_QPS, OVER_RATE, classify_response, gateway_code,
+    self, EndpointKind, GATEWAY_ERROR_CODE, INACTIVE, OVER_QPS, OVER_RATE, classify_response,
+    gateway_code,
 };
 use pubapi_sdk_ext::error::{Area, Error, ErrorFormat};
 use pubapi_sdk_ext::retry::{Decision, GiveUpReason, RetryConfig, SplitMix64};
@@ -548,8 +549,10 @@ proptest! {
         // `…`) are shown on one line after at most 96 characters of the SDK's own.
         prop_assert!(shown.chars().count() <= 96 + 41 + 3 + 121, "{}", shown);
         prop_assert!(!shown.contains(['\n', '\r']), "{}", shown);
+        let inactive = api.gateway_code().is_some_and(|g| g.eq_ignore_ascii_case(INACTIVE));
         let variant_follows_status = match status {
             401 => matches!(error, Error::Unauthorized(_)),
+            403 | 429 if inactive => matches!(error, Error::Unauthorized(_)),
             403 => matches!(error, Error::Forbidden { .. } | Error::Throttled { .. } | Error::QuotaExhausted { .. }),
             404 => matches!(error, Error::NotFound(_)),
             409 => matches!(error, Error::Conflict(_)),
@@ -771,7 +774,8 @@ proptest! {
     /// The classifier speaks the documented vocabulary for any status, gateway code and
     /// `Retry-After`: success for 2xx and 3xx, quota only on the daily-quota code, throttled
     /// only on the per-second code, a 429, or the token endpoint's 409, server error for 5xx,
-    /// and otherwise final; the delay is always the header's.
+    /// and otherwise final (also a 403 or 429 saying the token is inactive); the delay is
+    /// always the header's.
     #[test]
     fn classifier_follows_status_gateway_code_and_endpoint(
         status in prop_oneof![any::<u16>(), arb_status()],
@@ -785,6 +789,7 @@ proptest! {
         let delay = retry_after(&headers, now);
         let expected = match status {
             200..=399 => classify::Outcome::Success,
+            403 | 429 if is(INACTIVE) => classify::Outcome::DoNotRetry,
             403 | 429 if is(OVER_RATE) => classify::Outcome::QuotaExhausted { retry_after: delay },
             403 if is(OVER_QPS) => classify::Outcome::Throttled { retry_after: delay },
             429 => classify::Outcome::Throttled { retry_after: delay },

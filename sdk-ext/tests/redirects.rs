@@ -9,6 +9,7 @@ const TOKEN: &str = "CANARY-redirect-token";
 
 fn client(server: &MockServer) -> Client {
     Client::builder()
+        .isolated_budget()
         .base_url(&server.url("/pubapi"))
         .token(SecretToken::try_from(TOKEN).unwrap())
         .build()

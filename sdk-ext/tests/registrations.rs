@@ -11,6 +11,7 @@ use support::{Answer, Script};
 
 fn client(script: &Arc<Script>) -> Client {
     Client::builder()
+        .isolated_budget()
         .base_url("http://sandbox.test/pubapi")
         .allow_plain_http()
         .token(SecretToken::try_from("t").unwrap())

@@ -44,6 +44,7 @@ async fn trace_names_the_operation_but_never_the_token_or_impersonated_user() {
         .finish();
     let _guard = tracing::subscriber::set_default(subscriber);
     let client = Client::builder()
+        .isolated_budget()
         .base_url("http://sandbox.test/pubapi")
         .allow_plain_http()
         .token(SecretToken::try_from(CANARY).unwrap())

@@ -52,6 +52,7 @@ fn object(value: Value) -> Map<String, Value> {
 /// opt in; otherwise they are built like `wire::client` (no pacing).
 fn opted_in(base_url: &str, retry: RetryConfig) -> Client {
     Client::builder()
+        .isolated_budget()
         .base_url(base_url)
         .token(SecretToken::try_from(wire::TOKEN).expect("valid token"))
         .limits(Limits {

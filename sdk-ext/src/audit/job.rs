@@ -40,8 +40,8 @@ pub enum JobState {
     Completed(ReportLocation),
 }
 
-/// How to wait for a job. Polls are at least [`AuditWait::MIN_INTERVAL`] apart (start to
-/// start), whatever is configured.
+/// How to wait for a job. Polls are at least [`AuditWait::MIN_INTERVAL`] apart (from one
+/// answer to the next request), whatever is configured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AuditWait {
     /// The interval between polls (default and minimum: 2 minutes).
@@ -159,7 +159,7 @@ impl Client {
         }
     }
 
-    /// Polls `job` until it completes, no more often than every 2 minutes (start to start),
+    /// Polls `job` until it completes, no more often than every 2 minutes (from one answer to the next request),
     /// within `how.deadline`; the error says how long it waited and how many polls it made.
     /// Dropping the future cancels the wait.
     pub async fn wait_for_audit_job(
@@ -236,6 +236,7 @@ mod tests {
         static CLIENT: std::sync::OnceLock<Client> = std::sync::OnceLock::new();
         CLIENT.get_or_init(|| {
             Client::builder()
+                .isolated_budget()
                 .base_url("https://acme.example.com/pubapi")
                 .token(crate::SecretToken::try_from("t").unwrap())
                 .build()

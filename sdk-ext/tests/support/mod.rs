@@ -46,6 +46,8 @@ pub struct Script {
     answers: Mutex<VecDeque<Answer>>,
     handler: Handler,
     seen: Mutex<Vec<Seen>>,
+    sent: std::sync::atomic::AtomicUsize,
+    delay: Mutex<Option<(usize, Duration)>>,
 }
 
 impl std::fmt::Debug for Script {
@@ -74,7 +76,14 @@ impl Script {
             answers: Mutex::new(answers.into()),
             handler: Box::new(handler),
             seen: Mutex::new(Vec::new()),
+            sent: Default::default(),
+            delay: Mutex::new(None),
         })
+    }
+
+    /// Every `nth` request reaches the server `delay` after it was sent (a new connection).
+    pub fn delay_every(&self, nth: usize, delay: Duration) {
+        *self.delay.lock().unwrap() = Some((nth, delay));
     }
 
     pub fn seen(&self) -> Vec<Seen> {
@@ -92,21 +101,31 @@ impl Transport for Script {
         _client: &'a reqwest::Client,
         request: reqwest::Request,
     ) -> BoxFuture<'a, reqwest::Result<reqwest::Response>> {
-        let seen = Seen {
-            at: self.start.elapsed(),
-            method: request.method().to_string(),
-            path: request.url().path().to_string(),
-            query: request.url().query().unwrap_or_default().to_string(),
-            headers: request.headers().clone(),
-        };
-        self.seen.lock().unwrap().push(seen.clone());
-        let queued = self.answers.lock().unwrap().pop_front();
-        let Answer(status, headers, body) = queued.unwrap_or_else(|| (self.handler)(&seen));
-        let mut response = http::Response::builder().status(status);
-        for (name, value) in headers {
-            response = response.header(name, value);
-        }
-        let response = response.body(body.into_bytes()).unwrap();
-        Box::pin(async move { Ok(reqwest::Response::from(response)) })
+        let sent = self.sent.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        let delay = (*self.delay.lock().unwrap())
+            .filter(|(nth, _)| sent.is_multiple_of(*nth))
+            .map(|(_, delay)| delay);
+        Box::pin(async move {
+            // A slow connection: the request reaches the server later than it was sent.
+            if let Some(delay) = delay {
+                tokio::time::sleep(delay).await;
+            }
+            let seen = Seen {
+                at: self.start.elapsed(),
+                method: request.method().to_string(),
+                path: request.url().path().to_string(),
+                query: request.url().query().unwrap_or_default().to_string(),
+                headers: request.headers().clone(),
+            };
+            self.seen.lock().unwrap().push(seen.clone());
+            let queued = self.answers.lock().unwrap().pop_front();
+            let Answer(status, headers, body) = queued.unwrap_or_else(|| (self.handler)(&seen));
+            let mut response = http::Response::builder().status(status);
+            for (name, value) in headers {
+                response = response.header(name, value);
+            }
+            let response = response.body(body.into_bytes()).unwrap();
+            Ok(reqwest::Response::from(response))
+        })
     }
 }

@@ -47,6 +47,7 @@ const UNLIMITED: Limits = Limits {
 
 fn builder(server: &MockServer) -> pubapi_sdk_ext::ClientBuilder {
     Client::builder()
+        .isolated_budget()
         .base_url(&server.url("/pubapi"))
         .token(SecretToken::try_from(TOKEN).expect("valid token"))
         .limits(UNLIMITED)
