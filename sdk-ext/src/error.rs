@@ -711,7 +711,11 @@ impl fmt::Display for OneLine<'_> {
         let OneLine(text, max) = *self;
         let mut shown = 0;
         for c in text.chars() {
-            let escaped = c.is_control().then(|| c.escape_default().to_string());
+            // Control characters, line and paragraph separators and bidi controls would
+            // break or reorder the line.
+            let breaks_line = c.is_control()
+                || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+            let escaped = breaks_line.then(|| c.escape_default().to_string());
             let width = escaped.as_ref().map_or(1, |e| e.chars().count());
             if shown + width > max {
                 return f.write_str("…");

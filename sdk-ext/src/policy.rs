@@ -288,7 +288,10 @@ impl Policy {
                 .insert(http::header::AUTHORIZATION, token.header_value());
             permit.sent();
 
-            let head_timeout = shared.settings.head_timeout;
+            let head_timeout = shared
+                .settings
+                .head_timeout
+                .min(deadline.saturating_duration_since(Instant::now()));
             let sent =
                 tokio::time::timeout(head_timeout, shared.transport.send(http, this_attempt));
             let result = match sent.await {
@@ -421,12 +424,20 @@ fn encode_path_queries(
         query.push('=');
         match operation.path_queries.iter().find(|p| **p == name) {
             Some(parameter) => {
-                let path = crate::path::encode_folder_path(&value).map_err(|error| {
-                    LocalRejection::PathValue {
-                        operation: operation.id,
-                        parameter,
-                        error,
-                    }
+                // `/` is the whole tree, and a folder may be written with a trailing slash.
+                let folder = match value.strip_suffix('/') {
+                    Some(trimmed) if !trimmed.is_empty() => trimmed,
+                    _ => &value,
+                };
+                let path = if folder == "/" {
+                    Ok("/".to_string())
+                } else {
+                    crate::path::encode_folder_path(folder)
+                };
+                let path = path.map_err(|error| LocalRejection::PathValue {
+                    operation: operation.id,
+                    parameter,
+                    error,
                 })?;
                 query.push_str(&path);
             }

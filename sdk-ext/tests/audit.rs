@@ -314,6 +314,68 @@ async fn a_read_stopped_by_the_daily_budget_resumes_at_the_offset_it_names() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_page_that_is_not_the_one_asked_for_ends_the_read_saying_where_to_resume() {
+    // A proxy that drops the query: every page starts at 0, and the second one ends early.
+    let pages = std::sync::atomic::AtomicU32::new(0);
+    let script = Script::handler(move |_| {
+        let n = pages.fetch_add(1, Ordering::SeqCst);
+        let events: Vec<_> = (0..if n == 0 { 10 } else { 0 })
+            .map(|i| json!({"user_id": i}))
+            .collect();
+        Answer::json(
+            200,
+            json!({"total_count": 50, "offset": if n < 2 { 0 } else { 10 }, "events": events})
+                .to_string(),
+        )
+    });
+    let read = ReportRead {
+        page_size: 10,
+        offset: 0,
+    };
+    let results: Vec<_> = client(&script)
+        .audit_report_events(logins_report(), read)
+        .collect()
+        .await;
+    assert_eq!(results.len(), 11);
+    match results.last().unwrap() {
+        Err(ReadError {
+            resume_at: 10,
+            error: Error::Decode { message, .. },
+        }) => assert!(message.contains("from 10"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_empty_page_before_the_total_is_an_error_not_the_end() {
+    let script = Script::handler(|seen| {
+        let offset = param(seen, "offset").unwrap_or(0);
+        let events: Vec<_> = (offset..(offset + 10).min(20))
+            .map(|i| json!({"user_id": i}))
+            .collect();
+        Answer::json(
+            200,
+            json!({"total_count": 50, "offset": offset, "events": events}).to_string(),
+        )
+    });
+    let results: Vec<_> = client(&script)
+        .audit_report_events(
+            logins_report(),
+            ReportRead {
+                page_size: 10,
+                offset: 0,
+            },
+        )
+        .collect()
+        .await;
+    assert_eq!(results.len(), 21);
+    assert!(matches!(
+        results.last(),
+        Some(Err(ReadError { resume_at: 20, .. }))
+    ));
+}
+
+#[tokio::test(start_paused = true)]
 async fn the_plan_says_how_many_calls_a_read_takes_against_the_quota_left() {
     let script = audit_api(0, 1_000_000);
     let client = budget_client(&script, 1000);

@@ -549,3 +549,53 @@ async fn ids_at_the_ends_of_the_range_neither_panic_nor_stall() {
     assert_eq!(ids, ((i64::MAX - 3)..=i64::MAX).collect::<Vec<_>>());
     assert_eq!(stream.checkpoint(), Some(i64::MAX));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_folder_that_is_no_path_ends_the_stream_with_a_typed_error_naming_it() {
+    use pubapi_sdk_ext::error::InputError;
+    let script = events_api(Store::new(1, 5));
+    let mut stream = EventStream::builder(EventsVersion::V2)
+        .start(StreamStart::After(0))
+        .folder("/Shared/../admin")
+        .build(client(&script));
+    match stream.next().await {
+        Some(Err(pubapi_sdk_ext::Error::InvalidInput(InputError::PathValue {
+            parameter: "folder",
+            ..
+        }))) => {}
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        stream.next().await.is_none(),
+        "not repeated every 5 minutes"
+    );
+    assert!(script.seen().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_folder_with_a_trailing_slash_reads_that_folder() {
+    let script = events_api(Store::new(1, 3));
+    let mut stream = EventStream::builder(EventsVersion::V2)
+        .start(StreamStart::After(0))
+        .folder("/Shared/Team A/")
+        .build(client(&script));
+    assert_eq!(until_caught_up(&mut stream).await.0, vec![1, 2, 3]);
+    assert!(script.seen()[0].query.contains("folder=/Shared/Team%20A&"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cursor_without_the_latest_id_is_an_error_not_a_replay_of_history() {
+    let script = Script::new(
+        vec![Answer::json(200, r#"{"oldest_event_id": 1}"#)],
+        Answer::empty(500),
+    );
+    let mut stream = EventStream::builder(EventsVersion::V2).build(client(&script));
+    match stream.next().await {
+        Some(Err(pubapi_sdk_ext::Error::Decode { path, .. })) => {
+            assert_eq!(path, "latest_event_id")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(stream.next().await.is_none());
+    assert_eq!(script.seen().len(), 1);
+}

@@ -1,6 +1,6 @@
 //! AI agents: list, ask (validated), and ask-and-wait.
 
-use super::answer_wait::{Phase, UnknownStatuses};
+use super::answer_wait::UnknownStatuses;
 use super::{AiWait, AskError};
 use crate::Client;
 use crate::error::Error;
@@ -98,21 +98,18 @@ impl Agents<'_> {
         let request_id = request.request_id.clone().unwrap_or_default();
         let unknown = UnknownStatuses::new(&how);
         let result = wait(how.config(), || async {
-            let status = match self.status(agent_id, &request_id).await {
-                Ok(status) => status,
-                Err(e) => return Verdict::Failed(AskError::Api(e)),
-            };
-            let phase = Phase::of(status.status.as_deref());
-            if let Some(stuck) = unknown.record(&phase, status.status.as_deref()) {
-                return Verdict::Failed(stuck);
-            }
-            match phase {
-                Phase::Completed => Verdict::Done(status),
-                Phase::Failed | Phase::AwaitingConfirmation => Verdict::Failed(AskError::Failed {
-                    status: status.status.unwrap_or_default(),
-                    response_text: status.response_text,
-                }),
-                Phase::Running | Phase::Unknown => Verdict::Pending,
+            match self.status(agent_id, &request_id).await {
+                // Agents have no confirmation step: such a status ends the wait as a failure.
+                Ok(status) => unknown.verdict(
+                    status.status.clone(),
+                    status.response_text.clone(),
+                    status,
+                    |status| AskError::Failed {
+                        status: status.status.unwrap_or_default(),
+                        response_text: status.response_text,
+                    },
+                ),
+                Err(e) => Verdict::Failed(AskError::Api(e)),
             }
         })
         .await?;

@@ -88,8 +88,35 @@ impl UnknownStatuses {
         }
     }
 
+    /// The verdict of one poll whose body says `status` and `response_text`: done on
+    /// `COMPLETED`, failed on `FAILED` (with the text), `awaiting(body)` on
+    /// `AWAITING_USER_CONFIRMATION`, pending while running, and failed once an unknown status
+    /// has lasted too long.
+    pub(crate) fn verdict<T>(
+        &self,
+        status: Option<String>,
+        response_text: Option<String>,
+        body: T,
+        awaiting: impl FnOnce(T) -> AskError,
+    ) -> crate::waiter::Verdict<T, AskError> {
+        use crate::waiter::Verdict;
+        let phase = Phase::of(status.as_deref());
+        if let Some(stuck) = self.record(&phase, status.as_deref()) {
+            return Verdict::Failed(stuck);
+        }
+        match phase {
+            Phase::Completed => Verdict::Done(body),
+            Phase::Failed => Verdict::Failed(AskError::Failed {
+                status: status.unwrap_or_default(),
+                response_text,
+            }),
+            Phase::AwaitingConfirmation => Verdict::Failed(awaiting(body)),
+            Phase::Running | Phase::Unknown => Verdict::Pending,
+        }
+    }
+
     /// Records one poll's phase; `Some(error)` when an unknown status has lasted too long.
-    pub(crate) fn record(&self, phase: &Phase, status: Option<&str>) -> Option<AskError> {
+    fn record(&self, phase: &Phase, status: Option<&str>) -> Option<AskError> {
         use std::sync::atomic::Ordering;
         if *phase != Phase::Unknown {
             self.seen.store(0, Ordering::Relaxed);
@@ -119,6 +146,8 @@ pub enum AskError {
     /// The assistant stopped at `AWAITING_USER_CONFIRMATION`: a pending action needs the
     /// user. `result` is the whole status body; its `pending_actions` say what to confirm.
     AwaitingConfirmation {
+        /// The ask response: the execution and conversation ids, to act on the confirmation.
+        execution: Box<pubapi_sdk::types::AssistantAskResponse>,
         /// The status body, with `pending_actions`, `response_text` and the tool calls so far.
         result: Box<pubapi_sdk::types::AssistantStatusResponse>,
     },
@@ -136,7 +165,7 @@ impl AskError {
     /// The pending actions of an execution awaiting the user's confirmation.
     pub fn pending_actions(&self) -> &[serde_json::Value] {
         match self {
-            AskError::AwaitingConfirmation { result } => &result.pending_actions,
+            AskError::AwaitingConfirmation { result, .. } => &result.pending_actions,
             _ => &[],
         }
     }
@@ -151,7 +180,7 @@ impl fmt::Display for AskError {
                 response_text: Some(text),
             } => write!(f, "the execution ended {status}: {text}"),
             AskError::Failed { status, .. } => write!(f, "the execution ended {status}"),
-            AskError::AwaitingConfirmation { result } => write!(
+            AskError::AwaitingConfirmation { result, .. } => write!(
                 f,
                 "the assistant awaits the user's confirmation of {} pending action(s)",
                 result.pending_actions.len()

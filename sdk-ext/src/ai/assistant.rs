@@ -1,6 +1,6 @@
 //! The assistant: ask, then poll the execution until it is no longer `IN_PROGRESS`.
 
-use super::answer_wait::{Phase, UnknownStatuses};
+use super::answer_wait::UnknownStatuses;
 use super::{AiWait, AskError};
 use crate::Client;
 use crate::error::Error;
@@ -97,24 +97,17 @@ impl Assistant<'_> {
         let id = execution.execution_id.clone().unwrap_or_default();
         let unknown = UnknownStatuses::new(&how);
         let result = wait(how.config(), || async {
-            let status = match self.status(&id).await {
-                Ok(status) => status,
-                Err(e) => return Verdict::Failed(AskError::Api(e)),
-            };
-            let phase = Phase::of(status.status.as_deref());
-            if let Some(stuck) = unknown.record(&phase, status.status.as_deref()) {
-                return Verdict::Failed(stuck);
-            }
-            match phase {
-                Phase::Completed => Verdict::Done(status),
-                Phase::Failed => Verdict::Failed(AskError::Failed {
-                    status: status.status.unwrap_or_default(),
-                    response_text: status.response_text,
-                }),
-                Phase::AwaitingConfirmation => Verdict::Failed(AskError::AwaitingConfirmation {
-                    result: Box::new(status),
-                }),
-                Phase::Running | Phase::Unknown => Verdict::Pending,
+            match self.status(&id).await {
+                Ok(status) => unknown.verdict(
+                    status.status.clone(),
+                    status.response_text.clone(),
+                    status,
+                    |status| AskError::AwaitingConfirmation {
+                        execution: Box::new(execution.clone()),
+                        result: Box::new(status),
+                    },
+                ),
+                Err(e) => Verdict::Failed(AskError::Api(e)),
             }
         })
         .await?;

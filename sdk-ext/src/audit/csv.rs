@@ -52,6 +52,7 @@ pub struct CsvRows {
     reader: csv_core::Reader,
     input: Bytes,
     body_ended: bool,
+    /// The start of the body has been read (and a byte order mark dropped).
     started: bool,
     records: u64,
     out: Vec<u8>,
@@ -110,11 +111,7 @@ impl CsvRows {
                         fields,
                     }));
                 }
-                None if self.title.is_none()
-                    && self.records == 1
-                    && fields.len() == 1
-                    && fields[0].trim_start().starts_with(TITLE_PREFIX) =>
-                {
+                None if self.records == 1 && is_title(&fields) => {
                     self.title = fields.into_iter().next();
                 }
                 None => self.header = Some(fields.into()),
@@ -127,11 +124,14 @@ impl CsvRows {
         if self.finished {
             return Ok(None);
         }
+        if !self.started {
+            self.start().await?;
+        }
         let (mut out_len, mut ends_len) = (0, 0);
         loop {
             if self.input.is_empty() && !self.body_ended {
                 match self.report.chunk().await? {
-                    Some(chunk) => self.input = self.strip_bom(chunk),
+                    Some(chunk) => self.input = chunk,
                     None => self.body_ended = true,
                 }
                 continue;
@@ -189,17 +189,38 @@ impl CsvRows {
             }
         }
     }
+}
 
-    /// Drops a UTF-8 byte order mark at the very start of the body.
-    fn strip_bom(&mut self, chunk: Bytes) -> Bytes {
-        if std::mem::replace(&mut self.started, true) {
-            return chunk;
+impl CsvRows {
+    /// Reads the first three bytes of the body (or all of a shorter one) and drops a byte
+    /// order mark, which csv-core would otherwise take for the end of the input when a
+    /// chunk holds nothing else.
+    async fn start(&mut self) -> Result<(), CsvError> {
+        let mut head = Vec::new();
+        while head.len() < 3 {
+            match self.report.chunk().await? {
+                Some(chunk) => head.extend_from_slice(&chunk),
+                None => {
+                    self.body_ended = true;
+                    break;
+                }
+            }
         }
-        match chunk.strip_prefix(b"\xEF\xBB\xBF") {
-            Some(_) => chunk.slice(3..),
-            None => chunk,
-        }
+        let head = Bytes::from(head);
+        self.input = match head.strip_prefix(b"\xEF\xBB\xBF") {
+            Some(_) => head.slice(3..),
+            None => head,
+        };
+        self.started = true;
+        Ok(())
     }
+}
+
+/// The platform's title row: one field (trailing empty ones allowed) that starts with
+/// [`TITLE_PREFIX`].
+fn is_title(fields: &[String]) -> bool {
+    let filled = fields.iter().filter(|f| !f.is_empty()).count();
+    filled == 1 && fields[0].trim_start().starts_with(TITLE_PREFIX)
 }
 
 #[cfg(test)]
@@ -240,6 +261,28 @@ mod tests {
             out.push(row.unwrap().fields().to_vec());
         }
         (rows.title().map(str::to_string), out)
+    }
+
+    #[test]
+    fn a_byte_order_mark_split_across_chunks_is_dropped_and_a_padded_title_is_a_title() {
+        let body = b"\xEF\xBB\xBFThis report reflects activity up to 1/31/26 23:59:59,,\r\nUsername,Event\r\nalice,login\r\n";
+        for cut in 0..6 {
+            let chunks = vec![Vec::new(), body[..cut].to_vec(), body[cut..].to_vec()];
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap();
+            let (title, rows) = runtime.block_on(async {
+                let mut rows = report(chunks).rows();
+                let row = rows.next().await.unwrap().unwrap();
+                (rows.title().map(str::to_string), row)
+            });
+            assert_eq!(
+                title.as_deref(),
+                Some("This report reflects activity up to 1/31/26 23:59:59"),
+                "cut at {cut}"
+            );
+            assert_eq!(rows.get("Username"), Some("alice"), "cut at {cut}");
+        }
     }
 
     proptest! {

@@ -27,19 +27,10 @@ pub enum AuditEvent {
 impl AuditEvent {
     /// Types `raw` by the report `kind`; never fails.
     pub fn from_json(kind: AuditReportKind, raw: Map<String, Value>) -> AuditEvent {
-        fn typed<T: serde::de::DeserializeOwned>(raw: &Map<String, Value>) -> Option<T> {
-            serde_json::from_value(Value::Object(raw.clone())).ok()
+        match AuditEvent::from_raw(kind, &Value::Object(raw.clone()).to_string()) {
+            AuditEvent::Other(_) => AuditEvent::Other(raw),
+            typed => typed,
         }
-        let event = match kind {
-            AuditReportKind::Logins => typed(&raw).map(AuditEvent::Logins),
-            AuditReportKind::Files => typed(&raw).map(AuditEvent::Files),
-            AuditReportKind::Permissions => typed(&raw).map(AuditEvent::Permissions),
-            AuditReportKind::Users => typed(&raw).map(AuditEvent::Users),
-            AuditReportKind::Groups => typed(&raw).map(AuditEvent::Groups),
-            AuditReportKind::WorkgroupSettings => typed(&raw).map(AuditEvent::WorkgroupSettings),
-            _ => None,
-        };
-        event.unwrap_or(AuditEvent::Other(raw))
     }
 
     /// Types the JSON text of one event by the report `kind`, decoding it once; an event that

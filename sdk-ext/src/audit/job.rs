@@ -205,7 +205,8 @@ impl Client {
             .parse::<AuditReportKind>()
             .map_err(|_| decode("Location", &format!("unknown report type {kind:?}")))?;
         let id = percent_encoding::percent_decode_str(id)
-            .decode_utf8_lossy()
+            .decode_utf8()
+            .map_err(|_| decode("Location", &format!("the report id in {url} is not UTF-8")))?
             .into_owned();
         // An id that is not one clean segment (`a\..\b`, `..`) would address another report.
         crate::path::check_segment(&id).map_err(|e| {
@@ -252,6 +253,7 @@ mod tests {
             "/pubapi/v1/audit/logins/..",
             "/pubapi/v1/audit/logins/%2e%2e",
             "/pubapi/v1/audit/logins/a%2Fb",
+            "/pubapi/v1/audit/logins/a%FFb",
         ] {
             assert!(client.report_location(location).is_err(), "{location}");
         }

@@ -262,7 +262,11 @@ impl Client {
         read: ReportRead,
     ) -> Result<ReadPlan, Error> {
         let page = self.audit_report_page(at, 0, 1).await?;
-        let total_events = page.total_count.unwrap_or(page.events.len() as u64);
+        let total_events = page.total_count.ok_or_else(|| Error::Decode {
+            path: "total_count".into(),
+            message: "the report page does not say how many events the report has".into(),
+            body: Default::default(),
+        })?;
         let events_to_read = total_events.saturating_sub(read.offset);
         Ok(ReadPlan {
             total_events,
@@ -315,9 +319,33 @@ impl Client {
                     Ok(page) => {
                         s.total = page.total_count;
                         let delivered = page.events.len() as u64;
+                        let short_of_total = s.total.is_some_and(|total| s.offset < total);
+                        let problem = if page.offset.is_some_and(|o| o != s.offset) {
+                            Some(format!(
+                                "asked for events from {} and got a page from {:?}",
+                                s.offset, page.offset
+                            ))
+                        } else if delivered == 0 && short_of_total {
+                            Some(format!(
+                                "an empty page at event {} of {:?}",
+                                s.offset, s.total
+                            ))
+                        } else {
+                            None
+                        };
+                        if let Some(message) = problem {
+                            s.done = true;
+                            let error = Error::Decode {
+                                path: "events".into(),
+                                message,
+                                body: Default::default(),
+                            };
+                            let resume_at = s.offset;
+                            return Some((Err(ReadError { resume_at, error }), s));
+                        }
                         // An empty page ends the read; without a total, so does a short one.
                         s.done = delivered == 0 || (s.total.is_none() && delivered < s.page_size);
-                        s.offset += delivered;
+                        s.offset = s.offset.saturating_add(delivered);
                         s.buffer.extend(page.events);
                     }
                     Err(error) => {

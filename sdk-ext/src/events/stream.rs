@@ -116,6 +116,7 @@ impl EventStreamBuilder {
             window_end: None,
             next_poll: None,
             caught_up: false,
+            ended: false,
         }
     }
 }
@@ -145,6 +146,8 @@ pub struct EventStream {
     next_poll: Option<Instant>,
     /// The last window reached the newest event: say so once its events are delivered.
     caught_up: bool,
+    /// An error ended the stream.
+    ended: bool,
 }
 
 impl EventStream {
@@ -172,11 +175,16 @@ impl EventStream {
         self.cursor
     }
 
-    /// The next item; `None` never comes (the stream polls forever), errors are items and
-    /// the stream goes on after them at the next poll.
+    /// The next item. Errors are items and the stream goes on after them at the next poll;
+    /// `None` comes only after an error no later poll can mend (input the SDK refuses, such
+    /// as an invalid folder path, or a cursor without the id to start from), which was the
+    /// item before it.
     pub async fn next(&mut self) -> Option<Result<StreamItem, Error>> {
         let mut empty_windows = 0;
         loop {
+            if self.ended {
+                return None;
+            }
             if let Some(notice) = self.notices.pop_front() {
                 return Some(Ok(StreamItem::Notice(notice)));
             }
@@ -197,7 +205,10 @@ impl EventStream {
                         self.cursor = Some(cursor);
                         self.start = None;
                     }
-                    Err(e) => return Some(Err(e)),
+                    Err(e) => {
+                        self.ended = matches!(e, Error::Decode { .. });
+                        return Some(Err(e));
+                    }
                 }
             }
             if let Some(at) = self.next_poll.take()
@@ -217,7 +228,13 @@ impl EventStream {
                     return Some(Ok(self.caught_up_notice()));
                 }
                 Err(e) => {
-                    self.next_poll = Some(Instant::now() + self.poll_interval);
+                    // Input the SDK refuses, or an operation that is gone, fails the same
+                    // way at every poll: the stream ends with it instead of repeating it.
+                    if matches!(e, Error::InvalidInput(_) | Error::Removed { .. }) {
+                        self.ended = true;
+                    } else {
+                        self.next_poll = Some(Instant::now() + self.poll_interval);
+                    }
                     return Some(Err(e));
                 }
             };
@@ -274,13 +291,21 @@ impl EventStream {
             StreamStart::After(id) => Ok(id),
             StreamStart::Latest | StreamStart::Oldest => {
                 let cursor = self.client.events_cursor().await?;
-                let id = match start {
-                    StreamStart::Latest => cursor.latest_event_id,
-                    _ => cursor
-                        .oldest_event_id
-                        .map(|oldest| oldest.saturating_sub(1)),
+                let (field, id) = match start {
+                    StreamStart::Latest => ("latest_event_id", cursor.latest_event_id),
+                    _ => (
+                        "oldest_event_id",
+                        cursor
+                            .oldest_event_id
+                            .map(|oldest| oldest.saturating_sub(1)),
+                    ),
                 };
-                Ok(id.unwrap_or_default())
+                // Starting from 0 instead would replay the whole history, or skip it.
+                id.ok_or_else(|| Error::Decode {
+                    path: field.into(),
+                    message: "the events cursor has no such id".into(),
+                    body: Default::default(),
+                })
             }
         }
     }
@@ -318,7 +343,9 @@ impl Window {
             .collect();
         events.sort_by_key(|e| (e.id().is_none(), e.id()));
         events.dedup_by(|a, b| a.id().is_some() && a.id() == b.id());
-        let full_by_count = events.len() as i64 >= count;
+        // Only events with an id count: they are what the window of ids holds.
+        let with_id = events.iter().filter(|e| e.id().is_some()).count();
+        let full_by_count = with_id as i64 >= count;
         let newest = events.iter().filter_map(PollingEvent::id).max();
         // `latest_id` ends the window; one beyond the ids the window can hold is not trusted
         // (and a full page of events is read up to its last id only).
@@ -488,6 +515,22 @@ mod tests {
         let ids: Vec<Option<i64>> = window.events.iter().map(PollingEvent::id).collect();
         assert_eq!(ids, vec![Some(7), None, None]);
         assert_eq!((window.end, window.more), (9, false));
+    }
+
+    #[test]
+    fn a_full_page_of_events_without_ids_moves_by_latest_id() {
+        let events = (0..10)
+            .map(|_| serde_json::from_value(json!({"type": "note"})).unwrap())
+            .collect();
+        let page = EventPage {
+            count: None,
+            events,
+            latest_id: Some(60),
+            oldest_id: Some(51),
+        };
+        let window = Window::forward(50, 10, page);
+        assert_eq!(window.events.len(), 10);
+        assert_eq!((window.end, window.more), (60, true));
     }
 
     proptest! {
