@@ -206,9 +206,10 @@ async fn assistant_awaiting_user_confirmation_ends_the_wait_with_the_pending_act
     match ask_assistant(&script).await {
         Err(WaitError::Failed { error, .. }) => {
             assert_eq!(error.pending_actions(), &[action]);
-            let AskError::AwaitingConfirmation { result } = &error else {
+            let AskError::AwaitingConfirmation { result, execution } = &error else {
                 panic!("{error:?}")
             };
+            assert_eq!(execution.execution_id.as_deref(), Some("e1"), "to act on it");
             assert_eq!(
                 result.tool_calls["t1"].output,
                 Some(json!(["step 1", "step 2"]))
