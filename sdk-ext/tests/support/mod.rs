@@ -2,6 +2,8 @@
 //! handler, records what it saw, and never touches a socket (so paused time is safe).
 #![allow(dead_code)]
 
+pub mod redis_server;
+
 use pubapi_sdk::hooks::BoxFuture;
 use pubapi_sdk_ext::transport::Transport;
 use std::collections::VecDeque;
