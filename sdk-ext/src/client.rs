@@ -2,6 +2,7 @@
 //! views.
 
 use crate::act_as::ActAs;
+use crate::fleet::Fleet;
 use crate::limiter::{Pacing, Quota, RateLimiter};
 use crate::limits::{LimitClass, Limits};
 use crate::policy::{Budgets, Policy, Settings, Shared};
@@ -164,6 +165,7 @@ pub struct ClientBuilder {
     call_removed_operations: bool,
     pacing: Pacing,
     isolated_budget: bool,
+    fleet: Option<Fleet>,
 }
 
 impl Default for ClientBuilder {
@@ -180,6 +182,7 @@ impl Default for ClientBuilder {
             call_removed_operations: false,
             pacing: Pacing::default(),
             isolated_budget: false,
+            fleet: None,
         }
     }
 }
@@ -251,6 +254,14 @@ impl ClientBuilder {
         self
     }
 
+    /// Shares the token's budget with every process of a fleet through `fleet`'s store (for
+    /// example `fleet::redis::RedisBudget`, feature `redis`): replicas of a service that use
+    /// one token then pace together. Ignored with [`ClientBuilder::isolated_budget`].
+    pub fn fleet(mut self, fleet: Fleet) -> Self {
+        self.fleet = Some(fleet);
+        self
+    }
+
     /// Retry, backoff and deadline settings.
     pub fn retry(mut self, retry: RetryConfig) -> Self {
         self.retry = retry;
@@ -317,6 +328,7 @@ impl ClientBuilder {
                 base_url: base_url.clone(),
                 limits: self.limits,
                 pacing: self.pacing,
+                fleet: self.fleet,
             }
         };
         let shared = Arc::new(Shared::new(

@@ -110,6 +110,9 @@ pub enum Error {
     },
     /// Input refused before anything was sent.
     InvalidInput(InputError),
+    /// The checkpoint store of an event stream failed; the stream did not start anywhere
+    /// else (that would lose or repeat events) and tries again at the next poll.
+    Checkpoint(crate::fleet::FleetError),
     /// The reference removed the operation on a date that has passed (the copilot, on 30
     /// September 2026); nothing was sent. Use the successor, or build the client with
     /// `call_removed_operations()` for a platform that still serves it.
@@ -250,6 +253,7 @@ impl Error {
             | Error::Timeout { .. }
             | Error::Decode { .. }
             | Error::InvalidInput(_)
+            | Error::Checkpoint(_)
             | Error::Removed { .. } => None,
         }
     }
@@ -365,6 +369,7 @@ impl fmt::Display for Error {
                 write!(f, "response body does not decode at {path}: {message}")
             }
             Error::InvalidInput(_) => f.write_str("invalid input, nothing sent"),
+            Error::Checkpoint(e) => write!(f, "event stream checkpoint unavailable: {e}"),
             Error::Removed {
                 operation,
                 sunset,

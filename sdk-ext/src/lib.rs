@@ -7,6 +7,7 @@ pub mod classify;
 pub mod client;
 pub mod error;
 pub mod events;
+pub mod fleet;
 pub mod limiter;
 pub mod limits;
 pub mod path;

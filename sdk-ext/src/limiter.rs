@@ -30,6 +30,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::fleet::Fleet;
 use crate::limits::{Budget, LimitClass, Limits};
 use crate::token::TokenFingerprint;
 
@@ -110,7 +111,17 @@ pub struct RateLimiter {
 struct Inner {
     limits: Limits,
     pacing: Pacing,
+    /// The fleet's shared windows, when the token's budget is shared across processes.
+    fleet: Option<FleetLink>,
     classes: Mutex<[ClassLog; 2]>,
+}
+
+/// A limiter's place in a fleet.
+struct FleetLink {
+    fleet: Fleet,
+    token: TokenFingerprint,
+    /// The store failed last time: warn once per outage.
+    failing: std::sync::atomic::AtomicBool,
 }
 
 /// Start times of one class, ascending, plus a block set by the server.
@@ -177,6 +188,24 @@ impl RateLimiter {
             inner: Arc::new(Inner {
                 limits,
                 pacing,
+                fleet: None,
+                classes: Mutex::new(Default::default()),
+            }),
+        }
+    }
+
+    /// A limiter whose windows live in `fleet`'s store, shared by every process of the fleet
+    /// that uses the token `token` (see [`crate::fleet`]).
+    pub fn in_fleet(limits: Limits, pacing: Pacing, fleet: Fleet, token: TokenFingerprint) -> Self {
+        RateLimiter {
+            inner: Arc::new(Inner {
+                limits,
+                pacing,
+                fleet: Some(FleetLink {
+                    fleet,
+                    token,
+                    failing: Default::default(),
+                }),
                 classes: Mutex::new(Default::default()),
             }),
         }
@@ -184,14 +213,22 @@ impl RateLimiter {
 
     /// The limiter of the token with this fingerprint in this process: the
     /// one already in use by another client of the token, or a new one with
-    /// `limits` and `pacing` (the first client's settings win).
-    pub fn for_token(fingerprint: TokenFingerprint, limits: Limits, pacing: Pacing) -> Self {
+    /// `limits`, `pacing` and `fleet` (the first client's settings win).
+    pub fn for_token(
+        fingerprint: TokenFingerprint,
+        limits: Limits,
+        pacing: Pacing,
+        fleet: Option<Fleet>,
+    ) -> Self {
         let mut registry = registry().lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(inner) = registry.get(&fingerprint).and_then(Weak::upgrade) {
             return RateLimiter { inner };
         }
         registry.retain(|_, weak| weak.strong_count() > 0);
-        let limiter = RateLimiter::with_pacing(limits, pacing);
+        let limiter = match fleet {
+            Some(fleet) => RateLimiter::in_fleet(limits, pacing, fleet, fingerprint),
+            None => RateLimiter::with_pacing(limits, pacing),
+        };
         registry.insert(fingerprint, Arc::downgrade(&limiter.inner));
         limiter
     }
@@ -229,10 +266,29 @@ impl RateLimiter {
         max_wait: Duration,
     ) -> Result<Permit, LimitError> {
         let called = Instant::now();
+        let mut share = 1;
+        if let Some(link) = &self.inner.fleet {
+            match self.reserve_in_fleet(link, class, max_wait).await {
+                Ok(permit) => return permit,
+                Err(error) => {
+                    if !link
+                        .failing
+                        .swap(true, std::sync::atomic::Ordering::Relaxed)
+                    {
+                        tracing::warn!(
+                            %error,
+                            share = link.fleet.fallback_share,
+                            "the fleet's budget store is unreachable: pacing to a share of the budget"
+                        );
+                    }
+                    share = link.fleet.fallback_share;
+                }
+            }
+        }
         loop {
             let now = Instant::now();
             let left = max_wait.saturating_sub(now - called);
-            let booking = self.book(class, left, now)?;
+            let booking = self.book(class, left, now, share)?;
             if booking.at > now {
                 tokio::time::sleep_until(booking.at).await;
             }
@@ -268,6 +324,73 @@ impl RateLimiter {
         }
     }
 
+    /// Books through the fleet's store; `Err` when the store failed (the caller falls back to
+    /// a local share), `Ok` with the permit or the refusal otherwise.
+    async fn reserve_in_fleet(
+        &self,
+        link: &FleetLink,
+        class: LimitClass,
+        max_wait: Duration,
+    ) -> Result<Result<Permit, LimitError>, crate::fleet::FleetError> {
+        let called = Instant::now();
+        let request = crate::fleet::Reserve {
+            token: &link.token,
+            class,
+            budget: self.inner.limits.budget(class),
+            pacing: self.inner.pacing,
+            max_wait,
+        };
+        let reservation = link.fleet.budget.reserve(request).await?;
+        if link
+            .failing
+            .swap(false, std::sync::atomic::Ordering::Relaxed)
+        {
+            tracing::info!("the fleet's budget store answers again");
+        }
+        let wait = match reservation {
+            crate::fleet::Reservation::Granted { wait } => wait,
+            crate::fleet::Reservation::Refused { wait, long_wait } => {
+                return Ok(Err(if long_wait > max_wait {
+                    LimitError::DailyBudgetExhausted {
+                        class,
+                        available_in: wait,
+                    }
+                } else {
+                    LimitError::WouldExceedDeadline {
+                        class,
+                        wait,
+                        max_wait,
+                    }
+                }));
+            }
+            crate::fleet::Reservation::NoBudget => return Ok(Err(LimitError::NoBudget { class })),
+        };
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+        }
+        let now = Instant::now();
+        // Kept locally too, for `quota()` and server blocks.
+        let mut classes = self.lock();
+        let log = &mut classes[index(class)];
+        if let Some(until) = log.blocked_until
+            && until > now
+        {
+            return Ok(Err(LimitError::DailyBudgetExhausted {
+                class,
+                available_in: until - now,
+            }));
+        }
+        let at = log.starts.partition_point(|&s| s <= now);
+        log.starts.insert(at, now);
+        drop(classes);
+        Ok(Ok(Permit {
+            limiter: self.clone(),
+            class,
+            start: now,
+            waited: now.saturating_duration_since(called),
+        }))
+    }
+
     /// How much of `class`'s budget is used, counting booked slots.
     pub fn quota(&self, class: LimitClass) -> Quota {
         let now = Instant::now();
@@ -279,7 +402,7 @@ impl RateLimiter {
         let used_today = budget
             .per_day
             .map(|_| u32::try_from(log.starts.len()).unwrap_or(u32::MAX));
-        let next_slot_in = match log.earliest(budget, pacing, now) {
+        let next_slot_in = match log.earliest(budget, pacing, now, 1) {
             Some(slot) => slot.at - now,
             None => Duration::MAX,
         };
@@ -338,6 +461,7 @@ impl RateLimiter {
         class: LimitClass,
         max_wait: Duration,
         now: Instant,
+        share: u32,
     ) -> Result<Booking<'_>, LimitError> {
         let budget = self.inner.limits.budget(class);
         let pacing = self.inner.pacing;
@@ -345,7 +469,7 @@ impl RateLimiter {
         let log = &mut classes[index(class)];
         log.prune(budget, pacing, now);
         let slot = log
-            .earliest(budget, pacing, now)
+            .earliest(budget, pacing, now, share)
             .ok_or(LimitError::NoBudget { class })?;
         let wait = slot.at - now;
         if wait > max_wait {
@@ -445,13 +569,14 @@ impl ClassLog {
     }
 
     /// The earliest start at or after `now` that keeps every window within
-    /// budget, or `None` when a window allows nothing at all.
+    /// `1 / share` of its budget, or `None` when a window allows nothing at all.
     ///
     /// Booked starts are ascending and every new one is at or after the
     /// last, so a window of `k` is respected when the new start is at least
     /// one window after the k-th latest start.
-    fn earliest(&self, budget: Budget, pacing: Pacing, now: Instant) -> Option<Slot> {
+    fn earliest(&self, budget: Budget, pacing: Pacing, now: Instant, share: u32) -> Option<Slot> {
         let after_kth_latest = |k: u32, window: Duration| -> Option<Instant> {
+            let k = if k == 0 { 0 } else { (k / share).max(1) };
             let k = usize::try_from(k).ok().filter(|k| *k > 0)?;
             let len = self.starts.len();
             Some(if len >= k {
@@ -473,10 +598,10 @@ impl ClassLog {
         let mut at = long;
         if let Some(k) = budget.per_second {
             at = at.max(after_kth_latest(k, SECOND)?);
-            if !pacing.burst
+            if (!pacing.burst || share > 1)
                 && let Some(&last) = self.starts.back()
             {
-                at = at.max(last + (SECOND + pacing.margin) / k);
+                at = at.max(last + (SECOND + pacing.margin) * share / k);
             }
         }
         if let Some(&last) = self.starts.back() {
@@ -1227,14 +1352,15 @@ mod tests {
     fn one_token_has_one_limiter_in_the_process() {
         let token = crate::SecretToken::try_from("shared-token").unwrap();
         let here = token.fingerprint_in("https://a.example.com/pubapi");
-        let a = RateLimiter::for_token(here, Limits::default(), Pacing::default());
-        let b = RateLimiter::for_token(here, Limits::default(), Pacing::default());
+        let a = RateLimiter::for_token(here, Limits::default(), Pacing::default(), None);
+        let b = RateLimiter::for_token(here, Limits::default(), Pacing::default(), None);
         assert!(a.same_as(&b));
         let other = crate::SecretToken::try_from("rotated-token").unwrap();
         let c = RateLimiter::for_token(
             other.fingerprint_in("https://a.example.com/pubapi"),
             Limits::default(),
             Pacing::default(),
+            None,
         );
         assert!(!a.same_as(&c));
         assert!(!format!("{here:?}").contains("shared-token"));

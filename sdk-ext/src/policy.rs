@@ -8,6 +8,7 @@
 
 use crate::act_as::ActAs;
 use crate::classify::{EndpointKind, Outcome, classify_response, classify_transport};
+use crate::fleet::Fleet;
 use crate::limiter::{Pacing, RateLimiter, ServerCounters};
 use crate::limits::{LimitClass, Limits};
 use crate::rejection::LocalRejection;
@@ -77,6 +78,7 @@ pub(crate) enum Budgets {
         base_url: String,
         limits: Limits,
         pacing: Pacing,
+        fleet: Option<Fleet>,
     },
     /// One limiter of this client's own.
     Isolated(RateLimiter),
@@ -91,13 +93,15 @@ impl Shared {
                 base_url,
                 limits,
                 pacing,
+                fleet,
             } => {
                 let fingerprint = token.fingerprint_in(base_url);
                 let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
                 match &*current {
                     Some((known, limiter)) if *known == fingerprint => limiter.clone(),
                     _ => {
-                        let limiter = RateLimiter::for_token(fingerprint, *limits, *pacing);
+                        let limiter =
+                            RateLimiter::for_token(fingerprint, *limits, *pacing, fleet.clone());
                         *current = Some((fingerprint, limiter.clone()));
                         limiter
                     }

@@ -209,7 +209,11 @@ async fn assistant_awaiting_user_confirmation_ends_the_wait_with_the_pending_act
             let AskError::AwaitingConfirmation { result, execution } = &error else {
                 panic!("{error:?}")
             };
-            assert_eq!(execution.execution_id.as_deref(), Some("e1"), "to act on it");
+            assert_eq!(
+                execution.execution_id.as_deref(),
+                Some("e1"),
+                "to act on it"
+            );
             assert_eq!(
                 result.tool_calls["t1"].output,
                 Some(json!(["step 1", "step 2"]))

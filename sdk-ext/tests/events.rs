@@ -599,3 +599,28 @@ async fn a_cursor_without_the_latest_id_is_an_error_not_a_replay_of_history() {
     assert!(stream.next().await.is_none());
     assert_eq!(script.seen().len(), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_stream_with_a_checkpoint_file_resumes_where_it_was_saved_whatever_its_start() {
+    use pubapi_sdk_ext::fleet::FileCheckpoints;
+    let dir = std::env::temp_dir().join(format!("pubapi-stream-cp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("checkpoints.json");
+    let _ = std::fs::remove_file(&path);
+    let script = events_api(Store::new(1, 30));
+    let store = Arc::new(FileCheckpoints::new(&path));
+    let mut first = EventStream::builder(EventsVersion::V2)
+        .start(StreamStart::After(0))
+        .checkpoints(store.clone(), "v2-all")
+        .build(client(&script));
+    let mut delivered = take_events(&mut first, 12).await;
+    first.save_checkpoint().await.unwrap();
+    drop(first); // the process stops; the file survives
+    let mut second = EventStream::builder(EventsVersion::V2)
+        .start(StreamStart::Latest)
+        .checkpoints(Arc::new(FileCheckpoints::new(&path)), "v2-all")
+        .build(client(&script));
+    delivered.extend(until_caught_up(&mut second).await.0);
+    assert_eq!(delivered, (1..=30).collect::<Vec<_>>());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

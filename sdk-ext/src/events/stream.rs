@@ -3,8 +3,10 @@
 use super::{EventQuery, EventsVersion, PollingEvent, Suppress};
 use crate::Client;
 use crate::error::Error;
+use crate::fleet::{CheckpointStore, FleetError};
 use futures_util::Stream;
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -62,6 +64,7 @@ pub struct EventStreamBuilder {
     start: StreamStart,
     query: EventQuery,
     poll_interval: Duration,
+    checkpoints: Option<(Arc<dyn CheckpointStore>, String)>,
 }
 
 impl EventStreamBuilder {
@@ -102,6 +105,16 @@ impl EventStreamBuilder {
         self
     }
 
+    /// Keeps the checkpoint in `store` under `name`: the stream starts after the saved
+    /// checkpoint when there is one (whatever [`EventStreamBuilder::start`] says), and
+    /// [`EventStream::save_checkpoint`] saves it. A file ([`crate::fleet::FileCheckpoints`])
+    /// serves one process; a fleet's store (Redis) lets a restarted or moved consumer resume
+    /// where the fleet left off.
+    pub fn checkpoints(mut self, store: Arc<dyn CheckpointStore>, name: impl Into<String>) -> Self {
+        self.checkpoints = Some((store, name.into()));
+        self
+    }
+
     /// The stream, reading through `client`.
     pub fn build(self, client: Client) -> EventStream {
         EventStream {
@@ -110,6 +123,7 @@ impl EventStreamBuilder {
             start: Some(self.start),
             query: self.query,
             poll_interval: self.poll_interval,
+            checkpoints: self.checkpoints,
             cursor: None,
             buffer: VecDeque::new(),
             notices: VecDeque::new(),
@@ -138,6 +152,7 @@ pub struct EventStream {
     start: Option<StreamStart>,
     query: EventQuery,
     poll_interval: Duration,
+    checkpoints: Option<(Arc<dyn CheckpointStore>, String)>,
     cursor: Option<i64>,
     buffer: VecDeque<PollingEvent>,
     notices: VecDeque<StreamNotice>,
@@ -165,6 +180,7 @@ impl EventStream {
             start: StreamStart::Latest,
             query: EventQuery::after(0),
             poll_interval: Self::MIN_POLL_INTERVAL,
+            checkpoints: None,
         }
     }
 
@@ -173,6 +189,19 @@ impl EventStream {
     /// [`StreamStart::After`].
     pub fn checkpoint(&self) -> Option<i64> {
         self.cursor
+    }
+
+    /// Saves [`EventStream::checkpoint`] in the store given to
+    /// [`EventStreamBuilder::checkpoints`] (nothing to do without one or before the first
+    /// poll). Call it after processing an item.
+    ///
+    /// # Errors
+    /// [`FleetError`] when the store fails; the stream goes on, and the next save catches up.
+    pub async fn save_checkpoint(&self) -> Result<(), FleetError> {
+        match (&self.checkpoints, self.cursor) {
+            (Some((store, name)), Some(id)) => store.save(name, id).await,
+            _ => Ok(()),
+        }
     }
 
     /// The next item. Errors are items and the stream goes on after them at the next poll;
@@ -199,6 +228,11 @@ impl EventStream {
             if std::mem::take(&mut self.caught_up) {
                 return Some(Ok(self.caught_up_notice()));
             }
+            if let Some(at) = self.next_poll.take()
+                && at > Instant::now()
+            {
+                tokio::time::sleep_until(at).await;
+            }
             if let Some(start) = self.start {
                 match self.resolve(start).await {
                     Ok(cursor) => {
@@ -206,15 +240,14 @@ impl EventStream {
                         self.start = None;
                     }
                     Err(e) => {
-                        self.ended = matches!(e, Error::Decode { .. });
+                        if matches!(e, Error::Decode { .. }) {
+                            self.ended = true;
+                        } else {
+                            self.next_poll = Some(Instant::now() + self.poll_interval);
+                        }
                         return Some(Err(e));
                     }
                 }
-            }
-            if let Some(at) = self.next_poll.take()
-                && at > Instant::now()
-            {
-                tokio::time::sleep_until(at).await;
             }
             let cursor = self.cursor.unwrap_or_default();
             let query = EventQuery {
@@ -287,6 +320,14 @@ impl EventStream {
     }
 
     async fn resolve(&self, start: StreamStart) -> Result<i64, Error> {
+        if let Some((store, name)) = &self.checkpoints {
+            match store.load(name).await {
+                Ok(Some(saved)) => return Ok(saved),
+                Ok(None) => {}
+                // Starting elsewhere would lose or repeat events: say so and try again later.
+                Err(e) => return Err(Error::Checkpoint(e)),
+            }
+        }
         match start {
             StreamStart::After(id) => Ok(id),
             StreamStart::Latest | StreamStart::Oldest => {

@@ -1,0 +1,142 @@
+//! State a fleet of processes shares: one rate budget per token, event stream checkpoints.
+//!
+//! Services run replicas that share one token, and the gateway counts the token's calls, not
+//! a process's. Each piece of shared state has a small trait here with an embedded default and
+//! a Redis implementation behind the `redis` feature ([`redis`](self::redis)):
+//!
+//! | state | trait | embedded default | fleet |
+//! |---|---|---|---|
+//! | the quota windows of a token (per second, minute, day) | [`FleetBudget`] | the client's own limiter, shared in the process ([`crate::limiter`]) | `RedisBudget` |
+//! | event stream checkpoints | [`CheckpointStore`] | [`FileCheckpoints`] (replaced atomically) | `RedisCheckpoints` |
+//! | the webhook receiver's dedup set | see [`crate::webhook`] | in memory | Redis `SET NX` |
+//!
+//! A client joins a fleet with [`crate::ClientBuilder::fleet`]. When the fleet's store cannot
+//! be reached, each process does not stop: it paces itself to a conservative share of the
+//! budget ([`Fleet::fallback_share`], by default a quarter: four replicas together stay within
+//! the budget) until the store answers again, and logs a warning.
+
+mod file;
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub mod redis;
+
+pub use file::FileCheckpoints;
+
+use crate::limiter::Pacing;
+use crate::limits::{Budget, LimitClass};
+use crate::token::TokenFingerprint;
+use pubapi_sdk::hooks::BoxFuture;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A request for the earliest start of one call of a token, from a fleet's shared windows.
+#[derive(Debug, Clone, Copy)]
+pub struct Reserve<'a> {
+    /// Whose budget (never the token itself).
+    pub token: &'a TokenFingerprint,
+    /// Which budget.
+    pub class: LimitClass,
+    /// Its windows.
+    pub budget: Budget,
+    /// How starts are spread and the margin every window keeps.
+    pub pacing: Pacing,
+    /// Book nothing when the start would be further away than this.
+    pub max_wait: Duration,
+}
+
+/// What a fleet's store answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reservation {
+    /// Booked: start after `wait` from now.
+    Granted {
+        /// How long to wait before sending.
+        wait: Duration,
+    },
+    /// Not booked: the earliest start is `wait` away, more than allowed; `long_wait` is the
+    /// part owed to the minute and day windows.
+    Refused {
+        /// How far the earliest start is.
+        wait: Duration,
+        /// How far it is for the long windows alone.
+        long_wait: Duration,
+    },
+    /// The budget allows nothing at all.
+    NoBudget,
+}
+
+/// The quota windows of tokens, shared by a fleet: every reservation is atomic and timed by
+/// the store's clock, so clock skew between machines does not matter.
+pub trait FleetBudget: Send + Sync + fmt::Debug + 'static {
+    /// Books the earliest start allowed for one call.
+    fn reserve<'a>(
+        &'a self,
+        request: Reserve<'a>,
+    ) -> BoxFuture<'a, Result<Reservation, FleetError>>;
+}
+
+/// Where stream checkpoints are kept: the last event id processed, by stream name.
+pub trait CheckpointStore: Send + Sync + fmt::Debug + 'static {
+    /// The checkpoint saved under `name`, if any.
+    fn load<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Option<i64>, FleetError>>;
+    /// Saves `id` under `name`, replacing what was there.
+    fn save<'a>(&'a self, name: &'a str, id: i64) -> BoxFuture<'a, Result<(), FleetError>>;
+}
+
+/// A fleet's store failed or could not be reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FleetError {
+    /// What failed, e.g. `redis: connection refused`.
+    pub message: String,
+}
+
+impl FleetError {
+    pub(crate) fn new(message: impl Into<String>) -> Self {
+        FleetError {
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for FleetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "fleet store failed: {}", self.message)
+    }
+}
+
+impl std::error::Error for FleetError {}
+
+/// How a client takes part in a fleet: the shared budget store and what to do without it.
+#[derive(Clone)]
+pub struct Fleet {
+    /// The store of the quota windows.
+    pub budget: Arc<dyn FleetBudget>,
+    /// While the store cannot be reached, each process keeps to `1 / fallback_share` of every
+    /// window (default 4).
+    pub fallback_share: u32,
+}
+
+impl Fleet {
+    /// A fleet around `budget`, falling back to a quarter of the budget per process.
+    pub fn new(budget: Arc<dyn FleetBudget>) -> Self {
+        Fleet {
+            budget,
+            fallback_share: 4,
+        }
+    }
+
+    /// The same fleet with another fallback share (at least 1).
+    pub fn fallback_share(mut self, share: u32) -> Self {
+        self.fallback_share = share.max(1);
+        self
+    }
+}
+
+impl fmt::Debug for Fleet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Fleet")
+            .field("budget", &self.budget)
+            .field("fallback_share", &self.fallback_share)
+            .finish()
+    }
+}
