@@ -36,6 +36,7 @@ use crate::token::TokenFingerprint;
 
 const SECOND: Duration = Duration::from_secs(1);
 const MINUTE: Duration = Duration::from_secs(60);
+const HOUR: Duration = Duration::from_secs(60 * 60);
 const DAY: Duration = Duration::from_secs(24 * 60 * 60);
 /// Longest block [`RateLimiter::server_exhausted`] records, so a wild
 /// `Retry-After` cannot overflow the clock.
@@ -553,6 +554,8 @@ impl ClassLog {
     fn prune(&mut self, budget: Budget, pacing: Pacing, now: Instant) {
         let window = if budget.per_day.is_some() {
             DAY
+        } else if budget.per_hour.is_some() {
+            HOUR
         } else if budget.per_minute.is_some() {
             MINUTE
         } else {
@@ -588,6 +591,9 @@ impl ClassLog {
         let mut long = now;
         if let Some(k) = budget.per_day {
             long = long.max(after_kth_latest(k, DAY)?);
+        }
+        if let Some(k) = budget.per_hour {
+            long = long.max(after_kth_latest(k, HOUR)?);
         }
         if let Some(k) = budget.per_minute {
             long = long.max(after_kth_latest(k, MINUTE)?);

@@ -36,6 +36,8 @@ pub struct Budget {
     pub per_second: Option<u32>,
     /// At most this many requests start in any rolling minute.
     pub per_minute: Option<u32>,
+    /// At most this many requests start in any rolling hour (the token endpoint's windows).
+    pub per_hour: Option<u32>,
     /// At most this many requests start in any rolling 24 hours.
     pub per_day: Option<u32>,
 }
@@ -46,8 +48,15 @@ impl Budget {
         Budget {
             per_second,
             per_minute: None,
+            per_hour: None,
             per_day,
         }
+    }
+
+    /// The same budget with at most `per_hour` starts in any rolling hour.
+    pub const fn with_per_hour(mut self, per_hour: Option<u32>) -> Self {
+        self.per_hour = per_hour;
+        self
     }
 
     /// The same budget with at most `per_minute` starts in any rolling minute.

@@ -4,12 +4,157 @@
 //! grant flows are not in the reference, so a [`crate::TokenSource`] builds the request
 //! itself. What the reference does say is how it throttles: **409 with `Retry-After`**
 //! (100 requests per hour for public applications, 10 per user per hour for internal ones).
-//! [`send_token_request`] gives that request the same retry vocabulary as the API calls.
+//! [`send_token_request`] gives that request the same retry vocabulary as the API calls, and
+//! [`TokenPacer`] keeps it within those hourly limits with the same limiter as the API calls.
 
 use crate::classify::{EndpointKind, classify_response, classify_transport};
+use crate::limiter::{LimitError, Pacing, RateLimiter};
+use crate::limits::{Budget, LimitClass, Limits};
 use crate::retry::{Decision, RetryConfig, SplitMix64};
+use std::collections::HashMap;
 use std::future::Future;
+use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
+
+/// Which flow a token request belongs to, and so which hourly window it counts against.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TokenFlow {
+    /// The public application flow: one window for the application.
+    Public,
+    /// The internal application flow: one window per user.
+    Internal {
+        /// The user the token is for.
+        user: String,
+    },
+}
+
+/// The token endpoint's limits (section 8 of the reference), configurable for other plans.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenLimits {
+    /// Requests per hour of the public application flow (default 100).
+    pub public_per_hour: u32,
+    /// Requests per user per hour of the internal application flow (default 10).
+    pub internal_per_user_per_hour: u32,
+}
+
+impl Default for TokenLimits {
+    fn default() -> Self {
+        TokenLimits {
+            public_per_hour: 100,
+            internal_per_user_per_hour: 10,
+        }
+    }
+}
+
+/// Paces token requests to the token endpoint's hourly limits, one rolling window per flow
+/// (per user for the internal flow), kept a margin longer like every other window.
+///
+/// ```no_run
+/// use pubapi_sdk_ext::RetryConfig;
+/// use pubapi_sdk_ext::token_endpoint::{TokenFlow, TokenPacer};
+/// use std::time::Duration;
+///
+/// # async fn run(http: reqwest::Client, pacer: &TokenPacer) -> Result<(), Box<dyn std::error::Error>> {
+/// let flow = TokenFlow::Internal { user: "svc-reports".into() };
+/// let response = pacer
+///     .send(&flow, Duration::from_secs(30), &RetryConfig::default(), || {
+///         http.post("https://acme.example.com/puboauth/token")
+///             .header("content-type", "application/x-www-form-urlencoded")
+///             .body("grant_type=password")
+///             .send()
+///     })
+///     .await?;
+/// println!("{}", response.status());
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Default)]
+pub struct TokenPacer {
+    limits: TokenLimits,
+    windows: Mutex<HashMap<TokenFlow, RateLimiter>>,
+}
+
+impl TokenPacer {
+    /// A pacer with these limits.
+    pub fn new(limits: TokenLimits) -> Self {
+        TokenPacer {
+            limits,
+            windows: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Waits for a slot of `flow` (at most `max_wait`), then sends as [`send_token_request`]
+    /// does.
+    ///
+    /// # Errors
+    /// [`TokenPacingError::Limit`] when the flow's hourly window has no slot within
+    /// `max_wait` (nothing was sent), [`TokenPacingError::Http`] when the request failed.
+    pub async fn send<F, Fut>(
+        &self,
+        flow: &TokenFlow,
+        max_wait: Duration,
+        retry: &RetryConfig,
+        mut send: F,
+    ) -> Result<reqwest::Response, TokenPacingError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = reqwest::Result<reqwest::Response>>,
+    {
+        let limiter = self.window(flow);
+        attempts(retry, Some((&limiter, max_wait)), &mut send)
+            .await
+            .map_err(TokenPacingError::Limit)?
+            .map_err(TokenPacingError::Http)
+    }
+
+    fn window(&self, flow: &TokenFlow) -> RateLimiter {
+        let per_hour = match flow {
+            TokenFlow::Public => self.limits.public_per_hour,
+            TokenFlow::Internal { .. } => self.limits.internal_per_user_per_hour,
+        };
+        let mut windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
+        windows
+            .entry(flow.clone())
+            .or_insert_with(|| {
+                let budget = Budget::new(None, None).with_per_hour(Some(per_hour));
+                RateLimiter::with_pacing(
+                    Limits {
+                        general: budget,
+                        ai: budget,
+                    },
+                    Pacing::burst(Pacing::DEFAULT_MARGIN),
+                )
+            })
+            .clone()
+    }
+}
+
+/// Why [`TokenPacer::send`] has no response.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum TokenPacingError {
+    /// The flow's hourly window has no slot in time; nothing was sent.
+    Limit(LimitError),
+    /// The request failed.
+    Http(reqwest::Error),
+}
+
+impl std::fmt::Display for TokenPacingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TokenPacingError::Limit(e) => write!(f, "token endpoint budget: {e}"),
+            TokenPacingError::Http(_) => f.write_str("token request failed"),
+        }
+    }
+}
+
+impl std::error::Error for TokenPacingError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TokenPacingError::Limit(e) => Some(e),
+            TokenPacingError::Http(e) => Some(e),
+        }
+    }
+}
 
 /// Sends a token request built by `send` (called once per attempt) and retries it after a
 /// 409 for as long as its `Retry-After` says, within `retry`'s attempts, cap and total wait.
@@ -40,11 +185,31 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = reqwest::Result<reqwest::Response>>,
 {
+    match attempts(retry, None, &mut send).await {
+        Ok(result) => result,
+        Err(_) => unreachable!("no pacer, no pacing error"),
+    }
+}
+
+/// The attempts of one token request: each takes a slot of `pace` first, when given.
+async fn attempts<F, Fut>(
+    retry: &RetryConfig,
+    pace: Option<(&RateLimiter, Duration)>,
+    send: &mut F,
+) -> Result<reqwest::Result<reqwest::Response>, LimitError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = reqwest::Result<reqwest::Response>>,
+{
     let mut rng = SplitMix64::from_entropy();
     let mut waited = Duration::ZERO;
     let mut attempt = 0;
     loop {
         attempt += 1;
+        if let Some((limiter, max_wait)) = pace {
+            // Every attempt, retries included, takes a slot of the window.
+            limiter.acquire(LimitClass::General, max_wait).await?.sent();
+        }
         let result = send().await;
         let outcome = match &result {
             Ok(response) => classify_response(
@@ -65,7 +230,7 @@ where
                 tokio::time::sleep(after).await;
                 waited += after;
             }
-            Decision::Done | Decision::GiveUp(_) => return result,
+            Decision::Done | Decision::GiveUp(_) => return Ok(result),
         }
     }
 }
@@ -105,6 +270,42 @@ mod tests {
             *calls.lock().unwrap(),
             vec![Duration::ZERO, Duration::from_secs(30)]
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn token_requests_keep_to_the_hourly_window_of_their_flow() {
+        let pacer = TokenPacer::new(TokenLimits {
+            public_per_hour: 100,
+            internal_per_user_per_hour: 2,
+        });
+        let start = Instant::now();
+        let calls = Mutex::new(Vec::new());
+        let alice = TokenFlow::Internal {
+            user: "alice".into(),
+        };
+        let send = || {
+            calls.lock().unwrap().push(start.elapsed());
+            async { Ok(response(200, None)) }
+        };
+        let retry = RetryConfig::default();
+        let wait = Duration::from_secs(10);
+        pacer.send(&alice, wait, &retry, send).await.unwrap();
+        pacer.send(&alice, wait, &retry, send).await.unwrap();
+        // The third within the hour is refused, nothing sent.
+        assert!(matches!(
+            pacer.send(&alice, wait, &retry, send).await,
+            Err(TokenPacingError::Limit(
+                LimitError::DailyBudgetExhausted { .. }
+            ))
+        ));
+        // Another user has a window of their own; allowed to wait, alice goes after the hour.
+        let bob = TokenFlow::Internal { user: "bob".into() };
+        pacer.send(&bob, wait, &retry, send).await.unwrap();
+        let hour = Duration::from_secs(3700);
+        pacer.send(&alice, hour, &retry, send).await.unwrap();
+        let calls = calls.lock().unwrap().clone();
+        assert_eq!(calls.len(), 4);
+        assert_eq!(calls[3], Duration::from_secs(3600) + Pacing::DEFAULT_MARGIN);
     }
 
     #[tokio::test(start_paused = true)]

@@ -29,6 +29,7 @@ local margin = tonumber(ARGV[4])
 local burst = tonumber(ARGV[5])
 local max_wait = tonumber(ARGV[6])
 local member = ARGV[7]
+local per_hour = tonumber(ARGV[8])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local slot = now
@@ -43,6 +44,7 @@ local function after_kth_latest(k, window)
   return true
 end
 if not after_kth_latest(per_day, 86400000000) then return {-2, 0, 0} end
+if not after_kth_latest(per_hour, 3600000000) then return {-2, 0, 0} end
 if not after_kth_latest(per_minute, 60000000) then return {-2, 0, 0} end
 local long = slot
 if not after_kth_latest(per_second, 1000000) then return {-2, 0, 0} end
@@ -59,6 +61,7 @@ if slot - now > max_wait then return {-1, slot - now, long - now} end
 redis.call('ZADD', key, slot, member)
 local horizon = 1000000
 if per_minute >= 0 then horizon = 60000000 end
+if per_hour >= 0 then horizon = 3600000000 end
 if per_day >= 0 then horizon = 86400000000 end
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now - horizon - margin)
 redis.call('PEXPIRE', key, math.floor((horizon + margin) / 1000) + 60000)
@@ -158,6 +161,7 @@ impl FleetBudget for RedisBudget {
                 .arg(i64::from(request.pacing.burst))
                 .arg(micros(request.max_wait))
                 .arg(member)
+                .arg(limit(request.budget.per_hour))
                 .invoke_async(&mut connection)
                 .await
                 .map_err(redis_error)?;

@@ -1,0 +1,129 @@
+//! Per-call overhead of `pubapi-sdk-ext` over the generated client and over raw reqwest +
+//! serde_json, sequential and with 32 concurrent callers, against one loopback server. The
+//! sdk-ext client has no limits here (its pacing is measured in `pacing.rs`): what is measured
+//! is the policy a free slot costs (token, limiter, impersonation, classification).
+//!
+//! `cargo bench -p pubapi-sdk-ext --bench overhead`
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use pubapi_sdk::types::Whoami;
+use pubapi_sdk_ext::prelude::*;
+use pubapi_sdk_ext::{Budget, Client, Limits, SecretToken};
+use std::hint::black_box;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpListener;
+
+const WHOAMI: &str = r#"{"clientId":"c1","username":"admin","domain":"acme.example.com","scopes":["Service.webhooks"]}"#;
+
+/// Answers every request with the whoami body, keeping connections alive.
+async fn serve() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let (socket, _) = listener.accept().await.unwrap();
+            socket.set_nodelay(true).unwrap();
+            tokio::spawn(async move {
+                let (read, mut write) = socket.into_split();
+                let mut lines = BufReader::new(read);
+                let response = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{WHOAMI}",
+                    WHOAMI.len()
+                );
+                loop {
+                    let mut line = String::new();
+                    loop {
+                        line.clear();
+                        match lines.read_line(&mut line).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(_) if line == "\r\n" => break,
+                            Ok(_) => {}
+                        }
+                    }
+                    if write.write_all(response.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    format!("http://{addr}/pubapi")
+}
+
+#[derive(serde::Deserialize)]
+#[allow(dead_code)]
+struct PlainWhoAmI {
+    #[serde(rename = "clientId")]
+    client_id: Option<String>,
+    username: Option<String>,
+    domain: Option<String>,
+    scopes: Vec<String>,
+}
+
+fn overhead(c: &mut Criterion) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let base = runtime.block_on(serve());
+    let raw = reqwest::Client::new();
+    let generated = pubapi_sdk::Client::new(&base, pubapi_sdk::hooks::Inner::default());
+    let unlimited = Budget::new(None, None);
+    let ext = Client::builder()
+        .base_url(&base)
+        .token(SecretToken::try_from("bench-token").unwrap())
+        .limits(Limits {
+            general: unlimited,
+            ai: unlimited,
+        })
+        .build()
+        .unwrap();
+    let url = format!("{base}/v1/whoami");
+
+    let raw_call = || async {
+        let body = raw
+            .get(&url)
+            .bearer_auth("bench-token")
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+        serde_json::from_slice::<PlainWhoAmI>(&body).unwrap()
+    };
+    let generated_call = || async { generated.whoami().send().await.unwrap().into_inner() };
+    let ext_call = || async { ext.whoami().send().typed().await.unwrap().into_inner() };
+
+    let mut sequential = c.benchmark_group("whoami_sequential");
+    sequential.bench_function("raw_reqwest_serde", |b| {
+        b.to_async(&runtime)
+            .iter(|| async { black_box(raw_call().await) })
+    });
+    sequential.bench_function("generated_client", |b| {
+        b.to_async(&runtime)
+            .iter(|| async { black_box::<Whoami>(generated_call().await) })
+    });
+    sequential.bench_function("sdk_ext", |b| {
+        b.to_async(&runtime)
+            .iter(|| async { black_box::<Whoami>(ext_call().await) })
+    });
+    sequential.finish();
+
+    let mut concurrent = c.benchmark_group("whoami_32_concurrent");
+    concurrent.throughput(criterion::Throughput::Elements(32));
+    concurrent.bench_function("raw_reqwest_serde", |b| {
+        b.to_async(&runtime)
+            .iter(|| async { futures_util::future::join_all((0..32).map(|_| raw_call())).await })
+    });
+    concurrent.bench_function("generated_client", |b| {
+        b.to_async(&runtime).iter(|| async {
+            futures_util::future::join_all((0..32).map(|_| generated_call())).await
+        })
+    });
+    concurrent.bench_function("sdk_ext", |b| {
+        b.to_async(&runtime)
+            .iter(|| async { futures_util::future::join_all((0..32).map(|_| ext_call())).await })
+    });
+    concurrent.finish();
+}
+
+criterion_group!(benches, overhead);
+criterion_main!(benches);
