@@ -9,6 +9,9 @@
 //! - [`Receiver`]: a framework-neutral handler that authenticates, bounds, parses and
 //!   deduplicates a delivery, hands it to your [`DeliveryHandler`], and tells you which
 //!   status to answer ([`Outcome`]);
+//! - [`DedupStore`]: where the receiver remembers what it handed over: [`MemoryDedup`] in
+//!   this process by default, or `RedisDedup` (feature `redis`) shared by replicas and kept
+//!   across restarts (see [Deduplication across replicas](#deduplication-across-replicas));
 //! - [`EventFilter`]: the names and wildcards a registration may subscribe to;
 //! - [`testing`]: signed sample deliveries for your own tests;
 //! - `axum` (feature `receiver-axum`): the receiver as an axum route.
@@ -30,6 +33,25 @@
 //! - when a registration was disabled, or the process lost its memory, reconcile through the
 //!   events API (`GET /v2/events`, reference 4.9) rather than trusting that nothing was
 //!   missed.
+//!
+//! # Deduplication across replicas
+//!
+//! The receiver itself keeps no memory of deliveries: for each delivery it **claims** the
+//! keys of its events in a [`DedupStore`], hands the fresh ones to the handler, and then
+//! **commits** them (handler `Ok`, answer 200) or **releases** them (handler error, answer
+//! 500, or the handling was cancelled), so the platform's retry is handed over again. A key
+//! claimed by a delivery still being handled is left out and answered 503.
+//!
+//! - [`MemoryDedup`], the default: bounded memory in this process, forgotten on restart, not
+//!   shared. Enough for one replica whose handler is idempotent across restarts.
+//! - `RedisDedup` (feature `redis`): one Redis shared by every replica, set with
+//!   [`ReceiverBuilder::dedup_store`] under the receiver's name. A delivery is then handed
+//!   over once across replicas and across restarts: a claim is `SET key NX` with a lease, a
+//!   commit keeps the key for 2 hours (the retries end 71 minutes after the first attempt).
+//!   **If Redis cannot be reached, deliveries are refused with 503** before the handler sees
+//!   them: the platform retries them later, so nothing is lost and nothing is handed over
+//!   twice. See `RedisDedup` for keys, expiry and failure handling.
+//! - Your own: implement [`DedupStore`] (claim, commit, release, window).
 //!
 //! # What a shared secret cannot do
 //!
@@ -85,6 +107,8 @@ mod filter;
 mod handler;
 mod open_enum;
 mod receiver;
+#[cfg(feature = "redis")]
+mod redis_dedup;
 mod scan;
 mod secret;
 pub mod testing;
@@ -100,6 +124,10 @@ pub use data::{
     LinkDetails, LinkType, MetadataKey, PermissionChange, WorkflowApprovalTask, WorkflowAssignee,
     WorkflowCompleted, WorkflowCreated, WorkflowInfo, WorkflowStep,
 };
+pub use dedup::{
+    Claim, Claimant, DEAD_LETTER_DEDUP_CAPACITY, DedupError, DedupKey, DedupKind, DedupStore,
+    MemoryDedup,
+};
 pub use delivery::{
     CustomProperties, Delivery, DeliveryItem, DeliveryParseError, WebhookEvent, WebhookUser,
 };
@@ -107,8 +135,10 @@ pub use event_type::EventType;
 pub use filter::{EventFilter, EventFilterError, Wildcard};
 pub use handler::{Batch, DeadLetter, DeliveryHandler, HandlerError};
 pub use receiver::{
-    BuildError, DEAD_LETTER_DEDUP_CAPACITY, DEFAULT_DEDUP_CAPACITY, DEFAULT_DEDUP_WINDOW,
-    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_ITEMS, DEFAULT_MAX_READ_BYTES, Outcome, Receiver,
-    ReceiverBuilder,
+    BuildError, DEFAULT_DEDUP_CAPACITY, DEFAULT_DEDUP_WINDOW, DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_ITEMS, DEFAULT_MAX_READ_BYTES, Outcome, Receiver, ReceiverBuilder,
 };
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub use redis_dedup::RedisDedup;
 pub use secret::{SecretError, WebhookSecret};

@@ -2,16 +2,17 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http::HeaderMap;
 use http::header::AUTHORIZATION;
 use sha2::{Digest, Sha256};
-use tokio::time::Instant;
 
-use super::dedup::{Claim, DeadLetterKey, DedupKey, DedupStore, dead_letter_key, event_key};
+use super::dedup::{
+    Claim, Claimant, DeadLetterKey, DedupError, DedupKey, DedupStore, MemoryDedup, dead_letter_key,
+};
 use super::delivery::{MIN_EVENT_BYTES, envelope_problem, read_element};
 use super::scan::{Elements, data_elements, tree_cost};
 use super::{
@@ -43,9 +44,11 @@ pub const DEFAULT_MAX_ITEMS: usize = 10_000;
 /// take (estimated before reading it; see [`Receiver`]'s memory notes).
 const TREE_BYTES_PER_BYTE: usize = 14;
 
-/// How many deliveries' dead letters are remembered (within the dedup window), apart from
-/// the events, so that a retried delivery's dead letters are handed over once.
-pub const DEAD_LETTER_DEDUP_CAPACITY: usize = 1_000;
+/// The receiver's name with the in-process default store, which no other receiver shares.
+const DEFAULT_RECEIVER_NAME: &str = "default";
+
+/// The longest [receiver name](ReceiverBuilder::dedup_store), in bytes.
+const MAX_RECEIVER_NAME_BYTES: usize = 64;
 
 /// Receives webhook deliveries, whatever the HTTP server.
 ///
@@ -64,22 +67,34 @@ pub const DEAD_LETTER_DEDUP_CAPACITY: usize = 1_000;
 /// 3. reads the elements of `data` one at a time; what cannot be read (the whole body, an
 ///    element that is not an event, or one too dense to read within the memory bound below)
 ///    becomes a [`DeadLetter`] for the handler, never an error answer;
-/// 4. drops events already handed over within the dedup window (key: `domain` + `eventId`),
-///    events repeated inside the delivery, dead letters of the same delivery already handed
-///    over, and, if configured, the application's own events;
+/// 4. drops events repeated inside the delivery and, if configured, the application's own
+///    events, then claims the rest in the [dedup store](DedupStore) (key: `domain` +
+///    `eventId`, and one key for the delivery's dead letters): events and dead letters
+///    already handed over within the dedup window are dropped;
 /// 5. calls the [`DeliveryHandler`] once with what is left, and answers **200** only after it
-///    returned `Ok` (then remembers the events as seen), or **500** if it failed (and forgets
-///    them, so the platform's retry is handed over again).
+///    returned `Ok` (then commits the claims: remembered as seen), or **500** if it failed
+///    (and releases them, so the platform's retry is handed over again).
 ///
 /// If an event of the delivery is being handled right now for another delivery (the
-/// platform's immediate retry racing a slow handler), the rest is handled and the answer is
-/// **503**, so the platform sends the delivery again later; by then that event is either seen
-/// (a duplicate) or released (handled then). Nothing is lost or handed over twice.
+/// platform's immediate retry racing a slow handler, here or on another replica sharing the
+/// store), the rest is handled and the answer is **503**, so the platform sends the delivery
+/// again later; by then that event is either seen (a duplicate) or released (handled then).
+/// Nothing is lost or handed over twice.
+///
+/// If the dedup store cannot be reached (a shared store such as Redis is down), the delivery
+/// is refused with **503** before the handler sees anything
+/// ([`Outcome::dedup_unavailable`]): the platform retries it (after 1 minute, 10 minutes and
+/// 1 hour), so nothing is lost, and nothing is handed over without its claim, so nothing is
+/// handed over twice. An outage longer than the retry horizon (71 minutes) disables the
+/// registration: reconcile through the events API then.
 ///
 /// # Deduplication memory
 ///
-/// Deduplication lives in this process's memory: forgotten on restart, not shared between
-/// replicas. Where that matters, make the handler idempotent on `(domain, eventId)`.
+/// By default deduplication lives in this process's memory ([`MemoryDedup`]): forgotten on
+/// restart, not shared between replicas. To share it between replicas and keep it across
+/// restarts, give the receiver a shared store with
+/// [`dedup_store`](ReceiverBuilder::dedup_store) (`RedisDedup`, feature `redis`). Otherwise,
+/// where that matters, make the handler idempotent on `(domain, eventId)`.
 ///
 /// - Events handed over are remembered up to [`dedup_capacity`](ReceiverBuilder::dedup_capacity)
 ///   ids, the oldest forgotten first. Only events take these slots, and one delivery adds at
@@ -87,8 +102,9 @@ pub const DEAD_LETTER_DEDUP_CAPACITY: usize = 1_000;
 ///   `max_items` ids of other deliveries** (with the defaults, a tenth of the memory).
 /// - Dead letters never take or evict an event's slot. A delivery's dead letters are
 ///   remembered together, as one digest of their bytes, in a separate memory of the last
-///   [`DEAD_LETTER_DEDUP_CAPACITY`] such deliveries: a retry of the delivery does not hand
-///   them over again, a different delivery with the same bad element does.
+///   [`DEAD_LETTER_DEDUP_CAPACITY`](super::DEAD_LETTER_DEDUP_CAPACITY) such deliveries: a
+///   retry of the delivery does not hand them over again, a different delivery with the same
+///   bad element does.
 ///
 /// # Memory of one delivery
 ///
@@ -151,9 +167,9 @@ pub struct Receiver {
     max_body_bytes: usize,
     max_read_bytes: usize,
     max_items: usize,
-    dedup_window: Duration,
-    dedup_capacity: usize,
-    memory: Mutex<Memory>,
+    /// Scopes the dedup keys, so receivers sharing a store do not share keys.
+    name: Arc<str>,
+    dedup: Arc<dyn DedupStore>,
 }
 
 impl Receiver {
@@ -185,7 +201,9 @@ impl Receiver {
     /// Handles one delivery (see the type docs for the steps) and says what to answer.
     ///
     /// Never panics on any header or body. If the returned future is dropped while the
-    /// handler runs (the client went away), nothing is remembered as seen.
+    /// handler runs (the client went away), nothing is remembered as seen: the claims are
+    /// released (by a task on the current tokio runtime when the store is remote; a claim
+    /// that is never released expires, see `RedisDedup::claim_lease`).
     pub async fn handle<H: DeliveryHandler>(
         &self,
         headers: &HeaderMap,
@@ -201,26 +219,64 @@ impl Receiver {
             mut dead_letters,
             dead_letter_key,
         } = self.read(body, &mut outcome);
-        let now = Instant::now();
-        let mut claims = Claims::new(&self.memory);
-        {
-            let mut memory = self.lock_memory();
-            events.retain(|event| {
-                let key = event_key(&event.domain, &event.event_id);
-                claims.claim_event(&mut memory.events, key, now, &mut outcome)
-            });
-            if let Some(key) = dead_letter_key {
-                let count = dead_letters.len();
-                if !claims.claim_dead_letters(
-                    &mut memory.dead_letters,
-                    key,
-                    now,
-                    count,
-                    &mut outcome,
-                ) {
-                    dead_letters.clear();
-                }
+        // Repeats inside the delivery are duplicates before any store is asked.
+        let mut in_this_delivery = HashSet::with_capacity(events.len());
+        let mut keys = Vec::with_capacity(events.len() + 1);
+        events.retain(|event| {
+            let key = DedupKey::event(&self.name, &event.domain, &event.event_id);
+            if in_this_delivery.insert(key) {
+                keys.push(key);
+                true
+            } else {
+                outcome.duplicates += 1;
+                false
             }
+        });
+        drop(in_this_delivery);
+        // The dead letters' key comes last, after one key per remaining event.
+        keys.extend(dead_letter_key);
+        if keys.is_empty() {
+            return outcome;
+        }
+
+        let claimant = Claimant::new(Arc::clone(&self.name));
+        let found = match self.dedup.claim(&claimant, &keys).await {
+            Ok(found) if found.len() == keys.len() => found,
+            Ok(found) => {
+                let error = format!("{} answers for {} keys", found.len(), keys.len());
+                return self.dedup_unavailable(&DedupError::new(error), outcome);
+            }
+            Err(error) => return self.dedup_unavailable(&error, outcome),
+        };
+        let mut claims = Claims::new(&*self.dedup, claimant);
+        let mut found = found.into_iter().zip(keys);
+        events.retain(|_| match found.next() {
+            Some((Claim::Fresh, key)) => {
+                claims.keys.push(key);
+                true
+            }
+            Some((Claim::Seen, _)) => {
+                outcome.duplicates += 1;
+                false
+            }
+            Some((Claim::InFlight, _)) => {
+                outcome.in_flight += 1;
+                false
+            }
+            None => false,
+        });
+        let count = dead_letters.len();
+        match found.next() {
+            Some((Claim::Fresh, key)) => claims.keys.push(key),
+            Some((Claim::Seen, _)) => {
+                outcome.duplicates += count;
+                dead_letters.clear();
+            }
+            Some((Claim::InFlight, _)) => {
+                outcome.in_flight += count;
+                dead_letters.clear();
+            }
+            None => dead_letters.clear(),
         }
 
         let busy_elsewhere = outcome.in_flight > 0;
@@ -232,14 +288,28 @@ impl Receiver {
         outcome.dead_letters = dead_letters.len();
         match handler.handle_batch(Batch::new(events, dead_letters)).await {
             Ok(()) => {
-                claims.commit(Instant::now());
+                claims.commit().await;
                 outcome.status = if busy_elsewhere { 503 } else { 200 };
             }
             Err(_) => {
-                drop(claims);
+                claims.release().await;
                 outcome.status = 500;
             }
         }
+        outcome
+    }
+
+    /// Refuses a delivery whose keys could not be claimed, so the platform retries it.
+    fn dedup_unavailable(&self, error: &DedupError, mut outcome: Outcome) -> Outcome {
+        tracing::warn!(
+            error = %error,
+            cause = ?std::error::Error::source(error),
+            store = ?self.dedup,
+            "webhook delivery refused with 503: its events could not be claimed in the dedup \
+             store; the platform retries it"
+        );
+        outcome.status = 503;
+        outcome.dedup_unavailable = true;
         outcome
     }
 
@@ -253,7 +323,7 @@ impl Receiver {
         let (elements, count) = match self.bound(body) {
             Ok(found) => found,
             Err(error) => {
-                read.dead_letter_key = Some(dead_letter_key("body", body));
+                read.dead_letter_key = Some(dead_letter_key(&self.name, "body", body));
                 read.dead_letters.push(DeadLetter::Body {
                     raw: Bytes::copy_from_slice(body),
                     error,
@@ -275,7 +345,7 @@ impl Receiver {
                         // Sized once too: no copies of the vector while it grows.
                         read.dead_letters.reserve_exact(count - index);
                     }
-                    key.get_or_insert_with(|| DeadLetterKey::new("items"))
+                    key.get_or_insert_with(|| DeadLetterKey::new(&self.name, "items"))
                         .push(raw);
                     read.dead_letters.push(DeadLetter::Item {
                         raw: Bytes::copy_from_slice(raw),
@@ -336,16 +406,18 @@ impl Receiver {
         self.max_read_bytes
     }
 
-    /// How long a handed-over event is remembered.
+    /// How long a handed-over event is remembered (the [dedup store](DedupStore::window)'s
+    /// window).
     #[must_use]
     pub fn dedup_window(&self) -> Duration {
-        self.dedup_window
+        self.dedup.window()
     }
 
-    /// How many handed-over events are remembered at most.
+    /// How many handed-over events are remembered at most; `usize::MAX` for a store that
+    /// bounds its memory by expiry alone (`RedisDedup`).
     #[must_use]
     pub fn dedup_capacity(&self) -> usize {
-        self.dedup_capacity
+        self.dedup.capacity().unwrap_or(usize::MAX)
     }
 
     /// The most elements of `data` read from one delivery.
@@ -355,10 +427,11 @@ impl Receiver {
     }
 
     /// How many handed-over events are remembered right now (dead letters are remembered
-    /// apart, see [`DEAD_LETTER_DEDUP_CAPACITY`]).
+    /// apart, see [`DEAD_LETTER_DEDUP_CAPACITY`](super::DEAD_LETTER_DEDUP_CAPACITY)); 0 for a
+    /// store that cannot tell cheaply (`RedisDedup`: its keys expire on the server).
     #[must_use]
     pub fn remembered(&self) -> usize {
-        self.lock_memory().events.len()
+        self.dedup.remembered().unwrap_or(0)
     }
 
     fn is_own(&self, client_id_hash: &Option<String>) -> bool {
@@ -367,11 +440,6 @@ impl Receiver {
                 .iter()
                 .any(|own| own.eq_ignore_ascii_case(received))
         })
-    }
-
-    fn lock_memory(&self) -> MutexGuard<'_, Memory> {
-        // The stores stay consistent between calls, so a panic elsewhere does not spoil them.
-        self.memory.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -383,14 +451,6 @@ struct Read {
     dead_letter_key: Option<DedupKey>,
 }
 
-/// What the receiver remembers: events by `(domain, eventId)`, and apart from them, one key
-/// per delivery that had dead letters, so dead letters never take or evict an event's slot.
-#[derive(Debug)]
-struct Memory {
-    events: DedupStore,
-    dead_letters: DedupStore,
-}
-
 impl fmt::Debug for Receiver {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Receiver")
@@ -399,104 +459,84 @@ impl fmt::Debug for Receiver {
             .field("own_client_id_hashes", &self.own_client_id_hashes)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_items", &self.max_items)
-            .field("dedup_window", &self.dedup_window)
-            .field("dedup_capacity", &self.dedup_capacity)
+            .field("name", &self.name)
+            .field("dedup", &self.dedup)
             .finish_non_exhaustive()
     }
 }
 
-/// The keys one delivery claimed; released on drop unless committed, so a failed or
+/// The keys one delivery claimed; released on drop unless settled, so a failed or
 /// cancelled handler leaves them free for the retry.
 struct Claims<'a> {
-    memory: &'a Mutex<Memory>,
-    events: Vec<DedupKey>,
-    dead_letters: Option<DedupKey>,
-    in_this_delivery: HashSet<DedupKey>,
-    committed: bool,
+    store: &'a dyn DedupStore,
+    claimant: Claimant,
+    keys: Vec<DedupKey>,
+    settled: bool,
 }
 
 impl<'a> Claims<'a> {
-    fn new(memory: &'a Mutex<Memory>) -> Self {
+    fn new(store: &'a dyn DedupStore, claimant: Claimant) -> Self {
         Claims {
-            memory,
-            events: Vec::new(),
-            dead_letters: None,
-            in_this_delivery: HashSet::new(),
-            committed: false,
+            store,
+            claimant,
+            keys: Vec::new(),
+            settled: false,
         }
     }
 
-    /// Claims an event's key, counting what it was in `outcome`; true when it is new.
-    fn claim_event(
-        &mut self,
-        store: &mut DedupStore,
-        key: DedupKey,
-        now: Instant,
-        outcome: &mut Outcome,
-    ) -> bool {
-        if !self.in_this_delivery.insert(key) {
-            outcome.duplicates += 1;
-            return false;
+    /// Records the keys as handed over. A store failure is logged: the handler has the batch.
+    async fn commit(mut self) {
+        // The handler succeeded: even if this is cancelled, there is nothing to release.
+        self.settled = true;
+        if self.keys.is_empty() {
+            return;
         }
-        match store.claim(key, now) {
-            Claim::Fresh => {
-                self.events.push(key);
-                true
-            }
-            Claim::Seen => {
-                outcome.duplicates += 1;
-                false
-            }
-            Claim::InFlight => {
-                outcome.in_flight += 1;
-                false
-            }
+        if let Err(error) = self.store.commit(&self.claimant, &self.keys).await {
+            tracing::warn!(
+                error = %error,
+                cause = ?std::error::Error::source(&error),
+                "webhook delivery handled but not recorded in the dedup store; its claims \
+                 expire on their own"
+            );
         }
     }
 
-    /// Claims the key of the delivery's `count` dead letters; true when they are new.
-    fn claim_dead_letters(
-        &mut self,
-        store: &mut DedupStore,
-        key: DedupKey,
-        now: Instant,
-        count: usize,
-        outcome: &mut Outcome,
-    ) -> bool {
-        match store.claim(key, now) {
-            Claim::Fresh => {
-                self.dead_letters = Some(key);
-                true
-            }
-            Claim::Seen => {
-                outcome.duplicates += count;
-                false
-            }
-            Claim::InFlight => {
-                outcome.in_flight += count;
-                false
-            }
+    /// Gives the keys up for the platform's retry.
+    async fn release(mut self) {
+        self.settled = true;
+        let keys = std::mem::take(&mut self.keys);
+        if keys.is_empty() {
+            return;
+        }
+        if let Err(error) = self.store.release(self.claimant.clone(), keys).await {
+            log_release_failure(&error);
         }
     }
+}
 
-    fn commit(mut self, now: Instant) {
-        let mut memory = self.memory.lock().unwrap_or_else(PoisonError::into_inner);
-        memory.events.commit(&self.events, now);
-        if let Some(key) = self.dead_letters {
-            memory.dead_letters.commit(&[key], now);
-        }
-        self.committed = true;
-    }
+fn log_release_failure(error: &DedupError) {
+    tracing::warn!(
+        error = %error,
+        cause = ?std::error::Error::source(error),
+        "webhook dedup claims not released; they expire on their own"
+    );
 }
 
 impl Drop for Claims<'_> {
     fn drop(&mut self) {
-        if !self.committed && (!self.events.is_empty() || self.dead_letters.is_some()) {
-            let mut memory = self.memory.lock().unwrap_or_else(PoisonError::into_inner);
-            memory.events.release(&self.events);
-            if let Some(key) = self.dead_letters {
-                memory.dead_letters.release(&[key]);
-            }
+        if self.settled || self.keys.is_empty() {
+            return;
+        }
+        let release = self
+            .store
+            .release(self.claimant.clone(), std::mem::take(&mut self.keys));
+        // Without a runtime there is nothing to drive it: a remote claim then expires.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(error) = release.await {
+                    log_release_failure(&error);
+                }
+            });
         }
     }
 }
@@ -506,8 +546,8 @@ impl Drop for Claims<'_> {
 #[non_exhaustive]
 pub struct Outcome {
     /// HTTP status to answer: 200 handled (or nothing new), 401 not authenticated, 413 body
-    /// too large, 500 the handler failed, 503 an event is being handled for another delivery.
-    /// Anything but 200 makes the platform retry.
+    /// too large, 500 the handler failed, 503 an event is being handled for another delivery
+    /// or the dedup store cannot be reached. Anything but 200 makes the platform retry.
     pub status: u16,
     /// New events handed to the handler (refused by it when `status` is 500).
     pub accepted: usize,
@@ -520,6 +560,9 @@ pub struct Outcome {
     pub dead_letters: usize,
     /// Events left out because another delivery is handling them right now.
     pub in_flight: usize,
+    /// The dedup store could not be reached: the delivery was refused (503) before the
+    /// handler saw anything, so that the platform retries it.
+    pub dedup_unavailable: bool,
 }
 
 impl Outcome {
@@ -531,6 +574,7 @@ impl Outcome {
             ignored_own: 0,
             dead_letters: 0,
             in_flight: 0,
+            dedup_unavailable: false,
         }
     }
 
@@ -550,8 +594,12 @@ pub struct ReceiverBuilder {
     max_body_bytes: usize,
     max_read_bytes: usize,
     max_items: usize,
-    dedup_window: Duration,
-    dedup_capacity: usize,
+    /// `None`: the default, for the in-process store.
+    dedup_window: Option<Duration>,
+    /// `None`: the default, for the in-process store.
+    dedup_capacity: Option<usize>,
+    /// The receiver's name and a shared store.
+    dedup_store: Option<(String, Arc<dyn DedupStore>)>,
 }
 
 impl Default for ReceiverBuilder {
@@ -563,8 +611,9 @@ impl Default for ReceiverBuilder {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_read_bytes: DEFAULT_MAX_READ_BYTES,
             max_items: DEFAULT_MAX_ITEMS,
-            dedup_window: DEFAULT_DEDUP_WINDOW,
-            dedup_capacity: DEFAULT_DEDUP_CAPACITY,
+            dedup_window: None,
+            dedup_capacity: None,
+            dedup_store: None,
         }
     }
 }
@@ -588,18 +637,49 @@ impl ReceiverBuilder {
         self
     }
 
-    /// How long a handed-over event is remembered (default [`DEFAULT_DEDUP_WINDOW`]).
+    /// How long a handed-over event is remembered (default [`DEFAULT_DEDUP_WINDOW`]), by the
+    /// in-process store; a [`dedup_store`](Self::dedup_store) has its own setting.
     #[must_use]
     pub fn dedup_window(mut self, window: Duration) -> Self {
-        self.dedup_window = window;
+        self.dedup_window = Some(window);
         self
     }
 
     /// How many handed-over events are remembered at most; the oldest are forgotten first
-    /// (default [`DEFAULT_DEDUP_CAPACITY`]).
+    /// (default [`DEFAULT_DEDUP_CAPACITY`]), by the in-process store; a
+    /// [`dedup_store`](Self::dedup_store) has its own bounds.
     #[must_use]
     pub fn dedup_capacity(mut self, capacity: usize) -> Self {
-        self.dedup_capacity = capacity;
+        self.dedup_capacity = Some(capacity);
+        self
+    }
+
+    /// Remembers handed-over events in `store` instead of this process's memory, under the
+    /// receiver's name `receiver_name`: give it to every replica of one endpoint, and a
+    /// different name to every other endpoint sharing the store, so that two registrations
+    /// receiving the same event each handle it once.
+    ///
+    /// The name is 1 to 64 ASCII letters, digits, `-`, `_` or `.`. The store keeps its own
+    /// window and bounds, so [`dedup_window`](Self::dedup_window) and
+    /// [`dedup_capacity`](Self::dedup_capacity) are refused with it.
+    ///
+    /// ```no_run
+    /// # #[cfg(feature = "redis")]
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// use pubapi_sdk_ext::webhook::{Receiver, RedisDedup, WebhookSecret};
+    ///
+    /// let redis = redis::Client::open("redis://127.0.0.1/")?;
+    /// let manager = redis::aio::ConnectionManager::new(redis).await?;
+    /// let receiver = Receiver::builder()
+    ///     .secret(WebhookSecret::new(std::env::var("WEBHOOK_SECRET")?)?)
+    ///     .dedup_store("orders", RedisDedup::new(manager))
+    ///     .build()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn dedup_store(mut self, receiver_name: &str, store: impl DedupStore) -> Self {
+        self.dedup_store = Some((receiver_name.to_owned(), Arc::new(store)));
         self
     }
 
@@ -648,10 +728,10 @@ impl ReceiverBuilder {
     /// [`BuildError`] when no secret was given or a limit is zero.
     pub fn build(self) -> Result<Receiver, BuildError> {
         let current = self.current.ok_or(BuildError::MissingSecret)?;
-        if self.dedup_capacity == 0 {
+        if self.dedup_capacity == Some(0) {
             return Err(BuildError::ZeroDedupCapacity);
         }
-        if self.dedup_window.is_zero() {
+        if self.dedup_window.is_some_and(|window| window.is_zero()) {
             return Err(BuildError::ZeroDedupWindow);
         }
         if self.max_body_bytes == 0 || self.max_read_bytes == 0 {
@@ -660,6 +740,22 @@ impl ReceiverBuilder {
         if self.max_items == 0 {
             return Err(BuildError::ZeroMaxItems);
         }
+        let (name, dedup): (Arc<str>, Arc<dyn DedupStore>) = match self.dedup_store {
+            Some(_) if self.dedup_window.is_some() || self.dedup_capacity.is_some() => {
+                return Err(BuildError::DedupSettingsWithStore);
+            }
+            Some((name, _)) if !is_receiver_name(&name) => {
+                return Err(BuildError::InvalidReceiverName);
+            }
+            Some((name, store)) => (name.into(), store),
+            None => (
+                DEFAULT_RECEIVER_NAME.into(),
+                Arc::new(MemoryDedup::new(
+                    self.dedup_window.unwrap_or(DEFAULT_DEDUP_WINDOW),
+                    self.dedup_capacity.unwrap_or(DEFAULT_DEDUP_CAPACITY),
+                )),
+            ),
+        };
         Ok(Receiver {
             current,
             previous: self.previous,
@@ -667,14 +763,19 @@ impl ReceiverBuilder {
             max_body_bytes: self.max_body_bytes,
             max_read_bytes: self.max_read_bytes,
             max_items: self.max_items,
-            dedup_window: self.dedup_window,
-            dedup_capacity: self.dedup_capacity,
-            memory: Mutex::new(Memory {
-                events: DedupStore::new(self.dedup_window, self.dedup_capacity),
-                dead_letters: DedupStore::new(self.dedup_window, DEAD_LETTER_DEDUP_CAPACITY),
-            }),
+            name,
+            dedup,
         })
     }
+}
+
+/// 1 to 64 ASCII letters, digits, `-`, `_` or `.`: readable in a shared store's keys, and
+/// never a separator.
+fn is_receiver_name(name: &str) -> bool {
+    (1..=MAX_RECEIVER_NAME_BYTES).contains(&name.len())
+        && name
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.'))
 }
 
 /// Why [`ReceiverBuilder::build`] refused the configuration.
@@ -691,6 +792,14 @@ pub enum BuildError {
     ZeroMaxBodyBytes,
     /// [`max_items`](ReceiverBuilder::max_items) is zero.
     ZeroMaxItems,
+    /// The receiver name given with [`dedup_store`](ReceiverBuilder::dedup_store) is empty,
+    /// longer than 64 bytes, or has a character other than ASCII letters, digits, `-`, `_`
+    /// and `.`.
+    InvalidReceiverName,
+    /// [`dedup_window`](ReceiverBuilder::dedup_window) or
+    /// [`dedup_capacity`](ReceiverBuilder::dedup_capacity) was set with a
+    /// [`dedup_store`](ReceiverBuilder::dedup_store), which has its own settings.
+    DedupSettingsWithStore,
 }
 
 impl fmt::Display for BuildError {
@@ -701,6 +810,12 @@ impl fmt::Display for BuildError {
             BuildError::ZeroDedupWindow => "webhook receiver dedup window is zero",
             BuildError::ZeroMaxBodyBytes => "webhook receiver body limit is zero",
             BuildError::ZeroMaxItems => "webhook receiver item limit is zero",
+            BuildError::InvalidReceiverName => {
+                "webhook receiver name is not 1 to 64 of [A-Za-z0-9._-]"
+            }
+            BuildError::DedupSettingsWithStore => {
+                "webhook receiver dedup window or capacity set with a dedup store of its own"
+            }
         })
     }
 }

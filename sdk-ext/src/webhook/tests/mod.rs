@@ -2,6 +2,7 @@
 //! documented behaviours, and robustness against arbitrary input.
 
 mod bounds;
+mod dedup_store;
 mod events;
 mod properties;
 mod receiver;

@@ -1,0 +1,326 @@
+//! The receiver's dedup set on Redis (feature `redis`): shared by replicas, kept across restarts.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use pubapi_sdk::hooks::BoxFuture;
+use redis::aio::ConnectionManager;
+use redis::{RedisResult, Script};
+
+use super::DEFAULT_DEDUP_WINDOW;
+use super::dedup::{Claim, Claimant, DedupError, DedupKey, DedupStore};
+
+/// The value of a committed key.
+const DONE: &[u8] = b"done";
+
+/// The start of a claimed key's value; the claimant's id follows.
+const CLAIMED: &str = "claimed:";
+
+/// Deletes each key still claimed by `ARGV[1]`, leaving other claimants' and committed keys.
+const RELEASE: &str = r"
+local released = 0
+for _, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then
+    released = released + redis.call('DEL', key)
+  end
+end
+return released
+";
+
+/// A [`DedupStore`] on Redis, through a [`ConnectionManager`]: every replica of a receiver
+/// that shares it hands a delivery over once, also after a restart.
+///
+/// # Keys
+///
+/// One key per event: `<prefix><receiver name>:event:<digest>`, and one per delivery with
+/// dead letters: `<prefix><receiver name>:dead-letters:<digest>`, where the prefix defaults
+/// to [`DEFAULT_KEY_PREFIX`](Self::DEFAULT_KEY_PREFIX) (`pubapi:webhook:dedup:`), the name
+/// is the one given to [`ReceiverBuilder::dedup_store`](super::ReceiverBuilder::dedup_store),
+/// and the digest is [`DedupKey::digest_hex`] (SHA-256 of the receiver name, domain and
+/// `eventId`: keys have a fixed size whatever the sender puts in `eventId`). Find one event's
+/// key with [`redis_key`](Self::redis_key).
+///
+/// # Claim, commit, release
+///
+/// - **Claim**, in one atomic round trip for the whole delivery (`MULTI`, then per key
+///   `SET key claimed:<claimant> NX PX <lease>` and `GET key`, `EXEC`): the key was free
+///   (fresh), committed (seen, a duplicate) or claimed by another delivery (in flight: the
+///   receiver answers 503 and the platform retries later).
+/// - **Commit** after the handler returned `Ok`: `SET key done PX <ttl>`, so the key is
+///   remembered for [`ttl`](Self::ttl) from then on.
+/// - **Release** after the handler failed or its handling was cancelled: a script deletes the
+///   keys still claimed by this delivery (never another's claim, never a committed key).
+///
+/// # Expiry
+///
+/// - [`ttl`](Self::ttl), default 2 hours ([`DEFAULT_DEDUP_WINDOW`]): the platform retries a
+///   delivery 1 minute, 10 minutes and 1 hour after the previous attempt, so the last retry
+///   comes 71 minutes after the first. A key committed at any attempt must outlive every
+///   later retry of that delivery (a lost 200 makes the platform send it again); 2 hours
+///   covers the 71 minutes with room for slow handlers, queueing and clock differences, and
+///   matches the in-process store's window.
+/// - [`claim_lease`](Self::claim_lease), default 5 minutes: a replica that dies while its
+///   handler runs neither commits nor releases. Its claim expires after the lease, so a
+///   later retry is handled; retries before that are answered 503. The attempts come at 0,
+///   1, 11 and 71 minutes: a lease under 10 minutes means that after a crash in any attempt
+///   but the last, a later retry is handled. Keep it above the longest handler (which should
+///   take seconds): past the lease, a retry could be handled by another replica at the same
+///   time.
+///
+/// # When Redis cannot be reached
+///
+/// The delivery is **refused with 503** ([`Outcome::dedup_unavailable`](super::Outcome)) and
+/// the handler sees nothing: the platform retries it after 1 minute, 10 minutes and 1 hour,
+/// so nothing is lost, and no event is handed over without a claim, so nothing is handed
+/// over twice. An outage longer than the 71-minute retry horizon disables the registration:
+/// re-enable it and reconcile through the events API. Each operation is bounded by
+/// [`timeout`](Self::timeout) (default 2 s), so deliveries are answered promptly during an
+/// outage; a command that failed on a dropped connection is sent once more (the manager
+/// reconnects in the background), so the first delivery after Redis is back is handled. If
+/// the commit fails after the handler succeeded, the answer is still 200 (the handler has the
+/// batch) and the claim expires after its lease; a failed release also leaves the claim to
+/// expire.
+///
+/// Needs a single Redis (not Cluster: a delivery's keys go in one transaction) of version
+/// 2.6.12 or later, and the commands `SET`, `GET`, `MULTI`, `EXEC`, `EVALSHA` and
+/// `SCRIPT LOAD`. Claiming holds, while its round trip lasts, the commands and answers of
+/// every event of the delivery: on the order of 1 KiB per event (an estimate, not measured),
+/// on top of the receiver's [memory bound](super::Receiver#memory-of-one-delivery).
+///
+/// ```no_run
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// use pubapi_sdk_ext::webhook::{Receiver, RedisDedup, WebhookSecret};
+/// use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+///
+/// let client = redis::Client::open("redis://redis.internal:6379/")?;
+/// // Give up reconnecting quickly: deliveries are answered 503 and retried by the platform.
+/// let config = ConnectionManagerConfig::new().set_number_of_retries(2);
+/// let manager = ConnectionManager::new_with_config(client, config).await?;
+/// let receiver = Receiver::builder()
+///     .secret(WebhookSecret::new(std::env::var("WEBHOOK_SECRET")?)?)
+///     .dedup_store("orders", RedisDedup::new(manager).key_prefix("acme:dedup:"))
+///     .build()?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct RedisDedup {
+    connection: ConnectionManager,
+    prefix: Arc<str>,
+    ttl: Duration,
+    lease: Duration,
+    timeout: Duration,
+    release: Arc<Script>,
+}
+
+impl RedisDedup {
+    /// The default key prefix.
+    pub const DEFAULT_KEY_PREFIX: &str = "pubapi:webhook:dedup:";
+
+    /// The default [`claim_lease`](Self::claim_lease): 5 minutes.
+    pub const DEFAULT_CLAIM_LEASE: Duration = Duration::from_secs(5 * 60);
+
+    /// The default [`timeout`](Self::timeout): 2 seconds.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
+
+    /// A store on `connection` with the default prefix, TTL, lease and timeout.
+    #[must_use]
+    pub fn new(connection: ConnectionManager) -> Self {
+        RedisDedup {
+            connection,
+            prefix: Self::DEFAULT_KEY_PREFIX.into(),
+            ttl: DEFAULT_DEDUP_WINDOW,
+            lease: Self::DEFAULT_CLAIM_LEASE,
+            timeout: Self::DEFAULT_TIMEOUT,
+            release: Arc::new(Script::new(RELEASE)),
+        }
+    }
+
+    /// Puts every key under `prefix` (default [`DEFAULT_KEY_PREFIX`](Self::DEFAULT_KEY_PREFIX)).
+    #[must_use]
+    pub fn key_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into().into();
+        self
+    }
+
+    /// How long a committed key is remembered (default 2 hours, [`DEFAULT_DEDUP_WINDOW`]; see
+    /// [Expiry](Self#expiry)). Whole milliseconds, at least one.
+    #[must_use]
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// How long a claim holds without a commit or release (default
+    /// [`DEFAULT_CLAIM_LEASE`](Self::DEFAULT_CLAIM_LEASE); see [Expiry](Self#expiry)). Whole
+    /// milliseconds, at least one.
+    #[must_use]
+    pub fn claim_lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// The longest one operation may take, reconnecting included, before the delivery is
+    /// refused (default [`DEFAULT_TIMEOUT`](Self::DEFAULT_TIMEOUT)).
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The Redis key of `key` for the receiver named `receiver`, e.g. to look a delivery up
+    /// or forget it by hand.
+    #[must_use]
+    pub fn redis_key(&self, receiver: &str, key: &DedupKey) -> String {
+        format!(
+            "{}{receiver}:{}:{}",
+            self.prefix,
+            key.kind().as_str(),
+            key.digest_hex()
+        )
+    }
+
+    fn redis_keys(&self, claimant: &Claimant, keys: &[DedupKey]) -> Vec<String> {
+        keys.iter()
+            .map(|key| self.redis_key(claimant.receiver(), key))
+            .collect()
+    }
+
+    /// Runs `operation`, once more if the connection was dropped, within the timeout.
+    async fn run<T, F, Fut>(&self, operation: F) -> Result<T, DedupError>
+    where
+        F: Fn(ConnectionManager) -> Fut,
+        Fut: Future<Output = RedisResult<T>>,
+    {
+        let attempts = async {
+            match operation(self.connection.clone()).await {
+                Err(error) if error.is_unrecoverable_error() || error.is_io_error() => {
+                    operation(self.connection.clone()).await
+                }
+                answered => answered,
+            }
+        };
+        match tokio::time::timeout(self.timeout, attempts).await {
+            Ok(answered) => answered.map_err(DedupError::new),
+            Err(_) => Err(DedupError::new(format!(
+                "redis did not answer within {} ms",
+                self.timeout.as_millis()
+            ))),
+        }
+    }
+}
+
+/// What a claimant's claim holds as its value.
+fn token(claimant: &Claimant) -> String {
+    format!("{CLAIMED}{:032x}", claimant.id())
+}
+
+/// A duration as Redis `PX` milliseconds: whole, at least one.
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis())
+        .unwrap_or(u64::MAX)
+        .max(1)
+}
+
+impl DedupStore for RedisDedup {
+    fn claim<'a>(
+        &'a self,
+        claimant: &'a Claimant,
+        keys: &'a [DedupKey],
+    ) -> BoxFuture<'a, Result<Vec<Claim>, DedupError>> {
+        Box::pin(async move {
+            let token = token(claimant);
+            let mut pipe = redis::pipe();
+            pipe.atomic();
+            for name in self.redis_keys(claimant, keys) {
+                pipe.cmd("SET")
+                    .arg(&name)
+                    .arg(&token)
+                    .arg("NX")
+                    .arg("PX")
+                    .arg(millis(self.lease))
+                    .ignore();
+                pipe.cmd("GET").arg(name);
+            }
+            let pipe = &pipe;
+            let values: Vec<Option<Vec<u8>>> = self
+                .run(|mut connection| async move { pipe.query_async(&mut connection).await })
+                .await?;
+            Ok(values
+                .iter()
+                .map(|value| match value.as_deref() {
+                    // Ours: set just now, or by the first try of a resent transaction.
+                    Some(value) if value == token.as_bytes() => Claim::Fresh,
+                    Some(value) if value.starts_with(CLAIMED.as_bytes()) => Claim::InFlight,
+                    Some(_) => Claim::Seen,
+                    // Not after SET NX in one transaction; held by someone in any case.
+                    None => Claim::InFlight,
+                })
+                .collect())
+        })
+    }
+
+    fn commit<'a>(
+        &'a self,
+        claimant: &'a Claimant,
+        keys: &'a [DedupKey],
+    ) -> BoxFuture<'a, Result<(), DedupError>> {
+        Box::pin(async move {
+            let mut pipe = redis::pipe();
+            for name in self.redis_keys(claimant, keys) {
+                pipe.cmd("SET")
+                    .arg(name)
+                    .arg(DONE)
+                    .arg("PX")
+                    .arg(millis(self.ttl))
+                    .ignore();
+            }
+            let pipe = &pipe;
+            self.run(|mut connection| async move { pipe.exec_async(&mut connection).await })
+                .await
+        })
+    }
+
+    fn release(
+        &self,
+        claimant: Claimant,
+        keys: Vec<DedupKey>,
+    ) -> BoxFuture<'static, Result<(), DedupError>> {
+        let store = self.clone();
+        let names = self.redis_keys(&claimant, &keys);
+        let token = token(&claimant);
+        Box::pin(async move {
+            let (script, names, token) = (&*store.release, &names, &token);
+            store
+                .run(|mut connection| async move {
+                    let mut invocation = script.prepare_invoke();
+                    for name in names {
+                        invocation.key(name);
+                    }
+                    invocation.arg(token);
+                    invocation.invoke_async::<i64>(&mut connection).await
+                })
+                .await
+                .map(drop)
+        })
+    }
+
+    fn window(&self) -> Duration {
+        self.ttl
+    }
+}
+
+impl fmt::Debug for RedisDedup {
+    // Not the connection: its client's debug output includes the password, if any.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisDedup")
+            .field("prefix", &self.prefix)
+            .field("ttl", &self.ttl)
+            .field("lease", &self.lease)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}

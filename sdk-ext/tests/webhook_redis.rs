@@ -1,0 +1,353 @@
+//! The webhook receiver's dedup set on a real `redis-server` started on a loopback port: each
+//! `Receiver` here stands for one replica (its own connection), the store shared through Redis.
+#![cfg(feature = "redis")]
+
+mod support;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use pubapi_sdk_ext::webhook::{
+    Batch, DedupKey, DeliveryHandler, EventType, HandlerError, Receiver, RedisDedup, WebhookSecret,
+    testing,
+};
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use support::redis_server::RedisServer;
+use tokio::sync::{Notify, mpsc};
+
+const SECRET: &str = "redis-dedup-secret-0f1e2d3c4b5a6978";
+const NAME: &str = "orders";
+/// The domain of `testing::DeliveryBuilder`'s envelopes.
+const DOMAIN: &str = "example";
+
+/// Records what reaches the handler; fails while `failing` is set.
+#[derive(Default)]
+struct Recorder {
+    event_ids: Mutex<Vec<String>>,
+    dead_letters: Mutex<usize>,
+    failing: AtomicBool,
+}
+
+impl Recorder {
+    fn event_ids(&self) -> Vec<String> {
+        self.event_ids.lock().unwrap().clone()
+    }
+}
+
+impl DeliveryHandler for Recorder {
+    async fn handle_batch(&self, batch: Batch) -> Result<(), HandlerError> {
+        if self.failing.load(Ordering::SeqCst) {
+            return Err(HandlerError::new("queue unavailable"));
+        }
+        let ids = batch.events.iter().map(|event| event.event_id.clone());
+        self.event_ids.lock().unwrap().extend(ids);
+        *self.dead_letters.lock().unwrap() += batch.dead_letters.len();
+        Ok(())
+    }
+}
+
+/// A connection manager that gives up reconnecting after one retry, as a service would
+/// configure it so that deliveries are answered promptly while Redis is down.
+async fn connection(server: &RedisServer) -> ConnectionManager {
+    let client = redis::Client::open(server.url()).unwrap();
+    let config = ConnectionManagerConfig::new().set_number_of_retries(1);
+    ConnectionManager::new_with_config(client, config)
+        .await
+        .unwrap()
+}
+
+/// One replica of the `orders` endpoint: its own receiver and connection, Redis shared.
+async fn replica(server: &RedisServer) -> Receiver {
+    replica_with(RedisDedup::new(connection(server).await))
+}
+
+fn replica_with(store: RedisDedup) -> Receiver {
+    Receiver::builder()
+        .secret(WebhookSecret::new(SECRET).unwrap())
+        .dedup_store(NAME, store)
+        .build()
+        .unwrap()
+}
+
+fn one_event(event_id: &str) -> (http::HeaderMap, Vec<u8>) {
+    testing::DeliveryBuilder::new(SECRET)
+        .event_with_id(
+            EventType::FsAddFile,
+            event_id,
+            testing::sample_data(&EventType::FsAddFile),
+        )
+        .build()
+}
+
+/// A plain connection for looking at the keys.
+async fn inspect(server: &RedisServer) -> redis::aio::MultiplexedConnection {
+    redis::Client::open(server.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn same_delivery_to_two_receivers_and_after_a_restart_reaches_the_handler_once() {
+    let server = RedisServer::start();
+    let recorder = Recorder::default();
+    let first = replica(&server).await;
+    let second = replica(&server).await;
+    let (headers, body) = one_event("e-1");
+
+    let handled = first.handle(&headers, &body, &recorder).await;
+    assert_eq!((handled.status, handled.accepted), (200, 1));
+    let elsewhere = second.handle(&headers, &body, &recorder).await;
+    assert_eq!(
+        (elsewhere.status, elsewhere.accepted, elsewhere.duplicates),
+        (200, 0, 1)
+    );
+
+    // The first replica restarts: a new receiver and connection, nothing in its memory.
+    drop(first);
+    let restarted = replica(&server).await;
+    let after_restart = restarted.handle(&headers, &body, &recorder).await;
+    assert_eq!(
+        (
+            after_restart.status,
+            after_restart.accepted,
+            after_restart.duplicates
+        ),
+        (200, 0, 1)
+    );
+    assert_eq!(recorder.event_ids(), ["e-1"]);
+}
+
+#[tokio::test]
+async fn unreachable_redis_refuses_the_delivery_and_the_retry_after_it_is_back_is_handled_once() {
+    let mut server = RedisServer::start();
+    let recorder = Recorder::default();
+    let first = replica(&server).await;
+    let second = replica(&server).await;
+    let (headers, body) = one_event("e-1");
+
+    server.stop();
+    for receiver in [&first, &second] {
+        let refused = receiver.handle(&headers, &body, &recorder).await;
+        assert_eq!(refused.status, 503);
+        assert!(refused.dedup_unavailable);
+        assert_eq!(refused.accepted, 0);
+    }
+    assert!(
+        recorder.event_ids().is_empty(),
+        "nothing while Redis is down"
+    );
+
+    // The platform's retries, once Redis is back: handled once, by whichever comes first.
+    server.restart();
+    let retried = first.handle(&headers, &body, &recorder).await;
+    assert_eq!((retried.status, retried.accepted), (200, 1));
+    assert!(!retried.dedup_unavailable);
+    let retried_elsewhere = second.handle(&headers, &body, &recorder).await;
+    assert_eq!(
+        (retried_elsewhere.status, retried_elsewhere.duplicates),
+        (200, 1)
+    );
+    assert_eq!(recorder.event_ids(), ["e-1"]);
+}
+
+#[tokio::test]
+async fn redis_stopped_between_deliveries_refuses_only_while_it_is_down() {
+    let mut server = RedisServer::start();
+    let recorder = Recorder::default();
+    let receiver = replica(&server).await;
+    let (headers, body) = one_event("e-1");
+    assert_eq!(
+        receiver.handle(&headers, &body, &recorder).await.status,
+        200
+    );
+
+    server.stop();
+    let (headers2, body2) = one_event("e-2");
+    let refused = receiver.handle(&headers2, &body2, &recorder).await;
+    assert_eq!((refused.status, refused.accepted), (503, 0));
+
+    // The restarted server lost its data (no persistence here), so e-1 is new to it again;
+    // e-2, refused before, is handled now.
+    server.restart();
+    let retried = receiver.handle(&headers2, &body2, &recorder).await;
+    assert_eq!((retried.status, retried.accepted), (200, 1));
+    assert_eq!(recorder.event_ids(), ["e-1", "e-2"]);
+}
+
+#[tokio::test]
+async fn redis_restarted_while_idle_answers_the_next_delivery_at_once() {
+    let mut server = RedisServer::start();
+    let recorder = Recorder::default();
+    let receiver = replica(&server).await;
+    let (headers, body) = one_event("e-1");
+    assert_eq!(
+        receiver.handle(&headers, &body, &recorder).await.status,
+        200
+    );
+
+    // The connection the receiver holds is dead; the store reconnects and sends again.
+    server.restart();
+    let (headers2, body2) = one_event("e-2");
+    let next = receiver.handle(&headers2, &body2, &recorder).await;
+    assert_eq!((next.status, next.accepted), (200, 1));
+    assert_eq!(recorder.event_ids(), ["e-1", "e-2"]);
+}
+
+/// A handler that says when it started and returns when told to.
+struct Gate {
+    entered: mpsc::UnboundedSender<()>,
+    release: Arc<Notify>,
+    recorder: Arc<Recorder>,
+}
+
+impl DeliveryHandler for Gate {
+    async fn handle_batch(&self, batch: Batch) -> Result<(), HandlerError> {
+        let _ = self.entered.send(());
+        self.release.notified().await;
+        self.recorder.handle_batch(batch).await
+    }
+}
+
+#[tokio::test]
+async fn event_being_handled_by_one_replica_is_answered_503_by_another_until_committed() {
+    let server = RedisServer::start();
+    let recorder = Arc::new(Recorder::default());
+    let first = Arc::new(replica(&server).await);
+    let second = replica(&server).await;
+    let (headers, body) = one_event("e-1");
+
+    let (entered, mut started) = mpsc::unbounded_channel();
+    let release = Arc::new(Notify::new());
+    let gate = Gate {
+        entered,
+        release: Arc::clone(&release),
+        recorder: Arc::clone(&recorder),
+    };
+    let slow = tokio::spawn({
+        let (first, headers, body) = (Arc::clone(&first), headers.clone(), body.clone());
+        async move { first.handle(&headers, &body, &gate).await }
+    });
+    started.recv().await.unwrap();
+
+    // The platform's retry reaches the other replica while the first still handles it.
+    let (headers2, body2) = testing::DeliveryBuilder::new(SECRET)
+        .event_with_id(EventType::LinkCreate, "e-1", serde_json::json!({}))
+        .event_with_id(EventType::LinkCreate, "e-2", serde_json::json!({}))
+        .build();
+    let busy = second.handle(&headers2, &body2, &*recorder).await;
+    assert_eq!(busy.status, 503);
+    assert_eq!((busy.accepted, busy.in_flight), (1, 1));
+
+    release.notify_one();
+    assert_eq!(slow.await.unwrap().status, 200);
+    let later = second.handle(&headers2, &body2, &*recorder).await;
+    assert_eq!((later.status, later.duplicates), (200, 2));
+    let mut ids = recorder.event_ids();
+    ids.sort();
+    assert_eq!(ids, ["e-1", "e-2"]);
+}
+
+#[tokio::test]
+async fn handler_failure_on_one_replica_lets_another_handle_the_retry() {
+    let server = RedisServer::start();
+    let failing = Recorder::default();
+    failing.failing.store(true, Ordering::SeqCst);
+    let recorder = Recorder::default();
+    let first = replica(&server).await;
+    let second = replica(&server).await;
+    let (headers, body) = one_event("e-1");
+
+    assert_eq!(first.handle(&headers, &body, &failing).await.status, 500);
+    let retried = second.handle(&headers, &body, &recorder).await;
+    assert_eq!((retried.status, retried.accepted), (200, 1));
+    assert_eq!(recorder.event_ids(), ["e-1"]);
+}
+
+#[tokio::test]
+async fn dead_letters_of_a_delivery_reach_the_handler_once_across_replicas() {
+    let server = RedisServer::start();
+    let recorder = Recorder::default();
+    let first = replica(&server).await;
+    let second = replica(&server).await;
+    let headers = testing::authorized_headers(SECRET);
+
+    let handled = first.handle(&headers, b"not json", &recorder).await;
+    assert_eq!((handled.status, handled.dead_letters), (200, 1));
+    let elsewhere = second.handle(&headers, b"not json", &recorder).await;
+    assert_eq!((elsewhere.status, elsewhere.duplicates), (200, 1));
+    assert_eq!(*recorder.dead_letters.lock().unwrap(), 1);
+}
+
+#[tokio::test]
+async fn keys_are_namespaced_claims_expire_after_the_lease_and_records_after_the_ttl() {
+    let server = RedisServer::start();
+    let store = RedisDedup::new(connection(&server).await).key_prefix("acme:dedup:");
+    let key = store.redis_key(NAME, &DedupKey::event(NAME, DOMAIN, "e-1"));
+    assert_eq!(
+        key,
+        format!(
+            "acme:dedup:orders:event:{}",
+            DedupKey::event(NAME, DOMAIN, "e-1").digest_hex()
+        )
+    );
+    let receiver = Arc::new(replica_with(store));
+    let mut redis = inspect(&server).await;
+    let (headers, body) = one_event("e-1");
+
+    let (entered, mut started) = mpsc::unbounded_channel();
+    let release = Arc::new(Notify::new());
+    let gate = Gate {
+        entered,
+        release: Arc::clone(&release),
+        recorder: Arc::default(),
+    };
+    let handling = tokio::spawn({
+        let receiver = Arc::clone(&receiver);
+        async move { receiver.handle(&headers, &body, &gate).await }
+    });
+    started.recv().await.unwrap();
+
+    // While the handler runs: claimed, for the lease.
+    let claimed: String = redis::cmd("GET")
+        .arg(&key)
+        .query_async(&mut redis)
+        .await
+        .unwrap();
+    assert!(claimed.starts_with("claimed:"), "{claimed}");
+    let lease: i64 = redis::cmd("PTTL")
+        .arg(&key)
+        .query_async(&mut redis)
+        .await
+        .unwrap();
+    let lease_ms = RedisDedup::DEFAULT_CLAIM_LEASE.as_millis() as i64;
+    assert!((lease_ms - 10_000..=lease_ms).contains(&lease), "{lease}");
+
+    // Once handled: done, for the TTL (2 hours).
+    release.notify_one();
+    assert_eq!(handling.await.unwrap().status, 200);
+    let done: String = redis::cmd("GET")
+        .arg(&key)
+        .query_async(&mut redis)
+        .await
+        .unwrap();
+    assert_eq!(done, "done");
+    let ttl: i64 = redis::cmd("PTTL")
+        .arg(&key)
+        .query_async(&mut redis)
+        .await
+        .unwrap();
+    let ttl_ms = 2 * 3600 * 1000;
+    assert!((ttl_ms - 10_000..=ttl_ms).contains(&ttl), "{ttl}");
+    assert_eq!(receiver.dedup_window(), Duration::from_secs(2 * 3600));
+
+    // Nothing else was written, and nothing outside the prefix.
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("*")
+        .query_async(&mut redis)
+        .await
+        .unwrap();
+    assert_eq!(keys, [key]);
+}
