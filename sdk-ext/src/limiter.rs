@@ -128,12 +128,19 @@ struct FleetLink {
 /// Start times of one class, ascending, plus a block set by the server.
 #[derive(Default)]
 struct ClassLog {
-    starts: VecDeque<Instant>,
+    starts: VecDeque<Start>,
+    /// The id of the next booking.
+    next_id: u64,
     blocked_until: Option<Instant>,
-    /// Bumped whenever a start moves later (a late send): waiters re-check.
-    moved: u64,
     /// What the server's headers said last.
     server: Option<ServerCounters>,
+}
+
+/// One booked or made start.
+#[derive(Debug, Clone, Copy)]
+struct Start {
+    at: Instant,
+    id: u64,
 }
 
 /// The gateway's own counters, from the `x-accesstoken-*` response headers.
@@ -286,12 +293,12 @@ impl RateLimiter {
                 }
             }
         }
+        let now = Instant::now();
+        let booking = self.book(class, max_wait, now, share)?;
+        let mut at = booking.at;
         loop {
-            let now = Instant::now();
-            let left = max_wait.saturating_sub(now - called);
-            let booking = self.book(class, left, now, share)?;
-            if booking.at > now {
-                tokio::time::sleep_until(booking.at).await;
+            if at > Instant::now() {
+                tokio::time::sleep_until(at).await;
             }
             let now = Instant::now();
             let mut classes = self.lock();
@@ -307,19 +314,20 @@ impl RateLimiter {
                     available_in: until - now,
                 });
             }
-            if log.moved != booking.moved {
-                // An earlier request left late and moved its start: book again
-                // against where it really is.
-                remove_start(&mut log.starts, booking.at);
-                drop(classes);
-                booking.keep();
+            // An earlier request that left late moved this slot with it: wait for it.
+            let current = log.starts.iter().find(|s| s.id == booking.id).map(|s| s.at);
+            if let Some(current) = current
+                && current > now
+            {
+                at = current;
                 continue;
             }
             drop(classes);
+            let (_, id) = booking.keep();
             return Ok(Permit {
                 limiter: self.clone(),
                 class,
-                start: booking.keep(),
+                start: (current.unwrap_or(at), id),
                 waited: now.saturating_duration_since(called),
             });
         }
@@ -381,13 +389,12 @@ impl RateLimiter {
                 available_in: until - now,
             }));
         }
-        let at = log.starts.partition_point(|&s| s <= now);
-        log.starts.insert(at, now);
+        let id = log.insert_start(now);
         drop(classes);
         Ok(Ok(Permit {
             limiter: self.clone(),
             class,
-            start: now,
+            start: (now, id),
             waited: now.saturating_duration_since(called),
         }))
     }
@@ -448,12 +455,8 @@ impl RateLimiter {
         let missing = server_used
             .saturating_sub(ours)
             .min(budget.per_day.unwrap_or(0));
-        if missing > 0 {
-            // Counted at `now`, before any later booking, so the log stays sorted.
-            let at = log.starts.partition_point(|&s| s <= now);
-            for _ in 0..missing {
-                log.starts.insert(at, now);
-            }
+        for _ in 0..missing {
+            log.insert_start(now);
         }
     }
 
@@ -487,12 +490,14 @@ impl RateLimiter {
                 }
             });
         }
-        log.starts.push_back(slot.at);
+        let id = log.next_id;
+        log.next_id += 1;
+        log.starts.push_back(Start { at: slot.at, id });
         Ok(Booking {
             limiter: self,
             class,
             at: slot.at,
-            moved: log.moved,
+            id,
             armed: true,
         })
     }
@@ -534,13 +539,6 @@ fn index(class: LimitClass) -> usize {
     }
 }
 
-/// Removes one start equal to `at` (the latest such), if any.
-fn remove_start(starts: &mut VecDeque<Instant>, at: Instant) {
-    if let Some(i) = starts.iter().rposition(|&s| s == at) {
-        starts.remove(i);
-    }
-}
-
 /// The earliest start and the part of it owed to the long windows (day,
 /// minute) and server blocks.
 struct Slot {
@@ -549,6 +547,15 @@ struct Slot {
 }
 
 impl ClassLog {
+    /// Counts a start made at `now` (in order among the booked ones) and returns its id.
+    fn insert_start(&mut self, now: Instant) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        let at = self.starts.partition_point(|s| s.at <= now);
+        self.starts.insert(at, Start { at: now, id });
+        id
+    }
+
     /// Drops starts that can no longer matter: older than the longest window
     /// the budget has, plus the margin.
     fn prune(&mut self, budget: Budget, pacing: Pacing, now: Instant) {
@@ -562,7 +569,7 @@ impl ClassLog {
             SECOND
         } + pacing.margin;
         if let Some(horizon) = now.checked_sub(window) {
-            while self.starts.front().is_some_and(|&s| s <= horizon) {
+            while self.starts.front().is_some_and(|s| s.at <= horizon) {
                 self.starts.pop_front();
             }
         }
@@ -583,7 +590,7 @@ impl ClassLog {
             let k = usize::try_from(k).ok().filter(|k| *k > 0)?;
             let len = self.starts.len();
             Some(if len >= k {
-                self.starts[len - k] + window + pacing.margin
+                self.starts[len - k].at + window + pacing.margin
             } else {
                 now
             })
@@ -605,13 +612,13 @@ impl ClassLog {
         if let Some(k) = budget.per_second {
             at = at.max(after_kth_latest(k, SECOND)?);
             if (!pacing.burst || share > 1)
-                && let Some(&last) = self.starts.back()
+                && let Some(last) = self.starts.back()
             {
-                at = at.max(last + (SECOND + pacing.margin) * share / k);
+                at = at.max(last.at + (SECOND + pacing.margin) * share / k);
             }
         }
-        if let Some(&last) = self.starts.back() {
-            at = at.max(last);
+        if let Some(last) = self.starts.back() {
+            at = at.max(last.at);
         }
         Some(Slot { at, long })
     }
@@ -622,14 +629,14 @@ struct Booking<'a> {
     limiter: &'a RateLimiter,
     class: LimitClass,
     at: Instant,
-    moved: u64,
+    id: u64,
     armed: bool,
 }
 
 impl Booking<'_> {
-    fn keep(mut self) -> Instant {
+    fn keep(mut self) -> (Instant, u64) {
         self.armed = false;
-        self.at
+        (self.at, self.id)
     }
 }
 
@@ -640,10 +647,9 @@ impl Drop for Booking<'_> {
         }
         let mut classes = self.limiter.lock();
         let starts = &mut classes[index(self.class)].starts;
-        // Only the latest booking can go without breaking the ascending
-        // order later bookings rely on; equal instants are interchangeable.
-        if starts.back() == Some(&self.at) {
-            starts.pop_back();
+        // Bookings after it keep their slots: that can only be stricter.
+        if let Some(i) = starts.iter().position(|s| s.id == self.id) {
+            starts.remove(i);
         }
     }
 }
@@ -653,7 +659,8 @@ impl Drop for Booking<'_> {
 pub struct Permit {
     limiter: RateLimiter,
     class: LimitClass,
-    start: Instant,
+    /// The booked start and its id in the log.
+    start: (Instant, u64),
     waited: Duration,
 }
 
@@ -665,7 +672,7 @@ impl Permit {
 
     /// The booked start instant.
     pub fn start(&self) -> Instant {
-        self.start
+        self.start.0
     }
 
     /// How long [`RateLimiter::acquire`] waited for the slot.
@@ -674,26 +681,30 @@ impl Permit {
     }
 
     /// Says the request leaves now: when that is later than its slot, its
-    /// start moves to now, so the windows count it from when it really left
-    /// and callers booked after it re-check their slots.
+    /// start moves to now, so the windows count it from when it really left,
+    /// and every start booked after it moves by the same delay (their callers
+    /// wait for the new slots), keeping their places and their spacing.
     pub fn sent(self) {
+        let (booked, id) = self.start;
         let now = Instant::now();
-        if now <= self.start {
+        if now <= booked {
             return;
         }
+        let delay = now - booked;
         let mut classes = self.limiter.lock();
         let log = &mut classes[index(self.class)];
-        remove_start(&mut log.starts, self.start);
-        let at = log.starts.partition_point(|&s| s <= now);
-        log.starts.insert(at, now);
-        log.moved += 1;
+        if let Some(i) = log.starts.iter().position(|s| s.id == id) {
+            for start in log.starts.iter_mut().skip(i) {
+                start.at += delay;
+            }
+        }
     }
 }
 
 impl PartialEq for Permit {
     fn eq(&self, other: &Self) -> bool {
         self.limiter.same_as(&other.limiter)
-            && (self.class, self.start, self.waited) == (other.class, other.start, other.waited)
+            && (self.class, self.start.0, self.waited) == (other.class, other.start.0, other.waited)
     }
 }
 
