@@ -65,6 +65,19 @@ fn overhead(c: &mut Criterion) {
     let base = runtime.block_on(serve());
     let raw = reqwest::Client::new();
     let generated = pubapi_sdk::Client::new(&base, pubapi_sdk::hooks::Inner::default());
+    // The generated client on an HTTP client configured as sdk-ext configures its own (read
+    // timeout, connect timeout, no redirects): what is left is the policy's cost.
+    let same_http = reqwest::Client::builder()
+        .read_timeout(std::time::Duration::from_secs(60))
+        .connect_timeout(std::time::Duration::from_secs(10))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let generated_same_http = pubapi_sdk::Client::new_with_client(
+        &base,
+        same_http,
+        pubapi_sdk::hooks::Inner::default(),
+    );
     let unlimited = Budget::new(None, None);
     let ext = Client::builder()
         .base_url(&base)
@@ -90,6 +103,14 @@ fn overhead(c: &mut Criterion) {
         serde_json::from_slice::<PlainWhoAmI>(&body).unwrap()
     };
     let generated_call = || async { generated.whoami().send().await.unwrap().into_inner() };
+    let generated_same_http_call = || async {
+        generated_same_http
+            .whoami()
+            .send()
+            .await
+            .unwrap()
+            .into_inner()
+    };
     let ext_call = || async { ext.whoami().send().typed().await.unwrap().into_inner() };
 
     let mut sequential = c.benchmark_group("whoami_sequential");
@@ -100,6 +121,10 @@ fn overhead(c: &mut Criterion) {
     sequential.bench_function("generated_client", |b| {
         b.to_async(&runtime)
             .iter(|| async { black_box::<Whoami>(generated_call().await) })
+    });
+    sequential.bench_function("generated_client_same_http_settings", |b| {
+        b.to_async(&runtime)
+            .iter(|| async { black_box::<Whoami>(generated_same_http_call().await) })
     });
     sequential.bench_function("sdk_ext", |b| {
         b.to_async(&runtime)
@@ -116,6 +141,11 @@ fn overhead(c: &mut Criterion) {
     concurrent.bench_function("generated_client", |b| {
         b.to_async(&runtime).iter(|| async {
             futures_util::future::join_all((0..32).map(|_| generated_call())).await
+        })
+    });
+    concurrent.bench_function("generated_client_same_http_settings", |b| {
+        b.to_async(&runtime).iter(|| async {
+            futures_util::future::join_all((0..32).map(|_| generated_same_http_call())).await
         })
     });
     concurrent.bench_function("sdk_ext", |b| {

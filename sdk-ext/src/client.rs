@@ -337,7 +337,6 @@ impl ClientBuilder {
             self.retry,
             self.transport,
             Settings {
-                head_timeout: self.attempt_timeout,
                 call_removed_operations: self.call_removed_operations,
             },
         ));

@@ -37,6 +37,8 @@ use crate::token::TokenFingerprint;
 const SECOND: Duration = Duration::from_secs(1);
 const MINUTE: Duration = Duration::from_secs(60);
 const HOUR: Duration = Duration::from_secs(60 * 60);
+/// A send this close to its slot counts as on time.
+const ON_TIME: Duration = Duration::from_millis(1);
 const DAY: Duration = Duration::from_secs(24 * 60 * 60);
 /// Longest block [`RateLimiter::server_exhausted`] records, so a wild
 /// `Retry-After` cannot overflow the clock.
@@ -295,6 +297,16 @@ impl RateLimiter {
         }
         let now = Instant::now();
         let booking = self.book(class, max_wait, now, share)?;
+        if booking.at <= now {
+            // Free now: nothing to wait for and nothing that could have moved it.
+            let (at, id) = booking.keep();
+            return Ok(Permit {
+                limiter: self.clone(),
+                class,
+                start: (at, id),
+                waited: now.saturating_duration_since(called),
+            });
+        }
         let mut at = booking.at;
         loop {
             if at > Instant::now() {
@@ -315,7 +327,7 @@ impl RateLimiter {
                 });
             }
             // An earlier request that left late moved this slot with it: wait for it.
-            let current = log.starts.iter().find(|s| s.id == booking.id).map(|s| s.at);
+            let current = log.find(booking.id).map(|i| log.starts[i].at);
             if let Some(current) = current
                 && current > now
             {
@@ -547,6 +559,11 @@ struct Slot {
 }
 
 impl ClassLog {
+    /// The position of the start with this id: searched from the newest, where it usually is.
+    fn find(&self, id: u64) -> Option<usize> {
+        self.starts.iter().rposition(|s| s.id == id)
+    }
+
     /// Counts a start made at `now` (in order among the booked ones) and returns its id.
     fn insert_start(&mut self, now: Instant) -> u64 {
         let id = self.next_id;
@@ -648,7 +665,7 @@ impl Drop for Booking<'_> {
         let mut classes = self.limiter.lock();
         let starts = &mut classes[index(self.class)].starts;
         // Bookings after it keep their slots: that can only be stricter.
-        if let Some(i) = starts.iter().position(|s| s.id == self.id) {
+        if let Some(i) = starts.iter().rposition(|s| s.id == self.id) {
             starts.remove(i);
         }
     }
@@ -687,13 +704,15 @@ impl Permit {
     pub fn sent(self) {
         let (booked, id) = self.start;
         let now = Instant::now();
-        if now <= booked {
+        // Within a millisecond is on time: far below any margin, and it keeps the lock off
+        // the path of a request whose slot was free.
+        if now <= booked + ON_TIME {
             return;
         }
         let delay = now - booked;
         let mut classes = self.limiter.lock();
         let log = &mut classes[index(self.class)];
-        if let Some(i) = log.starts.iter().position(|s| s.id == id) {
+        if let Some(i) = log.find(id) {
             for start in log.starts.iter_mut().skip(i) {
                 start.at += delay;
             }

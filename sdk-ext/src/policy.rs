@@ -13,7 +13,7 @@ use crate::limiter::{Pacing, RateLimiter, ServerCounters};
 use crate::limits::{LimitClass, Limits};
 use crate::rejection::LocalRejection;
 use crate::retry::{Decision, RetryConfig, SplitMix64};
-use crate::token::{SecretToken, TokenFingerprint, TokenSource};
+use crate::token::{SecretToken, TokenSource};
 use crate::transport::Transport;
 use pubapi_sdk::hooks::{BoxFuture, RequestPolicy};
 use pubapi_sdk::operations::Operation;
@@ -31,8 +31,8 @@ pub(crate) const ACT_AS_EMAIL: &str = "x-service-act-as-email";
 pub(crate) struct Shared {
     token: Arc<dyn TokenSource>,
     budgets: Budgets,
-    /// The fingerprint and limiter of the token used last.
-    current: Mutex<Option<(TokenFingerprint, RateLimiter)>>,
+    /// The token used last and its limiter.
+    current: Mutex<Option<(SecretToken, RateLimiter)>>,
     retry: RetryConfig,
     transport: Arc<dyn Transport>,
     settings: Settings,
@@ -42,9 +42,6 @@ pub(crate) struct Shared {
 /// The builder's choices the policy applies to every request.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Settings {
-    /// How long an attempt waits for the response head (body reads are bounded by the HTTP
-    /// client's read timeout).
-    pub(crate) head_timeout: Duration,
     /// Send operations past their sunset instead of refusing them.
     pub(crate) call_removed_operations: bool,
 }
@@ -95,14 +92,14 @@ impl Shared {
                 pacing,
                 fleet,
             } => {
-                let fingerprint = token.fingerprint_in(base_url);
                 let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
                 match &*current {
-                    Some((known, limiter)) if *known == fingerprint => limiter.clone(),
+                    Some((known, limiter)) if known.expose() == token.expose() => limiter.clone(),
                     _ => {
+                        let fingerprint = token.fingerprint_in(base_url);
                         let limiter =
                             RateLimiter::for_token(fingerprint, *limits, *pacing, fleet.clone());
-                        *current = Some((fingerprint, limiter.clone()));
+                        *current = Some((token.clone(), limiter.clone()));
                         limiter
                     }
                 }
@@ -292,24 +289,10 @@ impl Policy {
                 .insert(http::header::AUTHORIZATION, token.header_value());
             permit.sent();
 
-            let head_timeout = shared
-                .settings
-                .head_timeout
-                .min(deadline.saturating_duration_since(Instant::now()));
-            let sent =
-                tokio::time::timeout(head_timeout, shared.transport.send(http, this_attempt));
-            let result = match sent.await {
-                Ok(result) => result,
-                Err(_) => Ok(LocalRejection::HeadTimeout {
-                    waited: head_timeout,
-                }
-                .into_response()),
-            };
+            // The HTTP client's read timeout bounds the wait for the head and every read of
+            // the body (see `ClientBuilder::attempt_timeout`): no timer of our own here.
+            let result = shared.transport.send(http, this_attempt).await;
             let outcome = match &result {
-                Ok(response) if LocalRejection::of(response).is_some() => Outcome::TransportError {
-                    connect: false,
-                    timeout: true,
-                },
                 Ok(response) => {
                     span.record("status", response.status().as_u16());
                     if let Some(counters) = ServerCounters::from_headers(response.headers()) {

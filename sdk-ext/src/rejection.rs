@@ -43,11 +43,6 @@ pub enum LocalRejection {
         /// The operationId that replaces it.
         successor: Option<&'static str>,
     },
-    /// No response head arrived within the attempt timeout.
-    HeadTimeout {
-        /// How long the attempt waited.
-        waited: Duration,
-    },
     /// The URL no longer matches the operation's path template.
     Path {
         /// The operation's path template.
@@ -63,7 +58,7 @@ impl LocalRejection {
     pub(crate) fn into_response(self) -> reqwest::Response {
         let status = match self {
             LocalRejection::Limit(_) => 429,
-            LocalRejection::Deadline { .. } | LocalRejection::HeadTimeout { .. } => 408,
+            LocalRejection::Deadline { .. } => 408,
             LocalRejection::Removed { .. } => 410,
             LocalRejection::Token(_) => 401,
             LocalRejection::Impersonation(_)

@@ -136,7 +136,6 @@ impl From<LocalRejection> for Error {
                 Error::Timeout { elapsed: max_wait }
             }
             LocalRejection::Deadline { elapsed } => Error::Timeout { elapsed },
-            LocalRejection::HeadTimeout { waited } => Error::Timeout { elapsed: waited },
             LocalRejection::Removed {
                 operation,
                 sunset,
