@@ -265,9 +265,12 @@ impl Policy {
             }
             // The token first: its fingerprint picks the limiter, and nothing slow stands
             // between the slot and the send.
-            let token = match shared.token.token().await {
-                Ok(token) => token,
-                Err(e) => return Ok(LocalRejection::Token(e.to_string()).into_response()),
+            let token = match shared.token.ready() {
+                Some(token) => token,
+                None => match shared.token.token().await {
+                    Ok(token) => token,
+                    Err(e) => return Ok(LocalRejection::Token(e.to_string()).into_response()),
+                },
             };
             let limiter = shared.limiter_for(&token);
             let permit = match limiter.acquire(class, deadline - now).await {
@@ -365,30 +368,34 @@ impl Policy {
 /// decode to a value [`crate::path::encode_segment`] accepts: not empty, not `.` or `..`, no
 /// `/` or backslash. A bad value is refused naming its parameter.
 fn check_path(operation: &'static Operation, path: &str) -> Result<(), LocalRejection> {
-    let template: Vec<&str> = operation.path.split('/').skip(1).collect();
-    let sent: Vec<&str> = path.split('/').collect();
     let shape_error = || LocalRejection::Path {
         template: operation.path,
         sent: path.to_string(),
     };
-    if sent.len() <= template.len() {
-        return Err(shape_error());
-    }
-    for (segment, expected) in sent[sent.len() - template.len()..].iter().zip(&template) {
+    // From the end: the base URL's own path comes before the template's segments.
+    let mut sent = path.rsplit('/');
+    let template = operation.path.strip_prefix('/').unwrap_or(operation.path);
+    for expected in template.rsplit('/') {
+        let segment = sent.next().ok_or_else(shape_error)?;
         match expected.strip_prefix('{').and_then(|e| e.strip_suffix('}')) {
             Some(parameter) => {
                 let value = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
-                crate::path::check_segment(&value).map_err(|error| LocalRejection::PathValue {
-                    operation: operation.id,
-                    parameter,
-                    error,
+                crate::path::check_segment(&value).map_err(|error| {
+                    LocalRejection::PathValue {
+                        operation: operation.id,
+                        parameter,
+                        error,
+                    }
                 })?;
             }
             None if segment != expected => return Err(shape_error()),
             None => {}
         }
     }
-    Ok(())
+    match sent.next() {
+        Some(_) => Ok(()),
+        None => Err(shape_error()),
+    }
 }
 
 /// Re-encodes the query parameters that hold a file or folder path

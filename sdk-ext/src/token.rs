@@ -38,7 +38,8 @@ use http::HeaderValue;
 /// ```
 #[derive(Clone)]
 pub struct SecretToken {
-    value: Box<str>,
+    // Shared, so a clone per request costs no allocation.
+    value: std::sync::Arc<str>,
     header: HeaderValue,
 }
 
@@ -87,7 +88,7 @@ impl TryFrom<String> for SecretToken {
             .map_err(|_| TokenError::InvalidCharacter { position: 0 })?;
         header.set_sensitive(true);
         Ok(SecretToken {
-            value: value.into_boxed_str(),
+            value: value.into(),
             header,
         })
     }
@@ -196,6 +197,12 @@ pub trait TokenSource: Send + Sync + fmt::Debug {
     /// The token to send with the next request.
     fn token(&self) -> TokenFuture<'_>;
 
+    /// The token at hand without waiting, when the source has one (a static token): the
+    /// request path then skips the future. The default is `None`.
+    fn ready(&self) -> Option<SecretToken> {
+        None
+    }
+
     /// Called after the server rejected `rejected` with 401 (for example
     /// because the user changed the password), so a rotating source can drop
     /// it and fetch a new one. The default does nothing.
@@ -207,6 +214,10 @@ pub trait TokenSource: Send + Sync + fmt::Debug {
 impl<T: TokenSource + ?Sized> TokenSource for Arc<T> {
     fn token(&self) -> TokenFuture<'_> {
         (**self).token()
+    }
+
+    fn ready(&self) -> Option<SecretToken> {
+        (**self).ready()
     }
 
     fn invalidate(&self, rejected: &SecretToken) {
@@ -244,6 +255,10 @@ impl TokenSource for StaticToken {
     fn token(&self) -> TokenFuture<'_> {
         let token = self.token.clone();
         Box::pin(async move { Ok(token) })
+    }
+
+    fn ready(&self) -> Option<SecretToken> {
+        Some(self.token.clone())
     }
 }
 
