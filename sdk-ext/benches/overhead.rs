@@ -73,11 +73,8 @@ fn overhead(c: &mut Criterion) {
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap();
-    let generated_same_http = pubapi_sdk::Client::new_with_client(
-        &base,
-        same_http,
-        pubapi_sdk::hooks::Inner::default(),
-    );
+    let generated_same_http =
+        pubapi_sdk::Client::new_with_client(&base, same_http, pubapi_sdk::hooks::Inner::default());
     let unlimited = Budget::new(None, None);
     let ext = Client::builder()
         .base_url(&base)

@@ -161,7 +161,10 @@ pub struct ServerCounters {
 impl ServerCounters {
     /// Reads the counters from response headers; `None` when none is there.
     pub fn from_headers(headers: &http::HeaderMap) -> Option<Self> {
-        if !headers.keys().any(|k| k.as_str().starts_with("x-accesstoken-")) {
+        if !headers
+            .keys()
+            .any(|k| k.as_str().starts_with("x-accesstoken-"))
+        {
             return None;
         }
         let read = |name: &str| {

@@ -380,12 +380,10 @@ fn check_path(operation: &'static Operation, path: &str) -> Result<(), LocalReje
         match expected.strip_prefix('{').and_then(|e| e.strip_suffix('}')) {
             Some(parameter) => {
                 let value = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
-                crate::path::check_segment(&value).map_err(|error| {
-                    LocalRejection::PathValue {
-                        operation: operation.id,
-                        parameter,
-                        error,
-                    }
+                crate::path::check_segment(&value).map_err(|error| LocalRejection::PathValue {
+                    operation: operation.id,
+                    parameter,
+                    error,
                 })?;
             }
             None if segment != expected => return Err(shape_error()),
