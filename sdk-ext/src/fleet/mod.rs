@@ -2,7 +2,7 @@
 //!
 //! Services run replicas that share one token, and the gateway counts the token's calls, not
 //! a process's. Each piece of shared state has a small trait here with an embedded default and
-//! a Redis implementation behind the `redis` feature ([`redis`](self::redis)):
+//! a Redis implementation behind the `redis` feature (the `redis` module):
 //!
 //! | state | trait | embedded default | fleet |
 //! |---|---|---|---|
