@@ -377,18 +377,7 @@ impl RateLimiter {
         let wait = match reservation {
             crate::fleet::Reservation::Granted { wait } => wait,
             crate::fleet::Reservation::Refused { wait, long_wait } => {
-                return Ok(Err(if long_wait > max_wait {
-                    LimitError::DailyBudgetExhausted {
-                        class,
-                        available_in: wait,
-                    }
-                } else {
-                    LimitError::WouldExceedDeadline {
-                        class,
-                        wait,
-                        max_wait,
-                    }
-                }));
+                return Ok(Err(LimitError::too_far(class, wait, long_wait, max_wait)));
             }
             crate::fleet::Reservation::NoBudget => return Ok(Err(LimitError::NoBudget { class })),
         };
@@ -495,18 +484,7 @@ impl RateLimiter {
             .ok_or(LimitError::NoBudget { class })?;
         let wait = slot.at - now;
         if wait > max_wait {
-            return Err(if slot.long - now > max_wait {
-                LimitError::DailyBudgetExhausted {
-                    class,
-                    available_in: wait,
-                }
-            } else {
-                LimitError::WouldExceedDeadline {
-                    class,
-                    wait,
-                    max_wait,
-                }
-            });
+            return Err(LimitError::too_far(class, wait, slot.long - now, max_wait));
         }
         let id = log.next_id;
         log.next_id += 1;
@@ -779,6 +757,25 @@ pub enum LimitError {
         /// The class without budget.
         class: LimitClass,
     },
+}
+
+impl LimitError {
+    /// The earliest slot is `wait` away, more than `max_wait`; `long_wait` of it is owed to
+    /// the long windows (day, hour, minute) and server blocks.
+    fn too_far(class: LimitClass, wait: Duration, long_wait: Duration, max_wait: Duration) -> Self {
+        if long_wait > max_wait {
+            LimitError::DailyBudgetExhausted {
+                class,
+                available_in: wait,
+            }
+        } else {
+            LimitError::WouldExceedDeadline {
+                class,
+                wait,
+                max_wait,
+            }
+        }
+    }
 }
 
 impl fmt::Display for LimitError {
