@@ -125,7 +125,13 @@ struct FleetLink {
     token: TokenFingerprint,
     /// The store failed last time: warn once per outage.
     failing: std::sync::atomic::AtomicBool,
+    /// After a failure the store is tried again from this instant on, so an unreachable
+    /// store does not cost every call its connection timeout.
+    retry_at: Mutex<Option<Instant>>,
 }
+
+/// How long a process paces on its own share after the fleet's store failed.
+const FLEET_RETRY_AFTER: Duration = Duration::from_secs(2);
 
 /// Start times of one class, ascending, plus a block set by the server.
 #[derive(Default)]
@@ -221,6 +227,7 @@ impl RateLimiter {
                     fleet,
                     token,
                     failing: Default::default(),
+                    retry_at: Mutex::new(None),
                 }),
                 classes: Mutex::new(Default::default()),
             }),
@@ -284,9 +291,22 @@ impl RateLimiter {
         let called = Instant::now();
         let mut share = 1;
         if let Some(link) = &self.inner.fleet {
-            match self.reserve_in_fleet(link, class, max_wait).await {
+            let resting = {
+                let retry_at = link.retry_at.lock().unwrap_or_else(PoisonError::into_inner);
+                retry_at.is_some_and(|at| at > called)
+            };
+            let reserved = if resting {
+                Err(crate::fleet::FleetError::new("resting after a failure"))
+            } else {
+                self.reserve_in_fleet(link, class, max_wait).await
+            };
+            match reserved {
                 Ok(permit) => return permit,
                 Err(error) => {
+                    if !resting {
+                        *link.retry_at.lock().unwrap_or_else(PoisonError::into_inner) =
+                            Some(Instant::now() + FLEET_RETRY_AFTER);
+                    }
                     if !link
                         .failing
                         .swap(true, std::sync::atomic::Ordering::Relaxed)
