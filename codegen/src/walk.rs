@@ -1,7 +1,7 @@
 //! Traversal helpers shared by the spec transforms.
 
 use openapiv3::{
-    AdditionalProperties, OpenAPI, Operation, ReferenceOr, Response, Schema, SchemaKind,
+    AdditionalProperties, OpenAPI, Operation, Parameter, ReferenceOr, Response, Schema, SchemaKind,
     StatusCode, Type,
 };
 
@@ -79,6 +79,23 @@ pub(crate) fn resolve_response<'a>(
             let name = reference.strip_prefix("#/components/responses/")?;
             match spec.components.as_ref()?.responses.get(name)? {
                 ReferenceOr::Item(r) => Some(r),
+                ReferenceOr::Reference { .. } => None,
+            }
+        }
+    }
+}
+
+/// Resolves a parameter that may be a `$ref` into `#/components/parameters`.
+pub(crate) fn resolve_parameter<'a>(
+    spec: &'a OpenAPI,
+    parameter: &'a ReferenceOr<Parameter>,
+) -> Option<&'a Parameter> {
+    match parameter {
+        ReferenceOr::Item(p) => Some(p),
+        ReferenceOr::Reference { reference } => {
+            let name = reference.strip_prefix("#/components/parameters/")?;
+            match spec.components.as_ref()?.parameters.get(name)? {
+                ReferenceOr::Item(p) => Some(p),
                 ReferenceOr::Reference { .. } => None,
             }
         }

@@ -7,8 +7,8 @@
 
 use super::Removal;
 use crate::CodegenError;
-use crate::walk::{operation_name, operations, resolve_response, status_label};
-use openapiv3::{OpenAPI, Parameter, ReferenceOr};
+use crate::walk::{operation_name, operations, resolve_parameter, resolve_response, status_label};
+use openapiv3::{OpenAPI, Parameter};
 use quote::quote;
 
 /// Builds the `operations` module.
@@ -151,16 +151,7 @@ fn path_queries<'a>(spec: &'a OpenAPI, operation: &'a openapiv3::Operation) -> V
     operation
         .parameters
         .iter()
-        .filter_map(|parameter| match parameter {
-            ReferenceOr::Item(p) => Some(p),
-            ReferenceOr::Reference { reference } => {
-                let name = reference.strip_prefix("#/components/parameters/")?;
-                match spec.components.as_ref()?.parameters.get(name)? {
-                    ReferenceOr::Item(p) => Some(p),
-                    ReferenceOr::Reference { .. } => None,
-                }
-            }
-        })
+        .filter_map(|parameter| resolve_parameter(spec, parameter))
         .filter_map(|parameter| match parameter {
             Parameter::Query { parameter_data, .. }
                 if parameter_data.extensions.get(PATH_ENCODING)
