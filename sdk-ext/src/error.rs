@@ -297,17 +297,11 @@ impl fmt::Display for Error {
                 Some(code) => write!(f, " ({} {})", e.status(), OneLine(code, 40))?,
                 None => write!(f, " ({})", e.status())?,
             }
-            let descriptions: Vec<&str> = e
-                .messages()
-                .iter()
-                .filter_map(|m| m.description.as_deref())
-                .collect();
-            if descriptions.len() > 1 {
-                write!(f, ": {}", OneLine(&descriptions.join("; "), 120))
-            } else if let Some(message) = e.message() {
-                write!(f, ": {}", OneLine(message, 80))
-            } else {
-                Ok(())
+            match e.summary() {
+                Some((text, joined)) => {
+                    write!(f, ": {}", OneLine(&text, if joined { 120 } else { 80 }))
+                }
+                None => Ok(()),
             }
         };
         match self {
@@ -648,6 +642,21 @@ impl ApiError {
         &self.fields.messages
     }
 
+    /// The server's words for a person: every `Errors[].description` joined with `; ` when
+    /// there are several (`true`), or the one message (`false`).
+    fn summary(&self) -> Option<(std::borrow::Cow<'_, str>, bool)> {
+        let descriptions: Vec<&str> = self
+            .messages()
+            .iter()
+            .filter_map(|m| m.description.as_deref())
+            .collect();
+        if descriptions.len() > 1 {
+            Some((descriptions.join("; ").into(), true))
+        } else {
+            self.message().map(|m| (m.into(), false))
+        }
+    }
+
     /// `details` of a webhooks-format body.
     pub fn details(&self) -> Option<&str> {
         self.fields.details.as_deref()
@@ -802,15 +811,8 @@ impl fmt::Display for ApiError {
         if let Some(code) = self.code() {
             write!(f, " {code}")?;
         }
-        let descriptions: Vec<&str> = self
-            .messages()
-            .iter()
-            .filter_map(|m| m.description.as_deref())
-            .collect();
-        if descriptions.len() > 1 {
-            write!(f, ": {}", descriptions.join("; "))?;
-        } else if let Some(message) = self.message() {
-            write!(f, ": {message}")?;
+        if let Some((text, _)) = self.summary() {
+            write!(f, ": {text}")?;
         }
         Ok(())
     }
