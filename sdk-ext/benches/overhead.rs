@@ -10,7 +10,9 @@ use pubapi_sdk::types::Whoami;
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::{Budget, Client, Limits, SecretToken};
 use std::hint::black_box;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+mod support;
+
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
 
 const WHOAMI: &str = r#"{"clientId":"c1","username":"admin","domain":"acme.example.com","scopes":["Service.webhooks"]}"#;
@@ -31,14 +33,8 @@ async fn serve() -> String {
                     WHOAMI.len()
                 );
                 loop {
-                    let mut line = String::new();
-                    loop {
-                        line.clear();
-                        match lines.read_line(&mut line).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(_) if line == "\r\n" => break,
-                            Ok(_) => {}
-                        }
+                    if support::read_head(&mut lines).await.is_none() {
+                        return;
                     }
                     if write.write_all(response.as_bytes()).await.is_err() {
                         return;

@@ -14,7 +14,9 @@ use pubapi_sdk_ext::{Client, SecretToken};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+mod support;
+
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
 
 const WHOAMI: &str =
@@ -41,19 +43,10 @@ async fn serve(delay: Duration) -> (String, Arc<Mutex<Vec<Instant>>>) {
                 }
                 let (read, mut write) = socket.into_split();
                 let mut lines = BufReader::new(read);
-                let mut line = String::new();
-                if lines.read_line(&mut line).await.unwrap_or(0) == 0 {
+                if support::read_head(&mut lines).await.is_none() {
                     return;
                 }
                 seen.lock().unwrap().push(Instant::now());
-                loop {
-                    line.clear();
-                    match lines.read_line(&mut line).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(_) if line == "\r\n" => break,
-                        Ok(_) => {}
-                    }
-                }
                 let response = format!(
                     "HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{WHOAMI}",
                     WHOAMI.len()

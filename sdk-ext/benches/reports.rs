@@ -21,7 +21,9 @@ use pubapi_sdk_ext::{Budget, Client, Limits, SecretToken};
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+mod support;
+
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
 
 #[global_allocator]
@@ -39,11 +41,31 @@ fn login(i: u64) -> serde_json::Value {
 
 /// One page of `PAGE` login events, as the platform sends it.
 fn report_page() -> Vec<u8> {
+    page_at(0, &page_events())
+}
+
+/// The `events` array of a page, rendered once.
+fn page_events() -> Vec<u8> {
     let events: Vec<_> = (0..PAGE).map(login).collect();
-    serde_json::to_vec(&serde_json::json!({
-        "total_count": TOTAL, "offset": 0, "count": PAGE, "events": events
-    }))
-    .unwrap()
+    serde_json::to_vec(&events).unwrap()
+}
+
+/// The page that starts at `offset`, as the platform answers it (it says its offset).
+fn page_at(offset: u64, events: &[u8]) -> Vec<u8> {
+    let mut page = format!(r#"{{"total_count":{TOTAL},"offset":{offset},"count":{PAGE},"events":"#)
+        .into_bytes();
+    page.extend_from_slice(events);
+    page.push(b'}');
+    page
+}
+
+/// The `offset` query parameter of a request line (0 when absent).
+fn offset_of(request_line: &str) -> u64 {
+    request_line
+        .split(['?', '&', ' '])
+        .find_map(|part| part.strip_prefix("offset="))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
 }
 
 /// One events page of 100 file-system events.
@@ -64,9 +86,9 @@ fn events_page() -> Vec<u8> {
     .unwrap()
 }
 
-/// Serves the JSON page for every request to a report, and 1 GiB of CSV rows for requests
-/// that accept `text/csv`, keeping connections alive.
-async fn serve(page: Arc<Vec<u8>>) -> String {
+/// Serves the JSON page at the offset asked for every request to a report, and 1 GiB of CSV
+/// rows for requests that accept `text/csv`, keeping connections alive.
+async fn serve(events: Arc<Vec<u8>>) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let row: Vec<u8> = b"user1,login,192.0.2.1,Web,2026-01-02T10:00:00Z\n"
@@ -80,23 +102,18 @@ async fn serve(page: Arc<Vec<u8>>) -> String {
         loop {
             let (socket, _) = listener.accept().await.unwrap();
             socket.set_nodelay(true).unwrap();
-            let (page, row) = (page.clone(), row.clone());
+            let (events, row) = (events.clone(), row.clone());
             tokio::spawn(async move {
                 let (read, mut write) = socket.into_split();
                 let mut lines = BufReader::new(read);
                 loop {
-                    let mut csv = false;
-                    let mut line = String::new();
-                    loop {
-                        line.clear();
-                        match lines.read_line(&mut line).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(_) if line == "\r\n" => break,
-                            Ok(_) => {
-                                csv |= line.to_ascii_lowercase().starts_with("accept: text/csv")
-                            }
-                        }
-                    }
+                    let Some(head) = support::read_head(&mut lines).await else {
+                        return;
+                    };
+                    let csv = head
+                        .iter()
+                        .any(|line| line.to_ascii_lowercase().starts_with("accept: text/csv"));
+                    let page = page_at(offset_of(&head[0]), &events);
                     let (length, kind) = if csv {
                         (CSV_BYTES, "text/csv")
                     } else {
@@ -254,7 +271,7 @@ fn peak_of<T>(run: impl FnOnce() -> T) -> (T, usize) {
 fn reports(c: &mut Criterion) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let page = report_page();
-    let base = runtime.block_on(serve(Arc::new(page.clone())));
+    let base = runtime.block_on(serve(Arc::new(page_events())));
     let client = client(&base);
     let raw = reqwest::Client::new();
 
