@@ -9,3 +9,8 @@ pub mod path;
 mod generated;
 
 pub use generated::*;
+
+/// The OpenAPI document this crate was generated from (`spec/openapi.yaml`, copied here by
+/// `cargo xtask regenerate`, which also checks the copy is fresh), for tools that validate
+/// traffic or serve the API, such as `pubapi-sandbox`.
+pub const SPEC_YAML: &str = include_str!("../openapi.yaml");

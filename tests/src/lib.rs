@@ -1,4 +1,5 @@
 #![doc = include_str!("../README.md")]
 
-pub mod conformance;
-pub mod sandbox;
+/// The sandbox, published as `pubapi-sandbox`; re-exported so the tests read `sandbox::…`.
+pub use pubapi_sandbox as sandbox;
+pub use pubapi_sandbox::conformance;

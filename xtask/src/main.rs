@@ -1,8 +1,8 @@
 //! `cargo xtask`: project automation for pubapi.
 //!
 //! ```text
-//! cargo xtask regenerate          write sdk/src/generated.rs from spec/openapi.yaml
-//! cargo xtask regenerate --check  fail when sdk/src/generated.rs is stale
+//! cargo xtask regenerate          write sdk/src/generated.rs and sdk/openapi.yaml from spec/openapi.yaml
+//! cargo xtask regenerate --check  fail when either is stale
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -48,8 +48,10 @@ fn regenerate(root: &Path, check: bool) -> Result<String, String> {
     let generated = pubapi_codegen::generate(&spec).map_err(|e| e.to_string())?;
     let target = root.join("sdk/src/generated.rs");
     ensure_file_contents(&target, &generated.code, check)?;
+    // `pubapi_sdk::SPEC_YAML` embeds this copy: a published crate cannot reach `spec/`.
+    ensure_file_contents(&root.join("sdk/openapi.yaml"), &spec, check)?;
     let mut report = format!(
-        "{} is up to date (spec sha256 {})",
+        "{} and sdk/openapi.yaml are up to date (spec sha256 {})",
         target.strip_prefix(root).unwrap_or(&target).display(),
         generated.spec_hash
     );

@@ -19,7 +19,7 @@
 //!
 //! Replies of injected faults are deliberately outside the spec and are not checked.
 
-use crate::sandbox::Exchange;
+use crate::Exchange;
 use openapiv3::{
     AdditionalProperties, OpenAPI, Operation, ParameterSchemaOrContent, ReferenceOr, Response,
     Schema, SchemaKind, StatusCode, Type,
@@ -28,7 +28,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 
 /// The spec the workspace builds from, embedded at compile time.
-pub const SPEC_YAML: &str = include_str!("../../spec/openapi.yaml");
+pub use pubapi_sdk::SPEC_YAML;
 
 /// The headers the API defines; any of them in a reply must be documented there.
 const API_HEADERS: &[&str] = &[

@@ -37,7 +37,7 @@
 //!
 //! ```no_run
 //! use pubapi_sdk_ext::prelude::*;
-//! use pubapi_testkit::sandbox::{Sandbox, SandboxConfig};
+//! use pubapi_sandbox::{Sandbox, SandboxConfig};
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! let sandbox = Sandbox::start(SandboxConfig::testing()).await;
@@ -47,6 +47,8 @@
 //! sandbox.assert_conformant();
 //! # Ok(()) }
 //! ```
+
+pub mod conformance;
 
 mod activity;
 mod ai;

@@ -4,7 +4,7 @@
 //! The first line of output is `PUBAPI_BASE_URL=<url> PUBAPI_TOKEN=<admin token>`, so a
 //! shell can `eval` it; the lines after it list the other users and their tokens.
 
-use pubapi_testkit::sandbox::{ClockConfig, Sandbox, SandboxConfig};
+use pubapi_sandbox::{ClockConfig, Sandbox, SandboxConfig};
 use std::io::Write;
 use std::process::ExitCode;
 

@@ -5,7 +5,7 @@
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! use pubapi_testkit::sandbox::{Sandbox, SandboxConfig};
+//! use pubapi_sandbox::{Sandbox, SandboxConfig};
 //!
 //! let sandbox = Sandbox::start(SandboxConfig::testing()).await;
 //! let sam = sandbox.activity_as("sam");

@@ -3,7 +3,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use pubapi_testkit::sandbox::Fault;
+//! use pubapi_sandbox::Fault;
 //!
 //! // The first whoami fails with a 500, the next one is slow, then all is well.
 //! let script = [
