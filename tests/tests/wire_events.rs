@@ -303,8 +303,8 @@ async fn list_events_v1_success_decodes_the_page_and_file_system_data() {
 }
 
 #[tokio::test]
-async fn list_events_v1_errors_decode_401_and_general_throttle_403() {
-    wire::assert_errors("listEventsV1", &[401, 403], |client| async move {
+async fn list_events_v1_errors_decode_400_with_every_problem_401_and_general_throttle_403() {
+    wire::assert_errors("listEventsV1", &[400, 401, 403], |client| async move {
         client
             .list_events_v1()
             .id(120_000_i64)
@@ -474,8 +474,8 @@ async fn list_events_v2_success_decodes_a_null_change_context() {
 }
 
 #[tokio::test]
-async fn list_events_v2_errors_decode_401_and_general_throttle_403() {
-    wire::assert_errors("listEventsV2", &[401, 403], |client| async move {
+async fn list_events_v2_errors_decode_400_with_every_problem_401_and_general_throttle_403() {
+    wire::assert_errors("listEventsV2", &[400, 401, 403], |client| async move {
         client
             .list_events_v2()
             .id(120_000_i64)
@@ -611,8 +611,9 @@ async fn list_events_v1_request_minimal_through_events_page_refuses_a_count_over
 }
 
 #[tokio::test]
-async fn list_events_v1_errors_through_events_page_decode_401_and_general_throttle_403() {
-    wire::assert_errors("listEventsV1", &[401, 403], |client| async move {
+async fn list_events_v1_errors_through_events_page_decode_400_with_every_problem_401_and_general_throttle_403()
+ {
+    wire::assert_errors("listEventsV1", &[400, 401, 403], |client| async move {
         client
             .events_page(EventsVersion::V1, &EventQuery::after(120_000))
             .await
@@ -648,8 +649,9 @@ async fn list_events_v2_success_through_events_page_decodes_the_page() {
 }
 
 #[tokio::test]
-async fn list_events_v2_errors_through_events_page_decode_401_and_general_throttle_403() {
-    wire::assert_errors("listEventsV2", &[401, 403], |client| async move {
+async fn list_events_v2_errors_through_events_page_decode_400_with_every_problem_401_and_general_throttle_403()
+ {
+    wire::assert_errors("listEventsV2", &[400, 401, 403], |client| async move {
         client
             .events_page(EventsVersion::V2, &EventQuery::after(120_000))
             .await

@@ -206,8 +206,9 @@ impl EventStream {
 
     /// The next item. Errors are items and the stream goes on after them at the next poll;
     /// `None` comes only after an error no later poll can mend (input the SDK refuses, such
-    /// as an invalid folder path, or a cursor without the id to start from), which was the
-    /// item before it.
+    /// as an invalid folder path; a query the server refuses with 400, such as an event type
+    /// it does not know, as [`Error::InvalidRequest`] with the server's codes and
+    /// descriptions; or a cursor without the id to start from), which was the item before it.
     pub async fn next(&mut self) -> Option<Result<StreamItem, Error>> {
         let mut empty_windows = 0;
         loop {
@@ -261,9 +262,13 @@ impl EventStream {
                     return Some(Ok(self.caught_up_notice()));
                 }
                 Err(e) => {
-                    // Input the SDK refuses, or an operation that is gone, fails the same
-                    // way at every poll: the stream ends with it instead of repeating it.
-                    if matches!(e, Error::InvalidInput(_) | Error::Removed { .. }) {
+                    // Input the SDK or the server refuses, or an operation that is gone,
+                    // fails the same way at every poll (only the cursor changes, and the
+                    // server set it): the stream ends with it instead of repeating it.
+                    if matches!(
+                        e,
+                        Error::InvalidInput(_) | Error::InvalidRequest(_) | Error::Removed { .. }
+                    ) {
                         self.ended = true;
                     } else {
                         self.next_poll = Some(Instant::now() + self.poll_interval);
@@ -572,6 +577,65 @@ mod tests {
         let window = Window::forward(50, 10, page);
         assert_eq!(window.events.len(), 10);
         assert_eq!((window.end, window.more), (60, true));
+    }
+
+    /// Answers every request with the same status and body, counting the requests.
+    #[derive(Debug)]
+    struct Always(u16, &'static str, std::sync::atomic::AtomicUsize);
+
+    impl crate::transport::Transport for Always {
+        fn send<'a>(
+            &'a self,
+            _client: &'a reqwest::Client,
+            _request: reqwest::Request,
+        ) -> pubapi_sdk::hooks::BoxFuture<'a, reqwest::Result<reqwest::Response>> {
+            self.2.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let response = http::Response::builder()
+                .status(self.0)
+                .header("content-type", "application/json")
+                .body(self.1.as_bytes().to_vec())
+                .unwrap();
+            Box::pin(async move { Ok(reqwest::Response::from(response)) })
+        }
+    }
+
+    /// The reference's `type` takes `file_system`, `note`, `permission_change`; a server that
+    /// refuses another name with 400 refuses it at every poll.
+    #[tokio::test(start_paused = true)]
+    async fn a_400_ends_the_stream_with_the_servers_codes_and_descriptions() {
+        let body = r#"{"Errors":[
+            {"description":"`type` holds \"task\", not one of file_system, note, permission_change","code":"INVALID_VALUE"},
+            {"description":"`suppress` must be app, user or none, not \"bot\"","code":"INVALID_VALUE"}]}"#;
+        let transport = Arc::new(Always(400, body, Default::default()));
+        let client = Client::builder()
+            .isolated_budget()
+            .base_url("http://sandbox.test/pubapi")
+            .allow_plain_http()
+            .token(crate::SecretToken::try_from("t").unwrap())
+            .transport(transport.clone())
+            .build()
+            .unwrap();
+        let mut stream = EventStream::builder(EventsVersion::V2)
+            .start(StreamStart::After(7))
+            .types(["task"])
+            .build(client);
+        let error = match stream.next().await {
+            Some(Err(Error::InvalidRequest(error))) => error,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(error.status(), 400);
+        let codes: Vec<_> = error.messages().iter().map(|m| m.code.as_deref()).collect();
+        assert_eq!(codes, [Some("INVALID_VALUE"), Some("INVALID_VALUE")]);
+        assert_eq!(
+            error.messages()[1].description.as_deref(),
+            Some("`suppress` must be app, user or none, not \"bot\"")
+        );
+        assert!(
+            stream.next().await.is_none(),
+            "not repeated every 5 minutes"
+        );
+        assert_eq!(stream.checkpoint(), Some(7), "the cursor did not move");
+        assert_eq!(transport.2.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 
     proptest! {
