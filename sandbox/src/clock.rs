@@ -51,6 +51,34 @@ impl Default for ClockConfig {
     }
 }
 
+/// Why the sandbox clock cannot be set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClockError {
+    /// The time asked for is before the sandbox's now.
+    Backwards {
+        /// The sandbox's now, epoch milliseconds.
+        now_ms: i64,
+        /// The time asked for, epoch milliseconds.
+        asked_ms: i64,
+    },
+}
+
+impl std::fmt::Display for ClockError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClockError::Backwards { now_ms, asked_ms } => write!(
+                f,
+                "the sandbox clock only moves forward: it is {}, {} is {} ms earlier",
+                crate::iso_millis(*now_ms),
+                crate::iso_millis(*asked_ms),
+                now_ms - asked_ms
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ClockError {}
+
 /// 2025-03-03T09:00:00Z, the start of a manual clock.
 pub const MANUAL_START_MS: i64 = 1_740_992_400_000;
 

@@ -3,6 +3,7 @@
 
 use super::clock::ClockConfig;
 use super::ids::hash_str;
+use std::fmt;
 use std::time::Duration;
 
 /// The scope webhook endpoints need (reference 5.4).
@@ -102,47 +103,68 @@ impl UserConfig {
 }
 
 /// Per-token request limits (reference 8). Windows are fixed (a second, a UTC day) on the
-/// sandbox clock; `Retry-After` says when the window resets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// sandbox clock; `Retry-After` says when the window resets. `None` is no limit.
+///
+/// Change them while the sandbox runs with [`Sandbox::set_limits`](crate::Sandbox::set_limits),
+/// `PUT /_sandbox/limits` or `pubapi-sandbox limits`; the binary's `--limits` takes the text
+/// form [`LimitsConfig::from_str`](std::str::FromStr) reads: `reference`, `off`, or
+/// `general=2/s,1000/d,ai=100/d` (any of the four numbers, the rest unlimited).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LimitsConfig {
-    /// General API (audit, webhooks, whoami, events) calls per second.
-    pub general_per_second: u32,
-    /// General API calls per day.
-    pub general_per_day: u32,
-    /// AI calls per second (`None`: not limited; the reference does not show a value).
+    /// General API requests per second and token (reference: 2).
+    #[serde(default)]
+    pub general_per_second: Option<u32>,
+    /// General API requests per UTC day and token (reference: 1,000).
+    #[serde(default)]
+    pub general_per_day: Option<u32>,
+    /// AI requests per second and token (the reference states none).
+    #[serde(default)]
     pub ai_per_second: Option<u32>,
-    /// AI calls per day.
-    pub ai_per_day: u32,
+    /// AI requests per UTC day and token (reference: 100).
+    #[serde(default)]
+    pub ai_per_day: Option<u32>,
 }
 
 impl LimitsConfig {
     /// The reference's numbers: 2/s and 1,000/day for the general API, 100/day for AI.
     pub const fn reference() -> Self {
         LimitsConfig {
-            general_per_second: 2,
-            general_per_day: 1000,
+            general_per_second: Some(2),
+            general_per_day: Some(1000),
             ai_per_second: None,
-            ai_per_day: 100,
+            ai_per_day: Some(100),
         }
     }
 
-    /// Limits high enough that tests which do not test limits never hit them.
+    /// No limits at all: for schema fuzzers and clients that do not pace themselves.
+    pub const fn off() -> Self {
+        LimitsConfig {
+            general_per_second: None,
+            general_per_day: None,
+            ai_per_second: None,
+            ai_per_day: None,
+        }
+    }
+
+    /// Limits high enough that tests which do not test limits never hit them (but a client
+    /// built by [`Sandbox::client_for`](crate::Sandbox::client_for) still paces by them).
     pub const fn generous() -> Self {
         LimitsConfig {
-            general_per_second: 100_000,
-            general_per_day: 10_000_000,
+            general_per_second: Some(100_000),
+            general_per_day: Some(10_000_000),
             ai_per_second: None,
-            ai_per_day: 10_000_000,
+            ai_per_day: Some(10_000_000),
         }
     }
 
     /// Every number multiplied by `factor` (at least 1 each).
     pub fn scaled(self, factor: f64) -> Self {
-        let scale = |n: u32| ((f64::from(n) * factor).round() as u32).max(1);
+        let scale = |n: Option<u32>| n.map(|n| ((f64::from(n) * factor).round() as u32).max(1));
         LimitsConfig {
             general_per_second: scale(self.general_per_second),
             general_per_day: scale(self.general_per_day),
-            ai_per_second: self.ai_per_second.map(scale),
+            ai_per_second: scale(self.ai_per_second),
             ai_per_day: scale(self.ai_per_day),
         }
     }
@@ -151,6 +173,85 @@ impl LimitsConfig {
 impl Default for LimitsConfig {
     fn default() -> Self {
         Self::reference()
+    }
+}
+
+impl fmt::Display for LimitsConfig {
+    /// The text form [`FromStr`](std::str::FromStr) reads back.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if *self == LimitsConfig::reference() {
+            return f.write_str("reference");
+        }
+        if *self == LimitsConfig::off() {
+            return f.write_str("off");
+        }
+        let mut parts = Vec::new();
+        for (class, second, day) in [
+            ("general", self.general_per_second, self.general_per_day),
+            ("ai", self.ai_per_second, self.ai_per_day),
+        ] {
+            let windows: Vec<String> = [(second, "s"), (day, "d")]
+                .into_iter()
+                .filter_map(|(n, unit)| n.map(|n| format!("{n}/{unit}")))
+                .collect();
+            if !windows.is_empty() {
+                parts.push(format!("{class}={}", windows.join(",")));
+            }
+        }
+        f.write_str(&parts.join(","))
+    }
+}
+
+impl std::str::FromStr for LimitsConfig {
+    type Err = String;
+
+    /// `reference`, `off`, or windows such as `general=2/s,1000/d,ai=10/s,100/d`: each
+    /// `N/s` or `N/d` belongs to the class named before it; a window not named is unlimited.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.trim() {
+            "reference" => return Ok(LimitsConfig::reference()),
+            "off" => return Ok(LimitsConfig::off()),
+            _ => {}
+        }
+        let mut limits = LimitsConfig::off();
+        let mut class = None;
+        for part in text.split(',').map(str::trim) {
+            let window = match part.split_once('=') {
+                Some((name, window)) => {
+                    class = match name.trim() {
+                        "general" => Some(false),
+                        "ai" => Some(true),
+                        other => {
+                            return Err(format!("unknown limit class {other:?} (general or ai)"));
+                        }
+                    };
+                    window.trim()
+                }
+                None => part,
+            };
+            let ai = class
+                .ok_or_else(|| format!("{window:?} needs a class first, as in general={window}"))?;
+            let (number, unit) = window
+                .split_once('/')
+                .ok_or_else(|| format!("{window:?} is not N/s or N/d"))?;
+            let number: u32 = number
+                .trim()
+                .parse()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| {
+                    format!("{number:?} in {window:?} is not a positive whole number")
+                })?;
+            let slot = match (ai, unit.trim()) {
+                (false, "s") => &mut limits.general_per_second,
+                (false, "d") => &mut limits.general_per_day,
+                (true, "s") => &mut limits.ai_per_second,
+                (true, "d") => &mut limits.ai_per_day,
+                (_, other) => return Err(format!("unknown window {other:?} (s or d)")),
+            };
+            *slot = Some(number);
+        }
+        Ok(limits)
     }
 }
 
@@ -380,13 +481,55 @@ mod tests {
     #[test]
     fn limits_scale_and_never_reach_zero() {
         let scaled = LimitsConfig::reference().scaled(0.01);
-        assert_eq!(scaled.general_per_second, 1);
-        assert_eq!(scaled.general_per_day, 10);
-        assert_eq!(scaled.ai_per_day, 1);
+        assert_eq!(scaled.general_per_second, Some(1));
+        assert_eq!(scaled.general_per_day, Some(10));
+        assert_eq!(scaled.ai_per_second, None);
+        assert_eq!(scaled.ai_per_day, Some(1));
         assert_eq!(
             LimitsConfig::reference().scaled(10.0).general_per_day,
-            10_000
+            Some(10_000)
         );
+    }
+
+    #[test]
+    fn limits_text_reads_back_what_it_writes() {
+        for (text, limits) in [
+            ("reference", LimitsConfig::reference()),
+            ("off", LimitsConfig::off()),
+            (
+                "general=5/s",
+                LimitsConfig {
+                    general_per_second: Some(5),
+                    ..LimitsConfig::off()
+                },
+            ),
+            (
+                "general=2/s,1000/d,ai=10/s,50/d",
+                LimitsConfig {
+                    general_per_second: Some(2),
+                    general_per_day: Some(1000),
+                    ai_per_second: Some(10),
+                    ai_per_day: Some(50),
+                },
+            ),
+        ] {
+            assert_eq!(text.parse::<LimitsConfig>(), Ok(limits), "{text}");
+            assert_eq!(limits.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn bad_limits_text_is_named() {
+        for (text, says) in [
+            ("5/s", "needs a class first"),
+            ("cpu=5/s", "unknown limit class \"cpu\""),
+            ("general=5", "is not N/s or N/d"),
+            ("general=0/s", "not a positive whole number"),
+            ("general=5/h", "unknown window \"h\""),
+        ] {
+            let error = text.parse::<LimitsConfig>().unwrap_err();
+            assert!(error.contains(says), "{text}: {error}");
+        }
     }
 
     #[test]

@@ -162,16 +162,21 @@ pub(crate) async fn run(shared: Arc<Shared>) {
 }
 
 async fn attempt(shared: Arc<Shared>, http: reqwest::Client, pending: Pending) {
-    let target = {
+    let (generation, target) = {
         let world = shared.world();
-        world
+        let target = world
             .webhooks
             .get(&pending.webhook_id)
             .filter(|h| h.enabled)
-            .map(|h| (h.url.clone(), h.auth_header.clone()))
+            .map(|h| (h.url.clone(), h.auth_header.clone()));
+        (world.generation, target)
     };
     let Some((url, auth)) = target else {
-        shared.world().deliveries.finish(&pending.webhook_id);
+        let mut world = shared.world();
+        if world.generation == generation {
+            world.deliveries.finish(&pending.webhook_id);
+        }
+        drop(world);
         shared.wakeup.notify_one();
         return;
     };
@@ -198,6 +203,10 @@ async fn attempt(shared: Arc<Shared>, http: reqwest::Client, pending: Pending) {
     let now = shared.now();
     let mut guard = shared.world();
     let world = &mut *guard;
+    if world.generation != generation {
+        // The sandbox was reset while this attempt ran: its queue and log are gone.
+        return;
+    }
     world.deliveries.finish(&pending.webhook_id);
     let delivered = result == Ok(200);
     world.deliveries.log.push(DeliveryRecord {

@@ -33,6 +33,36 @@ pub enum FaultAction {
         /// `Retry-After`, seconds.
         retry_after: u64,
     },
+    /// Answers as the rate limiter does when the daily quota is used up (403 +
+    /// `ERR_403_DEVELOPER_OVER_RATE` for the general API, 429 for AI) with this `Retry-After`.
+    QuotaExhausted {
+        /// `Retry-After`, seconds.
+        retry_after: u64,
+    },
+    /// Answers this status (400–599) instead of handling the request: the operation's
+    /// documented error body for it when the spec has one, else an empty body.
+    Status(u16),
+    /// Handles the request normally and sends the body at this rate (the head at once).
+    SlowBody {
+        /// Body bytes per second (at least 1).
+        bytes_per_second: u32,
+    },
+    /// Handles the request normally, announces the whole body's length, then breaks the
+    /// connection after this many body bytes.
+    CutBody {
+        /// Body bytes sent before the connection breaks.
+        after_bytes: usize,
+    },
+}
+
+impl FaultAction {
+    /// Whether the request is still handled (the fault shapes only how the answer goes out).
+    pub fn handles_request(&self) -> bool {
+        matches!(
+            self,
+            FaultAction::Delay(_) | FaultAction::SlowBody { .. } | FaultAction::CutBody { .. }
+        )
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,6 +142,26 @@ impl Fault {
     /// Answers a throttle with `Retry-After: retry_after`.
     pub fn throttle(self, retry_after: u64) -> Self {
         self.action(FaultAction::Throttle { retry_after })
+    }
+
+    /// Answers the daily-quota throttle with `Retry-After: retry_after`.
+    pub fn quota_exhausted(self, retry_after: u64) -> Self {
+        self.action(FaultAction::QuotaExhausted { retry_after })
+    }
+
+    /// Answers `status` (400–599).
+    pub fn status(self, status: u16) -> Self {
+        self.action(FaultAction::Status(status))
+    }
+
+    /// Sends the body at `bytes_per_second`.
+    pub fn slow_body(self, bytes_per_second: u32) -> Self {
+        self.action(FaultAction::SlowBody { bytes_per_second })
+    }
+
+    /// Breaks the connection after `after_bytes` of the body.
+    pub fn cut_body(self, after_bytes: usize) -> Self {
+        self.action(FaultAction::CutBody { after_bytes })
     }
 
     /// Any action.

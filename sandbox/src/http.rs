@@ -61,6 +61,23 @@ impl ApiRequest {
     }
 }
 
+/// How a fault makes the answer go out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyFault {
+    /// The connection closes before the first byte.
+    DropConnection,
+    /// The body trickles at this many bytes per second.
+    Slow {
+        /// Bytes per second, at least 1.
+        bytes_per_second: u32,
+    },
+    /// The whole length is announced, then the connection breaks after this many bytes.
+    Cut {
+        /// Body bytes sent.
+        after_bytes: usize,
+    },
+}
+
 /// What a handler answers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reply {
@@ -72,8 +89,8 @@ pub struct Reply {
     pub content_type: Option<String>,
     /// The body.
     pub body: Vec<u8>,
-    /// Set by fault injection: the connection is dropped instead of answering.
-    pub drop_connection: bool,
+    /// Set by fault injection: how the answer goes out (dropped, slow or cut).
+    pub body_fault: Option<BodyFault>,
     /// Set by fault injection: the reply is deliberately outside the spec.
     pub injected: bool,
 }
@@ -86,7 +103,7 @@ impl Reply {
             headers: Vec::new(),
             content_type: None,
             body: Vec::new(),
-            drop_connection: false,
+            body_fault: None,
             injected: false,
         }
     }
@@ -129,10 +146,8 @@ pub enum ErrorFormat {
     Ai,
     /// `{code, message, details?}` (webhooks and whoami).
     Webhook,
-    /// `{Errors: [{description, code}]}` (general API and audit).
+    /// `{Errors: [{description, code}]}` (general API: audit and events).
     General,
-    /// Events: error bodies are not shown.
-    NoBody,
 }
 
 /// Whether the operation is an AI one (AI limits, 429 throttles).
@@ -147,8 +162,9 @@ pub fn is_ai(op: &Operation) -> bool {
 pub fn error_format(op: &Operation) -> ErrorFormat {
     match op.tag {
         "webhooks" | "identity" => ErrorFormat::Webhook,
-        "audit" => ErrorFormat::General,
-        "events" => ErrorFormat::NoBody,
+        // The reference shows no events error body; the spec documents the events lists'
+        // 400 in the general format and every other events error without a body.
+        "audit" | "events" => ErrorFormat::General,
         _ => ErrorFormat::Ai,
     }
 }
@@ -184,7 +200,6 @@ pub fn error(op: &Operation, status: u16, code: &str, message: &str) -> Reply {
         ErrorFormat::General => {
             json!({ "Errors": [{ "description": message, "code": code }] })
         }
-        ErrorFormat::NoBody => return Reply::empty(status),
     };
     Reply::json(status, &body)
 }
@@ -248,18 +263,29 @@ pub fn removed(op: &Operation, now_ms: i64) -> Option<Reply> {
         ErrorFormat::General => {
             json!({ "Errors": [{ "description": message, "code": REMOVED_CODE }] })
         }
-        ErrorFormat::NoBody => return Some(deprecation_headers(op, Reply::empty(410))),
     };
     Some(deprecation_headers(op, Reply::json(410, &body)))
 }
 
-/// A 400 of the general format with one entry per problem (audit validation).
+/// An error of the general format with one entry per problem (audit and events validation).
 pub fn general_errors(status: u16, problems: &[(String, String)]) -> Reply {
     let errors: Vec<Value> = problems
         .iter()
         .map(|(code, description)| json!({ "description": description, "code": code }))
         .collect();
     Reply::json(status, &json!({ "Errors": errors }))
+}
+
+/// The code of a 405 (a method the path does not have).
+pub const METHOD_NOT_ALLOWED_CODE: &str = "METHOD_NOT_ALLOWED";
+
+/// 405 for `method` on a path of the spec that has only the `allow` methods: `Allow` lists
+/// them and the body is in the general format (no operation, so no area's format applies).
+pub fn method_not_allowed(method: &str, path: &str, allow: &[&str]) -> Reply {
+    let allow = allow.join(", ");
+    let description = format!("{method} is not a method of {path}; it has {allow}");
+    general_errors(405, &[(METHOD_NOT_ALLOWED_CODE.to_string(), description)])
+        .header("Allow", allow)
 }
 
 /// Splits a query string into decoded pairs (`+` is a space, `%XX` a byte).
@@ -331,6 +357,12 @@ mod tests {
         assert_eq!(hook.unwrap()["code"], "missing_scope_error");
         let audit = error(op("getAuditJob"), 404, "NOT_FOUND", "gone").body_json();
         assert_eq!(audit.unwrap()["Errors"][0]["code"], "NOT_FOUND");
+        // Events: the lists' 400 is in the general format, the 401 has no body.
+        let events = error(op("listEventsV2"), 400, "INVALID_VALUE", "bad").body_json();
+        assert_eq!(
+            events.unwrap(),
+            json!({"Errors": [{"description": "bad", "code": "INVALID_VALUE"}]})
+        );
         assert!(error(op("listEventsV2"), 401, "x", "y").body.is_empty());
         // whoami's 403 is the throttle response without a body.
         assert!(error(op("whoami"), 403, "x", "y").body.is_empty());
@@ -383,6 +415,22 @@ mod tests {
                 .headers
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn method_not_allowed_lists_the_paths_methods_in_allow_and_a_general_body() {
+        let reply = method_not_allowed("DELETE", "/v1/audit/jobs/j1", &["GET"]);
+        assert_eq!(reply.status, 405);
+        assert_eq!(reply.headers, [("Allow".to_string(), "GET".to_string())]);
+        assert_eq!(
+            reply.body_json().unwrap(),
+            json!({"Errors": [{
+                "description": "DELETE is not a method of /v1/audit/jobs/j1; it has GET",
+                "code": "METHOD_NOT_ALLOWED",
+            }]})
+        );
+        let two = method_not_allowed("PATCH", "/v1/webhooks/w1", &["DELETE", "GET", "PUT"]);
+        assert_eq!(two.headers[0].1, "DELETE, GET, PUT");
     }
 
     #[test]

@@ -56,6 +56,7 @@ mod audit;
 mod auth;
 mod clock;
 mod config;
+mod control;
 mod corpus;
 mod dates;
 mod delivery;
@@ -76,7 +77,7 @@ mod world;
 
 pub use activity::Activity;
 pub use ai::{CONFIRM_MARKER, FAIL_MARKER};
-pub use clock::{ClockConfig, MANUAL_START_MS, SandboxClock};
+pub use clock::{ClockConfig, ClockError, MANUAL_START_MS, SandboxClock};
 pub use config::{
     AiConfig, AuditConfig, EventsConfig, LimitsConfig, Role, SandboxConfig, UserConfig,
     WEBHOOKS_SCOPE, WebhooksConfig,
@@ -103,6 +104,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::{Notify, oneshot};
 use tokio::task::JoinHandle;
 use world::World;
+
+/// Reads a date (`2026-09-29`, midnight UTC) or a UTC time (`2026-09-29T12:00:00Z`) as
+/// epoch milliseconds, the forms the sandbox's clock options take.
+pub fn parse_time(text: &str) -> Option<i64> {
+    dates::parse_request_date(text).map(|date| date.ms)
+}
 
 /// When the spec removes the operation `operation_id` (`x-pubapi-sunset`), epoch
 /// milliseconds; from then on the sandbox answers it 410 Gone. `None` for an operation
@@ -133,6 +140,29 @@ impl Shared {
 
     pub(crate) fn now(&self) -> i64 {
         self.clock.now_ms()
+    }
+
+    /// Moves the clock forward and wakes the deliveries.
+    pub(crate) fn advance(&self, by: Duration) {
+        self.clock.advance(by);
+        self.wakeup.notify_one();
+    }
+
+    /// Moves the clock forward to `epoch_ms`, never back.
+    pub(crate) fn advance_to(&self, epoch_ms: i64) -> Result<(), ClockError> {
+        let now = self.now();
+        let ahead = u64::try_from(epoch_ms - now).map_err(|_| ClockError::Backwards {
+            now_ms: now,
+            asked_ms: epoch_ms,
+        })?;
+        self.advance(Duration::from_millis(ahead));
+        Ok(())
+    }
+
+    /// Back to the start state (see [`Sandbox::reset`]).
+    pub(crate) fn reset(&self) {
+        self.world().reset(&self.config);
+        self.wakeup.notify_one();
     }
 }
 
@@ -195,6 +225,8 @@ impl Sandbox {
             wakeup: Notify::new(),
         });
         let app = axum::Router::new()
+            .route("/_sandbox", axum::routing::any(control::handle))
+            .route("/_sandbox/{*rest}", axum::routing::any(control::handle))
             .fallback(routes::handle)
             .with_state(shared.clone());
         let (stop, stopped) = oneshot::channel::<()>();
@@ -296,7 +328,7 @@ impl Sandbox {
     /// # Panics
     /// When the token is not a valid header value.
     pub fn client_builder_with_token(&self, token: &str) -> pubapi_sdk_ext::ClientBuilder {
-        let limits = &self.shared.config.limits;
+        let limits = self.limits();
         let token = match pubapi_sdk_ext::SecretToken::try_from(token.to_string()) {
             Ok(token) => token,
             Err(e) => panic!("cannot build a client for the sandbox: {e}"),
@@ -305,11 +337,8 @@ impl Sandbox {
             .base_url(self.base_url())
             .token(token)
             .limits(Limits {
-                general: Budget::new(
-                    Some(limits.general_per_second),
-                    Some(limits.general_per_day),
-                ),
-                ai: Budget::new(limits.ai_per_second, Some(limits.ai_per_day)),
+                general: Budget::new(limits.general_per_second, limits.general_per_day),
+                ai: Budget::new(limits.ai_per_second, limits.ai_per_day),
             })
     }
 
@@ -330,8 +359,35 @@ impl Sandbox {
 
     /// Moves the sandbox clock forward (due deliveries run, jobs finish, windows reset).
     pub fn advance(&self, by: Duration) {
-        self.shared.clock.advance(by);
-        self.shared.wakeup.notify_one();
+        self.shared.advance(by);
+    }
+
+    /// Moves the sandbox clock forward to `epoch_ms`.
+    ///
+    /// # Errors
+    /// [`ClockError::Backwards`] when `epoch_ms` is before the sandbox's now: the clock never
+    /// runs back (jobs, windows and retries would lose their order).
+    pub fn advance_to(&self, epoch_ms: i64) -> Result<(), ClockError> {
+        self.shared.advance_to(epoch_ms)
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> LimitsConfig {
+        self.shared.world().limits_config
+    }
+
+    /// Changes the limits from the next request on (the windows' counts so far stay).
+    /// Clients built afterwards by [`client_for`](Self::client_for) pace by the new ones.
+    pub fn set_limits(&self, limits: LimitsConfig) {
+        self.shared.world().limits_config = limits;
+    }
+
+    /// Back to the state the sandbox started in: files, events, webhooks, audit jobs, AI
+    /// requests, traffic, counters, faults and limit windows are gone, the limits are the
+    /// configuration's again, and delivery attempts in flight are dropped. Users, tokens,
+    /// the clock and the port stay.
+    pub fn reset(&self) {
+        self.shared.reset();
     }
 
     /// Activity as the first admin.

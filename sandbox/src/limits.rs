@@ -81,7 +81,7 @@ impl LimitState {
         let (per_second, per_day) = if ai {
             (limits.ai_per_second, limits.ai_per_day)
         } else {
-            (Some(limits.general_per_second), limits.general_per_day)
+            (limits.general_per_second, limits.general_per_day)
         };
         let w = self.windows.entry((token.to_string(), ai)).or_default();
         let second = now_ms.div_euclid(1000);
@@ -94,7 +94,7 @@ impl LimitState {
             w.day = day;
             w.in_day = 0;
         }
-        if w.in_day >= per_day {
+        if per_day.is_some_and(|limit| w.in_day >= limit) {
             let left_ms = (day + 1) * DAY_MS - now_ms;
             return Err(Throttle::OverRate {
                 retry_after: ceil_seconds(left_ms),
@@ -190,7 +190,7 @@ mod tests {
     fn daily_quota_says_when_the_day_ends() {
         let mut state = LimitState::default();
         let limits = LimitsConfig {
-            general_per_day: 3,
+            general_per_day: Some(3),
             ..LimitsConfig::reference()
         };
         for i in 0..3 {
@@ -211,7 +211,7 @@ mod tests {
     fn ai_budget_is_separate_and_has_no_per_second_limit_by_default() {
         let mut state = LimitState::default();
         let limits = LimitsConfig {
-            ai_per_day: 5,
+            ai_per_day: Some(5),
             ..LimitsConfig::reference()
         };
         for _ in 0..5 {

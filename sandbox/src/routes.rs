@@ -8,8 +8,8 @@ use super::auth::{Caller, ImpersonationError};
 use super::config::WEBHOOKS_SCOPE;
 use super::faults::FaultAction;
 use super::http::{
-    ApiRequest, ErrorFormat, Reply, decode, documents, error, error_format, is_ai, parse_query,
-    removed,
+    ApiRequest, BodyFault, ErrorFormat, Reply, decode, documents, error, error_format, is_ai,
+    method_not_allowed, parse_query, removed,
 };
 use super::limits::{Throttle, Violation};
 use super::traffic::{Exchange, MAX_RECORDED_BODY};
@@ -18,6 +18,7 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
+use futures_util::StreamExt;
 use pubapi_sdk::operations::{ALL, Operation};
 use serde_json::json;
 use std::sync::Arc;
@@ -28,38 +29,79 @@ const MAX_BODY: usize = 16 << 20;
 /// Path parameters by name, percent-decoded.
 pub type PathParams = Vec<(String, String)>;
 
-/// The operation of `method` and `path` (below `/pubapi`) and its path parameters; literal
-/// segments win over parameters (`/v1/audit/jobs/{id}` over `/v1/audit/{type}/{id}`).
-pub fn match_operation(method: &str, path: &str) -> Option<(&'static Operation, PathParams)> {
-    let segments: Vec<&str> = path.trim_end_matches('/').split('/').collect();
-    let mut best: Option<(usize, &'static Operation, PathParams)> = None;
-    for op in ALL
-        .iter()
-        .filter(|op| op.method.eq_ignore_ascii_case(method))
-    {
-        let template: Vec<&str> = op.path.split('/').collect();
-        if template.len() != segments.len() {
-            continue;
-        }
-        let mut literals = 0;
-        let mut params = Vec::new();
-        let matched = template.iter().zip(&segments).all(|(t, s)| {
-            if let Some(name) = t.strip_prefix('{').and_then(|t| t.strip_suffix('}')) {
-                params.push((name.to_string(), decode(s, false)));
-                !s.is_empty()
-            } else {
-                literals += 1;
-                t == s
-            }
-        });
-        if matched && best.as_ref().is_none_or(|(l, _, _)| literals > *l) {
-            best = Some((literals, op, params));
-        }
-    }
-    best.map(|(_, op, params)| (op, params))
+/// Where a method and a path (below `/pubapi`) lead.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Route {
+    /// The operation, with its path parameters.
+    Operation(&'static Operation, PathParams),
+    /// A path of the spec without this method: the methods it has (for `Allow`), sorted.
+    MethodNotAllowed(Vec<&'static str>),
+    /// No path of the spec.
+    NotFound,
 }
 
-/// The axum handler of every request.
+/// Matches the path first, then the method: among the templates the path fits, those with the
+/// most literal segments win (`/v1/audit/jobs/{id}` over `/v1/audit/{type}/{id}`), and the
+/// method picks the operation among them. A method the winning path lacks is
+/// [`Route::MethodNotAllowed`]; it never falls through to a template with fewer literals.
+pub fn route(method: &str, path: &str) -> Route {
+    let segments: Vec<&str> = path.trim_end_matches('/').split('/').collect();
+    let mut best_literals = 0;
+    let mut fitting: Vec<(&'static Operation, PathParams)> = Vec::new();
+    for op in ALL {
+        let Some((literals, params)) = fit(op.path, &segments) else {
+            continue;
+        };
+        if fitting.is_empty() || literals > best_literals {
+            best_literals = literals;
+            fitting.clear();
+        } else if literals < best_literals {
+            continue;
+        }
+        fitting.push((op, params));
+    }
+    if fitting.is_empty() {
+        return Route::NotFound;
+    }
+    if let Some(found) = fitting
+        .iter()
+        .position(|(op, _)| op.method.eq_ignore_ascii_case(method))
+    {
+        let (op, params) = fitting.swap_remove(found);
+        return Route::Operation(op, params);
+    }
+    let mut allow: Vec<&'static str> = fitting.iter().map(|(op, _)| op.method).collect();
+    allow.sort_unstable();
+    allow.dedup();
+    Route::MethodNotAllowed(allow)
+}
+
+/// Whether `segments` fill `template`: its number of literal segments and the path
+/// parameters, percent-decoded.
+fn fit(template: &str, segments: &[&str]) -> Option<(usize, PathParams)> {
+    let template: Vec<&str> = template.split('/').collect();
+    if template.len() != segments.len() {
+        return None;
+    }
+    let mut literals = 0;
+    let mut params = Vec::new();
+    for (t, s) in template.iter().zip(segments) {
+        if let Some(name) = t.strip_prefix('{').and_then(|t| t.strip_suffix('}')) {
+            if s.is_empty() {
+                return None;
+            }
+            params.push((name.to_string(), decode(s, false)));
+        } else if t == s {
+            literals += 1;
+        } else {
+            return None;
+        }
+    }
+    Some((literals, params))
+}
+
+/// The axum handler of every request: 404 for a path outside the spec, 405 (with `Allow`) for
+/// a method its path does not have, else the operation's answer.
 pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let body = axum::body::to_bytes(body, MAX_BODY)
@@ -68,19 +110,17 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
         .unwrap_or_default();
     let query = parts.uri.query().map(parse_query).unwrap_or_default();
     let rest = parts.uri.path().strip_prefix("/pubapi").unwrap_or("");
-    let Some((op, params)) = match_operation(parts.method.as_str(), rest) else {
-        let reply = Reply::empty(404);
-        record(
-            &shared,
-            None,
-            parts.method.as_str(),
-            rest,
-            query,
-            body,
-            &reply,
-            None,
-        );
-        return into_response(reply);
+    let method = parts.method.as_str();
+    let (op, params) = match route(method, rest) {
+        Route::Operation(op, params) => (op, params),
+        unmatched => {
+            let reply = match unmatched {
+                Route::MethodNotAllowed(allow) => method_not_allowed(method, rest, &allow),
+                _ => Reply::empty(404),
+            };
+            record(&shared, None, method, rest, query, body, &reply, None);
+            return into_response(reply);
+        }
     };
     let request = ApiRequest {
         op,
@@ -120,11 +160,30 @@ async fn process(shared: &Shared, req: &ApiRequest) -> (Reply, Option<String>) {
         }
         fault
     };
+    let mut body_fault = None;
     match fault {
         Some(FaultAction::Delay(by)) => tokio::time::sleep(by).await,
+        Some(FaultAction::SlowBody { bytes_per_second }) => {
+            body_fault = Some(BodyFault::Slow {
+                bytes_per_second: bytes_per_second.max(1),
+            });
+        }
+        Some(FaultAction::CutBody { after_bytes }) => {
+            body_fault = Some(BodyFault::Cut { after_bytes });
+        }
         Some(action) => return (fault_reply(req.op, action), None),
         None => {}
     }
+    let (mut reply, impersonated_by) = answer(shared, req);
+    if body_fault.is_some() {
+        reply.body_fault = body_fault;
+        reply.injected = true;
+    }
+    (reply, impersonated_by)
+}
+
+/// Authorizes and answers a request that no fault replaced.
+fn answer(shared: &Shared, req: &ApiRequest) -> (Reply, Option<String>) {
     let caller = match authorize(shared, req) {
         Ok(caller) => caller,
         Err(reply) => return (reply, None),
@@ -149,7 +208,8 @@ fn authorize(shared: &Shared, req: &ApiRequest) -> Result<Caller, Reply> {
         return Err(unauthorized(op));
     };
     let ai = is_ai(op);
-    if let Err(throttle) = world.limits.admit(&token, ai, now, &shared.config.limits) {
+    let limits = world.limits_config;
+    if let Err(throttle) = world.limits.admit(&token, ai, now, &limits) {
         let kind = match (ai, throttle) {
             (false, Throttle::OverQps { .. }) => Violation::OverQps,
             (false, Throttle::OverRate { .. }) => Violation::OverRate,
@@ -237,12 +297,25 @@ fn fault_reply(op: &Operation, action: FaultAction) -> Reply {
             }
         }
         FaultAction::Throttle { retry_after } => throttled(op, Throttle::OverQps { retry_after }),
+        FaultAction::QuotaExhausted { retry_after } => {
+            throttled(op, Throttle::OverRate { retry_after })
+        }
+        FaultAction::Status(status) if documents(op, status) => {
+            error(op, status, "INJECTED_FAULT", "injected fault")
+        }
+        FaultAction::Status(status) => Reply {
+            injected: true,
+            ..Reply::empty(status.clamp(400, 599))
+        },
         FaultAction::DropConnection => Reply {
-            drop_connection: true,
+            body_fault: Some(BodyFault::DropConnection),
             injected: true,
             ..Reply::empty(0)
         },
-        FaultAction::Delay(_) => Reply::empty(500),
+        // Handled before the request is answered (see `process`).
+        FaultAction::Delay(_) | FaultAction::SlowBody { .. } | FaultAction::CutBody { .. } => {
+            Reply::empty(500)
+        }
     }
 }
 
@@ -330,14 +403,27 @@ fn record(
 }
 
 fn into_response(reply: Reply) -> Response {
-    if reply.drop_connection {
+    if reply.body_fault == Some(BodyFault::DropConnection) {
         // A body that fails before its first byte makes hyper close the connection.
         let failing = futures_util::stream::once(async {
             Err::<Vec<u8>, std::io::Error>(std::io::Error::other("fault: dropped connection"))
         });
         return Response::new(Body::from_stream(failing));
     }
-    let mut response = Response::new(Body::from(reply.body));
+    let length = reply.body.len();
+    let body = match reply.body_fault {
+        Some(BodyFault::Slow { bytes_per_second }) => slow_body(reply.body, bytes_per_second),
+        Some(BodyFault::Cut { after_bytes }) => cut_body(reply.body, after_bytes),
+        _ => Body::from(reply.body),
+    };
+    let mut response = Response::new(body);
+    if reply.body_fault.is_some() {
+        // A streamed body has no length of its own; announce the whole one, as the server
+        // would have, so a cut is a short body and not a clean end.
+        response
+            .headers_mut()
+            .insert("content-length", HeaderValue::from(length));
+    }
     *response.status_mut() =
         StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let headers = response.headers_mut();
@@ -357,37 +443,128 @@ fn into_response(reply: Reply) -> Response {
     response
 }
 
+/// `body` in pieces of a tenth of a second's worth, a piece every 100 ms.
+fn slow_body(body: Vec<u8>, bytes_per_second: u32) -> Body {
+    let piece = (bytes_per_second as usize / 10).max(1);
+    let pieces: Vec<Vec<u8>> = body.chunks(piece).map(<[u8]>::to_vec).collect();
+    let stream = futures_util::stream::iter(pieces).then(|piece| async move {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        Ok::<_, std::io::Error>(piece)
+    });
+    Body::from_stream(stream)
+}
+
+/// The first `after_bytes` of `body`, then a broken connection.
+fn cut_body(mut body: Vec<u8>, after_bytes: usize) -> Body {
+    body.truncate(after_bytes);
+    let stream = futures_util::stream::iter([
+        Ok(body),
+        Err(std::io::Error::other("fault: connection cut mid-body")),
+    ]);
+    Body::from_stream(stream)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The operation `route` finds, or `None`.
+    fn operation(method: &str, path: &str) -> Option<(&'static str, PathParams)> {
+        match route(method, path) {
+            Route::Operation(op, params) => Some((op.id, params)),
+            _ => None,
+        }
+    }
 
     #[test]
     fn every_operation_matches_its_own_template() {
         for op in ALL {
             let path = op.path.replace('{', "x").replace('}', "");
-            let (found, _) = match_operation(op.method, &path).unwrap();
-            // `{type}/{id}` with type `jobs` is the job, which is what literal-first means.
-            if op.id == "getAuditReport" {
-                continue;
-            }
-            assert_eq!(found.id, op.id, "{path}");
+            let (found, _) = operation(op.method, &path).unwrap();
+            assert_eq!(found, op.id, "{path}");
         }
     }
 
     #[test]
     fn literal_segments_win_and_params_are_decoded() {
-        let (op, params) = match_operation("GET", "/v1/audit/jobs/abc").unwrap();
-        assert_eq!(op.id, "getAuditJob");
+        let (op, params) = operation("GET", "/v1/audit/jobs/abc").unwrap();
+        assert_eq!(op, "getAuditJob");
         assert_eq!(params, vec![("id".to_string(), "abc".to_string())]);
-        let (op, params) = match_operation("GET", "/v1/audit/logins/a%20b").unwrap();
-        assert_eq!(op.id, "getAuditReport");
+        let (op, params) = operation("GET", "/v1/audit/logins/a%20b").unwrap();
+        assert_eq!(op, "getAuditReport");
         assert_eq!(params[1].1, "a b");
         assert_eq!(
-            match_operation("POST", "/v1/audit/logins").unwrap().0.id,
+            operation("POST", "/v1/audit/logins").unwrap().0,
             "createLoginsAudit"
         );
-        assert!(match_operation("PATCH", "/v1/whoami").is_none());
-        assert!(match_operation("GET", "/v1/nothing").is_none());
+        assert_eq!(
+            operation("DELETE", "/v1/audit/logins/r1").unwrap().0,
+            "deleteAuditReport"
+        );
+    }
+
+    #[test]
+    fn a_method_the_path_lacks_is_405_with_the_paths_methods() {
+        assert_eq!(
+            route("PATCH", "/v1/whoami"),
+            Route::MethodNotAllowed(vec!["GET"])
+        );
+        assert_eq!(
+            route("POST", "/v1/webhooks/w1"),
+            Route::MethodNotAllowed(vec!["DELETE", "PUT"])
+        );
+        assert_eq!(
+            route("GET", "/v1/audit/logins"),
+            Route::MethodNotAllowed(vec!["POST"])
+        );
+        // The method is matched case-insensitively, as before.
+        assert!(matches!(route("get", "/v1/whoami"), Route::Operation(..)));
+    }
+
+    #[test]
+    fn delete_of_an_audit_job_is_405_allow_get_not_the_report_route() {
+        assert_eq!(
+            route("DELETE", "/v1/audit/jobs/j1"),
+            Route::MethodNotAllowed(vec!["GET"])
+        );
+    }
+
+    #[test]
+    fn unknown_paths_stay_404() {
+        assert_eq!(route("GET", "/v1/nothing"), Route::NotFound);
+        assert_eq!(route("DELETE", "/v1/nothing"), Route::NotFound);
+        assert_eq!(route("GET", "/v1/audit/jobs"), Route::NotFound);
+        assert_eq!(route("GET", "/v1/webhooks//status"), Route::NotFound);
+    }
+
+    #[tokio::test]
+    async fn the_405_goes_out_with_allow_and_a_general_body_and_no_operation() {
+        let sandbox = crate::Sandbox::start(crate::SandboxConfig::testing()).await;
+        let token = sandbox.admin_token();
+        let reply = sandbox
+            .raw()
+            .request("DELETE", "/v1/audit/jobs/j1", Some(&token))
+            .send()
+            .await;
+        assert_eq!(reply.status, 405);
+        assert_eq!(reply.header("allow"), Some("GET"));
+        assert_eq!(
+            reply.json(),
+            json!({"Errors": [{
+                "description": "DELETE is not a method of /v1/audit/jobs/j1; it has GET",
+                "code": "METHOD_NOT_ALLOWED",
+            }]})
+        );
+        let unknown = sandbox
+            .raw()
+            .request("GET", "/v1/nothing", Some(&token))
+            .send()
+            .await;
+        assert_eq!(unknown.status, 404);
+        let traffic = sandbox.traffic();
+        assert_eq!(traffic.len(), 2);
+        assert!(traffic.iter().all(|e| e.operation.is_none()));
+        sandbox.assert_conformant();
     }
 
     #[test]

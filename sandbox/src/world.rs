@@ -5,7 +5,7 @@
 use super::ai::AiState;
 use super::audit::AuditStore;
 use super::auth::Users;
-use super::config::{SandboxConfig, UserConfig};
+use super::config::{LimitsConfig, SandboxConfig, UserConfig};
 use super::delivery::{DeliveryQueue, Pending};
 use super::events::{EventStore, StoredEvent};
 use super::faults::FaultScript;
@@ -106,6 +106,11 @@ pub struct World {
     pub users: Users,
     /// Rate-limit windows.
     pub limits: LimitState,
+    /// The limits in force (the configuration's until changed).
+    pub limits_config: LimitsConfig,
+    /// How many times the sandbox was reset: a delivery attempt started before a reset
+    /// drops its result.
+    pub generation: u64,
     /// Counters.
     pub counters: Counters,
     /// Exchanges served (oldest first).
@@ -140,6 +145,8 @@ impl World {
         World {
             users: Users::new(config),
             limits: LimitState::default(),
+            limits_config: config.limits,
+            generation: 0,
             counters: Counters::default(),
             traffic: VecDeque::new(),
             traffic_seq: 0,
@@ -153,6 +160,14 @@ impl World {
             audit: AuditStore::default(),
             ai: AiState::default(),
         }
+    }
+
+    /// Back to the initial state for `config` (users and tokens come from the seed, so they
+    /// stay the same); attempts in flight are forgotten.
+    pub fn reset(&mut self, config: &SandboxConfig) {
+        let generation = self.generation + 1;
+        *self = World::new(config);
+        self.generation = generation;
     }
 
     /// Records what happened at `now_ms`: an event in the stream, an audit record, and a

@@ -208,7 +208,7 @@ async fn sandbox_tour() -> Result<()> {
     // The reference's limits, except that a sandbox second lasts 4 ms of real time on this
     // clock, too short a window for 2 calls.
     let limits = LimitsConfig {
-        general_per_second: 20,
+        general_per_second: Some(20),
         ..LimitsConfig::reference()
     };
     let config = SandboxConfig::default()

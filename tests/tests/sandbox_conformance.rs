@@ -326,10 +326,10 @@ async fn every_operation_is_served_and_every_reply_conforms() {
 #[tokio::test]
 async fn throttled_replies_conform_in_every_area() {
     let sb = Sandbox::start(SandboxConfig::testing().with_limits(LimitsConfig {
-        general_per_second: 1,
-        general_per_day: 1000,
+        general_per_second: Some(1),
+        general_per_day: Some(1000),
         ai_per_second: None,
-        ai_per_day: 1,
+        ai_per_day: Some(1),
     }))
     .await;
     let raw = sb.raw();

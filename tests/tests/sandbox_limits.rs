@@ -39,8 +39,8 @@ async fn general_api_allows_2_per_second_then_403_over_qps() {
 #[tokio::test]
 async fn daily_quota_gives_403_over_rate_until_midnight() {
     let sb = sandbox(LimitsConfig {
-        general_per_second: 1000,
-        general_per_day: 5,
+        general_per_second: Some(1000),
+        general_per_day: Some(5),
         ..LimitsConfig::reference()
     })
     .await;
@@ -90,7 +90,7 @@ async fn limits_apply_per_token() {
 #[tokio::test]
 async fn ai_allows_100_calls_a_day_then_429() {
     let sb = sandbox(LimitsConfig {
-        general_per_second: 1000,
+        general_per_second: Some(1000),
         ..LimitsConfig::reference()
     })
     .await;
@@ -153,8 +153,8 @@ async fn limits_scale() {
 #[tokio::test]
 async fn the_client_reports_a_server_side_daily_quota_as_quota_exhausted() {
     let sb = sandbox(LimitsConfig {
-        general_per_second: 1000,
-        general_per_day: 2,
+        general_per_second: Some(1000),
+        general_per_day: Some(2),
         ..LimitsConfig::reference()
     })
     .await;

@@ -1,0 +1,571 @@
+//! The control plane: what a test in any language can do to a running sandbox over HTTP,
+//! under `/_sandbox` on the API's own port (the API is under `/pubapi`). It is what
+//! [`Sandbox`](crate::Sandbox)'s test API does, as JSON:
+//!
+//! | method and path | body | does |
+//! |---|---|---|
+//! | `GET /_sandbox` | | the base URL, domain, clock, limits, users and tokens, counters |
+//! | `POST /_sandbox/activity` | `{"action": "createFolder", "path": "/P", "as": "sam"}` | file-system, note, permission or login activity: events, audit records, webhook deliveries |
+//! | `GET`, `POST`, `DELETE /_sandbox/faults` | `{"action": "status", "status": 503, "operation": "whoami", "times": 1}` | fault rules left; add one; remove all |
+//! | `GET`, `POST /_sandbox/clock` | `{"advanceSeconds": 90}`, `{"to": "2026-10-01"}` or `{"scale": 60}` | read or move the sandbox clock |
+//! | `GET`, `PUT /_sandbox/limits` | `"off"`, `"reference"`, `"general=2/s,1000/d,ai=100/d"` or `{"generalPerSecond": 2, …}` | read or change the limits |
+//! | `POST /_sandbox/reset` | | back to the start state (users, tokens and clock stay) |
+//! | `GET /_sandbox/deliveries` | | every webhook delivery attempt made |
+//!
+//! Answers are JSON; a refused request is 400 (404 for an unknown path, 405 for a method the
+//! path does not have) with `{"error": "<what to fix>"}`. The control plane is neither rate
+//! limited, faulted nor recorded in the traffic. It has no authentication: the sandbox
+//! listens on 127.0.0.1 only.
+
+use super::Shared;
+use super::activity::Activity;
+use super::config::LimitsConfig;
+use super::dates::{iso_millis, parse_request_date};
+use super::faults::{Fault, FaultAction};
+use super::fs::FsEntry;
+use super::world::ActionSource;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::Response;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The prefix every control path starts with.
+pub(crate) const PREFIX: &str = "/_sandbox";
+
+/// The largest control request body read.
+const MAX_BODY: usize = 1 << 20;
+
+/// A control-plane answer before it becomes a response.
+struct Answer {
+    status: u16,
+    body: Value,
+    allow: Option<&'static str>,
+}
+
+impl Answer {
+    fn ok(body: Value) -> Self {
+        Answer {
+            status: 200,
+            body,
+            allow: None,
+        }
+    }
+
+    fn refused(status: u16, message: impl Into<String>) -> Self {
+        Answer {
+            status,
+            body: json!({ "error": message.into() }),
+            allow: None,
+        }
+    }
+}
+
+/// The axum handler of every `/_sandbox` request.
+pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let answer = match axum::body::to_bytes(body, MAX_BODY).await {
+        Ok(body) => {
+            let path = parts.uri.path().strip_prefix(PREFIX).unwrap_or("");
+            route(&shared, parts.method.as_str(), path, &body)
+        }
+        Err(e) => Answer::refused(400, format!("cannot read the body: {e}")),
+    };
+    let mut response = Response::new(Body::from(answer.body.to_string()));
+    *response.status_mut() = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::OK);
+    let headers = response.headers_mut();
+    headers.insert("content-type", HeaderValue::from_static("application/json"));
+    if let Some(allow) = answer.allow {
+        headers.insert("allow", HeaderValue::from_static(allow));
+    }
+    response
+}
+
+/// The methods each control path has.
+const PATHS: &[(&str, &str)] = &[
+    ("", "GET"),
+    ("/activity", "POST"),
+    ("/faults", "GET, POST, DELETE"),
+    ("/clock", "GET, POST"),
+    ("/limits", "GET, PUT"),
+    ("/reset", "POST"),
+    ("/deliveries", "GET"),
+];
+
+fn route(shared: &Arc<Shared>, method: &str, path: &str, body: &[u8]) -> Answer {
+    let path = path.strip_suffix('/').unwrap_or(path);
+    let result = match (method, path) {
+        ("GET", "") => Ok(state(shared)),
+        ("POST", "/activity") => parse(body).and_then(|r| activity(shared, r)),
+        ("GET", "/faults") => Ok(faults_left(shared)),
+        ("POST", "/faults") => parse(body).and_then(|r| add_fault(shared, r)),
+        ("DELETE", "/faults") => {
+            shared.world().faults.clear();
+            Ok(faults_left(shared))
+        }
+        ("GET", "/clock") => Ok(clock(shared)),
+        ("POST", "/clock") => parse(body).and_then(|r| move_clock(shared, r)),
+        ("GET", "/limits") => Ok(limits(shared)),
+        ("PUT", "/limits") => parse(body).and_then(|r| set_limits(shared, r)),
+        ("POST", "/reset") => {
+            shared.reset();
+            Ok(state(shared))
+        }
+        ("GET", "/deliveries") => Ok(deliveries(shared)),
+        _ => {
+            return match PATHS.iter().find(|(known, _)| *known == path) {
+                Some((_, allow)) => Answer {
+                    allow: Some(allow),
+                    ..Answer::refused(405, format!("{PREFIX}{path} takes {allow}, not {method}"))
+                },
+                None => Answer::refused(
+                    404,
+                    format!(
+                        "no control path {PREFIX}{path}; there are {}",
+                        PATHS
+                            .iter()
+                            .map(|(p, _)| format!("{PREFIX}{p}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ),
+            };
+        }
+    };
+    result.unwrap_or_else(|message| Answer::refused(400, message))
+}
+
+fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, String> {
+    serde_json::from_slice(body).map_err(|e| format!("the body does not fit: {e}"))
+}
+
+fn state(shared: &Shared) -> Answer {
+    let world = shared.world();
+    let users: Vec<Value> = world
+        .users
+        .all()
+        .iter()
+        .map(|(user, token)| {
+            json!({
+                "id": user.id,
+                "username": user.username,
+                "email": user.email,
+                "role": format!("{:?}", user.role),
+                "scopes": user.scopes,
+                "clientId": user.client_id,
+                "token": token,
+            })
+        })
+        .collect();
+    let counters = &world.counters;
+    let body = json!({
+        "baseUrl": shared.base_url,
+        "domain": shared.config.domain,
+        "clock": clock_json(shared),
+        "limits": world.limits_config,
+        "users": users,
+        "counters": {
+            "requests": counters.requests,
+            "violations": counters.total_violations(),
+            "faultsInjected": counters.faults_injected,
+            "deliveryAttempts": counters.delivery_attempts,
+            "deliveriesSucceeded": counters.deliveries_succeeded,
+            "deliveriesFailed": counters.deliveries_failed,
+        },
+        "faultsLeft": world.faults.len(),
+        "events": world.events.len(),
+        "webhooks": world.webhooks.all().len(),
+    });
+    Answer::ok(body)
+}
+
+fn clock_json(shared: &Shared) -> Value {
+    let now = shared.now();
+    json!({ "now": iso_millis(now), "nowMs": now, "scale": shared.clock.scale() })
+}
+
+fn clock(shared: &Shared) -> Answer {
+    Answer::ok(clock_json(shared))
+}
+
+/// `POST /_sandbox/clock`: exactly one of the fields.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ClockRequest {
+    advance_seconds: Option<f64>,
+    advance_ms: Option<u64>,
+    to: Option<String>,
+    scale: Option<f64>,
+}
+
+fn move_clock(shared: &Shared, request: ClockRequest) -> Result<Answer, String> {
+    match request {
+        ClockRequest {
+            advance_seconds: Some(seconds),
+            advance_ms: None,
+            to: None,
+            scale: None,
+        } => {
+            let by = Duration::try_from_secs_f64(seconds)
+                .map_err(|_| format!("advanceSeconds {seconds} is not a duration of 0 or more"))?;
+            shared.advance(by);
+        }
+        ClockRequest {
+            advance_seconds: None,
+            advance_ms: Some(ms),
+            to: None,
+            scale: None,
+        } => shared.advance(Duration::from_millis(ms)),
+        ClockRequest {
+            advance_seconds: None,
+            advance_ms: None,
+            to: Some(to),
+            scale: None,
+        } => {
+            let target = parse_request_date(&to).ok_or_else(|| {
+                format!("to {to:?} is not a date (2026-10-01) or a UTC time (2026-10-01T09:00:00Z)")
+            })?;
+            shared.advance_to(target.ms).map_err(|e| e.to_string())?;
+        }
+        ClockRequest {
+            advance_seconds: None,
+            advance_ms: None,
+            to: None,
+            scale: Some(scale),
+        } => {
+            if !(scale.is_finite() && scale >= 0.0) {
+                return Err(format!("scale {scale} is not 0 (frozen) or more"));
+            }
+            shared.clock.set_scale(scale);
+            shared.wakeup.notify_one();
+        }
+        _ => {
+            return Err("give exactly one of advanceSeconds, advanceMs, to or scale".to_string());
+        }
+    }
+    Ok(clock(shared))
+}
+
+fn limits(shared: &Shared) -> Answer {
+    let limits = shared.world().limits_config;
+    Answer::ok(json!({ "limits": limits, "text": limits.to_string() }))
+}
+
+/// `PUT /_sandbox/limits`: the text form or the numbers.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum LimitsRequest {
+    Text(String),
+    Numbers(LimitsConfig),
+}
+
+fn set_limits(shared: &Shared, request: LimitsRequest) -> Result<Answer, String> {
+    let limits = match request {
+        LimitsRequest::Text(text) => text.parse()?,
+        LimitsRequest::Numbers(limits) => limits,
+    };
+    shared.world().limits_config = limits;
+    Ok(self::limits(shared))
+}
+
+fn faults_left(shared: &Shared) -> Answer {
+    Answer::ok(json!({ "faultsLeft": shared.world().faults.len() }))
+}
+
+/// `POST /_sandbox/faults`: whom it hits, how often, and what it does.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FaultRequest {
+    operation: Option<String>,
+    tag: Option<String>,
+    #[serde(default)]
+    after: u32,
+    times: Option<u32>,
+    #[serde(flatten)]
+    action: ActionRequest,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(
+    tag = "action",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+enum ActionRequest {
+    ServerError,
+    Status { status: u16 },
+    DropConnection,
+    MalformedJson,
+    Delay { ms: u64 },
+    Throttle { retry_after: u64 },
+    QuotaExhausted { retry_after: u64 },
+    SlowBody { bytes_per_second: u32 },
+    CutBody { after_bytes: usize },
+}
+
+fn add_fault(shared: &Shared, request: FaultRequest) -> Result<Answer, String> {
+    let operations = pubapi_sdk::operations::ALL;
+    let fault = match (&request.operation, &request.tag) {
+        (Some(_), Some(_)) => return Err("give operation or tag, not both".to_string()),
+        (Some(id), None) => {
+            if !operations.iter().any(|op| op.id == id) {
+                return Err(format!(
+                    "no operation {id:?} (operation ids as in the spec)"
+                ));
+            }
+            Fault::on(id)
+        }
+        (None, Some(tag)) => {
+            if !operations.iter().any(|op| op.tag == tag) {
+                return Err(format!("no tag {tag:?} (tags as in the spec)"));
+            }
+            Fault::on_tag(tag)
+        }
+        (None, None) => Fault::on_any(),
+    };
+    let action = match request.action {
+        ActionRequest::ServerError => FaultAction::ServerError,
+        ActionRequest::Status { status } if (400..=599).contains(&status) => {
+            FaultAction::Status(status)
+        }
+        ActionRequest::Status { status } => {
+            return Err(format!(
+                "status {status} is not an error status (400 to 599)"
+            ));
+        }
+        ActionRequest::DropConnection => FaultAction::DropConnection,
+        ActionRequest::MalformedJson => FaultAction::MalformedJson,
+        ActionRequest::Delay { ms } => FaultAction::Delay(Duration::from_millis(ms)),
+        ActionRequest::Throttle { retry_after } => FaultAction::Throttle { retry_after },
+        ActionRequest::QuotaExhausted { retry_after } => {
+            FaultAction::QuotaExhausted { retry_after }
+        }
+        ActionRequest::SlowBody {
+            bytes_per_second: 0,
+        } => {
+            return Err("bytesPerSecond must be at least 1".to_string());
+        }
+        ActionRequest::SlowBody { bytes_per_second } => FaultAction::SlowBody { bytes_per_second },
+        ActionRequest::CutBody { after_bytes } => FaultAction::CutBody { after_bytes },
+    };
+    let mut fault = fault.after(request.after).action(action);
+    if let Some(times) = request.times {
+        if times == 0 {
+            return Err("times must be at least 1 (leave it out for every request)".to_string());
+        }
+        fault = fault.times(times);
+    }
+    shared.world().faults.push(fault);
+    Ok(faults_left(shared))
+}
+
+/// `POST /_sandbox/activity`: who acts, and what they do.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ActivityRequest {
+    /// The acting user (default: the first admin).
+    #[serde(rename = "as")]
+    user: Option<String>,
+    impersonated_by: Option<String>,
+    via: Option<String>,
+    #[serde(flatten)]
+    what: What,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(
+    tag = "action",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+enum What {
+    CreateFolder {
+        path: String,
+    },
+    CreateFile {
+        path: String,
+        #[serde(default)]
+        content: String,
+    },
+    Move {
+        from: String,
+        to: String,
+    },
+    Copy {
+        from: String,
+        to: String,
+    },
+    Delete {
+        path: String,
+    },
+    Restore {
+        path: String,
+    },
+    AddNote {
+        path: String,
+        text: String,
+    },
+    ChangePermission {
+        folder: String,
+        assignee: String,
+        old: Option<String>,
+        new: Option<String>,
+    },
+    Login {
+        event: String,
+        ip_address: String,
+        access: String,
+    },
+}
+
+/// The `via` values, as `action_source` spells them.
+const SOURCES: &[ActionSource] = &[
+    ActionSource::WebUi,
+    ActionSource::SyncEngine,
+    ActionSource::Mobile,
+    ActionSource::PublicApi,
+    ActionSource::WebEdit,
+    ActionSource::System,
+    ActionSource::Vpc,
+    ActionSource::Other,
+];
+
+fn activity(shared: &Arc<Shared>, request: ActivityRequest) -> Result<Answer, String> {
+    let user = match request.user {
+        Some(user) => user,
+        None => shared
+            .world()
+            .users
+            .admin()
+            .map(|(user, _)| user.username.clone())
+            .ok_or("the sandbox has no admin user; say who acts with \"as\"")?,
+    };
+    let mut actor = Activity::new(shared.clone(), &user);
+    if let Some(admin) = &request.impersonated_by {
+        actor = actor.impersonated_by(admin);
+    }
+    if let Some(via) = &request.via {
+        let source = SOURCES
+            .iter()
+            .find(|s| s.as_str().eq_ignore_ascii_case(via))
+            .ok_or_else(|| {
+                let known: Vec<&str> = SOURCES.iter().map(|s| s.as_str()).collect();
+                format!("via {via:?} is not one of {}", known.join(", "))
+            })?;
+        actor = actor.via(*source);
+    }
+    let entry = match request.what {
+        What::CreateFolder { path } => actor.create_folder(&path).map(Some),
+        What::CreateFile { path, content } => actor.create_file(&path, &content).map(Some),
+        What::Move { from, to } => actor.move_entry(&from, &to).map(Some),
+        What::Copy { from, to } => actor.copy_entry(&from, &to).map(Some),
+        What::Delete { path } => actor.delete(&path).map(Some),
+        What::Restore { path } => actor.restore(&path).map(Some),
+        What::AddNote { path, text } => actor.add_note(&path, &text).map(|()| None),
+        What::ChangePermission {
+            folder,
+            assignee,
+            old,
+            new,
+        } => actor
+            .change_permission(&folder, &assignee, old.as_deref(), new.as_deref())
+            .map(|()| None),
+        What::Login {
+            event,
+            ip_address,
+            access,
+        } => actor.login(&event, &ip_address, &access).map(|()| None),
+    }
+    .map_err(|e| e.to_string())?;
+    shared.wakeup.notify_one();
+    let events = shared.world().events.len();
+    Ok(Answer {
+        status: 201,
+        ..Answer::ok(json!({
+            "entry": entry.as_ref().map(entry_json),
+            "events": events,
+        }))
+    })
+}
+
+fn entry_json(entry: &FsEntry) -> Value {
+    json!({
+        "path": entry.path,
+        "isFolder": entry.is_folder,
+        "groupId": entry.group_id,
+        "entryId": entry.entry_id,
+        "objectId": entry.object_id,
+        "modified": iso_millis(entry.modified_ms),
+    })
+}
+
+fn deliveries(shared: &Shared) -> Answer {
+    let world = shared.world();
+    let records: Vec<Value> = world
+        .deliveries
+        .log()
+        .iter()
+        .map(|record| {
+            json!({
+                "webhookId": record.webhook_id,
+                "eventId": record.event_id,
+                "eventType": record.event_type,
+                "attempt": record.attempt,
+                "at": iso_millis(record.at_ms),
+                "status": record.status,
+                "error": record.error,
+                "delivered": record.delivered,
+                "body": record.body,
+            })
+        })
+        .collect();
+    Answer::ok(json!({
+        "deliveries": records,
+        "pending": world.deliveries.pending().len(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fault_bodies_read_as_the_table_says() {
+        let parsed: FaultRequest =
+            parse(br#"{"action": "status", "status": 503, "operation": "whoami", "times": 2}"#)
+                .unwrap();
+        assert!(matches!(
+            parsed.action,
+            ActionRequest::Status { status: 503 }
+        ));
+        assert_eq!(parsed.times, Some(2));
+        let parsed: FaultRequest =
+            parse(br#"{"action": "slowBody", "bytesPerSecond": 64, "tag": "audit"}"#).unwrap();
+        assert!(matches!(
+            parsed.action,
+            ActionRequest::SlowBody {
+                bytes_per_second: 64
+            }
+        ));
+        assert!(parse::<FaultRequest>(br#"{"action": "explode"}"#).is_err());
+    }
+
+    #[test]
+    fn limits_bodies_take_text_or_numbers() {
+        let LimitsRequest::Text(text) = parse(br#""off""#).unwrap() else {
+            panic!("a string is the text form");
+        };
+        assert_eq!(text, "off");
+        let LimitsRequest::Numbers(limits) =
+            parse(br#"{"generalPerSecond": 5, "aiPerDay": 7}"#).unwrap()
+        else {
+            panic!("an object is the numbers");
+        };
+        assert_eq!(limits.general_per_second, Some(5));
+        assert_eq!(limits.general_per_day, None);
+        assert_eq!(limits.ai_per_day, Some(7));
+    }
+}
