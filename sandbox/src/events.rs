@@ -7,22 +7,36 @@
 //! page may hold fewer than `count` events (even none) while `latest_id` still moves on.
 //! `204` means the window is empty: nothing follows the cursor.
 //!
-//! The endpoints document no 400, so invalid query values are read leniently: a missing or
-//! unreadable `id` is 0, `count` is clamped to 1..=100, unknown `type` names and `suppress`
-//! values are ignored.
+//! The query is read as strictly as the reference states it (4.9): a missing or non-integer
+//! `id`, a `count` that is not an integer from 1 to 100, and `type` names, `suppress` and
+//! `reverse` values the reference does not list are refused with 400 in the general error
+//! format, one entry per problem, before anything is read. The reference shows no events
+//! error body; the spec documents this 400 (`EventsBadRequest`). `folder` takes any path.
 
 use super::Shared;
 use super::auth::Caller;
 use super::config::EventsConfig;
 use super::dates::iso_millis;
 use super::fs::is_within;
-use super::http::{ApiRequest, Reply};
+use super::http::{ApiRequest, Reply, general_errors};
 use super::limits::Violation;
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 
-/// The polling event types.
+/// The polling event types (both lists accept all three in `type`).
 pub const TYPES: [&str; 3] = ["file_system", "note", "permission_change"];
+
+/// The `suppress` values.
+pub const SUPPRESS: [&str; 3] = ["app", "user", "none"];
+
+/// The `reverse` values: `1` walks backwards, `0` is ignored.
+pub const REVERSE: [&str; 2] = ["0", "1"];
+
+/// The largest page (`count`).
+pub const MAX_COUNT: i64 = 100;
+
+/// The page size when `count` is not given.
+pub const DEFAULT_COUNT: i64 = 50;
 
 /// One stored event.
 #[derive(Debug, Clone, PartialEq)]
@@ -147,40 +161,124 @@ pub fn cursor(shared: &Shared, _req: &ApiRequest, _caller: &Caller) -> Reply {
     )
 }
 
+/// A list query as the reference allows it.
+#[derive(Debug, Clone, PartialEq)]
+struct ListQuery {
+    cursor: i64,
+    folder: Option<String>,
+    suppress: &'static str,
+    /// The requested types; empty means the version's default.
+    types: Vec<&'static str>,
+    count: i64,
+    reverse: bool,
+}
+
+/// One refusal: `(code, description)` of a general-format `Errors` entry.
+type Problem = (String, String);
+
+/// Reads the query of an events list, or every problem with it (in the order of the
+/// reference's parameter table).
+fn read_query(req: &ApiRequest) -> Result<ListQuery, Vec<Problem>> {
+    let mut problems: Vec<Problem> = Vec::new();
+    let mut invalid = |description: String| problems.push(("INVALID_VALUE".into(), description));
+    let cursor = req.query("id").map(|text| {
+        text.parse::<i64>().map_err(|_| {
+            invalid(format!("`id` must be an integer, not {text:?}"));
+        })
+    });
+    let suppress = match req.query("suppress") {
+        None => "none",
+        Some(text) => SUPPRESS
+            .into_iter()
+            .find(|s| *s == text)
+            .unwrap_or_else(|| {
+                invalid(format!(
+                    "`suppress` must be app, user or none, not {text:?}"
+                ));
+                "none"
+            }),
+    };
+    let mut types = Vec::new();
+    for name in req
+        .query("type")
+        .into_iter()
+        .flat_map(|text| text.split('|'))
+    {
+        match TYPES.into_iter().find(|t| *t == name) {
+            Some(known) => types.push(known),
+            None => invalid(format!(
+                "`type` holds {name:?}, not one of file_system, note, permission_change"
+            )),
+        }
+    }
+    let count = match req.query("count") {
+        None => DEFAULT_COUNT,
+        Some(text) => match text.parse::<i64>() {
+            Ok(count) if (1..=MAX_COUNT).contains(&count) => count,
+            _ => {
+                invalid(format!(
+                    "`count` must be an integer from 1 to {MAX_COUNT}, not {text:?}"
+                ));
+                DEFAULT_COUNT
+            }
+        },
+    };
+    let reverse = match req.query("reverse") {
+        None => false,
+        Some(text) if REVERSE.contains(&text) => text == "1",
+        Some(text) => {
+            invalid(format!("`reverse` must be 0 or 1, not {text:?}"));
+            false
+        }
+    };
+    let cursor = match cursor {
+        Some(Ok(cursor)) => cursor,
+        Some(Err(())) => return Err(problems),
+        None => {
+            problems.insert(0, ("MISSING_FIELD".into(), "`id` is required".into()));
+            return Err(problems);
+        }
+    };
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let folder = req
+        .query("folder")
+        .map(|f| f.trim().trim_end_matches('/').to_string())
+        .filter(|f| !f.is_empty());
+    Ok(ListQuery {
+        cursor,
+        folder,
+        suppress,
+        types,
+        count,
+        reverse,
+    })
+}
+
 /// `GET /v1/events` (`v2 == false`) and `GET /v2/events`.
 pub fn list(shared: &Shared, req: &ApiRequest, caller: &Caller, v2: bool) -> Reply {
-    let now = shared.now();
-    let config = &shared.config.events;
-    let cursor = req
-        .query("id")
-        .and_then(|v| v.trim().parse::<i64>().ok())
-        .unwrap_or(0);
-    let count = req
-        .query("count")
-        .and_then(|v| v.trim().parse::<i64>().ok())
-        .unwrap_or(50)
-        .clamp(1, 100);
-    let reverse = req.query("reverse").map(str::trim) == Some("1");
-    let suppress = req.query("suppress").unwrap_or("none");
-    let requested: Vec<&str> = req
-        .query("type")
-        .unwrap_or("")
-        .split('|')
-        .map(str::trim)
-        .filter(|t| TYPES.contains(t))
-        .collect();
-    let types: Vec<&str> = if !requested.is_empty() {
-        requested
+    let query = match read_query(req) {
+        Ok(query) => query,
+        Err(problems) => return general_errors(400, &problems),
+    };
+    let ListQuery {
+        cursor,
+        folder,
+        suppress,
+        types,
+        count,
+        reverse,
+    } = query;
+    let types: Vec<&str> = if !types.is_empty() {
+        types
     } else if v2 {
         TYPES.to_vec()
     } else {
         vec!["file_system", "note"]
     };
-    let folder = req
-        .query("folder")
-        .map(|f| f.trim().trim_end_matches('/').to_string())
-        .filter(|f| !f.is_empty());
-
+    let now = shared.now();
+    let config = &shared.config.events;
     let mut world = shared.world();
     world.events.prune(now, config);
     if !reverse {

@@ -1,7 +1,10 @@
 //! The Events API of the sandbox (reference 4.9, 6.3): a stream fed by activity, with the
-//! cursor, v1/v2 types, filters, paging, 204, below-oldest behaviour, retention and the poll
-//! interval.
+//! cursor, v1/v2 types, filters, paging, 204, below-oldest behaviour, retention, the poll
+//! interval, and the 400 (general format, one entry per problem) for a query the reference
+//! does not allow.
 
+use pubapi_sdk_ext::Error;
+use pubapi_sdk_ext::events::{EventStream, EventsVersion, StreamStart};
 use pubapi_sdk_ext::prelude::*;
 use pubapi_testkit::sandbox::{EventsConfig, Sandbox, SandboxConfig, Violation};
 use serde_json::{Value, json};
@@ -143,8 +146,14 @@ async fn v1_returns_permission_changes_only_on_request_and_v2_by_default() {
     assert_eq!(ids(&v2), vec![1, 2, 3, 4]);
     let (_, piped) = list(&sb, "v2", "id=0&type=note%7Cpermission_change", &token).await;
     assert_eq!(ids(&piped), vec![3, 4]);
-    let (_, unknown) = list(&sb, "v2", "id=0&type=bogus", &token).await;
-    assert_eq!(ids(&unknown), vec![1, 2, 3, 4]);
+    let (_, v1_all) = list(
+        &sb,
+        "v1",
+        "id=0&type=file_system%7Cnote%7Cpermission_change",
+        &token,
+    )
+    .await;
+    assert_eq!(ids(&v1_all), vec![1, 2, 3, 4]);
     sb.assert_conformant();
 }
 
@@ -188,7 +197,7 @@ async fn suppress_drops_the_users_or_the_applications_own_events() {
 }
 
 #[tokio::test]
-async fn count_pages_are_windows_of_ids_and_count_is_clamped() {
+async fn count_pages_are_windows_of_ids_from_1_to_100() {
     let sb = sandbox().await;
     for i in 0..120 {
         sb.activity().create_folder(&format!("/F{i}")).unwrap();
@@ -201,10 +210,10 @@ async fn count_pages_are_windows_of_ids_and_count_is_clamped() {
     );
     let (_, default) = list(&sb, "v2", "id=0", &token).await;
     assert_eq!(ids(&default).len(), 50);
-    let (_, big) = list(&sb, "v2", "id=0&count=500", &token).await;
-    assert_eq!(ids(&big).len(), 100);
-    let (_, zero) = list(&sb, "v2", "id=0&count=0", &token).await;
-    assert_eq!(ids(&zero), vec![1]);
+    let (_, largest) = list(&sb, "v2", "id=0&count=100", &token).await;
+    assert_eq!(ids(&largest), (1..=100).collect::<Vec<_>>());
+    let (_, smallest) = list(&sb, "v2", "id=0&count=1", &token).await;
+    assert_eq!(ids(&smallest), vec![1]);
     // Filters drop events inside the window; latest_id still moves on.
     let (_, notes) = list(&sb, "v2", "id=0&count=10&type=note", &token).await;
     assert_eq!(
@@ -348,5 +357,237 @@ async fn events_end_to_end_through_the_client() {
         }
         other => panic!("expected 204, got {other:?}"),
     }
+    sb.assert_conformant();
+}
+
+// ------------------------------------------------------------------ refusals (reference 4.9)
+
+/// Asks both lists for `query` and checks the 400: the general format, one entry per
+/// `(code, description)` in `problems`, in order.
+async fn assert_refused(sb: &Sandbox, query: &str, problems: &[(&str, &str)]) {
+    let token = sb.admin_token();
+    let errors: Vec<Value> = problems
+        .iter()
+        .map(|(code, description)| json!({"description": description, "code": code}))
+        .collect();
+    for version in ["v1", "v2"] {
+        let reply = sb
+            .raw()
+            .get(&format!("/{version}/events?{query}"), &token)
+            .await;
+        assert_eq!(reply.status, 400, "{version} {query}");
+        assert_eq!(
+            reply.header("content-type"),
+            Some("application/json"),
+            "{version} {query}"
+        );
+        assert_eq!(
+            reply.json(),
+            json!({ "Errors": errors }),
+            "{version} {query}"
+        );
+    }
+}
+
+/// A sandbox with events 1 to 4: a refusal is not an empty page.
+async fn sandbox_with_events() -> Sandbox {
+    let sb = sandbox().await;
+    activity(&sb);
+    sb
+}
+
+#[tokio::test]
+async fn a_missing_id_is_refused() {
+    let sb = sandbox_with_events().await;
+    for query in ["", "count=10", "folder=/P&type=note"] {
+        assert_refused(&sb, query, &[("MISSING_FIELD", "`id` is required")]).await;
+    }
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn an_id_that_is_not_an_integer_is_refused() {
+    let sb = sandbox_with_events().await;
+    for (query, value) in [
+        ("id", ""),
+        ("id=", ""),
+        ("id=abc", "abc"),
+        ("id=1.5", "1.5"),
+        ("id=1e3", "1e3"),
+        ("id=%201", " 1"),
+        ("id=9223372036854775808", "9223372036854775808"),
+    ] {
+        let description = format!("`id` must be an integer, not {value:?}");
+        assert_refused(&sb, query, &[("INVALID_VALUE", &description)]).await;
+    }
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn a_count_outside_1_to_100_is_refused() {
+    let sb = sandbox_with_events().await;
+    for value in ["0", "101", "500", "-1", "ten", "50.0", ""] {
+        let description = format!("`count` must be an integer from 1 to 100, not {value:?}");
+        assert_refused(
+            &sb,
+            &format!("id=0&count={value}"),
+            &[("INVALID_VALUE", &description)],
+        )
+        .await;
+    }
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn an_unknown_type_is_refused() {
+    let sb = sandbox_with_events().await;
+    for (value, unknown) in [
+        ("bogus", "bogus"),
+        ("file_system%7Cbogus", "bogus"),
+        ("FILE_SYSTEM", "FILE_SYSTEM"),
+        ("note%7C", ""),
+        ("", ""),
+    ] {
+        let description =
+            format!("`type` holds {unknown:?}, not one of file_system, note, permission_change");
+        assert_refused(
+            &sb,
+            &format!("id=0&type={value}"),
+            &[("INVALID_VALUE", &description)],
+        )
+        .await;
+    }
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn an_unknown_suppress_value_is_refused() {
+    let sb = sandbox_with_events().await;
+    for value in ["bot", "APP", "all", ""] {
+        let description = format!("`suppress` must be app, user or none, not {value:?}");
+        assert_refused(
+            &sb,
+            &format!("id=0&suppress={value}"),
+            &[("INVALID_VALUE", &description)],
+        )
+        .await;
+    }
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn a_reverse_other_than_0_or_1_is_refused() {
+    let sb = sandbox_with_events().await;
+    for value in ["2", "-1", "true", "yes", ""] {
+        let description = format!("`reverse` must be 0 or 1, not {value:?}");
+        assert_refused(
+            &sb,
+            &format!("id=0&reverse={value}"),
+            &[("INVALID_VALUE", &description)],
+        )
+        .await;
+    }
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn every_problem_of_a_query_is_reported_once_in_the_order_of_the_reference() {
+    let sb = sandbox_with_events().await;
+    assert_refused(
+        &sb,
+        "reverse=2&count=0&type=bogus%7Cnote%7Cnope&suppress=bot",
+        &[
+            ("MISSING_FIELD", "`id` is required"),
+            (
+                "INVALID_VALUE",
+                "`suppress` must be app, user or none, not \"bot\"",
+            ),
+            (
+                "INVALID_VALUE",
+                "`type` holds \"bogus\", not one of file_system, note, permission_change",
+            ),
+            (
+                "INVALID_VALUE",
+                "`type` holds \"nope\", not one of file_system, note, permission_change",
+            ),
+            (
+                "INVALID_VALUE",
+                "`count` must be an integer from 1 to 100, not \"0\"",
+            ),
+            ("INVALID_VALUE", "`reverse` must be 0 or 1, not \"2\""),
+        ],
+    )
+    .await;
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn a_refused_query_is_not_a_poll() {
+    let sb = sandbox_with_events().await;
+    let token = sb.admin_token();
+    assert_eq!(list(&sb, "v2", "id=4", &token).await.0, 204); // caught up
+    sb.advance(Duration::from_secs(300));
+    assert_eq!(list(&sb, "v2", "id=4&count=0", &token).await.0, 400);
+    assert_eq!(list(&sb, "v2", "id=4", &token).await.0, 204);
+    assert_eq!(sb.counters().violations_of(Violation::EventsPollTooSoon), 0);
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn every_value_the_reference_lists_is_accepted() {
+    let sb = sandbox_with_events().await;
+    let token = sb.admin_token();
+    for version in ["v1", "v2"] {
+        for query in [
+            "id=0&count=1",
+            "id=0&count=100",
+            "id=-5",
+            "id=0&suppress=app",
+            "id=0&suppress=user",
+            "id=0&suppress=none",
+            "id=0&type=file_system",
+            "id=0&type=note",
+            "id=0&type=permission_change",
+            "id=0&type=file_system%7Cnote%7Cpermission_change",
+            "id=0&reverse=0",
+            "id=4&reverse=1",
+            "id=0&folder=/P",
+        ] {
+            let (status, _) = list(&sb, version, query, &token).await;
+            assert_eq!(status, 200, "{version} {query}");
+        }
+    }
+    sb.assert_conformant();
+}
+
+/// A stream asks for the same query at every poll (only the cursor moves): the server's 400
+/// reaches the caller as a typed error with the server's code and description, and ends the
+/// stream instead of being repeated every 5 minutes.
+#[tokio::test]
+async fn an_event_stream_with_an_unknown_type_ends_with_the_servers_400() {
+    let sb = sandbox_with_events().await;
+    let mut stream = EventStream::builder(EventsVersion::V2)
+        .start(StreamStart::After(0))
+        .types(["task"])
+        .build(sb.client_for("admin"));
+    let error = match stream.next().await {
+        Some(Err(Error::InvalidRequest(error))) => error,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(error.status(), 400);
+    assert_eq!(error.code(), Some("INVALID_VALUE"));
+    assert_eq!(
+        error.message(),
+        Some("`type` holds \"task\", not one of file_system, note, permission_change")
+    );
+    assert_eq!(error.messages().len(), 1);
+    let after = tokio::time::timeout(Duration::from_secs(10), stream.next()).await;
+    assert!(matches!(after, Ok(None)), "the stream ended: {after:?}");
+    let traffic = sb.traffic();
+    assert_eq!(
+        traffic.iter().map(|e| e.status).collect::<Vec<_>>(),
+        [400],
+        "one request"
+    );
     sb.assert_conformant();
 }
