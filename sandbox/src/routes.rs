@@ -457,11 +457,14 @@ fn slow_body(body: Vec<u8>, bytes_per_second: u32) -> Body {
 /// The first `after_bytes` of `body`, then a broken connection.
 fn cut_body(mut body: Vec<u8>, after_bytes: usize) -> Body {
     body.truncate(after_bytes);
-    let stream = futures_util::stream::iter([
-        Ok(body),
-        Err(std::io::Error::other("fault: connection cut mid-body")),
-    ]);
-    Body::from_stream(stream)
+    let head_and_part = futures_util::stream::iter([Ok(body)]);
+    // The break comes a moment later, so the head and the first bytes are on the wire
+    // (hyper drops a response whose body fails before it was flushed).
+    let cut = futures_util::stream::once(async {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        Err(std::io::Error::other("fault: connection cut mid-body"))
+    });
+    Body::from_stream(head_and_part.chain(cut))
 }
 
 #[cfg(test)]

@@ -73,3 +73,132 @@ fn bad_arguments_exit_with_usage() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("usage: pubapi-sandbox"));
 }
+
+/// A process of this crate's binary, killed if the test fails before it ends.
+struct Process(Child);
+
+impl Process {
+    fn start(args: &[&str]) -> Process {
+        Process(
+            Command::new(env!("CARGO_BIN_EXE_pubapi-sandbox"))
+                .args(args)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("the binary starts"),
+        )
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Runs one control command to its end and returns its standard output as JSON.
+fn control(base_url: &str, args: &[&str]) -> serde_json::Value {
+    let output = Command::new(env!("CARGO_BIN_EXE_pubapi-sandbox"))
+        .args(args)
+        .env("PUBAPI_BASE_URL", base_url)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// The binary alone, with limits off or on: a webhook registered over the public API, a
+/// folder created with `pubapi-sandbox activity`, and the delivery printed by
+/// `pubapi-sandbox receive`, with the event in the events stream too.
+#[tokio::test]
+async fn the_binary_alone_makes_activity_that_reaches_a_loopback_receiver() {
+    for limits in ["off", "reference"] {
+        let mut sandbox = Process::start(&["--port", "0", "--limits", limits]);
+        let first = BufReader::new(sandbox.0.stdout.take().unwrap())
+            .lines()
+            .next()
+            .unwrap()
+            .unwrap();
+        let (url_part, token_part) = first.split_once(' ').unwrap();
+        let base_url = url_part
+            .strip_prefix("PUBAPI_BASE_URL=")
+            .unwrap()
+            .to_string();
+        let token = token_part
+            .strip_prefix("PUBAPI_TOKEN=")
+            .unwrap()
+            .to_string();
+
+        let mut receiver = Process::start(&["receive", "--port", "0", "--auth", "s3cr3t"]);
+        let announced = BufReader::new(receiver.0.stderr.take().unwrap())
+            .lines()
+            .next()
+            .unwrap()
+            .unwrap();
+        let hook_url = announced
+            .split_whitespace()
+            .find(|word| word.starts_with("http://"))
+            .unwrap()
+            .to_string();
+        let mut deliveries = BufReader::new(receiver.0.stdout.take().unwrap()).lines();
+
+        let created = reqwest::Client::new()
+            .post(format!("{base_url}/v1/webhooks"))
+            .bearer_auth(&token)
+            .json(&serde_json::json!({
+                "url": format!("{hook_url}hooks"),
+                "eventType": ["fs:*"],
+                "authHeader": "s3cr3t",
+            }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(created.status(), 201, "limits {limits}");
+
+        let state = control(&base_url, &["status"]);
+        assert_eq!(
+            state["limits"]["generalPerSecond"],
+            if limits == "off" {
+                serde_json::Value::Null
+            } else {
+                2.into()
+            }
+        );
+        let made = control(
+            &base_url,
+            &["activity", "create-folder", "/Projects", "--as", "sam"],
+        );
+        assert_eq!(made["entry"]["path"], "/Projects", "limits {limits}");
+
+        let line = tokio::task::spawn_blocking(move || deliveries.next().unwrap().unwrap())
+            .await
+            .unwrap();
+        let delivery: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(delivery["path"], "/hooks");
+        assert_eq!(delivery["accepted"], true);
+        let item = &delivery["body"]["data"][0];
+        assert_eq!(item["eventType"], "fs:add_folder", "{delivery}");
+        assert_eq!(item["data"]["targetPath"], "/Projects", "{delivery}");
+
+        let events: serde_json::Value = reqwest::Client::new()
+            .get(format!("{base_url}/v2/events?id=0"))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert!(
+            events.to_string().contains("/Projects"),
+            "limits {limits}: {events}"
+        );
+        let record = control(&base_url, &["deliveries"]);
+        assert_eq!(record["deliveries"][0]["delivered"], true, "{record}");
+    }
+}
