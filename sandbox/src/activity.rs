@@ -168,7 +168,9 @@ impl Activity {
     /// Creates a folder (`fs:add_folder`, a `create` event).
     pub fn create_folder(&self, path: &str) -> Result<FsEntry, ActivityError> {
         self.happen(|world, actor, now| {
-            let entry = world.fs.create_folder(path, now, &mut world.ids)?;
+            let entry = world
+                .fs
+                .create_folder(path, (now, actor.user.id), &mut world.ids)?;
             let happening = Happening {
                 actor: actor.clone(),
                 webhook: Some((
@@ -193,7 +195,10 @@ impl Activity {
     /// `file` or `version`). Text content makes it part of the AI corpus.
     pub fn create_file(&self, path: &str, content: &str) -> Result<FsEntry, ActivityError> {
         self.happen(|world, actor, now| {
-            let (entry, is_version) = world.fs.write_file(path, content, now, &mut world.ids)?;
+            let (entry, is_version) =
+                world
+                    .fs
+                    .write_file(path, content, (now, actor.user.id), &mut world.ids)?;
             let happening = Happening {
                 actor: actor.clone(),
                 webhook: Some((
@@ -259,7 +264,9 @@ impl Activity {
                 .get(&normalize(from)?)
                 .cloned()
                 .ok_or_else(|| ActivityError::NotFound(from.to_string()))?;
-            let entry = world.fs.copy_entry(from, to, now, &mut world.ids)?;
+            let entry = world
+                .fs
+                .copy_entry(from, to, (now, actor.user.id), &mut world.ids)?;
             let (name, data) = if entry.is_folder {
                 (
                     "fs:copy_folder",

@@ -49,7 +49,9 @@
 use super::Shared;
 use super::auth::Caller;
 use super::corpus::first_sentence;
-use super::dates::{DAY_MS, days_from_civil, iso_millis, iso_seconds, parse_plain_date};
+use super::dates::{
+    DAY_MS, days_from_civil, iso_millis, iso_seconds, parse_plain_date, parse_request_date,
+};
 use super::fs::{FsEntry, is_within};
 use super::http::{ApiRequest, Reply, deprecation_headers, error};
 use super::search;
@@ -569,10 +571,21 @@ fn document(shared: &Shared, req: &ApiRequest) -> Result<FsEntry, Reply> {
         })
 }
 
-fn document_citation(hits: &[Hit]) -> Vec<Value> {
+/// The citations of the best three hits, one per document with its chunks.
+///
+/// Ask-document citations are the reference's `{filename, entryId, chunks: [{chunkId,
+/// text}]}` (2.3). Ask-KB citations (the reference does not show that response) are the
+/// platform clients' `{filename, entryId, objectId, previewUrl, chunks: [{chunkId,
+/// sourceText}]}`, the shape the reference gives the assistant's citations (2.4).
+fn grouped_citations(hits: &[Hit], style: CitationStyle) -> Vec<Value> {
     let mut citations: Vec<Value> = Vec::new();
     for hit in hits.iter().take(3) {
-        let chunk = json!({ "chunkId": hit.chunk_id(), "text": hit.text() });
+        let chunk = match style {
+            CitationStyle::Document => json!({ "chunkId": hit.chunk_id(), "text": hit.text() }),
+            CitationStyle::SourceText => {
+                json!({ "chunkId": hit.chunk_id(), "sourceText": hit.text() })
+            }
+        };
         match citations
             .iter_mut()
             .find(|c| c["entryId"] == hit.doc.entry_id.as_str())
@@ -581,14 +594,32 @@ fn document_citation(hits: &[Hit]) -> Vec<Value> {
                 .as_array_mut()
                 .into_iter()
                 .for_each(|a| a.push(chunk.clone())),
-            None => citations.push(json!({
-                "filename": hit.doc.name(),
-                "entryId": hit.doc.entry_id,
-                "chunks": [chunk],
-            })),
+            None => citations.push(match style {
+                CitationStyle::Document => json!({
+                    "filename": hit.doc.name(),
+                    "entryId": hit.doc.entry_id,
+                    "chunks": [chunk],
+                }),
+                CitationStyle::SourceText => json!({
+                    "filename": hit.doc.name(),
+                    "entryId": hit.doc.entry_id,
+                    "objectId": hit.doc.object_id,
+                    "previewUrl": hit.preview_url(),
+                    "chunks": [chunk],
+                }),
+            }),
         }
     }
     citations
+}
+
+/// Which citation shape an answer carries (see [`grouped_citations`]).
+#[derive(Debug, Clone, Copy)]
+enum CitationStyle {
+    /// Ask-document (reference 2.3): chunks carry `text`.
+    Document,
+    /// Ask-KB (the platform's clients): `objectId`, `previewUrl`, chunks carry `sourceText`.
+    SourceText,
 }
 
 /// `POST /v1/ai/document/{entry-id}/ask`.
@@ -604,7 +635,7 @@ pub fn ask_document(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Repl
     let hits = rank(std::slice::from_ref(&doc), &question, 0.5);
     let mut answer = json!({ "response": { "text": compose(&hits) } });
     if include_citations(&body) {
-        answer["citations"] = json!(document_citation(&hits));
+        answer["citations"] = json!(grouped_citations(&hits, CitationStyle::Document));
     }
     Reply::json(200, &answer)
 }
@@ -887,6 +918,70 @@ pub fn ask_copilot(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply
     deprecation_headers(req.op, Reply::json(200, &answer))
 }
 
+/// The knowledge-base page size when the request names none (the platform's clients: 200).
+const KB_PAGE_SIZE: usize = 200;
+
+/// The hybrid-search `limit` when the request names none, and its bounds (the platform's
+/// clients: 1 to 1,000, default 100; the reference shows no bounds).
+const SEARCH_LIMIT: (usize, usize, usize) = (100, 1, 1_000);
+
+/// A non-negative integer field of at least `min`, `default` when absent.
+fn count_field(
+    body: &Map<String, Value>,
+    name: &str,
+    default: usize,
+    min: u64,
+) -> Result<usize, String> {
+    match body.get(name) {
+        None => Ok(default),
+        Some(v) => v
+            .as_u64()
+            .filter(|n| *n >= min)
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+            .ok_or_else(|| format!("{name} must be an integer of at least {min}")),
+    }
+}
+
+/// A time filter (`createdAfter`, `createdBefore`) as epoch milliseconds. The platform's
+/// clients send epoch milliseconds as a JSON integer; a string of digits and the reference's
+/// request dates (`YYYY-MM-DD`, `YYYY-MM-DDTHH:MM:SSZ`) are read too. `null` is no filter;
+/// any other JSON type is refused, never ignored.
+fn epoch_filter(body: &Map<String, Value>, name: &str) -> Result<Option<i64>, String> {
+    let value = match body.get(name) {
+        None | Some(Value::Null) => return Ok(None),
+        Some(v) => v,
+    };
+    let ms = match value {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
+            s.parse().ok()
+        }
+        Value::String(s) => parse_request_date(s).map(|d| d.ms),
+        _ => None,
+    };
+    ms.map(Some).ok_or_else(|| {
+        format!("{name} must be epoch milliseconds (an integer) or a date YYYY-MM-DD")
+    })
+}
+
+/// A `createdBy` filter: an integer user id (what the platform's clients send) or a
+/// username. `Ok(None)`: no filter; `Ok(Some(None))`: a username no user has, which matches
+/// nothing.
+fn creator_filter(
+    shared: &Shared,
+    body: &Map<String, Value>,
+) -> Result<Option<Option<i64>>, String> {
+    match body.get("createdBy") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => n
+            .as_i64()
+            .map(|id| Some(Some(id)))
+            .ok_or_else(|| "createdBy must be an integer user id or a username".into()),
+        Some(Value::String(name)) => Ok(Some(shared.world().users.by_username(name).map(|u| u.id))),
+        Some(_) => Err("createdBy must be an integer user id or a username".into()),
+    }
+}
+
 fn kb_json(shared: &Shared, kb: &KbDef, body: &Map<String, Value>) -> Value {
     let world = shared.world();
     let (admin_name, admin_id, admin_display) = world
@@ -1018,38 +1113,25 @@ pub fn list_knowledge_bases(shared: &Shared, req: &ApiRequest, _caller: &Caller)
             &format!("unknown sortBy {bad:?}"),
         );
     }
-    let date_filter = |name: &str| -> Result<Option<i64>, Reply> {
-        match body.get(name) {
-            None => Ok(None),
-            Some(Value::String(s)) => super::dates::parse_request_date(s)
-                .map(|d| Some(d.ms))
-                .ok_or_else(|| {
-                    error(
-                        req.op,
-                        400,
-                        "INVALID_REQUEST",
-                        &format!("{name} must be a date (YYYY-MM-DD)"),
-                    )
-                }),
-            Some(_) => Err(error(
-                req.op,
-                400,
-                "INVALID_REQUEST",
-                &format!("{name} must be a string"),
-            )),
-        }
-    };
-    let (after, before) = match (date_filter("createdAfter"), date_filter("createdBefore")) {
+    let (after, before) = match (
+        epoch_filter(&body, "createdAfter"),
+        epoch_filter(&body, "createdBefore"),
+    ) {
         (Ok(a), Ok(b)) => (a, b),
-        (Err(r), _) | (_, Err(r)) => return r,
+        (Err(m), _) | (_, Err(m)) => return error(req.op, 400, "INVALID_REQUEST", &m),
     };
-    let created_by = body.get("createdBy").and_then(Value::as_str);
-    let admin = shared
-        .world()
-        .users
-        .admin()
-        .map(|(u, _)| u.username.clone())
-        .unwrap_or_default();
+    let created_by = match creator_filter(shared, &body) {
+        Ok(c) => c,
+        Err(m) => return error(req.op, 400, "INVALID_REQUEST", &m),
+    };
+    let (page, size) = match (
+        count_field(&body, "page", 0, 0),
+        count_field(&body, "size", KB_PAGE_SIZE, 1),
+    ) {
+        (Ok(p), Ok(s)) => (p, s),
+        (Err(m), _) | (_, Err(m)) => return error(req.op, 400, "INVALID_REQUEST", &m),
+    };
+    let admin_id = shared.world().users.admin().map(|(u, _)| u.id);
     let mut kbs: Vec<&KbDef> = KNOWLEDGE_BASES
         .iter()
         .filter(|kb| {
@@ -1059,7 +1141,8 @@ pub fn list_knowledge_bases(shared: &Shared, req: &ApiRequest, _caller: &Caller)
         })
         .filter(|kb| after.is_none_or(|a| date_ms(kb.created) >= a))
         .filter(|kb| before.is_none_or(|b| date_ms(kb.created) < b))
-        .filter(|_| created_by.is_none_or(|c| c == admin))
+        // Every knowledge base of the sandbox was created by the first admin.
+        .filter(|_| created_by.is_none_or(|c| c.is_some() && c == admin_id))
         .collect();
     let field = sort_by
         .as_ref()
@@ -1077,12 +1160,6 @@ pub fn list_knowledge_bases(shared: &Shared, req: &ApiRequest, _caller: &Caller)
     {
         kbs.reverse();
     }
-    let page = body.get("page").and_then(Value::as_u64).unwrap_or(0) as usize;
-    let size = body
-        .get("size")
-        .and_then(Value::as_u64)
-        .filter(|s| *s > 0)
-        .unwrap_or(20) as usize;
     let total = kbs.len();
     let content: Vec<Value> = kbs
         .iter()
@@ -1137,12 +1214,143 @@ pub fn ask_knowledge_base(shared: &Shared, req: &ApiRequest, _caller: &Caller) -
         "conversationId": conversation_id,
     });
     if include_citations(&body) {
-        answer["citations"] = json!(document_citation(&hits));
+        answer["citations"] = json!(grouped_citations(&hits, CitationStyle::SourceText));
     }
     Reply::json(200, &answer)
 }
 
+/// A list of strings, for the list filters; `null` is no filter, another JSON type is
+/// refused.
+fn string_list(body: &Map<String, Value>, name: &str) -> Result<Option<Vec<String>>, String> {
+    match body.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|i| i.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+            .map(Some)
+            .ok_or_else(|| format!("{name} must be an array of strings")),
+        Some(_) => Err(format!("{name} must be an array of strings")),
+    }
+}
+
+/// The filters of a hybrid search. The reference names `folderPath`, `fileTypes`,
+/// `dateFrom` and `dateTo`; the platform's clients also send `entryIds`, `folderPaths`,
+/// `excludeFolderPaths`, `preferredFolderPath`, `createdAfter`/`createdBefore` (epoch
+/// milliseconds), `createdBy` (an integer user id) and `collectionId`, and all of them are
+/// applied.
+///
+/// - A list filter given as an empty array restricts nothing (clients send empty arrays
+///   for "no filter"), and `null` is no filter; a filter of another JSON type is a 400.
+/// - `preferredFolderPath` orders the results in that folder first and excludes nothing.
+/// - `collectionId` (a string or an integer): the sandbox has no collections, so a
+///   collection id matches no documents.
+#[derive(Debug, Default)]
+struct SearchFilters {
+    folder: Option<String>,
+    file_types: Option<Vec<String>>,
+    modified: (Option<i64>, Option<i64>),
+    entry_ids: Option<Vec<String>>,
+    folders: Option<Vec<String>>,
+    excluded: Vec<String>,
+    preferred: Option<String>,
+    created: (Option<i64>, Option<i64>),
+    creator: Option<Option<i64>>,
+    collection: bool,
+}
+
+impl SearchFilters {
+    fn read(shared: &Shared, body: &Map<String, Value>) -> Result<Self, String> {
+        let file_types = string_list(body, "fileTypes")?.map(|types| {
+            types
+                .iter()
+                .map(|t| t.trim_start_matches('.').to_lowercase())
+                .collect()
+        });
+        let date = |name: &str| -> Result<Option<i64>, String> {
+            match body.get(name) {
+                None => Ok(None),
+                Some(v) => v
+                    .as_str()
+                    .and_then(parse_plain_date)
+                    .map(Some)
+                    .ok_or_else(|| format!("{name} must be a date YYYY-MM-DD")),
+            }
+        };
+        let text = |name: &str| -> Result<Option<String>, String> {
+            match body.get(name) {
+                None => Ok(None),
+                Some(Value::String(f)) => Ok(Some(f.clone())),
+                Some(Value::Null) if name != "folderPath" => Ok(None),
+                Some(_) => Err(format!("{name} must be a string")),
+            }
+        };
+        let collection = match body.get("collectionId") {
+            None | Some(Value::Null) => false,
+            Some(Value::String(_) | Value::Number(_)) => true,
+            Some(_) => return Err("collectionId must be a string or an integer".into()),
+        };
+        let non_empty = |list: Option<Vec<String>>| list.filter(|l| !l.is_empty());
+        Ok(SearchFilters {
+            folder: text("folderPath")?,
+            file_types,
+            // `dateTo` is the last day included.
+            modified: (date("dateFrom")?, date("dateTo")?.map(|t| t + DAY_MS)),
+            entry_ids: non_empty(string_list(body, "entryIds")?),
+            folders: non_empty(string_list(body, "folderPaths")?),
+            excluded: string_list(body, "excludeFolderPaths")?.unwrap_or_default(),
+            preferred: text("preferredFolderPath")?,
+            created: (
+                epoch_filter(body, "createdAfter")?,
+                epoch_filter(body, "createdBefore")?,
+            ),
+            creator: creator_filter(shared, body)?,
+            collection,
+        })
+    }
+
+    /// Whether `doc` passes every filter; `admin` is the creator of the built-in corpus.
+    fn pass(&self, doc: &FsEntry, admin: Option<i64>) -> bool {
+        let within_any = |folders: &[String]| folders.iter().any(|f| is_within(&doc.path, f));
+        let (from, to) = self.modified;
+        let (after, before) = self.created;
+        !self.collection
+            && self.folder.as_ref().is_none_or(|f| is_within(&doc.path, f))
+            && self
+                .file_types
+                .as_ref()
+                .is_none_or(|types| types.contains(&doc.extension()))
+            && from.is_none_or(|f| doc.modified_ms >= f)
+            && to.is_none_or(|t| doc.modified_ms < t)
+            && self
+                .entry_ids
+                .as_ref()
+                .is_none_or(|ids| ids.contains(&doc.entry_id))
+            && self.folders.as_deref().is_none_or(within_any)
+            && !within_any(&self.excluded)
+            && after.is_none_or(|a| doc.created_ms >= a)
+            && before.is_none_or(|b| doc.created_ms < b)
+            && self
+                .creator
+                .is_none_or(|c| c.is_some() && c == doc.created_by.or(admin))
+    }
+
+    fn preferred(&self, doc: &FsEntry) -> bool {
+        self.preferred
+            .as_ref()
+            .is_some_and(|p| is_within(&doc.path, p))
+    }
+}
+
 /// `POST /v1/hybrid-search`.
+///
+/// Results are documents, best first (those in `preferredFolderPath` before the others),
+/// each with up to three matching chunks. At most `limit` results are found (1 to 1,000,
+/// default 100, as the platform's clients send it); `page` and `size` page through them,
+/// and without `size` the page is `limit` long, so a request with only `limit` gets all
+/// its results on one page. Chunks carry the reference's `text` and the `chunkText` the
+/// platform's clients read (plus `type`); results carry `groupId` and `uploadedTimestamp`
+/// (epoch milliseconds of the current version) besides the reference's fields.
 pub fn hybrid_search(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply {
     let body = match req.json() {
         Ok(Some(Value::Object(map))) => map,
@@ -1157,10 +1365,16 @@ pub fn hybrid_search(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Rep
         Err(message) => return error(req.op, 400, "INVALID_REQUEST", &message),
     };
     let bad = |message: &str| error(req.op, 400, "INVALID_REQUEST", message);
+    // The reference does not say which fields are required; the platform's clients send a
+    // query of 3 to 250 characters, so an empty one is refused (the bounds are not enforced).
     let query = match body.get("query") {
         Some(Value::String(q)) if !q.trim().is_empty() => q.clone(),
-        _ => return error(req.op, 400, "QUERY_MANDATORY", "query is mandatory"),
+        None | Some(Value::Null | Value::String(_)) => {
+            return error(req.op, 400, "QUERY_MANDATORY", "query is mandatory");
+        }
+        Some(_) => return bad("query must be a string"),
     };
+    // The range is the platform clients' (the reference does not show it).
     let weight = match body.get("semanticWeight") {
         None => 0.5,
         Some(v) => match v.as_f64() {
@@ -1168,72 +1382,44 @@ pub fn hybrid_search(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Rep
             _ => return bad("semanticWeight must be a number from 0 to 1"),
         },
     };
-    let integer = |name: &str, default: u64, min: u64| -> Result<u64, Reply> {
-        match body.get(name) {
-            None => Ok(default),
-            Some(v) => v
-                .as_u64()
-                .filter(|n| *n >= min)
-                .ok_or_else(|| bad(&format!("{name} must be an integer of at least {min}"))),
+    let (default_limit, min_limit, max_limit) = SEARCH_LIMIT;
+    let limit = match count_field(&body, "limit", default_limit, min_limit as u64) {
+        Ok(l) if l <= max_limit => l,
+        _ => {
+            return bad(&format!(
+                "limit must be an integer from {min_limit} to {max_limit}"
+            ));
         }
     };
-    let (limit, page, size) = match (
-        integer("limit", 100, 1),
-        integer("page", 0, 0),
-        integer("size", 10, 1),
+    let (page, size) = match (
+        count_field(&body, "page", 0, 0),
+        count_field(&body, "size", limit, 1),
     ) {
-        (Ok(l), Ok(p), Ok(s)) => (l as usize, p as usize, s.min(100) as usize),
-        (Err(r), _, _) | (_, Err(r), _) | (_, _, Err(r)) => return r,
+        (Ok(p), Ok(s)) => (p, s),
+        (Err(m), _) | (_, Err(m)) => return bad(&m),
     };
-    let file_types: Option<Vec<String>> = match body.get("fileTypes") {
-        None => None,
-        Some(Value::Array(items)) => match items
-            .iter()
-            .map(|i| i.as_str().map(|s| s.trim_start_matches('.').to_lowercase()))
-            .collect::<Option<Vec<_>>>()
-        {
-            Some(types) => Some(types),
-            None => return bad("fileTypes must be an array of strings"),
-        },
-        Some(_) => return bad("fileTypes must be an array of strings"),
+    let filters = match SearchFilters::read(shared, &body) {
+        Ok(f) => f,
+        Err(m) => return bad(&m),
     };
-    let date = |name: &str| -> Result<Option<i64>, Reply> {
-        match body.get(name) {
-            None => Ok(None),
-            Some(Value::String(s)) => parse_plain_date(s)
-                .map(Some)
-                .ok_or_else(|| bad(&format!("{name} must be a date YYYY-MM-DD"))),
-            Some(_) => Err(bad(&format!("{name} must be a date YYYY-MM-DD"))),
-        }
-    };
-    let (from, to) = match (date("dateFrom"), date("dateTo")) {
-        (Ok(f), Ok(t)) => (f, t.map(|t| t + DAY_MS)),
-        (Err(r), _) | (_, Err(r)) => return r,
-    };
-    let folder = match body.get("folderPath") {
-        None => None,
-        Some(Value::String(f)) => Some(f.clone()),
-        Some(_) => return bad("folderPath must be a string"),
-    };
+    let admin = shared.world().users.admin().map(|(u, _)| u.id);
     let docs: Vec<FsEntry> = documents_in(shared, &[])
         .into_iter()
-        .filter(|d| folder.as_ref().is_none_or(|f| is_within(&d.path, f)))
-        .filter(|d| {
-            file_types
-                .as_ref()
-                .is_none_or(|types| types.contains(&d.extension()))
-        })
-        .filter(|d| from.is_none_or(|f| d.modified_ms >= f))
-        .filter(|d| to.is_none_or(|t| d.modified_ms < t))
+        .filter(|d| filters.pass(d, admin))
         .collect();
     let hits = rank(&docs, &query, weight);
-    let mut results: Vec<(f64, Value)> = Vec::new();
+    let mut results: Vec<(&FsEntry, Value)> = Vec::new();
     for hit in &hits {
-        let chunk =
-            json!({ "chunkId": hit.chunk_id(), "score": round(hit.score), "text": hit.text() });
+        let chunk = json!({
+            "chunkId": hit.chunk_id(),
+            "score": round(hit.score),
+            "text": hit.text(),
+            "chunkText": hit.text(),
+            "type": "TEXT",
+        });
         match results
             .iter_mut()
-            .find(|(_, r)| r["entryId"] == hit.doc.entry_id.as_str())
+            .find(|(d, _)| d.entry_id == hit.doc.entry_id)
         {
             Some((_, r)) => {
                 if let Some(chunks) = r["chunks"].as_array_mut()
@@ -1243,16 +1429,20 @@ pub fn hybrid_search(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Rep
                 }
             }
             None => results.push((
-                hit.score,
+                &hit.doc,
                 json!({
                     "filename": hit.doc.name(),
                     "entryId": hit.doc.entry_id,
                     "objectId": hit.doc.object_id,
+                    "groupId": hit.doc.group_id,
+                    "uploadedTimestamp": hit.doc.modified_ms,
                     "chunks": [chunk],
                 }),
             )),
         }
     }
+    // A stable sort: the preferred folder first, best first within each part.
+    results.sort_by_key(|(d, _)| !filters.preferred(d));
     results.truncate(limit);
     let total = results.len();
     let total_pages = total.div_ceil(size);

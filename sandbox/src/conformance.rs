@@ -10,7 +10,8 @@
 //! - every API header sent (`Location`, `Retry-After`, `X-Gateway-Error-Code`,
 //!   `Deprecation`, `Sunset`, `Link`) is documented on that response and matches its schema;
 //! - a request the sandbox accepted (2xx) had a body matching the request schema (including
-//!   enums and required fields), and had one where the body is required;
+//!   enums and required fields), and had one where the body is required, apart from the
+//!   few fields where the sandbox follows the platform's clients ([`CLIENT_TOLERANCES`]);
 //! - the `data` of polling events matches `FileSystemEventData` or
 //!   `PermissionChangeEventData` by type.
 //!
@@ -39,6 +40,42 @@ const API_HEADERS: &[&str] = &[
     "sunset",
     "link",
 ];
+
+/// Request fields where the sandbox accepts what the platform's clients send although the
+/// reference types the field otherwise (the reference leaves these formats open, and the
+/// spec keeps the reference's types): `(operation, top-level body field, tolerance)`.
+pub const CLIENT_TOLERANCES: &[(&str, &str, Tolerance)] = &[
+    // The reference types these filters `string` and leaves their format open; the
+    // platform's clients send epoch milliseconds and a user id as JSON integers.
+    (
+        "listKnowledgeBases",
+        "createdAfter",
+        Tolerance::IntegerForString,
+    ),
+    (
+        "listKnowledgeBases",
+        "createdBefore",
+        Tolerance::IntegerForString,
+    ),
+    (
+        "listKnowledgeBases",
+        "createdBy",
+        Tolerance::IntegerForString,
+    ),
+    // The reference lists `Web`, `FTP`, `Mobile` and leaves the letter case open; the
+    // platform's clients send `web`, `mobile`, `ftp`.
+    ("createLoginsAudit", "access_points", Tolerance::AnyCase),
+];
+
+/// How a request field listed in [`CLIENT_TOLERANCES`] may differ from its schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tolerance {
+    /// A JSON integer where the schema says `string` (checked as its decimal text).
+    IntegerForString,
+    /// A string enum value (or an array of them) in any ASCII letter case (checked as the
+    /// listed value it equals without regard to case).
+    AnyCase,
+}
 
 /// The outcome of checking a set of exchanges.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -312,7 +349,10 @@ impl Validator {
         };
         match serde_json::from_slice::<Value>(&exchange.request_body) {
             Err(_) => problems.push("a request body that is not JSON was accepted".into()),
-            Ok(value) => {
+            Ok(mut value) => {
+                if let Some(op_id) = exchange.operation {
+                    self.tolerate(op_id, schema, &mut value);
+                }
                 let mut request_problems = Vec::new();
                 self.validate(schema, &value, "request$", true, &mut request_problems);
                 problems.extend(
@@ -321,6 +361,60 @@ impl Validator {
                         .map(|p| format!("accepted an invalid request: {p}")),
                 );
             }
+        }
+    }
+
+    /// Rewrites the fields of an accepted request body that [`CLIENT_TOLERANCES`] lists for
+    /// `op_id` into the form the schema documents, so the check that follows passes them
+    /// (and still checks everything else).
+    fn tolerate(&self, op_id: &str, schema: &ReferenceOr<Schema>, body: &mut Value) {
+        for (_, field, tolerance) in CLIENT_TOLERANCES.iter().filter(|(op, _, _)| *op == op_id) {
+            let Some(value) = body.get_mut(*field) else {
+                continue;
+            };
+            match tolerance {
+                Tolerance::IntegerForString => {
+                    if value.is_i64() || value.is_u64() {
+                        *value = Value::String(value.to_string());
+                    }
+                }
+                Tolerance::AnyCase => {
+                    let listed = self.enum_values(schema, field);
+                    let canonical = |v: &mut Value| {
+                        if let Some(text) = v.as_str()
+                            && let Some(l) = listed.iter().find(|l| l.eq_ignore_ascii_case(text))
+                        {
+                            *v = Value::String(l.clone());
+                        }
+                    };
+                    match value {
+                        Value::Array(items) => items.iter_mut().for_each(canonical),
+                        other => canonical(other),
+                    }
+                }
+            }
+        }
+    }
+
+    /// The string enum of property `field` of an object schema (or of its array items).
+    fn enum_values(&self, schema: &ReferenceOr<Schema>, field: &str) -> Vec<String> {
+        let Some(SchemaKind::Type(Type::Object(object))) =
+            self.schema(schema).map(|s| &s.schema_kind)
+        else {
+            return Vec::new();
+        };
+        let Some(property) = object.properties.get(field).and_then(|p| self.boxed(p)) else {
+            return Vec::new();
+        };
+        let element = match &property.schema_kind {
+            SchemaKind::Type(Type::Array(a)) => a.items.as_ref().and_then(|i| self.boxed(i)),
+            _ => Some(property),
+        };
+        match element.map(|e| &e.schema_kind) {
+            Some(SchemaKind::Type(Type::String(s))) => {
+                s.enumeration.iter().flatten().cloned().collect()
+            }
+            _ => Vec::new(),
         }
     }
 
@@ -636,6 +730,39 @@ mod tests {
         assert_eq!(problems.len(), 2, "{problems:?}");
         let unknown = json!({"data": [{"eventType": "user:create", "data": {}}]});
         assert!(!v.check_delivery(&unknown).is_empty());
+    }
+
+    #[test]
+    fn client_tolerances_pass_only_their_fields() {
+        let v = Validator::embedded();
+        let accepted = |op: &'static str, body: Value| {
+            let mut e = exchange(op, 200, json!({}));
+            e.request_body = serde_json::to_vec(&body).unwrap();
+            v.check(&e)
+        };
+        let kb = json!({"createdAfter": 1_735_689_600_000_i64, "createdBefore": 1_738_368_000_000_i64, "createdBy": 1001});
+        assert!(accepted("listKnowledgeBases", kb).is_empty());
+        // Only integers: another type is still reported, and so is another field.
+        let problems = accepted(
+            "listKnowledgeBases",
+            json!({"createdBy": true, "includePrompts": 1}),
+        );
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        let mut logins = exchange("createLoginsAudit", 202, json!({"id": "j"}));
+        logins.request_body = serde_json::to_vec(&json!({"format": "csv", "date_start": "2025-01-01", "date_end": "2025-01-01", "events": ["logins"], "access_points": ["web", "MOBILE", "ftp"]})).unwrap();
+        let problems: Vec<String> = v
+            .check(&logins)
+            .into_iter()
+            .filter(|p| p.contains("accepted an invalid request"))
+            .collect();
+        assert!(problems.is_empty(), "{problems:?}");
+        logins.request_body = serde_json::to_vec(&json!({"format": "csv", "date_start": "2025-01-01", "date_end": "2025-01-01", "events": ["LOGINS"], "access_points": ["desktop"]})).unwrap();
+        let problems: Vec<String> = v
+            .check(&logins)
+            .into_iter()
+            .filter(|p| p.contains("accepted an invalid request"))
+            .collect();
+        assert_eq!(problems.len(), 2, "{problems:?}");
     }
 
     #[test]

@@ -25,8 +25,13 @@ pub struct FsEntry {
     pub content: String,
     /// Content chunks (paragraphs).
     pub chunks: Vec<String>,
-    /// Last modification, epoch milliseconds.
+    /// Last modification (the upload of the current version), epoch milliseconds.
     pub modified_ms: i64,
+    /// Creation of the file or folder, epoch milliseconds (kept by new versions and moves).
+    pub created_ms: i64,
+    /// The id of the user who created it; `None` for the built-in corpus, which the domain's
+    /// first admin is taken to have uploaded (the file system is built before the users).
+    pub created_by: Option<i64>,
 }
 
 impl FsEntry {
@@ -130,11 +135,17 @@ impl FileSystem {
             for segment in doc.folder.trim_start_matches('/').split('/') {
                 folder = format!("{folder}/{segment}");
                 if !fs.entries.contains_key(&folder) {
-                    let entry = fs.new_entry(&folder, true, "", doc.modified_ms(), ids);
+                    let entry = fs.new_entry(&folder, true, "", (doc.modified_ms(), None), ids);
                     fs.entries.insert(folder.clone(), entry);
                 }
             }
-            let mut entry = fs.new_entry(&doc.path(), false, &doc.text(), doc.modified_ms(), ids);
+            let mut entry = fs.new_entry(
+                &doc.path(),
+                false,
+                &doc.text(),
+                (doc.modified_ms(), None),
+                ids,
+            );
             entry.entry_id = format!("{}", 4_100_001 + i);
             entry.group_id = format!("{}", 5_100_001 + i);
             entry.object_id = format!("{}", 6_100_001 + i);
@@ -148,7 +159,7 @@ impl FileSystem {
         path: &str,
         is_folder: bool,
         content: &str,
-        now_ms: i64,
+        (now_ms, created_by): (i64, Option<i64>),
         ids: &mut IdGen,
     ) -> FsEntry {
         let group_id = ids.numeric();
@@ -170,6 +181,8 @@ impl FileSystem {
             content: content.to_string(),
             chunks: chunks_of(content),
             modified_ms: now_ms,
+            created_ms: now_ms,
+            created_by,
         }
     }
 
@@ -207,11 +220,11 @@ impl FileSystem {
         }
     }
 
-    /// Creates a folder.
+    /// Creates a folder as user `by`.
     pub fn create_folder(
         &mut self,
         path: &str,
-        now_ms: i64,
+        (now_ms, by): (i64, i64),
         ids: &mut IdGen,
     ) -> Result<FsEntry, ActivityError> {
         let path = normalize(path)?;
@@ -219,17 +232,18 @@ impl FileSystem {
             return Err(ActivityError::AlreadyExists(path));
         }
         self.need_parent(&path)?;
-        let entry = self.new_entry(&path, true, "", now_ms, ids);
+        let entry = self.new_entry(&path, true, "", (now_ms, Some(by)), ids);
         self.entries.insert(path, entry.clone());
         Ok(entry)
     }
 
-    /// Creates a file, or adds a version when one exists (`Ok((entry, true))`).
+    /// Creates a file as user `by`, or adds a version when one exists (`Ok((entry, true))`;
+    /// the file keeps its creator and creation time).
     pub fn write_file(
         &mut self,
         path: &str,
         content: &str,
-        now_ms: i64,
+        (now_ms, by): (i64, i64),
         ids: &mut IdGen,
     ) -> Result<(FsEntry, bool), ActivityError> {
         let path = normalize(path)?;
@@ -245,7 +259,7 @@ impl FileSystem {
             existing.modified_ms = now_ms;
             return Ok((existing.clone(), true));
         }
-        let entry = self.new_entry(&path, false, content, now_ms, ids);
+        let entry = self.new_entry(&path, false, content, (now_ms, Some(by)), ids);
         self.entries.insert(path, entry.clone());
         Ok((entry, false))
     }
@@ -283,12 +297,13 @@ impl FileSystem {
         Ok(self.entries[&to].clone())
     }
 
-    /// Copies an entry and everything below it (new ids); returns the copy.
+    /// Copies an entry and everything below it (new ids, created by `by` now); returns the
+    /// copy.
     pub fn copy_entry(
         &mut self,
         from: &str,
         to: &str,
-        now_ms: i64,
+        (now_ms, by): (i64, i64),
         ids: &mut IdGen,
     ) -> Result<FsEntry, ActivityError> {
         let (from, to) = (normalize(from)?, normalize(to)?);
@@ -302,7 +317,13 @@ impl FileSystem {
         for old in self.subtree(&from) {
             let source = self.entries[&old].clone();
             let path = format!("{to}{}", &old[from.len()..]);
-            let copy = self.new_entry(&path, source.is_folder, &source.content, now_ms, ids);
+            let copy = self.new_entry(
+                &path,
+                source.is_folder,
+                &source.content,
+                (now_ms, Some(by)),
+                ids,
+            );
             self.entries.insert(path, copy);
         }
         Ok(self.entries[&to].clone())
@@ -377,22 +398,31 @@ mod tests {
     fn move_copy_delete_restore_carry_the_subtree() {
         let mut ids = IdGen::new(1);
         let mut fs = FileSystem::default();
-        fs.create_folder("/P", 0, &mut ids).unwrap();
-        fs.write_file("/P/a.txt", "hello", 0, &mut ids).unwrap();
+        fs.create_folder("/P", (0, 7), &mut ids).unwrap();
+        fs.write_file("/P/a.txt", "hello", (0, 7), &mut ids)
+            .unwrap();
         assert!(matches!(
-            fs.write_file("/Q/a.txt", "x", 0, &mut ids),
+            fs.write_file("/Q/a.txt", "x", (0, 7), &mut ids),
             Err(ActivityError::NotFound(_))
         ));
         fs.move_entry("/P", "/R", 1).unwrap();
         assert!(fs.get("/R/a.txt").is_some() && fs.get("/P/a.txt").is_none());
-        let copy = fs.copy_entry("/R/a.txt", "/R/b.txt", 2, &mut ids).unwrap();
+        let copy = fs
+            .copy_entry("/R/a.txt", "/R/b.txt", (2, 8), &mut ids)
+            .unwrap();
         assert_ne!(copy.group_id, fs.get("/R/a.txt").unwrap().group_id);
+        assert_eq!((copy.created_ms, copy.created_by), (2, Some(8)));
         fs.delete("/R").unwrap();
         assert!(fs.get("/R/b.txt").is_none());
         fs.restore("/R").unwrap();
         assert!(fs.get("/R/b.txt").is_some());
-        let (v2, was_version) = fs.write_file("/R/a.txt", "bye", 3, &mut ids).unwrap();
+        let (v2, was_version) = fs.write_file("/R/a.txt", "bye", (3, 8), &mut ids).unwrap();
         assert!(was_version);
         assert_eq!(v2.content, "bye");
+        // A version is an upload, not a creation: the file keeps its creator and time.
+        assert_eq!(
+            (v2.modified_ms, v2.created_ms, v2.created_by),
+            (3, 0, Some(7))
+        );
     }
 }

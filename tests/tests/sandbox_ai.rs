@@ -712,6 +712,363 @@ async fn hybrid_search_filters_and_pages() {
     sb.assert_conformant();
 }
 
+/// Two files about otters in sibling folders: `/Lab/A/otter.txt` by `sam` at the start of the
+/// manual clock, `/Lab/B/otter-notes.txt` by `admin` an hour later. Returns their entry ids
+/// and the instant between the two creations.
+async fn otters(sb: &Sandbox) -> (String, String, i64) {
+    sb.activity().create_folder("/Lab").unwrap();
+    sb.activity().create_folder("/Lab/A").unwrap();
+    sb.activity().create_folder("/Lab/B").unwrap();
+    let first = sb
+        .activity_as("sam")
+        .create_file("/Lab/A/otter.txt", "Otters hold hands while they sleep.")
+        .unwrap();
+    let between = sb.now_ms() + 1_800_000;
+    sb.advance(Duration::from_secs(3_600));
+    let second = sb
+        .activity()
+        .create_file(
+            "/Lab/B/otter-notes.txt",
+            "Notes on otter habitats: an otter lives near rivers.",
+        )
+        .unwrap();
+    (first.entry_id, second.entry_id, between)
+}
+
+#[tokio::test]
+async fn hybrid_search_applies_the_platform_clients_filters() {
+    let sb = sandbox().await;
+    let (sams, admins, between) = otters(&sb).await;
+    let otter = |extra: Value| {
+        let mut body = json!({"query": "otter", "semanticWeight": 0.0});
+        for (k, v) in extra.as_object().unwrap() {
+            body[k] = v.clone();
+        }
+        body
+    };
+    let both = ["otter-notes.txt", "otter.txt"];
+    let (_, unfiltered) = post(&sb, "/v1/hybrid-search", otter(json!({}))).await;
+    let default_order = filenames(&unfiltered);
+    let mut found = default_order.clone();
+    found.sort();
+    assert_eq!(found, both);
+    // The facts note: `entryIds`, `folderPaths`, `excludeFolderPaths`, `preferredFolderPath`,
+    // `createdAfter`/`createdBefore` (epoch ms), `createdBy` (an integer user id),
+    // `collectionId`.
+    let cases: Vec<(Value, Vec<&str>)> = vec![
+        (otter(json!({"entryIds": [sams]})), vec!["otter.txt"]),
+        (
+            otter(json!({"entryIds": [admins]})),
+            vec!["otter-notes.txt"],
+        ),
+        (otter(json!({"entryIds": ["999999"]})), vec![]),
+        (
+            otter(json!({"folderPaths": ["/Lab/B", "/Finance"]})),
+            vec!["otter-notes.txt"],
+        ),
+        (
+            otter(json!({"excludeFolderPaths": ["/Lab/B"]})),
+            vec!["otter.txt"],
+        ),
+        (otter(json!({"excludeFolderPaths": ["/Lab"]})), vec![]),
+        (
+            otter(json!({"createdAfter": between})),
+            vec!["otter-notes.txt"],
+        ),
+        (otter(json!({"createdBefore": between})), vec!["otter.txt"]),
+        (otter(json!({"createdBy": 1003})), vec!["otter.txt"]),
+        (otter(json!({"createdBy": 1001})), vec!["otter-notes.txt"]),
+        (otter(json!({"createdBy": 1004})), vec![]),
+        // The built-in corpus counts as uploaded by the admin.
+        (
+            json!({"query": "revenue quarter", "folderPath": "/Finance", "createdBy": 1001}),
+            vec!["q3-2024-financial-report.xlsx"],
+        ),
+        // The sandbox has no collections: a collection id matches no documents.
+        (otter(json!({"collectionId": "col-1"})), vec![]),
+        // Preferred folders come first and exclude nothing.
+        (
+            otter(json!({"preferredFolderPath": "/Lab/A"})),
+            vec!["otter.txt", "otter-notes.txt"],
+        ),
+        (
+            otter(json!({"preferredFolderPath": "/Lab/B"})),
+            vec!["otter-notes.txt", "otter.txt"],
+        ),
+        (
+            otter(json!({"preferredFolderPath": "/Finance"})),
+            default_order.iter().map(String::as_str).collect(),
+        ),
+        // Empty lists and nulls are no filter.
+        (
+            otter(json!({"entryIds": [], "folderPaths": [], "createdBy": null})),
+            default_order.iter().map(String::as_str).collect(),
+        ),
+    ];
+    for (body, want) in cases {
+        let (status, result) = post(&sb, "/v1/hybrid-search", body.clone()).await;
+        assert_eq!(status, 200, "{body}: {result}");
+        assert_eq!(filenames(&result), want, "{body}");
+    }
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn hybrid_search_refuses_a_filter_of_the_wrong_type() {
+    let sb = sandbox().await;
+    for (field, value) in [
+        ("entryIds", json!("4100001")),
+        ("entryIds", json!([4100001])),
+        ("folderPaths", json!("/Finance")),
+        ("excludeFolderPaths", json!({"path": "/Finance"})),
+        ("preferredFolderPath", json!(["/Finance"])),
+        ("createdAfter", json!(true)),
+        ("createdAfter", json!("last week")),
+        ("createdBefore", json!(1.5)),
+        ("createdBy", json!([1001])),
+        ("collectionId", json!(false)),
+        ("limit", json!("100")),
+        ("limit", json!(0)),
+        ("limit", json!(1001)),
+        ("page", json!(-1)),
+        ("size", json!(0)),
+    ] {
+        let mut body = json!({"query": "policy"});
+        body[field] = value.clone();
+        let (status, error) = post(&sb, "/v1/hybrid-search", body).await;
+        assert_eq!(
+            (status, error["errorCode"].as_str()),
+            (400, Some("INVALID_REQUEST")),
+            "{field}: {value}"
+        );
+        assert!(
+            error["errorMessage"].as_str().unwrap().contains(field),
+            "{field}: {error}"
+        );
+    }
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn hybrid_search_limit_sets_the_page_when_size_is_absent() {
+    let sb = sandbox().await;
+    sb.activity().create_folder("/Walrus").unwrap();
+    for i in 0..120 {
+        sb.activity()
+            .create_file(
+                &format!("/Walrus/w{i:03}.txt"),
+                &format!("Walrus sighting number {i}."),
+            )
+            .unwrap();
+    }
+    let walrus = |extra: Value| {
+        let mut body = json!({"query": "walrus", "semanticWeight": 0.0});
+        for (k, v) in extra.as_object().unwrap() {
+            body[k] = v.clone();
+        }
+        body
+    };
+    // (request, results on the page, size, totalElements, totalPages): `limit` is 1 to
+    // 1,000 with a default of 100 (the facts note); without `size` the page is `limit` long.
+    for (body, on_page, size, total, pages) in [
+        (walrus(json!({"limit": 100})), 100, 100, 100, 1),
+        (walrus(json!({})), 100, 100, 100, 1),
+        (walrus(json!({"limit": 1000})), 120, 1000, 120, 1),
+        (
+            walrus(json!({"limit": 1000, "size": 120})),
+            120,
+            120,
+            120,
+            1,
+        ),
+        (
+            walrus(json!({"limit": 1000, "size": 50, "page": 2})),
+            20,
+            50,
+            120,
+            3,
+        ),
+        (walrus(json!({"limit": 7})), 7, 7, 7, 1),
+    ] {
+        let (status, result) = post(&sb, "/v1/hybrid-search", body.clone()).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(
+            (
+                result["results"].as_array().unwrap().len(),
+                result["size"].as_u64().unwrap(),
+                result["totalElements"].as_u64().unwrap(),
+                result["totalPages"].as_u64().unwrap(),
+            ),
+            (on_page, size, total, pages),
+            "{body}"
+        );
+    }
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn hybrid_search_chunks_carry_text_and_chunk_text() {
+    let sb = sandbox().await;
+    let (_, result) = post(
+        &sb,
+        "/v1/hybrid-search",
+        json!({"query": "postmortem action items", "semanticWeight": 0.0}),
+    )
+    .await;
+    let best = &result["results"][0];
+    assert_eq!(best["filename"], "incident-response-runbook.md");
+    // 2024-10-28 (the runbook's date in the corpus), noon UTC, epoch milliseconds.
+    assert_eq!(best["uploadedTimestamp"], 1_730_116_800_000_i64);
+    assert!(
+        best["groupId"].as_str().is_some_and(|g| !g.is_empty()),
+        "{best}"
+    );
+    for chunk in best["chunks"].as_array().unwrap() {
+        assert!(
+            chunk["text"].as_str().is_some_and(|t| !t.is_empty()),
+            "{chunk}"
+        );
+        assert_eq!(chunk["chunkText"], chunk["text"], "{chunk}");
+        assert_eq!(chunk["type"], "TEXT");
+        assert!(chunk["chunkId"].is_string() && chunk["score"].is_number());
+    }
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn ask_kb_citations_carry_source_text_while_ask_document_keeps_text() {
+    let sb = sandbox().await;
+    let (status, answer) = post(
+        &sb,
+        "/v1/ai/kb/kb-company-policies/ask",
+        json!({"question": "How long are invoices kept?", "includeCitations": true}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(answer["conversationId"].is_string());
+    // The facts note: citations [{filename, entryId, objectId, previewUrl, chunks: [{chunkId,
+    // sourceText}]}].
+    let citation = &answer["citations"][0];
+    assert_eq!(citation["filename"], "data-retention-policy.pdf");
+    for field in ["entryId", "objectId", "previewUrl"] {
+        assert!(citation[field].is_string(), "{field}: {citation}");
+    }
+    let chunk = &citation["chunks"][0];
+    assert!(chunk["chunkId"].is_string(), "{chunk}");
+    assert!(
+        chunk["sourceText"]
+            .as_str()
+            .is_some_and(|t| t.contains("seven years")),
+        "{chunk}"
+    );
+    assert!(chunk.get("text").is_none(), "{chunk}");
+    // Reference 2.3: ask-document citations are {filename, entryId, chunks: [{chunkId, text}]}.
+    let (_, document) = post(
+        &sb,
+        &format!("/v1/ai/document/{TRAVEL}/ask"),
+        json!({"question": "What is the daily meal allowance?", "includeCitations": true}),
+    )
+    .await;
+    let chunk = &document["citations"][0]["chunks"][0];
+    assert!(
+        chunk["text"].is_string() && chunk.get("sourceText").is_none(),
+        "{chunk}"
+    );
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn knowledge_base_list_pages_with_the_platform_defaults() {
+    let sb = sandbox().await;
+    // The facts note: `page` defaults to 0 and `size` to 200.
+    let (_, page) = post(&sb, "/v1/ai/kb/list", json!({})).await;
+    assert_eq!(
+        (
+            page["number"].clone(),
+            page["size"].clone(),
+            page["totalPages"].clone()
+        ),
+        (json!(0), json!(200), json!(1))
+    );
+    let (_, second) = post(&sb, "/v1/ai/kb/list", json!({"size": 2, "page": 1})).await;
+    assert_eq!(
+        (
+            second["numberOfElements"].clone(),
+            second["first"].clone(),
+            second["last"].clone()
+        ),
+        (json!(2), json!(false), json!(true))
+    );
+    for body in [
+        json!({"page": "1"}),
+        json!({"page": -1}),
+        json!({"size": 0}),
+        json!({"size": 2.5}),
+    ] {
+        let (status, error) = post(&sb, "/v1/ai/kb/list", body.clone()).await;
+        assert_eq!(
+            (status, error["errorCode"].as_str()),
+            (400, Some("INVALID_REQUEST")),
+            "{body}"
+        );
+    }
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn knowledge_base_list_filters_by_epoch_milliseconds_and_user_ids() {
+    let sb = sandbox().await;
+    // 2024-10-01T00:00:00Z: after it come the engineering handbook (2024-10-05) and the
+    // finance reports (2025-01-15).
+    let october = 1_727_740_800_000_i64;
+    let names = |page: &Value| -> Vec<String> {
+        page["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let later = vec!["Engineering handbook", "Finance reports"];
+    let earlier = vec!["Company policies", "Old archive"];
+    let all = vec![
+        "Company policies",
+        "Engineering handbook",
+        "Finance reports",
+        "Old archive",
+    ];
+    let cases: Vec<(Value, Vec<&str>)> = vec![
+        (json!({"createdAfter": october}), later.clone()),
+        (json!({"createdAfter": october.to_string()}), later.clone()),
+        (json!({"createdAfter": "2024-10-01"}), later.clone()),
+        (json!({"createdBefore": october}), earlier.clone()),
+        (json!({"createdBefore": "2024-10-01T00:00:00Z"}), earlier),
+        (json!({"createdBy": 1001}), all.clone()),
+        (json!({"createdBy": "admin"}), all),
+        (json!({"createdBy": 1003}), vec![]),
+        (json!({"createdBy": "sam"}), vec![]),
+    ];
+    for (body, want) in cases {
+        let (status, page) = post(&sb, "/v1/ai/kb/list", body.clone()).await;
+        assert_eq!(status, 200, "{body}: {page}");
+        assert_eq!(names(&page), want, "{body}");
+    }
+    for body in [
+        json!({"createdAfter": true}),
+        json!({"createdBefore": "last week"}),
+        json!({"createdBy": [1001]}),
+    ] {
+        let (status, error) = post(&sb, "/v1/ai/kb/list", body.clone()).await;
+        assert_eq!(
+            (status, error["errorCode"].as_str()),
+            (400, Some("INVALID_REQUEST")),
+            "{body}"
+        );
+    }
+    // Integers where the reference types strings are the validator's documented tolerance.
+    sb.assert_conformant();
+}
+
 #[tokio::test]
 async fn copilot_answers_with_its_deprecation_headers_before_its_sunset() {
     let sb = before_the_copilot_sunset().await;
