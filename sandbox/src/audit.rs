@@ -36,6 +36,8 @@ pub const KINDS: &[&str] = &[
 enum Field {
     Strings,
     Enum(&'static [&'static str]),
+    /// One of these values in any letter case; the body is given the listed spelling.
+    EnumAnyCase(&'static [&'static str]),
     Bool,
     Text,
     Pattern,
@@ -49,6 +51,9 @@ const LOGIN_EVENTS: &[&str] = &[
     "password_resets",
     "failed_attempts",
 ];
+/// The reference lists `Web`, `FTP`, `Mobile` and leaves the letter case of matching open (a
+/// sample request uses lower case); the platform's clients send `web`, `mobile`, `ftp`. Any
+/// case is accepted.
 const ACCESS_POINTS: &[&str] = &["Web", "FTP", "Mobile"];
 const TRANSACTIONS: &[&str] = &[
     "upload",
@@ -233,7 +238,7 @@ fn spec_of(kind: &str) -> KindSpec {
             "logins" => (
                 &[
                     ("events", Enum(LOGIN_EVENTS)),
-                    ("access_points", Enum(ACCESS_POINTS)),
+                    ("access_points", EnumAnyCase(ACCESS_POINTS)),
                     ("users", Strings),
                 ],
                 true,
@@ -378,7 +383,7 @@ fn problem(code: &str, description: String) -> Problem {
 
 /// Validates a creation body of `kind`; every problem found is reported.
 pub fn validate(kind: &str, body: Option<Value>) -> Result<Validated, Vec<Problem>> {
-    let Some(Value::Object(map)) = body else {
+    let Some(Value::Object(mut map)) = body else {
         return Err(vec![problem(
             "INVALID_BODY",
             "the body must be a JSON object".into(),
@@ -427,18 +432,21 @@ pub fn validate(kind: &str, body: Option<Value>) -> Result<Validated, Vec<Proble
     let end = date("date_end");
     let mut range = None;
     if let (Some(start), Some(end)) = (start, end) {
+        // A plain-date `date_end` is the last day covered (the platform's clients document it
+        // so), so it ends at the end of that day and a same-day range is after its start, as
+        // the reference requires; a timestamp `date_end` ends at that instant.
         let (s, e) = if spec.time_ignored {
-            (start.day_start(), end.day_start())
-        } else {
+            whole_days(start.day_start(), end.day_start())
+        } else if end.has_time {
             (start.ms, end.ms)
+        } else {
+            (start.ms, whole_days(end.ms, end.ms).1)
         };
         if e <= s {
             problems.push(problem(
                 "INVALID_DATE_RANGE",
                 "`date_end` must be after `date_start`".into(),
             ));
-        } else if spec.time_ignored {
-            range = Some(whole_days(s, e));
         } else {
             range = Some((s, e));
         }
@@ -456,7 +464,7 @@ pub fn validate(kind: &str, body: Option<Value>) -> Result<Validated, Vec<Proble
         )),
     }
     for (name, field) in spec.fields {
-        if let Some(value) = map.get(*name) {
+        if let Some(value) = map.get_mut(*name) {
             check_field(name, *field, value, &mut problems);
         }
     }
@@ -495,7 +503,8 @@ pub fn validate(kind: &str, body: Option<Value>) -> Result<Validated, Vec<Proble
     }
 }
 
-fn check_field(name: &str, field: Field, value: &Value, problems: &mut Vec<Problem>) {
+/// Checks one filter field; an [`Field::EnumAnyCase`] value is given its listed spelling.
+fn check_field(name: &str, field: Field, value: &mut Value, problems: &mut Vec<Problem>) {
     let strings = |value: &Value| -> Option<Vec<String>> {
         value
             .as_array()?
@@ -527,6 +536,28 @@ fn check_field(name: &str, field: Field, value: &Value, problems: &mut Vec<Probl
                         ),
                     ));
                 }
+            }
+        },
+        Field::EnumAnyCase(allowed) => match strings(value) {
+            None => problems.push(problem(
+                "INVALID_VALUE",
+                format!("`{name}` must be an array of strings"),
+            )),
+            Some(values) => {
+                let mut listed = Vec::with_capacity(values.len());
+                for v in &values {
+                    match allowed.iter().find(|a| a.eq_ignore_ascii_case(v)) {
+                        Some(a) => listed.push(Value::from(*a)),
+                        None => problems.push(problem(
+                            "INVALID_VALUE",
+                            format!(
+                                "{v:?} is not a valid `{name}` value (one of {}, in any case)",
+                                allowed.join(", ")
+                            ),
+                        )),
+                    }
+                }
+                *value = Value::Array(listed);
             }
         },
         Field::Bool => {
@@ -842,6 +873,7 @@ fn accepted_fields(kind: &str) -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dates::DAY_MS;
 
     fn codes(kind: &str, body: Value) -> Vec<String> {
         match validate(kind, Some(body)) {
@@ -889,16 +921,68 @@ mod tests {
             )
         };
         assert_eq!(base("2025-01-02", "2025-01-01"), vec!["INVALID_DATE_RANGE"]);
-        assert_eq!(base("2025-01-01", "2025-01-01"), vec!["INVALID_DATE_RANGE"]);
         assert!(base("2025-01-01T10:00:00Z", "2025-01-01T10:00:01Z").is_empty());
-        // Files ignore the time portion: the same day is not after.
+        assert_eq!(
+            base("2025-01-01T10:00:00Z", "2025-01-01T10:00:00Z"),
+            vec!["INVALID_DATE_RANGE"]
+        );
+        // Files ignore the time portion: a reversed day range is refused.
         assert_eq!(
             codes(
                 "files",
-                json!({"format": "csv", "date_start": "2025-01-01T10:00:00Z", "date_end": "2025-01-01T11:00:00Z", "folders": ["/a"]})
+                json!({"format": "csv", "date_start": "2025-01-02T10:00:00Z", "date_end": "2025-01-01T11:00:00Z", "folders": ["/a"]})
             ),
             vec!["INVALID_DATE_RANGE"]
         );
+    }
+
+    #[test]
+    fn a_plain_date_end_covers_its_whole_day() {
+        let range = |kind: &str, start: &str, end: &str| {
+            let mut body = json!({"format": "json", "date_start": start, "date_end": end});
+            body["events"] = json!(["logins"]);
+            body["folders"] = json!(["/a"]);
+            validate(kind, Some(body)).map(|v| v.range)
+        };
+        let day = 20_089 * DAY_MS; // 2025-01-01
+        for (kind, start, end, covered) in [
+            (
+                "logins",
+                "2025-01-01",
+                "2025-01-01",
+                (day, day + DAY_MS - 1),
+            ),
+            (
+                "logins",
+                "2025-01-01T10:00:00Z",
+                "2025-01-01",
+                (day + 36_000_000, day + DAY_MS - 1),
+            ),
+            (
+                "logins",
+                "2025-01-01",
+                "2025-01-01T12:00:00Z",
+                (day, day + 43_200_000),
+            ),
+            ("files", "2025-01-01", "2025-01-01", (day, day + DAY_MS - 1)),
+            (
+                "files",
+                "2025-01-01T10:00:00Z",
+                "2025-01-01T11:00:00Z",
+                (day, day + DAY_MS - 1),
+            ),
+        ] {
+            assert_eq!(range(kind, start, end), Ok(covered), "{kind} {start} {end}");
+        }
+    }
+
+    #[test]
+    fn access_points_match_in_any_case_and_take_the_listed_spelling() {
+        let body = json!({"format": "json", "date_start": "2025-01-01", "date_end": "2025-01-02", "events": ["logins"], "access_points": ["web", "MOBILE", "Ftp"]});
+        let valid = validate("logins", Some(body)).unwrap();
+        assert_eq!(valid.body["access_points"], json!(["Web", "Mobile", "FTP"]));
+        let wrong = json!({"format": "json", "date_start": "2025-01-01", "date_end": "2025-01-02", "events": ["logins"], "access_points": ["desktop"]});
+        assert_eq!(codes("logins", wrong), vec!["INVALID_VALUE"]);
     }
 
     #[test]

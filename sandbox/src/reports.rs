@@ -4,9 +4,10 @@
 //!
 //! CSV reports start, as the platform's do, with a title row before the header:
 //! `This report reflects activity up to <end>`, where `<end>` is the last instant the report
-//! covers (the end of its `date_end` day where the time portion is ignored, the `date_end`
-//! instant otherwise) in the platform's short form `2/24/17 23:59:59` (UTC). The header
-//! follows (the logins columns are the reference's), then one row per event.
+//! covers (the end of its `date_end` day when `date_end` is a plain date or the time portion
+//! is ignored, the `date_end` instant otherwise) in the platform's short form
+//! `2/24/17 23:59:59` (UTC). The header follows (the logins columns are the reference's),
+//! then one row per event.
 
 use super::dates::{DAY_MS, iso_seconds, us_short_datetime};
 use super::fs::is_within;
@@ -400,7 +401,8 @@ pub fn passes(kind: &str, filters: &Value, event: &Value) -> bool {
     match kind {
         "logins" => {
             in_list(filters, "events", field("event"), false)
-                && in_list(filters, "access_points", field("access"), false)
+                // Access points match in any letter case (see `audit::ACCESS_POINTS`).
+                && in_list(filters, "access_points", field("access"), true)
                 && in_list(filters, "users", field("username"), false)
         }
         "files" => {

@@ -62,8 +62,18 @@ async fn creation_validates_bodies_like_the_reference() {
         ),
         (
             "logins",
-            json!({"format": "json", "date_start": "2025-03-01", "date_end": "2025-03-02", "events": ["logins"], "access_points": ["web"]}),
+            json!({"format": "json", "date_start": "2025-03-01", "date_end": "2025-03-02", "events": ["logins"], "access_points": ["desktop"]}),
             vec!["INVALID_VALUE"],
+        ),
+        (
+            "logins",
+            json!({"format": "json", "date_start": "2025-03-02T10:00:00Z", "date_end": "2025-03-02T10:00:00Z", "events": ["logins"]}),
+            vec!["INVALID_DATE_RANGE"],
+        ),
+        (
+            "files",
+            json!({"format": "json", "date_start": "2025-03-02", "date_end": "2025-03-01T23:00:00Z", "folders": ["/Company"]}),
+            vec!["INVALID_DATE_RANGE"],
         ),
         (
             "files",
@@ -309,11 +319,11 @@ async fn csv_reports_start_with_the_title_row_then_the_logins_columns() {
     assert_eq!(csv.header("content-type"), Some("text/csv"));
     let text = csv.text();
     let mut lines = text.lines();
-    // The logins range ends at `date_end` 2025-03-04 (midnight: logins keep the time
-    // portion, and a plain date is its midnight).
+    // The logins range ends with the `date_end` day 2025-03-04 (a plain `date_end` is the
+    // last day covered).
     let title = lines.next().unwrap_or_default();
     assert!(title.starts_with(CSV_TITLE_PREFIX), "{title}");
-    assert_eq!(title, "This report reflects activity up to 3/4/25 00:00:00");
+    assert_eq!(title, "This report reflects activity up to 3/4/25 23:59:59");
     assert_eq!(lines.next(), Some("Username,Event,IP Address,Access,Time"));
     assert_eq!(lines.count(), 25);
     assert!(text.ends_with("\r\n") && text.lines().all(|l| !l.ends_with('\r')));
@@ -333,7 +343,7 @@ async fn csv_reports_start_with_the_title_row_then_the_logins_columns() {
         .await;
     assert!(
         csv.text().starts_with(
-            "This report reflects activity up to 3/4/25 00:00:00\r\nUsername,Event,IP Address,Access,Time\r\n"
+            "This report reflects activity up to 3/4/25 23:59:59\r\nUsername,Event,IP Address,Access,Time\r\n"
         ),
         "{}",
         csv.text()
@@ -365,6 +375,93 @@ async fn csv_title_row_names_the_end_of_the_last_day_where_the_time_is_ignored()
         Some("Username,Transaction,Target Path,Access,IP Address,File Checksum,Time")
     );
     assert_eq!(lines.count(), 25);
+    sb.assert_conformant();
+}
+
+/// The events of a finished JSON report of `kind` for `body`.
+async fn events_of(sb: &Sandbox, kind: &str, body: &Value) -> Vec<Value> {
+    let id = finished(sb, kind, body).await;
+    let report = sb
+        .raw()
+        .get(&format!("/v1/audit/{kind}/{id}"), &sb.admin_token())
+        .await;
+    assert_eq!(report.status, 200, "{}", report.text());
+    report.json()["events"].as_array().unwrap().clone()
+}
+
+#[tokio::test]
+async fn access_points_are_accepted_in_any_letter_case() {
+    let sb = sandbox().await;
+    sb.activity_as("sam")
+        .login("logins", "192.0.2.7", "Mobile")
+        .unwrap();
+    // The platform's clients send `web`, `mobile`, `ftp`; the reference lists `Web`, `FTP`,
+    // `Mobile` and leaves the letter case open.
+    for (sent, listed) in [
+        ("web", "Web"),
+        ("mobile", "Mobile"),
+        ("ftp", "FTP"),
+        ("MOBILE", "Mobile"),
+        ("Web", "Web"),
+    ] {
+        let mut body = logins("json");
+        body["date_start"] = json!("2025-03-03");
+        body["access_points"] = json!([sent]);
+        let events = events_of(&sb, "logins", &body).await;
+        assert!(!events.is_empty(), "{sent}");
+        assert!(events.iter().all(|e| e["access"] == listed), "{sent}");
+        let recorded = events.iter().any(|e| e["ip_address"] == "192.0.2.7");
+        assert_eq!(recorded, listed == "Mobile", "{sent}");
+    }
+    sb.assert_conformant();
+}
+
+#[tokio::test]
+async fn a_same_day_range_covers_that_whole_day() {
+    let sb = sandbox().await;
+    // The manual clock starts at 2025-03-03T09:00:00Z.
+    sb.activity_as("sam")
+        .login("logins", "192.0.2.9", "Web")
+        .unwrap();
+    sb.activity_as("sam").create_folder("/SameDay").unwrap();
+    for (kind, mut body, recorded) in [
+        (
+            "logins",
+            json!({"events": ["logins"], "users": ["sam"]}),
+            ("ip_address", "192.0.2.9"),
+        ),
+        (
+            "files",
+            json!({"folders": ["/SameDay"]}),
+            ("target_path", "/SameDay"),
+        ),
+    ] {
+        body["format"] = json!("json");
+        body["date_start"] = json!("2025-03-03");
+        body["date_end"] = json!("2025-03-03");
+        let events = events_of(&sb, kind, &body).await;
+        assert!(
+            events.iter().any(|e| e[recorded.0] == recorded.1),
+            "{kind}: {events:?}"
+        );
+        assert!(
+            events
+                .iter()
+                .all(|e| e["time"].as_str().unwrap().starts_with("2025-03-03T")),
+            "{kind}"
+        );
+        body["format"] = json!("csv");
+        let id = finished(&sb, kind, &body).await;
+        let csv = sb
+            .raw()
+            .get(&format!("/v1/audit/{kind}/{id}"), &sb.admin_token())
+            .await
+            .text();
+        assert!(
+            csv.starts_with("This report reflects activity up to 3/3/25 23:59:59\r\n"),
+            "{kind}: {csv}"
+        );
+    }
     sb.assert_conformant();
 }
 
