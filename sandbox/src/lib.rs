@@ -50,6 +50,11 @@
 
 pub mod conformance;
 
+/// The README's examples, compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 mod activity;
 mod ai;
 mod audit;
