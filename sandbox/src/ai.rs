@@ -42,6 +42,16 @@
 //! these exchanges. A manual clock ([`ClockConfig::manual`]) starts before the sunset; a
 //! real-time clock starts at the wall-clock time, which is past it.
 //!
+//! # Knowledge bases and hybrid search
+//!
+//! Where the reference leaves fields open, these follow the platform's clients: the
+//! knowledge-base list pages by `page` (default 0) and `size` (default 200) and filters by
+//! `createdAfter`/`createdBefore` in epoch milliseconds (or dates) and `createdBy` as a user
+//! id (or username); ask-KB citations carry `objectId`, `previewUrl` and
+//! `chunks[].sourceText`; hybrid search applies the clients' filters and `limit` (see
+//! [`hybrid_search`]). Where the reference shows a shape it wins: ask-document and copilot
+//! chunks carry `text`, and the reference's `text` stays beside `chunkText` in hybrid search.
+//!
 //! [`AiConfig::agent_polls`]: super::AiConfig::agent_polls
 //! [`AiConfig::assistant_polls`]: super::AiConfig::assistant_polls
 //! [`ClockConfig::manual`]: super::ClockConfig::manual
@@ -355,6 +365,9 @@ fn question(req: &ApiRequest, max: Option<usize>) -> Result<(String, Map<String,
 }
 
 /// `chatHistory` and `includeCitations`, when present, must have their documented shapes.
+/// The reference leaves the shape of a message open; the platform's clients send objects
+/// (`{role, content}`), so a message that is not an object is refused, its fields are not
+/// checked.
 fn check_common(req: &ApiRequest, body: &Map<String, Value>) -> Result<(), Reply> {
     if let Some(history) = body.get("chatHistory") {
         let ok = history.as_object().is_some_and(|h| {
@@ -944,11 +957,16 @@ fn count_field(
 
 /// A time filter (`createdAfter`, `createdBefore`) as epoch milliseconds. The platform's
 /// clients send epoch milliseconds as a JSON integer; a string of digits and the reference's
-/// request dates (`YYYY-MM-DD`, `YYYY-MM-DDTHH:MM:SSZ`) are read too. `null` is no filter;
-/// any other JSON type is refused, never ignored.
-fn epoch_filter(body: &Map<String, Value>, name: &str) -> Result<Option<i64>, String> {
+/// request dates (`YYYY-MM-DD`, `YYYY-MM-DDTHH:MM:SSZ`) are read too. `null` is no filter
+/// when `nullable`; any other JSON type is refused, never ignored.
+fn epoch_filter(
+    body: &Map<String, Value>,
+    name: &str,
+    nullable: bool,
+) -> Result<Option<i64>, String> {
     let value = match body.get(name) {
-        None | Some(Value::Null) => return Ok(None),
+        None => return Ok(None),
+        Some(Value::Null) if nullable => return Ok(None),
         Some(v) => v,
     };
     let ms = match value {
@@ -964,20 +982,29 @@ fn epoch_filter(body: &Map<String, Value>, name: &str) -> Result<Option<i64>, St
     })
 }
 
-/// A `createdBy` filter: an integer user id (what the platform's clients send) or a
-/// username. `Ok(None)`: no filter; `Ok(Some(None))`: a username no user has, which matches
-/// nothing.
+/// A `createdBy` filter: an integer user id (what the platform's clients send), a username
+/// or a user id as a string (`null` is no filter when `nullable`). `Ok(None)`: no filter; `Ok(Some(None))`:
+/// a username no user has, which matches nothing.
 fn creator_filter(
     shared: &Shared,
     body: &Map<String, Value>,
+    nullable: bool,
 ) -> Result<Option<Option<i64>>, String> {
     match body.get("createdBy") {
-        None | Some(Value::Null) => Ok(None),
+        None => Ok(None),
+        Some(Value::Null) if nullable => Ok(None),
         Some(Value::Number(n)) => n
             .as_i64()
             .map(|id| Some(Some(id)))
             .ok_or_else(|| "createdBy must be an integer user id or a username".into()),
-        Some(Value::String(name)) => Ok(Some(shared.world().users.by_username(name).map(|u| u.id))),
+        Some(Value::String(name)) => Ok(Some(
+            shared
+                .world()
+                .users
+                .by_username(name)
+                .map(|u| u.id)
+                .or_else(|| name.parse().ok()),
+        )),
         Some(_) => Err("createdBy must be an integer user id or a username".into()),
     }
 }
@@ -1114,13 +1141,13 @@ pub fn list_knowledge_bases(shared: &Shared, req: &ApiRequest, _caller: &Caller)
         );
     }
     let (after, before) = match (
-        epoch_filter(&body, "createdAfter"),
-        epoch_filter(&body, "createdBefore"),
+        epoch_filter(&body, "createdAfter", false),
+        epoch_filter(&body, "createdBefore", false),
     ) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(m), _) | (_, Err(m)) => return error(req.op, 400, "INVALID_REQUEST", &m),
     };
-    let created_by = match creator_filter(shared, &body) {
+    let created_by = match creator_filter(shared, &body, false) {
         Ok(c) => c,
         Err(m) => return error(req.op, 400, "INVALID_REQUEST", &m),
     };
@@ -1219,11 +1246,18 @@ pub fn ask_knowledge_base(shared: &Shared, req: &ApiRequest, _caller: &Caller) -
     Reply::json(200, &answer)
 }
 
-/// A list of strings, for the list filters; `null` is no filter, another JSON type is
-/// refused.
+/// Whether `null` stands for "no filter" in the hybrid-search field `name`: in the fields
+/// the platform's clients add, yes; in the reference's own (typed in the spec, not
+/// nullable) it is a value of the wrong type.
+fn null_is_no_filter(name: &str) -> bool {
+    !["folderPath", "fileTypes", "dateFrom", "dateTo"].contains(&name)
+}
+
+/// A list of strings, for the list filters; another JSON type is refused.
 fn string_list(body: &Map<String, Value>, name: &str) -> Result<Option<Vec<String>>, String> {
     match body.get(name) {
-        None | Some(Value::Null) => Ok(None),
+        None => Ok(None),
+        Some(Value::Null) if null_is_no_filter(name) => Ok(None),
         Some(Value::Array(items)) => items
             .iter()
             .map(|i| i.as_str().map(str::to_string))
@@ -1241,7 +1275,8 @@ fn string_list(body: &Map<String, Value>, name: &str) -> Result<Option<Vec<Strin
 /// applied.
 ///
 /// - A list filter given as an empty array restricts nothing (clients send empty arrays
-///   for "no filter"), and `null` is no filter; a filter of another JSON type is a 400.
+///   for "no filter"), and `null` is no filter in the clients' fields; a filter of another
+///   JSON type is a 400.
 /// - `preferredFolderPath` orders the results in that folder first and excludes nothing.
 /// - `collectionId` (a string or an integer): the sandbox has no collections, so a
 ///   collection id matches no documents.
@@ -1281,7 +1316,7 @@ impl SearchFilters {
             match body.get(name) {
                 None => Ok(None),
                 Some(Value::String(f)) => Ok(Some(f.clone())),
-                Some(Value::Null) if name != "folderPath" => Ok(None),
+                Some(Value::Null) if null_is_no_filter(name) => Ok(None),
                 Some(_) => Err(format!("{name} must be a string")),
             }
         };
@@ -1301,10 +1336,10 @@ impl SearchFilters {
             excluded: string_list(body, "excludeFolderPaths")?.unwrap_or_default(),
             preferred: text("preferredFolderPath")?,
             created: (
-                epoch_filter(body, "createdAfter")?,
-                epoch_filter(body, "createdBefore")?,
+                epoch_filter(body, "createdAfter", true)?,
+                epoch_filter(body, "createdBefore", true)?,
             ),
-            creator: creator_filter(shared, body)?,
+            creator: creator_filter(shared, body, true)?,
             collection,
         })
     }

@@ -827,6 +827,9 @@ async fn hybrid_search_refuses_a_filter_of_the_wrong_type() {
         ("createdBefore", json!(1.5)),
         ("createdBy", json!([1001])),
         ("collectionId", json!(false)),
+        // The reference's own fields are not nullable in the spec.
+        ("folderPath", json!(null)),
+        ("fileTypes", json!(null)),
         ("limit", json!("100")),
         ("limit", json!(0)),
         ("limit", json!(1001)),
@@ -1044,7 +1047,8 @@ async fn knowledge_base_list_filters_by_epoch_milliseconds_and_user_ids() {
         (json!({"createdBefore": october}), earlier.clone()),
         (json!({"createdBefore": "2024-10-01T00:00:00Z"}), earlier),
         (json!({"createdBy": 1001}), all.clone()),
-        (json!({"createdBy": "admin"}), all),
+        (json!({"createdBy": "admin"}), all.clone()),
+        (json!({"createdBy": "1001"}), all),
         (json!({"createdBy": 1003}), vec![]),
         (json!({"createdBy": "sam"}), vec![]),
     ];
@@ -1057,6 +1061,8 @@ async fn knowledge_base_list_filters_by_epoch_milliseconds_and_user_ids() {
         json!({"createdAfter": true}),
         json!({"createdBefore": "last week"}),
         json!({"createdBy": [1001]}),
+        // The reference's fields are not nullable in the spec.
+        json!({"createdBy": null}),
     ] {
         let (status, error) = post(&sb, "/v1/ai/kb/list", body.clone()).await;
         assert_eq!(
