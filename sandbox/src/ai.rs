@@ -360,7 +360,12 @@ fn question(req: &ApiRequest, max: Option<usize>) -> Result<(String, Map<String,
             &format!("the question is longer than {max} characters"),
         ));
     }
-    check_common(req, &body)?;
+    // The reference shows `chatHistory` and `includeCitations` for documents, the assistant
+    // and knowledge bases; an agent question's other fields are "not shown", so the sandbox
+    // takes them as they come.
+    if req.op.id != "askAgent" {
+        check_common(req, &body)?;
+    }
     Ok((question, body))
 }
 

@@ -175,10 +175,12 @@ impl World {
     pub fn happen(&mut self, happening: Happening, now_ms: i64, config: &SandboxConfig) {
         let actor = &happening.actor;
         if let Some(polling) = happening.polling {
+            // The reference says only "optional link to the object"; the platform's clients
+            // show a public API URL of it.
             let object_detail = polling
                 .paths
                 .first()
-                .map(|p| format!("https://{}/#/files{p}", config.domain));
+                .map(|p| format!("https://{}/pubapi/v1/fs{p}", config.domain));
             self.events.push(
                 StoredEvent {
                     id: 0,

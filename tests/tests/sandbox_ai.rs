@@ -187,6 +187,29 @@ async fn agent_polls_configure_how_long_a_request_runs() {
 }
 
 #[tokio::test]
+async fn agent_questions_take_the_platform_clients_optional_fields() {
+    // The reference: "Other optional fields exist; their names are not shown"; the
+    // platform's clients send these.
+    let sb = sandbox().await;
+    let (status, asked) = post(
+        &sb,
+        "/v1/ai/agents/agt-finance/ask",
+        json!({
+            "question": "What is the travel budget?",
+            "instructions": "Answer in one line.",
+            "conversationId": "conv-earlier",
+            "chatHistory": [{"role": "user", "content": "Hello"}],
+            "entryIds": [TRAVEL],
+            "selectedItems": {"files": [{"entryId": TRAVEL, "filePath": "/Policies/travel.md"}]},
+        }),
+    )
+    .await;
+    assert_eq!(status, 200, "{asked}");
+    assert!(asked["requestId"].is_string());
+    sb.assert_conformant();
+}
+
+#[tokio::test]
 async fn agent_errors() {
     let sb = sandbox().await;
     let (status, missing) = post(&sb, "/v1/ai/agents/agt-finance/ask", json!({})).await;

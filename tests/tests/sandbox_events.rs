@@ -107,6 +107,11 @@ async fn event_shapes_follow_the_reference() {
     assert_eq!(folder["action_source"], "WebUI");
     let file = &events[1];
     assert_eq!(file["data"]["target_path"], "/P/a.txt");
+    // The reference: "optional link to the object"; the platform's clients: its API URL.
+    assert_eq!(
+        file["object_detail"],
+        format!("https://{}/pubapi/v1/fs/P/a.txt", sb.domain())
+    );
     assert!(file["data"]["target_id"].is_string() && file["data"]["target_group_id"].is_string());
     assert_eq!(events[2]["type"], "note");
     let permission = &events[3];
