@@ -29,7 +29,7 @@ pub struct Exchange {
     pub response_headers: Vec<(String, String)>,
     /// Reply `Content-Type`.
     pub content_type: Option<String>,
-    /// Reply body (the first [`MAX_RECORDED_BODY`] bytes).
+    /// Reply body (its first 8 MiB).
     pub response_body: Vec<u8>,
     /// Whether the reply body was longer than what was recorded.
     pub body_truncated: bool,
