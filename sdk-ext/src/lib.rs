@@ -1,4 +1,5 @@
 #![doc = include_str!("../README.md")]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod act_as;
 pub mod ai;
@@ -16,6 +17,9 @@ pub mod registration;
 pub mod rejection;
 pub mod retry;
 pub mod retry_after;
+#[cfg(feature = "test-util")]
+#[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
+pub mod testing;
 pub mod token;
 pub mod token_endpoint;
 pub mod transport;

@@ -1,18 +1,16 @@
 //! Agents, assistant, copilot, knowledge bases and hybrid search against a scripted AI API,
 //! with paused time.
 
-mod support;
-
 use futures_util::StreamExt;
 use pubapi_sdk::types::{AssistantAskRequest, CopilotAskRequest, HybridSearchRequest};
 use pubapi_sdk_ext::ai::{AiWait, AskError, MAX_QUESTION_CHARS};
 use pubapi_sdk_ext::prelude::*;
+use pubapi_sdk_ext::testing::{Answer, Script};
 use pubapi_sdk_ext::waiter::WaitError;
 use pubapi_sdk_ext::{Client, Error, SecretToken};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
-use support::{Answer, Script};
 
 fn client(script: &Arc<Script>) -> Client {
     Client::builder()
@@ -282,18 +280,15 @@ async fn unknown_statuses_end_the_wait_after_a_bounded_number_of_polls() {
 async fn copilot_surfaces_its_deprecation_headers_and_notice() {
     let script = Script::new(
         vec![],
-        Answer(
+        Answer::json(
             200,
-            vec![
-                ("content-type", "application/json"),
-                ("deprecation", "true"),
-                ("sunset", "Wed, 30 Sep 2026 00:00:00 GMT"),
-                ("link", "</v1/ai/assistant/ask>; rel=\"successor-version\""),
-            ],
             json!({"response": {"text": "hi"}, "citations": [], "conversationId": "c1",
                    "deprecationNotice": "Use the assistant."})
             .to_string(),
-        ),
+        )
+        .header("deprecation", "true")
+        .header("sunset", "Wed, 30 Sep 2026 00:00:00 GMT")
+        .header("link", "</v1/ai/assistant/ask>; rel=\"successor-version\""),
     );
     let request = CopilotAskRequest::builder()
         .question("hi?")

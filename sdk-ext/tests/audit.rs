@@ -1,19 +1,17 @@
 //! Audit report jobs and reports against a scripted audit API, with paused time.
 
-mod support;
-
 use futures_util::StreamExt;
 use pubapi_sdk::types::{AuditFormat, AuditReportKind, LoginEvent, LoginsAuditRequest};
 use pubapi_sdk_ext::audit::{
     AuditEvent, AuditWait, JobState, ReadError, ReportLocation, ReportRead,
 };
+use pubapi_sdk_ext::testing::{Answer, Script, Seen};
 use pubapi_sdk_ext::waiter::WaitError;
 use pubapi_sdk_ext::{Budget, Client, Error, Limits, SecretToken};
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
-use support::{Answer, Script, Seen};
 
 fn client(script: &Arc<Script>) -> Client {
     Client::builder()
@@ -56,30 +54,20 @@ fn audit_api(running_polls: u32, total: u64) -> Arc<Script> {
     let polls = AtomicU32::new(0);
     Script::handler(
         move |seen| match (seen.method.as_str(), seen.path.as_str()) {
-            ("POST", "/pubapi/v1/audit/logins") => Answer(
-                202,
-                vec![
-                    ("content-type", "application/json"),
-                    ("location", "http://sandbox.test/pubapi/v1/audit/jobs/j1"),
-                ],
-                r#"{"id":"j1"}"#.into(),
-            ),
+            ("POST", "/pubapi/v1/audit/logins") => Answer::json(202, r#"{"id":"j1"}"#)
+                .header("location", "http://sandbox.test/pubapi/v1/audit/jobs/j1"),
             ("GET", "/pubapi/v1/audit/jobs/j1") => {
                 if polls.fetch_add(1, Ordering::SeqCst) < running_polls {
                     Answer::json(200, r#"{"status":"running"}"#)
                 } else {
-                    Answer(
-                        303,
-                        vec![
-                            ("content-type", "application/json"),
-                            ("location", "http://sandbox.test/pubapi/v1/audit/logins/j1"),
-                        ],
-                        r#"{"status":"completed"}"#.into(),
-                    )
+                    Answer::json(303, r#"{"status":"completed"}"#)
+                        .header("location", "http://sandbox.test/pubapi/v1/audit/logins/j1")
                 }
             }
             ("GET", "/pubapi/v1/audit/logins/j1") if seen.headers["accept"] == "text/csv" => {
-                Answer(200, vec![("content-type", "text/csv")], csv_body())
+                Answer::empty(200)
+                    .header("content-type", "text/csv")
+                    .body(csv_body())
             }
             ("GET", "/pubapi/v1/audit/logins/j1") => {
                 let offset = param(seen, "offset").unwrap_or(0);
@@ -175,13 +163,9 @@ async fn job_see_other_yields_the_report_location() {
 async fn location_on_another_origin_is_refused() {
     let script = Script::new(
         vec![],
-        Answer(
-            303,
-            vec![(
-                "location",
-                "https://evil.example.net/pubapi/v1/audit/logins/j1",
-            )],
-            String::new(),
+        Answer::empty(303).header(
+            "location",
+            "https://evil.example.net/pubapi/v1/audit/logins/j1",
         ),
     );
     match client(&script).audit_job_state("j1").await {
@@ -409,7 +393,11 @@ async fn csv_rows_set_the_title_row_apart_and_map_the_header() {
                 alice,login,192.0.2.1,Web,2026-01-02T10:00:00Z\r\n\
                 \"bob, jr\",\"failed\"\"attempt\",192.0.2.2,FTP,\"2026-01-03\n10:00\"\r\n";
     let script = Script::new(
-        vec![Answer(200, vec![("content-type", "text/csv")], body.into())],
+        vec![
+            Answer::empty(200)
+                .header("content-type", "text/csv")
+                .body(body),
+        ],
         Answer::empty(404),
     );
     let mut rows = client(&script)
@@ -438,7 +426,11 @@ async fn csv_rows_set_the_title_row_apart_and_map_the_header() {
 async fn csv_without_a_title_row_starts_with_the_header() {
     let body = "\u{feff}Username,Event\nalice,login";
     let script = Script::new(
-        vec![Answer(200, vec![("content-type", "text/csv")], body.into())],
+        vec![
+            Answer::empty(200)
+                .header("content-type", "text/csv")
+                .body(body),
+        ],
         Answer::empty(404),
     );
     let mut rows = client(&script)

@@ -1,16 +1,14 @@
 //! The events stream against a scripted events API, with paused time.
 
-mod support;
-
 use futures_util::StreamExt;
 use pubapi_sdk_ext::events::{
     EventStream, EventsVersion, StreamItem, StreamNotice, StreamStart, backfill,
 };
+use pubapi_sdk_ext::testing::{Answer, Script, Seen};
 use pubapi_sdk_ext::{Budget, Client, Limits, SecretToken};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use support::{Answer, Script, Seen};
 
 /// Stored event ids `oldest..=latest`, shared with the test so it can add events. Each id's
 /// type and folder come from `kind` and `folder`.

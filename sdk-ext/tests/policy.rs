@@ -1,13 +1,11 @@
 //! The request policy of `Client`, driven through a scripted transport with paused time, so
 //! schedules are asserted exactly.
 
-mod support;
-
 use pubapi_sdk_ext::prelude::*;
+use pubapi_sdk_ext::testing::{Answer, Script};
 use pubapi_sdk_ext::{ActAs, Client, Error, LimitClass, RetryConfig, SecretToken};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use support::{Answer, Script};
 use tokio::time::Instant;
 
 const CANARY: &str = "CANARY-token-7f3a9c";
@@ -116,14 +114,9 @@ async fn clients_of_one_token_share_one_budget_and_a_new_token_starts_its_own() 
 
 #[tokio::test(start_paused = true)]
 async fn an_inactive_token_is_unauthorized_and_never_retried() {
-    let inactive = Answer(
-        403,
-        vec![
-            ("x-gateway-error-code", "ERR_403_DEVELOPER_INACTIVE"),
-            ("retry-after", "1"),
-        ],
-        String::new(),
-    );
+    let inactive = Answer::empty(403)
+        .header("x-gateway-error-code", "ERR_403_DEVELOPER_INACTIVE")
+        .header("retry-after", "1");
     let script = Script::new(vec![], inactive);
     let result = client(&script).whoami().send().typed().await;
     assert!(matches!(result, Err(Error::Unauthorized(_))), "{result:?}");
@@ -133,14 +126,9 @@ async fn an_inactive_token_is_unauthorized_and_never_retried() {
 #[tokio::test(start_paused = true)]
 async fn a_throttle_with_an_unknown_code_is_retried_a_bounded_number_of_times() {
     for status in [403, 429] {
-        let answer = Answer(
-            status,
-            vec![
-                ("x-gateway-error-code", "ERR_SOMETHING_NEW"),
-                ("retry-after", "2"),
-            ],
-            String::new(),
-        );
+        let answer = Answer::empty(status)
+            .header("x-gateway-error-code", "ERR_SOMETHING_NEW")
+            .header("retry-after", "2");
         let script = Script::new(vec![], answer);
         let result = client(&script).whoami().send().typed().await;
         assert!(result.is_err(), "{status}");
@@ -151,17 +139,11 @@ async fn a_throttle_with_an_unknown_code_is_retried_a_bounded_number_of_times() 
 
 #[tokio::test(start_paused = true)]
 async fn quota_shows_the_gateway_counters_and_follows_a_higher_server_count() {
-    let counted = Answer(
-        200,
-        vec![
-            ("content-type", "application/json"),
-            ("x-accesstoken-qps-allotted", "2"),
-            ("x-accesstoken-qps-current", "1"),
-            ("x-accesstoken-quota-allotted", "1000"),
-            ("x-accesstoken-quota-current", "640"),
-        ],
-        WHOAMI.into(),
-    );
+    let counted = Answer::json(200, WHOAMI)
+        .header("x-accesstoken-qps-allotted", "2")
+        .header("x-accesstoken-qps-current", "1")
+        .header("x-accesstoken-quota-allotted", "1000")
+        .header("x-accesstoken-quota-current", "640");
     let script = Script::new(vec![], counted);
     let client = client(&script);
     client.whoami().send().typed().await.unwrap();
@@ -216,18 +198,12 @@ async fn pacing_spreads_calls_evenly_with_the_margin_and_bursts_on_request() {
 
 #[tokio::test(start_paused = true)]
 async fn over_qps_is_retried_after_retry_after_even_for_post() {
-    let throttled = Answer(
-        403,
-        vec![
-            ("x-gateway-error-code", "ERR_403_DEVELOPER_OVER_QPS"),
-            ("retry-after", "3"),
-        ],
-        String::new(),
-    );
-    let created = Answer(
+    let throttled = Answer::empty(403)
+        .header("x-gateway-error-code", "ERR_403_DEVELOPER_OVER_QPS")
+        .header("retry-after", "3");
+    let created = Answer::json(
         201,
-        vec![("content-type", "application/json")],
-        r#"{"webhookId":"w1","expires":1767225600,"status":"enabled"}"#.into(),
+        r#"{"webhookId":"w1","expires":1767225600,"status":"enabled"}"#,
     );
     let script = Script::new(vec![throttled], created);
     let hook = client(&script)
@@ -249,14 +225,9 @@ async fn over_qps_is_retried_after_retry_after_even_for_post() {
 
 #[tokio::test(start_paused = true)]
 async fn daily_quota_is_not_retried_and_blocks_further_calls_locally() {
-    let over_rate = Answer(
-        403,
-        vec![
-            ("x-gateway-error-code", "ERR_403_DEVELOPER_OVER_RATE"),
-            ("retry-after", "3600"),
-        ],
-        String::new(),
-    );
+    let over_rate = Answer::empty(403)
+        .header("x-gateway-error-code", "ERR_403_DEVELOPER_OVER_RATE")
+        .header("retry-after", "3600");
     let script = Script::new(vec![over_rate], ok_whoami());
     let client = client(&script);
     match client.whoami().send().typed().await {
@@ -322,7 +293,7 @@ async fn get_gives_up_after_the_configured_attempts() {
 #[tokio::test(start_paused = true)]
 async fn ai_429_is_retried_no_earlier_than_retry_after() {
     let script = Script::new(
-        vec![Answer(429, vec![("retry-after", "7")], String::new())],
+        vec![Answer::empty(429).header("retry-after", "7")],
         Answer::json(200, "[]"),
     );
     let agents = client(&script).list_agents().send().typed().await.unwrap();
@@ -334,14 +305,9 @@ async fn ai_429_is_retried_no_earlier_than_retry_after() {
 async fn retry_after_beyond_the_cap_is_returned_not_waited() {
     let script = Script::new(
         vec![],
-        Answer(
-            403,
-            vec![
-                ("x-gateway-error-code", "ERR_403_DEVELOPER_OVER_QPS"),
-                ("retry-after", "600"),
-            ],
-            String::new(),
-        ),
+        Answer::empty(403)
+            .header("x-gateway-error-code", "ERR_403_DEVELOPER_OVER_QPS")
+            .header("retry-after", "600"),
     );
     let result = client(&script).whoami().send().typed().await;
     match result {
@@ -355,14 +321,9 @@ async fn retry_after_beyond_the_cap_is_returned_not_waited() {
 async fn operation_deadline_bounds_retries() {
     let script = Script::new(
         vec![],
-        Answer(
-            403,
-            vec![
-                ("x-gateway-error-code", "ERR_403_DEVELOPER_OVER_QPS"),
-                ("retry-after", "4"),
-            ],
-            String::new(),
-        ),
+        Answer::empty(403)
+            .header("x-gateway-error-code", "ERR_403_DEVELOPER_OVER_QPS")
+            .header("retry-after", "4"),
     );
     let retry = RetryConfig::default()
         .with_max_attempts(100)
@@ -378,10 +339,9 @@ async fn operation_deadline_bounds_retries() {
 async fn unauthorized_says_the_token_is_invalid_or_revoked() {
     let script = Script::new(
         vec![],
-        Answer(
+        Answer::json(
             401,
-            vec![("content-type", "application/json")],
-            r#"{"code":"gateway_error_forbidden_not_authorized","message":"Token invalid"}"#.into(),
+            r#"{"code":"gateway_error_forbidden_not_authorized","message":"Token invalid"}"#,
         ),
     );
     let result = client(&script).whoami().send().typed().await;

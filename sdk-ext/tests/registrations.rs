@@ -1,13 +1,11 @@
 //! Webhook registrations against a scripted webhooks API.
 
-mod support;
-
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::registration::{Registration, Status, WebhookErrorCode};
+use pubapi_sdk_ext::testing::{Answer, Script};
 use pubapi_sdk_ext::{Client, Error, RetryConfig, SecretToken};
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
-use support::{Answer, Script};
 
 fn client(script: &Arc<Script>) -> Client {
     Client::builder()

@@ -2,12 +2,10 @@
 //! wait, and never the token or impersonation values. In its own test binary, because
 //! tracing caches per-callsite interest process-wide.
 
-mod support;
-
 use pubapi_sdk_ext::prelude::*;
+use pubapi_sdk_ext::testing::{Answer, Script};
 use pubapi_sdk_ext::{ActAs, Client, SecretToken};
 use std::sync::{Arc, Mutex};
-use support::{Answer, Script};
 
 const CANARY: &str = "CANARY-token-7f3a9c";
 
