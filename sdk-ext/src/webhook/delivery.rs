@@ -230,12 +230,13 @@ impl WebhookEvent {
     /// is outside what the platform's `SystemTime` can hold.
     ///
     /// ```
-    /// # use pubapi_sdk_ext::webhook::{Delivery, testing};
+    /// # use pubapi_sdk_ext::webhook::Delivery;
     /// # use std::time::{Duration, UNIX_EPOCH};
-    /// # let (_, body) = testing::DeliveryBuilder::new("s")
-    /// #     .event(pubapi_sdk_ext::webhook::EventType::LinkCreate, serde_json::json!({}))
-    /// #     .build();
-    /// # let delivery = Delivery::parse(&body).unwrap();
+    /// # let body = br#"{"data": [{"eventId": "e-1", "domain": "example",
+    /// #     "timestamp": 1700000000000, "actionSource": "PublicAPI", "webhookId": "wh-1",
+    /// #     "user": {"id": 1, "displayName": "A", "username": "a", "email": "a@example.com"},
+    /// #     "eventType": "link:create", "data": {}}]}"#;
+    /// # let delivery = Delivery::parse(body).unwrap();
     /// let event = delivery.events().next().unwrap();
     /// let at = event.occurred_at().unwrap();
     /// assert_eq!(at, UNIX_EPOCH + Duration::from_millis(event.timestamp_ms as u64));

@@ -13,7 +13,7 @@
 //!   this process by default, or `RedisDedup` (feature `redis`) shared by replicas and kept
 //!   across restarts (see [Deduplication across replicas](#deduplication-across-replicas));
 //! - [`EventFilter`]: the names and wildcards a registration may subscribe to;
-//! - [`testing`]: signed sample deliveries for your own tests;
+//! - `testing` (feature `test-util`): signed sample deliveries for your own tests;
 //! - `axum` (feature `receiver-axum`): the receiver as an axum route.
 //!
 //! # Delivery and retries
@@ -111,6 +111,8 @@ mod receiver;
 mod redis_dedup;
 mod scan;
 mod secret;
+#[cfg(any(test, feature = "test-util"))]
+#[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub mod testing;
 
 #[cfg(test)]

@@ -131,7 +131,7 @@ const MAX_RECEIVER_NAME_BYTES: usize = 64;
 /// Clock: `tokio::time`, so tests can pause and advance time.
 ///
 /// ```
-/// use pubapi_sdk_ext::webhook::{Batch, EventType, HandlerError, Receiver, WebhookSecret, testing};
+/// use pubapi_sdk_ext::webhook::{Batch, HandlerError, Receiver, WebhookSecret};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -147,15 +147,23 @@ const MAX_RECEIVER_NAME_BYTES: usize = 64;
 ///     Ok::<(), HandlerError>(())
 /// };
 ///
-/// let (headers, body) = testing::DeliveryBuilder::new("s3cr3t-from-registration")
-///     .event(EventType::FsAddFolder, testing::sample_data(&EventType::FsAddFolder))
-///     .build();
-/// let outcome = receiver.handle(&headers, &body, &handler).await;
+/// // A delivery as the platform sends it (`webhook::testing`, feature `test-util`, builds
+/// // signed sample deliveries for your tests).
+/// let mut headers = http::HeaderMap::new();
+/// headers.insert("authorization", "s3cr3t-from-registration".parse()?);
+/// headers.insert("content-type", "application/json".parse()?);
+/// let body = br#"{"data": [{
+///     "eventId": "evt-1", "domain": "example", "timestamp": 1700000000000,
+///     "user": {"id": 1001, "displayName": "Ada", "username": "ada", "email": "ada@example.com"},
+///     "actionSource": "PublicAPI", "eventType": "fs:add_folder", "webhookId": "wh-1",
+///     "data": {"targetPath": "/Shared/Reports"}
+/// }]}"#;
+/// let outcome = receiver.handle(&headers, body, &handler).await;
 /// assert_eq!(outcome.status, 200);
 /// assert_eq!(outcome.accepted, 1);
 ///
 /// // The same delivery again is acknowledged without reaching the handler.
-/// let again = receiver.handle(&headers, &body, &handler).await;
+/// let again = receiver.handle(&headers, body, &handler).await;
 /// assert_eq!((again.status, again.accepted, again.duplicates), (200, 0, 1));
 /// # Ok(())
 /// # }

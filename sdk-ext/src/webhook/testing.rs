@@ -1,8 +1,8 @@
 //! Helpers for testing code that receives webhooks: signed delivery bodies and sample `data`
 //! for every event type, written from the reference (section 6.2).
 //!
-//! Always available (no feature), so an application can test its [`DeliveryHandler`] and
-//! its HTTP wiring without the platform.
+//! Behind the feature `test-util` (enable it in your `[dev-dependencies]`), so an application
+//! can test its [`DeliveryHandler`] and its HTTP wiring without the platform.
 //!
 //! ```
 //! use pubapi_sdk_ext::webhook::{Delivery, EventData, EventType, testing};
