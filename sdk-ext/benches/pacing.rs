@@ -11,6 +11,7 @@
 
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::{Client, SecretToken};
+#[cfg(feature = "redis")]
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
