@@ -97,6 +97,7 @@
 //! ```
 
 #[cfg(feature = "receiver-axum")]
+#[cfg_attr(docsrs, doc(cfg(feature = "receiver-axum")))]
 pub mod axum;
 mod client_id;
 mod data;
