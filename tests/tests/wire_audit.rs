@@ -65,985 +65,7 @@ where
     wire::assert_round_trip(&created, &json!({"id": "job-1"}));
 }
 
-// ------------------------------------------------------------------ createLoginsAudit
-
-const LOGIN_EVENTS: &[&str] = &[
-    "logins",
-    "logouts",
-    "account_lockouts",
-    "password_resets",
-    "failed_attempts",
-];
-const ACCESS_POINTS: &[&str] = &["Web", "FTP", "Mobile"];
-
-fn logins_minimal() -> types::builder::LoginsAuditRequest {
-    types::LoginsAuditRequest::builder()
-        .format(types::AuditFormat::Csv)
-        .date_start(START)
-        .date_end(END)
-        .events(vec![types::LoginEvent::Logins])
-}
-
-#[tokio::test]
-async fn create_logins_audit_request_full_sends_every_filter_and_enum_value() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::bob(&server)
-        .create_logins_audit()
-        .body(
-            types::LoginsAuditRequest::builder()
-                .format(types::AuditFormat::Json)
-                .date_start(START)
-                .date_end(END)
-                .suppress_emails(true)
-                .events(all::<types::LoginEvent>(LOGIN_EVENTS))
-                .access_points(all::<types::AccessPoint>(ACCESS_POINTS))
-                .users(strings(USERS)),
-        )
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post("/v1/audit/logins")
-            .act_as(wire::BOB)
-            .json(json!({
-                "format": "json",
-                "date_start": START,
-                "date_end": END,
-                "suppress_emails": true,
-                "events": LOGIN_EVENTS,
-                "access_points": ACCESS_POINTS,
-                "users": USERS
-            })),
-    )
-    .await;
-}
-
-/// `suppress_emails` is always sent (its default, `false`); the omitted filters are not.
-#[tokio::test]
-async fn create_logins_audit_request_minimal_sends_the_required_fields_and_suppress_emails() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::client(&server)
-        .create_logins_audit()
-        .body(logins_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::post("/v1/audit/logins").json(json!({
-        "format": "csv",
-        "date_start": START,
-        "date_end": END,
-        "suppress_emails": false,
-        "events": ["logins"]
-    })))
-    .await;
-}
-
-#[tokio::test]
-async fn create_logins_audit_success_decodes_the_202_job_id_and_location() {
-    let server = MockServer::start_async().await;
-    let _seen = wire::serve(&server, accepted()).await;
-    let response = wire::client(&server)
-        .create_logins_audit()
-        .body(logins_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    assert_decoded!(job_created(response));
-}
-
-#[tokio::test]
-async fn create_logins_audit_errors_decode_general_format_and_throttles() {
-    wire::assert_errors(
-        "createLoginsAudit",
-        &[400, 401, 403, 404, 429],
-        |client| async move {
-            client
-                .create_logins_audit()
-                .body(logins_minimal())
-                .send()
-                .typed()
-                .await
-                .map(drop)
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn create_logins_audit_forward_compat_ignores_unknown_fields() {
-    assert_created_ignores_unknown_fields(|client| async move {
-        client
-            .create_logins_audit()
-            .body(logins_minimal())
-            .send()
-            .typed()
-            .await
-    })
-    .await;
-}
-
-// ------------------------------------------------------------------ createFilesAudit
-
-const TRANSACTION_TYPES: &[&str] = &[
-    "upload",
-    "download",
-    "preview",
-    "delete",
-    "copy",
-    "move",
-    "create_folder",
-    "restore_trash",
-    "delete_trash",
-    "create_link",
-    "delete_link",
-    "download_link",
-];
-
-fn files_minimal() -> types::builder::FilesAuditRequest {
-    types::FilesAuditRequest::builder()
-        .format(types::AuditFormat::Csv)
-        .date_start(START)
-        .date_end(END)
-        .folders(strings(&["/Shared"]))
-}
-
-#[tokio::test]
-async fn create_files_audit_request_full_sends_every_filter_and_enum_value() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::bob(&server)
-        .create_files_audit()
-        .body(
-            types::FilesAuditRequest::builder()
-                .format(types::AuditFormat::Json)
-                .date_start(START)
-                .date_end(END)
-                .suppress_emails(true)
-                .folders(strings(&["/Shared/Contracts", "/Shared/Q1 reports"]))
-                .file("contract*.pdf".to_string())
-                .users(strings(USERS))
-                .transaction_type(all::<types::FileTransactionType>(TRANSACTION_TYPES)),
-        )
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post("/v1/audit/files")
-            .act_as(wire::BOB)
-            .json(json!({
-                "format": "json",
-                "date_start": START,
-                "date_end": END,
-                "suppress_emails": true,
-                "folders": ["/Shared/Contracts", "/Shared/Q1 reports"],
-                "file": "contract*.pdf",
-                "users": USERS,
-                "transaction_type": TRANSACTION_TYPES
-            })),
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn create_files_audit_request_minimal_sends_the_required_fields_and_folders() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::client(&server)
-        .create_files_audit()
-        .body(files_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::post("/v1/audit/files").json(json!({
-        "format": "csv",
-        "date_start": START,
-        "date_end": END,
-        "suppress_emails": false,
-        "folders": ["/Shared"]
-    })))
-    .await;
-}
-
-#[tokio::test]
-async fn create_files_audit_success_decodes_the_202_job_id_and_location() {
-    let server = MockServer::start_async().await;
-    let _seen = wire::serve(&server, accepted()).await;
-    let response = wire::client(&server)
-        .create_files_audit()
-        .body(files_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    assert_decoded!(job_created(response));
-}
-
-#[tokio::test]
-async fn create_files_audit_errors_decode_general_format_and_throttles() {
-    wire::assert_errors(
-        "createFilesAudit",
-        &[400, 401, 403, 404, 429],
-        |client| async move {
-            client
-                .create_files_audit()
-                .body(files_minimal())
-                .send()
-                .typed()
-                .await
-                .map(drop)
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn create_files_audit_forward_compat_ignores_unknown_fields() {
-    assert_created_ignores_unknown_fields(|client| async move {
-        client
-            .create_files_audit()
-            .body(files_minimal())
-            .send()
-            .typed()
-            .await
-    })
-    .await;
-}
-
-// ------------------------------------------------------------------ createPermissionsAudit
-
-fn permissions_minimal() -> types::builder::PermissionsAuditRequest {
-    types::PermissionsAuditRequest::builder()
-        .format(types::AuditFormat::Csv)
-        .date_start(START)
-        .date_end(END)
-}
-
-#[tokio::test]
-async fn create_permissions_audit_request_full_sends_every_filter() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::bob(&server)
-        .create_permissions_audit()
-        .body(
-            permissions_minimal()
-                .format(types::AuditFormat::Json)
-                .suppress_emails(true)
-                .folders(strings(&["/Shared/Contracts"]))
-                .assigners(strings(&["alice"]))
-                .assignee_users(strings(&["bob", "carol"]))
-                .assignee_groups(strings(&["Legal"])),
-        )
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post("/v1/audit/permissions")
-            .act_as(wire::BOB)
-            .json(json!({
-                "format": "json",
-                "date_start": START,
-                "date_end": END,
-                "suppress_emails": true,
-                "folders": ["/Shared/Contracts"],
-                "assigners": ["alice"],
-                "assignee_users": ["bob", "carol"],
-                "assignee_groups": ["Legal"]
-            })),
-    )
-    .await;
-}
-
-/// Omitted assignee filters change the meaning (only groups, only users), so an unset filter
-/// must be left out, never sent as `[]`.
-#[tokio::test]
-async fn create_permissions_audit_request_minimal_leaves_every_filter_out() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::client(&server)
-        .create_permissions_audit()
-        .body(permissions_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::post("/v1/audit/permissions").json(json!({
-        "format": "csv",
-        "date_start": START,
-        "date_end": END,
-        "suppress_emails": false
-    })))
-    .await;
-}
-
-#[tokio::test]
-async fn create_permissions_audit_success_decodes_the_202_job_id_and_location() {
-    let server = MockServer::start_async().await;
-    let _seen = wire::serve(&server, accepted()).await;
-    let response = wire::client(&server)
-        .create_permissions_audit()
-        .body(permissions_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    assert_decoded!(job_created(response));
-}
-
-#[tokio::test]
-async fn create_permissions_audit_errors_decode_general_format_and_throttles() {
-    wire::assert_errors(
-        "createPermissionsAudit",
-        &[400, 401, 403, 404, 429],
-        |client| async move {
-            client
-                .create_permissions_audit()
-                .body(permissions_minimal())
-                .send()
-                .typed()
-                .await
-                .map(drop)
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn create_permissions_audit_forward_compat_ignores_unknown_fields() {
-    assert_created_ignores_unknown_fields(|client| async move {
-        client
-            .create_permissions_audit()
-            .body(permissions_minimal())
-            .send()
-            .typed()
-            .await
-    })
-    .await;
-}
-
-// ------------------------------------------------------------------ createUsersAudit
-
-const USER_ACTIONS: &[&str] = &[
-    "CREATE",
-    "UPDATE",
-    "DISABLE",
-    "ENABLE",
-    "DELETE",
-    "PASSWORD_RESET",
-    "PASSWORD_CHANGE",
-];
-
-fn users_minimal() -> types::builder::UsersAuditRequest {
-    types::UsersAuditRequest::builder()
-        .format(types::AuditFormat::Csv)
-        .date_start(START)
-        .date_end(END)
-}
-
-#[tokio::test]
-async fn create_users_audit_request_full_sends_every_filter_and_enum_value() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::bob(&server)
-        .create_users_audit()
-        .body(
-            users_minimal()
-                .format(types::AuditFormat::Json)
-                .action_type(all::<types::UserActionType>(USER_ACTIONS))
-                .performed_by(strings(&["alice"]))
-                .include_system_actions(true)
-                .subject(strings(&["carol"])),
-        )
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post("/v1/audit/users")
-            .act_as(wire::BOB)
-            .json(json!({
-                "format": "json",
-                "date_start": START,
-                "date_end": END,
-                "action_type": USER_ACTIONS,
-                "performed_by": ["alice"],
-                "include_system_actions": true,
-                "subject": ["carol"]
-            })),
-    )
-    .await;
-}
-
-/// This kind takes no `suppress_emails`; `include_system_actions` is sent with its default.
-#[tokio::test]
-async fn create_users_audit_request_minimal_sends_the_required_fields_and_include_system_actions() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::client(&server)
-        .create_users_audit()
-        .body(users_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::post("/v1/audit/users").json(json!({
-        "format": "csv",
-        "date_start": START,
-        "date_end": END,
-        "include_system_actions": false
-    })))
-    .await;
-}
-
-#[tokio::test]
-async fn create_users_audit_success_decodes_the_202_job_id_and_location() {
-    let server = MockServer::start_async().await;
-    let _seen = wire::serve(&server, accepted()).await;
-    let response = wire::client(&server)
-        .create_users_audit()
-        .body(users_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    assert_decoded!(job_created(response));
-}
-
-#[tokio::test]
-async fn create_users_audit_errors_decode_general_format_and_throttles() {
-    wire::assert_errors(
-        "createUsersAudit",
-        &[400, 401, 403, 404, 429],
-        |client| async move {
-            client
-                .create_users_audit()
-                .body(users_minimal())
-                .send()
-                .typed()
-                .await
-                .map(drop)
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn create_users_audit_forward_compat_ignores_unknown_fields() {
-    assert_created_ignores_unknown_fields(|client| async move {
-        client
-            .create_users_audit()
-            .body(users_minimal())
-            .send()
-            .typed()
-            .await
-    })
-    .await;
-}
-
-// ------------------------------------------------------------------ createGroupsAudit
-
-const GROUP_ACTIONS: &[&str] = &["CREATE", "ADD_USERS", "REMOVE_USERS", "RENAME", "DELETE"];
-
-fn groups_minimal() -> types::builder::GroupsAuditRequest {
-    types::GroupsAuditRequest::builder()
-        .format(types::AuditFormat::Csv)
-        .date_start(START)
-        .date_end(END)
-}
-
-#[tokio::test]
-async fn create_groups_audit_request_full_sends_every_filter_and_enum_value() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::bob(&server)
-        .create_groups_audit()
-        .body(
-            groups_minimal()
-                .format(types::AuditFormat::Json)
-                .action_type(all::<types::GroupActionType>(GROUP_ACTIONS))
-                .users(strings(USERS))
-                .include_system_actions(true)
-                .groups(strings(&["Legal", "finance"])),
-        )
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post("/v1/audit/groups")
-            .act_as(wire::BOB)
-            .json(json!({
-                "format": "json",
-                "date_start": START,
-                "date_end": END,
-                "action_type": GROUP_ACTIONS,
-                "users": USERS,
-                "include_system_actions": true,
-                "groups": ["Legal", "finance"]
-            })),
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn create_groups_audit_request_minimal_sends_the_required_fields_and_include_system_actions()
-{
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::client(&server)
-        .create_groups_audit()
-        .body(groups_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::post("/v1/audit/groups").json(json!({
-        "format": "csv",
-        "date_start": START,
-        "date_end": END,
-        "include_system_actions": false
-    })))
-    .await;
-}
-
-#[tokio::test]
-async fn create_groups_audit_success_decodes_the_202_job_id_and_location() {
-    let server = MockServer::start_async().await;
-    let _seen = wire::serve(&server, accepted()).await;
-    let response = wire::client(&server)
-        .create_groups_audit()
-        .body(groups_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    assert_decoded!(job_created(response));
-}
-
-#[tokio::test]
-async fn create_groups_audit_errors_decode_general_format_and_throttles() {
-    wire::assert_errors(
-        "createGroupsAudit",
-        &[400, 401, 403, 404, 429],
-        |client| async move {
-            client
-                .create_groups_audit()
-                .body(groups_minimal())
-                .send()
-                .typed()
-                .await
-                .map(drop)
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn create_groups_audit_forward_compat_ignores_unknown_fields() {
-    assert_created_ignores_unknown_fields(|client| async move {
-        client
-            .create_groups_audit()
-            .body(groups_minimal())
-            .send()
-            .typed()
-            .await
-    })
-    .await;
-}
-
-// ------------------------------------------------------------------ createWorkgroupSettingsAudit
-
-fn workgroup_settings_minimal() -> types::builder::WorkgroupSettingsAuditRequest {
-    types::WorkgroupSettingsAuditRequest::builder()
-        .format(types::AuditFormat::Csv)
-        .date_start(START)
-        .date_end(END)
-}
-
-#[tokio::test]
-async fn create_workgroup_settings_audit_request_full_sends_the_users_filter() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::bob(&server)
-        .create_workgroup_settings_audit()
-        .body(
-            workgroup_settings_minimal()
-                .format(types::AuditFormat::Json)
-                .users(strings(USERS)),
-        )
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post("/v1/audit/workgroup-settings")
-            .act_as(wire::BOB)
-            .json(json!({
-                "format": "json",
-                "date_start": START,
-                "date_end": END,
-                "users": USERS
-            })),
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn create_workgroup_settings_audit_request_minimal_sends_only_the_required_fields() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::client(&server)
-        .create_workgroup_settings_audit()
-        .body(workgroup_settings_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::post("/v1/audit/workgroup-settings").json(json!({
-        "format": "csv",
-        "date_start": START,
-        "date_end": END
-    })))
-    .await;
-}
-
-#[tokio::test]
-async fn create_workgroup_settings_audit_success_decodes_the_202_job_id_and_location() {
-    let server = MockServer::start_async().await;
-    let _seen = wire::serve(&server, accepted()).await;
-    let response = wire::client(&server)
-        .create_workgroup_settings_audit()
-        .body(workgroup_settings_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    assert_decoded!(job_created(response));
-}
-
-#[tokio::test]
-async fn create_workgroup_settings_audit_errors_decode_general_format_and_throttles() {
-    wire::assert_errors(
-        "createWorkgroupSettingsAudit",
-        &[400, 401, 403, 404, 429],
-        |client| async move {
-            client
-                .create_workgroup_settings_audit()
-                .body(workgroup_settings_minimal())
-                .send()
-                .typed()
-                .await
-                .map(drop)
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn create_workgroup_settings_audit_forward_compat_ignores_unknown_fields() {
-    assert_created_ignores_unknown_fields(|client| async move {
-        client
-            .create_workgroup_settings_audit()
-            .body(workgroup_settings_minimal())
-            .send()
-            .typed()
-            .await
-    })
-    .await;
-}
-
-// ------------------------------------------------------------------ createWorkflowsAudit
-
-const WORKFLOW_ACTIONS: &[&str] = &[
-    "WORKFLOW_CREATED",
-    "WORKFLOW_CANCELLED",
-    "WORKFLOW_COMPLETED",
-    "STEP_ACTIVATED",
-    "STEP_COMPLETED",
-    "STEP_CANCELLED",
-    "STEP_REJECTED",
-    "STEP_FAILED",
-    "WEBHOOK_CALLED",
-    "WEBHOOK_COMPLETION_SIGNAL_RECEIVED",
-    "WEBHOOK_RETRIED",
-    "FILE_MOVED",
-    "FILE_MOVE_RETRIED",
-    "FILE_CONVERTED",
-    "FILE_CONVERT_RETRIED",
-    "TODO_TASK_COMPLETED",
-    "REVIEW_TASK_COMPLETED",
-    "REVIEW_TASK_CANCELLED",
-    "APPROVAL_TASK_APPROVED",
-    "APPROVAL_TASK_REJECTED",
-    "APPROVAL_TASK_CANCELLED",
-    "E_SIGNATURE_CAPTURED",
-    "COMMENT_ADDED",
-    "WORKFLOW_EDITED",
-];
-const WORKFLOW_TYPES: &[&str] = &[
-    "REVIEW_APPROVE",
-    "TODO",
-    "APPROVAL",
-    "REVIEW",
-    "MULTISTEP",
-    "TEMPLATE",
-];
-
-fn workflows_minimal() -> types::builder::WorkflowsAuditRequest {
-    types::WorkflowsAuditRequest::builder()
-        .format(types::AuditFormat::Csv)
-        .date_start(START)
-        .date_end(END)
-}
-
-#[tokio::test]
-async fn create_workflows_audit_request_full_sends_every_filter_and_enum_value() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::bob(&server)
-        .create_workflows_audit()
-        .body(
-            workflows_minimal()
-                .format(types::AuditFormat::Json)
-                .suppress_emails(true)
-                .users(strings(USERS))
-                .file("Contract review*".to_string())
-                .workflow_actions(all::<types::WorkflowAction>(WORKFLOW_ACTIONS))
-                .workflow_types(all::<types::WorkflowType>(WORKFLOW_TYPES)),
-        )
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post("/v1/audit/workflows")
-            .act_as(wire::BOB)
-            .json(json!({
-                "format": "json",
-                "date_start": START,
-                "date_end": END,
-                "suppress_emails": true,
-                "users": USERS,
-                "file": "Contract review*",
-                "workflow_actions": WORKFLOW_ACTIONS,
-                "workflow_types": WORKFLOW_TYPES
-            })),
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn create_workflows_audit_request_minimal_sends_the_required_fields_and_suppress_emails() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::client(&server)
-        .create_workflows_audit()
-        .body(workflows_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::post("/v1/audit/workflows").json(json!({
-        "format": "csv",
-        "date_start": START,
-        "date_end": END,
-        "suppress_emails": false
-    })))
-    .await;
-}
-
-#[tokio::test]
-async fn create_workflows_audit_success_decodes_the_202_job_id_and_location() {
-    let server = MockServer::start_async().await;
-    let _seen = wire::serve(&server, accepted()).await;
-    let response = wire::client(&server)
-        .create_workflows_audit()
-        .body(workflows_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    assert_decoded!(job_created(response));
-}
-
-#[tokio::test]
-async fn create_workflows_audit_errors_decode_general_format_and_throttles() {
-    wire::assert_errors(
-        "createWorkflowsAudit",
-        &[400, 401, 403, 404, 429],
-        |client| async move {
-            client
-                .create_workflows_audit()
-                .body(workflows_minimal())
-                .send()
-                .typed()
-                .await
-                .map(drop)
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn create_workflows_audit_forward_compat_ignores_unknown_fields() {
-    assert_created_ignores_unknown_fields(|client| async move {
-        client
-            .create_workflows_audit()
-            .body(workflows_minimal())
-            .send()
-            .typed()
-            .await
-    })
-    .await;
-}
-
-// ------------------------------------------------------------------ createWorkflowTemplatesAudit
-
-const WORKFLOW_TEMPLATE_ACTIONS: &[&str] = &[
-    "TEMPLATE_CREATED",
-    "TEMPLATE_STATUS_CHANGED",
-    "TEMPLATE_EDITED",
-    "STEP_ADDED",
-    "STEP_REMOVED",
-    "ITEM_ADDED",
-    "ITEM_REMOVED",
-];
-
-fn workflow_templates_minimal() -> types::builder::WorkflowTemplatesAuditRequest {
-    types::WorkflowTemplatesAuditRequest::builder()
-        .format(types::AuditFormat::Csv)
-        .date_start(START)
-        .date_end(END)
-}
-
-#[tokio::test]
-async fn create_workflow_templates_audit_request_full_sends_every_filter_and_enum_value() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::bob(&server)
-        .create_workflow_templates_audit()
-        .body(
-            workflow_templates_minimal()
-                .format(types::AuditFormat::Json)
-                .suppress_emails(true)
-                .users(strings(USERS))
-                .workflow_template_actions(all::<types::WorkflowTemplateAction>(
-                    WORKFLOW_TEMPLATE_ACTIONS,
-                )),
-        )
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post("/v1/audit/workflow-templates")
-            .act_as(wire::BOB)
-            .json(json!({
-                "format": "json",
-                "date_start": START,
-                "date_end": END,
-                "suppress_emails": true,
-                "users": USERS,
-                "workflow_template_actions": WORKFLOW_TEMPLATE_ACTIONS
-            })),
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn create_workflow_templates_audit_request_minimal_sends_the_required_fields_and_suppress_emails()
- {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::client(&server)
-        .create_workflow_templates_audit()
-        .body(workflow_templates_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::post("/v1/audit/workflow-templates").json(json!({
-        "format": "csv",
-        "date_start": START,
-        "date_end": END,
-        "suppress_emails": false
-    })))
-    .await;
-}
-
-#[tokio::test]
-async fn create_workflow_templates_audit_success_decodes_the_202_job_id_and_location() {
-    let server = MockServer::start_async().await;
-    let _seen = wire::serve(&server, accepted()).await;
-    let response = wire::client(&server)
-        .create_workflow_templates_audit()
-        .body(workflow_templates_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    assert_decoded!(job_created(response));
-}
-
-#[tokio::test]
-async fn create_workflow_templates_audit_errors_decode_general_format_and_throttles() {
-    wire::assert_errors(
-        "createWorkflowTemplatesAudit",
-        &[400, 401, 403, 404, 429],
-        |client| async move {
-            client
-                .create_workflow_templates_audit()
-                .body(workflow_templates_minimal())
-                .send()
-                .typed()
-                .await
-                .map(drop)
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn create_workflow_templates_audit_forward_compat_ignores_unknown_fields() {
-    assert_created_ignores_unknown_fields(|client| async move {
-        client
-            .create_workflow_templates_audit()
-            .body(workflow_templates_minimal())
-            .send()
-            .typed()
-            .await
-    })
-    .await;
-}
-
-// ------------------------------------------------------------------ createQualityDocsAudit
-
-const QUALITY_DOCS_ACTIONS: &[&str] = &[
-    "DOCUMENT_ADDED",
-    "DOCUMENT_MODIFIED",
-    "DOCUMENT_IMPORTED",
-    "DOWNLOAD_RENDITION",
-    "PREVIEW",
-    "DOWNLOAD_ORIGINAL",
-    "TRAINING_ASSIGNED",
-    "TRAINING_MODIFIED",
-    "TRAINING_CANCELED",
-    "TRAINING_OVERDUE",
-    "TRAINING_COMPLETED",
-    "TRAINING_IMPORTED",
-    "DRAFT_ADDED",
-    "DRAFT_EDITED",
-    "DRAFT_DELETED",
-];
-const QUALITY_DOCS_STATUSES: &[&str] = &["DRAFT", "EFFECTIVE", "FUTURE_EFFECTIVE", "OBSOLETE"];
-
+/// The category filter of the two quality-docs kinds, one with subcategories and one without.
 fn categories() -> Vec<types::QualityDocsCategoryFilter> {
     vec![
         types::QualityDocsCategoryFilter {
@@ -1061,757 +83,953 @@ fn categories_json() -> Value {
     json!([{"id": "cat-1", "subcategoryIds": ["sub-1", "sub-2"]}, {"id": "cat-2"}])
 }
 
-fn quality_docs_minimal() -> types::builder::QualityDocsAuditRequest {
-    types::QualityDocsAuditRequest::builder()
-        .format(types::AuditFormat::Csv)
-        .date_start(START)
-        .date_end(END)
-}
+// ------------------------------------------------------------------ the fourteen creations
 
-#[tokio::test]
-async fn create_quality_docs_audit_request_full_sends_every_filter_and_enum_value() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::bob(&server)
-        .create_quality_docs_audit()
-        .body(
-            quality_docs_minimal()
-                .format(types::AuditFormat::Json)
-                .suppress_emails(true)
-                .users(strings(USERS))
-                .quality_document_id("qd-77".to_string())
-                .quality_docs_categories(categories())
-                .quality_docs_actions(all::<types::QualityDocsAction>(QUALITY_DOCS_ACTIONS))
-                .quality_docs_statuses(all::<types::QualityDocsStatus>(QUALITY_DOCS_STATUSES)),
-        )
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post("/v1/audit/quality-docs")
-            .act_as(wire::BOB)
-            .json(json!({
-                "format": "json",
-                "date_start": START,
-                "date_end": END,
-                "suppress_emails": true,
-                "users": USERS,
-                "quality_document_id": "qd-77",
-                "quality_docs_categories": categories_json(),
-                "quality_docs_actions": QUALITY_DOCS_ACTIONS,
-                "quality_docs_statuses": QUALITY_DOCS_STATUSES
-            })),
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn create_quality_docs_audit_request_minimal_sends_the_required_fields_and_suppress_emails() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::client(&server)
-        .create_quality_docs_audit()
-        .body(quality_docs_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::post("/v1/audit/quality-docs").json(json!({
-        "format": "csv",
-        "date_start": START,
-        "date_end": END,
-        "suppress_emails": false
-    })))
-    .await;
-}
-
-#[tokio::test]
-async fn create_quality_docs_audit_success_decodes_the_202_job_id_and_location() {
-    let server = MockServer::start_async().await;
-    let _seen = wire::serve(&server, accepted()).await;
-    let response = wire::client(&server)
-        .create_quality_docs_audit()
-        .body(quality_docs_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    assert_decoded!(job_created(response));
-}
-
-#[tokio::test]
-async fn create_quality_docs_audit_errors_decode_general_format_and_throttles() {
-    wire::assert_errors(
-        "createQualityDocsAudit",
-        &[400, 401, 403, 404, 429],
-        |client| async move {
-            client
-                .create_quality_docs_audit()
-                .body(quality_docs_minimal())
+/// The five wire tests of a report creation, which differ between kinds only in what the
+/// kind's module gives them: the operation (its generated method, its id and its path),
+/// `minimal()` and `full()`, the request in its minimal and its full form, and `minimal_json()`
+/// and `full_json()`, the bodies they must become on the wire.
+///
+/// Each kind's module is named after its operation, so its tests read
+/// `create_logins_audit::success_decodes_the_202_job_id_and_location`.
+macro_rules! creation_tests {
+    ($method:ident, $operation:literal, $path:literal) => {
+        /// Every filter and every value of each filter's enum, acting as another user.
+        #[tokio::test]
+        async fn request_full_sends_every_filter() {
+            let server = MockServer::start_async().await;
+            let seen = wire::serve(&server, accepted()).await;
+            wire::bob(&server)
+                .$method()
+                .body(full())
                 .send()
                 .typed()
                 .await
-                .map(drop)
-        },
-    )
-    .await;
+                .unwrap();
+            seen.assert_only(Expect::post($path).act_as(wire::BOB).json(full_json()))
+                .await;
+        }
+
+        /// The required fields and the defaults the generated builder fills in; the omitted
+        /// filters are left out.
+        #[tokio::test]
+        async fn request_minimal_sends_the_required_fields_and_defaults() {
+            let server = MockServer::start_async().await;
+            let seen = wire::serve(&server, accepted()).await;
+            wire::client(&server)
+                .$method()
+                .body(minimal())
+                .send()
+                .typed()
+                .await
+                .unwrap();
+            seen.assert_only(Expect::post($path).json(minimal_json()))
+                .await;
+        }
+
+        #[tokio::test]
+        async fn success_decodes_the_202_job_id_and_location() {
+            let server = MockServer::start_async().await;
+            let _seen = wire::serve(&server, accepted()).await;
+            let response = wire::client(&server)
+                .$method()
+                .body(minimal())
+                .send()
+                .typed()
+                .await
+                .unwrap();
+            assert_decoded!(job_created(response));
+        }
+
+        #[tokio::test]
+        async fn errors_decode_general_format_and_throttles() {
+            wire::assert_errors(
+                $operation,
+                &[400, 401, 403, 404, 429],
+                |client| async move {
+                    client
+                        .$method()
+                        .body(minimal())
+                        .send()
+                        .typed()
+                        .await
+                        .map(drop)
+                },
+            )
+            .await;
+        }
+
+        #[tokio::test]
+        async fn forward_compat_ignores_unknown_fields() {
+            assert_created_ignores_unknown_fields(|client| async move {
+                client.$method().body(minimal()).send().typed().await
+            })
+            .await;
+        }
+    };
 }
 
-#[tokio::test]
-async fn create_quality_docs_audit_forward_compat_ignores_unknown_fields() {
-    assert_created_ignores_unknown_fields(|client| async move {
-        client
-            .create_quality_docs_audit()
-            .body(quality_docs_minimal())
-            .send()
-            .typed()
-            .await
-    })
-    .await;
+/// `createLoginsAudit`.
+mod create_logins_audit {
+    use super::*;
+
+    creation_tests!(create_logins_audit, "createLoginsAudit", "/v1/audit/logins");
+
+    const LOGIN_EVENTS: &[&str] = &[
+        "logins",
+        "logouts",
+        "account_lockouts",
+        "password_resets",
+        "failed_attempts",
+    ];
+    const ACCESS_POINTS: &[&str] = &["Web", "FTP", "Mobile"];
+
+    fn minimal() -> types::builder::LoginsAuditRequest {
+        types::LoginsAuditRequest::builder()
+            .format(types::AuditFormat::Csv)
+            .date_start(START)
+            .date_end(END)
+            .events(vec![types::LoginEvent::Logins])
+    }
+
+    /// `suppress_emails` is always sent (its default, `false`); the omitted filters are not.
+    fn minimal_json() -> Value {
+        json!({
+            "format": "csv",
+            "date_start": START,
+            "date_end": END,
+            "suppress_emails": false,
+            "events": ["logins"]
+        })
+    }
+
+    fn full() -> types::builder::LoginsAuditRequest {
+        types::LoginsAuditRequest::builder()
+            .format(types::AuditFormat::Json)
+            .date_start(START)
+            .date_end(END)
+            .suppress_emails(true)
+            .events(all::<types::LoginEvent>(LOGIN_EVENTS))
+            .access_points(all::<types::AccessPoint>(ACCESS_POINTS))
+            .users(strings(USERS))
+    }
+
+    fn full_json() -> Value {
+        json!({
+            "format": "json",
+            "date_start": START,
+            "date_end": END,
+            "suppress_emails": true,
+            "events": LOGIN_EVENTS,
+            "access_points": ACCESS_POINTS,
+            "users": USERS
+        })
+    }
 }
 
-// ------------------------------------------------------------------ createQualityDocsCategoriesAudit
+/// `createFilesAudit`.
+mod create_files_audit {
+    use super::*;
 
-const QUALITY_DOCS_CATEGORIES_ACTIONS: &[&str] = &[
-    "CATEGORY_ADDED",
-    "CATEGORY_MODIFIED",
-    "SUBCATEGORY_ADDED",
-    "SUBCATEGORY_MODIFIED",
-];
+    creation_tests!(create_files_audit, "createFilesAudit", "/v1/audit/files");
 
-fn quality_docs_categories_minimal() -> types::builder::QualityDocsCategoriesAuditRequest {
-    types::QualityDocsCategoriesAuditRequest::builder()
-        .format(types::AuditFormat::Csv)
-        .date_start(START)
-        .date_end(END)
+    const TRANSACTION_TYPES: &[&str] = &[
+        "upload",
+        "download",
+        "preview",
+        "delete",
+        "copy",
+        "move",
+        "create_folder",
+        "restore_trash",
+        "delete_trash",
+        "create_link",
+        "delete_link",
+        "download_link",
+    ];
+
+    fn minimal() -> types::builder::FilesAuditRequest {
+        types::FilesAuditRequest::builder()
+            .format(types::AuditFormat::Csv)
+            .date_start(START)
+            .date_end(END)
+            .folders(strings(&["/Shared"]))
+    }
+
+    fn minimal_json() -> Value {
+        json!({
+            "format": "csv",
+            "date_start": START,
+            "date_end": END,
+            "suppress_emails": false,
+            "folders": ["/Shared"]
+        })
+    }
+
+    fn full() -> types::builder::FilesAuditRequest {
+        types::FilesAuditRequest::builder()
+            .format(types::AuditFormat::Json)
+            .date_start(START)
+            .date_end(END)
+            .suppress_emails(true)
+            .folders(strings(&["/Shared/Contracts", "/Shared/Q1 reports"]))
+            .file("contract*.pdf".to_string())
+            .users(strings(USERS))
+            .transaction_type(all::<types::FileTransactionType>(TRANSACTION_TYPES))
+    }
+
+    fn full_json() -> Value {
+        json!({
+            "format": "json",
+            "date_start": START,
+            "date_end": END,
+            "suppress_emails": true,
+            "folders": ["/Shared/Contracts", "/Shared/Q1 reports"],
+            "file": "contract*.pdf",
+            "users": USERS,
+            "transaction_type": TRANSACTION_TYPES
+        })
+    }
 }
 
-#[tokio::test]
-async fn create_quality_docs_categories_audit_request_full_sends_every_filter_and_enum_value() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::bob(&server)
-        .create_quality_docs_categories_audit()
-        .body(
-            quality_docs_categories_minimal()
-                .format(types::AuditFormat::Json)
-                .suppress_emails(true)
-                .users(strings(USERS))
-                .quality_docs_categories(categories())
-                .quality_docs_categories_actions(all::<types::QualityDocsCategoriesAction>(
-                    QUALITY_DOCS_CATEGORIES_ACTIONS,
-                )),
-        )
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post("/v1/audit/quality-docs-categories")
-            .act_as(wire::BOB)
-            .json(json!({
-                "format": "json",
-                "date_start": START,
-                "date_end": END,
-                "suppress_emails": true,
-                "users": USERS,
-                "quality_docs_categories": categories_json(),
-                "quality_docs_categories_actions": QUALITY_DOCS_CATEGORIES_ACTIONS
-            })),
-    )
-    .await;
-}
+/// `createPermissionsAudit`.
+mod create_permissions_audit {
+    use super::*;
 
-#[tokio::test]
-async fn create_quality_docs_categories_audit_request_minimal_sends_the_required_fields_and_suppress_emails()
- {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::client(&server)
-        .create_quality_docs_categories_audit()
-        .body(quality_docs_categories_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post("/v1/audit/quality-docs-categories").json(json!({
+    creation_tests!(
+        create_permissions_audit,
+        "createPermissionsAudit",
+        "/v1/audit/permissions"
+    );
+
+    fn minimal() -> types::builder::PermissionsAuditRequest {
+        types::PermissionsAuditRequest::builder()
+            .format(types::AuditFormat::Csv)
+            .date_start(START)
+            .date_end(END)
+    }
+
+    /// Omitted assignee filters change the meaning (only groups, only users), so an unset filter
+    /// must be left out, never sent as `[]`.
+    fn minimal_json() -> Value {
+        json!({
             "format": "csv",
             "date_start": START,
             "date_end": END,
             "suppress_emails": false
-        })),
-    )
-    .await;
+        })
+    }
+
+    fn full() -> types::builder::PermissionsAuditRequest {
+        minimal()
+            .format(types::AuditFormat::Json)
+            .suppress_emails(true)
+            .folders(strings(&["/Shared/Contracts"]))
+            .assigners(strings(&["alice"]))
+            .assignee_users(strings(&["bob", "carol"]))
+            .assignee_groups(strings(&["Legal"]))
+    }
+
+    fn full_json() -> Value {
+        json!({
+            "format": "json",
+            "date_start": START,
+            "date_end": END,
+            "suppress_emails": true,
+            "folders": ["/Shared/Contracts"],
+            "assigners": ["alice"],
+            "assignee_users": ["bob", "carol"],
+            "assignee_groups": ["Legal"]
+        })
+    }
 }
 
-#[tokio::test]
-async fn create_quality_docs_categories_audit_success_decodes_the_202_job_id_and_location() {
-    let server = MockServer::start_async().await;
-    let _seen = wire::serve(&server, accepted()).await;
-    let response = wire::client(&server)
-        .create_quality_docs_categories_audit()
-        .body(quality_docs_categories_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    assert_decoded!(job_created(response));
+/// `createUsersAudit`.
+mod create_users_audit {
+    use super::*;
+
+    creation_tests!(create_users_audit, "createUsersAudit", "/v1/audit/users");
+
+    const USER_ACTIONS: &[&str] = &[
+        "CREATE",
+        "UPDATE",
+        "DISABLE",
+        "ENABLE",
+        "DELETE",
+        "PASSWORD_RESET",
+        "PASSWORD_CHANGE",
+    ];
+
+    fn minimal() -> types::builder::UsersAuditRequest {
+        types::UsersAuditRequest::builder()
+            .format(types::AuditFormat::Csv)
+            .date_start(START)
+            .date_end(END)
+    }
+
+    /// This kind takes no `suppress_emails`; `include_system_actions` is sent with its default.
+    fn minimal_json() -> Value {
+        json!({
+            "format": "csv",
+            "date_start": START,
+            "date_end": END,
+            "include_system_actions": false
+        })
+    }
+
+    fn full() -> types::builder::UsersAuditRequest {
+        minimal()
+            .format(types::AuditFormat::Json)
+            .action_type(all::<types::UserActionType>(USER_ACTIONS))
+            .performed_by(strings(&["alice"]))
+            .include_system_actions(true)
+            .subject(strings(&["carol"]))
+    }
+
+    fn full_json() -> Value {
+        json!({
+            "format": "json",
+            "date_start": START,
+            "date_end": END,
+            "action_type": USER_ACTIONS,
+            "performed_by": ["alice"],
+            "include_system_actions": true,
+            "subject": ["carol"]
+        })
+    }
 }
 
-#[tokio::test]
-async fn create_quality_docs_categories_audit_errors_decode_general_format_and_throttles() {
-    wire::assert_errors(
+/// `createGroupsAudit`.
+mod create_groups_audit {
+    use super::*;
+
+    creation_tests!(create_groups_audit, "createGroupsAudit", "/v1/audit/groups");
+
+    const GROUP_ACTIONS: &[&str] = &["CREATE", "ADD_USERS", "REMOVE_USERS", "RENAME", "DELETE"];
+
+    fn minimal() -> types::builder::GroupsAuditRequest {
+        types::GroupsAuditRequest::builder()
+            .format(types::AuditFormat::Csv)
+            .date_start(START)
+            .date_end(END)
+    }
+
+    fn minimal_json() -> Value {
+        json!({
+            "format": "csv",
+            "date_start": START,
+            "date_end": END,
+            "include_system_actions": false
+        })
+    }
+
+    fn full() -> types::builder::GroupsAuditRequest {
+        minimal()
+            .format(types::AuditFormat::Json)
+            .action_type(all::<types::GroupActionType>(GROUP_ACTIONS))
+            .users(strings(USERS))
+            .include_system_actions(true)
+            .groups(strings(&["Legal", "finance"]))
+    }
+
+    fn full_json() -> Value {
+        json!({
+            "format": "json",
+            "date_start": START,
+            "date_end": END,
+            "action_type": GROUP_ACTIONS,
+            "users": USERS,
+            "include_system_actions": true,
+            "groups": ["Legal", "finance"]
+        })
+    }
+}
+
+/// `createWorkgroupSettingsAudit`.
+mod create_workgroup_settings_audit {
+    use super::*;
+
+    creation_tests!(
+        create_workgroup_settings_audit,
+        "createWorkgroupSettingsAudit",
+        "/v1/audit/workgroup-settings"
+    );
+
+    fn minimal() -> types::builder::WorkgroupSettingsAuditRequest {
+        types::WorkgroupSettingsAuditRequest::builder()
+            .format(types::AuditFormat::Csv)
+            .date_start(START)
+            .date_end(END)
+    }
+
+    fn minimal_json() -> Value {
+        json!({
+            "format": "csv",
+            "date_start": START,
+            "date_end": END
+        })
+    }
+
+    fn full() -> types::builder::WorkgroupSettingsAuditRequest {
+        minimal()
+            .format(types::AuditFormat::Json)
+            .users(strings(USERS))
+    }
+
+    fn full_json() -> Value {
+        json!({
+            "format": "json",
+            "date_start": START,
+            "date_end": END,
+            "users": USERS
+        })
+    }
+}
+
+/// `createWorkflowsAudit`.
+mod create_workflows_audit {
+    use super::*;
+
+    creation_tests!(
+        create_workflows_audit,
+        "createWorkflowsAudit",
+        "/v1/audit/workflows"
+    );
+
+    const WORKFLOW_ACTIONS: &[&str] = &[
+        "WORKFLOW_CREATED",
+        "WORKFLOW_CANCELLED",
+        "WORKFLOW_COMPLETED",
+        "STEP_ACTIVATED",
+        "STEP_COMPLETED",
+        "STEP_CANCELLED",
+        "STEP_REJECTED",
+        "STEP_FAILED",
+        "WEBHOOK_CALLED",
+        "WEBHOOK_COMPLETION_SIGNAL_RECEIVED",
+        "WEBHOOK_RETRIED",
+        "FILE_MOVED",
+        "FILE_MOVE_RETRIED",
+        "FILE_CONVERTED",
+        "FILE_CONVERT_RETRIED",
+        "TODO_TASK_COMPLETED",
+        "REVIEW_TASK_COMPLETED",
+        "REVIEW_TASK_CANCELLED",
+        "APPROVAL_TASK_APPROVED",
+        "APPROVAL_TASK_REJECTED",
+        "APPROVAL_TASK_CANCELLED",
+        "E_SIGNATURE_CAPTURED",
+        "COMMENT_ADDED",
+        "WORKFLOW_EDITED",
+    ];
+    const WORKFLOW_TYPES: &[&str] = &[
+        "REVIEW_APPROVE",
+        "TODO",
+        "APPROVAL",
+        "REVIEW",
+        "MULTISTEP",
+        "TEMPLATE",
+    ];
+
+    fn minimal() -> types::builder::WorkflowsAuditRequest {
+        types::WorkflowsAuditRequest::builder()
+            .format(types::AuditFormat::Csv)
+            .date_start(START)
+            .date_end(END)
+    }
+
+    fn minimal_json() -> Value {
+        json!({
+            "format": "csv",
+            "date_start": START,
+            "date_end": END,
+            "suppress_emails": false
+        })
+    }
+
+    fn full() -> types::builder::WorkflowsAuditRequest {
+        minimal()
+            .format(types::AuditFormat::Json)
+            .suppress_emails(true)
+            .users(strings(USERS))
+            .file("Contract review*".to_string())
+            .workflow_actions(all::<types::WorkflowAction>(WORKFLOW_ACTIONS))
+            .workflow_types(all::<types::WorkflowType>(WORKFLOW_TYPES))
+    }
+
+    fn full_json() -> Value {
+        json!({
+            "format": "json",
+            "date_start": START,
+            "date_end": END,
+            "suppress_emails": true,
+            "users": USERS,
+            "file": "Contract review*",
+            "workflow_actions": WORKFLOW_ACTIONS,
+            "workflow_types": WORKFLOW_TYPES
+        })
+    }
+}
+
+/// `createWorkflowTemplatesAudit`.
+mod create_workflow_templates_audit {
+    use super::*;
+
+    creation_tests!(
+        create_workflow_templates_audit,
+        "createWorkflowTemplatesAudit",
+        "/v1/audit/workflow-templates"
+    );
+
+    const WORKFLOW_TEMPLATE_ACTIONS: &[&str] = &[
+        "TEMPLATE_CREATED",
+        "TEMPLATE_STATUS_CHANGED",
+        "TEMPLATE_EDITED",
+        "STEP_ADDED",
+        "STEP_REMOVED",
+        "ITEM_ADDED",
+        "ITEM_REMOVED",
+    ];
+
+    fn minimal() -> types::builder::WorkflowTemplatesAuditRequest {
+        types::WorkflowTemplatesAuditRequest::builder()
+            .format(types::AuditFormat::Csv)
+            .date_start(START)
+            .date_end(END)
+    }
+
+    fn minimal_json() -> Value {
+        json!({
+            "format": "csv",
+            "date_start": START,
+            "date_end": END,
+            "suppress_emails": false
+        })
+    }
+
+    fn full() -> types::builder::WorkflowTemplatesAuditRequest {
+        minimal()
+            .format(types::AuditFormat::Json)
+            .suppress_emails(true)
+            .users(strings(USERS))
+            .workflow_template_actions(all::<types::WorkflowTemplateAction>(
+                WORKFLOW_TEMPLATE_ACTIONS,
+            ))
+    }
+
+    fn full_json() -> Value {
+        json!({
+            "format": "json",
+            "date_start": START,
+            "date_end": END,
+            "suppress_emails": true,
+            "users": USERS,
+            "workflow_template_actions": WORKFLOW_TEMPLATE_ACTIONS
+        })
+    }
+}
+
+/// `createQualityDocsAudit`.
+mod create_quality_docs_audit {
+    use super::*;
+
+    creation_tests!(
+        create_quality_docs_audit,
+        "createQualityDocsAudit",
+        "/v1/audit/quality-docs"
+    );
+
+    const QUALITY_DOCS_ACTIONS: &[&str] = &[
+        "DOCUMENT_ADDED",
+        "DOCUMENT_MODIFIED",
+        "DOCUMENT_IMPORTED",
+        "DOWNLOAD_RENDITION",
+        "PREVIEW",
+        "DOWNLOAD_ORIGINAL",
+        "TRAINING_ASSIGNED",
+        "TRAINING_MODIFIED",
+        "TRAINING_CANCELED",
+        "TRAINING_OVERDUE",
+        "TRAINING_COMPLETED",
+        "TRAINING_IMPORTED",
+        "DRAFT_ADDED",
+        "DRAFT_EDITED",
+        "DRAFT_DELETED",
+    ];
+    const QUALITY_DOCS_STATUSES: &[&str] = &["DRAFT", "EFFECTIVE", "FUTURE_EFFECTIVE", "OBSOLETE"];
+
+    fn minimal() -> types::builder::QualityDocsAuditRequest {
+        types::QualityDocsAuditRequest::builder()
+            .format(types::AuditFormat::Csv)
+            .date_start(START)
+            .date_end(END)
+    }
+
+    fn minimal_json() -> Value {
+        json!({
+            "format": "csv",
+            "date_start": START,
+            "date_end": END,
+            "suppress_emails": false
+        })
+    }
+
+    fn full() -> types::builder::QualityDocsAuditRequest {
+        minimal()
+            .format(types::AuditFormat::Json)
+            .suppress_emails(true)
+            .users(strings(USERS))
+            .quality_document_id("qd-77".to_string())
+            .quality_docs_categories(categories())
+            .quality_docs_actions(all::<types::QualityDocsAction>(QUALITY_DOCS_ACTIONS))
+            .quality_docs_statuses(all::<types::QualityDocsStatus>(QUALITY_DOCS_STATUSES))
+    }
+
+    fn full_json() -> Value {
+        json!({
+            "format": "json",
+            "date_start": START,
+            "date_end": END,
+            "suppress_emails": true,
+            "users": USERS,
+            "quality_document_id": "qd-77",
+            "quality_docs_categories": categories_json(),
+            "quality_docs_actions": QUALITY_DOCS_ACTIONS,
+            "quality_docs_statuses": QUALITY_DOCS_STATUSES
+        })
+    }
+}
+
+/// `createQualityDocsCategoriesAudit`.
+mod create_quality_docs_categories_audit {
+    use super::*;
+
+    creation_tests!(
+        create_quality_docs_categories_audit,
         "createQualityDocsCategoriesAudit",
-        &[400, 401, 403, 404, 429],
-        |client| async move {
-            client
-                .create_quality_docs_categories_audit()
-                .body(quality_docs_categories_minimal())
-                .send()
-                .typed()
-                .await
-                .map(drop)
-        },
-    )
-    .await;
+        "/v1/audit/quality-docs-categories"
+    );
+
+    const QUALITY_DOCS_CATEGORIES_ACTIONS: &[&str] = &[
+        "CATEGORY_ADDED",
+        "CATEGORY_MODIFIED",
+        "SUBCATEGORY_ADDED",
+        "SUBCATEGORY_MODIFIED",
+    ];
+
+    fn minimal() -> types::builder::QualityDocsCategoriesAuditRequest {
+        types::QualityDocsCategoriesAuditRequest::builder()
+            .format(types::AuditFormat::Csv)
+            .date_start(START)
+            .date_end(END)
+    }
+
+    fn minimal_json() -> Value {
+        json!({
+            "format": "csv",
+            "date_start": START,
+            "date_end": END,
+            "suppress_emails": false
+        })
+    }
+
+    fn full() -> types::builder::QualityDocsCategoriesAuditRequest {
+        minimal()
+            .format(types::AuditFormat::Json)
+            .suppress_emails(true)
+            .users(strings(USERS))
+            .quality_docs_categories(categories())
+            .quality_docs_categories_actions(all::<types::QualityDocsCategoriesAction>(
+                QUALITY_DOCS_CATEGORIES_ACTIONS,
+            ))
+    }
+
+    fn full_json() -> Value {
+        json!({
+            "format": "json",
+            "date_start": START,
+            "date_end": END,
+            "suppress_emails": true,
+            "users": USERS,
+            "quality_docs_categories": categories_json(),
+            "quality_docs_categories_actions": QUALITY_DOCS_CATEGORIES_ACTIONS
+        })
+    }
 }
 
-#[tokio::test]
-async fn create_quality_docs_categories_audit_forward_compat_ignores_unknown_fields() {
-    assert_created_ignores_unknown_fields(|client| async move {
-        client
-            .create_quality_docs_categories_audit()
-            .body(quality_docs_categories_minimal())
-            .send()
-            .typed()
-            .await
-    })
-    .await;
-}
+/// `createQualityDocsCoursesAudit`.
+mod create_quality_docs_courses_audit {
+    use super::*;
 
-// ------------------------------------------------------------------ createQualityDocsCoursesAudit
-
-const QUALITY_DOCS_COURSES_ACTIONS: &[&str] = &[
-    "COURSE_CREATED",
-    "COURSE_MODIFIED",
-    "COURSE_STATUS_CHANGED",
-    "COURSE_DOCUMENT_STATUS_CHANGED",
-];
-const QUALITY_DOCS_COURSES_PARAMETERS: &[&str] = &[
-    "NAME",
-    "DESCRIPTION",
-    "DAYS_TO_COMPLETE",
-    "MIN_DAYS_BEFORE_OBSOLETE",
-    "RECURRENCE_PERIOD",
-    "START_DATE",
-    "ASSIGNEES",
-    "DOCUMENTS",
-    "COURSE_STATUS",
-    "DOCUMENT_STATUS",
-];
-
-fn quality_docs_courses_minimal() -> types::builder::QualityDocsCoursesAuditRequest {
-    types::QualityDocsCoursesAuditRequest::builder()
-        .format(types::AuditFormat::Csv)
-        .date_start(START)
-        .date_end(END)
-}
-
-#[tokio::test]
-async fn create_quality_docs_courses_audit_request_full_sends_every_filter_and_enum_value() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::bob(&server)
-        .create_quality_docs_courses_audit()
-        .body(
-            quality_docs_courses_minimal()
-                .format(types::AuditFormat::Json)
-                .suppress_emails(true)
-                .users(strings(USERS))
-                .quality_docs_courses_ids(strings(&["course-1", "course-2"]))
-                .quality_docs_courses_actions(all::<types::QualityDocsCoursesAction>(
-                    QUALITY_DOCS_COURSES_ACTIONS,
-                ))
-                .quality_docs_courses_parameters(all::<types::QualityDocsCoursesParameter>(
-                    QUALITY_DOCS_COURSES_PARAMETERS,
-                )),
-        )
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post("/v1/audit/quality-docs-courses")
-            .act_as(wire::BOB)
-            .json(json!({
-                "format": "json",
-                "date_start": START,
-                "date_end": END,
-                "suppress_emails": true,
-                "users": USERS,
-                "quality_docs_courses_ids": ["course-1", "course-2"],
-                "quality_docs_courses_actions": QUALITY_DOCS_COURSES_ACTIONS,
-                "quality_docs_courses_parameters": QUALITY_DOCS_COURSES_PARAMETERS
-            })),
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn create_quality_docs_courses_audit_request_minimal_sends_the_required_fields_and_suppress_emails()
- {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::client(&server)
-        .create_quality_docs_courses_audit()
-        .body(quality_docs_courses_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::post("/v1/audit/quality-docs-courses").json(json!({
-        "format": "csv",
-        "date_start": START,
-        "date_end": END,
-        "suppress_emails": false
-    })))
-    .await;
-}
-
-#[tokio::test]
-async fn create_quality_docs_courses_audit_success_decodes_the_202_job_id_and_location() {
-    let server = MockServer::start_async().await;
-    let _seen = wire::serve(&server, accepted()).await;
-    let response = wire::client(&server)
-        .create_quality_docs_courses_audit()
-        .body(quality_docs_courses_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    assert_decoded!(job_created(response));
-}
-
-#[tokio::test]
-async fn create_quality_docs_courses_audit_errors_decode_general_format_and_throttles() {
-    wire::assert_errors(
+    creation_tests!(
+        create_quality_docs_courses_audit,
         "createQualityDocsCoursesAudit",
-        &[400, 401, 403, 404, 429],
-        |client| async move {
-            client
-                .create_quality_docs_courses_audit()
-                .body(quality_docs_courses_minimal())
-                .send()
-                .typed()
-                .await
-                .map(drop)
-        },
-    )
-    .await;
+        "/v1/audit/quality-docs-courses"
+    );
+
+    const QUALITY_DOCS_COURSES_ACTIONS: &[&str] = &[
+        "COURSE_CREATED",
+        "COURSE_MODIFIED",
+        "COURSE_STATUS_CHANGED",
+        "COURSE_DOCUMENT_STATUS_CHANGED",
+    ];
+    const QUALITY_DOCS_COURSES_PARAMETERS: &[&str] = &[
+        "NAME",
+        "DESCRIPTION",
+        "DAYS_TO_COMPLETE",
+        "MIN_DAYS_BEFORE_OBSOLETE",
+        "RECURRENCE_PERIOD",
+        "START_DATE",
+        "ASSIGNEES",
+        "DOCUMENTS",
+        "COURSE_STATUS",
+        "DOCUMENT_STATUS",
+    ];
+
+    fn minimal() -> types::builder::QualityDocsCoursesAuditRequest {
+        types::QualityDocsCoursesAuditRequest::builder()
+            .format(types::AuditFormat::Csv)
+            .date_start(START)
+            .date_end(END)
+    }
+
+    fn minimal_json() -> Value {
+        json!({
+            "format": "csv",
+            "date_start": START,
+            "date_end": END,
+            "suppress_emails": false
+        })
+    }
+
+    fn full() -> types::builder::QualityDocsCoursesAuditRequest {
+        minimal()
+            .format(types::AuditFormat::Json)
+            .suppress_emails(true)
+            .users(strings(USERS))
+            .quality_docs_courses_ids(strings(&["course-1", "course-2"]))
+            .quality_docs_courses_actions(all::<types::QualityDocsCoursesAction>(
+                QUALITY_DOCS_COURSES_ACTIONS,
+            ))
+            .quality_docs_courses_parameters(all::<types::QualityDocsCoursesParameter>(
+                QUALITY_DOCS_COURSES_PARAMETERS,
+            ))
+    }
+
+    fn full_json() -> Value {
+        json!({
+            "format": "json",
+            "date_start": START,
+            "date_end": END,
+            "suppress_emails": true,
+            "users": USERS,
+            "quality_docs_courses_ids": ["course-1", "course-2"],
+            "quality_docs_courses_actions": QUALITY_DOCS_COURSES_ACTIONS,
+            "quality_docs_courses_parameters": QUALITY_DOCS_COURSES_PARAMETERS
+        })
+    }
 }
 
-#[tokio::test]
-async fn create_quality_docs_courses_audit_forward_compat_ignores_unknown_fields() {
-    assert_created_ignores_unknown_fields(|client| async move {
-        client
-            .create_quality_docs_courses_audit()
-            .body(quality_docs_courses_minimal())
-            .send()
-            .typed()
-            .await
-    })
-    .await;
+/// `createEtmfAudit`.
+mod create_etmf_audit {
+    use super::*;
+
+    creation_tests!(create_etmf_audit, "createEtmfAudit", "/v1/audit/etmf");
+
+    const ETMF_ACTIONS: &[&str] = &[
+        "STUDY_CREATED",
+        "STUDY_UPDATED",
+        "TRIAL_UPDATED",
+        "COUNTRY_CREATED",
+        "COUNTRY_UPDATED",
+        "SITE_CREATED",
+        "SITE_UPDATED",
+        "STUDY_ACTIVATED",
+        "STUDY_DEACTIVATED",
+        "TRIAL_ACTIVATED",
+        "TRIAL_DEACTIVATED",
+        "COUNTRY_ACTIVATED",
+        "COUNTRY_DEACTIVATED",
+        "SITE_ACTIVATED",
+        "SITE_DEACTIVATED",
+        "DOCUMENT_ADDED",
+        "DOCUMENT_DELETED",
+        "DOCUMENT_RECLASSIFIED",
+        "DOCUMENT_CLASSIFICATION_CHANGED",
+        "ARTIFACT_CREATED",
+        "ARTIFACT_STATUS_UPDATED",
+        "REQUIRED_ARTIFACT_ADDED",
+        "REQUIRED_ARTIFACT_REMOVED",
+        "STUDY_PERMISSIONS_UPDATED",
+        "TRIAL_PERMISSIONS_UPDATED",
+        "COUNTRY_PERMISSIONS_UPDATED",
+        "SITE_PERMISSIONS_UPDATED",
+        "MILESTONE_ADDED",
+        "MILESTONE_COMPLETED",
+        "MILESTONE_ACTIVATED",
+        "MILESTONE_UPDATED",
+        "IMPORT_CREATED",
+        "IMPORT_FAILED",
+        "IMPORT_SUCCEEDED",
+        "IMPORT_CONFIRMED",
+        "IMPORT_REJECTED",
+        "QC_INITIATED",
+        "QC_APPROVED",
+        "QC_REJECTED",
+        "COMMENT_CREATED",
+        "ARTIFACT_REQUIREMENT_SETTING_UPDATED",
+        "MILESTONE_REQUIREMENT_SETTING_UPDATED",
+        "MILESTONE_ACTIVATION_REQUIREMENT_SETTING_UPDATED",
+        "ARTIFACT_UNBLINDED",
+        "ARTIFACT_BLINDED",
+    ];
+
+    fn minimal() -> types::builder::EtmfAuditRequest {
+        types::EtmfAuditRequest::builder()
+            .format(types::AuditFormat::Csv)
+            .date_start(START)
+            .date_end(END)
+    }
+
+    fn minimal_json() -> Value {
+        json!({
+            "format": "csv",
+            "date_start": START,
+            "date_end": END,
+            "suppress_emails": false
+        })
+    }
+
+    fn full() -> types::builder::EtmfAuditRequest {
+        minimal()
+            .format(types::AuditFormat::Json)
+            .suppress_emails(true)
+            .users(strings(USERS))
+            .etmf_actions(all::<types::EtmfAction>(ETMF_ACTIONS))
+            .etmf_study_ids(strings(&["study-1", "study-2"]))
+            .etmf_artifact_number("01.01.01".to_string())
+    }
+
+    fn full_json() -> Value {
+        json!({
+            "format": "json",
+            "date_start": START,
+            "date_end": END,
+            "suppress_emails": true,
+            "users": USERS,
+            "etmf_actions": ETMF_ACTIONS,
+            "etmf_study_ids": ["study-1", "study-2"],
+            "etmf_artifact_number": "01.01.01"
+        })
+    }
 }
 
-// ------------------------------------------------------------------ createEtmfAudit
+/// `createSnapshotRestoreAudit`.
+mod create_snapshot_restore_audit {
+    use super::*;
 
-const ETMF_ACTIONS: &[&str] = &[
-    "STUDY_CREATED",
-    "STUDY_UPDATED",
-    "TRIAL_UPDATED",
-    "COUNTRY_CREATED",
-    "COUNTRY_UPDATED",
-    "SITE_CREATED",
-    "SITE_UPDATED",
-    "STUDY_ACTIVATED",
-    "STUDY_DEACTIVATED",
-    "TRIAL_ACTIVATED",
-    "TRIAL_DEACTIVATED",
-    "COUNTRY_ACTIVATED",
-    "COUNTRY_DEACTIVATED",
-    "SITE_ACTIVATED",
-    "SITE_DEACTIVATED",
-    "DOCUMENT_ADDED",
-    "DOCUMENT_DELETED",
-    "DOCUMENT_RECLASSIFIED",
-    "DOCUMENT_CLASSIFICATION_CHANGED",
-    "ARTIFACT_CREATED",
-    "ARTIFACT_STATUS_UPDATED",
-    "REQUIRED_ARTIFACT_ADDED",
-    "REQUIRED_ARTIFACT_REMOVED",
-    "STUDY_PERMISSIONS_UPDATED",
-    "TRIAL_PERMISSIONS_UPDATED",
-    "COUNTRY_PERMISSIONS_UPDATED",
-    "SITE_PERMISSIONS_UPDATED",
-    "MILESTONE_ADDED",
-    "MILESTONE_COMPLETED",
-    "MILESTONE_ACTIVATED",
-    "MILESTONE_UPDATED",
-    "IMPORT_CREATED",
-    "IMPORT_FAILED",
-    "IMPORT_SUCCEEDED",
-    "IMPORT_CONFIRMED",
-    "IMPORT_REJECTED",
-    "QC_INITIATED",
-    "QC_APPROVED",
-    "QC_REJECTED",
-    "COMMENT_CREATED",
-    "ARTIFACT_REQUIREMENT_SETTING_UPDATED",
-    "MILESTONE_REQUIREMENT_SETTING_UPDATED",
-    "MILESTONE_ACTIVATION_REQUIREMENT_SETTING_UPDATED",
-    "ARTIFACT_UNBLINDED",
-    "ARTIFACT_BLINDED",
-];
-
-fn etmf_minimal() -> types::builder::EtmfAuditRequest {
-    types::EtmfAuditRequest::builder()
-        .format(types::AuditFormat::Csv)
-        .date_start(START)
-        .date_end(END)
-}
-
-#[tokio::test]
-async fn create_etmf_audit_request_full_sends_every_filter_and_enum_value() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::bob(&server)
-        .create_etmf_audit()
-        .body(
-            etmf_minimal()
-                .format(types::AuditFormat::Json)
-                .suppress_emails(true)
-                .users(strings(USERS))
-                .etmf_actions(all::<types::EtmfAction>(ETMF_ACTIONS))
-                .etmf_study_ids(strings(&["study-1", "study-2"]))
-                .etmf_artifact_number("01.01.01".to_string()),
-        )
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post("/v1/audit/etmf")
-            .act_as(wire::BOB)
-            .json(json!({
-                "format": "json",
-                "date_start": START,
-                "date_end": END,
-                "suppress_emails": true,
-                "users": USERS,
-                "etmf_actions": ETMF_ACTIONS,
-                "etmf_study_ids": ["study-1", "study-2"],
-                "etmf_artifact_number": "01.01.01"
-            })),
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn create_etmf_audit_request_minimal_sends_the_required_fields_and_suppress_emails() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::client(&server)
-        .create_etmf_audit()
-        .body(etmf_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::post("/v1/audit/etmf").json(json!({
-        "format": "csv",
-        "date_start": START,
-        "date_end": END,
-        "suppress_emails": false
-    })))
-    .await;
-}
-
-#[tokio::test]
-async fn create_etmf_audit_success_decodes_the_202_job_id_and_location() {
-    let server = MockServer::start_async().await;
-    let _seen = wire::serve(&server, accepted()).await;
-    let response = wire::client(&server)
-        .create_etmf_audit()
-        .body(etmf_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    assert_decoded!(job_created(response));
-}
-
-#[tokio::test]
-async fn create_etmf_audit_errors_decode_general_format_and_throttles() {
-    wire::assert_errors(
-        "createEtmfAudit",
-        &[400, 401, 403, 404, 429],
-        |client| async move {
-            client
-                .create_etmf_audit()
-                .body(etmf_minimal())
-                .send()
-                .typed()
-                .await
-                .map(drop)
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn create_etmf_audit_forward_compat_ignores_unknown_fields() {
-    assert_created_ignores_unknown_fields(|client| async move {
-        client
-            .create_etmf_audit()
-            .body(etmf_minimal())
-            .send()
-            .typed()
-            .await
-    })
-    .await;
-}
-
-// ------------------------------------------------------------------ createSnapshotRestoreAudit
-
-fn snapshot_restore_minimal() -> types::builder::SnapshotRestoreAuditRequest {
-    types::SnapshotRestoreAuditRequest::builder()
-        .format(types::AuditFormat::Csv)
-        .date_start(START)
-        .date_end(END)
-}
-
-#[tokio::test]
-async fn create_snapshot_restore_audit_request_full_sends_every_filter() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::bob(&server)
-        .create_snapshot_restore_audit()
-        .body(
-            snapshot_restore_minimal()
-                .format(types::AuditFormat::Json)
-                .suppress_emails(true)
-                .users(strings(USERS))
-                .include_system_actions(false),
-        )
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post("/v1/audit/snapshot-restore")
-            .act_as(wire::BOB)
-            .json(json!({
-                "format": "json",
-                "date_start": START,
-                "date_end": END,
-                "suppress_emails": true,
-                "users": USERS,
-                "include_system_actions": false
-            })),
-    )
-    .await;
-}
-
-/// For this kind `include_system_actions` defaults to true, and the default is what is sent.
-#[tokio::test]
-async fn create_snapshot_restore_audit_request_minimal_sends_include_system_actions_true() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::client(&server)
-        .create_snapshot_restore_audit()
-        .body(snapshot_restore_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::post("/v1/audit/snapshot-restore").json(json!({
-        "format": "csv",
-        "date_start": START,
-        "date_end": END,
-        "suppress_emails": false,
-        "include_system_actions": true
-    })))
-    .await;
-}
-
-#[tokio::test]
-async fn create_snapshot_restore_audit_success_decodes_the_202_job_id_and_location() {
-    let server = MockServer::start_async().await;
-    let _seen = wire::serve(&server, accepted()).await;
-    let response = wire::client(&server)
-        .create_snapshot_restore_audit()
-        .body(snapshot_restore_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    assert_decoded!(job_created(response));
-}
-
-#[tokio::test]
-async fn create_snapshot_restore_audit_errors_decode_general_format_and_throttles() {
-    wire::assert_errors(
+    creation_tests!(
+        create_snapshot_restore_audit,
         "createSnapshotRestoreAudit",
-        &[400, 401, 403, 404, 429],
-        |client| async move {
-            client
-                .create_snapshot_restore_audit()
-                .body(snapshot_restore_minimal())
-                .send()
-                .typed()
-                .await
-                .map(drop)
-        },
-    )
-    .await;
+        "/v1/audit/snapshot-restore"
+    );
+
+    fn minimal() -> types::builder::SnapshotRestoreAuditRequest {
+        types::SnapshotRestoreAuditRequest::builder()
+            .format(types::AuditFormat::Csv)
+            .date_start(START)
+            .date_end(END)
+    }
+
+    /// For this kind `include_system_actions` defaults to true, and the default is what is sent.
+    fn minimal_json() -> Value {
+        json!({
+            "format": "csv",
+            "date_start": START,
+            "date_end": END,
+            "suppress_emails": false,
+            "include_system_actions": true
+        })
+    }
+
+    fn full() -> types::builder::SnapshotRestoreAuditRequest {
+        minimal()
+            .format(types::AuditFormat::Json)
+            .suppress_emails(true)
+            .users(strings(USERS))
+            .include_system_actions(false)
+    }
+
+    fn full_json() -> Value {
+        json!({
+            "format": "json",
+            "date_start": START,
+            "date_end": END,
+            "suppress_emails": true,
+            "users": USERS,
+            "include_system_actions": false
+        })
+    }
 }
 
-#[tokio::test]
-async fn create_snapshot_restore_audit_forward_compat_ignores_unknown_fields() {
-    assert_created_ignores_unknown_fields(|client| async move {
-        client
-            .create_snapshot_restore_audit()
-            .body(snapshot_restore_minimal())
-            .send()
-            .typed()
-            .await
-    })
-    .await;
-}
+/// `createUploadRequestsAudit`.
+mod create_upload_requests_audit {
+    use super::*;
 
-// ------------------------------------------------------------------ createUploadRequestsAudit
-
-const UPLOAD_REQUESTS_ACTIONS: &[&str] = &[
-    "REQUEST_CREATED",
-    "REQUEST_MODIFIED",
-    "REQUEST_STATUS_CHANGED",
-    "FILE_UPLOADED",
-    "FILE_REMOVED",
-    "DOCUMENT_SUBMITTED",
-    "DOCUMENT_SKIPPED",
-    "DOCUMENT_ACCEPTED",
-    "DOCUMENT_REJECTED",
-    "REQUEST_COMPLETED",
-    "REQUEST_CANCELED",
-];
-
-fn upload_requests_minimal() -> types::builder::UploadRequestsAuditRequest {
-    types::UploadRequestsAuditRequest::builder()
-        .format(types::AuditFormat::Csv)
-        .date_start(START)
-        .date_end(END)
-}
-
-#[tokio::test]
-async fn create_upload_requests_audit_request_full_sends_every_filter_and_enum_value() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::bob(&server)
-        .create_upload_requests_audit()
-        .body(
-            upload_requests_minimal()
-                .format(types::AuditFormat::Json)
-                .suppress_emails(true)
-                .users(strings(USERS))
-                .upload_requests_actions(all::<types::UploadRequestsAction>(
-                    UPLOAD_REQUESTS_ACTIONS,
-                )),
-        )
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post("/v1/audit/upload-requests")
-            .act_as(wire::BOB)
-            .json(json!({
-                "format": "json",
-                "date_start": START,
-                "date_end": END,
-                "suppress_emails": true,
-                "users": USERS,
-                "upload_requests_actions": UPLOAD_REQUESTS_ACTIONS
-            })),
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn create_upload_requests_audit_request_minimal_sends_the_required_fields_and_suppress_emails()
- {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, accepted()).await;
-    wire::client(&server)
-        .create_upload_requests_audit()
-        .body(upload_requests_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::post("/v1/audit/upload-requests").json(json!({
-        "format": "csv",
-        "date_start": START,
-        "date_end": END,
-        "suppress_emails": false
-    })))
-    .await;
-}
-
-#[tokio::test]
-async fn create_upload_requests_audit_success_decodes_the_202_job_id_and_location() {
-    let server = MockServer::start_async().await;
-    let _seen = wire::serve(&server, accepted()).await;
-    let response = wire::client(&server)
-        .create_upload_requests_audit()
-        .body(upload_requests_minimal())
-        .send()
-        .typed()
-        .await
-        .unwrap();
-    assert_decoded!(job_created(response));
-}
-
-#[tokio::test]
-async fn create_upload_requests_audit_errors_decode_general_format_and_throttles() {
-    wire::assert_errors(
+    creation_tests!(
+        create_upload_requests_audit,
         "createUploadRequestsAudit",
-        &[400, 401, 403, 404, 429],
-        |client| async move {
-            client
-                .create_upload_requests_audit()
-                .body(upload_requests_minimal())
-                .send()
-                .typed()
-                .await
-                .map(drop)
-        },
-    )
-    .await;
-}
+        "/v1/audit/upload-requests"
+    );
 
-#[tokio::test]
-async fn create_upload_requests_audit_forward_compat_ignores_unknown_fields() {
-    assert_created_ignores_unknown_fields(|client| async move {
-        client
-            .create_upload_requests_audit()
-            .body(upload_requests_minimal())
-            .send()
-            .typed()
-            .await
-    })
-    .await;
+    const UPLOAD_REQUESTS_ACTIONS: &[&str] = &[
+        "REQUEST_CREATED",
+        "REQUEST_MODIFIED",
+        "REQUEST_STATUS_CHANGED",
+        "FILE_UPLOADED",
+        "FILE_REMOVED",
+        "DOCUMENT_SUBMITTED",
+        "DOCUMENT_SKIPPED",
+        "DOCUMENT_ACCEPTED",
+        "DOCUMENT_REJECTED",
+        "REQUEST_COMPLETED",
+        "REQUEST_CANCELED",
+    ];
+
+    fn minimal() -> types::builder::UploadRequestsAuditRequest {
+        types::UploadRequestsAuditRequest::builder()
+            .format(types::AuditFormat::Csv)
+            .date_start(START)
+            .date_end(END)
+    }
+
+    fn minimal_json() -> Value {
+        json!({
+            "format": "csv",
+            "date_start": START,
+            "date_end": END,
+            "suppress_emails": false
+        })
+    }
+
+    fn full() -> types::builder::UploadRequestsAuditRequest {
+        minimal()
+            .format(types::AuditFormat::Json)
+            .suppress_emails(true)
+            .users(strings(USERS))
+            .upload_requests_actions(all::<types::UploadRequestsAction>(UPLOAD_REQUESTS_ACTIONS))
+    }
+
+    fn full_json() -> Value {
+        json!({
+            "format": "json",
+            "date_start": START,
+            "date_end": END,
+            "suppress_emails": true,
+            "users": USERS,
+            "upload_requests_actions": UPLOAD_REQUESTS_ACTIONS
+        })
+    }
 }
 
 // ------------------------------------------------------------------ getAuditJob
