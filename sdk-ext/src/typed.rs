@@ -1,8 +1,8 @@
 //! Turning the generated client's results into [`Error`].
 
-use crate::error::{Area, Error, InputError};
+use crate::error::{Area, Error, InputError, RawBody};
 use crate::limiter::LimitError;
-use crate::policy::AnsweredOperation;
+use crate::policy::FailedBody;
 use crate::rejection::LocalRejection;
 use bytes::Bytes;
 use progenitor_client::ResponseValue;
@@ -55,16 +55,12 @@ fn area_of_path(path: &str) -> Area {
 
 impl Error {
     /// Converts a failed response (status not 2xx, or a policy's local rejection) into the
-    /// typed error, reading its body.
+    /// typed error, reading its body unless the client's policy already did.
     pub async fn from_http_response(response: reqwest::Response) -> Error {
-        if let Some(rejection) = LocalRejection::of(&response) {
-            return Error::from(rejection.clone());
+        if LocalRejection::of(&response).is_some() || FailedBody::of(&response).is_some() {
+            return Error::of_response(&response);
         }
-        let area = response
-            .extensions()
-            .get::<AnsweredOperation>()
-            .map(|answered| area_of(answered.0))
-            .unwrap_or_else(|| area_of_path(response.url().path()));
+        let area = area_of_path(response.url().path());
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         let body = match read_capped(response).await {
@@ -81,19 +77,51 @@ impl Error {
         )
     }
 
-    /// Converts an error of the generated client, given the success type `T` it expected
-    /// (so a decode failure can name the JSON path).
+    /// The error of a response the client's policy answered: its local rejection, or the
+    /// failed body it read. A response that passed no policy (a plain `pubapi-sdk` client)
+    /// or a success status the generated code does not decode keeps its status and headers.
+    fn of_response(response: &reqwest::Response) -> Error {
+        if let Some(rejection) = LocalRejection::of(response) {
+            return Error::from(rejection.clone());
+        }
+        let (area, body) = match FailedBody::of(response) {
+            Some(failed) => (area_of(failed.operation), failed.body.clone()),
+            None => (area_of_path(response.url().path()), Bytes::new()),
+        };
+        Error::from_response(
+            area.error_format(),
+            area,
+            response.status().as_u16(),
+            response.headers(),
+            body,
+            SystemTime::now(),
+        )
+    }
+
+    /// Converts an error of the generated client, given the success type `T` it expected.
     pub async fn from_sdk<T: DeserializeOwned>(error: progenitor_client::Error<()>) -> Error {
+        Error::from(error)
+    }
+}
+
+/// `?` on a generated operation's result: the failed body was read by the client's policy,
+/// so the conversion needs no waiting.
+///
+/// ```no_run
+/// use pubapi_sdk_ext::prelude::*;
+/// # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), pubapi_sdk_ext::Error> {
+/// let hooks = client.sdk().list_webhooks().send().await?;
+/// # Ok(()) }
+/// ```
+impl From<progenitor_client::Error<()>> for Error {
+    fn from(error: progenitor_client::Error<()>) -> Error {
         use progenitor_client::Error as Sdk;
         match error {
-            Sdk::UnexpectedResponse(response) => Error::from_http_response(response).await,
-            Sdk::InvalidResponsePayload(body, _) => match Error::decode::<T>(body) {
-                Err(e) => e,
-                Ok(_) => Error::Decode {
-                    path: ".".into(),
-                    message: "the body decoded on a second reading".into(),
-                    body: Default::default(),
-                },
+            Sdk::UnexpectedResponse(response) => Error::of_response(&response),
+            Sdk::InvalidResponsePayload(body, e) => Error::Decode {
+                path: json_path_at(&body, e.line(), e.column()),
+                message: e.to_string(),
+                body: RawBody(body),
             },
             Sdk::CommunicationError(e) | Sdk::ResponseBodyError(e) | Sdk::InvalidUpgrade(e) => {
                 Error::Transport(e)
@@ -113,6 +141,87 @@ impl Error {
                 })
             }
         }
+    }
+}
+
+/// The JSON path (`items[2].id`) of the value that ends at `line`:`column` of `body`, as
+/// serde_json reports the position of a mismatch: just after the value that did not fit,
+/// or just after the object that missed a field (whose path it then is). `.` is the root.
+pub(crate) fn json_path_at(body: &[u8], line: usize, column: usize) -> String {
+    enum Frame {
+        Object(Option<String>),
+        Array(usize),
+    }
+    // serde_json counts lines from 1 and columns as bytes since the line's start.
+    let line_start = if line <= 1 {
+        0
+    } else {
+        body.iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'\n')
+            .nth(line - 2)
+            .map_or(body.len(), |(i, _)| i + 1)
+    };
+    let end = line_start.saturating_add(column).min(body.len());
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut expecting_key = false;
+    let mut i = 0;
+    while i < end {
+        match body[i] {
+            b'{' => {
+                stack.push(Frame::Object(None));
+                expecting_key = true;
+            }
+            b'[' => stack.push(Frame::Array(0)),
+            b'}' | b']' => {
+                stack.pop();
+                expecting_key = false;
+            }
+            b',' => match stack.last_mut() {
+                Some(Frame::Array(index)) => *index += 1,
+                Some(Frame::Object(key)) => {
+                    *key = None;
+                    expecting_key = true;
+                }
+                None => {}
+            },
+            b'"' => {
+                let start = i + 1;
+                i = start;
+                while i < body.len() && body[i] != b'"' {
+                    i += if body[i] == b'\\' { 2 } else { 1 };
+                }
+                if expecting_key && let Some(Frame::Object(key)) = stack.last_mut() {
+                    let raw = &body[start..i.min(body.len())];
+                    let text = serde_json::from_slice::<String>(
+                        &[b"\"".as_slice(), raw, b"\"".as_slice()].concat(),
+                    )
+                    .unwrap_or_else(|_| String::from_utf8_lossy(raw).into_owned());
+                    *key = Some(text);
+                    expecting_key = false;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let mut path = String::new();
+    for frame in &stack {
+        match frame {
+            Frame::Object(Some(key)) => {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(key);
+            }
+            Frame::Object(None) => {}
+            Frame::Array(index) => path.push_str(&format!("[{index}]")),
+        }
+    }
+    if path.is_empty() {
+        ".".to_string()
+    } else {
+        path
     }
 }
 
@@ -203,10 +312,7 @@ where
     T: DeserializeOwned + Send,
 {
     async fn typed(self) -> Result<ResponseValue<T>, Error> {
-        match self.await {
-            Ok(value) => Ok(value),
-            Err(e) => Err(Error::from_sdk::<T>(e).await),
-        }
+        self.await.map_err(Error::from)
     }
 }
 
@@ -258,6 +364,98 @@ mod tests {
                 assert!(error.is_none());
             }
             other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod json_path_tests {
+    use super::json_path_at;
+    use proptest::prelude::*;
+    use serde::Deserialize;
+
+    /// The path serde_path_to_error finds for a body that does not decode as `T`, and the
+    /// one [`json_path_at`] reads from serde_json's position alone.
+    fn both<T: for<'de> Deserialize<'de>>(body: &str) -> (String, String) {
+        let mut deserializer = serde_json::Deserializer::from_str(body);
+        let expected = match serde_path_to_error::deserialize::<_, T>(&mut deserializer) {
+            Ok(_) => panic!("{body} decoded"),
+            Err(e) => e.path().to_string(),
+        };
+        let error = serde_json::from_str::<T>(body).err().unwrap();
+        (
+            expected,
+            json_path_at(body.as_bytes(), error.line(), error.column()),
+        )
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Item {
+        id: u32,
+        #[serde(default)]
+        tags: Vec<String>,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Page {
+        items: Vec<Item>,
+        #[serde(rename = "next id")]
+        next: Option<u32>,
+    }
+
+    #[test]
+    fn a_mismatch_is_named_by_its_json_path() {
+        for body in [
+            r#"{"items":[{"id":1},{"id":"three"}]}"#,
+            r#"{"items":[{"id":1,"tags":["a",2]}]}"#,
+            "{\n  \"items\": [\n    {\"id\": 1},\n    {\"tags\": []}\n  ]\n}",
+            r#"{"items":[],"next id":"x"}"#,
+            r#"{"items":{"id":1}}"#,
+            r#"{"a\"b":{"id":[1,2]},"items":[{"id":-1}]}"#,
+            r#"[1]"#,
+        ] {
+            let (expected, found) = both::<Page>(body);
+            assert_eq!(found, expected, "{body}");
+        }
+        let (_, found) = both::<Page>(r#"{"items":[{"id":1},{"id":"three"}]}"#);
+        assert_eq!(found, "items[1].id");
+        let (_, found) = both::<Page>(r#"{"items":[{"id":1},{"tags":[]}]}"#);
+        assert_eq!(found, "items[1]", "a missing field is named by its object");
+    }
+
+    proptest! {
+        /// Arrays of arrays of numbers with one value replaced by a string, at any depth
+        /// and with any whitespace: the path matches serde_path_to_error's.
+        #[test]
+        fn the_path_matches_serde_path_to_error(
+            rows in prop::collection::vec(prop::collection::vec(0u8..200, 0..5), 1..6),
+            pick in any::<prop::sample::Index>(),
+            spaces in "[ \n]{0,2}",
+        ) {
+            let cells: usize = rows.iter().map(Vec::len).sum();
+            prop_assume!(cells > 0);
+            let target = pick.index(cells);
+            let mut seen = 0;
+            let mut body = String::from("[");
+            for (r, row) in rows.iter().enumerate() {
+                if r > 0 { body.push(','); body.push_str(&spaces); }
+                body.push('[');
+                for (c, value) in row.iter().enumerate() {
+                    if c > 0 { body.push(','); body.push_str(&spaces); }
+                    if seen == target {
+                        body.push_str("\"no, \\\"not\\\" [this]\"");
+                    } else {
+                        body.push_str(&value.to_string());
+                    }
+                    seen += 1;
+                }
+                body.push(']');
+            }
+            body.push(']');
+            let (expected, found) = both::<Vec<Vec<u8>>>(&body);
+            prop_assert_eq!(found, expected, "{}", body);
         }
     }
 }

@@ -589,3 +589,45 @@ async fn path_values_that_would_leave_their_segment_are_refused_naming_the_param
         "/pubapi/v1/webhooks/w%201%233%3F4%255"
     );
 }
+
+/// `?` turns a generated operation's error into [`Error`] with the server's status, code
+/// and message: the policy read the failed body before the generated code saw it.
+#[tokio::test(start_paused = true)]
+async fn question_mark_converts_a_generated_error_keeping_the_servers_message() {
+    async fn call(client: &Client) -> Result<(), Error> {
+        client
+            .sdk()
+            .get_agent_request_status()
+            .agent_id("agt-1")
+            .request_id("r-1")
+            .send()
+            .await?;
+        Ok(())
+    }
+    let script = Script::new(
+        vec![Answer::json(
+            404,
+            r#"{"errorCode":"AGENT_NOT_FOUND","errorMessage":"no agent agt-1"}"#,
+        )],
+        ok_whoami(),
+    );
+    let error = call(&client(&script)).await.unwrap_err();
+    assert!(matches!(error, Error::NotFound(_)), "{error:?}");
+    assert_eq!(error.status(), Some(404));
+    assert_eq!(error.code(), Some("AGENT_NOT_FOUND"));
+    assert!(error.to_string().contains("no agent agt-1"), "{error}");
+
+    // A success body that does not fit names the JSON path of the mismatch.
+    let script = Script::new(vec![Answer::json(200, r#"{"username":7}"#)], ok_whoami());
+    let error = client(&script)
+        .sdk()
+        .whoami()
+        .send()
+        .await
+        .map_err(Error::from)
+        .unwrap_err();
+    match error {
+        Error::Decode { path, .. } => assert_eq!(path, "username"),
+        other => panic!("{other:?}"),
+    }
+}
