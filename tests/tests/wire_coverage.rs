@@ -1,7 +1,8 @@
 //! Every operation of the spec has its wire tests, so a new operation cannot slip in untested.
 //!
-//! The wire tests (`tests/wire_*.rs`) are named `<operation>_<point>_<behaviour>`, where
-//! `<operation>` is the generated method name of an operation of
+//! The wire tests (`tests/wire_*.rs`, as their test harness lists them) are named
+//! `<operation>_<point>_<behaviour>`, or `<operation>::<point>_<behaviour>` when a macro makes
+//! them, where `<operation>` is the generated method name of an operation of
 //! `pubapi_sdk::operations::ALL` and `<point>` one of [`POINTS`]. A success response the
 //! generated client does not decode (a 204 next to a 200, a 303, a CSV body) needs a test of its
 //! own, named `<operation>_<status>_…` or `<operation>_<subtype>_…` (`csv`).
@@ -20,39 +21,48 @@ const POINTS: &[&str] = &[
     "forward_compat",
 ];
 
-/// `(file, test name)` of every test in the wire test files.
+/// `(file, test name)` of every test in the wire test files, from the list each file's test
+/// harness gives (`wire/lists/<file>.snap`, which `wire::list_of_tests_is_the_harness_list`
+/// keeps equal to the harness's `--list` in that file). A test in a module reads as one name:
+/// `create_logins_audit::success_…` is `create_logins_audit_success_…`.
 fn wire_tests() -> Vec<(String, String)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("tests/ is readable")
-        .map(|entry| entry.expect("a directory entry").path())
-        .filter(|path| {
-            let name = path.file_name().unwrap().to_string_lossy();
-            name.starts_with("wire_") && name.ends_with(".rs") && name != "wire_coverage.rs"
-        })
+    let stems = |dir: &Path, extension: &str| -> Vec<String> {
+        let mut stems: Vec<String> = std::fs::read_dir(dir)
+            .unwrap_or_else(|error| panic!("{} is readable: {error}", dir.display()))
+            .map(|entry| entry.expect("a directory entry").path())
+            .filter(|path| path.extension().is_some_and(|ext| ext == extension))
+            .map(|path| path.file_stem().unwrap().to_string_lossy().into_owned())
+            .collect();
+        stems.sort();
+        stems
+    };
+    let files: Vec<String> = stems(&dir, "rs")
+        .into_iter()
+        .filter(|file| file.starts_with("wire_") && file != "wire_coverage")
         .collect();
-    files.sort();
     assert!(
         files.len() >= 10,
         "the wire test files are found: {files:?}"
     );
+    let lists_dir = dir.join("wire").join("lists");
+    assert_eq!(
+        stems(&lists_dir, "snap"),
+        files,
+        "each wire test file has its list of tests in wire/lists (run the file's tests, then \
+         review and accept the new list)"
+    );
     let mut tests = Vec::new();
-    for path in files {
-        let file = path.file_name().unwrap().to_string_lossy().into_owned();
-        let source = std::fs::read_to_string(&path).expect("a readable test file");
-        let mut after_test_attribute = false;
-        for line in source.lines().map(str::trim) {
-            if line.starts_with("#[tokio::test") || line == "#[test]" {
-                after_test_attribute = true;
-            } else if after_test_attribute && !line.starts_with("#[") {
-                let name = line
-                    .strip_prefix("async fn ")
-                    .or_else(|| line.strip_prefix("fn "))
-                    .and_then(|rest| rest.split('(').next())
-                    .unwrap_or_else(|| panic!("{file}: a test attribute before {line:?}"));
-                tests.push((file.clone(), name.to_owned()));
-                after_test_attribute = false;
-            }
+    for file in files {
+        let path = lists_dir.join(format!("{file}.snap"));
+        let snapshot = std::fs::read_to_string(&path).expect("a readable list");
+        // An insta snapshot: a `---` header, then the names, one a line.
+        let names = snapshot
+            .splitn(3, "---\n")
+            .nth(2)
+            .unwrap_or_else(|| panic!("{}: a snapshot with a header", path.display()));
+        for name in names.lines().filter(|name| !name.is_empty()) {
+            tests.push((file.clone(), name.replace("::", "_")));
         }
     }
     tests

@@ -8,8 +8,10 @@
 //! and times redacted, after [`assert_round_trip`] has shown that no field was lost.
 //!
 //! Test names follow `<operation>_<point>_<behaviour>` (the operation's generated method name,
-//! then `request_full`, `request_minimal`, `success`, `errors` or `forward_compat`); the
-//! coverage test in `wire_coverage.rs` relies on it.
+//! then `request_full`, `request_minimal`, `success`, `errors` or `forward_compat`), or
+//! `<operation>::<point>_<behaviour>` for tests a macro makes in a module per operation; the
+//! coverage test in `wire_coverage.rs` relies on it and reads the names from each file's list
+//! of tests (`wire/lists/<file>.snap`, checked against the test harness).
 
 // Each test file uses a part of the helpers.
 #![allow(dead_code)]
@@ -865,4 +867,31 @@ where
             );
         }
     }
+}
+
+// ------------------------------------------------------------------ the list of tests
+
+/// The tests of this file as its test harness lists them (`--list`), kept in
+/// `wire/lists/<file>.snap` for `wire_coverage.rs`: adding, renaming or removing a test changes
+/// the list, and this test fails until the new list is reviewed and accepted.
+#[test]
+fn list_of_tests_is_the_harness_list() {
+    let binary = std::env::current_exe().expect("the test binary's path");
+    let output = std::process::Command::new(binary)
+        .args(["--list", "--format", "terse"])
+        .output()
+        .expect("the test binary runs");
+    assert!(output.status.success(), "--list fails: {output:?}");
+    let listed = String::from_utf8(output.stdout).expect("test names are UTF-8");
+    let mut names: Vec<&str> = listed
+        .lines()
+        .filter_map(|line| line.strip_suffix(": test"))
+        .filter(|name| !name.starts_with("wire::"))
+        .collect();
+    names.sort_unstable();
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("lists");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.bind(|| insta::assert_snapshot!(env!("CARGO_CRATE_NAME"), names.join("\n")));
 }
