@@ -16,7 +16,10 @@
 //! [`redact_secrets`] (derived `Debug` would print `format: password` fields such as the
 //! webhook `authHeader`), [`strict_path_encoding`] (progenitor's `encode_path` lets `\` and dot
 //! segments through, which URL parsing turns into other paths) and [`operation_table`] (progenitor keeps no record of paths, tags, statuses and what the spec
-//! transforms removed; the table keeps them for `pubapi-sdk-ext` and the tests).
+//! transforms removed; the table keeps them for `pubapi-sdk-ext` and the tests). The table's
+//! area, limit class, error format and idempotency come from [`operation_facts`], which reads
+//! each from the one place the spec says it and refuses a spec where one is missing or
+//! ambiguous.
 //!
 //! Limits that need no transform: security schemes are ignored (`pubapi-sdk-ext` adds the
 //! bearer token in its request policy); `requestBody.required: false` is ignored (the builder
@@ -31,6 +34,7 @@ pub mod inline_response_refs;
 pub mod json_only_responses;
 pub mod mark_deprecated;
 pub mod open_response_enums;
+pub mod operation_facts;
 pub mod operation_table;
 pub mod raw_error_responses;
 pub mod redact_secrets;

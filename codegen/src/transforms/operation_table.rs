@@ -6,6 +6,7 @@
 //! error format and idempotency; tests read it to prove every operation is covered.
 
 use super::Removal;
+use super::operation_facts::{self, AreaFact};
 use crate::CodegenError;
 use crate::walk::{operation_name, operations, resolve_parameter, resolve_response, status_label};
 use openapiv3::{OpenAPI, Parameter};
@@ -16,6 +17,7 @@ use quote::quote;
 /// # Errors
 /// [`CodegenError::Unsupported`] when an operation has no operationId or no single tag.
 pub fn item(spec: &OpenAPI, removals: &[Removal]) -> Result<syn::Item, CodegenError> {
+    let areas = operation_facts::areas(spec)?;
     let mut rows = Vec::new();
     for op in operations(spec) {
         let name = operation_name(op.path, op.method, op.operation);
@@ -31,6 +33,11 @@ pub fn item(spec: &OpenAPI, removals: &[Removal]) -> Result<syn::Item, CodegenEr
         let [tag] = op.operation.tags.as_slice() else {
             return Err(unsupported("needs exactly one tag"));
         };
+        let facts = operation_facts::of(spec, &areas, &op, &name)?;
+        let area = ident(&areas[facts.area].variant);
+        let limit_class = ident(&variant(areas[facts.area].limit_class));
+        let error_format = ident(&variant(facts.error_format));
+        let idempotent = facts.idempotent;
         let method_name = heck::ToSnakeCase::to_snake_case(id);
         let method = op.method.to_uppercase();
         let path = op.path;
@@ -70,12 +77,16 @@ pub fn item(spec: &OpenAPI, removals: &[Removal]) -> Result<syn::Item, CodegenEr
         }
         rows.push(quote! {
             Operation {
-                id: #id, method_name: #method_name, method: #method, path: #path, tag: #tag, deprecated: #deprecated,
+                id: #id, method_name: #method_name, method: #method, path: #path, tag: #tag,
+                area: Area::#area, limit_class: LimitClass::#limit_class,
+                error_format: ErrorFormat::#error_format, idempotent: #idempotent,
+                deprecated: #deprecated,
                 path_queries: &[#(#path_queries),*], sunset: #sunset, successor: #successor,
                 responses: &[#(#responses),*],
             }
         });
     }
+    let area_enum = area_enum(&areas);
     let tokens = quote! {
         /// Every operation of `spec/openapi.yaml` as the spec documents it (before the codegen
         /// transforms), for policies and tests that need paths, tags and statuses.
@@ -94,6 +105,17 @@ pub fn item(spec: &OpenAPI, removals: &[Removal]) -> Result<syn::Item, CodegenEr
                 pub path: &'static str,
                 /// The area tag, e.g. `webhooks`.
                 pub tag: &'static str,
+                /// The area of the API, from the tag.
+                pub area: Area,
+                /// The budget the operation draws from (`x-pubapi-limit-class` on its tag).
+                pub limit_class: LimitClass,
+                /// The format of its error bodies (`x-pubapi-error-format` on the error schema
+                /// its 4xx/5xx responses reference).
+                pub error_format: ErrorFormat,
+                /// Whether retrying it after a server error is safe: GET, PUT, DELETE and
+                /// HEAD are; a POST is only when the spec marks it `x-pubapi-idempotent`
+                /// (reads and idempotent sets such as `setWebhookStatus`).
+                pub idempotent: bool,
                 /// Whether the spec marks the operation deprecated.
                 pub deprecated: bool,
                 /// The query parameters whose value is a file or folder path (marked
@@ -122,10 +144,68 @@ pub fn item(spec: &OpenAPI, removals: &[Removal]) -> Result<syn::Item, CodegenEr
             }
 
             impl Operation {
-                /// Whether retrying the operation after a server error is safe (GET, PUT,
-                /// DELETE are idempotent; POST is not).
+                /// Whether retrying the operation after a server error is safe (see
+                /// [`Operation::idempotent`]).
                 pub fn is_idempotent(&self) -> bool {
-                    matches!(self.method, "GET" | "PUT" | "DELETE" | "HEAD")
+                    self.idempotent
+                }
+            }
+
+            #area_enum
+
+            /// Which budget a request draws from (`x-pubapi-limit-class` on the spec's tags).
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+            #[non_exhaustive]
+            pub enum LimitClass {
+                /// Everything that is not an AI endpoint: audit, webhooks, events, whoami.
+                General,
+                /// The AI endpoints.
+                Ai,
+            }
+
+            impl LimitClass {
+                /// The spec's name for it: `general` or `ai`.
+                pub const fn as_str(self) -> &'static str {
+                    match self {
+                        LimitClass::General => "general",
+                        LimitClass::Ai => "ai",
+                    }
+                }
+            }
+
+            impl ::std::fmt::Display for LimitClass {
+                fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                    f.write_str(self.as_str())
+                }
+            }
+
+            /// The three error body formats of the reference (`x-pubapi-error-format` on the
+            /// spec's error schemas).
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+            #[non_exhaustive]
+            pub enum ErrorFormat {
+                /// AI endpoints: `{errorMessage, errorCode}` (`AiError`).
+                Ai,
+                /// Webhooks and whoami: `{code, message, details}` (`WebhookError`).
+                Webhooks,
+                /// General API and audit: `{Errors: [{description, code}]}` (`GeneralError`).
+                General,
+            }
+
+            impl ErrorFormat {
+                /// The spec's name for it: `ai`, `webhooks` or `general`.
+                pub const fn as_str(self) -> &'static str {
+                    match self {
+                        ErrorFormat::Ai => "ai",
+                        ErrorFormat::Webhooks => "webhooks",
+                        ErrorFormat::General => "general",
+                    }
+                }
+            }
+
+            impl ::std::fmt::Display for ErrorFormat {
+                fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                    f.write_str(self.as_str())
                 }
             }
 
@@ -144,6 +224,69 @@ pub fn item(spec: &OpenAPI, removals: &[Removal]) -> Result<syn::Item, CodegenEr
         }
     };
     syn::parse2(tokens).map_err(|e| CodegenError::Unparseable(e.to_string()))
+}
+
+/// A Rust identifier.
+fn ident(name: &str) -> syn::Ident {
+    syn::Ident::new(name, proc_macro2::Span::call_site())
+}
+
+/// The variant name of a spec value (`general` → `General`).
+fn variant(value: &str) -> String {
+    heck::ToUpperCamelCase::to_upper_camel_case(value)
+}
+
+/// `enum Area`, one variant per declared tag, with `as_str`, `limit_class`, `ALL` and `Display`.
+fn area_enum(areas: &[AreaFact]) -> proc_macro2::TokenStream {
+    let variants = areas.iter().map(|a| {
+        let v = ident(&a.variant);
+        let doc = match &a.description {
+            Some(d) => format!("`{}`: {d}", a.tag),
+            None => format!("`{}`.", a.tag),
+        };
+        quote! { #[doc = #doc] #v }
+    });
+    let names = areas.iter().map(|a| {
+        let (v, tag) = (ident(&a.variant), &a.tag);
+        quote! { Area::#v => #tag }
+    });
+    let classes = areas.iter().map(|a| {
+        let (v, class) = (ident(&a.variant), ident(&variant(a.limit_class)));
+        quote! { Area::#v => LimitClass::#class }
+    });
+    let all = areas.iter().map(|a| {
+        let v = ident(&a.variant);
+        quote! { Area::#v }
+    });
+    quote! {
+        /// The area of the API an operation belongs to: one variant per tag of the spec.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
+        pub enum Area {
+            #(#variants),*
+        }
+
+        impl Area {
+            /// Every area, in the spec's tag order.
+            pub const ALL: &'static [Area] = &[#(#all),*];
+
+            /// The spec's tag, e.g. `knowledge-bases`.
+            pub const fn as_str(self) -> &'static str {
+                match self { #(#names),* }
+            }
+
+            /// The budget the area's operations draw from.
+            pub const fn limit_class(self) -> LimitClass {
+                match self { #(#classes),* }
+            }
+        }
+
+        impl ::std::fmt::Display for Area {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    }
 }
 
 /// The names of the query parameters marked `x-pubapi-encoding: path`.
@@ -173,11 +316,14 @@ mod tests {
     use crate::transforms::fixture::spec;
     use quote::ToTokens;
 
+    /// The tags the fixtures use, with their limit classes.
+    const TAGS: &str = "tags:\n  - {name: events, x-pubapi-limit-class: general}\n  - {name: copilot, x-pubapi-limit-class: ai}\n";
+
     #[test]
     fn removed_statuses_are_marked_not_generated() {
-        let s = spec(
-            "paths:\n  /e:\n    get:\n      operationId: listEvents\n      tags: [events]\n      responses:\n        '200': {description: page, content: {application/json: {schema: {type: object}}}}\n        '204': {description: none}\n",
-        );
+        let s = spec(&format!(
+            "{TAGS}paths:\n  /e:\n    get:\n      operationId: listEvents\n      tags: [events]\n      x-pubapi-error-format: general\n      responses:\n        '200': {{description: page, content: {{application/json: {{schema: {{type: object}}}}}}}}\n        '204': {{description: none}}\n",
+        ));
         let removals = vec![Removal {
             transform: "drop_bodiless_success",
             subject: "listEvents".into(),
@@ -203,9 +349,9 @@ mod tests {
 
     #[test]
     fn query_parameters_marked_as_paths_are_listed() {
-        let s = spec(
-            "paths:\n  /e:\n    get:\n      operationId: listEvents\n      tags: [events]\n      parameters:\n        - $ref: '#/components/parameters/Folder'\n        - {name: id, in: query, schema: {type: integer}}\n      responses:\n        '200': {description: page}\ncomponents:\n  parameters:\n    Folder: {name: folder, in: query, x-pubapi-encoding: path, schema: {type: string}}\n",
-        );
+        let s = spec(&format!(
+            "{TAGS}paths:\n  /e:\n    get:\n      operationId: listEvents\n      tags: [events]\n      x-pubapi-error-format: general\n      parameters:\n        - $ref: '#/components/parameters/Folder'\n        - {{name: id, in: query, schema: {{type: integer}}}}\n      responses:\n        '200': {{description: page}}\ncomponents:\n  parameters:\n    Folder: {{name: folder, in: query, x-pubapi-encoding: path, schema: {{type: string}}}}\n",
+        ));
         let out = item(&s, &[]).unwrap().into_token_stream().to_string();
         assert!(out.contains("path_queries : & [\"folder\"]"), "{out}");
         assert!(out.contains("sunset : None , successor : None"), "{out}");
@@ -213,9 +359,9 @@ mod tests {
 
     #[test]
     fn sunset_and_successor_extensions_are_carried() {
-        let s = spec(
-            "paths:\n  /c:\n    post:\n      operationId: askCopilot\n      tags: [copilot]\n      deprecated: true\n      x-pubapi-sunset: 1790726400\n      x-pubapi-successor: askAssistant\n      responses:\n        '200': {description: answer}\n",
-        );
+        let s = spec(&format!(
+            "{TAGS}paths:\n  /c:\n    post:\n      operationId: askCopilot\n      tags: [copilot]\n      deprecated: true\n      x-pubapi-sunset: 1790726400\n      x-pubapi-successor: askAssistant\n      x-pubapi-error-format: ai\n      responses:\n        '200': {{description: answer}}\n",
+        ));
         let out = item(&s, &[]).unwrap().into_token_stream().to_string();
         assert!(
             out.contains("sunset : Some (1790726400u64) , successor : Some (\"askAssistant\")"),
