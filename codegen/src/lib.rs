@@ -51,6 +51,7 @@ pub fn generate(spec_text: &str) -> Result<Generated, CodegenError> {
             "strict_path_encoding found no encode_path call: progenitor's output changed".into(),
         ));
     }
+    transforms::open_enums::apply(&mut file, &original, &removals)?;
     file.items
         .push(transforms::operation_table::item(&original, &removals)?);
 

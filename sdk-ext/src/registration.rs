@@ -220,7 +220,7 @@ pub enum Status {
 
 impl Status {
     fn state(self) -> WebhookState {
-        WebhookState(self.as_str().to_string())
+        WebhookState::from(self.as_str())
     }
 
     /// `enabled` or `disabled`.
@@ -233,7 +233,7 @@ impl Status {
 
     /// Reads a status as sent; `None` for a value this SDK does not know.
     pub fn of(summary: &WebhookSummary) -> Option<Status> {
-        match summary.status.as_deref().map(String::as_str) {
+        match summary.status.as_ref().map(|v| v.as_str()) {
             Some("enabled") => Some(Status::Enabled),
             Some("disabled") => Some(Status::Disabled),
             _ => None,

@@ -70,44 +70,139 @@ pub mod types {
     /**Source of a polling event. `Other` covers FTP, AD_KIT, EGD, OUTLOOK, GDRIVE_INTEG, SALESFORCE, MALWARE_DETECTION, TRASH_CLEANUP, BULK_IMPORT, UNKNOWN.
 
 Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.*/
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    #[serde(transparent)]
-    pub struct ActionSource(pub ::std::string::String);
-    impl ::std::ops::Deref for ActionSource {
-        type Target = ::std::string::String;
-        fn deref(&self) -> &::std::string::String {
-            &self.0
-        }
+    ///
+    /// An open enum: a value this version does not know is kept verbatim in `Unknown`
+    /// and serialised back as it came.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(from = "::std::string::String", into = "::std::string::String")]
+    #[non_exhaustive]
+    pub enum ActionSource {
+        ///`WebUI`
+        WebUi,
+        ///`SyncEngine`
+        SyncEngine,
+        ///`Mobile`
+        Mobile,
+        ///`PublicAPI`
+        PublicApi,
+        ///`WebEdit`
+        WebEdit,
+        ///`System`
+        System,
+        ///`VPC`
+        Vpc,
+        ///`Other`
+        Other,
+        /// A value the spec does not list, kept verbatim.
+        Unknown(::std::string::String),
     }
-    impl ::std::convert::From<ActionSource> for ::std::string::String {
-        fn from(value: ActionSource) -> Self {
-            value.0
+    impl ActionSource {
+        /// The values the spec lists, in spec order.
+        pub const KNOWN: &'static [&'static str] = &[
+            "WebUI",
+            "SyncEngine",
+            "Mobile",
+            "PublicAPI",
+            "WebEdit",
+            "System",
+            "VPC",
+            "Other",
+        ];
+        /// The value as sent on the wire.
+        pub fn as_str(&self) -> &str {
+            match self {
+                Self::WebUi => "WebUI",
+                Self::SyncEngine => "SyncEngine",
+                Self::Mobile => "Mobile",
+                Self::PublicApi => "PublicAPI",
+                Self::WebEdit => "WebEdit",
+                Self::System => "System",
+                Self::Vpc => "VPC",
+                Self::Other => "Other",
+                Self::Unknown(value) => value.as_str(),
+            }
+        }
+        /// Whether the value is one the spec lists.
+        pub fn is_known(&self) -> bool {
+            Self::KNOWN.contains(&self.as_str())
         }
     }
     impl ::std::convert::From<::std::string::String> for ActionSource {
         fn from(value: ::std::string::String) -> Self {
-            Self(value)
+            match value.as_str() {
+                "WebUI" => Self::WebUi,
+                "SyncEngine" => Self::SyncEngine,
+                "Mobile" => Self::Mobile,
+                "PublicAPI" => Self::PublicApi,
+                "WebEdit" => Self::WebEdit,
+                "System" => Self::System,
+                "VPC" => Self::Vpc,
+                "Other" => Self::Other,
+                _ => Self::Unknown(value),
+            }
         }
     }
-    impl ::std::fmt::Display for ActionSource {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            self.0.fmt(f)
+    impl ::std::convert::From<&str> for ActionSource {
+        fn from(value: &str) -> Self {
+            Self::from(value.to_string())
+        }
+    }
+    impl ::std::convert::From<ActionSource> for ::std::string::String {
+        fn from(value: ActionSource) -> Self {
+            match value {
+                ActionSource::Unknown(value) => value,
+                known => known.as_str().to_string(),
+            }
         }
     }
     impl ::std::str::FromStr for ActionSource {
         type Err = ::std::convert::Infallible;
         fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
-            Ok(Self(value.to_string()))
+            Ok(Self::from(value))
+        }
+    }
+    impl ::std::fmt::Display for ActionSource {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::std::convert::AsRef<str> for ActionSource {
+        fn as_ref(&self) -> &str {
+            self.as_str()
+        }
+    }
+    impl ::std::cmp::PartialEq for ActionSource {
+        fn eq(&self, other: &Self) -> bool {
+            self.as_str() == other.as_str()
+        }
+    }
+    impl ::std::cmp::Eq for ActionSource {}
+    impl ::std::cmp::PartialEq<str> for ActionSource {
+        fn eq(&self, other: &str) -> bool {
+            self.as_str() == other
+        }
+    }
+    impl ::std::cmp::PartialEq<&str> for ActionSource {
+        fn eq(&self, other: &&str) -> bool {
+            self.as_str() == *other
+        }
+    }
+    impl ::std::hash::Hash for ActionSource {
+        fn hash<H: ::std::hash::Hasher>(&self, state: &mut H) {
+            self.as_str().hash(state);
+        }
+    }
+    impl ::std::cmp::PartialOrd for ActionSource {
+        fn partial_cmp(
+            &self,
+            other: &Self,
+        ) -> ::std::option::Option<::std::cmp::Ordering> {
+            Some(self.cmp(other))
+        }
+    }
+    impl ::std::cmp::Ord for ActionSource {
+        fn cmp(&self, other: &Self) -> ::std::cmp::Ordering {
+            self.as_str().cmp(other.as_str())
         }
     }
     ///An AI agent.
@@ -732,44 +827,106 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
     /**Audit job status.
 
 Known values: running, completed.*/
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    #[serde(transparent)]
-    pub struct AuditJobState(pub ::std::string::String);
-    impl ::std::ops::Deref for AuditJobState {
-        type Target = ::std::string::String;
-        fn deref(&self) -> &::std::string::String {
-            &self.0
-        }
+    ///
+    /// An open enum: a value this version does not know is kept verbatim in `Unknown`
+    /// and serialised back as it came.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(from = "::std::string::String", into = "::std::string::String")]
+    #[non_exhaustive]
+    pub enum AuditJobState {
+        ///`running`
+        Running,
+        ///`completed`
+        Completed,
+        /// A value the spec does not list, kept verbatim.
+        Unknown(::std::string::String),
     }
-    impl ::std::convert::From<AuditJobState> for ::std::string::String {
-        fn from(value: AuditJobState) -> Self {
-            value.0
+    impl AuditJobState {
+        /// The values the spec lists, in spec order.
+        pub const KNOWN: &'static [&'static str] = &["running", "completed"];
+        /// The value as sent on the wire.
+        pub fn as_str(&self) -> &str {
+            match self {
+                Self::Running => "running",
+                Self::Completed => "completed",
+                Self::Unknown(value) => value.as_str(),
+            }
+        }
+        /// Whether the value is one the spec lists.
+        pub fn is_known(&self) -> bool {
+            Self::KNOWN.contains(&self.as_str())
         }
     }
     impl ::std::convert::From<::std::string::String> for AuditJobState {
         fn from(value: ::std::string::String) -> Self {
-            Self(value)
+            match value.as_str() {
+                "running" => Self::Running,
+                "completed" => Self::Completed,
+                _ => Self::Unknown(value),
+            }
         }
     }
-    impl ::std::fmt::Display for AuditJobState {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            self.0.fmt(f)
+    impl ::std::convert::From<&str> for AuditJobState {
+        fn from(value: &str) -> Self {
+            Self::from(value.to_string())
+        }
+    }
+    impl ::std::convert::From<AuditJobState> for ::std::string::String {
+        fn from(value: AuditJobState) -> Self {
+            match value {
+                AuditJobState::Unknown(value) => value,
+                known => known.as_str().to_string(),
+            }
         }
     }
     impl ::std::str::FromStr for AuditJobState {
         type Err = ::std::convert::Infallible;
         fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
-            Ok(Self(value.to_string()))
+            Ok(Self::from(value))
+        }
+    }
+    impl ::std::fmt::Display for AuditJobState {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::std::convert::AsRef<str> for AuditJobState {
+        fn as_ref(&self) -> &str {
+            self.as_str()
+        }
+    }
+    impl ::std::cmp::PartialEq for AuditJobState {
+        fn eq(&self, other: &Self) -> bool {
+            self.as_str() == other.as_str()
+        }
+    }
+    impl ::std::cmp::Eq for AuditJobState {}
+    impl ::std::cmp::PartialEq<str> for AuditJobState {
+        fn eq(&self, other: &str) -> bool {
+            self.as_str() == other
+        }
+    }
+    impl ::std::cmp::PartialEq<&str> for AuditJobState {
+        fn eq(&self, other: &&str) -> bool {
+            self.as_str() == *other
+        }
+    }
+    impl ::std::hash::Hash for AuditJobState {
+        fn hash<H: ::std::hash::Hasher>(&self, state: &mut H) {
+            self.as_str().hash(state);
+        }
+    }
+    impl ::std::cmp::PartialOrd for AuditJobState {
+        fn partial_cmp(
+            &self,
+            other: &Self,
+        ) -> ::std::option::Option<::std::cmp::Ordering> {
+            Some(self.cmp(other))
+        }
+    }
+    impl ::std::cmp::Ord for AuditJobState {
+        fn cmp(&self, other: &Self) -> ::std::cmp::Ordering {
+            self.as_str().cmp(other.as_str())
         }
     }
     ///Audit job status body: `{status: running}` (200) while generating, `{status: completed}` (303) when ready.
@@ -1507,44 +1664,279 @@ Known values: running, completed.*/
     /**Canonical webhook event name (section 6.2); when several names apply, the most specific is delivered. Other workflow events (edited, cancelled, step events, e-signature captured) are planned and not available; user events (`user:create`, `user:delete`, `user:disable`, `user:enable`) are not available in v1.
 
 Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_file, fs:move_folder, fs:delete_file, fs:delete_folder, fs:restore_from_trash, fs:delete_from_trash, fs:lock_file, fs:unlock_file, fs:upload_link, fs:folder_project_activity, link:create, link:delete, link:create_download_link, link:delete_download_link, link:create_upload_link, link:delete_upload_link, comment:set_comment, comment:remove_comment, permission:permission_change, meta:add_metadata_key, meta:delete_metadata_key, group:create, group:delete, group:rename, group:add_members, group:remove_members, group:add_owner, group:remove_owner, workflow:created, workflow:completed, workflow:approvaltask_approved, workflow:approvaltask_rejected.*/
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    #[serde(transparent)]
-    pub struct EventType(pub ::std::string::String);
-    impl ::std::ops::Deref for EventType {
-        type Target = ::std::string::String;
-        fn deref(&self) -> &::std::string::String {
-            &self.0
-        }
+    ///
+    /// An open enum: a value this version does not know is kept verbatim in `Unknown`
+    /// and serialised back as it came.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(from = "::std::string::String", into = "::std::string::String")]
+    #[non_exhaustive]
+    pub enum EventType {
+        ///`fs:add_file`
+        FsAddFile,
+        ///`fs:add_folder`
+        FsAddFolder,
+        ///`fs:copy_file`
+        FsCopyFile,
+        ///`fs:copy_folder`
+        FsCopyFolder,
+        ///`fs:move_file`
+        FsMoveFile,
+        ///`fs:move_folder`
+        FsMoveFolder,
+        ///`fs:delete_file`
+        FsDeleteFile,
+        ///`fs:delete_folder`
+        FsDeleteFolder,
+        ///`fs:restore_from_trash`
+        FsRestoreFromTrash,
+        ///`fs:delete_from_trash`
+        FsDeleteFromTrash,
+        ///`fs:lock_file`
+        FsLockFile,
+        ///`fs:unlock_file`
+        FsUnlockFile,
+        ///`fs:upload_link`
+        FsUploadLink,
+        ///`fs:folder_project_activity`
+        FsFolderProjectActivity,
+        ///`link:create`
+        LinkCreate,
+        ///`link:delete`
+        LinkDelete,
+        ///`link:create_download_link`
+        LinkCreateDownloadLink,
+        ///`link:delete_download_link`
+        LinkDeleteDownloadLink,
+        ///`link:create_upload_link`
+        LinkCreateUploadLink,
+        ///`link:delete_upload_link`
+        LinkDeleteUploadLink,
+        ///`comment:set_comment`
+        CommentSetComment,
+        ///`comment:remove_comment`
+        CommentRemoveComment,
+        ///`permission:permission_change`
+        PermissionPermissionChange,
+        ///`meta:add_metadata_key`
+        MetaAddMetadataKey,
+        ///`meta:delete_metadata_key`
+        MetaDeleteMetadataKey,
+        ///`group:create`
+        GroupCreate,
+        ///`group:delete`
+        GroupDelete,
+        ///`group:rename`
+        GroupRename,
+        ///`group:add_members`
+        GroupAddMembers,
+        ///`group:remove_members`
+        GroupRemoveMembers,
+        ///`group:add_owner`
+        GroupAddOwner,
+        ///`group:remove_owner`
+        GroupRemoveOwner,
+        ///`workflow:created`
+        WorkflowCreated,
+        ///`workflow:completed`
+        WorkflowCompleted,
+        ///`workflow:approvaltask_approved`
+        WorkflowApprovaltaskApproved,
+        ///`workflow:approvaltask_rejected`
+        WorkflowApprovaltaskRejected,
+        /// A value the spec does not list, kept verbatim.
+        Unknown(::std::string::String),
     }
-    impl ::std::convert::From<EventType> for ::std::string::String {
-        fn from(value: EventType) -> Self {
-            value.0
+    impl EventType {
+        /// The values the spec lists, in spec order.
+        pub const KNOWN: &'static [&'static str] = &[
+            "fs:add_file",
+            "fs:add_folder",
+            "fs:copy_file",
+            "fs:copy_folder",
+            "fs:move_file",
+            "fs:move_folder",
+            "fs:delete_file",
+            "fs:delete_folder",
+            "fs:restore_from_trash",
+            "fs:delete_from_trash",
+            "fs:lock_file",
+            "fs:unlock_file",
+            "fs:upload_link",
+            "fs:folder_project_activity",
+            "link:create",
+            "link:delete",
+            "link:create_download_link",
+            "link:delete_download_link",
+            "link:create_upload_link",
+            "link:delete_upload_link",
+            "comment:set_comment",
+            "comment:remove_comment",
+            "permission:permission_change",
+            "meta:add_metadata_key",
+            "meta:delete_metadata_key",
+            "group:create",
+            "group:delete",
+            "group:rename",
+            "group:add_members",
+            "group:remove_members",
+            "group:add_owner",
+            "group:remove_owner",
+            "workflow:created",
+            "workflow:completed",
+            "workflow:approvaltask_approved",
+            "workflow:approvaltask_rejected",
+        ];
+        /// The value as sent on the wire.
+        pub fn as_str(&self) -> &str {
+            match self {
+                Self::FsAddFile => "fs:add_file",
+                Self::FsAddFolder => "fs:add_folder",
+                Self::FsCopyFile => "fs:copy_file",
+                Self::FsCopyFolder => "fs:copy_folder",
+                Self::FsMoveFile => "fs:move_file",
+                Self::FsMoveFolder => "fs:move_folder",
+                Self::FsDeleteFile => "fs:delete_file",
+                Self::FsDeleteFolder => "fs:delete_folder",
+                Self::FsRestoreFromTrash => "fs:restore_from_trash",
+                Self::FsDeleteFromTrash => "fs:delete_from_trash",
+                Self::FsLockFile => "fs:lock_file",
+                Self::FsUnlockFile => "fs:unlock_file",
+                Self::FsUploadLink => "fs:upload_link",
+                Self::FsFolderProjectActivity => "fs:folder_project_activity",
+                Self::LinkCreate => "link:create",
+                Self::LinkDelete => "link:delete",
+                Self::LinkCreateDownloadLink => "link:create_download_link",
+                Self::LinkDeleteDownloadLink => "link:delete_download_link",
+                Self::LinkCreateUploadLink => "link:create_upload_link",
+                Self::LinkDeleteUploadLink => "link:delete_upload_link",
+                Self::CommentSetComment => "comment:set_comment",
+                Self::CommentRemoveComment => "comment:remove_comment",
+                Self::PermissionPermissionChange => "permission:permission_change",
+                Self::MetaAddMetadataKey => "meta:add_metadata_key",
+                Self::MetaDeleteMetadataKey => "meta:delete_metadata_key",
+                Self::GroupCreate => "group:create",
+                Self::GroupDelete => "group:delete",
+                Self::GroupRename => "group:rename",
+                Self::GroupAddMembers => "group:add_members",
+                Self::GroupRemoveMembers => "group:remove_members",
+                Self::GroupAddOwner => "group:add_owner",
+                Self::GroupRemoveOwner => "group:remove_owner",
+                Self::WorkflowCreated => "workflow:created",
+                Self::WorkflowCompleted => "workflow:completed",
+                Self::WorkflowApprovaltaskApproved => "workflow:approvaltask_approved",
+                Self::WorkflowApprovaltaskRejected => "workflow:approvaltask_rejected",
+                Self::Unknown(value) => value.as_str(),
+            }
+        }
+        /// Whether the value is one the spec lists.
+        pub fn is_known(&self) -> bool {
+            Self::KNOWN.contains(&self.as_str())
         }
     }
     impl ::std::convert::From<::std::string::String> for EventType {
         fn from(value: ::std::string::String) -> Self {
-            Self(value)
+            match value.as_str() {
+                "fs:add_file" => Self::FsAddFile,
+                "fs:add_folder" => Self::FsAddFolder,
+                "fs:copy_file" => Self::FsCopyFile,
+                "fs:copy_folder" => Self::FsCopyFolder,
+                "fs:move_file" => Self::FsMoveFile,
+                "fs:move_folder" => Self::FsMoveFolder,
+                "fs:delete_file" => Self::FsDeleteFile,
+                "fs:delete_folder" => Self::FsDeleteFolder,
+                "fs:restore_from_trash" => Self::FsRestoreFromTrash,
+                "fs:delete_from_trash" => Self::FsDeleteFromTrash,
+                "fs:lock_file" => Self::FsLockFile,
+                "fs:unlock_file" => Self::FsUnlockFile,
+                "fs:upload_link" => Self::FsUploadLink,
+                "fs:folder_project_activity" => Self::FsFolderProjectActivity,
+                "link:create" => Self::LinkCreate,
+                "link:delete" => Self::LinkDelete,
+                "link:create_download_link" => Self::LinkCreateDownloadLink,
+                "link:delete_download_link" => Self::LinkDeleteDownloadLink,
+                "link:create_upload_link" => Self::LinkCreateUploadLink,
+                "link:delete_upload_link" => Self::LinkDeleteUploadLink,
+                "comment:set_comment" => Self::CommentSetComment,
+                "comment:remove_comment" => Self::CommentRemoveComment,
+                "permission:permission_change" => Self::PermissionPermissionChange,
+                "meta:add_metadata_key" => Self::MetaAddMetadataKey,
+                "meta:delete_metadata_key" => Self::MetaDeleteMetadataKey,
+                "group:create" => Self::GroupCreate,
+                "group:delete" => Self::GroupDelete,
+                "group:rename" => Self::GroupRename,
+                "group:add_members" => Self::GroupAddMembers,
+                "group:remove_members" => Self::GroupRemoveMembers,
+                "group:add_owner" => Self::GroupAddOwner,
+                "group:remove_owner" => Self::GroupRemoveOwner,
+                "workflow:created" => Self::WorkflowCreated,
+                "workflow:completed" => Self::WorkflowCompleted,
+                "workflow:approvaltask_approved" => Self::WorkflowApprovaltaskApproved,
+                "workflow:approvaltask_rejected" => Self::WorkflowApprovaltaskRejected,
+                _ => Self::Unknown(value),
+            }
         }
     }
-    impl ::std::fmt::Display for EventType {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            self.0.fmt(f)
+    impl ::std::convert::From<&str> for EventType {
+        fn from(value: &str) -> Self {
+            Self::from(value.to_string())
+        }
+    }
+    impl ::std::convert::From<EventType> for ::std::string::String {
+        fn from(value: EventType) -> Self {
+            match value {
+                EventType::Unknown(value) => value,
+                known => known.as_str().to_string(),
+            }
         }
     }
     impl ::std::str::FromStr for EventType {
         type Err = ::std::convert::Infallible;
         fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
-            Ok(Self(value.to_string()))
+            Ok(Self::from(value))
+        }
+    }
+    impl ::std::fmt::Display for EventType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::std::convert::AsRef<str> for EventType {
+        fn as_ref(&self) -> &str {
+            self.as_str()
+        }
+    }
+    impl ::std::cmp::PartialEq for EventType {
+        fn eq(&self, other: &Self) -> bool {
+            self.as_str() == other.as_str()
+        }
+    }
+    impl ::std::cmp::Eq for EventType {}
+    impl ::std::cmp::PartialEq<str> for EventType {
+        fn eq(&self, other: &str) -> bool {
+            self.as_str() == other
+        }
+    }
+    impl ::std::cmp::PartialEq<&str> for EventType {
+        fn eq(&self, other: &&str) -> bool {
+            self.as_str() == *other
+        }
+    }
+    impl ::std::hash::Hash for EventType {
+        fn hash<H: ::std::hash::Hasher>(&self, state: &mut H) {
+            self.as_str().hash(state);
+        }
+    }
+    impl ::std::cmp::PartialOrd for EventType {
+        fn partial_cmp(
+            &self,
+            other: &Self,
+        ) -> ::std::option::Option<::std::cmp::Ordering> {
+            Some(self.cmp(other))
+        }
+    }
+    impl ::std::cmp::Ord for EventType {
+        fn cmp(&self, other: &Self) -> ::std::cmp::Ordering {
+            self.as_str().cmp(other.as_str())
         }
     }
     ///Extra object of a `permission_change` polling event (v2).
@@ -2127,44 +2519,109 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
     /**Value of the `X-Gateway-Error-Code` throttle header: `ERR_403_DEVELOPER_OVER_QPS` (per-second limit) or `ERR_403_DEVELOPER_OVER_RATE` (daily quota).
 
 Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    #[serde(transparent)]
-    pub struct GatewayErrorCode(pub ::std::string::String);
-    impl ::std::ops::Deref for GatewayErrorCode {
-        type Target = ::std::string::String;
-        fn deref(&self) -> &::std::string::String {
-            &self.0
-        }
+    ///
+    /// An open enum: a value this version does not know is kept verbatim in `Unknown`
+    /// and serialised back as it came.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(from = "::std::string::String", into = "::std::string::String")]
+    #[non_exhaustive]
+    pub enum GatewayErrorCode {
+        ///`ERR_403_DEVELOPER_OVER_QPS`
+        Err403DeveloperOverQps,
+        ///`ERR_403_DEVELOPER_OVER_RATE`
+        Err403DeveloperOverRate,
+        /// A value the spec does not list, kept verbatim.
+        Unknown(::std::string::String),
     }
-    impl ::std::convert::From<GatewayErrorCode> for ::std::string::String {
-        fn from(value: GatewayErrorCode) -> Self {
-            value.0
+    impl GatewayErrorCode {
+        /// The values the spec lists, in spec order.
+        pub const KNOWN: &'static [&'static str] = &[
+            "ERR_403_DEVELOPER_OVER_QPS",
+            "ERR_403_DEVELOPER_OVER_RATE",
+        ];
+        /// The value as sent on the wire.
+        pub fn as_str(&self) -> &str {
+            match self {
+                Self::Err403DeveloperOverQps => "ERR_403_DEVELOPER_OVER_QPS",
+                Self::Err403DeveloperOverRate => "ERR_403_DEVELOPER_OVER_RATE",
+                Self::Unknown(value) => value.as_str(),
+            }
+        }
+        /// Whether the value is one the spec lists.
+        pub fn is_known(&self) -> bool {
+            Self::KNOWN.contains(&self.as_str())
         }
     }
     impl ::std::convert::From<::std::string::String> for GatewayErrorCode {
         fn from(value: ::std::string::String) -> Self {
-            Self(value)
+            match value.as_str() {
+                "ERR_403_DEVELOPER_OVER_QPS" => Self::Err403DeveloperOverQps,
+                "ERR_403_DEVELOPER_OVER_RATE" => Self::Err403DeveloperOverRate,
+                _ => Self::Unknown(value),
+            }
         }
     }
-    impl ::std::fmt::Display for GatewayErrorCode {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            self.0.fmt(f)
+    impl ::std::convert::From<&str> for GatewayErrorCode {
+        fn from(value: &str) -> Self {
+            Self::from(value.to_string())
+        }
+    }
+    impl ::std::convert::From<GatewayErrorCode> for ::std::string::String {
+        fn from(value: GatewayErrorCode) -> Self {
+            match value {
+                GatewayErrorCode::Unknown(value) => value,
+                known => known.as_str().to_string(),
+            }
         }
     }
     impl ::std::str::FromStr for GatewayErrorCode {
         type Err = ::std::convert::Infallible;
         fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
-            Ok(Self(value.to_string()))
+            Ok(Self::from(value))
+        }
+    }
+    impl ::std::fmt::Display for GatewayErrorCode {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::std::convert::AsRef<str> for GatewayErrorCode {
+        fn as_ref(&self) -> &str {
+            self.as_str()
+        }
+    }
+    impl ::std::cmp::PartialEq for GatewayErrorCode {
+        fn eq(&self, other: &Self) -> bool {
+            self.as_str() == other.as_str()
+        }
+    }
+    impl ::std::cmp::Eq for GatewayErrorCode {}
+    impl ::std::cmp::PartialEq<str> for GatewayErrorCode {
+        fn eq(&self, other: &str) -> bool {
+            self.as_str() == other
+        }
+    }
+    impl ::std::cmp::PartialEq<&str> for GatewayErrorCode {
+        fn eq(&self, other: &&str) -> bool {
+            self.as_str() == *other
+        }
+    }
+    impl ::std::hash::Hash for GatewayErrorCode {
+        fn hash<H: ::std::hash::Hasher>(&self, state: &mut H) {
+            self.as_str().hash(state);
+        }
+    }
+    impl ::std::cmp::PartialOrd for GatewayErrorCode {
+        fn partial_cmp(
+            &self,
+            other: &Self,
+        ) -> ::std::option::Option<::std::cmp::Ordering> {
+            Some(self.cmp(other))
+        }
+    }
+    impl ::std::cmp::Ord for GatewayErrorCode {
+        fn cmp(&self, other: &Self) -> ::std::cmp::Ordering {
+            self.as_str().cmp(other.as_str())
         }
     }
     ///Error body of the general API and of audit reporting; one entry per problem found.
@@ -3249,44 +3706,106 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     /**Kind of a changed permission entry.
 
 Known values: ADD, DELETE.*/
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    #[serde(transparent)]
-    pub struct PermissionChangeAction(pub ::std::string::String);
-    impl ::std::ops::Deref for PermissionChangeAction {
-        type Target = ::std::string::String;
-        fn deref(&self) -> &::std::string::String {
-            &self.0
-        }
+    ///
+    /// An open enum: a value this version does not know is kept verbatim in `Unknown`
+    /// and serialised back as it came.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(from = "::std::string::String", into = "::std::string::String")]
+    #[non_exhaustive]
+    pub enum PermissionChangeAction {
+        ///`ADD`
+        Add,
+        ///`DELETE`
+        Delete,
+        /// A value the spec does not list, kept verbatim.
+        Unknown(::std::string::String),
     }
-    impl ::std::convert::From<PermissionChangeAction> for ::std::string::String {
-        fn from(value: PermissionChangeAction) -> Self {
-            value.0
+    impl PermissionChangeAction {
+        /// The values the spec lists, in spec order.
+        pub const KNOWN: &'static [&'static str] = &["ADD", "DELETE"];
+        /// The value as sent on the wire.
+        pub fn as_str(&self) -> &str {
+            match self {
+                Self::Add => "ADD",
+                Self::Delete => "DELETE",
+                Self::Unknown(value) => value.as_str(),
+            }
+        }
+        /// Whether the value is one the spec lists.
+        pub fn is_known(&self) -> bool {
+            Self::KNOWN.contains(&self.as_str())
         }
     }
     impl ::std::convert::From<::std::string::String> for PermissionChangeAction {
         fn from(value: ::std::string::String) -> Self {
-            Self(value)
+            match value.as_str() {
+                "ADD" => Self::Add,
+                "DELETE" => Self::Delete,
+                _ => Self::Unknown(value),
+            }
         }
     }
-    impl ::std::fmt::Display for PermissionChangeAction {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            self.0.fmt(f)
+    impl ::std::convert::From<&str> for PermissionChangeAction {
+        fn from(value: &str) -> Self {
+            Self::from(value.to_string())
+        }
+    }
+    impl ::std::convert::From<PermissionChangeAction> for ::std::string::String {
+        fn from(value: PermissionChangeAction) -> Self {
+            match value {
+                PermissionChangeAction::Unknown(value) => value,
+                known => known.as_str().to_string(),
+            }
         }
     }
     impl ::std::str::FromStr for PermissionChangeAction {
         type Err = ::std::convert::Infallible;
         fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
-            Ok(Self(value.to_string()))
+            Ok(Self::from(value))
+        }
+    }
+    impl ::std::fmt::Display for PermissionChangeAction {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::std::convert::AsRef<str> for PermissionChangeAction {
+        fn as_ref(&self) -> &str {
+            self.as_str()
+        }
+    }
+    impl ::std::cmp::PartialEq for PermissionChangeAction {
+        fn eq(&self, other: &Self) -> bool {
+            self.as_str() == other.as_str()
+        }
+    }
+    impl ::std::cmp::Eq for PermissionChangeAction {}
+    impl ::std::cmp::PartialEq<str> for PermissionChangeAction {
+        fn eq(&self, other: &str) -> bool {
+            self.as_str() == other
+        }
+    }
+    impl ::std::cmp::PartialEq<&str> for PermissionChangeAction {
+        fn eq(&self, other: &&str) -> bool {
+            self.as_str() == *other
+        }
+    }
+    impl ::std::hash::Hash for PermissionChangeAction {
+        fn hash<H: ::std::hash::Hasher>(&self, state: &mut H) {
+            self.as_str().hash(state);
+        }
+    }
+    impl ::std::cmp::PartialOrd for PermissionChangeAction {
+        fn partial_cmp(
+            &self,
+            other: &Self,
+        ) -> ::std::option::Option<::std::cmp::Ordering> {
+            Some(self.cmp(other))
+        }
+    }
+    impl ::std::cmp::Ord for PermissionChangeAction {
+        fn cmp(&self, other: &Self) -> ::std::cmp::Ordering {
+            self.as_str().cmp(other.as_str())
         }
     }
     ///`data` of `permission:permission_change`.
@@ -3457,87 +3976,242 @@ Known values: ADD, DELETE.*/
     /**Polling event action; a rename is reported as `move`; `permission_change` for permission events.
 
 Known values: create, delete, restore, move, copy, permission_change.*/
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    #[serde(transparent)]
-    pub struct PollingEventAction(pub ::std::string::String);
-    impl ::std::ops::Deref for PollingEventAction {
-        type Target = ::std::string::String;
-        fn deref(&self) -> &::std::string::String {
-            &self.0
-        }
+    ///
+    /// An open enum: a value this version does not know is kept verbatim in `Unknown`
+    /// and serialised back as it came.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(from = "::std::string::String", into = "::std::string::String")]
+    #[non_exhaustive]
+    pub enum PollingEventAction {
+        ///`create`
+        Create,
+        ///`delete`
+        Delete,
+        ///`restore`
+        Restore,
+        ///`move`
+        Move,
+        ///`copy`
+        Copy,
+        ///`permission_change`
+        PermissionChange,
+        /// A value the spec does not list, kept verbatim.
+        Unknown(::std::string::String),
     }
-    impl ::std::convert::From<PollingEventAction> for ::std::string::String {
-        fn from(value: PollingEventAction) -> Self {
-            value.0
+    impl PollingEventAction {
+        /// The values the spec lists, in spec order.
+        pub const KNOWN: &'static [&'static str] = &[
+            "create",
+            "delete",
+            "restore",
+            "move",
+            "copy",
+            "permission_change",
+        ];
+        /// The value as sent on the wire.
+        pub fn as_str(&self) -> &str {
+            match self {
+                Self::Create => "create",
+                Self::Delete => "delete",
+                Self::Restore => "restore",
+                Self::Move => "move",
+                Self::Copy => "copy",
+                Self::PermissionChange => "permission_change",
+                Self::Unknown(value) => value.as_str(),
+            }
+        }
+        /// Whether the value is one the spec lists.
+        pub fn is_known(&self) -> bool {
+            Self::KNOWN.contains(&self.as_str())
         }
     }
     impl ::std::convert::From<::std::string::String> for PollingEventAction {
         fn from(value: ::std::string::String) -> Self {
-            Self(value)
+            match value.as_str() {
+                "create" => Self::Create,
+                "delete" => Self::Delete,
+                "restore" => Self::Restore,
+                "move" => Self::Move,
+                "copy" => Self::Copy,
+                "permission_change" => Self::PermissionChange,
+                _ => Self::Unknown(value),
+            }
         }
     }
-    impl ::std::fmt::Display for PollingEventAction {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            self.0.fmt(f)
+    impl ::std::convert::From<&str> for PollingEventAction {
+        fn from(value: &str) -> Self {
+            Self::from(value.to_string())
+        }
+    }
+    impl ::std::convert::From<PollingEventAction> for ::std::string::String {
+        fn from(value: PollingEventAction) -> Self {
+            match value {
+                PollingEventAction::Unknown(value) => value,
+                known => known.as_str().to_string(),
+            }
         }
     }
     impl ::std::str::FromStr for PollingEventAction {
         type Err = ::std::convert::Infallible;
         fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
-            Ok(Self(value.to_string()))
+            Ok(Self::from(value))
+        }
+    }
+    impl ::std::fmt::Display for PollingEventAction {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::std::convert::AsRef<str> for PollingEventAction {
+        fn as_ref(&self) -> &str {
+            self.as_str()
+        }
+    }
+    impl ::std::cmp::PartialEq for PollingEventAction {
+        fn eq(&self, other: &Self) -> bool {
+            self.as_str() == other.as_str()
+        }
+    }
+    impl ::std::cmp::Eq for PollingEventAction {}
+    impl ::std::cmp::PartialEq<str> for PollingEventAction {
+        fn eq(&self, other: &str) -> bool {
+            self.as_str() == other
+        }
+    }
+    impl ::std::cmp::PartialEq<&str> for PollingEventAction {
+        fn eq(&self, other: &&str) -> bool {
+            self.as_str() == *other
+        }
+    }
+    impl ::std::hash::Hash for PollingEventAction {
+        fn hash<H: ::std::hash::Hasher>(&self, state: &mut H) {
+            self.as_str().hash(state);
+        }
+    }
+    impl ::std::cmp::PartialOrd for PollingEventAction {
+        fn partial_cmp(
+            &self,
+            other: &Self,
+        ) -> ::std::option::Option<::std::cmp::Ordering> {
+            Some(self.cmp(other))
+        }
+    }
+    impl ::std::cmp::Ord for PollingEventAction {
+        fn cmp(&self, other: &Self) -> ::std::cmp::Ordering {
+            self.as_str().cmp(other.as_str())
         }
     }
     /**Polling event type.
 
 Known values: file_system, note, permission_change.*/
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    #[serde(transparent)]
-    pub struct PollingEventType(pub ::std::string::String);
-    impl ::std::ops::Deref for PollingEventType {
-        type Target = ::std::string::String;
-        fn deref(&self) -> &::std::string::String {
-            &self.0
-        }
+    ///
+    /// An open enum: a value this version does not know is kept verbatim in `Unknown`
+    /// and serialised back as it came.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(from = "::std::string::String", into = "::std::string::String")]
+    #[non_exhaustive]
+    pub enum PollingEventType {
+        ///`file_system`
+        FileSystem,
+        ///`note`
+        Note,
+        ///`permission_change`
+        PermissionChange,
+        /// A value the spec does not list, kept verbatim.
+        Unknown(::std::string::String),
     }
-    impl ::std::convert::From<PollingEventType> for ::std::string::String {
-        fn from(value: PollingEventType) -> Self {
-            value.0
+    impl PollingEventType {
+        /// The values the spec lists, in spec order.
+        pub const KNOWN: &'static [&'static str] = &[
+            "file_system",
+            "note",
+            "permission_change",
+        ];
+        /// The value as sent on the wire.
+        pub fn as_str(&self) -> &str {
+            match self {
+                Self::FileSystem => "file_system",
+                Self::Note => "note",
+                Self::PermissionChange => "permission_change",
+                Self::Unknown(value) => value.as_str(),
+            }
+        }
+        /// Whether the value is one the spec lists.
+        pub fn is_known(&self) -> bool {
+            Self::KNOWN.contains(&self.as_str())
         }
     }
     impl ::std::convert::From<::std::string::String> for PollingEventType {
         fn from(value: ::std::string::String) -> Self {
-            Self(value)
+            match value.as_str() {
+                "file_system" => Self::FileSystem,
+                "note" => Self::Note,
+                "permission_change" => Self::PermissionChange,
+                _ => Self::Unknown(value),
+            }
         }
     }
-    impl ::std::fmt::Display for PollingEventType {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            self.0.fmt(f)
+    impl ::std::convert::From<&str> for PollingEventType {
+        fn from(value: &str) -> Self {
+            Self::from(value.to_string())
+        }
+    }
+    impl ::std::convert::From<PollingEventType> for ::std::string::String {
+        fn from(value: PollingEventType) -> Self {
+            match value {
+                PollingEventType::Unknown(value) => value,
+                known => known.as_str().to_string(),
+            }
         }
     }
     impl ::std::str::FromStr for PollingEventType {
         type Err = ::std::convert::Infallible;
         fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
-            Ok(Self(value.to_string()))
+            Ok(Self::from(value))
+        }
+    }
+    impl ::std::fmt::Display for PollingEventType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::std::convert::AsRef<str> for PollingEventType {
+        fn as_ref(&self) -> &str {
+            self.as_str()
+        }
+    }
+    impl ::std::cmp::PartialEq for PollingEventType {
+        fn eq(&self, other: &Self) -> bool {
+            self.as_str() == other.as_str()
+        }
+    }
+    impl ::std::cmp::Eq for PollingEventType {}
+    impl ::std::cmp::PartialEq<str> for PollingEventType {
+        fn eq(&self, other: &str) -> bool {
+            self.as_str() == other
+        }
+    }
+    impl ::std::cmp::PartialEq<&str> for PollingEventType {
+        fn eq(&self, other: &&str) -> bool {
+            self.as_str() == *other
+        }
+    }
+    impl ::std::hash::Hash for PollingEventType {
+        fn hash<H: ::std::hash::Hasher>(&self, state: &mut H) {
+            self.as_str().hash(state);
+        }
+    }
+    impl ::std::cmp::PartialOrd for PollingEventType {
+        fn partial_cmp(
+            &self,
+            other: &Self,
+        ) -> ::std::option::Option<::std::cmp::Ordering> {
+            Some(self.cmp(other))
+        }
+    }
+    impl ::std::cmp::Ord for PollingEventType {
+        fn cmp(&self, other: &Self) -> ::std::cmp::Ordering {
+            self.as_str().cmp(other.as_str())
         }
     }
     ///Quality docs report action filter value (`quality_docs_actions`).
@@ -4594,44 +5268,106 @@ Known values: file_system, note, permission_change.*/
     /**Webhook status.
 
 Known values: enabled, disabled.*/
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    #[serde(transparent)]
-    pub struct WebhookState(pub ::std::string::String);
-    impl ::std::ops::Deref for WebhookState {
-        type Target = ::std::string::String;
-        fn deref(&self) -> &::std::string::String {
-            &self.0
-        }
+    ///
+    /// An open enum: a value this version does not know is kept verbatim in `Unknown`
+    /// and serialised back as it came.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(from = "::std::string::String", into = "::std::string::String")]
+    #[non_exhaustive]
+    pub enum WebhookState {
+        ///`enabled`
+        Enabled,
+        ///`disabled`
+        Disabled,
+        /// A value the spec does not list, kept verbatim.
+        Unknown(::std::string::String),
     }
-    impl ::std::convert::From<WebhookState> for ::std::string::String {
-        fn from(value: WebhookState) -> Self {
-            value.0
+    impl WebhookState {
+        /// The values the spec lists, in spec order.
+        pub const KNOWN: &'static [&'static str] = &["enabled", "disabled"];
+        /// The value as sent on the wire.
+        pub fn as_str(&self) -> &str {
+            match self {
+                Self::Enabled => "enabled",
+                Self::Disabled => "disabled",
+                Self::Unknown(value) => value.as_str(),
+            }
+        }
+        /// Whether the value is one the spec lists.
+        pub fn is_known(&self) -> bool {
+            Self::KNOWN.contains(&self.as_str())
         }
     }
     impl ::std::convert::From<::std::string::String> for WebhookState {
         fn from(value: ::std::string::String) -> Self {
-            Self(value)
+            match value.as_str() {
+                "enabled" => Self::Enabled,
+                "disabled" => Self::Disabled,
+                _ => Self::Unknown(value),
+            }
         }
     }
-    impl ::std::fmt::Display for WebhookState {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            self.0.fmt(f)
+    impl ::std::convert::From<&str> for WebhookState {
+        fn from(value: &str) -> Self {
+            Self::from(value.to_string())
+        }
+    }
+    impl ::std::convert::From<WebhookState> for ::std::string::String {
+        fn from(value: WebhookState) -> Self {
+            match value {
+                WebhookState::Unknown(value) => value,
+                known => known.as_str().to_string(),
+            }
         }
     }
     impl ::std::str::FromStr for WebhookState {
         type Err = ::std::convert::Infallible;
         fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
-            Ok(Self(value.to_string()))
+            Ok(Self::from(value))
+        }
+    }
+    impl ::std::fmt::Display for WebhookState {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::std::convert::AsRef<str> for WebhookState {
+        fn as_ref(&self) -> &str {
+            self.as_str()
+        }
+    }
+    impl ::std::cmp::PartialEq for WebhookState {
+        fn eq(&self, other: &Self) -> bool {
+            self.as_str() == other.as_str()
+        }
+    }
+    impl ::std::cmp::Eq for WebhookState {}
+    impl ::std::cmp::PartialEq<str> for WebhookState {
+        fn eq(&self, other: &str) -> bool {
+            self.as_str() == other
+        }
+    }
+    impl ::std::cmp::PartialEq<&str> for WebhookState {
+        fn eq(&self, other: &&str) -> bool {
+            self.as_str() == *other
+        }
+    }
+    impl ::std::hash::Hash for WebhookState {
+        fn hash<H: ::std::hash::Hasher>(&self, state: &mut H) {
+            self.as_str().hash(state);
+        }
+    }
+    impl ::std::cmp::PartialOrd for WebhookState {
+        fn partial_cmp(
+            &self,
+            other: &Self,
+        ) -> ::std::option::Option<::std::cmp::Ordering> {
+            Some(self.cmp(other))
+        }
+    }
+    impl ::std::cmp::Ord for WebhookState {
+        fn cmp(&self, other: &Self) -> ::std::cmp::Ordering {
+            self.as_str().cmp(other.as_str())
         }
     }
     ///Request to enable or disable a webhook.

@@ -92,7 +92,7 @@ fn v2_body() -> Value {
 /// The typed `data` of a file-system or permission-change event, serialized again.
 fn typed_data(event: &types::PollingEvent) -> Value {
     let data = Value::Object(event.data.clone());
-    match event.type_.as_ref().map(|t| t.0.as_str()) {
+    match event.type_.as_ref().map(|t| t.as_str()) {
         Some("file_system") => {
             json!(serde_json::from_value::<types::FileSystemEventData>(data).unwrap())
         }
@@ -290,12 +290,12 @@ async fn list_events_v1_success_decodes_the_page_and_file_system_data() {
     let moved = &page.events[0];
     assert_eq!(
         moved.type_,
-        Some(types::PollingEventType("file_system".into()))
+        Some(types::PollingEventType::from("file_system"))
     );
-    assert_eq!(moved.action, Some(types::PollingEventAction("move".into())));
+    assert_eq!(moved.action, Some(types::PollingEventAction::from("move")));
     assert_eq!(
         moved.action_source,
-        Some(types::ActionSource("WebUI".into()))
+        Some(types::ActionSource::from("WebUI"))
     );
     assert_eq!(typed_data(moved), body["events"][0]["data"]);
     wire::assert_round_trip(&page, &body);
@@ -335,15 +335,15 @@ async fn list_events_v1_forward_compat_accepts_unknown_fields_type_action_and_so
         .into_inner();
     assert_eq!(
         page.events[0].action_source,
-        Some(types::ActionSource("Scanner".into()))
+        Some(types::ActionSource::from("Scanner"))
     );
     assert_eq!(
         page.events[1].type_,
-        Some(types::PollingEventType("task".into()))
+        Some(types::PollingEventType::from("task"))
     );
     assert_eq!(
         page.events[1].action,
-        Some(types::PollingEventAction("archive".into()))
+        Some(types::PollingEventAction::from("archive"))
     );
     wire::assert_round_trip(&page, &known);
 }
@@ -441,7 +441,7 @@ async fn list_events_v2_success_decodes_permission_change_events_and_their_attri
         .changed_permissions;
     assert_eq!(
         changed[0].action,
-        Some(types::PermissionChangeAction("ADD".into()))
+        Some(types::PermissionChangeAction::from("ADD"))
     );
     assert_eq!(
         changed[1].entry.as_ref().unwrap().priv_.as_deref(),
@@ -526,7 +526,7 @@ async fn list_events_v2_forward_compat_accepts_unknown_fields_and_open_values() 
         .changed_permissions;
     assert_eq!(
         changed[0].action,
-        Some(types::PermissionChangeAction("MODIFY".into()))
+        Some(types::PermissionChangeAction::from("MODIFY"))
     );
     wire::assert_round_trip(&page, &known);
 }

@@ -48,7 +48,7 @@ fn update(url: &str) -> types::builder::WebhookUpdateRequest {
 }
 
 fn state(value: &str) -> types::WebhookState {
-    types::WebhookState(value.to_string())
+    types::WebhookState::from(value)
 }
 
 const HOOK_URL: &str = "https://hooks.acme.example.com/pubapi";

@@ -6,13 +6,14 @@
 //! | transform | progenitor limit it works around | who handles what it removes |
 //! |---|---|---|
 //! | [`inline_response_refs`] | none: makes the next transforms see every response inline | nothing is removed |
-//! | [`open_response_enums`] | typify's string enums reject unknown values | values stay documented; `pubapi-sdk-ext` offers typed views |
+//! | [`open_response_enums`] | typify's string enums reject unknown values | [`open_enums`] gives the values back as an open enum with an `Unknown(String)` case |
 //! | [`drop_redirects`] | 3xx responses get no match arm and their headers are ignored | `pubapi-sdk-ext` reads the 303 + `Location` of the audit job |
 //! | [`json_only_responses`] | `text/csv` next to JSON is dropped silently | `pubapi-sdk-ext` fetches CSV reports with `Accept: text/csv` |
 //! | [`drop_bodiless_success`] | a 200 with a body next to a 204 without one panics | `pubapi-sdk-ext` turns the events 204 into "caught up" |
 //! | [`raw_error_responses`] | different error schemas per status (or a bodiless error next to a typed one) panic | `pubapi-sdk-ext` decodes the three error formats by status |
 //!
-//! Code transforms: [`mark_deprecated`] (progenitor ignores `deprecated: true`),
+//! Code transforms: [`open_enums`] (the newtypes `open_response_enums` leaves become
+//! `enum X { Known.., Unknown(String) }`, serialised through `String`), [`mark_deprecated`] (progenitor ignores `deprecated: true`),
 //! [`redact_secrets`] (derived `Debug` would print `format: password` fields such as the
 //! webhook `authHeader`), [`strict_path_encoding`] (progenitor's `encode_path` lets `\` and dot
 //! segments through, which URL parsing turns into other paths) and [`operation_table`] (progenitor keeps no record of paths, tags, statuses and what the spec
@@ -33,6 +34,7 @@ pub mod drop_redirects;
 pub mod inline_response_refs;
 pub mod json_only_responses;
 pub mod mark_deprecated;
+pub mod open_enums;
 pub mod open_response_enums;
 pub mod operation_facts;
 pub mod operation_table;

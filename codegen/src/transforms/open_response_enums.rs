@@ -5,8 +5,9 @@
 //! is the one sending it: in schemas reachable from request bodies and parameters and from no
 //! response. Everything else (response bodies, and components no operation references, such as
 //! the webhook delivery payloads) is opened. The known values move into the description, so
-//! the generated docs still list them; `pubapi-sdk-ext` offers typed views with an `Other`
-//! variant where the values matter.
+//! the generated docs still list them, and the code transform
+//! [`open_enums`](super::open_enums) turns each opened component back into an enum of its
+//! values plus an `Unknown(String)` case.
 
 use super::Removal;
 use crate::walk::{operations, schema_ref_name, visit_schema_mut};

@@ -135,7 +135,11 @@ impl Client {
     pub async fn audit_job_state(&self, job_id: &str) -> Result<JobState, Error> {
         match self.get_audit_job().id(job_id).send().await {
             Ok(status) => Ok(JobState::Running {
-                status: status.into_inner().status.map(|s| s.0).unwrap_or_default(),
+                status: status
+                    .into_inner()
+                    .status
+                    .map(String::from)
+                    .unwrap_or_default(),
             }),
             Err(pubapi_sdk::Error::UnexpectedResponse(response)) if response.status() == 303 => {
                 let location = response

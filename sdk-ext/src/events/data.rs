@@ -70,19 +70,19 @@ impl PollingEvent {
 
     /// The event type.
     pub fn kind(&self) -> EventKind {
-        EventKind::parse(self.raw.type_.as_deref().map(String::as_str))
+        EventKind::parse(self.raw.type_.as_ref().map(|v| v.as_str()))
     }
 
     /// The action (`create`, `delete`, `restore`, `move`, `copy`, `permission_change`, or a
     /// value added later).
     pub fn action(&self) -> Option<&str> {
-        self.raw.action.as_deref().map(String::as_str)
+        self.raw.action.as_ref().map(|v| v.as_str())
     }
 
     /// What performed the action (`WebUI`, `SyncEngine`, `Mobile`, `PublicAPI`, `WebEdit`,
     /// `System`, `VPC`, `Other`, or a value added later).
     pub fn action_source(&self) -> Option<&str> {
-        self.raw.action_source.as_deref().map(String::as_str)
+        self.raw.action_source.as_ref().map(|v| v.as_str())
     }
 
     /// The typed `data`; never fails: what does not fit is [`EventData::Other`].
