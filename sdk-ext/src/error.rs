@@ -357,12 +357,36 @@ impl fmt::Display for Error {
                 f.write_str("unexpected status")?;
                 tail(f, e)
             }
-            Error::Transport(_) => f.write_str("transport error"),
+            Error::Transport(e) => {
+                f.write_str("transport error")?;
+                if let Some(url) = e.url() {
+                    let operations = operations_at(url.path());
+                    if !operations.is_empty() {
+                        write!(f, " calling {}", operations.join(" or "))?;
+                    }
+                    if let Some(host) = url.host_str() {
+                        write!(f, " on {host}")?;
+                    }
+                }
+                // reqwest's own words name the URL again; its causes follow in `source()`.
+                let what = if e.is_timeout() {
+                    "timed out waiting for the server"
+                } else if e.is_connect() {
+                    "could not connect"
+                } else if e.is_body() || e.is_decode() {
+                    "the response body broke off"
+                } else if e.is_request() {
+                    "the request could not be sent"
+                } else {
+                    "no response"
+                };
+                write!(f, ": {what}")
+            }
             Error::Timeout { elapsed } => write!(f, "timed out after {}ms", elapsed.as_millis()),
             Error::Decode { path, message, .. } => {
                 write!(f, "response body does not decode at {path}: {message}")
             }
-            Error::InvalidInput(_) => f.write_str("invalid input, nothing sent"),
+            Error::InvalidInput(e) => write!(f, "{e}; nothing was sent"),
             Error::Checkpoint(e) => write!(f, "event stream checkpoint unavailable: {e}"),
             Error::Removed {
                 operation,
@@ -390,12 +414,31 @@ impl StdError for Error {
     fn source(&self) -> Option<&(dyn StdError + 'static)> {
         match self {
             Error::Transport(e) => Some(e),
-            Error::InvalidInput(e) => Some(e),
+            // `Display` already says what the input error says.
+            Error::InvalidInput(e) => e.source(),
             // The server's code and message are in this error's own `Display`; the response
             // stays reachable through `api_error()` without printing it twice in a chain.
             _ => None,
         }
     }
+}
+
+/// The operations whose path template matches a URL path (ending with it, below the base
+/// URL's own path): one, or those of the same path with other methods.
+fn operations_at(path: &str) -> Vec<&'static str> {
+    pubapi_sdk::operations::ALL
+        .iter()
+        .filter(|op| {
+            let mut sent = path.rsplit('/');
+            let template = op.path.strip_prefix('/').unwrap_or(op.path);
+            template.rsplit('/').all(|expected| {
+                sent.next().is_some_and(|segment| {
+                    (expected.starts_with('{') && !segment.is_empty()) || segment == expected
+                })
+            })
+        })
+        .map(|op| op.id)
+        .collect()
 }
 
 impl From<InputError> for Error {
@@ -1445,6 +1488,34 @@ mod tests {
         );
     }
 
+    #[tokio::test]
+    async fn a_transport_error_names_the_operation_and_the_host_once() {
+        // Nothing listens on port 9 of loopback: the connection is refused.
+        let error = reqwest::Client::new()
+            .get("http://127.0.0.1:9/pubapi/v1/ai/agents/agt-1/ask/r-1/status")
+            .send()
+            .await
+            .unwrap_err();
+        let error = Error::Transport(error);
+        assert_eq!(
+            error.to_string(),
+            "transport error calling getAgentRequestStatus on 127.0.0.1: could not connect"
+        );
+        let text = chain(&error);
+        assert_eq!(text.matches("transport error").count(), 1, "{text}");
+        let shared = reqwest::Client::new()
+            .get("http://127.0.0.1:9/pubapi/v1/webhooks/w-1")
+            .send()
+            .await
+            .unwrap_err();
+        // One path, several methods: every operation it may have been.
+        let text = Error::Transport(shared).to_string();
+        for id in ["updateWebhook", "deleteWebhook"] {
+            assert!(text.contains(id), "{text}");
+        }
+        assert!(text.ends_with(" on 127.0.0.1: could not connect"), "{text}");
+    }
+
     #[test]
     fn decode_returns_the_value() {
         let page: Page = Error::decode(Bytes::from_static(br#"{"items":[{"id":7}]}"#)).unwrap();
@@ -1472,10 +1543,10 @@ mod tests {
         assert_eq!(
             texts,
             [
-                "invalid input, nothing sent <- invalid token <- token has a byte that is not visible ascii at 6",
-                "invalid input, nothing sent <- invalid impersonation value <- impersonation value has a control character at byte 6",
-                "invalid input, nothing sent <- invalid path <- path element 0 (\"..\") is a dot segment",
-                "invalid input, nothing sent <- invalid question: longer than 35000 characters",
+                "invalid token; nothing was sent <- token has a byte that is not visible ascii at 6",
+                "invalid impersonation value; nothing was sent <- impersonation value has a control character at byte 6",
+                "invalid path; nothing was sent <- path element 0 (\"..\") is a dot segment",
+                "invalid question: longer than 35000 characters; nothing was sent",
             ]
         );
         for (error, text) in errors.iter().zip(&texts) {

@@ -24,6 +24,7 @@ pub mod token;
 pub mod token_endpoint;
 pub mod transport;
 mod typed;
+mod validate;
 pub mod waiter;
 pub mod webhook;
 

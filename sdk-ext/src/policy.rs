@@ -214,6 +214,14 @@ impl Policy {
             status = tracing::field::Empty,
             limiter_wait_ms = tracing::field::Empty,
         );
+        if let Err(refusal) = crate::validate::check(operation, &request) {
+            return Ok(LocalRejection::Invalid {
+                operation: operation.id,
+                field: refusal.field,
+                problem: refusal.problem,
+            }
+            .into_response());
+        }
         if let Err(rejection) = self
             .check_sunset(operation)
             .and_then(|()| encode_path_queries(operation, &mut request))

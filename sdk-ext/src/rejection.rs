@@ -43,6 +43,16 @@ pub enum LocalRejection {
         /// The operationId that replaces it.
         successor: Option<&'static str>,
     },
+    /// A field of the body or query breaks a rule of the reference the spec cannot state
+    /// (see `validate.rs`).
+    Invalid {
+        /// The operationId.
+        operation: &'static str,
+        /// The field, as the reference names it.
+        field: &'static str,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// The URL no longer matches the operation's path template.
     Path {
         /// The operation's path template.
@@ -62,6 +72,7 @@ impl LocalRejection {
             LocalRejection::Removed { .. } => 410,
             LocalRejection::Token(_) => 401,
             LocalRejection::Impersonation(_)
+            | LocalRejection::Invalid { .. }
             | LocalRejection::Path { .. }
             | LocalRejection::PathValue { .. } => 400,
         };

@@ -268,6 +268,9 @@ impl From<LocalRejection> for Error {
                 parameter,
                 error,
             }),
+            LocalRejection::Invalid { field, problem, .. } => {
+                Error::InvalidInput(InputError::Invalid { field, problem })
+            }
             LocalRejection::Path { template, sent } => Error::InvalidInput(InputError::Invalid {
                 field: "path",
                 problem: format!(

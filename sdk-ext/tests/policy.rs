@@ -631,3 +631,42 @@ async fn question_mark_converts_a_generated_error_keeping_the_servers_message() 
         other => panic!("{other:?}"),
     }
 }
+
+/// The checks hold on every public path: the generated builders behind `Client::sdk` are
+/// refused before sending, like the area handles.
+#[tokio::test(start_paused = true)]
+async fn the_generated_client_is_checked_like_the_handles_and_nothing_is_sent() {
+    let script = Script::new(
+        vec![],
+        Answer::json(201, r#"{"webhookId":"w1","status":"enabled"}"#),
+    );
+    let client = client(&script);
+    let body: pubapi_sdk::types::WebhookCreateRequest =
+        serde_json::from_value(serde_json::json!({"url": "http://hooks.example.com/in"})).unwrap();
+    let error = client
+        .sdk()
+        .create_webhook()
+        .body(body)
+        .send()
+        .await
+        .map_err(Error::from)
+        .unwrap_err();
+    match &error {
+        Error::InvalidInput(pubapi_sdk_ext::error::InputError::Invalid { field, problem }) => {
+            assert_eq!(*field, "url");
+            assert!(problem.contains("https://"), "{problem}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let error = client
+        .sdk()
+        .list_events_v2()
+        .id(0)
+        .count(std::num::NonZeroU64::new(500).unwrap())
+        .send()
+        .await
+        .map_err(Error::from)
+        .unwrap_err();
+    assert!(error.to_string().contains("count"), "{error}");
+    assert!(script.seen().is_empty(), "nothing reached the server");
+}

@@ -80,13 +80,33 @@ macro_rules! each_kind {
 }
 
 macro_rules! from_body {
-    ($($variant:ident($body:ident)),* $(,)?) => {$(
-        impl From<types::$body> for AuditRequest {
-            fn from(body: types::$body) -> Self {
-                AuditRequest::$variant(body)
+    ($($variant:ident($body:ident)),* $(,)?) => {
+        $(
+            impl From<types::$body> for AuditRequest {
+                fn from(body: types::$body) -> Self {
+                    AuditRequest::$variant(body)
+                }
+            }
+        )*
+
+        impl AuditRequest {
+            /// The request a body sent to `operation_id` (`create<Kind>Audit`) holds; `None`
+            /// for another operation.
+            pub(crate) fn from_body(
+                operation_id: &str,
+                body: &[u8],
+            ) -> Option<Result<AuditRequest, serde_json::Error>> {
+                match operation_id {
+                    $(
+                        concat!("create", stringify!($variant), "Audit") => Some(
+                            serde_json::from_slice::<types::$body>(body).map(AuditRequest::$variant),
+                        ),
+                    )*
+                    _ => None,
+                }
             }
         }
-    )*};
+    };
 }
 
 from_body!(

@@ -1,0 +1,313 @@
+//! What the reference requires of a request that the spec cannot say, checked by the policy
+//! before anything is sent: so every public path to an operation (the area handles, the
+//! generated client behind `Client::sdk`, requests built by hand) is checked the same way.
+//!
+//! | operation | checks |
+//! |---|---|
+//! | `createWebhook`, `updateWebhook` | `url` is `https://` with a host (or `http://` to a loopback host, for sandboxes), `eventType` not empty and every entry an event name or wildcard of the reference, `path` at most 100 absolute folder paths |
+//! | `askAgent` | `question` not blank, at most 35,000 characters |
+//! | `askDocument`, `askAssistant`, `askCopilot`, `askKnowledgeBase` | `question` not blank |
+//! | `create<Kind>Audit` | [`AuditRequest::validate`]: dates, `date_end` after `date_start`, the kind's required filters |
+//! | `listEventsV1`, `listEventsV2` | `count` in 1..=100, no empty `type` entry |
+
+use crate::audit::AuditRequest;
+use crate::error::{Error, InputError};
+use crate::webhook::EventFilter;
+use pubapi_sdk::operations::Operation;
+use serde_json::Value;
+
+/// The most characters of an agent question (reference 2.1).
+pub(crate) const MAX_QUESTION_CHARS: usize = 35_000;
+/// The most folder paths of a webhook registration (reference 6).
+pub(crate) const MAX_WEBHOOK_PATHS: usize = 100;
+/// The most events of one page of the events lists (reference 4.9).
+pub(crate) const MAX_EVENTS_COUNT: u64 = 100;
+
+/// A field of the request and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Refusal {
+    /// The field, as the reference names it.
+    pub(crate) field: &'static str,
+    /// What is wrong with it.
+    pub(crate) problem: String,
+}
+
+fn refuse(field: &'static str, problem: impl Into<String>) -> Result<(), Refusal> {
+    Err(Refusal {
+        field,
+        problem: problem.into(),
+    })
+}
+
+/// Checks `request` for `operation`; operations without rules pass.
+pub(crate) fn check(operation: &Operation, request: &reqwest::Request) -> Result<(), Refusal> {
+    let body = || {
+        request
+            .body()
+            .and_then(reqwest::Body::as_bytes)
+            .and_then(|bytes| serde_json::from_slice::<Value>(bytes).ok())
+            .unwrap_or(Value::Null)
+    };
+    match operation.id {
+        "createWebhook" | "updateWebhook" => webhook(&body()),
+        "askAgent" => question(&body(), Some(MAX_QUESTION_CHARS)),
+        "askDocument" | "askAssistant" | "askCopilot" | "askKnowledgeBase" => {
+            question(&body(), None)
+        }
+        "listEventsV1" | "listEventsV2" => events_query(request.url()),
+        id if id.starts_with("create") && id.ends_with("Audit") => {
+            let bytes = request.body().and_then(reqwest::Body::as_bytes);
+            match bytes.and_then(|bytes| AuditRequest::from_body(id, bytes)) {
+                Some(Ok(report)) => audit(&report),
+                // Not a body of this kind: the server says what is wrong with it.
+                Some(Err(_)) | None => Ok(()),
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The webhook URL rule alone (also used by `Registration`).
+pub(crate) fn webhook_url(url: &str) -> Result<(), Refusal> {
+    let parsed = match reqwest::Url::parse(url) {
+        Ok(parsed) => parsed,
+        Err(e) => return refuse("url", format!("{url:?} is not a URL: {e}")),
+    };
+    let has_host = parsed.host_str().is_some_and(|h| !h.is_empty());
+    match parsed.scheme() {
+        "https" if has_host => Ok(()),
+        "http" if crate::client::is_loopback(&parsed) => Ok(()),
+        _ => refuse(
+            "url",
+            format!(
+                "{url:?} is not an https:// URL (the platform delivers only over HTTPS; \
+                 http:// is accepted for loopback sandboxes)"
+            ),
+        ),
+    }
+}
+
+fn webhook(body: &Value) -> Result<(), Refusal> {
+    if let Some(url) = body.get("url").and_then(Value::as_str) {
+        webhook_url(url)?;
+    }
+    if let Some(events) = body.get("eventType").and_then(Value::as_array) {
+        if events.is_empty() {
+            return refuse("eventType", "at least one event is required when given");
+        }
+        for entry in events {
+            let text = entry.as_str().unwrap_or_default();
+            if let Err(e) = EventFilter::parse(text) {
+                return refuse("eventType", format!("{text:?}: {e}"));
+            }
+        }
+    }
+    if let Some(paths) = body.get("path").and_then(Value::as_str) {
+        let paths: Vec<&str> = paths.split(',').collect();
+        if paths.len() > MAX_WEBHOOK_PATHS {
+            return refuse(
+                "path",
+                format!("{} paths, at most {MAX_WEBHOOK_PATHS}", paths.len()),
+            );
+        }
+        if let Some(bad) = paths
+            .iter()
+            .find(|p| !p.starts_with('/') || p.chars().any(char::is_control))
+        {
+            return refuse("path", format!("{bad:?} is not an absolute folder path"));
+        }
+    }
+    Ok(())
+}
+
+fn question(body: &Value, max_chars: Option<usize>) -> Result<(), Refusal> {
+    let Some(question) = body.get("question").and_then(Value::as_str) else {
+        return Ok(());
+    };
+    if question.trim().is_empty() {
+        return refuse("question", "is required (it is empty or blank)");
+    }
+    let chars = question.chars().count();
+    match max_chars {
+        Some(max) if chars > max => {
+            refuse("question", format!("{chars} characters, at most {max}"))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn events_query(url: &reqwest::Url) -> Result<(), Refusal> {
+    for (name, value) in url.query_pairs() {
+        match &*name {
+            "count" => match value.parse::<u64>() {
+                Ok(count) if (1..=MAX_EVENTS_COUNT).contains(&count) => {}
+                _ => {
+                    return refuse(
+                        "count",
+                        format!("{value} is outside 1..={MAX_EVENTS_COUNT}"),
+                    );
+                }
+            },
+            "type" if value.split('|').any(str::is_empty) => {
+                return refuse("type", format!("{value:?} has an empty event type"));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn audit(report: &AuditRequest) -> Result<(), Refusal> {
+    match report.validate() {
+        Ok(()) => Ok(()),
+        Err(Error::InvalidInput(InputError::Invalid { field, problem })) => {
+            Err(Refusal { field, problem })
+        }
+        Err(other) => refuse("request", other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn op(id: &str) -> &'static Operation {
+        pubapi_sdk::operations::ALL
+            .iter()
+            .find(|op| op.id == id)
+            .unwrap()
+    }
+
+    fn post(body: Value) -> reqwest::Request {
+        let mut request = reqwest::Request::new(
+            reqwest::Method::POST,
+            "https://acme.example.com/pubapi/x".parse().unwrap(),
+        );
+        *request.body_mut() = Some(body.to_string().into());
+        request
+    }
+
+    fn get(query: &str) -> reqwest::Request {
+        reqwest::Request::new(
+            reqwest::Method::GET,
+            format!("https://acme.example.com/pubapi/v2/events?{query}")
+                .parse()
+                .unwrap(),
+        )
+    }
+
+    #[test]
+    fn each_rule_refuses_naming_its_field() {
+        let cases = [
+            (
+                "createWebhook",
+                post(json!({"url": "http://hooks.example.com/in"})),
+                Some("url"),
+            ),
+            (
+                "createWebhook",
+                post(json!({"url": "https://hooks.example.com/in"})),
+                None,
+            ),
+            (
+                "createWebhook",
+                post(json!({"url": "http://127.0.0.1:9000/in"})),
+                None,
+            ),
+            (
+                "updateWebhook",
+                post(json!({"url": "ftp://x.example.com"})),
+                Some("url"),
+            ),
+            (
+                "createWebhook",
+                post(json!({"url": "https://h.example.com", "eventType": []})),
+                Some("eventType"),
+            ),
+            (
+                "createWebhook",
+                post(json!({"url": "https://h.example.com", "eventType": ["fs:*", "group:*"]})),
+                Some("eventType"),
+            ),
+            (
+                "createWebhook",
+                post(
+                    json!({"url": "https://h.example.com", "eventType": ["fs:add_file"], "path": "/A,/B"}),
+                ),
+                None,
+            ),
+            (
+                "createWebhook",
+                post(json!({"url": "https://h.example.com", "path": "/A,B"})),
+                Some("path"),
+            ),
+            (
+                "askAgent",
+                post(json!({"question": " \n"})),
+                Some("question"),
+            ),
+            (
+                "askAgent",
+                post(json!({"question": "x".repeat(35_001)})),
+                Some("question"),
+            ),
+            (
+                "askAgent",
+                post(json!({"question": "x".repeat(35_000)})),
+                None,
+            ),
+            (
+                "askKnowledgeBase",
+                post(json!({"question": ""})),
+                Some("question"),
+            ),
+            (
+                "askAssistant",
+                post(json!({"question": "x".repeat(40_000)})),
+                None,
+            ),
+            (
+                "createLoginsAudit",
+                post(
+                    json!({"format": "json", "date_start": "2026-02-01", "date_end": "2026-01-01", "events": ["logins"]}),
+                ),
+                Some("date_end"),
+            ),
+            (
+                "createLoginsAudit",
+                post(
+                    json!({"format": "json", "date_start": "2026-01-01", "date_end": "2026-02-01", "events": ["logins"]}),
+                ),
+                None,
+            ),
+            (
+                "createFilesAudit",
+                post(
+                    json!({"format": "json", "date_start": "2026-01-01", "date_end": "2026-02-01"}),
+                ),
+                Some("folders"),
+            ),
+            (
+                "createUsersAudit",
+                post(
+                    json!({"format": "json", "date_start": "yesterday", "date_end": "2026-02-01"}),
+                ),
+                Some("date_start"),
+            ),
+            ("listEventsV2", get("id=0&count=101"), Some("count")),
+            ("listEventsV2", get("id=0&count=0"), Some("count")),
+            ("listEventsV1", get("id=0&count=100&type=note"), None),
+            ("listEventsV2", get("id=0&type=note%7C"), Some("type")),
+            ("whoami", get(""), None),
+        ];
+        for (id, request, field) in cases {
+            let result = check(op(id), &request);
+            assert_eq!(
+                result.as_ref().err().map(|r| r.field),
+                field,
+                "{id}: {result:?}"
+            );
+        }
+    }
+}
