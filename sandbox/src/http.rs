@@ -150,22 +150,18 @@ pub enum ErrorFormat {
     General,
 }
 
-/// Whether the operation is an AI one (AI limits, 429 throttles).
+/// Whether the operation is an AI one (AI limits, 429 throttles): its limit class in the
+/// spec (`x-pubapi-limit-class`).
 pub fn is_ai(op: &Operation) -> bool {
-    matches!(
-        op.tag,
-        "agents" | "document-ai" | "assistant" | "copilot" | "knowledge-bases" | "hybrid-search"
-    )
+    op.limit_class == pubapi_sdk::operations::LimitClass::Ai
 }
 
-/// The error format of the operation's area.
+/// The error format of the operation, as the spec says (`x-pubapi-error-format`).
 pub fn error_format(op: &Operation) -> ErrorFormat {
-    match op.tag {
-        "webhooks" | "identity" => ErrorFormat::Webhook,
-        // The reference shows no events error body; the spec documents the events lists'
-        // 400 in the general format and every other events error without a body.
-        "audit" | "events" => ErrorFormat::General,
-        _ => ErrorFormat::Ai,
+    match op.error_format {
+        pubapi_sdk::operations::ErrorFormat::Ai => ErrorFormat::Ai,
+        pubapi_sdk::operations::ErrorFormat::Webhooks => ErrorFormat::Webhook,
+        pubapi_sdk::operations::ErrorFormat::General => ErrorFormat::General,
     }
 }
 

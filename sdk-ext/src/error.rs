@@ -360,7 +360,7 @@ impl fmt::Display for Error {
             Error::Transport(e) => {
                 f.write_str("transport error")?;
                 if let Some(url) = e.url() {
-                    let operations = operations_at(url.path());
+                    let operations: Vec<&str> = operations_at(url.path()).map(|op| op.id).collect();
                     if !operations.is_empty() {
                         write!(f, " calling {}", operations.join(" or "))?;
                     }
@@ -425,20 +425,18 @@ impl StdError for Error {
 
 /// The operations whose path template matches a URL path (ending with it, below the base
 /// URL's own path): one, or those of the same path with other methods.
-fn operations_at(path: &str) -> Vec<&'static str> {
-    pubapi_sdk::operations::ALL
-        .iter()
-        .filter(|op| {
-            let mut sent = path.rsplit('/');
-            let template = op.path.strip_prefix('/').unwrap_or(op.path);
-            template.rsplit('/').all(|expected| {
-                sent.next().is_some_and(|segment| {
-                    (expected.starts_with('{') && !segment.is_empty()) || segment == expected
-                })
+pub(crate) fn operations_at(
+    path: &str,
+) -> impl Iterator<Item = &'static pubapi_sdk::operations::Operation> + '_ {
+    pubapi_sdk::operations::ALL.iter().filter(move |op| {
+        let mut sent = path.rsplit('/');
+        let template = op.path.strip_prefix('/').unwrap_or(op.path);
+        template.rsplit('/').all(|expected| {
+            sent.next().is_some_and(|segment| {
+                (expected.starts_with('{') && !segment.is_empty()) || segment == expected
             })
         })
-        .map(|op| op.id)
-        .collect()
+    })
 }
 
 impl From<InputError> for Error {
@@ -503,68 +501,7 @@ impl fmt::Display for ForbiddenReason {
     }
 }
 
-/// Which part of the API answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Area {
-    /// `/v1/ai/agents`.
-    Agents,
-    /// `/v1/ai/document`.
-    DocumentAi,
-    /// `/v1/ai/assistant`.
-    Assistant,
-    /// `/v1/ai/copilot` (deprecated).
-    Copilot,
-    /// `/v1/ai/kb`.
-    KnowledgeBases,
-    /// `/v1/hybrid-search`.
-    HybridSearch,
-    /// `/v1/audit`.
-    Audit,
-    /// `/v1/webhooks`.
-    Webhooks,
-    /// `/v1/whoami`.
-    Identity,
-    /// `/v1/events`, `/v2/events`.
-    Events,
-}
-
-impl Area {
-    /// The budget requests to this area draw from.
-    pub fn limit_class(self) -> LimitClass {
-        match self {
-            Area::Agents
-            | Area::DocumentAi
-            | Area::Assistant
-            | Area::Copilot
-            | Area::KnowledgeBases
-            | Area::HybridSearch => LimitClass::Ai,
-            Area::Audit | Area::Webhooks | Area::Identity | Area::Events => LimitClass::General,
-        }
-    }
-
-    /// The error body format the reference gives for this area.
-    pub fn error_format(self) -> ErrorFormat {
-        match self.limit_class() {
-            LimitClass::Ai => ErrorFormat::Ai,
-            LimitClass::General => match self {
-                Area::Webhooks | Area::Identity => ErrorFormat::Webhooks,
-                _ => ErrorFormat::General,
-            },
-        }
-    }
-}
-
-/// The three error body formats of the reference.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ErrorFormat {
-    /// AI endpoints: `{errorMessage, errorCode}`.
-    Ai,
-    /// Webhooks: `{code, message, details}`.
-    Webhooks,
-    /// General and audit: `{Errors: [{description, code}]}`.
-    General,
-}
+pub use pubapi_sdk::operations::{Area, ErrorFormat};
 
 /// One entry of a general-format `Errors` array.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1584,11 +1521,20 @@ mod tests {
     }
 
     #[test]
-    fn areas_know_their_class_and_format() {
+    fn operations_carry_the_specs_class_and_format() {
+        let op = |id: &str| {
+            pubapi_sdk::operations::ALL
+                .iter()
+                .find(|op| op.id == id)
+                .unwrap()
+        };
         assert_eq!(Area::HybridSearch.limit_class(), LimitClass::Ai);
         assert_eq!(Area::Audit.limit_class(), LimitClass::General);
-        assert_eq!(Area::Copilot.error_format(), ErrorFormat::Ai);
-        assert_eq!(Area::Identity.error_format(), ErrorFormat::Webhooks);
-        assert_eq!(Area::Events.error_format(), ErrorFormat::General);
+        assert_eq!(op("askCopilot").error_format, ErrorFormat::Ai);
+        assert_eq!(op("whoami").error_format, ErrorFormat::Webhooks);
+        assert_eq!(op("listEventsV2").error_format, ErrorFormat::General);
+        for op in pubapi_sdk::operations::ALL {
+            assert_eq!(op.limit_class, op.area.limit_class(), "{}", op.id);
+        }
     }
 }

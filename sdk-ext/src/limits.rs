@@ -7,26 +7,7 @@
 //! Other plans may differ, so the numbers are configuration with these values
 //! as the default.
 
-use std::fmt;
-
-/// Which budget a request draws from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum LimitClass {
-    /// Everything that is not an AI endpoint: audit, webhooks, events, whoami.
-    General,
-    /// The AI endpoints (agents, document AI, assistant, copilot, knowledge
-    /// bases, hybrid search).
-    Ai,
-}
-
-impl fmt::Display for LimitClass {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            LimitClass::General => "general",
-            LimitClass::Ai => "ai",
-        })
-    }
-}
+pub use pubapi_sdk::operations::LimitClass;
 
 /// How many requests may start in any rolling window. `None` means the
 /// window is not limited. `Some(0)` allows no requests at all.

@@ -296,7 +296,7 @@ impl Policy {
     ) -> reqwest::Result<reqwest::Response> {
         let shared = &self.shared;
         let config = &shared.retry;
-        let class = crate::typed::area_of(operation).limit_class();
+        let class = operation.limit_class;
         let started = Instant::now();
         let deadline = started + config.operation_timeout();
         let mut waited = Duration::ZERO;

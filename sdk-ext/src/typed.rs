@@ -1,12 +1,11 @@
 //! Turning the generated client's results into [`Error`].
 
-use crate::error::{Area, Error, InputError, RawBody};
+use crate::error::{Area, Error, ErrorFormat, InputError, RawBody};
 use crate::limiter::LimitError;
 use crate::policy::FailedBody;
 use crate::rejection::LocalRejection;
 use bytes::Bytes;
 use progenitor_client::ResponseValue;
-use pubapi_sdk::operations::Operation;
 use serde::de::DeserializeOwned;
 use std::future::Future;
 use std::time::SystemTime;
@@ -14,43 +13,14 @@ use std::time::SystemTime;
 /// The largest error body kept (bigger bodies are cut; the status and headers still count).
 pub(crate) const MAX_ERROR_BODY: usize = 1 << 20;
 
-/// The area of the API an operation belongs to, from its tag.
-pub(crate) fn area_of(operation: &Operation) -> Area {
-    match operation.tag {
-        "agents" => Area::Agents,
-        "document-ai" => Area::DocumentAi,
-        "assistant" => Area::Assistant,
-        "copilot" => Area::Copilot,
-        "knowledge-bases" => Area::KnowledgeBases,
-        "hybrid-search" => Area::HybridSearch,
-        "audit" => Area::Audit,
-        "webhooks" => Area::Webhooks,
-        "identity" => Area::Identity,
-        _ => Area::Events,
-    }
-}
-
-/// The area of a URL path, for responses that did not pass a policy.
-fn area_of_path(path: &str) -> Area {
-    let rest = path
-        .find("/v1/")
-        .or_else(|| path.find("/v2/"))
-        .map_or(path, |i| &path[i + 3..]);
-    let areas = [
-        ("/ai/agents", Area::Agents),
-        ("/ai/document", Area::DocumentAi),
-        ("/ai/assistant", Area::Assistant),
-        ("/ai/copilot", Area::Copilot),
-        ("/ai/kb", Area::KnowledgeBases),
-        ("/hybrid-search", Area::HybridSearch),
-        ("/audit", Area::Audit),
-        ("/webhooks", Area::Webhooks),
-        ("/whoami", Area::Identity),
-    ];
-    areas
-        .into_iter()
-        .find(|(prefix, _)| rest.starts_with(prefix))
-        .map_or(Area::Events, |(_, area)| area)
+/// The area and error format of a URL path's operation, for responses that did not pass a
+/// policy (the general format when no operation has this path).
+fn facts_of_path(path: &str) -> (Area, ErrorFormat) {
+    crate::error::operations_at(path)
+        .next()
+        .map_or((Area::Events, ErrorFormat::General), |op| {
+            (op.area, op.error_format)
+        })
 }
 
 impl Error {
@@ -60,21 +30,14 @@ impl Error {
         if LocalRejection::of(&response).is_some() || FailedBody::of(&response).is_some() {
             return Error::of_response(&response);
         }
-        let area = area_of_path(response.url().path());
+        let (area, format) = facts_of_path(response.url().path());
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         let body = match read_capped(response).await {
             Ok(body) => body,
             Err(e) => return Error::Transport(e),
         };
-        Error::from_response(
-            area.error_format(),
-            area,
-            status,
-            &headers,
-            body,
-            SystemTime::now(),
-        )
+        Error::from_response(format, area, status, &headers, body, SystemTime::now())
     }
 
     /// The error of a response the client's policy answered: its local rejection, or the
@@ -84,12 +47,15 @@ impl Error {
         if let Some(rejection) = LocalRejection::of(response) {
             return Error::from(rejection.clone());
         }
-        let (area, body) = match FailedBody::of(response) {
-            Some(failed) => (area_of(failed.operation), failed.body.clone()),
-            None => (area_of_path(response.url().path()), Bytes::new()),
+        let ((area, format), body) = match FailedBody::of(response) {
+            Some(failed) => (
+                (failed.operation.area, failed.operation.error_format),
+                failed.body.clone(),
+            ),
+            None => (facts_of_path(response.url().path()), Bytes::new()),
         };
         Error::from_response(
-            area.error_format(),
+            format,
             area,
             response.status().as_u16(),
             response.headers(),
@@ -127,7 +93,7 @@ impl From<progenitor_client::Error<()>> for Error {
                 Error::Transport(e)
             }
             Sdk::ErrorResponse(value) => Error::from_response(
-                Area::Events.error_format(),
+                ErrorFormat::General,
                 Area::Events,
                 value.status().as_u16(),
                 value.headers(),
@@ -325,28 +291,25 @@ mod tests {
     use std::time::Duration;
 
     #[test]
-    fn area_of_a_url_path_follows_the_reference_layout() {
+    fn a_url_path_takes_its_operations_area_and_error_format() {
         let cases = [
-            ("/pubapi/v1/ai/agents/list", Area::Agents),
-            ("/pubapi/v1/ai/document/e1/ask", Area::DocumentAi),
-            ("/pubapi/v1/ai/assistant/ask", Area::Assistant),
-            ("/pubapi/v1/ai/copilot/ask", Area::Copilot),
-            ("/pubapi/v1/ai/kb/list", Area::KnowledgeBases),
-            ("/pubapi/v1/hybrid-search", Area::HybridSearch),
-            ("/pubapi/v1/audit/jobs/1", Area::Audit),
-            ("/pubapi/v1/webhooks/w1/status", Area::Webhooks),
-            ("/pubapi/v1/whoami", Area::Identity),
-            ("/pubapi/v2/events", Area::Events),
+            ("/pubapi/v1/ai/agents/list", Area::Agents, ErrorFormat::Ai),
+            (
+                "/pubapi/v1/ai/document/e1/ask",
+                Area::DocumentAi,
+                ErrorFormat::Ai,
+            ),
+            ("/pubapi/v1/audit/jobs/1", Area::Audit, ErrorFormat::General),
+            (
+                "/pubapi/v1/webhooks/w1/status",
+                Area::Webhooks,
+                ErrorFormat::Webhooks,
+            ),
+            ("/pubapi/v1/whoami", Area::Identity, ErrorFormat::Webhooks),
+            ("/pubapi/v2/events", Area::Events, ErrorFormat::General),
         ];
-        for (path, area) in cases {
-            assert_eq!(area_of_path(path), area, "{path}");
-        }
-    }
-
-    #[test]
-    fn every_operation_has_the_area_of_its_path() {
-        for op in pubapi_sdk::operations::ALL {
-            assert_eq!(area_of(op), area_of_path(op.path), "{}", op.id);
+        for (path, area, format) in cases {
+            assert_eq!(facts_of_path(path), (area, format), "{path}");
         }
     }
 

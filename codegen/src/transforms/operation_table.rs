@@ -154,8 +154,10 @@ pub fn item(spec: &OpenAPI, removals: &[Removal]) -> Result<syn::Item, CodegenEr
             #area_enum
 
             /// Which budget a request draws from (`x-pubapi-limit-class` on the spec's tags).
+            ///
+            /// Exhaustive on purpose: codegen refuses any other class, so a new one is a
+            /// change every pacer must make, not a case to fall through.
             #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-            #[non_exhaustive]
             pub enum LimitClass {
                 /// Everything that is not an AI endpoint: audit, webhooks, events, whoami.
                 General,
@@ -180,9 +182,9 @@ pub fn item(spec: &OpenAPI, removals: &[Removal]) -> Result<syn::Item, CodegenEr
             }
 
             /// The three error body formats of the reference (`x-pubapi-error-format` on the
-            /// spec's error schemas).
+            /// spec's error schemas). Exhaustive, like [`LimitClass`]: codegen refuses
+            /// any other format.
             #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-            #[non_exhaustive]
             pub enum ErrorFormat {
                 /// AI endpoints: `{errorMessage, errorCode}` (`AiError`).
                 Ai,
