@@ -181,7 +181,9 @@ impl Registration {
         self.events
             .iter()
             .flatten()
-            .map(|f| WebhookEventTypeFilter(f.as_str().to_string()))
+            // The spec lists the names and wildcards; an `EventType::Other` made into a filter
+            // by hand has no spelling the platform takes and is not sent.
+            .filter_map(|f| WebhookEventTypeFilter::try_from(f.as_str()).ok())
             .collect()
     }
 
@@ -233,7 +235,7 @@ impl Status {
 
     /// Reads a status as sent; `None` for a value this SDK does not know.
     pub fn of(summary: &WebhookSummary) -> Option<Status> {
-        match summary.status.as_ref().map(|v| v.as_str()) {
+        match Some(summary.status.as_str()) {
             Some("enabled") => Some(Status::Enabled),
             Some("disabled") => Some(Status::Disabled),
             _ => None,
@@ -500,8 +502,8 @@ mod tests {
         let now = UNIX_EPOCH + Duration::from_secs(1_000_000);
         let summary = |expires| WebhookSummary {
             expires: Some(expires),
-            status: None,
-            webhook_id: None,
+            status: pubapi_sdk::types::WebhookState::Enabled,
+            webhook_id: "w1".into(),
         };
         assert!(expires_within(
             &summary(1_000_500),

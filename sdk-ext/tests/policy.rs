@@ -218,7 +218,7 @@ async fn over_qps_is_retried_after_retry_after_even_for_post() {
         .typed()
         .await
         .unwrap();
-    assert_eq!(hook.webhook_id.as_deref(), Some("w1"));
+    assert_eq!(hook.webhook_id, "w1");
     assert_eq!(script.times(), vec![secs(0), secs(3)]);
     assert!(script.seen().iter().all(|s| s.method == "POST"));
 }

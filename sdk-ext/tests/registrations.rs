@@ -125,7 +125,7 @@ async fn renewal_creates_the_replacement_before_deleting_the_old_one() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(renewed.webhook_id.as_deref(), Some("w2"));
+    assert_eq!(renewed.webhook_id, "w2");
     let order: Vec<_> = script
         .seen()
         .into_iter()

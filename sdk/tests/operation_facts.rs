@@ -19,7 +19,13 @@ fn every_area_is_a_tag_of_the_spec_with_its_limit_class() {
 
 #[test]
 fn ai_operations_draw_from_the_ai_budget_and_answer_in_the_ai_format() {
-    for id in ["askAgent", "askDocument", "askAssistant", "askCopilot", "hybridSearch"] {
+    for id in [
+        "askAgent",
+        "askDocument",
+        "askAssistant",
+        "askCopilot",
+        "hybridSearch",
+    ] {
         assert_eq!(op(id).limit_class, LimitClass::Ai, "{id}");
         assert_eq!(op(id).error_format, ErrorFormat::Ai, "{id}");
     }
@@ -40,7 +46,12 @@ fn whoami_answers_in_the_webhook_format_and_events_in_the_general_one() {
 
 #[test]
 fn posts_that_are_reads_or_idempotent_sets_are_idempotent() {
-    for id in ["listKnowledgeBases", "hybridSearch", "setWebhookStatus", "getWebhookStatus"] {
+    for id in [
+        "listKnowledgeBases",
+        "hybridSearch",
+        "setWebhookStatus",
+        "getWebhookStatus",
+    ] {
         assert!(op(id).idempotent && op(id).is_idempotent(), "{id}");
     }
     for id in ["askAgent", "createWebhook", "createLoginsAudit"] {

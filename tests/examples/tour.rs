@@ -150,7 +150,7 @@ async fn read_only(client: &Client) {
     section("events");
     match client.get_events_cursor().send().typed().await {
         Ok(cursor) => {
-            let latest = cursor.latest_event_id.unwrap_or(0);
+            let latest = cursor.latest_event_id;
             println!(
                 "  cursor: latest {latest}, oldest {:?}",
                 cursor.oldest_event_id
@@ -185,12 +185,8 @@ fn print_event(event: &pubapi_sdk::types::PollingEvent) {
     let data = &event.data;
     println!(
         "  #{} {} {} {} by user {}",
-        event.id.unwrap_or(0),
-        event
-            .type_
-            .as_ref()
-            .map(|t| t.to_string())
-            .unwrap_or_default(),
+        event.id,
+        Some(event.type_.to_string()).unwrap_or_default(),
         event
             .action
             .as_ref()
@@ -272,8 +268,8 @@ async fn sandbox_tour() -> Result<()> {
         .await?;
     println!(
         "  {} (request {}): {}",
-        answer.result.status.as_deref().unwrap_or("?"),
-        answer.request.request_id.as_deref().unwrap_or("?"),
+        answer.result.status,
+        answer.request.request_id,
         answer.result.response_text.unwrap_or_default()
     );
 
@@ -285,7 +281,7 @@ async fn sandbox_tour() -> Result<()> {
     let answer = client.assistant().ask_and_wait(request, ai_wait()).await?;
     println!(
         "  execution {}: {}: {}",
-        answer.execution.execution_id.as_deref().unwrap_or("?"),
+        answer.execution.execution_id,
         answer.status().unwrap_or("?"),
         answer.text().unwrap_or_default()
     );
@@ -429,10 +425,10 @@ async fn sandbox_tour() -> Result<()> {
         .paths(["/Tour"])?
         .auth_header(secret);
     let created = client.webhooks().create(&registration).await?;
-    let webhook_id = created.webhook_id.unwrap_or_default();
+    let webhook_id = created.webhook_id;
     println!(
         "  registered {webhook_id} -> {hook_url} ({})",
-        created.status.map(|s| s.to_string()).unwrap_or_default()
+        created.status
     );
     let cursor = client
         .get_events_cursor()
@@ -474,7 +470,7 @@ async fn sandbox_tour() -> Result<()> {
     }
 
     section("events");
-    let start = cursor.latest_event_id.unwrap_or(0);
+    let start = cursor.latest_event_id;
     let mut stream = EventStream::builder(EventsVersion::V2)
         .start(StreamStart::After(start))
         .build(client.clone());
@@ -497,7 +493,7 @@ async fn sandbox_tour() -> Result<()> {
     // reaches the newest event without waiting between full windows. The token just caught
     // up, so it first waits the reference's 5 minutes (of the sandbox's fast clock).
     tokio::time::sleep(EventStream::MIN_POLL_INTERVAL.div_f64(TIME_SCALE)).await;
-    let newest = client.events_cursor().await?.latest_event_id.unwrap_or(0);
+    let newest = client.events_cursor().await?.latest_event_id;
     let mut filtered = EventStream::builder(EventsVersion::V1)
         .start(StreamStart::Oldest)
         .types(["permission_change"])

@@ -1268,7 +1268,7 @@ async fn ai_end_to_end_through_the_client() {
         .await
         .unwrap()
         .into_inner();
-    let request_id = asked.request_id.unwrap();
+    let request_id = asked.request_id;
     let mut status = String::new();
     for _ in 0..5 {
         let poll = client
@@ -1280,7 +1280,7 @@ async fn ai_end_to_end_through_the_client() {
             .await
             .unwrap()
             .into_inner();
-        status = poll.status.clone().unwrap_or_default();
+        status = poll.status.clone();
         if status == "COMPLETED" {
             assert!(poll.response_text.unwrap().contains("15 minutes"));
             break;
@@ -1299,7 +1299,7 @@ async fn ai_end_to_end_through_the_client() {
         .await
         .unwrap()
         .into_inner();
-    let execution_id = execution.execution_id.unwrap();
+    let execution_id = execution.execution_id;
     let mut done = None;
     for _ in 0..5 {
         let poll = client
@@ -1310,7 +1310,7 @@ async fn ai_end_to_end_through_the_client() {
             .await
             .unwrap()
             .into_inner();
-        if poll.status.as_deref() == Some("COMPLETED") {
+        if poll.status == "COMPLETED" {
             done = Some(poll);
             break;
         }

@@ -572,10 +572,10 @@ async fn audit_end_to_end_through_the_client() {
         .and_then(|v| v.to_str().ok())
         .unwrap()
         .to_string();
-    let id = created.into_inner().id.unwrap();
+    let id = created.into_inner().id;
     assert!(location.ends_with(&format!("/v1/audit/jobs/{id}")));
     let running = client.get_audit_job().id(&id).send().typed().await.unwrap();
-    assert_eq!(running.into_inner().status.unwrap().to_string(), "running");
+    assert_eq!(running.into_inner().status.to_string(), "running");
     sb.advance(Duration::from_secs(300));
     match client.get_audit_job().id(&id).send().await {
         Err(pubapi_sdk::Error::UnexpectedResponse(response)) => {

@@ -321,7 +321,7 @@ async fn events_end_to_end_through_the_client() {
         .await
         .unwrap()
         .into_inner();
-    let start = cursor.latest_event_id.unwrap();
+    let start = cursor.latest_event_id;
     activity(&sb);
     let page = client
         .list_events_v2()
@@ -332,11 +332,7 @@ async fn events_end_to_end_through_the_client() {
         .unwrap()
         .into_inner();
     assert_eq!(page.count, Some(4));
-    let kinds: Vec<String> = page
-        .events
-        .iter()
-        .map(|e| e.type_.as_ref().unwrap().to_string())
-        .collect();
+    let kinds: Vec<String> = page.events.iter().map(|e| e.type_.to_string()).collect();
     assert_eq!(
         kinds,
         vec!["file_system", "file_system", "note", "permission_change"]
@@ -351,12 +347,7 @@ async fn events_end_to_end_through_the_client() {
         .into_inner();
     assert_eq!(v1.count, Some(3));
     sb.advance(Duration::from_secs(300));
-    match client
-        .list_events_v2()
-        .id(page.latest_id.unwrap())
-        .send()
-        .await
-    {
+    match client.list_events_v2().id(page.latest_id).send().await {
         Err(pubapi_sdk::Error::UnexpectedResponse(response)) => {
             assert_eq!(response.status().as_u16(), 204)
         }

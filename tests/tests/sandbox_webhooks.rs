@@ -537,7 +537,7 @@ async fn webhooks_end_to_end_through_the_client() {
         .await
         .unwrap()
         .into_inner();
-    let id = created.webhook_id.unwrap();
+    let id = created.webhook_id;
     let listed = client
         .list_webhooks()
         .send()
@@ -569,7 +569,7 @@ async fn webhooks_end_to_end_through_the_client() {
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(summary.status.unwrap().to_string(), "disabled");
+    assert_eq!(summary.status.to_string(), "disabled");
     let update: WebhookUpdateRequest =
         serde_json::from_value(json!({"url": receiver.url(), "status": "enabled"})).unwrap();
     client

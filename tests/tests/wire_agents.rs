@@ -224,7 +224,7 @@ async fn ask_agent_success_decodes_request_id_and_conversation_id() {
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(submitted.request_id.as_deref(), Some("req-42"));
+    assert_eq!(submitted.request_id, "req-42");
     wire::assert_round_trip(&submitted, &body);
     assert_decoded!(submitted);
 }
@@ -319,7 +319,7 @@ async fn get_agent_request_status_success_decodes_status_answer_citations_and_ti
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(result.status.as_deref(), Some("COMPLETED"));
+    assert_eq!(result.status, "COMPLETED");
     assert_eq!(result.citations[0].type_.as_deref(), Some("WEB_SEARCH"));
     wire::assert_round_trip(&result, &body);
     assert_decoded!(result);
@@ -350,7 +350,7 @@ async fn get_agent_request_status_success_decodes_pending_running_and_failed() {
             .await
             .unwrap()
             .into_inner();
-        assert_eq!(result.status.as_deref(), body["status"].as_str());
+        assert_eq!(Some(result.status.as_str()), body["status"].as_str());
         assert_eq!(
             result.response_text.as_deref(),
             body["responseText"].as_str()
@@ -396,6 +396,6 @@ async fn get_agent_request_status_forward_compat_accepts_unknown_fields_status_a
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(result.status.as_deref(), Some("WAITING_FOR_TOOL"));
+    assert_eq!(result.status, "WAITING_FOR_TOOL");
     wire::assert_round_trip(&result, &known);
 }

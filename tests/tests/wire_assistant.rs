@@ -139,7 +139,7 @@ async fn ask_assistant_success_decodes_the_execution_handle() {
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(started.execution_id.as_deref(), Some("exe-99"));
+    assert_eq!(started.execution_id, "exe-99");
     assert_eq!(started.truncated, Some(false));
     wire::assert_round_trip(&started, &body);
     assert_decoded!(started);
@@ -228,7 +228,7 @@ async fn get_assistant_status_success_decodes_answer_citations_and_tool_calls() 
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(status.status.as_deref(), Some("COMPLETED"));
+    assert_eq!(status.status, "COMPLETED");
     assert_eq!(status.last_updated, Some(1_772_360_130_000));
     assert_eq!(status.tool_calls["call-1"].input["limit"], json!(5));
     wire::assert_round_trip(&status, &body);
@@ -248,7 +248,7 @@ async fn get_assistant_status_success_while_in_progress_decodes_a_bare_status() 
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(status.status.as_deref(), Some("IN_PROGRESS"));
+    assert_eq!(status.status, "IN_PROGRESS");
     assert!(status.tool_calls.is_empty() && status.citations.is_empty());
     wire::assert_round_trip(&status, &body);
 }
@@ -291,7 +291,7 @@ async fn get_assistant_status_success_decodes_failed_and_awaiting_confirmation_w
             .await
             .unwrap()
             .into_inner();
-        assert_eq!(status.status.as_deref(), body["status"].as_str());
+        assert_eq!(Some(status.status.as_str()), body["status"].as_str());
         assert_eq!(
             status.response_text.as_deref(),
             body["responseText"].as_str()
@@ -348,7 +348,7 @@ async fn get_assistant_status_forward_compat_accepts_unknown_fields_statuses_and
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(status.status.as_deref(), Some("CANCELLED"));
+    assert_eq!(status.status, "CANCELLED");
     assert_eq!(
         status.tool_calls["call-1"].status.as_deref(),
         Some("TIMED_OUT")

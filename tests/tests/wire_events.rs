@@ -92,7 +92,7 @@ fn v2_body() -> Value {
 /// The typed `data` of a file-system or permission-change event, serialized again.
 fn typed_data(event: &types::PollingEvent) -> Value {
     let data = Value::Object(event.data.clone());
-    match event.type_.as_ref().map(|t| t.as_str()) {
+    match Some(event.type_.as_str()) {
         Some("file_system") => {
             json!(serde_json::from_value::<types::FileSystemEventData>(data).unwrap())
         }
@@ -148,8 +148,8 @@ async fn get_events_cursor_success_decodes_time_and_event_ids() {
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(cursor.latest_event_id, Some(120_346));
-    assert_eq!(cursor.oldest_event_id, Some(100));
+    assert_eq!(cursor.latest_event_id, 120_346);
+    assert_eq!(cursor.oldest_event_id, 100);
     wire::assert_round_trip(&cursor, &body);
     assert_decoded!(cursor);
 }
@@ -288,10 +288,7 @@ async fn list_events_v1_success_decodes_the_page_and_file_system_data() {
         .into_inner();
     assert_eq!(page.events.len(), 2);
     let moved = &page.events[0];
-    assert_eq!(
-        moved.type_,
-        Some(types::PollingEventType::from("file_system"))
-    );
+    assert_eq!(moved.type_, types::PollingEventType::from("file_system"));
     assert_eq!(moved.action, Some(types::PollingEventAction::from("move")));
     assert_eq!(
         moved.action_source,
@@ -337,10 +334,7 @@ async fn list_events_v1_forward_compat_accepts_unknown_fields_type_action_and_so
         page.events[0].action_source,
         Some(types::ActionSource::from("Scanner"))
     );
-    assert_eq!(
-        page.events[1].type_,
-        Some(types::PollingEventType::from("task"))
-    );
+    assert_eq!(page.events[1].type_, types::PollingEventType::from("task"));
     assert_eq!(
         page.events[1].action,
         Some(types::PollingEventAction::from("archive"))

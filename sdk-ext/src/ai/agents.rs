@@ -95,17 +95,17 @@ impl Agents<'_> {
                 polls: 0,
                 waited: std::time::Duration::ZERO,
             })?;
-        let request_id = request.request_id.clone().unwrap_or_default();
+        let request_id = request.request_id.clone();
         let unknown = UnknownStatuses::new(&how);
         let result = wait(how.config(), || async {
             match self.status(agent_id, &request_id).await {
                 // Agents have no confirmation step: such a status ends the wait as a failure.
                 Ok(status) => unknown.verdict(
-                    status.status.clone(),
+                    Some(status.status.clone()),
                     status.response_text.clone(),
                     status,
                     |status| AskError::Failed {
-                        status: status.status.unwrap_or_default(),
+                        status: status.status,
                         response_text: status.response_text,
                     },
                 ),

@@ -31,7 +31,7 @@ impl AssistantAnswer {
 
     /// The final status as sent (the reference names `COMPLETED`; others are carried).
     pub fn status(&self) -> Option<&str> {
-        self.result.status.as_deref()
+        Some(self.result.status.as_str())
     }
 }
 
@@ -94,12 +94,12 @@ impl Assistant<'_> {
             polls: 0,
             waited: std::time::Duration::ZERO,
         })?;
-        let id = execution.execution_id.clone().unwrap_or_default();
+        let id = execution.execution_id.clone();
         let unknown = UnknownStatuses::new(&how);
         let result = wait(how.config(), || async {
             match self.status(&id).await {
                 Ok(status) => unknown.verdict(
-                    status.status.clone(),
+                    Some(status.status.clone()),
                     status.response_text.clone(),
                     status,
                     |status| AskError::AwaitingConfirmation {

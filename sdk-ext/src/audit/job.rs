@@ -115,8 +115,7 @@ impl Client {
             Ok(created) => created.into_inner(),
             Err(e) => return Err(Error::from_sdk::<AuditJobCreated>(e).await),
         };
-        let id = created
-            .id
+        let id = Some(created.id)
             .filter(|id| !id.is_empty())
             .ok_or_else(|| Error::Decode {
                 path: "id".into(),
@@ -135,11 +134,7 @@ impl Client {
     pub async fn audit_job_state(&self, job_id: &str) -> Result<JobState, Error> {
         match self.get_audit_job().id(job_id).send().await {
             Ok(status) => Ok(JobState::Running {
-                status: status
-                    .into_inner()
-                    .status
-                    .map(String::from)
-                    .unwrap_or_default(),
+                status: String::from(status.into_inner().status),
             }),
             Err(pubapi_sdk::Error::UnexpectedResponse(response)) if response.status() == 303 => {
                 let location = response

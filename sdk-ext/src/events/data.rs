@@ -65,12 +65,12 @@ pub struct PollingEvent {
 impl PollingEvent {
     /// The event id (the cursor value to resume after).
     pub fn id(&self) -> Option<i64> {
-        self.raw.id
+        Some(self.raw.id)
     }
 
     /// The event type.
     pub fn kind(&self) -> EventKind {
-        EventKind::parse(self.raw.type_.as_ref().map(|v| v.as_str()))
+        EventKind::parse(Some(self.raw.type_.as_str()))
     }
 
     /// The action (`create`, `delete`, `restore`, `move`, `copy`, `permission_change`, or a

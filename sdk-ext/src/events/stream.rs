@@ -338,12 +338,10 @@ impl EventStream {
             StreamStart::Latest | StreamStart::Oldest => {
                 let cursor = self.client.events_cursor().await?;
                 let (field, id) = match start {
-                    StreamStart::Latest => ("latest_event_id", cursor.latest_event_id),
+                    StreamStart::Latest => ("latest_event_id", Some(cursor.latest_event_id)),
                     _ => (
                         "oldest_event_id",
-                        cursor
-                            .oldest_event_id
-                            .map(|oldest| oldest.saturating_sub(1)),
+                        Some(cursor.oldest_event_id.saturating_sub(1)),
                     ),
                 };
                 // Starting from 0 instead would replay the whole history, or skip it.
@@ -395,8 +393,7 @@ impl Window {
         let newest = events.iter().filter_map(PollingEvent::id).max();
         // `latest_id` ends the window; one beyond the ids the window can hold is not trusted
         // (and a full page of events is read up to its last id only).
-        let latest = page
-            .latest_id
+        let latest = Some(page.latest_id)
             .filter(|latest| *latest > cursor && !full_by_count)
             .map(|latest| latest.min(bound));
         let end = newest.max(latest).unwrap_or(cursor).max(cursor);
@@ -451,8 +448,8 @@ pub fn backfill(
                 Some(top) => top,
                 None => match walk.client.events_cursor().await {
                     Ok(cursor) => {
-                        walk.floor = cursor.oldest_event_id.unwrap_or(1);
-                        let latest = cursor.latest_event_id.unwrap_or(from);
+                        walk.floor = cursor.oldest_event_id;
+                        let latest = cursor.latest_event_id;
                         from.min(latest)
                     }
                     Err(e) => {
@@ -519,7 +516,7 @@ mod tests {
     fn page(cursor: i64) -> impl Strategy<Value = (i64, EventPage)> {
         (
             proptest::collection::vec(id_near(cursor), 0..120),
-            proptest::option::of(id_near(cursor)),
+            id_near(cursor),
             proptest::option::of(id_near(cursor)),
         )
             .prop_map(move |(ids, latest_id, oldest_id)| {
@@ -541,12 +538,20 @@ mod tests {
     }
 
     #[test]
-    fn events_without_an_id_are_all_kept_and_duplicate_ids_delivered_once() {
+    fn events_without_an_id_do_not_decode_and_duplicate_ids_are_delivered_once() {
+        // The spec makes `id` and `type` required: an event without them is a decode error
+        // naming the field, not an event the window has to place.
+        let missing =
+            serde_json::from_value::<pubapi_sdk::types::PollingEvent>(json!({"type": "note"}));
+        assert!(
+            missing
+                .unwrap_err()
+                .to_string()
+                .contains("missing field `id`")
+        );
         let events = [
-            json!({"type": "note"}),
-            json!({"id": 7}),
-            json!({"type": "x"}),
-            json!({"id": 7}),
+            json!({"id": 7, "type": "note"}),
+            json!({"id": 7, "type": "note"}),
         ]
         .into_iter()
         .map(|e| serde_json::from_value(e).unwrap())
@@ -554,24 +559,24 @@ mod tests {
         let page = EventPage {
             count: None,
             events,
-            latest_id: Some(9),
+            latest_id: 9,
             oldest_id: None,
         };
         let window = Window::forward(5, 10, page);
         let ids: Vec<Option<i64>> = window.events.iter().map(PollingEvent::id).collect();
-        assert_eq!(ids, vec![Some(7), None, None]);
+        assert_eq!(ids, vec![Some(7)]);
         assert_eq!((window.end, window.more), (9, false));
     }
 
     #[test]
-    fn a_full_page_of_events_without_ids_moves_by_latest_id() {
-        let events = (0..10)
-            .map(|_| serde_json::from_value(json!({"type": "note"})).unwrap())
+    fn a_full_page_of_events_moves_by_latest_id() {
+        let events = (51..=60)
+            .map(|id| serde_json::from_value(json!({"id": id, "type": "note"})).unwrap())
             .collect();
         let page = EventPage {
             count: None,
             events,
-            latest_id: Some(60),
+            latest_id: 60,
             oldest_id: Some(51),
         };
         let window = Window::forward(50, 10, page);
