@@ -133,7 +133,45 @@ impl<E: fmt::Display> fmt::Display for WaitError<E> {
 impl<E: std::error::Error + 'static> std::error::Error for WaitError<E> {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            WaitError::Failed { error, .. } => Some(error),
+            // `Display` already says what the error says: a chain continues with its cause.
+            WaitError::Failed { error, .. } => error.source(),
+            WaitError::TimedOut { .. } => None,
+        }
+    }
+}
+
+/// An error that may carry the server's answer: what [`WaitError::status`] and
+/// [`WaitError::code`] reach through.
+pub trait ServerAnswer {
+    /// The HTTP status of the server's answer, when there was one.
+    fn status(&self) -> Option<u16>;
+    /// The server's error code, when there was one.
+    fn code(&self) -> Option<&str>;
+}
+
+impl ServerAnswer for crate::Error {
+    fn status(&self) -> Option<u16> {
+        crate::Error::status(self)
+    }
+
+    fn code(&self) -> Option<&str> {
+        crate::Error::code(self)
+    }
+}
+
+impl<E: ServerAnswer> WaitError<E> {
+    /// The HTTP status of the failure's server answer (none for a timeout).
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            WaitError::Failed { error, .. } => error.status(),
+            WaitError::TimedOut { .. } => None,
+        }
+    }
+
+    /// The server's error code of the failure (none for a timeout).
+    pub fn code(&self) -> Option<&str> {
+        match self {
+            WaitError::Failed { error, .. } => error.code(),
             WaitError::TimedOut { .. } => None,
         }
     }
@@ -197,6 +235,44 @@ where
 mod tests {
     use super::*;
     use std::sync::{Arc, Mutex};
+
+    #[test]
+    fn a_failed_wait_says_its_cause_once_and_reaches_its_status_and_code() {
+        let body = bytes::Bytes::from_static(
+            br#"{"Errors":[{"code":"JOB_NOT_FOUND","description":"no job 7"}]}"#,
+        );
+        let error = crate::Error::from_response(
+            crate::error::ErrorFormat::General,
+            crate::error::Area::Audit,
+            404,
+            &http::HeaderMap::new(),
+            body,
+            std::time::SystemTime::now(),
+        );
+        let failed = WaitError::Failed {
+            error,
+            polls: 3,
+            waited: Duration::from_secs(360),
+        };
+        assert_eq!(failed.status(), Some(404));
+        assert_eq!(failed.code(), Some("JOB_NOT_FOUND"));
+        let mut chain = failed.to_string();
+        let mut next = std::error::Error::source(&failed);
+        while let Some(e) = next {
+            chain.push_str(&format!(" <- {e}"));
+            next = e.source();
+        }
+        assert_eq!(chain.matches("no job 7").count(), 1, "{chain}");
+        assert!(
+            chain.starts_with("failed after 3 polls in 360s: not found"),
+            "{chain}"
+        );
+        let timed_out: WaitError<crate::Error> = WaitError::TimedOut {
+            polls: 2,
+            waited: Duration::from_secs(60),
+        };
+        assert_eq!((timed_out.status(), timed_out.code()), (None, None));
+    }
 
     fn secs(s: u64) -> Duration {
         Duration::from_secs(s)

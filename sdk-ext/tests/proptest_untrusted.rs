@@ -263,19 +263,8 @@ fn formats() -> [ErrorFormat; 3] {
     [ErrorFormat::Ai, ErrorFormat::Webhooks, ErrorFormat::General]
 }
 
-fn areas() -> [Area; 10] {
-    [
-        Area::Agents,
-        Area::DocumentAi,
-        Area::Assistant,
-        Area::Copilot,
-        Area::KnowledgeBases,
-        Area::HybridSearch,
-        Area::Audit,
-        Area::Webhooks,
-        Area::Identity,
-        Area::Events,
-    ]
+fn areas() -> &'static [Area] {
+    Area::ALL
 }
 
 /// A JSON object with these members, the `None` ones left out.
@@ -643,9 +632,13 @@ proptest! {
         body in arb_error_body(),
         headers in arb_response_headers(),
     ) {
-        let (kind, area) = if ai { (EndpointKind::Ai, Area::Assistant) } else { (EndpointKind::General, Area::Audit) };
+        let (kind, area, format) = if ai {
+            (EndpointKind::Ai, Area::Assistant, ErrorFormat::Ai)
+        } else {
+            (EndpointKind::General, Area::Audit, ErrorFormat::General)
+        };
         let outcome = classify_response(status, &headers, kind, NOW);
-        let error = Error::from_response(area.error_format(), area, status, &headers, Bytes::from(body), NOW);
+        let error = Error::from_response(format, area, status, &headers, Bytes::from(body), NOW);
         let agree = match outcome {
             classify::Outcome::Throttled { retry_after } => {
                 matches!(error, Error::Throttled { retry_after: r, .. } if r == retry_after)

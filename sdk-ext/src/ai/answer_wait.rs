@@ -196,7 +196,24 @@ impl fmt::Display for AskError {
 impl std::error::Error for AskError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            AskError::Api(e) => Some(e),
+            // `Display` already says what the API error says.
+            AskError::Api(e) => e.source(),
+            _ => None,
+        }
+    }
+}
+
+impl crate::waiter::ServerAnswer for AskError {
+    fn status(&self) -> Option<u16> {
+        match self {
+            AskError::Api(e) => e.status(),
+            _ => None,
+        }
+    }
+
+    fn code(&self) -> Option<&str> {
+        match self {
+            AskError::Api(e) => e.code(),
             _ => None,
         }
     }
