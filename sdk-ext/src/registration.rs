@@ -181,7 +181,7 @@ impl Registration {
         self.events
             .iter()
             .flatten()
-            // The spec lists the names and wildcards; an `EventType::Other` made into a filter
+            // The spec lists the names and wildcards; an `EventType::Unknown` made into a filter
             // by hand has no spelling the platform takes and is not sent.
             .filter_map(|f| WebhookEventTypeFilter::try_from(f.as_str()).ok())
             .collect()
@@ -211,7 +211,8 @@ impl Registration {
     }
 }
 
-/// A registration's status.
+/// The status to set on a registration. What the platform reports is the generated
+/// [`WebhookState`] of [`WebhookSummary::status`], which also keeps a value added later.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Status {
     /// Deliveries are sent.
@@ -230,15 +231,6 @@ impl Status {
         match self {
             Status::Enabled => "enabled",
             Status::Disabled => "disabled",
-        }
-    }
-
-    /// Reads a status as sent; `None` for a value this SDK does not know.
-    pub fn of(summary: &WebhookSummary) -> Option<Status> {
-        match Some(summary.status.as_str()) {
-            Some("enabled") => Some(Status::Enabled),
-            Some("disabled") => Some(Status::Disabled),
-            _ => None,
         }
     }
 }
@@ -357,8 +349,8 @@ impl Webhooks<'_> {
     /// does nothing to one that is enabled. Returns the current summary.
     pub async fn ensure_enabled(&self, id: &str) -> Result<WebhookSummary, Error> {
         let current = self.status(id).await?;
-        match Status::of(&current) {
-            Some(Status::Enabled) => Ok(current),
+        match current.status {
+            WebhookState::Enabled => Ok(current),
             _ => self.set_status(id, Status::Enabled).await,
         }
     }

@@ -12,8 +12,8 @@
 use std::process::Command;
 
 use pubapi_sdk_ext::webhook::{
-    Batch, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_ITEMS, EventType, HandlerError, Receiver,
-    WebhookSecret, testing,
+    Batch, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_ITEMS, HandlerError, Receiver, WebhookSecret,
+    testing,
 };
 
 const SECRET: &str = "memory-secret-9f8e7d6c5b4a3928";
@@ -85,7 +85,7 @@ fn shape(name: &str, padding: usize) -> Vec<u8> {
             body(&vec![r#"{"eventId":7}"#.to_owned(); DEFAULT_MAX_ITEMS])
         }
         "sample_events_of_every_type" => fill(usize::MAX, |n| {
-            let types = EventType::ALL;
+            let types = testing::all_event_types();
             let event_type = &types[n % types.len()];
             testing::sample_event(event_type, &format!("e-{n}")).to_string()
         }),

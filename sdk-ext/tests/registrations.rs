@@ -1,7 +1,8 @@
 //! Webhook registrations against a scripted webhooks API.
 
+use pubapi_sdk::types::WebhookState;
 use pubapi_sdk_ext::prelude::*;
-use pubapi_sdk_ext::registration::{Registration, Status, WebhookErrorCode};
+use pubapi_sdk_ext::registration::{Registration, WebhookErrorCode};
 use pubapi_sdk_ext::testing::{Answer, Script};
 use pubapi_sdk_ext::{Client, Error, RetryConfig, SecretToken};
 use std::sync::Arc;
@@ -77,7 +78,7 @@ async fn a_disabled_registration_is_enabled_again() {
         .ensure_enabled("w1")
         .await
         .unwrap();
-    assert_eq!(Status::of(&summary), Some(Status::Enabled));
+    assert_eq!(summary.status, WebhookState::Enabled);
     let seen = script.seen();
     assert_eq!(
         (seen[1].method.as_str(), seen[1].path.as_str()),

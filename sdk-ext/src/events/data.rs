@@ -1,32 +1,8 @@
 //! Typed views of polling events: `data` for `file_system` and `permission_change`, open JSON
 //! for `note` and for anything the API adds later.
 
-use pubapi_sdk::types;
+use pubapi_sdk::types::{self, ActionSource, PollingEventAction, PollingEventType};
 use serde_json::{Map, Value};
-
-/// The type of a polling event.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum EventKind {
-    /// `file_system`: create, delete, restore, move (also renames), copy.
-    FileSystem,
-    /// `note`.
-    Note,
-    /// `permission_change` (v2, or v1 when asked for).
-    PermissionChange,
-    /// A type this SDK does not know yet, carried as sent.
-    Other(String),
-}
-
-impl EventKind {
-    fn parse(value: Option<&str>) -> EventKind {
-        match value {
-            Some("file_system") => EventKind::FileSystem,
-            Some("note") => EventKind::Note,
-            Some("permission_change") => EventKind::PermissionChange,
-            other => EventKind::Other(other.unwrap_or_default().to_string()),
-        }
-    }
-}
 
 /// The `data` of a file-system event. Source fields apply to copy and move.
 pub type FileSystemData = types::FileSystemEventData;
@@ -68,36 +44,37 @@ impl PollingEvent {
         Some(self.raw.id)
     }
 
-    /// The event type.
-    pub fn kind(&self) -> EventKind {
-        EventKind::parse(Some(self.raw.type_.as_str()))
+    /// The event type (`file_system`, `note`, `permission_change`, or a value added later,
+    /// kept in [`PollingEventType::Unknown`]).
+    pub fn kind(&self) -> &PollingEventType {
+        &self.raw.type_
     }
 
     /// The action (`create`, `delete`, `restore`, `move`, `copy`, `permission_change`, or a
     /// value added later).
-    pub fn action(&self) -> Option<&str> {
-        self.raw.action.as_ref().map(|v| v.as_str())
+    pub fn action(&self) -> Option<&PollingEventAction> {
+        self.raw.action.as_ref()
     }
 
     /// What performed the action (`WebUI`, `SyncEngine`, `Mobile`, `PublicAPI`, `WebEdit`,
     /// `System`, `VPC`, `Other`, or a value added later).
-    pub fn action_source(&self) -> Option<&str> {
-        self.raw.action_source.as_ref().map(|v| v.as_str())
+    pub fn action_source(&self) -> Option<&ActionSource> {
+        self.raw.action_source.as_ref()
     }
 
     /// The typed `data`; never fails: what does not fit is [`EventData::Other`].
     pub fn data(&self) -> EventData {
         let raw = &self.raw.data;
         match self.kind() {
-            EventKind::FileSystem => parse(raw).map(EventData::FileSystem),
-            EventKind::PermissionChange => parse(raw).map(|data| {
+            PollingEventType::FileSystem => parse(raw).map(EventData::FileSystem),
+            PollingEventType::PermissionChange => parse(raw).map(|data| {
                 EventData::PermissionChange(PermissionChangeData {
                     data,
                     attributes: self.raw.event_type_specific_attributes.clone(),
                 })
             }),
-            EventKind::Note => Some(EventData::Note(raw.clone())),
-            EventKind::Other(_) => None,
+            PollingEventType::Note => Some(EventData::Note(raw.clone())),
+            _ => None,
         }
         .unwrap_or_else(|| EventData::Other(raw.clone()))
     }
@@ -131,8 +108,8 @@ mod tests {
                      "source_path": "/a/x.txt", "source_id": "v1", "source_group_id": "g1",
                      "is_folder": false}
         }));
-        assert_eq!(e.kind(), EventKind::FileSystem);
-        assert_eq!(e.action(), Some("move"));
+        assert_eq!(e.kind(), &PollingEventType::FileSystem);
+        assert_eq!(e.action(), Some(&PollingEventAction::Move));
         match e.data() {
             EventData::FileSystem(d) => {
                 assert_eq!(d.source_path.as_deref(), Some("/a/x.txt"));
@@ -176,8 +153,8 @@ mod tests {
         let e = event(
             json!({"id": 9, "type": "sticker", "action_source": "Hologram", "data": {"x": 1}}),
         );
-        assert_eq!(e.kind(), EventKind::Other("sticker".into()));
-        assert_eq!(e.action_source(), Some("Hologram"));
+        assert_eq!(e.kind(), &PollingEventType::Unknown("sticker".into()));
+        assert_eq!(e.action_source(), Some(&ActionSource::from("Hologram")));
         assert_eq!(
             e.data(),
             EventData::Other(json!({"x": 1}).as_object().unwrap().clone())

@@ -25,7 +25,8 @@ mod data;
 mod query;
 mod stream;
 
-pub use data::{EventData, EventKind, FileSystemData, PermissionChangeData, PollingEvent};
+pub use data::{EventData, FileSystemData, PermissionChangeData, PollingEvent};
+pub use pubapi_sdk::types::{ActionSource, PollingEventAction, PollingEventType};
 pub use query::{EventQuery, EventsVersion, Suppress};
 pub use stream::{
     EventStream, EventStreamBuilder, StreamItem, StreamNotice, StreamStart, backfill,

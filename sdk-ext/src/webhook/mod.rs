@@ -103,7 +103,6 @@ mod client_id;
 mod data;
 mod dedup;
 mod delivery;
-mod event_type;
 mod filter;
 mod handler;
 mod open_enum;
@@ -134,9 +133,11 @@ pub use dedup::{
 pub use delivery::{
     CustomProperties, Delivery, DeliveryItem, DeliveryParseError, WebhookEvent, WebhookUser,
 };
-pub use event_type::EventType;
 pub use filter::{EventFilter, EventFilterError, Wildcard};
 pub use handler::{Batch, DeadLetter, DeliveryHandler, HandlerError};
+/// The name of a webhook event (`eventType`), generated from the spec: one variant per event
+/// of the reference and `Unknown(String)` for a name added later.
+pub use pubapi_sdk::types::EventType;
 pub use receiver::{
     BuildError, DEFAULT_DEDUP_CAPACITY, DEFAULT_DEDUP_WINDOW, DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_ITEMS, DEFAULT_MAX_READ_BYTES, Outcome, Receiver, ReceiverBuilder,

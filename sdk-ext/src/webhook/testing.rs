@@ -106,6 +106,16 @@ pub fn authorized_headers(secret: &str) -> HeaderMap {
     headers
 }
 
+/// Every event type the spec lists, in its order: one [`sample_event`] each covers the
+/// reference.
+#[must_use]
+pub fn all_event_types() -> Vec<EventType> {
+    EventType::KNOWN
+        .iter()
+        .map(|name| EventType::from(*name))
+        .collect()
+}
+
 /// The `user` object of the sample envelopes.
 #[must_use]
 pub fn sample_user() -> Value {

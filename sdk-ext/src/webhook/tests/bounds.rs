@@ -292,7 +292,7 @@ async fn element_too_dense_to_read_is_a_dead_letter_with_its_bytes() {
 
 #[test]
 fn real_events_are_well_within_the_density_bound() {
-    for event_type in EventType::ALL.iter() {
+    for event_type in &testing::all_event_types() {
         let text = testing::sample_event(event_type, "e-1").to_string();
         let ratio = tree_cost(text.as_bytes()) as f64 / text.len() as f64;
         assert!(ratio < 10.0, "{event_type}: {ratio}");

@@ -37,7 +37,7 @@ impl Rng {
 
 fn valid_bodies() -> Vec<Vec<u8>> {
     let mut bodies = Vec::new();
-    for (n, event_type) in EventType::ALL.iter().enumerate() {
+    for (n, event_type) in testing::all_event_types().iter().enumerate() {
         let (_, body) = testing::DeliveryBuilder::new(SECRET)
             .event_with_id(
                 event_type.clone(),
