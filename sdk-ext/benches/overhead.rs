@@ -104,7 +104,7 @@ fn overhead(c: &mut Criterion) {
             .unwrap()
             .into_inner()
     };
-    let ext_call = || async { ext.whoami().send().typed().await.unwrap().into_inner() };
+    let ext_call = || async { ext.identity().whoami().await.unwrap() };
 
     let mut sequential = c.benchmark_group("whoami_sequential");
     sequential.bench_function("raw_reqwest_serde", |b| {

@@ -231,7 +231,7 @@ async fn raw_json(raw: &reqwest::Client, base: &str) -> u64 {
 }
 
 async fn sdk_json(client: &Client) -> u64 {
-    let mut stream = client.audit_report_events(location(), ReportRead::default());
+    let mut stream = client.audit().events(location(), ReportRead::default());
     let mut events = 0u64;
     while let Some(event) = stream.next().await {
         black_box(event.unwrap());
@@ -256,7 +256,7 @@ async fn raw_csv(raw: &reqwest::Client, base: &str) -> u64 {
 }
 
 async fn sdk_csv(client: &Client) -> u64 {
-    let report = client.audit_report_csv(&location()).await.unwrap();
+    let report = client.audit().csv(&location()).await.unwrap();
     report.copy_to(&mut tokio::io::sink()).await.unwrap()
 }
 

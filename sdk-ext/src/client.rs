@@ -56,7 +56,12 @@ impl Client {
         ClientBuilder::default()
     }
 
-    /// The generated client (also reachable through `Deref`).
+    /// The generated client: the escape hatch to every operation as progenitor builds it
+    /// (`client.sdk().list_webhooks().send().await?`). Its requests pass this client's
+    /// policy like the area handles' (token, impersonation, pacing, retries and the checks
+    /// of the reference), and `?` turns its errors into [`crate::Error`]. Prefer the area
+    /// handles (`client.agents()`, `client.webhooks()`, `client.audit()`, ...), which also
+    /// wait, page and stream.
     pub fn sdk(&self) -> &pubapi_sdk::Client {
         &self.sdk
     }
@@ -126,14 +131,6 @@ impl Client {
             shared: self.shared.clone(),
             act_as,
         }
-    }
-}
-
-impl std::ops::Deref for Client {
-    type Target = pubapi_sdk::Client;
-
-    fn deref(&self) -> &pubapi_sdk::Client {
-        &self.sdk
     }
 }
 

@@ -9,6 +9,7 @@ pub mod client;
 pub mod error;
 pub mod events;
 pub mod fleet;
+pub mod identity;
 pub mod limiter;
 pub mod limits;
 pub mod path;

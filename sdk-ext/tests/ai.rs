@@ -352,6 +352,7 @@ async fn copilot_after_its_sunset_is_refused_locally_naming_the_assistant() {
         .try_into()
         .unwrap();
     let result = client(&script)
+        .sdk()
         .ask_copilot()
         .body(request)
         .send()

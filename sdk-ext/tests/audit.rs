@@ -120,7 +120,8 @@ async fn job_polls_are_at_least_two_minutes_apart_even_when_configured_shorter()
         deadline: Duration::from_secs(3600),
     };
     let report = client
-        .run_audit_report(logins(AuditFormat::Json), how)
+        .audit()
+        .run(logins(AuditFormat::Json), how)
         .await
         .unwrap();
     // The first poll follows the creation call by the pacer's 550 ms; then 2 minutes after
@@ -149,7 +150,7 @@ async fn job_polls_are_at_least_two_minutes_apart_even_when_configured_shorter()
 #[tokio::test(start_paused = true)]
 async fn job_see_other_yields_the_report_location() {
     let script = audit_api(0, 1);
-    let state = client(&script).audit_job_state("j1").await.unwrap();
+    let state = client(&script).audit().job_state("j1").await.unwrap();
     assert_eq!(
         state,
         JobState::Completed(ReportLocation {
@@ -168,7 +169,7 @@ async fn location_on_another_origin_is_refused() {
             "https://evil.example.net/pubapi/v1/audit/logins/j1",
         ),
     );
-    match client(&script).audit_job_state("j1").await {
+    match client(&script).audit().job_state("j1").await {
         Err(Error::Decode { path, .. }) => assert_eq!(path, "Location"),
         other => panic!("{other:?}"),
     }
@@ -179,14 +180,15 @@ async fn wait_gives_up_at_the_deadline_and_says_how_long_and_how_often() {
     let script = audit_api(u32::MAX, 1);
     let client = client(&script);
     let job = client
-        .create_audit_report(logins(AuditFormat::Json))
+        .audit()
+        .create(logins(AuditFormat::Json))
         .await
         .unwrap();
     let how = AuditWait {
         interval: Duration::from_secs(120),
         deadline: Duration::from_secs(300),
     };
-    match client.wait_for_audit_job(&job, how).await {
+    match client.audit().wait(&job, how).await {
         Err(WaitError::TimedOut { polls, waited }) => {
             assert_eq!(polls, 3);
             assert_eq!(waited, Duration::from_millis(240_550));
@@ -205,7 +207,8 @@ async fn a_million_event_report_is_read_page_by_page() {
     };
     // Reading 1,500 events fetches exactly two pages: nothing is read ahead.
     let first: Vec<_> = client
-        .audit_report_events(
+        .audit()
+        .events(
             at.clone(),
             ReportRead {
                 page_size: 1000,
@@ -219,7 +222,7 @@ async fn a_million_event_report_is_read_page_by_page() {
     assert_eq!(script.seen().len(), 2);
 
     let mut count = 0u64;
-    let mut events = client.audit_report_events(at, ReportRead::default());
+    let mut events = client.audit().events(at, ReportRead::default());
     while let Some(event) = events.next().await {
         match event.unwrap() {
             AuditEvent::Logins(login) => assert_eq!(login.user_id, Some(count as i64)),
@@ -266,7 +269,9 @@ async fn a_read_stopped_by_the_daily_budget_resumes_at_the_offset_it_names() {
         offset: 0,
     };
     let mut ids = Vec::new();
-    let mut events = budget_client(&script, 3).audit_report_events(logins_report(), read);
+    let mut events = budget_client(&script, 3)
+        .audit()
+        .events(logins_report(), read);
     let resume_at = loop {
         match events.next().await {
             Some(Ok(AuditEvent::Logins(login))) => ids.push(login.user_id.unwrap()),
@@ -280,7 +285,7 @@ async fn a_read_stopped_by_the_daily_budget_resumes_at_the_offset_it_names() {
     assert_eq!(resume_at, 30);
     assert!(events.next().await.is_none(), "an error ends the read");
     // The next day (a fresh budget): continue where it stopped.
-    let rest = budget_client(&script, 1000).audit_report_events(
+    let rest = budget_client(&script, 1000).audit().events(
         logins_report(),
         ReportRead {
             offset: resume_at,
@@ -317,7 +322,8 @@ async fn a_page_that_is_not_the_one_asked_for_ends_the_read_saying_where_to_resu
         offset: 0,
     };
     let results: Vec<_> = client(&script)
-        .audit_report_events(logins_report(), read)
+        .audit()
+        .events(logins_report(), read)
         .collect()
         .await;
     assert_eq!(results.len(), 11);
@@ -343,7 +349,8 @@ async fn an_empty_page_before_the_total_is_an_error_not_the_end() {
         )
     });
     let results: Vec<_> = client(&script)
-        .audit_report_events(
+        .audit()
+        .events(
             logins_report(),
             ReportRead {
                 page_size: 10,
@@ -364,7 +371,8 @@ async fn the_plan_says_how_many_calls_a_read_takes_against_the_quota_left() {
     let script = audit_api(0, 1_000_000);
     let client = budget_client(&script, 1000);
     let plan = client
-        .audit_report_plan(&logins_report(), ReportRead::default())
+        .audit()
+        .plan(&logins_report(), ReportRead::default())
         .await
         .unwrap();
     assert_eq!(plan.total_events, 1_000_000);
@@ -372,7 +380,8 @@ async fn the_plan_says_how_many_calls_a_read_takes_against_the_quota_left() {
     assert_eq!(plan.quota_left, Some(999), "the plan's own call is counted");
     assert!(plan.fits_today());
     let small_pages = client
-        .audit_report_plan(
+        .audit()
+        .plan(
             &logins_report(),
             ReportRead {
                 page_size: 100,
@@ -401,7 +410,8 @@ async fn csv_rows_set_the_title_row_apart_and_map_the_header() {
         Answer::empty(404),
     );
     let mut rows = client(&script)
-        .audit_report_csv(&logins_report())
+        .audit()
+        .csv(&logins_report())
         .await
         .unwrap()
         .rows();
@@ -434,7 +444,8 @@ async fn csv_without_a_title_row_starts_with_the_header() {
         Answer::empty(404),
     );
     let mut rows = client(&script)
-        .audit_report_csv(&logins_report())
+        .audit()
+        .csv(&logins_report())
         .await
         .unwrap()
         .rows();
@@ -459,7 +470,8 @@ async fn csv_report_bytes_are_streamed_intact() {
     };
     let mut out = Vec::new();
     let written = client
-        .audit_report_csv(&at)
+        .audit()
+        .csv(&at)
         .await
         .unwrap()
         .copy_to(&mut out)
@@ -479,7 +491,7 @@ async fn deleting_a_report_answers_no_content() {
         kind: AuditReportKind::Logins,
         id: "j1".into(),
     };
-    client(&script).remove_audit_report(&at).await.unwrap();
+    client(&script).audit().remove(&at).await.unwrap();
     assert_eq!(script.seen()[0].method, "DELETE");
 }
 
@@ -488,7 +500,7 @@ async fn an_invalid_request_is_refused_with_nothing_sent() {
     let script = audit_api(0, 1);
     let mut request = logins(AuditFormat::Csv);
     request.events.clear();
-    let result = client(&script).create_audit_report(request).await;
+    let result = client(&script).audit().create(request).await;
     assert!(matches!(result, Err(Error::InvalidInput(_))), "{result:?}");
     assert!(script.seen().is_empty());
 }
@@ -497,7 +509,8 @@ async fn an_invalid_request_is_refused_with_nothing_sent() {
 async fn creation_sends_the_body_and_returns_the_job() {
     let script = audit_api(0, 1);
     let job = client(&script)
-        .create_audit_report(logins(AuditFormat::Csv))
+        .audit()
+        .create(logins(AuditFormat::Csv))
         .await
         .unwrap();
     assert_eq!(job.id, "j1");

@@ -103,7 +103,8 @@ async fn a_download_longer_than_the_attempt_timeout_completes_while_data_flows()
     .await;
     let mut out = Vec::new();
     let written = client(&base, Duration::from_millis(200))
-        .audit_report_csv(&report())
+        .audit()
+        .csv(&report())
         .await
         .unwrap()
         .copy_to(&mut out)
@@ -122,7 +123,8 @@ async fn a_stalled_download_ends_with_the_bytes_received() {
     .await;
     let mut out = Vec::new();
     let result = client(&base, Duration::from_millis(200))
-        .audit_report_csv(&report())
+        .audit()
+        .csv(&report())
         .await
         .unwrap()
         .copy_to(&mut out)
@@ -143,7 +145,8 @@ async fn a_cut_download_is_an_error_not_a_short_file() {
     })
     .await;
     let mut rows = client(&base, Duration::from_secs(5))
-        .audit_report_csv(&report())
+        .audit()
+        .csv(&report())
         .await
         .unwrap()
         .rows();

@@ -62,7 +62,7 @@ async fn twenty_calls_with_every_third_connection_delayed_never_put_three_arriva
             let client = client.clone();
             set.spawn(async move {
                 for _ in 0..20 / tasks {
-                    client.whoami().send().typed().await.unwrap();
+                    client.sdk().whoami().send().typed().await.unwrap();
                 }
             });
         }
@@ -91,7 +91,7 @@ async fn clients_of_one_token_share_one_budget_and_a_new_token_starts_its_own() 
     for client in [a.clone(), b.clone(), bob, a.clone()] {
         set.spawn(async move {
             for _ in 0..3 {
-                client.whoami().send().typed().await.unwrap();
+                client.sdk().whoami().send().typed().await.unwrap();
             }
         });
     }
@@ -104,7 +104,7 @@ async fn clients_of_one_token_share_one_budget_and_a_new_token_starts_its_own() 
     assert_eq!(a.quota(LimitClass::General).remaining_today, Some(988));
     // A rotated token is another budget.
     let rotated = build("rotated-budget-token");
-    rotated.whoami().send().typed().await.unwrap();
+    rotated.sdk().whoami().send().typed().await.unwrap();
     assert!(!rotated.limiter().same_as(&a.limiter()));
     assert_eq!(
         rotated.quota(LimitClass::General).remaining_today,
@@ -118,7 +118,7 @@ async fn an_inactive_token_is_unauthorized_and_never_retried() {
         .header("x-gateway-error-code", "ERR_403_DEVELOPER_INACTIVE")
         .header("retry-after", "1");
     let script = Script::new(vec![], inactive);
-    let result = client(&script).whoami().send().typed().await;
+    let result = client(&script).sdk().whoami().send().typed().await;
     assert!(matches!(result, Err(Error::Unauthorized(_))), "{result:?}");
     assert_eq!(script.seen().len(), 1);
 }
@@ -130,7 +130,7 @@ async fn a_throttle_with_an_unknown_code_is_retried_a_bounded_number_of_times() 
             .header("x-gateway-error-code", "ERR_SOMETHING_NEW")
             .header("retry-after", "2");
         let script = Script::new(vec![], answer);
-        let result = client(&script).whoami().send().typed().await;
+        let result = client(&script).sdk().whoami().send().typed().await;
         assert!(result.is_err(), "{status}");
         let sent = script.seen().len();
         assert!((1..=5).contains(&sent), "{status}: {sent} attempts");
@@ -146,7 +146,7 @@ async fn quota_shows_the_gateway_counters_and_follows_a_higher_server_count() {
         .header("x-accesstoken-quota-current", "640");
     let script = Script::new(vec![], counted);
     let client = client(&script);
-    client.whoami().send().typed().await.unwrap();
+    client.sdk().whoami().send().typed().await.unwrap();
     let quota = client.quota(LimitClass::General);
     assert_eq!(quota.remaining_today, Some(360));
     let server = quota.server.unwrap();
@@ -163,7 +163,7 @@ async fn pacing_spreads_calls_evenly_with_the_margin_and_bursts_on_request() {
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..10 {
         let client = client.clone();
-        tasks.spawn(async move { client.whoami().send().typed().await.map(|_| ()) });
+        tasks.spawn(async move { client.sdk().whoami().send().typed().await.map(|_| ()) });
     }
     while let Some(result) = tasks.join_next().await {
         result.unwrap().unwrap();
@@ -188,7 +188,7 @@ async fn pacing_spreads_calls_evenly_with_the_margin_and_bursts_on_request() {
         .build()
         .unwrap();
     for _ in 0..6 {
-        client.whoami().send().typed().await.unwrap();
+        client.sdk().whoami().send().typed().await.unwrap();
     }
     let expected: Vec<Duration> = [0, 0, 1100, 1100, 2200, 2200]
         .map(Duration::from_millis)
@@ -207,6 +207,7 @@ async fn over_qps_is_retried_after_retry_after_even_for_post() {
     );
     let script = Script::new(vec![throttled], created);
     let hook = client(&script)
+        .sdk()
         .create_webhook()
         .body(pubapi_sdk::types::WebhookCreateRequest {
             url: "https://hooks.example.com/in".into(),
@@ -230,7 +231,7 @@ async fn daily_quota_is_not_retried_and_blocks_further_calls_locally() {
         .header("retry-after", "3600");
     let script = Script::new(vec![over_rate], ok_whoami());
     let client = client(&script);
-    match client.whoami().send().typed().await {
+    match client.sdk().whoami().send().typed().await {
         Err(Error::QuotaExhausted {
             class, resets_in, ..
         }) => {
@@ -239,7 +240,7 @@ async fn daily_quota_is_not_retried_and_blocks_further_calls_locally() {
         }
         other => panic!("{other:?}"),
     }
-    match client.whoami().send().typed().await {
+    match client.sdk().whoami().send().typed().await {
         Err(Error::QuotaExhausted { error: None, .. }) => {}
         other => panic!("expected a local refusal, got {other:?}"),
     }
@@ -254,6 +255,7 @@ async fn daily_quota_is_not_retried_and_blocks_further_calls_locally() {
 async fn post_is_not_resent_after_a_server_error() {
     let script = Script::new(vec![], Answer::empty(500));
     let result = client(&script)
+        .sdk()
         .ask_assistant()
         .body(pubapi_sdk::types::AssistantAskRequest::builder().question("What changed?"))
         .send()
@@ -269,7 +271,7 @@ async fn post_is_not_resent_after_a_server_error() {
 #[tokio::test(start_paused = true)]
 async fn get_is_retried_after_server_errors_with_bounded_jittered_backoff() {
     let script = Script::new(vec![Answer::empty(500), Answer::empty(503)], ok_whoami());
-    client(&script).whoami().send().typed().await.unwrap();
+    client(&script).sdk().whoami().send().typed().await.unwrap();
     let times = script.times();
     assert_eq!(times.len(), 3);
     // Full jitter: the first wait is within [0, 1 s], the second within [0, 2 s], and the
@@ -282,6 +284,7 @@ async fn get_is_retried_after_server_errors_with_bounded_jittered_backoff() {
 async fn get_gives_up_after_the_configured_attempts() {
     let script = Script::new(vec![], Answer::empty(503));
     let result = client_with(&script, RetryConfig::default().with_max_attempts(4))
+        .sdk()
         .whoami()
         .send()
         .typed()
@@ -296,7 +299,13 @@ async fn ai_429_is_retried_no_earlier_than_retry_after() {
         vec![Answer::empty(429).header("retry-after", "7")],
         Answer::json(200, "[]"),
     );
-    let agents = client(&script).list_agents().send().typed().await.unwrap();
+    let agents = client(&script)
+        .sdk()
+        .list_agents()
+        .send()
+        .typed()
+        .await
+        .unwrap();
     assert!(agents.is_empty());
     assert_eq!(script.times(), vec![secs(0), secs(7)]);
 }
@@ -309,7 +318,7 @@ async fn retry_after_beyond_the_cap_is_returned_not_waited() {
             .header("x-gateway-error-code", "ERR_403_DEVELOPER_OVER_QPS")
             .header("retry-after", "600"),
     );
-    let result = client(&script).whoami().send().typed().await;
+    let result = client(&script).sdk().whoami().send().typed().await;
     match result {
         Err(Error::Throttled { retry_after, .. }) => assert_eq!(retry_after, Some(secs(600))),
         other => panic!("{other:?}"),
@@ -329,7 +338,12 @@ async fn operation_deadline_bounds_retries() {
         .with_max_attempts(100)
         .with_operation_timeout(secs(10));
     let started = Instant::now();
-    let result = client_with(&script, retry).whoami().send().typed().await;
+    let result = client_with(&script, retry)
+        .sdk()
+        .whoami()
+        .send()
+        .typed()
+        .await;
     assert!(matches!(result, Err(Error::Throttled { .. })), "{result:?}");
     assert!(started.elapsed() <= secs(10));
     assert_eq!(script.times(), vec![secs(0), secs(4), secs(8)]);
@@ -344,7 +358,7 @@ async fn unauthorized_says_the_token_is_invalid_or_revoked() {
             r#"{"code":"gateway_error_forbidden_not_authorized","message":"Token invalid"}"#,
         ),
     );
-    let result = client(&script).whoami().send().typed().await;
+    let result = client(&script).sdk().whoami().send().typed().await;
     match result {
         Err(Error::Unauthorized(e)) => {
             assert_eq!(e.code(), Some("gateway_error_forbidden_not_authorized"));
@@ -357,7 +371,7 @@ async fn unauthorized_says_the_token_is_invalid_or_revoked() {
 #[tokio::test(start_paused = true)]
 async fn bearer_token_is_sent_and_marked_sensitive() {
     let script = Script::new(vec![], ok_whoami());
-    client(&script).whoami().send().typed().await.unwrap();
+    client(&script).sdk().whoami().send().typed().await.unwrap();
     let seen = &script.seen()[0];
     let auth = seen.headers.get("authorization").unwrap();
     assert_eq!(auth.to_str().unwrap(), format!("Bearer {CANARY}"));
@@ -371,6 +385,7 @@ async fn impersonation_view_sends_exactly_one_header() {
     let client = client(&script);
     client
         .act_as(ActAs::username("bob").unwrap())
+        .sdk()
         .whoami()
         .send()
         .typed()
@@ -378,12 +393,13 @@ async fn impersonation_view_sends_exactly_one_header() {
         .unwrap();
     client
         .act_as(ActAs::email("carol@example.com").unwrap())
+        .sdk()
         .whoami()
         .send()
         .typed()
         .await
         .unwrap();
-    client.whoami().send().typed().await.unwrap();
+    client.sdk().whoami().send().typed().await.unwrap();
     let seen = script.seen();
     assert_eq!(seen[0].headers.get("x-service-act-as").unwrap(), "bob");
     assert!(!seen[0].headers.contains_key("x-service-act-as-email"));
@@ -405,6 +421,7 @@ async fn per_call_impersonation_with_both_headers_sends_the_username_only() {
     let script = Script::new(vec![], ok_whoami());
     client(&script)
         .act_as(ActAs::username("view-user").unwrap())
+        .sdk()
         .whoami()
         .x_service_act_as("dave")
         .x_service_act_as_email("erin@example.com")
@@ -422,8 +439,8 @@ async fn impersonated_calls_count_against_the_tokens_own_budget() {
     let script = Script::new(vec![], ok_whoami());
     let client = client(&script);
     let bob = client.act_as(ActAs::username("bob").unwrap());
-    bob.whoami().send().typed().await.unwrap();
-    client.whoami().send().typed().await.unwrap();
+    bob.sdk().whoami().send().typed().await.unwrap();
+    client.sdk().whoami().send().typed().await.unwrap();
     assert_eq!(client.quota(LimitClass::General).used_today, Some(2));
     assert_eq!(bob.quota(LimitClass::General).used_today, Some(2));
 }
@@ -440,7 +457,7 @@ fn bad_impersonation_values_are_refused_before_any_request() {
 async fn canary_token_never_appears_in_debug_output() {
     let script = Script::new(vec![], Answer::empty(401));
     let client = client(&script).act_as(ActAs::username("bob").unwrap());
-    let error = client.whoami().send().typed().await.unwrap_err();
+    let error = client.sdk().whoami().send().typed().await.unwrap_err();
     let builder = Client::builder()
         .isolated_budget()
         .token(SecretToken::try_from(CANARY).unwrap());
@@ -493,7 +510,7 @@ async fn revoked_token_is_replaced_once_by_a_rotating_source() {
         .transport(script.clone())
         .build()
         .unwrap();
-    client.whoami().send().typed().await.unwrap();
+    client.sdk().whoami().send().typed().await.unwrap();
     let seen = script.seen();
     assert_eq!(seen.len(), 2);
     assert_eq!(seen[0].headers["authorization"], "Bearer old-token");
@@ -506,6 +523,7 @@ async fn invalid_per_call_impersonation_is_refused_with_nothing_sent() {
     let script = Script::new(vec![], ok_whoami());
     for bad in [" dave", "dave ", "", "dåve"] {
         let result = client(&script)
+            .sdk()
             .whoami()
             .x_service_act_as(bad)
             .send()
@@ -517,6 +535,7 @@ async fn invalid_per_call_impersonation_is_refused_with_nothing_sent() {
         );
     }
     let result = client(&script)
+        .sdk()
         .whoami()
         .x_service_act_as_email("not-an-address")
         .send()
@@ -534,6 +553,7 @@ async fn path_values_that_would_leave_their_segment_are_refused_naming_the_param
     let client = client(&script);
     for dots in ["..", "."] {
         let result = client
+            .sdk()
             .delete_webhook()
             .webhook_id(dots)
             .send()
@@ -545,7 +565,13 @@ async fn path_values_that_would_leave_their_segment_are_refused_naming_the_param
         );
     }
     for bad in ["a\\..\\..", "a\\b", "", "w1/../../v1/whoami", "a/b", "/"] {
-        let result = client.delete_webhook().webhook_id(bad).send().typed().await;
+        let result = client
+            .sdk()
+            .delete_webhook()
+            .webhook_id(bad)
+            .send()
+            .typed()
+            .await;
         assert!(
             matches!(
                 &result,
@@ -561,6 +587,7 @@ async fn path_values_that_would_leave_their_segment_are_refused_naming_the_param
     // A backslash and dot segments address another job on the same endpoint once a URL
     // parser reads them: refused before sending.
     let result = client
+        .sdk()
         .get_audit_job()
         .id("x\\..\\job-2")
         .send()
@@ -578,6 +605,7 @@ async fn path_values_that_would_leave_their_segment_are_refused_naming_the_param
     assert!(script.seen().is_empty());
     // Values that merely need encoding go through, in one segment.
     client
+        .sdk()
         .delete_webhook()
         .webhook_id("w 1#3?4%5")
         .send()

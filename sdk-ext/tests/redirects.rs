@@ -35,6 +35,7 @@ async fn redirect_to_another_origin_carries_no_credentials_because_it_is_not_fol
 
     let result = client(&origin)
         .act_as(ActAs::username("bob").unwrap())
+        .sdk()
         .whoami()
         .send()
         .typed()
@@ -67,7 +68,13 @@ async fn audit_job_see_other_reaches_the_caller_with_its_location() {
         })
         .await;
     let client = client(&server);
-    let error = client.get_audit_job().id("j1").send().await.unwrap_err();
+    let error = client
+        .sdk()
+        .get_audit_job()
+        .id("j1")
+        .send()
+        .await
+        .unwrap_err();
     match error {
         pubapi_sdk::Error::UnexpectedResponse(response) => {
             assert_eq!(response.status(), 303);

@@ -196,7 +196,7 @@ async fn the_webhook_secret_never_appears_in_debug_output() {
         format!("{error}"),
         format!("{registration:?}"),
         format!("{body:?}"),
-        format!("{:?}", client.create_webhook().body(body.clone())),
+        format!("{:?}", client.sdk().create_webhook().body(body.clone())),
     ] {
         assert!(!text.contains(CANARY), "{text}");
     }

@@ -54,6 +54,7 @@ async fn trace_names_the_operation_but_never_the_token_or_impersonated_user() {
         .unwrap();
     client
         .act_as(ActAs::username("bob").unwrap())
+        .sdk()
         .whoami()
         .send()
         .typed()

@@ -88,7 +88,7 @@ async fn main() -> Result<()> {
 /// What can be shown on a real domain without changing anything.
 async fn read_only(client: &Client) {
     section("whoami");
-    match client.whoami().send().typed().await {
+    match client.sdk().whoami().send().typed().await {
         Ok(me) => println!(
             "  {} on {} (client {}, scopes {:?})",
             me.username.as_deref().unwrap_or("?"),
@@ -99,7 +99,7 @@ async fn read_only(client: &Client) {
         Err(e) => println!("  whoami failed: {e}"),
     }
     section("agents");
-    match client.list_agents().send().typed().await {
+    match client.sdk().list_agents().send().typed().await {
         Ok(agents) => {
             for agent in agents.iter() {
                 println!(
@@ -113,6 +113,7 @@ async fn read_only(client: &Client) {
     }
     section("knowledge bases");
     match client
+        .sdk()
         .list_knowledge_bases()
         .body(KnowledgeBaseListRequest::default())
         .send()
@@ -132,7 +133,14 @@ async fn read_only(client: &Client) {
     }
     section("hybrid search");
     match body::<HybridSearchRequest>(json!({"query": "policy", "size": 5})) {
-        Ok(request) => match client.hybrid_search().body(request).send().typed().await {
+        Ok(request) => match client
+            .sdk()
+            .hybrid_search()
+            .body(request)
+            .send()
+            .typed()
+            .await
+        {
             Ok(found) => {
                 for hit in &found.results {
                     println!("  {}", hit.filename.as_deref().unwrap_or("?"));
@@ -143,19 +151,25 @@ async fn read_only(client: &Client) {
         Err(e) => println!("  {e}"),
     }
     section("webhooks");
-    match client.list_webhooks().send().typed().await {
+    match client.sdk().list_webhooks().send().typed().await {
         Ok(hooks) => println!("  {} registered for this user and client", hooks.len()),
         Err(e) => println!("  not available: {e}"),
     }
     section("events");
-    match client.get_events_cursor().send().typed().await {
+    match client.sdk().get_events_cursor().send().typed().await {
         Ok(cursor) => {
             let latest = cursor.latest_event_id;
             println!(
                 "  cursor: latest {latest}, oldest {:?}",
                 cursor.oldest_event_id
             );
-            match client.list_events_v2().id((latest - 5).max(0)).send().await {
+            match client
+                .sdk()
+                .list_events_v2()
+                .id((latest - 5).max(0))
+                .send()
+                .await
+            {
                 Ok(page) => {
                     for event in &page.events {
                         print_event(event);
@@ -227,7 +241,7 @@ async fn sandbox_tour() -> Result<()> {
         .build()?;
 
     section("whoami");
-    let me = client.whoami().send().typed().await?.into_inner();
+    let me = client.sdk().whoami().send().typed().await?.into_inner();
     println!(
         "  {} on {} (client {}, scopes {:?})",
         me.username.unwrap_or_default(),
@@ -243,14 +257,20 @@ async fn sandbox_tour() -> Result<()> {
         "date_end": iso_seconds(sandbox.now_ms() + 60_000),
         "events": ["logins", "failed_attempts"]
     }))?;
-    let audit_job = client.create_audit_report(request).await?;
+    let audit_job = client.audit().create(request).await?;
     println!(
         "  logins report of the last 7 days: job {} created (202); collected at the end",
         audit_job.id
     );
 
     section("agents");
-    let agents = client.list_agents().send().typed().await?.into_inner();
+    let agents = client
+        .sdk()
+        .list_agents()
+        .send()
+        .typed()
+        .await?
+        .into_inner();
     for agent in agents.iter() {
         println!(
             "  {} ({}) — {}",
@@ -302,6 +322,7 @@ async fn sandbox_tour() -> Result<()> {
     section("document Q&A");
     let travel = "4100002";
     let answer = client
+        .sdk()
         .ask_document()
         .entry_id(travel)
         .body(body::<DocumentAskRequest>(json!({
@@ -317,6 +338,7 @@ async fn sandbox_tour() -> Result<()> {
         answer.response.and_then(|r| r.text).unwrap_or_default()
     );
     let summary = client
+        .sdk()
         .summarize_document()
         .entry_id(travel)
         .body(DocumentSummaryRequest::default())
@@ -334,6 +356,7 @@ async fn sandbox_tour() -> Result<()> {
 
     section("knowledge bases");
     let page = client
+        .sdk()
         .list_knowledge_bases()
         .body(body::<KnowledgeBaseListRequest>(
             json!({"status": ["ACTIVE", "CREATED"]}),
@@ -356,6 +379,7 @@ async fn sandbox_tour() -> Result<()> {
         );
     }
     let kb_answer = client
+        .sdk()
         .ask_knowledge_base()
         .kb_id("kb-company-policies")
         .body(body::<KnowledgeBaseAskRequest>(
@@ -373,6 +397,7 @@ async fn sandbox_tour() -> Result<()> {
     section("hybrid search");
     for (query, weight) in [("postmortem action items", 0.0), ("postmortm", 1.0)] {
         let found = client
+            .sdk()
             .hybrid_search()
             .body(body::<HybridSearchRequest>(
                 json!({"query": query, "semanticWeight": weight, "size": 3}),
@@ -431,6 +456,7 @@ async fn sandbox_tour() -> Result<()> {
         created.status
     );
     let cursor = client
+        .sdk()
         .get_events_cursor()
         .send()
         .typed()
@@ -493,7 +519,7 @@ async fn sandbox_tour() -> Result<()> {
     // reaches the newest event without waiting between full windows. The token just caught
     // up, so it first waits the reference's 5 minutes (of the sandbox's fast clock).
     tokio::time::sleep(EventStream::MIN_POLL_INTERVAL.div_f64(TIME_SCALE)).await;
-    let newest = client.events_cursor().await?.latest_event_id;
+    let newest = client.events().cursor().await?.latest_event_id;
     let mut filtered = EventStream::builder(EventsVersion::V1)
         .start(StreamStart::Oldest)
         .types(["permission_change"])
@@ -525,14 +551,16 @@ async fn sandbox_tour() -> Result<()> {
     // Created at the start of the tour; by now the sandbox has finished it, so the first poll
     // of the waiter (which never polls more often than every 2 minutes) gets the 303.
     let location = client
-        .wait_for_audit_job(&audit_job, AuditWait::default())
+        .audit()
+        .wait(&audit_job, AuditWait::default())
         .await?;
     println!(
         "  job {} completed (303 -> {}/{})",
         audit_job.id, location.kind, location.id
     );
     let first: Vec<_> = client
-        .audit_report_events(
+        .audit()
+        .events(
             location.clone(),
             ReportRead {
                 page_size: 100,
@@ -557,7 +585,8 @@ async fn sandbox_tour() -> Result<()> {
     }
     let mut csv = Vec::new();
     client
-        .audit_report_csv(&location)
+        .audit()
+        .csv(&location)
         .await?
         .copy_to(&mut csv)
         .await?;
@@ -565,7 +594,7 @@ async fn sandbox_tour() -> Result<()> {
     for line in String::from_utf8_lossy(&csv).lines().take(3) {
         println!("    {line}");
     }
-    let mut rows = client.audit_report_csv(&location).await?.rows();
+    let mut rows = client.audit().csv(&location).await?.rows();
     if let Some(row) = rows.next().await {
         let row = row?;
         println!(
@@ -576,7 +605,7 @@ async fn sandbox_tour() -> Result<()> {
             row.get("IP Address").unwrap_or("?")
         );
     }
-    client.remove_audit_report(&location).await?;
+    client.audit().remove(&location).await?;
     println!("  report deleted (204)");
 
     section("the sandbox's view");

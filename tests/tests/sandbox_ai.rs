@@ -1244,6 +1244,7 @@ async fn ai_end_to_end_through_the_client() {
     let sb = before_the_copilot_sunset().await;
     let client = sb.client_for("admin");
     let agents = client
+        .sdk()
         .list_agents()
         .sort_by(AgentSortBy::Name)
         .sort_order(AgentSortOrder::Asc)
@@ -1255,6 +1256,7 @@ async fn ai_end_to_end_through_the_client() {
     assert_eq!(agents.0.len(), 3);
     let agent_id = agents.0[0].agent_id.clone().unwrap();
     let asked = client
+        .sdk()
         .ask_agent()
         .agent_id(&agent_id)
         .body(
@@ -1272,6 +1274,7 @@ async fn ai_end_to_end_through_the_client() {
     let mut status = String::new();
     for _ in 0..5 {
         let poll = client
+            .sdk()
             .get_agent_request_status()
             .agent_id(&agent_id)
             .request_id(&request_id)
@@ -1289,6 +1292,7 @@ async fn ai_end_to_end_through_the_client() {
     assert_eq!(status, "COMPLETED");
 
     let execution = client
+        .sdk()
         .ask_assistant()
         .body(
             serde_json::from_value::<AssistantAskRequest>(json!({"question": "hotel per night"}))
@@ -1303,6 +1307,7 @@ async fn ai_end_to_end_through_the_client() {
     let mut done = None;
     for _ in 0..5 {
         let poll = client
+            .sdk()
             .get_assistant_status()
             .execution_id(&execution_id)
             .send()
@@ -1320,6 +1325,7 @@ async fn ai_end_to_end_through_the_client() {
     assert!(!done.citations.is_empty());
 
     let answer = client
+        .sdk()
         .ask_document()
         .entry_id(TRAVEL)
         .body(
@@ -1335,6 +1341,7 @@ async fn ai_end_to_end_through_the_client() {
         .into_inner();
     assert!(answer.response.unwrap().text.unwrap().contains("180 euros"));
     let summary = client
+        .sdk()
         .summarize_document()
         .entry_id(TRAVEL)
         .body(DocumentSummaryRequest::default())
@@ -1345,6 +1352,7 @@ async fn ai_end_to_end_through_the_client() {
         .into_inner();
     assert!(summary.response.is_some());
     let kbs = client
+        .sdk()
         .list_knowledge_bases()
         .body(KnowledgeBaseListRequest::default())
         .send()
@@ -1354,6 +1362,7 @@ async fn ai_end_to_end_through_the_client() {
         .into_inner();
     assert_eq!(kbs.total_elements, Some(4));
     let kb_answer = client
+        .sdk()
         .ask_knowledge_base()
         .kb_id("kb-engineering")
         .body(
@@ -1374,6 +1383,7 @@ async fn ai_end_to_end_through_the_client() {
             .contains("five business days")
     );
     let hits = client
+        .sdk()
         .hybrid_search()
         .body(
             serde_json::from_value::<HybridSearchRequest>(
@@ -1395,7 +1405,13 @@ async fn ai_end_to_end_through_the_client() {
     // The SDK refuses the copilot after its sunset by the wall clock, which has passed:
     // nothing reaches the sandbox.
     #[allow(deprecated)]
-    let refused = client.ask_copilot().body(roadmap()).send().typed().await;
+    let refused = client
+        .sdk()
+        .ask_copilot()
+        .body(roadmap())
+        .send()
+        .typed()
+        .await;
     assert!(
         matches!(
             refused,
@@ -1416,6 +1432,7 @@ async fn ai_end_to_end_through_the_client() {
         .unwrap();
     #[allow(deprecated)] // the sandbox serves the deprecated endpoint until its removal
     let copilot = opted_in
+        .sdk()
         .ask_copilot()
         .body(roadmap())
         .send()

@@ -560,6 +560,7 @@ async fn audit_end_to_end_through_the_client() {
     let client = sb.client_for("power");
     let body: LoginsAuditRequest = serde_json::from_value(logins("json")).unwrap();
     let created = client
+        .sdk()
         .create_logins_audit()
         .body(body)
         .send()
@@ -574,10 +575,17 @@ async fn audit_end_to_end_through_the_client() {
         .to_string();
     let id = created.into_inner().id;
     assert!(location.ends_with(&format!("/v1/audit/jobs/{id}")));
-    let running = client.get_audit_job().id(&id).send().typed().await.unwrap();
+    let running = client
+        .sdk()
+        .get_audit_job()
+        .id(&id)
+        .send()
+        .typed()
+        .await
+        .unwrap();
     assert_eq!(running.into_inner().status.to_string(), "running");
     sb.advance(Duration::from_secs(300));
-    match client.get_audit_job().id(&id).send().await {
+    match client.sdk().get_audit_job().id(&id).send().await {
         Err(pubapi_sdk::Error::UnexpectedResponse(response)) => {
             assert_eq!(response.status().as_u16(), 303);
             let location = response.headers()["location"].to_str().unwrap();
@@ -586,6 +594,7 @@ async fn audit_end_to_end_through_the_client() {
         other => panic!("expected the 303, got {other:?}"),
     }
     let report = client
+        .sdk()
         .get_audit_report()
         .type_(AuditReportKind::Logins)
         .id(&id)
@@ -601,6 +610,7 @@ async fn audit_end_to_end_through_the_client() {
         (Some(25), Some(5), Some(3))
     );
     client
+        .sdk()
         .delete_audit_report()
         .type_(AuditReportKind::Logins)
         .id(&id)
@@ -609,6 +619,7 @@ async fn audit_end_to_end_through_the_client() {
         .await
         .unwrap();
     let gone = client
+        .sdk()
         .get_audit_report()
         .type_(AuditReportKind::Logins)
         .id(&id)

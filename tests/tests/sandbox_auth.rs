@@ -29,6 +29,7 @@ async fn whoami_through_the_sdk_ext_client() {
     let sb = sandbox().await;
     let me = sb
         .client_for("power")
+        .sdk()
         .whoami()
         .send()
         .typed()
@@ -74,6 +75,7 @@ async fn unknown_token_is_unauthorized_through_the_client() {
     let sb = sandbox().await;
     let error = sb
         .client_with_token("revoked-token")
+        .sdk()
         .list_webhooks()
         .send()
         .typed()
@@ -134,6 +136,7 @@ async fn agents_answer_403_when_the_feature_is_off() {
     assert_eq!(list.json()["errorCode"], "AGENTS_NOT_ENABLED");
     let error = sb
         .client_for("admin")
+        .sdk()
         .list_agents()
         .send()
         .typed()
@@ -212,10 +215,18 @@ async fn impersonation_through_the_client_runs_with_the_users_permissions() {
     let sb = sandbox().await;
     let admin = sb.client_for("admin");
     let sam = admin.act_as(ActAs::username("sam").unwrap());
-    let me = sam.whoami().send().typed().await.unwrap().into_inner();
+    let me = sam
+        .sdk()
+        .whoami()
+        .send()
+        .typed()
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(me.username.as_deref(), Some("sam"));
     // sam may not run reports, even through an admin token.
     let error = sam
+        .sdk()
         .create_logins_audit()
         .body(
             serde_json::from_value::<pubapi_sdk::types::LoginsAuditRequest>(logins_body()).unwrap(),

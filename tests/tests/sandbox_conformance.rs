@@ -108,7 +108,9 @@ async fn drive(sb: &Sandbox) {
     a.login("failed_attempts", "192.0.2.1", "Web").unwrap();
     a.emit(
         "group:create",
-        json!({"groupName": "G", "groupId": "1", "members": ["sam"], "owner": "admin"}),
+        // Every group event carries the acting `user` (reference 6.2).
+        json!({"user": {"id": 1001, "fullName": "Sam", "userName": "sam", "email": "sam@example.com"},
+               "groupName": "G", "groupId": "1", "members": ["sam"], "owner": "admin"}),
         &[],
     )
     .unwrap();

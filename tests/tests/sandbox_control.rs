@@ -143,7 +143,7 @@ async fn a_cut_body_breaks_the_connection_after_the_bytes_asked_for() {
         .isolated_budget()
         .build()
         .unwrap();
-    let error = client.whoami().send().typed().await.unwrap_err();
+    let error = client.sdk().whoami().send().typed().await.unwrap_err();
     assert!(
         matches!(error, pubapi_sdk_ext::Error::Transport(_)),
         "{error:?}"

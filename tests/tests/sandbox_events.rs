@@ -315,6 +315,7 @@ async fn events_end_to_end_through_the_client() {
     let sb = sandbox().await;
     let client = sb.client_for("admin");
     let cursor = client
+        .sdk()
         .get_events_cursor()
         .send()
         .typed()
@@ -324,6 +325,7 @@ async fn events_end_to_end_through_the_client() {
     let start = cursor.latest_event_id;
     activity(&sb);
     let page = client
+        .sdk()
         .list_events_v2()
         .id(start)
         .send()
@@ -338,6 +340,7 @@ async fn events_end_to_end_through_the_client() {
         vec!["file_system", "file_system", "note", "permission_change"]
     );
     let v1 = client
+        .sdk()
         .list_events_v1()
         .id(start)
         .send()
@@ -347,7 +350,13 @@ async fn events_end_to_end_through_the_client() {
         .into_inner();
     assert_eq!(v1.count, Some(3));
     sb.advance(Duration::from_secs(300));
-    match client.list_events_v2().id(page.latest_id).send().await {
+    match client
+        .sdk()
+        .list_events_v2()
+        .id(page.latest_id)
+        .send()
+        .await
+    {
         Err(pubapi_sdk::Error::UnexpectedResponse(response)) => {
             assert_eq!(response.status().as_u16(), 204)
         }

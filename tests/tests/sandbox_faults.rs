@@ -76,6 +76,7 @@ async fn malformed_json_is_a_decode_error_for_the_client() {
     sb.inject(Fault::on("getEventsCursor").times(1).malformed_json());
     let error = sb
         .client_for("admin")
+        .sdk()
         .get_events_cursor()
         .send()
         .typed()
@@ -98,6 +99,7 @@ async fn throttles_are_retried_by_the_client_after_retry_after() {
     sb.inject(Fault::on("listWebhooks").times(1).throttle(1));
     let hooks = sb
         .client_for("admin")
+        .sdk()
         .list_webhooks()
         .send()
         .typed()

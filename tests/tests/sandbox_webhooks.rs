@@ -530,6 +530,7 @@ async fn webhooks_end_to_end_through_the_client() {
     )
     .unwrap();
     let created = client
+        .sdk()
         .create_webhook()
         .body(body)
         .send()
@@ -539,6 +540,7 @@ async fn webhooks_end_to_end_through_the_client() {
         .into_inner();
     let id = created.webhook_id;
     let listed = client
+        .sdk()
         .list_webhooks()
         .send()
         .typed()
@@ -547,6 +549,7 @@ async fn webhooks_end_to_end_through_the_client() {
         .into_inner();
     assert_eq!(listed.0.len(), 1);
     let details = client
+        .sdk()
         .get_webhook_details()
         .webhook_id(&id)
         .send()
@@ -561,6 +564,7 @@ async fn webhooks_end_to_end_through_the_client() {
     let status: WebhookStatusRequest =
         serde_json::from_value(json!({"status": "disabled"})).unwrap();
     let summary = client
+        .sdk()
         .set_webhook_status()
         .webhook_id(&id)
         .body(status)
@@ -573,6 +577,7 @@ async fn webhooks_end_to_end_through_the_client() {
     let update: WebhookUpdateRequest =
         serde_json::from_value(json!({"url": receiver.url(), "status": "enabled"})).unwrap();
     client
+        .sdk()
         .update_webhook()
         .webhook_id(&id)
         .body(update)
@@ -581,6 +586,7 @@ async fn webhooks_end_to_end_through_the_client() {
         .await
         .unwrap();
     client
+        .sdk()
         .delete_webhook()
         .webhook_id(&id)
         .send()
@@ -588,6 +594,7 @@ async fn webhooks_end_to_end_through_the_client() {
         .await
         .unwrap();
     let gone = client
+        .sdk()
         .get_webhook_status()
         .webhook_id(&id)
         .send()

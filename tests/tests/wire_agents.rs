@@ -61,6 +61,7 @@ async fn list_agents_request_full_sends_sort_by_and_sort_order_as_query() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &agents_body())).await;
     wire::bob(&server)
+        .sdk()
         .list_agents()
         .sort_by(types::AgentSortBy::CreatedOn)
         .sort_order(types::AgentSortOrder::Desc)
@@ -81,6 +82,7 @@ async fn list_agents_request_full_sends_the_default_sort_values_when_given() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &agents_body())).await;
     wire::client(&server)
+        .sdk()
         .list_agents()
         .sort_by(types::AgentSortBy::Name)
         .sort_order(types::AgentSortOrder::Asc)
@@ -97,6 +99,7 @@ async fn list_agents_request_minimal_sends_no_query() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &agents_body())).await;
     wire::client(&server)
+        .sdk()
         .list_agents()
         .send()
         .typed()
@@ -111,6 +114,7 @@ async fn list_agents_success_decodes_every_agent_field() {
     let body = agents_body();
     let _seen = wire::serve(&server, Reply::json(200, &body)).await;
     let agents = wire::client(&server)
+        .sdk()
         .list_agents()
         .send()
         .typed()
@@ -128,7 +132,7 @@ async fn list_agents_errors_decode_ai_format_and_feature_not_enabled_403() {
     wire::assert_errors(
         "listAgents",
         &[400, 401, 403, 429, 500],
-        |client| async move { client.list_agents().send().typed().await.map(drop) },
+        |client| async move { client.sdk().list_agents().send().typed().await.map(drop) },
     )
     .await;
 }
@@ -143,6 +147,7 @@ async fn list_agents_forward_compat_accepts_unknown_fields_status_sub_type_and_c
     let sent = wire::with_unknown_fields(&known, &["/0", "/1"]);
     let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
     let agents = wire::client(&server)
+        .sdk()
         .list_agents()
         .send()
         .typed()
@@ -161,6 +166,7 @@ async fn ask_agent_request_full_encodes_the_agent_id_and_sends_the_question() {
     let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
     let long_question = "é".repeat(35_000);
     wire::bob(&server)
+        .sdk()
         .ask_agent()
         .agent_id(AWKWARD_ID)
         .body(question(&long_question))
@@ -181,6 +187,7 @@ async fn ask_agent_request_minimal_sends_only_the_question() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
     wire::client(&server)
+        .sdk()
         .ask_agent()
         .agent_id("agt-1")
         .body(question("Does clause 7 follow the playbook?"))
@@ -200,6 +207,7 @@ async fn ask_agent_request_minimal_refuses_a_question_over_35000_characters_befo
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
     let result = wire::client(&server)
+        .sdk()
         .ask_agent()
         .agent_id("agt-1")
         .body(question(&"q".repeat(35_001)))
@@ -216,6 +224,7 @@ async fn ask_agent_success_decodes_request_id_and_conversation_id() {
     let body = ask_body();
     let _seen = wire::serve(&server, Reply::json(200, &body)).await;
     let submitted = wire::client(&server)
+        .sdk()
         .ask_agent()
         .agent_id("agt-1")
         .body(question("Does clause 7 follow the playbook?"))
@@ -236,6 +245,7 @@ async fn ask_agent_errors_decode_ai_format_including_unknown_agent_404() {
         &[400, 401, 403, 404, 429, 500],
         |client| async move {
             client
+                .sdk()
                 .ask_agent()
                 .agent_id("agt-1")
                 .body(question("Does clause 7 follow the playbook?"))
@@ -255,6 +265,7 @@ async fn ask_agent_forward_compat_ignores_unknown_fields() {
     let sent = wire::with_unknown_fields(&known, &[""]);
     let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
     let submitted = wire::client(&server)
+        .sdk()
         .ask_agent()
         .agent_id("agt-1")
         .body(question("Does clause 7 follow the playbook?"))
@@ -273,6 +284,7 @@ async fn get_agent_request_status_request_full_encodes_both_path_ids() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &status_body())).await;
     wire::bob(&server)
+        .sdk()
         .get_agent_request_status()
         .agent_id(AWKWARD_ID)
         .request_id("req 42+b")
@@ -294,6 +306,7 @@ async fn get_agent_request_status_request_minimal_sends_plain_ids() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &status_body())).await;
     wire::client(&server)
+        .sdk()
         .get_agent_request_status()
         .agent_id("agt-1")
         .request_id("req-42")
@@ -311,6 +324,7 @@ async fn get_agent_request_status_success_decodes_status_answer_citations_and_ti
     let body = status_body();
     let _seen = wire::serve(&server, Reply::json(200, &body)).await;
     let result = wire::client(&server)
+        .sdk()
         .get_agent_request_status()
         .agent_id("agt-1")
         .request_id("req-42")
@@ -342,6 +356,7 @@ async fn get_agent_request_status_success_decodes_pending_running_and_failed() {
         let server = MockServer::start_async().await;
         let _seen = wire::serve(&server, Reply::json(200, &body)).await;
         let result = wire::client(&server)
+            .sdk()
             .get_agent_request_status()
             .agent_id("agt-1")
             .request_id("req-42")
@@ -367,6 +382,7 @@ async fn get_agent_request_status_errors_decode_ai_format_including_unknown_requ
         &[400, 401, 403, 404, 429, 500],
         |client| async move {
             client
+                .sdk()
                 .get_agent_request_status()
                 .agent_id("agt-1")
                 .request_id("req-42")
@@ -388,6 +404,7 @@ async fn get_agent_request_status_forward_compat_accepts_unknown_fields_status_a
     let sent = wire::with_unknown_fields(&known, &["", "/citations/0"]);
     let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
     let result = wire::client(&server)
+        .sdk()
         .get_agent_request_status()
         .agent_id("agt-1")
         .request_id("req-42")

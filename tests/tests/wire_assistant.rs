@@ -86,6 +86,7 @@ async fn ask_assistant_request_full_sends_every_field_of_the_reference() {
         .mcp_selection_id("mcp-3".to_string())
         .model_details(object(json!({"model": "large", "temperature": 0.2})));
     wire::bob(&server)
+        .sdk()
         .ask_assistant()
         .body(body)
         .send()
@@ -113,6 +114,7 @@ async fn ask_assistant_request_minimal_sends_only_the_question() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
     wire::client(&server)
+        .sdk()
         .ask_assistant()
         .body(ask("What is the notice period?"))
         .send()
@@ -132,6 +134,7 @@ async fn ask_assistant_success_decodes_the_execution_handle() {
     let body = ask_body();
     let _seen = wire::serve(&server, Reply::json(200, &body)).await;
     let started = wire::client(&server)
+        .sdk()
         .ask_assistant()
         .body(ask("What is the notice period?"))
         .send()
@@ -149,6 +152,7 @@ async fn ask_assistant_success_decodes_the_execution_handle() {
 async fn ask_assistant_errors_decode_ai_format() {
     wire::assert_errors("askAssistant", &[400, 401, 429, 500], |client| async move {
         client
+            .sdk()
             .ask_assistant()
             .body(ask("What is the notice period?"))
             .send()
@@ -167,6 +171,7 @@ async fn ask_assistant_forward_compat_accepts_unknown_fields_and_execution_statu
     let sent = wire::with_unknown_fields(&known, &[""]);
     let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
     let started = wire::client(&server)
+        .sdk()
         .ask_assistant()
         .body(ask("What is the notice period?"))
         .send()
@@ -185,6 +190,7 @@ async fn get_assistant_status_request_full_encodes_the_execution_id_and_sends_in
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &status_body())).await;
     wire::bob(&server)
+        .sdk()
         .get_assistant_status()
         .execution_id(AWKWARD_ID)
         .include_citations(false)
@@ -205,6 +211,7 @@ async fn get_assistant_status_request_minimal_sends_no_query() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &status_body())).await;
     wire::client(&server)
+        .sdk()
         .get_assistant_status()
         .execution_id("exe-99")
         .send()
@@ -221,6 +228,7 @@ async fn get_assistant_status_success_decodes_answer_citations_and_tool_calls() 
     let body = status_body();
     let _seen = wire::serve(&server, Reply::json(200, &body)).await;
     let status = wire::client(&server)
+        .sdk()
         .get_assistant_status()
         .execution_id("exe-99")
         .send()
@@ -241,6 +249,7 @@ async fn get_assistant_status_success_while_in_progress_decodes_a_bare_status() 
     let body = json!({"status": "IN_PROGRESS", "numToolCalls": 0});
     let _seen = wire::serve(&server, Reply::json(200, &body)).await;
     let status = wire::client(&server)
+        .sdk()
         .get_assistant_status()
         .execution_id("exe-99")
         .send()
@@ -284,6 +293,7 @@ async fn get_assistant_status_success_decodes_failed_and_awaiting_confirmation_w
         let server = MockServer::start_async().await;
         let _seen = wire::serve(&server, Reply::json(200, &body)).await;
         let status = wire::client(&server)
+            .sdk()
             .get_assistant_status()
             .execution_id("exe-99")
             .send()
@@ -312,6 +322,7 @@ async fn get_assistant_status_errors_decode_ai_format_including_unknown_executio
         &[401, 404, 429, 500],
         |client| async move {
             client
+                .sdk()
                 .get_assistant_status()
                 .execution_id("exe-99")
                 .send()
@@ -341,6 +352,7 @@ async fn get_assistant_status_forward_compat_accepts_unknown_fields_statuses_and
     );
     let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
     let status = wire::client(&server)
+        .sdk()
         .get_assistant_status()
         .execution_id("exe-99")
         .send()

@@ -100,6 +100,7 @@ macro_rules! creation_tests {
             let server = MockServer::start_async().await;
             let seen = wire::serve(&server, accepted()).await;
             wire::bob(&server)
+                .sdk()
                 .$method()
                 .body(full())
                 .send()
@@ -117,6 +118,7 @@ macro_rules! creation_tests {
             let server = MockServer::start_async().await;
             let seen = wire::serve(&server, accepted()).await;
             wire::client(&server)
+                .sdk()
                 .$method()
                 .body(minimal())
                 .send()
@@ -132,6 +134,7 @@ macro_rules! creation_tests {
             let server = MockServer::start_async().await;
             let _seen = wire::serve(&server, accepted()).await;
             let response = wire::client(&server)
+                .sdk()
                 .$method()
                 .body(minimal())
                 .send()
@@ -148,6 +151,7 @@ macro_rules! creation_tests {
                 &[400, 401, 403, 404, 429],
                 |client| async move {
                     client
+                        .sdk()
                         .$method()
                         .body(minimal())
                         .send()
@@ -162,7 +166,7 @@ macro_rules! creation_tests {
         #[tokio::test]
         async fn forward_compat_ignores_unknown_fields() {
             assert_created_ignores_unknown_fields(|client| async move {
-                client.$method().body(minimal()).send().typed().await
+                client.sdk().$method().body(minimal()).send().typed().await
             })
             .await;
         }
@@ -1041,6 +1045,7 @@ async fn get_audit_job_request_full_encodes_the_job_id() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &json!({"status": "running"}))).await;
     wire::bob(&server)
+        .sdk()
         .get_audit_job()
         .id(AWKWARD_ID)
         .send()
@@ -1058,6 +1063,7 @@ async fn get_audit_job_request_minimal_sends_the_plain_id() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &json!({"status": "running"}))).await;
     wire::client(&server)
+        .sdk()
         .get_audit_job()
         .id("job-1")
         .send()
@@ -1073,6 +1079,7 @@ async fn get_audit_job_success_decodes_running_while_the_report_is_generated() {
     let body = json!({"status": "running"});
     let _seen = wire::serve(&server, Reply::json(200, &body)).await;
     let job = wire::client(&server)
+        .sdk()
         .get_audit_job()
         .id("job-1")
         .send()
@@ -1092,6 +1099,7 @@ async fn get_audit_job_errors_decode_general_format_and_throttles() {
         &[400, 401, 403, 404, 429],
         |client| async move {
             client
+                .sdk()
                 .get_audit_job()
                 .id("job-1")
                 .send()
@@ -1110,6 +1118,7 @@ async fn get_audit_job_forward_compat_accepts_unknown_fields_and_an_unknown_stat
     let sent = wire::with_unknown_fields(&known, &[""]);
     let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
     let job = wire::client(&server)
+        .sdk()
         .get_audit_job()
         .id("job-1")
         .send()
@@ -1131,7 +1140,7 @@ async fn get_audit_job_303_reaches_the_generated_client_with_its_location() {
     let reply = Reply::json(303, &json!({"status": "completed"})).header("location", REPORT_URL);
     let seen = wire::serve(&server, reply).await;
     let client = wire::single_attempt_client(&server);
-    match client.get_audit_job().id("job-1").send().await {
+    match client.sdk().get_audit_job().id("job-1").send().await {
         Err(pubapi_sdk::Error::UnexpectedResponse(response)) => {
             assert_eq!(response.status(), 303);
             assert_eq!(response.headers()["location"], REPORT_URL);
@@ -1143,6 +1152,7 @@ async fn get_audit_job_303_reaches_the_generated_client_with_its_location() {
         other => panic!("{other:?}"),
     }
     let error = client
+        .sdk()
         .get_audit_job()
         .id("job-1")
         .send()
@@ -1277,6 +1287,7 @@ async fn get_audit_report_request_full_encodes_kind_and_id_and_sends_count_and_o
     let body = json!({"total_count": 0, "offset": 20, "count": 0, "events": []});
     let seen = wire::serve(&server, Reply::json(200, &body)).await;
     wire::bob(&server)
+        .sdk()
         .get_audit_report()
         .type_(types::AuditReportKind::WorkgroupSettings)
         .id(AWKWARD_ID)
@@ -1303,6 +1314,7 @@ async fn get_audit_report_request_full_sends_every_report_kind_as_its_path_segme
         let body = json!({"total_count": 0, "offset": 0, "count": 0, "events": []});
         let seen = wire::serve(&server, Reply::json(200, &body)).await;
         wire::client(&server)
+            .sdk()
             .get_audit_report()
             .type_(*kind)
             .id("job-1")
@@ -1323,6 +1335,7 @@ async fn get_audit_report_request_minimal_sends_no_query() {
     let body = json!({"total_count": 0, "offset": 0, "count": 0, "events": []});
     let seen = wire::serve(&server, Reply::json(200, &body)).await;
     wire::client(&server)
+        .sdk()
         .get_audit_report()
         .type_(types::AuditReportKind::Logins)
         .id("job-1")
@@ -1341,6 +1354,7 @@ async fn get_audit_report_success_decodes_json_reports_of_the_six_described_kind
         let server = MockServer::start_async().await;
         let _seen = wire::serve(&server, Reply::json(200, &body)).await;
         let report = wire::client(&server)
+            .sdk()
             .get_audit_report()
             .type_(kind)
             .id("job-1")
@@ -1370,6 +1384,7 @@ async fn get_audit_report_success_keeps_events_of_kinds_without_a_described_shap
     });
     let _seen = wire::serve(&server, Reply::json(200, &body)).await;
     let report = wire::client(&server)
+        .sdk()
         .get_audit_report()
         .type_(types::AuditReportKind::Workflows)
         .id("job-1")
@@ -1388,6 +1403,7 @@ async fn get_audit_report_errors_decode_general_format_and_throttles() {
         &[400, 401, 403, 404, 429],
         |client| async move {
             client
+                .sdk()
                 .get_audit_report()
                 .type_(types::AuditReportKind::Logins)
                 .id("job-1")
@@ -1409,6 +1425,7 @@ async fn get_audit_report_forward_compat_ignores_unknown_fields_and_keeps_them_i
     let sent = wire::with_unknown_fields(&known, &["", "/events/0"]);
     let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
     let report = wire::client(&server)
+        .sdk()
         .get_audit_report()
         .type_(kind)
         .id("job-1")
@@ -1432,6 +1449,7 @@ async fn get_audit_report_csv_is_a_decode_error_with_the_csv_through_the_generat
     let seen = wire::serve(&server, Reply::status(200).body("text/csv", CSV)).await;
     let client = wire::single_attempt_client(&server);
     match client
+        .sdk()
         .get_audit_report()
         .type_(types::AuditReportKind::Logins)
         .id("job-1")
@@ -1442,6 +1460,7 @@ async fn get_audit_report_csv_is_a_decode_error_with_the_csv_through_the_generat
         other => panic!("{other:?}"),
     }
     let error = client
+        .sdk()
         .get_audit_report()
         .type_(types::AuditReportKind::Logins)
         .id("job-1")
@@ -1465,6 +1484,7 @@ async fn delete_audit_report_request_full_encodes_kind_and_id() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::status(204)).await;
     wire::bob(&server)
+        .sdk()
         .delete_audit_report()
         .type_(types::AuditReportKind::QualityDocsCategories)
         .id(AWKWARD_ID)
@@ -1487,6 +1507,7 @@ async fn delete_audit_report_request_minimal_sends_no_body_and_accepts_anything(
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::status(204)).await;
     wire::client(&server)
+        .sdk()
         .delete_audit_report()
         .type_(types::AuditReportKind::Logins)
         .id("job-1")
@@ -1503,6 +1524,7 @@ async fn delete_audit_report_success_is_a_204_without_content() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::status(204)).await;
     let response = wire::client(&server)
+        .sdk()
         .delete_audit_report()
         .type_(types::AuditReportKind::Logins)
         .id("job-1")
@@ -1522,6 +1544,7 @@ async fn delete_audit_report_errors_decode_general_format_and_throttles() {
         &[400, 401, 403, 404, 429],
         |client| async move {
             client
+                .sdk()
                 .delete_audit_report()
                 .type_(types::AuditReportKind::Logins)
                 .id("job-1")
@@ -1541,6 +1564,7 @@ async fn delete_audit_report_forward_compat_ignores_unknown_headers_on_the_204()
     let reply = Reply::status(204).header("x-request-id", "r-1");
     let _seen = wire::serve(&server, reply).await;
     let response = wire::client(&server)
+        .sdk()
         .delete_audit_report()
         .type_(types::AuditReportKind::Logins)
         .id("job-1")
@@ -1559,7 +1583,7 @@ async fn get_audit_job_303_report_ready_is_completed_with_its_location_through_a
     let location = server.url("/pubapi/v1/audit/workgroup-settings/job%201");
     let reply = Reply::json(303, &json!({"status": "completed"})).header("location", &location);
     let seen = wire::serve(&server, reply).await;
-    let state = wire::bob(&server).audit_job_state("job 1").await.unwrap();
+    let state = wire::bob(&server).audit().job_state("job 1").await.unwrap();
     assert_eq!(
         state,
         JobState::Completed(ReportLocation {
@@ -1578,7 +1602,8 @@ async fn get_audit_job_303_with_a_relative_location_is_completed_through_audit_j
         .header("location", "/pubapi/v1/audit/logins/job-1");
     let _seen = wire::serve(&server, reply).await;
     let state = wire::client(&server)
-        .audit_job_state("job-1")
+        .audit()
+        .job_state("job-1")
         .await
         .unwrap();
     assert_eq!(
@@ -1596,7 +1621,7 @@ async fn get_audit_job_303_to_another_origin_is_refused_through_audit_job_state(
     let server = MockServer::start_async().await;
     let reply = Reply::json(303, &json!({"status": "completed"})).header("location", REPORT_URL);
     let seen = wire::serve(&server, reply).await;
-    let result = wire::client(&server).audit_job_state("job-1").await;
+    let result = wire::client(&server).audit().job_state("job-1").await;
     assert!(
         matches!(&result, Err(pubapi_sdk_ext::Error::Decode { path, .. }) if path == "Location"),
         "{result:?}"
@@ -1609,7 +1634,8 @@ async fn get_audit_job_success_running_is_running_through_audit_job_state() {
     let server = MockServer::start_async().await;
     let _seen = wire::serve(&server, Reply::json(200, &json!({"status": "running"}))).await;
     let state = wire::client(&server)
-        .audit_job_state("job-1")
+        .audit()
+        .job_state("job-1")
         .await
         .unwrap();
     assert_eq!(
@@ -1625,7 +1651,7 @@ async fn get_audit_job_errors_through_audit_job_state_decode_general_format_and_
     wire::assert_errors(
         "getAuditJob",
         &[400, 401, 403, 404, 429],
-        |client| async move { client.audit_job_state("job-1").await.map(drop) },
+        |client| async move { client.audit().job_state("job-1").await.map(drop) },
     )
     .await;
 }
@@ -1642,7 +1668,7 @@ async fn get_audit_report_csv_is_streamed_through_audit_report_csv() {
         kind: types::AuditReportKind::Logins,
         id: AWKWARD_ID.into(),
     };
-    let report = wire::bob(&server).audit_report_csv(&at).await.unwrap();
+    let report = wire::bob(&server).audit().csv(&at).await.unwrap();
     let mut out = Vec::new();
     let written = report.copy_to(&mut out).await.unwrap();
     assert_eq!(out, CSV.as_bytes());
@@ -1667,7 +1693,7 @@ async fn get_audit_report_csv_errors_through_audit_report_csv_decode_general_for
                 kind: types::AuditReportKind::Logins,
                 id: "job-1".into(),
             };
-            client.audit_report_csv(&at).await.map(drop)
+            client.audit().csv(&at).await.map(drop)
         },
     )
     .await;

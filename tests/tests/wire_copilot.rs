@@ -93,7 +93,7 @@ async fn ask_copilot_request_full_sends_every_field_of_the_reference() {
     let seen = wire::serve(&server, deprecated_answer(&answer_body())).await;
     let client = bob(&server);
     #[allow(deprecated)]
-    let call = client.ask_copilot();
+    let call = client.sdk().ask_copilot();
     call.body(
         ask("What is the notice period?")
             .selected_items(types::SelectedItems {
@@ -132,7 +132,7 @@ async fn ask_copilot_request_minimal_sends_only_the_question() {
     let seen = wire::serve(&server, deprecated_answer(&answer_body())).await;
     let client = client(&server);
     #[allow(deprecated)]
-    let call = client.ask_copilot();
+    let call = client.sdk().ask_copilot();
     call.body(ask("What is the notice period?"))
         .send()
         .typed()
@@ -151,7 +151,7 @@ async fn ask_copilot_success_decodes_the_answer_and_keeps_the_deprecation_header
     let _seen = wire::serve(&server, deprecated_answer(&body)).await;
     let client = client(&server);
     #[allow(deprecated)]
-    let call = client.ask_copilot();
+    let call = client.sdk().ask_copilot();
     let response = call
         .body(ask("What is the notice period?"))
         .send()
@@ -173,7 +173,7 @@ async fn ask_copilot_errors_decode_ai_format() {
     wire::assert_errors("askCopilot", &[400, 401, 429, 500], |given| async move {
         let client = single_attempt(&given);
         #[allow(deprecated)]
-        let call = client.ask_copilot();
+        let call = client.sdk().ask_copilot();
         call.body(ask("What is the notice period?"))
             .send()
             .typed()
@@ -203,7 +203,7 @@ async fn ask_copilot_errors_decode_the_410_of_the_removed_endpoint() {
     .await;
     let client = client(&server);
     #[allow(deprecated)]
-    let call = client.ask_copilot();
+    let call = client.sdk().ask_copilot();
     let error = call
         .body(ask("What is the notice period?"))
         .send()
@@ -234,7 +234,7 @@ async fn ask_copilot_forward_compat_ignores_unknown_fields_at_every_level() {
     let _seen = wire::serve(&server, deprecated_answer(&sent)).await;
     let client = client(&server);
     #[allow(deprecated)]
-    let call = client.ask_copilot();
+    let call = client.sdk().ask_copilot();
     let answer = call
         .body(ask("What is the notice period?"))
         .send()

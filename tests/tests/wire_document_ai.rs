@@ -59,6 +59,7 @@ async fn ask_document_request_full_encodes_the_entry_id_and_sends_every_field() 
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
     wire::bob(&server)
+        .sdk()
         .ask_document()
         .entry_id(AWKWARD_ID)
         .body(
@@ -88,6 +89,7 @@ async fn ask_document_request_minimal_sends_only_the_question() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
     wire::client(&server)
+        .sdk()
         .ask_document()
         .entry_id("ent-1001")
         .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
@@ -108,6 +110,7 @@ async fn ask_document_success_decodes_the_answer_and_its_citations() {
     let body = ask_body();
     let _seen = wire::serve(&server, Reply::json(200, &body)).await;
     let answer = wire::client(&server)
+        .sdk()
         .ask_document()
         .entry_id("ent-1001")
         .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
@@ -127,6 +130,7 @@ async fn ask_document_success_without_citations_decodes_the_answer_alone() {
     let body = json!({"response": {"text": "90 days."}});
     let _seen = wire::serve(&server, Reply::json(200, &body)).await;
     let answer = wire::client(&server)
+        .sdk()
         .ask_document()
         .entry_id("ent-1001")
         .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
@@ -146,6 +150,7 @@ async fn ask_document_errors_decode_ai_format_and_a_500_without_body() {
         &[400, 401, 404, 429, 500],
         |client| async move {
             client
+                .sdk()
                 .ask_document()
                 .entry_id("ent-1001")
                 .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
@@ -168,6 +173,7 @@ async fn ask_document_forward_compat_ignores_unknown_fields_at_every_level() {
     );
     let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
     let answer = wire::client(&server)
+        .sdk()
         .ask_document()
         .entry_id("ent-1001")
         .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
@@ -186,6 +192,7 @@ async fn summarize_document_request_full_encodes_the_entry_id_and_sends_the_chat
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &summary_body())).await;
     wire::bob(&server)
+        .sdk()
         .summarize_document()
         .entry_id(AWKWARD_ID)
         .body(types::DocumentSummaryRequest::builder().chat_history(history()))
@@ -208,6 +215,7 @@ async fn summarize_document_request_minimal_sends_an_empty_object() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &summary_body())).await;
     wire::client(&server)
+        .sdk()
         .summarize_document()
         .entry_id("ent-1001")
         .send()
@@ -224,6 +232,7 @@ async fn summarize_document_success_decodes_the_summary_text() {
     let body = summary_body();
     let _seen = wire::serve(&server, Reply::json(200, &body)).await;
     let summary = wire::client(&server)
+        .sdk()
         .summarize_document()
         .entry_id("ent-1001")
         .send()
@@ -242,6 +251,7 @@ async fn summarize_document_errors_decode_ai_format_and_a_500_without_body() {
         &[400, 401, 404, 429, 500],
         |client| async move {
             client
+                .sdk()
                 .summarize_document()
                 .entry_id("ent-1001")
                 .send()
@@ -260,6 +270,7 @@ async fn summarize_document_forward_compat_ignores_unknown_fields() {
     let sent = wire::with_unknown_fields(&known, &["", "/response"]);
     let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
     let summary = wire::client(&server)
+        .sdk()
         .summarize_document()
         .entry_id("ent-1001")
         .send()

@@ -114,6 +114,7 @@ async fn get_events_cursor_request_full_through_a_view_sends_the_impersonation_h
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &cursor_body())).await;
     wire::bob(&server)
+        .sdk()
         .get_events_cursor()
         .send()
         .typed()
@@ -128,6 +129,7 @@ async fn get_events_cursor_request_minimal_sends_no_query() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &cursor_body())).await;
     wire::client(&server)
+        .sdk()
         .get_events_cursor()
         .send()
         .typed()
@@ -142,6 +144,7 @@ async fn get_events_cursor_success_decodes_time_and_event_ids() {
     let body = cursor_body();
     let _seen = wire::serve(&server, Reply::json(200, &body)).await;
     let cursor = wire::client(&server)
+        .sdk()
         .get_events_cursor()
         .send()
         .typed()
@@ -157,7 +160,13 @@ async fn get_events_cursor_success_decodes_time_and_event_ids() {
 #[tokio::test]
 async fn get_events_cursor_errors_decode_401_and_general_throttle_403() {
     wire::assert_errors("getEventsCursor", &[401, 403], |client| async move {
-        client.get_events_cursor().send().typed().await.map(drop)
+        client
+            .sdk()
+            .get_events_cursor()
+            .send()
+            .typed()
+            .await
+            .map(drop)
     })
     .await;
 }
@@ -169,6 +178,7 @@ async fn get_events_cursor_forward_compat_ignores_unknown_fields() {
     let sent = wire::with_unknown_fields(&known, &[""]);
     let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
     let cursor = wire::client(&server)
+        .sdk()
         .get_events_cursor()
         .send()
         .typed()
@@ -185,6 +195,7 @@ async fn list_events_v1_request_full_sends_every_query_parameter_encoded() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &v1_body())).await;
     wire::bob(&server)
+        .sdk()
         .list_events_v1()
         .id(120_000_i64)
         .folder(FOLDER)
@@ -216,6 +227,7 @@ async fn list_events_v1_request_full_sends_the_other_suppress_values() {
         let server = MockServer::start_async().await;
         let seen = wire::serve(&server, Reply::json(200, &v1_body())).await;
         wire::client(&server)
+            .sdk()
             .list_events_v1()
             .id(0_i64)
             .suppress(suppress)
@@ -238,6 +250,7 @@ async fn list_events_v1_request_minimal_sends_only_the_cursor_id() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &v1_body())).await;
     wire::client(&server)
+        .sdk()
         .list_events_v1()
         .id(120_000_i64)
         .send()
@@ -255,6 +268,7 @@ async fn list_events_v1_request_minimal_refuses_a_count_of_zero_and_a_reverse_of
     let seen = wire::serve(&server, Reply::json(200, &v1_body())).await;
     let client = wire::client(&server);
     let zero = client
+        .sdk()
         .list_events_v1()
         .id(1_i64)
         .count(0_u64)
@@ -263,6 +277,7 @@ async fn list_events_v1_request_minimal_refuses_a_count_of_zero_and_a_reverse_of
         .await;
     assert!(matches!(zero, Err(Error::InvalidInput(_))), "{zero:?}");
     let two = client
+        .sdk()
         .list_events_v1()
         .id(1_i64)
         .reverse(2_i64)
@@ -279,6 +294,7 @@ async fn list_events_v1_success_decodes_the_page_and_file_system_data() {
     let body = v1_body();
     let _seen = wire::serve(&server, Reply::json(200, &body)).await;
     let page = wire::client(&server)
+        .sdk()
         .list_events_v1()
         .id(120_000_i64)
         .send()
@@ -303,6 +319,7 @@ async fn list_events_v1_success_decodes_the_page_and_file_system_data() {
 async fn list_events_v1_errors_decode_400_with_every_problem_401_and_general_throttle_403() {
     wire::assert_errors("listEventsV1", &[400, 401, 403], |client| async move {
         client
+            .sdk()
             .list_events_v1()
             .id(120_000_i64)
             .send()
@@ -323,6 +340,7 @@ async fn list_events_v1_forward_compat_accepts_unknown_fields_type_action_and_so
     let sent = wire::with_unknown_fields(&known, &["", "/events/0", "/events/1"]);
     let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
     let page = wire::client(&server)
+        .sdk()
         .list_events_v1()
         .id(120_000_i64)
         .send()
@@ -350,14 +368,20 @@ async fn list_events_v1_204_reaches_the_generated_client_as_an_unexpected_respon
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::status(204)).await;
     let client = wire::single_attempt_client(&server);
-    match client.list_events_v1().id(120_346_i64).send().await {
+    match client.sdk().list_events_v1().id(120_346_i64).send().await {
         Err(pubapi_sdk::Error::UnexpectedResponse(response)) => {
             assert_eq!(response.status(), 204);
             assert!(response.text().await.unwrap().is_empty());
         }
         other => panic!("{other:?}"),
     }
-    let typed = client.list_events_v1().id(120_346_i64).send().typed().await;
+    let typed = client
+        .sdk()
+        .list_events_v1()
+        .id(120_346_i64)
+        .send()
+        .typed()
+        .await;
     let error = typed.expect_err("a 204 is not decoded");
     assert_eq!(wire::kind(&error), Kind::UnexpectedStatus(204));
     assert_eq!(seen.calls().await, 2, "one request each, no retry");
@@ -370,6 +394,7 @@ async fn list_events_v2_request_full_sends_every_query_parameter_encoded() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &v2_body())).await;
     wire::bob_by_email(&server)
+        .sdk()
         .list_events_v2()
         .id(120_000_i64)
         .folder(FOLDER)
@@ -397,6 +422,7 @@ async fn list_events_v2_request_minimal_sends_only_the_cursor_id() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &v2_body())).await;
     wire::client(&server)
+        .sdk()
         .list_events_v2()
         .id(-1_i64)
         .send()
@@ -413,6 +439,7 @@ async fn list_events_v2_success_decodes_permission_change_events_and_their_attri
     let body = v2_body();
     let _seen = wire::serve(&server, Reply::json(200, &body)).await;
     let page = wire::client(&server)
+        .sdk()
         .list_events_v2()
         .id(120_000_i64)
         .send()
@@ -453,6 +480,7 @@ async fn list_events_v2_success_decodes_a_null_change_context() {
     event["eventTypeSpecificAttributes"]["changeContext"] = Value::Null;
     let _seen = wire::serve(&server, Reply::json(200, &page(vec![event]))).await;
     let page = wire::client(&server)
+        .sdk()
         .list_events_v2()
         .id(120_000_i64)
         .send()
@@ -471,6 +499,7 @@ async fn list_events_v2_success_decodes_a_null_change_context() {
 async fn list_events_v2_errors_decode_400_with_every_problem_401_and_general_throttle_403() {
     wire::assert_errors("listEventsV2", &[400, 401, 403], |client| async move {
         client
+            .sdk()
             .list_events_v2()
             .id(120_000_i64)
             .send()
@@ -502,6 +531,7 @@ async fn list_events_v2_forward_compat_accepts_unknown_fields_and_open_values() 
     );
     let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
     let page = wire::client(&server)
+        .sdk()
         .list_events_v2()
         .id(120_000_i64)
         .send()
@@ -531,14 +561,20 @@ async fn list_events_v2_204_reaches_the_generated_client_as_an_unexpected_respon
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::status(204)).await;
     let client = wire::single_attempt_client(&server);
-    match client.list_events_v2().id(120_346_i64).send().await {
+    match client.sdk().list_events_v2().id(120_346_i64).send().await {
         Err(pubapi_sdk::Error::UnexpectedResponse(response)) => {
             assert_eq!(response.status(), 204);
             assert!(response.text().await.unwrap().is_empty());
         }
         other => panic!("{other:?}"),
     }
-    let typed = client.list_events_v2().id(120_346_i64).send().typed().await;
+    let typed = client
+        .sdk()
+        .list_events_v2()
+        .id(120_346_i64)
+        .send()
+        .typed()
+        .await;
     let error = typed.expect_err("a 204 is not decoded");
     assert_eq!(wire::kind(&error), Kind::UnexpectedStatus(204));
     assert_eq!(seen.calls().await, 2, "one request each, no retry");
@@ -551,7 +587,8 @@ async fn list_events_v1_204_nothing_after_the_cursor_is_none_through_events_page
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::status(204)).await;
     let page = wire::client(&server)
-        .events_page(EventsVersion::V1, &EventQuery::after(120_346))
+        .events()
+        .page(EventsVersion::V1, &EventQuery::after(120_346))
         .await
         .unwrap();
     assert_eq!(page, None);
@@ -572,7 +609,8 @@ async fn list_events_v1_request_full_through_events_page_sends_every_query_param
         ..EventQuery::after(120_000)
     };
     let page = wire::bob(&server)
-        .events_page(EventsVersion::V1, &query)
+        .events()
+        .page(EventsVersion::V1, &query)
         .await
         .unwrap()
         .expect("a page");
@@ -598,7 +636,8 @@ async fn list_events_v1_request_minimal_through_events_page_refuses_a_count_over
         ..EventQuery::after(1)
     };
     let result = wire::client(&server)
-        .events_page(EventsVersion::V1, &query)
+        .events()
+        .page(EventsVersion::V1, &query)
         .await;
     assert!(matches!(result, Err(Error::InvalidInput(_))), "{result:?}");
     assert_eq!(seen.calls().await, 0, "nothing is sent");
@@ -609,7 +648,8 @@ async fn list_events_v1_errors_through_events_page_decode_400_with_every_problem
  {
     wire::assert_errors("listEventsV1", &[400, 401, 403], |client| async move {
         client
-            .events_page(EventsVersion::V1, &EventQuery::after(120_000))
+            .events()
+            .page(EventsVersion::V1, &EventQuery::after(120_000))
             .await
             .map(drop)
     })
@@ -621,7 +661,8 @@ async fn list_events_v2_204_nothing_after_the_cursor_is_none_through_events_page
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::status(204)).await;
     let page = wire::client(&server)
-        .events_page(EventsVersion::V2, &EventQuery::after(120_346))
+        .events()
+        .page(EventsVersion::V2, &EventQuery::after(120_346))
         .await
         .unwrap();
     assert_eq!(page, None);
@@ -635,7 +676,8 @@ async fn list_events_v2_success_through_events_page_decodes_the_page() {
     let body = v2_body();
     let _seen = wire::serve(&server, Reply::json(200, &body)).await;
     let page = wire::client(&server)
-        .events_page(EventsVersion::V2, &EventQuery::after(120_000))
+        .events()
+        .page(EventsVersion::V2, &EventQuery::after(120_000))
         .await
         .unwrap()
         .expect("a page");
@@ -647,7 +689,8 @@ async fn list_events_v2_errors_through_events_page_decode_400_with_every_problem
  {
     wire::assert_errors("listEventsV2", &[400, 401, 403], |client| async move {
         client
-            .events_page(EventsVersion::V2, &EventQuery::after(120_000))
+            .events()
+            .page(EventsVersion::V2, &EventQuery::after(120_000))
             .await
             .map(drop)
     })

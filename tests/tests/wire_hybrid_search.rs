@@ -35,6 +35,7 @@ async fn hybrid_search_request_full_sends_every_field_of_the_reference() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &results_body())).await;
     wire::bob(&server)
+        .sdk()
         .hybrid_search()
         .body(
             types::HybridSearchRequest::builder()
@@ -76,6 +77,7 @@ async fn hybrid_search_request_minimal_sends_an_empty_object_without_defaults() 
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &results_body())).await;
     wire::client(&server)
+        .sdk()
         .hybrid_search()
         .body(types::HybridSearchRequest::builder())
         .send()
@@ -92,6 +94,7 @@ async fn hybrid_search_success_decodes_results_chunks_scores_and_paging() {
     let body = results_body();
     let _seen = wire::serve(&server, Reply::json(200, &body)).await;
     let found = wire::client(&server)
+        .sdk()
         .hybrid_search()
         .body(types::HybridSearchRequest::builder().query("notice period".to_string()))
         .send()
@@ -108,6 +111,7 @@ async fn hybrid_search_success_decodes_results_chunks_scores_and_paging() {
 async fn hybrid_search_errors_decode_ai_format() {
     wire::assert_errors("hybridSearch", &[400, 401, 429, 500], |client| async move {
         client
+            .sdk()
             .hybrid_search()
             .body(types::HybridSearchRequest::builder().query("notice period".to_string()))
             .send()
@@ -125,6 +129,7 @@ async fn hybrid_search_forward_compat_ignores_unknown_fields_at_every_level() {
     let sent = wire::with_unknown_fields(&known, &["", "/results/0", "/results/0/chunks/1"]);
     let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
     let found = wire::client(&server)
+        .sdk()
         .hybrid_search()
         .body(types::HybridSearchRequest::builder().query("notice period".to_string()))
         .send()

@@ -20,7 +20,13 @@ fn whoami_body() -> Value {
 async fn whoami_request_full_through_a_view_sends_the_impersonation_header() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &whoami_body())).await;
-    wire::bob(&server).whoami().send().typed().await.unwrap();
+    wire::bob(&server)
+        .sdk()
+        .whoami()
+        .send()
+        .typed()
+        .await
+        .unwrap();
     seen.assert_only(Expect::get("/v1/whoami").act_as(wire::BOB))
         .await;
 }
@@ -30,6 +36,7 @@ async fn whoami_request_full_through_an_email_view_sends_the_email_header_only()
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &whoami_body())).await;
     wire::bob_by_email(&server)
+        .sdk()
         .whoami()
         .send()
         .typed()
@@ -44,6 +51,7 @@ async fn whoami_request_full_with_both_per_call_headers_sends_only_the_username(
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &whoami_body())).await;
     wire::client(&server)
+        .sdk()
         .whoami()
         .x_service_act_as(wire::BOB)
         .x_service_act_as_email("someone.else@acme.example.com")
@@ -59,7 +67,13 @@ async fn whoami_request_full_with_both_per_call_headers_sends_only_the_username(
 async fn whoami_request_minimal_sends_bearer_token_and_no_impersonation() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &whoami_body())).await;
-    wire::client(&server).whoami().send().typed().await.unwrap();
+    wire::client(&server)
+        .sdk()
+        .whoami()
+        .send()
+        .typed()
+        .await
+        .unwrap();
     seen.assert_only(Expect::get("/v1/whoami")).await;
 }
 
@@ -68,7 +82,13 @@ async fn whoami_success_decodes_client_id_username_domain_and_scopes() {
     let server = MockServer::start_async().await;
     let body = whoami_body();
     let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let response = wire::client(&server).whoami().send().typed().await.unwrap();
+    let response = wire::client(&server)
+        .sdk()
+        .whoami()
+        .send()
+        .typed()
+        .await
+        .unwrap();
     assert_eq!(response.status(), 200);
     let me = response.into_inner();
     assert_eq!(me.username.as_deref(), Some("alice"));
@@ -80,7 +100,7 @@ async fn whoami_success_decodes_client_id_username_domain_and_scopes() {
 #[tokio::test]
 async fn whoami_errors_decode_webhooks_format_401_and_general_throttle_403() {
     wire::assert_errors("whoami", &[401, 403], |client| async move {
-        client.whoami().send().typed().await.map(drop)
+        client.sdk().whoami().send().typed().await.map(drop)
     })
     .await;
 }
@@ -92,6 +112,7 @@ async fn whoami_forward_compat_ignores_unknown_fields() {
     let sent = wire::with_unknown_fields(&known, &[""]);
     let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
     let me = wire::client(&server)
+        .sdk()
         .whoami()
         .send()
         .typed()

@@ -80,6 +80,7 @@ async fn list_knowledge_bases_request_full_sends_every_filter_and_enum_value() {
     let seen = wire::serve(&server, Reply::json(200, &page_body())).await;
     use types::{KnowledgeBaseSortField as Sort, KnowledgeBaseStatus as Status};
     wire::bob(&server)
+        .sdk()
         .list_knowledge_bases()
         .body(
             types::KnowledgeBaseListRequest::builder()
@@ -120,6 +121,7 @@ async fn list_knowledge_bases_request_minimal_sends_the_required_empty_object() 
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &page_body())).await;
     wire::client(&server)
+        .sdk()
         .list_knowledge_bases()
         .body(types::KnowledgeBaseListRequest::builder())
         .send()
@@ -136,6 +138,7 @@ async fn list_knowledge_bases_success_decodes_the_page_and_every_knowledge_base_
     let body = page_body();
     let _seen = wire::serve(&server, Reply::json(200, &body)).await;
     let page = wire::client(&server)
+        .sdk()
         .list_knowledge_bases()
         .body(types::KnowledgeBaseListRequest::builder())
         .send()
@@ -158,6 +161,7 @@ async fn list_knowledge_bases_errors_decode_ai_format() {
         &[400, 401, 429, 500],
         |client| async move {
             client
+                .sdk()
                 .list_knowledge_bases()
                 .body(types::KnowledgeBaseListRequest::builder())
                 .send()
@@ -187,6 +191,7 @@ async fn list_knowledge_bases_forward_compat_accepts_unknown_fields_status_and_s
     );
     let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
     let page = wire::client(&server)
+        .sdk()
         .list_knowledge_bases()
         .body(types::KnowledgeBaseListRequest::builder())
         .send()
@@ -205,6 +210,7 @@ async fn ask_knowledge_base_request_full_encodes_the_kb_id_and_sends_every_field
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &answer_body())).await;
     wire::bob(&server)
+        .sdk()
         .ask_knowledge_base()
         .kb_id(AWKWARD_ID)
         .body(
@@ -235,6 +241,7 @@ async fn ask_knowledge_base_request_minimal_sends_only_the_question() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &answer_body())).await;
     wire::client(&server)
+        .sdk()
         .ask_knowledge_base()
         .kb_id("kb-1")
         .body(ask("What is the notice period?"))
@@ -255,6 +262,7 @@ async fn ask_knowledge_base_success_keeps_the_unspecified_answer_object_whole() 
     let body = answer_body();
     let _seen = wire::serve(&server, Reply::json(200, &body)).await;
     let answer = wire::client(&server)
+        .sdk()
         .ask_knowledge_base()
         .kb_id("kb-1")
         .body(ask("What is the notice period?"))
@@ -274,6 +282,7 @@ async fn ask_knowledge_base_errors_decode_ai_format_including_unknown_kb_404() {
         &[400, 401, 404, 429, 500],
         |client| async move {
             client
+                .sdk()
                 .ask_knowledge_base()
                 .kb_id("kb-1")
                 .body(ask("What is the notice period?"))
@@ -292,6 +301,7 @@ async fn ask_knowledge_base_forward_compat_keeps_unknown_fields_of_the_open_answ
     let sent = wire::with_unknown_fields(&answer_body(), &["", "/response"]);
     let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
     let answer = wire::client(&server)
+        .sdk()
         .ask_knowledge_base()
         .kb_id("kb-1")
         .body(ask("What is the notice period?"))

@@ -60,6 +60,7 @@ async fn create_webhook_request_full_sends_url_event_types_paths_and_auth_header
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(201, &summary_body("enabled"))).await;
     wire::bob(&server)
+        .sdk()
         .create_webhook()
         .body(
             create(HOOK_URL)
@@ -87,6 +88,7 @@ async fn create_webhook_request_minimal_sends_only_the_url() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(201, &summary_body("enabled"))).await;
     wire::client(&server)
+        .sdk()
         .create_webhook()
         .body(create(HOOK_URL))
         .send()
@@ -103,6 +105,7 @@ async fn create_webhook_success_decodes_the_201_registration() {
     let body = summary_body("enabled");
     let _seen = wire::serve(&server, Reply::json(201, &body)).await;
     let response = wire::client(&server)
+        .sdk()
         .create_webhook()
         .body(create(HOOK_URL))
         .send()
@@ -124,6 +127,7 @@ async fn create_webhook_errors_decode_webhooks_format_including_quota_409() {
         &[400, 401, 403, 409, 500],
         |client| async move {
             client
+                .sdk()
                 .create_webhook()
                 .body(create(HOOK_URL))
                 .send()
@@ -142,6 +146,7 @@ async fn create_webhook_forward_compat_accepts_unknown_fields_and_an_unknown_sta
     let sent = wire::with_unknown_fields(&known, &[""]);
     let _seen = wire::serve(&server, Reply::json(201, &sent)).await;
     let created = wire::client(&server)
+        .sdk()
         .create_webhook()
         .body(create(HOOK_URL))
         .send()
@@ -160,6 +165,7 @@ async fn list_webhooks_request_full_through_a_view_sends_the_impersonation_heade
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &list_body())).await;
     wire::bob_by_email(&server)
+        .sdk()
         .list_webhooks()
         .send()
         .typed()
@@ -174,6 +180,7 @@ async fn list_webhooks_request_minimal_sends_no_query_and_no_body() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &list_body())).await;
     wire::client(&server)
+        .sdk()
         .list_webhooks()
         .send()
         .typed()
@@ -188,6 +195,7 @@ async fn list_webhooks_success_decodes_every_summary() {
     let body = list_body();
     let _seen = wire::serve(&server, Reply::json(200, &body)).await;
     let hooks = wire::client(&server)
+        .sdk()
         .list_webhooks()
         .send()
         .typed()
@@ -203,7 +211,7 @@ async fn list_webhooks_success_decodes_every_summary() {
 #[tokio::test]
 async fn list_webhooks_errors_decode_webhooks_format() {
     wire::assert_errors("listWebhooks", &[401, 403, 500], |client| async move {
-        client.list_webhooks().send().typed().await.map(drop)
+        client.sdk().list_webhooks().send().typed().await.map(drop)
     })
     .await;
 }
@@ -216,6 +224,7 @@ async fn list_webhooks_forward_compat_accepts_unknown_fields_and_an_unknown_stat
     let sent = wire::with_unknown_fields(&known, &["/0", "/1"]);
     let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
     let hooks = wire::client(&server)
+        .sdk()
         .list_webhooks()
         .send()
         .typed()
@@ -233,6 +242,7 @@ async fn get_webhook_details_request_full_encodes_the_webhook_id() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &details_body())).await;
     wire::bob(&server)
+        .sdk()
         .get_webhook_details()
         .webhook_id(AWKWARD_ID)
         .send()
@@ -250,6 +260,7 @@ async fn get_webhook_details_request_minimal_sends_the_plain_id() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &details_body())).await;
     wire::client(&server)
+        .sdk()
         .get_webhook_details()
         .webhook_id("wh-1")
         .send()
@@ -266,6 +277,7 @@ async fn get_webhook_details_success_decodes_the_full_registration() {
     let body = details_body();
     let _seen = wire::serve(&server, Reply::json(200, &body)).await;
     let hook = wire::client(&server)
+        .sdk()
         .get_webhook_details()
         .webhook_id("wh-1")
         .send()
@@ -286,6 +298,7 @@ async fn get_webhook_details_errors_decode_webhooks_format_including_unknown_hoo
         &[401, 403, 404, 500],
         |client| async move {
             client
+                .sdk()
                 .get_webhook_details()
                 .webhook_id("wh-1")
                 .send()
@@ -306,6 +319,7 @@ async fn get_webhook_details_forward_compat_accepts_unknown_fields_status_and_ev
     let sent = wire::with_unknown_fields(&known, &[""]);
     let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
     let hook = wire::client(&server)
+        .sdk()
         .get_webhook_details()
         .webhook_id("wh-1")
         .send()
@@ -324,6 +338,7 @@ async fn get_webhook_status_request_full_encodes_the_webhook_id() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &summary_body("enabled"))).await;
     wire::bob(&server)
+        .sdk()
         .get_webhook_status()
         .webhook_id(AWKWARD_ID)
         .send()
@@ -341,6 +356,7 @@ async fn get_webhook_status_request_minimal_sends_the_plain_id() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &summary_body("enabled"))).await;
     wire::client(&server)
+        .sdk()
         .get_webhook_status()
         .webhook_id("wh-1")
         .send()
@@ -357,6 +373,7 @@ async fn get_webhook_status_success_decodes_id_expiry_and_status() {
     let body = summary_body("disabled");
     let _seen = wire::serve(&server, Reply::json(200, &body)).await;
     let summary = wire::client(&server)
+        .sdk()
         .get_webhook_status()
         .webhook_id("wh-1")
         .send()
@@ -376,6 +393,7 @@ async fn get_webhook_status_success_with_a_mistyped_field_is_a_decode_error_nami
     let body = json!({"webhookId": "wh-1", "expires": "tomorrow", "status": "enabled"});
     let _seen = wire::serve(&server, Reply::json(200, &body)).await;
     let error = wire::client(&server)
+        .sdk()
         .get_webhook_status()
         .webhook_id("wh-1")
         .send()
@@ -400,6 +418,7 @@ async fn get_webhook_status_errors_decode_webhooks_format_including_unknown_hook
         &[401, 403, 404, 500],
         |client| async move {
             client
+                .sdk()
                 .get_webhook_status()
                 .webhook_id("wh-1")
                 .send()
@@ -418,6 +437,7 @@ async fn get_webhook_status_forward_compat_accepts_unknown_fields_and_an_unknown
     let sent = wire::with_unknown_fields(&known, &[""]);
     let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
     let summary = wire::client(&server)
+        .sdk()
         .get_webhook_status()
         .webhook_id("wh-1")
         .send()
@@ -436,6 +456,7 @@ async fn set_webhook_status_request_full_encodes_the_id_and_sends_disabled() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &summary_body("disabled"))).await;
     wire::bob(&server)
+        .sdk()
         .set_webhook_status()
         .webhook_id(AWKWARD_ID)
         .body(types::WebhookStatusRequest::builder().status(state("disabled")))
@@ -456,6 +477,7 @@ async fn set_webhook_status_request_minimal_sends_enabled() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &summary_body("enabled"))).await;
     wire::client(&server)
+        .sdk()
         .set_webhook_status()
         .webhook_id("wh-1")
         .body(types::WebhookStatusRequest::builder().status(state("enabled")))
@@ -473,6 +495,7 @@ async fn set_webhook_status_success_decodes_the_summary_with_the_new_status() {
     let body = summary_body("disabled");
     let _seen = wire::serve(&server, Reply::json(200, &body)).await;
     let summary = wire::client(&server)
+        .sdk()
         .set_webhook_status()
         .webhook_id("wh-1")
         .body(types::WebhookStatusRequest::builder().status(state("disabled")))
@@ -493,6 +516,7 @@ async fn set_webhook_status_errors_decode_webhooks_format_including_invalid_stat
         &[400, 401, 403, 404, 500],
         |client| async move {
             client
+                .sdk()
                 .set_webhook_status()
                 .webhook_id("wh-1")
                 .body(types::WebhookStatusRequest::builder().status(state("enabled")))
@@ -512,6 +536,7 @@ async fn set_webhook_status_forward_compat_accepts_unknown_fields_and_an_unknown
     let sent = wire::with_unknown_fields(&known, &[""]);
     let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
     let summary = wire::client(&server)
+        .sdk()
         .set_webhook_status()
         .webhook_id("wh-1")
         .body(types::WebhookStatusRequest::builder().status(state("disabled")))
@@ -531,6 +556,7 @@ async fn update_webhook_request_full_encodes_the_id_and_sends_every_field() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::status(200)).await;
     wire::bob(&server)
+        .sdk()
         .update_webhook()
         .webhook_id(AWKWARD_ID)
         .body(
@@ -564,6 +590,7 @@ async fn update_webhook_request_minimal_sends_only_the_url() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::status(200)).await;
     wire::client(&server)
+        .sdk()
         .update_webhook()
         .webhook_id("wh-1")
         .body(update(HOOK_URL))
@@ -584,6 +611,7 @@ async fn update_webhook_success_is_a_200_without_content() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::status(200)).await;
     let response = wire::client(&server)
+        .sdk()
         .update_webhook()
         .webhook_id("wh-1")
         .body(update(HOOK_URL))
@@ -603,6 +631,7 @@ async fn update_webhook_errors_decode_webhooks_format() {
         &[400, 401, 403, 404, 500],
         |client| async move {
             client
+                .sdk()
                 .update_webhook()
                 .webhook_id("wh-1")
                 .body(update(HOOK_URL))
@@ -622,6 +651,7 @@ async fn update_webhook_forward_compat_ignores_a_body_on_the_200() {
     let sent = wire::with_unknown_fields(&details_body(), &[""]);
     let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
     let response = wire::client(&server)
+        .sdk()
         .update_webhook()
         .webhook_id("wh-1")
         .body(update(HOOK_URL))
@@ -639,6 +669,7 @@ async fn delete_webhook_request_full_encodes_the_webhook_id() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::status(204)).await;
     wire::bob(&server)
+        .sdk()
         .delete_webhook()
         .webhook_id(AWKWARD_ID)
         .send()
@@ -658,6 +689,7 @@ async fn delete_webhook_request_minimal_sends_no_body_and_accepts_anything() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::status(204)).await;
     wire::client(&server)
+        .sdk()
         .delete_webhook()
         .webhook_id("wh-1")
         .send()
@@ -673,6 +705,7 @@ async fn delete_webhook_success_is_a_204_without_content() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::status(204)).await;
     let response = wire::client(&server)
+        .sdk()
         .delete_webhook()
         .webhook_id("wh-1")
         .send()
@@ -691,6 +724,7 @@ async fn delete_webhook_errors_decode_webhooks_format_including_unknown_hook_404
         &[401, 403, 404, 500],
         |client| async move {
             client
+                .sdk()
                 .delete_webhook()
                 .webhook_id("wh-1")
                 .send()
@@ -711,6 +745,7 @@ async fn delete_webhook_forward_compat_ignores_unknown_headers_on_the_204() {
         .header("deprecation", "false");
     let _seen = wire::serve(&server, reply).await;
     let response = wire::client(&server)
+        .sdk()
         .delete_webhook()
         .webhook_id("wh-1")
         .send()

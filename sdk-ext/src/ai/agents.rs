@@ -38,6 +38,7 @@ impl Agents<'_> {
     pub async fn list(&self) -> Result<Vec<Agent>, Error> {
         Ok(self
             .client
+            .sdk()
             .list_agents()
             .send()
             .typed()
@@ -51,7 +52,7 @@ impl Agents<'_> {
     pub async fn ask(&self, agent_id: &str, question: &str) -> Result<AgentAskResponse, Error> {
         let question = check_question(question)?;
         let body = AgentAskRequest { question };
-        let sent = self.client.ask_agent().agent_id(agent_id).body(body);
+        let sent = self.client.sdk().ask_agent().agent_id(agent_id).body(body);
         Ok(sent.send().typed().await?.into_inner())
     }
 
@@ -63,6 +64,7 @@ impl Agents<'_> {
     ) -> Result<AgentRequestStatus, Error> {
         let call = self
             .client
+            .sdk()
             .get_agent_request_status()
             .agent_id(agent_id)
             .request_id(request_id);

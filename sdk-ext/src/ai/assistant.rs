@@ -47,6 +47,7 @@ impl Assistant<'_> {
     pub async fn ask(&self, request: AssistantAskRequest) -> Result<AssistantAskResponse, Error> {
         Ok(self
             .client
+            .sdk()
             .ask_assistant()
             .body(request)
             .send()
@@ -59,6 +60,7 @@ impl Assistant<'_> {
     pub async fn status(&self, execution_id: &str) -> Result<AssistantStatusResponse, Error> {
         let call = self
             .client
+            .sdk()
             .get_assistant_status()
             .execution_id(execution_id)
             .include_citations(true);

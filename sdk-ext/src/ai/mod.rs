@@ -6,10 +6,12 @@ mod agents;
 mod answer_wait;
 mod assistant;
 mod copilot;
+mod documents;
 mod pages;
 
 pub use agents::{AgentAnswer, Agents, MAX_QUESTION_CHARS};
 pub use answer_wait::{AiWait, AskError};
 pub use assistant::{Assistant, AssistantAnswer};
 pub use copilot::{Copilot, CopilotAnswer, Deprecation, SUNSET};
+pub use documents::Documents;
 pub use pages::{KnowledgeBases, Search};

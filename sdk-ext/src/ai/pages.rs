@@ -42,6 +42,7 @@ impl KnowledgeBases<'_> {
     ) -> Result<KnowledgeBasePage, Error> {
         Ok(self
             .client
+            .sdk()
             .list_knowledge_bases()
             .body(request)
             .send()
@@ -87,7 +88,12 @@ impl KnowledgeBases<'_> {
         kb_id: &str,
         request: KnowledgeBaseAskRequest,
     ) -> Result<serde_json::Map<String, serde_json::Value>, Error> {
-        let call = self.client.ask_knowledge_base().kb_id(kb_id).body(request);
+        let call = self
+            .client
+            .sdk()
+            .ask_knowledge_base()
+            .kb_id(kb_id)
+            .body(request);
         Ok(call.send().typed().await?.into_inner().0)
     }
 }
@@ -97,6 +103,7 @@ impl Search<'_> {
     pub async fn page(&self, request: HybridSearchRequest) -> Result<HybridSearchResponse, Error> {
         Ok(self
             .client
+            .sdk()
             .hybrid_search()
             .body(request)
             .send()

@@ -71,44 +71,66 @@ impl Default for AuditWait {
 impl Client {
     /// Creates an audit report job (`POST /v1/audit/<kind>`, 202) after validating the
     /// request; nothing is sent when validation fails.
-    pub async fn create_audit_report(
+    pub(crate) async fn create_audit_report(
         &self,
         request: impl Into<AuditRequest>,
     ) -> Result<AuditJob, Error> {
         let request = request.into();
         request.validate()?;
         let sent = match request.clone() {
-            AuditRequest::Logins(b) => self.create_logins_audit().body(b).send().await,
-            AuditRequest::Files(b) => self.create_files_audit().body(b).send().await,
-            AuditRequest::Permissions(b) => self.create_permissions_audit().body(b).send().await,
-            AuditRequest::Users(b) => self.create_users_audit().body(b).send().await,
-            AuditRequest::Groups(b) => self.create_groups_audit().body(b).send().await,
+            AuditRequest::Logins(b) => self.sdk().create_logins_audit().body(b).send().await,
+            AuditRequest::Files(b) => self.sdk().create_files_audit().body(b).send().await,
+            AuditRequest::Permissions(b) => {
+                self.sdk().create_permissions_audit().body(b).send().await
+            }
+            AuditRequest::Users(b) => self.sdk().create_users_audit().body(b).send().await,
+            AuditRequest::Groups(b) => self.sdk().create_groups_audit().body(b).send().await,
             AuditRequest::WorkgroupSettings(b) => {
-                self.create_workgroup_settings_audit().body(b).send().await
+                self.sdk()
+                    .create_workgroup_settings_audit()
+                    .body(b)
+                    .send()
+                    .await
             }
-            AuditRequest::Workflows(b) => self.create_workflows_audit().body(b).send().await,
+            AuditRequest::Workflows(b) => self.sdk().create_workflows_audit().body(b).send().await,
             AuditRequest::WorkflowTemplates(b) => {
-                self.create_workflow_templates_audit().body(b).send().await
+                self.sdk()
+                    .create_workflow_templates_audit()
+                    .body(b)
+                    .send()
+                    .await
             }
-            AuditRequest::QualityDocs(b) => self.create_quality_docs_audit().body(b).send().await,
+            AuditRequest::QualityDocs(b) => {
+                self.sdk().create_quality_docs_audit().body(b).send().await
+            }
             AuditRequest::QualityDocsCategories(b) => {
-                self.create_quality_docs_categories_audit()
+                self.sdk()
+                    .create_quality_docs_categories_audit()
                     .body(b)
                     .send()
                     .await
             }
             AuditRequest::QualityDocsCourses(b) => {
-                self.create_quality_docs_courses_audit()
+                self.sdk()
+                    .create_quality_docs_courses_audit()
                     .body(b)
                     .send()
                     .await
             }
-            AuditRequest::Etmf(b) => self.create_etmf_audit().body(b).send().await,
+            AuditRequest::Etmf(b) => self.sdk().create_etmf_audit().body(b).send().await,
             AuditRequest::SnapshotRestore(b) => {
-                self.create_snapshot_restore_audit().body(b).send().await
+                self.sdk()
+                    .create_snapshot_restore_audit()
+                    .body(b)
+                    .send()
+                    .await
             }
             AuditRequest::UploadRequests(b) => {
-                self.create_upload_requests_audit().body(b).send().await
+                self.sdk()
+                    .create_upload_requests_audit()
+                    .body(b)
+                    .send()
+                    .await
             }
         };
         let created = match sent {
@@ -131,8 +153,8 @@ impl Client {
 
     /// Polls a job once (`GET /v1/audit/jobs/{id}`); 303 becomes [`JobState::Completed`] with
     /// the report taken from `Location`, which is never followed automatically.
-    pub async fn audit_job_state(&self, job_id: &str) -> Result<JobState, Error> {
-        match self.get_audit_job().id(job_id).send().await {
+    pub(crate) async fn audit_job_state(&self, job_id: &str) -> Result<JobState, Error> {
+        match self.sdk().get_audit_job().id(job_id).send().await {
             Ok(status) => Ok(JobState::Running {
                 status: String::from(status.into_inner().status),
             }),
@@ -161,7 +183,7 @@ impl Client {
     /// Polls `job` until it completes, no more often than every 2 minutes (from one answer to the next request),
     /// within `how.deadline`; the error says how long it waited and how many polls it made.
     /// Dropping the future cancels the wait.
-    pub async fn wait_for_audit_job(
+    pub(crate) async fn wait_for_audit_job(
         &self,
         job: &AuditJob,
         how: AuditWait,

@@ -240,7 +240,7 @@ impl std::error::Error for CsvError {
 
 impl Client {
     /// One page of a JSON report: events `offset..offset + count`, typed by the report kind.
-    pub async fn audit_report_page(
+    pub(crate) async fn audit_report_page(
         &self,
         at: &ReportLocation,
         offset: u64,
@@ -256,7 +256,7 @@ impl Client {
 
     /// What reading the report with `read` will cost: one call (a page of one event) to learn
     /// its `total_count`, then the arithmetic against today's budget.
-    pub async fn audit_report_plan(
+    pub(crate) async fn audit_report_plan(
         &self,
         at: &ReportLocation,
         read: ReportRead,
@@ -279,7 +279,7 @@ impl Client {
     /// The events of a JSON report as a stream, fetched `read.page_size` at a time with
     /// `offset`/`count` from `read.offset`, so a report of any size is read with one page in
     /// memory. An error ends the stream and says where to resume.
-    pub fn audit_report_events(
+    pub(crate) fn audit_report_events(
         &self,
         at: ReportLocation,
         read: ReportRead,
@@ -360,7 +360,7 @@ impl Client {
     }
 
     /// Starts downloading a CSV report (`Accept: text/csv`).
-    pub async fn audit_report_csv(&self, at: &ReportLocation) -> Result<CsvReport, Error> {
+    pub(crate) async fn audit_report_csv(&self, at: &ReportLocation) -> Result<CsvReport, Error> {
         let response = self.audit_report_get(at, "text/csv", &[]).await?;
         Ok(CsvReport::from_response(response))
     }
@@ -400,8 +400,9 @@ impl Client {
     }
 
     /// Deletes a finished report (`DELETE /v1/audit/{type}/{id}`, 204); later reads get 404.
-    pub async fn remove_audit_report(&self, at: &ReportLocation) -> Result<(), Error> {
-        self.delete_audit_report()
+    pub(crate) async fn remove_audit_report(&self, at: &ReportLocation) -> Result<(), Error> {
+        self.sdk()
+            .delete_audit_report()
             .type_(at.kind)
             .id(at.id.clone())
             .send()
@@ -410,37 +411,8 @@ impl Client {
             .map(|_| ())
     }
 
-    /// Creates the report, waits for it (polling no more often than every 2 minutes) and
-    /// returns the finished report: the whole dance in one call.
-    ///
-    /// ```no_run
-    /// use futures_util::StreamExt;
-    /// use pubapi_sdk::types::{AuditFormat, LoginEvent, LoginsAuditRequest};
-    /// use pubapi_sdk_ext::audit::AuditWait;
-    ///
-    /// # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), Box<dyn std::error::Error>> {
-    /// let report = client
-    ///     .run_audit_report(
-    ///         LoginsAuditRequest {
-    ///             format: AuditFormat::Json,
-    ///             date_start: "2026-01-01".into(),
-    ///             date_end: "2026-02-01".into(),
-    ///             events: vec![LoginEvent::FailedAttempts],
-    ///             access_points: vec![],
-    ///             users: vec![],
-    ///             suppress_emails: true,
-    ///         },
-    ///         AuditWait::default(),
-    ///     )
-    ///     .await?;
-    /// let mut events = report.events();
-    /// while let Some(event) = events.next().await {
-    ///     println!("{:?}", event?);
-    /// }
-    /// report.delete().await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn run_audit_report(
+    /// Creates the report, waits for it and returns the finished report ([`super::Audit::run`]).
+    pub(crate) async fn run_audit_report(
         &self,
         request: impl Into<AuditRequest>,
         how: AuditWait,

@@ -37,15 +37,52 @@ use crate::error::Error;
 use crate::prelude::*;
 use pubapi_sdk::types::{EventPage, EventsCursor};
 
+/// The events API: `client.events()` for the cursor and single pages; a stream with
+/// [`EventStream::builder`].
+#[derive(Debug, Clone, Copy)]
+pub struct Events<'a> {
+    client: &'a Client,
+}
+
+impl Client {
+    /// The events endpoints.
+    pub fn events(&self) -> Events<'_> {
+        Events { client: self }
+    }
+}
+
+impl Events<'_> {
+    /// `GET /v1/events/cursor`: the ids of the newest and oldest stored events.
+    pub async fn cursor(&self) -> Result<EventsCursor, Error> {
+        self.client.events_cursor().await
+    }
+
+    /// One page of `GET /v1/events` or `/v2/events`; `None` when nothing follows the cursor
+    /// (the API's `204 No Content`). The query is checked before sending.
+    pub async fn page(
+        &self,
+        version: EventsVersion,
+        query: &EventQuery,
+    ) -> Result<Option<EventPage>, Error> {
+        self.client.events_page(version, query).await
+    }
+}
+
 impl Client {
     /// `GET /v1/events/cursor`: the ids of the newest and oldest stored events.
-    pub async fn events_cursor(&self) -> Result<EventsCursor, Error> {
-        Ok(self.get_events_cursor().send().typed().await?.into_inner())
+    pub(crate) async fn events_cursor(&self) -> Result<EventsCursor, Error> {
+        Ok(self
+            .sdk()
+            .get_events_cursor()
+            .send()
+            .typed()
+            .await?
+            .into_inner())
     }
 
     /// One page of `GET /v1/events` or `/v2/events`; `None` when nothing follows the cursor
     /// (the API's `204 No Content`).
-    pub async fn events_page(
+    pub(crate) async fn events_page(
         &self,
         version: EventsVersion,
         query: &EventQuery,
@@ -74,8 +111,8 @@ impl Client {
             }};
         }
         let sent = match version {
-            EventsVersion::V1 => send_with_query!(self.list_events_v1()),
-            EventsVersion::V2 => send_with_query!(self.list_events_v2()),
+            EventsVersion::V1 => send_with_query!(self.sdk().list_events_v1()),
+            EventsVersion::V2 => send_with_query!(self.sdk().list_events_v2()),
         };
         match sent {
             Ok(page) => Ok(Some(page.into_inner())),
