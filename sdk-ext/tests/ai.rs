@@ -389,9 +389,8 @@ async fn hybrid_search_results_stream_page_by_page_until_the_last() {
         Answer::empty(500),
     );
     let request = HybridSearchRequest {
-        query: Some("contract renewal".into()),
         size: Some(2),
-        ..Default::default()
+        ..HybridSearchRequest::new("contract renewal")
     };
     let ids: Vec<String> = client(&script)
         .search()

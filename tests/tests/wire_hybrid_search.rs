@@ -71,20 +71,21 @@ async fn hybrid_search_request_full_sends_every_field_of_the_reference() {
     .await;
 }
 
-/// Which fields are required is not shown: nothing is sent that the caller did not set.
+/// The query is the one required field (the platform refuses a search without one): the
+/// constructor sends it and nothing the caller did not set.
 #[tokio::test]
-async fn hybrid_search_request_minimal_sends_an_empty_object_without_defaults() {
+async fn hybrid_search_request_minimal_sends_only_the_query() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &results_body())).await;
     wire::client(&server)
         .sdk()
         .hybrid_search()
-        .body(types::HybridSearchRequest::builder())
+        .body(types::HybridSearchRequest::new("notice period"))
         .send()
         .typed()
         .await
         .unwrap();
-    seen.assert_only(Expect::post("/v1/hybrid-search").json(json!({})))
+    seen.assert_only(Expect::post("/v1/hybrid-search").json(json!({"query": "notice period"})))
         .await;
 }
 

@@ -13,7 +13,10 @@
 //! | [`raw_error_responses`] | different error schemas per status (or a bodiless error next to a typed one) panic | `pubapi-sdk-ext` decodes the three error formats by status |
 //!
 //! Code transforms: [`open_enums`] (the newtypes `open_response_enums` leaves become
-//! `enum X { Known.., Unknown(String) }`, serialised through `String`), [`mark_deprecated`] (progenitor ignores `deprecated: true`),
+//! `enum X { Known.., Unknown(String) }`, serialised through `String`), [`request_constructors`]
+//! (typify gives a request with required fields no constructor: `X::new(required..)` is built
+//! from each request body schema's `required` list, fallible where typify checks a field),
+//! [`mark_deprecated`] (progenitor ignores `deprecated: true`),
 //! [`redact_secrets`] (derived `Debug` would print `format: password` fields such as the
 //! webhook `authHeader`), [`strict_path_encoding`] (progenitor's `encode_path` lets `\` and dot
 //! segments through, which URL parsing turns into other paths) and [`operation_table`] (progenitor keeps no record of paths, tags, statuses and what the spec
@@ -40,6 +43,7 @@ pub mod operation_facts;
 pub mod operation_table;
 pub mod raw_error_responses;
 pub mod redact_secrets;
+pub mod request_constructors;
 pub mod strict_path_encoding;
 
 /// Something a spec transform removed from what progenitor sees.

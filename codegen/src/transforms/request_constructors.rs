@@ -1,0 +1,384 @@
+//! `request_constructors` (code → code): a `new` constructor for every request body type that
+//! has required fields, taking exactly those fields.
+//!
+//! typify gives a request struct either `Default` (when every field is optional) or nothing
+//! but a struct literal and a builder whose missing fields fail only at run time. A caller
+//! should not have to spell every optional field to send a question, and the orphan rule keeps
+//! inherent constructors out of `pubapi-sdk-ext`, so this transform adds, for every component
+//! schema used as a JSON request body whose `required` list is not empty,
+//!
+//! ```text
+//! impl AgentAskRequest {
+//!     pub fn new(question: impl TryInto<AgentAskRequestQuestion, Error: Display>)
+//!         -> Result<Self, error::ConversionError> { … }
+//! }
+//! ```
+//!
+//! - the parameters are the schema's `required` fields, in the order of that list;
+//! - a field typify checks (a constrained newtype such as a question with `minLength`, or a
+//!   date with a `pattern`: a tuple struct with a private field) is taken as
+//!   `impl TryInto<T, Error: Display>`, so a `&str` or the checked value itself both work, and
+//!   the constructor returns `Result<Self, error::ConversionError>` whose message starts with
+//!   the field's wire name (`date_start: doesn't match pattern …`);
+//! - any other field is taken as `impl Into<T>` (a `&str` for a `String`, an array for a
+//!   `Vec`), and a constructor with only such fields returns `Self`;
+//! - the optional fields get their serde default (`#[serde(default = "…")]`) or
+//!   `Default::default()` (`None`, an empty `Vec`, `false`).
+//!
+//! Schemas without required fields keep typify's `Default`, which is then honest.
+
+use crate::CodegenError;
+use openapiv3::{OpenAPI, ReferenceOr, SchemaKind, Type};
+use quote::quote;
+use std::collections::BTreeSet;
+
+/// The component schemas used as a JSON request body, with their `required` lists, in
+/// component order; schemas whose list is empty are left out.
+pub fn targets(spec: &OpenAPI) -> Vec<(String, Vec<String>)> {
+    let mut bodies = BTreeSet::new();
+    for (_, _, op) in spec.operations() {
+        let Some(ReferenceOr::Item(body)) = &op.request_body else {
+            continue;
+        };
+        for media in body.content.values() {
+            if let Some(ReferenceOr::Reference { reference }) = &media.schema
+                && let Some(name) = reference.strip_prefix("#/components/schemas/")
+            {
+                bodies.insert(name.to_string());
+            }
+        }
+    }
+    let Some(components) = &spec.components else {
+        return Vec::new();
+    };
+    components
+        .schemas
+        .iter()
+        .filter(|(name, _)| bodies.contains(*name))
+        .filter_map(|(name, schema)| match schema {
+            ReferenceOr::Item(s) => match &s.schema_kind {
+                SchemaKind::Type(Type::Object(o)) if !o.required.is_empty() => {
+                    Some((name.clone(), o.required.clone()))
+                }
+                _ => None,
+            },
+            ReferenceOr::Reference { .. } => None,
+        })
+        .collect()
+}
+
+/// Adds the constructors to `mod types`; returns how many were added.
+///
+/// # Errors
+/// [`CodegenError::Unparseable`] when a target has no struct in `mod types`, or a required
+/// field has no struct field (progenitor's output changed).
+pub fn apply(file: &mut syn::File, spec: &OpenAPI) -> Result<usize, CodegenError> {
+    let targets = targets(spec);
+    let Some(types) = types_module(file) else {
+        return Ok(0);
+    };
+    let checked: BTreeSet<String> = types.iter().filter_map(checked_newtype).collect();
+    for (name, required) in &targets {
+        let position = types
+            .iter()
+            .position(|item| matches!(item, syn::Item::Struct(s) if s.ident == name))
+            .ok_or_else(|| unparseable(format!("no struct {name} in mod types")))?;
+        let syn::Item::Struct(strukt) = &types[position] else {
+            unreachable!("matched a struct above");
+        };
+        let constructor = constructor(strukt, required, &checked)?;
+        types.insert(position + 1, constructor);
+    }
+    Ok(targets.len())
+}
+
+fn unparseable(what: String) -> CodegenError {
+    CodegenError::Unparseable(format!(
+        "request_constructors: {what}: progenitor's output changed"
+    ))
+}
+
+fn types_module(file: &mut syn::File) -> Option<&mut Vec<syn::Item>> {
+    file.items.iter_mut().find_map(|item| match item {
+        syn::Item::Mod(m) if m.ident == "types" => m.content.as_mut().map(|(_, items)| items),
+        _ => None,
+    })
+}
+
+/// The name of a newtype whose value typify checks: a tuple struct with one private field.
+fn checked_newtype(item: &syn::Item) -> Option<String> {
+    match item {
+        syn::Item::Struct(s) => match &s.fields {
+            syn::Fields::Unnamed(f)
+                if f.unnamed.len() == 1
+                    && matches!(f.unnamed[0].vis, syn::Visibility::Inherited) =>
+            {
+                Some(s.ident.to_string())
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The wire name of a field: its `#[serde(rename = "…")]`, else its identifier.
+fn wire_name(field: &syn::Field) -> String {
+    serde_value(field, "rename").unwrap_or_else(|| {
+        field
+            .ident
+            .as_ref()
+            .map(|i| i.to_string().trim_start_matches("r#").to_string())
+            .unwrap_or_default()
+    })
+}
+
+/// The string value of `key = "…"` in the field's `#[serde(…)]` attributes.
+fn serde_value(field: &syn::Field, key: &str) -> Option<String> {
+    let mut found = None;
+    for attr in field.attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident(key) {
+                let value: syn::LitStr = meta.value()?.parse()?;
+                found = Some(value.value());
+            } else if meta.input.peek(syn::Token![=]) {
+                let _: syn::Expr = meta.value()?.parse()?;
+            }
+            Ok(())
+        });
+    }
+    found
+}
+
+fn constructor(
+    strukt: &syn::ItemStruct,
+    required: &[String],
+    checked: &BTreeSet<String>,
+) -> Result<syn::Item, CodegenError> {
+    let name = &strukt.ident;
+    let syn::Fields::Named(fields) = &strukt.fields else {
+        return Err(unparseable(format!(
+            "{name} is not a struct with named fields"
+        )));
+    };
+    let by_wire: Vec<(String, &syn::Field)> =
+        fields.named.iter().map(|f| (wire_name(f), f)).collect();
+    let mut params = Vec::new();
+    let mut conversions = Vec::new();
+    let mut fallible = false;
+    for wire in required {
+        let (_, field) = by_wire
+            .iter()
+            .find(|(w, _)| w == wire)
+            .ok_or_else(|| unparseable(format!("{name} has no field for required {wire}")))?;
+        let ident = field.ident.as_ref().expect("named field");
+        let ty = &field.ty;
+        let is_checked = match ty {
+            syn::Type::Path(p) => p
+                .path
+                .segments
+                .last()
+                .is_some_and(|s| checked.contains(&s.ident.to_string())),
+            _ => false,
+        };
+        if is_checked {
+            fallible = true;
+            params.push(
+                quote!(#ident: impl ::std::convert::TryInto<#ty, Error: ::std::fmt::Display>),
+            );
+            conversions.push(quote! {
+                let #ident = #ident.try_into().map_err(|e| {
+                    self::error::ConversionError::from(::std::format!("{}: {}", #wire, e))
+                })?;
+            });
+        } else {
+            params.push(quote!(#ident: impl ::std::convert::Into<#ty>));
+            conversions.push(quote!(let #ident = #ident.into();));
+        }
+    }
+    let inits = fields.named.iter().map(|f| {
+        let ident = f.ident.as_ref().expect("named field");
+        if required.contains(&wire_name(f)) {
+            quote!(#ident)
+        } else if let Some(path) = serde_value(f, "default") {
+            let path: syn::Path = syn::parse_str(&path).expect("serde default is a path");
+            quote!(#ident: #path())
+        } else {
+            quote!(#ident: ::std::default::Default::default())
+        }
+    });
+    let listed = required
+        .iter()
+        .map(|r| format!("`{r}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let item = if fallible {
+        let doc = format!(
+            "A `{name}` with its required fields ({listed}) set and the optional fields left \
+             unset. Fails with an error naming the field when a value breaks the spec's \
+             constraint on it."
+        );
+        quote! {
+            impl #name {
+                #[doc = #doc]
+                pub fn new(#(#params),*) -> ::std::result::Result<Self, self::error::ConversionError> {
+                    #(#conversions)*
+                    ::std::result::Result::Ok(Self { #(#inits),* })
+                }
+            }
+        }
+    } else {
+        let doc = format!(
+            "A `{name}` with its required fields ({listed}) set and the optional fields left \
+             unset."
+        );
+        quote! {
+            impl #name {
+                #[doc = #doc]
+                pub fn new(#(#params),*) -> Self {
+                    #(#conversions)*
+                    Self { #(#inits),* }
+                }
+            }
+        }
+    };
+    syn::parse2(item).map_err(|e| unparseable(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transforms::fixture;
+
+    const SPEC: &str = r#"
+paths:
+  /ask:
+    post:
+      operationId: ask
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {$ref: '#/components/schemas/AskRequest'}
+      responses:
+        '200': {description: ok}
+  /list:
+    post:
+      operationId: list
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {$ref: '#/components/schemas/ListRequest'}
+      responses:
+        '200': {description: ok}
+  /hook:
+    post:
+      operationId: hook
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {$ref: '#/components/schemas/HookRequest'}
+      responses:
+        '200': {description: ok}
+components:
+  schemas:
+    AskRequest:
+      type: object
+      required: [question, date_start]
+      properties:
+        question: {type: string, minLength: 1}
+        date_start: {type: string}
+        includeCitations: {type: boolean}
+        tags: {type: array, items: {type: string}}
+    ListRequest:
+      type: object
+      properties:
+        page: {type: integer}
+    HookRequest:
+      type: object
+      required: [url]
+      properties:
+        url: {type: string}
+        suppress: {type: boolean, default: true}
+    Unused:
+      type: object
+      required: [x]
+      properties:
+        x: {type: string}
+"#;
+
+    fn generated() -> String {
+        let spec = fixture::spec(SPEC);
+        let tokens = crate::settings::run_progenitor(&spec).expect("progenitor runs");
+        let mut file: syn::File = syn::parse2(tokens).expect("parses");
+        assert_eq!(apply(&mut file, &spec).expect("applies"), 2);
+        prettyplease::unparse(&file)
+    }
+
+    #[test]
+    fn targets_are_request_bodies_with_required_fields_in_list_order() {
+        let spec = fixture::spec(SPEC);
+        assert_eq!(
+            targets(&spec),
+            vec![
+                (
+                    "AskRequest".to_string(),
+                    vec!["question".to_string(), "date_start".to_string()]
+                ),
+                ("HookRequest".to_string(), vec!["url".to_string()]),
+            ]
+        );
+    }
+
+    #[test]
+    fn checked_field_makes_the_constructor_fallible_and_names_the_field() {
+        let code = generated();
+        let ask = code
+            .split("impl AskRequest {")
+            .nth(1)
+            .expect("AskRequest gets an impl");
+        let new: String = ask[..ask.find("\n    }\n").expect("impl ends")]
+            .split_whitespace()
+            .collect();
+        assert!(new.contains("pubfnnew("), "{new}");
+        assert!(
+            new.contains("question:impl::std::convert::TryInto<AskRequestQuestion,Error:::std::fmt::Display,>"),
+            "{new}"
+        );
+        assert!(
+            new.contains("date_start:impl::std::convert::Into<::std::string::String>"),
+            "{new}"
+        );
+        assert!(new.contains("\"question\""), "{new}");
+        assert!(
+            new.contains("->::std::result::Result<Self,self::error::ConversionError>"),
+            "{new}"
+        );
+        assert!(new.contains("include_citations:::std::default::Default::default()"));
+    }
+
+    #[test]
+    fn plain_fields_give_an_infallible_constructor_using_serde_defaults() {
+        let code = generated();
+        let hook = code
+            .split("impl HookRequest {")
+            .nth(1)
+            .expect("HookRequest gets an impl");
+        let new: String = hook[..hook.find("\n    }\n").expect("impl ends")]
+            .split_whitespace()
+            .collect();
+        assert!(
+            new.contains("pubfnnew(url:impl::std::convert::Into<::std::string::String>)->Self"),
+            "{new}"
+        );
+        assert!(new.contains("suppress:defaults::"), "{new}");
+    }
+
+    #[test]
+    fn schemas_without_required_fields_or_not_sent_get_none() {
+        let code = generated();
+        assert!(!code.contains("A `ListRequest` with"));
+        assert!(!code.contains("A `Unused` with"));
+    }
+}

@@ -1,0 +1,78 @@
+//! Request types for the common calls have a constructor taking what the spec requires, and
+//! `Default` only where every field is optional.
+
+use pubapi_sdk::types::{
+    AgentAskRequest, AssistantAskRequest, AuditFormat, DocumentAskRequest, FilesAuditRequest,
+    HybridSearchRequest, KnowledgeBaseAskRequest, KnowledgeBaseListRequest, LoginEvent,
+    LoginsAuditRequest, WebhookCreateRequest,
+};
+use serde_json::json;
+
+#[test]
+fn question_constructors_send_only_the_question() {
+    let agent = AgentAskRequest::new("What changed?").unwrap();
+    assert_eq!(
+        serde_json::to_value(&agent).unwrap(),
+        json!({"question": "What changed?"})
+    );
+    let assistant = AssistantAskRequest::new("Summarise").unwrap();
+    assert_eq!(
+        serde_json::to_value(&assistant).unwrap(),
+        json!({"question": "Summarise"})
+    );
+    let document = DocumentAskRequest::new("Who signed?").unwrap();
+    assert_eq!(document.include_citations, None);
+    let kb = KnowledgeBaseAskRequest::new("Policy?").unwrap();
+    assert_eq!(
+        serde_json::to_value(&kb).unwrap(),
+        json!({"question": "Policy?"})
+    );
+}
+
+#[test]
+fn empty_question_is_refused_by_the_constructor_naming_the_field() {
+    let err = AgentAskRequest::new("").unwrap_err().to_string();
+    assert!(err.starts_with("question: "), "{err}");
+}
+
+#[test]
+fn hybrid_search_and_webhook_constructors_take_the_one_required_field() {
+    let search = HybridSearchRequest::new("notice period");
+    assert_eq!(
+        serde_json::to_value(&search).unwrap(),
+        json!({"query": "notice period"})
+    );
+    let hook = WebhookCreateRequest::new("https://hooks.example.com/in");
+    assert_eq!(
+        serde_json::to_value(&hook).unwrap(),
+        json!({"url": "https://hooks.example.com/in"})
+    );
+}
+
+#[test]
+fn audit_constructors_take_dates_format_and_required_filters() {
+    let logins = LoginsAuditRequest::new(
+        "2024-01-01",
+        "2024-01-31",
+        AuditFormat::Json,
+        [LoginEvent::Logins],
+    );
+    assert_eq!(
+        serde_json::to_value(&logins).unwrap(),
+        json!({
+            "date_start": "2024-01-01",
+            "date_end": "2024-01-31",
+            "format": "json",
+            "events": ["logins"],
+            "suppress_emails": false
+        })
+    );
+    let files = FilesAuditRequest::new("2024-01-01", "2024-01-31", AuditFormat::Csv);
+    assert_eq!(files.date_start.to_string(), "2024-01-01");
+}
+
+#[test]
+fn default_exists_only_where_every_field_is_optional() {
+    let list = KnowledgeBaseListRequest::default();
+    assert_eq!(serde_json::to_value(&list).unwrap(), json!({}));
+}
