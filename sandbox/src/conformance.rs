@@ -725,7 +725,7 @@ mod tests {
             "{:?}",
             v.check_delivery(&good)
         );
-        let bad = json!({"data": [{"eventType": "fs:add_file", "timestamp": "now", "data": {"targetPath": 5}}]});
+        let bad = json!({"data": [{"eventId": "e", "eventType": "fs:add_folder", "timestamp": "now", "user": {"id": 1}, "data": {"targetPath": 5}}]});
         let problems = v.check_delivery(&bad);
         assert_eq!(problems.len(), 2, "{problems:?}");
         let unknown = json!({"data": [{"eventType": "user:create", "data": {}}]});

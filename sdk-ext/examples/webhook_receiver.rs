@@ -133,7 +133,7 @@ fn describe(data: &EventData) -> String {
             change.old_privilege,
             change.new_privilege
         ),
-        EventData::Unknown { raw, .. } => format!("(untyped) {raw}"),
+        EventData::Unknown { data, .. } => format!("(untyped) {data}"),
         other => format!("{:?}", other.event_type()),
     }
 }

@@ -105,7 +105,6 @@ mod dedup;
 mod delivery;
 mod filter;
 mod handler;
-mod open_enum;
 mod receiver;
 #[cfg(feature = "redis")]
 mod redis_dedup;
@@ -119,13 +118,7 @@ pub mod testing;
 mod tests;
 
 pub use client_id::client_id_hash;
-pub use data::{
-    CommentRemove, CommentSet, EventData, FirstEntity, FsAddFile, FsCopyFile, FsDeleteFile,
-    FsFileLock, FsMoveFile, FsRestoreFromTrash, FsSourceTarget, FsTargetPath, FsUploadLink,
-    GroupChange, GroupCreate, GroupMembers, GroupOwner, GroupUser, ItemType, LinkChange,
-    LinkDetails, LinkType, MetadataKey, PermissionChange, WorkflowApprovalTask, WorkflowAssignee,
-    WorkflowCompleted, WorkflowCreated, WorkflowInfo, WorkflowStep,
-};
+pub use data::EventData;
 pub use dedup::{
     Claim, Claimant, DEAD_LETTER_DEDUP_CAPACITY, DedupError, DedupKey, DedupKind, DedupStore,
     MemoryDedup,
@@ -138,6 +131,18 @@ pub use handler::{Batch, DeadLetter, DeliveryHandler, HandlerError};
 /// The name of a webhook event (`eventType`), generated from the spec: one variant per event
 /// of the reference and `Unknown(String)` for a name added later.
 pub use pubapi_sdk::types::EventType;
+/// The generated payload types the variants of [`EventData`] hold, and the open enums of
+/// their fields.
+pub use pubapi_sdk::types::{
+    CommentRemoveCommentData, CommentSetCommentData, FsAddFileData, FsAddFolderData,
+    FsCopyFileData, FsCopyFolderData, FsDeleteFileData, FsDeleteFolderData, FsDeleteFromTrashData,
+    FsFolderProjectActivityData, FsLockFileData, FsMoveFileData, FsMoveFolderData,
+    FsRestoreFromTrashData, FsUploadLinkData, GroupCreateData, GroupEventData, GroupMembersData,
+    GroupOwnerData, GroupUser, LinkDownloadLinkData, LinkEventData, LinkUploadLinkData,
+    MetaKeyData, PermissionChangeData, WebhookItemType, WebhookLinkType, WorkflowApprovalTaskData,
+    WorkflowAssignee, WorkflowCompletedData, WorkflowCreatedData, WorkflowFirstEntity,
+    WorkflowInfo, WorkflowStep,
+};
 pub use receiver::{
     BuildError, DEFAULT_DEDUP_CAPACITY, DEFAULT_DEDUP_WINDOW, DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_ITEMS, DEFAULT_MAX_READ_BYTES, Outcome, Receiver, ReceiverBuilder,

@@ -371,6 +371,51 @@ async fn malformed_items_go_to_dead_letters_next_to_good_events_with_200() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_malformed_element_is_reported_not_the_delivery() {
+    use crate::webhook::{Delivery, DeliveryItem, EventData};
+
+    let mut bad_envelope = testing::sample_event(&EventType::FsAddFolder, "bad-envelope");
+    bad_envelope["eventType"] = json!(17);
+    let (headers, body) = testing::DeliveryBuilder::new(SECRET)
+        .item(bad_envelope)
+        // A known event whose `data` lacks a field its generated type requires.
+        .event_with_id(
+            EventType::FsAddFile,
+            "bad-data",
+            json!({"targetPath": "/A"}),
+        )
+        .event_with_id(
+            EventType::FsAddFile,
+            "good",
+            testing::sample_data(&EventType::FsAddFile),
+        )
+        .build();
+
+    let delivery = Delivery::parse(&body).unwrap();
+    let [bad, odd, good] = <[DeliveryItem; 3]>::try_from(delivery.items).unwrap();
+    let DeliveryItem::Malformed { reason, .. } = bad else {
+        panic!("{bad:?}")
+    };
+    assert!(reason.contains("invalid type"), "{reason}");
+    let DeliveryItem::Event(odd) = odd else {
+        panic!("{odd:?}")
+    };
+    assert_eq!(
+        odd.data,
+        EventData::Unknown {
+            event_type: EventType::FsAddFile,
+            data: json!({"targetPath": "/A"})
+        }
+    );
+    assert!(matches!(good, DeliveryItem::Event(e) if matches!(e.data, EventData::FsAddFile(_))));
+
+    let recorder = Recorder::default();
+    let outcome = receiver().handle(&headers, &body, &recorder).await;
+    assert_eq!(counts(outcome), (200, 2, 0, 0, 1));
+    assert_eq!(recorder.event_ids(), ["bad-data", "good"]);
+}
+
+#[tokio::test(start_paused = true)]
 async fn repeated_dead_letter_is_handed_over_once() {
     let recorder = Recorder::default();
     let receiver = receiver();

@@ -1,37 +1,15 @@
 //! The typed `data` of each webhook event (reference section 6.2).
 //!
-//! [`EventData`] has one variant per event name, holding a struct with the fields the
-//! reference lists (camelCase on the wire). Events whose tables are identical share a struct
-//! (`fs:lock_file` and `fs:unlock_file` both hold [`FsFileLock`]). Every struct keeps fields
-//! it does not know in `extra`, and a `data` that does not match its event's struct (a
-//! required field missing, a different type) becomes [`EventData::Unknown`] with the raw
-//! JSON: a delivery is never rejected over its `data`.
+//! The payload types are the generated ones (`FsAddFileData`, …, from the spec's `*Data`
+//! schemas): each has the fields the reference lists, required where the reference lists them
+//! for every event, and keeps fields it does not know in `extra`. This module only picks the
+//! type by the event's name. A `data` that does not match its event's type (a listed field
+//! missing, a different JSON type) becomes [`EventData::Unknown`] with the JSON as received:
+//! a delivery is never rejected over its `data`.
 
-mod comment;
-mod fs;
-mod group;
-mod lenient_id;
-mod link;
-mod meta;
-mod permission;
-mod workflow;
-
+use pubapi_sdk::types;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-
-pub use comment::{CommentRemove, CommentSet};
-pub use fs::{
-    FsAddFile, FsCopyFile, FsDeleteFile, FsFileLock, FsMoveFile, FsRestoreFromTrash,
-    FsSourceTarget, FsTargetPath, FsUploadLink, ItemType,
-};
-pub use group::{GroupChange, GroupCreate, GroupMembers, GroupOwner, GroupUser};
-pub use link::{LinkChange, LinkDetails, LinkType};
-pub use meta::MetadataKey;
-pub use permission::PermissionChange;
-pub use workflow::{
-    FirstEntity, WorkflowApprovalTask, WorkflowAssignee, WorkflowCompleted, WorkflowCreated,
-    WorkflowInfo, WorkflowStep,
-};
 
 use super::EventType;
 
@@ -39,8 +17,9 @@ macro_rules! event_data {
     ($( $variant:ident($data:ident) ),+ $(,)?) => {
         /// The `data` of one webhook event, typed by its `eventType`.
         ///
-        /// Variants are named like the [`EventType`] they belong to. Build one from a raw
-        /// `data` with [`EventData::from_value`]; it serializes back to the `data` object.
+        /// Variants are named like the [`EventType`] they belong to and hold the generated
+        /// payload type. Build one from a raw `data` with [`EventData::from_value`]; it
+        /// serializes back to the `data` object.
         ///
         /// ```
         /// use pubapi_sdk_ext::webhook::{EventData, EventType};
@@ -65,7 +44,7 @@ macro_rules! event_data {
         pub enum EventData {
             $(
                 #[doc = concat!("`data` of [`EventType::", stringify!($variant), "`].")]
-                $variant($data),
+                $variant(types::$data),
             )+
             /// An event type this SDK does not know, or a `data` that does not match the
             /// fields the reference lists for its type.
@@ -73,29 +52,29 @@ macro_rules! event_data {
                 /// The event's `eventType`.
                 event_type: EventType,
                 /// The `data` as received (`null` when it was absent).
-                raw: Value,
+                data: Value,
             },
         }
 
         impl EventData {
-            /// Types `raw` according to `event_type`; never fails.
+            /// Types `data` according to `event_type`; never fails.
             ///
             /// An absent or `null` `data` counts as `{}` for the events that list no fields.
             #[must_use]
-            pub fn from_value(event_type: &EventType, raw: Value) -> Self {
+            pub fn from_value(event_type: &EventType, data: Value) -> Self {
                 let empty = Value::Object(Map::new());
-                let source = if raw.is_null() { &empty } else { &raw };
+                let source = if data.is_null() { &empty } else { &data };
                 match event_type {
                     $(
                         EventType::$variant => {
-                            if let Ok(data) = $data::deserialize(source) {
-                                return EventData::$variant(data);
+                            if let Ok(typed) = types::$data::deserialize(source) {
+                                return EventData::$variant(typed);
                             }
                         }
                     )+
                     _ => {}
                 }
-                EventData::Unknown { event_type: event_type.clone(), raw }
+                EventData::Unknown { event_type: event_type.clone(), data }
             }
 
             /// Types the JSON text of a `data` (`None` when absent) according to
@@ -110,17 +89,17 @@ macro_rules! event_data {
                 match event_type {
                     $(
                         EventType::$variant => {
-                            if let Ok(data) = serde_json::from_slice::<$data>(source) {
-                                return EventData::$variant(data);
+                            if let Ok(typed) = serde_json::from_slice::<types::$data>(source) {
+                                return EventData::$variant(typed);
                             }
                         }
                     )+
                     _ => {}
                 }
-                let raw = raw
+                let data = raw
                     .and_then(|raw| serde_json::from_slice(raw).ok())
                     .unwrap_or(Value::Null);
-                EventData::Unknown { event_type: event_type.clone(), raw }
+                EventData::Unknown { event_type: event_type.clone(), data }
             }
 
             /// The event type this `data` belongs to.
@@ -142,8 +121,8 @@ macro_rules! event_data {
         impl Serialize for EventData {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 match self {
-                    $(EventData::$variant(data) => data.serialize(serializer),)+
-                    EventData::Unknown { raw, .. } => raw.serialize(serializer),
+                    $(EventData::$variant(typed) => typed.serialize(serializer),)+
+                    EventData::Unknown { data, .. } => data.serialize(serializer),
                 }
             }
         }
@@ -151,40 +130,40 @@ macro_rules! event_data {
 }
 
 event_data! {
-    FsAddFile(FsAddFile),
-    FsAddFolder(FsTargetPath),
-    FsCopyFile(FsCopyFile),
-    FsCopyFolder(FsSourceTarget),
-    FsMoveFile(FsMoveFile),
-    FsMoveFolder(FsSourceTarget),
-    FsDeleteFile(FsDeleteFile),
-    FsDeleteFolder(FsTargetPath),
-    FsRestoreFromTrash(FsRestoreFromTrash),
-    FsDeleteFromTrash(FsTargetPath),
-    FsLockFile(FsFileLock),
-    FsUnlockFile(FsFileLock),
-    FsUploadLink(FsUploadLink),
-    FsFolderProjectActivity(FsTargetPath),
-    LinkCreate(LinkChange),
-    LinkDelete(LinkChange),
-    LinkCreateDownloadLink(LinkDetails),
-    LinkDeleteDownloadLink(LinkDetails),
-    LinkCreateUploadLink(LinkDetails),
-    LinkDeleteUploadLink(LinkDetails),
-    CommentSetComment(CommentSet),
-    CommentRemoveComment(CommentRemove),
-    PermissionPermissionChange(PermissionChange),
-    MetaAddMetadataKey(MetadataKey),
-    MetaDeleteMetadataKey(MetadataKey),
-    GroupCreate(GroupCreate),
-    GroupDelete(GroupChange),
-    GroupRename(GroupChange),
-    GroupAddMembers(GroupMembers),
-    GroupRemoveMembers(GroupMembers),
-    GroupAddOwner(GroupOwner),
-    GroupRemoveOwner(GroupOwner),
-    WorkflowCreated(WorkflowCreated),
-    WorkflowCompleted(WorkflowCompleted),
-    WorkflowApprovaltaskApproved(WorkflowApprovalTask),
-    WorkflowApprovaltaskRejected(WorkflowApprovalTask),
+    FsAddFile(FsAddFileData),
+    FsAddFolder(FsAddFolderData),
+    FsCopyFile(FsCopyFileData),
+    FsCopyFolder(FsCopyFolderData),
+    FsMoveFile(FsMoveFileData),
+    FsMoveFolder(FsMoveFolderData),
+    FsDeleteFile(FsDeleteFileData),
+    FsDeleteFolder(FsDeleteFolderData),
+    FsRestoreFromTrash(FsRestoreFromTrashData),
+    FsDeleteFromTrash(FsDeleteFromTrashData),
+    FsLockFile(FsLockFileData),
+    FsUnlockFile(FsLockFileData),
+    FsUploadLink(FsUploadLinkData),
+    FsFolderProjectActivity(FsFolderProjectActivityData),
+    LinkCreate(LinkEventData),
+    LinkDelete(LinkEventData),
+    LinkCreateDownloadLink(LinkDownloadLinkData),
+    LinkDeleteDownloadLink(LinkDownloadLinkData),
+    LinkCreateUploadLink(LinkUploadLinkData),
+    LinkDeleteUploadLink(LinkUploadLinkData),
+    CommentSetComment(CommentSetCommentData),
+    CommentRemoveComment(CommentRemoveCommentData),
+    PermissionPermissionChange(PermissionChangeData),
+    MetaAddMetadataKey(MetaKeyData),
+    MetaDeleteMetadataKey(MetaKeyData),
+    GroupCreate(GroupCreateData),
+    GroupDelete(GroupEventData),
+    GroupRename(GroupEventData),
+    GroupAddMembers(GroupMembersData),
+    GroupRemoveMembers(GroupMembersData),
+    GroupAddOwner(GroupOwnerData),
+    GroupRemoveOwner(GroupOwnerData),
+    WorkflowCreated(WorkflowCreatedData),
+    WorkflowCompleted(WorkflowCompletedData),
+    WorkflowApprovaltaskApproved(WorkflowApprovalTaskData),
+    WorkflowApprovaltaskRejected(WorkflowApprovalTaskData),
 }
