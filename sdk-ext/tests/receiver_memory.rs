@@ -170,7 +170,7 @@ const PLAIN: [&str; 7] = [
     "unreadably_dense_element",
 ];
 
-fn handle(receiver: &Receiver, body: &[u8]) -> pubapi_sdk_ext::webhook::Outcome {
+fn handle(receiver: &Receiver, body: &[u8]) -> pubapi_sdk_ext::webhook::HandleOutcome {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()

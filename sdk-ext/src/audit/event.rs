@@ -52,9 +52,9 @@ impl AuditEvent {
     }
 
     /// The parsed `change` of a permissions event.
-    pub fn permission_change(&self) -> Option<PermissionChange> {
+    pub fn role_change(&self) -> Option<RoleChange> {
         match self {
-            AuditEvent::Permissions(p) => p.change.as_deref().map(PermissionChange::parse),
+            AuditEvent::Permissions(p) => p.change.as_deref().map(RoleChange::parse),
             _ => None,
         }
     }
@@ -62,14 +62,14 @@ impl AuditEvent {
 
 /// The `change` field of a permissions report event.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PermissionChange {
+pub enum RoleChange {
     /// `+role`: the role was granted.
     Grant {
         /// The role granted.
         role: String,
     },
     /// `old>>new`: the role changed.
-    RoleChange {
+    Change {
         /// The previous role.
         from: String,
         /// The new role.
@@ -79,31 +79,29 @@ pub enum PermissionChange {
     Other(String),
 }
 
-impl PermissionChange {
+impl RoleChange {
     /// Parses a `change` value.
     ///
     /// ```
-    /// use pubapi_sdk_ext::audit::PermissionChange;
-    /// assert_eq!(PermissionChange::parse("+Editor"), PermissionChange::Grant { role: "Editor".into() });
+    /// use pubapi_sdk_ext::audit::RoleChange;
+    /// assert_eq!(RoleChange::parse("+Editor"), RoleChange::Grant { role: "Editor".into() });
     /// assert_eq!(
-    ///     PermissionChange::parse("Viewer>>Editor"),
-    ///     PermissionChange::RoleChange { from: "Viewer".into(), to: "Editor".into() },
+    ///     RoleChange::parse("Viewer>>Editor"),
+    ///     RoleChange::Change { from: "Viewer".into(), to: "Editor".into() },
     /// );
     /// ```
-    pub fn parse(change: &str) -> PermissionChange {
+    pub fn parse(change: &str) -> RoleChange {
         if let Some(role) = change.strip_prefix('+').filter(|r| !r.is_empty()) {
-            return PermissionChange::Grant {
+            return RoleChange::Grant {
                 role: role.to_string(),
             };
         }
         match change.split_once(">>") {
-            Some((from, to)) if !from.is_empty() && !to.is_empty() => {
-                PermissionChange::RoleChange {
-                    from: from.to_string(),
-                    to: to.to_string(),
-                }
-            }
-            _ => PermissionChange::Other(change.to_string()),
+            Some((from, to)) if !from.is_empty() && !to.is_empty() => RoleChange::Change {
+                from: from.to_string(),
+                to: to.to_string(),
+            },
+            _ => RoleChange::Other(change.to_string()),
         }
     }
 }
@@ -142,23 +140,20 @@ mod tests {
     #[test]
     fn permission_change_forms() {
         assert_eq!(
-            PermissionChange::parse("+Owner"),
-            PermissionChange::Grant {
+            RoleChange::parse("+Owner"),
+            RoleChange::Grant {
                 role: "Owner".into()
             }
         );
         assert_eq!(
-            PermissionChange::parse("Viewer>>Manager"),
-            PermissionChange::RoleChange {
+            RoleChange::parse("Viewer>>Manager"),
+            RoleChange::Change {
                 from: "Viewer".into(),
                 to: "Manager".into()
             }
         );
         for other in ["", "+", ">>Editor", "Viewer>>", "-Editor"] {
-            assert_eq!(
-                PermissionChange::parse(other),
-                PermissionChange::Other(other.into())
-            );
+            assert_eq!(RoleChange::parse(other), RoleChange::Other(other.into()));
         }
     }
 }

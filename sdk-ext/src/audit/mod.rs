@@ -12,7 +12,7 @@ mod request;
 
 pub use csv::{CsvRow, CsvRows, MAX_FIELDS, MAX_ROW_BYTES};
 pub use date::AuditDate;
-pub use event::{AuditEvent, PermissionChange};
+pub use event::{AuditEvent, RoleChange};
 pub use job::{AuditJob, AuditWait, JobState, ReportLocation};
 pub use report::{
     CsvError, CsvReport, DEFAULT_PAGE_SIZE, FinishedReport, MAX_PAGE_BYTES, ReadError, ReadPlan,

@@ -9,7 +9,7 @@ pub type FileSystemData = types::FileSystemEventData;
 
 /// A permission-change event: `data` plus the extra `eventTypeSpecificAttributes`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PermissionChangeData {
+pub struct PermissionChangeEvent {
     /// `target_path` (the folder whose permission changed) and `is_folder` (always false: it
     /// says whether the event is a folder event, not whether the path is a folder).
     pub data: types::PermissionChangeEventData,
@@ -20,11 +20,11 @@ pub struct PermissionChangeData {
 
 /// The typed `data` of an event.
 #[derive(Debug, Clone, PartialEq)]
-pub enum EventData {
+pub enum PollingEventData {
     /// A file-system event.
     FileSystem(FileSystemData),
     /// A permission change.
-    PermissionChange(PermissionChangeData),
+    PermissionChange(PermissionChangeEvent),
     /// A note event: its shape is not shown in the reference.
     Note(Map<String, Value>),
     /// An unknown type, or a `data` that did not match its type's shape: the raw JSON.
@@ -62,21 +62,21 @@ impl PollingEvent {
         self.raw.action_source.as_ref()
     }
 
-    /// The typed `data`; never fails: what does not fit is [`EventData::Other`].
-    pub fn data(&self) -> EventData {
+    /// The typed `data`; never fails: what does not fit is [`PollingEventData::Other`].
+    pub fn data(&self) -> PollingEventData {
         let raw = &self.raw.data;
         match self.kind() {
-            PollingEventType::FileSystem => parse(raw).map(EventData::FileSystem),
+            PollingEventType::FileSystem => parse(raw).map(PollingEventData::FileSystem),
             PollingEventType::PermissionChange => parse(raw).map(|data| {
-                EventData::PermissionChange(PermissionChangeData {
+                PollingEventData::PermissionChange(PermissionChangeEvent {
                     data,
                     attributes: self.raw.event_type_specific_attributes.clone(),
                 })
             }),
-            PollingEventType::Note => Some(EventData::Note(raw.clone())),
+            PollingEventType::Note => Some(PollingEventData::Note(raw.clone())),
             _ => None,
         }
-        .unwrap_or_else(|| EventData::Other(raw.clone()))
+        .unwrap_or_else(|| PollingEventData::Other(raw.clone()))
     }
 }
 
@@ -111,7 +111,7 @@ mod tests {
         assert_eq!(e.kind(), &PollingEventType::FileSystem);
         assert_eq!(e.action(), Some(&PollingEventAction::Move));
         match e.data() {
-            EventData::FileSystem(d) => {
+            PollingEventData::FileSystem(d) => {
                 assert_eq!(d.source_path.as_deref(), Some("/a/x.txt"));
                 assert_eq!(d.target_path.as_deref(), Some("/b/x.txt"));
                 assert_eq!(d.is_folder, Some(false));
@@ -134,7 +134,7 @@ mod tests {
             }
         }));
         match e.data() {
-            EventData::PermissionChange(p) => {
+            PollingEventData::PermissionChange(p) => {
                 assert_eq!(p.data.target_path.as_deref(), Some("/Shared/Team"));
                 let attributes = p.attributes.unwrap();
                 assert_eq!(attributes.target_folder_id.as_deref(), Some("f9"));
@@ -157,13 +157,13 @@ mod tests {
         assert_eq!(e.action_source(), Some(&ActionSource::from("Hologram")));
         assert_eq!(
             e.data(),
-            EventData::Other(json!({"x": 1}).as_object().unwrap().clone())
+            PollingEventData::Other(json!({"x": 1}).as_object().unwrap().clone())
         );
     }
 
     #[test]
     fn note_data_stays_open_json() {
         let e = event(json!({"id": 10, "type": "note", "data": {"text": "hi"}}));
-        assert!(matches!(e.data(), EventData::Note(m) if m["text"] == "hi"));
+        assert!(matches!(e.data(), PollingEventData::Note(m) if m["text"] == "hi"));
     }
 }

@@ -25,7 +25,7 @@ mod data;
 mod query;
 mod stream;
 
-pub use data::{EventData, FileSystemData, PermissionChangeData, PollingEvent};
+pub use data::{FileSystemData, PermissionChangeEvent, PollingEvent, PollingEventData};
 pub use pubapi_sdk::types::{ActionSource, PollingEventAction, PollingEventType};
 pub use query::{EventQuery, EventsVersion, Suppress};
 pub use stream::{

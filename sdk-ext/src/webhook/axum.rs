@@ -26,7 +26,7 @@
 //! The endpoint refuses an unauthenticated request (401) before reading its body, refuses a
 //! body over the receiver's [`max_read_bytes`](Receiver::max_read_bytes) (413, default
 //! 32 MiB, far above any real batch) without buffering more than that, and otherwise answers
-//! with [`Outcome::status`] and an empty body (a body over
+//! with [`HandleOutcome::status`] and an empty body (a body over
 //! [`max_body_bytes`](Receiver::max_body_bytes) is handed over as a dead letter with 200).
 //! Serve it behind TLS with a publicly trusted certificate: the platform refuses self-signed
 //! ones (reference 6.1).
@@ -38,7 +38,7 @@ use ::axum::body::{Body, to_bytes};
 use ::axum::http::{HeaderMap, StatusCode, header::CONTENT_LENGTH};
 use ::axum::routing::{MethodRouter, post};
 
-use super::{DeliveryHandler, Outcome, Receiver};
+use super::{DeliveryHandler, HandleOutcome, Receiver};
 
 /// A `POST` route that feeds deliveries to `receiver` and `handler`; mount it at any path.
 pub fn endpoint<H>(receiver: Arc<Receiver>, handler: Arc<H>) -> MethodRouter
@@ -82,7 +82,7 @@ async fn receive<H: DeliveryHandler>(
     let Ok(bytes) = to_bytes(body, max).await else {
         return StatusCode::PAYLOAD_TOO_LARGE;
     };
-    let outcome: Outcome = receiver.handle(&headers, &bytes, handler).await;
+    let outcome: HandleOutcome = receiver.handle(&headers, &bytes, handler).await;
     outcome.status_code()
 }
 

@@ -8,7 +8,7 @@
 //!   (every event of reference 6.2), tolerant of unknown event types and fields;
 //! - [`Receiver`]: a framework-neutral handler that authenticates, bounds, parses and
 //!   deduplicates a delivery, hands it to your [`DeliveryHandler`], and tells you which
-//!   status to answer ([`Outcome`]);
+//!   status to answer ([`HandleOutcome`]);
 //! - [`DedupStore`]: where the receiver remembers what it handed over: [`MemoryDedup`] in
 //!   this process by default, or `RedisDedup` (feature `redis`) shared by replicas and kept
 //!   across restarts (see [Deduplication across replicas](#deduplication-across-replicas));
@@ -144,8 +144,8 @@ pub use pubapi_sdk::types::{
     WorkflowInfo, WorkflowStep,
 };
 pub use receiver::{
-    BuildError, DEFAULT_DEDUP_CAPACITY, DEFAULT_DEDUP_WINDOW, DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_MAX_ITEMS, DEFAULT_MAX_READ_BYTES, Outcome, Receiver, ReceiverBuilder,
+    DEFAULT_DEDUP_CAPACITY, DEFAULT_DEDUP_WINDOW, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_ITEMS,
+    DEFAULT_MAX_READ_BYTES, HandleOutcome, Receiver, ReceiverBuildError, ReceiverBuilder,
 };
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]

@@ -52,7 +52,7 @@ const MAX_RECEIVER_NAME_BYTES: usize = 64;
 
 /// Receives webhook deliveries, whatever the HTTP server.
 ///
-/// [`Receiver::handle`] takes the request's headers and body and returns the [`Outcome`]
+/// [`Receiver::handle`] takes the request's headers and body and returns the [`HandleOutcome`]
 /// whose `status` to answer with. In order, it:
 ///
 /// 1. checks the `authorization` header against the current and the previous secret, in
@@ -83,7 +83,7 @@ const MAX_RECEIVER_NAME_BYTES: usize = 64;
 ///
 /// If the dedup store cannot be reached (a shared store such as Redis is down), the delivery
 /// is refused with **503** before the handler sees anything
-/// ([`Outcome::dedup_unavailable`]): the platform retries it (after 1 minute, 10 minutes and
+/// ([`HandleOutcome::dedup_unavailable`]): the platform retries it (after 1 minute, 10 minutes and
 /// 1 hour), so nothing is lost, and nothing is handed over without its claim, so nothing is
 /// handed over twice. An outage longer than the retry horizon (71 minutes) disables the
 /// registration: reconcile through the events API then.
@@ -217,11 +217,11 @@ impl Receiver {
         headers: &HeaderMap,
         body: &[u8],
         handler: &H,
-    ) -> Outcome {
+    ) -> HandleOutcome {
         if !self.is_authorized(headers) {
-            return Outcome::with_status(401);
+            return HandleOutcome::with_status(401);
         }
-        let mut outcome = Outcome::with_status(200);
+        let mut outcome = HandleOutcome::with_status(200);
         let Read {
             mut events,
             mut dead_letters,
@@ -308,7 +308,7 @@ impl Receiver {
     }
 
     /// Refuses a delivery whose keys could not be claimed, so the platform retries it.
-    fn dedup_unavailable(&self, error: &DedupError, mut outcome: Outcome) -> Outcome {
+    fn dedup_unavailable(&self, error: &DedupError, mut outcome: HandleOutcome) -> HandleOutcome {
         tracing::warn!(
             error = %error,
             cause = ?std::error::Error::source(error),
@@ -322,7 +322,7 @@ impl Receiver {
     }
 
     /// Bounds and parses a body, one element at a time; counts the own events it drops.
-    fn read(&self, body: &[u8], outcome: &mut Outcome) -> Read {
+    fn read(&self, body: &[u8], outcome: &mut HandleOutcome) -> Read {
         let mut read = Read {
             events: Vec::new(),
             dead_letters: Vec::new(),
@@ -552,7 +552,7 @@ impl Drop for Claims<'_> {
 /// What [`Receiver::handle`] did with one delivery, and the status to answer with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Outcome {
+pub struct HandleOutcome {
     /// HTTP status to answer: 200 handled (or nothing new), 401 not authenticated, 413 body
     /// too large, 500 the handler failed, 503 an event is being handled for another delivery
     /// or the dedup store cannot be reached. Anything but 200 makes the platform retry.
@@ -573,9 +573,9 @@ pub struct Outcome {
     pub dedup_unavailable: bool,
 }
 
-impl Outcome {
+impl HandleOutcome {
     fn with_status(status: u16) -> Self {
-        Outcome {
+        HandleOutcome {
             status,
             accepted: 0,
             duplicates: 0,
@@ -733,27 +733,27 @@ impl ReceiverBuilder {
     ///
     /// # Errors
     ///
-    /// [`BuildError`] when no secret was given or a limit is zero.
-    pub fn build(self) -> Result<Receiver, BuildError> {
-        let current = self.current.ok_or(BuildError::MissingSecret)?;
+    /// [`ReceiverBuildError`] when no secret was given or a limit is zero.
+    pub fn build(self) -> Result<Receiver, ReceiverBuildError> {
+        let current = self.current.ok_or(ReceiverBuildError::MissingSecret)?;
         if self.dedup_capacity == Some(0) {
-            return Err(BuildError::ZeroDedupCapacity);
+            return Err(ReceiverBuildError::ZeroDedupCapacity);
         }
         if self.dedup_window.is_some_and(|window| window.is_zero()) {
-            return Err(BuildError::ZeroDedupWindow);
+            return Err(ReceiverBuildError::ZeroDedupWindow);
         }
         if self.max_body_bytes == 0 || self.max_read_bytes == 0 {
-            return Err(BuildError::ZeroMaxBodyBytes);
+            return Err(ReceiverBuildError::ZeroMaxBodyBytes);
         }
         if self.max_items == 0 {
-            return Err(BuildError::ZeroMaxItems);
+            return Err(ReceiverBuildError::ZeroMaxItems);
         }
         let (name, dedup): (Arc<str>, Arc<dyn DedupStore>) = match self.dedup_store {
             Some(_) if self.dedup_window.is_some() || self.dedup_capacity.is_some() => {
-                return Err(BuildError::DedupSettingsWithStore);
+                return Err(ReceiverBuildError::DedupSettingsWithStore);
             }
             Some((name, _)) if !is_receiver_name(&name) => {
-                return Err(BuildError::InvalidReceiverName);
+                return Err(ReceiverBuildError::InvalidReceiverName);
             }
             Some((name, store)) => (name.into(), store),
             None => (
@@ -789,7 +789,7 @@ fn is_receiver_name(name: &str) -> bool {
 /// Why [`ReceiverBuilder::build`] refused the configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum BuildError {
+pub enum ReceiverBuildError {
     /// No [`secret`](ReceiverBuilder::secret) was given.
     MissingSecret,
     /// [`dedup_capacity`](ReceiverBuilder::dedup_capacity) is zero.
@@ -810,22 +810,22 @@ pub enum BuildError {
     DedupSettingsWithStore,
 }
 
-impl fmt::Display for BuildError {
+impl fmt::Display for ReceiverBuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            BuildError::MissingSecret => "webhook receiver needs a secret",
-            BuildError::ZeroDedupCapacity => "webhook receiver dedup capacity is zero",
-            BuildError::ZeroDedupWindow => "webhook receiver dedup window is zero",
-            BuildError::ZeroMaxBodyBytes => "webhook receiver body limit is zero",
-            BuildError::ZeroMaxItems => "webhook receiver item limit is zero",
-            BuildError::InvalidReceiverName => {
+            ReceiverBuildError::MissingSecret => "webhook receiver needs a secret",
+            ReceiverBuildError::ZeroDedupCapacity => "webhook receiver dedup capacity is zero",
+            ReceiverBuildError::ZeroDedupWindow => "webhook receiver dedup window is zero",
+            ReceiverBuildError::ZeroMaxBodyBytes => "webhook receiver body limit is zero",
+            ReceiverBuildError::ZeroMaxItems => "webhook receiver item limit is zero",
+            ReceiverBuildError::InvalidReceiverName => {
                 "webhook receiver name is not 1 to 64 of [A-Za-z0-9._-]"
             }
-            BuildError::DedupSettingsWithStore => {
+            ReceiverBuildError::DedupSettingsWithStore => {
                 "webhook receiver dedup window or capacity set with a dedup store of its own"
             }
         })
     }
 }
 
-impl std::error::Error for BuildError {}
+impl std::error::Error for ReceiverBuildError {}

@@ -71,7 +71,7 @@ return released
 ///
 /// # When Redis cannot be reached
 ///
-/// The delivery is **refused with 503** ([`Outcome::dedup_unavailable`](super::Outcome)) and
+/// The delivery is **refused with 503** ([`HandleOutcome::dedup_unavailable`](super::HandleOutcome)) and
 /// the handler sees nothing: the platform retries it after 1 minute, 10 minutes and 1 hour,
 /// so nothing is lost, and no event is handed over without a claim, so nothing is handed
 /// over twice. An outage longer than the 71-minute retry horizon disables the registration:

@@ -10,9 +10,9 @@ use serde_json::json;
 use crate::webhook::delivery::{MIN_EVENT_BYTES, read_element};
 use crate::webhook::scan::tree_cost;
 use crate::webhook::{
-    Batch, BuildError, DEAD_LETTER_DEDUP_CAPACITY, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_ITEMS,
-    DeadLetter, Delivery, DeliveryHandler, DeliveryParseError, EventType, HandlerError, Receiver,
-    WebhookSecret, testing,
+    Batch, DEAD_LETTER_DEDUP_CAPACITY, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_ITEMS, DeadLetter,
+    Delivery, DeliveryHandler, DeliveryParseError, EventType, HandlerError, Receiver,
+    ReceiverBuildError, WebhookSecret, testing,
 };
 
 const SECRET: &str = "bounds-secret-2c4e6a8b0d1f3e5a";
@@ -371,7 +371,7 @@ fn builder_refuses_zero_max_items() {
         .secret(WebhookSecret::new(SECRET).unwrap())
         .max_items(0)
         .build();
-    assert_eq!(built.unwrap_err(), BuildError::ZeroMaxItems);
+    assert_eq!(built.unwrap_err(), ReceiverBuildError::ZeroMaxItems);
     let receiver = Receiver::builder()
         .secret(WebhookSecret::new(SECRET).unwrap())
         .build()

@@ -8,8 +8,8 @@ use std::time::Duration;
 use pubapi_sdk::hooks::BoxFuture;
 
 use crate::webhook::{
-    Batch, BuildError, Claim, Claimant, DedupError, DedupKey, DedupStore, EventType, HandlerError,
-    MemoryDedup, Receiver, WebhookSecret, testing,
+    Batch, Claim, Claimant, DedupError, DedupKey, DedupStore, EventType, HandlerError, MemoryDedup,
+    Receiver, ReceiverBuildError, WebhookSecret, testing,
 };
 
 const SECRET: &str = "dedup-store-secret-5e4d3c2b1a09f8e7";
@@ -210,7 +210,7 @@ fn dedup_store_needs_a_plain_name_and_no_in_process_settings() {
     for name in ["", "a:b", "with space", &"x".repeat(65)] {
         assert_eq!(
             builder().dedup_store(name, memory()).build().unwrap_err(),
-            BuildError::InvalidReceiverName,
+            ReceiverBuildError::InvalidReceiverName,
             "{name:?}"
         );
     }
@@ -226,7 +226,7 @@ fn dedup_store_needs_a_plain_name_and_no_in_process_settings() {
             .dedup_store("orders", memory())
             .build()
             .unwrap_err(),
-        BuildError::DedupSettingsWithStore
+        ReceiverBuildError::DedupSettingsWithStore
     );
     assert_eq!(
         builder()
@@ -234,7 +234,7 @@ fn dedup_store_needs_a_plain_name_and_no_in_process_settings() {
             .dedup_store("orders", memory())
             .build()
             .unwrap_err(),
-        BuildError::DedupSettingsWithStore
+        ReceiverBuildError::DedupSettingsWithStore
     );
     let receiver = builder()
         .dedup_store("orders.v2_blue-1", memory())

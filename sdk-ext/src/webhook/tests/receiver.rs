@@ -9,8 +9,8 @@ use http::header::AUTHORIZATION;
 use serde_json::json;
 
 use crate::webhook::{
-    Batch, BuildError, DeadLetter, DeliveryHandler, DeliveryParseError, EventType, HandlerError,
-    Outcome, Receiver, WebhookSecret, testing,
+    Batch, DeadLetter, DeliveryHandler, DeliveryParseError, EventType, HandleOutcome, HandlerError,
+    Receiver, ReceiverBuildError, WebhookSecret, testing,
 };
 
 const SECRET: &str = "current-secret-7d1f0c9a4b2e8f63";
@@ -72,7 +72,7 @@ fn one_event(secret: &str, event_id: &str) -> (HeaderMap, Vec<u8>) {
         .build()
 }
 
-fn counts(outcome: Outcome) -> (u16, usize, usize, usize, usize) {
+fn counts(outcome: HandleOutcome) -> (u16, usize, usize, usize, usize) {
     (
         outcome.status,
         outcome.accepted,
@@ -541,7 +541,7 @@ fn builder_requires_a_secret_and_nonzero_limits() {
     let secret = || WebhookSecret::new(SECRET).unwrap();
     assert_eq!(
         Receiver::builder().build().unwrap_err(),
-        BuildError::MissingSecret
+        ReceiverBuildError::MissingSecret
     );
     assert_eq!(
         Receiver::builder()
@@ -549,7 +549,7 @@ fn builder_requires_a_secret_and_nonzero_limits() {
             .dedup_capacity(0)
             .build()
             .unwrap_err(),
-        BuildError::ZeroDedupCapacity
+        ReceiverBuildError::ZeroDedupCapacity
     );
     assert_eq!(
         Receiver::builder()
@@ -557,7 +557,7 @@ fn builder_requires_a_secret_and_nonzero_limits() {
             .dedup_window(Duration::ZERO)
             .build()
             .unwrap_err(),
-        BuildError::ZeroDedupWindow
+        ReceiverBuildError::ZeroDedupWindow
     );
     assert_eq!(
         Receiver::builder()
@@ -565,7 +565,7 @@ fn builder_requires_a_secret_and_nonzero_limits() {
             .max_body_bytes(0)
             .build()
             .unwrap_err(),
-        BuildError::ZeroMaxBodyBytes
+        ReceiverBuildError::ZeroMaxBodyBytes
     );
 }
 
