@@ -702,8 +702,22 @@ mod tests {
         );
         let wrong_type = exchange("whoami", 200, json!({"scopes": "s"}));
         assert!(v.check(&wrong_type)[0].contains("expected an array"));
-        let wrong_enum = exchange("getWebhookStatus", 200, json!({"status": "paused"}));
-        assert!(v.check(&wrong_enum)[0].contains("not one of"));
+        let wrong_enum = exchange(
+            "getWebhookStatus",
+            200,
+            json!({"webhookId": "w1", "status": "paused"}),
+        );
+        assert!(
+            v.check(&wrong_enum)[0].contains("not one of"),
+            "{:?}",
+            v.check(&wrong_enum)
+        );
+        let missing = exchange("getWebhookStatus", 200, json!({"status": "enabled"}));
+        assert!(
+            v.check(&missing)[0].contains("webhookId"),
+            "{:?}",
+            v.check(&missing)
+        );
         let mut header = exchange("whoami", 200, json!({}));
         header
             .response_headers

@@ -36,13 +36,12 @@
 //!   `Username,Event,IP Address,Access,Time`), then the rows.
 //!
 //! ```no_run
-//! use pubapi_sdk_ext::prelude::*;
 //! use pubapi_sandbox::{Sandbox, SandboxConfig};
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! let sandbox = Sandbox::start(SandboxConfig::testing()).await;
 //! let client = sandbox.client_for("admin");
-//! let me = client.whoami().send().typed().await?;
+//! let me = client.identity().whoami().await?;
 //! assert_eq!(me.username.as_deref(), Some("admin"));
 //! sandbox.assert_conformant();
 //! # Ok(()) }

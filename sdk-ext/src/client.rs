@@ -19,13 +19,15 @@ pub const USER_AGENT: &str = concat!("pubapi-sdk-ext/", env!("CARGO_PKG_VERSION"
 
 /// A client of the Content Platform Public API for one token.
 ///
-/// It dereferences to the generated [`pubapi_sdk::Client`], so every operation is available
-/// through the traits of [`crate::prelude`]; each request passes the client's policy: bearer
-/// token, impersonation, rate-limit pacing shared by all clones, throttle handling and retries,
-/// tracing. Clones share the token, the pacer and the retry budget.
+/// Every operation is reached through a handle per area (`agents()`, `assistant()`,
+/// `copilot()`, `documents()`, `knowledge_bases()`, `search()`, `audit()`, `webhooks()`,
+/// `events()`, `identity()`), whose methods return `Result<_, Error>`; the generated client
+/// stays reachable through one escape hatch, [`Client::sdk`]. Each request passes the client's
+/// policy: the reference's checks, bearer token, impersonation, rate-limit pacing shared by
+/// all clones, throttle handling and retries, tracing. Clones share the token, the pacer and
+/// the retry budget.
 ///
 /// ```no_run
-/// use pubapi_sdk_ext::prelude::*;
 /// use pubapi_sdk_ext::{ActAs, Client, SecretToken};
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -33,12 +35,12 @@ pub const USER_AGENT: &str = concat!("pubapi-sdk-ext/", env!("CARGO_PKG_VERSION"
 ///     .domain("acme.example.com")
 ///     .token(SecretToken::try_from(std::env::var("PUBAPI_TOKEN")?)?)
 ///     .build()?;
-/// let me = client.whoami().send().typed().await?;
+/// let me = client.identity().whoami().await?;
 /// println!("token of {:?}", me.username);
 ///
 /// // An immutable view that acts as another user (admin tokens only).
 /// let bob = client.act_as(ActAs::username("bob")?);
-/// let hooks = bob.list_webhooks().send().typed().await?;
+/// let hooks = bob.webhooks().list().await?;
 /// println!("bob has {} webhooks", hooks.len());
 /// # Ok(())
 /// # }

@@ -37,10 +37,12 @@ pub use retry::RetryConfig;
 pub use token::{SecretToken, TokenSource};
 pub use typed::TypedResultExt;
 
-/// The traits that put every operation on [`Client`] (one per area of the API) and `.typed()`
-/// on their futures.
+/// The traits a caller needs: the generated operations on `client.sdk()` (one trait per area
+/// of the API), `.typed()` on their futures, and `.next()` on the SDK's streams.
 pub mod prelude {
     pub use crate::typed::TypedResultExt;
+    /// `.next()` on the SDK's streams (event streams, report events, search results).
+    pub use futures_util::StreamExt;
     pub use pubapi_sdk::prelude::{
         ClientAgentsExt, ClientAssistantExt, ClientAuditExt, ClientCopilotExt, ClientDocumentAiExt,
         ClientEventsExt, ClientHybridSearchExt, ClientIdentityExt, ClientKnowledgeBasesExt,

@@ -288,6 +288,7 @@ impl Webhooks<'_> {
     pub async fn create(&self, registration: &Registration) -> Result<WebhookSummary, Error> {
         let call = self
             .client
+            .sdk()
             .create_webhook()
             .body(registration.create_body());
         Ok(call.send().typed().await?.into_inner())
@@ -297,6 +298,7 @@ impl Webhooks<'_> {
     pub async fn list(&self) -> Result<Vec<WebhookSummary>, Error> {
         Ok(self
             .client
+            .sdk()
             .list_webhooks()
             .send()
             .typed()
@@ -307,13 +309,13 @@ impl Webhooks<'_> {
 
     /// The full registration.
     pub async fn details(&self, id: &str) -> Result<Webhook, Error> {
-        let call = self.client.get_webhook_details().webhook_id(id);
+        let call = self.client.sdk().get_webhook_details().webhook_id(id);
         Ok(call.send().typed().await?.into_inner())
     }
 
     /// Status and expiry.
     pub async fn status(&self, id: &str) -> Result<WebhookSummary, Error> {
-        let call = self.client.get_webhook_status().webhook_id(id);
+        let call = self.client.sdk().get_webhook_status().webhook_id(id);
         Ok(call.send().typed().await?.into_inner())
     }
 
@@ -322,7 +324,12 @@ impl Webhooks<'_> {
         let body = WebhookStatusRequest {
             status: status.state(),
         };
-        let call = self.client.set_webhook_status().webhook_id(id).body(body);
+        let call = self
+            .client
+            .sdk()
+            .set_webhook_status()
+            .webhook_id(id)
+            .body(body);
         Ok(call.send().typed().await?.into_inner())
     }
 
@@ -335,13 +342,13 @@ impl Webhooks<'_> {
         status: Option<Status>,
     ) -> Result<(), Error> {
         let body = registration.update_body(status);
-        let call = self.client.update_webhook().webhook_id(id).body(body);
+        let call = self.client.sdk().update_webhook().webhook_id(id).body(body);
         call.send().typed().await.map(|_| ())
     }
 
     /// Deletes the registration (204).
     pub async fn delete(&self, id: &str) -> Result<(), Error> {
-        let call = self.client.delete_webhook().webhook_id(id);
+        let call = self.client.sdk().delete_webhook().webhook_id(id);
         call.send().typed().await.map(|_| ())
     }
 

@@ -28,7 +28,7 @@
 //!         .build()
 //!         .unwrap();
 //!
-//!     let agents = client.list_agents().send().typed().await.unwrap();
+//!     let agents = client.agents().list().await.unwrap();
 //!     assert!(agents.is_empty());
 //!
 //!     // The client waited the 7 seconds it was told to (paused time: instantly) and asked again.

@@ -261,13 +261,14 @@ pub(crate) async fn read_capped(mut response: reqwest::Response) -> reqwest::Res
     Ok(Bytes::from(body))
 }
 
-/// `.typed()` on the future of any generated operation: the result with [`Error`] as its
-/// error type.
+/// `.typed()` on the future of an operation of the generated client ([`crate::Client::sdk`]):
+/// the result with [`Error`] as its error type, for code that inspects the error in place
+/// (with `?` in a function returning [`Error`], `From` does the same).
 ///
 /// ```no_run
 /// use pubapi_sdk_ext::prelude::*;
 /// # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), pubapi_sdk_ext::Error> {
-/// let hooks = client.list_webhooks().send().typed().await?;
+/// let hooks = client.sdk().list_webhooks().send().typed().await?;
 /// # Ok(()) }
 /// ```
 pub trait TypedResultExt<T>: Sized {

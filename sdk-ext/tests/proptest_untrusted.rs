@@ -518,7 +518,7 @@ proptest! {
         body in arb_error_body(),
         headers in arb_response_headers(),
     ) {
-        let (format, area) = (*format.get(&formats()), *area.get(&areas()));
+        let (format, area) = (*format.get(&formats()), *area.get(areas()));
         let error = Error::from_response(format, area, status, &headers, Bytes::from(body.clone()), NOW);
         prop_assert_eq!(error.status(), Some(status));
         let api = error.api_error().unwrap();

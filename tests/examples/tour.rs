@@ -12,14 +12,15 @@
 //! With `PUBAPI_DOMAIN` (or `PUBAPI_BASE_URL`, as printed by `pubapi-sandbox`) and
 //! `PUBAPI_TOKEN` set, it runs the read-only parts against that domain instead.
 
-use futures_util::StreamExt;
 use pubapi_sdk::types::{
     AssistantAskRequest, DocumentAskRequest, DocumentSummaryRequest, HybridSearchRequest,
     KnowledgeBaseAskRequest, KnowledgeBaseListRequest, LoginsAuditRequest,
 };
 use pubapi_sdk_ext::ai::AiWait;
 use pubapi_sdk_ext::audit::{AuditEvent, AuditWait, ReportRead};
-use pubapi_sdk_ext::events::{EventStream, EventsVersion, StreamItem, StreamNotice, StreamStart};
+use pubapi_sdk_ext::events::{
+    EventQuery, EventStream, EventsVersion, StreamItem, StreamNotice, StreamStart,
+};
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::registration::Registration;
 use pubapi_sdk_ext::webhook::{self, Batch, EventData, HandlerError, Receiver, WebhookSecret};
@@ -88,7 +89,7 @@ async fn main() -> Result<()> {
 /// What can be shown on a real domain without changing anything.
 async fn read_only(client: &Client) {
     section("whoami");
-    match client.sdk().whoami().send().typed().await {
+    match client.identity().whoami().await {
         Ok(me) => println!(
             "  {} on {} (client {}, scopes {:?})",
             me.username.as_deref().unwrap_or("?"),
@@ -99,7 +100,7 @@ async fn read_only(client: &Client) {
         Err(e) => println!("  whoami failed: {e}"),
     }
     section("agents");
-    match client.sdk().list_agents().send().typed().await {
+    match client.agents().list().await {
         Ok(agents) => {
             for agent in agents.iter() {
                 println!(
@@ -113,11 +114,8 @@ async fn read_only(client: &Client) {
     }
     section("knowledge bases");
     match client
-        .sdk()
-        .list_knowledge_bases()
-        .body(KnowledgeBaseListRequest::default())
-        .send()
-        .typed()
+        .knowledge_bases()
+        .page(KnowledgeBaseListRequest::default())
         .await
     {
         Ok(page) => {
@@ -133,14 +131,7 @@ async fn read_only(client: &Client) {
     }
     section("hybrid search");
     match body::<HybridSearchRequest>(json!({"query": "policy", "size": 5})) {
-        Ok(request) => match client
-            .sdk()
-            .hybrid_search()
-            .body(request)
-            .send()
-            .typed()
-            .await
-        {
+        Ok(request) => match client.search().page(request).await {
             Ok(found) => {
                 for hit in &found.results {
                     println!("  {}", hit.filename.as_deref().unwrap_or("?"));
@@ -151,33 +142,26 @@ async fn read_only(client: &Client) {
         Err(e) => println!("  {e}"),
     }
     section("webhooks");
-    match client.sdk().list_webhooks().send().typed().await {
+    match client.webhooks().list().await {
         Ok(hooks) => println!("  {} registered for this user and client", hooks.len()),
         Err(e) => println!("  not available: {e}"),
     }
     section("events");
-    match client.sdk().get_events_cursor().send().typed().await {
+    match client.events().cursor().await {
         Ok(cursor) => {
             let latest = cursor.latest_event_id;
             println!(
                 "  cursor: latest {latest}, oldest {:?}",
                 cursor.oldest_event_id
             );
-            match client
-                .sdk()
-                .list_events_v2()
-                .id((latest - 5).max(0))
-                .send()
-                .await
-            {
-                Ok(page) => {
+            let query = EventQuery::after((latest - 5).max(0));
+            match client.events().page(EventsVersion::V2, &query).await {
+                Ok(Some(page)) => {
                     for event in &page.events {
                         print_event(event);
                     }
                 }
-                Err(pubapi_sdk::Error::UnexpectedResponse(r)) if r.status() == 204 => {
-                    println!("  nothing new")
-                }
+                Ok(None) => println!("  nothing new"),
                 Err(e) => println!("  not available: {e}"),
             }
         }
@@ -200,7 +184,7 @@ fn print_event(event: &pubapi_sdk::types::PollingEvent) {
     println!(
         "  #{} {} {} {} by user {}",
         event.id,
-        Some(event.type_.to_string()).unwrap_or_default(),
+        event.type_,
         event
             .action
             .as_ref()
@@ -241,7 +225,7 @@ async fn sandbox_tour() -> Result<()> {
         .build()?;
 
     section("whoami");
-    let me = client.sdk().whoami().send().typed().await?.into_inner();
+    let me = client.identity().whoami().await?;
     println!(
         "  {} on {} (client {}, scopes {:?})",
         me.username.unwrap_or_default(),
@@ -264,13 +248,7 @@ async fn sandbox_tour() -> Result<()> {
     );
 
     section("agents");
-    let agents = client
-        .sdk()
-        .list_agents()
-        .send()
-        .typed()
-        .await?
-        .into_inner();
+    let agents = client.agents().list().await?;
     for agent in agents.iter() {
         println!(
             "  {} ({}) — {}",
@@ -322,30 +300,23 @@ async fn sandbox_tour() -> Result<()> {
     section("document Q&A");
     let travel = "4100002";
     let answer = client
-        .sdk()
-        .ask_document()
-        .entry_id(travel)
-        .body(body::<DocumentAskRequest>(json!({
-            "question": "What is the daily meal allowance?",
-            "includeCitations": true
-        }))?)
-        .send()
-        .typed()
-        .await?
-        .into_inner();
+        .documents()
+        .ask(
+            travel,
+            body::<DocumentAskRequest>(json!({
+                "question": "What is the daily meal allowance?",
+                "includeCitations": true
+            }))?,
+        )
+        .await?;
     println!(
         "  travel-and-expenses.docx, \"What is the daily meal allowance?\"\n  -> {}",
         answer.response.and_then(|r| r.text).unwrap_or_default()
     );
     let summary = client
-        .sdk()
-        .summarize_document()
-        .entry_id(travel)
-        .body(DocumentSummaryRequest::default())
-        .send()
-        .typed()
-        .await?
-        .into_inner();
+        .documents()
+        .summarize(travel, Some(DocumentSummaryRequest::default()))
+        .await?;
     println!(
         "  summary: {}",
         short(
@@ -356,15 +327,11 @@ async fn sandbox_tour() -> Result<()> {
 
     section("knowledge bases");
     let page = client
-        .sdk()
-        .list_knowledge_bases()
-        .body(body::<KnowledgeBaseListRequest>(
+        .knowledge_bases()
+        .page(body::<KnowledgeBaseListRequest>(
             json!({"status": ["ACTIVE", "CREATED"]}),
         )?)
-        .send()
-        .typed()
-        .await?
-        .into_inner();
+        .await?;
     for kb in &page.content {
         println!(
             "  {} ({}) [{}] {}",
@@ -379,33 +346,25 @@ async fn sandbox_tour() -> Result<()> {
         );
     }
     let kb_answer = client
-        .sdk()
-        .ask_knowledge_base()
-        .kb_id("kb-company-policies")
-        .body(body::<KnowledgeBaseAskRequest>(
-            json!({"question": "How long are invoices kept?"}),
-        )?)
-        .send()
-        .typed()
-        .await?
-        .into_inner();
+        .knowledge_bases()
+        .ask(
+            "kb-company-policies",
+            body::<KnowledgeBaseAskRequest>(json!({"question": "How long are invoices kept?"}))?,
+        )
+        .await?;
     println!(
         "  Company policies, \"How long are invoices kept?\"\n  -> {}",
-        kb_answer.0["response"]["text"].as_str().unwrap_or("")
+        kb_answer["response"]["text"].as_str().unwrap_or("")
     );
 
     section("hybrid search");
     for (query, weight) in [("postmortem action items", 0.0), ("postmortm", 1.0)] {
         let found = client
-            .sdk()
-            .hybrid_search()
-            .body(body::<HybridSearchRequest>(
+            .search()
+            .page(body::<HybridSearchRequest>(
                 json!({"query": query, "semanticWeight": weight, "size": 3}),
             )?)
-            .send()
-            .typed()
-            .await?
-            .into_inner();
+            .await?;
         println!(
             "  {query:?} (semanticWeight {weight}): {} hit(s)",
             found.total_elements.unwrap_or(0)
@@ -455,13 +414,7 @@ async fn sandbox_tour() -> Result<()> {
         "  registered {webhook_id} -> {hook_url} ({})",
         created.status
     );
-    let cursor = client
-        .sdk()
-        .get_events_cursor()
-        .send()
-        .typed()
-        .await?
-        .into_inner();
+    let cursor = client.events().cursor().await?;
     // Activity in the sandbox (what users do in the web app): it feeds deliveries and events.
     let sam = sandbox.activity_as("sam");
     sam.create_folder("/Tour")?;

@@ -3,7 +3,7 @@
 use crate::Client;
 use crate::error::Error;
 use crate::prelude::*;
-use futures_util::Stream;
+use futures_util::stream::BoxStream;
 use pubapi_sdk::types::{
     HybridSearchRequest, HybridSearchResponse, HybridSearchResult, KnowledgeBase,
     KnowledgeBaseAskRequest, KnowledgeBaseListRequest, KnowledgeBasePage,
@@ -58,7 +58,7 @@ impl KnowledgeBases<'_> {
     pub fn list(
         &self,
         request: KnowledgeBaseListRequest,
-    ) -> impl Stream<Item = Result<KnowledgeBase, Error>> + Send + 'static {
+    ) -> BoxStream<'static, Result<KnowledgeBase, Error>> {
         let client = self.client.clone();
         futures_util::stream::once(async move { client.knowledge_bases().page(request).await })
             .flat_map(|page| {
@@ -79,6 +79,7 @@ impl KnowledgeBases<'_> {
                 };
                 futures_util::stream::iter(items)
             })
+            .boxed()
     }
 
     /// Asks a knowledge base (`POST /v1/ai/kb/{kb-id}/ask`); the answer's fields are not
@@ -117,7 +118,7 @@ impl Search<'_> {
     pub fn results(
         &self,
         request: HybridSearchRequest,
-    ) -> impl Stream<Item = Result<HybridSearchResult, Error>> + Send + 'static {
+    ) -> BoxStream<'static, Result<HybridSearchResult, Error>> {
         struct Pages {
             client: Client,
             request: HybridSearchRequest,
@@ -151,6 +152,7 @@ impl Search<'_> {
                 }
             }
         })
+        .boxed()
     }
 }
 

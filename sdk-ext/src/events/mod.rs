@@ -2,6 +2,7 @@
 //!
 //! ```no_run
 //! use pubapi_sdk_ext::events::{EventStream, EventsVersion, StreamItem, StreamNotice, StreamStart};
+//! use pubapi_sdk_ext::prelude::*; // StreamExt::next
 //!
 //! # async fn run(client: pubapi_sdk_ext::Client, saved: Option<i64>) -> Result<(), pubapi_sdk_ext::Error> {
 //! // Resume after the last event processed, or start at the current end of the stream.

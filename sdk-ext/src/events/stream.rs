@@ -4,7 +4,9 @@ use super::{EventQuery, EventsVersion, PollingEvent, Suppress};
 use crate::Client;
 use crate::error::Error;
 use crate::fleet::{CheckpointStore, FleetError};
-use futures_util::Stream;
+use futures_util::future::BoxFuture;
+use futures_util::stream::BoxStream;
+use futures_util::{Stream, StreamExt};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
@@ -117,7 +119,8 @@ impl EventStreamBuilder {
 
     /// The stream, reading through `client`.
     pub fn build(self, client: Client) -> EventStream {
-        EventStream {
+        let store = self.checkpoints.clone();
+        let walker = Walker {
             client,
             version: self.version,
             start: Some(self.start),
@@ -131,22 +134,22 @@ impl EventStreamBuilder {
             next_poll: None,
             caught_up: false,
             ended: false,
+        };
+        EventStream {
+            walker: Some(Box::new(walker)),
+            pending: None,
+            checkpoint: None,
+            store,
         }
     }
 }
 
-/// A stream of polling events.
-///
-/// Each page is a window of ids: with `count = N` the server answers the events in
-/// `(cursor, cursor + N]` that pass the filters, and `latest_id` says where the window ended,
-/// also when filters left it short or empty. The stream moves its cursor through windows by
-/// `latest_id` (and by the ids it delivered), reads full windows back to back, and reports
-/// [`StreamNotice::CaughtUp`] and waits the polling interval (5 minutes or more) only when the
-/// server has nothing after the cursor: a 204, a window that ended before `N` ids, or a
-/// `latest_id` that did not move. [`EventStream::checkpoint`] is exact after every item:
-/// resuming from it with [`StreamStart::After`] loses nothing and repeats nothing.
+/// The walker reading one item, handing itself back with it.
+type Reading = BoxFuture<'static, (Box<Walker>, Option<Result<StreamItem, Error>>)>;
+
+/// The state an [`EventStream`] moves through windows with.
 #[derive(Debug)]
-pub struct EventStream {
+struct Walker {
     client: Client,
     version: EventsVersion,
     start: Option<StreamStart>,
@@ -165,12 +168,45 @@ pub struct EventStream {
     ended: bool,
 }
 
+/// A stream of polling events.
+///
+/// Each page is a window of ids: with `count = N` the server answers the events in
+/// `(cursor, cursor + N]` that pass the filters, and `latest_id` says where the window ended,
+/// also when filters left it short or empty. The stream moves its cursor through windows by
+/// `latest_id` (and by the ids it delivered), reads full windows back to back, and reports
+/// [`StreamNotice::CaughtUp`] and waits the polling interval (5 minutes or more) only when the
+/// server has nothing after the cursor: a 204, a window that ended before `N` ids, or a
+/// `latest_id` that did not move. [`EventStream::checkpoint`] is exact after every item:
+/// resuming from it with [`StreamStart::After`] loses nothing and repeats nothing.
+///
+/// It is a [`futures_util::Stream`] and `Unpin`: `while let Some(item) = events.next().await`
+/// with [`futures_util::StreamExt`] (in [`crate::prelude`]).
+pub struct EventStream {
+    /// The walker, home between items.
+    walker: Option<Box<Walker>>,
+    /// The walker, away reading the next item.
+    pending: Option<Reading>,
+    /// The walker's cursor after the last item handed out.
+    checkpoint: Option<i64>,
+    /// The builder's checkpoint store.
+    store: Option<(Arc<dyn CheckpointStore>, String)>,
+}
+
+impl std::fmt::Debug for EventStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventStream")
+            .field("checkpoint", &self.checkpoint)
+            .field("reading", &self.pending.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
 impl EventStream {
     /// The reference's minimum polling interval.
     pub const MIN_POLL_INTERVAL: Duration = Duration::from_secs(5 * 60);
 
-    /// How many windows in a row without a matching event one call of [`EventStream::next`]
-    /// reads before it returns [`StreamNotice::Skipped`].
+    /// How many windows in a row without a matching event the stream reads for one item
+    /// before it hands out [`StreamNotice::Skipped`].
     pub const MAX_EMPTY_WINDOWS_PER_ITEM: u32 = 16;
 
     /// Starts building a stream of the `version` events list.
@@ -184,32 +220,71 @@ impl EventStream {
         }
     }
 
-    /// Every id up to this one has been delivered or skipped by the filters (before the first
-    /// poll: the start cursor): save it after processing an item and resume with
-    /// [`StreamStart::After`].
+    /// Every id up to this one has been delivered or skipped by the filters: save it after
+    /// processing an item and resume with [`StreamStart::After`]. `None` before the first
+    /// item.
     pub fn checkpoint(&self) -> Option<i64> {
-        self.cursor
+        self.checkpoint
     }
 
     /// Saves [`EventStream::checkpoint`] in the store given to
     /// [`EventStreamBuilder::checkpoints`] (nothing to do without one or before the first
-    /// poll). Call it after processing an item.
+    /// item). Call it after processing an item.
     ///
     /// # Errors
     /// [`FleetError`] when the store fails; the stream goes on, and the next save catches up.
     pub async fn save_checkpoint(&self) -> Result<(), FleetError> {
-        match (&self.checkpoints, self.cursor) {
+        match (&self.store, self.checkpoint) {
             (Some((store, name)), Some(id)) => store.save(name, id).await,
             _ => Ok(()),
         }
     }
+}
 
+/// Errors are items and the stream goes on after them at the next poll; it ends only after
+/// an error no later poll can mend (input the SDK refuses, such as an invalid folder path; a
+/// query the server refuses with 400, such as an event type it does not know, as
+/// [`Error::InvalidRequest`] with the server's codes and descriptions; or a cursor without the
+/// id to start from), which was the item before the end.
+impl Stream for EventStream {
+    type Item = Result<StreamItem, Error>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        use std::task::Poll;
+        if self.pending.is_none() {
+            let Some(mut walker) = self.walker.take() else {
+                return Poll::Ready(None);
+            };
+            self.pending = Some(Box::pin(async move {
+                let item = walker.next().await;
+                (walker, item)
+            }));
+        }
+        let Some(pending) = self.pending.as_mut() else {
+            return Poll::Ready(None);
+        };
+        match pending.as_mut().poll(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready((walker, item)) => {
+                self.pending = None;
+                self.checkpoint = walker.cursor;
+                self.walker = Some(walker);
+                Poll::Ready(item)
+            }
+        }
+    }
+}
+
+impl Walker {
     /// The next item. Errors are items and the stream goes on after them at the next poll;
     /// `None` comes only after an error no later poll can mend (input the SDK refuses, such
     /// as an invalid folder path; a query the server refuses with 400, such as an event type
     /// it does not know, as [`Error::InvalidRequest`] with the server's codes and
     /// descriptions; or a cursor without the id to start from), which was the item before it.
-    pub async fn next(&mut self) -> Option<Result<StreamItem, Error>> {
+    async fn next(&mut self) -> Option<Result<StreamItem, Error>> {
         let mut empty_windows = 0;
         loop {
             if self.ended {
@@ -291,7 +366,7 @@ impl EventStream {
                     continue;
                 }
                 empty_windows += 1;
-                if empty_windows >= Self::MAX_EMPTY_WINDOWS_PER_ITEM {
+                if empty_windows >= EventStream::MAX_EMPTY_WINDOWS_PER_ITEM {
                     self.notices.push_back(StreamNotice::Skipped {
                         through: window.end,
                     });
@@ -302,14 +377,6 @@ impl EventStream {
             self.window_end = Some(window.end);
             self.caught_up = !window.more;
         }
-    }
-
-    /// The stream as a [`futures_util::Stream`].
-    pub fn into_stream(self) -> impl Stream<Item = Result<StreamItem, Error>> {
-        futures_util::stream::unfold(self, |mut stream| async move {
-            let item = stream.next().await?;
-            Some((item, stream))
-        })
     }
 
     fn advance(&mut self, to: Option<i64>) {
@@ -419,7 +486,7 @@ pub fn backfill(
     client: Client,
     version: EventsVersion,
     from: i64,
-) -> impl Stream<Item = Result<PollingEvent, Error>> {
+) -> BoxStream<'static, Result<PollingEvent, Error>> {
     struct Walk {
         client: Client,
         /// The next window ends here (inclusive); `None` before the cursor is read.
@@ -494,11 +561,46 @@ pub fn backfill(
             }
         }
     })
+    .boxed()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every stream of the SDK is a `Stream + Unpin + Send`: `.next()` needs no `Box::pin`.
+    #[test]
+    fn the_sdks_streams_are_unpin() {
+        fn stream<T: Stream + Unpin + Send>() {}
+        stream::<EventStream>();
+        stream::<BoxStream<'static, Result<PollingEvent, Error>>>();
+        fn unpin<S: Stream + Unpin + Send>(_: &S) {}
+        // Building a stream sends nothing: a client nobody listens for will do.
+        let client = crate::Client::builder()
+            .base_url("http://127.0.0.1:9/pubapi")
+            .allow_plain_http()
+            .token(crate::SecretToken::try_from("t").unwrap())
+            .isolated_budget()
+            .build()
+            .unwrap();
+        unpin(&backfill(client.clone(), EventsVersion::V2, 10));
+        unpin(
+            &client
+                .search()
+                .results(pubapi_sdk::types::HybridSearchRequest::new("q")),
+        );
+        unpin(&client.knowledge_bases().list(Default::default()));
+        let at = crate::audit::ReportLocation {
+            kind: pubapi_sdk::types::AuditReportKind::Logins,
+            id: "r-1".into(),
+        };
+        unpin(
+            &client
+                .audit()
+                .events(at, crate::audit::ReportRead::default()),
+        );
+        unpin(&EventStream::builder(EventsVersion::V2).build(client));
+    }
     use proptest::prelude::*;
     use pubapi_sdk::types::EventPage;
     use serde_json::json;
