@@ -53,7 +53,7 @@ impl ReportRead {
     }
 }
 
-/// What reading a JSON report will cost, from [`Client::audit_report_plan`].
+/// What reading a JSON report will cost, from [`super::Audit::plan`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReadPlan {
     /// The report's `total_count`.
@@ -434,7 +434,7 @@ impl Client {
     }
 }
 
-/// A report that is ready, from [`Client::run_audit_report`].
+/// A report that is ready, from [`super::Audit::run`].
 #[derive(Debug, Clone)]
 pub struct FinishedReport {
     client: Client,
