@@ -8,6 +8,7 @@ pub mod classify;
 pub mod client;
 pub mod error;
 pub mod events;
+mod failed;
 pub mod fleet;
 pub mod identity;
 pub mod limiter;

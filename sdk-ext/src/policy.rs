@@ -140,53 +140,6 @@ pub(crate) struct Policy {
     act_as: Option<ActAs>,
 }
 
-/// A failed response's body, read by the policy (at most 1 MiB) and kept
-/// with the operation it answered, so the error can be built without waiting for the body:
-/// that is what lets `?` turn a generated operation's error into [`crate::Error`].
-#[derive(Debug, Clone)]
-pub(crate) struct FailedBody {
-    /// The operation the response answered (its area and error format).
-    pub(crate) operation: &'static Operation,
-    /// The body as read; empty when it broke off before any byte.
-    pub(crate) body: bytes::Bytes,
-}
-
-impl FailedBody {
-    /// The failed body a response carries, if the policy read it.
-    pub(crate) fn of(response: &reqwest::Response) -> Option<&FailedBody> {
-        response.extensions().get::<FailedBody>()
-    }
-}
-
-/// Reads a failed response's body (capped) and answers a response that carries it both as
-/// its body and as a [`FailedBody`] extension.
-async fn keep_failed_body(
-    response: reqwest::Response,
-    operation: &'static Operation,
-) -> reqwest::Response {
-    let status = response.status();
-    let version = response.version();
-    let headers = response.headers().clone();
-    let url = response.url().clone();
-    // A body that breaks off still leaves the status and headers to decide the error.
-    let body = crate::typed::read_capped(response)
-        .await
-        .unwrap_or_default();
-    use reqwest::ResponseBuilderExt;
-    // Only the URL needs the builder (reqwest keeps it in a private extension).
-    let mut rebuilt = http::Response::builder()
-        .url(url)
-        .body(body.clone())
-        .unwrap_or_default();
-    *rebuilt.status_mut() = status;
-    *rebuilt.version_mut() = version;
-    *rebuilt.headers_mut() = headers;
-    rebuilt
-        .extensions_mut()
-        .insert(FailedBody { operation, body });
-    reqwest::Response::from(rebuilt)
-}
-
 fn endpoint_kind(class: LimitClass) -> EndpointKind {
     match class {
         LimitClass::Ai => EndpointKind::Ai,
@@ -239,7 +192,7 @@ impl Policy {
         if response.status().as_u16() < 400 || LocalRejection::of(&response).is_some() {
             return Ok(response);
         }
-        Ok(keep_failed_body(response, operation).await)
+        Ok(crate::failed::keep_failed_body(response, operation).await)
     }
 
     /// Refuses an operation the reference has removed, once its sunset has passed, unless

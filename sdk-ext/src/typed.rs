@@ -1,17 +1,14 @@
 //! Turning the generated client's results into [`Error`].
 
 use crate::error::{Area, Error, ErrorFormat, InputError, RawBody};
+use crate::failed::{FailedBody, read_capped};
 use crate::limiter::LimitError;
-use crate::policy::FailedBody;
 use crate::rejection::LocalRejection;
 use bytes::Bytes;
 use progenitor_client::ResponseValue;
 use serde::de::DeserializeOwned;
 use std::future::Future;
 use std::time::SystemTime;
-
-/// The largest error body kept (bigger bodies are cut; the status and headers still count).
-pub(crate) const MAX_ERROR_BODY: usize = 1 << 20;
 
 /// The area and error format of a URL path's operation, for responses that did not pass a
 /// policy (the general format when no operation has this path).
@@ -246,19 +243,6 @@ impl From<LocalRejection> for Error {
             }),
         }
     }
-}
-
-/// Reads at most [`MAX_ERROR_BODY`] bytes of a body and stops: the rest is never read.
-pub(crate) async fn read_capped(mut response: reqwest::Response) -> reqwest::Result<Bytes> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await? {
-        let room = MAX_ERROR_BODY.saturating_sub(body.len());
-        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        if room <= chunk.len() {
-            break;
-        }
-    }
-    Ok(Bytes::from(body))
 }
 
 /// `.typed()` on the future of an operation of the generated client ([`crate::Client::sdk`]):

@@ -1,0 +1,67 @@
+//! A failed response's body, read once by the policy and kept with the operation it
+//! answered: the policy (which reads it) and the error conversion (which decodes it) both
+//! depend on this module and not on each other.
+
+use bytes::Bytes;
+use pubapi_sdk::operations::Operation;
+
+/// The largest error body kept (bigger bodies are cut; the status and headers still count).
+pub(crate) const MAX_ERROR_BODY: usize = 1 << 20;
+
+/// A failed response's body, read by the policy (at most 1 MiB) and kept
+/// with the operation it answered, so the error can be built without waiting for the body:
+/// that is what lets `?` turn a generated operation's error into [`crate::Error`].
+#[derive(Debug, Clone)]
+pub(crate) struct FailedBody {
+    /// The operation the response answered (its area and error format).
+    pub(crate) operation: &'static Operation,
+    /// The body as read; empty when it broke off before any byte.
+    pub(crate) body: bytes::Bytes,
+}
+
+impl FailedBody {
+    /// The failed body a response carries, if the policy read it.
+    pub(crate) fn of(response: &reqwest::Response) -> Option<&FailedBody> {
+        response.extensions().get::<FailedBody>()
+    }
+}
+
+/// Reads a failed response's body (capped) and answers a response that carries it both as
+/// its body and as a [`FailedBody`] extension.
+pub(crate) async fn keep_failed_body(
+    response: reqwest::Response,
+    operation: &'static Operation,
+) -> reqwest::Response {
+    let status = response.status();
+    let version = response.version();
+    let headers = response.headers().clone();
+    let url = response.url().clone();
+    // A body that breaks off still leaves the status and headers to decide the error.
+    let body = read_capped(response).await.unwrap_or_default();
+    use reqwest::ResponseBuilderExt;
+    // Only the URL needs the builder (reqwest keeps it in a private extension).
+    let mut rebuilt = http::Response::builder()
+        .url(url)
+        .body(body.clone())
+        .unwrap_or_default();
+    *rebuilt.status_mut() = status;
+    *rebuilt.version_mut() = version;
+    *rebuilt.headers_mut() = headers;
+    rebuilt
+        .extensions_mut()
+        .insert(FailedBody { operation, body });
+    reqwest::Response::from(rebuilt)
+}
+
+/// Reads at most [`MAX_ERROR_BODY`] bytes of a body and stops: the rest is never read.
+pub(crate) async fn read_capped(mut response: reqwest::Response) -> reqwest::Result<Bytes> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        let room = MAX_ERROR_BODY.saturating_sub(body.len());
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if room <= chunk.len() {
+            break;
+        }
+    }
+    Ok(Bytes::from(body))
+}
