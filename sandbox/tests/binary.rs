@@ -5,6 +5,19 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// `GET url` with a bearer token, the body as JSON.
+async fn get_json(url: &str, token: &str) -> serde_json::Value {
+    reqwest::Client::new()
+        .get(url)
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
 /// Kills the sandbox it started if the test fails before stopping it.
 struct Started(Child);
 
@@ -34,15 +47,7 @@ async fn the_binary_prints_its_url_and_token_then_serves_until_interrupted() {
     let base_url = url_part.strip_prefix("PUBAPI_BASE_URL=").unwrap();
     let token = token_part.strip_prefix("PUBAPI_TOKEN=").unwrap();
     assert!(base_url.starts_with("http://127.0.0.1:") && base_url.ends_with("/pubapi"));
-    let me: serde_json::Value = reqwest::Client::new()
-        .get(format!("{base_url}/v1/whoami"))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let me = get_json(&format!("{base_url}/v1/whoami"), token).await;
     assert_eq!(me["username"], "admin");
 
     let interrupted = Command::new("kill")
@@ -185,15 +190,7 @@ async fn the_binary_alone_makes_activity_that_reaches_a_loopback_receiver() {
         assert_eq!(item["eventType"], "fs:add_folder", "{delivery}");
         assert_eq!(item["data"]["targetPath"], "/Projects", "{delivery}");
 
-        let events: serde_json::Value = reqwest::Client::new()
-            .get(format!("{base_url}/v2/events?id=0"))
-            .bearer_auth(&token)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let events = get_json(&format!("{base_url}/v2/events?id=0"), &token).await;
         assert!(
             events.to_string().contains("/Projects"),
             "limits {limits}: {events}"
