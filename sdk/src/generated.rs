@@ -23,6 +23,7 @@ pub mod types {
         PartialEq,
         PartialOrd
     )]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub enum AccessPoint {
         Web,
         #[serde(rename = "FTP")]
@@ -207,6 +208,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
     }
     ///An AI agent.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct Agent {
         ///Unique id.
         #[serde(
@@ -246,6 +248,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
     }
     ///Agent question request body. Other optional fields exist; their names are not shown (additional properties are allowed).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct AgentAskRequest {
         ///The question, at most 35,000 characters.
         pub question: AgentAskRequestQuestion,
@@ -332,6 +335,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
     }
     ///Submission response of an agent question.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct AgentAskResponse {
         #[serde(
             rename = "conversationId",
@@ -349,6 +353,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
     }
     ///A citation of an agent answer.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct AgentCitation {
         #[serde(
             rename = "previewUrl",
@@ -367,6 +372,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
     ///Array of agents (response of `listAgents`).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[serde(transparent)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct AgentList(pub ::std::vec::Vec<Agent>);
     impl ::std::ops::Deref for AgentList {
         type Target = ::std::vec::Vec<Agent>;
@@ -386,6 +392,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
     }
     ///Execution result of an agent question (agent status).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct AgentRequestStatus {
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub citations: ::std::vec::Vec<AgentCitation>,
@@ -422,6 +429,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
         PartialEq,
         PartialOrd
     )]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub enum AgentSortBy {
         #[serde(rename = "name")]
         Name,
@@ -482,6 +490,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
         PartialEq,
         PartialOrd
     )]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub enum AgentSortOrder {
         #[serde(rename = "asc")]
         Asc,
@@ -531,6 +540,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
     }
     ///Error body of the AI endpoints. Observed codes: `QUESTION_MANDATORY` (question missing), `INTERNAL_SERVER_ERROR`; the complete list of codes is not shown.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct AiError {
         ///Error code (open set; `QUESTION_MANDATORY`, `INTERNAL_SERVER_ERROR` observed).
         #[serde(
@@ -552,6 +562,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
     }
     ///Answer text wrapper (`response` of document AI and copilot answers).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct AiResponseText {
         ///Answer text.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -564,6 +575,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
     }
     ///Assistant ask request. The inner shape of mcpSelectionId and modelDetails and the meaning of conversationId on input are not shown.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct AssistantAskRequest {
         #[serde(
             rename = "chatHistory",
@@ -688,6 +700,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
     }
     ///Assistant ask response, returned immediately; the answer is produced asynchronously.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct AssistantAskResponse {
         ///Actions (element shape not shown).
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
@@ -716,6 +729,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
     }
     ///A citation of an assistant answer.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct AssistantCitation {
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub chunks: ::std::vec::Vec<AssistantCitationChunk>,
@@ -745,6 +759,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
     }
     ///A cited chunk of an assistant answer.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct AssistantCitationChunk {
         #[serde(
             rename = "chunkId",
@@ -764,6 +779,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
     }
     ///Assistant status response.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct AssistantStatusResponse {
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub citations: ::std::vec::Vec<AssistantCitation>,
@@ -817,6 +833,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
     }
     ///A tool call made by the assistant.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct AssistantToolCall {
         ///Tool input (shape not shown).
         #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
@@ -863,6 +880,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
         PartialEq,
         PartialOrd
     )]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub enum AuditFormat {
         #[serde(rename = "csv")]
         Csv,
@@ -907,6 +925,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
     }
     ///Body of the 202 answer of an audit report creation.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct AuditJobCreated {
         ///Job id.
         pub id: ::std::string::String,
@@ -1023,6 +1042,7 @@ Known values: running, completed.*/
     }
     ///Audit job status body: `{status: running}` (200) while generating, `{status: completed}` (303) when ready.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct AuditJobStatus {
         pub status: AuditJobState,
     }
@@ -1033,6 +1053,7 @@ Known values: running, completed.*/
     }
     ///Finished JSON audit report. The event shapes are described for logins, files, permissions, users, groups and workgroup-settings (`LoginsAuditEvent`, `FilesAuditEvent`, `PermissionsAuditEvent`, `UsersAuditEvent`, `GroupsAuditEvent`, `WorkgroupSettingsAuditEvent`); the event shapes of the other report types (workflows, workflow-templates, quality-docs, quality-docs-categories, quality-docs-courses, etmf, snapshot-restore, upload-requests) are not shown, so events are free-form objects.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct AuditReport {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub count: ::std::option::Option<i64>,
@@ -1063,6 +1084,7 @@ Known values: running, completed.*/
         PartialEq,
         PartialOrd
     )]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub enum AuditReportKind {
         #[serde(rename = "logins")]
         Logins,
@@ -1155,6 +1177,7 @@ Known values: running, completed.*/
     }
     ///Permission changes of a `permission_change` polling event.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct ChangePermissionEvent {
         #[serde(
             rename = "changedPermissions",
@@ -1170,6 +1193,7 @@ Known values: running, completed.*/
     }
     ///One changed permission entry.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct ChangedPermission {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub action: ::std::option::Option<PermissionChangeAction>,
@@ -1183,6 +1207,7 @@ Known values: running, completed.*/
     }
     ///Previous conversation turns. The shape of a message element is not shown.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct ChatHistory {
         ///Messages (free-form objects; their shape is not shown).
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
@@ -1197,6 +1222,7 @@ Known values: running, completed.*/
     }
     ///`data` of `comment:remove_comment`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct CommentRemoveCommentData {
         ///Optional.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -1213,6 +1239,7 @@ Known values: running, completed.*/
     }
     ///`data` of `comment:set_comment`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct CommentSetCommentData {
         pub comment: ::std::string::String,
         #[serde(rename = "targetPath")]
@@ -1227,6 +1254,7 @@ Known values: running, completed.*/
     }
     ///Copilot request (deprecated endpoint).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct CopilotAskRequest {
         #[serde(
             rename = "chatHistory",
@@ -1329,6 +1357,7 @@ Known values: running, completed.*/
     }
     ///Copilot response (deprecated endpoint).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct CopilotAskResponse {
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub citations: ::std::vec::Vec<CopilotCitation>,
@@ -1353,6 +1382,7 @@ Known values: running, completed.*/
     }
     ///A citation of a copilot answer (as document AI citations, plus objectId and previewUrl).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct CopilotCitation {
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub chunks: ::std::vec::Vec<DocumentCitationChunk>,
@@ -1381,6 +1411,7 @@ Known values: running, completed.*/
     }
     ///Ask-document request.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct DocumentAskRequest {
         #[serde(
             rename = "chatHistory",
@@ -1477,6 +1508,7 @@ Known values: running, completed.*/
     }
     ///Ask-document response.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct DocumentAskResponse {
         ///Present when requested.
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
@@ -1491,6 +1523,7 @@ Known values: running, completed.*/
     }
     ///A citation of a document AI answer.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct DocumentCitation {
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub chunks: ::std::vec::Vec<DocumentCitationChunk>,
@@ -1509,6 +1542,7 @@ Known values: running, completed.*/
     }
     ///A cited chunk (document AI and copilot citations).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct DocumentCitationChunk {
         #[serde(
             rename = "chunkId",
@@ -1525,6 +1559,7 @@ Known values: running, completed.*/
     }
     ///Summary request body (the body itself is optional).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct DocumentSummaryRequest {
         #[serde(
             rename = "chatHistory",
@@ -1539,6 +1574,7 @@ Known values: running, completed.*/
     }
     ///Summary response.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct DocumentSummaryResponse {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub response: ::std::option::Option<AiResponseText>,
@@ -1561,6 +1597,7 @@ Known values: running, completed.*/
         PartialEq,
         PartialOrd
     )]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub enum EtmfAction {
         #[serde(rename = "STUDY_CREATED")]
         StudyCreated,
@@ -1795,6 +1832,7 @@ Known values: running, completed.*/
     }
     ///Body of `POST /v1/audit/etmf`. An omitted filter array means no restriction.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct EtmfAuditRequest {
         ///End, as a date `YYYY-MM-DD` or an ISO 8601 timestamp `YYYY-MM-DDTHH:MM:SSZ`; must be after `date_start`.
         pub date_end: ::std::string::String,
@@ -1845,6 +1883,7 @@ Known values: running, completed.*/
     }
     ///A page of polling events.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct EventPage {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub count: ::std::option::Option<i64>,
@@ -1872,6 +1911,7 @@ Known values: running, completed.*/
         PartialEq,
         PartialOrd
     )]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub enum EventSuppress {
         #[serde(rename = "app")]
         App,
@@ -2203,6 +2243,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
     }
     ///Extra object of a `permission_change` polling event (v2).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct EventTypeSpecificAttributes {
         ///Null, or the snapshot-restore id when the change came from a snapshot restore job.
         #[serde(
@@ -2241,6 +2282,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
     }
     ///Events cursor.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct EventsCursor {
         pub latest_event_id: i64,
         pub oldest_event_id: i64,
@@ -2255,6 +2297,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
     }
     ///`data` of a `file_system` polling event. Source fields apply to copy and move.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct FileSystemEventData {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub is_folder: ::std::option::Option<bool>,
@@ -2291,6 +2334,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
         PartialEq,
         PartialOrd
     )]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub enum FileTransactionType {
         #[serde(rename = "upload")]
         Upload,
@@ -2375,6 +2419,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
     }
     ///Event of a files report (JSON); a subset of the fields appears per event. JSON types of the id and info fields are not shown.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct FilesAuditEvent {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub access: ::std::option::Option<::std::string::String>,
@@ -2416,6 +2461,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
     }
     ///Body of `POST /v1/audit/files`. The time portion of a date is ignored. An omitted filter array means no restriction.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct FilesAuditRequest {
         ///End, as a date `YYYY-MM-DD` or an ISO 8601 timestamp `YYYY-MM-DDTHH:MM:SSZ` (the time portion is ignored); must be after `date_start`.
         pub date_end: ::std::string::String,
@@ -2467,6 +2513,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
     }
     ///`data` of `fs:add_file`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct FsAddFileData {
         #[serde(rename = "itemType")]
         pub item_type: WebhookItemType,
@@ -2488,6 +2535,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
     }
     ///`data` of `fs:add_folder`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct FsAddFolderData {
         #[serde(rename = "targetPath")]
         pub target_path: ::std::string::String,
@@ -2501,6 +2549,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
     }
     ///`data` of `fs:copy_file`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct FsCopyFileData {
         #[serde(rename = "sourcePath")]
         pub source_path: ::std::string::String,
@@ -2522,6 +2571,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
     }
     ///`data` of `fs:copy_folder`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct FsCopyFolderData {
         #[serde(rename = "sourcePath")]
         pub source_path: ::std::string::String,
@@ -2537,6 +2587,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
     }
     ///`data` of `fs:delete_file`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct FsDeleteFileData {
         #[serde(
             rename = "itemType",
@@ -2561,6 +2612,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
     }
     ///`data` of `fs:delete_folder`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct FsDeleteFolderData {
         #[serde(rename = "targetPath")]
         pub target_path: ::std::string::String,
@@ -2574,6 +2626,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
     }
     ///`data` of `fs:delete_from_trash`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct FsDeleteFromTrashData {
         #[serde(rename = "targetPath")]
         pub target_path: ::std::string::String,
@@ -2587,6 +2640,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
     }
     ///`data` of `fs:folder_project_activity`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct FsFolderProjectActivityData {
         #[serde(rename = "targetPath")]
         pub target_path: ::std::string::String,
@@ -2600,6 +2654,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
     }
     ///`data` of `fs:lock_file` and `fs:unlock_file`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct FsLockFileData {
         #[serde(rename = "targetEntryId")]
         pub target_entry_id: ::std::string::String,
@@ -2619,6 +2674,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
     }
     ///`data` of `fs:move_file`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct FsMoveFileData {
         #[serde(rename = "sourcePath")]
         pub source_path: ::std::string::String,
@@ -2638,6 +2694,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
     }
     ///`data` of `fs:move_folder`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct FsMoveFolderData {
         #[serde(rename = "sourcePath")]
         pub source_path: ::std::string::String,
@@ -2653,6 +2710,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
     }
     ///`data` of `fs:restore_from_trash`. For files also targetEntryId, targetGroupId, targetFileChecksum and (optionally) itemType.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct FsRestoreFromTrashData {
         #[serde(rename = "isFolder")]
         pub is_folder: bool,
@@ -2691,6 +2749,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
     }
     ///`data` of `fs:upload_link`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct FsUploadLinkData {
         #[serde(rename = "fileChecksum")]
         pub file_checksum: ::std::string::String,
@@ -2820,6 +2879,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     }
     ///Error body of the general API and of audit reporting; one entry per problem found.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct GeneralError {
         #[serde(
             rename = "Errors",
@@ -2835,6 +2895,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     }
     ///One problem found in the request.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct GeneralErrorItem {
         ///Error code.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -2861,6 +2922,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         PartialEq,
         PartialOrd
     )]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub enum GroupActionType {
         #[serde(rename = "CREATE")]
         Create,
@@ -2917,6 +2979,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     }
     ///`data` of `group:create`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct GroupCreateData {
         ///Group id (JSON type not shown).
         #[serde(rename = "groupId")]
@@ -2938,6 +3001,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     }
     ///`data` of `group:delete` and `group:rename` (no extra fields beyond the ones every group event carries: `user`, `groupName`, `groupId`).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct GroupEventData {
         ///Group id (JSON type not shown).
         #[serde(rename = "groupId")]
@@ -2955,6 +3019,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     }
     ///`data` of `group:add_members` and `group:remove_members`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct GroupMembersData {
         ///Group id (JSON type not shown).
         #[serde(rename = "groupId")]
@@ -2974,6 +3039,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     }
     ///`data` of `group:add_owner` and `group:remove_owner`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct GroupOwnerData {
         ///Group id (JSON type not shown).
         #[serde(rename = "groupId")]
@@ -2993,6 +3059,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     }
     ///The `user` object carried by every group event.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct GroupUser {
         pub email: ::std::string::String,
         #[serde(rename = "fullName")]
@@ -3011,6 +3078,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     }
     ///Event of a groups report (JSON).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct GroupsAuditEvent {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub action: ::std::option::Option<::std::string::String>,
@@ -3036,6 +3104,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     }
     ///Body of `POST /v1/audit/groups`. The time portion of a date is ignored. An omitted filter array means no restriction. `suppress_emails` is not accepted by this kind.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct GroupsAuditRequest {
         ///Action types (omitted means all).
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
@@ -3083,6 +3152,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     }
     ///A matching chunk of a hybrid search hit.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct HybridSearchChunk {
         #[serde(
             rename = "chunkId",
@@ -3101,6 +3171,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     }
     ///Hybrid search request. Which fields are required, the range of semanticWeight and the bounds of limit, page and size are not shown by the reference; the platform's clients always send a query (3 to 250 characters), and the platform refuses a search without one, so `query` is required here.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct HybridSearchRequest {
         ///Date, YYYY-MM-DD.
         #[serde(
@@ -3165,6 +3236,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     }
     ///Hybrid search response.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct HybridSearchResponse {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub first: ::std::option::Option<bool>,
@@ -3194,6 +3266,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     }
     ///A hybrid search hit.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct HybridSearchResult {
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub chunks: ::std::vec::Vec<HybridSearchChunk>,
@@ -3217,6 +3290,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     }
     ///A knowledge base.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct KnowledgeBase {
         #[serde(
             rename = "createdBy",
@@ -3292,6 +3366,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     }
     ///Ask-KB request.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct KnowledgeBaseAskRequest {
         #[serde(
             rename = "chatHistory",
@@ -3391,6 +3466,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     ///Ask-KB response; its fields are not shown.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[serde(transparent)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct KnowledgeBaseAskResponse(
         pub ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     );
@@ -3419,6 +3495,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     }
     ///The user who created a knowledge base.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct KnowledgeBaseCreator {
         #[serde(
             rename = "avatarEosObjectId",
@@ -3453,6 +3530,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     }
     ///Knowledge base list request (the body is required; all fields are optional). The value formats of createdBy, createdAfter and createdBefore, and the request fields that select the page, are not shown.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct KnowledgeBaseListRequest {
         ///Filter (value format not shown).
         #[serde(
@@ -3510,6 +3588,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     }
     ///A page of knowledge bases.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct KnowledgeBasePage {
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub content: ::std::vec::Vec<KnowledgeBase>,
@@ -3552,6 +3631,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     }
     ///A path of a knowledge base.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct KnowledgeBasePath {
         #[serde(
             rename = "folderId",
@@ -3585,6 +3665,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         PartialEq,
         PartialOrd
     )]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub enum KnowledgeBaseSortField {
         #[serde(rename = "name")]
         Name,
@@ -3640,6 +3721,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         PartialEq,
         PartialOrd
     )]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub enum KnowledgeBaseStatus {
         #[serde(rename = "ACTIVE")]
         Active,
@@ -3688,6 +3770,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     }
     ///`data` of `link:create_download_link` and `link:delete_download_link`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct LinkDownloadLinkData {
         #[serde(rename = "linkId")]
         pub link_id: ::std::string::String,
@@ -3708,6 +3791,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     ///`data` of `link:create` and `link:delete` (no extra fields).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[serde(transparent)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct LinkEventData(
         pub ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     );
@@ -3736,6 +3820,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     }
     ///`data` of `link:create_upload_link` and `link:delete_upload_link`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct LinkUploadLinkData {
         #[serde(rename = "linkId")]
         pub link_id: ::std::string::String,
@@ -3838,6 +3923,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         PartialEq,
         PartialOrd
     )]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub enum LoginEvent {
         #[serde(rename = "logins")]
         Logins,
@@ -3894,6 +3980,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     }
     ///Event of a logins report (JSON). CSV columns are Username, Event, IP Address, Access, Time.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct LoginsAuditEvent {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub access: ::std::option::Option<::std::string::String>,
@@ -3915,6 +4002,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     }
     ///Body of `POST /v1/audit/logins`. An omitted filter array means no restriction.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct LoginsAuditRequest {
         ///Access points (omitted means all).
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
@@ -3963,6 +4051,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     }
     ///`data` of `meta:add_metadata_key` and `meta:delete_metadata_key`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct MetaKeyData {
         pub key: ::std::string::String,
         pub namespace: ::std::string::String,
@@ -4085,6 +4174,7 @@ Known values: ADD, DELETE.*/
     }
     ///`data` of `permission:permission_change`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct PermissionChangeData {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub assignee: ::std::option::Option<::std::string::String>,
@@ -4120,6 +4210,7 @@ Known values: ADD, DELETE.*/
     }
     ///`data` of a `permission_change` polling event (v2).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct PermissionChangeEventData {
         ///Always false; it says whether the event is a folder event, not whether the path is a folder.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -4135,6 +4226,7 @@ Known values: ADD, DELETE.*/
     }
     ///A permission entry.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct PermissionEntry {
         ///Permission level.
         #[serde(rename = "priv", skip_serializing_if = "::std::option::Option::is_none")]
@@ -4150,6 +4242,7 @@ Known values: ADD, DELETE.*/
     }
     ///Event of a permissions report (JSON). `change` uses a plus prefix for a grant (for example plus a role name) and two right angle brackets between old and new role for a role change.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct PermissionsAuditEvent {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub assignee: ::std::option::Option<::std::string::String>,
@@ -4175,6 +4268,7 @@ Known values: ADD, DELETE.*/
     }
     ///Body of `POST /v1/audit/permissions`. The time portion of a date is ignored. An omitted filter array means no restriction (except as stated per field).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct PermissionsAuditRequest {
         ///Assignee groups (omitted means only users are included).
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
@@ -4226,6 +4320,7 @@ Known values: ADD, DELETE.*/
     }
     ///An event of the Events API. `data` is a `FileSystemEventData` for `file_system` events and a `PermissionChangeEventData` for `permission_change` events (v2); the `data` shape of `note` events is not shown.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct PollingEvent {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub action: ::std::option::Option<PollingEventAction>,
@@ -4513,6 +4608,7 @@ Known values: file_system, note, permission_change.*/
         PartialEq,
         PartialOrd
     )]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub enum QualityDocsAction {
         #[serde(rename = "DOCUMENT_ADDED")]
         DocumentAdded,
@@ -4609,6 +4705,7 @@ Known values: file_system, note, permission_change.*/
     }
     ///Body of `POST /v1/audit/quality-docs`. An omitted filter array means no restriction.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct QualityDocsAuditRequest {
         ///End, as a date `YYYY-MM-DD` or an ISO 8601 timestamp `YYYY-MM-DDTHH:MM:SSZ`; must be after `date_start`.
         pub date_end: ::std::string::String,
@@ -4672,6 +4769,7 @@ Known values: file_system, note, permission_change.*/
         PartialEq,
         PartialOrd
     )]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub enum QualityDocsCategoriesAction {
         #[serde(rename = "CATEGORY_ADDED")]
         CategoryAdded,
@@ -4724,6 +4822,7 @@ Known values: file_system, note, permission_change.*/
     }
     ///Body of `POST /v1/audit/quality-docs-categories`. An omitted filter array means no restriction.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct QualityDocsCategoriesAuditRequest {
         ///End, as a date `YYYY-MM-DD` or an ISO 8601 timestamp `YYYY-MM-DDTHH:MM:SSZ`; must be after `date_start`.
         pub date_end: ::std::string::String,
@@ -4771,6 +4870,7 @@ Known values: file_system, note, permission_change.*/
     }
     ///Quality docs category filter (`quality_docs_categories` item).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct QualityDocsCategoryFilter {
         ///Category id.
         pub id: ::std::string::String,
@@ -4800,6 +4900,7 @@ Known values: file_system, note, permission_change.*/
         PartialEq,
         PartialOrd
     )]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub enum QualityDocsCoursesAction {
         #[serde(rename = "COURSE_CREATED")]
         CourseCreated,
@@ -4854,6 +4955,7 @@ Known values: file_system, note, permission_change.*/
     }
     ///Body of `POST /v1/audit/quality-docs-courses`. An omitted filter array means no restriction.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct QualityDocsCoursesAuditRequest {
         ///End, as a date `YYYY-MM-DD` or an ISO 8601 timestamp `YYYY-MM-DDTHH:MM:SSZ`; must be after `date_start`.
         pub date_end: ::std::string::String,
@@ -4916,6 +5018,7 @@ Known values: file_system, note, permission_change.*/
         PartialEq,
         PartialOrd
     )]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub enum QualityDocsCoursesParameter {
         #[serde(rename = "NAME")]
         Name,
@@ -5003,6 +5106,7 @@ Known values: file_system, note, permission_change.*/
         PartialEq,
         PartialOrd
     )]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub enum QualityDocsStatus {
         #[serde(rename = "DRAFT")]
         Draft,
@@ -5055,6 +5159,7 @@ Known values: file_system, note, permission_change.*/
     }
     ///A selected file.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct SelectedFile {
         ///File entry id.
         #[serde(
@@ -5070,6 +5175,7 @@ Known values: file_system, note, permission_change.*/
     }
     ///A selected folder.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct SelectedFolder {
         ///Folder id.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -5082,6 +5188,7 @@ Known values: file_system, note, permission_change.*/
     }
     ///Files and folders the question is restricted to.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct SelectedItems {
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub files: ::std::vec::Vec<SelectedFile>,
@@ -5095,6 +5202,7 @@ Known values: file_system, note, permission_change.*/
     }
     ///Body of `POST /v1/audit/snapshot-restore`. An omitted filter array means no restriction.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct SnapshotRestoreAuditRequest {
         ///End, as a date `YYYY-MM-DD` or an ISO 8601 timestamp `YYYY-MM-DDTHH:MM:SSZ`; must be after `date_start`.
         pub date_end: ::std::string::String,
@@ -5149,6 +5257,7 @@ Known values: file_system, note, permission_change.*/
         PartialEq,
         PartialOrd
     )]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub enum UploadRequestsAction {
         #[serde(rename = "REQUEST_CREATED")]
         RequestCreated,
@@ -5229,6 +5338,7 @@ Known values: file_system, note, permission_change.*/
     }
     ///Body of `POST /v1/audit/upload-requests`. An omitted filter array means no restriction.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct UploadRequestsAuditRequest {
         ///End, as a date `YYYY-MM-DD` or an ISO 8601 timestamp `YYYY-MM-DDTHH:MM:SSZ`; must be after `date_start`.
         pub date_end: ::std::string::String,
@@ -5282,6 +5392,7 @@ Known values: file_system, note, permission_change.*/
         PartialEq,
         PartialOrd
     )]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub enum UserActionType {
         #[serde(rename = "CREATE")]
         Create,
@@ -5346,6 +5457,7 @@ Known values: file_system, note, permission_change.*/
     }
     ///Event of a users report (JSON).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct UsersAuditEvent {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub action: ::std::option::Option<::std::string::String>,
@@ -5374,6 +5486,7 @@ Known values: file_system, note, permission_change.*/
     }
     ///Body of `POST /v1/audit/users`. The time portion of a date is ignored. An omitted filter array means no restriction. `suppress_emails` is not accepted by this kind.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct UsersAuditRequest {
         ///Action types (omitted means all).
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
@@ -5421,6 +5534,7 @@ Known values: file_system, note, permission_change.*/
     }
     ///A full webhook registration.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct Webhook {
         ///Value echoed in the authorization header of deliveries (a secret: `format: password`, redacted from `Debug` in the generated types).
         #[serde(
@@ -5472,6 +5586,7 @@ Known values: file_system, note, permission_change.*/
     }
     ///Webhook registration request.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct WebhookCreateRequest {
         ///Value sent in the `authorization` header of every delivery (a secret: `format: password`, redacted from `Debug` in the generated types).
         #[serde(
@@ -5521,6 +5636,7 @@ Known values: file_system, note, permission_change.*/
     }
     ///Optional custom properties of a delivered event; only these keys can occur. Their value types are not shown.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct WebhookCustomProperties {
         ///File updated marker (JSON type not shown).
         #[serde(
@@ -5556,6 +5672,7 @@ Known values: file_system, note, permission_change.*/
     }
     ///Body of a webhook delivery: the service sends HTTP POST with `Content-Type: application/json` and this body to the registered `url`, with an `authorization` header holding the registered `authHeader` (validate it on every request). The receiver must answer HTTP 200; any other code schedules a retry. Retries: immediately, then after 1 minute, 10 minutes and 1 hour (4 attempts in total); after all fail, the registration becomes disabled. The endpoint needs a TLS certificate signed by a public certificate authority. Delivery timeouts are not shown.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct WebhookDelivery {
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub data: ::std::vec::Vec<WebhookEvent>,
@@ -5567,6 +5684,7 @@ Known values: file_system, note, permission_change.*/
     }
     ///Error body of the webhook endpoints (and whoami). Codes: `request_schema_error`, `hook_invalid_url` (400), `gateway_error_forbidden_not_authorized` (401), `missing_scope_error` (403), `hook_not_found_error` (404), `hook_quota_error` (409).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct WebhookError {
         ///Error code.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -5585,6 +5703,7 @@ Known values: file_system, note, permission_change.*/
     }
     ///One delivered event.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct WebhookEvent {
         ///API or client that performed the action.
         #[serde(
@@ -5636,6 +5755,7 @@ Known values: file_system, note, permission_change.*/
         PartialEq,
         PartialOrd
     )]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub enum WebhookEventTypeFilter {
         #[serde(rename = "fs:add_file")]
         FsAddFile,
@@ -6063,6 +6183,7 @@ Known values: file, folder, upload.*/
     ///Webhooks of the authenticated user and client id (response of `listWebhooks`).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[serde(transparent)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct WebhookList(pub ::std::vec::Vec<WebhookSummary>);
     impl ::std::ops::Deref for WebhookList {
         type Target = ::std::vec::Vec<WebhookSummary>;
@@ -6187,6 +6308,7 @@ Known values: enabled, disabled.*/
     }
     ///Request to enable or disable a webhook.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct WebhookStatusRequest {
         pub status: WebhookState,
     }
@@ -6204,6 +6326,7 @@ Known values: enabled, disabled.*/
     }
     ///Webhook id, expiry and status.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct WebhookSummary {
         ///Unix timestamp (seconds) of registration expiry (what happens then is not shown).
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -6219,6 +6342,7 @@ Known values: enabled, disabled.*/
     }
     ///Webhook update request; same rules as creation. Whether fields omitted in an update keep their value or are cleared is not shown.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct WebhookUpdateRequest {
         ///Value sent in the `authorization` header of every delivery (a secret: `format: password`, redacted from `Debug` in the generated types).
         #[serde(
@@ -6272,6 +6396,7 @@ Known values: enabled, disabled.*/
     }
     ///The user who performed the delivered action.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct WebhookUser {
         ///Optional SHA1 hash of the OAuth client id that caused the event (for filtering out one's own actions).
         #[serde(
@@ -6304,6 +6429,7 @@ Known values: enabled, disabled.*/
     }
     ///Identity behind the access token.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct Whoami {
         #[serde(
             rename = "clientId",
@@ -6335,6 +6461,7 @@ Known values: enabled, disabled.*/
         PartialEq,
         PartialOrd
     )]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub enum WorkflowAction {
         #[serde(rename = "WORKFLOW_CREATED")]
         WorkflowCreated,
@@ -6471,6 +6598,7 @@ Known values: enabled, disabled.*/
     }
     ///`data` of `workflow:approvaltask_approved` and `workflow:approvaltask_rejected`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct WorkflowApprovalTaskData {
         pub assignee: WorkflowAssignee,
         ///Completion date (JSON type and format not shown).
@@ -6495,6 +6623,7 @@ Known values: enabled, disabled.*/
     }
     ///The `assignee` of a workflow approval task event.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct WorkflowAssignee {
         #[serde(rename = "displayName")]
         pub display_name: ::std::string::String,
@@ -6512,6 +6641,7 @@ Known values: enabled, disabled.*/
     }
     ///`data` of `workflow:completed`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct WorkflowCompletedData {
         ///Completion date (JSON type and format not shown).
         #[serde(rename = "completionDate")]
@@ -6534,6 +6664,7 @@ Known values: enabled, disabled.*/
     }
     ///`data` of `workflow:created` (workflow common fields plus definitionJson).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct WorkflowCreatedData {
         ///Workflow definition (shape not shown).
         #[serde(rename = "definitionJson")]
@@ -6551,6 +6682,7 @@ Known values: enabled, disabled.*/
     }
     ///The `firstEntity` object carried by every workflow event.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct WorkflowFirstEntity {
         #[serde(rename = "entryID")]
         pub entry_id: ::std::string::String,
@@ -6570,6 +6702,7 @@ Known values: enabled, disabled.*/
     }
     ///The `workflow` object carried by every workflow event.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct WorkflowInfo {
         #[serde(rename = "actionStatus")]
         pub action_status: ::std::string::String,
@@ -6597,6 +6730,7 @@ Known values: enabled, disabled.*/
     }
     ///The `step` of a workflow approval task event.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct WorkflowStep {
         ///Step id (JSON type not shown).
         pub id: ::serde_json::Value,
@@ -6624,6 +6758,7 @@ Known values: enabled, disabled.*/
         PartialEq,
         PartialOrd
     )]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub enum WorkflowTemplateAction {
         #[serde(rename = "TEMPLATE_CREATED")]
         TemplateCreated,
@@ -6688,6 +6823,7 @@ Known values: enabled, disabled.*/
     }
     ///Body of `POST /v1/audit/workflow-templates`. An omitted filter array means no restriction.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct WorkflowTemplatesAuditRequest {
         ///End, as a date `YYYY-MM-DD` or an ISO 8601 timestamp `YYYY-MM-DDTHH:MM:SSZ`; must be after `date_start`.
         pub date_end: ::std::string::String,
@@ -6741,6 +6877,7 @@ Known values: enabled, disabled.*/
         PartialEq,
         PartialOrd
     )]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub enum WorkflowType {
         #[serde(rename = "REVIEW_APPROVE")]
         ReviewApprove,
@@ -6801,6 +6938,7 @@ Known values: enabled, disabled.*/
     }
     ///Body of `POST /v1/audit/workflows`. An omitted filter array means no restriction.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct WorkflowsAuditRequest {
         ///End, as a date `YYYY-MM-DD` or an ISO 8601 timestamp `YYYY-MM-DDTHH:MM:SSZ`; must be after `date_start`.
         pub date_end: ::std::string::String,
@@ -6850,6 +6988,7 @@ Known values: enabled, disabled.*/
     }
     ///Event of a workgroup-settings report (JSON).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct WorkgroupSettingsAuditEvent {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub actor: ::std::option::Option<::std::string::String>,
@@ -6875,6 +7014,7 @@ Known values: enabled, disabled.*/
     }
     ///Body of `POST /v1/audit/workgroup-settings`. The time portion of a date is ignored. An omitted filter array means no restriction. `suppress_emails` is not accepted by this kind.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct WorkgroupSettingsAuditRequest {
         ///End, as a date `YYYY-MM-DD` or an ISO 8601 timestamp `YYYY-MM-DDTHH:MM:SSZ` (the time portion is ignored); must be after `date_start`.
         pub date_end: ::std::string::String,
@@ -20494,6 +20634,210 @@ Known values: enabled, disabled.*/
             fn from(value: String) -> Self {
                 Self(value.into())
             }
+        }
+    }
+    /// On the wire a string (the open enum's or the checked string's text).
+    #[cfg(feature = "schemars")]
+    impl ::schemars::JsonSchema for ActionSource {
+        fn schema_name() -> ::std::string::String {
+            "ActionSource".to_string()
+        }
+        fn json_schema(
+            generator: &mut ::schemars::r#gen::SchemaGenerator,
+        ) -> ::schemars::schema::Schema {
+            <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
+        }
+    }
+    /// On the wire a string (the open enum's or the checked string's text).
+    #[cfg(feature = "schemars")]
+    impl ::schemars::JsonSchema for AgentAskRequestQuestion {
+        fn schema_name() -> ::std::string::String {
+            "AgentAskRequestQuestion".to_string()
+        }
+        fn json_schema(
+            generator: &mut ::schemars::r#gen::SchemaGenerator,
+        ) -> ::schemars::schema::Schema {
+            <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
+        }
+    }
+    /// On the wire a string (the open enum's or the checked string's text).
+    #[cfg(feature = "schemars")]
+    impl ::schemars::JsonSchema for AssistantAskRequestQuestion {
+        fn schema_name() -> ::std::string::String {
+            "AssistantAskRequestQuestion".to_string()
+        }
+        fn json_schema(
+            generator: &mut ::schemars::r#gen::SchemaGenerator,
+        ) -> ::schemars::schema::Schema {
+            <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
+        }
+    }
+    /// On the wire a string (the open enum's or the checked string's text).
+    #[cfg(feature = "schemars")]
+    impl ::schemars::JsonSchema for AuditJobState {
+        fn schema_name() -> ::std::string::String {
+            "AuditJobState".to_string()
+        }
+        fn json_schema(
+            generator: &mut ::schemars::r#gen::SchemaGenerator,
+        ) -> ::schemars::schema::Schema {
+            <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
+        }
+    }
+    /// On the wire a string (the open enum's or the checked string's text).
+    #[cfg(feature = "schemars")]
+    impl ::schemars::JsonSchema for CopilotAskRequestQuestion {
+        fn schema_name() -> ::std::string::String {
+            "CopilotAskRequestQuestion".to_string()
+        }
+        fn json_schema(
+            generator: &mut ::schemars::r#gen::SchemaGenerator,
+        ) -> ::schemars::schema::Schema {
+            <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
+        }
+    }
+    /// On the wire a string (the open enum's or the checked string's text).
+    #[cfg(feature = "schemars")]
+    impl ::schemars::JsonSchema for DocumentAskRequestQuestion {
+        fn schema_name() -> ::std::string::String {
+            "DocumentAskRequestQuestion".to_string()
+        }
+        fn json_schema(
+            generator: &mut ::schemars::r#gen::SchemaGenerator,
+        ) -> ::schemars::schema::Schema {
+            <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
+        }
+    }
+    /// On the wire a string (the open enum's or the checked string's text).
+    #[cfg(feature = "schemars")]
+    impl ::schemars::JsonSchema for EventType {
+        fn schema_name() -> ::std::string::String {
+            "EventType".to_string()
+        }
+        fn json_schema(
+            generator: &mut ::schemars::r#gen::SchemaGenerator,
+        ) -> ::schemars::schema::Schema {
+            <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
+        }
+    }
+    /// On the wire a string (the open enum's or the checked string's text).
+    #[cfg(feature = "schemars")]
+    impl ::schemars::JsonSchema for GatewayErrorCode {
+        fn schema_name() -> ::std::string::String {
+            "GatewayErrorCode".to_string()
+        }
+        fn json_schema(
+            generator: &mut ::schemars::r#gen::SchemaGenerator,
+        ) -> ::schemars::schema::Schema {
+            <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
+        }
+    }
+    /// On the wire a string (the open enum's or the checked string's text).
+    #[cfg(feature = "schemars")]
+    impl ::schemars::JsonSchema for KnowledgeBaseAskRequestQuestion {
+        fn schema_name() -> ::std::string::String {
+            "KnowledgeBaseAskRequestQuestion".to_string()
+        }
+        fn json_schema(
+            generator: &mut ::schemars::r#gen::SchemaGenerator,
+        ) -> ::schemars::schema::Schema {
+            <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
+        }
+    }
+    /// On the wire a string (the open enum's or the checked string's text).
+    #[cfg(feature = "schemars")]
+    impl ::schemars::JsonSchema for ListEventsV1Reverse {
+        fn schema_name() -> ::std::string::String {
+            "ListEventsV1Reverse".to_string()
+        }
+        fn json_schema(
+            generator: &mut ::schemars::r#gen::SchemaGenerator,
+        ) -> ::schemars::schema::Schema {
+            <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
+        }
+    }
+    /// On the wire a string (the open enum's or the checked string's text).
+    #[cfg(feature = "schemars")]
+    impl ::schemars::JsonSchema for ListEventsV2Reverse {
+        fn schema_name() -> ::std::string::String {
+            "ListEventsV2Reverse".to_string()
+        }
+        fn json_schema(
+            generator: &mut ::schemars::r#gen::SchemaGenerator,
+        ) -> ::schemars::schema::Schema {
+            <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
+        }
+    }
+    /// On the wire a string (the open enum's or the checked string's text).
+    #[cfg(feature = "schemars")]
+    impl ::schemars::JsonSchema for PermissionChangeAction {
+        fn schema_name() -> ::std::string::String {
+            "PermissionChangeAction".to_string()
+        }
+        fn json_schema(
+            generator: &mut ::schemars::r#gen::SchemaGenerator,
+        ) -> ::schemars::schema::Schema {
+            <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
+        }
+    }
+    /// On the wire a string (the open enum's or the checked string's text).
+    #[cfg(feature = "schemars")]
+    impl ::schemars::JsonSchema for PollingEventAction {
+        fn schema_name() -> ::std::string::String {
+            "PollingEventAction".to_string()
+        }
+        fn json_schema(
+            generator: &mut ::schemars::r#gen::SchemaGenerator,
+        ) -> ::schemars::schema::Schema {
+            <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
+        }
+    }
+    /// On the wire a string (the open enum's or the checked string's text).
+    #[cfg(feature = "schemars")]
+    impl ::schemars::JsonSchema for PollingEventType {
+        fn schema_name() -> ::std::string::String {
+            "PollingEventType".to_string()
+        }
+        fn json_schema(
+            generator: &mut ::schemars::r#gen::SchemaGenerator,
+        ) -> ::schemars::schema::Schema {
+            <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
+        }
+    }
+    /// On the wire a string (the open enum's or the checked string's text).
+    #[cfg(feature = "schemars")]
+    impl ::schemars::JsonSchema for WebhookItemType {
+        fn schema_name() -> ::std::string::String {
+            "WebhookItemType".to_string()
+        }
+        fn json_schema(
+            generator: &mut ::schemars::r#gen::SchemaGenerator,
+        ) -> ::schemars::schema::Schema {
+            <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
+        }
+    }
+    /// On the wire a string (the open enum's or the checked string's text).
+    #[cfg(feature = "schemars")]
+    impl ::schemars::JsonSchema for WebhookLinkType {
+        fn schema_name() -> ::std::string::String {
+            "WebhookLinkType".to_string()
+        }
+        fn json_schema(
+            generator: &mut ::schemars::r#gen::SchemaGenerator,
+        ) -> ::schemars::schema::Schema {
+            <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
+        }
+    }
+    /// On the wire a string (the open enum's or the checked string's text).
+    #[cfg(feature = "schemars")]
+    impl ::schemars::JsonSchema for WebhookState {
+        fn schema_name() -> ::std::string::String {
+            "WebhookState".to_string()
+        }
+        fn json_schema(
+            generator: &mut ::schemars::r#gen::SchemaGenerator,
+        ) -> ::schemars::schema::Schema {
+            <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
         }
     }
 }

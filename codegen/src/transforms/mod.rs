@@ -16,6 +16,8 @@
 //! `enum X { Known.., Unknown(String) }`, serialised through `String`), [`request_constructors`]
 //! (typify gives a request with required fields no constructor: `X::new(required..)` is built
 //! from each request body schema's `required` list, fallible where typify checks a field),
+//! [`schemars_derive`] (the types implement `schemars::JsonSchema` behind the `schemars`
+//! feature of `pubapi-sdk`),
 //! [`mark_deprecated`] (progenitor ignores `deprecated: true`),
 //! [`redact_secrets`] (derived `Debug` would print `format: password` fields such as the
 //! webhook `authHeader`), [`strict_path_encoding`] (progenitor's `encode_path` lets `\` and dot
@@ -44,6 +46,7 @@ pub mod operation_table;
 pub mod raw_error_responses;
 pub mod redact_secrets;
 pub mod request_constructors;
+pub mod schemars_derive;
 pub mod strict_path_encoding;
 
 /// Something a spec transform removed from what progenitor sees.
