@@ -291,7 +291,7 @@ impl Webhooks<'_> {
             .sdk()
             .create_webhook()
             .body(registration.create_body());
-        Ok(call.send().typed().await?.into_inner())
+        Ok(call.send().await?.into_inner())
     }
 
     /// The registrations of the token's user and client id.
@@ -301,7 +301,6 @@ impl Webhooks<'_> {
             .sdk()
             .list_webhooks()
             .send()
-            .typed()
             .await?
             .into_inner()
             .0)
@@ -310,13 +309,13 @@ impl Webhooks<'_> {
     /// The full registration.
     pub async fn details(&self, id: &str) -> Result<Webhook, Error> {
         let call = self.client.sdk().get_webhook_details().webhook_id(id);
-        Ok(call.send().typed().await?.into_inner())
+        Ok(call.send().await?.into_inner())
     }
 
     /// Status and expiry.
     pub async fn status(&self, id: &str) -> Result<WebhookSummary, Error> {
         let call = self.client.sdk().get_webhook_status().webhook_id(id);
-        Ok(call.send().typed().await?.into_inner())
+        Ok(call.send().await?.into_inner())
     }
 
     /// Enables or disables deliveries.
@@ -330,7 +329,7 @@ impl Webhooks<'_> {
             .set_webhook_status()
             .webhook_id(id)
             .body(body);
-        Ok(call.send().typed().await?.into_inner())
+        Ok(call.send().await?.into_inner())
     }
 
     /// Replaces the configuration (and optionally the status). Whether fields left out keep

@@ -60,11 +60,6 @@ impl Error {
             SystemTime::now(),
         )
     }
-
-    /// Converts an error of the generated client, given the success type `T` it expected.
-    pub async fn from_sdk<T: DeserializeOwned>(error: progenitor_client::Error<()>) -> Error {
-        Error::from(error)
-    }
 }
 
 /// `?` on a generated operation's result: the failed body was read by the client's policy,
@@ -252,7 +247,7 @@ impl From<LocalRejection> for Error {
 /// ```no_run
 /// use pubapi_sdk_ext::prelude::*;
 /// # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), pubapi_sdk_ext::Error> {
-/// let hooks = client.sdk().list_webhooks().send().typed().await?;
+/// let hooks = client.sdk().list_webhooks().send().await?;
 /// # Ok(()) }
 /// ```
 pub trait TypedResultExt<T>: Sized {

@@ -10,18 +10,14 @@
 //! | `create<Kind>Audit` | [`AuditRequest::validate`]: dates, `date_end` after `date_start`, the kind's required filters |
 //! | `listEventsV1`, `listEventsV2` | `count` in 1..=100, no empty `type` entry |
 
+use crate::ai::MAX_QUESTION_CHARS;
 use crate::audit::AuditRequest;
 use crate::error::{Error, InputError};
+use crate::events::EventQuery;
+use crate::registration::MAX_PATHS;
 use crate::webhook::EventFilter;
 use pubapi_sdk::operations::Operation;
 use serde_json::Value;
-
-/// The most characters of an agent question (reference 2.1).
-pub(crate) const MAX_QUESTION_CHARS: usize = 35_000;
-/// The most folder paths of a webhook registration (reference 6).
-pub(crate) const MAX_WEBHOOK_PATHS: usize = 100;
-/// The most events of one page of the events lists (reference 4.9).
-pub(crate) const MAX_EVENTS_COUNT: u64 = 100;
 
 /// A field of the request and what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,10 +100,10 @@ fn webhook(body: &Value) -> Result<(), Refusal> {
     }
     if let Some(paths) = body.get("path").and_then(Value::as_str) {
         let paths: Vec<&str> = paths.split(',').collect();
-        if paths.len() > MAX_WEBHOOK_PATHS {
+        if paths.len() > MAX_PATHS {
             return refuse(
                 "path",
-                format!("{} paths, at most {MAX_WEBHOOK_PATHS}", paths.len()),
+                format!("{} paths, at most {MAX_PATHS}", paths.len()),
             );
         }
         if let Some(bad) = paths
@@ -121,9 +117,15 @@ fn webhook(body: &Value) -> Result<(), Refusal> {
 }
 
 fn question(body: &Value, max_chars: Option<usize>) -> Result<(), Refusal> {
-    let Some(question) = body.get("question").and_then(Value::as_str) else {
-        return Ok(());
-    };
+    match body.get("question").and_then(Value::as_str) {
+        Some(question) => question_text(question, max_chars),
+        None => Ok(()),
+    }
+}
+
+/// The question rule alone (also used by `Agents::ask`): not blank, at most `max_chars`
+/// characters where the reference gives a limit.
+pub(crate) fn question_text(question: &str, max_chars: Option<usize>) -> Result<(), Refusal> {
     if question.trim().is_empty() {
         return refuse("question", "is required (it is empty or blank)");
     }
@@ -140,11 +142,11 @@ fn events_query(url: &reqwest::Url) -> Result<(), Refusal> {
     for (name, value) in url.query_pairs() {
         match &*name {
             "count" => match value.parse::<u64>() {
-                Ok(count) if (1..=MAX_EVENTS_COUNT).contains(&count) => {}
+                Ok(count) if (1..=u64::from(EventQuery::MAX_COUNT)).contains(&count) => {}
                 _ => {
                     return refuse(
                         "count",
-                        format!("{value} is outside 1..={MAX_EVENTS_COUNT}"),
+                        format!("{value} is outside 1..={}", EventQuery::MAX_COUNT),
                     );
                 }
             },

@@ -36,15 +36,7 @@ impl Client {
 impl Agents<'_> {
     /// Lists the agents (sorted by name, ascending, as the API does by default).
     pub async fn list(&self) -> Result<Vec<Agent>, Error> {
-        Ok(self
-            .client
-            .sdk()
-            .list_agents()
-            .send()
-            .typed()
-            .await?
-            .into_inner()
-            .0)
+        Ok(self.client.sdk().list_agents().send().await?.into_inner().0)
     }
 
     /// Asks `agent_id` a question; the answer comes later (see [`Agents::ask_and_wait`]).
@@ -53,7 +45,7 @@ impl Agents<'_> {
         let question = check_question(question)?;
         let body = AgentAskRequest { question };
         let sent = self.client.sdk().ask_agent().agent_id(agent_id).body(body);
-        Ok(sent.send().typed().await?.into_inner())
+        Ok(sent.send().await?.into_inner())
     }
 
     /// One status poll of a question.
@@ -68,7 +60,7 @@ impl Agents<'_> {
             .get_agent_request_status()
             .agent_id(agent_id)
             .request_id(request_id);
-        Ok(call.send().typed().await?.into_inner())
+        Ok(call.send().await?.into_inner())
     }
 
     /// Asks and polls the status until `COMPLETED` (the answer) or `FAILED`
@@ -121,15 +113,8 @@ impl Agents<'_> {
 
 fn check_question(question: &str) -> Result<pubapi_sdk::types::AgentAskRequestQuestion, Error> {
     let invalid = |problem: String| Error::invalid_input("question", problem);
-    if question.trim().is_empty() {
-        return Err(invalid("is required".to_string()));
-    }
-    let chars = question.chars().count();
-    if chars > MAX_QUESTION_CHARS {
-        return Err(invalid(format!(
-            "{chars} characters, at most {MAX_QUESTION_CHARS}"
-        )));
-    }
+    crate::validate::question_text(question, Some(MAX_QUESTION_CHARS))
+        .map_err(|refusal| invalid(refusal.problem))?;
     question
         .to_string()
         .try_into()

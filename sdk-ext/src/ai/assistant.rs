@@ -51,7 +51,6 @@ impl Assistant<'_> {
             .ask_assistant()
             .body(request)
             .send()
-            .typed()
             .await?
             .into_inner())
     }
@@ -64,7 +63,7 @@ impl Assistant<'_> {
             .get_assistant_status()
             .execution_id(execution_id)
             .include_citations(true);
-        Ok(call.send().typed().await?.into_inner())
+        Ok(call.send().await?.into_inner())
     }
 
     /// Asks and polls `/v1/ai/assistant/{executionId}/status` until the status is no longer

@@ -16,7 +16,6 @@
 
 use crate::Client;
 use crate::error::Error;
-use crate::typed::TypedResultExt;
 use pubapi_sdk::types::{CopilotAskRequest, CopilotAskResponse};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -81,7 +80,7 @@ impl Copilot<'_> {
         }
         #[allow(deprecated)]
         let call = pubapi_sdk::ClientCopilotExt::ask_copilot(self.client.sdk()).body(request);
-        let response = call.send().typed().await?;
+        let response = call.send().await?;
         let header = |name: &str| {
             response
                 .headers()

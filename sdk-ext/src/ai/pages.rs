@@ -46,7 +46,6 @@ impl KnowledgeBases<'_> {
             .list_knowledge_bases()
             .body(request)
             .send()
-            .typed()
             .await?
             .into_inner())
     }
@@ -95,7 +94,7 @@ impl KnowledgeBases<'_> {
             .ask_knowledge_base()
             .kb_id(kb_id)
             .body(request);
-        Ok(call.send().typed().await?.into_inner().0)
+        Ok(call.send().await?.into_inner().0)
     }
 }
 
@@ -108,7 +107,6 @@ impl Search<'_> {
             .hybrid_search()
             .body(request)
             .send()
-            .typed()
             .await?
             .into_inner())
     }

@@ -5,7 +5,7 @@ use crate::Client;
 use crate::error::Error;
 use crate::prelude::*;
 use crate::waiter::{Verdict, WaitConfig, WaitError, wait};
-use pubapi_sdk::types::{AuditFormat, AuditJobCreated, AuditJobStatus, AuditReportKind};
+use pubapi_sdk::types::{AuditFormat, AuditJobStatus, AuditReportKind};
 use std::time::Duration;
 
 /// A created audit report job.
@@ -135,7 +135,7 @@ impl Client {
         };
         let created = match sent {
             Ok(created) => created.into_inner(),
-            Err(e) => return Err(Error::from_sdk::<AuditJobCreated>(e).await),
+            Err(e) => return Err(Error::from(e)),
         };
         let id = Some(created.id)
             .filter(|id| !id.is_empty())
@@ -176,7 +176,7 @@ impl Client {
                 }
                 Ok(JobState::Completed(self.report_location(&location)?))
             }
-            Err(e) => Err(Error::from_sdk::<AuditJobStatus>(e).await),
+            Err(e) => Err(Error::from(e)),
         }
     }
 

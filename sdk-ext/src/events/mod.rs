@@ -72,13 +72,7 @@ impl Events<'_> {
 impl Client {
     /// `GET /v1/events/cursor`: the ids of the newest and oldest stored events.
     pub(crate) async fn events_cursor(&self) -> Result<EventsCursor, Error> {
-        Ok(self
-            .sdk()
-            .get_events_cursor()
-            .send()
-            .typed()
-            .await?
-            .into_inner())
+        Ok(self.sdk().get_events_cursor().send().await?.into_inner())
     }
 
     /// One page of `GET /v1/events` or `/v2/events`; `None` when nothing follows the cursor
@@ -120,7 +114,7 @@ impl Client {
             Err(pubapi_sdk::Error::UnexpectedResponse(response)) if response.status() == 204 => {
                 Ok(None)
             }
-            Err(e) => Err(Error::from_sdk::<EventPage>(e).await),
+            Err(e) => Err(Error::from(e)),
         }
     }
 }
