@@ -319,18 +319,7 @@ fn documents_in(shared: &Shared, folders: &[&str]) -> Vec<FsEntry> {
 
 /// The `question` of an AI request body, or the documented 400.
 fn question(req: &ApiRequest, max: Option<usize>) -> Result<(String, Map<String, Value>), Reply> {
-    let body = match req.json() {
-        Ok(Some(Value::Object(map))) => map,
-        Ok(_) => {
-            return Err(error(
-                req.op,
-                400,
-                "INVALID_REQUEST",
-                "the body must be a JSON object",
-            ));
-        }
-        Err(message) => return Err(error(req.op, 400, "INVALID_REQUEST", &message)),
-    };
+    let body = object_body(req, "the body must be a JSON object")?;
     let question = match body.get("question") {
         Some(Value::String(q)) if !q.trim().is_empty() => q.clone(),
         Some(Value::String(_)) | None => {
@@ -367,6 +356,16 @@ fn question(req: &ApiRequest, max: Option<usize>) -> Result<(String, Map<String,
         check_common(req, &body)?;
     }
     Ok((question, body))
+}
+
+/// The request body as a JSON object, or the 400 saying why not (`not_an_object` when it is
+/// absent or another JSON value, the parser's message when it is not JSON).
+fn object_body(req: &ApiRequest, not_an_object: &str) -> Result<Map<String, Value>, Reply> {
+    match req.json() {
+        Ok(Some(Value::Object(map))) => Ok(map),
+        Ok(_) => Err(error(req.op, 400, "INVALID_REQUEST", not_an_object)),
+        Err(message) => Err(error(req.op, 400, "INVALID_REQUEST", &message)),
+    }
 }
 
 /// `chatHistory` and `includeCitations`, when present, must have their documented shapes.
@@ -1077,17 +1076,9 @@ fn kb_json(shared: &Shared, kb: &KbDef, body: &Map<String, Value>) -> Value {
 
 /// `POST /v1/ai/kb/list`.
 pub fn list_knowledge_bases(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply {
-    let body = match req.json() {
-        Ok(Some(Value::Object(map))) => map,
-        Ok(_) => {
-            return error(
-                req.op,
-                400,
-                "INVALID_REQUEST",
-                "the body is required and must be a JSON object",
-            );
-        }
-        Err(message) => return error(req.op, 400, "INVALID_REQUEST", &message),
+    let body = match object_body(req, "the body is required and must be a JSON object") {
+        Ok(body) => body,
+        Err(reply) => return reply,
     };
     let strings = |name: &str| -> Result<Option<Vec<String>>, Reply> {
         match body.get(name) {
@@ -1392,17 +1383,9 @@ impl SearchFilters {
 /// platform's clients read (plus `type`); results carry `groupId` and `uploadedTimestamp`
 /// (epoch milliseconds of the current version) besides the reference's fields.
 pub fn hybrid_search(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply {
-    let body = match req.json() {
-        Ok(Some(Value::Object(map))) => map,
-        Ok(_) => {
-            return error(
-                req.op,
-                400,
-                "INVALID_REQUEST",
-                "the body must be a JSON object",
-            );
-        }
-        Err(message) => return error(req.op, 400, "INVALID_REQUEST", &message),
+    let body = match object_body(req, "the body must be a JSON object") {
+        Ok(body) => body,
+        Err(reply) => return reply,
     };
     let bad = |message: &str| error(req.op, 400, "INVALID_REQUEST", message);
     // The reference does not say which fields are required; the platform's clients send a

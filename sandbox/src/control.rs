@@ -421,18 +421,6 @@ enum What {
     },
 }
 
-/// The `via` values, as `action_source` spells them.
-const SOURCES: &[ActionSource] = &[
-    ActionSource::WebUi,
-    ActionSource::SyncEngine,
-    ActionSource::Mobile,
-    ActionSource::PublicApi,
-    ActionSource::WebEdit,
-    ActionSource::System,
-    ActionSource::Vpc,
-    ActionSource::Other,
-];
-
 fn activity(shared: &Arc<Shared>, request: ActivityRequest) -> Result<Answer, String> {
     let user = match request.user {
         Some(user) => user,
@@ -448,11 +436,11 @@ fn activity(shared: &Arc<Shared>, request: ActivityRequest) -> Result<Answer, St
         actor = actor.impersonated_by(admin);
     }
     if let Some(via) = &request.via {
-        let source = SOURCES
+        let source = ActionSource::ALL
             .iter()
             .find(|s| s.as_str().eq_ignore_ascii_case(via))
             .ok_or_else(|| {
-                let known: Vec<&str> = SOURCES.iter().map(|s| s.as_str()).collect();
+                let known: Vec<&str> = ActionSource::ALL.iter().map(|s| s.as_str()).collect();
                 format!("via {via:?} is not one of {}", known.join(", "))
             })?;
         actor = actor.via(*source);

@@ -55,16 +55,6 @@ pub enum FaultAction {
     },
 }
 
-impl FaultAction {
-    /// Whether the request is still handled (the fault shapes only how the answer goes out).
-    pub fn handles_request(&self) -> bool {
-        matches!(
-            self,
-            FaultAction::Delay(_) | FaultAction::SlowBody { .. } | FaultAction::CutBody { .. }
-        )
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Target {
     Any,

@@ -43,6 +43,18 @@ pub enum ActionSource {
 }
 
 impl ActionSource {
+    /// Every source, in the reference's order.
+    pub const ALL: [ActionSource; 8] = [
+        ActionSource::WebUi,
+        ActionSource::SyncEngine,
+        ActionSource::Mobile,
+        ActionSource::PublicApi,
+        ActionSource::WebEdit,
+        ActionSource::System,
+        ActionSource::Vpc,
+        ActionSource::Other,
+    ];
+
     /// The wire value.
     pub fn as_str(self) -> &'static str {
         match self {
