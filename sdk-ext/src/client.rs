@@ -3,8 +3,8 @@
 
 use crate::act_as::ActAs;
 use crate::fleet::Fleet;
-use crate::limiter::{Pacing, Quota, RateLimiter};
-use crate::limits::{LimitClass, Limits};
+use crate::limiter::RateLimiter;
+use crate::limits::{LimitClass, Limits, Pacing, Quota};
 use crate::policy::{Budgets, Policy, Settings, Shared};
 use crate::retry::RetryConfig;
 use crate::token::{SecretToken, StaticToken, TokenSource};

@@ -33,7 +33,7 @@ pub mod webhook;
 pub use act_as::ActAs;
 pub use client::{BuildError, Client, ClientBuilder};
 pub use error::Error;
-pub use limits::{Budget, LimitClass, Limits};
+pub use limits::{Budget, LimitClass, Limits, Pacing, Quota};
 pub use retry::RetryConfig;
 pub use token::{SecretToken, TokenSource};
 pub use typed::TypedResultExt;

@@ -31,7 +31,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::fleet::Fleet;
-use crate::limits::{Budget, LimitClass, Limits};
+use crate::limits::{Budget, LimitClass, LimitError, Limits, Pacing, Quota, ServerCounters};
 use crate::token::TokenFingerprint;
 
 const SECOND: Duration = Duration::from_secs(1);
@@ -43,53 +43,6 @@ const DAY: Duration = Duration::from_secs(24 * 60 * 60);
 /// Longest block [`RateLimiter::server_exhausted`] records, so a wild
 /// `Retry-After` cannot overflow the clock.
 const MAX_BLOCK: Duration = Duration::from_secs(366 * 24 * 60 * 60);
-
-/// How starts are spread inside the budget, and how much slack the windows
-/// keep for requests that leave late.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Pacing {
-    /// Every window is kept this much longer than the gateway's: a request may
-    /// reach the gateway up to this much later (relative to the others) than
-    /// it was counted without breaking a window. Default
-    /// [`Pacing::DEFAULT_MARGIN`].
-    pub margin: Duration,
-    /// Let up to the per-second budget start at once (`true`), or spread
-    /// starts evenly, one every `(1 s + margin) / per_second` (`false`, the
-    /// default).
-    pub burst: bool,
-}
-
-impl Pacing {
-    /// 100 ms. Measured on loopback, a new connection delays a request by
-    /// about 0.3 ms and the issue's runs saw the third request of a client
-    /// arrive 0.1 to 6 ms early against pair booking; a TLS handshake to a
-    /// gateway in the same region costs one to two round trips (10 to 60 ms).
-    /// 100 ms covers that with room, and costs 9 % of the nominal rate at 2
-    /// per second (one start every 550 ms instead of 500 ms).
-    pub const DEFAULT_MARGIN: Duration = Duration::from_millis(100);
-
-    /// Even spacing with `margin`.
-    pub const fn even(margin: Duration) -> Self {
-        Pacing {
-            margin,
-            burst: false,
-        }
-    }
-
-    /// Bursts of up to the per-second budget, windows kept `margin` longer.
-    pub const fn burst(margin: Duration) -> Self {
-        Pacing {
-            margin,
-            burst: true,
-        }
-    }
-}
-
-impl Default for Pacing {
-    fn default() -> Self {
-        Pacing::even(Pacing::DEFAULT_MARGIN)
-    }
-}
 
 /// Paces the requests of one token. Cheap to clone; clones share state.
 ///
@@ -103,7 +56,7 @@ impl Default for Pacing {
 /// let permit = limiter.acquire(LimitClass::General, Duration::from_secs(5)).await?;
 /// assert_eq!(permit.waited(), Duration::ZERO);
 /// assert_eq!(limiter.quota(LimitClass::General).remaining_today, Some(999));
-/// # Ok::<(), pubapi_sdk_ext::limiter::LimitError>(())
+/// # Ok::<(), pubapi_sdk_ext::limits::LimitError>(())
 /// # }).unwrap();
 /// ```
 #[derive(Clone)]
@@ -149,44 +102,6 @@ struct ClassLog {
 struct Start {
     at: Instant,
     id: u64,
-}
-
-/// The gateway's own counters, from the `x-accesstoken-*` response headers.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ServerCounters {
-    /// `x-accesstoken-qps-allotted`.
-    pub qps_allotted: Option<u32>,
-    /// `x-accesstoken-qps-current`.
-    pub qps_current: Option<u32>,
-    /// `x-accesstoken-quota-allotted`: the daily quota.
-    pub quota_allotted: Option<u32>,
-    /// `x-accesstoken-quota-current`: calls counted today.
-    pub quota_current: Option<u32>,
-}
-
-impl ServerCounters {
-    /// Reads the counters from response headers; `None` when none is there.
-    pub fn from_headers(headers: &http::HeaderMap) -> Option<Self> {
-        if !headers
-            .keys()
-            .any(|k| k.as_str().starts_with("x-accesstoken-"))
-        {
-            return None;
-        }
-        let read = |name: &str| {
-            headers
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<u32>().ok())
-        };
-        let counters = ServerCounters {
-            qps_allotted: read("x-accesstoken-qps-allotted"),
-            qps_current: read("x-accesstoken-qps-current"),
-            quota_allotted: read("x-accesstoken-quota-allotted"),
-            quota_current: read("x-accesstoken-quota-current"),
-        };
-        (counters != ServerCounters::default()).then_some(counters)
-    }
 }
 
 /// The limiters of the process, by token fingerprint.
@@ -732,99 +647,6 @@ impl PartialEq for Permit {
 }
 
 impl Eq for Permit {}
-
-/// A snapshot of one class's budget.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Quota {
-    /// Requests started or booked in the last 24 h (or counted by the
-    /// server, when it counted more); `None` without a daily budget.
-    pub used_today: Option<u32>,
-    /// `per_day - used_today`; `None` without a daily budget.
-    pub remaining_today: Option<u32>,
-    /// The daily budget.
-    pub per_day: Option<u32>,
-    /// How long a request made now would wait (`Duration::MAX` when the
-    /// budget allows nothing).
-    pub next_slot_in: Duration,
-    /// The gateway's counters from the last response that had them.
-    pub server: Option<ServerCounters>,
-}
-
-/// Why [`RateLimiter::acquire`] gave no permit.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum LimitError {
-    /// The daily budget (or a block the server asked for) leaves no slot
-    /// within the wait allowed. Nothing was booked.
-    DailyBudgetExhausted {
-        /// The exhausted class.
-        class: LimitClass,
-        /// When the next slot opens.
-        available_in: Duration,
-    },
-    /// The per-second queue is longer than the wait allowed. Nothing was
-    /// booked.
-    WouldExceedDeadline {
-        /// The class queued for.
-        class: LimitClass,
-        /// How long the wait would have been.
-        wait: Duration,
-        /// The wait that was allowed.
-        max_wait: Duration,
-    },
-    /// The configured budget of the class allows no request at all.
-    NoBudget {
-        /// The class without budget.
-        class: LimitClass,
-    },
-}
-
-impl LimitError {
-    /// The earliest slot is `wait` away, more than `max_wait`; `long_wait` of it is owed to
-    /// the long windows (day, hour, minute) and server blocks.
-    fn too_far(class: LimitClass, wait: Duration, long_wait: Duration, max_wait: Duration) -> Self {
-        if long_wait > max_wait {
-            LimitError::DailyBudgetExhausted {
-                class,
-                available_in: wait,
-            }
-        } else {
-            LimitError::WouldExceedDeadline {
-                class,
-                wait,
-                max_wait,
-            }
-        }
-    }
-}
-
-impl fmt::Display for LimitError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LimitError::DailyBudgetExhausted {
-                class,
-                available_in,
-            } => write!(
-                f,
-                "daily {class} budget exhausted, next slot in {}s",
-                available_in.as_secs()
-            ),
-            LimitError::WouldExceedDeadline {
-                class,
-                wait,
-                max_wait,
-            } => write!(
-                f,
-                "{class} slot is {}ms away, more than the {}ms allowed",
-                wait.as_millis(),
-                max_wait.as_millis()
-            ),
-            LimitError::NoBudget { class } => write!(f, "no {class} budget configured"),
-        }
-    }
-}
-
-impl std::error::Error for LimitError {}
 
 #[cfg(test)]
 mod tests {

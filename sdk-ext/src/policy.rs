@@ -9,8 +9,8 @@
 use crate::act_as::ActAs;
 use crate::classify::{EndpointKind, Outcome, classify_response, classify_transport};
 use crate::fleet::Fleet;
-use crate::limiter::{Pacing, RateLimiter, ServerCounters};
-use crate::limits::{LimitClass, Limits};
+use crate::limiter::RateLimiter;
+use crate::limits::{LimitClass, Limits, Pacing, ServerCounters};
 use crate::rejection::LocalRejection;
 use crate::retry::{Decision, RetryConfig, SplitMix64};
 use crate::token::{SecretToken, TokenSource};

@@ -5,7 +5,7 @@
 //! token source failed), it answers with a synthetic response carrying a [`LocalRejection`]
 //! extension. [`crate::Error`] turns it back into the typed error; nothing reached the server.
 
-use crate::limiter::LimitError;
+use crate::limits::LimitError;
 use std::time::Duration;
 
 /// Why the policy answered without sending the request.

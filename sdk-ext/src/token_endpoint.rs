@@ -8,8 +8,8 @@
 //! [`TokenPacer`] keeps it within those hourly limits with the same limiter as the API calls.
 
 use crate::classify::{EndpointKind, classify_response, classify_transport};
-use crate::limiter::{LimitError, Pacing, RateLimiter};
-use crate::limits::{Budget, LimitClass, Limits};
+use crate::limiter::RateLimiter;
+use crate::limits::{Budget, LimitClass, LimitError, Limits, Pacing};
 use crate::retry::{Decision, RetryConfig, SplitMix64};
 use std::collections::HashMap;
 use std::future::Future;

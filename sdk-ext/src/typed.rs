@@ -2,7 +2,7 @@
 
 use crate::error::{Area, Error, ErrorFormat, InputError, RawBody};
 use crate::failed::{FailedBody, read_capped};
-use crate::limiter::LimitError;
+use crate::limits::LimitError;
 use crate::rejection::LocalRejection;
 use bytes::Bytes;
 use progenitor_client::ResponseValue;

@@ -6,8 +6,9 @@ mod support;
 
 use pubapi_sdk_ext::fleet::redis::{RedisBudget, RedisCheckpoints};
 use pubapi_sdk_ext::fleet::{CheckpointStore, Fleet};
-use pubapi_sdk_ext::limiter::{LimitError, Pacing, RateLimiter};
-use pubapi_sdk_ext::{Budget, LimitClass, Limits, SecretToken};
+use pubapi_sdk_ext::limiter::RateLimiter;
+use pubapi_sdk_ext::limits::LimitError;
+use pubapi_sdk_ext::{Budget, LimitClass, Limits, Pacing, SecretToken};
 use std::sync::Arc;
 use std::time::Duration;
 use support::redis_server::RedisServer;

@@ -181,9 +181,7 @@ async fn pacing_spreads_calls_evenly_with_the_margin_and_bursts_on_request() {
         .base_url("http://sandbox.test/pubapi")
         .allow_plain_http()
         .token(SecretToken::try_from(CANARY).unwrap())
-        .pacing(pubapi_sdk_ext::limiter::Pacing::burst(
-            Duration::from_millis(100),
-        ))
+        .pacing(pubapi_sdk_ext::Pacing::burst(Duration::from_millis(100)))
         .transport(script.clone())
         .build()
         .unwrap();

@@ -6,7 +6,7 @@
 //!
 //! | state | trait | embedded default | fleet |
 //! |---|---|---|---|
-//! | the quota windows of a token (per second, minute, day) | [`FleetBudget`] | the client's own limiter, shared in the process ([`crate::limiter`]) | `RedisBudget` |
+//! | the quota windows of a token (per second, minute, day) | [`FleetBudget`] | the client's own pacer, shared in the process ([`crate::limits`]) | `RedisBudget` |
 //! | event stream checkpoints | [`CheckpointStore`] | [`FileCheckpoints`] (replaced atomically) | `RedisCheckpoints` |
 //! | the webhook receiver's dedup set | see [`crate::webhook`] | in memory | Redis `SET NX` |
 //!
@@ -23,8 +23,7 @@ pub mod redis;
 
 pub use file::FileCheckpoints;
 
-use crate::limiter::Pacing;
-use crate::limits::{Budget, LimitClass};
+use crate::limits::{Budget, LimitClass, Pacing};
 use crate::token::TokenFingerprint;
 use pubapi_sdk::hooks::BoxFuture;
 use std::fmt;
