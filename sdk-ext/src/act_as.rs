@@ -355,7 +355,7 @@ fn sensitive(value: &str) -> Result<HeaderValue, ImpersonationError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::retry::SplitMix64;
+    use crate::rng::SplitMix64;
 
     #[test]
     fn username_goes_in_x_service_act_as() {

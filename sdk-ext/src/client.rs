@@ -3,10 +3,10 @@
 
 use crate::act_as::ActAs;
 use crate::fleet::Fleet;
-use crate::limiter::RateLimiter;
 use crate::limits::{LimitClass, Limits, Pacing, Quota};
-use crate::policy::{Budgets, Policy, Settings, Shared};
-use crate::retry::RetryConfig;
+use crate::request::limiter::RateLimiter;
+use crate::request::policy::{Budgets, Policy, Settings, Shared};
+use crate::request::retry::RetryConfig;
 use crate::token::{SecretToken, StaticToken, TokenSource};
 use crate::transport::{ReqwestTransport, Transport};
 use pubapi_sdk::hooks::Inner;
@@ -92,16 +92,25 @@ impl Client {
     }
 
     /// The remaining budget of a limit class, as the token's pacer sees it (with the
-    /// gateway's own counters from the last response that had them).
+    /// gateway's own counters from the last response that had them). The pacer is shared by
+    /// every client of the same token and base URL in the process, their clones and act-as
+    /// views (unless built with [`ClientBuilder::isolated_budget`]), so this counts their
+    /// requests too.
+    ///
+    /// ```
+    /// use pubapi_sdk_ext::{Client, LimitClass, SecretToken};
+    ///
+    /// let client = Client::builder()
+    ///     .domain("acme.example.com")
+    ///     .token(SecretToken::try_from("t0k3n")?)
+    ///     .build()?;
+    /// // Before the first request: the whole day is left.
+    /// let quota = client.quota(LimitClass::General);
+    /// assert_eq!((quota.per_day, quota.remaining_today), (Some(1000), Some(1000)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn quota(&self, class: LimitClass) -> Quota {
         self.shared.limiter().quota(class)
-    }
-
-    /// The pacer of the client's token: shared by every client of the same token and base
-    /// URL in the process, their clones and act-as views (unless built with
-    /// [`ClientBuilder::isolated_budget`]).
-    pub fn limiter(&self) -> RateLimiter {
-        self.shared.limiter()
     }
 
     /// Sends a request built by hand (CSV reports) through the same policy as the generated

@@ -25,10 +25,10 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::act_as::ImpersonationError;
-use crate::classify::{INACTIVE, OVER_QPS, OVER_RATE, gateway_code};
 use crate::limits::LimitClass;
 use crate::path::PathError;
-use crate::retry_after::retry_after;
+use crate::request::classify::{INACTIVE, OVER_QPS, OVER_RATE, gateway_code};
+use crate::request::retry_after::retry_after;
 use crate::token::TokenError;
 
 /// Everything that can go wrong calling the API.
@@ -260,7 +260,7 @@ impl Error {
 
     /// Whether the same request may succeed if sent again later: throttling,
     /// server errors, timeouts and transport failures. Whether resending is
-    /// *safe* depends on the method; see [`crate::retry`].
+    /// *safe* depends on the operation; see [`RetryConfig`](crate::RetryConfig).
     pub fn is_retryable(&self) -> bool {
         match self {
             Error::Throttled { .. } | Error::Server(_) | Error::Timeout { .. } => true,

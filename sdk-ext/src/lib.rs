@@ -4,44 +4,38 @@
 pub mod act_as;
 pub mod ai;
 pub mod audit;
-pub mod classify;
 pub mod client;
 pub mod error;
 pub mod events;
-mod failed;
 pub mod fleet;
 pub mod identity;
-pub mod limiter;
 pub mod limits;
 pub mod path;
-mod policy;
 pub mod registration;
-pub mod rejection;
-pub mod retry;
-pub mod retry_after;
+mod request;
+mod rng;
 #[cfg(feature = "test-util")]
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub mod testing;
 pub mod token;
-pub mod token_endpoint;
 pub mod transport;
-mod typed;
-mod validate;
 pub mod waiter;
 pub mod webhook;
 
 pub use act_as::ActAs;
 pub use client::{BuildError, Client, ClientBuilder};
 pub use error::Error;
+pub use fleet::Fleet;
 pub use limits::{Budget, LimitClass, Limits, Pacing, Quota};
-pub use retry::RetryConfig;
+pub use request::into_error::TypedResultExt;
+pub use request::retry::{RetryBudget, RetryConfig};
 pub use token::{SecretToken, TokenSource};
-pub use typed::TypedResultExt;
+pub use transport::Transport;
 
 /// The traits a caller needs: the generated operations on `client.sdk()` (one trait per area
 /// of the API), `.typed()` on their futures, and `.next()` on the SDK's streams.
 pub mod prelude {
-    pub use crate::typed::TypedResultExt;
+    pub use crate::request::into_error::TypedResultExt;
     /// `.next()` on the SDK's streams (event streams, report events, search results).
     pub use futures_util::StreamExt;
     pub use pubapi_sdk::prelude::{

@@ -163,7 +163,7 @@ impl std::error::Error for PathError {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::retry::SplitMix64;
+    use crate::rng::SplitMix64;
     use percent_encoding::percent_decode_str;
     use reqwest::Url;
 

@@ -113,7 +113,7 @@ impl Agents<'_> {
 
 fn check_question(question: &str) -> Result<pubapi_sdk::types::AgentAskRequestQuestion, Error> {
     let invalid = |problem: String| Error::invalid_input("question", problem);
-    crate::validate::question_text(question, Some(MAX_QUESTION_CHARS))
+    crate::request::validate::question_text(question, Some(MAX_QUESTION_CHARS))
         .map_err(|refusal| invalid(refusal.problem))?;
     question
         .to_string()

@@ -167,10 +167,10 @@ impl Client {
                 let location =
                     location.ok_or_else(|| decode("Location", "303 without Location"))?;
                 // The body only repeats `completed`: read a bounded prefix, never the whole.
-                let body = crate::failed::read_capped(response)
+                let body = crate::request::failed::read_capped(response)
                     .await
                     .map_err(Error::Transport)?;
-                if !body.is_empty() && body.len() < crate::failed::MAX_ERROR_BODY {
+                if !body.is_empty() && body.len() < crate::request::failed::MAX_ERROR_BODY {
                     let status: AuditJobStatus = Error::decode(body)?;
                     tracing::debug!(status = ?status.status, "audit job finished");
                 }

@@ -1,4 +1,4 @@
-//! What a response or transport failure means for retrying.
+//! What a response or transport failure means for retrying: the classify step of a request.
 //!
 //! The platform throttles in three ways: the general API answers 403 with
 //! `X-Gateway-Error-Code: ERR_403_DEVELOPER_OVER_QPS` (per-second limit) or
@@ -12,24 +12,24 @@ use std::time::{Duration, SystemTime};
 
 use http::{HeaderMap, HeaderName};
 
-use crate::retry_after::retry_after;
+use crate::request::retry_after::retry_after;
 
 /// `x-gateway-error-code`: says which limit a throttle response hit.
-pub const GATEWAY_ERROR_CODE: HeaderName = HeaderName::from_static("x-gateway-error-code");
+pub(crate) const GATEWAY_ERROR_CODE: HeaderName = HeaderName::from_static("x-gateway-error-code");
 
 /// Gateway code of the per-second limit.
-pub const OVER_QPS: &str = "ERR_403_DEVELOPER_OVER_QPS";
+pub(crate) const OVER_QPS: &str = "ERR_403_DEVELOPER_OVER_QPS";
 
 /// Gateway code of the daily quota.
-pub const OVER_RATE: &str = "ERR_403_DEVELOPER_OVER_RATE";
+pub(crate) const OVER_RATE: &str = "ERR_403_DEVELOPER_OVER_RATE";
 
 /// The gateway code of a token that is not valid (not in the reference; the platform's own
 /// clients see it): treated like a 401, never retried.
-pub const INACTIVE: &str = "ERR_403_DEVELOPER_INACTIVE";
+pub(crate) const INACTIVE: &str = "ERR_403_DEVELOPER_INACTIVE";
 
 /// Which kind of endpoint answered; it changes what 409 means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum EndpointKind {
+pub(crate) enum EndpointKind {
     /// Audit, webhooks, events, whoami: 403 + gateway code when throttled.
     General,
     /// The AI endpoints: 429 when throttled.
@@ -40,7 +40,7 @@ pub enum EndpointKind {
 
 /// The outcome of one attempt, in the vocabulary the retry policy speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// 2xx or 3xx.
     Success,
     /// A short-term limit was hit; the request was not executed.
@@ -66,23 +66,9 @@ pub enum Outcome {
     DoNotRetry,
 }
 
-/// Classifies a response by status, gateway code and endpoint kind.
-///
-/// ```
-/// use std::time::{Duration, SystemTime};
-/// use http::{HeaderMap, HeaderValue};
-/// use pubapi_sdk_ext::classify::{classify_response, EndpointKind, Outcome};
-///
-/// let mut headers = HeaderMap::new();
-/// headers.insert("x-gateway-error-code", HeaderValue::from_static("ERR_403_DEVELOPER_OVER_QPS"));
-/// headers.insert("retry-after", HeaderValue::from_static("1"));
-/// let outcome = classify_response(403, &headers, EndpointKind::General, SystemTime::now());
-/// assert_eq!(outcome, Outcome::Throttled { retry_after: Some(Duration::from_secs(1)) });
-///
-/// let outcome = classify_response(403, &HeaderMap::new(), EndpointKind::General, SystemTime::now());
-/// assert_eq!(outcome, Outcome::DoNotRetry);
-/// ```
-pub fn classify_response(
+/// Classifies a response by status, gateway code and endpoint kind: a 403 is a throttle only
+/// with the per-second gateway code, and final without it.
+pub(crate) fn classify_response(
     status: u16,
     headers: &HeaderMap,
     endpoint: EndpointKind,
@@ -112,7 +98,7 @@ pub fn classify_response(
 }
 
 /// Classifies a reqwest failure that produced no response.
-pub fn classify_transport(error: &reqwest::Error) -> Outcome {
+pub(crate) fn classify_transport(error: &reqwest::Error) -> Outcome {
     Outcome::TransportError {
         connect: error.is_connect(),
         timeout: error.is_timeout(),
@@ -120,7 +106,7 @@ pub fn classify_transport(error: &reqwest::Error) -> Outcome {
 }
 
 /// The trimmed `x-gateway-error-code`, if present and text.
-pub fn gateway_code(headers: &HeaderMap) -> Option<&str> {
+pub(crate) fn gateway_code(headers: &HeaderMap) -> Option<&str> {
     headers
         .get(GATEWAY_ERROR_CODE)?
         .to_str()
@@ -132,7 +118,8 @@ pub fn gateway_code(headers: &HeaderMap) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::retry::{Decision, RetryConfig, SplitMix64, method_is_idempotent};
+    use crate::request::retry::{Decision, RetryConfig, method_is_idempotent};
+    use crate::rng::SplitMix64;
     use http::{HeaderValue, Method};
 
     fn headers(gateway: Option<&'static str>, retry_after: Option<&'static str>) -> HeaderMap {

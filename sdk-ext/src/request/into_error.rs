@@ -1,9 +1,9 @@
-//! Turning the generated client's results into [`Error`].
+//! Turning the generated client's results into [`Error`]: the last step of a request.
 
 use crate::error::{Area, Error, ErrorFormat, InputError, RawBody};
-use crate::failed::{FailedBody, read_capped};
 use crate::limits::LimitError;
-use crate::rejection::LocalRejection;
+use crate::request::failed::{FailedBody, read_capped};
+use crate::request::rejection::LocalRejection;
 use bytes::Bytes;
 use progenitor_client::ResponseValue;
 use serde::de::DeserializeOwned;

@@ -10,8 +10,7 @@ use std::time::Duration;
 
 /// Why the policy answered without sending the request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum LocalRejection {
+pub(crate) enum LocalRejection {
     /// The pacer has no slot in time (daily budget spent, or the queue is longer than the
     /// time left).
     Limit(LimitError),

@@ -1,4 +1,4 @@
-//! Reading the `Retry-After` header.
+//! Reading the `Retry-After` header (of a throttle, for the classify step).
 //!
 //! The header is either delta-seconds (`120`) or an HTTP-date. A date is
 //! turned into a delay relative to a `now` the caller passes in (so tests
@@ -16,17 +16,7 @@ use http::header::RETRY_AFTER;
 ///
 /// Delta-seconds too large for `u64` saturate at `u64::MAX` seconds; callers
 /// cap the delay they honour anyway.
-///
-/// ```
-/// use std::time::{Duration, SystemTime, UNIX_EPOCH};
-/// use pubapi_sdk_ext::retry_after::parse_retry_after;
-///
-/// let now = UNIX_EPOCH + Duration::from_secs(784_111_657); // Sun, 06 Nov 1994 08:47:37 GMT
-/// assert_eq!(parse_retry_after("120", now), Some(Duration::from_secs(120)));
-/// assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now), Some(Duration::from_secs(120)));
-/// assert_eq!(parse_retry_after("soon", now), None);
-/// ```
-pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+pub(crate) fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim_matches([' ', '\t']);
     if value.is_empty() {
         return None;
@@ -40,17 +30,7 @@ pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
 }
 
 /// The delay asked for by the first `Retry-After` header in `headers`.
-///
-/// ```
-/// use std::time::{Duration, SystemTime};
-/// use http::{HeaderMap, HeaderValue};
-/// use pubapi_sdk_ext::retry_after::retry_after;
-///
-/// let mut headers = HeaderMap::new();
-/// headers.insert("retry-after", HeaderValue::from_static("7"));
-/// assert_eq!(retry_after(&headers, SystemTime::UNIX_EPOCH), Some(Duration::from_secs(7)));
-/// ```
-pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+pub(crate) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
     let value = headers.get(RETRY_AFTER)?.to_str().ok()?;
     parse_retry_after(value, now)
 }

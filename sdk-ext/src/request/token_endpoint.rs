@@ -7,10 +7,11 @@
 //! [`send_token_request`] gives that request the same retry vocabulary as the API calls, and
 //! [`TokenPacer`] keeps it within those hourly limits with the same limiter as the API calls.
 
-use crate::classify::{EndpointKind, classify_response, classify_transport};
-use crate::limiter::RateLimiter;
 use crate::limits::{Budget, LimitClass, LimitError, Limits, Pacing};
-use crate::retry::{Decision, RetryConfig, SplitMix64};
+use crate::request::classify::{EndpointKind, classify_response, classify_transport};
+use crate::request::limiter::RateLimiter;
+use crate::request::retry::{Decision, RetryConfig};
+use crate::rng::SplitMix64;
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Mutex;
@@ -51,7 +52,7 @@ impl Default for TokenLimits {
 ///
 /// ```no_run
 /// use pubapi_sdk_ext::RetryConfig;
-/// use pubapi_sdk_ext::token_endpoint::{TokenFlow, TokenPacer};
+/// use pubapi_sdk_ext::token::{TokenFlow, TokenPacer};
 /// use std::time::Duration;
 ///
 /// # async fn run(http: reqwest::Client, pacer: &TokenPacer) -> Result<(), Box<dyn std::error::Error>> {
@@ -163,7 +164,7 @@ impl std::error::Error for TokenPacingError {
 ///
 /// ```no_run
 /// use pubapi_sdk_ext::RetryConfig;
-/// use pubapi_sdk_ext::token_endpoint::send_token_request;
+/// use pubapi_sdk_ext::token::send_token_request;
 ///
 /// # async fn run(http: reqwest::Client) -> Result<(), reqwest::Error> {
 /// let response = send_token_request(&RetryConfig::default(), || {

@@ -1,4 +1,4 @@
-//! Client-side pacing so a token stays inside its [`Limits`].
+//! Client-side pacing so a token stays inside its [`Limits`]: the pace step of a request.
 //!
 //! The limiter is a sliding-window log: it remembers when each request of
 //! the last 24 hours started (or is booked to start) and books a new request
@@ -45,22 +45,8 @@ const DAY: Duration = Duration::from_secs(24 * 60 * 60);
 const MAX_BLOCK: Duration = Duration::from_secs(366 * 24 * 60 * 60);
 
 /// Paces the requests of one token. Cheap to clone; clones share state.
-///
-/// ```
-/// use std::time::Duration;
-/// use pubapi_sdk_ext::limiter::RateLimiter;
-/// use pubapi_sdk_ext::limits::{LimitClass, Limits};
-///
-/// # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap().block_on(async {
-/// let limiter = RateLimiter::new(Limits::default());
-/// let permit = limiter.acquire(LimitClass::General, Duration::from_secs(5)).await?;
-/// assert_eq!(permit.waited(), Duration::ZERO);
-/// assert_eq!(limiter.quota(LimitClass::General).remaining_today, Some(999));
-/// # Ok::<(), pubapi_sdk_ext::limits::LimitError>(())
-/// # }).unwrap();
-/// ```
 #[derive(Clone)]
-pub struct RateLimiter {
+pub(crate) struct RateLimiter {
     inner: Arc<Inner>,
 }
 
@@ -115,12 +101,12 @@ fn registry() -> &'static Registry {
 impl RateLimiter {
     /// A limiter with these budgets, the default [`Pacing`] and no requests
     /// yet, shared with nobody.
-    pub fn new(limits: Limits) -> Self {
+    pub(crate) fn new(limits: Limits) -> Self {
         RateLimiter::with_pacing(limits, Pacing::default())
     }
 
     /// A limiter with these budgets and this pacing, shared with nobody.
-    pub fn with_pacing(limits: Limits, pacing: Pacing) -> Self {
+    pub(crate) fn with_pacing(limits: Limits, pacing: Pacing) -> Self {
         RateLimiter {
             inner: Arc::new(Inner {
                 limits,
@@ -133,7 +119,12 @@ impl RateLimiter {
 
     /// A limiter whose windows live in `fleet`'s store, shared by every process of the fleet
     /// that uses the token `token` (see [`crate::fleet`]).
-    pub fn in_fleet(limits: Limits, pacing: Pacing, fleet: Fleet, token: TokenFingerprint) -> Self {
+    pub(crate) fn in_fleet(
+        limits: Limits,
+        pacing: Pacing,
+        fleet: Fleet,
+        token: TokenFingerprint,
+    ) -> Self {
         RateLimiter {
             inner: Arc::new(Inner {
                 limits,
@@ -152,7 +143,7 @@ impl RateLimiter {
     /// The limiter of the token with this fingerprint in this process: the
     /// one already in use by another client of the token, or a new one with
     /// `limits`, `pacing` and `fleet` (the first client's settings win).
-    pub fn for_token(
+    pub(crate) fn for_token(
         fingerprint: TokenFingerprint,
         limits: Limits,
         pacing: Pacing,
@@ -171,18 +162,8 @@ impl RateLimiter {
         limiter
     }
 
-    /// The budgets this limiter enforces.
-    pub fn limits(&self) -> Limits {
-        self.inner.limits
-    }
-
-    /// How this limiter spreads starts.
-    pub fn pacing(&self) -> Pacing {
-        self.inner.pacing
-    }
-
     /// Whether two handles share one limiter.
-    pub fn same_as(&self, other: &RateLimiter) -> bool {
+    pub(crate) fn same_as(&self, other: &RateLimiter) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
 
@@ -198,7 +179,7 @@ impl RateLimiter {
     /// If the returned future is dropped while waiting, the slot is given back
     /// when it is the latest one booked; otherwise it stays counted, which can
     /// only make the limiter stricter.
-    pub async fn acquire(
+    pub(crate) async fn acquire(
         &self,
         class: LimitClass,
         max_wait: Duration,
@@ -342,7 +323,7 @@ impl RateLimiter {
     }
 
     /// How much of `class`'s budget is used, counting booked slots.
-    pub fn quota(&self, class: LimitClass) -> Quota {
+    pub(crate) fn quota(&self, class: LimitClass) -> Quota {
         let now = Instant::now();
         let budget = self.inner.limits.budget(class);
         let pacing = self.inner.pacing;
@@ -372,7 +353,7 @@ impl RateLimiter {
     /// (its counting can differ from ours): no request of the class starts
     /// before `retry_after` from now. Callers already waiting for a slot
     /// before then fail with [`LimitError::DailyBudgetExhausted`].
-    pub fn server_exhausted(&self, class: LimitClass, retry_after: Duration) {
+    pub(crate) fn server_exhausted(&self, class: LimitClass, retry_after: Duration) {
         let now = Instant::now();
         let until = now + retry_after.min(MAX_BLOCK);
         let mut classes = self.lock();
@@ -384,7 +365,7 @@ impl RateLimiter {
     /// shows them, and when the server has counted more calls today than this
     /// limiter, the daily window follows the server's count (the difference
     /// is counted as starts made now, which leave the window in 24 hours).
-    pub fn observe(&self, class: LimitClass, counters: ServerCounters) {
+    pub(crate) fn observe(&self, class: LimitClass, counters: ServerCounters) {
         let now = Instant::now();
         let budget = self.inner.limits.budget(class);
         let mut classes = self.lock();
@@ -592,7 +573,7 @@ impl Drop for Booking<'_> {
 
 /// Leave to send one request, returned by [`RateLimiter::acquire`].
 #[derive(Debug, Clone)]
-pub struct Permit {
+pub(crate) struct Permit {
     limiter: RateLimiter,
     class: LimitClass,
     /// The booked start and its id in the log.
@@ -601,18 +582,14 @@ pub struct Permit {
 }
 
 impl Permit {
-    /// The class the slot was taken from.
-    pub fn class(&self) -> LimitClass {
-        self.class
-    }
-
     /// The booked start instant.
-    pub fn start(&self) -> Instant {
+    #[cfg(test)]
+    fn start(&self) -> Instant {
         self.start.0
     }
 
     /// How long [`RateLimiter::acquire`] waited for the slot.
-    pub fn waited(&self) -> Duration {
+    pub(crate) fn waited(&self) -> Duration {
         self.waited
     }
 
@@ -620,7 +597,7 @@ impl Permit {
     /// start moves to now, so the windows count it from when it really left,
     /// and every start booked after it moves by the same delay (their callers
     /// wait for the new slots), keeping their places and their spacing.
-    pub fn sent(self) {
+    pub(crate) fn sent(self) {
         let (booked, id) = self.start;
         let now = Instant::now();
         // Within a millisecond is on time: far below any margin, and it keeps the lock off
@@ -651,7 +628,7 @@ impl Eq for Permit {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::retry::SplitMix64;
+    use crate::rng::SplitMix64;
     use tokio::task::JoinSet;
     use tokio::time::{sleep, sleep_until, timeout};
 
@@ -836,7 +813,7 @@ mod tests {
         ));
         assert_eq!(limiter.quota(GENERAL).used_today, Some(0));
         let permit = limiter.acquire(GENERAL, secs(0)).await.unwrap();
-        assert_eq!(permit.class(), GENERAL);
+        assert_eq!(permit.class, GENERAL);
         assert_eq!(permit.waited(), Duration::ZERO);
         assert_eq!(limiter.quota(AI).remaining_today, Some(0));
     }

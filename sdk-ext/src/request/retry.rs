@@ -1,4 +1,4 @@
-//! When to try a request again, and after how long.
+//! When to try a request again, and after how long: the retry step of a request.
 //!
 //! [`RetryConfig::decide`] turns the [`Outcome`] of an attempt into a
 //! [`Decision`]:
@@ -17,27 +17,27 @@
 //! [`RetryBudget`] bound the retries. The defaults follow the AWS SDK's
 //! standard mode: 3 attempts, 1 s base, 20 s cap.
 
-use std::collections::hash_map::RandomState;
 use std::fmt;
-use std::hash::BuildHasher;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use http::Method;
-
-use crate::classify::Outcome;
+use crate::request::classify::Outcome;
+use crate::rng::SplitMix64;
 
 /// Tokens a retry takes from the [`RetryBudget`].
-pub const RETRY_COST: u32 = 5;
+pub(crate) const RETRY_COST: u32 = 5;
 /// Tokens a retry after a timeout takes.
-pub const TIMEOUT_RETRY_COST: u32 = 10;
+pub(crate) const TIMEOUT_RETRY_COST: u32 = 10;
 /// Tokens a success puts back.
-pub const SUCCESS_REFUND: u32 = 1;
+pub(crate) const SUCCESS_REFUND: u32 = 1;
 
 /// Whether repeating a request with this method is safe (RFC 9110): GET,
-/// HEAD, OPTIONS, TRACE, PUT and DELETE.
-pub fn method_is_idempotent(method: &Method) -> bool {
+/// HEAD, OPTIONS, TRACE, PUT and DELETE. The client asks the operation instead
+/// (`x-pubapi-idempotent` in the spec); the tests use this as their oracle.
+#[cfg(test)]
+pub(crate) fn method_is_idempotent(method: &http::Method) -> bool {
+    use http::Method;
     [
         Method::GET,
         Method::HEAD,
@@ -49,11 +49,28 @@ pub fn method_is_idempotent(method: &Method) -> bool {
     .contains(method)
 }
 
-/// How retries are bounded.
+/// When the client tries a request again, and how retries are bounded (see
+/// [`ClientBuilder::retry`](crate::ClientBuilder::retry)).
+///
+/// Each attempt's outcome decides:
+///
+/// - throttled (403 `ERR_403_DEVELOPER_OVER_QPS`, 429): retried after the server's
+///   `Retry-After` (a backoff when it sent none), for any method, because a throttled request
+///   was not executed; a `Retry-After` above [`RetryConfig::max_retry_after`] gives up instead
+///   of sleeping;
+/// - the daily quota used up (`ERR_403_DEVELOPER_OVER_RATE`): no retry, it resets in hours;
+/// - server errors and timeouts: full-jitter exponential backoff, only for idempotent
+///   operations; a connection that never opened is retried for any operation (nothing was
+///   sent);
+/// - anything else: no retry.
+///
+/// Attempts, the total time spent waiting, the operation's deadline and a client-wide
+/// [`RetryBudget`] bound the retries. The defaults follow the AWS SDK's standard mode: 3
+/// attempts, 1 s base, 20 s cap.
 ///
 /// ```
 /// use std::time::Duration;
-/// use pubapi_sdk_ext::retry::RetryConfig;
+/// use pubapi_sdk_ext::RetryConfig;
 ///
 /// let config = RetryConfig::default()
 ///     .with_max_attempts(5)
@@ -171,7 +188,7 @@ impl RetryConfig {
 
     /// A full-jitter backoff after attempt `attempt` (1-based): uniform in
     /// `[0, min(max_backoff, base_backoff * 2^(attempt-1))]`.
-    pub fn backoff(&self, attempt: u32, rng: &mut SplitMix64) -> Duration {
+    pub(crate) fn backoff(&self, attempt: u32, rng: &mut SplitMix64) -> Duration {
         let doubling = 1u32 << attempt.saturating_sub(1).min(31);
         let bound = self
             .base_backoff
@@ -186,27 +203,9 @@ impl RetryConfig {
     /// `waited_so_far` is the time already spent waiting between earlier
     /// attempts of the same operation. A success puts
     /// [`SUCCESS_REFUND`] back into the budget; a retry takes
-    /// [`RETRY_COST`] ([`TIMEOUT_RETRY_COST`] after a timeout).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use pubapi_sdk_ext::classify::Outcome;
-    /// use pubapi_sdk_ext::retry::{Decision, GiveUpReason, RetryConfig, SplitMix64};
-    ///
-    /// let config = RetryConfig::default();
-    /// let mut rng = SplitMix64::new(42);
-    /// let throttled = Outcome::Throttled { retry_after: Some(Duration::from_secs(2)) };
-    /// // Retried even for POST (not idempotent): the request was not executed.
-    /// assert_eq!(
-    ///     config.decide(&throttled, false, 1, Duration::ZERO, &mut rng),
-    ///     Decision::Retry { after: Duration::from_secs(2) },
-    /// );
-    /// assert_eq!(
-    ///     config.decide(&Outcome::ServerError, false, 1, Duration::ZERO, &mut rng),
-    ///     Decision::GiveUp(GiveUpReason::NotIdempotent),
-    /// );
-    /// ```
-    pub fn decide(
+    /// [`RETRY_COST`] ([`TIMEOUT_RETRY_COST`] after a timeout). A throttle is retried
+    /// even for a POST (the request was not executed); a server error is not.
+    pub(crate) fn decide(
         &self,
         outcome: &Outcome,
         method_is_idempotent: bool,
@@ -267,7 +266,7 @@ impl RetryConfig {
 
 /// What [`RetryConfig::decide`] says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
+pub(crate) enum Decision {
     /// The attempt succeeded; nothing to retry.
     Done,
     /// Try again after this long.
@@ -281,8 +280,7 @@ pub enum Decision {
 
 /// Why retrying stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum GiveUpReason {
+pub(crate) enum GiveUpReason {
     /// The outcome is final (400, 401, 403, 404, ...).
     NotRetryable,
     /// The daily quota is used up.
@@ -331,10 +329,9 @@ impl fmt::Display for GiveUpReason {
     }
 }
 
-/// A client-wide token bucket that bounds retries (AWS style): each retry
-/// takes [`RETRY_COST`] tokens ([`TIMEOUT_RETRY_COST`] after a timeout), each
-/// success puts [`SUCCESS_REFUND`] back, and when it is empty nothing is
-/// retried. With the default capacity of 500 a fully failing service gets at
+/// A client-wide token bucket that bounds retries (AWS style), given to
+/// [`RetryConfig::with_budget`]: each retry takes 5 tokens (10 after a timeout), each
+/// success puts 1 back, and when it is empty nothing is retried. With the default capacity of 500 a fully failing service gets at
 /// most 100 retries until requests succeed again. Clones share the bucket.
 #[derive(Clone)]
 pub struct RetryBudget {
@@ -368,7 +365,7 @@ impl RetryBudget {
     }
 
     /// Takes `cost` tokens if that many are left.
-    pub fn try_withdraw(&self, cost: u32) -> bool {
+    pub(crate) fn try_withdraw(&self, cost: u32) -> bool {
         self.inner
             .available
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(cost))
@@ -376,7 +373,7 @@ impl RetryBudget {
     }
 
     /// Puts `tokens` back, up to the capacity.
-    pub fn deposit(&self, tokens: u32) {
+    pub(crate) fn deposit(&self, tokens: u32) {
         let capacity = self.inner.capacity;
         // The closure always returns Some, so this cannot fail.
         let _ = self
@@ -404,60 +401,10 @@ impl fmt::Debug for RetryBudget {
     }
 }
 
-/// A tiny seedable pseudo-random generator (SplitMix64) for jitter.
-///
-/// Not for anything secret. Seed it in tests for reproducible delays;
-/// [`SplitMix64::from_entropy`] (also `Default`) seeds it from the
-/// standard library's per-process random hash keys.
-///
-/// ```
-/// use pubapi_sdk_ext::retry::SplitMix64;
-///
-/// let mut a = SplitMix64::new(7);
-/// let mut b = SplitMix64::new(7);
-/// assert_eq!(a.next_u64(), b.next_u64());
-/// assert!(a.below(10) < 10);
-/// ```
-#[derive(Debug, Clone)]
-pub struct SplitMix64 {
-    state: u64,
-}
-
-impl SplitMix64 {
-    /// A generator that always yields the same sequence for `seed`.
-    pub const fn new(seed: u64) -> Self {
-        SplitMix64 { state: seed }
-    }
-
-    /// A generator seeded from `RandomState`.
-    pub fn from_entropy() -> Self {
-        SplitMix64::new(RandomState::new().hash_one(0x5eed_u64))
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `[0, bound)`, or 0 when `bound` is 0.
-    pub fn below(&mut self, bound: u64) -> u64 {
-        ((u128::from(self.next_u64()) * u128::from(bound)) >> 64) as u64
-    }
-}
-
-impl Default for SplitMix64 {
-    fn default() -> Self {
-        SplitMix64::from_entropy()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http::Method;
 
     const S: fn(u64) -> Duration = Duration::from_secs;
 
@@ -783,37 +730,6 @@ mod tests {
     }
 
     const GOLDEN_MILLIS: [u128; 6] = [622, 194, 1194, 929, 13289, 11048];
-
-    #[test]
-    fn splitmix64_matches_the_reference_sequence() {
-        let mut rng = SplitMix64::new(0);
-        assert_eq!(
-            [rng.next_u64(), rng.next_u64(), rng.next_u64()],
-            [
-                0xe220_a839_7b1d_cdaf,
-                0x6e78_9e6a_a1b9_65f4,
-                0x06c4_5d18_8009_454f
-            ]
-        );
-    }
-
-    #[test]
-    fn entropy_seeded_generators_differ() {
-        let (mut a, mut b) = (SplitMix64::from_entropy(), SplitMix64::default());
-        assert_ne!(a.next_u64(), b.next_u64());
-    }
-
-    #[test]
-    fn below_stays_below_its_bound() {
-        let mut rng = SplitMix64::new(5);
-        assert_eq!(rng.below(0), 0);
-        assert_eq!(rng.below(1), 0);
-        for bound in [2, 3, 10, 1 << 40, u64::MAX] {
-            for _ in 0..1000 {
-                assert!(rng.below(bound) < bound);
-            }
-        }
-    }
 
     #[test]
     fn an_hour_of_503_gets_at_most_100_retries() {

@@ -1,4 +1,5 @@
-//! The request policy: what happens to every request of a [`crate::Client`].
+//! The request policy: what happens to every request of a [`crate::Client`], in the order
+//! the [module doc](super) lists.
 //!
 //! For each attempt: wait for the pacer's slot (shared by every clone of the client, so
 //! impersonated calls count against the token's own budget), add the bearer token and the
@@ -6,13 +7,14 @@
 //! vocabulary allows it. Refusals that never reach the server come back as a
 //! [`LocalRejection`].
 
-use crate::act_as::ActAs;
-use crate::classify::{EndpointKind, Outcome, classify_response, classify_transport};
+use crate::act_as::{ACT_AS, ACT_AS_EMAIL, ActAs};
 use crate::fleet::Fleet;
-use crate::limiter::RateLimiter;
 use crate::limits::{LimitClass, Limits, Pacing, ServerCounters};
-use crate::rejection::LocalRejection;
-use crate::retry::{Decision, RetryConfig, SplitMix64};
+use crate::request::classify::{EndpointKind, Outcome, classify_response, classify_transport};
+use crate::request::limiter::RateLimiter;
+use crate::request::rejection::LocalRejection;
+use crate::request::retry::{Decision, RetryConfig};
+use crate::rng::SplitMix64;
 use crate::token::{SecretToken, TokenSource};
 use crate::transport::Transport;
 use pubapi_sdk::hooks::{BoxFuture, RequestPolicy};
@@ -22,10 +24,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
 use tracing::Instrument;
-
-/// The headers that carry impersonation.
-pub(crate) const ACT_AS: &str = "x-service-act-as";
-pub(crate) const ACT_AS_EMAIL: &str = "x-service-act-as-email";
 
 /// What every clone and view of one client shares.
 pub(crate) struct Shared {
@@ -167,7 +165,7 @@ impl Policy {
             status = tracing::field::Empty,
             limiter_wait_ms = tracing::field::Empty,
         );
-        if let Err(refusal) = crate::validate::check(operation, &request) {
+        if let Err(refusal) = crate::request::validate::check(operation, &request) {
             return Ok(LocalRejection::Invalid {
                 operation: operation.id,
                 field: refusal.field,
@@ -192,7 +190,7 @@ impl Policy {
         if response.status().as_u16() < 400 || LocalRejection::of(&response).is_some() {
             return Ok(response);
         }
-        Ok(crate::failed::keep_failed_body(response, operation).await)
+        Ok(crate::request::failed::keep_failed_body(response, operation).await)
     }
 
     /// Refuses an operation the reference has removed, once its sunset has passed, unless
@@ -217,8 +215,8 @@ impl Policy {
     /// like [`ActAs`]: an invalid one refuses the call with nothing sent.
     fn impersonate(&self, request: &mut reqwest::Request) -> Result<(), LocalRejection> {
         let headers = request.headers_mut();
-        if headers.contains_key(ACT_AS) {
-            headers.remove(ACT_AS_EMAIL);
+        if headers.contains_key(&ACT_AS) {
+            headers.remove(&ACT_AS_EMAIL);
         }
         let per_call = [
             (ACT_AS, ActAs::username as fn(&str) -> _),
