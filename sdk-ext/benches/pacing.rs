@@ -102,7 +102,7 @@ async fn one_client() {
     let (base, arrivals) = serve(Duration::from_millis(80)).await;
     let client = client(&base, "pacing-one");
     for _ in 0..20 {
-        client.sdk().whoami().send().typed().await.unwrap();
+        client.sdk().whoami().send().await.unwrap();
     }
     report(
         "one client, 20 calls, every third connection 80 ms late",
@@ -119,7 +119,7 @@ async fn four_clones() {
         let client = client.clone();
         tasks.spawn(async move {
             for _ in 0..5 {
-                client.sdk().whoami().send().typed().await.unwrap();
+                client.sdk().whoami().send().await.unwrap();
             }
         });
     }
@@ -196,7 +196,7 @@ async fn worker(spec: &str) {
         .build()
         .unwrap();
     for _ in 0..10 {
-        client.sdk().whoami().send().typed().await.unwrap();
+        client.sdk().whoami().send().await.unwrap();
     }
 }
 

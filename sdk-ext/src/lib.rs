@@ -27,15 +27,13 @@ pub use client::{BuildError, Client, ClientBuilder};
 pub use error::Error;
 pub use fleet::Fleet;
 pub use limits::{Budget, LimitClass, Limits, Pacing, Quota};
-pub use request::into_error::TypedResultExt;
 pub use request::retry::{RetryBudget, RetryConfig};
 pub use token::{SecretToken, TokenSource};
 pub use transport::Transport;
 
 /// The traits a caller needs: the generated operations on `client.sdk()` (one trait per area
-/// of the API), `.typed()` on their futures, and `.next()` on the SDK's streams.
+/// of the API) and `.next()` on the SDK's streams.
 pub mod prelude {
-    pub use crate::request::into_error::TypedResultExt;
     /// `.next()` on the SDK's streams (event streams, report events, search results).
     pub use futures_util::StreamExt;
     pub use pubapi_sdk::prelude::{

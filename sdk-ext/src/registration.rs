@@ -342,13 +342,15 @@ impl Webhooks<'_> {
     ) -> Result<(), Error> {
         let body = registration.update_body(status);
         let call = self.client.sdk().update_webhook().webhook_id(id).body(body);
-        call.send().typed().await.map(|_| ())
+        call.send().await?;
+        Ok(())
     }
 
     /// Deletes the registration (204).
     pub async fn delete(&self, id: &str) -> Result<(), Error> {
         let call = self.client.sdk().delete_webhook().webhook_id(id);
-        call.send().typed().await.map(|_| ())
+        call.send().await?;
+        Ok(())
     }
 
     /// Re-enables a registration the platform disabled (after 4 failed delivery attempts);

@@ -356,8 +356,8 @@ async fn copilot_after_its_sunset_is_refused_locally_naming_the_assistant() {
         .ask_copilot()
         .body(request)
         .send()
-        .typed()
-        .await;
+        .await
+        .map_err(Error::from);
     assert!(matches!(result, Err(Error::Removed { .. })), "{result:?}");
     assert!(script.seen().is_empty());
 }

@@ -62,7 +62,7 @@ async fn twenty_calls_with_every_third_connection_delayed_never_put_three_arriva
             let client = client.clone();
             set.spawn(async move {
                 for _ in 0..20 / tasks {
-                    client.sdk().whoami().send().typed().await.unwrap();
+                    client.sdk().whoami().send().await.unwrap();
                 }
             });
         }
@@ -91,7 +91,7 @@ async fn clients_of_one_token_share_one_budget_and_a_new_token_starts_its_own() 
     for client in [a.clone(), b.clone(), bob, a.clone()] {
         set.spawn(async move {
             for _ in 0..3 {
-                client.sdk().whoami().send().typed().await.unwrap();
+                client.sdk().whoami().send().await.unwrap();
             }
         });
     }
@@ -105,7 +105,7 @@ async fn clients_of_one_token_share_one_budget_and_a_new_token_starts_its_own() 
     }
     // A rotated token is another budget.
     let rotated = build("rotated-budget-token");
-    rotated.sdk().whoami().send().typed().await.unwrap();
+    rotated.sdk().whoami().send().await.unwrap();
     assert_eq!(
         rotated.quota(LimitClass::General).remaining_today,
         Some(999)
@@ -119,7 +119,12 @@ async fn an_inactive_token_is_unauthorized_and_never_retried() {
         .header("x-gateway-error-code", "ERR_403_DEVELOPER_INACTIVE")
         .header("retry-after", "1");
     let script = Script::new(vec![], inactive);
-    let result = client(&script).sdk().whoami().send().typed().await;
+    let result = client(&script)
+        .sdk()
+        .whoami()
+        .send()
+        .await
+        .map_err(Error::from);
     assert!(matches!(result, Err(Error::Unauthorized(_))), "{result:?}");
     assert_eq!(script.seen().len(), 1);
 }
@@ -131,7 +136,12 @@ async fn a_throttle_with_an_unknown_code_is_retried_a_bounded_number_of_times() 
             .header("x-gateway-error-code", "ERR_SOMETHING_NEW")
             .header("retry-after", "2");
         let script = Script::new(vec![], answer);
-        let result = client(&script).sdk().whoami().send().typed().await;
+        let result = client(&script)
+            .sdk()
+            .whoami()
+            .send()
+            .await
+            .map_err(Error::from);
         assert!(result.is_err(), "{status}");
         let sent = script.seen().len();
         assert!((1..=5).contains(&sent), "{status}: {sent} attempts");
@@ -147,7 +157,7 @@ async fn quota_shows_the_gateway_counters_and_follows_a_higher_server_count() {
         .header("x-accesstoken-quota-current", "640");
     let script = Script::new(vec![], counted);
     let client = client(&script);
-    client.sdk().whoami().send().typed().await.unwrap();
+    client.sdk().whoami().send().await.unwrap();
     let quota = client.quota(LimitClass::General);
     assert_eq!(quota.remaining_today, Some(360));
     let server = quota.server.unwrap();
@@ -164,7 +174,15 @@ async fn pacing_spreads_calls_evenly_with_the_margin_and_bursts_on_request() {
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..10 {
         let client = client.clone();
-        tasks.spawn(async move { client.sdk().whoami().send().typed().await.map(|_| ()) });
+        tasks.spawn(async move {
+            client
+                .sdk()
+                .whoami()
+                .send()
+                .await
+                .map_err(Error::from)
+                .map(|_| ())
+        });
     }
     while let Some(result) = tasks.join_next().await {
         result.unwrap().unwrap();
@@ -187,7 +205,7 @@ async fn pacing_spreads_calls_evenly_with_the_margin_and_bursts_on_request() {
         .build()
         .unwrap();
     for _ in 0..6 {
-        client.sdk().whoami().send().typed().await.unwrap();
+        client.sdk().whoami().send().await.unwrap();
     }
     let expected: Vec<Duration> = [0, 0, 1100, 1100, 2200, 2200]
         .map(Duration::from_millis)
@@ -215,7 +233,6 @@ async fn over_qps_is_retried_after_retry_after_even_for_post() {
             path: None,
         })
         .send()
-        .typed()
         .await
         .unwrap();
     assert_eq!(hook.webhook_id, "w1");
@@ -230,7 +247,7 @@ async fn daily_quota_is_not_retried_and_blocks_further_calls_locally() {
         .header("retry-after", "3600");
     let script = Script::new(vec![over_rate], ok_whoami());
     let client = client(&script);
-    match client.sdk().whoami().send().typed().await {
+    match client.sdk().whoami().send().await.map_err(Error::from) {
         Err(Error::QuotaExhausted {
             class, resets_in, ..
         }) => {
@@ -239,7 +256,7 @@ async fn daily_quota_is_not_retried_and_blocks_further_calls_locally() {
         }
         other => panic!("{other:?}"),
     }
-    match client.sdk().whoami().send().typed().await {
+    match client.sdk().whoami().send().await.map_err(Error::from) {
         Err(Error::QuotaExhausted { error: None, .. }) => {}
         other => panic!("expected a local refusal, got {other:?}"),
     }
@@ -258,8 +275,8 @@ async fn post_is_not_resent_after_a_server_error() {
         .ask_assistant()
         .body(pubapi_sdk::types::AssistantAskRequest::builder().question("What changed?"))
         .send()
-        .typed()
-        .await;
+        .await
+        .map_err(Error::from);
     assert!(
         matches!(result, Err(Error::Server(ref e)) if e.status() == 500),
         "{result:?}"
@@ -270,7 +287,7 @@ async fn post_is_not_resent_after_a_server_error() {
 #[tokio::test(start_paused = true)]
 async fn get_is_retried_after_server_errors_with_bounded_jittered_backoff() {
     let script = Script::new(vec![Answer::empty(500), Answer::empty(503)], ok_whoami());
-    client(&script).sdk().whoami().send().typed().await.unwrap();
+    client(&script).sdk().whoami().send().await.unwrap();
     let times = script.times();
     assert_eq!(times.len(), 3);
     // Full jitter: the first wait is within [0, 1 s], the second within [0, 2 s], and the
@@ -286,8 +303,8 @@ async fn get_gives_up_after_the_configured_attempts() {
         .sdk()
         .whoami()
         .send()
-        .typed()
-        .await;
+        .await
+        .map_err(Error::from);
     assert!(matches!(result, Err(Error::Server(_))), "{result:?}");
     assert_eq!(script.seen().len(), 4);
 }
@@ -298,13 +315,7 @@ async fn ai_429_is_retried_no_earlier_than_retry_after() {
         vec![Answer::empty(429).header("retry-after", "7")],
         Answer::json(200, "[]"),
     );
-    let agents = client(&script)
-        .sdk()
-        .list_agents()
-        .send()
-        .typed()
-        .await
-        .unwrap();
+    let agents = client(&script).sdk().list_agents().send().await.unwrap();
     assert!(agents.is_empty());
     assert_eq!(script.times(), vec![secs(0), secs(7)]);
 }
@@ -317,7 +328,12 @@ async fn retry_after_beyond_the_cap_is_returned_not_waited() {
             .header("x-gateway-error-code", "ERR_403_DEVELOPER_OVER_QPS")
             .header("retry-after", "600"),
     );
-    let result = client(&script).sdk().whoami().send().typed().await;
+    let result = client(&script)
+        .sdk()
+        .whoami()
+        .send()
+        .await
+        .map_err(Error::from);
     match result {
         Err(Error::Throttled { retry_after, .. }) => assert_eq!(retry_after, Some(secs(600))),
         other => panic!("{other:?}"),
@@ -341,8 +357,8 @@ async fn operation_deadline_bounds_retries() {
         .sdk()
         .whoami()
         .send()
-        .typed()
-        .await;
+        .await
+        .map_err(Error::from);
     assert!(matches!(result, Err(Error::Throttled { .. })), "{result:?}");
     assert!(started.elapsed() <= secs(10));
     assert_eq!(script.times(), vec![secs(0), secs(4), secs(8)]);
@@ -357,7 +373,12 @@ async fn unauthorized_says_the_token_is_invalid_or_revoked() {
             r#"{"code":"gateway_error_forbidden_not_authorized","message":"Token invalid"}"#,
         ),
     );
-    let result = client(&script).sdk().whoami().send().typed().await;
+    let result = client(&script)
+        .sdk()
+        .whoami()
+        .send()
+        .await
+        .map_err(Error::from);
     match result {
         Err(Error::Unauthorized(e)) => {
             assert_eq!(e.code(), Some("gateway_error_forbidden_not_authorized"));
@@ -370,7 +391,7 @@ async fn unauthorized_says_the_token_is_invalid_or_revoked() {
 #[tokio::test(start_paused = true)]
 async fn bearer_token_is_sent_and_marked_sensitive() {
     let script = Script::new(vec![], ok_whoami());
-    client(&script).sdk().whoami().send().typed().await.unwrap();
+    client(&script).sdk().whoami().send().await.unwrap();
     let seen = &script.seen()[0];
     let auth = seen.headers.get("authorization").unwrap();
     assert_eq!(auth.to_str().unwrap(), format!("Bearer {CANARY}"));
@@ -387,7 +408,6 @@ async fn impersonation_view_sends_exactly_one_header() {
         .sdk()
         .whoami()
         .send()
-        .typed()
         .await
         .unwrap();
     client
@@ -395,10 +415,9 @@ async fn impersonation_view_sends_exactly_one_header() {
         .sdk()
         .whoami()
         .send()
-        .typed()
         .await
         .unwrap();
-    client.sdk().whoami().send().typed().await.unwrap();
+    client.sdk().whoami().send().await.unwrap();
     let seen = script.seen();
     assert_eq!(seen[0].headers.get("x-service-act-as").unwrap(), "bob");
     assert!(!seen[0].headers.contains_key("x-service-act-as-email"));
@@ -425,7 +444,6 @@ async fn per_call_impersonation_with_both_headers_sends_the_username_only() {
         .x_service_act_as("dave")
         .x_service_act_as_email("erin@example.com")
         .send()
-        .typed()
         .await
         .unwrap();
     let headers = &script.seen()[0].headers;
@@ -438,8 +456,8 @@ async fn impersonated_calls_count_against_the_tokens_own_budget() {
     let script = Script::new(vec![], ok_whoami());
     let client = client(&script);
     let bob = client.act_as(ActAs::username("bob").unwrap());
-    bob.sdk().whoami().send().typed().await.unwrap();
-    client.sdk().whoami().send().typed().await.unwrap();
+    bob.sdk().whoami().send().await.unwrap();
+    client.sdk().whoami().send().await.unwrap();
     assert_eq!(client.quota(LimitClass::General).used_today, Some(2));
     assert_eq!(bob.quota(LimitClass::General).used_today, Some(2));
 }
@@ -456,7 +474,13 @@ fn bad_impersonation_values_are_refused_before_any_request() {
 async fn canary_token_never_appears_in_debug_output() {
     let script = Script::new(vec![], Answer::empty(401));
     let client = client(&script).act_as(ActAs::username("bob").unwrap());
-    let error = client.sdk().whoami().send().typed().await.unwrap_err();
+    let error = client
+        .sdk()
+        .whoami()
+        .send()
+        .await
+        .map_err(Error::from)
+        .unwrap_err();
     let builder = Client::builder()
         .isolated_budget()
         .token(SecretToken::try_from(CANARY).unwrap());
@@ -509,7 +533,7 @@ async fn revoked_token_is_replaced_once_by_a_rotating_source() {
         .transport(script.clone())
         .build()
         .unwrap();
-    client.sdk().whoami().send().typed().await.unwrap();
+    client.sdk().whoami().send().await.unwrap();
     let seen = script.seen();
     assert_eq!(seen.len(), 2);
     assert_eq!(seen[0].headers["authorization"], "Bearer old-token");
@@ -526,8 +550,8 @@ async fn invalid_per_call_impersonation_is_refused_with_nothing_sent() {
             .whoami()
             .x_service_act_as(bad)
             .send()
-            .typed()
-            .await;
+            .await
+            .map_err(Error::from);
         assert!(
             matches!(result, Err(Error::InvalidInput(_))),
             "{bad:?}: {result:?}"
@@ -538,8 +562,8 @@ async fn invalid_per_call_impersonation_is_refused_with_nothing_sent() {
         .whoami()
         .x_service_act_as_email("not-an-address")
         .send()
-        .typed()
-        .await;
+        .await
+        .map_err(Error::from);
     assert!(matches!(result, Err(Error::InvalidInput(_))), "{result:?}");
     assert!(script.seen().is_empty());
 }
@@ -556,8 +580,8 @@ async fn path_values_that_would_leave_their_segment_are_refused_naming_the_param
             .delete_webhook()
             .webhook_id(dots)
             .send()
-            .typed()
-            .await;
+            .await
+            .map_err(Error::from);
         assert!(
             matches!(&result, Err(Error::InvalidInput(_))),
             "{dots:?}: {result:?}"
@@ -569,8 +593,8 @@ async fn path_values_that_would_leave_their_segment_are_refused_naming_the_param
             .delete_webhook()
             .webhook_id(bad)
             .send()
-            .typed()
-            .await;
+            .await
+            .map_err(Error::from);
         assert!(
             matches!(
                 &result,
@@ -590,8 +614,8 @@ async fn path_values_that_would_leave_their_segment_are_refused_naming_the_param
         .get_audit_job()
         .id("x\\..\\job-2")
         .send()
-        .typed()
-        .await;
+        .await
+        .map_err(Error::from);
     match result {
         Err(Error::InvalidInput(InputError::PathValue {
             parameter, error, ..
@@ -608,7 +632,6 @@ async fn path_values_that_would_leave_their_segment_are_refused_naming_the_param
         .delete_webhook()
         .webhook_id("w 1#3?4%5")
         .send()
-        .typed()
         .await
         .unwrap();
     assert_eq!(

@@ -38,8 +38,8 @@ async fn redirect_to_another_origin_carries_no_credentials_because_it_is_not_fol
         .sdk()
         .whoami()
         .send()
-        .typed()
-        .await;
+        .await
+        .map_err(Error::from);
 
     redirect.assert_calls_async(1).await;
     stolen.assert_calls_async(0).await;

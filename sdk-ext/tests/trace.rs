@@ -57,7 +57,6 @@ async fn trace_names_the_operation_but_never_the_token_or_impersonated_user() {
         .sdk()
         .whoami()
         .send()
-        .typed()
         .await
         .unwrap();
     let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();

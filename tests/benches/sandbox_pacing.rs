@@ -21,7 +21,7 @@ fn main() {
             let client = sandbox.client_for("admin");
             tasks.spawn(async move {
                 for _ in 0..50 {
-                    client.sdk().whoami().send().typed().await.unwrap();
+                    client.sdk().whoami().send().await.unwrap();
                 }
             });
         }

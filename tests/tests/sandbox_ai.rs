@@ -6,6 +6,7 @@ use pubapi_sdk::types::{
     AgentSortBy, AgentSortOrder, AssistantAskRequest, CopilotAskRequest, DocumentAskRequest,
     DocumentSummaryRequest, HybridSearchRequest, KnowledgeBaseAskRequest, KnowledgeBaseListRequest,
 };
+use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
 use pubapi_testkit::sandbox::{
     AiConfig, ClockConfig, REMOVED_CODE, Sandbox, SandboxConfig, removal_ms,
@@ -1249,7 +1250,6 @@ async fn ai_end_to_end_through_the_client() {
         .sort_by(AgentSortBy::Name)
         .sort_order(AgentSortOrder::Asc)
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -1266,7 +1266,6 @@ async fn ai_end_to_end_through_the_client() {
             .unwrap(),
         )
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -1279,7 +1278,6 @@ async fn ai_end_to_end_through_the_client() {
             .agent_id(&agent_id)
             .request_id(&request_id)
             .send()
-            .typed()
             .await
             .unwrap()
             .into_inner();
@@ -1299,7 +1297,6 @@ async fn ai_end_to_end_through_the_client() {
                 .unwrap(),
         )
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -1311,7 +1308,6 @@ async fn ai_end_to_end_through_the_client() {
             .get_assistant_status()
             .execution_id(&execution_id)
             .send()
-            .typed()
             .await
             .unwrap()
             .into_inner();
@@ -1335,7 +1331,6 @@ async fn ai_end_to_end_through_the_client() {
             .unwrap(),
         )
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -1346,7 +1341,6 @@ async fn ai_end_to_end_through_the_client() {
         .entry_id(TRAVEL)
         .body(DocumentSummaryRequest::default())
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -1356,7 +1350,6 @@ async fn ai_end_to_end_through_the_client() {
         .list_knowledge_bases()
         .body(KnowledgeBaseListRequest::default())
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -1372,7 +1365,6 @@ async fn ai_end_to_end_through_the_client() {
             .unwrap(),
         )
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -1392,7 +1384,6 @@ async fn ai_end_to_end_through_the_client() {
             .unwrap(),
         )
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -1410,12 +1401,12 @@ async fn ai_end_to_end_through_the_client() {
         .ask_copilot()
         .body(roadmap())
         .send()
-        .typed()
-        .await;
+        .await
+        .map_err(Error::from);
     assert!(
         matches!(
             refused,
-            Err(pubapi_sdk_ext::Error::Removed {
+            Err(Error::Removed {
                 operation: "askCopilot",
                 successor: Some("askAssistant"),
                 ..
@@ -1436,7 +1427,6 @@ async fn ai_end_to_end_through_the_client() {
         .ask_copilot()
         .body(roadmap())
         .send()
-        .typed()
         .await
         .unwrap();
     assert_eq!(copilot.headers()["deprecation"], "true");

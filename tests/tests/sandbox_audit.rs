@@ -2,6 +2,7 @@
 //! the sandbox clock, JSON and CSV reports, deletion, poll intervals, lazy large reports.
 
 use pubapi_sdk::types::{AuditReportKind, LoginsAuditRequest};
+use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
 use pubapi_testkit::sandbox::{CSV_TITLE_PREFIX, Sandbox, SandboxConfig, Violation};
 use serde_json::{Value, json};
@@ -564,7 +565,6 @@ async fn audit_end_to_end_through_the_client() {
         .create_logins_audit()
         .body(body)
         .send()
-        .typed()
         .await
         .unwrap();
     let location = created
@@ -575,14 +575,7 @@ async fn audit_end_to_end_through_the_client() {
         .to_string();
     let id = created.into_inner().id;
     assert!(location.ends_with(&format!("/v1/audit/jobs/{id}")));
-    let running = client
-        .sdk()
-        .get_audit_job()
-        .id(&id)
-        .send()
-        .typed()
-        .await
-        .unwrap();
+    let running = client.sdk().get_audit_job().id(&id).send().await.unwrap();
     assert_eq!(running.into_inner().status.to_string(), "running");
     sb.advance(Duration::from_secs(300));
     match client.sdk().get_audit_job().id(&id).send().await {
@@ -601,7 +594,6 @@ async fn audit_end_to_end_through_the_client() {
         .offset(5u64)
         .count(3u64)
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -615,7 +607,6 @@ async fn audit_end_to_end_through_the_client() {
         .type_(AuditReportKind::Logins)
         .id(&id)
         .send()
-        .typed()
         .await
         .unwrap();
     let gone = client
@@ -624,13 +615,10 @@ async fn audit_end_to_end_through_the_client() {
         .type_(AuditReportKind::Logins)
         .id(&id)
         .send()
-        .typed()
         .await
+        .map_err(Error::from)
         .unwrap_err();
-    assert!(
-        matches!(gone, pubapi_sdk_ext::Error::NotFound(_)),
-        "{gone:?}"
-    );
+    assert!(matches!(gone, Error::NotFound(_)), "{gone:?}");
     sb.assert_conformant();
 }
 

@@ -32,7 +32,6 @@ async fn whoami_through_the_sdk_ext_client() {
         .sdk()
         .whoami()
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -78,8 +77,8 @@ async fn unknown_token_is_unauthorized_through_the_client() {
         .sdk()
         .list_webhooks()
         .send()
-        .typed()
         .await
+        .map_err(Error::from)
         .unwrap_err();
     assert!(matches!(error, Error::Unauthorized(_)), "{error:?}");
     assert_eq!(error.code(), Some("gateway_error_forbidden_not_authorized"));
@@ -139,8 +138,8 @@ async fn agents_answer_403_when_the_feature_is_off() {
         .sdk()
         .list_agents()
         .send()
-        .typed()
         .await
+        .map_err(Error::from)
         .unwrap_err();
     assert!(matches!(error, Error::Forbidden { .. }), "{error:?}");
     // Other AI endpoints still work.
@@ -215,14 +214,7 @@ async fn impersonation_through_the_client_runs_with_the_users_permissions() {
     let sb = sandbox().await;
     let admin = sb.client_for("admin");
     let sam = admin.act_as(ActAs::username("sam").unwrap());
-    let me = sam
-        .sdk()
-        .whoami()
-        .send()
-        .typed()
-        .await
-        .unwrap()
-        .into_inner();
+    let me = sam.sdk().whoami().send().await.unwrap().into_inner();
     assert_eq!(me.username.as_deref(), Some("sam"));
     // sam may not run reports, even through an admin token.
     let error = sam
@@ -232,8 +224,8 @@ async fn impersonation_through_the_client_runs_with_the_users_permissions() {
             serde_json::from_value::<pubapi_sdk::types::LoginsAuditRequest>(logins_body()).unwrap(),
         )
         .send()
-        .typed()
         .await
+        .map_err(Error::from)
         .unwrap_err();
     assert!(matches!(error, Error::Forbidden { .. }), "{error:?}");
     sb.assert_conformant();

@@ -1,6 +1,7 @@
 //! The control plane under `/_sandbox`, driven over HTTP as a client in any language would
 //! (sandbox/src/control.rs has the table of paths).
 
+use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
 use pubapi_testkit::sandbox::{LimitsConfig, Sandbox, SandboxConfig};
 use serde_json::{Value, json};
@@ -143,11 +144,14 @@ async fn a_cut_body_breaks_the_connection_after_the_bytes_asked_for() {
         .isolated_budget()
         .build()
         .unwrap();
-    let error = client.sdk().whoami().send().typed().await.unwrap_err();
-    assert!(
-        matches!(error, pubapi_sdk_ext::Error::Transport(_)),
-        "{error:?}"
-    );
+    let error = client
+        .sdk()
+        .whoami()
+        .send()
+        .await
+        .map_err(Error::from)
+        .unwrap_err();
+    assert!(matches!(error, Error::Transport(_)), "{error:?}");
 }
 
 #[tokio::test]

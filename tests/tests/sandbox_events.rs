@@ -318,7 +318,6 @@ async fn events_end_to_end_through_the_client() {
         .sdk()
         .get_events_cursor()
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -329,7 +328,6 @@ async fn events_end_to_end_through_the_client() {
         .list_events_v2()
         .id(start)
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -344,7 +342,6 @@ async fn events_end_to_end_through_the_client() {
         .list_events_v1()
         .id(start)
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();

@@ -165,9 +165,15 @@ async fn the_client_reports_a_server_side_daily_quota_as_quota_exhausted() {
         .build()
         .unwrap();
     for _ in 0..2 {
-        client.sdk().whoami().send().typed().await.unwrap();
+        client.sdk().whoami().send().await.unwrap();
     }
-    let error = client.sdk().whoami().send().typed().await.unwrap_err();
+    let error = client
+        .sdk()
+        .whoami()
+        .send()
+        .await
+        .map_err(Error::from)
+        .unwrap_err();
     match &error {
         Error::QuotaExhausted {
             class, resets_in, ..

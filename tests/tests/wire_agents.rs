@@ -66,7 +66,6 @@ async fn list_agents_request_full_sends_sort_by_and_sort_order_as_query() {
         .sort_by(types::AgentSortBy::CreatedOn)
         .sort_order(types::AgentSortOrder::Desc)
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(
@@ -87,7 +86,6 @@ async fn list_agents_request_full_sends_the_default_sort_values_when_given() {
         .sort_by(types::AgentSortBy::Name)
         .sort_order(types::AgentSortOrder::Asc)
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(Expect::get("/v1/ai/agents/list").query("sortBy=name&sortOrder=asc"))
@@ -102,7 +100,6 @@ async fn list_agents_request_minimal_sends_no_query() {
         .sdk()
         .list_agents()
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(Expect::get("/v1/ai/agents/list")).await;
@@ -117,7 +114,6 @@ async fn list_agents_success_decodes_every_agent_field() {
         .sdk()
         .list_agents()
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -132,7 +128,15 @@ async fn list_agents_errors_decode_ai_format_and_feature_not_enabled_403() {
     wire::assert_errors(
         "listAgents",
         &[400, 401, 403, 429, 500],
-        |client| async move { client.sdk().list_agents().send().typed().await.map(drop) },
+        |client| async move {
+            client
+                .sdk()
+                .list_agents()
+                .send()
+                .await
+                .map_err(Error::from)
+                .map(drop)
+        },
     )
     .await;
 }
@@ -150,7 +154,6 @@ async fn list_agents_forward_compat_accepts_unknown_fields_status_sub_type_and_c
         .sdk()
         .list_agents()
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -171,7 +174,6 @@ async fn ask_agent_request_full_encodes_the_agent_id_and_sends_the_question() {
         .agent_id(AWKWARD_ID)
         .body(question(&long_question))
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(
@@ -192,7 +194,6 @@ async fn ask_agent_request_minimal_sends_only_the_question() {
         .agent_id("agt-1")
         .body(question("Does clause 7 follow the playbook?"))
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(
@@ -212,8 +213,8 @@ async fn ask_agent_request_minimal_refuses_a_question_over_35000_characters_befo
         .agent_id("agt-1")
         .body(question(&"q".repeat(35_001)))
         .send()
-        .typed()
-        .await;
+        .await
+        .map_err(Error::from);
     assert!(matches!(result, Err(Error::InvalidInput(_))), "{result:?}");
     assert_eq!(seen.calls().await, 0, "nothing is sent");
 }
@@ -229,7 +230,6 @@ async fn ask_agent_success_decodes_request_id_and_conversation_id() {
         .agent_id("agt-1")
         .body(question("Does clause 7 follow the playbook?"))
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -250,8 +250,8 @@ async fn ask_agent_errors_decode_ai_format_including_unknown_agent_404() {
                 .agent_id("agt-1")
                 .body(question("Does clause 7 follow the playbook?"))
                 .send()
-                .typed()
                 .await
+                .map_err(Error::from)
                 .map(drop)
         },
     )
@@ -270,7 +270,6 @@ async fn ask_agent_forward_compat_ignores_unknown_fields() {
         .agent_id("agt-1")
         .body(question("Does clause 7 follow the playbook?"))
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -289,7 +288,6 @@ async fn get_agent_request_status_request_full_encodes_both_path_ids() {
         .agent_id(AWKWARD_ID)
         .request_id("req 42+b")
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(
@@ -311,7 +309,6 @@ async fn get_agent_request_status_request_minimal_sends_plain_ids() {
         .agent_id("agt-1")
         .request_id("req-42")
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(Expect::get("/v1/ai/agents/agt-1/ask/req-42/status"))
@@ -329,7 +326,6 @@ async fn get_agent_request_status_success_decodes_status_answer_citations_and_ti
         .agent_id("agt-1")
         .request_id("req-42")
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -361,7 +357,6 @@ async fn get_agent_request_status_success_decodes_pending_running_and_failed() {
             .agent_id("agt-1")
             .request_id("req-42")
             .send()
-            .typed()
             .await
             .unwrap()
             .into_inner();
@@ -387,8 +382,8 @@ async fn get_agent_request_status_errors_decode_ai_format_including_unknown_requ
                 .agent_id("agt-1")
                 .request_id("req-42")
                 .send()
-                .typed()
                 .await
+                .map_err(Error::from)
                 .map(drop)
         },
     )
@@ -409,7 +404,6 @@ async fn get_agent_request_status_forward_compat_accepts_unknown_fields_status_a
         .agent_id("agt-1")
         .request_id("req-42")
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();

@@ -5,6 +5,7 @@ mod wire;
 
 use httpmock::MockServer;
 use pubapi_sdk::types;
+use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
 use serde_json::{Map, Value, json};
 use wire::{AWKWARD_ID, AWKWARD_ID_ENCODED, Expect, Reply, assert_decoded};
@@ -90,7 +91,6 @@ async fn ask_assistant_request_full_sends_every_field_of_the_reference() {
         .ask_assistant()
         .body(body)
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(
@@ -118,7 +118,6 @@ async fn ask_assistant_request_minimal_sends_only_the_question() {
         .ask_assistant()
         .body(ask("What is the notice period?"))
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(
@@ -138,7 +137,6 @@ async fn ask_assistant_success_decodes_the_execution_handle() {
         .ask_assistant()
         .body(ask("What is the notice period?"))
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -156,8 +154,8 @@ async fn ask_assistant_errors_decode_ai_format() {
             .ask_assistant()
             .body(ask("What is the notice period?"))
             .send()
-            .typed()
             .await
+            .map_err(Error::from)
             .map(drop)
     })
     .await;
@@ -175,7 +173,6 @@ async fn ask_assistant_forward_compat_accepts_unknown_fields_and_execution_statu
         .ask_assistant()
         .body(ask("What is the notice period?"))
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -195,7 +192,6 @@ async fn get_assistant_status_request_full_encodes_the_execution_id_and_sends_in
         .execution_id(AWKWARD_ID)
         .include_citations(false)
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(
@@ -215,7 +211,6 @@ async fn get_assistant_status_request_minimal_sends_no_query() {
         .get_assistant_status()
         .execution_id("exe-99")
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(Expect::get("/v1/ai/assistant/exe-99/status"))
@@ -232,7 +227,6 @@ async fn get_assistant_status_success_decodes_answer_citations_and_tool_calls() 
         .get_assistant_status()
         .execution_id("exe-99")
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -253,7 +247,6 @@ async fn get_assistant_status_success_while_in_progress_decodes_a_bare_status() 
         .get_assistant_status()
         .execution_id("exe-99")
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -297,7 +290,6 @@ async fn get_assistant_status_success_decodes_failed_and_awaiting_confirmation_w
             .get_assistant_status()
             .execution_id("exe-99")
             .send()
-            .typed()
             .await
             .unwrap()
             .into_inner();
@@ -326,8 +318,8 @@ async fn get_assistant_status_errors_decode_ai_format_including_unknown_executio
                 .get_assistant_status()
                 .execution_id("exe-99")
                 .send()
-                .typed()
                 .await
+                .map_err(Error::from)
                 .map(drop)
         },
     )
@@ -356,7 +348,6 @@ async fn get_assistant_status_forward_compat_accepts_unknown_fields_statuses_and
         .get_assistant_status()
         .execution_id("exe-99")
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();

@@ -6,6 +6,7 @@ mod wire;
 
 use httpmock::MockServer;
 use pubapi_sdk::{ResponseValue, types};
+use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::audit::{JobState, ReportLocation};
 use pubapi_sdk_ext::prelude::*;
 use serde_json::{Value, json};
@@ -53,7 +54,7 @@ const USERS: &[&str] = &["alice", "bob"];
 async fn assert_created_ignores_unknown_fields<F, Fut>(create: F)
 where
     F: FnOnce(pubapi_sdk_ext::Client) -> Fut,
-    Fut: Future<Output = Result<ResponseValue<types::AuditJobCreated>, pubapi_sdk_ext::Error>>,
+    Fut: Future<Output = Result<ResponseValue<types::AuditJobCreated>, Error>>,
 {
     let server = MockServer::start_async().await;
     let sent = wire::with_unknown_fields(&json!({"id": "job-1"}), &[""]);
@@ -104,7 +105,6 @@ macro_rules! creation_tests {
                 .$method()
                 .body(full())
                 .send()
-                .typed()
                 .await
                 .unwrap();
             seen.assert_only(Expect::post($path).act_as(wire::BOB).json(full_json()))
@@ -122,7 +122,6 @@ macro_rules! creation_tests {
                 .$method()
                 .body(minimal())
                 .send()
-                .typed()
                 .await
                 .unwrap();
             seen.assert_only(Expect::post($path).json(minimal_json()))
@@ -138,7 +137,6 @@ macro_rules! creation_tests {
                 .$method()
                 .body(minimal())
                 .send()
-                .typed()
                 .await
                 .unwrap();
             assert_decoded!(job_created(response));
@@ -155,8 +153,8 @@ macro_rules! creation_tests {
                         .$method()
                         .body(minimal())
                         .send()
-                        .typed()
                         .await
+                        .map_err(Error::from)
                         .map(drop)
                 },
             )
@@ -166,7 +164,13 @@ macro_rules! creation_tests {
         #[tokio::test]
         async fn forward_compat_ignores_unknown_fields() {
             assert_created_ignores_unknown_fields(|client| async move {
-                client.sdk().$method().body(minimal()).send().typed().await
+                client
+                    .sdk()
+                    .$method()
+                    .body(minimal())
+                    .send()
+                    .await
+                    .map_err(Error::from)
             })
             .await;
         }
@@ -1049,7 +1053,6 @@ async fn get_audit_job_request_full_encodes_the_job_id() {
         .get_audit_job()
         .id(AWKWARD_ID)
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(
@@ -1067,7 +1070,6 @@ async fn get_audit_job_request_minimal_sends_the_plain_id() {
         .get_audit_job()
         .id("job-1")
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(Expect::get("/v1/audit/jobs/job-1")).await;
@@ -1083,7 +1085,6 @@ async fn get_audit_job_success_decodes_running_while_the_report_is_generated() {
         .get_audit_job()
         .id("job-1")
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -1103,8 +1104,8 @@ async fn get_audit_job_errors_decode_general_format_and_throttles() {
                 .get_audit_job()
                 .id("job-1")
                 .send()
-                .typed()
                 .await
+                .map_err(Error::from)
                 .map(drop)
         },
     )
@@ -1122,7 +1123,6 @@ async fn get_audit_job_forward_compat_accepts_unknown_fields_and_an_unknown_stat
         .get_audit_job()
         .id("job-1")
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -1132,7 +1132,7 @@ async fn get_audit_job_forward_compat_accepts_unknown_fields_and_an_unknown_stat
 
 /// The generated client does not decode the 303 (redirects are not followed): the finished
 /// job reaches it as an unexpected response that keeps its status, `Location` and
-/// `{status: completed}` body, and `.typed()` makes it an `UnexpectedStatus`.
+/// `{status: completed}` body, and `Error::from` makes it an `UnexpectedStatus`.
 /// `Client::audit_job_state` turns it into `JobState::Completed` (below).
 #[tokio::test]
 async fn get_audit_job_303_reaches_the_generated_client_with_its_location() {
@@ -1156,8 +1156,8 @@ async fn get_audit_job_303_reaches_the_generated_client_with_its_location() {
         .get_audit_job()
         .id("job-1")
         .send()
-        .typed()
         .await
+        .map_err(Error::from)
         .expect_err("a 303 is not decoded");
     assert_eq!(wire::kind(&error), Kind::UnexpectedStatus(303));
     assert_eq!(
@@ -1294,7 +1294,6 @@ async fn get_audit_report_request_full_encodes_kind_and_id_and_sends_count_and_o
         .offset(20_u64)
         .count(10_u64)
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(
@@ -1321,7 +1320,6 @@ async fn get_audit_report_request_full_sends_every_report_kind_as_its_path_segme
             .offset(0_u64)
             .count(0_u64)
             .send()
-            .typed()
             .await
             .unwrap();
         seen.assert_only(Expect::get(&format!("/v1/audit/{kind}/job-1")).query("count=0&offset=0"))
@@ -1340,7 +1338,6 @@ async fn get_audit_report_request_minimal_sends_no_query() {
         .type_(types::AuditReportKind::Logins)
         .id("job-1")
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(Expect::get("/v1/audit/logins/job-1"))
@@ -1359,7 +1356,6 @@ async fn get_audit_report_success_decodes_json_reports_of_the_six_described_kind
             .type_(kind)
             .id("job-1")
             .send()
-            .typed()
             .await
             .unwrap()
             .into_inner();
@@ -1389,7 +1385,6 @@ async fn get_audit_report_success_keeps_events_of_kinds_without_a_described_shap
         .type_(types::AuditReportKind::Workflows)
         .id("job-1")
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -1408,8 +1403,8 @@ async fn get_audit_report_errors_decode_general_format_and_throttles() {
                 .type_(types::AuditReportKind::Logins)
                 .id("job-1")
                 .send()
-                .typed()
                 .await
+                .map_err(Error::from)
                 .map(drop)
         },
     )
@@ -1430,7 +1425,6 @@ async fn get_audit_report_forward_compat_ignores_unknown_fields_and_keeps_them_i
         .type_(kind)
         .id("job-1")
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -1465,11 +1459,11 @@ async fn get_audit_report_csv_is_a_decode_error_with_the_csv_through_the_generat
         .type_(types::AuditReportKind::Logins)
         .id("job-1")
         .send()
-        .typed()
         .await
+        .map_err(Error::from)
         .expect_err("CSV is not JSON");
     match error {
-        pubapi_sdk_ext::Error::Decode { body, .. } => assert_eq!(*body, CSV),
+        Error::Decode { body, .. } => assert_eq!(*body, CSV),
         other => panic!("{other:?}"),
     }
     let requests = seen.requests().await;
@@ -1489,7 +1483,6 @@ async fn delete_audit_report_request_full_encodes_kind_and_id() {
         .type_(types::AuditReportKind::QualityDocsCategories)
         .id(AWKWARD_ID)
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(
@@ -1512,7 +1505,6 @@ async fn delete_audit_report_request_minimal_sends_no_body_and_accepts_anything(
         .type_(types::AuditReportKind::Logins)
         .id("job-1")
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(Expect::delete("/v1/audit/logins/job-1").accept_any())
@@ -1529,7 +1521,6 @@ async fn delete_audit_report_success_is_a_204_without_content() {
         .type_(types::AuditReportKind::Logins)
         .id("job-1")
         .send()
-        .typed()
         .await
         .unwrap();
     assert_eq!(response.status(), 204);
@@ -1549,8 +1540,8 @@ async fn delete_audit_report_errors_decode_general_format_and_throttles() {
                 .type_(types::AuditReportKind::Logins)
                 .id("job-1")
                 .send()
-                .typed()
                 .await
+                .map_err(Error::from)
                 .map(drop)
         },
     )
@@ -1569,7 +1560,6 @@ async fn delete_audit_report_forward_compat_ignores_unknown_headers_on_the_204()
         .type_(types::AuditReportKind::Logins)
         .id("job-1")
         .send()
-        .typed()
         .await
         .unwrap();
     assert_eq!(response.status(), 204);
@@ -1623,7 +1613,7 @@ async fn get_audit_job_303_to_another_origin_is_refused_through_audit_job_state(
     let seen = wire::serve(&server, reply).await;
     let result = wire::client(&server).audit().job_state("job-1").await;
     assert!(
-        matches!(&result, Err(pubapi_sdk_ext::Error::Decode { path, .. }) if path == "Location"),
+        matches!(&result, Err(Error::Decode { path, .. }) if path == "Location"),
         "{result:?}"
     );
     assert_eq!(seen.calls().await, 1);

@@ -8,7 +8,7 @@ mod wire;
 use httpmock::MockServer;
 use pubapi_sdk::types;
 use pubapi_sdk_ext::prelude::*;
-use pubapi_sdk_ext::{ActAs, Budget, Client, Limits, RetryConfig, SecretToken};
+use pubapi_sdk_ext::{ActAs, Budget, Client, Error, Limits, RetryConfig, SecretToken};
 use serde_json::{Map, Value, json};
 use wire::{Expect, Kind, Reply, assert_decoded};
 
@@ -110,7 +110,6 @@ async fn ask_copilot_request_full_sends_every_field_of_the_reference() {
             .include_citations(true),
     )
     .send()
-    .typed()
     .await
     .unwrap();
     seen.assert_only(
@@ -135,7 +134,6 @@ async fn ask_copilot_request_minimal_sends_only_the_question() {
     let call = client.sdk().ask_copilot();
     call.body(ask("What is the notice period?"))
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(
@@ -155,7 +153,6 @@ async fn ask_copilot_success_decodes_the_answer_and_keeps_the_deprecation_header
     let response = call
         .body(ask("What is the notice period?"))
         .send()
-        .typed()
         .await
         .unwrap();
     let header = |name: &str| response.headers()[name].to_str().unwrap().to_owned();
@@ -176,8 +173,8 @@ async fn ask_copilot_errors_decode_ai_format() {
         let call = client.sdk().ask_copilot();
         call.body(ask("What is the notice period?"))
             .send()
-            .typed()
             .await
+            .map_err(Error::from)
             .map(drop)
     })
     .await;
@@ -207,8 +204,8 @@ async fn ask_copilot_errors_decode_the_410_of_the_removed_endpoint() {
     let error = call
         .body(ask("What is the notice period?"))
         .send()
-        .typed()
         .await
+        .map_err(Error::from)
         .map(drop)
         .expect_err("410");
     assert_eq!(seen.calls().await, 1, "a 410 is not retried");
@@ -238,7 +235,6 @@ async fn ask_copilot_forward_compat_ignores_unknown_fields_at_every_level() {
     let answer = call
         .body(ask("What is the notice period?"))
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();

@@ -5,6 +5,7 @@ mod wire;
 
 use httpmock::MockServer;
 use pubapi_sdk::types;
+use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
 use serde_json::{Map, Value, json};
 use wire::{AWKWARD_ID, AWKWARD_ID_ENCODED, Expect, Reply, assert_decoded};
@@ -69,7 +70,6 @@ async fn ask_document_request_full_encodes_the_entry_id_and_sends_every_field() 
                 .chat_history(history()),
         )
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(
@@ -94,7 +94,6 @@ async fn ask_document_request_minimal_sends_only_the_question() {
         .entry_id("ent-1001")
         .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(
@@ -115,7 +114,6 @@ async fn ask_document_success_decodes_the_answer_and_its_citations() {
         .entry_id("ent-1001")
         .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -135,7 +133,6 @@ async fn ask_document_success_without_citations_decodes_the_answer_alone() {
         .entry_id("ent-1001")
         .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -155,8 +152,8 @@ async fn ask_document_errors_decode_ai_format_and_a_500_without_body() {
                 .entry_id("ent-1001")
                 .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
                 .send()
-                .typed()
                 .await
+                .map_err(Error::from)
                 .map(drop)
         },
     )
@@ -178,7 +175,6 @@ async fn ask_document_forward_compat_ignores_unknown_fields_at_every_level() {
         .entry_id("ent-1001")
         .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -197,7 +193,6 @@ async fn summarize_document_request_full_encodes_the_entry_id_and_sends_the_chat
         .entry_id(AWKWARD_ID)
         .body(types::DocumentSummaryRequest::builder().chat_history(history()))
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(
@@ -219,7 +214,6 @@ async fn summarize_document_request_minimal_sends_an_empty_object() {
         .summarize_document()
         .entry_id("ent-1001")
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(Expect::post("/v1/ai/document/ent-1001/summary").json(json!({})))
@@ -236,7 +230,6 @@ async fn summarize_document_success_decodes_the_summary_text() {
         .summarize_document()
         .entry_id("ent-1001")
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -255,8 +248,8 @@ async fn summarize_document_errors_decode_ai_format_and_a_500_without_body() {
                 .summarize_document()
                 .entry_id("ent-1001")
                 .send()
-                .typed()
                 .await
+                .map_err(Error::from)
                 .map(drop)
         },
     )
@@ -274,7 +267,6 @@ async fn summarize_document_forward_compat_ignores_unknown_fields() {
         .summarize_document()
         .entry_id("ent-1001")
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();

@@ -117,7 +117,6 @@ async fn get_events_cursor_request_full_through_a_view_sends_the_impersonation_h
         .sdk()
         .get_events_cursor()
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(Expect::get("/v1/events/cursor").act_as(wire::BOB))
@@ -132,7 +131,6 @@ async fn get_events_cursor_request_minimal_sends_no_query() {
         .sdk()
         .get_events_cursor()
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(Expect::get("/v1/events/cursor")).await;
@@ -147,7 +145,6 @@ async fn get_events_cursor_success_decodes_time_and_event_ids() {
         .sdk()
         .get_events_cursor()
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -164,8 +161,8 @@ async fn get_events_cursor_errors_decode_401_and_general_throttle_403() {
             .sdk()
             .get_events_cursor()
             .send()
-            .typed()
             .await
+            .map_err(Error::from)
             .map(drop)
     })
     .await;
@@ -181,7 +178,6 @@ async fn get_events_cursor_forward_compat_ignores_unknown_fields() {
         .sdk()
         .get_events_cursor()
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -204,7 +200,6 @@ async fn list_events_v1_request_full_sends_every_query_parameter_encoded() {
         .count(100_u64)
         .reverse(1_i64)
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(
@@ -234,7 +229,6 @@ async fn list_events_v1_request_full_sends_the_other_suppress_values() {
             .reverse(0_i64)
             .count(1_u64)
             .send()
-            .typed()
             .await
             .unwrap();
         seen.assert_only(
@@ -254,7 +248,6 @@ async fn list_events_v1_request_minimal_sends_only_the_cursor_id() {
         .list_events_v1()
         .id(120_000_i64)
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(Expect::get("/v1/events").query("id=120000"))
@@ -273,8 +266,8 @@ async fn list_events_v1_request_minimal_refuses_a_count_of_zero_and_a_reverse_of
         .id(1_i64)
         .count(0_u64)
         .send()
-        .typed()
-        .await;
+        .await
+        .map_err(Error::from);
     assert!(matches!(zero, Err(Error::InvalidInput(_))), "{zero:?}");
     let two = client
         .sdk()
@@ -282,8 +275,8 @@ async fn list_events_v1_request_minimal_refuses_a_count_of_zero_and_a_reverse_of
         .id(1_i64)
         .reverse(2_i64)
         .send()
-        .typed()
-        .await;
+        .await
+        .map_err(Error::from);
     assert!(matches!(two, Err(Error::InvalidInput(_))), "{two:?}");
     assert_eq!(seen.calls().await, 0, "nothing is sent");
 }
@@ -298,7 +291,6 @@ async fn list_events_v1_success_decodes_the_page_and_file_system_data() {
         .list_events_v1()
         .id(120_000_i64)
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -323,8 +315,8 @@ async fn list_events_v1_errors_decode_400_with_every_problem_401_and_general_thr
             .list_events_v1()
             .id(120_000_i64)
             .send()
-            .typed()
             .await
+            .map_err(Error::from)
             .map(drop)
     })
     .await;
@@ -344,7 +336,6 @@ async fn list_events_v1_forward_compat_accepts_unknown_fields_type_action_and_so
         .list_events_v1()
         .id(120_000_i64)
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -361,7 +352,7 @@ async fn list_events_v1_forward_compat_accepts_unknown_fields_type_action_and_so
 }
 
 /// The generated client does not decode the 204 (its success type is the page): it reaches
-/// the caller as an unexpected response that keeps its status, and `.typed()` makes it an
+/// the caller as an unexpected response that keeps its status, and `Error::from` makes it an
 /// `UnexpectedStatus`. `Client::events_page` turns it into `None` (below).
 #[tokio::test]
 async fn list_events_v1_204_reaches_the_generated_client_as_an_unexpected_response() {
@@ -380,8 +371,8 @@ async fn list_events_v1_204_reaches_the_generated_client_as_an_unexpected_respon
         .list_events_v1()
         .id(120_346_i64)
         .send()
-        .typed()
-        .await;
+        .await
+        .map_err(Error::from);
     let error = typed.expect_err("a 204 is not decoded");
     assert_eq!(wire::kind(&error), Kind::UnexpectedStatus(204));
     assert_eq!(seen.calls().await, 2, "one request each, no retry");
@@ -403,7 +394,6 @@ async fn list_events_v2_request_full_sends_every_query_parameter_encoded() {
         .count(50_u64)
         .reverse(1_i64)
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(
@@ -426,7 +416,6 @@ async fn list_events_v2_request_minimal_sends_only_the_cursor_id() {
         .list_events_v2()
         .id(-1_i64)
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(Expect::get("/v2/events").query("id=-1"))
@@ -443,7 +432,6 @@ async fn list_events_v2_success_decodes_permission_change_events_and_their_attri
         .list_events_v2()
         .id(120_000_i64)
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -484,7 +472,6 @@ async fn list_events_v2_success_decodes_a_null_change_context() {
         .list_events_v2()
         .id(120_000_i64)
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -503,8 +490,8 @@ async fn list_events_v2_errors_decode_400_with_every_problem_401_and_general_thr
             .list_events_v2()
             .id(120_000_i64)
             .send()
-            .typed()
             .await
+            .map_err(Error::from)
             .map(drop)
     })
     .await;
@@ -535,7 +522,6 @@ async fn list_events_v2_forward_compat_accepts_unknown_fields_and_open_values() 
         .list_events_v2()
         .id(120_000_i64)
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -573,8 +559,8 @@ async fn list_events_v2_204_reaches_the_generated_client_as_an_unexpected_respon
         .list_events_v2()
         .id(120_346_i64)
         .send()
-        .typed()
-        .await;
+        .await
+        .map_err(Error::from);
     let error = typed.expect_err("a 204 is not decoded");
     assert_eq!(wire::kind(&error), Kind::UnexpectedStatus(204));
     assert_eq!(seen.calls().await, 2, "one request each, no retry");

@@ -4,6 +4,7 @@ mod wire;
 
 use httpmock::MockServer;
 use pubapi_sdk::types;
+use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
 use serde_json::{Value, json};
 use wire::{Expect, Reply, assert_decoded};
@@ -50,7 +51,6 @@ async fn hybrid_search_request_full_sends_every_field_of_the_reference() {
                 .size(10),
         )
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(
@@ -82,7 +82,6 @@ async fn hybrid_search_request_minimal_sends_only_the_query() {
         .hybrid_search()
         .body(types::HybridSearchRequest::new("notice period"))
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(Expect::post("/v1/hybrid-search").json(json!({"query": "notice period"})))
@@ -99,7 +98,6 @@ async fn hybrid_search_success_decodes_results_chunks_scores_and_paging() {
         .hybrid_search()
         .body(types::HybridSearchRequest::builder().query("notice period".to_string()))
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -116,8 +114,8 @@ async fn hybrid_search_errors_decode_ai_format() {
             .hybrid_search()
             .body(types::HybridSearchRequest::builder().query("notice period".to_string()))
             .send()
-            .typed()
             .await
+            .map_err(Error::from)
             .map(drop)
     })
     .await;
@@ -134,7 +132,6 @@ async fn hybrid_search_forward_compat_ignores_unknown_fields_at_every_level() {
         .hybrid_search()
         .body(types::HybridSearchRequest::builder().query("notice period".to_string()))
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();

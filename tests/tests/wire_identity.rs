@@ -3,6 +3,7 @@
 mod wire;
 
 use httpmock::MockServer;
+use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
 use serde_json::{Value, json};
 use wire::{Expect, Reply, assert_decoded};
@@ -20,13 +21,7 @@ fn whoami_body() -> Value {
 async fn whoami_request_full_through_a_view_sends_the_impersonation_header() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &whoami_body())).await;
-    wire::bob(&server)
-        .sdk()
-        .whoami()
-        .send()
-        .typed()
-        .await
-        .unwrap();
+    wire::bob(&server).sdk().whoami().send().await.unwrap();
     seen.assert_only(Expect::get("/v1/whoami").act_as(wire::BOB))
         .await;
 }
@@ -39,7 +34,6 @@ async fn whoami_request_full_through_an_email_view_sends_the_email_header_only()
         .sdk()
         .whoami()
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(Expect::get("/v1/whoami").act_as_email(wire::BOB_EMAIL))
@@ -56,7 +50,6 @@ async fn whoami_request_full_with_both_per_call_headers_sends_only_the_username(
         .x_service_act_as(wire::BOB)
         .x_service_act_as_email("someone.else@acme.example.com")
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(Expect::get("/v1/whoami").act_as(wire::BOB))
@@ -67,13 +60,7 @@ async fn whoami_request_full_with_both_per_call_headers_sends_only_the_username(
 async fn whoami_request_minimal_sends_bearer_token_and_no_impersonation() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &whoami_body())).await;
-    wire::client(&server)
-        .sdk()
-        .whoami()
-        .send()
-        .typed()
-        .await
-        .unwrap();
+    wire::client(&server).sdk().whoami().send().await.unwrap();
     seen.assert_only(Expect::get("/v1/whoami")).await;
 }
 
@@ -82,13 +69,7 @@ async fn whoami_success_decodes_client_id_username_domain_and_scopes() {
     let server = MockServer::start_async().await;
     let body = whoami_body();
     let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let response = wire::client(&server)
-        .sdk()
-        .whoami()
-        .send()
-        .typed()
-        .await
-        .unwrap();
+    let response = wire::client(&server).sdk().whoami().send().await.unwrap();
     assert_eq!(response.status(), 200);
     let me = response.into_inner();
     assert_eq!(me.username.as_deref(), Some("alice"));
@@ -100,7 +81,13 @@ async fn whoami_success_decodes_client_id_username_domain_and_scopes() {
 #[tokio::test]
 async fn whoami_errors_decode_webhooks_format_401_and_general_throttle_403() {
     wire::assert_errors("whoami", &[401, 403], |client| async move {
-        client.sdk().whoami().send().typed().await.map(drop)
+        client
+            .sdk()
+            .whoami()
+            .send()
+            .await
+            .map_err(Error::from)
+            .map(drop)
     })
     .await;
 }
@@ -115,7 +102,6 @@ async fn whoami_forward_compat_ignores_unknown_fields() {
         .sdk()
         .whoami()
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();

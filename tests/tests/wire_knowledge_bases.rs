@@ -4,6 +4,7 @@ mod wire;
 
 use httpmock::MockServer;
 use pubapi_sdk::types;
+use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
 use serde_json::{Map, Value, json};
 use wire::{AWKWARD_ID, AWKWARD_ID_ENCODED, Expect, Reply, assert_decoded};
@@ -95,7 +96,6 @@ async fn list_knowledge_bases_request_full_sends_every_filter_and_enum_value() {
                 .include_prompts(true),
         )
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(
@@ -125,7 +125,6 @@ async fn list_knowledge_bases_request_minimal_sends_the_required_empty_object() 
         .list_knowledge_bases()
         .body(types::KnowledgeBaseListRequest::builder())
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(Expect::post("/v1/ai/kb/list").json(json!({})))
@@ -142,7 +141,6 @@ async fn list_knowledge_bases_success_decodes_the_page_and_every_knowledge_base_
         .list_knowledge_bases()
         .body(types::KnowledgeBaseListRequest::builder())
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -165,8 +163,8 @@ async fn list_knowledge_bases_errors_decode_ai_format() {
                 .list_knowledge_bases()
                 .body(types::KnowledgeBaseListRequest::builder())
                 .send()
-                .typed()
                 .await
+                .map_err(Error::from)
                 .map(drop)
         },
     )
@@ -195,7 +193,6 @@ async fn list_knowledge_bases_forward_compat_accepts_unknown_fields_status_and_s
         .list_knowledge_bases()
         .body(types::KnowledgeBaseListRequest::builder())
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -221,7 +218,6 @@ async fn ask_knowledge_base_request_full_encodes_the_kb_id_and_sends_every_field
                 }),
         )
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(
@@ -246,7 +242,6 @@ async fn ask_knowledge_base_request_minimal_sends_only_the_question() {
         .kb_id("kb-1")
         .body(ask("What is the notice period?"))
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(
@@ -267,7 +262,6 @@ async fn ask_knowledge_base_success_keeps_the_unspecified_answer_object_whole() 
         .kb_id("kb-1")
         .body(ask("What is the notice period?"))
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -287,8 +281,8 @@ async fn ask_knowledge_base_errors_decode_ai_format_including_unknown_kb_404() {
                 .kb_id("kb-1")
                 .body(ask("What is the notice period?"))
                 .send()
-                .typed()
                 .await
+                .map_err(Error::from)
                 .map(drop)
         },
     )
@@ -306,7 +300,6 @@ async fn ask_knowledge_base_forward_compat_keeps_unknown_fields_of_the_open_answ
         .kb_id("kb-1")
         .body(ask("What is the notice period?"))
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();

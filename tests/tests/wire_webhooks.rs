@@ -5,6 +5,7 @@ mod wire;
 
 use httpmock::MockServer;
 use pubapi_sdk::types;
+use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
 use serde_json::{Value, json};
 use wire::{AWKWARD_ID, AWKWARD_ID_ENCODED, Expect, Reply, assert_decoded};
@@ -69,7 +70,6 @@ async fn create_webhook_request_full_sends_url_event_types_paths_and_auth_header
                 .auth_header("Bearer delivery-secret".to_string()),
         )
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(Expect::post("/v1/webhooks").act_as(wire::BOB).json(json!({
@@ -92,7 +92,6 @@ async fn create_webhook_request_minimal_sends_only_the_url() {
         .create_webhook()
         .body(create(HOOK_URL))
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(Expect::post("/v1/webhooks").json(json!({"url": HOOK_URL})))
@@ -109,7 +108,6 @@ async fn create_webhook_success_decodes_the_201_registration() {
         .create_webhook()
         .body(create(HOOK_URL))
         .send()
-        .typed()
         .await
         .unwrap();
     assert_eq!(response.status(), 201);
@@ -131,8 +129,8 @@ async fn create_webhook_errors_decode_webhooks_format_including_quota_409() {
                 .create_webhook()
                 .body(create(HOOK_URL))
                 .send()
-                .typed()
                 .await
+                .map_err(Error::from)
                 .map(drop)
         },
     )
@@ -150,7 +148,6 @@ async fn create_webhook_forward_compat_accepts_unknown_fields_and_an_unknown_sta
         .create_webhook()
         .body(create(HOOK_URL))
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -168,7 +165,6 @@ async fn list_webhooks_request_full_through_a_view_sends_the_impersonation_heade
         .sdk()
         .list_webhooks()
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(Expect::get("/v1/webhooks").act_as_email(wire::BOB_EMAIL))
@@ -183,7 +179,6 @@ async fn list_webhooks_request_minimal_sends_no_query_and_no_body() {
         .sdk()
         .list_webhooks()
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(Expect::get("/v1/webhooks")).await;
@@ -198,7 +193,6 @@ async fn list_webhooks_success_decodes_every_summary() {
         .sdk()
         .list_webhooks()
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -211,7 +205,13 @@ async fn list_webhooks_success_decodes_every_summary() {
 #[tokio::test]
 async fn list_webhooks_errors_decode_webhooks_format() {
     wire::assert_errors("listWebhooks", &[401, 403, 500], |client| async move {
-        client.sdk().list_webhooks().send().typed().await.map(drop)
+        client
+            .sdk()
+            .list_webhooks()
+            .send()
+            .await
+            .map_err(Error::from)
+            .map(drop)
     })
     .await;
 }
@@ -227,7 +227,6 @@ async fn list_webhooks_forward_compat_accepts_unknown_fields_and_an_unknown_stat
         .sdk()
         .list_webhooks()
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -246,7 +245,6 @@ async fn get_webhook_details_request_full_encodes_the_webhook_id() {
         .get_webhook_details()
         .webhook_id(AWKWARD_ID)
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(
@@ -264,7 +262,6 @@ async fn get_webhook_details_request_minimal_sends_the_plain_id() {
         .get_webhook_details()
         .webhook_id("wh-1")
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(Expect::get("/v1/webhooks/wh-1/details"))
@@ -281,7 +278,6 @@ async fn get_webhook_details_success_decodes_the_full_registration() {
         .get_webhook_details()
         .webhook_id("wh-1")
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -302,8 +298,8 @@ async fn get_webhook_details_errors_decode_webhooks_format_including_unknown_hoo
                 .get_webhook_details()
                 .webhook_id("wh-1")
                 .send()
-                .typed()
                 .await
+                .map_err(Error::from)
                 .map(drop)
         },
     )
@@ -323,7 +319,6 @@ async fn get_webhook_details_forward_compat_accepts_unknown_fields_status_and_ev
         .get_webhook_details()
         .webhook_id("wh-1")
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -342,7 +337,6 @@ async fn get_webhook_status_request_full_encodes_the_webhook_id() {
         .get_webhook_status()
         .webhook_id(AWKWARD_ID)
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(
@@ -360,7 +354,6 @@ async fn get_webhook_status_request_minimal_sends_the_plain_id() {
         .get_webhook_status()
         .webhook_id("wh-1")
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(Expect::get("/v1/webhooks/wh-1/status"))
@@ -377,7 +370,6 @@ async fn get_webhook_status_success_decodes_id_expiry_and_status() {
         .get_webhook_status()
         .webhook_id("wh-1")
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -397,11 +389,11 @@ async fn get_webhook_status_success_with_a_mistyped_field_is_a_decode_error_nami
         .get_webhook_status()
         .webhook_id("wh-1")
         .send()
-        .typed()
         .await
+        .map_err(Error::from)
         .expect_err("expires is not an integer");
     match error {
-        pubapi_sdk_ext::Error::Decode {
+        Error::Decode {
             path, body: kept, ..
         } => {
             assert_eq!(path, "expires");
@@ -422,8 +414,8 @@ async fn get_webhook_status_errors_decode_webhooks_format_including_unknown_hook
                 .get_webhook_status()
                 .webhook_id("wh-1")
                 .send()
-                .typed()
                 .await
+                .map_err(Error::from)
                 .map(drop)
         },
     )
@@ -441,7 +433,6 @@ async fn get_webhook_status_forward_compat_accepts_unknown_fields_and_an_unknown
         .get_webhook_status()
         .webhook_id("wh-1")
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -461,7 +452,6 @@ async fn set_webhook_status_request_full_encodes_the_id_and_sends_disabled() {
         .webhook_id(AWKWARD_ID)
         .body(types::WebhookStatusRequest::builder().status(state("disabled")))
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(
@@ -482,7 +472,6 @@ async fn set_webhook_status_request_minimal_sends_enabled() {
         .webhook_id("wh-1")
         .body(types::WebhookStatusRequest::builder().status(state("enabled")))
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(Expect::post("/v1/webhooks/wh-1/status").json(json!({"status": "enabled"})))
@@ -500,7 +489,6 @@ async fn set_webhook_status_success_decodes_the_summary_with_the_new_status() {
         .webhook_id("wh-1")
         .body(types::WebhookStatusRequest::builder().status(state("disabled")))
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -521,8 +509,8 @@ async fn set_webhook_status_errors_decode_webhooks_format_including_invalid_stat
                 .webhook_id("wh-1")
                 .body(types::WebhookStatusRequest::builder().status(state("enabled")))
                 .send()
-                .typed()
                 .await
+                .map_err(Error::from)
                 .map(drop)
         },
     )
@@ -541,7 +529,6 @@ async fn set_webhook_status_forward_compat_accepts_unknown_fields_and_an_unknown
         .webhook_id("wh-1")
         .body(types::WebhookStatusRequest::builder().status(state("disabled")))
         .send()
-        .typed()
         .await
         .unwrap()
         .into_inner();
@@ -567,7 +554,6 @@ async fn update_webhook_request_full_encodes_the_id_and_sends_every_field() {
                 .status(state("disabled")),
         )
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(
@@ -595,7 +581,6 @@ async fn update_webhook_request_minimal_sends_only_the_url() {
         .webhook_id("wh-1")
         .body(update(HOOK_URL))
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(
@@ -616,7 +601,6 @@ async fn update_webhook_success_is_a_200_without_content() {
         .webhook_id("wh-1")
         .body(update(HOOK_URL))
         .send()
-        .typed()
         .await
         .unwrap();
     assert_eq!(response.status(), 200);
@@ -636,8 +620,8 @@ async fn update_webhook_errors_decode_webhooks_format() {
                 .webhook_id("wh-1")
                 .body(update(HOOK_URL))
                 .send()
-                .typed()
                 .await
+                .map_err(Error::from)
                 .map(drop)
         },
     )
@@ -656,7 +640,6 @@ async fn update_webhook_forward_compat_ignores_a_body_on_the_200() {
         .webhook_id("wh-1")
         .body(update(HOOK_URL))
         .send()
-        .typed()
         .await
         .unwrap();
     assert_eq!(response.status(), 200);
@@ -673,7 +656,6 @@ async fn delete_webhook_request_full_encodes_the_webhook_id() {
         .delete_webhook()
         .webhook_id(AWKWARD_ID)
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(
@@ -693,7 +675,6 @@ async fn delete_webhook_request_minimal_sends_no_body_and_accepts_anything() {
         .delete_webhook()
         .webhook_id("wh-1")
         .send()
-        .typed()
         .await
         .unwrap();
     seen.assert_only(Expect::delete("/v1/webhooks/wh-1").accept_any())
@@ -709,7 +690,6 @@ async fn delete_webhook_success_is_a_204_without_content() {
         .delete_webhook()
         .webhook_id("wh-1")
         .send()
-        .typed()
         .await
         .unwrap();
     assert_eq!(response.status(), 204);
@@ -728,8 +708,8 @@ async fn delete_webhook_errors_decode_webhooks_format_including_unknown_hook_404
                 .delete_webhook()
                 .webhook_id("wh-1")
                 .send()
-                .typed()
                 .await
+                .map_err(Error::from)
                 .map(drop)
         },
     )
@@ -749,7 +729,6 @@ async fn delete_webhook_forward_compat_ignores_unknown_headers_on_the_204() {
         .delete_webhook()
         .webhook_id("wh-1")
         .send()
-        .typed()
         .await
         .unwrap();
     assert_eq!(response.status(), 204);

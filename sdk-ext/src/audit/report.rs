@@ -406,9 +406,8 @@ impl Client {
             .type_(at.kind)
             .id(at.id.clone())
             .send()
-            .typed()
-            .await
-            .map(|_| ())
+            .await?;
+        Ok(())
     }
 
     /// Creates the report, waits for it and returns the finished report ([`super::Audit::run`]).

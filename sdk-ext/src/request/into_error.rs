@@ -5,9 +5,6 @@ use crate::limits::LimitError;
 use crate::request::failed::{FailedBody, read_capped};
 use crate::request::rejection::LocalRejection;
 use bytes::Bytes;
-use progenitor_client::ResponseValue;
-use serde::de::DeserializeOwned;
-use std::future::Future;
 use std::time::SystemTime;
 
 /// The area and error format of a URL path's operation, for responses that did not pass a
@@ -63,12 +60,22 @@ impl Error {
 }
 
 /// `?` on a generated operation's result: the failed body was read by the client's policy,
-/// so the conversion needs no waiting.
+/// so the conversion needs no waiting. Where the error is inspected in place, or the function
+/// returns another error type (`?` into a `Box<dyn Error>` would keep the generated client's
+/// error), `map_err(Error::from)` converts it.
 ///
 /// ```no_run
+/// use pubapi_sdk_ext::Error;
 /// use pubapi_sdk_ext::prelude::*;
-/// # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), pubapi_sdk_ext::Error> {
+/// # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), Error> {
 /// let hooks = client.sdk().list_webhooks().send().await?;
+///
+/// let details = client.sdk().get_webhook_details().webhook_id("w1").send().await;
+/// match details.map_err(Error::from) {
+///     Ok(hook) => println!("{:?}", hook.into_inner()),
+///     Err(Error::NotFound(_)) => println!("no such webhook"),
+///     Err(other) => return Err(other),
+/// }
 /// # Ok(()) }
 /// ```
 impl From<progenitor_client::Error<()>> for Error {
@@ -237,31 +244,6 @@ impl From<LocalRejection> for Error {
                 ),
             }),
         }
-    }
-}
-
-/// `.typed()` on the future of an operation of the generated client ([`crate::Client::sdk`]):
-/// the result with [`Error`] as its error type, for code that inspects the error in place
-/// (with `?` in a function returning [`Error`], `From` does the same).
-///
-/// ```no_run
-/// use pubapi_sdk_ext::prelude::*;
-/// # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), pubapi_sdk_ext::Error> {
-/// let hooks = client.sdk().list_webhooks().send().await?;
-/// # Ok(()) }
-/// ```
-pub trait TypedResultExt<T>: Sized {
-    /// Awaits the operation and converts its error into [`Error`].
-    fn typed(self) -> impl Future<Output = Result<ResponseValue<T>, Error>> + Send;
-}
-
-impl<F, T> TypedResultExt<T> for F
-where
-    F: Future<Output = Result<ResponseValue<T>, progenitor_client::Error<()>>> + Send,
-    T: DeserializeOwned + Send,
-{
-    async fn typed(self) -> Result<ResponseValue<T>, Error> {
-        self.await.map_err(Error::from)
     }
 }
 
