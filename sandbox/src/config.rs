@@ -397,6 +397,10 @@ pub struct SandboxConfig {
     pub ai: AiConfig,
     /// Exchanges kept for [`traffic`](super::Sandbox::traffic) (oldest dropped first).
     pub traffic_capacity: usize,
+    /// Starts with the sample history ([`crate::HISTORY_START_MS`] until the clock's
+    /// start): the default users' logins, files, notes and permission changes, so reports,
+    /// events and search have something to show. Off by default.
+    pub sample_history: bool,
 }
 
 impl SandboxConfig {
@@ -448,6 +452,13 @@ impl SandboxConfig {
         self
     }
 
+    /// The same configuration, starting with the sample history (see
+    /// [`SandboxConfig::sample_history`]).
+    pub fn with_sample_history(mut self) -> Self {
+        self.sample_history = true;
+        self
+    }
+
     /// The same configuration with one more user.
     pub fn with_user(mut self, user: UserConfig) -> Self {
         self.users.push(user);
@@ -470,6 +481,7 @@ impl Default for SandboxConfig {
             webhooks: WebhooksConfig::default(),
             ai: AiConfig::default(),
             traffic_capacity: 20_000,
+            sample_history: false,
         }
     }
 }

@@ -47,6 +47,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod cli;
 pub mod conformance;
 
 /// The README's examples, compiled as doctests.
@@ -67,6 +68,7 @@ mod delivery;
 mod events;
 mod faults;
 mod fs;
+mod history;
 mod http;
 mod ids;
 mod limits;
@@ -90,6 +92,7 @@ pub use dates::{iso_millis, iso_seconds};
 pub use delivery::DeliveryRecord;
 pub use faults::{Fault, FaultAction};
 pub use fs::{ActivityError, FsEntry};
+pub use history::HISTORY_START_MS;
 pub use http::REMOVED_CODE;
 pub use limits::{Counters, Violation};
 pub use raw::{RawClient, RawRequest, RawResponse};
@@ -220,7 +223,24 @@ impl Sandbox {
     pub async fn try_start(config: SandboxConfig) -> std::io::Result<Sandbox> {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", config.port)).await?;
         let addr = listener.local_addr()?;
-        let clock = SandboxClock::new(config.clock, wall_clock_ms());
+        let wall_now = wall_clock_ms();
+        // The sample history is played on a frozen clock from its first day up to where the
+        // configured clock starts; then the configured clock takes over from there.
+        let (start_ms, scale) = match config.clock {
+            ClockConfig::Real { scale } => (wall_now, scale),
+            ClockConfig::Manual { start_ms } => (start_ms, 0.0),
+        };
+        let history = config.sample_history && start_ms > HISTORY_START_MS;
+        let clock = if history {
+            SandboxClock::new(
+                ClockConfig::Manual {
+                    start_ms: HISTORY_START_MS,
+                },
+                wall_now,
+            )
+        } else {
+            SandboxClock::new(config.clock, wall_now)
+        };
         let shared = Arc::new(Shared {
             world: Mutex::new(World::new(&config)),
             base_url: format!("http://{addr}/pubapi"),
@@ -243,13 +263,20 @@ impl Sandbox {
                 .await;
         });
         let engine = tokio::spawn(delivery::run(shared.clone()));
-        Ok(Sandbox {
+        let sandbox = Sandbox {
             shared,
             addr,
             server: Some(server),
             engine,
             stop: Some(stop),
-        })
+        };
+        if history {
+            history::play(&sandbox, start_ms).map_err(|e| {
+                std::io::Error::other(format!("the sample history did not play: {e}"))
+            })?;
+            sandbox.clock().set_scale(scale);
+        }
+        Ok(sandbox)
     }
 
     /// The base URL, `http://127.0.0.1:<port>/pubapi`.

@@ -1,11 +1,12 @@
 //! The command line, read into a [`Command`]: `serve` (the default) with its options, or one
 //! of the control commands that drive a running sandbox through `/_sandbox`.
 
-use pubapi_sandbox::{ClockConfig, LimitsConfig, SandboxConfig};
+use crate::{ClockConfig, LimitsConfig, SandboxConfig};
 use serde_json::{Value, json};
 
-pub const USAGE: &str = "\
+pub(crate) const USAGE: &str = "\
 usage: pubapi-sandbox [serve] [--port N] [--limits L] [--clock C] [--time-scale X] [--seed N]
+                              [--sample-history]
        pubapi-sandbox <control command> [--url URL]
        pubapi-sandbox receive --port N [--auth SECRET]
 
@@ -17,6 +18,8 @@ Prints `PUBAPI_BASE_URL=<url> PUBAPI_TOKEN=<admin token>` first, then the other 
                    time to start a frozen clock at (2026-09-29, 2026-09-29T12:00:00Z)
   --time-scale X   sandbox seconds per real second on the real clock (default 1)
   --seed N         seed of ids, tokens and synthetic data (default 42)
+  --sample-history start with the default users' activity since 2025-12-01 (logins, files,
+                   notes, permission changes): reports and events have something to show
 
 control commands (talk to the sandbox at --url, default $PUBAPI_BASE_URL):
   status                               clock, limits, users and tokens, counters
@@ -48,7 +51,7 @@ Example:
 
 /// What the command line asks for.
 #[derive(Debug, PartialEq)]
-pub enum Command {
+pub(crate) enum Command {
     /// Print the usage.
     Help,
     /// Serve a sandbox.
@@ -80,7 +83,7 @@ struct Words {
 }
 
 /// Options that take no value.
-const FLAGS: &[&str] = &["--help", "-h"];
+const FLAGS: &[&str] = &["--help", "-h", "--sample-history"];
 
 fn split(args: &[String]) -> Result<Words, String> {
     let mut words = Words {
@@ -143,7 +146,7 @@ impl Words {
 }
 
 /// Reads the command line (without the program name).
-pub fn parse(args: &[String]) -> Result<Command, String> {
+pub(crate) fn parse(args: &[String]) -> Result<Command, String> {
     let words = split(args)?;
     if words.option("--help").is_some() || words.option("-h").is_some() {
         return Ok(Command::Help);
@@ -166,8 +169,18 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
 }
 
 fn serve(words: &Words) -> Result<Command, String> {
-    words.only(&["--port", "--limits", "--clock", "--time-scale", "--seed"])?;
-    let mut config = SandboxConfig::default();
+    words.only(&[
+        "--port",
+        "--limits",
+        "--clock",
+        "--time-scale",
+        "--seed",
+        "--sample-history",
+    ])?;
+    let mut config = SandboxConfig {
+        sample_history: words.option("--sample-history").is_some(),
+        ..SandboxConfig::default()
+    };
     if let Some(port) = words.number("--port", "a port number from 0 to 65535")? {
         config.port = port;
     }
@@ -192,7 +205,7 @@ fn serve(words: &Words) -> Result<Command, String> {
         }
         Some("manual") => ClockConfig::manual(),
         Some(date) => ClockConfig::Manual {
-            start_ms: pubapi_sandbox::parse_time(date).ok_or_else(|| {
+            start_ms: crate::parse_time(date).ok_or_else(|| {
                 format!("--clock takes real, manual, or a date such as 2026-09-29, not {date:?}")
             })?,
         },

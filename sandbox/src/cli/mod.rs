@@ -1,31 +1,34 @@
-//! `pubapi-sandbox`: serves a sandbox of the Content Platform Public API on 127.0.0.1 until
-//! stopped (Ctrl-C), drives a running one through its control plane (`/_sandbox`), or
-//! receives webhook deliveries and prints them.
+//! The command line of `pubapi-sandbox` (and of `pubapi sandbox`, which forwards to it):
+//! serves a sandbox of the Content Platform Public API on 127.0.0.1 until stopped (Ctrl-C),
+//! drives a running one through its control plane (`/_sandbox`), or receives webhook
+//! deliveries and prints them.
 //!
 //! Serving, the first line of output is `PUBAPI_BASE_URL=<url> PUBAPI_TOKEN=<admin token>`,
 //! so a shell can `eval` it; the lines after it list the other users and their tokens.
 
 mod args;
 
+use crate::{Sandbox, SandboxConfig};
 use args::{Command, USAGE};
-use pubapi_sandbox::{Sandbox, SandboxConfig};
 use serde_json::Value;
 use std::io::Write;
 use std::process::ExitCode;
 
-#[tokio::main]
-async fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let command = match args::parse(&args) {
+/// Runs the command line `args` (without the program name); `program` is the name the usage
+/// shows (`pubapi-sandbox`, or `pubapi sandbox` when another tool forwards to it). Exit
+/// codes: 0 done, 1 failed, 2 usage error.
+pub async fn run(program: &str, args: &[String]) -> ExitCode {
+    let usage = USAGE.replace("pubapi-sandbox", program);
+    let command = match args::parse(args) {
         Ok(command) => command,
         Err(message) => {
-            eprintln!("pubapi-sandbox: {message}\n\n{USAGE}");
+            eprintln!("{program}: {message}\n\n{usage}");
             return ExitCode::from(2);
         }
     };
     let result = match command {
         Command::Help => {
-            println!("{USAGE}");
+            println!("{usage}");
             Ok(())
         }
         Command::Serve(config) => serve(*config).await,
@@ -40,7 +43,7 @@ async fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("pubapi-sandbox: {message}");
+            eprintln!("{program}: {message}");
             ExitCode::FAILURE
         }
     }
