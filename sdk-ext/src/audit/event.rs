@@ -4,7 +4,11 @@ use pubapi_sdk::types::{self, AuditReportKind};
 use serde_json::{Map, Value};
 
 /// One event of a JSON audit report, typed for the kinds whose shape the reference shows.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// It serializes as the event's JSON object (the fields its type knows; every field of an
+/// [`AuditEvent::Other`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(untagged)]
 #[non_exhaustive]
 pub enum AuditEvent {
     /// A logins report event.

@@ -90,6 +90,28 @@ macro_rules! from_body {
         )*
 
         impl AuditRequest {
+            /// The request of `kind` a JSON body holds (what `POST /v1/audit/<kind>` sends):
+            /// for bodies built at run time, such as a command line's flags. Call
+            /// [`AuditRequest::validate`] (or [`crate::audit::Audit::create`], which does)
+            /// to check the dates and filters.
+            ///
+            /// # Errors
+            /// [`Error::InvalidInput`] (field `body`) naming what does not fit the kind's
+            /// request schema: a missing field, an unknown filter value.
+            pub fn from_json(
+                kind: AuditReportKind,
+                body: serde_json::Value,
+            ) -> Result<AuditRequest, Error> {
+                let decoded = match kind {
+                    $(
+                        AuditReportKind::$variant => {
+                            serde_json::from_value::<types::$body>(body).map(AuditRequest::$variant)
+                        }
+                    )*
+                };
+                decoded.map_err(|e| Error::invalid_input("body", e.to_string()))
+            }
+
             /// The request a body sent to `operation_id` (`create<Kind>Audit`) holds; `None`
             /// for another operation.
             pub(crate) fn from_body(

@@ -1,0 +1,358 @@
+//! The command line, as clap reads it. Every command's `--help` ends with an example; the
+//! audit report kinds and their filters come from the spec (see [`crate::audit`]).
+
+use crate::audit::AuditCommand;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// The end of `pubapi --help`: configuration, examples, and the exit codes scripts can
+/// rely on (see [`crate::failure::Exit`]).
+const ROOT_AFTER_HELP: &str = "\
+Configuration:
+  PUBAPI_DOMAIN (or PUBAPI_BASE_URL) and PUBAPI_TOKEN from the environment, or a profile in
+  the config file ($PUBAPI_CONFIG, else $XDG_CONFIG_HOME/pubapi/config.toml, else
+  ~/.config/pubapi/config.toml). With nothing configured, or with --sandbox, commands run
+  against a sandbox in this process (sample data, no account needed).
+
+Examples:
+  pubapi --sandbox whoami
+  pubapi --sandbox audit logins --from 2026-01-01 --to 2026-02-01 --format csv --out logins.csv
+  pubapi --profile prod events tail --checkpoint events.cp
+
+Exit codes:
+  0    done
+  1    something else failed (a file could not be written, a receiver could not listen)
+  2    usage error: a flag, a value or the configuration is wrong (nothing was sent)
+  3    the API refused the request (the message says why and what to do)
+  4    a rate limit or quota is exhausted (try again after the time it names)
+  5    the API could not be reached, or a wait timed out
+  130  interrupted (Ctrl-C); nothing half-written is left behind";
+
+/// `pubapi`: the everyday jobs of the Content Platform Public API from a shell.
+#[derive(Debug, Parser)]
+#[command(
+    name = "pubapi",
+    version,
+    about = "The Content Platform Public API from a shell: audit reports, events, webhooks, AI.",
+    after_help = ROOT_AFTER_HELP
+)]
+pub struct Cli {
+    /// Options every command takes.
+    #[command(flatten)]
+    pub global: Global,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command takes.
+#[derive(Debug, Args)]
+pub struct Global {
+    /// Run against a sandbox in this process (sample data, no account needed).
+    #[arg(long, global = true)]
+    pub sandbox: bool,
+    /// The profile of the config file to use (default: the file's `default`).
+    #[arg(long, global = true, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Act as another user (a username, or an email address): admin tokens only.
+    #[arg(long, global = true, value_name = "USER|EMAIL")]
+    pub act_as: Option<String>,
+    /// Print one JSON document instead of a table (streams print JSON lines anyway).
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Who the token belongs to: user, domain, client and scopes.
+    #[command(after_help = "Example:\n  pubapi --sandbox whoami")]
+    Whoami,
+    /// What is left of today's budget, per limit class.
+    #[command(after_help = "Example:\n  pubapi --sandbox quota")]
+    Quota,
+    /// AI agents: list them, ask one.
+    #[command(subcommand)]
+    Agents(AgentsCommand),
+    /// The AI assistant.
+    #[command(subcommand)]
+    Assistant(AssistantCommand),
+    /// Questions and summaries of one document.
+    #[command(subcommand)]
+    Documents(DocumentsCommand),
+    /// Knowledge bases: list them, ask one.
+    #[command(subcommand)]
+    Kb(KbCommand),
+    /// Hybrid (keyword and semantic) search of the documents.
+    #[command(after_help = "Example:\n  pubapi --sandbox search \"travel policy\" --size 5")]
+    Search(SearchArgs),
+    /// Audit reports: run one of the 14 kinds to CSV or JSON, or look after existing ones.
+    #[command(subcommand)]
+    Audit(AuditCommand),
+    /// The events stream.
+    #[command(subcommand)]
+    Events(EventsCommand),
+    /// Webhook registrations, and a receiver that prints deliveries.
+    #[command(subcommand)]
+    Webhooks(WebhooksCommand),
+    /// Serve the sandbox (the options of `pubapi-sandbox`; `pubapi sandbox --help` lists them).
+    #[command(
+        disable_help_flag = true,
+        after_help = "Example:\n  pubapi sandbox --port 8080 --limits off --sample-history"
+    )]
+    Sandbox {
+        /// Options and commands of `pubapi-sandbox`.
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "ARGS"
+        )]
+        args: Vec<String>,
+    },
+}
+
+/// `pubapi agents …`
+#[derive(Debug, Subcommand)]
+pub enum AgentsCommand {
+    /// The agents this user may ask.
+    #[command(after_help = "Example:\n  pubapi --sandbox agents list")]
+    List,
+    /// Ask an agent and wait for its answer.
+    #[command(
+        after_help = "Example:\n  pubapi --sandbox agents ask agt-policy-helper \
+                            \"How much are hotel costs per night?\""
+    )]
+    Ask {
+        /// The agent's id (`pubapi agents list` shows them).
+        agent: String,
+        /// The question (1 to 35,000 characters).
+        question: String,
+    },
+}
+
+/// `pubapi assistant …`
+#[derive(Debug, Subcommand)]
+pub enum AssistantCommand {
+    /// Ask the assistant and wait for its answer.
+    #[command(after_help = "Example:\n  pubapi --sandbox assistant ask \
+                            \"What happens when a webhook delivery fails?\" --citations")]
+    Ask {
+        /// The question (1 to 35,000 characters).
+        question: String,
+        /// Also list the documents the answer cites.
+        #[arg(long)]
+        citations: bool,
+    },
+}
+
+/// `pubapi documents …`
+#[derive(Debug, Subcommand)]
+pub enum DocumentsCommand {
+    /// Ask a question about one document.
+    #[command(after_help = "Example:\n  pubapi --sandbox documents ask 4100002 \
+                            \"What is the daily meal allowance?\"")]
+    Ask {
+        /// The document's entry id.
+        entry: String,
+        /// The question (1 to 35,000 characters).
+        question: String,
+    },
+    /// Summarize one document.
+    #[command(after_help = "Example:\n  pubapi --sandbox documents summarize 4100002")]
+    Summarize {
+        /// The document's entry id.
+        entry: String,
+    },
+}
+
+/// `pubapi kb …`
+#[derive(Debug, Subcommand)]
+pub enum KbCommand {
+    /// The knowledge bases.
+    #[command(after_help = "Example:\n  pubapi --sandbox kb list --status ACTIVE")]
+    List {
+        /// Only these statuses (ACTIVE, CREATED, …); repeat or separate with commas.
+        #[arg(long, value_delimiter = ',')]
+        status: Vec<String>,
+    },
+    /// Ask a knowledge base.
+    #[command(
+        after_help = "Example:\n  pubapi --sandbox kb ask kb-company-policies \
+                            \"How long are invoices kept?\""
+    )]
+    Ask {
+        /// The knowledge base's id (`pubapi kb list` shows them).
+        kb: String,
+        /// The question (1 to 35,000 characters).
+        question: String,
+    },
+}
+
+/// `pubapi search …`
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// What to look for.
+    pub query: String,
+    /// Results per page.
+    #[arg(long, default_value_t = 10)]
+    pub size: i64,
+    /// 0 for keywords only, 1 for meaning only.
+    #[arg(long, value_name = "0..1")]
+    pub semantic_weight: Option<f64>,
+    /// Only documents below this folder.
+    #[arg(long, value_name = "PATH")]
+    pub folder: Option<String>,
+}
+
+/// `pubapi events …`
+#[derive(Debug, Subcommand)]
+pub enum EventsCommand {
+    /// Print events as JSON lines, following the stream; resumable with --checkpoint.
+    #[command(
+        after_help = "Examples:\n  pubapi --sandbox events tail --no-follow\n  \
+                            pubapi events tail --type permission_change --checkpoint perms.cp\n\n\
+                            With --checkpoint, a stopped tail (Ctrl-C, --max-events) starts \
+                            again after\nthe last event it printed: none twice, none skipped."
+    )]
+    Tail(TailArgs),
+}
+
+/// Which events list a tail reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Start {
+    /// Everything the platform still keeps (up to 30 days).
+    Oldest,
+    /// Only what happens from now on.
+    Latest,
+}
+
+/// `pubapi events tail …`
+#[derive(Debug, Args)]
+pub struct TailArgs {
+    /// Read `GET /v1/events` (file system and notes; v2 adds permission changes).
+    #[arg(long, conflicts_with = "v2")]
+    pub v1: bool,
+    /// Read `GET /v2/events` (the default).
+    #[arg(long)]
+    pub v2: bool,
+    /// Only these event types (file_system, note, permission_change); repeatable.
+    #[arg(long = "type", value_name = "TYPE", value_delimiter = ',')]
+    pub types: Vec<String>,
+    /// Only events at this folder and below.
+    #[arg(long, value_name = "PATH")]
+    pub folder: Option<String>,
+    /// Leave out the events of this application (app) or this user (user).
+    #[arg(long, value_name = "app|user")]
+    pub suppress: Option<String>,
+    /// Keep the position in FILE: start after it, save it after every event printed.
+    #[arg(long, value_name = "FILE")]
+    pub checkpoint: Option<PathBuf>,
+    /// Where to start without a checkpoint.
+    #[arg(long, value_enum, default_value_t = Start::Oldest)]
+    pub from: Start,
+    /// Stop once caught up instead of waiting for new events (5 minutes between polls).
+    #[arg(long)]
+    pub no_follow: bool,
+    /// Stop after this many events.
+    #[arg(long, value_name = "N")]
+    pub max_events: Option<u64>,
+}
+
+/// `pubapi webhooks …`
+#[derive(Debug, Subcommand)]
+pub enum WebhooksCommand {
+    /// The registrations of this user and client.
+    #[command(after_help = "Example:\n  pubapi --sandbox webhooks list")]
+    List,
+    /// Register a webhook.
+    #[command(
+        after_help = "Example:\n  pubapi webhooks create --url https://hooks.example.com/in \
+                            --event 'fs:*' --path /Projects --auth-header \"$HOOK_SECRET\""
+    )]
+    Create(RegistrationArgs),
+    /// One registration in full.
+    #[command(after_help = "Example:\n  pubapi webhooks details whk-123")]
+    Details {
+        /// The webhook id.
+        id: String,
+    },
+    /// Enable a registration (also one the platform disabled after failed deliveries).
+    #[command(after_help = "Example:\n  pubapi webhooks enable whk-123")]
+    Enable {
+        /// The webhook id.
+        id: String,
+    },
+    /// Disable a registration.
+    #[command(after_help = "Example:\n  pubapi webhooks disable whk-123")]
+    Disable {
+        /// The webhook id.
+        id: String,
+    },
+    /// Replace a registration's URL, events, paths and header.
+    #[command(
+        after_help = "Example:\n  pubapi webhooks update whk-123 --url https://hooks.example.com/v2 \
+                            --event 'fs:*'"
+    )]
+    Update {
+        /// The webhook id.
+        id: String,
+        /// The new registration.
+        #[command(flatten)]
+        registration: RegistrationArgs,
+    },
+    /// Delete a registration.
+    #[command(after_help = "Example:\n  pubapi webhooks delete whk-123")]
+    Delete {
+        /// The webhook id.
+        id: String,
+    },
+    /// Renew a registration before it expires: registers it again and deletes the old one.
+    #[command(after_help = "Example:\n  pubapi webhooks renew whk-123 --within 7d")]
+    Renew {
+        /// The webhook id.
+        id: String,
+        /// Only when it expires within this long (90s, 10m, 2h, 7d; default: always).
+        #[arg(long, value_name = "DURATION")]
+        within: Option<String>,
+    },
+    /// Receive deliveries on a local port and print each event as a JSON line.
+    #[command(
+        after_help = "Example:\n  pubapi webhooks listen --port 9000 --secret \"$HOOK_SECRET\""
+    )]
+    Listen {
+        /// The port to listen on (0: any free port, printed on stderr).
+        #[arg(long)]
+        port: u16,
+        /// The shared secret deliveries carry in their Authorization header.
+        #[arg(long, value_name = "SECRET")]
+        secret: String,
+        /// The address to listen on.
+        #[arg(long, default_value = "127.0.0.1")]
+        bind: String,
+    },
+}
+
+/// A registration's fields.
+#[derive(Debug, Args)]
+pub struct RegistrationArgs {
+    /// Where deliveries go (https://).
+    #[arg(long)]
+    pub url: String,
+    /// Event names or wildcards (fs:add_file, fs:*, …); repeatable.
+    #[arg(
+        long = "event",
+        value_name = "NAME",
+        required = true,
+        value_delimiter = ','
+    )]
+    pub events: Vec<String>,
+    /// Only events at these paths; repeatable.
+    #[arg(long = "path", value_name = "PATH")]
+    pub paths: Vec<String>,
+    /// The Authorization header value deliveries carry (the receiver's secret).
+    #[arg(long, value_name = "VALUE")]
+    pub auth_header: Option<String>,
+    /// Accept an http:// URL on a loopback host (a sandbox's test mode).
+    #[arg(long)]
+    pub loopback_for_tests: bool,
+}

@@ -1,0 +1,803 @@
+//! `pubapi audit`: one subcommand per report kind, with the kind's filters as flags, both
+//! read from the spec the SDK embeds (each `POST /v1/audit/<kind>` and its request schema:
+//! the property names, enums, descriptions and required fields), so a filter the spec adds
+//! is a flag without a change here. The flags become the request's JSON body, which the
+//! SDK types and validates ([`AuditRequest::from_json`], [`AuditRequest::validate`]) before
+//! anything starts.
+//!
+//! A run creates the job, polls it no more often than the platform allows (a status line
+//! says the job's state, the next poll and the time elapsed), then downloads the report to
+//! a temporary file beside `--out` (a counter says bytes or events and the rate) and renames
+//! it at the end: an interrupted run leaves no half-written report.
+
+use crate::Session;
+use crate::args::Command as Top;
+use crate::failure::{Exit, Failure};
+use crate::progress;
+use clap::builder::PossibleValuesParser;
+use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches, Subcommand};
+use futures_util::StreamExt;
+use pubapi_sdk::types::{AuditFormat, AuditReportKind};
+use pubapi_sdk_ext::audit::{AuditRequest, AuditWait, JobState, ReportLocation, ReportRead};
+use serde_json::{Map, Value, json};
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::OnceLock;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::time::Instant;
+
+/// The fields every kind has, which are the common flags `--from`, `--to` and `--format`.
+const COMMON: [&str; 3] = ["format", "date_start", "date_end"];
+
+/// One filter of a kind's request, from its schema.
+#[derive(Debug, Clone)]
+struct Filter {
+    /// The property name (`access_points`).
+    name: String,
+    /// `array`, `boolean`, `integer` or `string`.
+    shape: Shape,
+    /// The enum's values, when the schema lists them.
+    values: Vec<String>,
+    /// The description's first sentence.
+    help: String,
+    /// In the schema's `required`.
+    required: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    List { integers: bool },
+    Flag,
+    Integer,
+    Text,
+}
+
+/// One report kind: its path segment, summary and filters.
+#[derive(Debug, Clone)]
+struct Kind {
+    name: String,
+    summary: String,
+    filters: Vec<Filter>,
+}
+
+fn spec() -> &'static Value {
+    static SPEC: OnceLock<Value> = OnceLock::new();
+    SPEC.get_or_init(|| serde_yaml::from_str(pubapi_sdk::SPEC_YAML).unwrap_or(Value::Null))
+}
+
+fn resolve<'a>(spec: &'a Value, schema: &'a Value) -> &'a Value {
+    match schema["$ref"].as_str() {
+        Some(reference) => {
+            let name = reference.rsplit('/').next().unwrap_or_default();
+            &spec["components"]["schemas"][name]
+        }
+        None => schema,
+    }
+}
+
+fn first_sentence(text: &str) -> String {
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match text.find(". ") {
+        Some(end) => text[..=end].to_string(),
+        None => text,
+    }
+}
+
+fn enum_values(spec: &Value, schema: &Value) -> Vec<String> {
+    resolve(spec, schema)["enum"]
+        .as_array()
+        .map(|values| {
+            values
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The 14 kinds, in the spec's order.
+fn kinds() -> &'static [Kind] {
+    static KINDS: OnceLock<Vec<Kind>> = OnceLock::new();
+    KINDS.get_or_init(|| {
+        let spec = spec();
+        let Some(paths) = spec["paths"].as_object() else {
+            return Vec::new();
+        };
+        paths
+            .iter()
+            .filter_map(|(path, item)| {
+                let name = path.strip_prefix("/v1/audit/")?;
+                let post = item.get("post")?;
+                if name.contains('/') || name.contains('{') {
+                    return None;
+                }
+                let schema = resolve(
+                    spec,
+                    &post["requestBody"]["content"]["application/json"]["schema"],
+                );
+                let required: Vec<&str> = schema["required"]
+                    .as_array()
+                    .map(|r| r.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                let filters = schema["properties"]
+                    .as_object()?
+                    .iter()
+                    .filter(|(property, _)| !COMMON.contains(&property.as_str()))
+                    .map(|(property, field)| {
+                        let field = resolve(spec, field);
+                        let (shape, values) = match field["type"].as_str() {
+                            Some("array") => (
+                                Shape::List {
+                                    integers: resolve(spec, &field["items"])["type"] == "integer",
+                                },
+                                enum_values(spec, &field["items"]),
+                            ),
+                            Some("boolean") => (Shape::Flag, Vec::new()),
+                            Some("integer") => (Shape::Integer, Vec::new()),
+                            _ => (Shape::Text, enum_values(spec, field)),
+                        };
+                        Filter {
+                            name: property.clone(),
+                            shape,
+                            values,
+                            help: first_sentence(field["description"].as_str().unwrap_or("")),
+                            required: required.contains(&property.as_str()),
+                        }
+                    })
+                    .collect();
+                Some(Kind {
+                    name: name.to_string(),
+                    summary: post["summary"].as_str().unwrap_or(name).to_string(),
+                    filters,
+                })
+            })
+            .collect()
+    })
+}
+
+fn flag_name(property: &str) -> String {
+    property.replace('_', "-")
+}
+
+fn kind_command(kind: &Kind) -> Command {
+    let example = format!(
+        "Example:\n  pubapi --sandbox audit {} --from 2026-01-01 --to 2026-02-01 --format csv \
+         --out {}.csv",
+        kind.name, kind.name
+    );
+    let mut command = Command::new(kind.name.clone())
+        .about(kind.summary.clone())
+        .after_help(example)
+        .arg(
+            Arg::new("date_start")
+                .long("from")
+                .value_name("DATE")
+                .required(true)
+                .help("Start: YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ"),
+        )
+        .arg(
+            Arg::new("date_end")
+                .long("to")
+                .value_name("DATE")
+                .required(true)
+                .help("End, after --from: YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ"),
+        )
+        .arg(format_arg())
+        .arg(out_arg());
+    for filter in &kind.filters {
+        let mut arg = Arg::new(filter.name.clone())
+            .long(flag_name(&filter.name))
+            .help(filter.help.clone());
+        // A required list of known values (the logins report's `events`) means all of them
+        // unless narrowed; any other required filter must be given.
+        arg = match filter.shape {
+            Shape::List { .. } if filter.required && !filter.values.is_empty() => {
+                arg.default_values(filter.values.clone())
+            }
+            _ => arg.required(filter.required),
+        };
+        arg = match filter.shape {
+            Shape::List { .. } => arg
+                .action(ArgAction::Append)
+                .value_delimiter(',')
+                .value_name("VALUE"),
+            Shape::Flag => arg
+                .num_args(0..=1)
+                .require_equals(true)
+                .default_missing_value("true")
+                .value_parser(clap::value_parser!(bool))
+                .value_name("BOOL"),
+            Shape::Integer => arg.value_parser(clap::value_parser!(i64)).value_name("N"),
+            Shape::Text => arg.value_name("VALUE"),
+        };
+        if !filter.values.is_empty() && filter.shape != Shape::Flag {
+            arg = arg.value_parser(PossibleValuesParser::new(filter.values.clone()));
+        }
+        command = command.arg(arg);
+    }
+    command
+}
+
+fn format_arg() -> Arg {
+    Arg::new("format")
+        .long("format")
+        .value_parser(["csv", "json"])
+        .default_value("csv")
+        .value_name("FORMAT")
+        .help("The report's format: csv (the platform's CSV) or json (a JSON array of events)")
+}
+
+fn out_arg() -> Arg {
+    Arg::new("out")
+        .long("out")
+        .value_name("FILE")
+        .value_parser(clap::value_parser!(PathBuf))
+        .help("Write the report to FILE (written under a temporary name, renamed when whole); default: stdout")
+}
+
+/// `pubapi audit …`: a report kind, or a job or report command.
+#[derive(Debug)]
+pub enum AuditCommand {
+    /// Run a report of one kind.
+    Run {
+        /// The kind.
+        kind: AuditReportKind,
+        /// The request, typed by the SDK.
+        request: Box<AuditRequest>,
+        /// `--out`.
+        out: Option<PathBuf>,
+    },
+    /// A job or report command.
+    Job(JobCommand),
+}
+
+/// `pubapi audit status|get|delete`.
+#[derive(Debug, Subcommand)]
+pub enum JobCommand {
+    /// Where an audit job stands: running, or completed with the report's location.
+    #[command(after_help = "Example:\n  pubapi audit status 6f1c2a")]
+    Status {
+        /// The job id a run printed.
+        job: String,
+    },
+    /// Download a finished report (KIND/ID, as a run or `status` prints it).
+    #[command(
+        after_help = "Example:\n  pubapi audit get logins/6f1c2a --format csv --out logins.csv"
+    )]
+    Get(GetArgs),
+    /// Delete a finished report.
+    #[command(after_help = "Example:\n  pubapi audit delete logins/6f1c2a")]
+    Delete {
+        /// The report, KIND/ID.
+        report: String,
+    },
+}
+
+/// `pubapi audit get`.
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    /// The report, KIND/ID.
+    pub report: String,
+    /// The format the report was created in.
+    #[arg(long, value_parser = ["csv", "json"], default_value = "csv")]
+    pub format: String,
+    /// Write the report to FILE (renamed into place when whole); default: stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+impl FromArgMatches for AuditCommand {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        let Some((name, sub)) = matches.subcommand() else {
+            return Err(clap::Error::new(clap::error::ErrorKind::MissingSubcommand));
+        };
+        match kinds().iter().find(|k| k.name == name) {
+            Some(kind) => request_of(kind, sub).map_err(|failure| {
+                clap::Error::raw(clap::error::ErrorKind::ValueValidation, failure.message)
+            }),
+            None => JobCommand::from_arg_matches(matches).map(AuditCommand::Job),
+        }
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = AuditCommand::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl Subcommand for AuditCommand {
+    fn augment_subcommands(command: Command) -> Command {
+        let command = command.subcommands(kinds().iter().map(kind_command));
+        JobCommand::augment_subcommands(command)
+            .subcommand_required(true)
+            .after_help(
+                "Examples:\n  pubapi --sandbox audit logins --from 2026-01-01 --to 2026-02-01 \
+                 --events failed_attempts --format csv --out failed.csv\n  \
+                 pubapi audit files --from 2026-03-01 --to 2026-03-31 --folders /Finance \
+                 --format json",
+            )
+    }
+
+    fn augment_subcommands_for_update(command: Command) -> Command {
+        Self::augment_subcommands(command)
+    }
+
+    fn has_subcommand(name: &str) -> bool {
+        kinds().iter().any(|k| k.name == name) || JobCommand::has_subcommand(name)
+    }
+}
+
+/// The JSON body the flags describe, typed by the SDK.
+fn request_of(kind: &Kind, matches: &ArgMatches) -> Result<AuditCommand, Failure> {
+    let mut body = Map::new();
+    for field in COMMON {
+        if let Some(value) = matches.get_one::<String>(field) {
+            body.insert(field.to_string(), json!(value));
+        }
+    }
+    for filter in &kind.filters {
+        let id = filter.name.as_str();
+        let value = match filter.shape {
+            Shape::List { integers } => match matches.get_many::<String>(id) {
+                Some(values) => Some(Value::Array(
+                    values
+                        .map(|v| list_item(v, integers, &filter.name))
+                        .collect::<Result<_, _>>()?,
+                )),
+                None => None,
+            },
+            Shape::Flag => matches.get_one::<bool>(id).map(|b| json!(b)),
+            Shape::Integer => matches.get_one::<i64>(id).map(|n| json!(n)),
+            Shape::Text => matches.get_one::<String>(id).map(|s| json!(s)),
+        };
+        if let Some(value) = value {
+            body.insert(filter.name.clone(), value);
+        }
+    }
+    let kind_id: AuditReportKind = kind
+        .name
+        .parse()
+        .map_err(|_| Failure::usage(format!("unknown report kind {}", kind.name)))?;
+    let request = AuditRequest::from_json(kind_id, Value::Object(body))?;
+    Ok(AuditCommand::Run {
+        kind: kind_id,
+        request: Box::new(request),
+        out: matches.get_one::<PathBuf>("out").cloned(),
+    })
+}
+
+fn list_item(value: &str, integers: bool, name: &str) -> Result<Value, Failure> {
+    if !integers {
+        return Ok(json!(value));
+    }
+    value.trim().parse::<i64>().map(|n| json!(n)).map_err(|_| {
+        Failure::usage(format!(
+            "--{} takes whole numbers, not {value:?}",
+            flag_name(name)
+        ))
+    })
+}
+
+/// Checks what needs no network (dates, required filters, `--out`'s folder) before a
+/// sandbox starts or a request leaves.
+pub fn check_before_start(command: &Top) -> Result<(), Failure> {
+    match command {
+        Top::Audit(AuditCommand::Run { request, out, .. }) => {
+            request.validate()?;
+            check_out(out.as_deref())
+        }
+        Top::Audit(AuditCommand::Job(JobCommand::Get(get))) => {
+            location(&get.report)?;
+            check_out(get.out.as_deref())
+        }
+        Top::Audit(AuditCommand::Job(JobCommand::Delete { report })) => location(report).map(drop),
+        _ => Ok(()),
+    }
+}
+
+fn check_out(out: Option<&Path>) -> Result<(), Failure> {
+    let Some(out) = out else { return Ok(()) };
+    let folder = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !folder.is_dir() {
+        return Err(Failure::usage(format!(
+            "--out {}: the folder {} does not exist",
+            out.display(),
+            folder.display()
+        )));
+    }
+    if out.is_dir() {
+        return Err(Failure::usage(format!(
+            "--out {}: is a folder; give a file name",
+            out.display()
+        )));
+    }
+    Ok(())
+}
+
+/// `KIND/ID` as a report location.
+fn location(text: &str) -> Result<ReportLocation, Failure> {
+    let (kind, id) = text
+        .split_once('/')
+        .filter(|(kind, id)| !kind.is_empty() && !id.is_empty() && !id.contains('/'))
+        .ok_or_else(|| {
+            Failure::usage(format!(
+                "{text:?} is not KIND/ID (such as logins/6f1c2a, as a run prints it)"
+            ))
+        })?;
+    let kind = kind.parse::<AuditReportKind>().map_err(|_| {
+        let known: Vec<&str> = kinds().iter().map(|k| k.name.as_str()).collect();
+        Failure::usage(format!(
+            "{kind:?} is not a report kind; kinds: {}",
+            known.join(", ")
+        ))
+    })?;
+    Ok(ReportLocation {
+        kind,
+        id: id.to_string(),
+    })
+}
+
+/// Runs `pubapi audit …`.
+pub async fn run(session: &Session, command: AuditCommand) -> Result<(), Failure> {
+    match command {
+        AuditCommand::Run { kind, request, out } => {
+            let format = request.format();
+            let job = session.client.audit().create(*request).await?;
+            eprintln!("audit job {} created ({kind} report, {format})", job.id);
+            let pending = PendingJob(Some(job.id.clone()));
+            let at = wait(session, &job.id).await?;
+            drop(pending.done());
+            download(session, &at, format, out.as_deref()).await?;
+            eprintln!(
+                "report {kind}/{id} stays on the platform until deleted: \
+                 pubapi audit delete {kind}/{id}",
+                id = at.id
+            );
+            Ok(())
+        }
+        AuditCommand::Job(JobCommand::Status { job }) => {
+            let state = session.client.audit().job_state(&job).await?;
+            let (status, report) = match &state {
+                JobState::Running { status } => (status.clone(), None),
+                JobState::Completed(at) => (
+                    "completed".to_string(),
+                    Some(format!("{}/{}", at.kind, at.id)),
+                ),
+            };
+            if session.out.json {
+                return session
+                    .out
+                    .json_document(&json!({"job": job, "status": status, "report": report}));
+            }
+            session.out.pairs(&[
+                ("job", job),
+                ("status", status),
+                ("report", report.unwrap_or_else(|| "-".into())),
+            ])
+        }
+        AuditCommand::Job(JobCommand::Get(get)) => {
+            let at = location(&get.report)?;
+            let format = if get.format == "json" {
+                AuditFormat::Json
+            } else {
+                AuditFormat::Csv
+            };
+            download(session, &at, format, get.out.as_deref()).await
+        }
+        AuditCommand::Job(JobCommand::Delete { report }) => {
+            let at = location(&report)?;
+            session.client.audit().remove(&at).await?;
+            eprintln!("report {report} deleted");
+            Ok(())
+        }
+    }
+}
+
+/// Says how to follow a job when the run stops before the job finishes (Ctrl-C, an error).
+struct PendingJob(Option<String>);
+
+impl PendingJob {
+    fn done(mut self) -> Self {
+        self.0 = None;
+        self
+    }
+}
+
+impl Drop for PendingJob {
+    fn drop(&mut self) {
+        if let Some(id) = self.0.take() {
+            eprintln!("the job {id} goes on without this run: pubapi audit status {id}");
+        }
+    }
+}
+
+/// How long a run waits for its job.
+const WAIT_DEADLINE: Duration = Duration::from_secs(3600);
+
+/// Polls the job until it completes, no more often than [`AuditWait::MIN_INTERVAL`] of the
+/// server's time, with a status line.
+async fn wait(session: &Session, job: &str) -> Result<ReportLocation, Failure> {
+    let interval = session.real(AuditWait::MIN_INTERVAL);
+    let started = Instant::now();
+    let line = progress::status(format!("audit job {job}: polling"));
+    loop {
+        match session.client.audit().job_state(job).await? {
+            JobState::Completed(at) => {
+                line.finish_and_clear();
+                return Ok(at);
+            }
+            JobState::Running { status } => {
+                let next = Instant::now() + interval;
+                if next > started + session.real(WAIT_DEADLINE) {
+                    line.finish_and_clear();
+                    return Err(Failure::new(
+                        Exit::Unreachable,
+                        format!(
+                            "the job {job} is still {status} after {}",
+                            progress::clock(started.elapsed())
+                        ),
+                    )
+                    .hint(format!(
+                        "pubapi audit status {job}; then pubapi audit get KIND/ID"
+                    )));
+                }
+                while Instant::now() < next {
+                    line.set_message(format!(
+                        "audit job {job}: {status} · next poll in {}",
+                        progress::clock(next - Instant::now())
+                    ));
+                    tokio::time::sleep((next - Instant::now()).min(Duration::from_millis(250)))
+                        .await;
+                }
+                line.set_message(format!("audit job {job}: {status} · polling"));
+            }
+        }
+    }
+}
+
+/// A report file being written: a temporary name beside the target, removed unless
+/// [`PartFile::commit`] renames it into place.
+struct PartFile {
+    part: PathBuf,
+    target: PathBuf,
+    committed: bool,
+}
+
+impl PartFile {
+    async fn create(target: &Path) -> Result<(PartFile, tokio::fs::File), Failure> {
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "report".into());
+        let part = target.with_file_name(format!(".{name}.part-{}", std::process::id()));
+        let file = tokio::fs::File::create(&part)
+            .await
+            .map_err(|e| Failure::failed(format!("cannot write {}: {e}", part.display())))?;
+        Ok((
+            PartFile {
+                part,
+                target: target.to_path_buf(),
+                committed: false,
+            },
+            file,
+        ))
+    }
+
+    fn commit(mut self) -> Result<(), Failure> {
+        std::fs::rename(&self.part, &self.target).map_err(|e| {
+            Failure::failed(format!(
+                "cannot rename {} to {}: {e}",
+                self.part.display(),
+                self.target.display()
+            ))
+        })?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for PartFile {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.part);
+        }
+    }
+}
+
+/// Counts what passes through into a progress bar.
+struct Counting<W> {
+    inner: W,
+    bar: indicatif::ProgressBar,
+}
+
+impl<W: AsyncWrite + Unpin> AsyncWrite for Counting<W> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let written = Pin::new(&mut self.inner).poll_write(cx, buf);
+        if let Poll::Ready(Ok(n)) = &written {
+            self.bar.inc(*n as u64);
+        }
+        written
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+fn write_failed(what: &str, e: impl std::fmt::Display) -> Failure {
+    Failure::failed(format!("cannot write {what}: {e}"))
+}
+
+/// Downloads the report at `at` to `out` (or stdout).
+async fn download(
+    session: &Session,
+    at: &ReportLocation,
+    format: AuditFormat,
+    out: Option<&Path>,
+) -> Result<(), Failure> {
+    let label = format!("report {}/{}", at.kind, at.id);
+    let (part, writer): (Option<PartFile>, Box<dyn AsyncWrite + Unpin + Send>) = match out {
+        Some(path) => {
+            let (part, file) = PartFile::create(path).await?;
+            (Some(part), Box::new(file))
+        }
+        None => (None, Box::new(tokio::io::stdout())),
+    };
+    let what = out.map_or("stdout".to_string(), |p| p.display().to_string());
+    match format {
+        AuditFormat::Csv => {
+            let report = session.client.audit().csv(at).await?;
+            let mut writer = Counting {
+                inner: writer,
+                bar: progress::bytes(label),
+            };
+            let copied = report.copy_to(&mut writer).await;
+            writer.bar.finish_and_clear();
+            copied
+                .map_err(|e| Failure::new(Exit::Api, format!("the CSV download stopped: {e}")))?;
+            writer.flush().await.map_err(|e| write_failed(&what, e))?;
+        }
+        _ => {
+            let bar = progress::items(label);
+            let mut writer = tokio::io::BufWriter::new(writer);
+            let mut events = session
+                .client
+                .audit()
+                .events(at.clone(), ReportRead::default());
+            let mut first = true;
+            writer
+                .write_all(b"[")
+                .await
+                .map_err(|e| write_failed(&what, e))?;
+            while let Some(event) = events.next().await {
+                let event = event.map_err(|e| {
+                    bar.finish_and_clear();
+                    Failure::from(e.error).hint(format!(
+                        "the report is whole on the platform: pubapi audit get {}/{} --format json",
+                        at.kind, at.id
+                    ))
+                })?;
+                let text = serde_json::to_string(&event).map_err(|e| write_failed(&what, e))?;
+                let separator: &[u8] = if first { b"\n" } else { b",\n" };
+                first = false;
+                writer
+                    .write_all(separator)
+                    .await
+                    .map_err(|e| write_failed(&what, e))?;
+                writer
+                    .write_all(text.as_bytes())
+                    .await
+                    .map_err(|e| write_failed(&what, e))?;
+                bar.inc(1);
+            }
+            bar.finish_and_clear();
+            writer
+                .write_all(b"\n]\n")
+                .await
+                .map_err(|e| write_failed(&what, e))?;
+            writer.flush().await.map_err(|e| write_failed(&what, e))?;
+        }
+    }
+    if let Some(part) = part {
+        part.commit()?;
+        eprintln!("{} written", what);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn every_kind_of_the_spec_is_a_subcommand() {
+        let names: Vec<&str> = kinds().iter().map(|k| k.name.as_str()).collect();
+        assert_eq!(names.len(), 14, "{names:?}");
+        for name in names {
+            assert!(name.parse::<AuditReportKind>().is_ok(), "{name}");
+        }
+    }
+
+    #[test]
+    fn filters_come_with_their_enums_and_required_marks() {
+        let logins = kinds().iter().find(|k| k.name == "logins").unwrap();
+        let events = logins.filters.iter().find(|f| f.name == "events").unwrap();
+        assert!(events.required);
+        assert!(
+            events.values.iter().any(|v| v == "failed_attempts"),
+            "{events:?}"
+        );
+        let suppress = logins
+            .filters
+            .iter()
+            .find(|f| f.name == "suppress_emails")
+            .unwrap();
+        assert_eq!(suppress.shape, Shape::Flag);
+    }
+
+    fn parse(line: &str) -> Result<crate::args::Cli, clap::Error> {
+        crate::args::Cli::try_parse_from(line.split_whitespace())
+    }
+
+    #[test]
+    fn flags_become_the_typed_request() {
+        let cli = parse(
+            "pubapi audit logins --from 2026-01-01 --to 2026-02-01 --events logins,failed_attempts \
+             --suppress-emails=false --format json",
+        )
+        .unwrap();
+        let Top::Audit(AuditCommand::Run { request, .. }) = cli.command else {
+            panic!("{:?}", cli.command)
+        };
+        let AuditRequest::Logins(body) = *request else {
+            panic!("{request:?}")
+        };
+        assert_eq!(body.events.len(), 2);
+        assert!(!body.suppress_emails);
+        assert_eq!(body.format, AuditFormat::Json);
+    }
+
+    #[test]
+    fn bad_input_is_refused_before_anything_starts() {
+        let refused: &[(&str, &str)] = &[
+            ("pubapi audit logins --from 2026-01-01", "--to"),
+            (
+                "pubapi audit logins --from 2026-01-01 --to 2026-02-01 --events nope",
+                "nope",
+            ),
+            (
+                "pubapi audit nope --from 2026-01-01 --to 2026-02-01",
+                "nope",
+            ),
+        ];
+        for (line, named) in refused {
+            let error = parse(line).unwrap_err().to_string();
+            assert!(error.contains(named), "{line}: {error}");
+        }
+        let cli = parse("pubapi audit users --from 2026-02-01 --to 2026-01-01").unwrap();
+        let failure = check_before_start(&cli.command).unwrap_err();
+        assert_eq!(failure.exit, Exit::Usage);
+        assert!(failure.message.contains("date_end"), "{failure}");
+        let cli = parse("pubapi audit get logins-abc").unwrap();
+        assert!(
+            check_before_start(&cli.command)
+                .unwrap_err()
+                .message
+                .contains("KIND/ID")
+        );
+    }
+}

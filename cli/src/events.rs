@@ -1,0 +1,141 @@
+//! `pubapi events tail`: the SDK's event stream as JSON lines, resumable through a
+//! checkpoint file.
+//!
+//! Each event is written and flushed before its id is saved as the checkpoint, and Ctrl-C
+//! is only heard between events, so a stop at any moment leaves a checkpoint that a new run
+//! starts after: no event printed twice, none skipped.
+
+use crate::Session;
+use crate::args::{EventsCommand, Start, TailArgs};
+use crate::failure::Failure;
+use futures_util::StreamExt;
+use pubapi_sdk_ext::events::{
+    EventStream, EventsVersion, StreamItem, StreamNotice, StreamStart, Suppress,
+};
+use pubapi_sdk_ext::fleet::FileCheckpoints;
+use std::sync::Arc;
+
+/// Runs `pubapi events …`.
+pub async fn run(session: &Session, command: EventsCommand) -> Result<(), Failure> {
+    match command {
+        EventsCommand::Tail(args) => tail(session, args).await,
+    }
+}
+
+fn suppress(value: &str) -> Result<Suppress, Failure> {
+    match value {
+        "app" => Ok(Suppress::App),
+        "user" => Ok(Suppress::User),
+        other => Err(Failure::usage(format!(
+            "--suppress takes app or user, not {other:?}"
+        ))),
+    }
+}
+
+/// The checkpoint's name in the file: one per list and filter, so two tails with other
+/// filters can share a file without sharing a position.
+fn checkpoint_name(args: &TailArgs, version: EventsVersion) -> String {
+    let mut name = match version {
+        EventsVersion::V1 => "v1".to_string(),
+        _ => "v2".to_string(),
+    };
+    if !args.types.is_empty() {
+        name.push_str(&format!(" type={}", args.types.join(",")));
+    }
+    if let Some(folder) = &args.folder {
+        name.push_str(&format!(" folder={folder}"));
+    }
+    if let Some(suppress) = &args.suppress {
+        name.push_str(&format!(" suppress={suppress}"));
+    }
+    name
+}
+
+async fn tail(session: &Session, args: TailArgs) -> Result<(), Failure> {
+    let version = if args.v1 {
+        EventsVersion::V1
+    } else {
+        EventsVersion::V2
+    };
+    let mut builder = EventStream::builder(version).start(match args.from {
+        Start::Oldest => StreamStart::Oldest,
+        Start::Latest => StreamStart::Latest,
+    });
+    if !args.types.is_empty() {
+        builder = builder.types(args.types.clone());
+    }
+    if let Some(folder) = &args.folder {
+        builder = builder.folder(folder.clone());
+    }
+    if let Some(value) = &args.suppress {
+        builder = builder.suppress(suppress(value)?);
+    }
+    if let Some(path) = &args.checkpoint {
+        builder = builder.checkpoints(
+            Arc::new(FileCheckpoints::new(path.clone())),
+            checkpoint_name(&args, version),
+        );
+    }
+    let mut stream = builder.build(session.client.clone());
+    let mut printed = 0u64;
+    // The stream ends only after an error no later poll can mend: that error is the exit's.
+    let mut last_error: Option<Failure> = None;
+    let interrupted = tokio::signal::ctrl_c();
+    tokio::pin!(interrupted);
+    loop {
+        if args.max_events.is_some_and(|max| printed >= max) {
+            return Ok(());
+        }
+        let item = tokio::select! {
+            item = stream.next() => item,
+            _ = &mut interrupted => return Err(Failure::interrupted()),
+        };
+        let Some(item) = item else {
+            return last_error.map_or(Ok(()), Err);
+        };
+        if item.is_ok()
+            && let Some(mended) = last_error.take()
+        {
+            eprintln!("pubapi: {mended} (the stream went on)");
+        }
+        match item {
+            Ok(StreamItem::Event(event)) => {
+                session.out.json_line(&event.raw)?;
+                printed += 1;
+                save(&stream).await?;
+            }
+            Ok(StreamItem::Notice(StreamNotice::CaughtUp { next_poll_in })) => {
+                save(&stream).await?;
+                if args.no_follow {
+                    return Ok(());
+                }
+                eprintln!(
+                    "caught up; next poll in {}",
+                    crate::progress::clock(next_poll_in)
+                );
+            }
+            Ok(StreamItem::Notice(StreamNotice::MayHaveMissed { cursor, oldest })) => {
+                eprintln!(
+                    "the platform no longer keeps the events after {cursor} and before \
+                     {oldest} (it keeps 30 days): some may be missing"
+                );
+            }
+            Ok(StreamItem::Notice(StreamNotice::Skipped { .. })) => save(&stream).await?,
+            Ok(StreamItem::Notice(_)) => {}
+            Err(error) => {
+                // The stream goes on after errors a later poll can mend, and ends after one
+                // it cannot: which of the two this was, the next item says.
+                if let Some(earlier) = last_error.replace(Failure::from(error)) {
+                    eprintln!("pubapi: {earlier} (the stream went on)");
+                }
+            }
+        }
+    }
+}
+
+async fn save(stream: &EventStream) -> Result<(), Failure> {
+    stream
+        .save_checkpoint()
+        .await
+        .map_err(|e| Failure::failed(format!("cannot save the checkpoint: {e}")))
+}

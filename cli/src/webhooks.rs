@@ -1,0 +1,250 @@
+//! `pubapi webhooks`: registrations through the SDK's `webhooks()` handle (which checks URLs,
+//! event names and paths before sending), and `listen`, the SDK's receiver behind a local
+//! port, printing each delivered event as a JSON line.
+
+use crate::Session;
+use crate::args::{RegistrationArgs, WebhooksCommand};
+use crate::failure::Failure;
+use pubapi_sdk::types::{Webhook, WebhookSummary};
+use pubapi_sdk_ext::registration::{Registration, Status};
+use pubapi_sdk_ext::webhook::{self, Batch, DeadLetter, HandlerError, Receiver, WebhookSecret};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+/// Runs `pubapi webhooks …`.
+pub async fn run(session: &Session, command: WebhooksCommand) -> Result<(), Failure> {
+    let hooks = session.client.webhooks();
+    match command {
+        WebhooksCommand::List => {
+            let list = hooks.list().await?;
+            summaries(session, &list)
+        }
+        WebhooksCommand::Create(args) => {
+            let created = hooks.create(&registration(&args)?).await?;
+            summaries(session, &[created])
+        }
+        WebhooksCommand::Details { id } => {
+            let details = hooks.details(&id).await?;
+            details_of(session, &details)
+        }
+        WebhooksCommand::Enable { id } => {
+            let now = hooks.set_status(&id, Status::Enabled).await?;
+            summaries(session, &[now])
+        }
+        WebhooksCommand::Disable { id } => {
+            let now = hooks.set_status(&id, Status::Disabled).await?;
+            summaries(session, &[now])
+        }
+        WebhooksCommand::Update {
+            id,
+            registration: args,
+        } => {
+            hooks.update(&id, &registration(&args)?, None).await?;
+            let now = hooks.status(&id).await?;
+            summaries(session, &[now])
+        }
+        WebhooksCommand::Delete { id } => {
+            hooks.delete(&id).await?;
+            eprintln!("webhook {id} deleted");
+            Ok(())
+        }
+        WebhooksCommand::Renew { id, within } => {
+            let window = match within {
+                Some(text) => duration(&text)?,
+                // Always: a window longer than any registration lives.
+                None => Duration::from_secs(100 * 365 * 86_400),
+            };
+            let details = hooks.details(&id).await?;
+            let again = from_details(&details)?;
+            match hooks
+                .renew_if_expiring(&id, &again, window, SystemTime::now())
+                .await?
+            {
+                Some(renewed) => {
+                    eprintln!("webhook {id} renewed as {}", renewed.webhook_id);
+                    summaries(session, &[renewed])
+                }
+                None => {
+                    eprintln!("webhook {id} does not expire within the window: left as it is");
+                    Ok(())
+                }
+            }
+        }
+        WebhooksCommand::Listen { port, secret, bind } => listen(session, port, secret, bind).await,
+    }
+}
+
+fn registration(args: &RegistrationArgs) -> Result<Registration, Failure> {
+    let base = if args.loopback_for_tests {
+        Registration::loopback_for_tests(&args.url)?
+    } else {
+        Registration::new(&args.url)?
+    };
+    let mut registration = base.event_names(&args.events)?;
+    if !args.paths.is_empty() {
+        registration = registration.paths(args.paths.clone())?;
+    }
+    if let Some(header) = &args.auth_header {
+        registration = registration.auth_header(header.clone());
+    }
+    Ok(registration)
+}
+
+/// The registration a webhook's details describe, to register it again.
+fn from_details(details: &Webhook) -> Result<Registration, Failure> {
+    let url = details
+        .url
+        .as_deref()
+        .ok_or_else(|| Failure::usage("the webhook's details have no url to renew it with"))?;
+    let base = if url.starts_with("http://") {
+        Registration::loopback_for_tests(url)?
+    } else {
+        Registration::new(url)?
+    };
+    let mut registration = base.event_names(&details.event_type)?;
+    if let Some(path) = &details.path {
+        registration = registration.paths([path.clone()])?;
+    }
+    if let Some(header) = &details.auth_header {
+        registration = registration.auth_header(header.clone());
+    }
+    Ok(registration)
+}
+
+/// `90s`, `10m`, `2h`, `7d`.
+fn duration(text: &str) -> Result<Duration, Failure> {
+    let refused = || {
+        Failure::usage(format!(
+            "{text:?} is not a duration such as 90s, 10m, 2h or 7d"
+        ))
+    };
+    let split = text.len().checked_sub(1).ok_or_else(refused)?;
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number.parse().map_err(|_| refused())?;
+    let seconds = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(refused()),
+    };
+    number
+        .checked_mul(seconds)
+        .map(Duration::from_secs)
+        .ok_or_else(refused)
+}
+
+fn expires(at: Option<i64>) -> String {
+    match at {
+        Some(seconds) => pubapi_sandbox::iso_seconds(seconds.saturating_mul(1000)),
+        None => "-".into(),
+    }
+}
+
+fn summaries(session: &Session, list: &[WebhookSummary]) -> Result<(), Failure> {
+    if session.out.json {
+        return session.out.json_document(list);
+    }
+    session.out.table(
+        &["ID", "STATUS", "EXPIRES"],
+        list.iter()
+            .map(|hook| {
+                vec![
+                    hook.webhook_id.clone(),
+                    hook.status.to_string(),
+                    expires(hook.expires),
+                ]
+            })
+            .collect(),
+    )
+}
+
+fn details_of(session: &Session, details: &Webhook) -> Result<(), Failure> {
+    if session.out.json {
+        return session.out.json_document(details);
+    }
+    session.out.pairs(&[
+        ("id", details.webhook_id.clone().unwrap_or_default()),
+        ("url", details.url.clone().unwrap_or_default()),
+        ("events", details.event_type.join(", ")),
+        ("path", details.path.clone().unwrap_or_else(|| "-".into())),
+        (
+            "status",
+            details
+                .status
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+        ),
+        ("expires", expires(details.expires)),
+        (
+            "auth header",
+            if details.auth_header.is_some() {
+                "set (not shown)"
+            } else {
+                "-"
+            }
+            .into(),
+        ),
+    ])
+}
+
+/// A receiver on `bind:port` until Ctrl-C: each event of a verified delivery is printed as
+/// one JSON line (the event as delivered); parts that are not events go to stderr.
+async fn listen(session: &Session, port: u16, secret: String, bind: String) -> Result<(), Failure> {
+    let secret =
+        WebhookSecret::new(secret).map_err(|e| Failure::usage(format!("--secret: {e}")))?;
+    let receiver = Receiver::builder()
+        .secret(secret)
+        .build()
+        .map_err(|e| Failure::usage(format!("cannot build the receiver: {e}")))?;
+    let out = session.out;
+    let handler = Arc::new(move |batch: Batch| async move {
+        for event in &batch.events {
+            out.json_line(event)
+                .map_err(|failure| HandlerError::new(failure.message))?;
+        }
+        for dead in &batch.dead_letters {
+            match dead {
+                DeadLetter::Body { error, .. } => {
+                    eprintln!("a delivery that is not events: {error}")
+                }
+                DeadLetter::Item { raw, reason } => eprintln!(
+                    "an element that is not an event ({reason}): {}",
+                    String::from_utf8_lossy(raw)
+                ),
+                _ => eprintln!("a part of a delivery that is not an event"),
+            }
+        }
+        Ok::<(), HandlerError>(())
+    });
+    let listener = tokio::net::TcpListener::bind((bind.as_str(), port))
+        .await
+        .map_err(|e| Failure::failed(format!("cannot listen on {bind}:{port}: {e}")))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| Failure::failed(format!("cannot listen on {bind}:{port}: {e}")))?;
+    let app =
+        axum::Router::new().fallback_service(webhook::axum::endpoint(Arc::new(receiver), handler));
+    eprintln!("receiving webhook deliveries at http://{addr}/ until Ctrl-C");
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .map_err(|e| Failure::failed(format!("the receiver stopped: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_like_the_help_says() {
+        assert_eq!(duration("90s").unwrap(), Duration::from_secs(90));
+        assert_eq!(duration("7d").unwrap(), Duration::from_secs(7 * 86_400));
+        for bad in ["", "d", "7", "7w", "-1d", "99999999999999999999d"] {
+            assert!(duration(bad).is_err(), "{bad}");
+        }
+    }
+}
