@@ -356,3 +356,47 @@ pub struct RegistrationArgs {
     #[arg(long)]
     pub loopback_for_tests: bool,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn without_example(command: &clap::Command, path: String, missing: &mut Vec<String>) {
+        let subcommands: Vec<&clap::Command> = command
+            .get_subcommands()
+            .filter(|c| c.get_name() != "help")
+            .collect();
+        let has_example = command
+            .get_after_help()
+            .is_some_and(|help| help.to_string().contains("Example"));
+        if !has_example {
+            missing.push(path.clone());
+        }
+        for sub in subcommands {
+            without_example(sub, format!("{path} {}", sub.get_name()), missing);
+        }
+    }
+
+    #[test]
+    fn every_command_has_help_with_an_example() {
+        let mut missing = Vec::new();
+        let root = Cli::command();
+        for sub in root.get_subcommands().filter(|c| c.get_name() != "help") {
+            if sub.has_subcommands() {
+                // A group's own help may list examples; every command in it must.
+                for leaf in sub.get_subcommands().filter(|c| c.get_name() != "help") {
+                    without_example(
+                        leaf,
+                        format!("{} {}", sub.get_name(), leaf.get_name()),
+                        &mut missing,
+                    );
+                }
+            } else {
+                without_example(sub, sub.get_name().to_string(), &mut missing);
+            }
+        }
+        assert!(missing.is_empty(), "no example in the help of: {missing:?}");
+        Cli::command().debug_assert();
+    }
+}

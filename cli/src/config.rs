@@ -122,7 +122,7 @@ fn read_config(path: &Path) -> Result<Option<ConfigFile>, Failure> {
         let place = e
             .span()
             .map(|span| {
-                let line = text[..span.start].lines().count().max(1);
+                let line = text[..span.start].matches('\n').count() + 1;
                 format!(" at line {line}")
             })
             .unwrap_or_default();

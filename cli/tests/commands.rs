@@ -1,0 +1,554 @@
+//! `pubapi` run as a process, as a user runs it: against `--sandbox`, and against a sandbox
+//! served by the test (`PUBAPI_BASE_URL` and `PUBAPI_TOKEN`), so that state carries from
+//! one command to the next.
+
+use pubapi_sandbox::{ClockConfig, Fault, LimitsConfig, Sandbox, SandboxConfig};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// What a run printed and how it ended.
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn pubapi() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_pubapi"));
+    for var in ["PUBAPI_DOMAIN", "PUBAPI_BASE_URL", "PUBAPI_TOKEN"] {
+        command.env_remove(var);
+    }
+    command.env("PUBAPI_CONFIG", "/nonexistent/pubapi/config.toml");
+    command
+}
+
+fn finished(output: Output) -> Run {
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+fn run_sandboxed(args: &[&str]) -> Run {
+    finished(pubapi().arg("--sandbox").args(args).output().unwrap())
+}
+
+/// A sandbox the test serves, and the environment pointing `pubapi` at it.
+struct Served {
+    sandbox: Sandbox,
+}
+
+impl Served {
+    async fn start() -> Served {
+        let mut config = SandboxConfig::default()
+            .with_clock(ClockConfig::scaled(60.0))
+            .with_limits(LimitsConfig::off())
+            .with_sample_history();
+        // The CLI polls a job at once, then 2 real minutes later: finish jobs at once.
+        config.audit.job_duration = Duration::ZERO;
+        config.webhooks.allow_http_loopback = true;
+        Served {
+            sandbox: Sandbox::start(config).await,
+        }
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = pubapi();
+        command
+            .env("PUBAPI_BASE_URL", self.sandbox.base_url())
+            .env("PUBAPI_TOKEN", self.sandbox.admin_token())
+            .args(args);
+        command
+    }
+
+    /// Runs `pubapi args` to the end, off the runtime's threads.
+    async fn run(&self, args: &[&str]) -> Run {
+        let mut command = self.command(args);
+        let run = tokio::task::spawn_blocking(move || finished(command.output().unwrap()))
+            .await
+            .unwrap();
+        let token = self.sandbox.admin_token();
+        assert!(
+            !run.stdout.contains(&token) && !run.stderr.contains(&token),
+            "pubapi {args:?} printed the token"
+        );
+        run
+    }
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("pubapi-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn event_ids(stdout: &str) -> Vec<i64> {
+    stdout
+        .lines()
+        .map(|line| {
+            let event: serde_json::Value = serde_json::from_str(line).unwrap();
+            event["id"].as_i64().unwrap()
+        })
+        .collect()
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn an_audit_run_on_the_sandbox_writes_a_csv_with_a_header_and_rows() {
+    let dir = temp_dir("audit-csv");
+    let out = dir.join("logins.csv");
+    let run = run_sandboxed(&[
+        "audit",
+        "logins",
+        "--from",
+        "2026-01-01",
+        "--to",
+        "2026-02-01",
+        "--format",
+        "csv",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let csv = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(
+        lines[0].starts_with("This report reflects activity up to"),
+        "{csv}"
+    );
+    assert_eq!(lines[1], "Username,Event,IP Address,Access,Time");
+    assert!(lines.len() > 90, "{} lines", lines.len());
+    // A plain `--to` date covers its whole day.
+    assert!(
+        lines[2..]
+            .iter()
+            .all(|l| l.contains(",2026-01-") || l.contains(",2026-02-01T")),
+        "{csv}"
+    );
+    assert_eq!(files_in(&dir), ["logins.csv"], "no temporary file is left");
+    assert!(run.stderr.contains("written"), "{}", run.stderr);
+    assert!(
+        run.stdout.is_empty(),
+        "the report went to the file: {}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_json_report_is_one_array_of_the_events() {
+    let run = run_sandboxed(&[
+        "audit",
+        "logins",
+        "--from",
+        "2026-01-01",
+        "--to",
+        "2026-01-03",
+        "--events",
+        "failed_attempts",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let events: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).unwrap();
+    assert!(!events.is_empty());
+    assert!(
+        events.iter().all(|e| e["event"] == "failed_attempts"),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn exit_codes_tell_usage_api_and_network_failures_apart() {
+    let cases: &[(&[&str], i32, &str)] = &[
+        (
+            &[
+                "audit",
+                "users",
+                "--from",
+                "2026-02-01",
+                "--to",
+                "2026-01-01",
+            ],
+            2,
+            "date_end",
+        ),
+        (
+            &[
+                "audit",
+                "logins",
+                "--from",
+                "yesterday",
+                "--to",
+                "2026-01-01",
+            ],
+            2,
+            "date_start",
+        ),
+        (&["audit", "get", "logins"], 2, "KIND/ID"),
+        (&["audit", "status", "no-such-job"], 3, "404"),
+        (&["agents", "ask", "agt-policy-helper", ""], 2, "question"),
+        (
+            &[
+                "webhooks",
+                "create",
+                "--url",
+                "http://example.com/in",
+                "--event",
+                "fs:*",
+            ],
+            2,
+            "https",
+        ),
+        (
+            &[
+                "webhooks",
+                "create",
+                "--url",
+                "https://example.com/in",
+                "--event",
+                "fs:nope",
+            ],
+            2,
+            "fs:nope",
+        ),
+        (
+            &["events", "tail", "--type", "bogus", "--no-follow"],
+            3,
+            "bogus",
+        ),
+        (&["nope"], 2, "unrecognized subcommand"),
+    ];
+    for (args, code, says) in cases {
+        let run = run_sandboxed(args);
+        assert_eq!(run.code, *code, "{args:?}: {}", run.stderr);
+        assert!(run.stderr.contains(says), "{args:?}: {}", run.stderr);
+    }
+    let unreachable = finished(
+        pubapi()
+            .env("PUBAPI_BASE_URL", "http://127.0.0.1:9/pubapi")
+            .env("PUBAPI_TOKEN", "tok-unreachable-0123456789")
+            .arg("whoami")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(unreachable.code, 5, "{}", unreachable.stderr);
+    assert!(
+        unreachable.stderr.contains("hint:"),
+        "{}",
+        unreachable.stderr
+    );
+    assert!(
+        !unreachable.stderr.contains("tok-unreachable"),
+        "{}",
+        unreachable.stderr
+    );
+}
+
+#[test]
+fn nothing_configured_runs_on_the_sandbox_with_a_one_line_notice() {
+    let run = finished(pubapi().arg("whoami").output().unwrap());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(run.stderr.contains("sandbox"), "{}", run.stderr);
+    assert!(run.stdout.contains("admin"), "{}", run.stdout);
+}
+
+#[test]
+fn tables_on_the_sandbox() {
+    for (args, name) in [
+        (&["agents", "list"][..], "agents_list"),
+        (&["kb", "list"][..], "kb_list"),
+        (&["whoami"][..], "whoami"),
+    ] {
+        let run = run_sandboxed(args);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        insta::assert_snapshot!(name, run.stdout);
+    }
+}
+
+#[test]
+fn help_of_the_main_commands() {
+    for (args, name) in [
+        (&["--help"][..], "help"),
+        (&["audit", "--help"][..], "help_audit"),
+        (&["audit", "logins", "--help"][..], "help_audit_logins"),
+        (&["events", "tail", "--help"][..], "help_events_tail"),
+        (&["webhooks", "--help"][..], "help_webhooks"),
+    ] {
+        let run = finished(pubapi().args(args).output().unwrap());
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        insta::assert_snapshot!(name, run.stdout);
+    }
+    let forwarded = finished(pubapi().args(["sandbox", "--help"]).output().unwrap());
+    assert_eq!(forwarded.code, 0, "{}", forwarded.stderr);
+    assert!(
+        forwarded.stdout.starts_with("usage: pubapi sandbox"),
+        "{}",
+        forwarded.stdout
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tail_stopped_and_started_again_prints_no_event_twice_and_skips_none() {
+    let served = Served::start().await;
+    let dir = temp_dir("tail");
+    let cp = dir.join("cp");
+    let cp = cp.to_str().unwrap();
+    let all = served.run(&["events", "tail", "--no-follow"]).await;
+    assert_eq!(all.code, 0, "{}", all.stderr);
+    let all = event_ids(&all.stdout);
+    assert!(all.len() > 20, "{}", all.len());
+
+    let first = served
+        .run(&["events", "tail", "--checkpoint", cp, "--max-events", "7"])
+        .await;
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    // New activity between the two runs is read by the second.
+    served
+        .sandbox
+        .activity_as("sam")
+        .create_folder("/Between")
+        .unwrap_or_else(|_| panic!("activity"));
+    let second = served
+        .run(&["events", "tail", "--checkpoint", cp, "--no-follow"])
+        .await;
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    let mut resumed = event_ids(&first.stdout);
+    assert_eq!(resumed.len(), 7);
+    resumed.extend(event_ids(&second.stdout));
+    let newest = served.sandbox.stored_events();
+    assert_eq!(
+        resumed[..all.len()],
+        all[..],
+        "the same events in the same order"
+    );
+    assert_eq!(resumed.len(), all.len() + (newest - all.len()).min(2));
+    let unique: std::collections::BTreeSet<i64> = resumed.iter().copied().collect();
+    assert_eq!(unique.len(), resumed.len(), "no event twice");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_a_tail_with_its_checkpoint_saved() {
+    let served = Served::start().await;
+    let dir = temp_dir("tail-int");
+    let cp = dir.join("cp");
+    let mut child = served
+        .command(&["events", "tail", "--checkpoint", cp.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    // Following: it says when it has caught up and waits.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !line.contains("caught up") {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0 && Instant::now() < deadline);
+    }
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(130));
+    let printed = event_ids(&String::from_utf8_lossy(&output.stdout));
+    let saved: serde_json::Value = serde_json::from_slice(&std::fs::read(&cp).unwrap()).unwrap();
+    assert_eq!(saved["v2"].as_i64(), printed.last().copied(), "{saved}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_during_a_download_leaves_no_file_behind() {
+    let served = Served::start().await;
+    served
+        .sandbox
+        .inject(Fault::on("getAuditReport").slow_body(200));
+    let dir = temp_dir("audit-int");
+    let out = dir.join("logins.csv");
+    let child = served
+        .command(&[
+            "audit",
+            "logins",
+            "--from",
+            "2026-01-01",
+            "--to",
+            "2026-03-01",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The download has begun once a part file exists.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while files_in(&dir).is_empty() {
+        assert!(Instant::now() < deadline, "no download started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(130), "{:?}", output);
+    assert!(files_in(&dir).is_empty(), "{:?}", files_in(&dir));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhooks_from_create_to_delete_and_a_quota_answer() {
+    let served = Served::start().await;
+    let created = served
+        .run(&[
+            "--json",
+            "webhooks",
+            "create",
+            "--url",
+            "http://127.0.0.1:9/in",
+            "--loopback-for-tests",
+            "--event",
+            "fs:*",
+            "--path",
+            "/Projects",
+            "--auth-header",
+            "hook-secret-123456",
+        ])
+        .await;
+    assert_eq!(created.code, 0, "{}", created.stderr);
+    let created: serde_json::Value = serde_json::from_str(&created.stdout).unwrap();
+    let id = created[0]["webhookId"].as_str().unwrap().to_string();
+    let listed = served.run(&["webhooks", "list"]).await;
+    assert!(listed.stdout.contains(&id), "{}", listed.stdout);
+    let details = served.run(&["webhooks", "details", &id]).await;
+    assert!(details.stdout.contains("fs:*"), "{}", details.stdout);
+    assert!(
+        !details.stdout.contains("hook-secret-123456"),
+        "{}",
+        details.stdout
+    );
+    for (command, status) in [("disable", "disabled"), ("enable", "enabled")] {
+        let run = served.run(&["webhooks", command, &id]).await;
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(run.stdout.to_lowercase().contains(status), "{}", run.stdout);
+    }
+    let renewed = served.run(&["--json", "webhooks", "renew", &id]).await;
+    assert_eq!(renewed.code, 0, "{}", renewed.stderr);
+    let renewed: serde_json::Value = serde_json::from_str(&renewed.stdout).unwrap();
+    let new_id = renewed[0]["webhookId"].as_str().unwrap().to_string();
+    assert_ne!(new_id, id);
+    let gone = served.run(&["webhooks", "details", &id]).await;
+    assert_eq!(gone.code, 3, "{}", gone.stderr);
+    let deleted = served.run(&["webhooks", "delete", &new_id]).await;
+    assert_eq!(deleted.code, 0, "{}", deleted.stderr);
+
+    served
+        .sandbox
+        .inject(Fault::on("whoami").quota_exhausted(3600));
+    let quota = served.run(&["whoami"]).await;
+    assert_eq!(quota.code, 4, "{}", quota.stderr);
+    assert!(quota.stderr.contains("hint:"), "{}", quota.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listen_prints_each_delivered_event_as_a_json_line() {
+    let served = Served::start().await;
+    let mut child = served
+        .command(&[
+            "webhooks",
+            "listen",
+            "--port",
+            "0",
+            "--secret",
+            "listen-secret-4711",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .to_string();
+    let created = served
+        .run(&[
+            "webhooks",
+            "create",
+            "--url",
+            &url,
+            "--loopback-for-tests",
+            "--event",
+            "fs:*",
+            "--auth-header",
+            "listen-secret-4711",
+        ])
+        .await;
+    assert_eq!(created.code, 0, "{}", created.stderr);
+    served
+        .sandbox
+        .activity_as("sam")
+        .create_folder("/Heard")
+        .unwrap_or_else(|_| panic!("activity"));
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let event = tokio::task::spawn_blocking(move || {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        line
+    });
+    let event = tokio::time::timeout(Duration::from_secs(20), event)
+        .await
+        .expect("a delivery within 20 s")
+        .unwrap();
+    let event: serde_json::Value = serde_json::from_str(&event).unwrap();
+    assert_eq!(event["eventType"], "fs:add_folder", "{event}");
+    assert_eq!(event["data"]["targetPath"], "/Heard", "{event}");
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn a_profile_from_the_config_file_is_used_and_its_token_never_shown() {
+    let dir = temp_dir("profile");
+    let config = dir.join("config.toml");
+    std::fs::write(
+        &config,
+        "default = \"broken\"\n[profiles.broken]\nbase_url = \"http://127.0.0.1:9/pubapi\"\n\
+         token = \"tok-secret-profile-987654321\"\n",
+    )
+    .unwrap();
+    let run = finished(
+        pubapi()
+            .env("PUBAPI_CONFIG", &config)
+            .args(["--act-as", "sam", "whoami"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(
+        run.code, 5,
+        "the profile's unreachable URL was used: {}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("tok-secret-profile"), "{}", run.stderr);
+    assert!(!run.stdout.contains("tok-secret-profile"), "{}", run.stdout);
+}
