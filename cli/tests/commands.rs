@@ -50,6 +50,9 @@ impl Served {
         // The CLI polls a job at once, then 2 real minutes later: finish jobs at once.
         config.audit.job_duration = Duration::ZERO;
         config.webhooks.allow_http_loopback = true;
+        // AI answers at the first poll (the CLI polls on the platform's schedule, 5 s on).
+        config.ai.agent_polls = 1;
+        config.ai.assistant_polls = 1;
         Served {
             sandbox: Sandbox::start(config).await,
         }
@@ -551,4 +554,235 @@ fn a_profile_from_the_config_file_is_used_and_its_token_never_shown() {
     );
     assert!(!run.stderr.contains("tok-secret-profile"), "{}", run.stderr);
     assert!(!run.stdout.contains("tok-secret-profile"), "{}", run.stdout);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_command_runs_against_a_served_sandbox_without_printing_the_token() {
+    let served = Served::start().await;
+    let dir = temp_dir("every");
+    let csv = dir.join("files.csv");
+    let json = dir.join("users.json");
+    // (arguments, what stdout (or, for file and stream commands, stderr) says)
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["whoami"], "admin"),
+        (vec!["--act-as", "sam", "whoami"], "sam"),
+        (vec!["quota"], "general"),
+        (vec!["agents", "list"], "agt-policy-helper"),
+        (
+            vec![
+                "agents",
+                "ask",
+                "agt-policy-helper",
+                "How much are hotel costs per night?",
+            ],
+            "180",
+        ),
+        (
+            vec![
+                "assistant",
+                "ask",
+                "What happens when a webhook delivery fails?",
+                "--citations",
+            ],
+            "cites",
+        ),
+        (
+            vec![
+                "documents",
+                "ask",
+                "4100002",
+                "What is the daily meal allowance?",
+            ],
+            "45 euros",
+        ),
+        (vec!["documents", "summarize", "4100002"], "travel"),
+        (
+            vec!["kb", "list", "--status", "ACTIVE"],
+            "kb-company-policies",
+        ),
+        (
+            vec![
+                "kb",
+                "ask",
+                "kb-company-policies",
+                "How long are invoices kept?",
+            ],
+            "seven years",
+        ),
+        (
+            vec!["search", "postmortem action items", "--size", "3"],
+            "SCORE",
+        ),
+        (
+            vec![
+                "audit",
+                "files",
+                "--from",
+                "2026-01-01",
+                "--to",
+                "2026-01-31",
+                "--folders",
+                "/Projects",
+                "--out",
+                csv.to_str().unwrap(),
+            ],
+            "written",
+        ),
+        (
+            vec![
+                "audit",
+                "users",
+                "--from",
+                "2026-01-01",
+                "--to",
+                "2026-01-31",
+                "--format",
+                "json",
+                "--out",
+                json.to_str().unwrap(),
+            ],
+            "written",
+        ),
+        (
+            vec![
+                "events",
+                "tail",
+                "--v1",
+                "--type",
+                "note",
+                "--no-follow",
+                "--max-events",
+                "2",
+            ],
+            "\"note\"",
+        ),
+        (vec!["--json", "webhooks", "list"], "["),
+    ];
+    for (args, says) in &cases {
+        let run = served.run(args).await;
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        assert!(
+            run.stdout.contains(says) || run.stderr.contains(says),
+            "{args:?} does not say {says:?}: {}{}",
+            run.stdout,
+            run.stderr
+        );
+    }
+    // The reports, then get and delete by the KIND/ID the run printed.
+    let run = served
+        .run(&[
+            "audit",
+            "logins",
+            "--from",
+            "2026-01-01",
+            "--to",
+            "2026-01-02",
+        ])
+        .await;
+    assert!(
+        run.stdout.starts_with("This report reflects"),
+        "{}",
+        run.stdout
+    );
+    let report = run
+        .stderr
+        .split_whitespace()
+        .find(|w| w.starts_with("logins/"))
+        .unwrap()
+        .to_string();
+    let again = served.run(&["audit", "get", &report]).await;
+    assert_eq!(again.stdout, run.stdout, "{}", again.stderr);
+    let job = report.trim_start_matches("logins/");
+    let status = served.run(&["audit", "status", job]).await;
+    assert!(status.stdout.contains("completed"), "{}", status.stdout);
+    let deleted = served.run(&["audit", "delete", &report]).await;
+    assert_eq!(deleted.code, 0, "{}", deleted.stderr);
+    let gone = served.run(&["audit", "get", &report]).await;
+    assert_eq!(gone.code, 3, "{}", gone.stderr);
+    // A webhook updated in place.
+    let created = served
+        .run(&[
+            "--json",
+            "webhooks",
+            "create",
+            "--url",
+            "https://hooks.example.com/a",
+            "--event",
+            "fs:*",
+        ])
+        .await;
+    let created: serde_json::Value = serde_json::from_str(&created.stdout).unwrap();
+    let id = created[0]["webhookId"].as_str().unwrap();
+    let updated = served
+        .run(&[
+            "webhooks",
+            "update",
+            id,
+            "--url",
+            "https://hooks.example.com/b",
+            "--event",
+            "comment:*",
+        ])
+        .await;
+    assert_eq!(updated.code, 0, "{}", updated.stderr);
+    let details = served.run(&["webhooks", "details", id]).await;
+    assert!(
+        details.stdout.contains("hooks.example.com/b"),
+        "{}",
+        details.stdout
+    );
+    assert!(details.stdout.contains("comment:*"), "{}", details.stdout);
+}
+
+#[test]
+fn a_sandbox_tail_stopped_and_started_again_prints_no_event_twice_and_skips_none() {
+    // Every `--sandbox` run starts a sandbox with the same history under the same ids.
+    let dir = temp_dir("sandbox-tail");
+    let cp = dir.join("cp");
+    let cp = cp.to_str().unwrap();
+    let all = run_sandboxed(&["events", "tail", "--no-follow"]);
+    let first = run_sandboxed(&["events", "tail", "--checkpoint", cp, "--max-events", "10"]);
+    let second = run_sandboxed(&["events", "tail", "--checkpoint", cp, "--no-follow"]);
+    for run in [&all, &first, &second] {
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+    let mut resumed = event_ids(&first.stdout);
+    resumed.extend(event_ids(&second.stdout));
+    assert_eq!(resumed, event_ids(&all.stdout));
+}
+
+#[test]
+fn the_sandbox_command_serves_until_interrupted() {
+    let mut child = pubapi()
+        .args(["sandbox", "--port", "0", "--limits", "off"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(
+        first.starts_with("PUBAPI_BASE_URL=http://127.0.0.1:"),
+        "{first}"
+    );
+    let (url, token) = first.trim().split_once(' ').unwrap();
+    let run = finished(
+        pubapi()
+            .env(
+                "PUBAPI_BASE_URL",
+                url.trim_start_matches("PUBAPI_BASE_URL="),
+            )
+            .env("PUBAPI_TOKEN", token.trim_start_matches("PUBAPI_TOKEN="))
+            .arg("whoami")
+            .output()
+            .unwrap(),
+    );
+    assert!(run.stdout.contains("admin"), "{}", run.stderr);
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(child.wait().unwrap().success());
 }
