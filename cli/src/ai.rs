@@ -5,20 +5,25 @@ use crate::Session;
 use crate::args::{AgentsCommand, AssistantCommand, DocumentsCommand, KbCommand, SearchArgs};
 use crate::failure::Failure;
 use crate::progress;
+use indicatif::ProgressBar;
 use pubapi_sdk::types::{
     AssistantAskRequest, DocumentAskRequest, DocumentSummaryRequest, HybridSearchRequest,
     KnowledgeBaseAskRequest, KnowledgeBaseListRequest,
 };
-use pubapi_sdk_ext::ai::AiWait;
+use pubapi_sdk_ext::ai::{AiWait, StatusObserver};
 use serde_json::json;
 
-/// How the CLI waits for AI answers: the SDK's defaults, on the sandbox's faster clock when
-/// that is where the question went.
-fn ai_wait(session: &Session) -> AiWait {
+/// How the CLI waits for AI answers: the SDK's defaults (on the sandbox's faster clock when
+/// that is where the question went), each poll's status shown on `spinner` after `who`.
+fn ai_wait(session: &Session, spinner: &ProgressBar, who: &str) -> AiWait {
     let patient = AiWait::default();
+    let (spinner, who) = (spinner.clone(), who.to_string());
     AiWait {
         min_interval: session.real(patient.min_interval),
         max_interval: session.real(patient.max_interval),
+        on_status: StatusObserver::new(move |status| {
+            spinner.set_message(format!("{who}: {status}, waiting for the answer"));
+        }),
         ..patient
     }
 }
@@ -50,11 +55,12 @@ pub async fn agents(session: &Session, command: AgentsCommand) -> Result<(), Fai
             )
         }
         AgentsCommand::Ask { agent, question } => {
-            let spinner = progress::status(format!("agent {agent}: waiting for the answer"));
+            let who = format!("agent {agent}");
+            let spinner = progress::status(format!("{who}: asking"));
             let answer = session
                 .client
                 .agents()
-                .ask_and_wait(&agent, &question, ai_wait(session))
+                .ask_and_wait(&agent, &question, ai_wait(session, &spinner, &who))
                 .await;
             spinner.finish_and_clear();
             let answer = answer?;
@@ -79,11 +85,11 @@ pub async fn assistant(session: &Session, command: AssistantCommand) -> Result<(
     } = command;
     let mut request = AssistantAskRequest::new(question).map_err(question_error)?;
     request.include_citations = Some(citations);
-    let spinner = progress::status("assistant: waiting for the answer");
+    let spinner = progress::status("assistant: asking");
     let answer = session
         .client
         .assistant()
-        .ask_and_wait(request, ai_wait(session))
+        .ask_and_wait(request, ai_wait(session, &spinner, "assistant"))
         .await;
     spinner.finish_and_clear();
     let answer = answer?;
@@ -168,12 +174,8 @@ pub async fn kb(session: &Session, command: KbCommand) -> Result<(), Failure> {
             if session.out.json {
                 return session.out.json_document(&answer);
             }
-            let text = answer
-                .get("response")
-                .and_then(|r| r.get("text"))
-                .and_then(|t| t.as_str())
-                .unwrap_or_default();
-            session.out.text(text)
+            let text = answer.response.and_then(|r| r.text).unwrap_or_default();
+            session.out.text(&text)
         }
     }
 }
@@ -199,7 +201,7 @@ pub async fn search(session: &Session, args: SearchArgs) -> Result<(), Failure> 
                     format!("{:.3}", best.and_then(|c| c.score).unwrap_or(0.0)),
                     hit.filename.clone().unwrap_or_default(),
                     hit.entry_id.clone().unwrap_or_default(),
-                    best.and_then(|c| c.text.clone()).unwrap_or_default(),
+                    best.and_then(|c| c.text()).unwrap_or_default().to_string(),
                 ]
             })
             .collect(),

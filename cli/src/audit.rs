@@ -17,7 +17,7 @@ use crate::progress;
 use clap::builder::PossibleValuesParser;
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches, Subcommand};
 use futures_util::StreamExt;
-use pubapi_sdk::types::{AuditFormat, AuditReportKind};
+use pubapi_sdk::types::{AuditFormat, AuditReportKind, ReportDate};
 use pubapi_sdk_ext::audit::{AuditRequest, AuditWait, JobState, ReportLocation, ReportRead};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
@@ -335,6 +335,16 @@ fn request_of(kind: &Kind, matches: &ArgMatches) -> Result<AuditCommand, Failure
     for field in COMMON {
         if let Some(value) = matches.get_one::<String>(field) {
             body.insert(field.to_string(), json!(value));
+        }
+    }
+    for (field, flag) in [("date_start", "--from"), ("date_end", "--to")] {
+        if let Some(value) = matches.get_one::<String>(field)
+            && value.parse::<ReportDate>().is_err()
+        {
+            return Err(Failure::usage(format!(
+                "{flag} {value:?} is neither a date (YYYY-MM-DD) nor a UTC time \
+                 (YYYY-MM-DDTHH:MM:SSZ)"
+            )));
         }
     }
     for filter in &kind.filters {

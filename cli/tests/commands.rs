@@ -197,7 +197,7 @@ fn exit_codes_tell_usage_api_and_network_failures_apart() {
                 "2026-01-01",
             ],
             2,
-            "date_start",
+            "--from",
         ),
         (&["audit", "get", "logins"], 2, "KIND/ID"),
         (&["audit", "status", "no-such-job"], 3, "404"),

@@ -53,6 +53,7 @@ pub fn generate(spec_text: &str) -> Result<Generated, CodegenError> {
     }
     transforms::open_enums::apply(&mut file, &original, &removals)?;
     transforms::request_constructors::apply(&mut file, &original)?;
+    transforms::alias_accessors::apply(&mut file, &original)?;
     transforms::schemars_derive::apply(&mut file);
     file.items
         .push(transforms::operation_table::item(&original, &removals)?);

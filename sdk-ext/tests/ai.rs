@@ -2,8 +2,10 @@
 //! with paused time.
 
 use futures_util::StreamExt;
-use pubapi_sdk::types::{AssistantAskRequest, CopilotAskRequest, HybridSearchRequest};
-use pubapi_sdk_ext::ai::{AiWait, AskError, MAX_QUESTION_CHARS};
+use pubapi_sdk::types::{
+    AssistantAskRequest, CopilotAskRequest, HybridSearchRequest, KnowledgeBaseAskRequest,
+};
+use pubapi_sdk_ext::ai::{AiWait, AskError, MAX_QUESTION_CHARS, StatusObserver};
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::testing::{Answer, Script};
 use pubapi_sdk_ext::waiter::WaitError;
@@ -43,11 +45,22 @@ async fn agent_answer_is_polled_until_completed() {
             .to_string(),
         ),
     );
+    let statuses = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let told = statuses.clone();
+    let how = AiWait {
+        on_status: StatusObserver::new(move |s| told.lock().unwrap().push(s.to_string())),
+        ..AiWait::default()
+    };
     let answer = client(&script)
         .agents()
-        .ask_and_wait("a 1", "What is the answer?", AiWait::default())
+        .ask_and_wait("a 1", "What is the answer?", how)
         .await
         .unwrap();
+    assert_eq!(
+        *statuses.lock().unwrap(),
+        ["PENDING", "RUNNING", "COMPLETED"],
+        "the observer is told every poll's status"
+    );
     assert_eq!(answer.request.request_id, "r1");
     assert_eq!(answer.result.response_text.as_deref(), Some("42"));
     assert_eq!(answer.result.citations.len(), 1);
@@ -422,4 +435,70 @@ async fn knowledge_base_list_says_when_more_pages_exist() {
     assert_eq!(items.len(), 2);
     assert_eq!(items[0].as_ref().unwrap().id.as_deref(), Some("kb1"));
     assert!(matches!(items[1], Err(Error::InvalidInput(_))));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_chunk_text_is_read_under_either_name_and_a_body_with_both_is_accepted() {
+    // The reference names it `text`; the platform's clients read `chunkText`.
+    let script = Script::new(
+        vec![],
+        Answer::json(
+            200,
+            json!({"results": [{"entryId": "e1", "groupId": "g1", "uploadedTimestamp": 1_730_116_800_000_i64,
+                                "chunks": [{"chunkId": "c1", "chunkText": "platform name", "type": "TEXT"},
+                                           {"chunkId": "c2", "text": "reference name"},
+                                           {"chunkId": "c3", "text": "both", "chunkText": "both"}]}],
+                   "last": true})
+            .to_string(),
+        ),
+    );
+    let found = client(&script)
+        .search()
+        .page(HybridSearchRequest::new("policy"))
+        .await
+        .unwrap();
+    let hit = &found.results[0];
+    let texts: Vec<Option<&str>> = hit.chunks.iter().map(|c| c.text()).collect();
+    assert_eq!(
+        texts,
+        [Some("platform name"), Some("reference name"), Some("both")]
+    );
+    assert_eq!(hit.group_id.as_deref(), Some("g1"));
+    assert_eq!(hit.uploaded_timestamp, Some(1_730_116_800_000));
+    assert_eq!(hit.chunks[0].type_.as_deref(), Some("TEXT"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_knowledge_base_answer_is_typed_and_keeps_the_fields_nobody_named() {
+    let script = Script::new(
+        vec![],
+        Answer::json(
+            200,
+            json!({"response": {"text": "Seven years."}, "conversationId": "conv-1",
+                   "knowledgeBaseId": "kb-1",
+                   "citations": [{"filename": "retention.pdf", "entryId": "e1", "objectId": "o1",
+                                  "previewUrl": "https://x/p",
+                                  "chunks": [{"chunkId": "c1", "sourceText": "kept seven years"},
+                                             {"chunkId": "c2", "text": "older name"}]}]})
+            .to_string(),
+        ),
+    );
+    let answer = client(&script)
+        .knowledge_bases()
+        .ask(
+            "kb-1",
+            KnowledgeBaseAskRequest::new("How long are invoices kept?").unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        answer.response.and_then(|r| r.text).as_deref(),
+        Some("Seven years.")
+    );
+    assert_eq!(answer.conversation_id.as_deref(), Some("conv-1"));
+    assert_eq!(answer.extra["knowledgeBaseId"], "kb-1");
+    let citation = &answer.citations[0];
+    assert_eq!(citation.preview_url.as_deref(), Some("https://x/p"));
+    let texts: Vec<Option<&str>> = citation.chunks.iter().map(|c| c.source_text()).collect();
+    assert_eq!(texts, [Some("kept seven years"), Some("older name")]);
 }

@@ -30,13 +30,8 @@ fn client(script: &Arc<Script>) -> Client {
 
 fn logins(format: AuditFormat) -> LoginsAuditRequest {
     LoginsAuditRequest {
-        format,
-        date_start: "2026-01-01".into(),
-        date_end: "2026-01-31".into(),
-        events: vec![LoginEvent::Logins],
-        access_points: vec![],
-        users: vec![],
         suppress_emails: true,
+        ..LoginsAuditRequest::new("2026-01-01", "2026-01-31", format, [LoginEvent::Logins]).unwrap()
     }
 }
 

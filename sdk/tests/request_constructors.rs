@@ -2,9 +2,9 @@
 //! `Default` only where every field is optional.
 
 use pubapi_sdk::types::{
-    AgentAskRequest, AssistantAskRequest, AuditFormat, DocumentAskRequest, FilesAuditRequest,
-    HybridSearchRequest, KnowledgeBaseAskRequest, KnowledgeBaseListRequest, LoginEvent,
-    LoginsAuditRequest, WebhookCreateRequest,
+    AgentAskRequest, AssistantAskRequest, AuditFormat, CalendarDate, DocumentAskRequest,
+    FilesAuditRequest, HybridSearchRequest, KnowledgeBaseAskRequest, KnowledgeBaseListRequest,
+    LoginEvent, LoginsAuditRequest, WebhookCreateRequest,
 };
 use serde_json::json;
 
@@ -56,7 +56,8 @@ fn audit_constructors_take_dates_format_and_required_filters() {
         "2024-01-31",
         AuditFormat::Json,
         [LoginEvent::Logins],
-    );
+    )
+    .unwrap();
     assert_eq!(
         serde_json::to_value(&logins).unwrap(),
         json!({
@@ -67,8 +68,31 @@ fn audit_constructors_take_dates_format_and_required_filters() {
             "suppress_emails": false
         })
     );
-    let files = FilesAuditRequest::new("2024-01-01", "2024-01-31", AuditFormat::Csv);
-    assert_eq!(files.date_start.to_string(), "2024-01-01");
+    let files =
+        FilesAuditRequest::new("2024-01-01", "2024-01-31T23:59:59Z", AuditFormat::Csv).unwrap();
+    assert_eq!(files.date_end.as_str(), "2024-01-31T23:59:59Z");
+}
+
+#[test]
+fn audit_dates_outside_the_patterns_are_refused_naming_the_field() {
+    // ReportDate: `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM:SSZ` (reference 5.x).
+    let refused = [
+        ("01/31/2024", "2024-02-01", "date_start"),
+        ("2024-01-01", "2024-01-31 23:59", "date_end"),
+        ("2024-01-01", "2024-01-31T23:59:59+01:00", "date_end"),
+    ];
+    for (start, end, field) in refused {
+        let error = FilesAuditRequest::new(start, end, AuditFormat::Csv)
+            .unwrap_err()
+            .to_string();
+        assert!(error.starts_with(field), "{start} {end}: {error}");
+    }
+    // CalendarDate (hybrid search dateFrom/dateTo): `YYYY-MM-DD` only.
+    assert!("2026-01-01".parse::<CalendarDate>().is_ok());
+    assert!("2026-01-01T00:00:00Z".parse::<CalendarDate>().is_err());
+    // A body with a date outside the pattern does not decode either.
+    let body = json!({"date_start": "yesterday", "date_end": "2024-01-31", "format": "csv"});
+    assert!(serde_json::from_value::<FilesAuditRequest>(body).is_err());
 }
 
 #[test]

@@ -354,7 +354,7 @@ async fn sandbox_tour() -> Result<()> {
         .await?;
     println!(
         "  Company policies, \"How long are invoices kept?\"\n  -> {}",
-        kb_answer["response"]["text"].as_str().unwrap_or("")
+        kb_answer.response.and_then(|r| r.text).unwrap_or_default()
     );
 
     section("hybrid search");
@@ -375,7 +375,7 @@ async fn sandbox_tour() -> Result<()> {
                 "    {:.3} {} — {}",
                 best.and_then(|c| c.score).unwrap_or(0.0),
                 hit.filename.as_deref().unwrap_or("?"),
-                short(best.and_then(|c| c.text.as_deref()).unwrap_or(""), 70)
+                short(best.and_then(|c| c.text()).unwrap_or(""), 70)
             );
         }
     }

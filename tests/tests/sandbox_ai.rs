@@ -1369,8 +1369,9 @@ async fn ai_end_to_end_through_the_client() {
         .unwrap()
         .into_inner();
     assert!(
-        kb_answer.0["response"]["text"]
-            .as_str()
+        kb_answer
+            .response
+            .and_then(|r| r.text)
             .unwrap()
             .contains("five business days")
     );
@@ -1454,9 +1455,8 @@ async fn waiters_end_on_every_final_status_against_the_sandbox() {
         ..AiWait::default()
     };
     let assistant = |question: &str| {
-        let request: AssistantAskRequest =
-            serde_json::from_value(json!({"question": question})).unwrap();
-        let client = client.clone();
+        let request = AssistantAskRequest::new(question).unwrap();
+        let (client, how) = (client.clone(), how.clone());
         async move { client.assistant().ask_and_wait(request, how).await }
     };
     let agents = client.agents();

@@ -45,8 +45,8 @@ async fn hybrid_search_request_full_sends_every_field_of_the_reference() {
                 .folder_path("/Shared/Contracts 2026".to_string())
                 .limit(50)
                 .file_types(vec!["pdf".to_string(), "docx".to_string()])
-                .date_from("2026-01-01".to_string())
-                .date_to("2026-03-31".to_string())
+                .date_from("2026-01-01".parse::<types::CalendarDate>().ok())
+                .date_to("2026-03-31".parse::<types::CalendarDate>().ok())
                 .page(2)
                 .size(10),
         )

@@ -16,6 +16,8 @@
 //! `enum X { Known.., Unknown(String) }`, serialised through `String`), [`request_constructors`]
 //! (typify gives a request with required fields no constructor: `X::new(required..)` is built
 //! from each request body schema's `required` list, fallible where typify checks a field),
+//! [`alias_accessors`] (a value the platform sends under two names, `x-pubapi-alias-of`, gets
+//! one accessor reading either; a serde alias would refuse a body carrying both),
 //! [`schemars_derive`] (the types implement `schemars::JsonSchema` behind the `schemars`
 //! feature of `pubapi-sdk`),
 //! [`mark_deprecated`] (progenitor ignores `deprecated: true`),
@@ -34,6 +36,7 @@
 use crate::CodegenError;
 use openapiv3::OpenAPI;
 
+pub mod alias_accessors;
 pub mod drop_bodiless_success;
 pub mod drop_redirects;
 pub mod inline_response_refs;

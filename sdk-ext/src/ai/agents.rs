@@ -39,11 +39,29 @@ impl Agents<'_> {
         Ok(self.client.sdk().list_agents().send().await?.into_inner().0)
     }
 
-    /// Asks `agent_id` a question; the answer comes later (see [`Agents::ask_and_wait`]).
-    /// The question is checked before sending: not empty, at most 35,000 characters.
-    pub async fn ask(&self, agent_id: &str, question: &str) -> Result<AgentAskResponse, Error> {
-        let question = check_question(question)?;
-        let body = AgentAskRequest { question };
+    /// Asks `agent_id` a question (its text, or an [`AgentAskRequest`] with the optional
+    /// fields the platform's clients send); the answer comes later (see
+    /// [`Agents::ask_and_wait`]). The question is checked before sending: not blank, at most
+    /// 35,000 characters.
+    ///
+    /// ```no_run
+    /// use pubapi_sdk::types::AgentAskRequest;
+    /// # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// let asked = client.agents().ask("agent-1", "Summarise Q3").await?;
+    /// let follow_up = AgentAskRequest {
+    ///     conversation_id: asked.conversation_id.clone(),
+    ///     entry_ids: vec!["4100002".into()],
+    ///     ..AgentAskRequest::new("And Q4?")?
+    /// };
+    /// client.agents().ask("agent-1", follow_up).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn ask(
+        &self,
+        agent_id: &str,
+        question: impl AgentQuestion,
+    ) -> Result<AgentAskResponse, Error> {
+        let body = question.into_request()?;
         let sent = self.client.sdk().ask_agent().agent_id(agent_id).body(body);
         Ok(sent.send().await?.into_inner())
     }
@@ -78,7 +96,7 @@ impl Agents<'_> {
     pub async fn ask_and_wait(
         &self,
         agent_id: &str,
-        question: &str,
+        question: impl AgentQuestion,
         how: AiWait,
     ) -> Result<AgentAnswer, WaitError<AskError>> {
         let request = self
@@ -108,6 +126,39 @@ impl Agents<'_> {
         })
         .await?;
         Ok(AgentAnswer { request, result })
+    }
+}
+
+/// What [`Agents::ask`] and [`Agents::ask_and_wait`] take: a question's text (`&str` or
+/// `String`), or a whole [`AgentAskRequest`].
+pub trait AgentQuestion {
+    /// The request body, or why the question is refused ([`Error::InvalidInput`]).
+    fn into_request(self) -> Result<AgentAskRequest, Error>;
+}
+
+impl AgentQuestion for &str {
+    fn into_request(self) -> Result<AgentAskRequest, Error> {
+        let question = check_question(self)?;
+        AgentAskRequest::new(question).map_err(|e| Error::invalid_input("question", e.to_string()))
+    }
+}
+
+impl AgentQuestion for String {
+    fn into_request(self) -> Result<AgentAskRequest, Error> {
+        self.as_str().into_request()
+    }
+}
+
+impl AgentQuestion for &String {
+    fn into_request(self) -> Result<AgentAskRequest, Error> {
+        self.as_str().into_request()
+    }
+}
+
+impl AgentQuestion for AgentAskRequest {
+    fn into_request(self) -> Result<AgentAskRequest, Error> {
+        check_question(&self.question)?;
+        Ok(self)
     }
 }
 

@@ -3,12 +3,13 @@
 use crate::error::Error;
 use crate::waiter::WaitConfig;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How to poll for an AI answer. Every poll is an AI call (100 a day per token by default),
 /// so the defaults are patient: first after 5 s, growing by half up to 60 s, for at most
 /// 10 minutes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AiWait {
     /// The first interval (at least 1 s).
     pub min_interval: Duration,
@@ -20,7 +21,60 @@ pub struct AiWait {
     /// [`AskError::UnknownStatus`] after this many polls in a row (default 3): long enough to
     /// ride out a transitional value, short enough not to wait for ever on one that is final.
     pub unknown_status_polls: u32,
+    /// Told the status of every poll (`PENDING`, `RUNNING`, `IN_PROGRESS`, …): a progress
+    /// display's hook. None by default.
+    pub on_status: StatusObserver,
 }
+
+/// A function told the status of each poll of an AI wait (see [`AiWait::on_status`]).
+///
+/// ```
+/// use pubapi_sdk_ext::ai::{AiWait, StatusObserver};
+///
+/// let how = AiWait {
+///     on_status: StatusObserver::new(|status| eprintln!("still {status}")),
+///     ..AiWait::default()
+/// };
+/// # let _ = how;
+/// ```
+#[derive(Clone, Default)]
+pub struct StatusObserver(Option<Arc<dyn Fn(&str) + Send + Sync>>);
+
+impl StatusObserver {
+    /// Calls `observe` with the status of each poll (an empty string when a body has none).
+    pub fn new(observe: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        StatusObserver(Some(Arc::new(observe)))
+    }
+
+    fn tell(&self, status: Option<&str>) {
+        if let Some(observe) = &self.0 {
+            observe(status.unwrap_or_default());
+        }
+    }
+}
+
+impl fmt::Debug for StatusObserver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "StatusObserver(set)"
+        } else {
+            "StatusObserver(none)"
+        })
+    }
+}
+
+/// Two observers are equal when they are the same function (or both none).
+impl PartialEq for StatusObserver {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for StatusObserver {}
 
 impl AiWait {
     /// The floor of every interval.
@@ -38,6 +92,7 @@ impl Default for AiWait {
             max_interval: Duration::from_secs(60),
             deadline: Duration::from_secs(600),
             unknown_status_polls: 3,
+            on_status: StatusObserver::default(),
         }
     }
 }
@@ -78,6 +133,7 @@ impl Phase {
 pub(crate) struct UnknownStatuses {
     limit: u32,
     seen: std::sync::atomic::AtomicU32,
+    observer: StatusObserver,
 }
 
 impl UnknownStatuses {
@@ -85,6 +141,7 @@ impl UnknownStatuses {
         UnknownStatuses {
             limit: how.unknown_status_polls.max(1),
             seen: std::sync::atomic::AtomicU32::new(0),
+            observer: how.on_status.clone(),
         }
     }
 
@@ -100,6 +157,7 @@ impl UnknownStatuses {
         awaiting: impl FnOnce(T) -> AskError,
     ) -> crate::waiter::Verdict<T, AskError> {
         use crate::waiter::Verdict;
+        self.observer.tell(status.as_deref());
         let phase = Phase::of(status.as_deref());
         if let Some(stuck) = self.record(&phase, status.as_deref()) {
             return Verdict::Failed(stuck);

@@ -9,8 +9,8 @@ mod copilot;
 mod documents;
 mod pages;
 
-pub use agents::{AgentAnswer, Agents, MAX_QUESTION_CHARS};
-pub use answer_wait::{AiWait, AskError};
+pub use agents::{AgentAnswer, AgentQuestion, Agents, MAX_QUESTION_CHARS};
+pub use answer_wait::{AiWait, AskError, StatusObserver};
 pub use assistant::{Assistant, AssistantAnswer};
 pub use copilot::{Copilot, CopilotAnswer, Deprecation, SUNSET};
 pub use documents::Documents;

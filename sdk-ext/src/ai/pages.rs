@@ -6,7 +6,7 @@ use crate::prelude::*;
 use futures_util::stream::BoxStream;
 use pubapi_sdk::types::{
     HybridSearchRequest, HybridSearchResponse, HybridSearchResult, KnowledgeBase,
-    KnowledgeBaseAskRequest, KnowledgeBaseListRequest, KnowledgeBasePage,
+    KnowledgeBaseAskRequest, KnowledgeBaseAskResponse, KnowledgeBaseListRequest, KnowledgeBasePage,
 };
 use std::collections::VecDeque;
 
@@ -81,20 +81,24 @@ impl KnowledgeBases<'_> {
             .boxed()
     }
 
-    /// Asks a knowledge base (`POST /v1/ai/kb/{kb-id}/ask`); the answer's fields are not
-    /// shown in the reference, so it is open JSON.
+    /// Asks a knowledge base (`POST /v1/ai/kb/{kb-id}/ask`). The reference does not show
+    /// the answer's fields: it is typed with the ones the platform's clients read (the text,
+    /// the conversation, citations whose chunks' text [`source_text`] reads under either
+    /// name), and keeps every other field in `extra`.
+    ///
+    /// [`source_text`]: pubapi_sdk::types::KnowledgeBaseCitationChunk::source_text
     pub async fn ask(
         &self,
         kb_id: &str,
         request: KnowledgeBaseAskRequest,
-    ) -> Result<serde_json::Map<String, serde_json::Value>, Error> {
+    ) -> Result<KnowledgeBaseAskResponse, Error> {
         let call = self
             .client
             .sdk()
             .ask_knowledge_base()
             .kb_id(kb_id)
             .body(request);
-        Ok(call.send().await?.into_inner().0)
+        Ok(call.send().await?.into_inner())
     }
 }
 

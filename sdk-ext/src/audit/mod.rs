@@ -108,15 +108,12 @@ impl Audit<'_> {
     /// use pubapi_sdk_ext::audit::AuditWait;
     ///
     /// # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), Box<dyn std::error::Error>> {
-    /// let request = LoginsAuditRequest {
-    ///     format: AuditFormat::Json,
-    ///     date_start: "2026-01-01".into(),
-    ///     date_end: "2026-02-01".into(),
-    ///     events: vec![LoginEvent::FailedAttempts],
-    ///     access_points: vec![],
-    ///     users: vec![],
-    ///     suppress_emails: true,
-    /// };
+    /// let request = LoginsAuditRequest::new(
+    ///     "2026-01-01",
+    ///     "2026-02-01",
+    ///     AuditFormat::Json,
+    ///     [LoginEvent::FailedAttempts],
+    /// )?;
     /// let report = client.audit().run(request, AuditWait::default()).await?;
     /// let mut events = report.events();
     /// while let Some(event) = events.next().await {

@@ -6,23 +6,26 @@ use pubapi_sdk::types::{self, AuditFormat, AuditReportKind};
 
 /// A request to create an audit report of one of the 14 kinds.
 ///
-/// Build the body with the generated type's builder or a struct literal (its filter fields are
-/// typed enums, and `suppress_emails` exists only on the kinds that accept it), then convert:
+/// Build the body with the generated type's constructor, which takes the required fields
+/// (the dates are checked against the spec's pattern as it is built), and set the filters
+/// you need (typed enums; `suppress_emails` exists only on the kinds that accept it); then
+/// convert:
 ///
 /// ```
 /// use pubapi_sdk::types::{AuditFormat, LoginEvent, LoginsAuditRequest};
 /// use pubapi_sdk_ext::audit::AuditRequest;
 ///
-/// let request = AuditRequest::from(LoginsAuditRequest {
-///     format: AuditFormat::Json,
-///     date_start: "2026-01-01".into(),
-///     date_end: "2026-01-31T23:59:59Z".into(),
-///     events: vec![LoginEvent::Logins, LoginEvent::FailedAttempts],
-///     access_points: vec![],
-///     users: vec![],
-///     suppress_emails: true,
-/// });
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let body = LoginsAuditRequest::new(
+///     "2026-01-01",
+///     "2026-01-31T23:59:59Z",
+///     AuditFormat::Json,
+///     [LoginEvent::Logins, LoginEvent::FailedAttempts],
+/// )?;
+/// let request = AuditRequest::from(LoginsAuditRequest { suppress_emails: true, ..body });
 /// assert!(request.validate().is_ok());
+/// assert!(LoginsAuditRequest::new("01/31/2026", "2026-02-01", AuditFormat::Csv, []).is_err());
+/// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -105,11 +108,19 @@ macro_rules! from_body {
                 let decoded = match kind {
                     $(
                         AuditReportKind::$variant => {
-                            serde_json::from_value::<types::$body>(body).map(AuditRequest::$variant)
+                            serde_path_to_error::deserialize::<_, types::$body>(body)
+                                .map(AuditRequest::$variant)
                         }
                     )*
                 };
-                decoded.map_err(|e| Error::invalid_input("body", e.to_string()))
+                decoded.map_err(|e| {
+                    let path = e.path().to_string();
+                    let problem = e.into_inner().to_string();
+                    Error::invalid_input("body", match path.as_str() {
+                        "." => problem,
+                        _ => format!("{path}: {problem}"),
+                    })
+                })
             }
 
             /// The request a body sent to `operation_id` (`create<Kind>Audit`) holds; `None`
@@ -291,8 +302,8 @@ mod tests {
     fn logins(start: &str, end: &str, events: Vec<LoginEvent>) -> AuditRequest {
         AuditRequest::from(LoginsAuditRequest {
             format: AuditFormat::Csv,
-            date_start: start.into(),
-            date_end: end.into(),
+            date_start: start.parse().unwrap(),
+            date_end: end.parse().unwrap(),
             events,
             access_points: vec![],
             users: vec![],
@@ -303,8 +314,8 @@ mod tests {
     fn files(folders: &[&str], file: Option<&str>) -> AuditRequest {
         AuditRequest::from(FilesAuditRequest {
             format: AuditFormat::Json,
-            date_start: "2026-01-01".into(),
-            date_end: "2026-01-02".into(),
+            date_start: "2026-01-01".parse().unwrap(),
+            date_end: "2026-01-02".parse().unwrap(),
             folders: folders.iter().map(|s| s.to_string()).collect(),
             file: file.map(str::to_string),
             users: vec![],
@@ -335,14 +346,37 @@ mod tests {
 
     #[test]
     fn dates_must_use_a_documented_form() {
-        let r = logins("01/01/2026", "2026-01-02", vec![LoginEvent::Logins]);
+        // The spec's pattern refuses other forms as the request is built…
+        for other in ["01/01/2026", "2026-01-02T10:00:00+02:00", "2026-1-2", ""] {
+            assert!(other.parse::<types::ReportDate>().is_err(), "{other:?}");
+        }
+        // …and the calendar, a day the pattern lets through.
+        let r = logins("2026-02-30", "2026-03-02", vec![LoginEvent::Logins]);
         assert_eq!(field_of(r.validate()), "date_start");
         let r = logins(
             "2026-01-01",
-            "2026-01-02T10:00:00+02:00",
+            "2026-01-02T24:00:00Z",
             vec![LoginEvent::Logins],
         );
         assert_eq!(field_of(r.validate()), "date_end");
+    }
+
+    #[test]
+    fn a_json_body_is_typed_by_kind_and_its_errors_name_the_field() {
+        let body = serde_json::json!({
+            "format": "csv", "date_start": "2026-01-01", "date_end": "2026-01-02",
+            "events": ["logins"],
+        });
+        let request = AuditRequest::from_json(AuditReportKind::Logins, body.clone()).unwrap();
+        assert_eq!(request.kind(), AuditReportKind::Logins);
+        let mut bad = body.clone();
+        bad["date_start"] = "yesterday".into();
+        let refused = AuditRequest::from_json(AuditReportKind::Logins, bad).unwrap_err();
+        assert!(refused.to_string().contains("date_start"), "{refused}");
+        let mut bad = body;
+        bad["events"] = serde_json::json!(["nope"]);
+        let refused = AuditRequest::from_json(AuditReportKind::Logins, bad).unwrap_err();
+        assert!(refused.to_string().contains("events[0]"), "{refused}");
     }
 
     #[test]
@@ -367,8 +401,8 @@ mod tests {
     fn kinds_that_ignore_time_compare_days() {
         let r = AuditRequest::from(UsersAuditRequest {
             format: AuditFormat::Json,
-            date_start: "2026-01-01T08:00:00Z".into(),
-            date_end: "2026-01-01T18:00:00Z".into(),
+            date_start: "2026-01-01T08:00:00Z".parse().unwrap(),
+            date_end: "2026-01-01T18:00:00Z".parse().unwrap(),
             action_type: vec![],
             performed_by: vec![],
             include_system_actions: false,
@@ -391,8 +425,8 @@ mod tests {
     fn workflow_name_pattern_may_not_start_with_the_wildcard() {
         let r = AuditRequest::from(WorkflowsAuditRequest {
             format: AuditFormat::Json,
-            date_start: "2026-01-01".into(),
-            date_end: "2026-01-02".into(),
+            date_start: "2026-01-01".parse().unwrap(),
+            date_end: "2026-01-02".parse().unwrap(),
             file: Some("*review".into()),
             users: vec![],
             workflow_actions: vec![],
