@@ -3,7 +3,8 @@
 
 use futures_util::StreamExt;
 use pubapi_sdk::types::{
-    AssistantAskRequest, CopilotAskRequest, HybridSearchRequest, KnowledgeBaseAskRequest,
+    AgentAskRequest, AssistantAskRequest, CopilotAskRequest, HybridSearchRequest,
+    KnowledgeBaseAskRequest,
 };
 use pubapi_sdk_ext::ai::{AiWait, AskError, MAX_QUESTION_CHARS, StatusObserver};
 use pubapi_sdk_ext::prelude::*;
@@ -501,4 +502,41 @@ async fn a_knowledge_base_answer_is_typed_and_keeps_the_fields_nobody_named() {
     assert_eq!(citation.preview_url.as_deref(), Some("https://x/p"));
     let texts: Vec<Option<&str>> = citation.chunks.iter().map(|c| c.source_text()).collect();
     assert_eq!(texts, [Some("kept seven years"), Some("older name")]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_agent_question_carries_the_optional_fields_the_platforms_clients_send() {
+    let script = Script::new(
+        vec![],
+        Answer::json(200, r#"{"requestId":"r2","conversationId":"c1"}"#),
+    );
+    let request = AgentAskRequest {
+        conversation_id: Some("c1".into()),
+        instructions: Some("Answer in one sentence.".into()),
+        entry_ids: vec!["4100002".into()],
+        ..AgentAskRequest::new("And in Q4?").unwrap()
+    };
+    let client = client(&script);
+    client.agents().ask("a1", request).await.unwrap();
+    client
+        .agents()
+        .ask("a1", "Plain text works too")
+        .await
+        .unwrap();
+    let seen = script.seen();
+    let body: serde_json::Value = serde_json::from_slice(&seen[0].body).unwrap();
+    assert_eq!(
+        body,
+        json!({"question": "And in Q4?", "conversationId": "c1",
+               "instructions": "Answer in one sentence.", "entryIds": ["4100002"]})
+    );
+    let body: serde_json::Value = serde_json::from_slice(&seen[1].body).unwrap();
+    assert_eq!(body, json!({"question": "Plain text works too"}));
+    // A whole request is checked like a text: a blank question is refused unsent.
+    let blank = AgentAskRequest::new(" ").unwrap();
+    assert!(matches!(
+        client.agents().ask("a1", blank).await,
+        Err(Error::InvalidInput(_))
+    ));
+    assert_eq!(script.seen().len(), 2);
 }
