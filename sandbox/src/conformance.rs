@@ -733,13 +733,19 @@ mod tests {
     #[test]
     fn deliveries_are_checked_against_the_event_data_schemas() {
         let v = Validator::embedded();
-        let good = json!({"data": [{"eventId": "e", "eventType": "fs:add_folder", "timestamp": 1, "user": {"id": 1}, "data": {"targetPath": "/a"}}]});
+        let user = json!({"id": 1, "displayName": "A", "username": "a", "email": "a@example.com"});
+        let event = |timestamp: Value, target_path: Value| {
+            json!({"eventId": "e", "domain": "d", "eventType": "fs:add_folder", "timestamp": timestamp,
+                   "user": user, "actionSource": "WebUI", "webhookId": "w",
+                   "data": {"targetPath": target_path}})
+        };
+        let good = json!({"data": [event(json!(1), json!("/a"))]});
         assert!(
             v.check_delivery(&good).is_empty(),
             "{:?}",
             v.check_delivery(&good)
         );
-        let bad = json!({"data": [{"eventId": "e", "eventType": "fs:add_folder", "timestamp": "now", "user": {"id": 1}, "data": {"targetPath": 5}}]});
+        let bad = json!({"data": [event(json!("now"), json!(5))]});
         let problems = v.check_delivery(&bad);
         assert_eq!(problems.len(), 2, "{problems:?}");
         let unknown = json!({"data": [{"eventType": "user:create", "data": {}}]});

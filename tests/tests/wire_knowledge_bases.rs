@@ -88,11 +88,9 @@ async fn list_knowledge_bases_request_full_sends_every_filter_and_enum_value() {
                 .sort_by(vec![Sort::Name, Sort::CreatedOn])
                 .sort_direction(vec!["ASC".to_string()])
                 .status(vec![Status::Active, Status::Deleted, Status::Created])
-                // The reference shows no format; the platform's clients send a user id and
-                // epoch milliseconds, and the spec lets any value through.
-                .created_by(json!(1001))
-                .created_after(json!(1_767_225_600_000_i64))
-                .created_before(json!("2026-03-01"))
+                .created_by("alice".to_string())
+                .created_after("2026-01-01".to_string())
+                .created_before("2026-03-01".to_string())
                 .include_placeholder_data(true)
                 .include_processing_statistics(false)
                 .include_prompts(true),
@@ -107,8 +105,8 @@ async fn list_knowledge_bases_request_full_sends_every_filter_and_enum_value() {
                 "sortBy": ["name", "createdOn"],
                 "sortDirection": ["ASC"],
                 "status": ["ACTIVE", "DELETED", "CREATED"],
-                "createdBy": 1001,
-                "createdAfter": 1_767_225_600_000_i64,
+                "createdBy": "alice",
+                "createdAfter": "2026-01-01",
                 "createdBefore": "2026-03-01",
                 "includePlaceholderData": true,
                 "includeProcessingStatistics": false,

@@ -293,7 +293,7 @@ mod tests {
             (
                 "createUsersAudit",
                 post(
-                    json!({"format": "json", "date_start": "yesterday", "date_end": "2026-02-01"}),
+                    json!({"format": "json", "date_start": "2026-02-30", "date_end": "2026-02-01"}),
                 ),
                 Some("date_start"),
             ),

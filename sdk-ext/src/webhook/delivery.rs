@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{EventData, EventType};
+use super::{EventData, EventType, WebhookCustomProperties, WebhookUser};
 
 /// One webhook delivery: the elements of its `data` array, in order.
 ///
@@ -157,7 +157,7 @@ struct Envelope {
     event_type: EventType,
     webhook_id: String,
     #[serde(default)]
-    custom_properties: Option<CustomProperties>,
+    custom_properties: Option<WebhookCustomProperties>,
     #[serde(default, rename = "data")]
     _data: serde::de::IgnoredAny,
     #[serde(flatten)]
@@ -218,7 +218,7 @@ pub struct WebhookEvent {
     /// The registration this delivery belongs to (`webhookId`).
     pub webhook_id: String,
     /// Project information (`customProperties`, optional).
-    pub custom_properties: Option<CustomProperties>,
+    pub custom_properties: Option<WebhookCustomProperties>,
     /// The typed `data`.
     pub data: EventData,
     /// Top-level fields the reference does not list, kept as received.
@@ -252,72 +252,6 @@ impl WebhookEvent {
     }
 }
 
-/// The user who caused an event (`user` of the envelope).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct WebhookUser {
-    /// User id (`id`).
-    pub id: i64,
-    /// Display name (`displayName`).
-    pub display_name: String,
-    /// Username (`username`).
-    pub username: String,
-    /// E-mail address (`email`).
-    pub email: String,
-    /// Lowercase hex SHA-1 of the OAuth client id that caused the event (`clientIdHash`,
-    /// optional); see [`client_id_hash`](super::client_id_hash).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_id_hash: Option<String>,
-    /// Admin username when the action was done through impersonation (`impersonatedBy`,
-    /// optional).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub impersonated_by: Option<String>,
-    /// Fields the reference does not list, kept as received.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-/// `customProperties` of an event.
-///
-/// The reference names the only keys that can occur and not their value types, so values
-/// stay JSON.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct CustomProperties {
-    /// `PROJECT_ID`.
-    #[serde(
-        rename = "PROJECT_ID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub project_id: Option<Value>,
-    /// `PROJECT_ROOT_FOLDER_ID`.
-    #[serde(
-        rename = "PROJECT_ROOT_FOLDER_ID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub project_root_folder_id: Option<Value>,
-    /// `FOLDER_PROJECT_ACTIVITY_ACTION_INFO`.
-    #[serde(
-        rename = "FOLDER_PROJECT_ACTIVITY_ACTION_INFO",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub folder_project_activity_action_info: Option<Value>,
-    /// `fileUpdated`.
-    #[serde(
-        rename = "fileUpdated",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub file_updated: Option<Value>,
-    /// Keys the reference says cannot occur, kept anyway if they do.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
 /// The envelope as on the wire; `data` is typed once `eventType` is known.
 #[derive(Serialize, Deserialize)]
 #[serde(rename = "WebhookEvent", rename_all = "camelCase")]
@@ -330,7 +264,7 @@ struct RawEvent {
     event_type: EventType,
     webhook_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    custom_properties: Option<CustomProperties>,
+    custom_properties: Option<WebhookCustomProperties>,
     #[serde(default)]
     data: Value,
     #[serde(flatten)]

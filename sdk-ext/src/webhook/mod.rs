@@ -123,9 +123,7 @@ pub use dedup::{
     Claim, Claimant, DEAD_LETTER_DEDUP_CAPACITY, DedupError, DedupKey, DedupKind, DedupStore,
     MemoryDedup,
 };
-pub use delivery::{
-    CustomProperties, Delivery, DeliveryItem, DeliveryParseError, WebhookEvent, WebhookUser,
-};
+pub use delivery::{Delivery, DeliveryItem, DeliveryParseError, WebhookEvent};
 pub use filter::{EventFilter, EventFilterError, Wildcard};
 pub use handler::{Batch, DeadLetter, DeliveryHandler, HandlerError};
 /// The name of a webhook event (`eventType`), generated from the spec: one variant per event
@@ -143,6 +141,9 @@ pub use pubapi_sdk::types::{
     WorkflowAssignee, WorkflowCompletedData, WorkflowCreatedData, WorkflowFirstEntity,
     WorkflowInfo, WorkflowStep,
 };
+/// The envelope's parts the spec describes as they are (the user who acted; the custom
+/// properties), generated: fields the reference does not list are kept in `extra`.
+pub use pubapi_sdk::types::{WebhookCustomProperties, WebhookUser};
 pub use receiver::{
     DEFAULT_DEDUP_CAPACITY, DEFAULT_DEDUP_WINDOW, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_ITEMS,
     DEFAULT_MAX_READ_BYTES, HandleOutcome, Receiver, ReceiverBuildError, ReceiverBuilder,

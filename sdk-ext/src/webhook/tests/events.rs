@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use crate::webhook::{
-    CustomProperties, Delivery, DeliveryItem, EventData, EventType, WebhookEvent,
+    Delivery, DeliveryItem, EventData, EventType, WebhookCustomProperties, WebhookEvent,
     WebhookItemType as ItemType, WebhookLinkType as LinkType, testing,
 };
 
@@ -76,7 +76,7 @@ fn optional_user_fields_and_custom_properties_are_read() {
         Some("a9993e364706816aba3e25717850c26c9cd0d89d")
     );
     assert_eq!(event.user.impersonated_by.as_deref(), Some("admin"));
-    let props: &CustomProperties = event.custom_properties.as_ref().unwrap();
+    let props: &WebhookCustomProperties = event.custom_properties.as_ref().unwrap();
     assert_eq!(props.project_id, Some(json!("p-1")));
     assert_eq!(props.project_root_folder_id, Some(json!(77)));
     assert_eq!(
