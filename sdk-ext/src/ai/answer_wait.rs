@@ -38,7 +38,10 @@ pub struct AiWait {
 /// # let _ = how;
 /// ```
 #[derive(Clone, Default)]
-pub struct StatusObserver(Option<Arc<dyn Fn(&str) + Send + Sync>>);
+pub struct StatusObserver(Option<Arc<Observe>>);
+
+/// What a [`StatusObserver`] calls.
+type Observe = dyn Fn(&str) + Send + Sync;
 
 impl StatusObserver {
     /// Calls `observe` with the status of each poll (an empty string when a body has none).
