@@ -13,8 +13,9 @@
 //! `PUBAPI_TOKEN` set, it runs the read-only parts against that domain instead.
 
 use pubapi_sdk::types::{
-    AssistantAskRequest, DocumentAskRequest, DocumentSummaryRequest, HybridSearchRequest,
-    KnowledgeBaseAskRequest, KnowledgeBaseListRequest, LoginsAuditRequest,
+    AssistantAskRequest, AuditFormat, DocumentAskRequest, DocumentSummaryRequest,
+    HybridSearchRequest, KnowledgeBaseAskRequest, KnowledgeBaseListRequest, KnowledgeBaseStatus,
+    LoginEvent, LoginsAuditRequest,
 };
 use pubapi_sdk_ext::ai::AiWait;
 use pubapi_sdk_ext::audit::{AuditEvent, AuditWait, ReportRead};
@@ -26,7 +27,6 @@ use pubapi_sdk_ext::registration::Registration;
 use pubapi_sdk_ext::webhook::{self, Batch, EventData, HandlerError, Receiver, WebhookSecret};
 use pubapi_sdk_ext::{Budget, Client, Limits, SecretToken};
 use pubapi_testkit::sandbox::{ClockConfig, LimitsConfig, Sandbox, SandboxConfig, iso_seconds};
-use serde_json::json;
 use std::error::Error;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -47,10 +47,6 @@ fn short(text: &str, max: usize) -> String {
     } else {
         format!("{}…", text.chars().take(max).collect::<String>())
     }
-}
-
-fn body<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T> {
-    Ok(serde_json::from_value(value)?)
 }
 
 #[tokio::main]
@@ -130,16 +126,17 @@ async fn read_only(client: &Client) {
         Err(e) => println!("  not available: {e}"),
     }
     section("hybrid search");
-    match body::<HybridSearchRequest>(json!({"query": "policy", "size": 5})) {
-        Ok(request) => match client.search().page(request).await {
-            Ok(found) => {
-                for hit in &found.results {
-                    println!("  {}", hit.filename.as_deref().unwrap_or("?"));
-                }
+    let request = HybridSearchRequest {
+        size: Some(5),
+        ..HybridSearchRequest::new("policy")
+    };
+    match client.search().page(request).await {
+        Ok(found) => {
+            for hit in &found.results {
+                println!("  {}", hit.filename.as_deref().unwrap_or("?"));
             }
-            Err(e) => println!("  not available: {e}"),
-        },
-        Err(e) => println!("  {e}"),
+        }
+        Err(e) => println!("  not available: {e}"),
     }
     section("webhooks");
     match client.webhooks().list().await {
@@ -235,12 +232,12 @@ async fn sandbox_tour() -> Result<()> {
     );
 
     section("audit report (started)");
-    let request = body::<LoginsAuditRequest>(json!({
-        "format": "json",
-        "date_start": iso_seconds(sandbox.now_ms() - 7 * 86_400_000),
-        "date_end": iso_seconds(sandbox.now_ms() + 60_000),
-        "events": ["logins", "failed_attempts"]
-    }))?;
+    let request = LoginsAuditRequest::new(
+        iso_seconds(sandbox.now_ms() - 7 * 86_400_000),
+        iso_seconds(sandbox.now_ms() + 60_000),
+        AuditFormat::Json,
+        [LoginEvent::Logins, LoginEvent::FailedAttempts],
+    )?;
     let audit_job = client.audit().create(request).await?;
     println!(
         "  logins report of the last 7 days: job {} created (202); collected at the end",
@@ -272,10 +269,10 @@ async fn sandbox_tour() -> Result<()> {
     );
 
     section("assistant");
-    let request = body::<AssistantAskRequest>(json!({
-        "question": "What happens when a webhook delivery fails?",
-        "includeCitations": true
-    }))?;
+    let request = AssistantAskRequest {
+        include_citations: Some(true),
+        ..AssistantAskRequest::new("What happens when a webhook delivery fails?")?
+    };
     let answer = client.assistant().ask_and_wait(request, ai_wait()).await?;
     println!(
         "  execution {}: {}: {}",
@@ -303,10 +300,10 @@ async fn sandbox_tour() -> Result<()> {
         .documents()
         .ask(
             travel,
-            body::<DocumentAskRequest>(json!({
-                "question": "What is the daily meal allowance?",
-                "includeCitations": true
-            }))?,
+            DocumentAskRequest {
+                include_citations: Some(true),
+                ..DocumentAskRequest::new("What is the daily meal allowance?")?
+            },
         )
         .await?;
     println!(
@@ -328,9 +325,10 @@ async fn sandbox_tour() -> Result<()> {
     section("knowledge bases");
     let page = client
         .knowledge_bases()
-        .page(body::<KnowledgeBaseListRequest>(
-            json!({"status": ["ACTIVE", "CREATED"]}),
-        )?)
+        .page(KnowledgeBaseListRequest {
+            status: vec![KnowledgeBaseStatus::Active, KnowledgeBaseStatus::Created],
+            ..KnowledgeBaseListRequest::default()
+        })
         .await?;
     for kb in &page.content {
         println!(
@@ -349,7 +347,7 @@ async fn sandbox_tour() -> Result<()> {
         .knowledge_bases()
         .ask(
             "kb-company-policies",
-            body::<KnowledgeBaseAskRequest>(json!({"question": "How long are invoices kept?"}))?,
+            KnowledgeBaseAskRequest::new("How long are invoices kept?")?,
         )
         .await?;
     println!(
@@ -361,9 +359,11 @@ async fn sandbox_tour() -> Result<()> {
     for (query, weight) in [("postmortem action items", 0.0), ("postmortm", 1.0)] {
         let found = client
             .search()
-            .page(body::<HybridSearchRequest>(
-                json!({"query": query, "semanticWeight": weight, "size": 3}),
-            )?)
+            .page(HybridSearchRequest {
+                semantic_weight: Some(weight),
+                size: Some(3),
+                ..HybridSearchRequest::new(query)
+            })
             .await?;
         println!(
             "  {query:?} (semanticWeight {weight}): {} hit(s)",

@@ -4,6 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::EventType;
+use pubapi_sdk::types::WebhookEventTypeFilter;
 
 /// An event family that subscriptions may name with a wildcard (`fs:*` and so on).
 ///
@@ -103,26 +104,29 @@ impl EventFilter {
         if text.is_empty() {
             return Err(EventFilterError::Empty);
         }
-        if let Some(family) = text.strip_suffix(":*") {
-            if let Some(wildcard) = Wildcard::ALL.iter().find(|w| w.family() == family) {
-                return Ok(EventFilter::Wildcard(*wildcard));
-            }
-            if family == "workflow" || family == "group" {
-                return Err(EventFilterError::NoWildcardForFamily {
+        // What a subscription may name is the spec's `WebhookEventTypeFilter`, generated as a
+        // closed enum; this only sorts its values into names and wildcards.
+        let Ok(known) = text.parse::<WebhookEventTypeFilter>() else {
+            return Err(match text.strip_suffix(":*") {
+                Some(family @ ("workflow" | "group")) => EventFilterError::NoWildcardForFamily {
                     family: family.to_owned(),
-                });
-            }
-            return Err(EventFilterError::UnknownWildcard {
-                text: text.to_owned(),
+                },
+                Some(_) => EventFilterError::UnknownWildcard {
+                    text: text.to_owned(),
+                },
+                None => EventFilterError::UnknownEvent {
+                    name: text.to_owned(),
+                },
             });
-        }
-        let event_type = EventType::from(text);
-        if event_type.is_known() {
-            Ok(EventFilter::Exact(event_type))
-        } else {
-            Err(EventFilterError::UnknownEvent {
-                name: text.to_owned(),
-            })
+        };
+        let text = known.to_string();
+        match text.strip_suffix(":*") {
+            Some(family) => Wildcard::ALL
+                .iter()
+                .find(|w| w.family() == family)
+                .map(|w| EventFilter::Wildcard(*w))
+                .ok_or(EventFilterError::UnknownWildcard { text: text.clone() }),
+            None => Ok(EventFilter::Exact(EventType::from(text.as_str()))),
         }
     }
 
@@ -234,6 +238,22 @@ impl std::error::Error for EventFilterError {}
 mod tests {
     use super::{EventFilter, EventFilterError, Wildcard};
     use crate::webhook::EventType;
+
+    #[test]
+    fn the_wildcards_are_the_specs() {
+        let families: std::collections::BTreeSet<&str> = EventType::KNOWN
+            .iter()
+            .filter_map(|name| name.split_once(':').map(|(family, _)| family))
+            .collect();
+        for family in families {
+            let text = format!("{family}:*");
+            let in_spec = text
+                .parse::<pubapi_sdk::types::WebhookEventTypeFilter>()
+                .is_ok();
+            let here = Wildcard::ALL.iter().any(|w| w.as_str() == text);
+            assert_eq!(in_spec, here, "{text}");
+        }
+    }
 
     #[test]
     fn every_documented_event_name_is_an_exact_filter() {
