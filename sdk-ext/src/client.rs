@@ -7,6 +7,7 @@ use crate::limits::{LimitClass, Limits, Pacing, Quota};
 use crate::request::limiter::RateLimiter;
 use crate::request::policy::{Budgets, Policy, Settings, Shared};
 use crate::request::retry::RetryConfig;
+use crate::request::validate::is_loopback;
 use crate::token::{SecretToken, StaticToken, TokenSource};
 use crate::transport::{ReqwestTransport, Transport};
 use pubapi_sdk::hooks::Inner;
@@ -435,17 +436,6 @@ fn parse_base_url(url: &str) -> Result<String, BuildError> {
 
 fn is_https_or_loopback(base_url: &str) -> bool {
     reqwest::Url::parse(base_url).is_ok_and(|url| url.scheme() == "https" || is_loopback(&url))
-}
-
-/// Whether `url` points at this machine: `localhost` or a loopback address.
-pub(crate) fn is_loopback(url: &reqwest::Url) -> bool {
-    let host = url.host_str().unwrap_or_default();
-    host == "localhost"
-        || host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
 }
 
 #[cfg(test)]

@@ -25,10 +25,10 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::act_as::ImpersonationError;
+use crate::gateway::{INACTIVE, OVER_QPS, OVER_RATE, gateway_code};
 use crate::limits::LimitClass;
 use crate::path::PathError;
-use crate::request::classify::{INACTIVE, OVER_QPS, OVER_RATE, gateway_code};
-use crate::request::retry_after::retry_after;
+use crate::retry_after::retry_after;
 use crate::token::TokenError;
 
 /// Everything that can go wrong calling the API.

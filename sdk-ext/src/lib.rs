@@ -5,15 +5,19 @@
 pub mod act_as;
 pub mod ai;
 pub mod audit;
+mod audit_date;
+mod audit_request;
 pub mod client;
 pub mod error;
 pub mod events;
 pub mod fleet;
+mod gateway;
 pub mod identity;
 pub mod limits;
 pub mod path;
 pub mod registration;
 mod request;
+mod retry_after;
 mod rng;
 #[cfg(feature = "test-util")]
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
@@ -29,6 +33,11 @@ pub use error::Error;
 pub use fleet::Fleet;
 pub use limits::{Budget, LimitClass, Limits, Pacing, Quota};
 pub use request::retry::{RetryBudget, RetryConfig};
+/// For a [`TokenSource`] that calls the token endpoint: its flow, its limits and a pacer
+/// that keeps them.
+pub use request::token_endpoint::{
+    TokenFlow, TokenLimits, TokenPacer, TokenPacingError, send_token_request,
+};
 pub use token::{SecretToken, TokenSource};
 pub use transport::Transport;
 

@@ -214,7 +214,7 @@ impl ServerCounters {
 ///
 /// The client reports it as [`Error::QuotaExhausted`](crate::Error::QuotaExhausted) (a long
 /// window or the budget) or [`Error::Timeout`](crate::Error::Timeout) (the per-second
-/// queue); the token endpoint's pacer ([`crate::token::TokenPacer`]) returns it as it is.
+/// queue); the token endpoint's pacer ([`crate::TokenPacer`]) returns it as it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum LimitError {

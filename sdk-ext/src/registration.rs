@@ -32,7 +32,7 @@ use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The most folder paths one registration may filter on.
-pub const MAX_PATHS: usize = 100;
+pub use crate::request::validate::MAX_PATHS;
 
 /// What a registration subscribes to; validated as it is built.
 #[derive(Clone, PartialEq, Eq)]
@@ -88,7 +88,7 @@ impl Registration {
     pub fn loopback_for_tests(url: &str) -> Result<Self, Error> {
         let parsed = reqwest::Url::parse(url)
             .map_err(|e| Error::invalid_input("url", format!("{url:?} is not a URL: {e}")))?;
-        if parsed.scheme() != "http" || !crate::client::is_loopback(&parsed) {
+        if parsed.scheme() != "http" || !crate::request::validate::is_loopback(&parsed) {
             return Err(Error::invalid_input(
                 "url",
                 format!("{url:?} is not http:// to a loopback host"),

@@ -13,13 +13,9 @@
 //! mind that the token endpoint itself is rate limited (100 requests per hour
 //! for the public application flow), so a source should fetch once and cache.
 //! A source that calls the token endpoint can send its request with
-//! [`send_token_request`] (retried after the endpoint's 409 throttle as long as its
-//! `Retry-After` says) or through a [`TokenPacer`] (which also keeps the endpoint's hourly
-//! limits).
-
-pub use crate::request::token_endpoint::{
-    TokenFlow, TokenLimits, TokenPacer, TokenPacingError, send_token_request,
-};
+//! [`send_token_request`](crate::send_token_request) (retried after the endpoint's 409
+//! throttle as long as its `Retry-After` says) or through a [`TokenPacer`](crate::TokenPacer)
+//! (which also keeps the endpoint's hourly limits).
 
 use std::error::Error as StdError;
 use std::fmt;

@@ -9,7 +9,7 @@ use crate::waiter::{Verdict, WaitError, wait};
 use pubapi_sdk::types::{Agent, AgentAskRequest, AgentAskResponse, AgentRequestStatus};
 
 /// The longest question an agent accepts, in characters.
-pub const MAX_QUESTION_CHARS: usize = 35_000;
+pub use crate::request::validate::MAX_QUESTION_CHARS;
 
 /// The agents of the domain: `client.agents()`.
 #[derive(Debug, Clone, Copy)]

@@ -4,21 +4,19 @@
 //! `client.audit()` reaches every audit operation; [`Audit::run`] is the one-call version.
 
 mod csv;
-mod date;
 mod event;
 mod job;
 mod report;
-mod request;
 
+pub use crate::audit_date::AuditDate;
+pub use crate::audit_request::AuditRequest;
 pub use csv::{CsvRow, CsvRows, MAX_FIELDS, MAX_ROW_BYTES};
-pub use date::AuditDate;
 pub use event::{AuditEvent, RoleChange};
 pub use job::{AuditJob, AuditWait, JobState, ReportLocation};
 pub use report::{
     CsvError, CsvReport, DEFAULT_PAGE_SIZE, FinishedReport, MAX_PAGE_BYTES, ReadError, ReadPlan,
     ReportPage, ReportRead,
 };
-pub use request::AuditRequest;
 
 use crate::Client;
 use crate::error::Error;

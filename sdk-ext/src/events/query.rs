@@ -54,7 +54,7 @@ pub struct EventQuery {
 
 impl EventQuery {
     /// The largest page the API serves.
-    pub const MAX_COUNT: u8 = 100;
+    pub const MAX_COUNT: u8 = crate::request::validate::MAX_EVENTS_COUNT;
 
     /// Events after `id`, in pages of 100.
     pub fn after(id: i64) -> Self {

@@ -10,22 +10,10 @@
 
 use std::time::{Duration, SystemTime};
 
-use http::{HeaderMap, HeaderName};
+use http::HeaderMap;
 
-use crate::request::retry_after::retry_after;
-
-/// `x-gateway-error-code`: says which limit a throttle response hit.
-pub(crate) const GATEWAY_ERROR_CODE: HeaderName = HeaderName::from_static("x-gateway-error-code");
-
-/// Gateway code of the per-second limit.
-pub(crate) const OVER_QPS: &str = "ERR_403_DEVELOPER_OVER_QPS";
-
-/// Gateway code of the daily quota.
-pub(crate) const OVER_RATE: &str = "ERR_403_DEVELOPER_OVER_RATE";
-
-/// The gateway code of a token that is not valid (not in the reference; the platform's own
-/// clients see it): treated like a 401, never retried.
-pub(crate) const INACTIVE: &str = "ERR_403_DEVELOPER_INACTIVE";
+use crate::gateway::{INACTIVE, OVER_QPS, OVER_RATE, gateway_code};
+use crate::retry_after::retry_after;
 
 /// Which kind of endpoint answered; it changes what 409 means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -105,19 +93,10 @@ pub(crate) fn classify_transport(error: &reqwest::Error) -> Outcome {
     }
 }
 
-/// The trimmed `x-gateway-error-code`, if present and text.
-pub(crate) fn gateway_code(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get(GATEWAY_ERROR_CODE)?
-        .to_str()
-        .ok()
-        .map(|v| v.trim_matches([' ', '\t']))
-        .filter(|v| !v.is_empty())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gateway::GATEWAY_ERROR_CODE;
     use crate::request::retry::{Decision, RetryConfig, method_is_idempotent};
     use crate::rng::SplitMix64;
     use http::{HeaderValue, Method};

@@ -47,6 +47,5 @@ pub(crate) mod policy;
 mod proptest_untrusted;
 pub(crate) mod rejection;
 pub(crate) mod retry;
-pub(crate) mod retry_after;
 pub(crate) mod token_endpoint;
 pub(crate) mod validate;

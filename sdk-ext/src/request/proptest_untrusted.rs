@@ -17,12 +17,10 @@ use proptest::sample::Index;
 use serde_json::{Map, Value, json};
 
 use crate::error::{Area, Error, ErrorFormat};
-use crate::request::classify::{
-    self, EndpointKind, GATEWAY_ERROR_CODE, INACTIVE, OVER_QPS, OVER_RATE, classify_response,
-    gateway_code,
-};
+use crate::gateway::{GATEWAY_ERROR_CODE, INACTIVE, OVER_QPS, OVER_RATE, gateway_code};
+use crate::request::classify::{self, EndpointKind, classify_response};
 use crate::request::retry::{Decision, GiveUpReason, RetryConfig};
-use crate::request::retry_after::{parse_retry_after, retry_after};
+use crate::retry_after::{parse_retry_after, retry_after};
 use crate::rng::SplitMix64;
 
 // ---------------------------------------------------------------------------------------------

@@ -52,7 +52,7 @@ impl Default for TokenLimits {
 ///
 /// ```no_run
 /// use pubapi_sdk_ext::RetryConfig;
-/// use pubapi_sdk_ext::token::{TokenFlow, TokenPacer};
+/// use pubapi_sdk_ext::{TokenFlow, TokenPacer};
 /// use std::time::Duration;
 ///
 /// # async fn run(http: reqwest::Client, pacer: &TokenPacer) -> Result<(), Box<dyn std::error::Error>> {
@@ -164,7 +164,7 @@ impl std::error::Error for TokenPacingError {
 ///
 /// ```no_run
 /// use pubapi_sdk_ext::RetryConfig;
-/// use pubapi_sdk_ext::token::send_token_request;
+/// use pubapi_sdk_ext::send_token_request;
 ///
 /// # async fn run(http: reqwest::Client) -> Result<(), reqwest::Error> {
 /// let response = send_token_request(&RetryConfig::default(), || {

@@ -7,15 +7,36 @@
 //! | `createWebhook`, `updateWebhook` | `url` is `https://` with a host (or `http://` to a loopback host, for sandboxes), `eventType` not empty and every entry an event name or wildcard of the reference, `path` at most 100 absolute folder paths |
 //! | `askAgent` | `question` not blank, at most 35,000 characters |
 //! | `askDocument`, `askAssistant`, `askCopilot`, `askKnowledgeBase` | `question` not blank |
-//! | `create<Kind>Audit` | [`AuditRequest::validate`]: dates, `date_end` after `date_start`, the kind's required filters |
+//! | `create<Kind>Audit` | [`AuditRequest::validate`](crate::audit::AuditRequest::validate): dates, `date_end` after `date_start`, the kind's required filters |
 //! | `listEventsV1`, `listEventsV2` | `count` in 1..=100, no empty `type` entry |
 
-use crate::ai::MAX_QUESTION_CHARS;
-use crate::audit::AuditRequest;
+use crate::audit_request::AuditRequest;
 use crate::error::{Error, InputError};
-use crate::events::EventQuery;
-use crate::registration::MAX_PATHS;
 use crate::webhook::EventFilter;
+
+/// The longest question an agent accepts, in characters (re-exported as
+/// [`crate::ai::MAX_QUESTION_CHARS`]).
+pub const MAX_QUESTION_CHARS: usize = 35_000;
+
+/// The most paths a webhook registration may filter on (re-exported as
+/// [`crate::registration::MAX_PATHS`]).
+pub const MAX_PATHS: usize = 100;
+
+/// The largest events page (`count`), also the default (see
+/// [`crate::events::EventQuery::MAX_COUNT`]).
+pub(crate) const MAX_EVENTS_COUNT: u8 = 100;
+
+/// Whether a URL's host is a loopback address or `localhost`: the hosts plain `http` is
+/// accepted for (sandboxes, test servers).
+pub(crate) fn is_loopback(url: &reqwest::Url) -> bool {
+    let host = url.host_str().unwrap_or_default();
+    host == "localhost"
+        || host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
 use pubapi_sdk::operations::Operation;
 use serde_json::Value;
 
@@ -72,7 +93,7 @@ pub(crate) fn webhook_url(url: &str) -> Result<(), Refusal> {
     let has_host = parsed.host_str().is_some_and(|h| !h.is_empty());
     match parsed.scheme() {
         "https" if has_host => Ok(()),
-        "http" if crate::client::is_loopback(&parsed) => Ok(()),
+        "http" if is_loopback(&parsed) => Ok(()),
         _ => refuse(
             "url",
             format!(
@@ -142,11 +163,11 @@ fn events_query(url: &reqwest::Url) -> Result<(), Refusal> {
     for (name, value) in url.query_pairs() {
         match &*name {
             "count" => match value.parse::<u64>() {
-                Ok(count) if (1..=u64::from(EventQuery::MAX_COUNT)).contains(&count) => {}
+                Ok(count) if (1..=u64::from(MAX_EVENTS_COUNT)).contains(&count) => {}
                 _ => {
                     return refuse(
                         "count",
-                        format!("{value} is outside 1..={}", EventQuery::MAX_COUNT),
+                        format!("{value} is outside 1..={MAX_EVENTS_COUNT}"),
                     );
                 }
             },

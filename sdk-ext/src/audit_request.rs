@@ -1,6 +1,6 @@
 //! Audit report requests: one variant per report kind, validated before sending.
 
-use super::AuditDate;
+use crate::audit_date::AuditDate;
 use crate::error::Error;
 use pubapi_sdk::types::{self, AuditFormat, AuditReportKind};
 
