@@ -82,6 +82,15 @@ impl Served {
     }
 }
 
+/// Ctrl-C for a child: SIGINT, as a terminal sends it.
+fn interrupt(child: &std::process::Child) {
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success(), "SIGINT to {}", child.id());
+}
+
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("pubapi-cli-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -361,11 +370,7 @@ async fn ctrl_c_stops_a_tail_with_its_checkpoint_saved() {
         line.clear();
         assert!(stderr.read_line(&mut line).unwrap() > 0 && Instant::now() < deadline);
     }
-    let killed = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    interrupt(&child);
     let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
         .await
         .unwrap();
@@ -405,10 +410,7 @@ async fn ctrl_c_during_a_download_leaves_no_file_behind() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
+    interrupt(&child);
     let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
         .await
         .unwrap();
@@ -780,9 +782,6 @@ fn the_sandbox_command_serves_until_interrupted() {
             .unwrap(),
     );
     assert!(run.stdout.contains("admin"), "{}", run.stderr);
-    Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
+    interrupt(&child);
     assert!(child.wait().unwrap().success());
 }
