@@ -62,21 +62,27 @@ pub(crate) fn classify_response(
     endpoint: EndpointKind,
     now: SystemTime,
 ) -> Outcome {
-    let gateway = gateway_code(headers);
-    let is = |code: &str| gateway.is_some_and(|g| g.eq_ignore_ascii_case(code));
     let retry_after = || retry_after(headers, now);
     match status {
         200..=399 => Outcome::Success,
-        403 | 429 if is(INACTIVE) => Outcome::DoNotRetry,
-        403 | 429 if is(OVER_RATE) => Outcome::QuotaExhausted {
-            retry_after: retry_after(),
-        },
-        403 if is(OVER_QPS) => Outcome::Throttled {
-            retry_after: retry_after(),
-        },
-        429 => Outcome::Throttled {
-            retry_after: retry_after(),
-        },
+        // Only these read the gateway's code: a success costs no header lookup.
+        403 | 429 => {
+            let gateway = gateway_code(headers);
+            let is = |code: &str| gateway.is_some_and(|g| g.eq_ignore_ascii_case(code));
+            if is(INACTIVE) {
+                Outcome::DoNotRetry
+            } else if is(OVER_RATE) {
+                Outcome::QuotaExhausted {
+                    retry_after: retry_after(),
+                }
+            } else if status == 429 || is(OVER_QPS) {
+                Outcome::Throttled {
+                    retry_after: retry_after(),
+                }
+            } else {
+                Outcome::DoNotRetry
+            }
+        }
         409 if endpoint == EndpointKind::Token => Outcome::Throttled {
             retry_after: retry_after(),
         },
