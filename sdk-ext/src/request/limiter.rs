@@ -183,52 +183,80 @@ impl RateLimiter {
         &self,
         class: LimitClass,
         max_wait: Duration,
-    ) -> Result<Permit, LimitError> {
+    ) -> Result<Permit<'_>, LimitError> {
         let called = Instant::now();
         let mut share = 1;
+        let mut now = called;
         if let Some(link) = &self.inner.fleet {
-            let resting = {
-                let retry_at = link.retry_at.lock().unwrap_or_else(PoisonError::into_inner);
-                retry_at.is_some_and(|at| at > called)
-            };
-            let reserved = if resting {
-                Err(crate::fleet::FleetError::new("resting after a failure"))
-            } else {
-                self.reserve_in_fleet(link, class, max_wait).await
-            };
-            match reserved {
+            // Boxed, like every wait: a free local slot's future stays small.
+            match Box::pin(self.through_fleet(link, class, max_wait, called)).await {
                 Ok(permit) => return permit,
-                Err(error) => {
-                    if !resting {
-                        *link.retry_at.lock().unwrap_or_else(PoisonError::into_inner) =
-                            Some(Instant::now() + FLEET_RETRY_AFTER);
-                    }
-                    if !link
-                        .failing
-                        .swap(true, std::sync::atomic::Ordering::Relaxed)
-                    {
-                        tracing::warn!(
-                            %error,
-                            share = link.fleet.fallback_share,
-                            "the fleet's budget store is unreachable: pacing to a share of the budget"
-                        );
-                    }
-                    share = link.fleet.fallback_share;
-                }
+                Err(fallback_share) => share = fallback_share,
             }
+            now = Instant::now();
         }
-        let now = Instant::now();
         let booking = self.book(class, max_wait, now, share)?;
         if booking.at <= now {
             // Free now: nothing to wait for and nothing that could have moved it.
             let (at, id) = booking.keep();
             return Ok(Permit {
-                limiter: self.clone(),
+                limiter: self,
                 class,
                 start: (at, id),
                 waited: now.saturating_duration_since(called),
             });
         }
+        Box::pin(self.wait_for(booking, called)).await
+    }
+
+    /// Books through the fleet's store, unless it failed less than [`FLEET_RETRY_AFTER`] ago;
+    /// `Err` with the share of the budget to pace to locally when the store failed.
+    async fn through_fleet(
+        &self,
+        link: &FleetLink,
+        class: LimitClass,
+        max_wait: Duration,
+        called: Instant,
+    ) -> Result<Result<Permit<'_>, LimitError>, u32> {
+        let resting = {
+            let retry_at = link.retry_at.lock().unwrap_or_else(PoisonError::into_inner);
+            retry_at.is_some_and(|at| at > called)
+        };
+        let reserved = if resting {
+            Err(crate::fleet::FleetError::new("resting after a failure"))
+        } else {
+            self.reserve_in_fleet(link, class, max_wait).await
+        };
+        match reserved {
+            Ok(permit) => Ok(permit),
+            Err(error) => {
+                if !resting {
+                    *link.retry_at.lock().unwrap_or_else(PoisonError::into_inner) =
+                        Some(Instant::now() + FLEET_RETRY_AFTER);
+                }
+                if !link
+                    .failing
+                    .swap(true, std::sync::atomic::Ordering::Relaxed)
+                {
+                    tracing::warn!(
+                        %error,
+                        share = link.fleet.fallback_share,
+                        "the fleet's budget store is unreachable: pacing to a share of the budget"
+                    );
+                }
+                Err(link.fleet.fallback_share)
+            }
+        }
+    }
+
+    /// Waits for a slot booked in the future, following it when an earlier request that left
+    /// late moves it.
+    async fn wait_for<'a>(
+        &'a self,
+        booking: Booking<'a>,
+        called: Instant,
+    ) -> Result<Permit<'a>, LimitError> {
+        let class = booking.class;
         let mut at = booking.at;
         loop {
             if at > Instant::now() {
@@ -259,7 +287,7 @@ impl RateLimiter {
             drop(classes);
             let (_, id) = booking.keep();
             return Ok(Permit {
-                limiter: self.clone(),
+                limiter: self,
                 class,
                 start: (current.unwrap_or(at), id),
                 waited: now.saturating_duration_since(called),
@@ -274,7 +302,7 @@ impl RateLimiter {
         link: &FleetLink,
         class: LimitClass,
         max_wait: Duration,
-    ) -> Result<Result<Permit, LimitError>, crate::fleet::FleetError> {
+    ) -> Result<Result<Permit<'_>, LimitError>, crate::fleet::FleetError> {
         let called = Instant::now();
         let request = crate::fleet::Reserve {
             token: &link.token,
@@ -315,7 +343,7 @@ impl RateLimiter {
         let id = log.insert_start(now);
         drop(classes);
         Ok(Ok(Permit {
-            limiter: self.clone(),
+            limiter: self,
             class,
             start: (now, id),
             waited: now.saturating_duration_since(called),
@@ -573,15 +601,16 @@ impl Drop for Booking<'_> {
 
 /// Leave to send one request, returned by [`RateLimiter::acquire`].
 #[derive(Debug, Clone)]
-pub(crate) struct Permit {
-    limiter: RateLimiter,
+pub(crate) struct Permit<'a> {
+    /// Borrowed: a clone would make every call touch the limiter's reference count.
+    limiter: &'a RateLimiter,
     class: LimitClass,
     /// The booked start and its id in the log.
     start: (Instant, u64),
     waited: Duration,
 }
 
-impl Permit {
+impl Permit<'_> {
     /// The booked start instant.
     #[cfg(test)]
     fn start(&self) -> Instant {
@@ -616,14 +645,14 @@ impl Permit {
     }
 }
 
-impl PartialEq for Permit {
+impl PartialEq for Permit<'_> {
     fn eq(&self, other: &Self) -> bool {
-        self.limiter.same_as(&other.limiter)
+        self.limiter.same_as(other.limiter)
             && (self.class, self.start.0, self.waited) == (other.class, other.start.0, other.waited)
     }
 }
 
-impl Eq for Permit {}
+impl Eq for Permit<'_> {}
 
 #[cfg(test)]
 mod tests {
@@ -714,7 +743,10 @@ mod tests {
         let mut queue = JoinSet::new();
         for _ in 0..2 {
             let limiter = limiter.clone();
-            queue.spawn(async move { limiter.acquire(GENERAL, max_wait).await });
+            queue.spawn(async move {
+                let permit = limiter.acquire(GENERAL, max_wait).await;
+                permit.map(|permit| permit.start())
+            });
         }
         tokio::task::yield_now().await;
         // Slots 2 s and 2 s are booked; the next is at 3 s, 2 s away.
@@ -728,8 +760,8 @@ mod tests {
         );
         assert_eq!(limiter.quota(GENERAL).next_slot_in, secs(2));
         assert_eq!(limiter.quota(GENERAL).used_today, Some(6));
-        for permit in queue.join_all().await {
-            assert_eq!(permit.unwrap().start() - t0, secs(2));
+        for start in queue.join_all().await {
+            assert_eq!(start.unwrap() - t0, secs(2));
         }
     }
 
@@ -848,7 +880,10 @@ mod tests {
         limiter.acquire(GENERAL, secs(5)).await.unwrap();
         let waiter = tokio::spawn({
             let limiter = limiter.clone();
-            async move { limiter.acquire(GENERAL, secs(5)).await }
+            async move {
+                let permit = limiter.acquire(GENERAL, secs(5)).await;
+                permit.map(|permit| permit.start())
+            }
         });
         sleep(Duration::from_millis(500)).await;
         limiter.server_exhausted(GENERAL, secs(3600));
@@ -1130,14 +1165,14 @@ mod tests {
         let first = limiter.acquire(GENERAL, LONG).await.unwrap();
         let second = tokio::spawn({
             let limiter = limiter.clone();
-            async move { limiter.acquire(GENERAL, LONG).await.unwrap() }
+            async move { limiter.acquire(GENERAL, LONG).await.unwrap().start() }
         });
         tokio::task::yield_now().await;
         // The first request leaves 400 ms after its slot (a slow handshake).
         sleep(Duration::from_millis(400)).await;
         first.sent();
         let second = second.await.unwrap();
-        assert_eq!(second.start() - t0, Duration::from_millis(950));
+        assert_eq!(second - t0, Duration::from_millis(950));
     }
 
     #[tokio::test(start_paused = true)]
