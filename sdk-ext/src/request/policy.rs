@@ -331,16 +331,14 @@ impl Policy {
                 limiter.server_exhausted(class, retry_after.unwrap_or(Duration::from_secs(60)));
             }
 
-            let decision = {
-                let mut rng = shared.rng.lock().unwrap_or_else(|p| p.into_inner());
-                config.decide(
-                    &outcome,
-                    operation.is_idempotent(),
-                    attempt,
-                    waited,
-                    &mut rng,
-                )
-            };
+            // The shared generator is locked only if a backoff is drawn.
+            let decision = config.decide(
+                &outcome,
+                operation.is_idempotent(),
+                attempt,
+                waited,
+                &mut &shared.rng,
+            );
             match decision {
                 Decision::Done | Decision::GiveUp(_) => {
                     if let Decision::GiveUp(reason) = decision {

@@ -18,8 +18,8 @@
 //! standard mode: 3 attempts, 1 s base, 20 s cap.
 
 use std::fmt;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use crate::request::classify::Outcome;
@@ -188,7 +188,7 @@ impl RetryConfig {
 
     /// A full-jitter backoff after attempt `attempt` (1-based): uniform in
     /// `[0, min(max_backoff, base_backoff * 2^(attempt-1))]`.
-    pub(crate) fn backoff(&self, attempt: u32, rng: &mut SplitMix64) -> Duration {
+    pub(crate) fn backoff(&self, attempt: u32, rng: &mut impl Jitter) -> Duration {
         let doubling = 1u32 << attempt.saturating_sub(1).min(31);
         let bound = self
             .base_backoff
@@ -211,7 +211,7 @@ impl RetryConfig {
         method_is_idempotent: bool,
         attempt: u32,
         waited_so_far: Duration,
-        rng: &mut SplitMix64,
+        rng: &mut impl Jitter,
     ) -> Decision {
         let (retry_after, cost) = match *outcome {
             Outcome::Success => {
@@ -261,6 +261,27 @@ impl RetryConfig {
             return Decision::GiveUp(GiveUpReason::BudgetExhausted);
         }
         Decision::Retry { after }
+    }
+}
+
+/// Where a backoff's jitter comes from: a generator of the caller's, or one shared by a
+/// client's calls, which is locked only when a backoff is drawn (never after a success).
+pub(crate) trait Jitter {
+    /// A uniform value in `[0, bound)`.
+    fn below(&mut self, bound: u64) -> u64;
+}
+
+impl Jitter for SplitMix64 {
+    fn below(&mut self, bound: u64) -> u64 {
+        SplitMix64::below(self, bound)
+    }
+}
+
+impl Jitter for &Mutex<SplitMix64> {
+    fn below(&mut self, bound: u64) -> u64 {
+        self.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .below(bound)
     }
 }
 
@@ -375,12 +396,13 @@ impl RetryBudget {
     /// Puts `tokens` back, up to the capacity.
     pub(crate) fn deposit(&self, tokens: u32) {
         let capacity = self.inner.capacity;
-        // The closure always returns Some, so this cannot fail.
+        // A full bucket is left unwritten (the usual case after a success), so concurrent
+        // successes do not contend for it.
         let _ = self
             .inner
             .available
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                Some(n.saturating_add(tokens).min(capacity))
+                (n < capacity).then(|| n.saturating_add(tokens).min(capacity))
             });
     }
 }
@@ -774,6 +796,26 @@ mod tests {
         assert_eq!((attempts, waits.len()), (5, 4));
         assert_eq!(last, Decision::GiveUp(GiveUpReason::BudgetExhausted));
         assert_eq!(budget.available(), 0);
+    }
+
+    #[test]
+    fn only_a_backoff_draws_from_the_generator() {
+        /// Counts the draws; a shared generator is locked once per draw.
+        struct Counting(u32);
+        impl Jitter for Counting {
+            fn below(&mut self, bound: u64) -> u64 {
+                self.0 += 1;
+                bound / 2
+            }
+        }
+        let config = RetryConfig::default();
+        let mut draws = Counting(0);
+        config.decide(&Outcome::Success, true, 1, Duration::ZERO, &mut draws);
+        config.decide(&throttled(1), true, 1, Duration::ZERO, &mut draws);
+        config.decide(&Outcome::DoNotRetry, true, 1, Duration::ZERO, &mut draws);
+        assert_eq!(draws.0, 0);
+        config.decide(&Outcome::ServerError, true, 1, Duration::ZERO, &mut draws);
+        assert_eq!(draws.0, 1);
     }
 
     #[test]
