@@ -19,8 +19,10 @@ use crate::token::{SecretToken, TokenSource};
 use crate::transport::Transport;
 use pubapi_sdk::hooks::{BoxFuture, RequestPolicy};
 use pubapi_sdk::operations::Operation;
+use std::borrow::Cow;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
 use tracing::Instrument;
@@ -29,8 +31,13 @@ use tracing::Instrument;
 pub(crate) struct Shared {
     token: Arc<dyn TokenSource>,
     budgets: Budgets,
-    /// The token used last and its limiter.
-    current: Mutex<Option<(SecretToken, RateLimiter)>>,
+    /// The first token used and its limiter: set once, then read without a lock, so the
+    /// calls of a static token share no lock here.
+    first: OnceLock<(SecretToken, RateLimiter)>,
+    /// A later token (a rotating source) and its limiter.
+    later: Mutex<Option<(SecretToken, RateLimiter)>>,
+    /// Whether the token used last is the one in `later`.
+    later_in_use: AtomicBool,
     retry: RetryConfig,
     transport: Arc<dyn Transport>,
     settings: Settings,
@@ -55,7 +62,9 @@ impl Shared {
         Shared {
             token,
             budgets,
-            current: Mutex::new(None),
+            first: OnceLock::new(),
+            later: Mutex::new(None),
+            later_in_use: AtomicBool::new(false),
             retry,
             transport,
             settings,
@@ -80,27 +89,39 @@ pub(crate) enum Budgets {
 }
 
 impl Shared {
-    /// The limiter of `token`: looked up once per token, then cached.
-    pub(crate) fn limiter_for(&self, token: &SecretToken) -> RateLimiter {
-        match &self.budgets {
-            Budgets::Isolated(limiter) => limiter.clone(),
+    /// The limiter of `token`: looked up once per token, then cached. The first token's is
+    /// borrowed without a lock; a later token's (a rotating source) is cloned from under one.
+    pub(crate) fn limiter_for(&self, token: &SecretToken) -> Cow<'_, RateLimiter> {
+        let (base_url, limits, pacing, fleet) = match &self.budgets {
+            Budgets::Isolated(limiter) => return Cow::Borrowed(limiter),
             Budgets::PerToken {
                 base_url,
                 limits,
                 pacing,
                 fleet,
-            } => {
-                let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
-                match &*current {
-                    Some((known, limiter)) if known.expose() == token.expose() => limiter.clone(),
-                    _ => {
-                        let fingerprint = token.fingerprint_in(base_url);
-                        let limiter =
-                            RateLimiter::for_token(fingerprint, *limits, *pacing, fleet.clone());
-                        *current = Some((token.clone(), limiter.clone()));
-                        limiter
-                    }
-                }
+            } => (base_url, limits, pacing, fleet),
+        };
+        let lookup = || {
+            let fingerprint = token.fingerprint_in(base_url);
+            RateLimiter::for_token(fingerprint, *limits, *pacing, fleet.clone())
+        };
+        let (first, limiter) = self.first.get_or_init(|| (token.clone(), lookup()));
+        if first.expose() == token.expose() {
+            if self.later_in_use.load(Ordering::Relaxed) {
+                self.later_in_use.store(false, Ordering::Relaxed);
+            }
+            return Cow::Borrowed(limiter);
+        }
+        let mut later = self.later.lock().unwrap_or_else(|p| p.into_inner());
+        self.later_in_use.store(true, Ordering::Relaxed);
+        match &*later {
+            Some((known, limiter)) if known.expose() == token.expose() => {
+                Cow::Owned(limiter.clone())
+            }
+            _ => {
+                let limiter = lookup();
+                *later = Some((token.clone(), limiter.clone()));
+                Cow::Owned(limiter)
             }
         }
     }
@@ -110,8 +131,13 @@ impl Shared {
         match &self.budgets {
             Budgets::Isolated(limiter) => limiter.clone(),
             Budgets::PerToken { limits, pacing, .. } => {
-                let current = self.current.lock().unwrap_or_else(|p| p.into_inner());
-                match &*current {
+                if self.later_in_use.load(Ordering::Relaxed) {
+                    let later = self.later.lock().unwrap_or_else(|p| p.into_inner());
+                    if let Some((_, limiter)) = &*later {
+                        return limiter.clone();
+                    }
+                }
+                match self.first.get() {
                     Some((_, limiter)) => limiter.clone(),
                     None => RateLimiter::with_pacing(*limits, *pacing),
                 }
@@ -452,5 +478,40 @@ impl RequestPolicy for Policy {
         operation: &'static Operation,
     ) -> BoxFuture<'a, reqwest::Result<reqwest::Response>> {
         Box::pin(self.run(client, request, operation))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::token::StaticToken;
+
+    #[test]
+    fn the_quota_follows_the_token_used_last_through_a_rotation_and_back() {
+        let first = SecretToken::try_from("rotation-first").unwrap();
+        let second = SecretToken::try_from("rotation-second").unwrap();
+        let shared = Shared::new(
+            Arc::new(StaticToken::new(first.clone())),
+            Budgets::PerToken {
+                base_url: "http://rotation.test/pubapi".into(),
+                limits: Limits::default(),
+                pacing: Pacing::default(),
+                fleet: None,
+            },
+            RetryConfig::default(),
+            Arc::new(crate::transport::ReqwestTransport),
+            Settings {
+                call_removed_operations: false,
+            },
+        );
+        let of_first = shared.limiter_for(&first).into_owned();
+        assert!(shared.limiter().same_as(&of_first));
+        let of_second = shared.limiter_for(&second).into_owned();
+        assert!(!of_second.same_as(&of_first));
+        assert!(shared.limiter().same_as(&of_second));
+        assert!(shared.limiter_for(&first).same_as(&of_first));
+        assert!(shared.limiter().same_as(&of_first));
+        assert!(shared.limiter_for(&second).same_as(&of_second));
+        assert!(shared.limiter().same_as(&of_second));
     }
 }
