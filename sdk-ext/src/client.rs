@@ -9,7 +9,7 @@ use crate::request::policy::{Budgets, Policy, Settings, Shared};
 use crate::request::retry::RetryConfig;
 use crate::request::validate::is_loopback;
 use crate::token::{SecretToken, StaticToken, TokenSource};
-use crate::transport::{ReqwestTransport, Transport};
+use crate::transport::Transport;
 use pubapi_sdk::hooks::Inner;
 use std::fmt;
 use std::sync::Arc;
@@ -169,7 +169,7 @@ pub struct ClientBuilder {
     retry: RetryConfig,
     connect_timeout: Duration,
     attempt_timeout: Duration,
-    transport: Arc<dyn Transport>,
+    transport: Option<Arc<dyn Transport>>,
     allow_plain_http: bool,
     call_removed_operations: bool,
     pacing: Pacing,
@@ -186,7 +186,7 @@ impl Default for ClientBuilder {
             retry: RetryConfig::default(),
             connect_timeout: Duration::from_secs(10),
             attempt_timeout: Duration::from_secs(60),
-            transport: Arc::new(ReqwestTransport),
+            transport: None,
             allow_plain_http: false,
             call_removed_operations: false,
             pacing: Pacing::default(),
@@ -302,7 +302,7 @@ impl ClientBuilder {
 
     /// Replaces the transport (tests script responses with it).
     pub fn transport(mut self, transport: Arc<dyn Transport>) -> Self {
-        self.transport = transport;
+        self.transport = Some(transport);
         self
     }
 

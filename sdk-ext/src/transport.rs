@@ -5,9 +5,10 @@ use std::fmt;
 
 /// Sends one HTTP request: the last step of every attempt.
 ///
-/// The default, [`ReqwestTransport`], uses the client's `reqwest::Client`. Tests replace it to
-/// script responses deterministically (with paused time, real sockets would time out), and a
-/// caller can wrap it to record traffic.
+/// By default a client sends with its `reqwest::Client`, as [`ReqwestTransport`] does
+/// (without the boxed future a `Transport` returns). Tests replace it to script responses
+/// deterministically (with paused time, real sockets would time out), and a caller can wrap
+/// it to record traffic.
 pub trait Transport: Send + Sync + fmt::Debug + 'static {
     /// Sends `request` with `client` and returns its response.
     fn send<'a>(

@@ -16,11 +16,13 @@ use crate::request::rejection::LocalRejection;
 use crate::request::retry::{Decision, RetryConfig};
 use crate::rng::SplitMix64;
 use crate::token::{SecretToken, TokenSource};
-use crate::transport::Transport;
+use crate::transport::{ReqwestTransport, Transport};
+use futures_util::future::Either;
 use pubapi_sdk::hooks::{BoxFuture, RequestPolicy};
 use pubapi_sdk::operations::Operation;
 use std::borrow::Cow;
 use std::fmt;
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
@@ -39,7 +41,9 @@ pub(crate) struct Shared {
     /// Whether the token used last is the one in `later`.
     later_in_use: AtomicBool,
     retry: RetryConfig,
-    transport: Arc<dyn Transport>,
+    /// The builder's transport; `None` sends through reqwest directly, without boxing each
+    /// attempt's future as a `Transport` must.
+    transport: Option<Arc<dyn Transport>>,
     settings: Settings,
     rng: Mutex<SplitMix64>,
 }
@@ -56,7 +60,7 @@ impl Shared {
         token: Arc<dyn TokenSource>,
         budgets: Budgets,
         retry: RetryConfig,
-        transport: Arc<dyn Transport>,
+        transport: Option<Arc<dyn Transport>>,
         settings: Settings,
     ) -> Self {
         Shared {
@@ -146,13 +150,30 @@ impl Shared {
     }
 }
 
+impl Shared {
+    /// Sends one attempt through the builder's transport, or reqwest.
+    fn send<'a>(
+        &'a self,
+        http: &'a reqwest::Client,
+        request: reqwest::Request,
+    ) -> impl Future<Output = reqwest::Result<reqwest::Response>> + Send + 'a {
+        match &self.transport {
+            Some(transport) => Either::Left(transport.send(http, request)),
+            None => Either::Right(http.execute(request)),
+        }
+    }
+}
+
 impl fmt::Debug for Shared {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Shared")
             .field("token", &self.token)
             .field("budgets", &self.budgets)
             .field("retry", &self.retry)
-            .field("transport", &self.transport)
+            .field(
+                "transport",
+                &self.transport.as_deref().unwrap_or(&ReqwestTransport),
+            )
             .finish()
     }
 }
@@ -176,13 +197,16 @@ impl Policy {
         Policy { shared, act_as }
     }
 
-    /// Runs one operation: pacing, auth, impersonation, attempts and retries.
-    pub(crate) async fn run(
-        &self,
-        http: &reqwest::Client,
+    /// Runs one operation: the checks, then the attempts (token, pacing, sending, retries)
+    /// and, after a failed answer, the read of its body.
+    ///
+    /// The checks run at once, so the boxed future holds only the attempts.
+    pub(crate) fn run<'a>(
+        &'a self,
+        http: &'a reqwest::Client,
         mut request: reqwest::Request,
         operation: &'static Operation,
-    ) -> reqwest::Result<reqwest::Response> {
+    ) -> BoxFuture<'a, reqwest::Result<reqwest::Response>> {
         let span = tracing::info_span!(
             "pubapi.request",
             operation = operation.id,
@@ -191,32 +215,30 @@ impl Policy {
             status = tracing::field::Empty,
             limiter_wait_ms = tracing::field::Empty,
         );
-        if let Err(refusal) = crate::request::validate::check(operation, &request) {
-            return Ok(LocalRejection::Invalid {
+        if let Err(rejection) = self.check(&mut request, operation) {
+            return Box::pin(std::future::ready(Ok(rejection.into_response())));
+        }
+        Box::pin(self.attempts(http, request, operation).instrument(span))
+    }
+
+    /// The checks before any attempt (steps 1 to 3 of the [module doc](super)): a refusal
+    /// is answered without sending anything.
+    fn check(
+        &self,
+        request: &mut reqwest::Request,
+        operation: &'static Operation,
+    ) -> Result<(), LocalRejection> {
+        if let Err(refusal) = crate::request::validate::check(operation, request) {
+            return Err(LocalRejection::Invalid {
                 operation: operation.id,
                 field: refusal.field,
                 problem: refusal.problem,
-            }
-            .into_response());
+            });
         }
-        if let Err(rejection) = self
-            .check_sunset(operation)
-            .and_then(|()| encode_path_queries(operation, &mut request))
-            .and_then(|()| check_path(operation, request.url().path()))
-        {
-            return Ok(rejection.into_response());
-        }
-        if let Err(rejection) = self.impersonate(&mut request) {
-            return Ok(rejection.into_response());
-        }
-        let response = self
-            .attempts(http, request, operation)
-            .instrument(span)
-            .await?;
-        if response.status().as_u16() < 400 || LocalRejection::of(&response).is_some() {
-            return Ok(response);
-        }
-        Ok(crate::request::failed::keep_failed_body(response, operation).await)
+        self.check_sunset(operation)?;
+        encode_path_queries(operation, request)?;
+        check_path(operation, request.url().path())?;
+        self.impersonate(request)
     }
 
     /// Refuses an operation the reference has removed, once its sunset has passed, unless
@@ -265,126 +287,184 @@ impl Policy {
         Ok(())
     }
 
-    async fn attempts(
-        &self,
-        http: &reqwest::Client,
-        request: reqwest::Request,
+    /// The attempts of one operation (step 4 of the [module doc](super)).
+    ///
+    /// An async block rather than an async fn: an async fn's future keeps each argument twice
+    /// (where it was passed and where the body moved it), and the request is the largest part
+    /// of this future, which every call boxes.
+    #[expect(
+        clippy::manual_async_fn,
+        reason = "an async fn's future would hold the request twice"
+    )]
+    fn attempts<'a>(
+        &'a self,
+        http: &'a reqwest::Client,
+        mut request: reqwest::Request,
         operation: &'static Operation,
-    ) -> reqwest::Result<reqwest::Response> {
-        let shared = &self.shared;
-        let config = &shared.retry;
-        let class = operation.limit_class;
-        let started = Instant::now();
-        let deadline = started + config.operation_timeout();
-        let mut waited = Duration::ZERO;
-        let mut refreshed_token = false;
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let span = tracing::Span::current();
-            span.record("attempt", attempt);
-            let now = Instant::now();
-            if now >= deadline {
-                return Ok(LocalRejection::Deadline {
-                    elapsed: now - started,
-                }
-                .into_response());
-            }
-            // The token first: its fingerprint picks the limiter, and nothing slow stands
-            // between the slot and the send.
-            let token = match shared.token.ready() {
-                Some(token) => token,
-                None => match shared.token.token().await {
-                    Ok(token) => token,
-                    Err(e) => return Ok(LocalRejection::Token(e.to_string()).into_response()),
-                },
-            };
-            let limiter = shared.limiter_for(&token);
-            let permit = match limiter.acquire(class, deadline - now).await {
-                Ok(permit) => permit,
-                Err(e) => return Ok(LocalRejection::Limit(e).into_response()),
-            };
-            span.record("limiter_wait_ms", permit.waited().as_millis() as u64);
-            let Some(mut this_attempt) = request.try_clone() else {
-                // A streaming body cannot be replayed: one attempt only.
-                let mut request = request;
-                request
-                    .headers_mut()
-                    .insert(http::header::AUTHORIZATION, token.header_value());
-                permit.sent();
-                return shared.transport.send(http, request).await;
-            };
-            this_attempt
-                .headers_mut()
-                .insert(http::header::AUTHORIZATION, token.header_value());
-            permit.sent();
-
-            // The HTTP client's read timeout bounds the wait for the head and every read of
-            // the body (see `ClientBuilder::attempt_timeout`): no timer of our own here.
-            let result = shared.transport.send(http, this_attempt).await;
-            let outcome = match &result {
-                Ok(response) => {
-                    span.record("status", response.status().as_u16());
-                    if let Some(counters) = ServerCounters::from_headers(response.headers()) {
-                        limiter.observe(class, counters);
+    ) -> impl Future<Output = reqwest::Result<reqwest::Response>> + Send + 'a {
+        async move {
+            let shared = &self.shared;
+            let config = &shared.retry;
+            let class = operation.limit_class;
+            let started = Instant::now();
+            let deadline = started + config.operation_timeout();
+            let mut waited = Duration::ZERO;
+            let mut refreshed_token = false;
+            let mut attempt = 0;
+            loop {
+                attempt += 1;
+                let span = tracing::Span::current();
+                span.record("attempt", attempt);
+                let now = if attempt == 1 {
+                    started
+                } else {
+                    Instant::now()
+                };
+                if now >= deadline {
+                    return Ok(LocalRejection::Deadline {
+                        elapsed: now - started,
                     }
-                    classify_response(
-                        response.status().as_u16(),
-                        response.headers(),
-                        endpoint_kind(class),
-                        SystemTime::now(),
-                    )
+                    .into_response());
                 }
-                Err(error) => classify_transport(error),
-            };
-            tracing::debug!(?outcome, "attempt finished");
+                // The token first: its fingerprint picks the limiter, and nothing slow stands
+                // between the slot and the send.
+                let token = match shared.token.ready() {
+                    Some(token) => token,
+                    None => match shared.token.token().await {
+                        Ok(token) => token,
+                        Err(e) => return Ok(LocalRejection::Token(e.to_string()).into_response()),
+                    },
+                };
+                let limiter = shared.limiter_for(&token);
+                // The blocks end what the future need not keep while it waits: the permit and
+                // the copy while the request is out, the answer while it sleeps before a retry.
+                let sending = {
+                    let permit = match limiter.acquire(class, deadline - now).await {
+                        Ok(permit) => permit,
+                        Err(e) => return Ok(LocalRejection::Limit(e).into_response()),
+                    };
+                    span.record("limiter_wait_ms", permit.waited().as_millis() as u64);
+                    // The token goes in before the copy, so both have it. The original leaves,
+                    // with the room the generated client left for reqwest's default headers
+                    // (the user agent); the copy, made at its exact size, stays for the next
+                    // attempt.
+                    request
+                        .headers_mut()
+                        .insert(http::header::AUTHORIZATION, token.header_value());
+                    let copy = copy_for_attempt(&request);
+                    permit.sent();
+                    copy.map(|copy| shared.send(http, std::mem::replace(&mut request, copy)))
+                };
+                let Some(sending) = sending else {
+                    // A streaming body cannot be replayed: one attempt only.
+                    let result = shared.send(http, request).await;
+                    return with_failed_body(result, operation).await;
+                };
+                let after = {
+                    // The HTTP client's read timeout bounds the wait for the head and every read
+                    // of the body (see `ClientBuilder::attempt_timeout`): no timer of our own here.
+                    let result = sending.await;
+                    let outcome = match &result {
+                        Ok(response) => {
+                            span.record("status", response.status().as_u16());
+                            if let Some(counters) = ServerCounters::from_headers(response.headers())
+                            {
+                                limiter.observe(class, counters);
+                            }
+                            classify_response(
+                                response.status().as_u16(),
+                                response.headers(),
+                                endpoint_kind(class),
+                                SystemTime::now(),
+                            )
+                        }
+                        Err(error) => classify_transport(error),
+                    };
+                    tracing::debug!(?outcome, "attempt finished");
 
-            if let Ok(response) = &result
-                && response.status() == 401
-                && !refreshed_token
-            {
-                // Give a rotating token source one chance to replace a revoked token.
-                shared.token.invalidate(&token);
-                refreshed_token = true;
-                if let Ok(fresh) = shared.token.token().await
-                    && fresh.expose() != token.expose()
-                {
-                    tracing::debug!("token rejected with 401; retrying once with a fresh token");
-                    continue;
-                }
-            }
-            if let Outcome::QuotaExhausted { retry_after } = outcome {
-                limiter.server_exhausted(class, retry_after.unwrap_or(Duration::from_secs(60)));
-            }
+                    if let Ok(response) = &result
+                        && response.status() == 401
+                        && !refreshed_token
+                    {
+                        // Give a rotating token source one chance to replace a revoked token.
+                        shared.token.invalidate(&token);
+                        refreshed_token = true;
+                        if let Ok(fresh) = shared.token.token().await
+                            && fresh.expose() != token.expose()
+                        {
+                            tracing::debug!(
+                                "token rejected with 401; retrying once with a fresh token"
+                            );
+                            continue;
+                        }
+                    }
+                    if let Outcome::QuotaExhausted { retry_after } = outcome {
+                        limiter.server_exhausted(
+                            class,
+                            retry_after.unwrap_or(Duration::from_secs(60)),
+                        );
+                    }
 
-            // The shared generator is locked only if a backoff is drawn.
-            let decision = config.decide(
-                &outcome,
-                operation.is_idempotent(),
-                attempt,
-                waited,
-                &mut &shared.rng,
-            );
-            match decision {
-                Decision::Done | Decision::GiveUp(_) => {
-                    if let Decision::GiveUp(reason) = decision {
-                        tracing::debug!(%reason, "not retrying");
+                    // The shared generator is locked only if a backoff is drawn.
+                    let decision = config.decide(
+                        &outcome,
+                        operation.is_idempotent(),
+                        attempt,
+                        waited,
+                        &mut &shared.rng,
+                    );
+                    match decision {
+                        Decision::Done => return result,
+                        Decision::GiveUp(reason) => {
+                            tracing::debug!(%reason, "not retrying");
+                            return with_failed_body(result, operation).await;
+                        }
+                        Decision::Retry { after } if Instant::now() + after >= deadline => {
+                            tracing::debug!("next retry would pass the operation deadline");
+                            return with_failed_body(result, operation).await;
+                        }
+                        Decision::Retry { after } => after,
                     }
-                    return result;
-                }
-                Decision::Retry { after } => {
-                    if Instant::now() + after >= deadline {
-                        tracing::debug!("next retry would pass the operation deadline");
-                        return result;
-                    }
-                    drop(result);
-                    tracing::debug!(after_ms = after.as_millis() as u64, "retrying");
-                    tokio::time::sleep(after).await;
-                    waited += after;
-                }
+                };
+                tracing::debug!(after_ms = after.as_millis() as u64, "retrying");
+                // Boxed, like every wait off the path of a free slot.
+                Box::pin(tokio::time::sleep(after)).await;
+                waited += after;
             }
         }
     }
+}
+
+/// Step 5 of the [module doc](super): a final answer of 400 or more has its body read and
+/// kept. Boxed, as it is rare next to a success, whose future it would otherwise enlarge.
+async fn with_failed_body(
+    result: reqwest::Result<reqwest::Response>,
+    operation: &'static Operation,
+) -> reqwest::Result<reqwest::Response> {
+    match result {
+        Ok(response) if response.status().as_u16() >= 400 => Ok(Box::pin(
+            crate::request::failed::keep_failed_body(response, operation),
+        )
+        .await),
+        result => result,
+    }
+}
+
+/// A copy of `request`, so that one of the two is sent and the other kept for the next
+/// attempt; `None` when its body is a stream, which can be sent only once.
+///
+/// Without a body and a timeout, the copy is made field by field: `try_clone` would also set
+/// the (absent) timeout on its copy, which allocates an extension map that it then replaces
+/// with a copy of the original's. The policy's requests come from reqwest's builder, whose only
+/// extension is the timeout.
+fn copy_for_attempt(request: &reqwest::Request) -> Option<reqwest::Request> {
+    if request.body().is_some() || request.timeout().is_some() {
+        return request.try_clone();
+    }
+    let mut copy = reqwest::Request::new(request.method().clone(), request.url().clone());
+    *copy.headers_mut() = request.headers().clone();
+    *copy.version_mut() = request.version();
+    Some(copy)
 }
 
 /// Checks that the URL still has the operation's shape. Every path value went through
@@ -477,7 +557,7 @@ impl RequestPolicy for Policy {
         request: reqwest::Request,
         operation: &'static Operation,
     ) -> BoxFuture<'a, reqwest::Result<reqwest::Response>> {
-        Box::pin(self.run(client, request, operation))
+        self.run(client, request, operation)
     }
 }
 
@@ -485,6 +565,109 @@ impl RequestPolicy for Policy {
 mod tests {
     use super::*;
     use crate::token::StaticToken;
+    use std::collections::VecDeque;
+
+    /// Keeps every request it is given and answers the statuses it holds, then 200.
+    #[derive(Debug, Default)]
+    struct Recorder {
+        statuses: Mutex<VecDeque<u16>>,
+        sent: Mutex<Vec<reqwest::Request>>,
+    }
+
+    impl Transport for Recorder {
+        fn send<'a>(
+            &'a self,
+            _client: &'a reqwest::Client,
+            request: reqwest::Request,
+        ) -> BoxFuture<'a, reqwest::Result<reqwest::Response>> {
+            let status = self.statuses.lock().unwrap().pop_front().unwrap_or(200);
+            self.sent.lock().unwrap().push(request);
+            let response = http::Response::builder()
+                .status(status)
+                .body(Vec::<u8>::new())
+                .unwrap();
+            Box::pin(async move { Ok(response.into()) })
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_retry_resends_what_the_first_attempt_sent() {
+        let recorder = Arc::new(Recorder::default());
+        recorder.statuses.lock().unwrap().push_back(503);
+        let client = crate::Client::builder()
+            .isolated_budget()
+            .base_url("http://127.0.0.1:1/pubapi")
+            .token(SecretToken::try_from("t0k3n").unwrap())
+            .transport(recorder.clone())
+            .build()
+            .unwrap();
+        let bob = client.act_as(ActAs::username("bob").unwrap());
+        // The empty body does not decode: only what was sent matters here.
+        let _ = bob.identity().whoami().await;
+        let sent = recorder.sent.lock().unwrap();
+        assert_eq!(sent.len(), 2);
+        let (first, retry) = (&sent[0], &sent[1]);
+        assert_eq!(
+            (
+                first.method(),
+                first.url(),
+                first.version(),
+                first.headers()
+            ),
+            (
+                retry.method(),
+                retry.url(),
+                retry.version(),
+                retry.headers()
+            )
+        );
+        assert_eq!(first.headers()["authorization"], "Bearer t0k3n");
+        assert_eq!(first.headers()[ACT_AS], "bob");
+    }
+
+    #[test]
+    fn a_copy_for_an_attempt_has_what_try_clone_copies() {
+        let http = reqwest::Client::new();
+        let requests = [
+            http.get("http://h.test/pubapi/v1/whoami?a=1")
+                .header("accept", "application/json")
+                .header(ACT_AS, "bob")
+                .build(),
+            http.post("http://h.test/pubapi/v1/webhooks")
+                .body("{}")
+                .build(),
+            http.get("http://h.test/pubapi/v1/whoami")
+                .timeout(Duration::from_secs(3))
+                .version(http::Version::HTTP_2)
+                .build(),
+        ];
+        for request in requests {
+            let request = request.unwrap();
+            let copy = copy_for_attempt(&request).unwrap();
+            let clone = request.try_clone().unwrap();
+            assert_eq!(
+                (copy.method(), copy.url(), copy.headers(), copy.version()),
+                (
+                    clone.method(),
+                    clone.url(),
+                    clone.headers(),
+                    clone.version()
+                )
+            );
+            assert_eq!(copy.timeout(), clone.timeout());
+            assert_eq!(
+                copy.body().map(reqwest::Body::as_bytes),
+                clone.body().map(reqwest::Body::as_bytes)
+            );
+        }
+        let stream = futures_util::stream::empty::<Result<bytes::Bytes, std::io::Error>>();
+        let streaming = http
+            .post("http://h.test/pubapi/v1/webhooks")
+            .body(reqwest::Body::wrap_stream(stream))
+            .build()
+            .unwrap();
+        assert!(copy_for_attempt(&streaming).is_none());
+    }
 
     #[test]
     fn the_quota_follows_the_token_used_last_through_a_rotation_and_back() {
@@ -499,7 +682,7 @@ mod tests {
                 fleet: None,
             },
             RetryConfig::default(),
-            Arc::new(crate::transport::ReqwestTransport),
+            None,
             Settings {
                 call_removed_operations: false,
             },
