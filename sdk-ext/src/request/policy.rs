@@ -263,19 +263,31 @@ impl Policy {
     /// like [`ActAs`]: an invalid one refuses the call with nothing sent.
     fn impersonate(&self, request: &mut reqwest::Request) -> Result<(), LocalRejection> {
         let headers = request.headers_mut();
-        if headers.contains_key(&ACT_AS) {
-            headers.remove(&ACT_AS_EMAIL);
+        // One pass over the few headers instead of two hashed lookups, for the usual call
+        // that sets neither.
+        if !headers
+            .keys()
+            .any(|name| *name == ACT_AS || *name == ACT_AS_EMAIL)
+        {
+            if let Some(who) = &self.act_as {
+                headers.insert(who.header_name(), who.header_value());
+            }
+            return Ok(());
         }
-        let per_call = [
-            (ACT_AS, ActAs::username as fn(&str) -> _),
-            (ACT_AS_EMAIL, ActAs::email),
-        ]
-        .into_iter()
-        .find_map(|(name, parse)| headers.get(name).map(|value| (value, parse)));
+        type Parse = fn(&str) -> Result<ActAs, crate::act_as::ImpersonationError>;
+        let per_call: Option<(_, Parse)> = match headers.get(&ACT_AS) {
+            Some(value) => Some((value, ActAs::username)),
+            None => headers
+                .get(&ACT_AS_EMAIL)
+                .map(|value| (value, ActAs::email as Parse)),
+        };
         match per_call {
             Some((value, parse)) => {
                 let text = value.to_str().unwrap_or("\u{fffd}");
                 let who = parse(text).map_err(LocalRejection::Impersonation)?;
+                if who.header_name() == ACT_AS {
+                    headers.remove(&ACT_AS_EMAIL);
+                }
                 headers.insert(who.header_name(), who.header_value());
             }
             None => {
@@ -473,15 +485,25 @@ fn copy_for_attempt(request: &reqwest::Request) -> Option<reqwest::Request> {
 /// decode to a value [`crate::path::encode_segment`] accepts: not empty, not `.` or `..`, no
 /// `/` or backslash. A bad value is refused naming its parameter.
 fn check_path(operation: &'static Operation, path: &str) -> Result<(), LocalRejection> {
-    let shape_error = || LocalRejection::Path {
-        template: operation.path,
-        sent: path.to_string(),
-    };
-    // From the end: the base URL's own path comes before the template's segments.
+    if operation.path.contains('{') {
+        return check_segments(operation, path);
+    }
+    // No values: what the segments' walk checks is that the path ends with the template,
+    // after the base URL's own path (both start with `/`).
+    if path.ends_with(operation.path) {
+        Ok(())
+    } else {
+        Err(shape_error(operation, path))
+    }
+}
+
+/// [`check_path`]'s walk over the segments, from the end: the base URL's own path comes
+/// before the template's segments.
+fn check_segments(operation: &'static Operation, path: &str) -> Result<(), LocalRejection> {
     let mut sent = path.rsplit('/');
     let template = operation.path.strip_prefix('/').unwrap_or(operation.path);
     for expected in template.rsplit('/') {
-        let segment = sent.next().ok_or_else(shape_error)?;
+        let segment = sent.next().ok_or_else(|| shape_error(operation, path))?;
         match expected.strip_prefix('{').and_then(|e| e.strip_suffix('}')) {
             Some(parameter) => {
                 let value = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
@@ -491,13 +513,20 @@ fn check_path(operation: &'static Operation, path: &str) -> Result<(), LocalReje
                     error,
                 })?;
             }
-            None if segment != expected => return Err(shape_error()),
+            None if segment != expected => return Err(shape_error(operation, path)),
             None => {}
         }
     }
     match sent.next() {
         Some(_) => Ok(()),
-        None => Err(shape_error()),
+        None => Err(shape_error(operation, path)),
+    }
+}
+
+fn shape_error(operation: &'static Operation, path: &str) -> LocalRejection {
+    LocalRejection::Path {
+        template: operation.path,
+        sent: path.to_string(),
     }
 }
 
@@ -696,5 +725,40 @@ mod tests {
         assert!(shared.limiter().same_as(&of_first));
         assert!(shared.limiter_for(&second).same_as(&of_second));
         assert!(shared.limiter().same_as(&of_second));
+    }
+
+    #[test]
+    fn a_template_without_values_is_checked_as_the_walk_over_its_segments_checks_it() {
+        let fixed = [
+            "",
+            "/",
+            "v1/whoami",
+            "/v1/whoami",
+            "/pubapi/v1/whoami",
+            "/pubapi//v1/whoami",
+            "/pubapi/v1/whoami/",
+            "/pubapi/xv1/whoami",
+            "/pubapi/v1/whoamix",
+        ];
+        let literal = pubapi_sdk::operations::ALL
+            .iter()
+            .filter(|operation| !operation.path.contains('{'));
+        for operation in literal {
+            let own = [
+                operation.path.to_string(),
+                format!("/pubapi{}", operation.path),
+                format!("/pubapi{}/", operation.path),
+                format!("/pubapi/x{}", &operation.path[1..]),
+                format!("/pubapi{}", &operation.path[..operation.path.len() - 1]),
+            ];
+            for path in fixed.iter().map(|p| p.to_string()).chain(own) {
+                assert_eq!(
+                    check_path(operation, &path).is_ok(),
+                    check_segments(operation, &path).is_ok(),
+                    "{} against {path:?}",
+                    operation.path
+                );
+            }
+        }
     }
 }
