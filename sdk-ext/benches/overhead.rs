@@ -60,13 +60,32 @@ fn overhead(c: &mut Criterion) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let base = runtime.block_on(serve());
     let raw = reqwest::Client::new();
-    let generated = pubapi_sdk::Client::new(&base, pubapi_sdk::hooks::Inner::default());
+    // Every variant sends the same request: the generated client alone has no notion of a
+    // token, so its HTTP client adds the one header the API requires, as a user would.
+    let token_header = || {
+        let mut headers = reqwest::header::HeaderMap::new();
+        let value = reqwest::header::HeaderValue::from_static("Bearer bench-token");
+        headers.insert(reqwest::header::AUTHORIZATION, value);
+        headers
+    };
+    let generated_http = reqwest::Client::builder()
+        .default_headers(token_header())
+        .build()
+        .unwrap();
+    let generated = pubapi_sdk::Client::new_with_client(
+        &base,
+        generated_http,
+        pubapi_sdk::hooks::Inner::default(),
+    );
     // The generated client on an HTTP client configured as sdk-ext configures its own (read
-    // timeout, connect timeout, no redirects): what is left is the policy's cost.
+    // timeout, connect timeout, no redirects, no retry layer of reqwest's own): what is left
+    // is the policy's cost.
     let same_http = reqwest::Client::builder()
+        .default_headers(token_header())
         .read_timeout(std::time::Duration::from_secs(60))
         .connect_timeout(std::time::Duration::from_secs(10))
         .redirect(reqwest::redirect::Policy::none())
+        .retry(reqwest::retry::never().max_retries_per_request(0))
         .build()
         .unwrap();
     let generated_same_http =

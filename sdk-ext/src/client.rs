@@ -161,7 +161,8 @@ impl fmt::Debug for Client {
 /// Defaults: connect timeout 10 s, 60 s per attempt, the reference's limits
 /// ([`Limits::default`]), [`RetryConfig::default`], redirects never followed (the audit job's
 /// 303 must reach the SDK, and no credential may follow a redirect to another origin), no
-/// `Referer`, rustls.
+/// `Referer`, rustls. Every retry is the policy's ([`RetryConfig`]): reqwest's own retry layer
+/// is off.
 pub struct ClientBuilder {
     base_url: Option<Result<String, BuildError>>,
     token: Option<Arc<dyn TokenSource>>,
@@ -328,6 +329,9 @@ impl ClientBuilder {
             // Bodies are bounded by silence, not by size: a read that waits longer than this
             // fails, a download that keeps flowing never does.
             .read_timeout(self.attempt_timeout)
+            // The policy retries (`RetryConfig`); reqwest's own layer would copy every
+            // request for a retry that, with HTTP/1.1, it never makes.
+            .retry(reqwest::retry::never().max_retries_per_request(0))
             .build()
             .map_err(|e| BuildError::Http(e.to_string()))?;
         let budget = if self.isolated_budget {

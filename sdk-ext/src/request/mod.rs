@@ -17,7 +17,7 @@
 //!    2. **pace** ([`limiter`]): wait for a slot of the token's pacer (shared by every
 //!       client of the token in the process, or through a [fleet](crate::fleet)'s store);
 //!    3. **send** through the client's [`Transport`](crate::Transport), with the bearer
-//!       token;
+//!       token, keeping what the next attempt needs to send it again ([`replay`]);
 //!    4. **classify** ([`classify`], reading `Retry-After` with [`retry_after`]): success,
 //!       throttled, daily quota used up, server error, transport failure, or final; the
 //!       gateway's counters and a used-up quota go to the pacer;
@@ -46,6 +46,7 @@ pub(crate) mod policy;
 #[cfg(test)]
 mod proptest_untrusted;
 pub(crate) mod rejection;
+pub(crate) mod replay;
 pub(crate) mod retry;
 pub(crate) mod token_endpoint;
 pub(crate) mod validate;

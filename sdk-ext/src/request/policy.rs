@@ -13,6 +13,7 @@ use crate::limits::{LimitClass, Limits, Pacing, ServerCounters};
 use crate::request::classify::{EndpointKind, Outcome, classify_response, classify_transport};
 use crate::request::limiter::RateLimiter;
 use crate::request::rejection::LocalRejection;
+use crate::request::replay::Replay;
 use crate::request::retry::{Decision, RetryConfig};
 use crate::rng::SplitMix64;
 use crate::token::{SecretToken, TokenSource};
@@ -218,7 +219,16 @@ impl Policy {
         if let Err(rejection) = self.check(&mut request, operation) {
             return Box::pin(std::future::ready(Ok(rejection.into_response())));
         }
-        Box::pin(self.attempts(http, request, operation).instrument(span))
+        // Without a subscriber that wants the span, the attempts run bare: entering and
+        // leaving a disabled span on every poll is work for nothing.
+        if span.is_disabled() {
+            Box::pin(self.attempts(http, request, operation, span))
+        } else {
+            Box::pin(
+                self.attempts(http, request, operation, span.clone())
+                    .instrument(span),
+            )
+        }
     }
 
     /// The checks before any attempt (steps 1 to 3 of the [module doc](super)): a refusal
@@ -299,7 +309,8 @@ impl Policy {
         Ok(())
     }
 
-    /// The attempts of one operation (step 4 of the [module doc](super)).
+    /// The attempts of one operation (step 4 of the [module doc](super)), recording into
+    /// `span`.
     ///
     /// An async block rather than an async fn: an async fn's future keeps each argument twice
     /// (where it was passed and where the body moved it), and the request is the largest part
@@ -313,6 +324,7 @@ impl Policy {
         http: &'a reqwest::Client,
         mut request: reqwest::Request,
         operation: &'static Operation,
+        span: tracing::Span,
     ) -> impl Future<Output = reqwest::Result<reqwest::Response>> + Send + 'a {
         async move {
             let shared = &self.shared;
@@ -325,7 +337,6 @@ impl Policy {
             let mut attempt = 0;
             loop {
                 attempt += 1;
-                let span = tracing::Span::current();
                 span.record("attempt", attempt);
                 let now = if attempt == 1 {
                     started
@@ -348,29 +359,24 @@ impl Policy {
                     },
                 };
                 let limiter = shared.limiter_for(&token);
-                // The blocks end what the future need not keep while it waits: the permit and
-                // the copy while the request is out, the answer while it sleeps before a retry.
-                let sending = {
+                // The blocks end what the future need not keep while it waits: the permit
+                // while the request is out, the answer while it sleeps before a retry.
+                let (sending, replay) = {
                     let permit = match limiter.acquire(class, deadline - now).await {
                         Ok(permit) => permit,
                         Err(e) => return Ok(LocalRejection::Limit(e).into_response()),
                     };
                     span.record("limiter_wait_ms", permit.waited().as_millis() as u64);
-                    // The token goes in before the copy, so both have it. The original leaves,
-                    // with the room the generated client left for reqwest's default headers
-                    // (the user agent); the copy, made at its exact size, stays for the next
-                    // attempt.
                     request
                         .headers_mut()
                         .insert(http::header::AUTHORIZATION, token.header_value());
-                    let copy = copy_for_attempt(&request);
+                    let replay = Replay::of(&request, shared.transport.is_none());
                     permit.sent();
-                    copy.map(|copy| shared.send(http, std::mem::replace(&mut request, copy)))
+                    (shared.send(http, request), replay)
                 };
-                let Some(sending) = sending else {
+                let Some(replay) = replay else {
                     // A streaming body cannot be replayed: one attempt only.
-                    let result = shared.send(http, request).await;
-                    return with_failed_body(result, operation).await;
+                    return with_failed_body(sending.await, operation).await;
                 };
                 let after = {
                     // The HTTP client's read timeout bounds the wait for the head and every read
@@ -407,7 +413,13 @@ impl Policy {
                             tracing::debug!(
                                 "token rejected with 401; retrying once with a fresh token"
                             );
-                            continue;
+                            match replay.into_request(&result) {
+                                Some(again) => {
+                                    request = again;
+                                    continue;
+                                }
+                                None => return with_failed_body(result, operation).await,
+                            }
                         }
                     }
                     if let Outcome::QuotaExhausted { retry_after } = outcome {
@@ -435,7 +447,16 @@ impl Policy {
                             tracing::debug!("next retry would pass the operation deadline");
                             return with_failed_body(result, operation).await;
                         }
-                        Decision::Retry { after } => after,
+                        Decision::Retry { after } => match replay.into_request(&result) {
+                            Some(again) => {
+                                request = again;
+                                after
+                            }
+                            None => {
+                                tracing::debug!("the answer does not say what was sent");
+                                return with_failed_body(result, operation).await;
+                            }
+                        },
                     }
                 };
                 tracing::debug!(after_ms = after.as_millis() as u64, "retrying");
@@ -460,23 +481,6 @@ async fn with_failed_body(
         .await),
         result => result,
     }
-}
-
-/// A copy of `request`, so that one of the two is sent and the other kept for the next
-/// attempt; `None` when its body is a stream, which can be sent only once.
-///
-/// Without a body and a timeout, the copy is made field by field: `try_clone` would also set
-/// the (absent) timeout on its copy, which allocates an extension map that it then replaces
-/// with a copy of the original's. The policy's requests come from reqwest's builder, whose only
-/// extension is the timeout.
-fn copy_for_attempt(request: &reqwest::Request) -> Option<reqwest::Request> {
-    if request.body().is_some() || request.timeout().is_some() {
-        return request.try_clone();
-    }
-    let mut copy = reqwest::Request::new(request.method().clone(), request.url().clone());
-    *copy.headers_mut() = request.headers().clone();
-    *copy.version_mut() = request.version();
-    Some(copy)
 }
 
 /// Checks that the URL still has the operation's shape. Every path value went through
@@ -654,48 +658,80 @@ mod tests {
         assert_eq!(first.headers()[ACT_AS], "bob");
     }
 
-    #[test]
-    fn a_copy_for_an_attempt_has_what_try_clone_copies() {
-        let http = reqwest::Client::new();
-        let requests = [
-            http.get("http://h.test/pubapi/v1/whoami?a=1")
-                .header("accept", "application/json")
-                .header(ACT_AS, "bob")
-                .build(),
-            http.post("http://h.test/pubapi/v1/webhooks")
-                .body("{}")
-                .build(),
-            http.get("http://h.test/pubapi/v1/whoami")
-                .timeout(Duration::from_secs(3))
-                .version(http::Version::HTTP_2)
-                .build(),
-        ];
-        for request in requests {
-            let request = request.unwrap();
-            let copy = copy_for_attempt(&request).unwrap();
-            let clone = request.try_clone().unwrap();
-            assert_eq!(
-                (copy.method(), copy.url(), copy.headers(), copy.version()),
-                (
-                    clone.method(),
-                    clone.url(),
-                    clone.headers(),
-                    clone.version()
-                )
-            );
-            assert_eq!(copy.timeout(), clone.timeout());
-            assert_eq!(
-                copy.body().map(reqwest::Body::as_bytes),
-                clone.body().map(reqwest::Body::as_bytes)
-            );
-        }
-        let stream = futures_util::stream::empty::<Result<bytes::Bytes, std::io::Error>>();
-        let streaming = http
-            .post("http://h.test/pubapi/v1/webhooks")
-            .body(reqwest::Body::wrap_stream(stream))
+    /// A loopback server that answers `statuses` in turn (then 200 with a whoami body) and
+    /// keeps each request's head, one line per element.
+    async fn heads_server(statuses: Vec<u16>) -> (String, Arc<Mutex<Vec<Vec<String>>>>) {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}/pubapi", listener.local_addr().unwrap());
+        let heads = Arc::new(Mutex::new(Vec::new()));
+        let kept = heads.clone();
+        tokio::spawn(async move {
+            let mut statuses = statuses.into_iter();
+            loop {
+                let (socket, _) = listener.accept().await.unwrap();
+                let mut socket = BufReader::new(socket);
+                loop {
+                    let mut head = Vec::new();
+                    loop {
+                        let mut line = String::new();
+                        if socket.read_line(&mut line).await.unwrap_or(0) == 0 {
+                            break;
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                        head.push(line.trim_end().to_string());
+                    }
+                    if head.is_empty() {
+                        break;
+                    }
+                    kept.lock().unwrap().push(head);
+                    let body = r#"{"clientId":"c","username":"u","domain":"d","scopes":[]}"#;
+                    let status = statuses.next().unwrap_or(200);
+                    let answer = format!(
+                        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n\
+                         content-length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    socket.get_mut().write_all(answer.as_bytes()).await.unwrap();
+                }
+            }
+        });
+        (base, heads)
+    }
+
+    /// A head's lines after the request line, in order of name, for comparing two heads.
+    fn header_lines(head: &[String]) -> Vec<String> {
+        let mut lines = head[1..].to_vec();
+        lines.sort();
+        lines
+    }
+
+    #[tokio::test]
+    async fn a_retry_through_reqwest_sends_the_same_request_again() {
+        let (base, heads) = heads_server(vec![503]).await;
+        let client = crate::Client::builder()
+            .isolated_budget()
+            .base_url(&base)
+            .token(SecretToken::try_from("t0k3n").unwrap())
+            .retry(RetryConfig::default().with_base_backoff(Duration::from_millis(1)))
             .build()
             .unwrap();
-        assert!(copy_for_attempt(&streaming).is_none());
+        let bob = client.act_as(ActAs::username("bob").unwrap());
+        bob.identity().whoami().await.unwrap();
+        let heads = heads.lock().unwrap();
+        assert_eq!(heads.len(), 2, "{heads:?}");
+        assert_eq!(heads[0][0], heads[1][0]);
+        assert_eq!(header_lines(&heads[0]), header_lines(&heads[1]));
+        let lines = header_lines(&heads[0]).join("\n").to_ascii_lowercase();
+        for expected in [
+            "authorization: bearer t0k3n",
+            "x-service-act-as: bob",
+            "api-version",
+        ] {
+            assert!(lines.contains(expected), "{expected} missing from {lines}");
+        }
     }
 
     #[test]

@@ -1,0 +1,236 @@
+//! What the policy keeps of a request for the next attempt: sending consumes the request, and
+//! any call may be retried (a throttle for every method, a 5xx or a timeout for an
+//! idempotent one, a 401 once with a fresh token).
+//!
+//! The usual request of the generated client (no body, a few headers, sent by reqwest itself)
+//! is kept without copying its URL or its header map: reqwest puts the URL it sent on the
+//! answer and on the error, and the headers fit inline. Anything else is copied whole.
+
+use http::header::{AUTHORIZATION, HeaderName, HeaderValue};
+use http::{Method, Version};
+
+/// Headers kept inline, besides the token (which each attempt sets again): the generated
+/// client sends `accept` and `api-version`, and an act-as view or call adds one more.
+const INLINE_HEADERS: usize = 3;
+
+/// The part of a request needed to send it again.
+#[derive(Debug)]
+pub(crate) enum Replay {
+    /// A request without body: its method, version and headers; the URL comes back with the
+    /// outcome of the attempt.
+    Inline {
+        method: Method,
+        version: Version,
+        headers: [Option<(HeaderName, HeaderValue)>; INLINE_HEADERS],
+    },
+    /// A whole copy: a body, a timeout, more headers, or a transport of the builder's (whose
+    /// answers need not carry the URL sent).
+    Copy(reqwest::Request),
+}
+
+impl Replay {
+    /// What to keep of `request`; `None` when its body is a stream, which can be sent only
+    /// once. `through_reqwest` says that the attempt goes through reqwest itself, which puts
+    /// the URL sent on its answers and errors.
+    pub(crate) fn of(request: &reqwest::Request, through_reqwest: bool) -> Option<Replay> {
+        if !through_reqwest || request.body().is_some() || request.timeout().is_some() {
+            return copy(request).map(Replay::Copy);
+        }
+        let mut headers: [Option<(HeaderName, HeaderValue)>; INLINE_HEADERS] = Default::default();
+        let mut slots = headers.iter_mut();
+        for (name, value) in request.headers() {
+            if name == AUTHORIZATION {
+                continue;
+            }
+            match slots.next() {
+                Some(slot) => *slot = Some((name.clone(), value.clone())),
+                None => return copy(request).map(Replay::Copy),
+            }
+        }
+        Some(Replay::Inline {
+            method: request.method().clone(),
+            version: request.version(),
+            headers,
+        })
+    }
+
+    /// The request to send next, after an attempt that ended in `outcome`; `None` when the
+    /// outcome does not carry the URL that was sent (an error reqwest did not make).
+    pub(crate) fn into_request(
+        self,
+        outcome: &reqwest::Result<reqwest::Response>,
+    ) -> Option<reqwest::Request> {
+        let (method, version, headers) = match self {
+            Replay::Copy(request) => return Some(request),
+            Replay::Inline {
+                method,
+                version,
+                headers,
+            } => (method, version, headers),
+        };
+        let url = match outcome {
+            Ok(response) => response.url().clone(),
+            Err(error) => error.url()?.clone(),
+        };
+        let mut request = reqwest::Request::new(method, url);
+        *request.version_mut() = version;
+        for (name, value) in headers.into_iter().flatten() {
+            request.headers_mut().append(name, value);
+        }
+        Some(request)
+    }
+}
+
+/// A whole copy of `request`; `None` when its body is a stream.
+///
+/// Without a body and a timeout, the copy is made field by field: `try_clone` would also set
+/// the (absent) timeout on its copy, which allocates an extension map that it then replaces
+/// with a copy of the original's. The policy's requests come from reqwest's builder, whose only
+/// extension is the timeout.
+fn copy(request: &reqwest::Request) -> Option<reqwest::Request> {
+    if request.body().is_some() || request.timeout().is_some() {
+        return request.try_clone();
+    }
+    let mut copy = reqwest::Request::new(request.method().clone(), request.url().clone());
+    *copy.headers_mut() = request.headers().clone();
+    *copy.version_mut() = request.version();
+    Some(copy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// An answer of reqwest's to `request`, carrying its URL as reqwest's own do.
+    fn answer_to(request: &reqwest::Request) -> reqwest::Result<reqwest::Response> {
+        use reqwest::ResponseBuilderExt;
+        let response = http::Response::builder()
+            .status(503)
+            .url(request.url().clone())
+            .body(Vec::<u8>::new())
+            .unwrap();
+        Ok(response.into())
+    }
+
+    fn sample_requests() -> Vec<reqwest::Request> {
+        let http = reqwest::Client::new();
+        [
+            http.get("http://h.test/pubapi/v1/whoami?a=1")
+                .header("accept", "application/json")
+                .header("api-version", "1.3.4")
+                .header(AUTHORIZATION, "Bearer t0k3n")
+                .build(),
+            http.get("http://h.test/pubapi/v1/whoami")
+                .header("accept", "application/json")
+                .header("api-version", "1.3.4")
+                .header("x-service-act-as", "bob")
+                .header(AUTHORIZATION, "Bearer t0k3n")
+                .build(),
+            http.get("http://h.test/pubapi/v1/whoami")
+                .header("accept", "application/json")
+                .header("api-version", "1.3.4")
+                .header("x-service-act-as", "bob")
+                .header("x-extra", "1")
+                .build(),
+            http.post("http://h.test/pubapi/v1/webhooks")
+                .body("{}")
+                .build(),
+            http.get("http://h.test/pubapi/v1/whoami")
+                .timeout(Duration::from_secs(3))
+                .version(http::Version::HTTP_2)
+                .build(),
+        ]
+        .into_iter()
+        .map(Result::unwrap)
+        .collect()
+    }
+
+    /// The request sent again, with the token the next attempt sets.
+    fn replayed(request: &reqwest::Request, through_reqwest: bool) -> reqwest::Request {
+        let replay = Replay::of(request, through_reqwest).unwrap();
+        let mut again = replay.into_request(&answer_to(request)).unwrap();
+        if let Some(token) = request.headers().get(AUTHORIZATION) {
+            again.headers_mut().insert(AUTHORIZATION, token.clone());
+        }
+        again
+    }
+
+    #[test]
+    fn a_replayed_request_is_the_request_sent() {
+        for through_reqwest in [true, false] {
+            for request in sample_requests() {
+                let again = replayed(&request, through_reqwest);
+                assert_eq!(
+                    (
+                        again.method(),
+                        again.url(),
+                        again.version(),
+                        again.headers(),
+                        again.timeout()
+                    ),
+                    (
+                        request.method(),
+                        request.url(),
+                        request.version(),
+                        request.headers(),
+                        request.timeout()
+                    ),
+                    "{request:?}"
+                );
+                assert_eq!(
+                    again.body().map(reqwest::Body::as_bytes),
+                    request.body().map(reqwest::Body::as_bytes)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_usual_request_is_kept_inline_and_the_rest_copied() {
+        let kinds: Vec<_> = sample_requests()
+            .iter()
+            .map(|request| match Replay::of(request, true).unwrap() {
+                Replay::Inline { .. } => "inline",
+                Replay::Copy(_) => "copy",
+            })
+            .collect();
+        assert_eq!(kinds, ["inline", "inline", "copy", "copy", "copy"]);
+        let request = &sample_requests()[0];
+        assert!(matches!(Replay::of(request, false), Some(Replay::Copy(_))));
+    }
+
+    #[tokio::test]
+    async fn after_an_error_the_url_comes_from_the_error_and_without_one_nothing_is_sent() {
+        // Nothing listens on port 1: reqwest's connect error carries the URL it tried.
+        let request = reqwest::Client::new()
+            .get("http://127.0.0.1:1/pubapi/v1/whoami")
+            .header("accept", "application/json")
+            .build()
+            .unwrap();
+        let replay = Replay::of(&request, true).unwrap();
+        let refused = reqwest::Client::new()
+            .execute(request.try_clone().unwrap())
+            .await;
+        let again = replay.into_request(&refused).unwrap();
+        assert_eq!(again.url(), request.url());
+        assert_eq!(again.headers(), request.headers());
+
+        // An error without the URL (none of reqwest's own): the attempt is not replayed.
+        let no_url = Err(refused.unwrap_err().without_url());
+        let replay = Replay::of(&request, true).unwrap();
+        assert!(replay.into_request(&no_url).is_none());
+    }
+
+    #[test]
+    fn a_streaming_body_is_not_kept() {
+        let stream = futures_util::stream::empty::<Result<bytes::Bytes, std::io::Error>>();
+        let streaming = reqwest::Client::new()
+            .post("http://h.test/pubapi/v1/webhooks")
+            .body(reqwest::Body::wrap_stream(stream))
+            .build()
+            .unwrap();
+        assert!(Replay::of(&streaming, true).is_none());
+        assert!(Replay::of(&streaming, false).is_none());
+    }
+}
