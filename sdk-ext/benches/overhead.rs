@@ -78,13 +78,14 @@ fn overhead(c: &mut Criterion) {
         pubapi_sdk::hooks::Inner::default(),
     );
     // The generated client on an HTTP client configured as sdk-ext configures its own (read
-    // timeout, connect timeout, no redirects, no retry layer of reqwest's own): what is left
+    // timeout, connect timeout, no redirects, HTTP/1.1, no retry layer of reqwest's own): what is left
     // is the policy's cost.
     let same_http = reqwest::Client::builder()
         .default_headers(token_header())
         .read_timeout(std::time::Duration::from_secs(60))
         .connect_timeout(std::time::Duration::from_secs(10))
         .redirect(reqwest::redirect::Policy::none())
+        .http1_only()
         .retry(reqwest::retry::never().max_retries_per_request(0))
         .build()
         .unwrap();

@@ -161,8 +161,8 @@ impl fmt::Debug for Client {
 /// Defaults: connect timeout 10 s, 60 s per attempt, the reference's limits
 /// ([`Limits::default`]), [`RetryConfig::default`], redirects never followed (the audit job's
 /// 303 must reach the SDK, and no credential may follow a redirect to another origin), no
-/// `Referer`, rustls. Every retry is the policy's ([`RetryConfig`]): reqwest's own retry layer
-/// is off.
+/// `Referer`, rustls, HTTP/1.1. Retries are the policy's ([`RetryConfig`]): reqwest's own retry
+/// layer is off (hyper still resends a request that a closed pooled connection never wrote).
 pub struct ClientBuilder {
     base_url: Option<Result<String, BuildError>>,
     token: Option<Arc<dyn TokenSource>>,
@@ -329,8 +329,10 @@ impl ClientBuilder {
             // Bodies are bounded by silence, not by size: a read that waits longer than this
             // fails, a download that keeps flowing never does.
             .read_timeout(self.attempt_timeout)
-            // The policy retries (`RetryConfig`); reqwest's own layer would copy every
-            // request for a retry that, with HTTP/1.1, it never makes.
+            // HTTP/1.1 even where another crate of the build turns reqwest's `http2` on: the
+            // retries are the policy's (`RetryConfig`), and reqwest's own layer, which copies
+            // every request for the HTTP/2 refusals it resends, is off.
+            .http1_only()
             .retry(reqwest::retry::never().max_retries_per_request(0))
             .build()
             .map_err(|e| BuildError::Http(e.to_string()))?;

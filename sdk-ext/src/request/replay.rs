@@ -1,6 +1,6 @@
 //! What the policy keeps of a request for the next attempt: sending consumes the request, and
-//! any call may be retried (a throttle for every method, a 5xx or a timeout for an
-//! idempotent one, a 401 once with a fresh token).
+//! any call may be retried (a throttle or a failed connect for every method, a 5xx or another
+//! transport failure for an idempotent one, a 401 once with a fresh token).
 //!
 //! The usual request of the generated client (no body, a few headers, sent by reqwest itself)
 //! is kept without copying its URL or its header map: reqwest puts the URL it sent on the
@@ -137,6 +137,14 @@ mod tests {
                 .body("{}")
                 .build(),
             http.get("http://h.test/pubapi/v1/whoami")
+                .header("accept", "application/json")
+                .header("accept", "text/csv")
+                .header(AUTHORIZATION, "Bearer t0k3n")
+                .build(),
+            http.get("http://h.test/pubapi/v1/whoami")
+                .version(http::Version::HTTP_2)
+                .build(),
+            http.get("http://h.test/pubapi/v1/whoami")
                 .timeout(Duration::from_secs(3))
                 .version(http::Version::HTTP_2)
                 .build(),
@@ -195,7 +203,12 @@ mod tests {
                 Replay::Copy(_) => "copy",
             })
             .collect();
-        assert_eq!(kinds, ["inline", "inline", "copy", "copy", "copy"]);
+        assert_eq!(
+            kinds,
+            [
+                "inline", "inline", "copy", "copy", "inline", "inline", "copy"
+            ]
+        );
         let request = &sample_requests()[0];
         assert!(matches!(Replay::of(request, false), Some(Replay::Copy(_))));
     }
