@@ -428,13 +428,12 @@ impl StdError for Error {
 pub(crate) fn operations_at(
     path: &str,
 ) -> impl Iterator<Item = &'static pubapi_sdk::operations::Operation> + '_ {
+    use crate::path::TemplateSegment::{Literal, Value};
     pubapi_sdk::operations::ALL.iter().filter(move |op| {
-        let mut sent = path.rsplit('/');
-        let template = op.path.strip_prefix('/').unwrap_or(op.path);
-        template.rsplit('/').all(|expected| {
-            sent.next().is_some_and(|segment| {
-                (expected.starts_with('{') && !segment.is_empty()) || segment == expected
-            })
+        crate::path::against_template(op.path, path).all(|pair| match pair {
+            (Value(_), Some(segment)) => !segment.is_empty(),
+            (Literal(expected), Some(segment)) => segment == expected,
+            (_, None) => false,
         })
     })
 }

@@ -85,6 +85,36 @@ pub(crate) fn check_segment(value: &str) -> Result<(), PathError> {
     Ok(())
 }
 
+/// One segment of an operation's path template (`/v1/files/{fileId}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TemplateSegment<'t> {
+    /// Written as is: `files`.
+    Literal(&'t str),
+    /// A parameter's value, by its name: `fileId`.
+    Value(&'t str),
+}
+
+/// Pairs each segment of `template` with the segment of the URL path `path` at its place,
+/// walking from the end, since the base URL's own path comes before the template's; a
+/// segment the path has run out of is paired with `None`.
+///
+/// The one walk behind both the policy's check of a sent URL and the error's look-up of the
+/// operation that answered.
+pub(crate) fn against_template<'t, 'p>(
+    template: &'t str,
+    path: &'p str,
+) -> impl Iterator<Item = (TemplateSegment<'t>, Option<&'p str>)> {
+    let mut sent = path.rsplit('/');
+    let template = template.strip_prefix('/').unwrap_or(template);
+    template.rsplit('/').map(move |expected| {
+        let expected = match expected.strip_prefix('{').and_then(|e| e.strip_suffix('}')) {
+            Some(parameter) => TemplateSegment::Value(parameter),
+            None => TemplateSegment::Literal(expected),
+        };
+        (expected, sent.next())
+    })
+}
+
 fn check_element(element: &str, index: usize) -> Result<(), PathError> {
     if element.is_empty() {
         return Err(PathError::EmptyElement { index });
@@ -358,5 +388,28 @@ mod tests {
             assert_eq!(segments[4], "status");
         }
         assert!(accepted > 10_000, "{accepted}");
+    }
+
+    #[test]
+    fn a_template_is_walked_against_a_url_path_from_the_end() {
+        use TemplateSegment::{Literal, Value};
+        let template = "/v1/files/{fileId}";
+        let walk = |path| against_template(template, path).collect::<Vec<_>>();
+        assert_eq!(
+            walk("/pubapi/v1/files/abc"),
+            [
+                (Value("fileId"), Some("abc")),
+                (Literal("files"), Some("files")),
+                (Literal("v1"), Some("v1")),
+            ]
+        );
+        assert_eq!(
+            walk("/x"),
+            [
+                (Value("fileId"), Some("x")),
+                (Literal("files"), Some("")),
+                (Literal("v1"), None),
+            ]
+        );
     }
 }

@@ -501,15 +501,13 @@ fn check_path(operation: &'static Operation, path: &str) -> Result<(), LocalReje
     }
 }
 
-/// [`check_path`]'s walk over the segments, from the end: the base URL's own path comes
-/// before the template's segments.
+/// [`check_path`]'s walk over the segments ([`crate::path::against_template`]).
 fn check_segments(operation: &'static Operation, path: &str) -> Result<(), LocalRejection> {
-    let mut sent = path.rsplit('/');
-    let template = operation.path.strip_prefix('/').unwrap_or(operation.path);
-    for expected in template.rsplit('/') {
-        let segment = sent.next().ok_or_else(|| shape_error(operation, path))?;
-        match expected.strip_prefix('{').and_then(|e| e.strip_suffix('}')) {
-            Some(parameter) => {
+    use crate::path::TemplateSegment::{Literal, Value};
+    for (expected, sent) in crate::path::against_template(operation.path, path) {
+        let segment = sent.ok_or_else(|| shape_error(operation, path))?;
+        match expected {
+            Value(parameter) => {
                 let value = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
                 crate::path::check_segment(&value).map_err(|error| LocalRejection::PathValue {
                     operation: operation.id,
@@ -517,14 +515,15 @@ fn check_segments(operation: &'static Operation, path: &str) -> Result<(), Local
                     error,
                 })?;
             }
-            None if segment != expected => return Err(shape_error(operation, path)),
-            None => {}
+            Literal(literal) if segment != literal => return Err(shape_error(operation, path)),
+            Literal(_) => {}
         }
     }
-    match sent.next() {
-        Some(_) => Ok(()),
-        None => Err(shape_error(operation, path)),
+    // Before the template's segments, at least the empty one of the path's leading `/`.
+    if path.matches('/').count() < operation.path.matches('/').count() {
+        return Err(shape_error(operation, path));
     }
+    Ok(())
 }
 
 fn shape_error(operation: &'static Operation, path: &str) -> LocalRejection {
