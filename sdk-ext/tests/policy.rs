@@ -4,9 +4,13 @@
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::testing::{Answer, Script};
 use pubapi_sdk_ext::{ActAs, Client, Error, LimitClass, RetryConfig, SecretToken};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
+
+#[path = "support/rotating_token.rs"]
+mod rotating_token;
+use rotating_token::Rotating;
 
 const CANARY: &str = "CANARY-token-7f3a9c";
 
@@ -495,36 +499,10 @@ async fn canary_token_never_appears_in_debug_output() {
     }
 }
 
-/// A token source that hands out `old` until invalidated, then `new`.
-#[derive(Debug)]
-struct Rotating {
-    rotated: Mutex<bool>,
-    invalidated: Mutex<u32>,
-}
-
-impl pubapi_sdk_ext::TokenSource for Rotating {
-    fn token(&self) -> pubapi_sdk_ext::token::TokenFuture<'_> {
-        let value = if *self.rotated.lock().unwrap() {
-            "new-token"
-        } else {
-            "old-token"
-        };
-        Box::pin(async move { SecretToken::try_from(value) })
-    }
-
-    fn invalidate(&self, _rejected: &SecretToken) {
-        *self.rotated.lock().unwrap() = true;
-        *self.invalidated.lock().unwrap() += 1;
-    }
-}
-
 #[tokio::test(start_paused = true)]
 async fn revoked_token_is_replaced_once_by_a_rotating_source() {
     let script = Script::new(vec![Answer::empty(401)], ok_whoami());
-    let source = Arc::new(Rotating {
-        rotated: Mutex::new(false),
-        invalidated: Mutex::new(0),
-    });
+    let source = Arc::new(Rotating::default());
     let client = Client::builder()
         .isolated_budget()
         .base_url("http://sandbox.test/pubapi")

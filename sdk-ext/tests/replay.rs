@@ -4,11 +4,14 @@
 //! request's head.
 
 use pubapi_sdk_ext::prelude::*;
-use pubapi_sdk_ext::token::TokenFuture;
 use pubapi_sdk_ext::{ActAs, Client, RetryConfig, SecretToken, TokenSource};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+#[path = "support/rotating_token.rs"]
+mod rotating_token;
+use rotating_token::Rotating;
 
 /// What the server does with one request.
 #[derive(Debug, Clone, Copy)]
@@ -89,27 +92,6 @@ fn token_of(head: &[String]) -> String {
         .find_map(|line| line.strip_prefix("authorization: "))
         .unwrap_or_default()
         .to_string()
-}
-
-/// Hands out `old-token` until it is rejected, then `new-token`.
-#[derive(Debug, Default)]
-struct Rotating {
-    rotated: Mutex<bool>,
-}
-
-impl TokenSource for Rotating {
-    fn token(&self) -> TokenFuture<'_> {
-        let value = if *self.rotated.lock().unwrap() {
-            "new-token"
-        } else {
-            "old-token"
-        };
-        Box::pin(async move { SecretToken::try_from(value) })
-    }
-
-    fn invalidate(&self, _rejected: &SecretToken) {
-        *self.rotated.lock().unwrap() = true;
-    }
 }
 
 /// The token a client under test starts with.
