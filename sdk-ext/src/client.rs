@@ -346,6 +346,7 @@ impl ClientBuilder {
                 fleet: self.fleet,
             }
         };
+        let ready = token.ready();
         let shared = Arc::new(Shared::new(
             token,
             budget,
@@ -355,6 +356,13 @@ impl ClientBuilder {
                 call_removed_operations: self.call_removed_operations,
             },
         ));
+        // A static token's pacer is looked up now, so settings that could not take effect
+        // are refused here rather than at the first call.
+        if let Some(token) = ready {
+            shared
+                .limiter_for(&token)
+                .map_err(BuildError::BudgetConflict)?;
+        }
         let policy = Policy::new(shared.clone(), None);
         let sdk = pubapi_sdk::Client::new_with_client(
             &base_url,
@@ -383,6 +391,9 @@ pub enum BuildError {
     InvalidBaseUrl(String),
     /// The HTTP client could not be built.
     Http(String),
+    /// Another client of the same token in the process paces it with other limits, pacing
+    /// or fleet.
+    BudgetConflict(crate::limits::BudgetConflict),
 }
 
 impl fmt::Display for BuildError {
@@ -393,6 +404,7 @@ impl fmt::Display for BuildError {
             BuildError::InvalidDomain(d) => write!(f, "invalid domain {d:?}: expected a host name"),
             BuildError::InvalidBaseUrl(m) => write!(f, "invalid base url: {m}"),
             BuildError::Http(m) => write!(f, "cannot build the http client: {m}"),
+            BuildError::BudgetConflict(conflict) => conflict.fmt(f),
         }
     }
 }

@@ -819,6 +819,9 @@ pub enum InputError {
     },
     /// A bearer token.
     Token(TokenError),
+    /// The client's limits, pacing or fleet differ from those another client of the same
+    /// token already paces it with (see [`crate::limits::BudgetConflict`]).
+    BudgetConflict(crate::limits::BudgetConflict),
     /// Any other field.
     Invalid {
         /// The field.
@@ -839,6 +842,7 @@ impl fmt::Display for InputError {
                 ..
             } => write!(f, "invalid `{parameter}` of {operation}"),
             InputError::Token(_) => f.write_str("invalid token"),
+            InputError::BudgetConflict(conflict) => conflict.fmt(f),
             InputError::Invalid { field, problem } => write!(f, "invalid {field}: {problem}"),
         }
     }
@@ -850,7 +854,7 @@ impl StdError for InputError {
             InputError::Impersonation(e) => Some(e),
             InputError::Path(e) | InputError::PathValue { error: e, .. } => Some(e),
             InputError::Token(e) => Some(e),
-            InputError::Invalid { .. } => None,
+            InputError::BudgetConflict(_) | InputError::Invalid { .. } => None,
         }
     }
 }

@@ -154,6 +154,39 @@ impl Default for Pacing {
     }
 }
 
+/// Two clients of one token in one process asked for different pacing: the pacer of a token
+/// is shared by every client of it (the gateway counts the token's calls, not a client's), so
+/// the second client's settings could not take effect. Returned by
+/// [`ClientBuilder::build`](crate::ClientBuilder::build) (or, for a token source that has no
+/// token before the first call, by that call as [`crate::InputError::BudgetConflict`]).
+///
+/// Build every client of a token with the same [`Limits`], [`Pacing`] and fleet, or give the
+/// one that differs a pacer of its own with
+/// [`ClientBuilder::isolated_budget`](crate::ClientBuilder::isolated_budget).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BudgetConflict {
+    /// What differs: `limits`, `pacing` or `fleet`.
+    pub setting: &'static str,
+    /// What the token's pacer already has.
+    pub existing: String,
+    /// What this client asked for.
+    pub requested: String,
+}
+
+impl fmt::Display for BudgetConflict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "another client of this token in the process already paces it with {} {}, and \
+             this client asks for {}: build every client of a token with the same limits, \
+             pacing and fleet, or give this one a budget of its own with isolated_budget()",
+            self.setting, self.existing, self.requested
+        )
+    }
+}
+
+impl std::error::Error for BudgetConflict {}
+
 /// A snapshot of one class's budget, from [`Client::quota`](crate::Client::quota): what the
 /// token's pacer has counted, with the gateway's own counters when a response carried them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

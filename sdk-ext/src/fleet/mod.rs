@@ -43,12 +43,48 @@ pub struct Reserve<'a> {
     pub pacing: Pacing,
     /// Book nothing when the start would be further away than this.
     pub max_wait: Duration,
+    /// Never earlier than this from now: the process's own floor (its own windows and
+    /// spacing, and its fallback share while the fleet's view is being rebuilt), so a grant
+    /// never puts two of its starts closer than it would allow itself.
+    pub not_before: Duration,
+    /// Book a start (`true`), or only record [`Reserve::history`] (`false`).
+    pub book: bool,
+    /// The id of this booking among the process's starts of this token and class.
+    pub id: u64,
+    /// The process's own starts, recorded before booking when it is `Some`: after the store
+    /// could not be reached (what the process sent meanwhile counts in the fleet's windows)
+    /// or lost its data. Recording the same start twice keeps one.
+    pub history: Option<&'a [HistoryStart]>,
+    /// The store's generation as the process last saw it (empty at first); a store that
+    /// answers with another one lost what it held (a restart without data).
+    pub generation: &'a str,
+}
+
+/// One start of a process, for [`Reserve::history`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistoryStart {
+    /// Its id among the process's starts ([`Reserve::id`] when it was booked).
+    pub id: u64,
+    /// When it started (or is booked to start), in microseconds from now: negative in the past.
+    pub offset_us: i64,
+}
+
+/// What a fleet's store answered to a [`Reserve`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// The booking, or why there is none.
+    pub reservation: Reservation,
+    /// The store's generation now.
+    pub generation: String,
+    /// The store did not hold what the process last saw there (restarted without its data):
+    /// until every process has recorded its history again, the windows undercount.
+    pub lost_history: bool,
 }
 
 /// What a fleet's store answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reservation {
-    /// Booked: start after `wait` from now.
+    /// Booked: start after `wait` from now. (For a [`Reserve`] that books nothing: recorded.)
     Granted {
         /// How long to wait before sending.
         wait: Duration,
@@ -63,16 +99,20 @@ pub enum Reservation {
     },
     /// The budget allows nothing at all.
     NoBudget,
+    /// Not booked: the store's generation is not the one the process knows and no history
+    /// came with the request; ask again with [`Reserve::history`].
+    HistoryNeeded,
 }
 
 /// The quota windows of tokens, shared by a fleet: every reservation is atomic and timed by
 /// the store's clock, so clock skew between machines does not matter.
 pub trait FleetBudget: Send + Sync + fmt::Debug + 'static {
-    /// Books the earliest start allowed for one call.
-    fn reserve<'a>(
-        &'a self,
-        request: Reserve<'a>,
-    ) -> BoxFuture<'a, Result<Reservation, FleetError>>;
+    /// Books the earliest start allowed for one call, no earlier than
+    /// [`Reserve::not_before`], after recording [`Reserve::history`].
+    ///
+    /// A store must not book a request that reaches it after the caller stopped waiting for
+    /// the answer (a store paused and resumed would otherwise fill slots nobody uses).
+    fn reserve<'a>(&'a self, request: Reserve<'a>) -> BoxFuture<'a, Result<Answer, FleetError>>;
 }
 
 /// Where stream checkpoints are kept: the last event id processed, by stream name.

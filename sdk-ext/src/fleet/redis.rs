@@ -8,18 +8,25 @@
 //! the pacing margin longer, and even spacing unless bursts are allowed), books it, trims what
 //! has left the longest window and sets an expiry. Replicas' clocks never enter the decision.
 
-use super::{CheckpointStore, FleetBudget, FleetError, Reservation, Reserve};
+use super::{Answer, CheckpointStore, FleetBudget, FleetError, Reservation, Reserve};
 use crate::limits::LimitClass;
 use pubapi_sdk::hooks::BoxFuture;
 use redis::aio::ConnectionManager;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 /// The default key prefix.
 pub const DEFAULT_PREFIX: &str = "pubapi:";
 
-/// Books the earliest start; see the module doc. Returns `{status, wait_us, long_wait_us}`:
-/// status 0 booked, -1 too far away (nothing booked), -2 no budget at all.
+/// Books the earliest start; see the module doc. Returns `{status, wait_us, long_wait_us,
+/// generation, lost}`: status 0 booked (or, when nothing was to be booked, recorded), -1 too
+/// far away (nothing booked), -2 no budget at all, -3 the caller's deadline passed before
+/// the script ran (nothing booked: a paused server resumed), -4 the generation is not the
+/// caller's and no history came with the request (nothing booked).
+///
+/// The generation key holds a random value set by the first booking on an empty server: a
+/// server restarted without its data has none, so a caller that knew another one learns that
+/// the windows lost what it had sent (`lost` = 1) and records its own starts again.
 const RESERVE: &str = r#"
 local key = KEYS[1]
 local per_second = tonumber(ARGV[1])
@@ -30,8 +37,48 @@ local burst = tonumber(ARGV[5])
 local max_wait = tonumber(ARGV[6])
 local member = ARGV[7]
 local per_hour = tonumber(ARGV[8])
+local not_before = tonumber(ARGV[9])
+local deadline = tonumber(ARGV[10])
+local known = ARGV[11]
+local candidate = ARGV[12]
+local book = ARGV[13] == '1'
+local nonce = ARGV[14]
+local with_history = ARGV[15] == '1'
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+if deadline > 0 and now > deadline then return {-3, 0, 0, '', 0} end
+local generation = redis.call('GET', KEYS[2])
+local lost = 0
+if not generation then
+  generation = candidate
+  redis.call('SET', KEYS[2], generation)
+  if known ~= '' then lost = 1 end
+elseif known ~= '' and known ~= generation then
+  lost = 1
+end
+if (lost == 1 or known ~= generation) and not with_history then
+  return {-4, 0, 0, generation, lost}
+end
+local horizon = 1000000
+if per_minute >= 0 then horizon = 60000000 end
+if per_hour >= 0 then horizon = 3600000000 end
+if per_day >= 0 then horizon = 86400000000 end
+if with_history then
+  for i = 16, #ARGV, 2 do
+    local at = now + tonumber(ARGV[i + 1])
+    if at > now - horizon - margin then
+      redis.call('ZADD', key, at, nonce .. '-' .. ARGV[i])
+    end
+  end
+end
+local function tidy()
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - horizon - margin)
+  redis.call('PEXPIRE', key, math.floor((horizon + margin) / 1000) + 60000)
+end
+if not book then
+  tidy()
+  return {0, 0, 0, generation, lost}
+end
 local slot = now
 local function after_kth_latest(k, window)
   if k < 0 then return true end
@@ -43,11 +90,11 @@ local function after_kth_latest(k, window)
   end
   return true
 end
-if not after_kth_latest(per_day, 86400000000) then return {-2, 0, 0} end
-if not after_kth_latest(per_hour, 3600000000) then return {-2, 0, 0} end
-if not after_kth_latest(per_minute, 60000000) then return {-2, 0, 0} end
+if not after_kth_latest(per_day, 86400000000) then return {-2, 0, 0, generation, lost} end
+if not after_kth_latest(per_hour, 3600000000) then return {-2, 0, 0, generation, lost} end
+if not after_kth_latest(per_minute, 60000000) then return {-2, 0, 0, generation, lost} end
 local long = slot
-if not after_kth_latest(per_second, 1000000) then return {-2, 0, 0} end
+if not after_kth_latest(per_second, 1000000) then return {-2, 0, 0, generation, lost} end
 local last = redis.call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
 if last[2] then
   local l = tonumber(last[2])
@@ -57,16 +104,15 @@ if last[2] then
   end
   if l > slot then slot = l end
 end
-if slot - now > max_wait then return {-1, slot - now, long - now} end
+if now + not_before > slot then slot = now + not_before end
+if slot - now > max_wait then return {-1, slot - now, long - now, generation, lost} end
 redis.call('ZADD', key, slot, member)
-local horizon = 1000000
-if per_minute >= 0 then horizon = 60000000 end
-if per_hour >= 0 then horizon = 3600000000 end
-if per_day >= 0 then horizon = 86400000000 end
-redis.call('ZREMRANGEBYSCORE', key, '-inf', now - horizon - margin)
-redis.call('PEXPIRE', key, math.floor((horizon + margin) / 1000) + 60000)
-return {0, slot - now, long - now}
+tidy()
+return {0, slot - now, long - now, generation, lost}
 "#;
+
+/// How long a command may take before the client stops waiting (and paces on its share).
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// A token's quota windows on Redis, shared by every process that uses the same server and
 /// prefix.
@@ -75,8 +121,13 @@ pub struct RedisBudget {
     connection: ConnectionManager,
     prefix: String,
     script: redis::Script,
-    /// Makes each booking a distinct member of the sorted set.
-    nonce: std::sync::Arc<(u64, AtomicU64)>,
+    /// Makes the bookings of this store distinct from every other process's members of the
+    /// sorted set (a member is `<nonce>-<booking id>`).
+    nonce: u64,
+    /// The Redis server's clock minus this machine's, in microseconds: a request's deadline is
+    /// sent in the server's time.
+    clock_offset_us: std::sync::Arc<AtomicI64>,
+    url: String,
 }
 
 impl RedisBudget {
@@ -96,13 +147,49 @@ impl RedisBudget {
         let connection = connect(url).await?;
         // Random per store: two stores (two processes, or two clients of one) never book the
         // same member, which would move an earlier booking instead of adding one.
-        let seed = crate::rng::SplitMix64::from_entropy().next_u64();
-        Ok(RedisBudget {
+        let nonce = crate::rng::SplitMix64::from_entropy().next_u64();
+        let budget = RedisBudget {
             connection,
             prefix: prefix.to_string(),
             script: redis::Script::new(RESERVE),
-            nonce: std::sync::Arc::new((seed, AtomicU64::new(0))),
-        })
+            nonce,
+            clock_offset_us: Default::default(),
+            url: without_credentials(url),
+        };
+        budget.measure_clock().await?;
+        Ok(budget)
+    }
+
+    /// Reads the server's clock and keeps its offset from this machine's.
+    async fn measure_clock(&self) -> Result<(), FleetError> {
+        let mut connection = self.connection.clone();
+        let before = unix_us();
+        let (secs, micros): (i64, i64) = redis::cmd("TIME")
+            .query_async(&mut connection)
+            .await
+            .map_err(redis_error)?;
+        let after = unix_us();
+        let server = secs * 1_000_000 + micros;
+        self.clock_offset_us
+            .store(server - (before + (after - before) / 2), Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// Microseconds since the Unix epoch on this machine.
+fn unix_us() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
+}
+
+/// `url` without a password or user name, for `Debug` and for comparing fleets.
+fn without_credentials(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            format!("{}{}", &url[..scheme + 3], &url[at + 1..])
+        }
+        _ => url.to_string(),
     }
 }
 
@@ -110,7 +197,7 @@ async fn connect(url: &str) -> Result<ConnectionManager, FleetError> {
     let client = redis::Client::open(url).map_err(redis_error)?;
     let config = redis::aio::ConnectionManagerConfig::new()
         .set_connection_timeout(Some(Duration::from_secs(1)))
-        .set_response_timeout(Some(Duration::from_secs(1)))
+        .set_response_timeout(Some(RESPONSE_TIMEOUT))
         .set_number_of_retries(1);
     ConnectionManager::new_with_config(client, config)
         .await
@@ -124,6 +211,7 @@ fn redis_error(e: redis::RedisError) -> FleetError {
 impl std::fmt::Debug for RedisBudget {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RedisBudget")
+            .field("url", &self.url)
             .field("prefix", &self.prefix)
             .finish_non_exhaustive()
     }
@@ -134,49 +222,92 @@ fn limit(value: Option<u32>) -> i64 {
 }
 
 impl FleetBudget for RedisBudget {
-    fn reserve<'a>(
-        &'a self,
-        request: Reserve<'a>,
-    ) -> BoxFuture<'a, Result<Reservation, FleetError>> {
+    fn reserve<'a>(&'a self, request: Reserve<'a>) -> BoxFuture<'a, Result<Answer, FleetError>> {
         Box::pin(async move {
-            let class = match request.class {
-                LimitClass::General => "general",
-                LimitClass::Ai => "ai",
-            };
-            let key = format!("{}{}:{class}", self.prefix, request.token);
-            let member = format!(
-                "{:x}-{}",
-                self.nonce.0,
-                self.nonce.1.fetch_add(1, Ordering::Relaxed)
-            );
-            let micros = |d: Duration| i64::try_from(d.as_micros()).unwrap_or(i64::MAX);
-            let mut connection = self.connection.clone();
-            let (status, wait, long_wait): (i64, i64, i64) = self
-                .script
-                .key(key)
-                .arg(limit(request.budget.per_second))
-                .arg(limit(request.budget.per_minute))
-                .arg(limit(request.budget.per_day))
-                .arg(micros(request.pacing.margin))
-                .arg(i64::from(request.pacing.burst))
-                .arg(micros(request.max_wait))
-                .arg(member)
-                .arg(limit(request.budget.per_hour))
-                .invoke_async(&mut connection)
-                .await
-                .map_err(redis_error)?;
-            let duration = |us: i64| Duration::from_micros(u64::try_from(us).unwrap_or(0));
-            Ok(match status {
-                0 => Reservation::Granted {
-                    wait: duration(wait),
-                },
-                -1 => Reservation::Refused {
-                    wait: duration(wait),
-                    long_wait: duration(long_wait),
-                },
-                _ => Reservation::NoBudget,
-            })
+            let answer = self.run(&request).await?;
+            if answer.0 != -3 {
+                return Ok(answer.into_answer());
+            }
+            // Answered in time, yet past the deadline: the clocks drifted apart. Measure again
+            // and ask once more.
+            self.measure_clock().await?;
+            match self.run(&request).await? {
+                (-3, ..) => Err(FleetError::new(
+                    "redis: the server's clock disagrees with this machine's",
+                )),
+                answer => Ok(answer.into_answer()),
+            }
         })
+    }
+}
+
+/// What the script returns: status, wait, long wait (µs), generation, lost.
+type Raw = (i64, i64, i64, String, i64);
+
+trait IntoAnswer {
+    fn into_answer(self) -> Answer;
+}
+
+impl IntoAnswer for Raw {
+    fn into_answer(self) -> Answer {
+        let (status, wait, long_wait, generation, lost) = self;
+        let duration = |us: i64| Duration::from_micros(u64::try_from(us).unwrap_or(0));
+        let reservation = match status {
+            0 => Reservation::Granted {
+                wait: duration(wait),
+            },
+            -1 => Reservation::Refused {
+                wait: duration(wait),
+                long_wait: duration(long_wait),
+            },
+            -4 => Reservation::HistoryNeeded,
+            _ => Reservation::NoBudget,
+        };
+        Answer {
+            reservation,
+            generation,
+            lost_history: lost == 1,
+        }
+    }
+}
+
+impl RedisBudget {
+    async fn run(&self, request: &Reserve<'_>) -> Result<Raw, FleetError> {
+        let class = match request.class {
+            LimitClass::General => "general",
+            LimitClass::Ai => "ai",
+        };
+        let micros = |d: Duration| i64::try_from(d.as_micros()).unwrap_or(i64::MAX);
+        let deadline =
+            unix_us() + self.clock_offset_us.load(Ordering::Relaxed) + micros(RESPONSE_TIMEOUT);
+        let mut invocation = self
+            .script
+            .key(format!("{}{}:{class}", self.prefix, request.token));
+        invocation
+            .key(format!("{}generation", self.prefix))
+            .arg(limit(request.budget.per_second))
+            .arg(limit(request.budget.per_minute))
+            .arg(limit(request.budget.per_day))
+            .arg(micros(request.pacing.margin))
+            .arg(i64::from(request.pacing.burst))
+            .arg(micros(request.max_wait))
+            .arg(format!("{:x}-{}", self.nonce, request.id))
+            .arg(limit(request.budget.per_hour))
+            .arg(micros(request.not_before))
+            .arg(deadline)
+            .arg(request.generation)
+            .arg(format!("{:x}-{}", self.nonce, unix_us()))
+            .arg(if request.book { "1" } else { "0" })
+            .arg(format!("{:x}", self.nonce))
+            .arg(if request.history.is_some() { "1" } else { "0" });
+        for start in request.history.unwrap_or_default() {
+            invocation.arg(start.id).arg(start.offset_us);
+        }
+        let mut connection = self.connection.clone();
+        invocation
+            .invoke_async(&mut connection)
+            .await
+            .map_err(redis_error)
     }
 }
 

@@ -224,6 +224,9 @@ impl From<LocalRejection> for Error {
                 problem,
             }),
             LocalRejection::Impersonation(e) => Error::InvalidInput(InputError::Impersonation(e)),
+            LocalRejection::Budget(conflict) => {
+                Error::InvalidInput(InputError::BudgetConflict(conflict))
+            }
             LocalRejection::PathValue {
                 operation,
                 parameter,

@@ -31,7 +31,10 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::fleet::Fleet;
-use crate::limits::{Budget, LimitClass, LimitError, Limits, Pacing, Quota, ServerCounters};
+use crate::fleet::{Answer, FleetError, HistoryStart, Reservation, Reserve};
+use crate::limits::{
+    Budget, BudgetConflict, LimitClass, LimitError, Limits, Pacing, Quota, ServerCounters,
+};
 use crate::token::TokenFingerprint;
 
 const SECOND: Duration = Duration::from_secs(1);
@@ -62,15 +65,50 @@ struct Inner {
 struct FleetLink {
     fleet: Fleet,
     token: TokenFingerprint,
+    /// One exchange with the store at a time: a booking's floor is read from the local log
+    /// and the booking entered into it in one turn, so two calls of the process never get
+    /// grants closer than the process allows itself.
+    turn: tokio::sync::Mutex<()>,
+    health: Mutex<Health>,
+}
+
+impl FleetLink {
+    fn health(&self) -> MutexGuard<'_, Health> {
+        self.health.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// What a process knows of its fleet's store.
+#[derive(Default)]
+struct Health {
     /// The store failed last time: warn once per outage.
-    failing: std::sync::atomic::AtomicBool,
+    failing: bool,
     /// After a failure the store is tried again from this instant on, so an unreachable
     /// store does not cost every call its connection timeout.
-    retry_at: Mutex<Option<Instant>>,
+    retry_at: Option<Instant>,
+    /// The store's generation as last seen (empty before its first answer).
+    generation: String,
+    /// By class: the store has not been given this process's starts since the process
+    /// started, the store failed, or the store lost its data.
+    unsynced: [bool; 2],
+    /// Until then bookings keep the process's fallback share as their floor (see
+    /// [`FLEET_GRACE`]).
+    grace_until: Option<Instant>,
+    /// A task is recording this process's starts in the store once it answers again.
+    resyncing: bool,
 }
 
 /// How long a process paces on its own share after the fleet's store failed.
 const FLEET_RETRY_AFTER: Duration = Duration::from_secs(2);
+
+/// After the store answers again (or turns out to have lost its data), a process keeps its
+/// fallback share as the floor of its bookings for this long. The store learns what each
+/// process sent during the outage only when that process reaches it again, which happens
+/// within [`FLEET_RETRY_AFTER`] plus one failed attempt (a store's timeout, 1 s for Redis) of
+/// the store's return, whether or not the process makes calls (a task retries for it): until
+/// then the others still pace on their shares, invisible to the store, and a process that
+/// took the whole budget from the store would go over it together with them.
+const FLEET_GRACE: Duration = Duration::from_millis(3500);
 
 /// Start times of one class, ascending, plus a block set by the server.
 #[derive(Default)]
@@ -81,6 +119,10 @@ struct ClassLog {
     blocked_until: Option<Instant>,
     /// What the server's headers said last.
     server: Option<ServerCounters>,
+    /// Calls the server counted that this log has no start for (another client of the token,
+    /// a restart): that many starts at one instant, counted in every window without a list
+    /// of them, so what a header claims costs constant time and memory.
+    unseen: Option<(Instant, u32)>,
 }
 
 /// One booked or made start.
@@ -132,26 +174,34 @@ impl RateLimiter {
                 fleet: Some(FleetLink {
                     fleet,
                     token,
-                    failing: Default::default(),
-                    retry_at: Mutex::new(None),
+                    turn: tokio::sync::Mutex::new(()),
+                    health: Mutex::new(Health {
+                        unsynced: [true; 2],
+                        ..Health::default()
+                    }),
                 }),
                 classes: Mutex::new(Default::default()),
             }),
         }
     }
 
-    /// The limiter of the token with this fingerprint in this process: the
-    /// one already in use by another client of the token, or a new one with
-    /// `limits`, `pacing` and `fleet` (the first client's settings win).
+    /// The limiter of the token with this fingerprint in this process: the one already in
+    /// use by another client of the token, or a new one with `limits`, `pacing` and `fleet`.
+    ///
+    /// # Errors
+    /// [`BudgetConflict`] when the token's limiter has other settings: they could not take
+    /// effect, and a client must not believe they do.
     pub(crate) fn for_token(
         fingerprint: TokenFingerprint,
         limits: Limits,
         pacing: Pacing,
         fleet: Option<Fleet>,
-    ) -> Self {
+    ) -> Result<Self, BudgetConflict> {
         let mut registry = registry().lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(inner) = registry.get(&fingerprint).and_then(Weak::upgrade) {
-            return RateLimiter { inner };
+            let limiter = RateLimiter { inner };
+            limiter.agrees_with(limits, pacing, fleet.as_ref())?;
+            return Ok(limiter);
         }
         registry.retain(|_, weak| weak.strong_count() > 0);
         let limiter = match fleet {
@@ -159,7 +209,43 @@ impl RateLimiter {
             None => RateLimiter::with_pacing(limits, pacing),
         };
         registry.insert(fingerprint, Arc::downgrade(&limiter.inner));
-        limiter
+        Ok(limiter)
+    }
+
+    /// Whether this limiter has these settings; the first that differs otherwise.
+    fn agrees_with(
+        &self,
+        limits: Limits,
+        pacing: Pacing,
+        fleet: Option<&Fleet>,
+    ) -> Result<(), BudgetConflict> {
+        let conflict = |setting, existing: String, requested: String| {
+            Err(BudgetConflict {
+                setting,
+                existing,
+                requested,
+            })
+        };
+        if self.inner.limits != limits {
+            return conflict(
+                "limits",
+                format!("{:?}", self.inner.limits),
+                format!("{limits:?}"),
+            );
+        }
+        if self.inner.pacing != pacing {
+            return conflict(
+                "pacing",
+                format!("{:?}", self.inner.pacing),
+                format!("{pacing:?}"),
+            );
+        }
+        let existing = fleet_identity(self.inner.fleet.as_ref().map(|link| &link.fleet));
+        let requested = fleet_identity(fleet);
+        if existing != requested {
+            return conflict("fleet", existing, requested);
+        }
+        Ok(())
     }
 
     /// Whether two handles share one limiter.
@@ -218,35 +304,235 @@ impl RateLimiter {
         max_wait: Duration,
         called: Instant,
     ) -> Result<Result<Permit<'_>, LimitError>, u32> {
-        let resting = {
-            let retry_at = link.retry_at.lock().unwrap_or_else(PoisonError::into_inner);
-            retry_at.is_some_and(|at| at > called)
-        };
-        let reserved = if resting {
-            Err(crate::fleet::FleetError::new("resting after a failure"))
-        } else {
-            self.reserve_in_fleet(link, class, max_wait).await
-        };
-        match reserved {
+        let resting = link.health().retry_at.is_some_and(|at| at > called);
+        if resting {
+            return Err(link.fleet.fallback_share);
+        }
+        match self.reserve_in_fleet(link, class, max_wait).await {
             Ok(permit) => Ok(permit),
             Err(error) => {
-                if !resting {
-                    *link.retry_at.lock().unwrap_or_else(PoisonError::into_inner) =
-                        Some(Instant::now() + FLEET_RETRY_AFTER);
-                }
-                if !link
-                    .failing
-                    .swap(true, std::sync::atomic::Ordering::Relaxed)
-                {
-                    tracing::warn!(
-                        %error,
-                        share = link.fleet.fallback_share,
-                        "the fleet's budget store is unreachable: pacing to a share of the budget"
-                    );
-                }
+                self.store_failed(link, &error);
                 Err(link.fleet.fallback_share)
             }
         }
+    }
+
+    /// The store failed: pace on the fallback share, try it again after [`FLEET_RETRY_AFTER`],
+    /// and have a task give it this process's starts once it answers.
+    fn store_failed(&self, link: &FleetLink, error: &FleetError) {
+        let mut health = link.health();
+        health.retry_at = Some(Instant::now() + FLEET_RETRY_AFTER);
+        health.unsynced = [true; 2];
+        if !health.failing {
+            health.failing = true;
+            tracing::warn!(
+                %error,
+                share = link.fleet.fallback_share,
+                "the fleet's budget store is unreachable: pacing to a share of the budget"
+            );
+        }
+        if !health.resyncing
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            health.resyncing = true;
+            let inner = Arc::downgrade(&self.inner);
+            runtime.spawn(async move {
+                loop {
+                    tokio::time::sleep(FLEET_RETRY_AFTER).await;
+                    let Some(inner) = inner.upgrade() else { return };
+                    if (RateLimiter { inner }).resync().await {
+                        return;
+                    }
+                }
+            });
+        }
+    }
+
+    /// Gives the store this process's starts of every class it has not seen; `true` when
+    /// there is nothing more to do.
+    async fn resync(&self) -> bool {
+        let Some(link) = &self.inner.fleet else {
+            return true;
+        };
+        let _turn = link.turn.lock().await;
+        for class in [LimitClass::General, LimitClass::Ai] {
+            if !link.health().unsynced[index(class)] {
+                continue;
+            }
+            let (next_id, history) = {
+                let now = Instant::now();
+                let mut classes = self.lock();
+                let log = &mut classes[index(class)];
+                log.prune(self.inner.limits.budget(class), self.inner.pacing, now);
+                (log.next_id, log.history(now))
+            };
+            let generation = link.health().generation.clone();
+            let request = Reserve {
+                token: &link.token,
+                class,
+                budget: self.inner.limits.budget(class),
+                pacing: self.inner.pacing,
+                max_wait: Duration::ZERO,
+                not_before: Duration::ZERO,
+                book: false,
+                id: next_id,
+                history: Some(&history),
+                generation: &generation,
+            };
+            match link.fleet.budget.reserve(request).await {
+                Ok(answer) => self.answered(link, class, &answer, Some(next_id)),
+                Err(error) => {
+                    tracing::debug!(%error, "the fleet's budget store still fails");
+                    link.health().retry_at = Some(Instant::now() + FLEET_RETRY_AFTER);
+                    return false;
+                }
+            }
+        }
+        let mut health = link.health();
+        health.resyncing = false;
+        true
+    }
+
+    /// Takes in what the store answered to a request that carried the history up to
+    /// `synced_before` (an id) when it carried one.
+    fn answered(
+        &self,
+        link: &FleetLink,
+        class: LimitClass,
+        answer: &Answer,
+        synced_before: Option<u64>,
+    ) {
+        let now = Instant::now();
+        let mut health = link.health();
+        let recovered = std::mem::take(&mut health.failing);
+        health.retry_at = None;
+        if recovered {
+            tracing::info!("the fleet's budget store answers again");
+        }
+        if answer.lost_history {
+            tracing::warn!(
+                "the fleet's budget store lost its data: every process records its starts again"
+            );
+            health.unsynced = [true; 2];
+        }
+        if recovered || answer.lost_history {
+            health.grace_until = Some(now + FLEET_GRACE);
+        }
+        health.generation.clone_from(&answer.generation);
+        if let Some(before) = synced_before
+            && answer.reservation != Reservation::HistoryNeeded
+        {
+            // Recorded; starts booked locally while the request was out (the fallback path
+            // does not take turns) are still to be.
+            health.unsynced[index(class)] = self.lock()[index(class)].next_id > before;
+        }
+    }
+
+    /// Books through the fleet's store; `Err` when the store failed (the caller falls back to
+    /// a local share), `Ok` with the permit or the refusal otherwise.
+    async fn reserve_in_fleet(
+        &self,
+        link: &FleetLink,
+        class: LimitClass,
+        max_wait: Duration,
+    ) -> Result<Result<Permit<'_>, LimitError>, FleetError> {
+        let called = Instant::now();
+        let budget = self.inner.limits.budget(class);
+        let pacing = self.inner.pacing;
+        let turn = link.turn.lock().await;
+        let mut wait = None;
+        for _ in 0..2 {
+            let now = Instant::now();
+            let (unsynced, share, generation) = {
+                let health = link.health();
+                let share = match health.grace_until {
+                    Some(until) if until > now => link.fleet.fallback_share,
+                    _ => 1,
+                };
+                (
+                    health.unsynced[index(class)],
+                    share,
+                    health.generation.clone(),
+                )
+            };
+            // The process's own floor: its windows, its spacing, its share during a grace.
+            let (floor, id, history) = {
+                let mut classes = self.lock();
+                let log = &mut classes[index(class)];
+                log.prune(budget, pacing, now);
+                let Some(slot) = log.earliest(budget, pacing, now, share) else {
+                    return Ok(Err(LimitError::NoBudget { class }));
+                };
+                let floor = slot.at - now;
+                if floor > max_wait {
+                    return Ok(Err(LimitError::too_far(
+                        class,
+                        floor,
+                        slot.long - now,
+                        max_wait,
+                    )));
+                }
+                let id = log.next_id;
+                log.next_id += 1;
+                (floor, id, unsynced.then(|| log.history(now)))
+            };
+            let request = Reserve {
+                token: &link.token,
+                class,
+                budget,
+                pacing,
+                max_wait,
+                not_before: floor,
+                book: true,
+                id,
+                history: history.as_deref(),
+                generation: &generation,
+            };
+            let answer = link.fleet.budget.reserve(request).await?;
+            self.answered(link, class, &answer, unsynced.then_some(id + 1));
+            match answer.reservation {
+                Reservation::Granted { wait: granted } => {
+                    wait = Some((granted, id));
+                    break;
+                }
+                Reservation::Refused { wait, long_wait } => {
+                    return Ok(Err(LimitError::too_far(class, wait, long_wait, max_wait)));
+                }
+                Reservation::NoBudget => return Ok(Err(LimitError::NoBudget { class })),
+                // The store is not the one the process knew: again, with the history.
+                Reservation::HistoryNeeded => link.health().unsynced[index(class)] = true,
+            }
+        }
+        let Some((wait, id)) = wait else {
+            return Err(FleetError::new(
+                "the store asked for the history twice in a row",
+            ));
+        };
+        let at = Instant::now() + wait;
+        // Entered at once, so the next booking's floor counts it.
+        self.lock()[index(class)].insert_at(at, id);
+        drop(turn);
+        if !wait.is_zero() {
+            tokio::time::sleep_until(at).await;
+        }
+        let now = Instant::now();
+        let classes = self.lock();
+        let log = &classes[index(class)];
+        if let Some(until) = log.blocked_until
+            && until > now
+        {
+            return Ok(Err(LimitError::DailyBudgetExhausted {
+                class,
+                available_in: until - now,
+            }));
+        }
+        drop(classes);
+        Ok(Ok(Permit {
+            limiter: self,
+            class,
+            start: (at, id),
+            waited: now.saturating_duration_since(called),
+        }))
     }
 
     /// Waits for a slot booked in the future, following it when an earlier request that left
@@ -295,61 +581,6 @@ impl RateLimiter {
         }
     }
 
-    /// Books through the fleet's store; `Err` when the store failed (the caller falls back to
-    /// a local share), `Ok` with the permit or the refusal otherwise.
-    async fn reserve_in_fleet(
-        &self,
-        link: &FleetLink,
-        class: LimitClass,
-        max_wait: Duration,
-    ) -> Result<Result<Permit<'_>, LimitError>, crate::fleet::FleetError> {
-        let called = Instant::now();
-        let request = crate::fleet::Reserve {
-            token: &link.token,
-            class,
-            budget: self.inner.limits.budget(class),
-            pacing: self.inner.pacing,
-            max_wait,
-        };
-        let reservation = link.fleet.budget.reserve(request).await?;
-        if link
-            .failing
-            .swap(false, std::sync::atomic::Ordering::Relaxed)
-        {
-            tracing::info!("the fleet's budget store answers again");
-        }
-        let wait = match reservation {
-            crate::fleet::Reservation::Granted { wait } => wait,
-            crate::fleet::Reservation::Refused { wait, long_wait } => {
-                return Ok(Err(LimitError::too_far(class, wait, long_wait, max_wait)));
-            }
-            crate::fleet::Reservation::NoBudget => return Ok(Err(LimitError::NoBudget { class })),
-        };
-        if !wait.is_zero() {
-            tokio::time::sleep(wait).await;
-        }
-        let now = Instant::now();
-        // Kept locally too, for `quota()` and server blocks.
-        let mut classes = self.lock();
-        let log = &mut classes[index(class)];
-        if let Some(until) = log.blocked_until
-            && until > now
-        {
-            return Ok(Err(LimitError::DailyBudgetExhausted {
-                class,
-                available_in: until - now,
-            }));
-        }
-        let id = log.insert_start(now);
-        drop(classes);
-        Ok(Ok(Permit {
-            limiter: self,
-            class,
-            start: (now, id),
-            waited: now.saturating_duration_since(called),
-        }))
-    }
-
     /// How much of `class`'s budget is used, counting booked slots.
     pub(crate) fn quota(&self, class: LimitClass) -> Quota {
         let now = Instant::now();
@@ -360,7 +591,7 @@ impl RateLimiter {
         log.prune(budget, pacing, now);
         let used_today = budget
             .per_day
-            .map(|_| u32::try_from(log.starts.len()).unwrap_or(u32::MAX));
+            .map(|_| u32::try_from(log.count()).unwrap_or(u32::MAX));
         let next_slot_in = match log.earliest(budget, pacing, now, 1) {
             Some(slot) => slot.at - now,
             None => Duration::MAX,
@@ -392,7 +623,8 @@ impl RateLimiter {
     /// Takes in the gateway's counters of a response of `class`: [`Quota`]
     /// shows them, and when the server has counted more calls today than this
     /// limiter, the daily window follows the server's count (the difference
-    /// is counted as starts made now, which leave the window in 24 hours).
+    /// is counted as starts made now, which leave the window in 24 hours: a count, whatever
+    /// the header claims, never a list).
     pub(crate) fn observe(&self, class: LimitClass, counters: ServerCounters) {
         let now = Instant::now();
         let budget = self.inner.limits.budget(class);
@@ -402,12 +634,14 @@ impl RateLimiter {
         let (Some(_), Some(server_used)) = (budget.per_day, counters.quota_current) else {
             return;
         };
-        let ours = u32::try_from(log.starts.len()).unwrap_or(u32::MAX);
+        let ours = u32::try_from(log.count()).unwrap_or(u32::MAX);
         let missing = server_used
             .saturating_sub(ours)
             .min(budget.per_day.unwrap_or(0));
-        for _ in 0..missing {
-            log.insert_start(now);
+        if missing > 0 {
+            // One instant for all of them, the latest: stricter than keeping the earlier.
+            let before = log.unseen.map_or(0, |(_, n)| n);
+            log.unseen = Some((now, before.saturating_add(missing)));
         }
     }
 
@@ -472,6 +706,18 @@ impl fmt::Debug for RateLimiter {
     }
 }
 
+/// What makes two fleets the same: their store (as it describes itself, which for Redis is
+/// the server without credentials and the key prefix) and fallback share.
+fn fleet_identity(fleet: Option<&Fleet>) -> String {
+    match fleet {
+        None => "no fleet".to_string(),
+        Some(fleet) => format!(
+            "{:?} with a fallback share of 1/{}",
+            fleet.budget, fleet.fallback_share
+        ),
+    }
+}
+
 fn index(class: LimitClass) -> usize {
     match class {
         LimitClass::General => 0,
@@ -492,13 +738,50 @@ impl ClassLog {
         self.starts.iter().rposition(|s| s.id == id)
     }
 
-    /// Counts a start made at `now` (in order among the booked ones) and returns its id.
-    fn insert_start(&mut self, now: Instant) -> u64 {
-        let id = self.next_id;
-        self.next_id += 1;
-        let at = self.starts.partition_point(|s| s.at <= now);
-        self.starts.insert(at, Start { at: now, id });
-        id
+    /// Counts a start at `at` with the id `id` (taken from `next_id` before), in order among
+    /// the booked ones.
+    fn insert_at(&mut self, at: Instant, id: u64) {
+        let i = self.starts.partition_point(|s| s.at <= at);
+        self.starts.insert(i, Start { at, id });
+    }
+
+    /// The starts of the log for a fleet's store, as offsets from `now`.
+    fn history(&self, now: Instant) -> Vec<HistoryStart> {
+        let micros = |d: Duration| i64::try_from(d.as_micros()).unwrap_or(i64::MAX);
+        self.starts
+            .iter()
+            .map(|s| HistoryStart {
+                id: s.id,
+                offset_us: if s.at >= now {
+                    micros(s.at - now)
+                } else {
+                    -micros(now - s.at)
+                },
+            })
+            .collect()
+    }
+
+    /// How many starts the log counts: those it lists and those the server counted unseen.
+    fn count(&self) -> usize {
+        self.starts.len() + self.unseen.map_or(0, |(_, n)| n as usize)
+    }
+
+    /// The `k`-th latest start (`k` ≥ 1), the unseen ones included, if there are `k`.
+    fn kth_latest(&self, k: usize) -> Option<Instant> {
+        let len = self.starts.len();
+        let listed = |k: usize| (len >= k).then(|| self.starts[len - k].at);
+        let Some((at, n)) = self.unseen else {
+            return listed(k);
+        };
+        let n = n as usize;
+        let after = len - self.starts.partition_point(|s| s.at <= at);
+        if k <= after {
+            listed(k)
+        } else if k <= after + n {
+            Some(at)
+        } else {
+            listed(k - n)
+        }
     }
 
     /// Drops starts that can no longer matter: older than the longest window
@@ -517,6 +800,9 @@ impl ClassLog {
             while self.starts.front().is_some_and(|s| s.at <= horizon) {
                 self.starts.pop_front();
             }
+            if self.unseen.is_some_and(|(at, _)| at <= horizon) {
+                self.unseen = None;
+            }
         }
         if self.blocked_until.is_some_and(|b| b <= now) {
             self.blocked_until = None;
@@ -533,11 +819,9 @@ impl ClassLog {
         let after_kth_latest = |k: u32, window: Duration| -> Option<Instant> {
             let k = if k == 0 { 0 } else { (k / share).max(1) };
             let k = usize::try_from(k).ok().filter(|k| *k > 0)?;
-            let len = self.starts.len();
-            Some(if len >= k {
-                self.starts[len - k].at + window + pacing.margin
-            } else {
-                now
+            Some(match self.kth_latest(k) {
+                Some(at) => at + window + pacing.margin,
+                None => now,
             })
         };
         let mut long = now;
@@ -1245,8 +1529,8 @@ mod tests {
     fn one_token_has_one_limiter_in_the_process() {
         let token = crate::SecretToken::try_from("shared-token").unwrap();
         let here = token.fingerprint_in("https://a.example.com/pubapi");
-        let a = RateLimiter::for_token(here, Limits::default(), Pacing::default(), None);
-        let b = RateLimiter::for_token(here, Limits::default(), Pacing::default(), None);
+        let a = RateLimiter::for_token(here, Limits::default(), Pacing::default(), None).unwrap();
+        let b = RateLimiter::for_token(here, Limits::default(), Pacing::default(), None).unwrap();
         assert!(a.same_as(&b));
         let other = crate::SecretToken::try_from("rotated-token").unwrap();
         let c = RateLimiter::for_token(
@@ -1254,8 +1538,51 @@ mod tests {
             Limits::default(),
             Pacing::default(),
             None,
-        );
+        )
+        .unwrap();
         assert!(!a.same_as(&c));
         assert!(!format!("{here:?}").contains("shared-token"));
+    }
+
+    #[test]
+    fn a_client_whose_settings_differ_from_its_tokens_pacer_is_refused_naming_the_difference() {
+        #[derive(Debug)]
+        struct NoStore;
+        impl crate::fleet::FleetBudget for NoStore {
+            fn reserve<'a>(
+                &'a self,
+                _: Reserve<'a>,
+            ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<Answer, FleetError>> {
+                Box::pin(async { Err(FleetError::new("none")) })
+            }
+        }
+        let token = crate::SecretToken::try_from("configured-token").unwrap();
+        let here = token.fingerprint_in("https://b.example.com/pubapi");
+        let _first =
+            RateLimiter::for_token(here, Limits::default(), Pacing::default(), None).unwrap();
+        let one_ai_call = Limits {
+            ai: Budget::new(None, Some(1)),
+            ..Limits::default()
+        };
+        let fleet = Fleet::new(Arc::new(NoStore));
+        let cases: [(&str, Limits, Pacing, Option<Fleet>); 3] = [
+            ("limits", one_ai_call, Pacing::default(), None),
+            (
+                "pacing",
+                Limits::default(),
+                Pacing::burst(Duration::ZERO),
+                None,
+            ),
+            ("fleet", Limits::default(), Pacing::default(), Some(fleet)),
+        ];
+        for (setting, limits, pacing, fleet) in cases {
+            let conflict = RateLimiter::for_token(here, limits, pacing, fleet).unwrap_err();
+            assert_eq!(conflict.setting, setting);
+            assert_ne!(conflict.existing, conflict.requested);
+            let message = conflict.to_string();
+            assert!(message.contains(setting), "{message}");
+            assert!(message.contains("isolated_budget"), "{message}");
+            assert!(!message.contains("configured-token"), "{message}");
+        }
     }
 }

@@ -9,6 +9,7 @@
 
 use crate::act_as::{ACT_AS, ACT_AS_EMAIL, ActAs};
 use crate::fleet::Fleet;
+use crate::limits::BudgetConflict;
 use crate::limits::{LimitClass, Limits, Pacing, ServerCounters};
 use crate::request::classify::{EndpointKind, Outcome, classify_response, classify_transport};
 use crate::request::limiter::RateLimiter;
@@ -96,9 +97,16 @@ pub(crate) enum Budgets {
 impl Shared {
     /// The limiter of `token`: looked up once per token, then cached. The first token's is
     /// borrowed without a lock; a later token's (a rotating source) is cloned from under one.
-    pub(crate) fn limiter_for(&self, token: &SecretToken) -> Cow<'_, RateLimiter> {
+    ///
+    /// # Errors
+    /// [`BudgetConflict`] when another client of the token in the process paces it with other
+    /// settings.
+    pub(crate) fn limiter_for(
+        &self,
+        token: &SecretToken,
+    ) -> Result<Cow<'_, RateLimiter>, BudgetConflict> {
         let (base_url, limits, pacing, fleet) = match &self.budgets {
-            Budgets::Isolated(limiter) => return Cow::Borrowed(limiter),
+            Budgets::Isolated(limiter) => return Ok(Cow::Borrowed(limiter)),
             Budgets::PerToken {
                 base_url,
                 limits,
@@ -110,23 +118,29 @@ impl Shared {
             let fingerprint = token.fingerprint_in(base_url);
             RateLimiter::for_token(fingerprint, *limits, *pacing, fleet.clone())
         };
-        let (first, limiter) = self.first.get_or_init(|| (token.clone(), lookup()));
+        let (first, limiter) = match self.first.get() {
+            Some(first) => first,
+            None => {
+                let limiter = lookup()?;
+                self.first.get_or_init(|| (token.clone(), limiter))
+            }
+        };
         if first.expose() == token.expose() {
             if self.later_in_use.load(Ordering::Relaxed) {
                 self.later_in_use.store(false, Ordering::Relaxed);
             }
-            return Cow::Borrowed(limiter);
+            return Ok(Cow::Borrowed(limiter));
         }
         let mut later = self.later.lock().unwrap_or_else(|p| p.into_inner());
         self.later_in_use.store(true, Ordering::Relaxed);
         match &*later {
             Some((known, limiter)) if known.expose() == token.expose() => {
-                Cow::Owned(limiter.clone())
+                Ok(Cow::Owned(limiter.clone()))
             }
             _ => {
-                let limiter = lookup();
+                let limiter = lookup()?;
                 *later = Some((token.clone(), limiter.clone()));
-                Cow::Owned(limiter)
+                Ok(Cow::Owned(limiter))
             }
         }
     }
@@ -358,7 +372,12 @@ impl Policy {
                         Err(e) => return Ok(LocalRejection::Token(e.to_string()).into_response()),
                     },
                 };
-                let limiter = shared.limiter_for(&token);
+                let limiter = match shared.limiter_for(&token) {
+                    Ok(limiter) => limiter,
+                    Err(conflict) => {
+                        return Ok(LocalRejection::Budget(conflict).into_response());
+                    }
+                };
                 // The blocks end what the future need not keep while it waits: the permit
                 // while the request is out, the answer while it sleeps before a retry.
                 let (sending, replay) = {
@@ -681,14 +700,14 @@ mod tests {
                 call_removed_operations: false,
             },
         );
-        let of_first = shared.limiter_for(&first).into_owned();
+        let of_first = shared.limiter_for(&first).unwrap().into_owned();
         assert!(shared.limiter().same_as(&of_first));
-        let of_second = shared.limiter_for(&second).into_owned();
+        let of_second = shared.limiter_for(&second).unwrap().into_owned();
         assert!(!of_second.same_as(&of_first));
         assert!(shared.limiter().same_as(&of_second));
-        assert!(shared.limiter_for(&first).same_as(&of_first));
+        assert!(shared.limiter_for(&first).unwrap().same_as(&of_first));
         assert!(shared.limiter().same_as(&of_first));
-        assert!(shared.limiter_for(&second).same_as(&of_second));
+        assert!(shared.limiter_for(&second).unwrap().same_as(&of_second));
         assert!(shared.limiter().same_as(&of_second));
     }
 

@@ -21,6 +21,8 @@ pub(crate) enum LocalRejection {
     },
     /// The token source could not produce a token.
     Token(String),
+    /// Another client of the token paces it with other settings.
+    Budget(crate::limits::BudgetConflict),
     /// A per-call impersonation header value is not valid.
     Impersonation(crate::act_as::ImpersonationError),
     /// A path parameter's value cannot be one segment (empty, `.`, `..`, a `/` or a
@@ -70,6 +72,7 @@ impl LocalRejection {
             LocalRejection::Deadline { .. } => 408,
             LocalRejection::Removed { .. } => 410,
             LocalRejection::Token(_) => 401,
+            LocalRejection::Budget(_) => 400,
             LocalRejection::Impersonation(_)
             | LocalRejection::Invalid { .. }
             | LocalRejection::Path { .. }
