@@ -560,4 +560,105 @@ mod tests {
         }
         assert!(in_redis, "the fleet store is used again once it answers");
     }
+
+    /// How many starts the store holds for `token`'s general class.
+    async fn stored(server: &RedisServer, token: &str) -> usize {
+        let fingerprint = SecretToken::try_from(token)
+            .unwrap()
+            .fingerprint_in("https://acme.test/pubapi");
+        let client = redis::Client::open(server.url()).unwrap();
+        let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+        redis::cmd("ZCARD")
+            .arg(format!("pubapi:{fingerprint}:general"))
+            .query_async(&mut connection)
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn what_a_process_sent_while_the_store_was_down_counts_in_its_windows_once_it_answers() {
+        let mut server = RedisServer::start();
+        let limiter = process(
+            &server,
+            "history-token",
+            limits(Some(20), Some(1000)),
+            Pacing::even(Duration::ZERO),
+        )
+        .await;
+        limiter
+            .acquire(GENERAL, Duration::from_secs(5))
+            .await
+            .unwrap()
+            .sent();
+        server.stop();
+        for _ in 0..3 {
+            limiter
+                .acquire(GENERAL, Duration::from_secs(5))
+                .await
+                .unwrap()
+                .sent();
+        }
+        // Back, without its data; the process makes no call, yet within the retry period
+        // (2 s) plus a failed attempt its starts are in the store again: the one before the
+        // outage and the three during it, each once.
+        server.restart();
+        let deadline = Instant::now() + Duration::from_secs(6);
+        while stored(&server, "history-token").await < 4 {
+            assert!(
+                Instant::now() < deadline,
+                "the history never reached the store"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        assert_eq!(stored(&server, "history-token").await, 4);
+    }
+
+    #[tokio::test]
+    async fn a_store_that_lost_its_data_between_two_calls_gets_the_history_and_a_grace_on_the_share()
+     {
+        let server = RedisServer::start();
+        // 20 per second, a fallback share of 4: one start every 200 ms during the grace.
+        let limiter = process(
+            &server,
+            "restart-token",
+            limits(Some(20), Some(1000)),
+            Pacing::even(Duration::ZERO),
+        )
+        .await;
+        for _ in 0..2 {
+            limiter
+                .acquire(GENERAL, Duration::from_secs(5))
+                .await
+                .unwrap()
+                .sent();
+        }
+        // Emptied under the process's connection (a restart breaks the connection, which the
+        // process sees as an outage; a failover to an empty replica or a flush does not).
+        let client = redis::Client::open(server.url()).unwrap();
+        let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+        let () = redis::cmd("FLUSHALL")
+            .query_async(&mut connection)
+            .await
+            .unwrap();
+        let mut starts = Vec::new();
+        for _ in 0..3 {
+            let permit = loop {
+                match limiter.acquire(GENERAL, Duration::from_secs(5)).await {
+                    Ok(permit) => break permit,
+                    Err(other) => panic!("{other:?}"),
+                }
+            };
+            starts.push(Instant::now());
+            permit.sent();
+        }
+        for pair in starts.windows(2) {
+            assert!(
+                pair[1] - pair[0] >= Duration::from_millis(199),
+                "{:?}",
+                pair[1] - pair[0]
+            );
+        }
+        assert_eq!(stored(&server, "restart-token").await, 5);
+    }
 }

@@ -1585,4 +1585,121 @@ mod tests {
             assert!(!message.contains("configured-token"), "{message}");
         }
     }
+
+    /// A store that grants every booking at once, and records what it was asked.
+    #[derive(Debug, Default)]
+    struct EagerStore {
+        asked: Mutex<Vec<(Duration, bool, usize)>>,
+    }
+
+    impl crate::fleet::FleetBudget for EagerStore {
+        fn reserve<'a>(
+            &'a self,
+            request: Reserve<'a>,
+        ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<Answer, FleetError>> {
+            self.asked.lock().unwrap().push((
+                request.not_before,
+                request.book,
+                request.history.map_or(usize::MAX, <[_]>::len),
+            ));
+            Box::pin(async move {
+                Ok(Answer {
+                    reservation: Reservation::Granted {
+                        wait: request.not_before,
+                    },
+                    generation: "g1".into(),
+                    lost_history: false,
+                })
+            })
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_grant_from_the_store_never_starts_two_calls_of_a_process_closer_than_its_spacing() {
+        let store = Arc::new(EagerStore::default());
+        let token = crate::SecretToken::try_from("floor-token")
+            .unwrap()
+            .fingerprint_in("https://c.example.com/pubapi");
+        let limiter = RateLimiter::in_fleet(
+            Limits::default(),
+            Pacing::default(),
+            Fleet::new(store.clone()),
+            token,
+        );
+        let t0 = Instant::now();
+        let mut starts = Vec::new();
+        for _ in 0..4 {
+            let permit = limiter.acquire(GENERAL, LONG).await.unwrap();
+            starts.push(permit.start() - t0);
+            permit.sent();
+        }
+        // (1 s + 100 ms) / 2 apart, though the store would have let every call go at once.
+        let expected: Vec<Duration> = [0, 550, 1100, 1650].map(Duration::from_millis).into();
+        assert_eq!(starts, expected);
+        let asked = store.asked.lock().unwrap();
+        // The first booking carries the (empty) history of a process new to the store.
+        assert_eq!(asked[0], (Duration::ZERO, true, 0));
+        assert_eq!(asked[1], (Duration::from_millis(550), true, usize::MAX));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn what_the_servers_counters_claim_costs_a_count_not_a_start_per_call() {
+        let limits = Limits {
+            general: Budget::new(Some(2), Some(u32::MAX)),
+            ..Limits::default()
+        };
+        let limiter = RateLimiter::with_pacing(limits, EXACT);
+        limiter.acquire(GENERAL, LONG).await.unwrap().sent();
+        let started = std::time::Instant::now();
+        limiter.observe(
+            GENERAL,
+            ServerCounters {
+                qps_allotted: None,
+                qps_current: None,
+                quota_allotted: None,
+                quota_current: Some(u32::MAX),
+            },
+        );
+        // A list of four billion starts would take minutes and gigabytes.
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        assert_eq!(limiter.log_len(GENERAL), 1);
+        assert_eq!(limiter.quota(GENERAL).used_today, Some(u32::MAX));
+        // Counted in the windows: none left today.
+        assert!(matches!(
+            limiter.acquire(GENERAL, secs(60)).await,
+            Err(LimitError::DailyBudgetExhausted { .. })
+        ));
+        // And gone after a day.
+        sleep(DAY + secs(1)).await;
+        assert_eq!(limiter.quota(GENERAL).used_today, Some(0));
+        limiter.acquire(GENERAL, LONG).await.unwrap();
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_kth_latest_start_counts_the_unseen_ones_in_their_place(
+            listed in proptest::collection::vec(0u64..10_000, 0..40),
+            unseen_at in 0u64..10_000,
+            unseen in 0u32..50,
+            k in 1usize..100,
+        ) {
+            let t0 = Instant::now();
+            let mut log = ClassLog::default();
+            let mut listed = listed;
+            listed.sort_unstable();
+            for (id, ms) in listed.iter().enumerate() {
+                log.insert_at(t0 + Duration::from_millis(*ms), id as u64);
+            }
+            let mut all: Vec<Instant> =
+                listed.iter().map(|ms| t0 + Duration::from_millis(*ms)).collect();
+            if unseen > 0 {
+                log.unseen = Some((t0 + Duration::from_millis(unseen_at), unseen));
+                all.extend((0..unseen).map(|_| t0 + Duration::from_millis(unseen_at)));
+            }
+            all.sort_unstable();
+            let expected = (all.len() >= k).then(|| all[all.len() - k]);
+            proptest::prop_assert_eq!(log.kth_latest(k), expected);
+            proptest::prop_assert_eq!(log.count(), all.len());
+        }
+    }
 }
