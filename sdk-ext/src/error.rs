@@ -156,6 +156,11 @@ impl Error {
                 .is_some_and(|g| g.eq_ignore_ascii_case(code))
         };
         let (over_rate, over_qps) = (gateway_is(OVER_RATE), gateway_is(OVER_QPS));
+        let unknown_throttle = crate::gateway::is_unknown_throttle(
+            status,
+            error.gateway_code(),
+            error.retry_after().is_some(),
+        );
         match status {
             401 => Error::Unauthorized(error),
             403 | 429 if gateway_is(INACTIVE) => Error::Unauthorized(error),
@@ -164,7 +169,7 @@ impl Error {
                 resets_in: error.retry_after(),
                 error: Some(error),
             },
-            403 if over_qps => Error::Throttled {
+            403 if over_qps || unknown_throttle => Error::Throttled {
                 retry_after: error.retry_after(),
                 error,
             },
@@ -327,6 +332,16 @@ impl fmt::Display for Error {
             }
             Error::Throttled { retry_after, error } => {
                 f.write_str("throttled")?;
+                if let Some(code) = error
+                    .gateway_code()
+                    .filter(|code| !crate::gateway::is_known(code))
+                {
+                    write!(
+                        f,
+                        " with a gateway code the SDK does not know ({})",
+                        OneLine(code, 60)
+                    )?;
+                }
                 if let Some(after) = retry_after {
                     write!(f, ", retry after {}s", after.as_secs())?;
                 }
@@ -1257,38 +1272,52 @@ mod tests {
         assert_eq!(resets_in, Some(Duration::from_secs(3600)));
     }
 
+    /// A 403 with a gateway code the SDK does not know is a throttle of a new kind when it
+    /// carries `Retry-After` (retried, then `Throttled` naming the code), and a refusal
+    /// without it: `Throttled` among the reasons when the code says so.
     #[test]
-    fn unknown_gateway_throttle_code_on_403_is_forbidden_throttled() {
-        let e = Error::from_response(
-            ErrorFormat::General,
-            Area::Events,
-            403,
-            &with_gateway("ERR_403_DEVELOPER_OVER_BURST", "1"),
-            Bytes::new(),
-            NOW,
-        );
-        assert!(matches!(
-            e,
-            Error::Forbidden {
-                reason: ForbiddenReason::Throttled,
-                ..
-            }
-        ));
-        let e = Error::from_response(
-            ErrorFormat::General,
-            Area::Events,
-            403,
-            &with_gateway("ERR_403", "1"),
-            Bytes::new(),
-            NOW,
-        );
-        assert!(matches!(
-            e,
-            Error::Forbidden {
-                reason: ForbiddenReason::Other,
-                ..
-            }
-        ));
+    fn unknown_gateway_code_on_403_is_throttled_with_retry_after_and_forbidden_without() {
+        for code in ["ERR_403_DEVELOPER_OVER_BURST", "ERR_403"] {
+            let e = Error::from_response(
+                ErrorFormat::General,
+                Area::Events,
+                403,
+                &with_gateway(code, "1"),
+                Bytes::new(),
+                NOW,
+            );
+            assert!(
+                matches!(e, Error::Throttled { retry_after: Some(r), .. } if r == Duration::from_secs(1)),
+                "{e:?}"
+            );
+            assert!(e.to_string().contains(code), "{e}");
+        }
+        let without_retry_after = |code: &'static str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(
+                crate::gateway::GATEWAY_ERROR_CODE,
+                http::HeaderValue::from_static(code),
+            );
+            Error::from_response(
+                ErrorFormat::General,
+                Area::Events,
+                403,
+                &headers,
+                Bytes::new(),
+                NOW,
+            )
+        };
+        let cases = [
+            ("ERR_403_DEVELOPER_OVER_BURST", ForbiddenReason::Throttled),
+            ("ERR_403", ForbiddenReason::Other),
+        ];
+        for (code, reason) in cases {
+            let e = without_retry_after(code);
+            assert!(
+                matches!(&e, Error::Forbidden { reason: r, .. } if *r == reason),
+                "{code}: {e:?}"
+            );
+        }
     }
 
     #[test]

@@ -25,3 +25,18 @@ pub(crate) fn gateway_code(headers: &HeaderMap) -> Option<&str> {
         .map(|v| v.trim_matches([' ', '\t']))
         .filter(|v| !v.is_empty())
 }
+
+/// Whether `code` is one the SDK knows ([`OVER_QPS`], [`OVER_RATE`], [`INACTIVE`]).
+pub(crate) fn is_known(code: &str) -> bool {
+    [OVER_QPS, OVER_RATE, INACTIVE]
+        .iter()
+        .any(|known| code.eq_ignore_ascii_case(known))
+}
+
+/// A 403 or 429 with a gateway code the SDK does not know and a `Retry-After`: a throttle of
+/// a kind not met before (the gateway adds codes over time). It is retried after
+/// `Retry-After` a bounded number of times (`RetryConfig::with_unknown_throttle_retries`),
+/// then fails as [`crate::Error::Throttled`] naming the code, never at once as a refusal.
+pub(crate) fn is_unknown_throttle(status: u16, code: Option<&str>, has_retry_after: bool) -> bool {
+    matches!(status, 403 | 429) && has_retry_after && code.is_some_and(|code| !is_known(code))
+}

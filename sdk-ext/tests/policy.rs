@@ -133,22 +133,55 @@ async fn an_inactive_token_is_unauthorized_and_never_retried() {
     assert_eq!(script.seen().len(), 1);
 }
 
+/// A 403 or 429 with `Retry-After` and a gateway code the SDK does not know is a throttle
+/// of a new kind: retried after `Retry-After` as often as configured (2 by default), then the
+/// call fails as throttled, naming the code. Without `Retry-After`, a 403 stays final.
 #[tokio::test(start_paused = true)]
-async fn a_throttle_with_an_unknown_code_is_retried_a_bounded_number_of_times() {
-    for status in [403, 429] {
-        let answer = Answer::empty(status)
-            .header("x-gateway-error-code", "ERR_SOMETHING_NEW")
-            .header("retry-after", "2");
+async fn a_throttle_with_an_unknown_code_is_retried_after_retry_after_a_bounded_number_of_times() {
+    // (status, Retry-After, retries configured, attempts expected)
+    let cases: [(u16, Option<&str>, Option<u32>, usize); 6] = [
+        (403, Some("2"), None, 3),
+        (429, Some("2"), None, 3),
+        (403, Some("2"), Some(0), 1),
+        (403, Some("2"), Some(5), 6),
+        (429, Some("2"), Some(1), 2),
+        (403, None, None, 1),
+    ];
+    for (status, after, retries, attempts) in cases {
+        let mut answer = Answer::empty(status).header("x-gateway-error-code", "ERR_SOMETHING_NEW");
+        if let Some(after) = after {
+            answer = answer.header("retry-after", after);
+        }
         let script = Script::new(vec![], answer);
-        let result = client(&script)
+        let mut retry = RetryConfig::default().with_max_attempts(10);
+        if let Some(retries) = retries {
+            retry = retry.with_unknown_throttle_retries(retries);
+        }
+        let error = client_with(&script, retry)
             .sdk()
             .whoami()
             .send()
             .await
-            .map_err(Error::from);
-        assert!(result.is_err(), "{status}");
-        let sent = script.seen().len();
-        assert!((1..=5).contains(&sent), "{status}: {sent} attempts");
+            .map_err(Error::from)
+            .unwrap_err();
+        let case = format!("{status} {after:?} {retries:?}");
+        let times = script.times();
+        assert_eq!(times.len(), attempts, "{case}");
+        if after.is_some() {
+            for pair in times.windows(2) {
+                assert_eq!(pair[1] - pair[0], secs(2), "{case}: {times:?}");
+            }
+            assert!(
+                matches!(error, Error::Throttled { retry_after: Some(r), .. } if r == secs(2)),
+                "{case}: {error:?}"
+            );
+            assert!(error.to_string().contains("ERR_SOMETHING_NEW"), "{error}");
+        } else {
+            assert!(
+                matches!(error, Error::Forbidden { .. }),
+                "{case}: {error:?}"
+            );
+        }
     }
 }
 

@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime};
 
 use http::HeaderMap;
 
-use crate::gateway::{INACTIVE, OVER_QPS, OVER_RATE, gateway_code};
+use crate::gateway::{INACTIVE, OVER_QPS, OVER_RATE, gateway_code, is_unknown_throttle};
 use crate::retry_after::retry_after;
 
 /// Which kind of endpoint answered; it changes what 409 means.
@@ -35,6 +35,12 @@ pub(crate) enum Outcome {
     Throttled {
         /// The server's `Retry-After`, if it sent a valid one.
         retry_after: Option<Duration>,
+    },
+    /// A 403 or 429 with `Retry-After` and a gateway code the SDK does not know: retried
+    /// after `Retry-After` a bounded number of times.
+    UnknownThrottle {
+        /// The server's `Retry-After`.
+        retry_after: Duration,
     },
     /// The daily quota is used up; retrying soon is pointless.
     QuotaExhausted {
@@ -71,6 +77,10 @@ pub(crate) fn classify_response(
             let is = |code: &str| gateway.is_some_and(|g| g.eq_ignore_ascii_case(code));
             if is(INACTIVE) {
                 Outcome::DoNotRetry
+            } else if let Some(after) = retry_after()
+                && is_unknown_throttle(status, gateway, true)
+            {
+                Outcome::UnknownThrottle { retry_after: after }
             } else if is(OVER_RATE) {
                 Outcome::QuotaExhausted {
                     retry_after: retry_after(),
@@ -215,6 +225,11 @@ mod tests {
         match (status, gateway, kind) {
             (200 | 201 | 202 | 204 | 303, _, _) => Outcome::Success,
             (403 | 429, Some(INACTIVE), _) => Outcome::DoNotRetry,
+            (403 | 429, Some(code), _) if !crate::gateway::is_known(code) => {
+                Outcome::UnknownThrottle {
+                    retry_after: retry_after.unwrap_or_default(),
+                }
+            }
             (403, Some(OVER_QPS), _) => Outcome::Throttled { retry_after },
             (403 | 429, Some(OVER_RATE), _) => Outcome::QuotaExhausted { retry_after },
             (429, _, _) => Outcome::Throttled { retry_after },
@@ -231,7 +246,7 @@ mod tests {
     fn expected_retry(outcome: Outcome, method: &Method) -> bool {
         let idempotent = [Method::GET, Method::HEAD, Method::PUT, Method::DELETE].contains(method);
         match outcome {
-            Outcome::Throttled { .. } => true,
+            Outcome::Throttled { .. } | Outcome::UnknownThrottle { .. } => true,
             Outcome::ServerError => idempotent,
             _ => false,
         }

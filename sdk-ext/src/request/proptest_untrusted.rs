@@ -17,7 +17,7 @@ use proptest::sample::Index;
 use serde_json::{Value, json};
 
 use crate::error::{Area, Error, ErrorFormat};
-use crate::gateway::{GATEWAY_ERROR_CODE, INACTIVE, OVER_QPS, OVER_RATE, gateway_code};
+use crate::gateway::{GATEWAY_ERROR_CODE, INACTIVE, OVER_QPS, OVER_RATE, gateway_code, is_known};
 use crate::request::classify::{self, EndpointKind, classify_response};
 use crate::request::retry::{Decision, GiveUpReason, RetryConfig};
 use crate::retry_after::{parse_retry_after, retry_after};
@@ -323,6 +323,10 @@ proptest! {
             classify::Outcome::QuotaExhausted { retry_after } => {
                 matches!(error, Error::QuotaExhausted { resets_in: r, .. } if r == retry_after)
             }
+            classify::Outcome::UnknownThrottle { retry_after } => matches!(
+                error,
+                Error::Throttled { retry_after: Some(r), .. } if r == retry_after
+            ),
             classify::Outcome::ServerError => matches!(error, Error::Server(_)),
             classify::Outcome::DoNotRetry => !matches!(
                 error,
@@ -333,7 +337,12 @@ proptest! {
         prop_assert!(agree, "{} {:?} {:?}", status, outcome, error);
         prop_assert_eq!(
             error.is_retryable(),
-            matches!(outcome, classify::Outcome::Throttled { .. } | classify::Outcome::ServerError)
+            matches!(
+                outcome,
+                classify::Outcome::Throttled { .. }
+                    | classify::Outcome::UnknownThrottle { .. }
+                    | classify::Outcome::ServerError
+            )
         );
     }
 
@@ -443,7 +452,8 @@ proptest! {
 
     /// The classifier speaks the documented vocabulary for any status, gateway code and
     /// `Retry-After`: success for 2xx and 3xx, quota only on the daily-quota code, throttled
-    /// only on the per-second code, a 429, or the token endpoint's 409, server error for 5xx,
+    /// only on the per-second code, a 429, or the token endpoint's 409, a throttle of an
+    /// unknown kind on a 403 or 429 with another code and `Retry-After`, server error for 5xx,
     /// and otherwise final (also a 403 or 429 saying the token is inactive); the delay is
     /// always the header's.
     #[test]
@@ -460,6 +470,9 @@ proptest! {
         let expected = match status {
             200..=399 => classify::Outcome::Success,
             403 | 429 if is(INACTIVE) => classify::Outcome::DoNotRetry,
+            403 | 429 if code.is_some_and(|c| !is_known(c)) && delay.is_some() => {
+                classify::Outcome::UnknownThrottle { retry_after: delay.unwrap_or_default() }
+            }
             403 | 429 if is(OVER_RATE) => classify::Outcome::QuotaExhausted { retry_after: delay },
             403 if is(OVER_QPS) => classify::Outcome::Throttled { retry_after: delay },
             429 => classify::Outcome::Throttled { retry_after: delay },

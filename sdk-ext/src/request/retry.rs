@@ -86,13 +86,15 @@ pub struct RetryConfig {
     max_retry_after: Duration,
     max_total_wait: Duration,
     operation_timeout: Duration,
+    unknown_throttle_retries: u32,
     budget: RetryBudget,
 }
 
 impl Default for RetryConfig {
     /// 3 attempts, backoff 1 s doubling up to 20 s, `Retry-After` honoured
-    /// up to 60 s, at most 120 s of waiting and 180 s per operation, and a
-    /// fresh budget of 500.
+    /// up to 60 s, at most 120 s of waiting and 180 s per operation, 2 retries
+    /// of a throttle with a gateway code the SDK does not know, and a fresh
+    /// budget of 500.
     fn default() -> Self {
         RetryConfig {
             max_attempts: 3,
@@ -101,12 +103,24 @@ impl Default for RetryConfig {
             max_retry_after: Duration::from_secs(60),
             max_total_wait: Duration::from_secs(120),
             operation_timeout: Duration::from_secs(180),
+            unknown_throttle_retries: 2,
             budget: RetryBudget::default(),
         }
     }
 }
 
 impl RetryConfig {
+    /// How many times a 403 or 429 with `Retry-After` and a gateway code the SDK does not
+    /// know is retried after its `Retry-After` (default 2; within
+    /// [`RetryConfig::with_max_attempts`]) before the call fails with
+    /// [`crate::Error::Throttled`] naming the code. The gateway adds codes over time: such an
+    /// answer is a throttle of a kind not met before, and giving up at once would turn a
+    /// pause into an outage. 0 gives up at once.
+    pub fn with_unknown_throttle_retries(mut self, retries: u32) -> Self {
+        self.unknown_throttle_retries = retries;
+        self
+    }
+
     /// Attempts in total, the first included (at least 1).
     pub fn with_max_attempts(mut self, attempts: u32) -> Self {
         self.max_attempts = attempts.max(1);
@@ -223,6 +237,12 @@ impl RetryConfig {
                 return Decision::GiveUp(GiveUpReason::QuotaExhausted { retry_after });
             }
             Outcome::Throttled { retry_after } => (retry_after, RETRY_COST),
+            Outcome::UnknownThrottle { retry_after } => {
+                if attempt > self.unknown_throttle_retries {
+                    return Decision::GiveUp(GiveUpReason::AttemptsExhausted { attempts: attempt });
+                }
+                (Some(retry_after), RETRY_COST)
+            }
             Outcome::ServerError if !method_is_idempotent => {
                 return Decision::GiveUp(GiveUpReason::NotIdempotent);
             }
