@@ -263,6 +263,38 @@ impl Error {
         }
     }
 
+    /// The id of the call whose answer this error is ([`crate::RequestId`], sent in
+    /// `x-request-id`, the same for every attempt of the call): quote it to the platform's
+    /// support, find it on the call's span. `None` for an error without an answer (a
+    /// transport failure, which the call's span records with its id, or a refusal before
+    /// sending).
+    pub fn request_id(&self) -> Option<crate::RequestId> {
+        self.api_error().and_then(ApiError::request_id)
+    }
+
+    fn api_error_mut(&mut self) -> Option<&mut ApiError> {
+        match self {
+            Error::Unauthorized(e)
+            | Error::NotFound(e)
+            | Error::Conflict(e)
+            | Error::InvalidRequest(e)
+            | Error::Server(e)
+            | Error::UnexpectedStatus(e)
+            | Error::Forbidden { error: e, .. }
+            | Error::Throttled { error: e, .. } => Some(e),
+            Error::QuotaExhausted { error, .. } => error.as_mut(),
+            _ => None,
+        }
+    }
+
+    /// Keeps the id of the call this error answers.
+    pub(crate) fn with_request_id(mut self, id: Option<crate::RequestId>) -> Self {
+        if let (Some(id), Some(error)) = (id, self.api_error_mut()) {
+            error.fields.request_id = Some(id);
+        }
+        self
+    }
+
     /// Whether the same request may succeed if sent again later: throttling,
     /// server errors, timeouts and transport failures. Whether resending is
     /// *safe* depends on the operation; see [`RetryConfig`](crate::RetryConfig).
@@ -302,10 +334,11 @@ impl fmt::Display for Error {
                 Some(code) => write!(f, " ({} {})", e.status(), OneLine(code, 40))?,
                 None => write!(f, " ({})", e.status())?,
             }
-            match e.summary() {
-                Some((text, joined)) => {
-                    write!(f, ": {}", OneLine(&text, if joined { 120 } else { 80 }))
-                }
+            if let Some((text, joined)) = e.summary() {
+                write!(f, ": {}", OneLine(&text, if joined { 120 } else { 80 }))?;
+            }
+            match e.request_id() {
+                Some(id) => write!(f, " [request id {id}]"),
                 None => Ok(()),
             }
         };
@@ -547,6 +580,7 @@ struct Fields {
     body: Bytes,
     gateway_code: Option<String>,
     retry_after: Option<Duration>,
+    request_id: Option<crate::RequestId>,
 }
 
 /// What one error format yields from a body.
@@ -580,6 +614,7 @@ impl ApiError {
             details: None,
             gateway_code: gateway_code(headers).map(str::to_owned),
             retry_after: retry_after(headers, now),
+            request_id: None,
             body,
         };
         if let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(&fields.body) {
@@ -670,6 +705,11 @@ impl ApiError {
     pub fn retry_after(&self) -> Option<Duration> {
         self.fields.retry_after
     }
+
+    /// The id of the call this answers (see [`Error::request_id`]).
+    pub fn request_id(&self) -> Option<crate::RequestId> {
+        self.fields.request_id
+    }
 }
 
 /// Reads `object` as `format`; `None` when it has none of its fields.
@@ -758,6 +798,7 @@ impl fmt::Debug for ApiError {
             body,
             gateway_code,
             retry_after,
+            request_id,
         } = &*self.fields;
         f.debug_struct("ApiError")
             .field("status", status)
@@ -768,6 +809,7 @@ impl fmt::Debug for ApiError {
             .field("details", details)
             .field("gateway_code", gateway_code)
             .field("retry_after", retry_after)
+            .field("request_id", request_id)
             .field("body", &RawBody(body.clone()))
             .finish()
     }

@@ -17,8 +17,10 @@ pub mod limits;
 pub mod path;
 pub mod registration;
 mod request;
+pub mod request_id;
 mod retry_after;
 mod rng;
+pub mod telemetry;
 #[cfg(feature = "test-util")]
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub mod testing;
@@ -38,6 +40,7 @@ pub use request::retry::{RetryBudget, RetryConfig};
 pub use request::token_endpoint::{
     TokenFlow, TokenLimits, TokenPacer, TokenPacingError, send_token_request,
 };
+pub use request_id::RequestId;
 pub use token::{SecretToken, TokenSource};
 pub use transport::Transport;
 

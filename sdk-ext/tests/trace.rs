@@ -1,10 +1,13 @@
-//! Tracing: a span per request naming the operation, method, attempt, status and limiter
-//! wait, and never the token or impersonation values. In its own test binary, because
-//! tracing caches per-callsite interest process-wide.
+//! Tracing and request ids: a span per request with OpenTelemetry's names for an HTTP
+//! client's span (`http.request.method`, `server.address`, `url.template`,
+//! `http.response.status_code`, `error.type`) and the SDK's own (operation, limit class,
+//! request id, attempt, limiter wait), never the token or impersonation values; one request
+//! id per call, the same on every attempt, kept on its error. In its own test binary,
+//! because tracing caches per-callsite interest process-wide.
 
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::testing::{Answer, Script};
-use pubapi_sdk_ext::{ActAs, Client, SecretToken};
+use pubapi_sdk_ext::{ActAs, Client, Error, SecretToken};
 use std::sync::{Arc, Mutex};
 
 const CANARY: &str = "CANARY-token-7f3a9c";
@@ -61,8 +64,81 @@ async fn trace_names_the_operation_but_never_the_token_or_impersonated_user() {
         .unwrap();
     let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
     assert!(log.contains("pubapi.request"), "{log}");
-    assert!(log.contains("operation=\"whoami\""), "{log}");
-    assert!(log.contains("attempt=2"), "{log}");
+    for field in [
+        "http.request.method=\"GET\"",
+        "server.address=\"sandbox.test\"",
+        "url.template=\"/v1/whoami\"",
+        "http.response.status_code=200",
+        "pubapi.operation=\"whoami\"",
+        "pubapi.limit_class=\"general\"",
+        "pubapi.attempt=2",
+        "pubapi.limiter_wait_ms=",
+    ] {
+        assert!(log.contains(field), "{field} in {log}");
+    }
     assert!(!log.contains(CANARY), "{log}");
     assert!(!log.contains("bob"), "{log}");
+}
+
+fn client(script: Arc<Script>) -> Client {
+    Client::builder()
+        .isolated_budget()
+        .base_url("http://sandbox.test/pubapi")
+        .allow_plain_http()
+        .token(SecretToken::try_from(CANARY).unwrap())
+        .transport(script)
+        .build()
+        .unwrap()
+}
+
+fn sent_ids(script: &Script) -> Vec<String> {
+    script
+        .seen()
+        .iter()
+        .map(|seen| seen.headers["x-request-id"].to_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_call_has_one_request_id_kept_across_its_retries_and_on_its_error() {
+    let captured = Captured::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_writer(captured.clone())
+        .with_ansi(false)
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let script = Script::new(
+        vec![Answer::empty(503), Answer::empty(503)],
+        Answer::json(404, r#"{"code":"not_found","message":"no such webhook"}"#),
+    );
+    let client = client(script.clone());
+    // Two 503s, then a 404: three attempts of one call, one id.
+    let error = client
+        .sdk()
+        .get_webhook_details()
+        .webhook_id("w1")
+        .send()
+        .await
+        .map_err(Error::from)
+        .unwrap_err();
+    let ids = sent_ids(&script);
+    assert_eq!(ids.len(), 3);
+    assert!(ids.iter().all(|id| *id == ids[0]), "{ids:?}");
+    assert_eq!(ids[0].len(), 36);
+    let id = error.request_id().expect("the error keeps the call's id");
+    assert_eq!(id.as_str(), ids[0]);
+    assert!(error.to_string().contains(&ids[0]), "{error}");
+    let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    assert!(
+        log.contains(&format!("pubapi.request_id=\"{}\"", ids[0])),
+        "{log}"
+    );
+    assert!(log.contains("error.type=\"404\""), "{log}");
+    // The next call has an id of its own.
+    let _ = client.sdk().whoami().send().await;
+    let ids = sent_ids(&script);
+    assert_eq!(ids.len(), 4);
+    assert_ne!(ids[3], ids[0]);
 }

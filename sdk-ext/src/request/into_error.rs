@@ -22,7 +22,7 @@ impl Error {
     /// typed error, reading its body unless the client's policy already did.
     pub async fn from_http_response(response: reqwest::Response) -> Error {
         if LocalRejection::of(&response).is_some() || FailedBody::of(&response).is_some() {
-            return Error::of_response(&response);
+            return Error::of_answer(&response);
         }
         let (area, format) = facts_of_path(response.url().path());
         let status = response.status().as_u16();
@@ -32,6 +32,12 @@ impl Error {
             Err(e) => return Error::Transport(e),
         };
         Error::from_response(format, area, status, &headers, body, SystemTime::now())
+    }
+
+    /// [`Error::of_response`], keeping the id of the call the response answers.
+    fn of_answer(response: &reqwest::Response) -> Error {
+        let id = response.extensions().get::<crate::RequestId>().copied();
+        Error::of_response(response).with_request_id(id)
     }
 
     /// The error of a response the client's policy answered: its local rejection, or the
@@ -82,7 +88,7 @@ impl From<progenitor_client::Error<()>> for Error {
     fn from(error: progenitor_client::Error<()>) -> Error {
         use progenitor_client::Error as Sdk;
         match error {
-            Sdk::UnexpectedResponse(response) => Error::of_response(&response),
+            Sdk::UnexpectedResponse(response) => Error::of_answer(&response),
             Sdk::InvalidResponsePayload(body, e) => Error::Decode {
                 path: json_path_at(&body, e.line(), e.column()),
                 message: e.to_string(),

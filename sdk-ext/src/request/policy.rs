@@ -16,7 +16,9 @@ use crate::request::limiter::RateLimiter;
 use crate::request::rejection::LocalRejection;
 use crate::request::replay::Replay;
 use crate::request::retry::{Decision, RetryConfig};
+use crate::request_id::{REQUEST_ID_HEADER, RequestId};
 use crate::rng::SplitMix64;
+use crate::telemetry::{self, Ended};
 use crate::token::{SecretToken, TokenSource};
 use crate::transport::{ReqwestTransport, Transport};
 use futures_util::future::Either;
@@ -222,26 +224,47 @@ impl Policy {
         mut request: reqwest::Request,
         operation: &'static Operation,
     ) -> BoxFuture<'a, reqwest::Result<reqwest::Response>> {
+        let request_id = RequestId::next();
+        // OpenTelemetry's names for an HTTP client's span, and the SDK's own under `pubapi.`;
+        // nothing secret: no token, act-as value, query or body.
         let span = tracing::info_span!(
             "pubapi.request",
-            operation = operation.id,
-            method = operation.method,
-            attempt = tracing::field::Empty,
-            status = tracing::field::Empty,
-            limiter_wait_ms = tracing::field::Empty,
+            otel.kind = "client",
+            http.request.method = operation.method,
+            server.address = request.url().host_str().unwrap_or_default(),
+            url.template = operation.path,
+            http.response.status_code = tracing::field::Empty,
+            error.r#type = tracing::field::Empty,
+            pubapi.operation = operation.id,
+            pubapi.limit_class = class_label(operation.limit_class),
+            pubapi.request_id = request_id.as_str(),
+            pubapi.attempt = tracing::field::Empty,
+            pubapi.limiter_wait_ms = tracing::field::Empty,
         );
         if let Err(rejection) = self.check(&mut request, operation) {
-            return Box::pin(std::future::ready(Ok(rejection.into_response())));
+            let mut response = rejection.into_response();
+            response.extensions_mut().insert(request_id);
+            span.record("error.type", "local");
+            telemetry::request(operation.id, Ended::Local);
+            return Box::pin(std::future::ready(Ok(response)));
         }
+        request
+            .headers_mut()
+            .insert(REQUEST_ID_HEADER, request_id.header_value());
         // A disabled span (no subscriber, or one that filters it out) is not entered and
         // left on every poll: the attempts run bare.
-        if span.is_disabled() {
-            Box::pin(self.attempts(http, request, operation, span))
+        let disabled = span.is_disabled();
+        let entered = span.clone();
+        let attempts = self.attempts(http, request, operation, span.clone());
+        let finished = async move {
+            let mut result = attempts.await;
+            finish(&mut result, operation, request_id, &span);
+            result
+        };
+        if disabled {
+            Box::pin(finished)
         } else {
-            Box::pin(
-                self.attempts(http, request, operation, span.clone())
-                    .instrument(span),
-            )
+            Box::pin(finished.instrument(entered))
         }
     }
 
@@ -351,7 +374,7 @@ impl Policy {
             let mut attempt = 0;
             loop {
                 attempt += 1;
-                span.record("attempt", attempt);
+                span.record("pubapi.attempt", attempt);
                 let now = if attempt == 1 {
                     started
                 } else {
@@ -385,7 +408,8 @@ impl Policy {
                         Ok(permit) => permit,
                         Err(e) => return Ok(LocalRejection::Limit(e).into_response()),
                     };
-                    span.record("limiter_wait_ms", permit.waited().as_millis() as u64);
+                    span.record("pubapi.limiter_wait_ms", permit.waited().as_millis() as u64);
+                    telemetry::limiter_wait(class, permit.waited());
                     request
                         .headers_mut()
                         .insert(http::header::AUTHORIZATION, token.header_value());
@@ -403,19 +427,36 @@ impl Policy {
                     let result = sending.await;
                     let outcome = match &result {
                         Ok(response) => {
-                            span.record("status", response.status().as_u16());
+                            let status = response.status().as_u16();
+                            span.record("http.response.status_code", status);
+                            telemetry::attempt(operation.id, Ended::Status(status));
                             if let Some(counters) = ServerCounters::from_headers(response.headers())
                             {
                                 limiter.observe(class, counters);
+                                if let (Some(allotted), Some(current)) =
+                                    (counters.quota_allotted, counters.quota_current)
+                                {
+                                    telemetry::quota_remaining(
+                                        class,
+                                        allotted.saturating_sub(current),
+                                    );
+                                }
                             }
-                            classify_response(
-                                response.status().as_u16(),
+                            let outcome = classify_response(
+                                status,
                                 response.headers(),
                                 endpoint_kind(class),
                                 SystemTime::now(),
-                            )
+                            );
+                            if let Some(code) = throttle_label(&outcome, response.headers()) {
+                                telemetry::throttle(code);
+                            }
+                            outcome
                         }
-                        Err(error) => classify_transport(error),
+                        Err(error) => {
+                            telemetry::attempt(operation.id, Ended::Transport);
+                            classify_transport(error)
+                        }
                     };
                     tracing::debug!(?outcome, "attempt finished");
 
@@ -432,6 +473,7 @@ impl Policy {
                             tracing::debug!(
                                 "token rejected with 401; retrying once with a fresh token"
                             );
+                            telemetry::retry(operation.id, "unauthorized");
                             match replay.into_request(&result) {
                                 Some(again) => {
                                     request = again;
@@ -468,6 +510,7 @@ impl Policy {
                         }
                         Decision::Retry { after } => match replay.into_request(&result) {
                             Some(again) => {
+                                telemetry::retry(operation.id, retry_reason(&outcome));
                                 request = again;
                                 after
                             }
@@ -484,6 +527,85 @@ impl Policy {
                 waited += after;
             }
         }
+    }
+}
+
+/// After the last attempt: the call's id on its answer (the typed error reads it there), its
+/// end on the span (OpenTelemetry's `http.response.status_code` and `error.type`) and in
+/// the metrics.
+fn finish(
+    result: &mut reqwest::Result<reqwest::Response>,
+    operation: &'static Operation,
+    request_id: RequestId,
+    span: &tracing::Span,
+) {
+    let ended = match result {
+        Ok(response) => {
+            let local = LocalRejection::of(response).is_some();
+            response.extensions_mut().insert(request_id);
+            let status = response.status().as_u16();
+            if local {
+                span.record("error.type", "local");
+                Ended::Local
+            } else {
+                span.record("http.response.status_code", status);
+                if status >= 400 && !span.is_disabled() {
+                    span.record("error.type", status.to_string());
+                }
+                Ended::Status(status)
+            }
+        }
+        Err(error) => {
+            span.record("error.type", transport_error_type(error));
+            Ended::Transport
+        }
+    };
+    telemetry::request(operation.id, ended);
+}
+
+/// `error.type` of a call that got no answer.
+fn transport_error_type(error: &reqwest::Error) -> &'static str {
+    if error.is_timeout() {
+        "timeout"
+    } else if error.is_connect() {
+        "connect"
+    } else {
+        "transport"
+    }
+}
+
+fn class_label(class: LimitClass) -> &'static str {
+    match class {
+        LimitClass::General => "general",
+        LimitClass::Ai => "ai",
+    }
+}
+
+/// The metrics label of a throttle answer: the SDK's name of its gateway code.
+fn throttle_label(outcome: &Outcome, headers: &http::HeaderMap) -> Option<&'static str> {
+    use crate::gateway::{OVER_QPS, OVER_RATE};
+    match outcome {
+        Outcome::Throttled { .. } | Outcome::QuotaExhausted { .. } => {
+            let code = crate::gateway::gateway_code(headers);
+            Some(match code {
+                None => "none",
+                Some(c) if c.eq_ignore_ascii_case(OVER_QPS) => OVER_QPS,
+                Some(c) if c.eq_ignore_ascii_case(OVER_RATE) => OVER_RATE,
+                Some(_) => "unknown",
+            })
+        }
+        Outcome::UnknownThrottle { .. } => Some("unknown"),
+        _ => None,
+    }
+}
+
+/// The metrics label of a retried outcome.
+fn retry_reason(outcome: &Outcome) -> &'static str {
+    match outcome {
+        Outcome::Throttled { .. } | Outcome::UnknownThrottle { .. } => "throttled",
+        Outcome::ServerError => "server_error",
+        Outcome::TransportError { .. } => "transport",
+        _ => "other",
     }
 }
 

@@ -10,8 +10,9 @@ use http::header::{AUTHORIZATION, HeaderName, HeaderValue};
 use http::{Method, Version};
 
 /// Headers kept inline, besides the token (which each attempt sets again): the generated
-/// client sends `accept` and `api-version`, and an act-as view or call adds one more.
-const INLINE_HEADERS: usize = 3;
+/// client sends `accept` and `api-version`, the policy adds `x-request-id`, and an act-as
+/// view or call adds one more.
+const INLINE_HEADERS: usize = 4;
 
 /// The part of a request needed to send it again.
 #[derive(Debug)]
@@ -119,17 +120,20 @@ mod tests {
             http.get("http://h.test/pubapi/v1/whoami?a=1")
                 .header("accept", "application/json")
                 .header("api-version", "1.3.4")
+                .header("x-request-id", "5ad604ef-b5fd-dd25-0000-000000000001")
                 .header(AUTHORIZATION, "Bearer t0k3n")
                 .build(),
             http.get("http://h.test/pubapi/v1/whoami")
                 .header("accept", "application/json")
                 .header("api-version", "1.3.4")
+                .header("x-request-id", "5ad604ef-b5fd-dd25-0000-000000000002")
                 .header("x-service-act-as", "bob")
                 .header(AUTHORIZATION, "Bearer t0k3n")
                 .build(),
             http.get("http://h.test/pubapi/v1/whoami")
                 .header("accept", "application/json")
                 .header("api-version", "1.3.4")
+                .header("x-request-id", "5ad604ef-b5fd-dd25-0000-000000000003")
                 .header("x-service-act-as", "bob")
                 .header("x-extra", "1")
                 .build(),

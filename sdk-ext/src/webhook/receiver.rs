@@ -218,6 +218,17 @@ impl Receiver {
         body: &[u8],
         handler: &H,
     ) -> HandleOutcome {
+        let outcome = self.take_in(headers, body, handler).await;
+        crate::telemetry::webhook_delivery(outcome.status, outcome.duplicates);
+        outcome
+    }
+
+    async fn take_in<H: DeliveryHandler>(
+        &self,
+        headers: &HeaderMap,
+        body: &[u8],
+        handler: &H,
+    ) -> HandleOutcome {
         if !self.is_authorized(headers) {
             return HandleOutcome::with_status(401);
         }

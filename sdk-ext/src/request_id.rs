@@ -1,0 +1,90 @@
+//! The id every request carries: one per call, kept across its retries, sent in
+//! [`REQUEST_ID_HEADER`], recorded on the call's span and kept on the error of a call that
+//! got an answer ([`crate::Error::request_id`]).
+//!
+//! The platform's own clients send a request-id header with every call and log it with
+//! their errors (the header's name is not shown; `x-request-id` is the common one). One id
+//! for all the attempts of a call is the rule of the Azure SDK guidelines: the server's logs
+//! then show the retries of one call together.
+
+use std::fmt;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The header a request's id travels in.
+pub const REQUEST_ID_HEADER: http::HeaderName = http::HeaderName::from_static("x-request-id");
+
+/// A request's id: 36 characters in the shape of a UUID (`8-4-4-4-12` hex digits), unique in
+/// the process (a counter) and across processes (a random prefix drawn once per process).
+/// `Copy`: it costs no allocation to keep.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RequestId([u8; 36]);
+
+impl RequestId {
+    /// A new id, never given before in this process.
+    pub(crate) fn next() -> RequestId {
+        static PREFIX: OnceLock<u64> = OnceLock::new();
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let prefix = *PREFIX.get_or_init(|| crate::rng::SplitMix64::from_entropy().next_u64());
+        let count = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let mut text = [b'-'; 36];
+        let mut digits = (0..16)
+            .rev()
+            .map(|i| (prefix >> (i * 4)) & 0xf)
+            .chain((0..16).rev().map(|i| (count >> (i * 4)) & 0xf));
+        for (i, byte) in text.iter_mut().enumerate() {
+            if [8, 13, 18, 23].contains(&i) {
+                continue;
+            }
+            let digit = digits.next().unwrap_or(0) as u8;
+            *byte = if digit < 10 {
+                b'0' + digit
+            } else {
+                b'a' + digit - 10
+            };
+        }
+        RequestId(text)
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        // Only ASCII hex digits and dashes are ever written.
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+
+    /// The header value.
+    pub(crate) fn header_value(&self) -> http::HeaderValue {
+        http::HeaderValue::from_bytes(&self.0).unwrap_or(http::HeaderValue::from_static(""))
+    }
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Debug for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RequestId({})", self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_uuid_shaped_and_never_repeat() {
+        let ids: Vec<RequestId> = (0..10_000).map(|_| RequestId::next()).collect();
+        let unique: std::collections::HashSet<_> = ids.iter().collect();
+        assert_eq!(unique.len(), ids.len());
+        for id in &ids[..3] {
+            let text = id.as_str();
+            let groups: Vec<usize> = text.split('-').map(str::len).collect();
+            assert_eq!(groups, [8, 4, 4, 4, 12], "{text}");
+            assert!(text.bytes().all(|b| b == b'-' || b.is_ascii_hexdigit()));
+            assert_eq!(id.header_value().to_str().unwrap(), text);
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! The signals to operate a client with, besides the spans of `tracing`: metrics through the
+//! [`metrics`](https://docs.rs/metrics) facade, behind the `metrics` feature. Without the
+//! feature every function here is empty and compiles away.
+//!
+//! | metric | kind | labels | what |
+//! |---|---|---|---|
+//! | `pubapi_requests_total` | counter | `operation`, `status` | calls that ended, by operationId and final status (`transport` when no answer came, `local` when refused before sending) |
+//! | `pubapi_attempts_total` | counter | `operation`, `status` | every attempt, retries included |
+//! | `pubapi_retries_total` | counter | `operation`, `reason` | retries, by what was retried (`throttled`, `server_error`, `transport`, `unauthorized`) |
+//! | `pubapi_throttles_total` | counter | `code` | throttle answers, by gateway code (`ERR_403_DEVELOPER_OVER_QPS`, `…_OVER_RATE`, `unknown` for a code the SDK does not know, `none` for a 429 without one) |
+//! | `pubapi_limiter_wait_seconds` | histogram | `class` | how long calls waited for their slot |
+//! | `pubapi_quota_remaining` | gauge | `class` | what the gateway's counters leave of the day (`x-accesstoken-quota-*`) |
+//! | `pubapi_events_delivered_total` | counter | `version` | events an [`EventStream`](crate::events::EventStream) handed over |
+//! | `pubapi_webhook_deliveries_total` | counter | `status` | deliveries the webhook receiver answered, by the status it answered (`200`, `401`, `413`, `500`, `503`) |
+//! | `pubapi_webhook_duplicates_total` | counter | | events of deliveries left out as already handed over |
+//!
+//! Labels hold only values from closed sets the SDK defines: never a token, an act-as value,
+//! a body, or text a server chose.
+
+#[cfg(feature = "metrics")]
+use metrics::{counter, gauge, histogram};
+use std::time::Duration;
+
+use crate::limits::LimitClass;
+
+fn class_label(class: LimitClass) -> &'static str {
+    match class {
+        LimitClass::General => "general",
+        LimitClass::Ai => "ai",
+    }
+}
+
+/// How a call or an attempt ended, as a label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ended {
+    /// An answer with this status.
+    Status(u16),
+    /// No answer arrived.
+    Transport,
+    /// Refused before anything was sent.
+    Local,
+}
+
+impl Ended {
+    #[cfg(feature = "metrics")]
+    fn label(self) -> std::borrow::Cow<'static, str> {
+        match self {
+            Ended::Status(status) => status.to_string().into(),
+            Ended::Transport => "transport".into(),
+            Ended::Local => "local".into(),
+        }
+    }
+}
+
+/// A call ended.
+pub(crate) fn request(operation: &'static str, ended: Ended) {
+    #[cfg(feature = "metrics")]
+    counter!("pubapi_requests_total", "operation" => operation, "status" => ended.label())
+        .increment(1);
+    #[cfg(not(feature = "metrics"))]
+    let _ = (operation, ended);
+}
+
+/// An attempt ended.
+pub(crate) fn attempt(operation: &'static str, ended: Ended) {
+    #[cfg(feature = "metrics")]
+    counter!("pubapi_attempts_total", "operation" => operation, "status" => ended.label())
+        .increment(1);
+    #[cfg(not(feature = "metrics"))]
+    let _ = (operation, ended);
+}
+
+/// An attempt is retried.
+pub(crate) fn retry(operation: &'static str, reason: &'static str) {
+    #[cfg(feature = "metrics")]
+    counter!("pubapi_retries_total", "operation" => operation, "reason" => reason).increment(1);
+    #[cfg(not(feature = "metrics"))]
+    let _ = (operation, reason);
+}
+
+/// A throttle answer, by its gateway code (one of the SDK's, `unknown`, or `none`).
+pub(crate) fn throttle(code: &'static str) {
+    #[cfg(feature = "metrics")]
+    counter!("pubapi_throttles_total", "code" => code).increment(1);
+    #[cfg(not(feature = "metrics"))]
+    let _ = code;
+}
+
+/// A call waited this long for its slot.
+pub(crate) fn limiter_wait(class: LimitClass, waited: Duration) {
+    #[cfg(feature = "metrics")]
+    histogram!("pubapi_limiter_wait_seconds", "class" => class_label(class))
+        .record(waited.as_secs_f64());
+    #[cfg(not(feature = "metrics"))]
+    let _ = (class_label(class), waited);
+}
+
+/// What the gateway's counters leave of the day.
+pub(crate) fn quota_remaining(class: LimitClass, remaining: u32) {
+    #[cfg(feature = "metrics")]
+    gauge!("pubapi_quota_remaining", "class" => class_label(class)).set(f64::from(remaining));
+    #[cfg(not(feature = "metrics"))]
+    let _ = (class_label(class), remaining);
+}
+
+/// An event stream handed over `count` events.
+#[allow(dead_code, reason = "called by the event streams")]
+pub(crate) fn events_delivered(version: &'static str, count: u64) {
+    #[cfg(feature = "metrics")]
+    counter!("pubapi_events_delivered_total", "version" => version).increment(count);
+    #[cfg(not(feature = "metrics"))]
+    let _ = (version, count);
+}
+
+/// The webhook receiver answered a delivery with `status`, leaving out `duplicates` events.
+pub(crate) fn webhook_delivery(status: u16, duplicates: usize) {
+    #[cfg(feature = "metrics")]
+    {
+        counter!("pubapi_webhook_deliveries_total", "status" => status.to_string()).increment(1);
+        if duplicates > 0 {
+            counter!("pubapi_webhook_duplicates_total").increment(duplicates as u64);
+        }
+    }
+    #[cfg(not(feature = "metrics"))]
+    let _ = (status, duplicates);
+}
