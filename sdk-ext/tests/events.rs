@@ -63,6 +63,12 @@ fn event_of(id: i64, kind: &str, folder: &str) -> serde_json::Value {
 /// reverse `id-count+1 ..= id`), filters drop events inside the window, `latest_id` and
 /// `oldest_id` say where the window ended and began, 204 when the window is empty.
 fn events_api(store: Arc<Mutex<Store>>) -> Arc<Script> {
+    events_api_adding(store, Vec::new())
+}
+
+/// [`events_api`] from a server that adds the events `extra` (ids from anywhere) to every
+/// page it answers.
+fn events_api_adding(store: Arc<Mutex<Store>>, extra: Vec<i64>) -> Arc<Script> {
     Script::handler(move |seen| {
         let store = store.lock().unwrap();
         if seen.path.ends_with("/events/cursor") {
@@ -105,6 +111,7 @@ fn events_api(store: Arc<Mutex<Store>>) -> Arc<Script> {
                     .is_none_or(|f| (store.folder)(*i).starts_with(f))
             })
             .map(|i| event_of(i, (store.kind)(i), (store.folder)(i)))
+            .chain(extra.iter().map(|id| event_of(*id, "file_system", "/f")))
             .collect();
         Answer::json(
             200,
@@ -625,4 +632,72 @@ async fn a_stream_with_a_checkpoint_file_resumes_where_it_was_saved_whatever_its
     delivered.extend(until_caught_up(&mut second).await.0);
     assert_eq!(delivered, (1..=30).collect::<Vec<_>>());
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Stored ids near one end of the range, and ids a misbehaving server adds to every page.
+fn ends_of_the_range() -> impl proptest::strategy::Strategy<Value = (i64, i64, i64, Vec<i64>)> {
+    use proptest::prelude::*;
+    let near = |end: i64| {
+        prop_oneof![
+            (0i64..400).prop_map(move |d| if end < 0 { end + d } else { end - d }),
+            Just(end)
+        ]
+    };
+    (
+        prop_oneof![near(i64::MIN), near(i64::MAX)],
+        0i64..250,
+        -60i64..60,
+    )
+        .prop_flat_map(move |(a, len, d)| {
+            let (oldest, latest) = if a < 0 {
+                (a, a.saturating_add(len))
+            } else {
+                (a.saturating_sub(len), a)
+            };
+            let from = latest.saturating_add(d);
+            let extra = proptest::collection::vec(
+                prop_oneof![near(i64::MIN), near(i64::MAX), oldest..=latest],
+                0..4,
+            );
+            (Just(oldest), Just(latest), Just(from), extra)
+        })
+}
+
+proptest::proptest! {
+    // Each case builds two clients (tens of milliseconds each).
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Each id once, newest first, at both ends of the id range: from a server that answers
+    /// its windows, and from one that adds ids from anywhere to every page.
+    #[test]
+    fn backfill_hands_each_id_over_once_at_both_ends_of_the_range(
+        (oldest, latest, from, extra) in ends_of_the_range()
+    ) {
+        let store = Store::new(oldest, latest);
+        let honest = events_api(store.clone());
+        let misbehaving = events_api_adding(store, extra);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        for (script, honest) in [(honest, true), (misbehaving, false)] {
+            let ids: Vec<i64> = runtime.block_on(
+                backfill(client(&script), EventsVersion::V2, from)
+                    .map(|e| e.unwrap().id().unwrap())
+                    .collect(),
+            );
+            proptest::prop_assert!(ids.windows(2).all(|w| w[0] > w[1]), "{ids:?}");
+            let top = from.min(latest);
+            proptest::prop_assert!(ids.iter().all(|id| *id <= top), "{ids:?}");
+            if honest {
+                let expected: Vec<i64> = if top < oldest {
+                    Vec::new()
+                } else {
+                    (oldest..=top).rev().collect()
+                };
+                proptest::prop_assert_eq!(ids, expected);
+            }
+        }
+    }
 }

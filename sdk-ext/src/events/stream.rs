@@ -546,11 +546,13 @@ pub fn backfill(
                     events.dedup_by(|a, b| a.id().is_some() && a.id() == b.id());
                     let lowest = events.iter().filter_map(PollingEvent::id).min();
                     let reached_oldest = bottom <= walk.floor
-                        || page.oldest_id.is_some_and(|oldest| oldest > bottom)
-                        || bottom == i64::MIN;
-                    walk.done = reached_oldest;
+                        || page.oldest_id.is_some_and(|oldest| oldest > bottom);
+                    // The next window ends below every id delivered so far; there is none
+                    // below `i64::MIN` (saturating there would read it again).
                     let below = lowest.map_or(bottom, |lowest| lowest.min(bottom));
-                    walk.next = Some(below.saturating_sub(1));
+                    let next = below.checked_sub(1);
+                    walk.done = reached_oldest || next.is_none();
+                    walk.next = next;
                     walk.buffer.extend(events);
                 }
                 Ok(None) => walk.done = true,
