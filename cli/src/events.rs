@@ -4,6 +4,12 @@
 //! Each event is written and flushed before its id is saved as the checkpoint, and Ctrl-C
 //! is only heard between events, so a stop at any moment leaves a checkpoint that a new run
 //! starts after: no event printed twice, none skipped.
+//!
+//! The checkpoint file is locked (`<file>.lock`) while a tail consumes through it: a second
+//! tail on the same file stands by until the first ends (with `--no-follow` it fails at
+//! once, exit 1). A file that holds something else than checkpoints stops the tail at once
+//! (exit 2, naming the file); a file that cannot be read now is tried again with a backoff,
+//! each failure printed.
 
 use crate::Session;
 use crate::args::{EventsCommand, Start, TailArgs};
@@ -12,7 +18,8 @@ use futures_util::StreamExt;
 use pubapi_sdk_ext::events::{
     EventStream, EventsVersion, StreamItem, StreamNotice, StreamStart, Suppress,
 };
-use pubapi_sdk_ext::fleet::FileCheckpoints;
+use pubapi_sdk_ext::fleet::{FileCheckpoints, FleetError, FleetErrorKind};
+use std::path::Path;
 use std::sync::Arc;
 
 /// Runs `pubapi events …`.
@@ -77,6 +84,19 @@ async fn tail(session: &Session, args: TailArgs) -> Result<(), Failure> {
         );
     }
     let mut stream = builder.build(session.client.clone());
+    let ended = consume(session, &args, &mut stream).await;
+    // Given up, so another tail on the file takes over at once; dropped, it would be freed
+    // only when the process ends.
+    let released = stream.release().await;
+    ended?;
+    released.map_err(checkpoint_failure)
+}
+
+async fn consume(
+    session: &Session,
+    args: &TailArgs,
+    stream: &mut EventStream,
+) -> Result<(), Failure> {
     let mut printed = 0u64;
     // The stream ends only after an error no later poll can mend: that error is the exit's.
     let mut last_error: Option<Failure> = None;
@@ -102,10 +122,10 @@ async fn tail(session: &Session, args: TailArgs) -> Result<(), Failure> {
             Ok(StreamItem::Event(event)) => {
                 session.out.json_line(&event.raw)?;
                 printed += 1;
-                save(&stream).await?;
+                save(stream).await?;
             }
             Ok(StreamItem::Notice(StreamNotice::CaughtUp { next_poll_in })) => {
-                save(&stream).await?;
+                save(stream).await?;
                 if args.no_follow {
                     return Ok(());
                 }
@@ -120,8 +140,30 @@ async fn tail(session: &Session, args: TailArgs) -> Result<(), Failure> {
                      {oldest} (it keeps 30 days): some may be missing"
                 );
             }
-            Ok(StreamItem::Notice(StreamNotice::Skipped { .. })) => save(&stream).await?,
+            Ok(StreamItem::Notice(StreamNotice::Skipped { .. })) => save(stream).await?,
+            Ok(StreamItem::Notice(StreamNotice::StandingBy { .. })) => {
+                let file = args.checkpoint.as_deref().unwrap_or(Path::new("?"));
+                let lock = FileCheckpoints::new(file).lock_path();
+                let busy = format!(
+                    "another process is tailing through {} (it holds {})",
+                    file.display(),
+                    lock.display()
+                );
+                if args.no_follow {
+                    return Err(Failure::failed(busy));
+                }
+                eprintln!("{busy}: standing by until it stops");
+            }
+            Ok(StreamItem::Notice(StreamNotice::LeaseLost { .. })) => {
+                eprintln!("another process took the checkpoint file over: standing by");
+            }
             Ok(StreamItem::Notice(_)) => {}
+            Err(pubapi_sdk_ext::Error::Checkpoint(error))
+                if error.kind == FleetErrorKind::Unavailable =>
+            {
+                // Said when it happens: the stream tries the file again after a backoff.
+                eprintln!("pubapi: cannot read the checkpoint: {error} (trying again)");
+            }
             Err(error) => {
                 // The stream goes on after errors a later poll can mend, and ends after one
                 // it cannot: which of the two this was, the next item says.
@@ -134,8 +176,12 @@ async fn tail(session: &Session, args: TailArgs) -> Result<(), Failure> {
 }
 
 async fn save(stream: &EventStream) -> Result<(), Failure> {
-    stream
-        .save_checkpoint()
-        .await
-        .map_err(|e| Failure::failed(format!("cannot save the checkpoint: {e}")))
+    stream.save_checkpoint().await.map_err(checkpoint_failure)
+}
+
+fn checkpoint_failure(error: FleetError) -> Failure {
+    if error.kind == FleetErrorKind::Corrupt {
+        return Failure::from(pubapi_sdk_ext::Error::Checkpoint(error));
+    }
+    Failure::failed(format!("cannot save the checkpoint: {error}"))
 }

@@ -3,6 +3,7 @@
 
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::error::ForbiddenReason;
+use pubapi_sdk_ext::fleet::FleetErrorKind;
 use pubapi_sdk_ext::waiter::WaitError;
 use std::fmt;
 use std::process::ExitCode;
@@ -152,6 +153,14 @@ impl From<Error> for Failure {
                 ),
             ),
             Error::Removed { .. } => (Exit::Api, None),
+            Error::Checkpoint(e) if e.kind == FleetErrorKind::Corrupt => (
+                Exit::Usage,
+                Some(
+                    "the checkpoint file holds something else than pubapi's checkpoints: \
+                     restore it, or move it away to start again from --from"
+                        .into(),
+                ),
+            ),
             Error::Checkpoint(_) => (Exit::Failed, None),
             _ => (Exit::Api, None),
         };

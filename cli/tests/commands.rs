@@ -380,6 +380,96 @@ async fn ctrl_c_stops_a_tail_with_its_checkpoint_saved() {
     assert_eq!(saved["v2"].as_i64(), printed.last().copied(), "{saved}");
 }
 
+#[test]
+fn a_tail_with_an_empty_or_garbled_checkpoint_file_exits_2_at_once_naming_the_file() {
+    let dir = temp_dir("tail-corrupt");
+    let cp = dir.join("cp");
+    for garbage in [&b""[..], b"garbage\n", b"{\"v2\": \"twelve\"}"] {
+        std::fs::write(&cp, garbage).unwrap();
+        let mut child = pubapi()
+            .args(["--sandbox", "events", "tail", "--no-follow", "--checkpoint"])
+            .arg(&cp)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The sandbox starts in the process; the checkpoint is read before any event.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let started = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("{garbage:?}: still running after 10 s");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let took = started.elapsed();
+        let run = finished(child.wait_with_output().unwrap());
+        assert_eq!(run.code, 2, "{garbage:?}: {}", run.stderr);
+        assert!(took < Duration::from_secs(1), "{garbage:?}: {took:?}");
+        assert!(run.stderr.contains(cp.to_str().unwrap()), "{}", run.stderr);
+        assert!(run.stderr.contains("holds no checkpoint"), "{}", run.stderr);
+        assert!(run.stdout.is_empty(), "{}", run.stdout);
+        assert_eq!(
+            std::fs::read(&cp).unwrap(),
+            garbage,
+            "the file is left alone"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_tail_on_a_checkpoint_file_in_use_refuses_with_no_follow() {
+    let served = Served::start().await;
+    let dir = temp_dir("tail-locked");
+    let cp = dir.join("cp");
+    let mut first = served
+        .command(&["events", "tail", "--checkpoint", cp.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(first.stderr.take().unwrap());
+    let mut line = String::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !line.contains("caught up") {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0 && Instant::now() < deadline);
+    }
+    let second = served
+        .run(&[
+            "events",
+            "tail",
+            "--checkpoint",
+            cp.to_str().unwrap(),
+            "--no-follow",
+        ])
+        .await;
+    assert_eq!(second.code, 1, "{}", second.stderr);
+    assert!(
+        second.stderr.contains("another process is tailing through"),
+        "{}",
+        second.stderr
+    );
+    assert!(second.stdout.is_empty(), "{}", second.stdout);
+    interrupt(&first);
+    let status = tokio::task::spawn_blocking(move || first.wait().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(status.code(), Some(130));
+    // The first one gone, the file is free again.
+    let third = served
+        .run(&[
+            "events",
+            "tail",
+            "--checkpoint",
+            cp.to_str().unwrap(),
+            "--no-follow",
+        ])
+        .await;
+    assert_eq!(third.code, 0, "{}", third.stderr);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_during_a_download_leaves_no_file_behind() {
     let served = Served::start().await;

@@ -3,7 +3,13 @@
 //! sdk-ext client has no limits here (its pacing is measured in `pacing.rs`): what is measured
 //! is the policy a free slot costs (token, limiter, impersonation, classification).
 //!
-//! `cargo bench -p pubapi-sdk-ext --bench overhead`
+//! Then the same calls with the signals on: a `tracing` subscriber that records every span
+//! (`tracing_subscriber::registry()`, so the SDK's span with its fields and request id is
+//! built, entered and closed on every call), and, with `--features metrics`, a metrics
+//! recorder that keeps every counter and histogram in a map (as an exporter would).
+//!
+//! `cargo bench -p pubapi-sdk-ext --bench overhead` (add `--features metrics` for the
+//! metrics variant)
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use pubapi_sdk::types::Whoami;
@@ -166,6 +172,108 @@ fn overhead(c: &mut Criterion) {
             .iter(|| async { futures_util::future::join_all((0..32).map(|_| ext_call())).await })
     });
     concurrent.finish();
+
+    // The signals on, for the rest of the run: spans recorded, and metrics when the feature
+    // is on. The generated client is measured again beside them, in the same conditions.
+    tracing::subscriber::set_global_default(tracing_subscriber::layer::SubscriberExt::with(
+        tracing_subscriber::registry(),
+        tracing_subscriber::filter::LevelFilter::INFO,
+    ))
+    .unwrap();
+    #[cfg(feature = "metrics")]
+    metrics::set_global_recorder(keeping::Keeping::default()).unwrap();
+    let on = if cfg!(feature = "metrics") {
+        "spans_and_metrics_on"
+    } else {
+        "spans_on"
+    };
+    let mut sequential = c.benchmark_group(format!("whoami_sequential_{on}"));
+    sequential.bench_function("generated_client", |b| {
+        b.to_async(&runtime)
+            .iter(|| async { black_box::<Whoami>(generated_call().await) })
+    });
+    sequential.bench_function("sdk_ext", |b| {
+        b.to_async(&runtime)
+            .iter(|| async { black_box::<Whoami>(ext_call().await) })
+    });
+    sequential.finish();
+    let mut concurrent = c.benchmark_group(format!("whoami_32_concurrent_{on}"));
+    concurrent.throughput(criterion::Throughput::Elements(32));
+    concurrent.bench_function("generated_client", |b| {
+        b.to_async(&runtime).iter(|| async {
+            futures_util::future::join_all((0..32).map(|_| generated_call())).await
+        })
+    });
+    concurrent.bench_function("sdk_ext", |b| {
+        b.to_async(&runtime)
+            .iter(|| async { futures_util::future::join_all((0..32).map(|_| ext_call())).await })
+    });
+    concurrent.finish();
+}
+
+/// A recorder that keeps every value in a map by key, as an exporter does.
+#[cfg(feature = "metrics")]
+mod keeping {
+    use metrics::{
+        Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit,
+    };
+    use std::collections::HashMap;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Default)]
+    pub struct Keeping(Mutex<HashMap<Key, Arc<Cell>>>);
+
+    #[derive(Default)]
+    pub struct Cell(AtomicU64);
+
+    impl metrics::CounterFn for Cell {
+        fn increment(&self, value: u64) {
+            self.0.fetch_add(value, Ordering::Relaxed);
+        }
+        fn absolute(&self, value: u64) {
+            self.0.store(value, Ordering::Relaxed);
+        }
+    }
+
+    impl metrics::GaugeFn for Cell {
+        fn increment(&self, _: f64) {}
+        fn decrement(&self, _: f64) {}
+        fn set(&self, value: f64) {
+            self.0.store(value.to_bits(), Ordering::Relaxed);
+        }
+    }
+
+    impl metrics::HistogramFn for Cell {
+        fn record(&self, value: f64) {
+            self.0.fetch_add(value.to_bits() & 1, Ordering::Relaxed);
+        }
+    }
+
+    impl Keeping {
+        fn cell(&self, key: &Key) -> Arc<Cell> {
+            let mut map = self.0.lock().unwrap();
+            if let Some(cell) = map.get(key) {
+                return cell.clone();
+            }
+            map.entry(key.clone()).or_default().clone()
+        }
+    }
+
+    impl Recorder for Keeping {
+        fn describe_counter(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+        fn describe_gauge(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+        fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+        fn register_counter(&self, key: &Key, _: &Metadata<'_>) -> Counter {
+            Counter::from_arc(self.cell(key))
+        }
+        fn register_gauge(&self, key: &Key, _: &Metadata<'_>) -> Gauge {
+            Gauge::from_arc(self.cell(key))
+        }
+        fn register_histogram(&self, key: &Key, _: &Metadata<'_>) -> Histogram {
+            Histogram::from_arc(self.cell(key))
+        }
+    }
 }
 
 criterion_group!(benches, overhead);

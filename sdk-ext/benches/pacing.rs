@@ -5,16 +5,21 @@
 //!    accepted 80 ms late;
 //! 2. four clones of one client, 20 calls together, the same server;
 //! 3. a fleet of 4 OS processes sharing one token through Redis (a `redis-server` started on a
-//!    loopback port), 10 calls each.
+//!    loopback port), 10 calls each;
+//! 4. the same fleet, 15 calls each, through the faults of the store of issue 19: killed at
+//!    5 s and restarted 6 s later empty, or with its data; suspended (`SIGSTOP`) for 6 s; its
+//!    answers 0 to 400 ms late for 6 s. Each row also gives the calls lost and the
+//!    closest two arrivals of one process.
 //!
 //! `cargo bench -p pubapi-sdk-ext --features redis --bench pacing`
 
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::{Client, SecretToken};
-#[cfg(feature = "redis")]
-use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+#[cfg(feature = "redis")]
+#[path = "../tests/support/fleet_run.rs"]
+mod fleet_run;
 mod support;
 
 use tokio::io::{AsyncWriteExt, BufReader};
@@ -22,7 +27,6 @@ use tokio::net::TcpListener;
 
 const WHOAMI: &str =
     r#"{"clientId":"c1","username":"admin","domain":"acme.example.com","scopes":[]}"#;
-const WORKER: &str = "PUBAPI_PACING_WORKER";
 
 /// Serves whoami, one request per connection, every third connection accepted `delay` late;
 /// returns the base URL and the arrival instants.
@@ -131,89 +135,54 @@ async fn four_clones() {
     );
 }
 
+/// The fleet through Redis: 4 × 10 calls with the store up, then issue 19's faults of the
+/// store, 4 × 15 calls each (`tests/support/fleet_run.rs`; `tests/fleet_faults.rs` asserts
+/// the same runs).
 #[cfg(feature = "redis")]
-async fn fleet_of_processes() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut redis = Command::new("redis-server")
-        .args([
-            "--port",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ])
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("redis-server (apt-get install -y redis-server)");
-    let redis_url = format!("redis://127.0.0.1:{port}/");
-    let ready = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            ready.elapsed() < Duration::from_secs(10),
-            "redis-server did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let (base, arrivals) = serve(Duration::from_millis(80)).await;
-    let me = std::env::current_exe().unwrap();
-    let workers: Vec<_> = (0..4)
-        .map(|_| {
-            Command::new(&me)
-                .env(WORKER, format!("{base} {redis_url}"))
-                .stdout(Stdio::null())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for mut worker in workers {
-        assert!(worker.wait().unwrap().success());
-    }
-    let _ = redis.kill();
-    let _ = redis.wait();
-    report(
-        "fleet of 4 processes through Redis, 10 calls each",
-        &arrivals.lock().unwrap(),
-        SPACING * 39,
-    );
-}
-
-#[cfg(feature = "redis")]
-async fn worker(spec: &str) {
-    use pubapi_sdk_ext::fleet::{Fleet, redis::RedisBudget};
-    let (base, redis_url) = spec.split_once(' ').unwrap();
-    let budget = RedisBudget::connect(redis_url).await.unwrap();
-    let client = Client::builder()
-        .base_url(base)
-        .token(SecretToken::try_from("pacing-fleet").unwrap())
-        .fleet(Fleet::new(Arc::new(budget)))
-        .build()
-        .unwrap();
-    for _ in 0..10 {
-        client.sdk().whoami().send().await.unwrap();
+fn fleet_of_processes() {
+    use fleet_run::{Fault, Outcome, Scenario};
+    let scenarios = [
+        Scenario {
+            calls: 10,
+            ..Scenario::four_by_fifteen(
+                "fleet of 4 processes through Redis, 10 calls each",
+                Fault::None,
+            )
+        },
+        Scenario::four_by_fifteen(
+            "4 x 15, store restarted empty (down 5-11 s)",
+            Fault::RestartEmpty,
+        ),
+        Scenario::four_by_fifteen(
+            "4 x 15, store restarted with its data (down 5-11 s)",
+            Fault::RestartKeepingData,
+        ),
+        Scenario::four_by_fifteen("4 x 15, store paused (SIGSTOP 5-11 s)", Fault::Pause),
+        Scenario::four_by_fifteen(
+            "4 x 15, slow store (answers 0-400 ms late 5-11 s)",
+            Fault::Slow,
+        ),
+    ];
+    println!("{}", Outcome::header());
+    for scenario in &scenarios {
+        let outcome = fleet_run::run(scenario, &[]);
+        println!("{}", outcome.row());
+        if outcome.busiest_second().len() > 2 || outcome.lost() > 0 {
+            println!("{}", outcome.diagnosis());
+        }
     }
 }
 
 fn main() {
+    #[cfg(feature = "redis")]
+    fleet_run::work_if_asked();
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    if let Ok(spec) = std::env::var(WORKER) {
-        #[cfg(feature = "redis")]
-        runtime.block_on(worker(&spec));
-        #[cfg(not(feature = "redis"))]
-        let _ = spec;
-        return;
-    }
     // `cargo bench` passes `--bench`; nothing else to parse.
     runtime.block_on(one_client());
     runtime.block_on(four_clones());
+    drop(runtime);
     #[cfg(feature = "redis")]
-    runtime.block_on(fleet_of_processes());
+    fleet_of_processes();
     #[cfg(not(feature = "redis"))]
     println!("fleet of processes: run with --features redis");
 }

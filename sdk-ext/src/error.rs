@@ -111,7 +111,11 @@ pub enum Error {
     /// Input refused before anything was sent.
     InvalidInput(InputError),
     /// The checkpoint store of an event stream failed; the stream did not start anywhere
-    /// else (that would lose or repeat events) and tries again at the next poll.
+    /// else (that would lose or repeat events). When the store could not be reached
+    /// ([`FleetErrorKind::Unavailable`](crate::fleet::FleetErrorKind::Unavailable)) the stream
+    /// tries again after a backoff; when it holds something that is not a checkpoint
+    /// ([`FleetErrorKind::Corrupt`](crate::fleet::FleetErrorKind::Corrupt), the message names
+    /// the file or key) the stream ends with this error.
     Checkpoint(crate::fleet::FleetError),
     /// The reference removed the operation on a date that has passed (the copilot, on 30
     /// September 2026); nothing was sent. Use the successor, or build the client with
@@ -435,7 +439,7 @@ impl fmt::Display for Error {
                 write!(f, "response body does not decode at {path}: {message}")
             }
             Error::InvalidInput(e) => write!(f, "{e}; nothing was sent"),
-            Error::Checkpoint(e) => write!(f, "event stream checkpoint unavailable: {e}"),
+            Error::Checkpoint(e) => write!(f, "event stream checkpoint: {e}"),
             Error::Removed {
                 operation,
                 sunset,

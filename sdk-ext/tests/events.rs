@@ -63,6 +63,12 @@ fn event_of(id: i64, kind: &str, folder: &str) -> serde_json::Value {
 /// reverse `id-count+1 ..= id`), filters drop events inside the window, `latest_id` and
 /// `oldest_id` say where the window ended and began, 204 when the window is empty.
 fn events_api(store: Arc<Mutex<Store>>) -> Arc<Script> {
+    events_api_adding(store, Vec::new())
+}
+
+/// [`events_api`] from a server that adds the events `extra` (ids from anywhere) to every
+/// page it answers.
+fn events_api_adding(store: Arc<Mutex<Store>>, extra: Vec<i64>) -> Arc<Script> {
     Script::handler(move |seen| {
         let store = store.lock().unwrap();
         if seen.path.ends_with("/events/cursor") {
@@ -105,6 +111,7 @@ fn events_api(store: Arc<Mutex<Store>>) -> Arc<Script> {
                     .is_none_or(|f| (store.folder)(*i).starts_with(f))
             })
             .map(|i| event_of(i, (store.kind)(i), (store.folder)(i)))
+            .chain(extra.iter().map(|id| event_of(*id, "file_system", "/f")))
             .collect();
         Answer::json(
             200,
@@ -625,4 +632,251 @@ async fn a_stream_with_a_checkpoint_file_resumes_where_it_was_saved_whatever_its
     delivered.extend(until_caught_up(&mut second).await.0);
     assert_eq!(delivered, (1..=30).collect::<Vec<_>>());
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn scratch_dir(test: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("pubapi-events-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_corrupt_checkpoint_file_ends_the_stream_at_once_naming_the_file() {
+    use pubapi_sdk_ext::fleet::{FileCheckpoints, FleetErrorKind};
+    let dir = scratch_dir("corrupt");
+    let path = dir.join("cp");
+    for garbage in [&b""[..], b"garbage", b"{\"v2-all\": \"12\"}"] {
+        std::fs::write(&path, garbage).unwrap();
+        let script = events_api(Store::new(1, 30));
+        let mut stream = EventStream::builder(EventsVersion::V2)
+            .start(StreamStart::After(0))
+            .checkpoints(Arc::new(FileCheckpoints::new(&path)), "v2-all")
+            .build(client(&script));
+        let started = tokio::time::Instant::now();
+        let error = loop {
+            match stream.next().await {
+                Some(Ok(StreamItem::Notice(_))) => {}
+                Some(Err(pubapi_sdk_ext::Error::Checkpoint(error))) => break error,
+                other => panic!("{garbage:?}: {other:?}"),
+            }
+        };
+        assert_eq!(error.kind, FleetErrorKind::Corrupt, "{error}");
+        assert!(error.message.contains(&*path.to_string_lossy()), "{error}");
+        assert!(stream.next().await.is_none(), "the stream ended");
+        assert_eq!(started.elapsed(), Duration::ZERO, "no retry");
+        assert!(
+            script.seen().is_empty(),
+            "nothing read from an unknown position"
+        );
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            garbage,
+            "the file is left alone"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A checkpoint store that cannot be reached for its first `down` loads.
+#[derive(Debug)]
+struct Unreachable {
+    down: usize,
+    loads: Mutex<Vec<tokio::time::Instant>>,
+}
+
+impl pubapi_sdk_ext::fleet::CheckpointStore for Unreachable {
+    fn load<'a>(
+        &'a self,
+        _name: &'a str,
+    ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<Option<i64>, pubapi_sdk_ext::fleet::FleetError>>
+    {
+        let mut loads = self.loads.lock().unwrap();
+        loads.push(tokio::time::Instant::now());
+        let answer = if loads.len() <= self.down {
+            Err(pubapi_sdk_ext::fleet::FleetError::unavailable(
+                "redis: connection refused",
+            ))
+        } else {
+            Ok(Some(20))
+        };
+        Box::pin(async move { answer })
+    }
+
+    fn save<'a>(
+        &'a self,
+        _lease: &'a pubapi_sdk_ext::fleet::Lease,
+        _id: i64,
+    ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<(), pubapi_sdk_ext::fleet::FleetError>> {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_store_that_is_down_is_reported_at_each_failure_and_retried_with_a_capped_backoff() {
+    use pubapi_sdk_ext::fleet::FleetErrorKind;
+    let store = Arc::new(Unreachable {
+        down: 9,
+        loads: Mutex::new(Vec::new()),
+    });
+    let script = events_api(Store::new(1, 22));
+    let mut stream = EventStream::builder(EventsVersion::V2)
+        .checkpoints(store.clone(), "v2-all")
+        .build(client(&script));
+    let mut failures = 0;
+    let ids = loop {
+        match stream.next().await.unwrap() {
+            Err(pubapi_sdk_ext::Error::Checkpoint(error)) => {
+                assert_eq!(error.kind, FleetErrorKind::Unavailable);
+                failures += 1;
+            }
+            Ok(StreamItem::Notice(StreamNotice::Consuming { after, .. })) => {
+                assert_eq!(after, 20);
+                break until_caught_up(&mut stream).await.0;
+            }
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(failures, 9, "every failure is an item");
+    assert_eq!(
+        ids,
+        vec![21, 22],
+        "resumed from the store, once it answered"
+    );
+    let loads = store.loads.lock().unwrap().clone();
+    let waits: Vec<Duration> = loads.windows(2).map(|w| w[1] - w[0]).collect();
+    // 1 s doubling to the 60 s cap, each with up to a tenth more.
+    let floors = [1, 2, 4, 8, 16, 32, 60, 60, 60];
+    assert_eq!(waits.len(), floors.len());
+    for (wait, floor) in waits.iter().zip(floors) {
+        let floor = secs(floor);
+        assert!(*wait >= floor && *wait <= floor + floor / 10, "{waits:?}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_second_stream_on_a_locked_checkpoint_file_stands_by_and_takes_over_where_it_was_saved() {
+    use pubapi_sdk_ext::fleet::FileCheckpoints;
+    let dir = scratch_dir("standby");
+    let path = dir.join("cp");
+    let script = events_api(Store::new(1, 30));
+    let mut first = EventStream::builder(EventsVersion::V2)
+        .start(StreamStart::After(0))
+        .checkpoints(Arc::new(FileCheckpoints::new(&path)), "v2-all")
+        .build(client(&script));
+    assert_eq!(
+        first.next().await.unwrap().unwrap(),
+        StreamItem::Notice(StreamNotice::Consuming {
+            token: 1,
+            after: 0,
+            taken_over: false
+        })
+    );
+    let mut delivered = Vec::new();
+    for _ in 0..12 {
+        delivered.extend(take_events(&mut first, 1).await);
+        first.save_checkpoint().await.unwrap();
+    }
+    assert_eq!(first.lease_token(), Some(1));
+    // Another process's store on the same file (a lock belongs to its open file).
+    let mut second = EventStream::builder(EventsVersion::V2)
+        .start(StreamStart::After(0))
+        .checkpoints(Arc::new(FileCheckpoints::new(&path)), "v2-all")
+        .build(client(&script));
+    assert_eq!(
+        second.next().await.unwrap().unwrap(),
+        StreamItem::Notice(StreamNotice::StandingBy { retry_in: secs(1) })
+    );
+    assert_eq!(second.lease_token(), None);
+    second.save_checkpoint().await.unwrap(); // nothing to save while standing by
+    let waiting = tokio::spawn(async move {
+        let item = second.next().await.unwrap().unwrap();
+        (second, item)
+    });
+    tokio::time::sleep(secs(5)).await;
+    assert!(
+        !waiting.is_finished(),
+        "it stands by while the first holds the file"
+    );
+    first.release().await.unwrap();
+    let (mut second, item) = waiting.await.unwrap();
+    assert_eq!(
+        item,
+        StreamItem::Notice(StreamNotice::Consuming {
+            token: 2,
+            after: 12,
+            taken_over: false
+        })
+    );
+    delivered.extend(until_caught_up(&mut second).await.0);
+    assert_eq!(delivered, (1..=30).collect::<Vec<_>>());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Stored ids near one end of the range, and ids a misbehaving server adds to every page.
+fn ends_of_the_range() -> impl proptest::strategy::Strategy<Value = (i64, i64, i64, Vec<i64>)> {
+    use proptest::prelude::*;
+    let near = |end: i64| {
+        prop_oneof![
+            (0i64..400).prop_map(move |d| if end < 0 { end + d } else { end - d }),
+            Just(end)
+        ]
+    };
+    (
+        prop_oneof![near(i64::MIN), near(i64::MAX)],
+        0i64..250,
+        -60i64..60,
+    )
+        .prop_flat_map(move |(a, len, d)| {
+            let (oldest, latest) = if a < 0 {
+                (a, a.saturating_add(len))
+            } else {
+                (a.saturating_sub(len), a)
+            };
+            let from = latest.saturating_add(d);
+            let extra = proptest::collection::vec(
+                prop_oneof![near(i64::MIN), near(i64::MAX), oldest..=latest],
+                0..4,
+            );
+            (Just(oldest), Just(latest), Just(from), extra)
+        })
+}
+
+proptest::proptest! {
+    // Each case builds two clients (tens of milliseconds each).
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Each id once, newest first, at both ends of the id range: from a server that answers
+    /// its windows, and from one that adds ids from anywhere to every page.
+    #[test]
+    fn backfill_hands_each_id_over_once_at_both_ends_of_the_range(
+        (oldest, latest, from, extra) in ends_of_the_range()
+    ) {
+        let store = Store::new(oldest, latest);
+        let honest = events_api(store.clone());
+        let misbehaving = events_api_adding(store, extra);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        for (script, honest) in [(honest, true), (misbehaving, false)] {
+            let ids: Vec<i64> = runtime.block_on(
+                backfill(client(&script), EventsVersion::V2, from)
+                    .map(|e| e.unwrap().id().unwrap())
+                    .collect(),
+            );
+            proptest::prop_assert!(ids.windows(2).all(|w| w[0] > w[1]), "{ids:?}");
+            let top = from.min(latest);
+            proptest::prop_assert!(ids.iter().all(|id| *id <= top), "{ids:?}");
+            if honest {
+                let expected: Vec<i64> = if top < oldest {
+                    Vec::new()
+                } else {
+                    (oldest..=top).rev().collect()
+                };
+                proptest::prop_assert_eq!(ids, expected);
+            }
+        }
+    }
 }

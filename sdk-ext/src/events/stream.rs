@@ -3,7 +3,8 @@
 use super::{EventQuery, EventsVersion, PollingEvent, Suppress};
 use crate::Client;
 use crate::error::Error;
-use crate::fleet::{CheckpointStore, FleetError};
+use crate::fleet::{Acquired, CheckpointStore, FleetError, FleetErrorKind, Lease};
+use crate::rng::SplitMix64;
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 use futures_util::{Stream, StreamExt};
@@ -47,6 +48,32 @@ pub enum StreamNotice {
     Skipped {
         /// The checkpoint now: every id up to it has been read.
         through: i64,
+    },
+    /// This consumer holds the stream's lease (see [`crate::fleet`]) and hands out its events
+    /// from after `after`; said each time it takes the lease, before its first event.
+    Consuming {
+        /// The lease's fencing token: larger with every acquisition of the stream's lease.
+        token: u64,
+        /// The checkpoint it resumes after.
+        after: i64,
+        /// The previous holder's lease ran out instead of being released (it died or
+        /// stalled): it may have handled the first event after `after` and stopped before
+        /// saving it, so that event may be handed out a second time. Only that one, when
+        /// every holder saves after each event.
+        taken_over: bool,
+    },
+    /// Another consumer holds the stream's lease: this one stands by and tries again every
+    /// `retry_in` (said once each time it starts standing by).
+    StandingBy {
+        /// How long until it tries again.
+        retry_in: Duration,
+    },
+    /// The lease passed to another consumer (it was not renewed within the lease time, or a
+    /// save was refused): nothing more is handed out, and the events read ahead are dropped,
+    /// until this consumer holds it again and resumes from the saved checkpoint.
+    LeaseLost {
+        /// The token of the lease that was lost.
+        token: u64,
     },
 }
 
@@ -112,6 +139,11 @@ impl EventStreamBuilder {
     /// [`EventStream::save_checkpoint`] saves it. A file ([`crate::fleet::FileCheckpoints`])
     /// serves one process; a fleet's store (Redis) lets a restarted or moved consumer resume
     /// where the fleet left off.
+    ///
+    /// The store also makes this stream the only consumer of `name`: the stream takes the
+    /// name's lease before reading, stands by while another consumer holds it, and hands out
+    /// events only while it holds it ([`StreamNotice::Consuming`],
+    /// [`StreamNotice::StandingBy`], [`StreamNotice::LeaseLost`]; see [`crate::fleet`]).
     pub fn checkpoints(mut self, store: Arc<dyn CheckpointStore>, name: impl Into<String>) -> Self {
         self.checkpoints = Some((store, name.into()));
         self
@@ -124,6 +156,7 @@ impl EventStreamBuilder {
             client,
             version: self.version,
             start: Some(self.start),
+            initial_start: self.start,
             query: self.query,
             poll_interval: self.poll_interval,
             checkpoints: self.checkpoints,
@@ -134,12 +167,22 @@ impl EventStreamBuilder {
             next_poll: None,
             caught_up: false,
             ended: false,
+            lease: None,
+            watch: None,
+            renewal: None,
+            announce: false,
+            standing_by: false,
+            next_try: None,
+            store_failures: 0,
+            jitter: SplitMix64::from_entropy(),
         };
         EventStream {
             walker: Some(Box::new(walker)),
             pending: None,
             checkpoint: None,
             store,
+            lease: None,
+            watch: None,
         }
     }
 }
@@ -153,6 +196,8 @@ struct Walker {
     client: Client,
     version: EventsVersion,
     start: Option<StreamStart>,
+    /// Where to start when the store has no checkpoint (also after taking the lease again).
+    initial_start: StreamStart,
     query: EventQuery,
     poll_interval: Duration,
     checkpoints: Option<(Arc<dyn CheckpointStore>, String)>,
@@ -166,6 +211,106 @@ struct Walker {
     caught_up: bool,
     /// An error ended the stream.
     ended: bool,
+    /// The stream's lease, while held.
+    lease: Option<Lease>,
+    /// Until when the lease is held, kept by the renewal.
+    watch: Option<Arc<LeaseWatch>>,
+    /// The task renewing the lease.
+    renewal: Option<tokio::task::AbortHandle>,
+    /// Say [`StreamNotice::Consuming`] once the checkpoint is read.
+    announce: bool,
+    /// [`StreamNotice::StandingBy`] was said for this stand-by.
+    standing_by: bool,
+    /// When to ask for the lease again.
+    next_try: Option<Instant>,
+    /// Failures in a row of a store that could not be reached: the backoff's exponent.
+    store_failures: u32,
+    jitter: SplitMix64,
+}
+
+/// Until when a lease is held: set when it is taken, moved on by each renewal, cleared when
+/// it is lost.
+#[derive(Debug)]
+struct LeaseWatch(std::sync::Mutex<Hold>);
+
+#[derive(Debug, Clone, Copy)]
+enum Hold {
+    Until(Instant),
+    UntilReleased,
+    Lost,
+}
+
+impl LeaseWatch {
+    fn hold(&self) -> std::sync::MutexGuard<'_, Hold> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn holds(&self) -> bool {
+        match *self.hold() {
+            Hold::Until(until) => Instant::now() < until,
+            Hold::UntilReleased => true,
+            Hold::Lost => false,
+        }
+    }
+
+    /// Renewed: held until `until` (a lost lease stays lost).
+    fn extend(&self, until: Instant) {
+        let mut hold = self.hold();
+        if let Hold::Until(before) = *hold {
+            *hold = Hold::Until(before.max(until));
+        }
+    }
+
+    fn lose(&self) {
+        *self.hold() = Hold::Lost;
+    }
+}
+
+/// Renews `lease` every third of its lease time while the stream lives. A renewal that fails
+/// leaves the lease to run out (the stream stops handing out events then); one the store
+/// refuses ends it at once.
+fn spawn_renewal(
+    store: Arc<dyn CheckpointStore>,
+    lease: Lease,
+    lease_time: Duration,
+    watch: Arc<LeaseWatch>,
+) -> tokio::task::AbortHandle {
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(lease_time / 3).await;
+            let asked = Instant::now();
+            match store.renew(&lease).await {
+                Ok(true) => watch.extend(asked + lease_time),
+                Ok(false) => {
+                    tracing::warn!(stream = %lease.name, token = lease.token, "the event stream's lease ran out and was not renewed");
+                    watch.lose();
+                    return;
+                }
+                Err(error) => {
+                    tracing::warn!(stream = %lease.name, token = lease.token, %error, "the event stream's lease was not renewed; trying again");
+                }
+            }
+        }
+    })
+    .abort_handle()
+}
+
+impl Drop for Walker {
+    fn drop(&mut self) {
+        if let Some(renewal) = self.renewal.take() {
+            renewal.abort();
+        }
+        // Released in the background when a runtime is there; otherwise the lease runs out
+        // (a file lock ends with its store).
+        if let (Some(lease), Some((store, _))) = (self.lease.take(), &self.checkpoints)
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let store = store.clone();
+            runtime.spawn(async move {
+                let _ = store.release(&lease).await;
+            });
+        }
+    }
 }
 
 /// A stream of polling events.
@@ -190,6 +335,9 @@ pub struct EventStream {
     checkpoint: Option<i64>,
     /// The builder's checkpoint store.
     store: Option<(Arc<dyn CheckpointStore>, String)>,
+    /// The walker's lease after the last item handed out.
+    lease: Option<Lease>,
+    watch: Option<Arc<LeaseWatch>>,
 }
 
 impl std::fmt::Debug for EventStream {
@@ -209,6 +357,10 @@ impl EventStream {
     /// before it hands out [`StreamNotice::Skipped`].
     pub const MAX_EMPTY_WINDOWS_PER_ITEM: u32 = 16;
 
+    /// The longest wait before asking a checkpoint store that could not be reached again
+    /// (the waits double from 1 s up to this, plus up to a tenth of jitter).
+    pub const MAX_STORE_BACKOFF: Duration = Duration::from_secs(60);
+
     /// Starts building a stream of the `version` events list.
     pub fn builder(version: EventsVersion) -> EventStreamBuilder {
         EventStreamBuilder {
@@ -227,15 +379,53 @@ impl EventStream {
         self.checkpoint
     }
 
+    /// The fencing token of the stream's lease while this stream holds it (see
+    /// [`crate::fleet`]); `None` without a checkpoint store, or while standing by.
+    pub fn lease_token(&self) -> Option<u64> {
+        self.lease.as_ref().map(|lease| lease.token)
+    }
+
     /// Saves [`EventStream::checkpoint`] in the store given to
-    /// [`EventStreamBuilder::checkpoints`] (nothing to do without one or before the first
-    /// item). Call it after processing an item.
+    /// [`EventStreamBuilder::checkpoints`], fenced by the stream's lease (nothing to do
+    /// without a store, while standing by, or before the first item). Call it after
+    /// processing each item: then a consumer that dies leaves at most one event handled and
+    /// not saved.
     ///
     /// # Errors
     /// [`FleetError`] when the store fails; the stream goes on, and the next save catches up.
+    /// [`FleetErrorKind::LeaseLost`] when another consumer holds the stream now: the stream
+    /// says [`StreamNotice::LeaseLost`] next and hands out nothing more until it holds it
+    /// again.
     pub async fn save_checkpoint(&self) -> Result<(), FleetError> {
-        match (&self.store, self.checkpoint) {
-            (Some((store, name)), Some(id)) => store.save(name, id).await,
+        let (Some((store, _)), Some(lease), Some(id)) = (&self.store, &self.lease, self.checkpoint)
+        else {
+            return Ok(());
+        };
+        let saved = store.save(lease, id).await;
+        if let (Err(e), Some(watch)) = (&saved, &self.watch)
+            && e.kind == FleetErrorKind::LeaseLost
+        {
+            watch.lose();
+        }
+        saved
+    }
+
+    /// Gives the stream's lease up (a standby takes over at once, told that nothing was left
+    /// unsaved) and ends the stream. Dropping the stream gives it up too, in the background.
+    ///
+    /// # Errors
+    /// [`FleetError`] when the store could not be told; the lease then runs out by itself.
+    pub async fn release(mut self) -> Result<(), FleetError> {
+        // A walker away reading is dropped with its read, and gives its lease up on drop.
+        self.pending = None;
+        let Some(mut walker) = self.walker.take() else {
+            return Ok(());
+        };
+        if let Some(renewal) = walker.renewal.take() {
+            renewal.abort();
+        }
+        match (walker.lease.take(), &walker.checkpoints) {
+            (Some(lease), Some((store, _))) => store.release(&lease).await,
             _ => Ok(()),
         }
     }
@@ -271,6 +461,8 @@ impl Stream for EventStream {
             Poll::Ready((walker, item)) => {
                 self.pending = None;
                 self.checkpoint = walker.cursor;
+                self.lease = walker.lease.clone();
+                self.watch = walker.watch.clone();
                 self.walker = Some(walker);
                 Poll::Ready(item)
             }
@@ -288,7 +480,17 @@ impl Walker {
         let mut empty_windows = 0;
         loop {
             if self.ended {
+                // An ended stream consumes nothing more: the stream is another's to take.
+                if let (Some(lease), Some((store, _))) =
+                    (self.lease.take(), self.checkpoints.clone())
+                {
+                    self.give_up_lease();
+                    let _ = store.release(&lease).await;
+                }
                 return None;
+            }
+            if let Some(item) = self.keep_lease().await {
+                return Some(item);
             }
             if let Some(notice) = self.notices.pop_front() {
                 return Some(Ok(StreamItem::Notice(notice)));
@@ -314,6 +516,21 @@ impl Walker {
                     Ok(cursor) => {
                         self.cursor = Some(cursor);
                         self.start = None;
+                        self.store_failures = 0;
+                        if let Some(lease) = &self.lease
+                            && std::mem::take(&mut self.announce)
+                        {
+                            return Some(Ok(StreamItem::Notice(StreamNotice::Consuming {
+                                token: lease.token,
+                                after: cursor,
+                                taken_over: lease.taken_over,
+                            })));
+                        }
+                    }
+                    Err(Error::Checkpoint(e)) => {
+                        let retry = self.store_failed(&e);
+                        self.next_poll = retry.map(|wait| Instant::now() + wait);
+                        return Some(Err(Error::Checkpoint(e)));
                     }
                     Err(e) => {
                         if matches!(e, Error::Decode { .. }) {
@@ -377,6 +594,100 @@ impl Walker {
             self.window_end = Some(window.end);
             self.caught_up = !window.more;
         }
+    }
+
+    /// Holds the stream's lease before anything is handed out: takes it, or stands by while
+    /// another consumer holds it, or says it was lost. `None` while it is held (or there is
+    /// no store); otherwise the item to hand out.
+    async fn keep_lease(&mut self) -> Option<Result<StreamItem, Error>> {
+        let (store, name) = self.checkpoints.clone()?;
+        loop {
+            if let Some(lease) = &self.lease {
+                if self.watch.as_ref().is_some_and(|watch| watch.holds()) {
+                    return None;
+                }
+                let token = lease.token;
+                tracing::warn!(stream = %name, token, "the event stream's lease passed to another consumer: standing by");
+                self.give_up_lease();
+                return Some(Ok(StreamItem::Notice(StreamNotice::LeaseLost { token })));
+            }
+            if let Some(at) = self.next_try.take()
+                && at > Instant::now()
+            {
+                tokio::time::sleep_until(at).await;
+            }
+            let asked = Instant::now();
+            match store.acquire(&name).await {
+                Ok(Acquired::Lease(lease)) => {
+                    self.standing_by = false;
+                    self.store_failures = 0;
+                    let hold = match lease.expires_in {
+                        Some(lease_time) => Hold::Until(asked + lease_time),
+                        None => Hold::UntilReleased,
+                    };
+                    let watch = Arc::new(LeaseWatch(std::sync::Mutex::new(hold)));
+                    if let Some(lease_time) = lease.expires_in {
+                        self.renewal = Some(spawn_renewal(
+                            store.clone(),
+                            lease.clone(),
+                            lease_time,
+                            watch.clone(),
+                        ));
+                    }
+                    self.watch = Some(watch);
+                    // Resume from what the store holds now: another holder may have moved it.
+                    self.start = Some(self.initial_start);
+                    self.announce = true;
+                    self.lease = Some(lease);
+                    return None;
+                }
+                Ok(Acquired::Busy { retry_in }) => {
+                    self.next_try = Some(Instant::now() + retry_in);
+                    if !std::mem::replace(&mut self.standing_by, true) {
+                        return Some(Ok(StreamItem::Notice(StreamNotice::StandingBy {
+                            retry_in,
+                        })));
+                    }
+                }
+                Err(e) => {
+                    let retry = self.store_failed(&e);
+                    self.next_try = retry.map(|wait| Instant::now() + wait);
+                    return Some(Err(Error::Checkpoint(e)));
+                }
+            }
+        }
+    }
+
+    /// Forgets a lost lease and what was read under it.
+    fn give_up_lease(&mut self) {
+        if let Some(renewal) = self.renewal.take() {
+            renewal.abort();
+        }
+        self.lease = None;
+        self.watch = None;
+        self.buffer.clear();
+        self.notices.clear();
+        self.window_end = None;
+        self.caught_up = false;
+        self.next_poll = None;
+    }
+
+    /// What to do after the checkpoint store failed: a store that cannot be reached is asked
+    /// again after the returned backoff (and the failure is logged now); any other failure
+    /// ends the stream (`None`).
+    fn store_failed(&mut self, error: &FleetError) -> Option<Duration> {
+        if error.kind != FleetErrorKind::Unavailable {
+            tracing::error!(%error, "the event stream's checkpoint store failed: the stream ends");
+            self.ended = true;
+            return None;
+        }
+        let base = Duration::from_secs(1u64 << self.store_failures.min(6))
+            .min(EventStream::MAX_STORE_BACKOFF);
+        self.store_failures = self.store_failures.saturating_add(1);
+        let jitter = Duration::from_millis(self.jitter.below(base.as_millis() as u64 / 10));
+        let wait = base + jitter;
+        tracing::warn!(%error, retry_in = ?wait, "the event stream's checkpoint store failed; trying again");
+        Some(wait)
     }
 
     fn advance(&mut self, to: Option<i64>) {
@@ -546,11 +857,13 @@ pub fn backfill(
                     events.dedup_by(|a, b| a.id().is_some() && a.id() == b.id());
                     let lowest = events.iter().filter_map(PollingEvent::id).min();
                     let reached_oldest = bottom <= walk.floor
-                        || page.oldest_id.is_some_and(|oldest| oldest > bottom)
-                        || bottom == i64::MIN;
-                    walk.done = reached_oldest;
+                        || page.oldest_id.is_some_and(|oldest| oldest > bottom);
+                    // The next window ends below every id delivered so far; there is none
+                    // below `i64::MIN` (saturating there would read it again).
                     let below = lowest.map_or(bottom, |lowest| lowest.min(bottom));
-                    walk.next = Some(below.saturating_sub(1));
+                    let next = below.checked_sub(1);
+                    walk.done = reached_oldest || next.is_none();
+                    walk.next = next;
                     walk.buffer.extend(events);
                 }
                 Ok(None) => walk.done = true,

@@ -1,41 +1,129 @@
-//! Checkpoints in a file, replaced atomically: the embedded default.
+//! Checkpoints in a file, replaced atomically, and a lock file beside it: the embedded
+//! default.
 
-use super::{CheckpointStore, FleetError};
+use super::{Acquired, CheckpointStore, FleetError, Lease};
 use pubapi_sdk::hooks::BoxFuture;
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::{File, TryLockError};
+use std::io::{Read, Seek, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 use tokio::sync::Mutex;
 
 /// Checkpoints in one JSON file (`{"name": id, ...}`). A save writes a temporary file next to
 /// it and renames it over the old one, so a crash leaves the old or the new file, never half
 /// of one.
+///
+/// The streams' leases are an OS advisory lock (`flock`) on `<file>.lock`, taken by the first
+/// stream that consumes through this store and kept until its last stream ends: while one
+/// process holds it, another process's streams on the same file stand by (trying again every
+/// second), and the OS frees the lock when its process ends, however it ends. The lock file
+/// keeps the last fencing token and whether its holder released it.
 #[derive(Debug)]
 pub struct FileCheckpoints {
     path: PathBuf,
     lock: Mutex<()>,
+    held: std::sync::Mutex<Held>,
+}
+
+/// The lock this store holds, and the streams it holds it for.
+#[derive(Debug, Default)]
+struct Held {
+    file: Option<File>,
+    token: u64,
+    taken_over: bool,
+    names: BTreeSet<String>,
 }
 
 impl FileCheckpoints {
-    /// Checkpoints kept in `path` (created on the first save).
+    /// How often a stream standing by tries the lock again.
+    pub const RETRY_LOCK: Duration = Duration::from_secs(1);
+
+    /// Checkpoints kept in `path` (created on the first save), locked through
+    /// `<path>.lock`.
     pub fn new(path: impl Into<PathBuf>) -> Self {
         FileCheckpoints {
             path: path.into(),
             lock: Mutex::new(()),
+            held: std::sync::Mutex::new(Held::default()),
         }
+    }
+
+    /// The checkpoint file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The lock file beside it.
+    pub fn lock_path(&self) -> PathBuf {
+        let mut path = self.path.clone().into_os_string();
+        path.push(".lock");
+        PathBuf::from(path)
+    }
+
+    fn unavailable(&self, e: impl std::fmt::Display) -> FleetError {
+        FleetError::unavailable(format!("{}: {e}", self.path.display()))
     }
 
     async fn read(&self) -> Result<BTreeMap<String, i64>, FleetError> {
         match tokio::fs::read(&self.path).await {
+            Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => Err(FleetError::corrupt(
+                self.path.display(),
+                "the file is empty",
+            )),
             Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-                FleetError::new(format!(
-                    "{} is not a checkpoint file: {e}",
-                    self.path.display()
-                ))
+                FleetError::corrupt(
+                    self.path.display(),
+                    format!("it is not a checkpoint file ({e})"),
+                )
             }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
-            Err(e) => Err(FleetError::new(format!("{}: {e}", self.path.display()))),
+            Err(e) => Err(self.unavailable(e)),
         }
     }
+
+    fn holds(&self, lease: &Lease) -> bool {
+        let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        held.file.is_some() && held.token == lease.token && held.names.contains(&lease.name)
+    }
+
+    /// Takes the OS lock: `None` while another process holds it.
+    fn lock_file(&self, held: &mut Held) -> Result<Option<()>, FleetError> {
+        let lock_path = self.lock_path();
+        let fail =
+            |e: std::io::Error| FleetError::unavailable(format!("{}: {e}", lock_path.display()));
+        let mut file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock_path)
+            .map_err(fail)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => return Ok(None),
+            Err(TryLockError::Error(e)) => return Err(fail(e)),
+        }
+        // `<token> held` while a process holds it, `<token> released` after a release.
+        let mut text = String::new();
+        file.read_to_string(&mut text).map_err(fail)?;
+        let mut words = text.split_whitespace();
+        let previous = words.next().and_then(|t| t.parse::<u64>().ok());
+        let released = words.next() == Some("released");
+        held.token = previous.unwrap_or(0) + 1;
+        // A lock file of another making: assume the worst.
+        held.taken_over = !text.is_empty() && !released;
+        write_state(&mut file, held.token, "held").map_err(fail)?;
+        held.file = Some(file);
+        Ok(Some(()))
+    }
+}
+
+fn write_state(file: &mut File, token: u64, state: &str) -> std::io::Result<()> {
+    file.set_len(0)?;
+    file.rewind()?;
+    file.write_all(format!("{token} {state}\n").as_bytes())?;
+    file.sync_data()
 }
 
 impl CheckpointStore for FileCheckpoints {
@@ -46,20 +134,62 @@ impl CheckpointStore for FileCheckpoints {
         })
     }
 
-    fn save<'a>(&'a self, name: &'a str, id: i64) -> BoxFuture<'a, Result<(), FleetError>> {
+    fn save<'a>(&'a self, lease: &'a Lease, id: i64) -> BoxFuture<'a, Result<(), FleetError>> {
         Box::pin(async move {
             let _guard = self.lock.lock().await;
+            if !self.holds(lease) {
+                return Err(FleetError::lease_lost(&lease.name));
+            }
             let mut all = self.read().await?;
-            all.insert(name.to_string(), id);
-            let bytes =
-                serde_json::to_vec_pretty(&all).map_err(|e| FleetError::new(e.to_string()))?;
+            let saved = all.entry(lease.name.clone()).or_insert(id);
+            *saved = (*saved).max(id);
+            let bytes = serde_json::to_vec_pretty(&all).map_err(|e| self.unavailable(e))?;
             let mut temporary = self.path.clone().into_os_string();
             temporary.push(".tmp");
-            let fail = |e: std::io::Error| FleetError::new(format!("{}: {e}", self.path.display()));
+            let fail = |e: std::io::Error| self.unavailable(e);
             tokio::fs::write(&temporary, bytes).await.map_err(fail)?;
             tokio::fs::rename(&temporary, &self.path)
                 .await
                 .map_err(fail)
+        })
+    }
+
+    fn acquire<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Acquired, FleetError>> {
+        Box::pin(async move {
+            let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+            let busy = Acquired::Busy {
+                retry_in: Self::RETRY_LOCK,
+            };
+            if held.names.contains(name) {
+                return Ok(busy);
+            }
+            if held.file.is_none() && self.lock_file(&mut held)?.is_none() {
+                return Ok(busy);
+            }
+            held.names.insert(name.to_string());
+            Ok(Acquired::Lease(Lease {
+                name: name.to_string(),
+                token: held.token,
+                taken_over: held.taken_over,
+                expires_in: None,
+            }))
+        })
+    }
+
+    fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), FleetError>> {
+        Box::pin(async move {
+            let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+            if held.token != lease.token || !held.names.remove(&lease.name) {
+                return Ok(());
+            }
+            if held.names.is_empty()
+                && let Some(mut file) = held.file.take()
+            {
+                held.taken_over = false;
+                // Dropping the file frees the lock.
+                write_state(&mut file, held.token, "released").map_err(|e| self.unavailable(e))?;
+            }
+            Ok(())
         })
     }
 }
@@ -67,27 +197,99 @@ impl CheckpointStore for FileCheckpoints {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fleet::FleetErrorKind;
+
+    fn scratch(test: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("pubapi-cp-{test}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    async fn lease(store: &FileCheckpoints, name: &str) -> Lease {
+        match store.acquire(name).await.unwrap() {
+            Acquired::Lease(lease) => lease,
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[tokio::test]
     async fn checkpoints_survive_a_new_store_on_the_same_file() {
-        let dir = std::env::temp_dir().join(format!("pubapi-cp-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = scratch("survive");
         let path = dir.join("checkpoints.json");
-        let _ = std::fs::remove_file(&path);
         let store = FileCheckpoints::new(&path);
         assert_eq!(store.load("v2").await.unwrap(), None);
-        store.save("v2", 41).await.unwrap();
-        store.save("v1", 7).await.unwrap();
-        store.save("v2", 42).await.unwrap();
+        let (v2, v1) = (lease(&store, "v2").await, lease(&store, "v1").await);
+        store.save(&v2, 41).await.unwrap();
+        store.save(&v1, 7).await.unwrap();
+        store.save(&v2, 42).await.unwrap();
+        store.release(&v2).await.unwrap();
+        store.release(&v1).await.unwrap();
         let reopened = FileCheckpoints::new(&path);
         assert_eq!(reopened.load("v2").await.unwrap(), Some(42));
         assert_eq!(reopened.load("v1").await.unwrap(), Some(7));
         assert!(!dir.join("checkpoints.json.tmp").exists());
-        std::fs::write(&path, b"{not json").unwrap();
-        assert!(
-            reopened.load("v2").await.is_err(),
-            "a damaged file is an error, not a restart"
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_empty_or_garbled_file_is_corrupt_and_named_not_unavailable() {
+        let dir = scratch("corrupt");
+        let path = dir.join("cp");
+        let store = FileCheckpoints::new(&path);
+        let held = lease(&store, "v2").await;
+        for garbage in [&b""[..], b"\n", b"{not json", b"{\"v2\": \"x\"}", b"[1, 2]"] {
+            std::fs::write(&path, garbage).unwrap();
+            for error in [
+                store.load("v2").await.unwrap_err(),
+                store.save(&held, 5).await.unwrap_err(),
+            ] {
+                assert_eq!(error.kind, FleetErrorKind::Corrupt, "{garbage:?}: {error}");
+                assert!(error.message.contains(&*path.to_string_lossy()), "{error}");
+            }
+            assert_eq!(std::fs::read(&path).unwrap(), garbage, "left as it was");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_second_store_on_the_same_file_stands_by_until_the_first_releases() {
+        let dir = scratch("lock");
+        let path = dir.join("cp");
+        let first = FileCheckpoints::new(&path);
+        let held = lease(&first, "v2").await;
+        assert_eq!((held.token, held.taken_over), (1, false));
+        // Another store on the file (another process: flock locks belong to the open file).
+        let second = FileCheckpoints::new(&path);
+        assert!(matches!(
+            second.acquire("v2").await.unwrap(),
+            Acquired::Busy { .. }
+        ));
+        assert!(matches!(
+            second.acquire("other").await.unwrap(),
+            Acquired::Busy { .. }
+        ));
+        let stale = Lease::new("v2", held.token);
+        assert_eq!(
+            second.save(&stale, 9).await.unwrap_err().kind,
+            FleetErrorKind::LeaseLost
         );
+        first.save(&held, 10).await.unwrap();
+        first.release(&held).await.unwrap();
+        let next = lease(&second, "v2").await;
+        assert_eq!((next.token, next.taken_over), (2, false));
+        // The first holder's saves are refused now, and a checkpoint never goes back.
+        assert_eq!(
+            first.save(&held, 11).await.unwrap_err().kind,
+            FleetErrorKind::LeaseLost
+        );
+        second.save(&next, 3).await.unwrap();
+        assert_eq!(second.load("v2").await.unwrap(), Some(10));
+        // A holder that never released (its process died): the next one is told.
+        drop(second);
+        let third = FileCheckpoints::new(&path);
+        let after_death = lease(&third, "v2").await;
+        assert_eq!((after_death.token, after_death.taken_over), (3, true));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

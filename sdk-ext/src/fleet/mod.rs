@@ -15,11 +15,51 @@
 //! budget ([`Fleet::fallback_share`], by default a quarter: four replicas together stay within
 //! the budget) until the store answers again (it is tried again 2 s after a failure, so an
 //! unreachable store does not cost every call a connection timeout), and logs a warning.
+//!
+//! # One consumer per event stream
+//!
+//! A [`CheckpointStore`] also decides who consumes a stream: an [`EventStream`] with
+//! checkpoints ([`EventStreamBuilder::checkpoints`]) takes the stream's [`Lease`] from its
+//! store before it reads anything, and hands out events only while it holds it. Nothing else
+//! is needed: replicas start the stream the same way, one of them consumes, the others stand
+//! by ([`StreamNotice::StandingBy`]) and one takes over when the holder stops.
+//!
+//! - `RedisCheckpoints` (feature `redis`): a lease key set with `SET NX PX` (10 s by
+//!   default), renewed every third of that while the holder runs, and a fencing token that
+//!   grows with every acquisition. A holder that dies (SIGKILL) or stalls longer than the
+//!   lease time loses it, and a standby takes over within the lease time and a fifth.
+//! - [`FileCheckpoints`]: an OS advisory lock on a lock file beside the checkpoint file
+//!   (`<file>.lock`), so two processes on one machine never both consume through one file. The
+//!   second stands by and takes over within a second of the first one ending; the OS frees
+//!   the lock of a process that dies.
+//! - A store of your own that keeps the default lease methods grants every consumer the
+//!   stream, as before leases: it serves one consumer.
+//!
+//! Saves are fenced and never go backwards: [`CheckpointStore::save`] takes the lease, the
+//! store refuses the save of a holder whose lease has passed to another
+//! ([`FleetErrorKind::LeaseLost`]) and keeps the larger of the saved and the new id. So every
+//! event is handed out in order, and one is handed out again only when a holder handled it
+//! and died before saving it: the new holder says so ([`StreamNotice::Consuming`] with
+//! `taken_over`), and the first event after that notice is the one (save after every event,
+//! and it is at most one per death).
+//!
+//! A store that answers with something that is not a checkpoint (an empty or garbled file, a
+//! key that holds no integer) is [`FleetErrorKind::Corrupt`]: the stream ends at once with
+//! the error, which names the file or key. A store that cannot be reached is
+//! [`FleetErrorKind::Unavailable`]: the stream reports each failure as an error item (and a
+//! `tracing` warning) and tries again after a backoff of 1 s doubling up to a minute.
+//!
+//! [`EventStream`]: crate::events::EventStream
+//! [`EventStreamBuilder::checkpoints`]: crate::events::EventStreamBuilder::checkpoints
+//! [`StreamNotice::StandingBy`]: crate::events::StreamNotice::StandingBy
+//! [`StreamNotice::Consuming`]: crate::events::StreamNotice::Consuming
 
 mod file;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub mod redis;
+#[cfg(feature = "redis")]
+mod redis_streams;
 
 pub use file::FileCheckpoints;
 
@@ -115,32 +155,151 @@ pub trait FleetBudget: Send + Sync + fmt::Debug + 'static {
     fn reserve<'a>(&'a self, request: Reserve<'a>) -> BoxFuture<'a, Result<Answer, FleetError>>;
 }
 
-/// Where stream checkpoints are kept: the last event id processed, by stream name.
+/// Where stream checkpoints are kept (the last event id processed, by stream name), and who
+/// consumes each stream: see [the module doc](self#one-consumer-per-event-stream).
+///
+/// `load` and `save` are required; the lease methods have defaults that grant every consumer
+/// the stream (a store for one consumer).
 pub trait CheckpointStore: Send + Sync + fmt::Debug + 'static {
     /// The checkpoint saved under `name`, if any.
+    ///
+    /// # Errors
+    /// [`FleetErrorKind::Corrupt`] naming the file or key when what is there is not a
+    /// checkpoint; [`FleetErrorKind::Unavailable`] when the store cannot be read now.
     fn load<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Option<i64>, FleetError>>;
-    /// Saves `id` under `name`, replacing what was there.
-    fn save<'a>(&'a self, name: &'a str, id: i64) -> BoxFuture<'a, Result<(), FleetError>>;
+
+    /// Saves `id` as the checkpoint of the lease's stream when `lease` is still the stream's
+    /// current lease, keeping the saved id when it is larger (a checkpoint never goes back).
+    ///
+    /// # Errors
+    /// [`FleetErrorKind::LeaseLost`] when another consumer holds the stream now (nothing is
+    /// saved); [`FleetErrorKind::Corrupt`] when what is saved there is not a checkpoint.
+    fn save<'a>(&'a self, lease: &'a Lease, id: i64) -> BoxFuture<'a, Result<(), FleetError>>;
+
+    /// Takes the lease of stream `name`, or says when to try again while another consumer
+    /// holds it. The default grants it at once, with token 0 and no expiry.
+    fn acquire<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Acquired, FleetError>> {
+        Box::pin(async move { Ok(Acquired::Lease(Lease::new(name, 0))) })
+    }
+
+    /// Extends a lease for another lease time: `Ok(false)` when it is no longer held (it ran
+    /// out, and another consumer may hold it). The default keeps every lease.
+    fn renew<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<bool, FleetError>> {
+        let _ = lease;
+        Box::pin(async { Ok(true) })
+    }
+
+    /// Gives a lease up, so a standby takes over at once and knows that nothing was left
+    /// unsaved. The default does nothing.
+    fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), FleetError>> {
+        let _ = lease;
+        Box::pin(async { Ok(()) })
+    }
 }
 
-/// A fleet's store failed or could not be reached.
+/// A consumer's hold on one stream: while it is held, no other consumer of the same store
+/// hands out the stream's events.
 #[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// The stream's name.
+    pub name: String,
+    /// The fencing token: larger with every acquisition of the stream's lease, and carried by
+    /// every save, so the store refuses the saves of an earlier holder.
+    pub token: u64,
+    /// The previous holder's lease ended without a release (it died or stalled): it may have
+    /// handled the event after the saved checkpoint and not saved it.
+    pub taken_over: bool,
+    /// The lease runs out unless renewed within this ([`CheckpointStore::renew`]); `None`
+    /// when it lasts until released (a file lock, which the OS frees when its process ends).
+    pub expires_in: Option<Duration>,
+}
+
+impl Lease {
+    /// A lease of `name` with `token`, not taken over, that lasts until released.
+    pub fn new(name: impl Into<String>, token: u64) -> Self {
+        Lease {
+            name: name.into(),
+            token,
+            taken_over: false,
+            expires_in: None,
+        }
+    }
+}
+
+/// What [`CheckpointStore::acquire`] answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Acquired {
+    /// The stream is this consumer's.
+    Lease(Lease),
+    /// Another consumer holds the stream: try again after `retry_in`.
+    Busy {
+        /// When to try again.
+        retry_in: Duration,
+    },
+}
+
+/// A fleet's store failed, could not be reached, or holds something that is not what was
+/// saved there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FleetError {
-    /// What failed, e.g. `redis: connection refused`.
+    /// What kind of failure: whether trying again may help.
+    pub kind: FleetErrorKind,
+    /// What failed, e.g. `redis: connection refused`; a corrupt store's message names the
+    /// file or key.
     pub message: String,
 }
 
+/// What kind of failure a [`FleetError`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FleetErrorKind {
+    /// The store could not be reached or did not answer: trying again later may work.
+    Unavailable,
+    /// The store answered with something that is not a checkpoint (an empty or garbled
+    /// file, a key holding no integer): trying again will not mend it; someone has to look.
+    Corrupt,
+    /// Another consumer holds the stream's lease now: the save was refused.
+    LeaseLost,
+}
+
 impl FleetError {
-    pub(crate) fn new(message: impl Into<String>) -> Self {
+    /// The store could not be reached or did not answer.
+    pub fn unavailable(message: impl Into<String>) -> Self {
         FleetError {
+            kind: FleetErrorKind::Unavailable,
             message: message.into(),
         }
+    }
+
+    /// What is saved at `location` (a file path, a key) is not a checkpoint: `what` says why.
+    pub fn corrupt(location: impl fmt::Display, what: impl fmt::Display) -> Self {
+        FleetError {
+            kind: FleetErrorKind::Corrupt,
+            message: format!("{location} holds no checkpoint: {what}"),
+        }
+    }
+
+    /// The lease of stream `name` passed to another consumer.
+    pub fn lease_lost(name: &str) -> Self {
+        FleetError {
+            kind: FleetErrorKind::LeaseLost,
+            message: format!("another consumer holds stream {name:?} now"),
+        }
+    }
+
+    pub(crate) fn new(message: impl Into<String>) -> Self {
+        Self::unavailable(message)
     }
 }
 
 impl fmt::Display for FleetError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "fleet store failed: {}", self.message)
+        match self.kind {
+            FleetErrorKind::Unavailable => write!(f, "fleet store failed: {}", self.message),
+            FleetErrorKind::Corrupt => write!(f, "fleet store corrupt: {}", self.message),
+            FleetErrorKind::LeaseLost => write!(f, "lease lost: {}", self.message),
+        }
     }
 }
 

@@ -8,7 +8,8 @@
 //! the pacing margin longer, and even spacing unless bursts are allowed), books it, trims what
 //! has left the longest window and sets an expiry. Replicas' clocks never enter the decision.
 
-use super::{Answer, CheckpointStore, FleetBudget, FleetError, Reservation, Reserve};
+pub use super::redis_streams::RedisCheckpoints;
+use super::{Answer, FleetBudget, FleetError, Reservation, Reserve};
 use crate::limits::LimitClass;
 use pubapi_sdk::hooks::BoxFuture;
 use redis::aio::ConnectionManager;
@@ -193,7 +194,7 @@ fn without_credentials(url: &str) -> String {
     }
 }
 
-async fn connect(url: &str) -> Result<ConnectionManager, FleetError> {
+pub(super) async fn connect(url: &str) -> Result<ConnectionManager, FleetError> {
     let client = redis::Client::open(url).map_err(redis_error)?;
     let config = redis::aio::ConnectionManagerConfig::new()
         .set_connection_timeout(Some(Duration::from_secs(1)))
@@ -204,7 +205,7 @@ async fn connect(url: &str) -> Result<ConnectionManager, FleetError> {
         .map_err(redis_error)
 }
 
-fn redis_error(e: redis::RedisError) -> FleetError {
+pub(super) fn redis_error(e: redis::RedisError) -> FleetError {
     FleetError::new(format!("redis: {e}"))
 }
 
@@ -308,59 +309,6 @@ impl RedisBudget {
             .invoke_async(&mut connection)
             .await
             .map_err(redis_error)
-    }
-}
-
-/// Stream checkpoints on Redis: one key per stream name, `<prefix>checkpoint:<name>`.
-#[derive(Clone)]
-pub struct RedisCheckpoints {
-    connection: ConnectionManager,
-    prefix: String,
-}
-
-impl RedisCheckpoints {
-    /// Connects to `url` with keys under [`DEFAULT_PREFIX`].
-    ///
-    /// # Errors
-    /// [`FleetError`] when the URL is invalid or the server cannot be reached now.
-    pub async fn connect(url: &str) -> Result<Self, FleetError> {
-        Ok(RedisCheckpoints {
-            connection: connect(url).await?,
-            prefix: DEFAULT_PREFIX.to_string(),
-        })
-    }
-}
-
-impl std::fmt::Debug for RedisCheckpoints {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RedisCheckpoints")
-            .field("prefix", &self.prefix)
-            .finish_non_exhaustive()
-    }
-}
-
-impl CheckpointStore for RedisCheckpoints {
-    fn load<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Option<i64>, FleetError>> {
-        Box::pin(async move {
-            let mut connection = self.connection.clone();
-            redis::cmd("GET")
-                .arg(format!("{}checkpoint:{name}", self.prefix))
-                .query_async(&mut connection)
-                .await
-                .map_err(redis_error)
-        })
-    }
-
-    fn save<'a>(&'a self, name: &'a str, id: i64) -> BoxFuture<'a, Result<(), FleetError>> {
-        Box::pin(async move {
-            let mut connection = self.connection.clone();
-            redis::cmd("SET")
-                .arg(format!("{}checkpoint:{name}", self.prefix))
-                .arg(id)
-                .query_async(&mut connection)
-                .await
-                .map_err(redis_error)
-        })
     }
 }
 

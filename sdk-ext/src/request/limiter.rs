@@ -310,10 +310,12 @@ impl RateLimiter {
         }
         match self.reserve_in_fleet(link, class, max_wait).await {
             Ok(permit) => Ok(permit),
-            Err(error) => {
+            Err(Some(error)) => {
                 self.store_failed(link, &error);
                 Err(link.fleet.fallback_share)
             }
+            // The store failed for a call this one waited behind.
+            Err(None) => Err(link.fleet.fallback_share),
         }
     }
 
@@ -429,17 +431,22 @@ impl RateLimiter {
     }
 
     /// Books through the fleet's store; `Err` when the store failed (the caller falls back to
-    /// a local share), `Ok` with the permit or the refusal otherwise.
+    /// a local share; `None` when it failed for a call this one waited behind, which
+    /// recorded the failure), `Ok` with the permit or the refusal otherwise.
     async fn reserve_in_fleet(
         &self,
         link: &FleetLink,
         class: LimitClass,
         max_wait: Duration,
-    ) -> Result<Result<Permit<'_>, LimitError>, FleetError> {
+    ) -> Result<Result<Permit<'_>, LimitError>, Option<FleetError>> {
         let called = Instant::now();
         let budget = self.inner.limits.budget(class);
         let pacing = self.inner.pacing;
         let turn = link.turn.lock().await;
+        // Calls queued behind one that found the store down do not each wait for its timeout.
+        if link.health().retry_at.is_some_and(|at| at > Instant::now()) {
+            return Err(None);
+        }
         let mut wait = None;
         for _ in 0..2 {
             let now = Instant::now();
@@ -488,7 +495,7 @@ impl RateLimiter {
                 history: history.as_deref(),
                 generation: &generation,
             };
-            let answer = link.fleet.budget.reserve(request).await?;
+            let answer = link.fleet.budget.reserve(request).await.map_err(Some)?;
             self.answered(link, class, &answer, unsynced.then_some(id + 1));
             match answer.reservation {
                 Reservation::Granted { wait: granted } => {
@@ -504,9 +511,9 @@ impl RateLimiter {
             }
         }
         let Some((wait, id)) = wait else {
-            return Err(FleetError::new(
+            return Err(Some(FleetError::new(
                 "the store asked for the history twice in a row",
-            ));
+            )));
         };
         let at = Instant::now() + wait;
         // Entered at once, so the next booking's floor counts it.
@@ -1701,5 +1708,54 @@ mod tests {
             proptest::prop_assert_eq!(log.kth_latest(k), expected);
             proptest::prop_assert_eq!(log.count(), all.len());
         }
+    }
+
+    /// A store that answers nothing for a second, then fails (a paused server).
+    #[derive(Debug)]
+    struct PausedStore;
+
+    impl crate::fleet::FleetBudget for PausedStore {
+        fn reserve<'a>(
+            &'a self,
+            _: Reserve<'a>,
+        ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<Answer, FleetError>> {
+            Box::pin(async {
+                sleep(secs(1)).await;
+                Err(FleetError::new("response timed out"))
+            })
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn calls_queued_behind_a_store_that_times_out_do_not_each_wait_for_its_timeout() {
+        let token = crate::SecretToken::try_from("paused-token")
+            .unwrap()
+            .fingerprint_in("https://d.example.com/pubapi");
+        let limiter = RateLimiter::in_fleet(
+            Limits {
+                general: Budget::new(Some(20), None),
+                ..Limits::default()
+            },
+            Pacing::even(Duration::ZERO),
+            Fleet::new(Arc::new(PausedStore)),
+            token,
+        );
+        let t0 = Instant::now();
+        let mut set = JoinSet::new();
+        for _ in 0..5 {
+            let limiter = limiter.clone();
+            set.spawn(async move {
+                let permit = limiter.acquire(GENERAL, LONG).await.unwrap();
+                permit.sent();
+                Instant::now() - t0
+            });
+        }
+        let mut starts = set.join_all().await;
+        starts.sort();
+        // One timeout (1 s), then a quarter of 20 per second: 200 ms apart.
+        let expected: Vec<Duration> = [1000, 1200, 1400, 1600, 1800]
+            .map(Duration::from_millis)
+            .into();
+        assert_eq!(starts, expected);
     }
 }

@@ -1,0 +1,246 @@
+//! Stream checkpoints and leases on Redis (feature `redis`), re-exported from
+//! `fleet::redis`.
+//!
+//! Per stream name, under the prefix:
+//! - `checkpoint:<name>`: the checkpoint, the decimal text of an `i64`;
+//! - `lease:<name>`: the holder's fencing token, set with `SET NX PX` and renewed while the
+//!   holder runs;
+//! - `lease:<name>:fence`: a hash, `last` the last token handed out (`HINCRBY`, so tokens
+//!   grow with every acquisition) and `released` the last token given up by its holder.
+//!
+//! Each operation is one Lua script: atomic, so no replica reads between another's check and
+//! write. Ids are compared as decimal text in the scripts (Lua's numbers are doubles, which
+//! cannot tell ids near the ends of the `i64` range apart).
+
+use super::redis::{DEFAULT_PREFIX, connect, redis_error};
+use super::{Acquired, CheckpointStore, FleetError, Lease};
+use pubapi_sdk::hooks::BoxFuture;
+use redis::aio::ConnectionManager;
+use std::time::Duration;
+
+/// Takes the lease when nobody holds it. `KEYS`: lease, fence; `ARGV`: lease time in ms.
+/// Returns `{1, token, taken_over}`, or `{0, ms_left, 0}` while another holds it.
+const ACQUIRE: &str = r#"
+local left = redis.call('PTTL', KEYS[1])
+if left ~= -2 then return {0, left, 0} end
+local previous = redis.call('HGET', KEYS[2], 'last')
+local token = redis.call('HINCRBY', KEYS[2], 'last', 1)
+redis.call('SET', KEYS[1], token, 'NX', 'PX', ARGV[1])
+local released = redis.call('HGET', KEYS[2], 'released')
+local taken_over = 0
+if previous and released ~= previous then taken_over = 1 end
+return {1, token, taken_over}
+"#;
+
+/// Extends the lease when it is still the caller's. `KEYS`: lease; `ARGV`: token, lease time.
+const RENEW: &str = r#"
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+"#;
+
+/// Gives the lease up when it is still the caller's. `KEYS`: lease, fence; `ARGV`: token.
+const RELEASE: &str = r#"
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[2], 'released', ARGV[1])
+return 1
+"#;
+
+/// Saves a checkpoint when the caller holds the lease, never below the saved one.
+/// `KEYS`: checkpoint, lease; `ARGV`: id (canonical decimal), token. Returns 1 saved or kept,
+/// 0 not the holder, -1 the saved value is not a checkpoint.
+const SAVE: &str = r#"
+if redis.call('GET', KEYS[2]) ~= ARGV[2] then return 0 end
+local function canonical(s)
+  if s == '0' then return true end
+  if not string.match(s, '^%-?[1-9]%d*$') then return false end
+  local digits, limit = s, '9223372036854775807'
+  if string.sub(s, 1, 1) == '-' then digits, limit = string.sub(s, 2), '9223372036854775808' end
+  return #digits < 19 or (#digits == 19 and digits <= limit)
+end
+local function less(a, b)
+  local na, nb = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if na ~= nb then return na end
+  if na then a, b = string.sub(b, 2), string.sub(a, 2) end
+  if #a ~= #b then return #a < #b end
+  return a < b
+end
+local saved = redis.call('GET', KEYS[1])
+if saved then
+  if not canonical(saved) then return -1 end
+  if not less(saved, ARGV[1]) then return 1 end
+end
+redis.call('SET', KEYS[1], ARGV[1])
+return 1
+"#;
+
+/// Stream checkpoints on Redis, and the lease that makes one replica of a fleet the
+/// stream's consumer (see [`crate::fleet`]): one key per stream name,
+/// `<prefix>checkpoint:<name>`, beside `<prefix>lease:<name>`.
+#[derive(Clone)]
+pub struct RedisCheckpoints {
+    connection: ConnectionManager,
+    prefix: String,
+    lease_time: Duration,
+}
+
+impl RedisCheckpoints {
+    /// The lease time unless set with [`RedisCheckpoints::lease_time`].
+    pub const DEFAULT_LEASE_TIME: Duration = Duration::from_secs(10);
+
+    /// Connects to `url` with keys under [`DEFAULT_PREFIX`].
+    ///
+    /// # Errors
+    /// [`FleetError`] when the URL is invalid or the server cannot be reached now.
+    pub async fn connect(url: &str) -> Result<Self, FleetError> {
+        Ok(RedisCheckpoints {
+            connection: connect(url).await?,
+            prefix: DEFAULT_PREFIX.to_string(),
+            lease_time: Self::DEFAULT_LEASE_TIME,
+        })
+    }
+
+    /// How long a holder's lease lasts without renewal (default 10 s, at least 300 ms): a
+    /// standby takes over this long after the holder died or stalled. The holder renews it
+    /// every third of it.
+    pub fn lease_time(mut self, lease_time: Duration) -> Self {
+        self.lease_time = lease_time.max(Duration::from_millis(300));
+        self
+    }
+
+    fn key(&self, what: &str, name: &str) -> String {
+        format!("{}{what}:{name}", self.prefix)
+    }
+
+    fn millis(&self) -> u64 {
+        u64::try_from(self.lease_time.as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// A failure reading `key`: a key of another type holds no checkpoint.
+    fn failure(key: &str, e: redis::RedisError) -> FleetError {
+        if e.code() == Some("WRONGTYPE") {
+            FleetError::corrupt(format!("redis key {key}"), "it is not a string")
+        } else {
+            redis_error(e)
+        }
+    }
+}
+
+impl std::fmt::Debug for RedisCheckpoints {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisCheckpoints")
+            .field("prefix", &self.prefix)
+            .field("lease_time", &self.lease_time)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A checkpoint as saved: the canonical decimal text of an `i64`, nothing else.
+fn parse_checkpoint(key: &str, bytes: &[u8]) -> Result<i64, FleetError> {
+    let text = std::str::from_utf8(bytes).ok();
+    text.and_then(|t| t.parse::<i64>().ok().filter(|id| id.to_string() == t))
+        .ok_or_else(|| {
+            let shown: String = String::from_utf8_lossy(bytes).chars().take(40).collect();
+            FleetError::corrupt(
+                format!("redis key {key}"),
+                format!("{shown:?} is not an event id"),
+            )
+        })
+}
+
+impl CheckpointStore for RedisCheckpoints {
+    fn load<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Option<i64>, FleetError>> {
+        Box::pin(async move {
+            let key = self.key("checkpoint", name);
+            let mut connection = self.connection.clone();
+            let saved: Option<Vec<u8>> = redis::cmd("GET")
+                .arg(&key)
+                .query_async(&mut connection)
+                .await
+                .map_err(|e| Self::failure(&key, e))?;
+            saved
+                .map(|bytes| parse_checkpoint(&key, &bytes))
+                .transpose()
+        })
+    }
+
+    fn save<'a>(&'a self, lease: &'a Lease, id: i64) -> BoxFuture<'a, Result<(), FleetError>> {
+        Box::pin(async move {
+            let key = self.key("checkpoint", &lease.name);
+            let mut connection = self.connection.clone();
+            let status: i64 = redis::Script::new(SAVE)
+                .key(&key)
+                .key(self.key("lease", &lease.name))
+                .arg(id.to_string())
+                .arg(lease.token.to_string())
+                .invoke_async(&mut connection)
+                .await
+                .map_err(|e| Self::failure(&key, e))?;
+            match status {
+                1 => Ok(()),
+                0 => Err(FleetError::lease_lost(&lease.name)),
+                _ => Err(FleetError::corrupt(
+                    format!("redis key {key}"),
+                    "what is saved there is not an event id",
+                )),
+            }
+        })
+    }
+
+    fn acquire<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Acquired, FleetError>> {
+        Box::pin(async move {
+            let mut connection = self.connection.clone();
+            let (status, value, taken_over): (i64, i64, i64) = redis::Script::new(ACQUIRE)
+                .key(self.key("lease", name))
+                .key(format!("{}:fence", self.key("lease", name)))
+                .arg(self.millis())
+                .invoke_async(&mut connection)
+                .await
+                .map_err(redis_error)?;
+            if status != 1 {
+                // A lease without expiry (-1) was set by hand: look again after a lease time.
+                let left = u64::try_from(value).map_or(self.lease_time, Duration::from_millis);
+                // Looking again every fifth of the lease time: a standby takes over at most a
+                // fifth after the lease runs out.
+                return Ok(Acquired::Busy {
+                    retry_in: left.min(self.lease_time / 5).max(Duration::from_millis(10)),
+                });
+            }
+            Ok(Acquired::Lease(Lease {
+                name: name.to_string(),
+                token: u64::try_from(value).unwrap_or(0),
+                taken_over: taken_over == 1,
+                expires_in: Some(self.lease_time),
+            }))
+        })
+    }
+
+    fn renew<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<bool, FleetError>> {
+        Box::pin(async move {
+            let mut connection = self.connection.clone();
+            let held: i64 = redis::Script::new(RENEW)
+                .key(self.key("lease", &lease.name))
+                .arg(lease.token.to_string())
+                .arg(self.millis())
+                .invoke_async(&mut connection)
+                .await
+                .map_err(redis_error)?;
+            Ok(held == 1)
+        })
+    }
+
+    fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), FleetError>> {
+        Box::pin(async move {
+            let mut connection = self.connection.clone();
+            let _: i64 = redis::Script::new(RELEASE)
+                .key(self.key("lease", &lease.name))
+                .key(format!("{}:fence", self.key("lease", &lease.name)))
+                .arg(lease.token.to_string())
+                .invoke_async(&mut connection)
+                .await
+                .map_err(redis_error)?;
+            Ok(())
+        })
+    }
+}
