@@ -880,3 +880,114 @@ proptest::proptest! {
         }
     }
 }
+
+#[cfg(feature = "redis")]
+#[allow(dead_code, reason = "a file of the tests' support, used as is")]
+#[path = "support/redis_server.rs"]
+mod redis_server;
+
+/// The stream on a real `redis-server`: real time (the store's lease runs on its clock).
+#[cfg(feature = "redis")]
+mod on_redis {
+    use super::*;
+    use pubapi_sdk_ext::fleet::FleetErrorKind;
+    use pubapi_sdk_ext::fleet::redis::RedisCheckpoints;
+
+    use super::redis_server;
+
+    async fn store(server: &redis_server::RedisServer) -> Arc<RedisCheckpoints> {
+        let store = RedisCheckpoints::connect(&server.url()).await.unwrap();
+        Arc::new(store.lease_time(Duration::from_millis(600)))
+    }
+
+    async fn set(server: &redis_server::RedisServer, key: &str, value: &str) {
+        let client = redis::Client::open(server.url()).unwrap();
+        let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+        let _: () = redis::cmd("SET")
+            .arg(key)
+            .arg(value)
+            .query_async(&mut connection)
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_redis_key_holding_garbage_ends_the_stream_at_once_naming_the_key() {
+        let server = redis_server::RedisServer::start();
+        set(&server, "pubapi:checkpoint:v2-all", "twelve").await;
+        let script = events_api(Store::new(1, 30));
+        let mut stream = EventStream::builder(EventsVersion::V2)
+            .checkpoints(store(&server).await, "v2-all")
+            .build(client(&script));
+        match stream.next().await {
+            Some(Err(pubapi_sdk_ext::Error::Checkpoint(error))) => {
+                assert_eq!(error.kind, FleetErrorKind::Corrupt, "{error}");
+                assert!(
+                    error.message.contains("pubapi:checkpoint:v2-all"),
+                    "{error}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(stream.next().await.is_none());
+        assert!(script.seen().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_holder_whose_lease_passed_on_stops_handing_out_and_its_saves_are_refused() {
+        let server = redis_server::RedisServer::start();
+        let script = events_api(Store::new(1, 30));
+        let mut first = EventStream::builder(EventsVersion::V2)
+            .start(StreamStart::After(0))
+            .checkpoints(store(&server).await, "v2-all")
+            .build(client(&script));
+        let mut delivered = Vec::new();
+        for _ in 0..5 {
+            delivered.extend(take_events(&mut first, 1).await);
+            first.save_checkpoint().await.unwrap();
+        }
+        // The first stalls past its lease (as if stopped): its key runs out, another takes it.
+        set(&server, "pubapi:lease:v2-all", "0").await;
+        let mut second = EventStream::builder(EventsVersion::V2)
+            .start(StreamStart::After(0))
+            .checkpoints(store(&server).await, "v2-all")
+            .build(client(&script));
+        assert!(matches!(
+            second.next().await.unwrap().unwrap(),
+            StreamItem::Notice(StreamNotice::StandingBy { .. })
+        ));
+        let mut raw = redis::Client::open(server.url())
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .unwrap();
+        let _: () = redis::cmd("DEL")
+            .arg("pubapi:lease:v2-all")
+            .query_async(&mut raw)
+            .await
+            .unwrap();
+        assert_eq!(
+            second.next().await.unwrap().unwrap(),
+            StreamItem::Notice(StreamNotice::Consuming {
+                token: 2,
+                after: 5,
+                taken_over: true
+            })
+        );
+        // The first one's save is refused, and it hands nothing more out.
+        let refused = first.save_checkpoint().await.unwrap_err();
+        assert_eq!(refused.kind, FleetErrorKind::LeaseLost, "{refused}");
+        assert_eq!(
+            first.next().await.unwrap().unwrap(),
+            StreamItem::Notice(StreamNotice::LeaseLost { token: 1 })
+        );
+        assert!(matches!(
+            first.next().await.unwrap().unwrap(),
+            StreamItem::Notice(StreamNotice::StandingBy { .. })
+        ));
+        assert_eq!(first.lease_token(), None);
+        delivered.extend(until_caught_up(&mut second).await.0);
+        second.save_checkpoint().await.unwrap();
+        assert_eq!(delivered, (1..=30).collect::<Vec<_>>());
+    }
+}
