@@ -104,7 +104,6 @@ pub(crate) fn quota_remaining(class: LimitClass, remaining: u32) {
 }
 
 /// An event stream handed over `count` events.
-#[allow(dead_code, reason = "called by the event streams")]
 pub(crate) fn events_delivered(version: &'static str, count: u64) {
     #[cfg(feature = "metrics")]
     counter!("pubapi_events_delivered_total", "version" => version).increment(count);

@@ -246,3 +246,44 @@ fn the_webhook_receiver_counts_deliveries_by_status_and_the_duplicates_it_left_o
     let everything = format!("{:?}", recorded.0.lock().unwrap());
     assert!(!everything.contains(SECRET), "{everything}");
 }
+
+#[test]
+fn an_event_stream_counts_the_events_it_hands_over() {
+    use pubapi_sdk_ext::events::{EventStream, EventsVersion, StreamItem, StreamStart};
+    let events: Vec<serde_json::Value> = (11..=13)
+        .map(|id| {
+            serde_json::json!({"id": id, "timestamp": "2026-01-05T10:00:00Z",
+                "action_source": "WebUI", "actor": 1, "type": "file_system", "action": "create",
+                "data": {"target_path": format!("/f/{id}.txt"), "is_folder": false}})
+        })
+        .collect();
+    let page = serde_json::json!({"latest_id": 13, "oldest_id": 11, "count": 3, "events": events});
+    let script = Script::new(
+        vec![Answer::json(200, page.to_string())],
+        Answer::empty(204),
+    );
+    let recorded = Recorded::default();
+    with_recorder(&recorded, async {
+        let client = Client::builder()
+            .isolated_budget()
+            .base_url("http://sandbox.test/pubapi")
+            .allow_plain_http()
+            .token(SecretToken::try_from(CANARY).unwrap())
+            .transport(script.clone())
+            .build()
+            .unwrap();
+        let mut stream = EventStream::builder(EventsVersion::V2)
+            .start(StreamStart::After(10))
+            .build(client);
+        let mut seen = 0;
+        while seen < 3 {
+            if let StreamItem::Event(_) = stream.next().await.unwrap().unwrap() {
+                seen += 1;
+            }
+        }
+    });
+    assert_eq!(
+        recorded.sum("pubapi_events_delivered_total", &[("version", "v2")]),
+        3.0
+    );
+}

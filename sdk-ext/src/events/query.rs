@@ -13,6 +13,16 @@ pub enum EventsVersion {
     V2,
 }
 
+impl EventsVersion {
+    /// `v1` or `v2`, the metrics label.
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            EventsVersion::V1 => "v1",
+            EventsVersion::V2 => "v2",
+        }
+    }
+}
+
 /// Whose events to drop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Suppress {

@@ -501,6 +501,7 @@ impl Walker {
                     let end = self.window_end.take();
                     self.advance(end);
                 }
+                crate::telemetry::events_delivered(self.version.label(), 1);
                 return Some(Ok(StreamItem::Event(Box::new(event))));
             }
             if std::mem::take(&mut self.caught_up) {
