@@ -10,11 +10,38 @@
 //! | event stream checkpoints | [`CheckpointStore`] | [`FileCheckpoints`] (replaced atomically) | `RedisCheckpoints` |
 //! | the webhook receiver's dedup set | see [`crate::webhook`] | in memory | Redis `SET NX` |
 //!
-//! A client joins a fleet with [`crate::ClientBuilder::fleet`]. When the fleet's store cannot
-//! be reached, each process does not stop: it paces itself to a conservative share of the
-//! budget ([`Fleet::fallback_share`], by default a quarter: four replicas together stay within
-//! the budget) until the store answers again (it is tried again 2 s after a failure, so an
-//! unreachable store does not cost every call a connection timeout), and logs a warning.
+//! A client joins a fleet with [`crate::ClientBuilder::fleet`]; every client of one token in a
+//! process must join the same fleet with the same limits and pacing, or `build()` refuses it
+//! ([`crate::limits::BudgetConflict`]).
+//!
+//! # Through the store's faults
+//!
+//! The gateway's limits hold whatever the store does (tested with 4 processes against a real
+//! `redis-server` stopped, paused, restarted with and without its data, and answering late):
+//!
+//! - **Down**: each process does not stop: it paces itself to a conservative share of the
+//!   budget ([`Fleet::fallback_share`], by default a quarter: four replicas together stay
+//!   within the budget), tries the store again 2 s after a failure (so an unreachable store
+//!   does not cost every call a connection timeout; calls queued behind a failing one do not
+//!   each wait for its timeout), and logs a warning.
+//! - **Back**: what a process sent while it paced on its share counts in the fleet's windows:
+//!   it records its own starts in the store ([`Reserve::history`]) with its next booking, or
+//!   from a task that tries every 2 s, so even a process that makes no call is counted. Until
+//!   every process has had that chance (3.5 s after the store's return), a process keeps its
+//!   share as the floor of its bookings: the others may still be pacing unseen. (The other
+//!   choice, pacing on the share until the windows the outage touched have passed, would cost
+//!   a whole day of a quarter budget after any outage of a daily window.)
+//! - **Emptied** (restarted without its data, flushed, a failover to an empty replica): the
+//!   store's generation changes; each process learns it at its next booking, records its
+//!   history again and keeps its share as a floor for the same 3.5 s.
+//! - **Paused**: a booking that reaches the store after its caller stopped waiting takes no
+//!   slot (the store checks a deadline in its own clock).
+//! - **Slow**: a booked start is an instant of the store's clock, so an answer that comes late
+//!   leaves less to wait; one that comes after its start is not used
+//!   ([`Reservation::Missed`]), and the process books again further ahead.
+//! - **Always**: a grant is never earlier than the process's own floor
+//!   ([`Reserve::not_before`]): its own windows and spacing, so no answer of the store can put
+//!   two of its calls closer than it allows itself.
 //!
 //! # One consumer per event stream
 //!
