@@ -169,6 +169,13 @@ pub enum Reservation {
     /// Not booked: the store's generation is not the one the process knows and no history
     /// came with the request; ask again with [`Reserve::history`].
     HistoryNeeded,
+    /// Booked, but the answer came after the start it booked (a slow store): sent now, the
+    /// call would crowd the starts booked after it. The slot stays counted; ask again further
+    /// ahead.
+    Missed {
+        /// How long ago the booked start was when the answer arrived.
+        late_by: Duration,
+    },
 }
 
 /// The quota windows of tokens, shared by a fleet: every reservation is atomic and timed by

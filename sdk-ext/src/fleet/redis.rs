@@ -13,14 +13,13 @@ use super::{Answer, FleetBudget, FleetError, Reservation, Reserve};
 use crate::limits::LimitClass;
 use pubapi_sdk::hooks::BoxFuture;
 use redis::aio::ConnectionManager;
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 /// The default key prefix.
 pub const DEFAULT_PREFIX: &str = "pubapi:";
 
 /// Books the earliest start; see the module doc. Returns `{status, wait_us, long_wait_us,
-/// generation, lost}`: status 0 booked (or, when nothing was to be booked, recorded), -1 too
+/// generation, lost, now_us}` (`now_us` the server's clock when the script ran): status 0 booked (or, when nothing was to be booked, recorded), -1 too
 /// far away (nothing booked), -2 no budget at all, -3 the caller's deadline passed before
 /// the script ran (nothing booked: a paused server resumed), -4 the generation is not the
 /// caller's and no history came with the request (nothing booked).
@@ -47,7 +46,7 @@ local nonce = ARGV[14]
 local with_history = ARGV[15] == '1'
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-if deadline > 0 and now > deadline then return {-3, 0, 0, '', 0} end
+if deadline > 0 and now > deadline then return {-3, 0, 0, '', 0, now} end
 local generation = redis.call('GET', KEYS[2])
 local lost = 0
 if not generation then
@@ -58,7 +57,7 @@ elseif known ~= '' and known ~= generation then
   lost = 1
 end
 if (lost == 1 or known ~= generation) and not with_history then
-  return {-4, 0, 0, generation, lost}
+  return {-4, 0, 0, generation, lost, now}
 end
 local horizon = 1000000
 if per_minute >= 0 then horizon = 60000000 end
@@ -78,7 +77,7 @@ local function tidy()
 end
 if not book then
   tidy()
-  return {0, 0, 0, generation, lost}
+  return {0, 0, 0, generation, lost, now}
 end
 local slot = now
 local function after_kth_latest(k, window)
@@ -91,11 +90,11 @@ local function after_kth_latest(k, window)
   end
   return true
 end
-if not after_kth_latest(per_day, 86400000000) then return {-2, 0, 0, generation, lost} end
-if not after_kth_latest(per_hour, 3600000000) then return {-2, 0, 0, generation, lost} end
-if not after_kth_latest(per_minute, 60000000) then return {-2, 0, 0, generation, lost} end
+if not after_kth_latest(per_day, 86400000000) then return {-2, 0, 0, generation, lost, now} end
+if not after_kth_latest(per_hour, 3600000000) then return {-2, 0, 0, generation, lost, now} end
+if not after_kth_latest(per_minute, 60000000) then return {-2, 0, 0, generation, lost, now} end
 local long = slot
-if not after_kth_latest(per_second, 1000000) then return {-2, 0, 0, generation, lost} end
+if not after_kth_latest(per_second, 1000000) then return {-2, 0, 0, generation, lost, now} end
 local last = redis.call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
 if last[2] then
   local l = tonumber(last[2])
@@ -106,10 +105,10 @@ if last[2] then
   if l > slot then slot = l end
 end
 if now + not_before > slot then slot = now + not_before end
-if slot - now > max_wait then return {-1, slot - now, long - now, generation, lost} end
+if slot - now > max_wait then return {-1, slot - now, long - now, generation, lost, now} end
 redis.call('ZADD', key, slot, member)
 tidy()
-return {0, slot - now, long - now, generation, lost}
+return {0, slot - now, long - now, generation, lost, now}
 "#;
 
 /// How long a command may take before the client stops waiting (and paces on its share).
@@ -125,9 +124,9 @@ pub struct RedisBudget {
     /// Makes the bookings of this store distinct from every other process's members of the
     /// sorted set (a member is `<nonce>-<booking id>`).
     nonce: u64,
-    /// The Redis server's clock minus this machine's, in microseconds: a request's deadline is
-    /// sent in the server's time.
-    clock_offset_us: std::sync::Arc<AtomicI64>,
+    /// The Redis server's clock against this machine's: a request's deadline is sent in the
+    /// server's time, and a booked start is an instant of the server's clock.
+    clock: std::sync::Arc<std::sync::Mutex<Clock>>,
     url: String,
 }
 
@@ -154,26 +153,77 @@ impl RedisBudget {
             prefix: prefix.to_string(),
             script: redis::Script::new(RESERVE),
             nonce,
-            clock_offset_us: Default::default(),
+            clock: Default::default(),
             url: without_credentials(url),
         };
-        budget.measure_clock().await?;
+        budget.measure_clock(false).await?;
         Ok(budget)
     }
 
-    /// Reads the server's clock and keeps its offset from this machine's.
-    async fn measure_clock(&self) -> Result<(), FleetError> {
-        let mut connection = self.connection.clone();
-        let before = unix_us();
-        let (secs, micros): (i64, i64) = redis::cmd("TIME")
-            .query_async(&mut connection)
-            .await
-            .map_err(redis_error)?;
-        let after = unix_us();
-        let server = secs * 1_000_000 + micros;
-        self.clock_offset_us
-            .store(server - (before + (after - before) / 2), Ordering::Relaxed);
+    /// Reads the server's clock and takes the readings in ([`Clock::sample`]); `fresh` drops
+    /// what was known (the clocks turned out to disagree).
+    async fn measure_clock(&self, fresh: bool) -> Result<(), FleetError> {
+        if fresh {
+            *self.clock() = Clock::default();
+        }
+        for _ in 0..3 {
+            let mut connection = self.connection.clone();
+            let before = unix_us();
+            let (secs, micros): (i64, i64) = redis::cmd("TIME")
+                .query_async(&mut connection)
+                .await
+                .map_err(redis_error)?;
+            self.clock()
+                .sample(before, unix_us(), secs * 1_000_000 + micros);
+        }
         Ok(())
+    }
+
+    fn clock(&self) -> std::sync::MutexGuard<'_, Clock> {
+        self.clock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// The server's clock minus this machine's, estimated as NTP does: from a reading of the
+/// server's clock taken between two of this machine's, which is off by at most half the
+/// round trip. Every booking is such a reading (the script returns the server's time), and
+/// the one with the smallest bound is kept, its bound growing with its age (50 µs a second,
+/// for clocks that drift apart): a store that answers slowly for a while does not spoil the
+/// estimate its quick answers gave.
+#[derive(Debug, Default, Clone, Copy)]
+struct Clock {
+    /// Server minus local, in microseconds.
+    offset_us: i64,
+    /// How far off `offset_us` may have been when taken, in microseconds; `None` before a
+    /// reading.
+    bound_us: Option<i64>,
+    /// When it was taken, in this machine's microseconds.
+    taken_us: i64,
+}
+
+impl Clock {
+    /// Takes in a reading `server` of the server's clock made between `before` and `after`.
+    fn sample(&mut self, before: i64, after: i64, server: i64) {
+        let bound = (after - before).max(0) / 2;
+        let better = match self.bound_us {
+            None => true,
+            Some(known) => {
+                let aged = known.saturating_add((after - self.taken_us).max(0) / 20_000);
+                bound <= aged
+            }
+        };
+        if better {
+            self.offset_us = server - (before + (after - before) / 2);
+            self.bound_us = Some(bound);
+            self.taken_us = after;
+        }
+    }
+
+    /// This machine's time `local_us` on the server's clock.
+    fn server_time(&self, local_us: i64) -> i64 {
+        local_us.saturating_add(self.offset_us)
     }
 }
 
@@ -225,37 +275,55 @@ fn limit(value: Option<u32>) -> i64 {
 impl FleetBudget for RedisBudget {
     fn reserve<'a>(&'a self, request: Reserve<'a>) -> BoxFuture<'a, Result<Answer, FleetError>> {
         Box::pin(async move {
-            let answer = self.run(&request).await?;
-            if answer.0 != -3 {
-                return Ok(answer.into_answer());
+            let raw = self.run(&request).await?;
+            if raw.0 != -3 {
+                return Ok(self.answer(raw, &request));
             }
-            // Answered in time, yet past the deadline: the clocks drifted apart. Measure again
-            // and ask once more.
-            self.measure_clock().await?;
+            // Answered in time, yet past the deadline: the clocks disagree more than the
+            // estimate allowed. Measure afresh and ask once more.
+            self.measure_clock(true).await?;
             match self.run(&request).await? {
                 (-3, ..) => Err(FleetError::new(
                     "redis: the server's clock disagrees with this machine's",
                 )),
-                answer => Ok(answer.into_answer()),
+                raw => Ok(self.answer(raw, &request)),
             }
         })
     }
 }
 
-/// What the script returns: status, wait, long wait (µs), generation, lost.
-type Raw = (i64, i64, i64, String, i64);
+/// What the script returns: status, wait, long wait (µs), generation, lost, the server's
+/// clock when it ran (µs).
+type Raw = (i64, i64, i64, String, i64, i64);
 
-trait IntoAnswer {
-    fn into_answer(self) -> Answer;
-}
-
-impl IntoAnswer for Raw {
-    fn into_answer(self) -> Answer {
-        let (status, wait, long_wait, generation, lost) = self;
+impl RedisBudget {
+    /// The script's answer as it stands when it arrives: a booked start is an instant of the
+    /// server's clock, so the wait is counted from now, not from when the script ran (an
+    /// answer that took 300 ms to come back leaves 300 ms less to wait). A start already past
+    /// by more than half the pacing margin is [`Reservation::Missed`]: sent now, it would
+    /// crowd the starts booked after it.
+    fn answer(&self, raw: Raw, request: &Reserve<'_>) -> Answer {
+        let (status, wait, long_wait, generation, lost, ran_at) = raw;
         let duration = |us: i64| Duration::from_micros(u64::try_from(us).unwrap_or(0));
         let reservation = match status {
+            0 if request.book => {
+                let server_now = self.clock().server_time(unix_us());
+                let left = ran_at.saturating_add(wait).saturating_sub(server_now);
+                let tolerance = i64::try_from(request.pacing.margin.as_micros() / 2)
+                    .unwrap_or(i64::MAX)
+                    .max(1_000);
+                if left < -tolerance {
+                    Reservation::Missed {
+                        late_by: duration(-left),
+                    }
+                } else {
+                    Reservation::Granted {
+                        wait: duration(left),
+                    }
+                }
+            }
             0 => Reservation::Granted {
-                wait: duration(wait),
+                wait: Duration::ZERO,
             },
             -1 => Reservation::Refused {
                 wait: duration(wait),
@@ -279,8 +347,11 @@ impl RedisBudget {
             LimitClass::Ai => "ai",
         };
         let micros = |d: Duration| i64::try_from(d.as_micros()).unwrap_or(i64::MAX);
-        let deadline =
-            unix_us() + self.clock_offset_us.load(Ordering::Relaxed) + micros(RESPONSE_TIMEOUT);
+        let sent = unix_us();
+        let deadline = self
+            .clock()
+            .server_time(sent)
+            .saturating_add(micros(RESPONSE_TIMEOUT));
         let mut invocation = self
             .script
             .key(format!("{}{}:{class}", self.prefix, request.token));
@@ -305,10 +376,12 @@ impl RedisBudget {
             invocation.arg(start.id).arg(start.offset_us);
         }
         let mut connection = self.connection.clone();
-        invocation
+        let raw: Raw = invocation
             .invoke_async(&mut connection)
             .await
-            .map_err(redis_error)
+            .map_err(redis_error)?;
+        self.clock().sample(sent, unix_us(), raw.5);
+        Ok(raw)
     }
 }
 
@@ -606,5 +679,22 @@ mod tests {
             );
         }
         assert_eq!(stored(&server, "restart-token").await, 5);
+    }
+
+    #[test]
+    fn the_clock_keeps_the_reading_with_the_smallest_bound_and_ages_it() {
+        let mut clock = super::Clock::default();
+        // A quick reading (1 ms round trip): the server is 5 s ahead.
+        clock.sample(1_000_000, 1_001_000, 6_000_500);
+        assert_eq!(clock.offset_us, 5_000_000);
+        // A slow one (400 ms round trip, the answer held on the way back) says 4.8 s: kept
+        // out, the quick one is better.
+        clock.sample(2_000_000, 2_400_000, 7_000_000);
+        assert_eq!(clock.offset_us, 5_000_000);
+        assert_eq!(clock.server_time(10), 5_000_010);
+        // 4,000 s later the quick reading's bound has grown past the slow one's (200 ms):
+        // taken in.
+        clock.sample(4_002_000_000, 4_002_400_000, 4_007_000_000);
+        assert_eq!(clock.offset_us, 4_800_000);
     }
 }

@@ -448,7 +448,10 @@ impl RateLimiter {
             return Err(None);
         }
         let mut wait = None;
-        for _ in 0..2 {
+        // After an answer that came too late to use, ask for a start at least twice that
+        // answer's time ahead.
+        let mut ahead = Duration::ZERO;
+        for _ in 0..4 {
             let now = Instant::now();
             let (unsynced, share, generation) = {
                 let health = link.health();
@@ -470,7 +473,7 @@ impl RateLimiter {
                 let Some(slot) = log.earliest(budget, pacing, now, share) else {
                     return Ok(Err(LimitError::NoBudget { class }));
                 };
-                let floor = slot.at - now;
+                let floor = (slot.at - now).max(ahead);
                 if floor > max_wait {
                     return Ok(Err(LimitError::too_far(
                         class,
@@ -495,7 +498,9 @@ impl RateLimiter {
                 history: history.as_deref(),
                 generation: &generation,
             };
+            let asked = Instant::now();
             let answer = link.fleet.budget.reserve(request).await.map_err(Some)?;
+            let answered_in = asked.elapsed();
             self.answered(link, class, &answer, unsynced.then_some(id + 1));
             match answer.reservation {
                 Reservation::Granted { wait: granted } => {
@@ -508,11 +513,18 @@ impl RateLimiter {
                 Reservation::NoBudget => return Ok(Err(LimitError::NoBudget { class })),
                 // The store is not the one the process knew: again, with the history.
                 Reservation::HistoryNeeded => link.health().unsynced[index(class)] = true,
+                Reservation::Missed { late_by } => {
+                    tracing::debug!(
+                        late_by_ms = late_by.as_millis() as u64,
+                        "the fleet's store answered after the start it booked: booking again"
+                    );
+                    ahead = ahead.max(answered_in * 2);
+                }
             }
         }
         let Some((wait, id)) = wait else {
             return Err(Some(FleetError::new(
-                "the store asked for the history twice in a row",
+                "the store answered four times without a start to use",
             )));
         };
         let at = Instant::now() + wait;
@@ -1757,5 +1769,67 @@ mod tests {
             .map(Duration::from_millis)
             .into();
         assert_eq!(starts, expected);
+    }
+
+    /// A store whose first answer comes back after the start it booked, then answers in
+    /// time; it records how far ahead each booking asked to start.
+    #[derive(Debug, Default)]
+    struct LateOnceStore {
+        asked: Mutex<Vec<Duration>>,
+    }
+
+    impl crate::fleet::FleetBudget for LateOnceStore {
+        fn reserve<'a>(
+            &'a self,
+            request: Reserve<'a>,
+        ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<Answer, FleetError>> {
+            let first = {
+                let mut asked = self.asked.lock().unwrap();
+                asked.push(request.not_before);
+                asked.len() == 1
+            };
+            Box::pin(async move {
+                sleep(Duration::from_millis(300)).await;
+                let reservation = if first {
+                    Reservation::Missed {
+                        late_by: Duration::from_millis(300),
+                    }
+                } else {
+                    Reservation::Granted {
+                        wait: request
+                            .not_before
+                            .saturating_sub(Duration::from_millis(300)),
+                    }
+                };
+                Ok(Answer {
+                    reservation,
+                    generation: "g1".into(),
+                    lost_history: false,
+                })
+            })
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_answer_that_comes_after_its_start_is_not_used_and_the_next_asks_further_ahead() {
+        let store = Arc::new(LateOnceStore::default());
+        let token = crate::SecretToken::try_from("late-token")
+            .unwrap()
+            .fingerprint_in("https://e.example.com/pubapi");
+        let limiter = RateLimiter::in_fleet(
+            Limits::default(),
+            Pacing::default(),
+            Fleet::new(store.clone()),
+            token,
+        );
+        let t0 = Instant::now();
+        let permit = limiter.acquire(GENERAL, LONG).await.unwrap();
+        // Asked again at 300 ms for a start at least 600 ms ahead (twice the late answer's
+        // time), granted in time: it starts at 900 ms.
+        assert_eq!(
+            *store.asked.lock().unwrap(),
+            [Duration::ZERO, Duration::from_millis(600)]
+        );
+        assert_eq!(permit.start() - t0, Duration::from_millis(900));
     }
 }
