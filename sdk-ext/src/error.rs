@@ -267,13 +267,15 @@ impl Error {
         }
     }
 
-    /// The id of the call whose answer this error is ([`crate::RequestId`], sent in
-    /// `x-request-id`, the same for every attempt of the call): quote it to the platform's
-    /// support, find it on the call's span. `None` for an error without an answer (a
-    /// transport failure, which the call's span records with its id, or a refusal before
-    /// sending).
+    /// The id of the call this error ends ([`crate::RequestId`], sent in `x-request-id`, the
+    /// same for every attempt of the call): quote it to the platform's support, find it on
+    /// the call's span. `None` for a refusal before anything was sent, or a response that did
+    /// not pass a client's policy.
     pub fn request_id(&self) -> Option<crate::RequestId> {
-        self.api_error().and_then(ApiError::request_id)
+        match self {
+            Error::Transport(e) => crate::request_id::of_transport(e),
+            other => other.api_error().and_then(ApiError::request_id),
+        }
     }
 
     fn api_error_mut(&mut self) -> Option<&mut ApiError> {
@@ -432,7 +434,11 @@ impl fmt::Display for Error {
                 } else {
                     "no response"
                 };
-                write!(f, ": {what}")
+                write!(f, ": {what}")?;
+                match crate::request_id::of_transport(e) {
+                    Some(id) => write!(f, " [request id {id}]"),
+                    None => Ok(()),
+                }
             }
             Error::Timeout { elapsed } => write!(f, "timed out after {}ms", elapsed.as_millis()),
             Error::Decode { path, message, .. } => {

@@ -1,6 +1,8 @@
 //! The id every request carries: one per call, kept across its retries, sent in
-//! [`REQUEST_ID_HEADER`], recorded on the call's span and kept on the error of a call that
-//! got an answer ([`crate::Error::request_id`]).
+//! [`REQUEST_ID_HEADER`], recorded on the call's span and kept on the call's error
+//! ([`crate::Error::request_id`]): on the answer of a call that got one, and, for a call that
+//! got none, in the fragment of the URL its transport error names (`…#request-id=<id>`; a
+//! URL's fragment is never sent, and the error's `Display` shows it).
 //!
 //! The platform's own clients send a request-id header with every call and log it with
 //! their errors (the header's name is not shown; `x-request-id` is the common one). One id
@@ -68,6 +70,28 @@ impl fmt::Debug for RequestId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "RequestId({})", self.as_str())
     }
+}
+
+/// The fragment that carries a request id on a transport error's URL.
+const FRAGMENT: &str = "request-id=";
+
+/// Marks a transport error's URL with the call's id (see the module doc).
+pub(crate) fn mark(error: reqwest::Error, id: RequestId) -> reqwest::Error {
+    let Some(mut url) = error.url().cloned() else {
+        return error;
+    };
+    url.set_fragment(Some(&format!("{FRAGMENT}{id}")));
+    error.with_url(url)
+}
+
+/// The id a transport error's URL carries.
+pub(crate) fn of_transport(error: &reqwest::Error) -> Option<RequestId> {
+    let text = error.url()?.fragment()?.strip_prefix(FRAGMENT)?;
+    let bytes: [u8; 36] = text.as_bytes().try_into().ok()?;
+    bytes
+        .iter()
+        .all(|b| *b == b'-' || b.is_ascii_hexdigit())
+        .then_some(RequestId(bytes))
 }
 
 #[cfg(test)]

@@ -142,3 +142,40 @@ async fn every_call_has_one_request_id_kept_across_its_retries_and_on_its_error(
     assert_eq!(ids.len(), 4);
     assert_ne!(ids[3], ids[0]);
 }
+
+#[tokio::test]
+async fn a_call_that_got_no_answer_keeps_its_request_id_on_the_transport_error() {
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let client = Client::builder()
+        .isolated_budget()
+        .base_url(&format!("http://127.0.0.1:{port}/pubapi"))
+        .token(SecretToken::try_from(CANARY).unwrap())
+        .retry(pubapi_sdk_ext::RetryConfig::default().with_max_attempts(1))
+        .build()
+        .unwrap();
+    let error = client
+        .sdk()
+        .whoami()
+        .send()
+        .await
+        .map_err(Error::from)
+        .unwrap_err();
+    assert!(matches!(error, Error::Transport(_)), "{error:?}");
+    let id = error
+        .request_id()
+        .expect("the transport error keeps the call's id");
+    assert_eq!(id.as_str().len(), 36);
+    assert!(error.to_string().contains(id.as_str()), "{error}");
+    // The next call's id is another.
+    let again = client
+        .sdk()
+        .whoami()
+        .send()
+        .await
+        .map_err(Error::from)
+        .unwrap_err();
+    assert_ne!(again.request_id(), Some(id));
+}

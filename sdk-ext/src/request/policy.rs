@@ -256,11 +256,7 @@ impl Policy {
         let disabled = span.is_disabled();
         let entered = span.clone();
         let attempts = self.attempts(http, request, operation, span.clone());
-        let finished = async move {
-            let mut result = attempts.await;
-            finish(&mut result, operation, request_id, &span);
-            result
-        };
+        let finished = async move { finish(attempts.await, operation, request_id, &span) };
         if disabled {
             Box::pin(finished)
         } else {
@@ -530,20 +526,23 @@ impl Policy {
     }
 }
 
-/// After the last attempt: the call's id on its answer (the typed error reads it there), its
-/// end on the span (OpenTelemetry's `http.response.status_code` and `error.type`) and in
-/// the metrics.
+/// After the last attempt: the call's id on a failed answer (the typed error reads it there)
+/// or on a transport failure's URL ([`crate::request_id::mark`]), its end on the span
+/// (OpenTelemetry's `http.response.status_code` and `error.type`) and in the metrics.
 fn finish(
-    result: &mut reqwest::Result<reqwest::Response>,
+    mut result: reqwest::Result<reqwest::Response>,
     operation: &'static Operation,
     request_id: RequestId,
     span: &tracing::Span,
-) {
-    let ended = match result {
+) -> reqwest::Result<reqwest::Response> {
+    let ended = match &mut result {
         Ok(response) => {
             let local = LocalRejection::of(response).is_some();
-            response.extensions_mut().insert(request_id);
             let status = response.status().as_u16();
+            // Only an answer that becomes an error needs it: a success costs no extension map.
+            if local || status >= 400 {
+                response.extensions_mut().insert(request_id);
+            }
             if local {
                 span.record("error.type", "local");
                 Ended::Local
@@ -561,6 +560,7 @@ fn finish(
         }
     };
     telemetry::request(operation.id, ended);
+    result.map_err(|error| crate::request_id::mark(error, request_id))
 }
 
 /// `error.type` of a call that got no answer.

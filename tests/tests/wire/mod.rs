@@ -222,6 +222,12 @@ impl From<&HttpMockRequest> for SeenRequest {
             if name == "host" || name == "content-length" {
                 continue;
             }
+            // A fresh id per call: its shape is checked, its value stands in as a placeholder.
+            let value = &if name == "x-request-id" {
+                request_id_placeholder(value)
+            } else {
+                value.clone()
+            };
             headers
                 .entry(name)
                 .and_modify(|joined| {
@@ -249,11 +255,27 @@ impl From<&HttpMockRequest> for SeenRequest {
     }
 }
 
+/// What stands for a request id (36 characters, hex digits and dashes in the shape of a
+/// UUID) in a [`SeenRequest`]; any other value is kept as sent, so the comparison fails.
+fn request_id_placeholder(value: &str) -> String {
+    let groups: Vec<usize> = value.split('-').map(str::len).collect();
+    let shaped =
+        groups == [8, 4, 4, 4, 12] && value.bytes().all(|b| b == b'-' || b.is_ascii_hexdigit());
+    if shaped {
+        REQUEST_ID.to_owned()
+    } else {
+        value.to_owned()
+    }
+}
+
+/// The placeholder of a well-formed request id.
+const REQUEST_ID: &str = "<request id>";
+
 /// The exact request an operation must send.
 ///
 /// It starts with what every call carries: `authorization: Bearer t`, `accept:
-/// application/json`, `api-version: 1.3.4` and the SDK's `user-agent`; the builder methods
-/// add the rest.
+/// application/json`, `api-version: 1.3.4`, the SDK's `user-agent` and a request id
+/// (`x-request-id`); the builder methods add the rest.
 #[derive(Debug, Clone)]
 pub struct Expect(SeenRequest);
 
@@ -284,6 +306,7 @@ impl Expect {
             ("api-version", API_VERSION),
             ("authorization", "Bearer t"),
             ("user-agent", pubapi_sdk_ext::client::USER_AGENT),
+            ("x-request-id", REQUEST_ID),
         ]
         .into_iter()
         .map(|(name, value)| (name.to_owned(), value.to_owned()))
