@@ -33,7 +33,7 @@ const MAX_REFUSALS: usize = 64;
 
 /// What a connection refused past the cap is told.
 const REFUSAL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\n\
-retry-after: 1\r\ncontent-type: application/json\r\ncontent-length: 76\r\n\r\n\
+retry-after: 1\r\ncontent-type: application/json\r\ncontent-length: 77\r\n\r\n\
 {\"error\": \"the sandbox serves too many connections at once; try again later\"}";
 
 /// Why a request body was not read.

@@ -133,9 +133,12 @@ mod tests {
         assert_eq!(log.iter().map(|e| e.seq).collect::<Vec<_>>(), vec![3, 4, 5]);
         assert_eq!(log.bytes(), 60);
         log.push(exchange(6, 500, 400), 3, 1000);
-        assert_eq!(log.iter().map(|e| e.seq).collect::<Vec<_>>(), vec![5, 6]);
-        assert_eq!(log.bytes(), 920);
-        log.push(exchange(7, 2000, 0), 3, 1000);
+        assert_eq!(log.iter().map(|e| e.seq).collect::<Vec<_>>(), vec![4, 5, 6]);
+        assert_eq!(log.bytes(), 940);
+        log.push(exchange(7, 50, 20), 3, 1000);
+        assert_eq!(log.iter().map(|e| e.seq).collect::<Vec<_>>(), vec![5, 6, 7]);
+        assert_eq!(log.bytes(), 990);
+        log.push(exchange(8, 2000, 0), 3, 1000);
         assert_eq!(log.len(), 1, "the newest stays, alone, whatever its size");
         assert_eq!(log.bytes(), 2000);
     }
