@@ -8,6 +8,7 @@
 
 use super::Shared;
 use super::auth::Caller;
+use super::clock::{later, millis};
 use super::dates::parse_request_date;
 use super::http::{ApiRequest, Reply, error, general_errors};
 use super::limits::Violation;
@@ -696,7 +697,7 @@ pub fn create(shared: &Shared, req: &ApiRequest, caller: &Caller) -> Reply {
         id: id.clone(),
         kind,
         format: valid.format,
-        ready_ms: now + config.audit.job_duration.as_millis() as i64,
+        ready_ms: later(now, config.audit.job_duration),
         last_poll_ms: None,
         report,
     });
@@ -727,13 +728,17 @@ pub fn job(shared: &Shared, req: &ApiRequest, caller: &Caller) -> Reply {
     else {
         return not_found(req, "the job id is unknown or the report was deleted");
     };
-    let min_interval = config.min_poll_interval.as_millis() as i64;
+    let min_interval = millis(config.min_poll_interval);
     if let Some(last) = job.last_poll_ms
-        && now - last < min_interval
+        && now.saturating_sub(last) < min_interval
     {
         world.counters.violation(Violation::AuditPollTooSoon);
         if config.enforce_poll_interval {
-            let wait = (last + min_interval - now + 999) / 1000;
+            let wait = last
+                .saturating_add(min_interval)
+                .saturating_sub(now)
+                .saturating_add(999)
+                / 1000;
             return Reply::empty(429).header("Retry-After", wait.max(1).to_string());
         }
     }

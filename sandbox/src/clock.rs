@@ -53,12 +53,18 @@ impl Default for ClockConfig {
 
 /// Why the sandbox clock cannot be set.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ClockError {
     /// The time asked for is before the sandbox's now.
     Backwards {
         /// The sandbox's now, epoch milliseconds.
         now_ms: i64,
         /// The time asked for, epoch milliseconds.
+        asked_ms: i64,
+    },
+    /// The time asked for is after the clock's end, [`MAX_MS`].
+    PastTheEnd {
+        /// The time asked for, epoch milliseconds (or how far ahead, for an advance).
         asked_ms: i64,
     },
 }
@@ -71,13 +77,45 @@ impl std::fmt::Display for ClockError {
                 "the sandbox clock only moves forward: it is {}, {} is {} ms earlier",
                 crate::iso_millis(*now_ms),
                 crate::iso_millis(*asked_ms),
-                now_ms - asked_ms
+                now_ms.saturating_sub(*asked_ms)
+            ),
+            ClockError::PastTheEnd { asked_ms } => write!(
+                f,
+                "the sandbox clock ends at {}: {asked_ms} ms is past it",
+                crate::iso_millis(MAX_MS)
             ),
         }
     }
 }
 
 impl std::error::Error for ClockError {}
+
+/// 9999-12-31T23:59:59.999Z, the clock's end: the last instant a date of the API can name.
+/// The clock stops there, however far it is advanced or however fast it runs, so that every
+/// instant the sandbox computes from its now (windows, jobs, retries, expiries) fits.
+pub const MAX_MS: i64 = 253_402_300_799_999;
+
+/// 0000-01-01T00:00:00Z, the earliest instant a manual clock starts at.
+pub const MIN_MS: i64 = -62_167_219_200_000;
+
+/// The largest speed of the clock (sandbox milliseconds per real millisecond): a real second
+/// is then 11.5 sandbox days.
+pub const MAX_SCALE: f64 = 1_000_000.0;
+
+/// `now_ms` moved `by` later, saturating (durations of any size from a configuration).
+pub(crate) fn later(now_ms: i64, by: Duration) -> i64 {
+    now_ms.saturating_add(millis(by))
+}
+
+/// `now_ms` moved `by` earlier, saturating.
+pub(crate) fn earlier(now_ms: i64, by: Duration) -> i64 {
+    now_ms.saturating_sub(millis(by))
+}
+
+/// A duration in whole milliseconds, saturating at `i64::MAX`.
+pub(crate) fn millis(by: Duration) -> i64 {
+    i64::try_from(by.as_millis()).unwrap_or(i64::MAX)
+}
 
 /// 2025-03-03T09:00:00Z, the start of a manual clock.
 pub const MANUAL_START_MS: i64 = 1_740_992_400_000;
@@ -110,6 +148,7 @@ impl SandboxClock {
             ClockConfig::Real { scale } => (wall_now_ms, sanitize(scale)),
             ClockConfig::Manual { start_ms } => (start_ms, 0.0),
         };
+        let start = start.clamp(MIN_MS, MAX_MS);
         SandboxClock {
             inner: Arc::new(Inner {
                 state: Mutex::new(State {
@@ -135,11 +174,12 @@ impl SandboxClock {
         now_of(&state) as i64
     }
 
-    /// Moves the clock forward by `by` (wakes every timer that became due).
+    /// Moves the clock forward by `by` (wakes every timer that became due), at most to
+    /// [`MAX_MS`].
     pub fn advance(&self, by: Duration) {
         {
             let mut state = self.state();
-            state.base_ms += by.as_millis() as f64;
+            state.base_ms = (state.base_ms + by.as_millis() as f64).min(MAX_MS as f64);
         }
         self.inner.changed.notify_waiters();
     }
@@ -149,7 +189,7 @@ impl SandboxClock {
         self.state().scale
     }
 
-    /// Changes the speed from now on (0 freezes the clock).
+    /// Changes the speed from now on (0 freezes the clock; at most [`MAX_SCALE`]).
     pub fn set_scale(&self, scale: f64) {
         {
             let mut state = self.state();
@@ -191,12 +231,12 @@ impl SandboxClock {
 
 fn now_of(state: &State) -> f64 {
     let real = state.base_real.elapsed().as_secs_f64() * 1000.0;
-    state.base_ms + real * state.scale
+    (state.base_ms + real * state.scale).min(MAX_MS as f64)
 }
 
 fn sanitize(scale: f64) -> f64 {
     if scale.is_finite() && scale > 0.0 {
-        scale
+        scale.min(MAX_SCALE)
     } else {
         0.0
     }
@@ -221,6 +261,24 @@ mod tests {
         let clock = SandboxClock::new(ClockConfig::scaled(120.0), 1_000_000);
         tokio::time::sleep(Duration::from_secs(1)).await;
         assert_eq!(clock.now_ms(), 1_000_000 + 120_000);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_clock_stops_at_its_end_however_far_or_fast_it_goes() {
+        let clock = SandboxClock::new(ClockConfig::manual(), 0);
+        clock.advance(Duration::MAX);
+        assert_eq!(clock.now_ms(), MAX_MS);
+        clock.advance(Duration::from_millis(u64::MAX));
+        assert_eq!(clock.now_ms(), MAX_MS);
+        let fast = SandboxClock::new(ClockConfig::scaled(1e308), 0);
+        assert_eq!(fast.scale(), MAX_SCALE);
+        fast.set_scale(f64::MAX);
+        tokio::time::sleep(Duration::from_secs(86_400 * 365 * 10)).await;
+        assert_eq!(fast.now_ms(), MAX_MS);
+        let early = SandboxClock::new(ClockConfig::Manual { start_ms: i64::MIN }, 0);
+        assert_eq!(early.now_ms(), MIN_MS);
+        assert_eq!(later(MAX_MS, Duration::MAX), i64::MAX);
+        assert_eq!(earlier(MIN_MS, Duration::MAX), i64::MIN);
     }
 
     #[tokio::test(start_paused = true)]

@@ -370,6 +370,54 @@ impl Default for AiConfig {
     }
 }
 
+/// How the sandbox's HTTP server holds up against clients that misbehave: sizes, read
+/// timeouts, the number of connections, the memory of the traffic log, and who may drive the
+/// control plane. The defaults let every well-behaved client through unchanged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerConfig {
+    /// The largest request body of an API operation; a longer one is answered 413 (never read
+    /// as an empty body).
+    pub max_body_bytes: usize,
+    /// The largest request line and headers together; a longer head is answered 431.
+    pub max_head_bytes: usize,
+    /// How long a client may take to send a request's head, counted from the connection's
+    /// first request or the end of the previous one; then the connection is closed (an idle
+    /// keep-alive connection is closed after it too).
+    pub header_read_timeout: Duration,
+    /// How long a client may take to send a request's body once its head arrived; then the
+    /// request is answered 408 and the connection closed.
+    pub body_read_timeout: Duration,
+    /// Connections served at once. A new connection past it closes the connection idle the
+    /// longest (no request being served); when every one is busy, the new one is refused with
+    /// 503 and closed. Keep it below the process's open-file limit (1,024 by default).
+    pub max_connections: usize,
+    /// Bytes of request and reply bodies the traffic log keeps in all; the oldest exchanges
+    /// go first beyond it.
+    pub traffic_max_bytes: usize,
+    /// Bytes of one request body the traffic log keeps (a longer body is kept as its length
+    /// and this prefix).
+    pub traffic_request_body_bytes: usize,
+    /// A token the control plane requires (`Authorization: Bearer <token>` or
+    /// `X-Sandbox-Control-Token: <token>`). Without one, only requests naming the sandbox's
+    /// own loopback address in `Host` and no other origin in `Origin` drive it.
+    pub control_token: Option<String>,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            max_body_bytes: 16 << 20,
+            max_head_bytes: 64 << 10,
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            max_connections: 512,
+            traffic_max_bytes: 64 << 20,
+            traffic_request_body_bytes: 64 << 10,
+            control_token: None,
+        }
+    }
+}
+
 /// Everything a sandbox is started with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SandboxConfig {
@@ -397,6 +445,8 @@ pub struct SandboxConfig {
     pub ai: AiConfig,
     /// Exchanges kept for [`traffic`](super::Sandbox::traffic) (oldest dropped first).
     pub traffic_capacity: usize,
+    /// The HTTP server's limits and the control plane's access.
+    pub server: ServerConfig,
     /// Starts with the sample history ([`crate::HISTORY_START_MS`] until the clock's
     /// start): the default users' logins, files, notes and permission changes, so reports,
     /// events and search have something to show. Off by default.
@@ -459,6 +509,20 @@ impl SandboxConfig {
         self
     }
 
+    /// The same configuration with a control token: the control plane then answers only
+    /// requests carrying it (`Authorization: Bearer <token>` or `X-Sandbox-Control-Token`),
+    /// whatever their `Host`, for a sandbox reached through a forwarded port or another name.
+    pub fn with_control_token(mut self, token: impl Into<String>) -> Self {
+        self.server.control_token = Some(token.into());
+        self
+    }
+
+    /// The same configuration with other server limits.
+    pub fn with_server(mut self, server: ServerConfig) -> Self {
+        self.server = server;
+        self
+    }
+
     /// The same configuration with one more user.
     pub fn with_user(mut self, user: UserConfig) -> Self {
         self.users.push(user);
@@ -481,6 +545,7 @@ impl Default for SandboxConfig {
             webhooks: WebhooksConfig::default(),
             ai: AiConfig::default(),
             traffic_capacity: 20_000,
+            server: ServerConfig::default(),
             sample_history: false,
         }
     }

@@ -12,21 +12,30 @@
 //! | `POST /_sandbox/reset` | | back to the start state (users, tokens and clock stay) |
 //! | `GET /_sandbox/deliveries` | | every webhook delivery attempt made |
 //!
-//! Answers are JSON; a refused request is 400 (404 for an unknown path, 405 for a method the
-//! path does not have) with `{"error": "<what to fix>"}`. The control plane is neither rate
-//! limited, faulted nor recorded in the traffic. It has no authentication: the sandbox
-//! listens on 127.0.0.1 only.
+//! Answers are JSON; a refused request is 400 naming the field (404 for an unknown path, 405
+//! for a method the path does not have, 413 for a body over 1 MiB, 408 for one that does not
+//! arrive in time) with `{"error": "<what to fix>"}`. The control plane is neither rate
+//! limited, faulted nor recorded in the traffic.
+//!
+//! Only its user drives it: without a control token, a request must name the sandbox's own
+//! address in `Host` (`127.0.0.1:<port>` or `localhost:<port>`: a page on another name that
+//! rebinds its DNS to 127.0.0.1 is refused) and come from no other origin (`Origin`,
+//! `Sec-Fetch-Site`: a form or a `text/plain` POST from any web page is refused); with one
+//! ([`ServerConfig::control_token`](crate::ServerConfig::control_token)), a request must
+//! carry it, whatever its `Host`. Refusals are 403.
 
 use super::Shared;
 use super::activity::Activity;
+use super::clock::{MAX_MS, MAX_SCALE};
 use super::config::LimitsConfig;
 use super::dates::{iso_millis, parse_request_date};
 use super::faults::{Fault, FaultAction};
 use super::fs::FsEntry;
+use super::serve::read_body;
 use super::world::ActionSource;
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -38,6 +47,15 @@ pub(crate) const PREFIX: &str = "/_sandbox";
 
 /// The largest control request body read.
 const MAX_BODY: usize = 1 << 20;
+
+/// The longest `delay` fault, milliseconds (an hour).
+const MAX_DELAY_MS: u64 = 3_600_000;
+
+/// The largest `retryAfter` of a throttle fault, seconds (a day, the longest window).
+const MAX_RETRY_AFTER: u64 = 86_400;
+
+/// The header a control token may come in (besides `Authorization: Bearer`).
+pub(crate) const TOKEN_HEADER: &str = "x-sandbox-control-token";
 
 /// A control-plane answer before it becomes a response.
 struct Answer {
@@ -67,12 +85,18 @@ impl Answer {
 /// The axum handler of every `/_sandbox` request.
 pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
-    let answer = match axum::body::to_bytes(body, MAX_BODY).await {
-        Ok(body) => {
-            let path = parts.uri.path().strip_prefix(PREFIX).unwrap_or("");
-            route(&shared, parts.method.as_str(), path, &body)
+    let answer = match access(&shared, &parts.headers) {
+        Err(refused) => Answer::refused(403, refused),
+        Ok(()) => {
+            let timeout = shared.config.server.body_read_timeout;
+            match read_body(&parts.headers, body, MAX_BODY, timeout).await {
+                Ok(body) => {
+                    let path = parts.uri.path().strip_prefix(PREFIX).unwrap_or("");
+                    route(&shared, parts.method.as_str(), path, &body)
+                }
+                Err(e) => Answer::refused(e.status(), e.to_string()),
+            }
         }
-        Err(e) => Answer::refused(400, format!("cannot read the body: {e}")),
     };
     let mut response = Response::new(Body::from(answer.body.to_string()));
     *response.status_mut() = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::OK);
@@ -81,7 +105,78 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
     if let Some(allow) = answer.allow {
         headers.insert("allow", HeaderValue::from_static(allow));
     }
+    if matches!(answer.status, 403 | 408 | 413) {
+        headers.insert("connection", HeaderValue::from_static("close"));
+    }
     response
+}
+
+/// Whether the request may drive the control plane (see the module's docs), or why not.
+fn access(shared: &Shared, headers: &HeaderMap) -> Result<(), String> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(token) = &shared.config.server.control_token {
+        let sent = header("authorization")
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .or_else(|| header(TOKEN_HEADER));
+        return match sent {
+            Some(sent) if same_secret(sent.trim(), token) => Ok(()),
+            Some(_) => Err("the control token is wrong".to_string()),
+            None => Err(format!(
+                "the control plane needs its token: authorization: Bearer <token> or \
+                 {TOKEN_HEADER}: <token>"
+            )),
+        };
+    }
+    let port = shared.addr.port();
+    let own = |authority: &str| {
+        let authority = authority.to_ascii_lowercase();
+        let ip = shared.addr.ip().to_string();
+        [ip.as_str(), "localhost"]
+            .iter()
+            .any(|host| authority == format!("{host}:{port}") || (port == 80 && authority == *host))
+    };
+    match headers.get("host").map(|v| v.to_str()) {
+        None => {}
+        Some(Ok(host)) if own(host) => {}
+        Some(host) => {
+            return Err(format!(
+                "the control plane answers only requests to {}, not to Host {:?}",
+                shared.addr,
+                host.unwrap_or("<not text>")
+            ));
+        }
+    }
+    if let Some(origin) = headers.get("origin") {
+        let same = origin
+            .to_str()
+            .ok()
+            .and_then(|o| o.strip_prefix("http://"))
+            .is_some_and(own);
+        if !same {
+            return Err(format!(
+                "the control plane answers no other origin than http://{}, not {origin:?}",
+                shared.addr
+            ));
+        }
+    }
+    if let Some(site) = header("sec-fetch-site")
+        && !matches!(site, "same-origin" | "none")
+    {
+        return Err(format!(
+            "the control plane answers no request from another site (Sec-Fetch-Site: {site})"
+        ));
+    }
+    Ok(())
+}
+
+/// Compares a sent token with the configured one in time independent of where they differ.
+fn same_secret(sent: &str, token: &str) -> bool {
+    sent.len() == token.len()
+        && sent
+            .bytes()
+            .zip(token.bytes())
+            .fold(0u8, |differ, (a, b)| differ | (a ^ b))
+            == 0
 }
 
 /// The methods each control path has.
@@ -109,7 +204,7 @@ fn route(shared: &Arc<Shared>, method: &str, path: &str, body: &[u8]) -> Answer 
         ("GET", "/clock") => Ok(clock(shared)),
         ("POST", "/clock") => parse(body).and_then(|r| move_clock(shared, r)),
         ("GET", "/limits") => Ok(limits(shared)),
-        ("PUT", "/limits") => parse(body).and_then(|r| set_limits(shared, r)),
+        ("PUT", "/limits") => parse_limits(body).and_then(|r| set_limits(shared, r)),
         ("POST", "/reset") => {
             shared.reset();
             Ok(state(shared))
@@ -138,8 +233,21 @@ fn route(shared: &Arc<Shared>, method: &str, path: &str, body: &[u8]) -> Answer 
     result.unwrap_or_else(|message| Answer::refused(400, message))
 }
 
+/// The body as `T`; a refusal names the field that does not fit.
 fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, String> {
-    serde_json::from_slice(body).map_err(|e| format!("the body does not fit: {e}"))
+    let mut reader = serde_json::Deserializer::from_slice(body);
+    let parsed: T = serde_path_to_error::deserialize(&mut reader).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." || path.is_empty() {
+            format!("the body does not fit: {}", e.inner())
+        } else {
+            format!("the body does not fit: {path}: {}", e.inner())
+        }
+    })?;
+    reader
+        .end()
+        .map_err(|e| format!("the body does not fit: {e}"))?;
+    Ok(parsed)
 }
 
 fn state(shared: &Shared) -> Answer {
@@ -211,6 +319,7 @@ fn move_clock(shared: &Shared, request: ClockRequest) -> Result<Answer, String> 
         } => {
             let by = Duration::try_from_secs_f64(seconds)
                 .map_err(|_| format!("advanceSeconds {seconds} is not a duration of 0 or more"))?;
+            let by = within_the_clock(shared, "advanceSeconds", &seconds.to_string(), by)?;
             shared.advance(by);
         }
         ClockRequest {
@@ -218,7 +327,11 @@ fn move_clock(shared: &Shared, request: ClockRequest) -> Result<Answer, String> 
             advance_ms: Some(ms),
             to: None,
             scale: None,
-        } => shared.advance(Duration::from_millis(ms)),
+        } => {
+            let by = Duration::from_millis(ms);
+            let by = within_the_clock(shared, "advanceMs", &ms.to_string(), by)?;
+            shared.advance(by);
+        }
         ClockRequest {
             advance_seconds: None,
             advance_ms: None,
@@ -228,7 +341,9 @@ fn move_clock(shared: &Shared, request: ClockRequest) -> Result<Answer, String> 
             let target = parse_request_date(&to).ok_or_else(|| {
                 format!("to {to:?} is not a date (2026-10-01) or a UTC time (2026-10-01T09:00:00Z)")
             })?;
-            shared.advance_to(target.ms).map_err(|e| e.to_string())?;
+            shared
+                .advance_to(target.ms)
+                .map_err(|e| format!("to {to:?}: {e}"))?;
         }
         ClockRequest {
             advance_seconds: None,
@@ -236,8 +351,11 @@ fn move_clock(shared: &Shared, request: ClockRequest) -> Result<Answer, String> 
             to: None,
             scale: Some(scale),
         } => {
-            if !(scale.is_finite() && scale >= 0.0) {
-                return Err(format!("scale {scale} is not 0 (frozen) or more"));
+            if !(scale.is_finite() && (0.0..=MAX_SCALE).contains(&scale)) {
+                return Err(format!(
+                    "scale {scale} is not from 0 (frozen) to {MAX_SCALE} (sandbox milliseconds \
+                     per real millisecond)"
+                ));
             }
             shared.clock.set_scale(scale);
             shared.wakeup.notify_one();
@@ -247,6 +365,25 @@ fn move_clock(shared: &Shared, request: ClockRequest) -> Result<Answer, String> 
         }
     }
     Ok(clock(shared))
+}
+
+/// `by`, when the clock moved by it stays within its end ([`MAX_MS`]); else a refusal
+/// naming `field`.
+fn within_the_clock(
+    shared: &Shared,
+    field: &str,
+    given: &str,
+    by: Duration,
+) -> Result<Duration, String> {
+    let now = shared.now();
+    let room = u128::try_from(MAX_MS.saturating_sub(now)).unwrap_or(0);
+    if by.as_millis() > room {
+        return Err(format!(
+            "{field} {given} moves the clock past its end, {} ({room} ms from now)",
+            iso_millis(MAX_MS)
+        ));
+    }
+    Ok(by)
 }
 
 fn limits(shared: &Shared) -> Answer {
@@ -262,10 +399,32 @@ enum LimitsRequest {
     Numbers(LimitsConfig),
 }
 
+/// The text form or the numbers, a refusal of the numbers naming the field.
+fn parse_limits(body: &[u8]) -> Result<LimitsRequest, String> {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::String(text)) => Ok(LimitsRequest::Text(text)),
+        _ => parse(body).map(LimitsRequest::Numbers),
+    }
+}
+
 fn set_limits(shared: &Shared, request: LimitsRequest) -> Result<Answer, String> {
     let limits = match request {
         LimitsRequest::Text(text) => text.parse()?,
-        LimitsRequest::Numbers(limits) => limits,
+        LimitsRequest::Numbers(limits) => {
+            for (field, value) in [
+                ("generalPerSecond", limits.general_per_second),
+                ("generalPerDay", limits.general_per_day),
+                ("aiPerSecond", limits.ai_per_second),
+                ("aiPerDay", limits.ai_per_day),
+            ] {
+                if value == Some(0) {
+                    return Err(format!(
+                        "{field} must be at least 1 (null for no limit), not 0"
+                    ));
+                }
+            }
+            limits
+        }
     };
     shared.world().limits_config = limits;
     Ok(self::limits(shared))
@@ -338,7 +497,19 @@ fn add_fault(shared: &Shared, request: FaultRequest) -> Result<Answer, String> {
         }
         ActionRequest::DropConnection => FaultAction::DropConnection,
         ActionRequest::MalformedJson => FaultAction::MalformedJson,
-        ActionRequest::Delay { ms } => FaultAction::Delay(Duration::from_millis(ms)),
+        ActionRequest::Delay { ms } if ms <= MAX_DELAY_MS => {
+            FaultAction::Delay(Duration::from_millis(ms))
+        }
+        ActionRequest::Delay { ms } => {
+            return Err(format!("ms {ms} is longer than {MAX_DELAY_MS} (an hour)"));
+        }
+        ActionRequest::Throttle { retry_after } | ActionRequest::QuotaExhausted { retry_after }
+            if retry_after > MAX_RETRY_AFTER =>
+        {
+            return Err(format!(
+                "retryAfter {retry_after} is longer than {MAX_RETRY_AFTER} seconds (a day)"
+            ));
+        }
         ActionRequest::Throttle { retry_after } => FaultAction::Throttle { retry_after },
         ActionRequest::QuotaExhausted { retry_after } => {
             FaultAction::QuotaExhausted { retry_after }
@@ -543,12 +714,12 @@ mod tests {
 
     #[test]
     fn limits_bodies_take_text_or_numbers() {
-        let LimitsRequest::Text(text) = parse(br#""off""#).unwrap() else {
+        let LimitsRequest::Text(text) = parse_limits(br#""off""#).unwrap() else {
             panic!("a string is the text form");
         };
         assert_eq!(text, "off");
         let LimitsRequest::Numbers(limits) =
-            parse(br#"{"generalPerSecond": 5, "aiPerDay": 7}"#).unwrap()
+            parse_limits(br#"{"generalPerSecond": 5, "aiPerDay": 7}"#).unwrap()
         else {
             panic!("an object is the numbers");
         };

@@ -9,6 +9,7 @@
 //! network traffic unless `WebhooksConfig::deliver_to_remote` is set.
 
 use super::Shared;
+use super::clock::later;
 use super::webhooks::is_loopback;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -48,7 +49,10 @@ pub struct DeliveryRecord {
     pub at_ms: i64,
     /// The receiver's status, when it answered.
     pub status: Option<u16>,
-    /// Why the attempt failed without a status.
+    /// Why the attempt failed without a status, starting with its cause: `timeout:` (no
+    /// answer within the delivery timeout), `refused:` (no connection to the receiver),
+    /// `connection:` (the connection broke), `not sent:` (a non-loopback receiver while
+    /// remote deliveries are off).
     pub error: Option<String>,
     /// Whether the receiver answered 200.
     pub delivered: bool,
@@ -195,10 +199,10 @@ async fn attempt(shared: Arc<Shared>, http: reqwest::Client, pending: Pending) {
         }
         match request.send().await {
             Ok(response) => Ok(response.status().as_u16()),
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(failure(&e, shared.config.webhooks.delivery_timeout)),
         }
     } else {
-        Err("deliveries to non-loopback hosts are disabled in this sandbox".to_string())
+        Err("not sent: deliveries to non-loopback hosts are disabled in this sandbox".to_string())
     };
     let now = shared.now();
     let mut guard = shared.world();
@@ -228,7 +232,7 @@ async fn attempt(shared: Arc<Shared>, http: reqwest::Client, pending: Pending) {
         let schedule = &shared.config.webhooks.retry_schedule;
         match schedule.get(pending.attempt as usize) {
             Some(delay) => world.deliveries.schedule(Pending {
-                due_ms: now + delay.as_millis() as i64,
+                due_ms: later(now, *delay),
                 attempt: pending.attempt + 1,
                 ..pending
             }),
@@ -245,6 +249,30 @@ async fn attempt(shared: Arc<Shared>, http: reqwest::Client, pending: Pending) {
     }
     drop(guard);
     shared.wakeup.notify_one();
+}
+
+/// Why an attempt got no status, its cause first, then every error of the chain (reqwest's
+/// own text is only "error sending request").
+fn failure(error: &reqwest::Error, timeout: std::time::Duration) -> String {
+    let mut chain = Vec::new();
+    let mut source = std::error::Error::source(error);
+    while let Some(e) = source {
+        chain.push(e.to_string());
+        source = e.source();
+    }
+    let detail = if chain.is_empty() {
+        error.to_string()
+    } else {
+        chain.join(": ")
+    };
+    let cause = if error.is_timeout() {
+        format!("timeout: no answer within {} ms", timeout.as_millis())
+    } else if error.is_connect() {
+        "refused: no connection to the receiver".to_string()
+    } else {
+        "connection: the exchange with the receiver broke".to_string()
+    };
+    format!("{cause} ({detail})")
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@
 
 use super::Shared;
 use super::auth::Caller;
+use super::clock::{earlier, millis};
 use super::config::EventsConfig;
 use super::dates::iso_millis;
 use super::fs::is_within;
@@ -109,7 +110,7 @@ impl EventStore {
         while self.events.len() > config.max_events {
             self.events.pop_front();
         }
-        let oldest_kept = now_ms - config.max_age.as_millis() as i64;
+        let oldest_kept = earlier(now_ms, config.max_age);
         while self.events.front().is_some_and(|e| e.at_ms < oldest_kept) {
             self.events.pop_front();
         }
@@ -285,7 +286,7 @@ pub fn list(shared: &Shared, req: &ApiRequest, caller: &Caller, v2: bool) -> Rep
         let too_soon = world
             .events_caught_up
             .get(&caller.token)
-            .is_some_and(|at| now - at < config.min_poll_interval.as_millis() as i64);
+            .is_some_and(|at| now.saturating_sub(*at) < millis(config.min_poll_interval));
         if too_soon {
             world.counters.violation(Violation::EventsPollTooSoon);
         }

@@ -200,6 +200,19 @@ pub fn error(op: &Operation, status: u16, code: &str, message: &str) -> Reply {
     Reply::json(status, &body)
 }
 
+/// A request the server could not read whole (413 too large, 408 too slow): `status` as it
+/// is, whether the spec documents it or not, with the area's error body.
+pub fn unreadable(op: &Operation, status: u16, code: &str, message: &str) -> Reply {
+    let body = match error_format(op) {
+        ErrorFormat::Ai => json!({ "errorMessage": message, "errorCode": code }),
+        ErrorFormat::Webhook => json!({ "code": code, "message": message }),
+        ErrorFormat::General => {
+            json!({ "Errors": [{ "description": message, "code": code }] })
+        }
+    };
+    Reply::json(status, &body).header("Connection", "close")
+}
+
 /// When the spec says the operation is removed (`x-pubapi-sunset`), epoch milliseconds.
 pub fn sunset_ms(op: &Operation) -> Option<i64> {
     op.sunset

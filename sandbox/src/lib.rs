@@ -77,16 +77,17 @@ mod receiver;
 mod reports;
 mod routes;
 mod search;
+mod serve;
 mod traffic;
 mod webhooks;
 mod world;
 
 pub use activity::Activity;
 pub use ai::{CONFIRM_MARKER, FAIL_MARKER};
-pub use clock::{ClockConfig, ClockError, MANUAL_START_MS, SandboxClock};
+pub use clock::{ClockConfig, ClockError, MANUAL_START_MS, MAX_MS, MAX_SCALE, SandboxClock};
 pub use config::{
-    AiConfig, AuditConfig, EventsConfig, LimitsConfig, Role, SandboxConfig, UserConfig,
-    WEBHOOKS_SCOPE, WebhooksConfig,
+    AiConfig, AuditConfig, EventsConfig, LimitsConfig, Role, SandboxConfig, ServerConfig,
+    UserConfig, WEBHOOKS_SCOPE, WebhooksConfig,
 };
 pub use dates::{iso_millis, iso_seconds};
 pub use delivery::DeliveryRecord;
@@ -133,6 +134,8 @@ pub(crate) struct Shared {
     pub(crate) config: SandboxConfig,
     pub(crate) clock: SandboxClock,
     pub(crate) base_url: String,
+    /// The address served.
+    pub(crate) addr: SocketAddr,
     world: Mutex<World>,
     /// Wakes the delivery engine (new attempts scheduled, attempts finished).
     pub(crate) wakeup: Notify,
@@ -155,13 +158,17 @@ impl Shared {
         self.wakeup.notify_one();
     }
 
-    /// Moves the clock forward to `epoch_ms`, never back.
+    /// Moves the clock forward to `epoch_ms`, never back nor past [`MAX_MS`].
     pub(crate) fn advance_to(&self, epoch_ms: i64) -> Result<(), ClockError> {
+        if epoch_ms > MAX_MS {
+            return Err(ClockError::PastTheEnd { asked_ms: epoch_ms });
+        }
         let now = self.now();
-        let ahead = u64::try_from(epoch_ms - now).map_err(|_| ClockError::Backwards {
-            now_ms: now,
-            asked_ms: epoch_ms,
-        })?;
+        let ahead =
+            u64::try_from(epoch_ms.saturating_sub(now)).map_err(|_| ClockError::Backwards {
+                now_ms: now,
+                asked_ms: epoch_ms,
+            })?;
         self.advance(Duration::from_millis(ahead));
         Ok(())
     }
@@ -244,6 +251,7 @@ impl Sandbox {
         let shared = Arc::new(Shared {
             world: Mutex::new(World::new(&config)),
             base_url: format!("http://{addr}/pubapi"),
+            addr,
             config,
             clock,
             wakeup: Notify::new(),
@@ -254,13 +262,12 @@ impl Sandbox {
             .fallback(routes::handle)
             .with_state(shared.clone());
         let (stop, stopped) = oneshot::channel::<()>();
+        let server_config = shared.config.server.clone();
         let server = tokio::spawn(async move {
             let shutdown = async {
                 let _ = stopped.await;
             };
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(shutdown)
-                .await;
+            serve::serve(listener, app, server_config, shutdown).await;
         });
         let engine = tokio::spawn(delivery::run(shared.clone()));
         let sandbox = Sandbox {
@@ -397,7 +404,8 @@ impl Sandbox {
     ///
     /// # Errors
     /// [`ClockError::Backwards`] when `epoch_ms` is before the sandbox's now: the clock never
-    /// runs back (jobs, windows and retries would lose their order).
+    /// runs back (jobs, windows and retries would lose their order);
+    /// [`ClockError::PastTheEnd`] after [`MAX_MS`].
     pub fn advance_to(&self, epoch_ms: i64) -> Result<(), ClockError> {
         self.shared.advance_to(epoch_ms)
     }

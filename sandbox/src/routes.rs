@@ -9,9 +9,10 @@ use super::config::WEBHOOKS_SCOPE;
 use super::faults::FaultAction;
 use super::http::{
     ApiRequest, BodyFault, ErrorFormat, Reply, decode, documents, error, error_format, is_ai,
-    method_not_allowed, parse_query, removed,
+    method_not_allowed, parse_query, removed, unreadable,
 };
 use super::limits::{Throttle, Violation};
+use super::serve::read_body;
 use super::traffic::{Exchange, MAX_RECORDED_BODY};
 use super::{ai, audit, events, webhooks};
 use axum::body::Body;
@@ -22,9 +23,6 @@ use futures_util::StreamExt;
 use pubapi_sdk::operations::{ALL, Operation};
 use serde_json::json;
 use std::sync::Arc;
-
-/// The largest request body read.
-const MAX_BODY: usize = 16 << 20;
 
 /// Path parameters by name, percent-decoded.
 pub type PathParams = Vec<(String, String)>;
@@ -101,24 +99,53 @@ fn fit(template: &str, segments: &[&str]) -> Option<(usize, PathParams)> {
 }
 
 /// The axum handler of every request: 404 for a path outside the spec, 405 (with `Allow`) for
-/// a method its path does not have, else the operation's answer.
+/// a method its path does not have, 413 for a body over the limit and 408 for one that does
+/// not arrive in time, else the operation's answer.
 pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
-    let body = axum::body::to_bytes(body, MAX_BODY)
-        .await
-        .map(|b| b.to_vec())
-        .unwrap_or_default();
     let query = parts.uri.query().map(parse_query).unwrap_or_default();
     let rest = parts.uri.path().strip_prefix("/pubapi").unwrap_or("");
     let method = parts.method.as_str();
-    let (op, params) = match route(method, rest) {
+    let server = &shared.config.server;
+    let route = route(method, rest);
+    let read = match route {
+        // The body of a request that cannot be served is not read (nor kept).
+        Route::Operation(..) => {
+            read_body(
+                &parts.headers,
+                body,
+                server.max_body_bytes,
+                server.body_read_timeout,
+            )
+            .await
+        }
+        _ => Ok(Vec::new()),
+    };
+    let (op, params) = match route {
         Route::Operation(op, params) => (op, params),
         unmatched => {
             let reply = match unmatched {
                 Route::MethodNotAllowed(allow) => method_not_allowed(method, rest, &allow),
                 _ => Reply::empty(404),
             };
-            record(&shared, None, method, rest, query, body, &reply, None);
+            record(&shared, None, method, rest, query, Vec::new(), &reply, None);
+            return into_response(reply);
+        }
+    };
+    let body = match read {
+        Ok(body) => body,
+        Err(refused) => {
+            let reply = unreadable(op, refused.status(), refused.code(), &refused.to_string());
+            record(
+                &shared,
+                Some(op),
+                method,
+                rest,
+                query,
+                Vec::new(),
+                &reply,
+                None,
+            );
             return into_response(reply);
         }
     };
@@ -380,6 +407,13 @@ fn record(
     if capacity == 0 {
         return;
     }
+    let server = &shared.config.server;
+    let request_body_len = request_body.len();
+    let mut request_body = request_body;
+    if request_body_len > server.traffic_request_body_bytes {
+        request_body.truncate(server.traffic_request_body_bytes);
+        request_body.shrink_to_fit();
+    }
     let exchange = Exchange {
         seq: world.traffic_seq,
         at_ms: now,
@@ -387,7 +421,9 @@ fn record(
         method: method.to_string(),
         path: path.to_string(),
         query,
+        request_body_truncated: request_body.len() < request_body_len,
         request_body,
+        request_body_len,
         impersonated_by,
         status: reply.status,
         response_headers: reply.headers.clone(),
@@ -396,10 +432,9 @@ fn record(
         body_truncated: reply.body.len() > MAX_RECORDED_BODY,
         injected: reply.injected,
     };
-    world.traffic.push_back(exchange);
-    while world.traffic.len() > capacity {
-        world.traffic.pop_front();
-    }
+    world
+        .traffic
+        .push(exchange, capacity, server.traffic_max_bytes);
 }
 
 fn into_response(reply: Reply) -> Response {

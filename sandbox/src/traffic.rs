@@ -1,6 +1,8 @@
 //! The record of every exchange a sandbox served, for assertions and for the conformance
 //! check against `spec/openapi.yaml`.
 
+use std::collections::VecDeque;
+
 /// Reply bodies are recorded up to this size (a million-event report is not kept twice).
 pub const MAX_RECORDED_BODY: usize = 8 << 20;
 
@@ -19,8 +21,13 @@ pub struct Exchange {
     pub path: String,
     /// Decoded query parameters.
     pub query: Vec<(String, String)>,
-    /// The request body.
+    /// The request body, or its first
+    /// [`traffic_request_body_bytes`](crate::ServerConfig::traffic_request_body_bytes).
     pub request_body: Vec<u8>,
+    /// The length of the whole request body.
+    pub request_body_len: usize,
+    /// Whether the request body was longer than what was recorded.
+    pub request_body_truncated: bool,
     /// The admin's username when the call impersonated someone.
     pub impersonated_by: Option<String>,
     /// Reply status.
@@ -44,5 +51,95 @@ impl Exchange {
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
+    }
+}
+
+/// The exchanges kept, bounded in number and in the bytes of their bodies.
+#[derive(Debug, Default)]
+pub(crate) struct TrafficLog {
+    exchanges: VecDeque<Exchange>,
+    bytes: usize,
+}
+
+impl TrafficLog {
+    /// Keeps `exchange`, then drops the oldest ones until at most `capacity` exchanges with
+    /// at most `max_bytes` of bodies are left (the newest one stays whatever its size).
+    pub(crate) fn push(&mut self, exchange: Exchange, capacity: usize, max_bytes: usize) {
+        self.bytes += body_bytes(&exchange);
+        self.exchanges.push_back(exchange);
+        while self.exchanges.len() > capacity
+            || (self.bytes > max_bytes && self.exchanges.len() > 1)
+        {
+            match self.exchanges.pop_front() {
+                Some(old) => self.bytes -= body_bytes(&old),
+                None => break,
+            }
+        }
+    }
+
+    /// The exchanges, oldest first.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Exchange> {
+        self.exchanges.iter()
+    }
+
+    /// The number of exchanges kept.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.exchanges.len()
+    }
+
+    /// The bytes of bodies kept.
+    #[cfg(test)]
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+fn body_bytes(exchange: &Exchange) -> usize {
+    exchange.request_body.len() + exchange.response_body.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exchange(seq: u64, request: usize, reply: usize) -> Exchange {
+        Exchange {
+            seq,
+            at_ms: 0,
+            operation: None,
+            method: "POST".into(),
+            path: "/v1/x".into(),
+            query: Vec::new(),
+            request_body: vec![b'x'; request],
+            request_body_len: request,
+            request_body_truncated: false,
+            impersonated_by: None,
+            status: 200,
+            response_headers: Vec::new(),
+            content_type: None,
+            response_body: vec![b'y'; reply],
+            body_truncated: false,
+            injected: false,
+        }
+    }
+
+    #[test]
+    fn the_log_keeps_within_its_count_and_its_bytes_oldest_out_first() {
+        let mut log = TrafficLog::default();
+        for seq in 1..=5 {
+            log.push(exchange(seq, 10, 10), 3, 1000);
+        }
+        assert_eq!(log.iter().map(|e| e.seq).collect::<Vec<_>>(), vec![3, 4, 5]);
+        assert_eq!(log.bytes(), 60);
+        log.push(exchange(6, 500, 400), 3, 1000);
+        assert_eq!(log.iter().map(|e| e.seq).collect::<Vec<_>>(), vec![4, 5, 6]);
+        assert_eq!(log.bytes(), 940);
+        log.push(exchange(7, 50, 20), 3, 1000);
+        assert_eq!(log.iter().map(|e| e.seq).collect::<Vec<_>>(), vec![5, 6, 7]);
+        assert_eq!(log.bytes(), 990);
+        log.push(exchange(8, 2000, 0), 3, 1000);
+        assert_eq!(log.len(), 1, "the newest stays, alone, whatever its size");
+        assert_eq!(log.bytes(), 2000);
     }
 }

@@ -7,6 +7,7 @@
 
 use super::Shared;
 use super::auth::Caller;
+use super::clock::later;
 use super::config::WebhooksConfig;
 use super::fs::is_within;
 use super::http::{ApiRequest, Reply, error};
@@ -319,7 +320,7 @@ pub fn create(shared: &Shared, req: &ApiRequest, caller: &Caller) -> Reply {
         path: fields.path,
         auth_header: fields.auth_header,
         enabled: true,
-        expires: (now + config.registration_lifetime.as_millis() as i64) / 1000,
+        expires: later(now, config.registration_lifetime) / 1000,
     };
     let summary = hook.summary();
     world.webhooks.hooks.push(hook);

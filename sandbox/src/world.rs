@@ -13,11 +13,11 @@ use super::fs::FileSystem;
 use super::ids::IdGen;
 use super::limits::{Counters, LimitState};
 use super::reports::AuditRecord;
-use super::traffic::Exchange;
+use super::traffic::TrafficLog;
 use super::webhooks::WebhookStore;
 use pubapi_sdk_ext::webhook::client_id_hash;
 use serde_json::{Value, json};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 /// Where an action came from (`action_source` of polling events, `actionSource` of
 /// deliveries).
@@ -126,7 +126,7 @@ pub struct World {
     /// Counters.
     pub counters: Counters,
     /// Exchanges served (oldest first).
-    pub traffic: VecDeque<Exchange>,
+    pub traffic: TrafficLog,
     /// Exchanges served so far (sequence numbers).
     pub traffic_seq: u64,
     /// Fault rules.
@@ -160,7 +160,7 @@ impl World {
             limits_config: config.limits,
             generation: 0,
             counters: Counters::default(),
-            traffic: VecDeque::new(),
+            traffic: TrafficLog::default(),
             traffic_seq: 0,
             faults: FaultScript::default(),
             ids,

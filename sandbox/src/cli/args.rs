@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 pub(crate) const USAGE: &str = "\
 usage: pubapi-sandbox [serve] [--port N] [--limits L] [--clock C] [--time-scale X] [--seed N]
-                              [--sample-history]
+                              [--sample-history] [--control-token T]
        pubapi-sandbox <control command> [--url URL]
        pubapi-sandbox receive --port N [--auth SECRET]
 
@@ -20,8 +20,12 @@ Prints `PUBAPI_BASE_URL=<url> PUBAPI_TOKEN=<admin token>` first, then the other 
   --seed N         seed of ids, tokens and synthetic data (default 42)
   --sample-history start with the default users' activity since 2025-12-01 (logins, files,
                    notes, permission changes): reports and events have something to show
+  --control-token T  the control plane answers only requests with this token (authorization:
+                   Bearer T), from any Host; without it, only requests to the sandbox's own
+                   loopback address from no other web origin
 
-control commands (talk to the sandbox at --url, default $PUBAPI_BASE_URL):
+control commands (talk to the sandbox at --url, default $PUBAPI_BASE_URL, with the token in
+$PUBAPI_SANDBOX_CONTROL_TOKEN if it has one):
   status                               clock, limits, users and tokens, counters
   activity create-folder PATH          also: create-file PATH [--content TEXT],
                                        move FROM TO, copy FROM TO, delete PATH,
@@ -176,6 +180,7 @@ fn serve(words: &Words) -> Result<Command, String> {
         "--time-scale",
         "--seed",
         "--sample-history",
+        "--control-token",
     ])?;
     let mut config = SandboxConfig {
         sample_history: words.option("--sample-history").is_some(),
@@ -186,6 +191,12 @@ fn serve(words: &Words) -> Result<Command, String> {
     }
     if let Some(seed) = words.number("--seed", "a non-negative integer")? {
         config.seed = seed;
+    }
+    if let Some(token) = words.option("--control-token") {
+        if token.trim().is_empty() {
+            return Err("--control-token must not be empty".into());
+        }
+        config.server.control_token = Some(token.to_string());
     }
     if let Some(limits) = words.option("--limits") {
         config.limits = limits

@@ -120,6 +120,9 @@ async fn control(
     let url = format!("{}{path}", control_root(url)?);
     let method = reqwest::Method::from_bytes(method.as_bytes()).map_err(|e| e.to_string())?;
     let mut request = reqwest::Client::new().request(method, &url);
+    if let Ok(token) = std::env::var("PUBAPI_SANDBOX_CONTROL_TOKEN") {
+        request = request.bearer_auth(token.trim());
+    }
     if let Some(body) = body {
         request = request
             .header("content-type", "application/json")
