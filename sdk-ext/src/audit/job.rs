@@ -74,7 +74,10 @@ pub struct AuditWait {
 /// # let _ = how;
 /// ```
 #[derive(Clone, Default)]
-pub struct JobObserver(Option<Arc<dyn Fn(&JobState) + Send + Sync>>);
+pub struct JobObserver(Option<Arc<Observe>>);
+
+/// What a [`JobObserver`] calls.
+type Observe = dyn Fn(&JobState) + Send + Sync;
 
 impl JobObserver {
     /// Calls `observe` with the state each poll answered.
