@@ -45,8 +45,9 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Options every command takes.
+/// Options every command takes; help lists them apart from a command's own.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct Global {
     /// Run against a sandbox in this process (sample data, no account needed).
     #[arg(long, global = true)]
@@ -60,6 +61,10 @@ pub struct Global {
     /// Print one JSON document instead of a table (streams print JSON lines anyway).
     #[arg(long, global = true)]
     pub json: bool,
+    /// Print the first request the command would send, as a curl command line with the
+    /// token as $PUBAPI_TOKEN, and send nothing.
+    #[arg(long, global = true)]
+    pub dry_run: bool,
 }
 
 /// The commands.
@@ -95,6 +100,19 @@ pub enum Command {
     /// Webhook registrations, and a receiver that prints deliveries.
     #[command(subcommand)]
     Webhooks(WebhooksCommand),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(
+        after_help = "Examples:\n  pubapi completions bash > ~/.local/share/bash-completion/completions/pubapi\n  \
+                            pubapi completions zsh > \"${fpath[1]}/_pubapi\""
+    )]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+    /// Print the man page (roff), generated from the same definitions as --help.
+    #[command(after_help = "Example:\n  pubapi man > /usr/local/share/man/man1/pubapi.1")]
+    Man,
     /// Serve the sandbox (the options of `pubapi-sandbox`; `pubapi sandbox --help` lists them).
     #[command(
         disable_help_flag = true,
@@ -109,6 +127,21 @@ pub enum Command {
         )]
         args: Vec<String>,
     },
+}
+
+/// The shells `pubapi completions` writes for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    /// GNU bash.
+    Bash,
+    /// Z shell.
+    Zsh,
+    /// fish.
+    Fish,
+    /// Elvish.
+    Elvish,
+    /// PowerShell.
+    Powershell,
 }
 
 /// `pubapi agents …`
@@ -266,8 +299,10 @@ pub enum WebhooksCommand {
     List,
     /// Register a webhook.
     #[command(
-        after_help = "Example:\n  pubapi webhooks create --url https://hooks.example.com/in \
-                            --event 'fs:*' --path /Projects --auth-header \"$HOOK_SECRET\""
+        after_help = "Examples:\n  PUBAPI_WEBHOOK_SECRET=… pubapi webhooks create \
+                            --url https://hooks.example.com/in --event 'fs:*' --path /Projects\n  \
+                            pubapi --sandbox webhooks create --url http://127.0.0.1:9000/ \
+                            --loopback-for-tests --event 'fs:*'"
     )]
     Create(RegistrationArgs),
     /// One registration in full.
@@ -316,20 +351,34 @@ pub enum WebhooksCommand {
         within: Option<String>,
     },
     /// Receive deliveries on a local port and print each event as a JSON line.
-    #[command(
-        after_help = "Example:\n  pubapi webhooks listen --port 9000 --secret \"$HOOK_SECRET\""
-    )]
+    #[command(after_help = "Examples:\n  \
+                            PUBAPI_WEBHOOK_SECRET=… pubapi webhooks listen --port 9000\n  \
+                            pubapi webhooks listen --port 9000 --secret-file ~/.config/pubapi/hook.secret\n\n\
+                            A delivery without the secret is refused (401) and said on stderr.")]
     Listen {
         /// The port to listen on (0: any free port, printed on stderr).
         #[arg(long)]
         port: u16,
         /// The shared secret deliveries carry in their Authorization header.
-        #[arg(long, value_name = "SECRET")]
-        secret: String,
+        #[command(flatten)]
+        secret: ListenSecret,
         /// The address to listen on.
         #[arg(long, default_value = "127.0.0.1")]
         bind: String,
     },
+}
+
+/// Where `webhooks listen` reads its secret: a file, the environment (`$PUBAPI_WEBHOOK_SECRET`,
+/// when neither flag is given) or the command line (seen in shell history and `ps`).
+#[derive(Debug, Args)]
+pub struct ListenSecret {
+    /// Read the secret from FILE (its first line) [default: $PUBAPI_WEBHOOK_SECRET].
+    #[arg(long, value_name = "FILE", conflicts_with = "secret")]
+    pub secret_file: Option<PathBuf>,
+    /// The secret itself (shows in shell history: prefer --secret-file or
+    /// $PUBAPI_WEBHOOK_SECRET).
+    #[arg(long, value_name = "SECRET")]
+    pub secret: Option<String>,
 }
 
 /// A registration's fields.
@@ -349,9 +398,14 @@ pub struct RegistrationArgs {
     /// Only events at these paths; repeatable.
     #[arg(long = "path", value_name = "PATH")]
     pub paths: Vec<String>,
-    /// The Authorization header value deliveries carry (the receiver's secret).
-    #[arg(long, value_name = "VALUE")]
+    /// The Authorization header value deliveries carry, the receiver's secret (shows in
+    /// shell history: prefer --auth-header-file or $PUBAPI_WEBHOOK_SECRET).
+    #[arg(long, value_name = "VALUE", conflicts_with = "auth_header_file")]
     pub auth_header: Option<String>,
+    /// Read the Authorization header value from FILE (its first line)
+    /// [default: $PUBAPI_WEBHOOK_SECRET, when set].
+    #[arg(long, value_name = "FILE")]
+    pub auth_header_file: Option<PathBuf>,
     /// Accept an http:// URL on a loopback host (a sandbox's test mode).
     #[arg(long)]
     pub loopback_for_tests: bool,

@@ -17,12 +17,17 @@ use crate::progress;
 use clap::builder::PossibleValuesParser;
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches, Subcommand};
 use futures_util::StreamExt;
-use pubapi_sdk::types::{AuditFormat, AuditReportKind, ReportDate};
-use pubapi_sdk_ext::audit::{AuditRequest, AuditWait, JobState, ReportLocation, ReportRead};
+use pubapi_sdk::types::{AuditFormat, AuditReportKind};
+use pubapi_sdk_ext::Error;
+use pubapi_sdk_ext::audit::{
+    AuditDate, AuditRequest, AuditWait, JobObserver, JobState, ReportLocation, ReportRead,
+};
+use pubapi_sdk_ext::error::InputError;
+use pubapi_sdk_ext::waiter::WaitError;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
@@ -248,6 +253,8 @@ pub enum AuditCommand {
         request: Box<AuditRequest>,
         /// `--out`.
         out: Option<PathBuf>,
+        /// `--from` and `--to` as given, for messages that name them.
+        dates: (String, String),
     },
     /// A job or report command.
     Job(JobCommand),
@@ -337,15 +344,19 @@ fn request_of(kind: &Kind, matches: &ArgMatches) -> Result<AuditCommand, Failure
             body.insert(field.to_string(), json!(value));
         }
     }
+    let mut dates = Vec::new();
     for (field, flag) in [("date_start", "--from"), ("date_end", "--to")] {
-        if let Some(value) = matches.get_one::<String>(field)
-            && value.parse::<ReportDate>().is_err()
-        {
+        let value = matches
+            .get_one::<String>(field)
+            .cloned()
+            .unwrap_or_default();
+        if AuditDate::parse(&value).is_none() {
             return Err(Failure::usage(format!(
-                "{flag} {value:?} is neither a date (YYYY-MM-DD) nor a UTC time \
-                 (YYYY-MM-DDTHH:MM:SSZ)"
+                "{flag} {value:?} is not a date: give a day as YYYY-MM-DD (such as 2026-01-31) \
+                 or a UTC time as YYYY-MM-DDTHH:MM:SSZ"
             )));
         }
+        dates.push(value);
     }
     for filter in &kind.filters {
         let id = filter.name.as_str();
@@ -370,12 +381,64 @@ fn request_of(kind: &Kind, matches: &ArgMatches) -> Result<AuditCommand, Failure
         .name
         .parse()
         .map_err(|_| Failure::usage(format!("unknown report kind {}", kind.name)))?;
-    let request = AuditRequest::from_json(kind_id, Value::Object(body))?;
+    let request = AuditRequest::from_json(kind_id, Value::Object(body)).map_err(in_flags)?;
+    let to = dates.pop().unwrap_or_default();
+    let from = dates.pop().unwrap_or_default();
     Ok(AuditCommand::Run {
         kind: kind_id,
         request: Box::new(request),
         out: matches.get_one::<PathBuf>("out").cloned(),
+        dates: (from, to),
     })
+}
+
+/// The flag a request field is given with.
+fn flag_of(field: &str) -> String {
+    match field {
+        "date_start" => "--from".into(),
+        "date_end" => "--to".into(),
+        other => format!("--{}", flag_name(other)),
+    }
+}
+
+/// The SDK's refusal of a request, in the words of the flags (`--to`, not `date_end`).
+fn in_flags(error: Error) -> Failure {
+    match error {
+        Error::InvalidInput(InputError::Invalid { field, problem }) => {
+            let problem = problem
+                .replace("date_start", "--from")
+                .replace("date_end", "--to");
+            Failure::usage(format!("{}: {problem}", flag_of(field)))
+        }
+        other => Failure::from(other),
+    }
+}
+
+/// `--to` must come after `--from` (by day, for the kinds whose dates have no time).
+fn check_dates(request: &AuditRequest, (from, to): &(String, String)) -> Result<(), Failure> {
+    let (Some(start), Some(end)) = (AuditDate::parse(from), AuditDate::parse(to)) else {
+        return Ok(());
+    };
+    let (start, end, by_day) = if request.ignores_time() {
+        (
+            start.date_only(),
+            end.date_only(),
+            start.has_time() || end.has_time(),
+        )
+    } else {
+        (start, end, false)
+    };
+    if end.is_after(&start) {
+        return Ok(());
+    }
+    Err(Failure::usage(format!(
+        "--to {to} is not after --from {from}{}: the report covers the time from --from up to --to",
+        if by_day {
+            " (this kind of report compares days only)"
+        } else {
+            ""
+        }
+    )))
 }
 
 fn list_item(value: &str, integers: bool, name: &str) -> Result<Value, Failure> {
@@ -394,8 +457,14 @@ fn list_item(value: &str, integers: bool, name: &str) -> Result<Value, Failure> 
 /// sandbox starts or a request leaves.
 pub fn check_before_start(command: &Top) -> Result<(), Failure> {
     match command {
-        Top::Audit(AuditCommand::Run { request, out, .. }) => {
-            request.validate()?;
+        Top::Audit(AuditCommand::Run {
+            request,
+            out,
+            dates,
+            ..
+        }) => {
+            check_dates(request, dates)?;
+            request.validate().map_err(in_flags)?;
             check_out(out.as_deref())
         }
         Top::Audit(AuditCommand::Job(JobCommand::Get(get))) => {
@@ -455,19 +524,27 @@ fn location(text: &str) -> Result<ReportLocation, Failure> {
 /// Runs `pubapi audit …`.
 pub async fn run(session: &Session, command: AuditCommand) -> Result<(), Failure> {
     match command {
-        AuditCommand::Run { kind, request, out } => {
+        AuditCommand::Run {
+            kind, request, out, ..
+        } => {
             let format = request.format();
             let job = session.client.audit().create(*request).await?;
             eprintln!("audit job {} created ({kind} report, {format})", job.id);
-            let pending = PendingJob(Some(job.id.clone()));
-            let at = wait(session, &job.id).await?;
+            let pending = PendingJob {
+                id: Some(job.id.clone()),
+                in_sandbox: session.sandbox.is_some(),
+            };
+            let at = wait(session, &job).await?;
             drop(pending.done());
             download(session, &at, format, out.as_deref()).await?;
-            eprintln!(
-                "report {kind}/{id} stays on the platform until deleted: \
-                 pubapi audit delete {kind}/{id}",
-                id = at.id
-            );
+            // A report in this run's own sandbox is gone with it: nothing to delete later.
+            if session.sandbox.is_none() {
+                eprintln!(
+                    "report {kind}/{id} stays on the platform until deleted: \
+                     pubapi audit delete {kind}/{id}",
+                    id = at.id
+                );
+            }
             Ok(())
         }
         AuditCommand::Job(JobCommand::Status { job }) => {
@@ -508,66 +585,107 @@ pub async fn run(session: &Session, command: AuditCommand) -> Result<(), Failure
     }
 }
 
-/// Says how to follow a job when the run stops before the job finishes (Ctrl-C, an error).
-struct PendingJob(Option<String>);
+/// Says how to follow a job when the run stops before the job finishes (Ctrl-C, an error);
+/// nothing when the job was in this run's own sandbox, which ends with the run.
+struct PendingJob {
+    id: Option<String>,
+    in_sandbox: bool,
+}
 
 impl PendingJob {
     fn done(mut self) -> Self {
-        self.0 = None;
+        self.id = None;
         self
     }
 }
 
 impl Drop for PendingJob {
     fn drop(&mut self) {
-        if let Some(id) = self.0.take() {
+        if let (Some(id), false) = (self.id.take(), self.in_sandbox) {
             eprintln!("the job {id} goes on without this run: pubapi audit status {id}");
         }
     }
 }
 
-/// How long a run waits for its job.
+/// How long a run waits for its job, in the server's time.
 const WAIT_DEADLINE: Duration = Duration::from_secs(3600);
 
-/// Polls the job until it completes, no more often than [`AuditWait::MIN_INTERVAL`] of the
-/// server's time, with a status line.
-async fn wait(session: &Session, job: &str) -> Result<ReportLocation, Failure> {
+/// Waits for the job with the SDK's [`AuditWait`] (polls no more often than the platform
+/// allows, in the server's time), a status line saying the job's state, the next poll and
+/// the time elapsed.
+async fn wait(
+    session: &Session,
+    job: &pubapi_sdk_ext::audit::AuditJob,
+) -> Result<ReportLocation, Failure> {
+    let line = progress::status(format!("audit job {}: polling", job.id));
     let interval = session.real(AuditWait::MIN_INTERVAL);
-    let started = Instant::now();
-    let line = progress::status(format!("audit job {job}: polling"));
-    loop {
-        match session.client.audit().job_state(job).await? {
-            JobState::Completed(at) => {
-                line.finish_and_clear();
-                return Ok(at);
+    // The last state a poll answered, and when the next poll goes.
+    let last: Arc<Mutex<Option<(String, Instant)>>> = Arc::default();
+    let how = AuditWait {
+        deadline: WAIT_DEADLINE,
+        server_time_scale: session.time_scale().round() as u32,
+        on_status: JobObserver::new({
+            let last = last.clone();
+            move |state| {
+                if let JobState::Running { status } = state
+                    && let Ok(mut last) = last.lock()
+                {
+                    *last = Some((status.clone(), Instant::now() + interval));
+                }
             }
-            JobState::Running { status } => {
-                let next = Instant::now() + interval;
-                if next > started + session.real(WAIT_DEADLINE) {
-                    line.finish_and_clear();
-                    return Err(Failure::new(
-                        Exit::Unreachable,
-                        format!(
-                            "the job {job} is still {status} after {}",
-                            progress::clock(started.elapsed())
-                        ),
+        }),
+        ..AuditWait::default()
+    };
+    let show = async {
+        loop {
+            let shown = last.lock().ok().and_then(|last| last.clone());
+            if let Some((status, next)) = shown {
+                let left = next.saturating_duration_since(Instant::now());
+                line.set_message(if left.is_zero() {
+                    format!("audit job {}: {status} · polling", job.id)
+                } else {
+                    format!(
+                        "audit job {}: {status} · next poll in {}",
+                        job.id,
+                        progress::clock(left)
                     )
-                    .hint(format!(
-                        "pubapi audit status {job}; then pubapi audit get KIND/ID"
-                    )));
-                }
-                while Instant::now() < next {
-                    line.set_message(format!(
-                        "audit job {job}: {status} · next poll in {}",
-                        progress::clock(next - Instant::now())
-                    ));
-                    tokio::time::sleep((next - Instant::now()).min(Duration::from_millis(250)))
-                        .await;
-                }
-                line.set_message(format!("audit job {job}: {status} · polling"));
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    };
+    let audit = session.client.audit();
+    let waited = tokio::select! {
+        waited = audit.wait(job, how) => waited,
+        _ = show => unreachable!("the status line shows until the wait ends"),
+    };
+    line.finish_and_clear();
+    waited.map_err(|error| match error {
+        WaitError::TimedOut { polls, waited } => {
+            let status = last
+                .lock()
+                .ok()
+                .and_then(|last| last.clone())
+                .map_or_else(|| "running".to_string(), |(status, _)| status);
+            let failure = Failure::new(
+                Exit::Unreachable,
+                format!(
+                    "the job {} is still {status} after {} ({polls} polls)",
+                    job.id,
+                    crate::failure::human(waited)
+                ),
+            );
+            if session.sandbox.is_some() {
+                failure
+            } else {
+                failure.hint(format!(
+                    "pubapi audit status {id}; then pubapi audit get KIND/ID",
+                    id = job.id
+                ))
             }
         }
-    }
+        other => Failure::from(other),
+    })
 }
 
 /// A report file being written: a temporary name beside the target, removed unless
@@ -647,8 +765,12 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for Counting<W> {
     }
 }
 
-fn write_failed(what: &str, e: impl std::fmt::Display) -> Failure {
-    Failure::failed(format!("cannot write {what}: {e}"))
+fn write_failed(what: &str, e: std::io::Error) -> Failure {
+    if what == "stdout" {
+        Failure::stdout(&e)
+    } else {
+        Failure::failed(format!("cannot write {what}: {e}"))
+    }
 }
 
 /// Downloads the report at `at` to `out` (or stdout).
@@ -676,8 +798,10 @@ async fn download(
             };
             let copied = report.copy_to(&mut writer).await;
             writer.bar.finish_and_clear();
-            copied
-                .map_err(|e| Failure::new(Exit::Api, format!("the CSV download stopped: {e}")))?;
+            copied.map_err(|e| match e {
+                pubapi_sdk_ext::audit::CsvError::Write(e) => write_failed(&what, e),
+                e => Failure::new(Exit::Api, format!("the CSV download stopped: {e}")),
+            })?;
             writer.flush().await.map_err(|e| write_failed(&what, e))?;
         }
         _ => {
@@ -695,12 +819,17 @@ async fn download(
             while let Some(event) = events.next().await {
                 let event = event.map_err(|e| {
                     bar.finish_and_clear();
-                    Failure::from(e.error).hint(format!(
+                    let failure = Failure::from(e.error);
+                    if session.sandbox.is_some() {
+                        return failure;
+                    }
+                    failure.hint(format!(
                         "the report is whole on the platform: pubapi audit get {}/{} --format json",
                         at.kind, at.id
                     ))
                 })?;
-                let text = serde_json::to_string(&event).map_err(|e| write_failed(&what, e))?;
+                let text = serde_json::to_string(&event)
+                    .map_err(|e| Failure::failed(format!("cannot write an event as JSON: {e}")))?;
                 let separator: &[u8] = if first { b"\n" } else { b",\n" };
                 first = false;
                 writer
@@ -801,7 +930,12 @@ mod tests {
         let cli = parse("pubapi audit users --from 2026-02-01 --to 2026-01-01").unwrap();
         let failure = check_before_start(&cli.command).unwrap_err();
         assert_eq!(failure.exit, Exit::Usage);
-        assert!(failure.message.contains("date_end"), "{failure}");
+        assert!(
+            failure
+                .message
+                .contains("--to 2026-01-01 is not after --from 2026-02-01"),
+            "{failure}"
+        );
         let cli = parse("pubapi audit get logins-abc").unwrap();
         assert!(
             check_before_start(&cli.command)

@@ -135,6 +135,15 @@ fn read_config(path: &Path) -> Result<Option<ConfigFile>, Failure> {
     })
 }
 
+/// The profiles a file has, as a message's end: `its profiles: prod, staging`.
+fn profiles_in(file: &ConfigFile) -> String {
+    if file.profiles.is_empty() {
+        return "it has no profiles ([profiles.NAME] sections)".into();
+    }
+    let names: Vec<&str> = file.profiles.keys().map(String::as_str).collect();
+    format!("its profiles: {}", names.join(", "))
+}
+
 fn secret(value: String, what: &str) -> Result<SecretToken, Failure> {
     SecretToken::try_from(value).map_err(|e| Failure::usage(format!("{what}: {e}")))
 }
@@ -205,9 +214,10 @@ pub fn target(global: &Global, env: &dyn Environment) -> Result<Target, Failure>
                     .unwrap_or_default()
             )));
         };
+        let known = profiles_in(&file);
         let profile = file.profiles.remove(name).ok_or_else(|| {
             Failure::usage(format!(
-                "--profile {name}: {} has no such profile",
+                "--profile {name}: {} has no such profile; {known}",
                 path.display()
             ))
         })?;
@@ -241,9 +251,10 @@ pub fn target(global: &Global, env: &dyn Environment) -> Result<Target, Failure>
     if let (Some(path), Some(mut file)) = (path, file)
         && let Some(name) = file.default.take()
     {
+        let known = profiles_in(&file);
         let profile = file.profiles.remove(&name).ok_or_else(|| {
             Failure::usage(format!(
-                "the default profile {name:?} is not in {}",
+                "the default profile {name:?} is not in {}; {known}",
                 path.display()
             ))
         })?;
@@ -277,6 +288,7 @@ mod tests {
             profile: profile.map(str::to_string),
             act_as: None,
             json: false,
+            dry_run: false,
         }
     }
 
@@ -363,7 +375,11 @@ mod tests {
                 "p",
                 "$NOPE",
             ),
-            ("[profiles.q]\n", "p", "has no such profile"),
+            (
+                "[profiles.q]\n[profiles.r]\n",
+                "p",
+                "has no such profile; its profiles: q, r",
+            ),
             (
                 "[profiles.p]\ndomain = \"a\"\ntokn = \"tok-profile-0123456789abcdef\"\n",
                 "p",

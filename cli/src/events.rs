@@ -131,7 +131,7 @@ async fn consume(
                 }
                 eprintln!(
                     "caught up; next poll in {}",
-                    crate::progress::clock(next_poll_in)
+                    crate::failure::human(next_poll_in)
                 );
             }
             Ok(StreamItem::Notice(StreamNotice::MayHaveMissed { cursor, oldest })) => {

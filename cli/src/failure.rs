@@ -24,6 +24,9 @@ pub enum Exit {
     Unreachable = 5,
     /// Ctrl-C.
     Interrupted = 130,
+    /// Whoever read stdout stopped reading (`pubapi … | head -1`): the command ends quietly,
+    /// as done.
+    ReaderGone = 0,
 }
 
 impl From<Exit> for ExitCode {
@@ -41,6 +44,9 @@ pub struct Failure {
     pub message: String,
     /// What to do next, when there is something to say.
     pub hint: Option<String>,
+    /// The API refused this user (a 403 no scope, feature or report right explains): the
+    /// hint depends on whether the command acts as another user ([`Failure::acting_as`]).
+    pub user_refused: bool,
 }
 
 impl Failure {
@@ -50,6 +56,7 @@ impl Failure {
             exit,
             message: message.into(),
             hint: None,
+            user_refused: false,
         }
     }
 
@@ -73,6 +80,30 @@ impl Failure {
     pub fn interrupted() -> Failure {
         Failure::new(Exit::Interrupted, "interrupted")
     }
+
+    /// A write to stdout failed: quietly done when its reader went away (EPIPE), else a
+    /// failure naming stdout.
+    pub fn stdout(error: &std::io::Error) -> Failure {
+        if error.kind() == std::io::ErrorKind::BrokenPipe {
+            Failure::new(Exit::ReaderGone, "stdout closed")
+        } else {
+            Failure::failed(format!("cannot write to stdout: {error}"))
+        }
+    }
+
+    /// The same failure for a command acting as `who` (`--act-as` or a profile's `act_as`):
+    /// a user refusal then says that user may lack the right or not exist, rather than
+    /// suggesting `--act-as`.
+    pub fn acting_as(mut self, who: Option<&str>) -> Failure {
+        if let (true, Some(who)) = (self.user_refused, who) {
+            self.hint = Some(format!(
+                "the command acts as {who} (--act-as, or the profile's act_as): that user may \
+                 not do this, or there is no such user in the domain; without it, the token's \
+                 own user acts"
+            ));
+        }
+        self
+    }
 }
 
 impl fmt::Display for Failure {
@@ -85,18 +116,65 @@ impl fmt::Display for Failure {
     }
 }
 
-fn wait_time(duration: Duration) -> String {
+/// A duration as a person reads it: `3h 21m 47s`, `2m`, `45s`, `2d 4h` (at most the three
+/// largest units, none that is zero); below a second, `0s`.
+pub fn human(duration: Duration) -> String {
     let secs = duration.as_secs();
-    match secs {
-        0..=90 => format!("{secs} s"),
-        91..=5400 => format!("{} min", secs.div_ceil(60)),
-        _ => format!("{:.1} h", secs as f64 / 3600.0),
+    let units = [
+        (secs / 86_400, "d"),
+        (secs / 3600 % 24, "h"),
+        (secs / 60 % 60, "m"),
+        (secs % 60, "s"),
+    ];
+    let first = units.iter().position(|(n, _)| *n > 0);
+    let Some(first) = first else {
+        return "0s".into();
+    };
+    units[first..]
+        .iter()
+        .take(3)
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, unit)| format!("{n}{unit}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The SDK's message with its durations in seconds (`resets in 12107s`, `retry after 90s`)
+/// as a person reads them.
+fn readable(message: String, error: &Error) -> String {
+    let seconds = |prefix: &str, duration: &Duration| {
+        (
+            format!("{prefix} {}s", duration.as_secs()),
+            format!("{prefix} {}", human(*duration)),
+        )
+    };
+    let replaced = match error {
+        Error::QuotaExhausted {
+            resets_in: Some(after),
+            ..
+        } => Some(seconds("resets in", after)),
+        Error::Throttled {
+            retry_after: Some(after),
+            ..
+        } => Some(seconds("retry after", after)),
+        _ => None,
+    };
+    match replaced {
+        Some((sdk, person)) => message.replacen(&sdk, &person, 1),
+        None => message,
     }
 }
 
 impl From<Error> for Failure {
     fn from(error: Error) -> Failure {
-        let message = error.to_string();
+        let message = readable(error.to_string(), &error);
+        let user_refused = matches!(
+            &error,
+            Error::Forbidden {
+                reason: ForbiddenReason::Other,
+                ..
+            }
+        );
         let (exit, hint): (Exit, Option<String>) = match &error {
             Error::InvalidInput(_) => (Exit::Usage, None),
             Error::Unauthorized(_) => (
@@ -131,7 +209,7 @@ impl From<Error> for Failure {
             Error::Throttled { retry_after, .. } => (
                 Exit::Quota,
                 Some(match retry_after {
-                    Some(after) => format!("try again in {}", wait_time(*after)),
+                    Some(after) => format!("try again in {}", human(*after)),
                     None => "try again in a minute".into(),
                 }),
             ),
@@ -140,7 +218,7 @@ impl From<Error> for Failure {
                 Some(match resets_in {
                     Some(after) => format!(
                         "the budget frees up in {}; `pubapi quota` shows what is left",
-                        wait_time(*after)
+                        human(*after)
                     ),
                     None => "`pubapi quota` shows what is left".into(),
                 }),
@@ -168,6 +246,7 @@ impl From<Error> for Failure {
             exit,
             message,
             hint,
+            user_refused,
         }
     }
 }
@@ -181,7 +260,7 @@ where
             WaitError::Failed { error, .. } => error.into(),
             WaitError::TimedOut { polls, waited } => Failure::new(
                 Exit::Unreachable,
-                format!("no answer after {polls} polls in {}", wait_time(waited)),
+                format!("no answer after {polls} polls in {}", human(waited)),
             ),
             _ => Failure::new(Exit::Api, "the wait stopped"),
         }
@@ -193,6 +272,26 @@ impl From<pubapi_sdk_ext::ai::AskError> for Failure {
         match error {
             pubapi_sdk_ext::ai::AskError::Api(error) => error.into(),
             other => Failure::new(Exit::Api, other.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_as_hours_minutes_and_seconds() {
+        let secs = Duration::from_secs;
+        for (duration, shown) in [
+            (secs(12_107), "3h 21m 47s"),
+            (secs(120), "2m"),
+            (secs(45), "45s"),
+            (secs(3600 + 5), "1h 5s"),
+            (secs(2 * 86_400 + 4 * 3600 + 59), "2d 4h"),
+            (Duration::from_millis(300), "0s"),
+        ] {
+            assert_eq!(human(duration), shown, "{duration:?}");
         }
     }
 }

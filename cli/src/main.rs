@@ -6,11 +6,13 @@
 //! command in its module: [`ai`], [`audit`], [`events`], [`webhooks`]. Results go to stdout
 //! as tables ([`output`]) or JSON; live feedback goes to stderr on a terminal only
 //! ([`progress`]); failures become an exit code and a message with a hint ([`failure`]).
+//! With `--dry-run` the client's transport prints the first request instead ([`dry_run`]).
 
 mod ai;
 mod args;
 mod audit;
 mod config;
+mod dry_run;
 mod events;
 mod failure;
 mod output;
@@ -18,13 +20,15 @@ mod progress;
 mod webhooks;
 
 use args::{Cli, Command};
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use config::{Endpoint, ProcessEnv, Target};
+use dry_run::DryRun;
 use failure::Failure;
 use output::Output;
 use pubapi_sandbox::{ClockConfig, Sandbox, SandboxConfig};
 use pubapi_sdk_ext::{ActAs, Client, LimitClass};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How much faster than real time the in-process sandbox's clock runs: its audit jobs take
@@ -67,7 +71,11 @@ fn act_as(who: &str) -> Result<ActAs, Failure> {
     parsed.map_err(|e| Failure::usage(format!("--act-as {who:?}: {e}")))
 }
 
-async fn open(target: Target, out: Output) -> Result<Session, Failure> {
+async fn open(target: Target, out: Output, dry: Option<Arc<DryRun>>) -> Result<Session, Failure> {
+    let transport = |builder: pubapi_sdk_ext::ClientBuilder| match &dry {
+        Some(dry) => builder.transport(dry.clone()),
+        None => builder,
+    };
     let (client, sandbox, who) = match target {
         Target::Sandbox { notice, act_as } => {
             if let Some(notice) = notice {
@@ -79,8 +87,7 @@ async fn open(target: Target, out: Output) -> Result<Session, Failure> {
             let sandbox = Sandbox::try_start(config)
                 .await
                 .map_err(|e| Failure::failed(format!("the sandbox did not start: {e}")))?;
-            let client = sandbox
-                .client_builder_for("admin")
+            let client = transport(sandbox.client_builder_for("admin"))
                 .build()
                 .map_err(|e| Failure::failed(format!("no client for the sandbox: {e}")))?;
             (client, Some(sandbox), act_as)
@@ -95,7 +102,7 @@ async fn open(target: Target, out: Output) -> Result<Session, Failure> {
                 Endpoint::Domain(domain) => builder.domain(domain),
                 Endpoint::BaseUrl(url) => builder.base_url(url),
             };
-            let client = builder.build().map_err(|e| {
+            let client = transport(builder).build().map_err(|e| {
                 Failure::usage(format!("cannot use this configuration: {e}"))
                     .hint("PUBAPI_DOMAIN is a host name (acme.example.com); PUBAPI_BASE_URL a URL ending in /pubapi")
             })?;
@@ -115,18 +122,28 @@ async fn open(target: Target, out: Output) -> Result<Session, Failure> {
 
 async fn run(cli: Cli) -> Result<(), Failure> {
     let out = Output::new(cli.global.json);
-    if let Command::Sandbox { args } = &cli.command {
-        let code = pubapi_sandbox::cli::run("pubapi sandbox", args).await;
-        return if code == ExitCode::SUCCESS {
-            Ok(())
-        } else {
-            Err(Failure::failed("the sandbox stopped with an error"))
-        };
+    match &cli.command {
+        Command::Sandbox { args } => {
+            let code = pubapi_sandbox::cli::run("pubapi sandbox", args).await;
+            return if code == ExitCode::SUCCESS {
+                Ok(())
+            } else {
+                Err(Failure::failed("the sandbox stopped with an error"))
+            };
+        }
+        Command::Completions { shell } => return completions(*shell, &out),
+        Command::Man => return man(&out),
+        _ => {}
     }
     // Input that needs no network is checked before anything starts.
     audit::check_before_start(&cli.command)?;
+    let dry = if cli.global.dry_run {
+        Some(dry_run_of(&cli.command)?)
+    } else {
+        None
+    };
     let target = config::target(&cli.global, &ProcessEnv)?;
-    let session = open(target, out).await?;
+    let session = open(target, out, dry.clone()).await?;
     // A tail and a receiver hear Ctrl-C themselves (between events, so a checkpoint is
     // exact); every other command stops where it is, its guards cleaning up behind it.
     let hears_ctrl_c = matches!(
@@ -134,18 +151,88 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Events(_) | Command::Webhooks(args::WebhooksCommand::Listen { .. })
     );
     let work = command(&session, cli.command);
+    let printed = async {
+        match &dry {
+            Some(dry) => dry.request().await,
+            None => std::future::pending().await,
+        }
+    };
     let result = if hears_ctrl_c {
-        work.await
+        tokio::select! {
+            result = work => result,
+            curl = printed => shown(&session, &curl),
+        }
     } else {
         tokio::select! {
             result = work => result,
+            curl = printed => shown(&session, &curl),
             _ = tokio::signal::ctrl_c() => Err(Failure::interrupted()),
         }
     };
+    let acting_as = session
+        .client
+        .acting_as()
+        .map(|who| who.as_str().to_string());
     if let Some(sandbox) = session.sandbox {
         sandbox.shutdown().await;
     }
-    result
+    result.map_err(|failure| failure.acting_as(acting_as.as_deref()))
+}
+
+/// The transport of a `--dry-run`, for a command that sends requests.
+fn dry_run_of(command: &Command) -> Result<Arc<DryRun>, Failure> {
+    if let Command::Webhooks(args::WebhooksCommand::Listen { .. }) = command {
+        return Err(Failure::usage(
+            "--dry-run: webhooks listen sends no request (it receives deliveries)",
+        ));
+    }
+    let dry = Arc::new(DryRun::default());
+    // A registration's secret shows as where it came from, never as its value.
+    if let Command::Webhooks(
+        args::WebhooksCommand::Create(registration)
+        | args::WebhooksCommand::Update { registration, .. },
+    ) = command
+        && let Some(secret) = webhooks::auth_header(registration)?
+    {
+        let shown = match &registration.auth_header_file {
+            Some(path) => format!("$(head -n1 '{}')", path.display()),
+            None if registration.auth_header.is_none() => format!("${}", webhooks::SECRET_VAR),
+            None => return Ok(dry),
+        };
+        dry.hide(secret, shown);
+    }
+    Ok(dry)
+}
+
+/// A dry run's request on stdout; nothing was sent.
+fn shown(session: &Session, curl: &str) -> Result<(), Failure> {
+    session.out.text(curl)?;
+    eprintln!("pubapi: --dry-run: the command's first request, not sent");
+    Ok(())
+}
+
+/// `pubapi completions SHELL`.
+fn completions(shell: args::Shell, out: &Output) -> Result<(), Failure> {
+    use clap_complete::Shell as To;
+    let shell = match shell {
+        args::Shell::Bash => To::Bash,
+        args::Shell::Zsh => To::Zsh,
+        args::Shell::Fish => To::Fish,
+        args::Shell::Elvish => To::Elvish,
+        args::Shell::Powershell => To::PowerShell,
+    };
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "pubapi", &mut script);
+    out.bytes(&script)
+}
+
+/// `pubapi man`: the man page of `pubapi`, with its commands.
+fn man(out: &Output) -> Result<(), Failure> {
+    let mut page = Vec::new();
+    clap_mangen::Man::new(Cli::command())
+        .render(&mut page)
+        .map_err(|e| Failure::failed(format!("cannot render the man page: {e}")))?;
+    out.bytes(&page)
 }
 
 async fn command(session: &Session, command: Command) -> Result<(), Failure> {
@@ -160,7 +247,7 @@ async fn command(session: &Session, command: Command) -> Result<(), Failure> {
         Command::Audit(command) => audit::run(session, command).await,
         Command::Events(command) => events::run(session, command).await,
         Command::Webhooks(command) => webhooks::run(session, command).await,
-        Command::Sandbox { .. } => Ok(()),
+        Command::Sandbox { .. } | Command::Completions { .. } | Command::Man => Ok(()),
     }
 }
 
@@ -185,46 +272,111 @@ async fn whoami(session: &Session) -> Result<(), Failure> {
     ])
 }
 
-/// What is left today per class: the pacer's count, with the gateway's own counters once a
-/// response carried them (one `whoami` call first, so a fresh process has them).
+/// One class's figures and where each came from.
+struct ClassQuota {
+    class: &'static str,
+    per_day: Option<u32>,
+    per_day_from: &'static str,
+    used: Option<u32>,
+    used_from: &'static str,
+    per_second: Option<u32>,
+    next_call_in: Duration,
+}
+
+impl ClassQuota {
+    fn of(session: &Session, class: &'static str, limit: LimitClass) -> ClassQuota {
+        let quota = session.client.quota(limit);
+        let server = quota.server.unwrap_or_default();
+        let (per_day, per_day_from) = match server.quota_allotted {
+            Some(n) => (Some(n), "gateway"),
+            None => (quota.per_day, "this client's budget"),
+        };
+        let (used, used_from) = match server.quota_current {
+            Some(n) => (Some(n), "gateway"),
+            None => (quota.used_today, "this process"),
+        };
+        ClassQuota {
+            class,
+            per_day,
+            per_day_from,
+            used,
+            used_from,
+            per_second: server.qps_allotted,
+            next_call_in: quota.next_slot_in,
+        }
+    }
+
+    fn left(&self) -> Option<u32> {
+        Some(self.per_day?.saturating_sub(self.used?))
+    }
+
+    /// Which figure came from where, in a few words.
+    fn from(&self) -> String {
+        match (self.per_day_from, self.used_from) {
+            ("gateway", "gateway") => "gateway (x-accesstoken-quota-*)".into(),
+            ("gateway", used) => format!("per day: gateway; used: {used}"),
+            (per_day, "gateway") => format!("per day: {per_day}; used: gateway"),
+            (per_day, used) => format!("{per_day}; used by {used} only"),
+        }
+    }
+}
+
+/// What is left today per class, each figure saying where it came from: the gateway's
+/// counters (`x-accesstoken-*`, on the answers that carry them) when known, else this
+/// client's budget and this process's count. When nothing is known yet, one `whoami` call
+/// asks the gateway (and counts as one).
 async fn quota(session: &Session) -> Result<(), Failure> {
-    session.client.identity().whoami().await?;
     let classes = [("general", LimitClass::General), ("ai", LimitClass::Ai)];
-    let rows: Vec<serde_json::Value> = classes
+    let known = classes
         .iter()
-        .map(|(name, class)| {
-            let quota = session.client.quota(*class);
-            serde_json::json!({
-                "class": name,
-                "per_day": quota.per_day,
-                "used_today": quota.used_today,
-                "remaining_today": quota.remaining_today,
-                "next_slot_in_ms": u64::try_from(quota.next_slot_in.as_millis()).unwrap_or(u64::MAX),
-                "server_counted": quota.server.is_some(),
-            })
-        })
+        .any(|(_, class)| session.client.quota(*class).server.is_some());
+    if !known {
+        session.client.identity().whoami().await?;
+    }
+    let rows: Vec<ClassQuota> = classes
+        .iter()
+        .map(|(name, class)| ClassQuota::of(session, name, *class))
         .collect();
     if session.out.json {
+        let rows: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|row| {
+                serde_json::json!({
+                    "class": row.class,
+                    "per_day": row.per_day,
+                    "used_today": row.used,
+                    "remaining_today": row.left(),
+                    "per_second": row.per_second,
+                    "next_call_in_ms": u64::try_from(row.next_call_in.as_millis()).unwrap_or(u64::MAX),
+                    "from": {"per_day": row.per_day_from, "used_today": row.used_from},
+                })
+            })
+            .collect();
         return session.out.json_document(&rows);
     }
-    let number = |v: &serde_json::Value| match v.as_u64() {
-        Some(n) => n.to_string(),
-        None => "-".into(),
-    };
+    let number = |n: Option<u32>| n.map_or_else(|| "-".to_string(), |n| n.to_string());
     session.out.table(
-        &["CLASS", "PER DAY", "USED TODAY", "LEFT TODAY", "COUNTED BY"],
+        &[
+            "CLASS",
+            "PER DAY",
+            "USED TODAY",
+            "LEFT TODAY",
+            "NEXT CALL",
+            "FROM",
+        ],
         rows.iter()
             .map(|row| {
                 vec![
-                    row["class"].as_str().unwrap_or_default().to_string(),
-                    number(&row["per_day"]),
-                    number(&row["used_today"]),
-                    number(&row["remaining_today"]),
-                    if row["server_counted"] == true {
-                        "gateway".into()
-                    } else {
-                        "this process".into()
+                    row.class.to_string(),
+                    number(row.per_day),
+                    number(row.used),
+                    number(row.left()),
+                    match row.next_call_in {
+                        wait if wait < Duration::from_secs(1) => "now".into(),
+                        Duration::MAX => "never (no budget)".into(),
+                        wait => format!("in {}", failure::human(wait)),
                     },
+                    row.from(),
                 ]
             })
             .collect(),
@@ -247,7 +399,10 @@ async fn main() -> ExitCode {
     match run(cli).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
-            if failure.exit != failure::Exit::Interrupted {
+            if !matches!(
+                failure.exit,
+                failure::Exit::Interrupted | failure::Exit::ReaderGone
+            ) {
                 eprintln!("pubapi: {failure}");
             }
             failure.exit.into()

@@ -1,5 +1,6 @@
 //! Results on stdout: aligned tables for people, one JSON document with `--json`, JSON lines
-//! for streams. Cells are cut to fit a terminal only; a pipe gets them whole.
+//! for streams. Cells are cut to fit a terminal only; a pipe gets them whole. A reader that
+//! stops reading (`| head -1`) ends the command quietly ([`Failure::stdout`]).
 
 use crate::failure::Failure;
 use serde::Serialize;
@@ -18,7 +19,7 @@ pub struct Output {
 }
 
 fn write_failed(e: std::io::Error) -> Failure {
-    Failure::failed(format!("cannot write to stdout: {e}"))
+    Failure::stdout(&e)
 }
 
 impl Output {
@@ -39,7 +40,9 @@ impl Output {
         }
         .map_err(|e| Failure::failed(format!("cannot print the result as JSON: {e}")))?;
         let mut out = std::io::stdout().lock();
-        writeln!(out, "{text}").map_err(write_failed)
+        writeln!(out, "{text}")
+            .and_then(|()| out.flush())
+            .map_err(write_failed)
     }
 
     /// One JSON line (a stream's item), flushed at once.
@@ -55,7 +58,17 @@ impl Output {
     /// Plain text.
     pub fn text(&self, text: &str) -> Result<(), Failure> {
         let mut out = std::io::stdout().lock();
-        writeln!(out, "{text}").map_err(write_failed)
+        writeln!(out, "{text}")
+            .and_then(|()| out.flush())
+            .map_err(write_failed)
+    }
+
+    /// Bytes as they are (a completion script, a man page).
+    pub fn bytes(&self, bytes: &[u8]) -> Result<(), Failure> {
+        let mut out = std::io::stdout().lock();
+        out.write_all(bytes)
+            .and_then(|()| out.flush())
+            .map_err(write_failed)
     }
 
     /// `name: value` lines, names aligned.

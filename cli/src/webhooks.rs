@@ -3,13 +3,17 @@
 //! port, printing each delivered event as a JSON line.
 
 use crate::Session;
-use crate::args::{RegistrationArgs, WebhooksCommand};
+use crate::args::{ListenSecret, RegistrationArgs, WebhooksCommand};
 use crate::failure::Failure;
 use pubapi_sdk::types::{Webhook, WebhookSummary};
 use pubapi_sdk_ext::registration::{Registration, Status};
 use pubapi_sdk_ext::webhook::{self, Batch, DeadLetter, HandlerError, Receiver, WebhookSecret};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
+
+/// The variable both secrets default to: what `create` registers is what `listen` checks.
+pub const SECRET_VAR: &str = "PUBAPI_WEBHOOK_SECRET";
 
 /// Runs `pubapi webhooks …`.
 pub async fn run(session: &Session, command: WebhooksCommand) -> Result<(), Failure> {
@@ -70,22 +74,76 @@ pub async fn run(session: &Session, command: WebhooksCommand) -> Result<(), Fail
                 }
             }
         }
-        WebhooksCommand::Listen { port, secret, bind } => listen(session, port, secret, bind).await,
+        WebhooksCommand::Listen { port, secret, bind } => {
+            listen(session, port, listen_secret(&secret)?, bind).await
+        }
     }
+}
+
+/// A secret's first line from `path`.
+fn secret_file(path: &Path, flag: &str) -> Result<String, Failure> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::usage(format!("{flag} {}: {e}", path.display())))?;
+    let line = text.lines().next().unwrap_or_default().trim().to_string();
+    if line.is_empty() {
+        return Err(Failure::usage(format!(
+            "{flag} {}: the file's first line is empty",
+            path.display()
+        )));
+    }
+    Ok(line)
+}
+
+/// The variable's value, when set and not empty.
+fn secret_var() -> Option<String> {
+    std::env::var(SECRET_VAR).ok().filter(|v| !v.is_empty())
+}
+
+/// The receiver's secret: `--secret-file`, else `--secret`, else `$PUBAPI_WEBHOOK_SECRET`.
+fn listen_secret(secret: &ListenSecret) -> Result<String, Failure> {
+    if let Some(path) = &secret.secret_file {
+        return secret_file(path, "--secret-file");
+    }
+    secret.secret.clone().or_else(secret_var).ok_or_else(|| {
+        Failure::usage(format!(
+            "webhooks listen needs the secret deliveries carry: --secret-file FILE, \
+             ${SECRET_VAR} or --secret"
+        ))
+    })
+}
+
+/// The Authorization header a registration asks for: `--auth-header-file`, else
+/// `--auth-header`, else `$PUBAPI_WEBHOOK_SECRET` when set, else none.
+pub fn auth_header(args: &RegistrationArgs) -> Result<Option<String>, Failure> {
+    if let Some(path) = &args.auth_header_file {
+        return secret_file(path, "--auth-header-file").map(Some);
+    }
+    Ok(args.auth_header.clone().or_else(secret_var))
 }
 
 fn registration(args: &RegistrationArgs) -> Result<Registration, Failure> {
     let base = if args.loopback_for_tests {
         Registration::loopback_for_tests(&args.url)?
     } else {
-        Registration::new(&args.url)?
+        Registration::new(&args.url).map_err(|e| {
+            let failure = Failure::from(e);
+            if args.url.starts_with("http://") {
+                failure.hint(
+                    "the platform delivers to https:// only; a sandbox also delivers to a \
+                     receiver on this machine: add --loopback-for-tests \
+                     (http://127.0.0.1:PORT/…, as `pubapi webhooks listen` prints it)",
+                )
+            } else {
+                failure
+            }
+        })?
     };
     let mut registration = base.event_names(&args.events)?;
     if !args.paths.is_empty() {
         registration = registration.paths(args.paths.clone())?;
     }
-    if let Some(header) = &args.auth_header {
-        registration = registration.auth_header(header.clone());
+    if let Some(header) = auth_header(args)? {
+        registration = registration.auth_header(header);
     }
     Ok(registration)
 }
@@ -224,8 +282,9 @@ async fn listen(session: &Session, port: u16, secret: String, bind: String) -> R
     let addr = listener
         .local_addr()
         .map_err(|e| Failure::failed(format!("cannot listen on {bind}:{port}: {e}")))?;
-    let app =
-        axum::Router::new().fallback_service(webhook::axum::endpoint(Arc::new(receiver), handler));
+    let app = axum::Router::new()
+        .fallback_service(webhook::axum::endpoint(Arc::new(receiver), handler))
+        .layer(axum::middleware::from_fn(say_refusals));
     eprintln!("receiving webhook deliveries at http://{addr}/ until Ctrl-C");
     axum::serve(listener, app)
         .with_graceful_shutdown(async {
@@ -233,6 +292,26 @@ async fn listen(session: &Session, port: u16, secret: String, bind: String) -> R
         })
         .await
         .map_err(|e| Failure::failed(format!("the receiver stopped: {e}")))
+}
+
+/// Says on stderr when the receiver refuses a request: the sender learns it from the status,
+/// the person watching the receiver from this line.
+async fn say_refusals(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let (method, path) = (request.method().clone(), request.uri().path().to_string());
+    let response = next.run(request).await;
+    let status = response.status();
+    match status.as_u16() {
+        401 => eprintln!(
+            "refused a delivery to {path} (401): its Authorization header is not the secret"
+        ),
+        413 => eprintln!("refused a delivery to {path} (413): its body is too large"),
+        code if code >= 400 => eprintln!("answered {status} to {method} {path}"),
+        _ => {}
+    }
+    response
 }
 
 #[cfg(test)]

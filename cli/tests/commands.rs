@@ -194,7 +194,7 @@ fn exit_codes_tell_usage_api_and_network_failures_apart() {
                 "2026-01-01",
             ],
             2,
-            "date_end",
+            "--to 2026-01-01 is not after --from 2026-02-01",
         ),
         (
             &[
@@ -874,4 +874,496 @@ fn the_sandbox_command_serves_until_interrupted() {
     assert!(run.stdout.contains("admin"), "{}", run.stderr);
     interrupt(&child);
     assert!(child.wait().unwrap().success());
+}
+
+/// A stand-in gateway on loopback that counts the requests it gets: `whoami` answered with
+/// the gateway's counters (`x-accesstoken-*`), as the platform's gateway sends them.
+struct Gateway {
+    base_url: String,
+    calls: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Gateway {
+    async fn start() -> Gateway {
+        use std::sync::atomic::Ordering;
+        let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = calls.clone();
+        let app = axum::Router::new().fallback(move |request: axum::extract::Request| {
+            let counted = counted.clone();
+            async move {
+                counted.fetch_add(1, Ordering::SeqCst);
+                let authorized = request
+                    .headers()
+                    .get("authorization")
+                    .is_some_and(|v| v == "Bearer tok-gateway-0123456789abcdef");
+                if !authorized || request.uri().path() != "/pubapi/v1/whoami" {
+                    return axum::http::Response::builder()
+                        .status(404)
+                        .body(axum::body::Body::empty())
+                        .unwrap();
+                }
+                axum::http::Response::builder()
+                    .header("content-type", "application/json")
+                    .header("x-accesstoken-qps-allotted", "2")
+                    .header("x-accesstoken-qps-current", "1")
+                    .header("x-accesstoken-quota-allotted", "1000")
+                    .header("x-accesstoken-quota-current", "21")
+                    .body(axum::body::Body::from(
+                        r#"{"clientId":"c1","username":"admin","domain":"acme.example.com","scopes":["audit"]}"#,
+                    ))
+                    .unwrap()
+            }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base_url = format!("http://{}/pubapi", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        Gateway { base_url, calls }
+    }
+
+    async fn run(&self, args: &[&str]) -> Run {
+        let mut command = pubapi();
+        command
+            .env("PUBAPI_BASE_URL", &self.base_url)
+            .env("PUBAPI_TOKEN", "tok-gateway-0123456789abcdef")
+            .args(args);
+        let run = tokio::task::spawn_blocking(move || finished(command.output().unwrap()))
+            .await
+            .unwrap();
+        assert!(
+            !run.stdout.contains("tok-gateway") && !run.stderr.contains("tok-gateway"),
+            "pubapi {args:?} printed the token"
+        );
+        run
+    }
+
+    fn calls(&self) -> usize {
+        self.calls.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quota_shows_the_gateways_counters_after_one_whoami_call_and_says_where_each_came_from() {
+    let gateway = Gateway::start().await;
+    let run = gateway.run(&["quota"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(gateway.calls(), 1, "one whoami call");
+    let general = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("general"))
+        .unwrap();
+    let cells: Vec<&str> = general.split_whitespace().collect();
+    // The gateway counted 21 calls today (the whoami among them), not this process's 1.
+    assert_eq!(cells[1..4], ["1000", "21", "979"], "{}", run.stdout);
+    assert!(
+        general.contains("gateway (x-accesstoken-quota-*)"),
+        "{general}"
+    );
+    // No AI call was answered: the AI figures are this process's own, and say so.
+    let ai = run.stdout.lines().find(|l| l.starts_with("ai")).unwrap();
+    assert!(ai.contains("used by this process only"), "{ai}");
+
+    let json = gateway.run(&["--json", "quota"]).await;
+    let rows: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(rows[0]["used_today"], 21, "{rows}");
+    assert_eq!(rows[0]["per_second"], 2, "{rows}");
+    assert_eq!(rows[0]["from"]["used_today"], "gateway", "{rows}");
+    assert_eq!(rows[1]["from"]["used_today"], "this process", "{rows}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dry_run_prints_the_request_as_curl_with_the_token_as_a_variable_and_sends_nothing() {
+    let gateway = Gateway::start().await;
+    let secret_file = temp_dir("dry-run").join("hook.secret");
+    std::fs::write(&secret_file, "hook-secret-from-file-42\n").unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["whoami"], "curl '{BASE}/v1/whoami'"),
+        (
+            vec!["agents", "ask", "agt-policy-helper", "Hotel costs?"],
+            "curl -X POST '{BASE}/v1/ai/agents/agt-policy-helper/ask'",
+        ),
+        (
+            vec!["assistant", "ask", "What is a webhook?"],
+            "curl -X POST '{BASE}/v1/ai/assistant/ask'",
+        ),
+        (
+            vec![
+                "audit",
+                "logins",
+                "--from",
+                "2026-01-01",
+                "--to",
+                "2026-01-02",
+                "--events",
+                "failed_attempts",
+            ],
+            "curl -X POST '{BASE}/v1/audit/logins'",
+        ),
+        (
+            vec![
+                "webhooks",
+                "create",
+                "--url",
+                "https://hooks.example.com/in",
+                "--event",
+                "fs:*",
+                "--auth-header-file",
+                secret_file.to_str().unwrap(),
+            ],
+            "curl -X POST '{BASE}/v1/webhooks'",
+        ),
+        (vec!["webhooks", "list"], "curl '{BASE}/v1/webhooks'"),
+        (
+            // A tail from the oldest event asks for the cursor of 30 days ago first.
+            vec!["events", "tail", "--no-follow"],
+            "curl '{BASE}/v1/events/cursor",
+        ),
+    ];
+    for (args, first_line) in &cases {
+        let mut with_flag = vec!["--dry-run"];
+        with_flag.extend(args);
+        let run = gateway.run(&with_flag).await;
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        let expected = first_line.replace("{BASE}", &gateway.base_url);
+        assert!(
+            run.stdout.starts_with(&expected),
+            "{args:?}: {}\nexpected {expected}",
+            run.stdout
+        );
+        assert!(
+            run.stdout
+                .contains("-H \"Authorization: Bearer $PUBAPI_TOKEN\""),
+            "{args:?}: {}",
+            run.stdout
+        );
+        assert!(run.stderr.contains("not sent"), "{args:?}: {}", run.stderr);
+    }
+    assert_eq!(gateway.calls(), 0, "a dry run sends nothing");
+    // The body is there, a secret read from a file shows as the file, not its value.
+    let create = gateway
+        .run(&[
+            "--dry-run",
+            "webhooks",
+            "create",
+            "--url",
+            "https://hooks.example.com/in",
+            "--event",
+            "fs:*",
+            "--auth-header-file",
+            secret_file.to_str().unwrap(),
+        ])
+        .await;
+    assert!(
+        create.stdout.contains("\"eventType\":[\"fs:*\"]"),
+        "{}",
+        create.stdout
+    );
+    assert!(
+        !create.stdout.contains("hook-secret-from-file"),
+        "{}",
+        create.stdout
+    );
+    assert!(create.stdout.contains("$(head -n1 '"), "{}", create.stdout);
+    // Pasted into a shell, the line sends the same request (the shell fills in the token).
+    let dry = gateway.run(&["--dry-run", "whoami"]).await;
+    let sent = tokio::task::spawn_blocking(move || {
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "{} -s -o /dev/null -w '%{{http_code}}'",
+                dry.stdout.trim()
+            ))
+            .env("PUBAPI_TOKEN", "tok-gateway-0123456789abcdef")
+            .output()
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(String::from_utf8_lossy(&sent.stdout), "200", "{sent:?}");
+    assert_eq!(gateway.calls(), 1);
+    let listen = gateway
+        .run(&[
+            "--dry-run",
+            "webhooks",
+            "listen",
+            "--port",
+            "0",
+            "--secret",
+            "s-123456",
+        ])
+        .await;
+    assert_eq!(listen.code, 2, "{}", listen.stderr);
+}
+
+#[test]
+fn a_reader_that_stops_reading_ends_the_command_quietly() {
+    let dir = temp_dir("epipe");
+    for args in [
+        &["--sandbox", "whoami"][..],
+        &["--sandbox", "events", "tail", "--no-follow"],
+        &["--sandbox", "--json", "agents", "list"],
+        &[
+            "--sandbox",
+            "audit",
+            "logins",
+            "--from",
+            "2026-01-01",
+            "--to",
+            "2026-01-03",
+        ],
+        &["completions", "bash"],
+    ] {
+        // The reading end is closed before anything is written: every write is EPIPE.
+        let mut child = pubapi()
+            .current_dir(&dir)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let run = finished(child.wait_with_output().unwrap());
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        assert!(
+            !run.stderr.contains("Broken pipe") && !run.stderr.contains("stdout"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    assert!(files_in(&dir).is_empty(), "{:?}", files_in(&dir));
+    // As a shell runs it.
+    let run = finished(
+        Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "set -o pipefail; {} --sandbox events tail --no-follow | head -1",
+                env!("CARGO_BIN_EXE_pubapi")
+            ))
+            .env("PUBAPI_CONFIG", "/nonexistent/pubapi/config.toml")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout.lines().count(), 1);
+    assert!(!run.stderr.contains("Broken pipe"), "{}", run.stderr);
+}
+
+#[test]
+fn date_errors_name_the_flags_in_plain_words() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--from", "2026-13-01", "--to", "2026-02-01"],
+            "--from \"2026-13-01\" is not a date: give a day as YYYY-MM-DD",
+        ),
+        (
+            &["--from", "2026-01-01", "--to", "2026-02-30"],
+            "--to \"2026-02-30\" is not a date",
+        ),
+        (
+            &["--from", "2026-02-01", "--to", "2026-01-01"],
+            "--to 2026-01-01 is not after --from 2026-02-01",
+        ),
+    ];
+    for (dates, says) in cases {
+        let mut args = vec!["audit", "logins"];
+        args.extend(*dates);
+        let run = run_sandboxed(&args);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert!(run.stderr.contains(says), "{args:?}: {}", run.stderr);
+        for unwanted in ["date_start", "date_end", "ReportDate", "\"))"] {
+            assert!(!run.stderr.contains(unwanted), "{args:?}: {}", run.stderr);
+        }
+    }
+    // Users reports compare days: a time on the same day is not after it.
+    let run = run_sandboxed(&[
+        "audit",
+        "users",
+        "--from",
+        "2026-02-01T10:00:00Z",
+        "--to",
+        "2026-02-01T18:00:00Z",
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("compares days only"), "{}", run.stderr);
+}
+
+#[test]
+fn an_http_webhook_url_is_refused_with_a_word_on_loopback_for_tests() {
+    let run = run_sandboxed(&[
+        "webhooks",
+        "create",
+        "--url",
+        "http://127.0.0.1:9000/in",
+        "--event",
+        "fs:*",
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--loopback-for-tests"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_while_acting_as_someone_says_so_instead_of_suggesting_act_as() {
+    let served = Served::start().await;
+    let run = served.run(&["--act-as", "nobody", "whoami"]).await;
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(run.stderr.contains("acts as nobody"), "{}", run.stderr);
+    assert!(!run.stderr.contains("acts as another"), "{}", run.stderr);
+}
+
+#[test]
+fn an_unknown_profile_lists_the_profiles_there_are() {
+    let dir = temp_dir("profiles");
+    let config = dir.join("config.toml");
+    std::fs::write(
+        &config,
+        "[profiles.prod]\ndomain = \"acme.example.com\"\ntoken_env = \"X\"\n\
+         [profiles.staging]\ndomain = \"staging.example.com\"\ntoken_env = \"X\"\n",
+    )
+    .unwrap();
+    let run = finished(
+        pubapi()
+            .env("PUBAPI_CONFIG", &config)
+            .args(["--profile", "prd", "whoami"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("its profiles: prod, staging"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listen_takes_its_secret_from_the_environment_or_a_file_and_says_when_it_refuses() {
+    let served = Served::start().await;
+    let dir = temp_dir("listen-secret");
+    let file = dir.join("secret");
+    std::fs::write(&file, "file-secret-0451\n").unwrap();
+    for (how, secret) in [("env", "env-secret-0451"), ("file", "file-secret-0451")] {
+        let mut command = served.command(&["webhooks", "listen", "--port", "0"]);
+        match how {
+            "env" => command.env("PUBAPI_WEBHOOK_SECRET", secret),
+            _ => command.arg("--secret-file").arg(&file),
+        };
+        let mut child = command
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        stderr.read_line(&mut line).unwrap();
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("{how}: {line}"))
+            .to_string();
+        let client = reqwest::Client::new();
+        let post = |auth: &str| {
+            client
+                .post(&url)
+                .header("authorization", auth)
+                .header("content-type", "application/json")
+                .body("[]")
+                .send()
+        };
+        let refused = post("wrong-secret").await.unwrap();
+        assert_eq!(refused.status(), 401, "{how}");
+        let taken = post(secret).await.unwrap();
+        assert_eq!(taken.status(), 200, "{how}");
+        line.clear();
+        let said = tokio::task::spawn_blocking(move || {
+            let mut line = String::new();
+            stderr.read_line(&mut line).unwrap();
+            line
+        })
+        .await
+        .unwrap();
+        assert!(
+            said.contains("refused a delivery") && said.contains("401"),
+            "{how}: {said}"
+        );
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let missing = served.run(&["webhooks", "listen", "--port", "0"]).await;
+    assert_eq!(missing.code, 2, "{}", missing.stderr);
+    assert!(
+        missing.stderr.contains("PUBAPI_WEBHOOK_SECRET"),
+        "{}",
+        missing.stderr
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hints_point_at_a_report_only_where_it_stays() {
+    let args = [
+        "audit",
+        "logins",
+        "--from",
+        "2026-01-01",
+        "--to",
+        "2026-01-02",
+    ];
+    let sandboxed = run_sandboxed(&args);
+    assert_eq!(sandboxed.code, 0, "{}", sandboxed.stderr);
+    assert!(
+        !sandboxed.stderr.contains("pubapi audit"),
+        "the run's sandbox is gone: {}",
+        sandboxed.stderr
+    );
+    let served = Served::start().await;
+    let kept = served.run(&args).await;
+    assert_eq!(kept.code, 0, "{}", kept.stderr);
+    assert!(
+        kept.stderr.contains("pubapi audit delete logins/"),
+        "{}",
+        kept.stderr
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn durations_read_as_hours_minutes_and_seconds() {
+    let served = Served::start().await;
+    served
+        .sandbox
+        .inject(Fault::on("whoami").quota_exhausted(12_107));
+    let run = served.run(&["whoami"]).await;
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("resets in 3h 21m 47s"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("12107s"), "{}", run.stderr);
+}
+
+#[test]
+fn completions_and_a_man_page_come_from_the_command_line_definitions() {
+    for (shell, marker) in [
+        ("bash", "complete -F _pubapi"),
+        ("zsh", "#compdef pubapi"),
+        ("fish", "complete -c pubapi"),
+    ] {
+        let run = finished(pubapi().args(["completions", shell]).output().unwrap());
+        assert_eq!(run.code, 0, "{shell}: {}", run.stderr);
+        assert!(run.stdout.contains(marker), "{shell}");
+        // Commands and flags, the spec's report kinds among them.
+        for word in ["webhooks", "logins", "act-as", "dry-run"] {
+            assert!(run.stdout.contains(word), "{shell}: no {word}");
+        }
+    }
+    let man = finished(pubapi().arg("man").output().unwrap());
+    assert_eq!(man.code, 0, "{}", man.stderr);
+    assert!(man.stdout.starts_with(".ie"), "{}", &man.stdout[..80]);
+    assert!(man.stdout.contains(".TH pubapi 1"), "{}", man.stdout);
+    assert!(man.stdout.contains("completions"), "{}", man.stdout);
+    let bad = finished(pubapi().args(["completions", "tcsh"]).output().unwrap());
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
 }

@@ -3,7 +3,7 @@
 use futures_util::StreamExt;
 use pubapi_sdk::types::{AuditFormat, AuditReportKind, LoginEvent, LoginsAuditRequest};
 use pubapi_sdk_ext::audit::{
-    AuditEvent, AuditWait, JobState, ReadError, ReportLocation, ReportRead,
+    AuditEvent, AuditWait, JobObserver, JobState, ReadError, ReportLocation, ReportRead,
 };
 use pubapi_sdk_ext::testing::{Answer, Script, Seen};
 use pubapi_sdk_ext::waiter::WaitError;
@@ -113,6 +113,7 @@ async fn job_polls_are_at_least_two_minutes_apart_even_when_configured_shorter()
     let how = AuditWait {
         interval: Duration::from_secs(5),
         deadline: Duration::from_secs(3600),
+        ..AuditWait::default()
     };
     let report = client
         .audit()
@@ -140,6 +141,64 @@ async fn job_polls_are_at_least_two_minutes_apart_even_when_configured_shorter()
             .all(|s| !s.path.ends_with("/logins/j1")),
         "the 303's Location is not followed"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_status_hook_is_told_each_polls_state_when_it_is_answered() {
+    let script = audit_api(2, 1);
+    let client = client(&script);
+    let job = client
+        .audit()
+        .create(logins(AuditFormat::Json))
+        .await
+        .unwrap();
+    let told = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let started = tokio::time::Instant::now();
+    let how = AuditWait {
+        on_status: JobObserver::new({
+            let told = told.clone();
+            move |state| {
+                told.lock()
+                    .unwrap()
+                    .push((started.elapsed(), state.clone()))
+            }
+        }),
+        ..AuditWait::default()
+    };
+    let at = client.audit().wait(&job, how).await.unwrap();
+    let running = JobState::Running {
+        status: "running".into(),
+    };
+    let ms = Duration::from_millis;
+    // Each state as its answer arrives: the first poll after the pacer's 550 ms, then every
+    // 2 minutes.
+    assert_eq!(
+        *told.lock().unwrap(),
+        vec![
+            (ms(550), running.clone()),
+            (ms(120_550), running),
+            (ms(240_550), JobState::Completed(at)),
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_server_clock_60_times_faster_is_polled_every_2_of_its_minutes() {
+    let script = audit_api(2, 1);
+    let client = client(&script);
+    let how = AuditWait {
+        // Shorter than the minimum, which holds in the server's time.
+        interval: Duration::from_secs(30),
+        server_time_scale: 60,
+        ..AuditWait::default()
+    };
+    client
+        .audit()
+        .run(logins(AuditFormat::Json), how)
+        .await
+        .unwrap();
+    let ms = Duration::from_millis;
+    assert_eq!(job_poll_times(&script), vec![ms(550), ms(2_550), ms(4_550)]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -182,6 +241,7 @@ async fn wait_gives_up_at_the_deadline_and_says_how_long_and_how_often() {
     let how = AuditWait {
         interval: Duration::from_secs(120),
         deadline: Duration::from_secs(300),
+        ..AuditWait::default()
     };
     match client.audit().wait(&job, how).await {
         Err(WaitError::TimedOut { polls, waited }) => {

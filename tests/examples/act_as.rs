@@ -13,6 +13,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     // The same budget: views share their client's pacing.
     let by_email = client.act_as(ActAs::email("power@sandbox.example.com")?);
-    println!("{:?}", by_email.identity().whoami().await?.username);
+    let power = by_email.identity().whoami().await?;
+    println!("acting as {}", power.username.unwrap_or_default());
     Ok(())
 }

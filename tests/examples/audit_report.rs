@@ -1,8 +1,9 @@
-//! January's failed logins as CSV and as JSON events.
-//! `cargo run -p pubapi-testkit --example audit_report`
+//! January's failed logins as CSV and as JSON events. The CSV goes into the folder given
+//! (else a new temporary one): `cargo run -p pubapi-testkit --example audit_report -- DIR`
 use futures_util::StreamExt;
 use pubapi_sdk::types::{AuditFormat, LoginEvent, LoginsAuditRequest};
 use pubapi_sdk_ext::audit::{AuditEvent, AuditWait};
+use std::path::PathBuf;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -10,9 +11,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let events = [LoginEvent::FailedAttempts];
     let csv = LoginsAuditRequest::new("2026-01-01", "2026-01-31", AuditFormat::Csv, events)?;
     let report = client.audit().run(csv, AuditWait::default()).await?;
-    let mut file = tokio::fs::File::create("failed-logins.csv").await?;
+    let dir = match std::env::args().nth(1) {
+        Some(dir) => PathBuf::from(dir),
+        None => std::env::temp_dir().join(format!("pubapi-audit-{}", std::process::id())),
+    };
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join("failed-logins.csv");
+    let mut file = tokio::fs::File::create(&path).await?;
     let bytes = report.csv().await?.copy_to(&mut file).await?;
-    println!("failed-logins.csv: {bytes} bytes");
+    println!("{}: {bytes} bytes", path.display());
     report.delete().await?;
 
     let json = LoginsAuditRequest::new("2026-01-01", "2026-01-31", AuditFormat::Json, events)?;

@@ -9,7 +9,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Bad input never reaches the network.
     match Registration::new("http://hooks.example.com/in") {
         Err(Error::InvalidInput(problem)) => println!("refused locally: {problem}"),
-        other => println!("unexpected: {other:?}"),
+        Err(other) => println!("refused another way: {other}"),
+        Ok(_) => println!("unexpected: an http:// URL was accepted"),
     }
     // The server's answer: status, code and message, typed by kind.
     match client.agents().ask("agt-nope", "Anyone there?").await {

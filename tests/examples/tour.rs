@@ -87,11 +87,11 @@ async fn read_only(client: &Client) {
     section("whoami");
     match client.identity().whoami().await {
         Ok(me) => println!(
-            "  {} on {} (client {}, scopes {:?})",
+            "  {} on {} (client {}, scopes {})",
             me.username.as_deref().unwrap_or("?"),
             me.domain.as_deref().unwrap_or("?"),
             me.client_id.as_deref().unwrap_or("?"),
-            me.scopes
+            me.scopes.join(", ")
         ),
         Err(e) => println!("  whoami failed: {e}"),
     }
@@ -148,7 +148,7 @@ async fn read_only(client: &Client) {
         Ok(cursor) => {
             let latest = cursor.latest_event_id;
             println!(
-                "  cursor: latest {latest}, oldest {:?}",
+                "  cursor: latest {latest}, oldest {}",
                 cursor.oldest_event_id
             );
             let query = EventQuery::after((latest - 5).max(0));
@@ -224,11 +224,11 @@ async fn sandbox_tour() -> Result<()> {
     section("whoami");
     let me = client.identity().whoami().await?;
     println!(
-        "  {} on {} (client {}, scopes {:?})",
+        "  {} on {} (client {}, scopes {})",
         me.username.unwrap_or_default(),
         me.domain.unwrap_or_default(),
         me.client_id.unwrap_or_default(),
-        me.scopes
+        me.scopes.join(", ")
     );
 
     section("audit report (started)");
@@ -256,7 +256,7 @@ async fn sandbox_tour() -> Result<()> {
     }
     let agent_id = "agt-policy-helper";
     let question = "How much are hotel costs per night?";
-    println!("  asking Policy Helper {question:?} and waiting for the answer");
+    println!("  asking Policy Helper \"{question}\" and waiting for the answer");
     let answer = client
         .agents()
         .ask_and_wait(agent_id, question, ai_wait())
@@ -366,7 +366,7 @@ async fn sandbox_tour() -> Result<()> {
             })
             .await?;
         println!(
-            "  {query:?} (semanticWeight {weight}): {} hit(s)",
+            "  \"{query}\" (semanticWeight {weight}): {} hit(s)",
             found.total_elements.unwrap_or(0)
         );
         for hit in &found.results {
@@ -431,9 +431,9 @@ async fn sandbox_tour() -> Result<()> {
                     EventData::FsAddFolder(folder) => format!("folder {}", folder.target_path),
                     EventData::FsAddFile(file) => format!("file {}", file.target_path),
                     EventData::CommentSetComment(note) => {
-                        format!("comment {:?} on {}", note.comment, note.target_path)
+                        format!("comment \"{}\" on {}", note.comment, note.target_path)
                     }
-                    other => format!("{:?}", other.event_type()),
+                    other => other.event_type().to_string(),
                 };
                 println!(
                     "  delivered {} by {}: {what}",
@@ -459,13 +459,16 @@ async fn sandbox_tour() -> Result<()> {
             StreamItem::Event(event) => print_event(&event.raw),
             StreamItem::Notice(StreamNotice::CaughtUp { next_poll_in }) => {
                 println!(
-                    "  caught up at {:?}; a service would poll again in {} s",
-                    stream.checkpoint(),
+                    "  caught up at event #{}; a service would poll again in {} s",
+                    stream.checkpoint().unwrap_or_default(),
                     next_poll_in.as_secs()
                 );
                 break;
             }
-            StreamItem::Notice(notice) => println!("  {notice:?}"),
+            StreamItem::Notice(StreamNotice::MayHaveMissed { cursor, oldest }) => {
+                println!("  events after #{cursor} and before #{oldest} are no longer kept")
+            }
+            StreamItem::Notice(_) => {}
         }
     }
     // A filtered stream moves through windows of ids whose events the filter drops, and still
@@ -487,9 +490,9 @@ async fn sandbox_tour() -> Result<()> {
         }
     }
     println!(
-        "  v1 permission_change stream (windows of 5 ids): {matched} event(s), checkpoint {:?} \
-         of newest {newest}{}",
-        filtered.checkpoint(),
+        "  v1 permission_change stream (windows of 5 ids): {matched} event(s), checkpoint #{} \
+         of newest #{newest}{}",
+        filtered.checkpoint().unwrap_or_default(),
         if filtered.checkpoint() == Some(newest) {
             ": reached the newest event"
         } else {
@@ -551,7 +554,7 @@ async fn sandbox_tour() -> Result<()> {
     if let Some(row) = rows.next().await {
         let row = row?;
         println!(
-            "  as CSV rows: title {:?}; first row: {} {} from {}",
+            "  as CSV rows: title \"{}\"; first row: {} {} from {}",
             rows.title().unwrap_or("(none)"),
             row.get("Username").unwrap_or("?"),
             row.get("Event").unwrap_or("?"),
@@ -564,8 +567,15 @@ async fn sandbox_tour() -> Result<()> {
     section("the sandbox's view");
     let counters = sandbox.counters();
     println!(
-        "  {} requests, {} deliveries ok, violations: {:?}",
-        counters.requests, counters.deliveries_succeeded, counters.violations
+        "  {} requests, {} deliveries ok, violations: {}",
+        counters.requests,
+        counters.deliveries_succeeded,
+        if counters.violations.is_empty() {
+            "none".to_string()
+        } else {
+            let total: u64 = counters.violations.values().sum();
+            format!("{total} (the sandbox's counters list them)")
+        }
     );
     if !counters.violations.is_empty() {
         return Err("the SDK broke a limit of the sandbox".into());

@@ -1,7 +1,7 @@
 //! Register a webhook and receive its deliveries on a local receiver.
 //! `cargo run -p pubapi-testkit --example webhooks`
 use pubapi_sdk_ext::registration::Registration;
-use pubapi_sdk_ext::webhook::{self, Batch, HandlerError, Receiver, WebhookSecret};
+use pubapi_sdk_ext::webhook::{self, Batch, EventData, HandlerError, Receiver, WebhookSecret};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -41,10 +41,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     while let Ok(Some(event)) = tokio::time::timeout(Duration::from_secs(5), delivered.recv()).await
     {
-        println!(
-            "{} by {}: {:?}",
-            event.event_type, event.user.username, event.data
-        );
+        let path = match &event.data {
+            EventData::FsAddFolder(folder) => folder.target_path.as_str(),
+            EventData::FsAddFile(file) => file.target_path.as_str(),
+            _ => "",
+        };
+        println!("{} by {} {path}", event.event_type, event.user.username);
     }
     client.webhooks().delete(&hook.webhook_id).await?;
     Ok(())

@@ -6,6 +6,8 @@ use crate::error::Error;
 use crate::prelude::*;
 use crate::waiter::{Verdict, WaitConfig, WaitError, wait};
 use pubapi_sdk::types::{AuditFormat, AuditJobStatus, AuditReportKind};
+use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A created audit report job.
@@ -41,21 +43,86 @@ pub enum JobState {
 }
 
 /// How to wait for a job. Polls are at least [`AuditWait::MIN_INTERVAL`] apart (from one
-/// answer to the next request), whatever is configured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// answer to the next request) in the server's time, whatever is configured.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuditWait {
     /// The interval between polls (default and minimum: 2 minutes).
     pub interval: Duration,
     /// Give up after this long (default: 1 hour).
     pub deadline: Duration,
+    /// Told the state of every poll: a progress display's hook. None by default.
+    pub on_status: JobObserver,
+    /// How many times faster than this process's clock the server's runs: 1 (the default)
+    /// for the platform; a sandbox with a scaled clock runs faster. The interval, its
+    /// 2-minute minimum and the deadline are the server's time, waited this many times less.
+    pub server_time_scale: u32,
 }
+
+/// A function told the state of each poll of an audit job (see [`AuditWait::on_status`]).
+///
+/// ```
+/// use pubapi_sdk_ext::audit::{AuditWait, JobObserver, JobState};
+///
+/// let how = AuditWait {
+///     on_status: JobObserver::new(|state| {
+///         if let JobState::Running { status } = state {
+///             eprintln!("still {status}");
+///         }
+///     }),
+///     ..AuditWait::default()
+/// };
+/// # let _ = how;
+/// ```
+#[derive(Clone, Default)]
+pub struct JobObserver(Option<Arc<Observe>>);
+
+/// What a [`JobObserver`] calls.
+type Observe = dyn Fn(&JobState) + Send + Sync;
+
+impl JobObserver {
+    /// Calls `observe` with the state each poll answered.
+    pub fn new(observe: impl Fn(&JobState) + Send + Sync + 'static) -> Self {
+        JobObserver(Some(Arc::new(observe)))
+    }
+
+    fn tell(&self, state: &JobState) {
+        if let Some(observe) = &self.0 {
+            observe(state);
+        }
+    }
+}
+
+impl fmt::Debug for JobObserver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "JobObserver(set)"
+        } else {
+            "JobObserver(none)"
+        })
+    }
+}
+
+/// Two observers are equal when they are the same function (or both none).
+impl PartialEq for JobObserver {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for JobObserver {}
 
 impl AuditWait {
     /// The reference: "Job status must be polled no more often than once every 2 minutes".
     pub const MIN_INTERVAL: Duration = Duration::from_secs(120);
 
     fn config(&self) -> WaitConfig {
-        WaitConfig::new(self.interval, self.interval, self.deadline).with_floor(Self::MIN_INTERVAL)
+        let scale = self.server_time_scale.max(1);
+        let interval = self.interval.max(Self::MIN_INTERVAL) / scale;
+        WaitConfig::new(interval, interval, self.deadline / scale)
     }
 }
 
@@ -64,6 +131,8 @@ impl Default for AuditWait {
         AuditWait {
             interval: Self::MIN_INTERVAL,
             deadline: Duration::from_secs(3600),
+            on_status: JobObserver::default(),
+            server_time_scale: 1,
         }
     }
 }
@@ -181,17 +250,23 @@ impl Client {
     }
 
     /// Polls `job` until it completes, no more often than every 2 minutes (from one answer to the next request),
-    /// within `how.deadline`; the error says how long it waited and how many polls it made.
+    /// within `how.deadline`, telling `how.on_status` each poll's state; the error says how long it waited and how many polls it made.
     /// Dropping the future cancels the wait.
     pub(crate) async fn wait_for_audit_job(
         &self,
         job: &AuditJob,
         how: AuditWait,
     ) -> Result<ReportLocation, WaitError<Error>> {
+        let observer = &how.on_status;
         wait(how.config(), || async {
             match self.audit_job_state(&job.id).await {
-                Ok(JobState::Completed(location)) => Verdict::Done(location),
-                Ok(JobState::Running { .. }) => Verdict::Pending,
+                Ok(state) => {
+                    observer.tell(&state);
+                    match state {
+                        JobState::Completed(location) => Verdict::Done(location),
+                        JobState::Running { .. } => Verdict::Pending,
+                    }
+                }
                 Err(e) => Verdict::Failed(e),
             }
         })

@@ -12,7 +12,7 @@ pub use crate::audit_date::AuditDate;
 pub use crate::audit_request::AuditRequest;
 pub use csv::{CsvRow, CsvRows, MAX_FIELDS, MAX_ROW_BYTES};
 pub use event::{AuditEvent, RoleChange};
-pub use job::{AuditJob, AuditWait, JobState, ReportLocation};
+pub use job::{AuditJob, AuditWait, JobObserver, JobState, ReportLocation};
 pub use report::{
     CsvError, CsvReport, DEFAULT_PAGE_SIZE, FinishedReport, MAX_PAGE_BYTES, ReadError, ReadPlan,
     ReportPage, ReportRead,
@@ -50,8 +50,9 @@ impl Audit<'_> {
     }
 
     /// Polls `job` until it completes, no more often than every 2 minutes (from one answer
-    /// to the next request), within `how.deadline`; the error says how long it waited and
-    /// how many polls it made. Dropping the future cancels the wait.
+    /// to the next request), within `how.deadline`, telling `how.on_status` each poll's
+    /// state; the error says how long it waited and how many polls it made. Dropping the
+    /// future cancels the wait.
     pub async fn wait(
         &self,
         job: &AuditJob,

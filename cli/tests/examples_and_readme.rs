@@ -1,0 +1,137 @@
+//! The workspace's short example programs (`tests/examples/`) and the root README's set-up,
+//! held to what issue 23 asked of them. They live here because the CLI's tests are where the
+//! README's `cargo run -p pubapi-cli` commands are checked; each failure says which rule and
+//! where.
+
+use std::path::{Path, PathBuf};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn examples() -> Vec<(String, String)> {
+    let dir = workspace().join("tests/examples");
+    let mut files: Vec<(String, String)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read_to_string(&p).unwrap())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn the_examples_print_what_a_person_reads_and_write_no_file_where_they_run() {
+    let mut broken = Vec::new();
+    for (name, text) in examples() {
+        for (n, line) in text.lines().enumerate() {
+            let at = format!("tests/examples/{name}:{}", n + 1);
+            // Debug output (`Some(Delete)`, `FsAddFolder(FsAddFolderData { … })`) is for
+            // developers of the SDK, not for the person running the example.
+            if line.contains(":?}") || line.contains(":#?}") {
+                broken.push(format!("{at}: Debug formatting: {}", line.trim()));
+            }
+            // Files go into a folder the run names or a temporary one, never where it runs.
+            for opener in ["File::create(\"", "FileCheckpoints::new(\"", "fs::write(\""] {
+                if line.contains(opener) {
+                    broken.push(format!(
+                        "{at}: a file in the current folder: {}",
+                        line.trim()
+                    ));
+                }
+            }
+        }
+    }
+    // A resumed tail says so, and says when nothing is new.
+    let tail = examples()
+        .into_iter()
+        .find(|(name, _)| name == "tail_permissions.rs")
+        .unwrap()
+        .1;
+    for says in [
+        "resuming after event",
+        "no permission change since the checkpoint",
+    ] {
+        if !tail.contains(says) {
+            broken.push(format!(
+                "tests/examples/tail_permissions.rs does not say {says:?}"
+            ));
+        }
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+/// The packages and flags each `cargo run` and `cargo build` of the README's `sh` blocks
+/// name, one entry per command.
+fn cargo_commands(readme: &str, verb: &str) -> Vec<String> {
+    let mut commands = Vec::new();
+    let mut in_sh = false;
+    for line in readme.lines() {
+        if line.starts_with("```") {
+            in_sh = line == "```sh";
+            continue;
+        }
+        if !in_sh {
+            continue;
+        }
+        for part in line.split("&&") {
+            let part = part.trim().trim_end_matches('\\').trim();
+            if let Some(rest) = part.strip_prefix(&format!("cargo {verb} ")) {
+                // Up to the program's own arguments, and without the comment.
+                let rest = rest
+                    .split(" -- ")
+                    .next()
+                    .unwrap()
+                    .split('#')
+                    .next()
+                    .unwrap();
+                commands.push(rest.trim().to_string());
+            }
+        }
+    }
+    commands
+}
+
+#[test]
+fn the_readme_set_up_builds_what_its_commands_then_run() {
+    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
+    let builds = cargo_commands(&readme, "build");
+    let runs = cargo_commands(&readme, "run");
+    assert!(!runs.is_empty(), "no cargo run in the README");
+    // `cargo run -p P [--example E]` builds P alone with P's features: the set-up must have
+    // built exactly that (`-p P` alone, and `--examples` for an example), not only a
+    // workspace build, whose features unify across every package and give other artifacts.
+    let mut missing = Vec::new();
+    for run in &runs {
+        let package = run
+            .split_whitespace()
+            .skip_while(|w| *w != "-p")
+            .nth(1)
+            .unwrap_or_else(|| panic!("cargo run without -p: {run}"));
+        let example = run.contains("--example ");
+        let built = builds.iter().any(|build| {
+            let words: Vec<&str> = build.split_whitespace().collect();
+            let packages = words.iter().filter(|w| **w == "-p").count();
+            packages == 1
+                && words.windows(2).any(|w| w == ["-p", package])
+                && !words.contains(&"--workspace")
+                && !words.contains(&"--all-features")
+                && (words.contains(&"--examples") == example)
+        });
+        if !built {
+            missing.push(format!("cargo run {run}"));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "the README's set-up builds nothing these run without recompiling:\n{}\nset-up builds: {builds:?}",
+        missing.join("\n")
+    );
+}
