@@ -130,6 +130,30 @@ pub enum Error {
     },
 }
 
+/// The [`ApiError`] an [`Error`] holds, borrowed as `$self` is (`as_ref` or `as_mut` for the
+/// optional one): one list of the variants that answer with a response.
+macro_rules! api_error_of {
+    ($self:ident, $borrow:ident) => {
+        match $self {
+            Error::Unauthorized(e)
+            | Error::NotFound(e)
+            | Error::Conflict(e)
+            | Error::InvalidRequest(e)
+            | Error::Server(e)
+            | Error::UnexpectedStatus(e)
+            | Error::Forbidden { error: e, .. }
+            | Error::Throttled { error: e, .. } => Some(e),
+            Error::QuotaExhausted { error, .. } => error.$borrow(),
+            Error::Transport(_)
+            | Error::Timeout { .. }
+            | Error::Decode { .. }
+            | Error::InvalidInput(_)
+            | Error::Checkpoint(_)
+            | Error::Removed { .. } => None,
+        }
+    };
+}
+
 impl Error {
     /// Input refused before sending: `field` and what is wrong with it.
     pub(crate) fn invalid_input(field: &'static str, problem: impl Into<String>) -> Error {
@@ -248,23 +272,7 @@ impl Error {
 
     /// The response, for the variants built from one.
     pub fn api_error(&self) -> Option<&ApiError> {
-        match self {
-            Error::Unauthorized(e)
-            | Error::NotFound(e)
-            | Error::Conflict(e)
-            | Error::InvalidRequest(e)
-            | Error::Server(e)
-            | Error::UnexpectedStatus(e)
-            | Error::Forbidden { error: e, .. }
-            | Error::Throttled { error: e, .. } => Some(e),
-            Error::QuotaExhausted { error, .. } => error.as_ref(),
-            Error::Transport(_)
-            | Error::Timeout { .. }
-            | Error::Decode { .. }
-            | Error::InvalidInput(_)
-            | Error::Checkpoint(_)
-            | Error::Removed { .. } => None,
-        }
+        api_error_of!(self, as_ref)
     }
 
     /// The id of the call this error ends ([`crate::RequestId`], sent in `x-request-id`, the
@@ -279,18 +287,7 @@ impl Error {
     }
 
     fn api_error_mut(&mut self) -> Option<&mut ApiError> {
-        match self {
-            Error::Unauthorized(e)
-            | Error::NotFound(e)
-            | Error::Conflict(e)
-            | Error::InvalidRequest(e)
-            | Error::Server(e)
-            | Error::UnexpectedStatus(e)
-            | Error::Forbidden { error: e, .. }
-            | Error::Throttled { error: e, .. } => Some(e),
-            Error::QuotaExhausted { error, .. } => error.as_mut(),
-            _ => None,
-        }
+        api_error_of!(self, as_mut)
     }
 
     /// Keeps the id of the call this error answers.

@@ -3,7 +3,7 @@
 //! `http.response.status_code`, `error.type`) and the SDK's own (operation, limit class,
 //! request id, attempt, limiter wait), never the token or impersonation values; one request
 //! id per call, the same on every attempt, kept on its error. In its own test binary,
-//! because tracing caches per-callsite interest process-wide.
+//! because tracing caches per-callsite interest process-wide: every test here captures.
 
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::testing::{Answer, Script};
@@ -35,26 +35,25 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
     }
 }
 
-#[tokio::test(start_paused = true)]
-async fn trace_names_the_operation_but_never_the_token_or_impersonated_user() {
+/// Collects what a subscriber writes of every event and span close, on this thread.
+fn capture() -> (Captured, tracing::subscriber::DefaultGuard) {
     let captured = Captured::default();
     let subscriber = tracing_subscriber::fmt()
         .with_max_level(tracing::Level::TRACE)
         .with_writer(captured.clone())
         .with_ansi(false)
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
         .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
-    let client = Client::builder()
-        .isolated_budget()
-        .base_url("http://sandbox.test/pubapi")
-        .allow_plain_http()
-        .token(SecretToken::try_from(CANARY).unwrap())
-        .transport(Script::new(
-            vec![Answer::empty(503)],
-            Answer::json(200, r#"{"username":"admin"}"#),
-        ))
-        .build()
-        .unwrap();
+    (captured, tracing::subscriber::set_default(subscriber))
+}
+
+#[tokio::test(start_paused = true)]
+async fn trace_names_the_operation_but_never_the_token_or_impersonated_user() {
+    let (captured, _guard) = capture();
+    let client = client(Script::new(
+        vec![Answer::empty(503)],
+        Answer::json(200, r#"{"username":"admin"}"#),
+    ));
     client
         .act_as(ActAs::username("bob").unwrap())
         .sdk()
@@ -101,14 +100,7 @@ fn sent_ids(script: &Script) -> Vec<String> {
 
 #[tokio::test(start_paused = true)]
 async fn every_call_has_one_request_id_kept_across_its_retries_and_on_its_error() {
-    let captured = Captured::default();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(captured.clone())
-        .with_ansi(false)
-        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (captured, _guard) = capture();
     let script = Script::new(
         vec![Answer::empty(503), Answer::empty(503)],
         Answer::json(404, r#"{"code":"not_found","message":"no such webhook"}"#),
@@ -145,6 +137,7 @@ async fn every_call_has_one_request_id_kept_across_its_retries_and_on_its_error(
 
 #[tokio::test]
 async fn a_call_that_got_no_answer_keeps_its_request_id_on_the_transport_error() {
+    let (captured, _guard) = capture();
     let port = {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.local_addr().unwrap().port()
@@ -169,6 +162,9 @@ async fn a_call_that_got_no_answer_keeps_its_request_id_on_the_transport_error()
         .expect("the transport error keeps the call's id");
     assert_eq!(id.as_str().len(), 36);
     assert!(error.to_string().contains(id.as_str()), "{error}");
+    let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    assert!(log.contains(&format!("pubapi.request_id=\"{id}\"")), "{log}");
+    assert!(log.contains("error.type=\"connect\""), "{log}");
     // The next call's id is another.
     let again = client
         .sdk()

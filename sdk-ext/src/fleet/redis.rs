@@ -432,6 +432,26 @@ mod tests {
         RateLimiter::in_fleet(limits, pacing, Fleet::new(Arc::new(budget)), token)
     }
 
+    /// A process at 20 per second (a test takes 1/10 of the reference's time), no margin.
+    async fn quick_process(server: &RedisServer, token: &str) -> RateLimiter {
+        process(
+            server,
+            token,
+            limits(Some(20), Some(1000)),
+            Pacing::even(Duration::ZERO),
+        )
+        .await
+    }
+
+    /// Starts one call of `limiter`'s process (waiting up to 5 s for its slot).
+    async fn start(limiter: &RateLimiter) {
+        limiter
+            .acquire(GENERAL, Duration::from_secs(5))
+            .await
+            .unwrap()
+            .sent();
+    }
+
     /// The most instants in any half-open window of `window`.
     fn busiest(times: &[Instant], window: Duration) -> usize {
         let mut times = times.to_vec();
@@ -528,28 +548,14 @@ mod tests {
     #[tokio::test]
     async fn an_unreachable_store_falls_back_to_a_share_of_the_budget_then_recovers() {
         let mut server = RedisServer::start();
-        let limiter = process(
-            &server,
-            "outage-token",
-            limits(Some(20), Some(1000)),
-            Pacing::even(Duration::ZERO),
-        )
-        .await;
-        limiter
-            .acquire(GENERAL, Duration::from_secs(5))
-            .await
-            .unwrap()
-            .sent();
+        let limiter = quick_process(&server, "outage-token").await;
+        start(&limiter).await;
         server.stop();
         // A quarter of 20 per second: one start every 200 ms, and nothing fails.
         let t0 = Instant::now();
         let mut starts = Vec::new();
         for _ in 0..3 {
-            limiter
-                .acquire(GENERAL, Duration::from_secs(5))
-                .await
-                .unwrap()
-                .sent();
+            start(&limiter).await;
             starts.push(Instant::now().duration_since(t0));
         }
         for pair in starts.windows(2) {
@@ -562,11 +568,7 @@ mod tests {
         // The connection manager reconnects; bookings are in Redis again.
         let mut in_redis = false;
         for _ in 0..20 {
-            limiter
-                .acquire(GENERAL, Duration::from_secs(5))
-                .await
-                .unwrap()
-                .sent();
+            start(&limiter).await;
             let client = redis::Client::open(server.url()).unwrap();
             let mut connection = client.get_multiplexed_async_connection().await.unwrap();
             let keys: Vec<String> = redis::cmd("KEYS")
@@ -599,25 +601,11 @@ mod tests {
     #[tokio::test]
     async fn what_a_process_sent_while_the_store_was_down_counts_in_its_windows_once_it_answers() {
         let mut server = RedisServer::start();
-        let limiter = process(
-            &server,
-            "history-token",
-            limits(Some(20), Some(1000)),
-            Pacing::even(Duration::ZERO),
-        )
-        .await;
-        limiter
-            .acquire(GENERAL, Duration::from_secs(5))
-            .await
-            .unwrap()
-            .sent();
+        let limiter = quick_process(&server, "history-token").await;
+        start(&limiter).await;
         server.stop();
         for _ in 0..3 {
-            limiter
-                .acquire(GENERAL, Duration::from_secs(5))
-                .await
-                .unwrap()
-                .sent();
+            start(&limiter).await;
         }
         // Back, without its data; the process makes no call, yet within the retry period
         // (2 s) plus a failed attempt its starts are in the store again: the one before the
@@ -640,19 +628,9 @@ mod tests {
      {
         let server = RedisServer::start();
         // 20 per second, a fallback share of 4: one start every 200 ms during the grace.
-        let limiter = process(
-            &server,
-            "restart-token",
-            limits(Some(20), Some(1000)),
-            Pacing::even(Duration::ZERO),
-        )
-        .await;
+        let limiter = quick_process(&server, "restart-token").await;
         for _ in 0..2 {
-            limiter
-                .acquire(GENERAL, Duration::from_secs(5))
-                .await
-                .unwrap()
-                .sent();
+            start(&limiter).await;
         }
         // Emptied under the process's connection (a restart breaks the connection, which the
         // process sees as an outage; a failover to an empty replica or a flush does not).

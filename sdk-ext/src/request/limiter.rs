@@ -1605,6 +1605,18 @@ mod tests {
         }
     }
 
+    /// A process's limiter in a fleet whose store is `store`.
+    fn in_fleet_of(
+        limits: Limits,
+        pacing: Pacing,
+        store: Arc<dyn crate::fleet::FleetBudget>,
+    ) -> RateLimiter {
+        let token = crate::SecretToken::try_from("fleet-token")
+            .unwrap()
+            .fingerprint_in("https://fleet.example.com/pubapi");
+        RateLimiter::in_fleet(limits, pacing, Fleet::new(store), token)
+    }
+
     /// A store that grants every booking at once, and records what it was asked.
     #[derive(Debug, Default)]
     struct EagerStore {
@@ -1636,15 +1648,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_grant_from_the_store_never_starts_two_calls_of_a_process_closer_than_its_spacing() {
         let store = Arc::new(EagerStore::default());
-        let token = crate::SecretToken::try_from("floor-token")
-            .unwrap()
-            .fingerprint_in("https://c.example.com/pubapi");
-        let limiter = RateLimiter::in_fleet(
-            Limits::default(),
-            Pacing::default(),
-            Fleet::new(store.clone()),
-            token,
-        );
+        let limiter = in_fleet_of(Limits::default(), Pacing::default(), store.clone());
         let t0 = Instant::now();
         let mut starts = Vec::new();
         for _ in 0..4 {
@@ -1740,17 +1744,13 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn calls_queued_behind_a_store_that_times_out_do_not_each_wait_for_its_timeout() {
-        let token = crate::SecretToken::try_from("paused-token")
-            .unwrap()
-            .fingerprint_in("https://d.example.com/pubapi");
-        let limiter = RateLimiter::in_fleet(
+        let limiter = in_fleet_of(
             Limits {
                 general: Budget::new(Some(20), None),
                 ..Limits::default()
             },
             Pacing::even(Duration::ZERO),
-            Fleet::new(Arc::new(PausedStore)),
-            token,
+            Arc::new(PausedStore),
         );
         let t0 = Instant::now();
         let mut set = JoinSet::new();
@@ -1813,15 +1813,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn an_answer_that_comes_after_its_start_is_not_used_and_the_next_asks_further_ahead() {
         let store = Arc::new(LateOnceStore::default());
-        let token = crate::SecretToken::try_from("late-token")
-            .unwrap()
-            .fingerprint_in("https://e.example.com/pubapi");
-        let limiter = RateLimiter::in_fleet(
-            Limits::default(),
-            Pacing::default(),
-            Fleet::new(store.clone()),
-            token,
-        );
+        let limiter = in_fleet_of(Limits::default(), Pacing::default(), store.clone());
         let t0 = Instant::now();
         let permit = limiter.acquire(GENERAL, LONG).await.unwrap();
         // Asked again at 300 ms for a start at least 600 ms ahead (twice the late answer's
