@@ -590,6 +590,11 @@ enum What {
         ip_address: String,
         access: String,
     },
+    FolderProjectActivity {
+        path: String,
+        project_id: String,
+        action_info: String,
+    },
 }
 
 fn activity(shared: &Arc<Shared>, request: ActivityRequest) -> Result<Answer, String> {
@@ -637,6 +642,13 @@ fn activity(shared: &Arc<Shared>, request: ActivityRequest) -> Result<Answer, St
             ip_address,
             access,
         } => actor.login(&event, &ip_address, &access).map(|()| None),
+        What::FolderProjectActivity {
+            path,
+            project_id,
+            action_info,
+        } => actor
+            .folder_project_activity(&path, &project_id, &action_info)
+            .map(|()| None),
     }
     .map_err(|e| e.to_string())?;
     shared.wakeup.notify_one();

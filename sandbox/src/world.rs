@@ -105,6 +105,8 @@ pub struct Happening {
     pub actor: Actor,
     /// The webhook event: name, `data`, paths for the path filters.
     pub webhook: Option<(String, Value, Vec<String>)>,
+    /// The `customProperties` of the webhook event, for the events that carry them.
+    pub custom_properties: Option<Value>,
     /// The polling event.
     pub polling: Option<Polling>,
     /// The audit record: kind and event.
@@ -243,7 +245,7 @@ impl World {
                 .map(|h| h.id.clone())
                 .collect();
             for webhook_id in targets {
-                let body = json!({ "data": [{
+                let mut event = json!({
                     "eventId": event_id,
                     "domain": config.domain,
                     "timestamp": now_ms,
@@ -252,7 +254,11 @@ impl World {
                     "eventType": event_type,
                     "webhookId": webhook_id,
                     "data": data,
-                }]});
+                });
+                if let Some(properties) = &happening.custom_properties {
+                    event["customProperties"] = properties.clone();
+                }
+                let body = json!({ "data": [event] });
                 self.deliveries.schedule(Pending {
                     due_ms: now_ms + first_delay,
                     seq: 0,
