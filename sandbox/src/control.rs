@@ -455,14 +455,52 @@ struct FaultRequest {
 )]
 enum ActionRequest {
     ServerError,
-    Status { status: u16 },
+    Status {
+        status: u16,
+    },
     DropConnection,
     MalformedJson,
-    Delay { ms: u64 },
-    Throttle { retry_after: u64 },
-    QuotaExhausted { retry_after: u64 },
-    SlowBody { bytes_per_second: u32 },
-    CutBody { after_bytes: usize },
+    Delay {
+        ms: u64,
+    },
+    Throttle {
+        retry_after: u64,
+    },
+    QuotaExhausted {
+        retry_after: u64,
+    },
+    SlowBody {
+        bytes_per_second: u32,
+    },
+    CutBody {
+        after_bytes: usize,
+    },
+    GatewayFault {
+        #[serde(default = "default_gateway_status")]
+        status: u16,
+        #[serde(default = "default_gateway_errorcode")]
+        errorcode: String,
+        #[serde(default = "default_gateway_faultstring")]
+        faultstring: String,
+    },
+}
+
+fn default_gateway_status() -> u16 {
+    FaultAction::gateway_fault().status()
+}
+
+fn default_gateway_errorcode() -> String {
+    match FaultAction::gateway_fault() {
+        FaultAction::GatewayFault { errorcode, .. } => errorcode,
+        _ => String::new(),
+    }
+}
+
+fn default_gateway_faultstring() -> String {
+    match FaultAction::gateway_fault() {
+        FaultAction::GatewayFault { faultstring, .. } => faultstring,
+        _ => String::new(),
+    }
 }
 
 fn add_fault(shared: &Shared, request: FaultRequest) -> Result<Answer, String> {
@@ -521,6 +559,20 @@ fn add_fault(shared: &Shared, request: FaultRequest) -> Result<Answer, String> {
         }
         ActionRequest::SlowBody { bytes_per_second } => FaultAction::SlowBody { bytes_per_second },
         ActionRequest::CutBody { after_bytes } => FaultAction::CutBody { after_bytes },
+        ActionRequest::GatewayFault { status, .. } if !(400..=599).contains(&status) => {
+            return Err(format!(
+                "status {status} is not an error status (400 to 599)"
+            ));
+        }
+        ActionRequest::GatewayFault {
+            status,
+            errorcode,
+            faultstring,
+        } => FaultAction::GatewayFault {
+            status,
+            errorcode,
+            faultstring,
+        },
     };
     let mut fault = fault.after(request.after).action(action);
     if let Some(times) = request.times {

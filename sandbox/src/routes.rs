@@ -334,6 +334,20 @@ fn fault_reply(op: &Operation, action: FaultAction) -> Reply {
             injected: true,
             ..Reply::empty(status.clamp(400, 599))
         },
+        FaultAction::GatewayFault {
+            status,
+            errorcode,
+            faultstring,
+        } => Reply {
+            injected: true,
+            ..Reply::json(
+                status.clamp(400, 599),
+                &json!({ "fault": {
+                    "faultstring": faultstring,
+                    "detail": { "errorcode": errorcode },
+                }}),
+            )
+        },
         FaultAction::DropConnection => Reply {
             body_fault: Some(BodyFault::DropConnection),
             injected: true,
