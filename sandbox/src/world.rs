@@ -13,6 +13,7 @@ use super::fs::FileSystem;
 use super::ids::IdGen;
 use super::limits::{Counters, LimitState};
 use super::reports::AuditRecord;
+use super::token::TokenWindows;
 use super::traffic::TrafficLog;
 use super::webhooks::WebhookStore;
 use pubapi_sdk_ext::webhook::client_id_hash;
@@ -120,6 +121,8 @@ pub struct World {
     pub users: Users,
     /// Rate-limit windows.
     pub limits: LimitState,
+    /// The token endpoint's hourly windows.
+    pub token_windows: TokenWindows,
     /// The limits in force (the configuration's until changed).
     pub limits_config: LimitsConfig,
     /// How many times the sandbox was reset: a delivery attempt started before a reset
@@ -159,6 +162,7 @@ impl World {
         World {
             users: Users::new(config),
             limits: LimitState::default(),
+            token_windows: TokenWindows::default(),
             limits_config: config.limits,
             generation: 0,
             counters: Counters::default(),
