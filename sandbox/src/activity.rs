@@ -76,6 +76,7 @@ fn relocation(
     let paths = vec![entry.path.clone(), source.path.clone()];
     Happening {
         actor: actor.clone(),
+        custom_properties: None,
         webhook: Some((name.into(), data, paths.clone())),
         polling: Some(Polling {
             kind: "file_system",
@@ -173,6 +174,7 @@ impl Activity {
                 .create_folder(path, (now, actor.user.id), &mut world.ids)?;
             let happening = Happening {
                 actor: actor.clone(),
+                custom_properties: None,
                 webhook: Some((
                     "fs:add_folder".into(),
                     json!({ "targetPath": entry.path }),
@@ -201,6 +203,8 @@ impl Activity {
                     .write_file(path, content, (now, actor.user.id), &mut world.ids)?;
             let happening = Happening {
                 actor: actor.clone(),
+                // A new version of a file is marked as an update (reference 2.10).
+                custom_properties: is_version.then(|| json!({ "fileUpdated": true })),
                 webhook: Some((
                     "fs:add_file".into(),
                     json!({
@@ -310,6 +314,7 @@ impl Activity {
             };
             let happening = Happening {
                 actor: actor.clone(),
+                custom_properties: None,
                 webhook: Some((name.into(), data, vec![entry.path.clone()])),
                 polling: Some(Polling {
                     kind: "file_system",
@@ -338,6 +343,7 @@ impl Activity {
             }
             let happening = Happening {
                 actor: actor.clone(),
+                custom_properties: None,
                 webhook: Some((
                     "fs:restore_from_trash".into(),
                     data,
@@ -356,6 +362,46 @@ impl Activity {
         })
     }
 
+    /// Activity in a project folder (`fs:folder_project_activity`, no polling event): the
+    /// delivery carries `customProperties` with the project's id (`PROJECT_ID`), the
+    /// project's root folder (`PROJECT_ROOT_FOLDER_ID`, the folder's group id) and what was
+    /// done (`FOLDER_PROJECT_ACTIVITY_ACTION_INFO`), the keys reference 2.10 lists (their
+    /// value types are not shown; the sandbox sends strings).
+    pub fn folder_project_activity(
+        &self,
+        folder: &str,
+        project_id: &str,
+        action_info: &str,
+    ) -> Result<(), ActivityError> {
+        self.happen(|world, actor, _now| {
+            let path = normalize(folder)?;
+            let entry = world
+                .fs
+                .get(&path)
+                .cloned()
+                .ok_or_else(|| ActivityError::NotFound(path.clone()))?;
+            if !entry.is_folder {
+                return Err(ActivityError::WrongKind(path));
+            }
+            let happening = Happening {
+                actor: actor.clone(),
+                custom_properties: Some(json!({
+                    "PROJECT_ID": project_id,
+                    "PROJECT_ROOT_FOLDER_ID": entry.group_id,
+                    "FOLDER_PROJECT_ACTIVITY_ACTION_INFO": action_info,
+                })),
+                webhook: Some((
+                    "fs:folder_project_activity".into(),
+                    json!({ "targetPath": entry.path }),
+                    vec![entry.path.clone()],
+                )),
+                polling: None,
+                audit: None,
+            };
+            Ok(((), happening))
+        })
+    }
+
     /// Adds a note (comment) to a file or folder (`comment:set_comment`, a `note` event).
     pub fn add_note(&self, path: &str, text: &str) -> Result<(), ActivityError> {
         self.happen(|world, actor, _now| {
@@ -367,6 +413,7 @@ impl Activity {
                 .ok_or_else(|| ActivityError::NotFound(path.clone()))?;
             let happening = Happening {
                 actor: actor.clone(),
+                custom_properties: None,
                 webhook: Some((
                     "comment:set_comment".into(),
                     json!({ "targetPath": entry.path, "comment": text }),
@@ -432,6 +479,7 @@ impl Activity {
             };
             let happening = Happening {
                 actor: actor.clone(),
+                custom_properties: None,
                 webhook: Some((
                     "permission:permission_change".into(),
                     json!({
@@ -483,6 +531,7 @@ impl Activity {
         self.happen(|_world, actor, now| {
             let happening = Happening {
                 actor: actor.clone(),
+                custom_properties: None,
                 webhook: None,
                 polling: None,
                 audit: Some((
@@ -510,6 +559,7 @@ impl Activity {
         self.happen(|_world, actor, _now| {
             let happening = Happening {
                 actor: actor.clone(),
+                custom_properties: None,
                 webhook: Some((
                     event_type.to_string(),
                     data,
@@ -531,6 +581,7 @@ impl Activity {
         self.happen(|_world, actor, _now| {
             let happening = Happening {
                 actor: actor.clone(),
+                custom_properties: None,
                 webhook: None,
                 polling: None,
                 audit: Some((kind, event)),

@@ -2,13 +2,15 @@
 
 use super::config::{Role, SandboxConfig, UserConfig};
 use axum::http::HeaderMap;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The users of a sandbox and the tokens issued to them.
 #[derive(Debug)]
 pub struct Users {
     list: Vec<(UserConfig, String)>,
     by_token: HashMap<String, usize>,
+    /// Tokens deactivated through the control plane.
+    inactive: HashSet<String>,
 }
 
 /// Who is calling: the token's user, and the user the call runs as.
@@ -58,7 +60,30 @@ impl Users {
             .enumerate()
             .map(|(i, (_, token))| (token.clone(), i))
             .collect();
-        Users { list, by_token }
+        Users {
+            list,
+            by_token,
+            inactive: HashSet::new(),
+        }
+    }
+
+    /// Deactivates (`active: false`) or activates again the token of `username`; `false`
+    /// when there is no such user.
+    pub fn set_active(&mut self, username: &str, active: bool) -> bool {
+        let Some(token) = self.token_of(username).map(str::to_string) else {
+            return false;
+        };
+        if active {
+            self.inactive.remove(&token);
+        } else {
+            self.inactive.insert(token);
+        }
+        true
+    }
+
+    /// Whether `token` is active (every token is until deactivated).
+    pub fn is_active(&self, token: &str) -> bool {
+        !self.inactive.contains(token)
     }
 
     /// Every user with its token.

@@ -55,6 +55,8 @@ pub struct UserConfig {
     pub client_id: String,
     /// The bearer token; derived from the seed and the username when `None`.
     pub token: Option<String>,
+    /// The password `/puboauth/token` takes for the user (default `<username>-password`).
+    pub password: String,
 }
 
 impl UserConfig {
@@ -69,7 +71,14 @@ impl UserConfig {
             scopes: vec![WEBHOOKS_SCOPE.to_string()],
             client_id: "sandbox-app".to_string(),
             token: None,
+            password: format!("{username}-password"),
         }
+    }
+
+    /// The same user with another password for `/puboauth/token`.
+    pub fn with_password(mut self, password: &str) -> Self {
+        self.password = password.to_string();
+        self
     }
 
     /// The same user with other scopes.
@@ -108,7 +117,7 @@ impl UserConfig {
 /// Change them while the sandbox runs with [`Sandbox::set_limits`](crate::Sandbox::set_limits),
 /// `PUT /_sandbox/limits` or `pubapi-sandbox limits`; the binary's `--limits` takes the text
 /// form [`LimitsConfig::from_str`](std::str::FromStr) reads: `reference`, `off`, or
-/// `general=2/s,1000/d,ai=100/d` (any of the four numbers, the rest unlimited).
+/// `general=2/s,1000/d,ai=10/m,100/d` (any of the five numbers, the rest unlimited).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LimitsConfig {
@@ -121,18 +130,24 @@ pub struct LimitsConfig {
     /// AI requests per second and token (the reference states none).
     #[serde(default)]
     pub ai_per_second: Option<u32>,
+    /// AI requests per minute and token (the reference does not show it; the platform's
+    /// clients keep to 10).
+    #[serde(default)]
+    pub ai_per_minute: Option<u32>,
     /// AI requests per UTC day and token (reference: 100).
     #[serde(default)]
     pub ai_per_day: Option<u32>,
 }
 
 impl LimitsConfig {
-    /// The reference's numbers: 2/s and 1,000/day for the general API, 100/day for AI.
+    /// The reference's numbers: 2/s and 1,000/day for the general API, 100/day for AI, and
+    /// the AI window of 10 a minute the platform's clients keep to.
     pub const fn reference() -> Self {
         LimitsConfig {
             general_per_second: Some(2),
             general_per_day: Some(1000),
             ai_per_second: None,
+            ai_per_minute: Some(10),
             ai_per_day: Some(100),
         }
     }
@@ -143,6 +158,7 @@ impl LimitsConfig {
             general_per_second: None,
             general_per_day: None,
             ai_per_second: None,
+            ai_per_minute: None,
             ai_per_day: None,
         }
     }
@@ -154,6 +170,7 @@ impl LimitsConfig {
             general_per_second: Some(100_000),
             general_per_day: Some(10_000_000),
             ai_per_second: None,
+            ai_per_minute: Some(1_000_000),
             ai_per_day: Some(10_000_000),
         }
     }
@@ -165,6 +182,7 @@ impl LimitsConfig {
             general_per_second: scale(self.general_per_second),
             general_per_day: scale(self.general_per_day),
             ai_per_second: scale(self.ai_per_second),
+            ai_per_minute: scale(self.ai_per_minute),
             ai_per_day: scale(self.ai_per_day),
         }
     }
@@ -186,11 +204,21 @@ impl fmt::Display for LimitsConfig {
             return f.write_str("off");
         }
         let mut parts = Vec::new();
-        for (class, second, day) in [
-            ("general", self.general_per_second, self.general_per_day),
-            ("ai", self.ai_per_second, self.ai_per_day),
+        for (class, second, minute, day) in [
+            (
+                "general",
+                self.general_per_second,
+                None,
+                self.general_per_day,
+            ),
+            (
+                "ai",
+                self.ai_per_second,
+                self.ai_per_minute,
+                self.ai_per_day,
+            ),
         ] {
-            let windows: Vec<String> = [(second, "s"), (day, "d")]
+            let windows: Vec<String> = [(second, "s"), (minute, "m"), (day, "d")]
                 .into_iter()
                 .filter_map(|(n, unit)| n.map(|n| format!("{n}/{unit}")))
                 .collect();
@@ -205,8 +233,9 @@ impl fmt::Display for LimitsConfig {
 impl std::str::FromStr for LimitsConfig {
     type Err = String;
 
-    /// `reference`, `off`, or windows such as `general=2/s,1000/d,ai=10/s,100/d`: each
-    /// `N/s` or `N/d` belongs to the class named before it; a window not named is unlimited.
+    /// `reference`, `off`, or windows such as `general=2/s,1000/d,ai=10/m,100/d`: each
+    /// `N/s`, `N/m` (AI only) or `N/d` belongs to the class named before it; a window not
+    /// named is unlimited.
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         match text.trim() {
             "reference" => return Ok(LimitsConfig::reference()),
@@ -233,7 +262,7 @@ impl std::str::FromStr for LimitsConfig {
                 .ok_or_else(|| format!("{window:?} needs a class first, as in general={window}"))?;
             let (number, unit) = window
                 .split_once('/')
-                .ok_or_else(|| format!("{window:?} is not N/s or N/d"))?;
+                .ok_or_else(|| format!("{window:?} is not N/s, N/m or N/d"))?;
             let number: u32 = number
                 .trim()
                 .parse()
@@ -246,8 +275,14 @@ impl std::str::FromStr for LimitsConfig {
                 (false, "s") => &mut limits.general_per_second,
                 (false, "d") => &mut limits.general_per_day,
                 (true, "s") => &mut limits.ai_per_second,
+                (true, "m") => &mut limits.ai_per_minute,
                 (true, "d") => &mut limits.ai_per_day,
-                (_, other) => return Err(format!("unknown window {other:?} (s or d)")),
+                (false, "m") => {
+                    return Err(format!(
+                        "{window:?}: the general API has no minute window (s or d)"
+                    ));
+                }
+                (_, other) => return Err(format!("unknown window {other:?} (s, m or d)")),
             };
             *slot = Some(number);
         }
@@ -338,6 +373,28 @@ impl Default for WebhooksConfig {
             ],
             registration_lifetime: Duration::from_secs(365 * 86_400),
             delivery_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// The token endpoint `/puboauth/token` and its hourly limits (reference 8): fixed windows of
+/// an hour on the sandbox clock, a request over them answered 409 with `Retry-After`. `None`
+/// is no limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenEndpointConfig {
+    /// Requests per hour of a public application (`grant_type=authorization_code`), per
+    /// client id (reference: 100).
+    pub public_per_hour: Option<u32>,
+    /// Requests per hour and user of an internal application (`grant_type=password`), per
+    /// client id and username (reference: 10).
+    pub internal_per_user_per_hour: Option<u32>,
+}
+
+impl Default for TokenEndpointConfig {
+    fn default() -> Self {
+        TokenEndpointConfig {
+            public_per_hour: Some(100),
+            internal_per_user_per_hour: Some(10),
         }
     }
 }
@@ -443,6 +500,8 @@ pub struct SandboxConfig {
     pub webhooks: WebhooksConfig,
     /// AI.
     pub ai: AiConfig,
+    /// The token endpoint.
+    pub token_endpoint: TokenEndpointConfig,
     /// Exchanges kept for [`traffic`](super::Sandbox::traffic) (oldest dropped first).
     pub traffic_capacity: usize,
     /// The HTTP server's limits and the control plane's access.
@@ -544,6 +603,7 @@ impl Default for SandboxConfig {
             events: EventsConfig::default(),
             webhooks: WebhooksConfig::default(),
             ai: AiConfig::default(),
+            token_endpoint: TokenEndpointConfig::default(),
             traffic_capacity: 20_000,
             server: ServerConfig::default(),
             sample_history: false,
@@ -561,6 +621,7 @@ mod tests {
         assert_eq!(scaled.general_per_second, Some(1));
         assert_eq!(scaled.general_per_day, Some(10));
         assert_eq!(scaled.ai_per_second, None);
+        assert_eq!(scaled.ai_per_minute, Some(1));
         assert_eq!(scaled.ai_per_day, Some(1));
         assert_eq!(
             LimitsConfig::reference().scaled(10.0).general_per_day,
@@ -586,7 +647,15 @@ mod tests {
                     general_per_second: Some(2),
                     general_per_day: Some(1000),
                     ai_per_second: Some(10),
+                    ai_per_minute: None,
                     ai_per_day: Some(50),
+                },
+            ),
+            (
+                "general=2/s,1000/d,ai=5/m,100/d",
+                LimitsConfig {
+                    ai_per_minute: Some(5),
+                    ..LimitsConfig::reference()
                 },
             ),
         ] {
@@ -600,9 +669,10 @@ mod tests {
         for (text, says) in [
             ("5/s", "needs a class first"),
             ("cpu=5/s", "unknown limit class \"cpu\""),
-            ("general=5", "is not N/s or N/d"),
+            ("general=5", "is not N/s, N/m or N/d"),
             ("general=0/s", "not a positive whole number"),
             ("general=5/h", "unknown window \"h\""),
+            ("general=5/m", "no minute window"),
         ] {
             let error = text.parse::<LimitsConfig>().unwrap_err();
             assert!(error.contains(says), "{text}: {error}");

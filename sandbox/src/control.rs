@@ -5,12 +5,16 @@
 //! | method and path | body | does |
 //! |---|---|---|
 //! | `GET /_sandbox` | | the base URL, domain, clock, limits, users and tokens, counters |
-//! | `POST /_sandbox/activity` | `{"action": "createFolder", "path": "/P", "as": "sam"}` | file-system, note, permission or login activity: events, audit records, webhook deliveries |
-//! | `GET`, `POST`, `DELETE /_sandbox/faults` | `{"action": "status", "status": 503, "operation": "whoami", "times": 1}` | fault rules left; add one; remove all |
+//! | `POST /_sandbox/activity` | `{"action": "createFolder", "path": "/P", "as": "sam"}`, `{"action": "folderProjectActivity", "path": "/P", "projectId": "p1", "actionInfo": "…"}` | file-system, note, permission, project or login activity: events, audit records, webhook deliveries |
+//! | `GET`, `POST`, `DELETE /_sandbox/faults` | `{"action": "status", "status": 503, "operation": "whoami", "times": 1}`, `{"action": "gatewayFault", "status": 401, "errorcode": "…", "faultstring": "…"}` | fault rules left; add one; remove all |
 //! | `GET`, `POST /_sandbox/clock` | `{"advanceSeconds": 90}`, `{"to": "2026-10-01"}` or `{"scale": 60}` | read or move the sandbox clock |
 //! | `GET`, `PUT /_sandbox/limits` | `"off"`, `"reference"`, `"general=2/s,1000/d,ai=100/d"` or `{"generalPerSecond": 2, …}` | read or change the limits |
 //! | `POST /_sandbox/reset` | | back to the start state (users, tokens and clock stay) |
 //! | `GET /_sandbox/deliveries` | | every webhook delivery attempt made |
+//! | `POST /_sandbox/tokens` | `{"username": "sam", "active": false}` | deactivate a user's token (403 `ERR_403_DEVELOPER_INACTIVE` from then on) or activate it again |
+//! | `GET /_sandbox/counters` | | requests by operation and status, violations by kind with the rule each breaks, faults, deliveries |
+//! | `GET /_sandbox/traffic?after=<seq>` | | the exchanges served (after `seq`), with their statuses, headers and bodies |
+//! | `GET /_sandbox/conformance` | | the exchanges and delivery bodies checked against the spec, and every problem found |
 //!
 //! Answers are JSON; a refused request is 400 naming the field (404 for an unknown path, 405
 //! for a method the path does not have, 413 for a body over 1 MiB, 408 for one that does not
@@ -31,6 +35,8 @@ use super::config::LimitsConfig;
 use super::dates::{iso_millis, parse_request_date};
 use super::faults::{Fault, FaultAction};
 use super::fs::FsEntry;
+use super::http::parse_query;
+use super::limits::Violation;
 use super::serve::read_body;
 use super::world::ActionSource;
 use axum::body::Body;
@@ -92,7 +98,8 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
             match read_body(&parts.headers, body, MAX_BODY, timeout).await {
                 Ok(body) => {
                     let path = parts.uri.path().strip_prefix(PREFIX).unwrap_or("");
-                    route(&shared, parts.method.as_str(), path, &body)
+                    let query = parts.uri.query().map(parse_query).unwrap_or_default();
+                    route(&shared, parts.method.as_str(), path, &query, &body)
                 }
                 Err(e) => Answer::refused(e.status(), e.to_string()),
             }
@@ -188,9 +195,19 @@ const PATHS: &[(&str, &str)] = &[
     ("/limits", "GET, PUT"),
     ("/reset", "POST"),
     ("/deliveries", "GET"),
+    ("/tokens", "POST"),
+    ("/counters", "GET"),
+    ("/traffic", "GET"),
+    ("/conformance", "GET"),
 ];
 
-fn route(shared: &Arc<Shared>, method: &str, path: &str, body: &[u8]) -> Answer {
+fn route(
+    shared: &Arc<Shared>,
+    method: &str,
+    path: &str,
+    query: &[(String, String)],
+    body: &[u8],
+) -> Answer {
     let path = path.strip_suffix('/').unwrap_or(path);
     let result = match (method, path) {
         ("GET", "") => Ok(state(shared)),
@@ -210,6 +227,10 @@ fn route(shared: &Arc<Shared>, method: &str, path: &str, body: &[u8]) -> Answer 
             Ok(state(shared))
         }
         ("GET", "/deliveries") => Ok(deliveries(shared)),
+        ("POST", "/tokens") => parse(body).and_then(|r| set_token(shared, r)),
+        ("GET", "/counters") => Ok(counters(shared)),
+        ("GET", "/traffic") => traffic(shared, query),
+        ("GET", "/conformance") => Ok(conformance(shared)),
         _ => {
             return match PATHS.iter().find(|(known, _)| *known == path) {
                 Some((_, allow)) => Answer {
@@ -265,6 +286,7 @@ fn state(shared: &Shared) -> Answer {
                 "scopes": user.scopes,
                 "clientId": user.client_id,
                 "token": token,
+                "active": world.users.is_active(token),
             })
         })
         .collect();
@@ -278,6 +300,7 @@ fn state(shared: &Shared) -> Answer {
         "counters": {
             "requests": counters.requests,
             "violations": counters.total_violations(),
+            "violationsByKind": violations_by_kind(counters),
             "faultsInjected": counters.faults_injected,
             "deliveryAttempts": counters.delivery_attempts,
             "deliveriesSucceeded": counters.deliveries_succeeded,
@@ -288,6 +311,137 @@ fn state(shared: &Shared) -> Answer {
         "webhooks": world.webhooks.all().len(),
     });
     Answer::ok(body)
+}
+
+/// Every kind of violation with its count (0 included), so a client learns the names.
+fn violations_by_kind(counters: &super::limits::Counters) -> Value {
+    Violation::ALL
+        .iter()
+        .map(|kind| {
+            (
+                kind.name().to_string(),
+                json!(counters.violations_of(*kind)),
+            )
+        })
+        .collect::<serde_json::Map<String, Value>>()
+        .into()
+}
+
+fn counters(shared: &Shared) -> Answer {
+    let counters = shared.world().counters.clone();
+    let violations: Vec<Value> = Violation::ALL
+        .iter()
+        .map(|kind| {
+            json!({
+                "kind": kind.name(),
+                "rule": kind.rule(),
+                "count": counters.violations_of(*kind),
+            })
+        })
+        .collect();
+    let by_status: serde_json::Map<String, Value> = counters
+        .by_status
+        .iter()
+        .map(|(status, n)| (status.to_string(), json!(n)))
+        .collect();
+    Answer::ok(json!({
+        "requests": counters.requests,
+        "byOperation": counters.by_operation,
+        "byStatus": by_status,
+        "violations": counters.total_violations(),
+        "violationsByKind": violations_by_kind(&counters),
+        "violationRules": violations,
+        "faultsInjected": counters.faults_injected,
+        "deliveryAttempts": counters.delivery_attempts,
+        "deliveriesSucceeded": counters.deliveries_succeeded,
+        "deliveriesFailed": counters.deliveries_failed,
+        "webhooksDisabled": counters.webhooks_disabled,
+    }))
+}
+
+/// `GET /_sandbox/traffic`: the exchanges kept, those after `after` (a `seq`) when given.
+fn traffic(shared: &Shared, query: &[(String, String)]) -> Result<Answer, String> {
+    let mut after = 0u64;
+    for (name, value) in query {
+        match name.as_str() {
+            "after" => {
+                after = value
+                    .parse()
+                    .map_err(|_| format!("after {value:?} is not an exchange's seq (0 or more)"))?;
+            }
+            other => return Err(format!("no query parameter {other:?} (after)")),
+        }
+    }
+    let world = shared.world();
+    let exchanges: Vec<Value> = world
+        .traffic
+        .iter()
+        .filter(|e| e.seq > after)
+        .map(|e| {
+            json!({
+                "seq": e.seq,
+                "at": iso_millis(e.at_ms),
+                "operation": e.operation,
+                "method": e.method,
+                "path": e.path,
+                "query": e.query,
+                "requestBody": String::from_utf8_lossy(&e.request_body),
+                "requestBodyLength": e.request_body_len,
+                "requestBodyTruncated": e.request_body_truncated,
+                "impersonatedBy": e.impersonated_by,
+                "status": e.status,
+                "responseHeaders": e.response_headers,
+                "contentType": e.content_type,
+                "responseBody": String::from_utf8_lossy(&e.response_body),
+                "responseBodyTruncated": e.body_truncated,
+                "injected": e.injected,
+            })
+        })
+        .collect();
+    Ok(Answer::ok(json!({
+        "exchanges": exchanges,
+        "lastSeq": world.traffic_seq,
+    })))
+}
+
+fn conformance(shared: &Shared) -> Answer {
+    let report = shared.check_conformance();
+    Answer::ok(json!({
+        "conformant": report.problems.is_empty(),
+        "checked": report.checked,
+        "skipped": report.skipped,
+        "operations": report.operations,
+        "problems": report.problems,
+    }))
+}
+
+/// `POST /_sandbox/tokens`: whose token, and whether it works.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct TokenRequest {
+    username: String,
+    active: bool,
+}
+
+fn set_token(shared: &Shared, request: TokenRequest) -> Result<Answer, String> {
+    let mut world = shared.world();
+    if !world.users.set_active(&request.username, request.active) {
+        let known: Vec<&str> = world
+            .users
+            .all()
+            .iter()
+            .map(|(u, _)| u.username.as_str())
+            .collect();
+        return Err(format!(
+            "username {:?} is not a user of the sandbox ({})",
+            request.username,
+            known.join(", ")
+        ));
+    }
+    Ok(Answer::ok(json!({
+        "username": request.username,
+        "active": request.active,
+    })))
 }
 
 fn clock_json(shared: &Shared) -> Value {
@@ -415,6 +569,7 @@ fn set_limits(shared: &Shared, request: LimitsRequest) -> Result<Answer, String>
                 ("generalPerSecond", limits.general_per_second),
                 ("generalPerDay", limits.general_per_day),
                 ("aiPerSecond", limits.ai_per_second),
+                ("aiPerMinute", limits.ai_per_minute),
                 ("aiPerDay", limits.ai_per_day),
             ] {
                 if value == Some(0) {
@@ -455,14 +610,52 @@ struct FaultRequest {
 )]
 enum ActionRequest {
     ServerError,
-    Status { status: u16 },
+    Status {
+        status: u16,
+    },
     DropConnection,
     MalformedJson,
-    Delay { ms: u64 },
-    Throttle { retry_after: u64 },
-    QuotaExhausted { retry_after: u64 },
-    SlowBody { bytes_per_second: u32 },
-    CutBody { after_bytes: usize },
+    Delay {
+        ms: u64,
+    },
+    Throttle {
+        retry_after: u64,
+    },
+    QuotaExhausted {
+        retry_after: u64,
+    },
+    SlowBody {
+        bytes_per_second: u32,
+    },
+    CutBody {
+        after_bytes: usize,
+    },
+    GatewayFault {
+        #[serde(default = "default_gateway_status")]
+        status: u16,
+        #[serde(default = "default_gateway_errorcode")]
+        errorcode: String,
+        #[serde(default = "default_gateway_faultstring")]
+        faultstring: String,
+    },
+}
+
+fn default_gateway_status() -> u16 {
+    FaultAction::gateway_fault().status()
+}
+
+fn default_gateway_errorcode() -> String {
+    match FaultAction::gateway_fault() {
+        FaultAction::GatewayFault { errorcode, .. } => errorcode,
+        _ => String::new(),
+    }
+}
+
+fn default_gateway_faultstring() -> String {
+    match FaultAction::gateway_fault() {
+        FaultAction::GatewayFault { faultstring, .. } => faultstring,
+        _ => String::new(),
+    }
 }
 
 fn add_fault(shared: &Shared, request: FaultRequest) -> Result<Answer, String> {
@@ -521,6 +714,20 @@ fn add_fault(shared: &Shared, request: FaultRequest) -> Result<Answer, String> {
         }
         ActionRequest::SlowBody { bytes_per_second } => FaultAction::SlowBody { bytes_per_second },
         ActionRequest::CutBody { after_bytes } => FaultAction::CutBody { after_bytes },
+        ActionRequest::GatewayFault { status, .. } if !(400..=599).contains(&status) => {
+            return Err(format!(
+                "status {status} is not an error status (400 to 599)"
+            ));
+        }
+        ActionRequest::GatewayFault {
+            status,
+            errorcode,
+            faultstring,
+        } => FaultAction::GatewayFault {
+            status,
+            errorcode,
+            faultstring,
+        },
     };
     let mut fault = fault.after(request.after).action(action);
     if let Some(times) = request.times {
@@ -590,6 +797,11 @@ enum What {
         ip_address: String,
         access: String,
     },
+    FolderProjectActivity {
+        path: String,
+        project_id: String,
+        action_info: String,
+    },
 }
 
 fn activity(shared: &Arc<Shared>, request: ActivityRequest) -> Result<Answer, String> {
@@ -637,6 +849,13 @@ fn activity(shared: &Arc<Shared>, request: ActivityRequest) -> Result<Answer, St
             ip_address,
             access,
         } => actor.login(&event, &ip_address, &access).map(|()| None),
+        What::FolderProjectActivity {
+            path,
+            project_id,
+            action_info,
+        } => actor
+            .folder_project_activity(&path, &project_id, &action_info)
+            .map(|()| None),
     }
     .map_err(|e| e.to_string())?;
     shared.wakeup.notify_one();

@@ -53,6 +53,37 @@ pub enum FaultAction {
         /// Body bytes sent before the connection breaks.
         after_bytes: usize,
     },
+    /// Answers as the platform's gateway does in its own envelope, whatever the operation's
+    /// error format: `{"fault": {"faultstring": ..., "detail": {"errorcode": ...}}}` with this
+    /// status (400–599).
+    GatewayFault {
+        /// HTTP status.
+        status: u16,
+        /// `fault.detail.errorcode`.
+        errorcode: String,
+        /// `fault.faultstring`.
+        faultstring: String,
+    },
+}
+
+impl FaultAction {
+    /// The gateway's answer to a token it does not accept: 401,
+    /// `keymanagement.service.invalid_access_token`, "Invalid access token".
+    pub fn gateway_fault() -> Self {
+        FaultAction::GatewayFault {
+            status: 401,
+            errorcode: "keymanagement.service.invalid_access_token".to_string(),
+            faultstring: "Invalid access token".to_string(),
+        }
+    }
+
+    /// The status the action answers, where it answers one of its own (500 otherwise).
+    pub fn status(&self) -> u16 {
+        match self {
+            FaultAction::Status(status) | FaultAction::GatewayFault { status, .. } => *status,
+            _ => 500,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -152,6 +183,15 @@ impl Fault {
     /// Breaks the connection after `after_bytes` of the body.
     pub fn cut_body(self, after_bytes: usize) -> Self {
         self.action(FaultAction::CutBody { after_bytes })
+    }
+
+    /// Answers the gateway's `fault` envelope with `status`, `errorcode` and `faultstring`.
+    pub fn gateway_fault(self, status: u16, errorcode: &str, faultstring: &str) -> Self {
+        self.action(FaultAction::GatewayFault {
+            status,
+            errorcode: errorcode.to_string(),
+            faultstring: faultstring.to_string(),
+        })
     }
 
     /// Any action.

@@ -78,6 +78,7 @@ mod reports;
 mod routes;
 mod search;
 mod serve;
+mod token;
 mod traffic;
 mod webhooks;
 mod world;
@@ -87,7 +88,7 @@ pub use ai::{CONFIRM_MARKER, FAIL_MARKER};
 pub use clock::{ClockConfig, ClockError, MANUAL_START_MS, MAX_MS, MAX_SCALE, SandboxClock};
 pub use config::{
     AiConfig, AuditConfig, EventsConfig, LimitsConfig, Role, SandboxConfig, ServerConfig,
-    UserConfig, WEBHOOKS_SCOPE, WebhooksConfig,
+    TokenEndpointConfig, UserConfig, WEBHOOKS_SCOPE, WebhooksConfig,
 };
 pub use dates::{iso_millis, iso_seconds};
 pub use delivery::DeliveryRecord;
@@ -99,6 +100,8 @@ pub use limits::{Counters, Violation};
 pub use raw::{RawClient, RawRequest, RawResponse};
 pub use receiver::{Received, TestReceiver};
 pub use reports::CSV_TITLE_PREFIX;
+pub use routes::INACTIVE_CODE;
+pub use token::TOKEN_PATH;
 pub use traffic::Exchange;
 pub use webhooks::Registration;
 pub use world::ActionSource;
@@ -171,6 +174,27 @@ impl Shared {
             })?;
         self.advance(Duration::from_millis(ahead));
         Ok(())
+    }
+
+    /// Checks every exchange served and every delivery body sent so far against the spec
+    /// (see [`Sandbox::check_conformance`]).
+    pub(crate) fn check_conformance(&self) -> ConformanceReport {
+        let (traffic, deliveries) = {
+            let world = self.world();
+            let traffic: Vec<Exchange> = world.traffic.iter().cloned().collect();
+            (traffic, world.deliveries.log().to_vec())
+        };
+        let validator = Validator::embedded();
+        let mut report = validator.check_all(&traffic);
+        for record in deliveries {
+            for problem in validator.check_delivery(&record.body) {
+                report.problems.push(format!(
+                    "delivery {} attempt {} to {}: {problem}",
+                    record.event_id, record.attempt, record.webhook_id
+                ));
+            }
+        }
+        report
     }
 
     /// Back to the start state (see [`Sandbox::reset`]).
@@ -259,6 +283,7 @@ impl Sandbox {
         let app = axum::Router::new()
             .route("/_sandbox", axum::routing::any(control::handle))
             .route("/_sandbox/{*rest}", axum::routing::any(control::handle))
+            .route(token::TOKEN_PATH, axum::routing::any(token::handle))
             .fallback(routes::handle)
             .with_state(shared.clone());
         let (stop, stopped) = oneshot::channel::<()>();
@@ -376,8 +401,20 @@ impl Sandbox {
             .token(token)
             .limits(Limits {
                 general: Budget::new(limits.general_per_second, limits.general_per_day),
-                ai: Budget::new(limits.ai_per_second, limits.ai_per_day),
+                ai: Budget::new(limits.ai_per_second, limits.ai_per_day)
+                    .with_per_minute(self.client_ai_per_minute(limits)),
             })
+    }
+
+    /// The AI minute window a client paces by: the sandbox's, unless its clock runs faster
+    /// than real time. There a sandbox minute passes in less than a real one, and a client
+    /// keeping to 10 in a real minute would be far slower than the sandbox asks (a client
+    /// going faster gets the sandbox's 429 with `Retry-After`).
+    fn client_ai_per_minute(&self, limits: LimitsConfig) -> Option<u32> {
+        if self.shared.clock.scale() > 1.0 {
+            return None;
+        }
+        limits.ai_per_minute
     }
 
     /// A client for plain HTTP calls (exact statuses, headers and bodies).
@@ -421,8 +458,33 @@ impl Sandbox {
         self.shared.world().limits_config = limits;
     }
 
+    /// Deactivates the token of `username`: from the next request on it is answered 403 with
+    /// `X-Gateway-Error-Code: ERR_403_DEVELOPER_INACTIVE`, as the platform answers a token that
+    /// is no longer valid (each such call counts a [`Violation::InactiveToken`]). A reset
+    /// activates every token again.
+    ///
+    /// # Panics
+    /// When `username` is not a configured user.
+    pub fn deactivate_token(&self, username: &str) {
+        self.set_token_active(username, false);
+    }
+
+    /// Activates the token of `username` again (see [`deactivate_token`](Self::deactivate_token)).
+    ///
+    /// # Panics
+    /// When `username` is not a configured user.
+    pub fn activate_token(&self, username: &str) {
+        self.set_token_active(username, true);
+    }
+
+    fn set_token_active(&self, username: &str, active: bool) {
+        if !self.shared.world().users.set_active(username, active) {
+            panic!("no sandbox user {username:?}");
+        }
+    }
+
     /// Back to the state the sandbox started in: files, events, webhooks, audit jobs, AI
-    /// requests, traffic, counters, faults and limit windows are gone, the limits are the
+    /// requests, traffic, counters, faults, limit windows and deactivations are gone, the limits are the
     /// configuration's again, and delivery attempts in flight are dropped. Users, tokens,
     /// the clock and the port stay.
     pub fn reset(&self) {
@@ -524,17 +586,7 @@ impl Sandbox {
     /// Checks every exchange served and every delivery body sent so far against
     /// `spec/openapi.yaml`.
     pub fn check_conformance(&self) -> ConformanceReport {
-        let validator = Validator::embedded();
-        let mut report = validator.check_all(&self.traffic());
-        for record in self.deliveries() {
-            for problem in validator.check_delivery(&record.body) {
-                report.problems.push(format!(
-                    "delivery {} attempt {} to {}: {problem}",
-                    record.event_id, record.attempt, record.webhook_id
-                ));
-            }
-        }
-        report
+        self.shared.check_conformance()
     }
 
     /// Panics with every problem when an exchange served so far does not conform to the

@@ -5,7 +5,8 @@
 //! CSV reports start, as the platform's do, with a title row before the header:
 //! `This report reflects activity up to <end>`, where `<end>` is the last instant the report
 //! covers (the end of its `date_end` day when `date_end` is a plain date or the time portion
-//! is ignored, the `date_end` instant otherwise) in the platform's short form
+//! is ignored, the `date_end` instant otherwise, and never after the sandbox's now when the
+//! job was created) in the platform's short form
 //! `2/24/17 23:59:59` (UTC). The header follows (the logins columns are the reference's),
 //! then one row per event.
 
@@ -70,6 +71,9 @@ impl Report {
             .map(|r| (r.at_ms, r.event.clone()))
             .collect();
         recorded.sort_by_key(|(at, _)| *at);
+        // A range that ends before it starts (one in the sandbox's future, cut at its now)
+        // has no events.
+        let synthetic = if end_ms < start_ms { 0 } else { synthetic };
         Report {
             kind,
             start_ms,
@@ -134,10 +138,7 @@ impl Report {
 
     /// The title row of the CSV report, without its line end.
     pub fn csv_title(&self) -> String {
-        format!(
-            "{CSV_TITLE_PREFIX}{}",
-            us_short_datetime(self.end_ms.max(self.start_ms))
-        )
+        format!("{CSV_TITLE_PREFIX}{}", us_short_datetime(self.end_ms))
     }
 
     /// The whole report as CSV: the title row, the header (logins: Username, Event,
@@ -158,7 +159,7 @@ impl Report {
             for event in self.page(offset, 10_000) {
                 let cells: Vec<String> = columns
                     .iter()
-                    .map(|(_, key)| csv_cell(event.get(*key)))
+                    .map(|(_, keys)| csv_cell(keys.split('|').find_map(|key| event.get(key))))
                     .collect();
                 out.push_str(&cells.join(","));
                 out.push_str("\r\n");
@@ -454,7 +455,7 @@ pub fn passes(kind: &str, filters: &Value, event: &Value) -> bool {
     }
 }
 
-/// The CSV columns of a kind: (title, JSON field).
+/// The CSV columns of a kind: (title, JSON field; `a|b` is the first of them present).
 pub fn csv_columns(kind: &str) -> &'static [(&'static str, &'static str)] {
     match kind {
         "logins" => &[
@@ -464,14 +465,16 @@ pub fn csv_columns(kind: &str) -> &'static [(&'static str, &'static str)] {
             ("Access", "access"),
             ("Time", "time"),
         ],
+        // As the platform's client tests show the header (the reference shows none).
         "files" => &[
-            ("Username", "username"),
-            ("Transaction", "transaction"),
-            ("Target Path", "target_path"),
+            ("File/Folder", "file|folder"),
+            ("Target Path/Link", "target_path"),
+            ("User/Location", "username"),
+            ("Transaction Type", "transaction"),
+            ("Action Info", "action_info"),
             ("Access", "access"),
-            ("IP Address", "ipAddress"),
-            ("File Checksum", "file_checksum"),
             ("Time", "time"),
+            ("IP Address", "ipAddress"),
         ],
         "permissions" => &[
             ("Folder", "folder"),
@@ -654,7 +657,7 @@ mod tests {
             "This report reflects activity up to 2/24/17 23:59:59"
         );
         assert!(report.csv().starts_with(
-            "This report reflects activity up to 2/24/17 23:59:59\r\nUsername,Transaction,"
+            "This report reflects activity up to 2/24/17 23:59:59\r\nFile/Folder,Target Path/Link,"
         ));
         assert_eq!(report.csv().lines().count(), 4);
     }

@@ -11,7 +11,7 @@ use super::http::{
     ApiRequest, BodyFault, ErrorFormat, Reply, decode, documents, error, error_format, is_ai,
     method_not_allowed, parse_query, removed, unreadable,
 };
-use super::limits::{Throttle, Violation};
+use super::limits::{GatewayCounters, Throttle, Violation};
 use super::serve::read_body;
 use super::traffic::{Exchange, MAX_RECORDED_BODY};
 use super::{ai, audit, events, webhooks};
@@ -209,21 +209,26 @@ async fn process(shared: &Shared, req: &ApiRequest) -> (Reply, Option<String>) {
     (reply, impersonated_by)
 }
 
-/// Authorizes and answers a request that no fault replaced.
+/// Authorizes and answers a request that no fault replaced. Every answer to a request whose
+/// token the limiter counted carries the gateway's `x-accesstoken-*` counters.
 fn answer(shared: &Shared, req: &ApiRequest) -> (Reply, Option<String>) {
-    let caller = match authorize(shared, req) {
-        Ok(caller) => caller,
+    let (caller, counters) = match authorize(shared, req) {
+        Ok(authorized) => authorized,
         Err(reply) => return (reply, None),
+    };
+    let with_counters = |mut reply: Reply| {
+        reply.headers.extend(counters.headers());
+        reply
     };
     // An operation past its removal date (`x-pubapi-sunset`) is gone, whatever the body.
     if let Some(gone) = removed(req.op, shared.now()) {
-        return (gone, caller.impersonated_by);
+        return (with_counters(gone), caller.impersonated_by);
     }
     let reply = dispatch(shared, req, &caller);
-    (reply, caller.impersonated_by)
+    (with_counters(reply), caller.impersonated_by)
 }
 
-fn authorize(shared: &Shared, req: &ApiRequest) -> Result<Caller, Reply> {
+fn authorize(shared: &Shared, req: &ApiRequest) -> Result<(Caller, GatewayCounters), Reply> {
     let op = req.op;
     let now = shared.now();
     let mut world = shared.world();
@@ -234,17 +239,26 @@ fn authorize(shared: &Shared, req: &ApiRequest) -> Result<Caller, Reply> {
     else {
         return Err(unauthorized(op));
     };
+    if !world.users.is_active(&token) {
+        world.counters.violation(Violation::InactiveToken);
+        return Err(inactive(op));
+    }
     let ai = is_ai(op);
     let limits = world.limits_config;
-    if let Err(throttle) = world.limits.admit(&token, ai, now, &limits) {
+    let admitted = world.limits.admit(&token, ai, now, &limits);
+    let counters = world.limits.counters(&token, ai, now, &limits);
+    if let Err(throttle) = admitted {
         let kind = match (ai, throttle) {
-            (false, Throttle::OverQps { .. }) => Violation::OverQps,
+            (false, Throttle::OverQps { .. } | Throttle::MinuteFull { .. }) => Violation::OverQps,
             (false, Throttle::OverRate { .. }) => Violation::OverRate,
             (true, Throttle::OverQps { .. }) => Violation::AiOverQps,
+            (true, Throttle::MinuteFull { .. }) => Violation::AiOverMinute,
             (true, Throttle::OverRate { .. }) => Violation::AiOverRate,
         };
         world.counters.violation(kind);
-        return Err(throttled(op, throttle));
+        let mut reply = throttled(op, throttle);
+        reply.headers.extend(counters.headers());
+        return Err(reply);
     }
     let caller = match world.users.caller(token, &token_user, &req.headers) {
         Ok(caller) => caller,
@@ -260,18 +274,44 @@ fn authorize(shared: &Shared, req: &ApiRequest) -> Result<Caller, Reply> {
                 ErrorFormat::Webhook => "impersonation_not_allowed",
                 _ => "IMPERSONATION_NOT_ALLOWED",
             };
-            return Err(error(op, status, code, &message));
+            let mut reply = error(op, status, code, &message);
+            reply.headers.extend(counters.headers());
+            return Err(reply);
         }
     };
     if op.tag == "webhooks" && !caller.has_scope(WEBHOOKS_SCOPE) {
-        return Err(error(
+        let mut reply = error(
             op,
             403,
             "missing_scope_error",
             &format!("the token lacks the {WEBHOOKS_SCOPE} scope"),
-        ));
+        );
+        reply.headers.extend(counters.headers());
+        return Err(reply);
     }
-    Ok(caller)
+    Ok((caller, counters))
+}
+
+/// The gateway code of a token that is no longer valid (the platform's clients show it).
+pub const INACTIVE_CODE: &str = "ERR_403_DEVELOPER_INACTIVE";
+
+/// The answer to a token deactivated through the control plane: 403 with
+/// `X-Gateway-Error-Code: ERR_403_DEVELOPER_INACTIVE`, the area's error body where the
+/// operation documents a 403 body, no `Retry-After`. The spec's gateway codes do not list it,
+/// so the reply is marked as set up by the control plane (not checked for conformance).
+pub fn inactive(op: &Operation) -> Reply {
+    let message = "the token is not valid: its developer key is inactive";
+    let body = if documents(op, 403) {
+        error(op, 403, INACTIVE_CODE, message)
+    } else {
+        Reply::empty(403)
+    };
+    Reply {
+        status: 403,
+        injected: true,
+        ..body
+    }
+    .header("X-Gateway-Error-Code", INACTIVE_CODE)
 }
 
 fn unauthorized(op: &Operation) -> Reply {
@@ -333,6 +373,20 @@ fn fault_reply(op: &Operation, action: FaultAction) -> Reply {
         FaultAction::Status(status) => Reply {
             injected: true,
             ..Reply::empty(status.clamp(400, 599))
+        },
+        FaultAction::GatewayFault {
+            status,
+            errorcode,
+            faultstring,
+        } => Reply {
+            injected: true,
+            ..Reply::json(
+                status.clamp(400, 599),
+                &json!({ "fault": {
+                    "faultstring": faultstring,
+                    "detail": { "errorcode": errorcode },
+                }}),
+            )
         },
         FaultAction::DropConnection => Reply {
             body_fault: Some(BodyFault::DropConnection),
@@ -437,7 +491,27 @@ fn record(
         .push(exchange, capacity, server.traffic_max_bytes);
 }
 
-fn into_response(reply: Reply) -> Response {
+/// Records an exchange outside the spec's operations (the token endpoint).
+pub(crate) fn record_unmatched(
+    shared: &Shared,
+    method: &str,
+    path: &str,
+    request_body: Vec<u8>,
+    reply: &Reply,
+) {
+    record(
+        shared,
+        None,
+        method,
+        path,
+        Vec::new(),
+        request_body,
+        reply,
+        None,
+    );
+}
+
+pub(crate) fn into_response(reply: Reply) -> Response {
     if reply.body_fault == Some(BodyFault::DropConnection) {
         // A body that fails before its first byte makes hyper close the connection.
         let failing = futures_util::stream::once(async {

@@ -40,7 +40,8 @@ pub struct Exchange {
     pub response_body: Vec<u8>,
     /// Whether the reply body was longer than what was recorded.
     pub body_truncated: bool,
-    /// Whether the reply came from fault injection (deliberately outside the spec).
+    /// Whether the reply came from fault injection or from a state the control plane set that
+    /// the spec does not describe (a deactivated token): deliberately outside the spec.
     pub injected: bool,
 }
 

@@ -13,6 +13,7 @@ use super::fs::FileSystem;
 use super::ids::IdGen;
 use super::limits::{Counters, LimitState};
 use super::reports::AuditRecord;
+use super::token::TokenWindows;
 use super::traffic::TrafficLog;
 use super::webhooks::WebhookStore;
 use pubapi_sdk_ext::webhook::client_id_hash;
@@ -105,6 +106,8 @@ pub struct Happening {
     pub actor: Actor,
     /// The webhook event: name, `data`, paths for the path filters.
     pub webhook: Option<(String, Value, Vec<String>)>,
+    /// The `customProperties` of the webhook event, for the events that carry them.
+    pub custom_properties: Option<Value>,
     /// The polling event.
     pub polling: Option<Polling>,
     /// The audit record: kind and event.
@@ -118,6 +121,8 @@ pub struct World {
     pub users: Users,
     /// Rate-limit windows.
     pub limits: LimitState,
+    /// The token endpoint's hourly windows.
+    pub token_windows: TokenWindows,
     /// The limits in force (the configuration's until changed).
     pub limits_config: LimitsConfig,
     /// How many times the sandbox was reset: a delivery attempt started before a reset
@@ -157,6 +162,7 @@ impl World {
         World {
             users: Users::new(config),
             limits: LimitState::default(),
+            token_windows: TokenWindows::default(),
             limits_config: config.limits,
             generation: 0,
             counters: Counters::default(),
@@ -243,7 +249,7 @@ impl World {
                 .map(|h| h.id.clone())
                 .collect();
             for webhook_id in targets {
-                let body = json!({ "data": [{
+                let mut event = json!({
                     "eventId": event_id,
                     "domain": config.domain,
                     "timestamp": now_ms,
@@ -252,7 +258,11 @@ impl World {
                     "eventType": event_type,
                     "webhookId": webhook_id,
                     "data": data,
-                }]});
+                });
+                if let Some(properties) = &happening.custom_properties {
+                    event["customProperties"] = properties.clone();
+                }
+                let body = json!({ "data": [event] });
                 self.deliveries.schedule(Pending {
                     due_ms: now_ms + first_delay,
                     seq: 0,

@@ -331,6 +331,7 @@ async fn throttled_replies_conform_in_every_area() {
         general_per_second: Some(1),
         general_per_day: Some(1000),
         ai_per_second: None,
+        ai_per_minute: None,
         ai_per_day: Some(1),
     }))
     .await;

@@ -13,7 +13,7 @@ usage: pubapi-sandbox [serve] [--port N] [--limits L] [--clock C] [--time-scale 
 serve (the default): a sandbox of the Content Platform Public API on 127.0.0.1 until Ctrl-C.
 Prints `PUBAPI_BASE_URL=<url> PUBAPI_TOKEN=<admin token>` first, then the other users.
   --port N         port on 127.0.0.1 (default: any free port)
-  --limits L       reference (default), off, or windows such as general=2/s,1000/d,ai=100/d
+  --limits L       reference (default), off, or windows such as general=2/s,1000/d,ai=10/m,100/d
   --clock C        real (default), manual (frozen at 2025-03-03T09:00:00Z), or a date or UTC
                    time to start a frozen clock at (2026-09-29, 2026-09-29T12:00:00Z)
   --time-scale X   sandbox seconds per real second on the real clock (default 1)
@@ -40,7 +40,7 @@ $PUBAPI_SANDBOX_CONTROL_TOKEN if it has one):
            [--operation ID | --tag TAG] [--after N] [--times N]
   fault list | fault clear
   clock show | clock advance 90s|10m|2h|1d | clock set DATE | clock scale X
-  limits show | limits reference|off|general=2/s,1000/d,ai=100/d
+  limits show | limits reference|off|general=2/s,1000/d,ai=10/m,100/d
   reset                                back to the start state
   deliveries                           every webhook delivery attempt
 
