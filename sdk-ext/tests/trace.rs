@@ -163,7 +163,10 @@ async fn a_call_that_got_no_answer_keeps_its_request_id_on_the_transport_error()
     assert_eq!(id.as_str().len(), 36);
     assert!(error.to_string().contains(id.as_str()), "{error}");
     let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
-    assert!(log.contains(&format!("pubapi.request_id=\"{id}\"")), "{log}");
+    assert!(
+        log.contains(&format!("pubapi.request_id=\"{id}\"")),
+        "{log}"
+    );
     assert!(log.contains("error.type=\"connect\""), "{log}");
     // The next call's id is another.
     let again = client
