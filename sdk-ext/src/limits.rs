@@ -158,7 +158,7 @@ impl Default for Pacing {
 /// is shared by every client of it (the gateway counts the token's calls, not a client's), so
 /// the second client's settings could not take effect. Returned by
 /// [`ClientBuilder::build`](crate::ClientBuilder::build) (or, for a token source that has no
-/// token before the first call, by that call as [`crate::InputError::BudgetConflict`]).
+/// token before the first call, by that call as [`crate::error::InputError::BudgetConflict`]).
 ///
 /// Build every client of a token with the same [`Limits`], [`Pacing`] and fleet, or give the
 /// one that differs a pacer of its own with

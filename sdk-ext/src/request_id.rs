@@ -29,21 +29,14 @@ impl RequestId {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let prefix = *PREFIX.get_or_init(|| crate::rng::SplitMix64::from_entropy().next_u64());
         let count = COUNTER.fetch_add(1, Ordering::Relaxed);
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut digits = (u128::from(prefix) << 64) | u128::from(count);
         let mut text = [b'-'; 36];
-        let mut digits = (0..16)
-            .rev()
-            .map(|i| (prefix >> (i * 4)) & 0xf)
-            .chain((0..16).rev().map(|i| (count >> (i * 4)) & 0xf));
-        for (i, byte) in text.iter_mut().enumerate() {
-            if [8, 13, 18, 23].contains(&i) {
-                continue;
+        for (i, byte) in text.iter_mut().enumerate().rev() {
+            if !matches!(i, 8 | 13 | 18 | 23) {
+                *byte = HEX[(digits & 0xf) as usize];
+                digits >>= 4;
             }
-            let digit = digits.next().unwrap_or(0) as u8;
-            *byte = if digit < 10 {
-                b'0' + digit
-            } else {
-                b'a' + digit - 10
-            };
         }
         RequestId(text)
     }

@@ -227,40 +227,41 @@ impl Policy {
         let request_id = RequestId::next();
         // OpenTelemetry's names for an HTTP client's span, and the SDK's own under `pubapi.`;
         // nothing secret: no token, act-as value, query or body.
-        let span = tracing::info_span!(
-            "pubapi.request",
-            otel.kind = "client",
-            http.request.method = operation.method,
-            server.address = request.url().host_str().unwrap_or_default(),
-            url.template = operation.path,
-            http.response.status_code = tracing::field::Empty,
-            error.r#type = tracing::field::Empty,
-            pubapi.operation = operation.id,
-            pubapi.limit_class = class_label(operation.limit_class),
-            pubapi.request_id = request_id.as_str(),
-            pubapi.attempt = tracing::field::Empty,
-            pubapi.limiter_wait_ms = tracing::field::Empty,
-        );
+        let span = if !tracing::level_enabled!(tracing::Level::INFO) {
+            // Nothing listens at this level: not even the fields are worked out.
+            tracing::Span::none()
+        } else {
+            tracing::info_span!(
+                "pubapi.request",
+                otel.kind = "client",
+                http.request.method = operation.method,
+                server.address = request.url().host_str().unwrap_or_default(),
+                url.template = operation.path,
+                http.response.status_code = tracing::field::Empty,
+                error.r#type = tracing::field::Empty,
+                pubapi.operation = operation.id,
+                pubapi.limit_class = class_label(operation.limit_class),
+                pubapi.request_id = request_id.as_str(),
+                pubapi.attempt = tracing::field::Empty,
+                pubapi.limiter_wait_ms = tracing::field::Empty,
+            )
+        };
         if let Err(rejection) = self.check(&mut request, operation) {
             let mut response = rejection.into_response();
             response.extensions_mut().insert(request_id);
-            span.record("error.type", "local");
+            record(&span, "error.type", "local");
             telemetry::request(operation.id, Ended::Local);
             return Box::pin(std::future::ready(Ok(response)));
         }
-        request
-            .headers_mut()
-            .insert(REQUEST_ID_HEADER, request_id.header_value());
         // A disabled span (no subscriber, or one that filters it out) is not entered and
         // left on every poll: the attempts run bare.
-        let disabled = span.is_disabled();
-        let entered = span.clone();
-        let attempts = self.attempts(http, request, operation, span.clone());
-        let finished = async move { finish(attempts.await, operation, request_id, &span) };
-        if disabled {
-            Box::pin(finished)
+        if span.is_disabled() {
+            Box::pin(self.attempts(http, request, operation, span, request_id))
         } else {
-            Box::pin(finished.instrument(entered))
+            Box::pin(
+                self.attempts(http, request, operation, span.clone(), request_id)
+                    .instrument(span),
+            )
         }
     }
 
@@ -358,170 +359,186 @@ impl Policy {
         mut request: reqwest::Request,
         operation: &'static Operation,
         span: tracing::Span,
+        request_id: RequestId,
     ) -> impl Future<Output = reqwest::Result<reqwest::Response>> + Send + 'a {
         async move {
-            let shared = &self.shared;
-            let config = &shared.retry;
-            let class = operation.limit_class;
-            let started = Instant::now();
-            let deadline = started + config.operation_timeout();
-            let mut waited = Duration::ZERO;
-            let mut refreshed_token = false;
-            let mut attempt = 0;
-            loop {
-                attempt += 1;
-                span.record("pubapi.attempt", attempt);
-                let now = if attempt == 1 {
-                    started
-                } else {
-                    Instant::now()
-                };
-                if now >= deadline {
-                    return Ok(LocalRejection::Deadline {
-                        elapsed: now - started,
-                    }
-                    .into_response());
-                }
-                // The token first: its fingerprint picks the limiter, and nothing slow stands
-                // between the slot and the send.
-                let token = match shared.token.ready() {
-                    Some(token) => token,
-                    None => match shared.token.token().await {
-                        Ok(token) => token,
-                        Err(e) => return Ok(LocalRejection::Token(e.to_string()).into_response()),
-                    },
-                };
-                let limiter = match shared.limiter_for(&token) {
-                    Ok(limiter) => limiter,
-                    Err(conflict) => {
-                        return Ok(LocalRejection::Budget(conflict).into_response());
-                    }
-                };
-                // The blocks end what the future need not keep while it waits: the permit
-                // while the request is out, the answer while it sleeps before a retry.
-                let (sending, replay) = {
-                    let permit = match limiter.acquire(class, deadline - now).await {
-                        Ok(permit) => permit,
-                        Err(e) => return Ok(LocalRejection::Limit(e).into_response()),
+            // The attempts are an inner block (kept inline in this future: no second box
+            // or copy), so that every way out of them passes through `finish`.
+            let result = async {
+                let shared = &self.shared;
+                let config = &shared.retry;
+                let class = operation.limit_class;
+                let started = Instant::now();
+                let deadline = started + config.operation_timeout();
+                let mut waited = Duration::ZERO;
+                let mut refreshed_token = false;
+                let mut attempt = 0;
+                loop {
+                    attempt += 1;
+                    record(&span, "pubapi.attempt", attempt);
+                    let now = if attempt == 1 {
+                        started
+                    } else {
+                        Instant::now()
                     };
-                    span.record("pubapi.limiter_wait_ms", permit.waited().as_millis() as u64);
-                    telemetry::limiter_wait(class, permit.waited());
-                    request
-                        .headers_mut()
-                        .insert(http::header::AUTHORIZATION, token.header_value());
-                    let replay = Replay::of(&request, shared.transport.is_none());
-                    permit.sent();
-                    (shared.send(http, request), replay)
-                };
-                let Some(replay) = replay else {
-                    // A streaming body cannot be replayed: one attempt only.
-                    return with_failed_body(sending.await, operation).await;
-                };
-                let after = {
-                    // The HTTP client's read timeout bounds the wait for the head and every read
-                    // of the body (see `ClientBuilder::attempt_timeout`): no timer of our own here.
-                    let result = sending.await;
-                    let outcome = match &result {
-                        Ok(response) => {
-                            let status = response.status().as_u16();
-                            span.record("http.response.status_code", status);
-                            telemetry::attempt(operation.id, Ended::Status(status));
-                            if let Some(counters) = ServerCounters::from_headers(response.headers())
-                            {
-                                limiter.observe(class, counters);
-                                if let (Some(allotted), Some(current)) =
-                                    (counters.quota_allotted, counters.quota_current)
-                                {
-                                    telemetry::quota_remaining(
-                                        class,
-                                        allotted.saturating_sub(current),
-                                    );
-                                }
-                            }
-                            let outcome = classify_response(
-                                status,
-                                response.headers(),
-                                endpoint_kind(class),
-                                SystemTime::now(),
-                            );
-                            if let Some(code) = throttle_label(&outcome, response.headers()) {
-                                telemetry::throttle(code);
-                            }
-                            outcome
+                    if now >= deadline {
+                        return Ok(LocalRejection::Deadline {
+                            elapsed: now - started,
                         }
-                        Err(error) => {
-                            telemetry::attempt(operation.id, Ended::Transport);
-                            classify_transport(error)
-                        }
-                    };
-                    tracing::debug!(?outcome, "attempt finished");
-
-                    if let Ok(response) = &result
-                        && response.status() == 401
-                        && !refreshed_token
-                    {
-                        // Give a rotating token source one chance to replace a revoked token.
-                        shared.token.invalidate(&token);
-                        refreshed_token = true;
-                        if let Ok(fresh) = shared.token.token().await
-                            && fresh.expose() != token.expose()
-                        {
-                            tracing::debug!(
-                                "token rejected with 401; retrying once with a fresh token"
-                            );
-                            telemetry::retry(operation.id, "unauthorized");
-                            match replay.into_request(&result) {
-                                Some(again) => {
-                                    request = again;
-                                    continue;
-                                }
-                                None => return with_failed_body(result, operation).await,
-                            }
-                        }
+                        .into_response());
                     }
-                    if let Outcome::QuotaExhausted { retry_after } = outcome {
-                        limiter.server_exhausted(
-                            class,
-                            retry_after.unwrap_or(Duration::from_secs(60)),
-                        );
-                    }
-
-                    // The shared generator is locked only if a backoff is drawn.
-                    let decision = config.decide(
-                        &outcome,
-                        operation.is_idempotent(),
-                        attempt,
-                        waited,
-                        &mut &shared.rng,
-                    );
-                    match decision {
-                        Decision::Done => return result,
-                        Decision::GiveUp(reason) => {
-                            tracing::debug!(%reason, "not retrying");
-                            return with_failed_body(result, operation).await;
-                        }
-                        Decision::Retry { after } if Instant::now() + after >= deadline => {
-                            tracing::debug!("next retry would pass the operation deadline");
-                            return with_failed_body(result, operation).await;
-                        }
-                        Decision::Retry { after } => match replay.into_request(&result) {
-                            Some(again) => {
-                                telemetry::retry(operation.id, retry_reason(&outcome));
-                                request = again;
-                                after
-                            }
-                            None => {
-                                tracing::debug!("the answer does not say what was sent");
-                                return with_failed_body(result, operation).await;
+                    // The token first: its fingerprint picks the limiter, and nothing slow stands
+                    // between the slot and the send.
+                    let token = match shared.token.ready() {
+                        Some(token) => token,
+                        None => match shared.token.token().await {
+                            Ok(token) => token,
+                            Err(e) => {
+                                return Ok(LocalRejection::Token(e.to_string()).into_response());
                             }
                         },
-                    }
-                };
-                tracing::debug!(after_ms = after.as_millis() as u64, "retrying");
-                // Boxed, like every wait off the path of a free slot.
-                Box::pin(tokio::time::sleep(after)).await;
-                waited += after;
+                    };
+                    let limiter = match shared.limiter_for(&token) {
+                        Ok(limiter) => limiter,
+                        Err(conflict) => {
+                            return Ok(LocalRejection::Budget(conflict).into_response());
+                        }
+                    };
+                    // The blocks end what the future need not keep while it waits: the permit
+                    // while the request is out, the answer while it sleeps before a retry.
+                    let (sending, replay) = {
+                        let permit = match limiter.acquire(class, deadline - now).await {
+                            Ok(permit) => permit,
+                            Err(e) => return Ok(LocalRejection::Limit(e).into_response()),
+                        };
+                        record(
+                            &span,
+                            "pubapi.limiter_wait_ms",
+                            permit.waited().as_millis() as u64,
+                        );
+                        telemetry::limiter_wait(class, permit.waited());
+                        // The token and the call's id are set on every attempt, not kept for
+                        // the next one (see `Replay`).
+                        let headers = request.headers_mut();
+                        headers.insert(http::header::AUTHORIZATION, token.header_value());
+                        headers.insert(REQUEST_ID_HEADER, request_id.header_value());
+                        let replay = Replay::of(&request, shared.transport.is_none());
+                        permit.sent();
+                        (shared.send(http, request), replay)
+                    };
+                    let Some(replay) = replay else {
+                        // A streaming body cannot be replayed: one attempt only.
+                        return with_failed_body(sending.await, operation).await;
+                    };
+                    let after = {
+                        // The HTTP client's read timeout bounds the wait for the head and every read
+                        // of the body (see `ClientBuilder::attempt_timeout`): no timer of our own here.
+                        let result = sending.await;
+                        let outcome = match &result {
+                            Ok(response) => {
+                                let status = response.status().as_u16();
+                                record(&span, "http.response.status_code", status);
+                                telemetry::attempt(operation.id, Ended::Status(status));
+                                if let Some(counters) =
+                                    ServerCounters::from_headers(response.headers())
+                                {
+                                    limiter.observe(class, counters);
+                                    if let (Some(allotted), Some(current)) =
+                                        (counters.quota_allotted, counters.quota_current)
+                                    {
+                                        telemetry::quota_remaining(
+                                            class,
+                                            allotted.saturating_sub(current),
+                                        );
+                                    }
+                                }
+                                let outcome = classify_response(
+                                    status,
+                                    response.headers(),
+                                    endpoint_kind(class),
+                                    SystemTime::now(),
+                                );
+                                if let Some(code) = throttle_label(&outcome, response.headers()) {
+                                    telemetry::throttle(code);
+                                }
+                                outcome
+                            }
+                            Err(error) => {
+                                telemetry::attempt(operation.id, Ended::Transport);
+                                classify_transport(error)
+                            }
+                        };
+                        tracing::debug!(?outcome, "attempt finished");
+
+                        if let Ok(response) = &result
+                            && response.status() == 401
+                            && !refreshed_token
+                        {
+                            // Give a rotating token source one chance to replace a revoked token.
+                            shared.token.invalidate(&token);
+                            refreshed_token = true;
+                            if let Ok(fresh) = shared.token.token().await
+                                && fresh.expose() != token.expose()
+                            {
+                                tracing::debug!(
+                                    "token rejected with 401; retrying once with a fresh token"
+                                );
+                                telemetry::retry(operation.id, "unauthorized");
+                                match replay.into_request(&result) {
+                                    Some(again) => {
+                                        request = again;
+                                        continue;
+                                    }
+                                    None => return with_failed_body(result, operation).await,
+                                }
+                            }
+                        }
+                        if let Outcome::QuotaExhausted { retry_after } = outcome {
+                            limiter.server_exhausted(
+                                class,
+                                retry_after.unwrap_or(Duration::from_secs(60)),
+                            );
+                        }
+
+                        // The shared generator is locked only if a backoff is drawn.
+                        let decision = config.decide(
+                            &outcome,
+                            operation.is_idempotent(),
+                            attempt,
+                            waited,
+                            &mut &shared.rng,
+                        );
+                        match decision {
+                            Decision::Done => return result,
+                            Decision::GiveUp(reason) => {
+                                tracing::debug!(%reason, "not retrying");
+                                return with_failed_body(result, operation).await;
+                            }
+                            Decision::Retry { after } if Instant::now() + after >= deadline => {
+                                tracing::debug!("next retry would pass the operation deadline");
+                                return with_failed_body(result, operation).await;
+                            }
+                            Decision::Retry { after } => match replay.into_request(&result) {
+                                Some(again) => {
+                                    telemetry::retry(operation.id, retry_reason(&outcome));
+                                    request = again;
+                                    after
+                                }
+                                None => {
+                                    tracing::debug!("the answer does not say what was sent");
+                                    return with_failed_body(result, operation).await;
+                                }
+                            },
+                        }
+                    };
+                    tracing::debug!(after_ms = after.as_millis() as u64, "retrying");
+                    // Boxed, like every wait off the path of a free slot.
+                    Box::pin(tokio::time::sleep(after)).await;
+                    waited += after;
+                }
             }
+            .await;
+            finish(result, operation, request_id, &span)
         }
     }
 }
@@ -544,23 +561,31 @@ fn finish(
                 response.extensions_mut().insert(request_id);
             }
             if local {
-                span.record("error.type", "local");
+                record(span, "error.type", "local");
                 Ended::Local
             } else {
-                span.record("http.response.status_code", status);
+                record(span, "http.response.status_code", status);
                 if status >= 400 && !span.is_disabled() {
-                    span.record("error.type", status.to_string());
+                    record(span, "error.type", status.to_string());
                 }
                 Ended::Status(status)
             }
         }
         Err(error) => {
-            span.record("error.type", transport_error_type(error));
+            record(span, "error.type", transport_error_type(error));
             Ended::Transport
         }
     };
     telemetry::request(operation.id, ended);
     result.map_err(|error| crate::request_id::mark(error, request_id))
+}
+
+/// Records `value` as the span's `field`, unless the span is disabled (with `tracing`'s `log`
+/// feature on, a disabled span would still work the value out).
+fn record<V: tracing::Value>(span: &tracing::Span, field: &str, value: V) {
+    if !span.is_disabled() {
+        span.record(field, value);
+    }
 }
 
 /// `error.type` of a call that got no answer.

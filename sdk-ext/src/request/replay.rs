@@ -6,13 +6,14 @@
 //! is kept without copying its URL or its header map: reqwest puts the URL it sent on the
 //! answer and on the error, and the headers fit inline. Anything else is copied whole.
 
+use crate::request_id::REQUEST_ID_HEADER;
 use http::header::{AUTHORIZATION, HeaderName, HeaderValue};
 use http::{Method, Version};
 
-/// Headers kept inline, besides the token (which each attempt sets again): the generated
-/// client sends `accept` and `api-version`, the policy adds `x-request-id`, and an act-as
-/// view or call adds one more.
-const INLINE_HEADERS: usize = 4;
+/// Headers kept inline, besides the token and the request id (which each attempt sets
+/// again): the generated client sends `accept` and `api-version`, and an act-as view or call
+/// adds one more.
+const INLINE_HEADERS: usize = 3;
 
 /// The part of a request needed to send it again.
 #[derive(Debug)]
@@ -40,7 +41,7 @@ impl Replay {
         let mut headers: [Option<(HeaderName, HeaderValue)>; INLINE_HEADERS] = Default::default();
         let mut slots = headers.iter_mut();
         for (name, value) in request.headers() {
-            if name == AUTHORIZATION {
+            if name == AUTHORIZATION || name == REQUEST_ID_HEADER {
                 continue;
             }
             match slots.next() {
@@ -162,8 +163,10 @@ mod tests {
     fn replayed(request: &reqwest::Request, through_reqwest: bool) -> reqwest::Request {
         let replay = Replay::of(request, through_reqwest).unwrap();
         let mut again = replay.into_request(&answer_to(request)).unwrap();
-        if let Some(token) = request.headers().get(AUTHORIZATION) {
-            again.headers_mut().insert(AUTHORIZATION, token.clone());
+        for name in [AUTHORIZATION, REQUEST_ID_HEADER] {
+            if let Some(value) = request.headers().get(&name) {
+                again.headers_mut().insert(name, value.clone());
+            }
         }
         again
     }
