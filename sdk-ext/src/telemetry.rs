@@ -23,13 +23,6 @@ use std::time::Duration;
 
 use crate::limits::LimitClass;
 
-fn class_label(class: LimitClass) -> &'static str {
-    match class {
-        LimitClass::General => "general",
-        LimitClass::Ai => "ai",
-    }
-}
-
 /// How a call or an attempt ended, as a label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Ended {
@@ -89,18 +82,18 @@ pub(crate) fn throttle(code: &'static str) {
 /// A call waited this long for its slot.
 pub(crate) fn limiter_wait(class: LimitClass, waited: Duration) {
     #[cfg(feature = "metrics")]
-    histogram!("pubapi_limiter_wait_seconds", "class" => class_label(class))
+    histogram!("pubapi_limiter_wait_seconds", "class" => class.as_str())
         .record(waited.as_secs_f64());
     #[cfg(not(feature = "metrics"))]
-    let _ = (class_label(class), waited);
+    let _ = (class.as_str(), waited);
 }
 
 /// What the gateway's counters leave of the day.
 pub(crate) fn quota_remaining(class: LimitClass, remaining: u32) {
     #[cfg(feature = "metrics")]
-    gauge!("pubapi_quota_remaining", "class" => class_label(class)).set(f64::from(remaining));
+    gauge!("pubapi_quota_remaining", "class" => class.as_str()).set(f64::from(remaining));
     #[cfg(not(feature = "metrics"))]
-    let _ = (class_label(class), remaining);
+    let _ = (class.as_str(), remaining);
 }
 
 /// An event stream handed over `count` events.

@@ -10,7 +10,6 @@
 
 pub use super::redis_streams::RedisCheckpoints;
 use super::{Answer, FleetBudget, FleetError, Reservation, Reserve};
-use crate::limits::LimitClass;
 use pubapi_sdk::hooks::BoxFuture;
 use redis::aio::ConnectionManager;
 use std::time::Duration;
@@ -342,10 +341,7 @@ impl RedisBudget {
 
 impl RedisBudget {
     async fn run(&self, request: &Reserve<'_>) -> Result<Raw, FleetError> {
-        let class = match request.class {
-            LimitClass::General => "general",
-            LimitClass::Ai => "ai",
-        };
+        let class = request.class.as_str();
         let micros = |d: Duration| i64::try_from(d.as_micros()).unwrap_or(i64::MAX);
         let sent = unix_us();
         let deadline = self

@@ -240,7 +240,7 @@ impl Policy {
                 http.response.status_code = tracing::field::Empty,
                 error.r#type = tracing::field::Empty,
                 pubapi.operation = operation.id,
-                pubapi.limit_class = class_label(operation.limit_class),
+                pubapi.limit_class = operation.limit_class.as_str(),
                 pubapi.request_id = request_id.as_str(),
                 pubapi.attempt = tracing::field::Empty,
                 pubapi.limiter_wait_ms = tracing::field::Empty,
@@ -596,13 +596,6 @@ fn transport_error_type(error: &reqwest::Error) -> &'static str {
         "connect"
     } else {
         "transport"
-    }
-}
-
-fn class_label(class: LimitClass) -> &'static str {
-    match class {
-        LimitClass::General => "general",
-        LimitClass::Ai => "ai",
     }
 }
 
