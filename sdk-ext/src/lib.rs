@@ -26,6 +26,7 @@ pub mod telemetry;
 pub mod testing;
 pub mod token;
 pub mod transport;
+mod verdict;
 pub mod waiter;
 pub mod webhook;
 

@@ -388,11 +388,11 @@ impl Client {
             .query(query)
             .header(http::header::ACCEPT, accept)
             .build()
-            .map_err(Error::Transport)?;
+            .map_err(Error::from)?;
         let response = self
             .execute(request, operation)
             .await
-            .map_err(Error::Transport)?;
+            .map_err(Error::from)?;
         if !response.status().is_success() {
             return Err(Error::from_http_response(response).await);
         }
@@ -483,7 +483,7 @@ impl FinishedReport {
 async fn read_capped(mut response: reqwest::Response, cap: usize) -> Result<Vec<u8>, Error> {
     let announced = response.content_length().unwrap_or(0);
     let mut body = Vec::with_capacity(usize::try_from(announced).unwrap_or(cap).min(cap));
-    while let Some(chunk) = response.chunk().await.map_err(Error::Transport)? {
+    while let Some(chunk) = response.chunk().await.map_err(Error::from)? {
         if body.len() + chunk.len() > cap {
             return Err(Error::Decode {
                 path: "events".into(),
