@@ -105,6 +105,7 @@ mod dedup;
 mod delivery;
 mod filter;
 mod handler;
+mod parse_error;
 mod receiver;
 #[cfg(feature = "redis")]
 mod redis_dedup;
@@ -123,9 +124,10 @@ pub use dedup::{
     Claim, Claimant, DEAD_LETTER_DEDUP_CAPACITY, DedupError, DedupKey, DedupKind, DedupStore,
     MemoryDedup,
 };
-pub use delivery::{Delivery, DeliveryItem, DeliveryParseError, WebhookEvent};
+pub use delivery::{Delivery, DeliveryItem, WebhookEvent};
 pub use filter::{EventFilter, EventFilterError, Wildcard};
 pub use handler::{Batch, DeadLetter, DeliveryHandler, HandlerError};
+pub use parse_error::DeliveryParseError;
 /// The name of a webhook event (`eventType`), generated from the spec: one variant per event
 /// of the reference and `Unknown(String)` for a name added later.
 pub use pubapi_sdk::types::EventType;
