@@ -432,7 +432,7 @@ impl fmt::Display for Error {
                     httpdate::fmt_http_date(*sunset)
                 )?;
                 match successor {
-                    Some("askAssistant") => {
+                    Some(pubapi_sdk::operations::id::ASK_ASSISTANT) => {
                         f.write_str("; use askAssistant: client.assistant().ask_and_wait(..)")
                     }
                     Some(successor) => write!(f, "; use {successor}"),

@@ -6,6 +6,9 @@
 //!   without cycles, so each module can be read knowing only the ones it depends on. A use
 //!   reaches the module that holds the item, through the re-exports of the modules on the
 //!   way (`crate::audit::CsvReport` is `audit::report`'s when `audit` re-exports it).
+//! - **No operationId written as a string** outside the codegen and tests: code that names an
+//!   operation uses `pubapi_sdk::operations::id::…`, so a spec that renames one breaks the
+//!   build instead of leaving a string that matches nothing.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -411,5 +414,29 @@ fn the_reader_follows_uses_through_groups_parents_and_reexports() {
     assert_eq!(
         krate.cycles(),
         vec!["example::a: csv → report → csv".to_string()]
+    );
+}
+
+#[test]
+fn no_operation_id_is_written_as_a_string_outside_codegen_and_tests() {
+    let mut found = Vec::new();
+    for krate in crates() {
+        for (module, code) in &krate.code {
+            for operation in pubapi_sdk::operations::ALL {
+                if code.contains(&format!("\"{}\"", operation.id)) {
+                    found.push(format!(
+                        "{}::{}: \"{}\" (use pubapi_sdk::operations::id::…)",
+                        krate.name,
+                        module.join("::"),
+                        operation.id
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "operationIds as strings:\n{}",
+        found.join("\n")
     );
 }

@@ -372,8 +372,8 @@ impl Client {
         accept: &'static str,
         query: &[(&str, u64)],
     ) -> Result<reqwest::Response, Error> {
-        let operation =
-            pubapi_sdk::operations::find("getAuditReport").expect("the spec has getAuditReport");
+        let operation = pubapi_sdk::operations::find(pubapi_sdk::operations::id::GET_AUDIT_REPORT)
+            .expect("the spec has getAuditReport");
         let id = crate::path::encode_segment(&at.id).map_err(|error| {
             Error::InvalidInput(crate::error::InputError::PathValue {
                 operation: operation.id,
