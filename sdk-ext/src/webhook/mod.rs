@@ -75,7 +75,7 @@
 //! ```
 //! use pubapi_sdk_ext::webhook::{Batch, EventData, HandlerError, Receiver, WebhookSecret};
 //!
-//! # async fn serve(headers: http::HeaderMap, body: Vec<u8>) -> Result<u16, Box<dyn std::error::Error>> {
+//! # async fn serve(headers: pubapi_sdk_ext::http::HeaderMap, body: Vec<u8>) -> Result<u16, Box<dyn std::error::Error>> {
 //! let receiver = Receiver::builder()
 //!     .secret(WebhookSecret::new("new-secret-4f1c2e9a7b3d5f60")?)
 //!     .previous_secret(WebhookSecret::new("old-secret-0a1b2c3d4e5f6071")?)
