@@ -618,7 +618,7 @@ impl DailyExport {
                 ),
             });
         }
-        let (since, mut next) = self.load_or_start()?;
+        let (since, mut next, new) = self.load_or_start()?;
         let mut summary = ExportSummary {
             written: Vec::new(),
             already_there: Vec::new(),
@@ -641,6 +641,10 @@ impl DailyExport {
             Err(other) => return Err(other),
         };
         summary.server_today = Some(ExportDay::containing(now_ms));
+        if new {
+            // Written before any day, so that the next run can continue with `SinceLast`.
+            self.save_state(&self.state_of(since, next))?;
+        }
         let mut done = 0u32;
         while next.end_ms() <= now_ms && self.max_days.is_none_or(|max| done < max) {
             let target = self.out_dir.join(self.file_name(next));
@@ -731,9 +735,9 @@ impl DailyExport {
         }
     }
 
-    /// The export's first day and the first day to write: from the state file, or a new
-    /// state from the start day.
-    fn load_or_start(&self) -> Result<(ExportDay, ExportDay), ExportError> {
+    /// The export's first day, the first day to write, and whether the state is new: from
+    /// the state file, or a new state from the start day.
+    fn load_or_start(&self) -> Result<(ExportDay, ExportDay, bool), ExportError> {
         let path = &self.state_file;
         let text = match std::fs::read(path) {
             Ok(text) => Some(text),
@@ -748,10 +752,8 @@ impl DailyExport {
         let Some(text) = text else {
             return match self.start {
                 Start::SinceLast => Err(ExportError::NoState { path: path.clone() }),
-                Start::Since(day) => {
-                    self.save_state(&self.state_of(day, day))?;
-                    Ok((day, day))
-                }
+                // Written once the server has answered (see `run`).
+                Start::Since(day) => Ok((day, day, true)),
             };
         };
         if text.iter().all(u8::is_ascii_whitespace) {
@@ -802,7 +804,7 @@ impl DailyExport {
         {
             return mismatch("since", since.to_string(), asked.to_string());
         }
-        Ok((since, next))
+        Ok((since, next, false))
     }
 
     fn state_of(&self, since: ExportDay, next: ExportDay) -> State {
