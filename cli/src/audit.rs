@@ -281,10 +281,12 @@ pub enum JobCommand {
         /// The report, KIND/ID.
         report: String,
     },
-    /// Export one file per whole UTC day (by the server's clock) into a folder, run after
-    /// run: the state file remembers the days done; a failed day is done again from scratch;
-    /// no day twice, none skipped; stops with exit code 6 before the daily budget would run
-    /// out. For cron: quiet on success unless -v, one run at a time per state file.
+    /// Export one file per whole UTC day into a folder, run after run (made for cron).
+    ///
+    /// A day is whole once it has ended by the server's clock. The state file remembers the
+    /// days done; a failed day is done again from scratch; no day twice, none skipped; the
+    /// run stops with exit code 6 before the daily budget would run out. Quiet on success
+    /// unless -v; one run at a time per state file.
     #[command(after_help = EXPORT_HELP)]
     Export(ExportArgs),
 }
