@@ -407,3 +407,40 @@ async fn kinds_whose_api_ignores_the_time_of_day_are_refused_at_build() {
     // Logins need `events`: the SDK's check names the field.
     assert!(matches!(error, ExportError::InvalidRequest(_)), "{error:?}");
 }
+
+#[tokio::test]
+async fn a_day_file_already_in_the_folder_is_taken_as_done_and_not_fetched_again() {
+    let sb = sandbox().await;
+    let client = sb.client_for("admin");
+    let dir = temp_dir("already-there");
+    export(&client, &dir, Start::Since(day("2026-03-08")))
+        .run()
+        .await
+        .unwrap();
+    let written = std::fs::read(dir.join("out/logins-2026-03-09.csv")).unwrap();
+    // A run that stopped between March 9's rename and the state's update left the state a
+    // day behind its files.
+    let state = std::fs::read_to_string(dir.join("state")).unwrap();
+    std::fs::write(
+        dir.join("state"),
+        state.replace(
+            "\"next_day\": \"2026-03-10\"",
+            "\"next_day\": \"2026-03-09\"",
+        ),
+    )
+    .unwrap();
+    let before = sb.counters().by_operation.get("createLoginsAudit").copied();
+    assert_eq!(before, Some(2));
+    let summary = export(&client, &dir, Start::SinceLast).run().await.unwrap();
+    assert_eq!(summary.already_there, [day("2026-03-09")]);
+    assert!(summary.written.is_empty(), "{summary:?}");
+    assert_eq!(summary.next_day, day("2026-03-10"));
+    assert_eq!(
+        sb.counters().by_operation.get("createLoginsAudit").copied(),
+        before
+    );
+    assert_eq!(
+        std::fs::read(dir.join("out/logins-2026-03-09.csv")).unwrap(),
+        written
+    );
+}
