@@ -561,6 +561,17 @@ struct State {
     next_day: String,
 }
 
+/// What one day came to.
+#[derive(Debug)]
+enum Step {
+    /// Written; the report when it could not be deleted.
+    Written(WrittenDay, Option<ReportLocation>),
+    /// Its file was already in the folder.
+    AlreadyThere,
+    /// Not done, for the budget.
+    Stopped(BudgetStop),
+}
+
 /// The OS lock on `<state>.lock`, held while the value lives.
 #[derive(Debug)]
 struct Lock {
@@ -647,57 +658,69 @@ impl DailyExport {
         }
         let mut done = 0u32;
         while next.end_ms() <= now_ms && self.max_days.is_none_or(|max| done < max) {
-            let target = self.out_dir.join(self.file_name(next));
-            if target.exists() {
-                // Only a whole day is renamed into place: the state missed the update.
-                summary.already_there.push(next);
-            } else {
-                if let Some(left) = self.budget_left()
-                    && left < self.calls_per_day
-                {
-                    summary.stopped = Some(BudgetStop {
-                        day: next,
-                        needed: self.calls_per_day,
-                        left,
-                        resets_in: None,
-                    });
+            match self.step(next).await {
+                Ok(Step::Written(day, left)) => {
+                    summary.written.push(day);
+                    summary.reports_left.extend(left);
+                }
+                Ok(Step::AlreadyThere) => summary.already_there.push(next),
+                Ok(Step::Stopped(stop)) => {
+                    summary.stopped = Some(stop);
                     break;
                 }
-                match self.export_day(next, &target).await {
-                    Ok((bytes, at)) => {
-                        summary.written.push(WrittenDay {
-                            day: next,
-                            path: target,
-                            bytes,
-                        });
-                        if let Some(at) = at {
-                            summary.reports_left.push(at);
-                        }
-                    }
-                    Err(error) => {
-                        if let Some(resets_in) = error.quota_exhausted() {
-                            summary.stopped = Some(BudgetStop {
-                                day: next,
-                                needed: self.calls_per_day,
-                                left: 0,
-                                resets_in,
-                            });
-                            break;
-                        }
-                        return Err(ExportError::Day {
-                            day: next,
-                            written: summary.written.len(),
-                            error,
-                        });
-                    }
+                Err(error) => {
+                    return Err(ExportError::Day {
+                        day: next,
+                        written: summary.written.len(),
+                        error,
+                    });
                 }
             }
             next = next.next();
+            // A day is recorded only once its file is in place: a run that ends between the
+            // two finds the file next time (`Step::AlreadyThere`).
             self.save_state(&self.state_of(since, next))?;
             summary.next_day = next;
             done += 1;
         }
         Ok(summary)
+    }
+
+    /// One day: its file already there, or the budget checked and the day exported, or a
+    /// stop for the budget (before the day, or when the platform says the quota is used up).
+    async fn step(&self, day: ExportDay) -> Result<Step, DayError> {
+        let target = self.out_dir.join(self.file_name(day));
+        if target.exists() {
+            // Only a whole day is renamed into place: the state missed the update.
+            return Ok(Step::AlreadyThere);
+        }
+        let stop = |left, resets_in| {
+            Ok(Step::Stopped(BudgetStop {
+                day,
+                needed: self.calls_per_day,
+                left,
+                resets_in,
+            }))
+        };
+        if let Some(left) = self.budget_left()
+            && left < self.calls_per_day
+        {
+            return stop(left, None);
+        }
+        match self.export_day(day, &target).await {
+            Ok((bytes, left)) => Ok(Step::Written(
+                WrittenDay {
+                    day,
+                    path: target,
+                    bytes,
+                },
+                left,
+            )),
+            Err(error) => match error.quota_exhausted() {
+                Some(resets_in) => stop(0, resets_in),
+                None => Err(error),
+            },
+        }
     }
 
     /// The request for `day`.
@@ -882,9 +905,10 @@ impl DailyExport {
         day: ExportDay,
         target: &Path,
     ) -> Result<(u64, Option<ReportLocation>), DayError> {
+        // Checked at `build` for another day: only a day out of the dates' range fails here.
         let request = self.request(day).map_err(|e| match e {
             ExportError::InvalidRequest(e) => DayError::Api(e),
-            other => DayError::Write(std::io::Error::other(other.to_string())),
+            other => DayError::Api(Error::invalid_input("date_start", other.to_string())),
         })?;
         let audit = self.client.audit();
         let job = audit.create(request).await.map_err(DayError::Api)?;
