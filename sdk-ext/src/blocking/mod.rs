@@ -16,7 +16,7 @@
 //! # Ok(()) }
 //! ```
 //!
-//! It is built by the same [`ClientBuilder`](crate::ClientBuilder), with
+//! It is built by the same [`ClientBuilder`], with
 //! [`build_blocking`](crate::ClientBuilder::build_blocking) instead of `build`, and wraps an
 //! async client: every request passes the same policy (checks, token, impersonation, pacing
 //! shared with every client of the token in the process, retries). Handles have the async
@@ -32,10 +32,9 @@
 //! - **Not inside an async runtime.** On a thread of a tokio runtime (an async task,
 //!   `spawn_blocking`, inside `Runtime::enter`) blocking would stall that runtime or panic, so
 //!   the client refuses instead: [`build_blocking`](crate::ClientBuilder::build_blocking)
-//!   returns [`BuildError::InAsyncContext`](crate::BuildError::InAsyncContext), and a call
-//!   returns [`Error::InAsyncContext`](crate::Error::InAsyncContext) (inside its usual error
-//!   type: [`WaitError::Failed`](crate::waiter::WaitError::Failed) for a wait, `resume_at` of
-//!   a [`ReadError`](crate::audit::ReadError), [`CsvError::Api`](crate::audit::CsvError::Api))
+//!   returns [`BuildError::InAsyncContext`], and a call returns [`Error::InAsyncContext`]
+//!   (inside its usual error type: [`WaitError::Failed`] for a wait, with `resume_at` in a
+//!   [`ReadError`], [`CsvError::Api`])
 //!   with nothing sent; an iterator hands that error out once, then ends. Use the async
 //!   client there. Dropping a blocking client inside a runtime does not panic: its runtime
 //!   is shut down in the background.
