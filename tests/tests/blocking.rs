@@ -9,6 +9,7 @@ use pubapi_sdk_ext::ai::{AiWait, AskError, StatusObserver};
 use pubapi_sdk_ext::audit::{AuditWait, JobObserver, JobState, ReportRead};
 use pubapi_sdk_ext::blocking::{self, Client};
 use pubapi_sdk_ext::events::{EventStream, EventsVersion, StreamItem, StreamNotice, StreamStart};
+use pubapi_sdk_ext::fleet::FileCheckpoints;
 use pubapi_sdk_ext::waiter::WaitError;
 use pubapi_sdk_ext::{BuildError, Error};
 use pubapi_testkit::sandbox::{Sandbox, SandboxConfig};
@@ -145,6 +146,87 @@ fn the_event_stream_is_an_iterator_that_stops_handing_out_once_caught_up() {
     assert_eq!(backwards, [4, 3, 2, 1]);
     let cursor = client.events().cursor().expect("the cursor");
     assert_eq!((cursor.oldest_event_id, cursor.latest_event_id), (1, 4));
+    sb.assert_conformant();
+}
+
+/// The next `n` items of `stream`, skipping `StandingBy` notices, read on a thread of their
+/// own: a lease that is never given up fails the test after a minute instead of hanging it.
+fn items(mut stream: blocking::EventStream, n: usize) -> (Vec<StreamItem>, blocking::EventStream) {
+    let (sent, received) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let items: Vec<StreamItem> = stream
+            .by_ref()
+            .map(|item| item.expect("no error"))
+            .filter(|item| !matches!(item, StreamItem::Notice(StreamNotice::StandingBy { .. })))
+            .take(n)
+            .collect();
+        let _ = sent.send((items, stream));
+    });
+    received
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the stream took the lease within a minute")
+}
+
+fn consuming_after(item: &StreamItem) -> Option<(i64, bool)> {
+    match item {
+        StreamItem::Notice(StreamNotice::Consuming {
+            after, taken_over, ..
+        }) => Some((*after, *taken_over)),
+        _ => None,
+    }
+}
+
+fn event_id(item: &StreamItem) -> Option<i64> {
+    match item {
+        StreamItem::Event(event) => event.id(),
+        StreamItem::Notice(_) => None,
+    }
+}
+
+#[test]
+fn a_stream_with_a_checkpoint_file_saves_and_gives_its_lease_up_on_release_and_on_drop() {
+    let sb = serve(SandboxConfig::testing());
+    activity(&sb);
+    let client = client(&sb);
+    let dir = std::env::temp_dir().join(format!("pubapi-blocking-cp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = Arc::new(FileCheckpoints::new(dir.join("checkpoints.json")));
+    let stream = |start| {
+        EventStream::builder(EventsVersion::V2)
+            .start(start)
+            .checkpoints(store.clone(), "v2-all")
+            .build_blocking(client.clone())
+    };
+
+    let (taken, first) = items(stream(StreamStart::After(0)), 3);
+    assert_eq!(consuming_after(&taken[0]), Some((0, false)), "{taken:?}");
+    assert_eq!(
+        taken[1..].iter().map(event_id).collect::<Vec<_>>(),
+        [Some(1), Some(2)]
+    );
+    assert!(first.lease_token().is_some());
+    first.save_checkpoint().expect("saved");
+    // Dropped: the lease is given up in the background of the client's runtime.
+    drop(first);
+
+    // Resumes after the saved checkpoint, whatever its start says; nothing was taken over.
+    let (taken, second) = items(stream(StreamStart::Latest), 2);
+    assert_eq!(consuming_after(&taken[0]), Some((2, false)), "{taken:?}");
+    assert_eq!(event_id(&taken[1]), Some(3));
+    second.save_checkpoint().expect("saved");
+    second.release().expect("released");
+
+    // Released: the next stream holds the lease from its first item.
+    let mut third = stream(StreamStart::Latest);
+    let first_item = third.next().expect("an item").expect("no error");
+    assert_eq!(
+        consuming_after(&first_item),
+        Some((3, false)),
+        "{first_item:?}"
+    );
+    drop(third);
+    std::fs::remove_dir_all(&dir).unwrap();
     sb.assert_conformant();
 }
 
