@@ -97,3 +97,52 @@ fn a_result_iterator_fetches_the_next_page_only_when_asked() {
     assert_eq!(rest, ["e1a", "e1b"]);
     second.assert_calls(1);
 }
+
+#[test]
+fn on_a_thread_of_a_tokio_runtime_calls_are_refused_with_a_typed_error_and_nothing_is_sent() {
+    let server = MockServer::start();
+    let anything = server.mock(|when, then| {
+        when.any_request();
+        then.status(200);
+    });
+    let client = client(&server);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .build()
+        .unwrap();
+    // Inside an async task, where blocking would panic…
+    let in_task = client.clone();
+    runtime.block_on(async move {
+        assert!(matches!(
+            in_task.identity().whoami(),
+            Err(Error::InAsyncContext)
+        ));
+    });
+    // …and on the runtime's blocking pool, where it would hold one of its threads.
+    let in_pool = client.clone();
+    let refused = runtime.block_on(async move {
+        tokio::task::spawn_blocking(move || in_pool.webhooks().list().map(|_| ()))
+            .await
+            .unwrap()
+    });
+    assert!(matches!(refused, Err(Error::InAsyncContext)));
+    // The same client works again on a thread of its own.
+    drop(runtime);
+    assert!(matches!(
+        client.identity().whoami(),
+        Err(Error::Decode { .. })
+    ));
+    anything.assert_calls(1);
+}
+
+#[tokio::test]
+async fn build_blocking_inside_an_async_task_is_refused() {
+    let built = pubapi_sdk_ext::Client::builder()
+        .base_url("http://127.0.0.1:9/pubapi")
+        .token(SecretToken::try_from(TOKEN).unwrap())
+        .build_blocking();
+    assert!(matches!(
+        built,
+        Err(pubapi_sdk_ext::BuildError::InAsyncContext)
+    ));
+}
