@@ -146,3 +146,32 @@ async fn build_blocking_inside_an_async_task_is_refused() {
         Err(pubapi_sdk_ext::BuildError::InAsyncContext)
     ));
 }
+
+#[test]
+fn the_client_is_shared_across_threads_and_its_sequences_move_between_them() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_sync::<blocking::Client>();
+    send::<blocking::Iter<pubapi_sdk::types::HybridSearchResult, Error>>();
+    send::<blocking::EventStream>();
+    send::<blocking::CsvRows>();
+    send::<blocking::FinishedReport>();
+
+    let server = MockServer::start();
+    let whoami = server.mock(|when, then| {
+        when.method(GET).path("/pubapi/v1/whoami");
+        then.status(200)
+            .header("content-type", "application/json")
+            .json_body(json!({"username": "admin"}));
+    });
+    let client = client(&server);
+    std::thread::scope(|threads| {
+        for _ in 0..3 {
+            threads.spawn(|| {
+                let me = client.identity().whoami().unwrap();
+                assert_eq!(me.username.as_deref(), Some("admin"));
+            });
+        }
+    });
+    whoami.assert_calls(3);
+}
