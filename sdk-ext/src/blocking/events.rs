@@ -112,7 +112,9 @@ impl EventStream {
     /// stream's lease (see [`crate::events::EventStream::save_checkpoint`]).
     ///
     /// # Errors
-    /// [`FleetError`] when the store fails or the lease was lost.
+    /// [`FleetError`] when the store fails or the lease was lost; inside an async runtime,
+    /// one of kind [`Unavailable`](crate::fleet::FleetErrorKind::Unavailable) that says so,
+    /// with nothing saved.
     pub fn save_checkpoint(&self) -> Result<(), FleetError> {
         let Some(inner) = &self.inner else {
             return Ok(());
@@ -124,7 +126,8 @@ impl EventStream {
     /// [`crate::events::EventStream::release`]).
     ///
     /// # Errors
-    /// [`FleetError`] when the store could not be told; the lease then runs out by itself.
+    /// [`FleetError`] when the store could not be told (or, inside an async runtime, was not
+    /// asked); the lease then runs out by itself.
     pub fn release(mut self) -> Result<(), FleetError> {
         match self.inner.take() {
             Some(inner) => self.runtime.call(inner.release()),

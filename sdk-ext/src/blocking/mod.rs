@@ -34,9 +34,9 @@
 //!   the client refuses instead: [`build_blocking`](crate::ClientBuilder::build_blocking)
 //!   returns [`BuildError::InAsyncContext`], and a call returns [`Error::InAsyncContext`]
 //!   (inside its usual error type: [`WaitError::Failed`] for a wait, with `resume_at` in a
-//!   [`ReadError`], [`CsvError::Api`])
-//!   with nothing sent; an iterator hands that error out once, then ends. Use the async
-//!   client there. Dropping a blocking client inside a runtime does not panic: its runtime
+//!   [`ReadError`], [`CsvError::Api`]; a checkpoint save's [`FleetError`] is of kind
+//!   `Unavailable` and says so) with nothing sent; an iterator hands that error out once,
+//!   then ends. Use the async client there. Dropping a blocking client inside a runtime does not panic: its runtime
 //!   is shut down in the background.
 //! - **Waits block for as long as they wait**: an AI answer up to its [`AiWait`] deadline
 //!   (10 minutes by default), an audit job polled at least 2 minutes apart up to its
