@@ -128,6 +128,12 @@ pub enum Error {
         /// The operationId that replaces it, e.g. `askAssistant`.
         successor: Option<&'static str>,
     },
+    /// The blocking client (feature `blocking`) was called on a thread that belongs to a
+    /// tokio runtime (an async task, `spawn_blocking`, or inside `Runtime::enter`), where
+    /// blocking on its own runtime would stall or panic; nothing was sent. Use the async
+    /// [`Client`](crate::Client) there.
+    #[cfg(feature = "blocking")]
+    InAsyncContext,
 }
 
 /// The [`ApiError`] an [`Error`] holds, borrowed as `$self` is (`as_ref` or `as_mut` for the
@@ -150,6 +156,8 @@ macro_rules! api_error_of {
             | Error::InvalidInput(_)
             | Error::Checkpoint(_)
             | Error::Removed { .. } => None,
+            #[cfg(feature = "blocking")]
+            Error::InAsyncContext => None,
         }
     };
 }
@@ -439,6 +447,11 @@ impl fmt::Display for Error {
                     None => Ok(()),
                 }
             }
+            #[cfg(feature = "blocking")]
+            Error::InAsyncContext => f.write_str(
+                "the blocking client was called inside an async runtime, nothing sent; \
+                 use the async client there",
+            ),
         }
     }
 }

@@ -7,6 +7,9 @@ pub mod ai;
 pub mod audit;
 mod audit_date;
 mod audit_request;
+#[cfg(feature = "blocking")]
+#[cfg_attr(docsrs, doc(cfg(feature = "blocking")))]
+pub mod blocking;
 pub mod client;
 pub mod error;
 pub mod events;
