@@ -11,7 +11,6 @@
 //! it at the end: an interrupted run leaves no half-written report.
 
 use crate::Session;
-use crate::args::Command as Top;
 use crate::failure::{Exit, Failure};
 use crate::progress;
 use clap::builder::PossibleValuesParser;
@@ -521,24 +520,24 @@ fn list_item(value: &str, integers: bool, name: &str) -> Result<Value, Failure> 
 
 /// Checks what needs no network (dates, required filters, `--out`'s folder) before a
 /// sandbox starts or a request leaves.
-pub fn check_before_start(command: &Top) -> Result<(), Failure> {
+pub fn check_before_start(command: &AuditCommand) -> Result<(), Failure> {
     match command {
-        Top::Audit(AuditCommand::Run {
+        AuditCommand::Run {
             request,
             out,
             dates,
             ..
-        }) => {
+        } => {
             check_dates(request, dates)?;
             request.validate().map_err(in_flags)?;
             check_out(out.as_deref())
         }
-        Top::Audit(AuditCommand::Job(JobCommand::Get(get))) => {
+        AuditCommand::Job(JobCommand::Get(get)) => {
             location(&get.report)?;
             check_out(get.out.as_deref())
         }
-        Top::Audit(AuditCommand::Job(JobCommand::Delete { report })) => location(report).map(drop),
-        Top::Audit(AuditCommand::Job(JobCommand::Export(args))) => {
+        AuditCommand::Job(JobCommand::Delete { report }) => location(report).map(drop),
+        AuditCommand::Job(JobCommand::Export(args)) => {
             export_settings(args)?;
             if !args.out_dir.is_dir() {
                 return Err(Failure::usage(format!(
@@ -1164,6 +1163,13 @@ mod tests {
         assert_eq!(suppress.shape, Shape::Flag);
     }
 
+    fn audit_of(command: &crate::args::Command) -> &AuditCommand {
+        match command {
+            crate::args::Command::Audit(audit) => audit,
+            _ => panic!("not an audit command"),
+        }
+    }
+
     fn parse(line: &str) -> Result<crate::args::Cli, clap::Error> {
         crate::args::Cli::try_parse_from(line.split_whitespace())
     }
@@ -1175,7 +1181,7 @@ mod tests {
              --suppress-emails=false --format json",
         )
         .unwrap();
-        let Top::Audit(AuditCommand::Run { request, .. }) = cli.command else {
+        let crate::args::Command::Audit(AuditCommand::Run { request, .. }) = cli.command else {
             panic!("{:?}", cli.command)
         };
         let AuditRequest::Logins(body) = *request else {
@@ -1204,7 +1210,7 @@ mod tests {
             assert!(error.contains(named), "{line}: {error}");
         }
         let cli = parse("pubapi audit users --from 2026-02-01 --to 2026-01-01").unwrap();
-        let failure = check_before_start(&cli.command).unwrap_err();
+        let failure = check_before_start(audit_of(&cli.command)).unwrap_err();
         assert_eq!(failure.exit, Exit::Usage);
         assert!(
             failure
@@ -1214,7 +1220,7 @@ mod tests {
         );
         let cli = parse("pubapi audit get logins-abc").unwrap();
         assert!(
-            check_before_start(&cli.command)
+            check_before_start(audit_of(&cli.command))
                 .unwrap_err()
                 .message
                 .contains("KIND/ID")

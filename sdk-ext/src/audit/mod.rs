@@ -12,7 +12,7 @@ mod report;
 
 pub use crate::audit_date::AuditDate;
 pub use crate::audit_request::AuditRequest;
-pub use csv::{CsvRow, CsvRows, MAX_FIELDS, MAX_ROW_BYTES};
+pub use csv::{CsvError, CsvReport, CsvRow, CsvRows, MAX_FIELDS, MAX_ROW_BYTES};
 pub use event::{AuditEvent, RoleChange};
 pub use export::{
     BudgetStop, DailyExport, DailyExportBuilder, DayError, ExportDay, ExportError, ExportFormat,
@@ -20,8 +20,7 @@ pub use export::{
 };
 pub use job::{AuditJob, AuditWait, JobObserver, JobState, ReportLocation};
 pub use report::{
-    CsvError, CsvReport, DEFAULT_PAGE_SIZE, FinishedReport, MAX_PAGE_BYTES, ReadError, ReadPlan,
-    ReportPage, ReportRead,
+    DEFAULT_PAGE_SIZE, FinishedReport, MAX_PAGE_BYTES, ReadError, ReadPlan, ReportPage, ReportRead,
 };
 
 use crate::Client;
