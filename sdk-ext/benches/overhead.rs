@@ -138,7 +138,8 @@ fn overhead(c: &mut Criterion) {
     let ext_call = || async { ext.identity().whoami().await.unwrap() };
 
     // Counted mode, for instruction counts that do not depend on how busy the machine is:
-    // `PUBAPI_OVERHEAD_COUNT=<generated_client|sdk_ext>:<sequential|concurrent>:<off|on>:<calls>`
+    // `PUBAPI_OVERHEAD_COUNT=<variant>:<sequential|concurrent>:<off|on>:<calls>` (a variant is
+    // `generated_client`, `generated_client_same_http_settings` or `sdk_ext`)
     // makes exactly that many calls (after a warm-up of 64) and exits; two counts' difference
     // in callgrind, divided by the difference in calls, is the cost of one call.
     if let Ok(spec) = std::env::var("PUBAPI_OVERHEAD_COUNT") {
@@ -150,17 +151,15 @@ fn overhead(c: &mut Criterion) {
         if signals == "on" {
             signals_on();
         }
-        let ext_variant = match variant {
-            "sdk_ext" => true,
-            "generated_client" => false,
-            other => panic!("unknown variant {other}"),
-        };
         let call = || async {
-            if ext_variant {
-                black_box::<Whoami>(ext_call().await);
-            } else {
-                black_box::<Whoami>(generated_call().await);
-            }
+            match variant {
+                "sdk_ext" => black_box::<Whoami>(ext_call().await),
+                "generated_client" => black_box::<Whoami>(generated_call().await),
+                "generated_client_same_http_settings" => {
+                    black_box::<Whoami>(generated_same_http_call().await)
+                }
+                other => panic!("unknown variant {other}"),
+            };
         };
         runtime.block_on(async {
             for round in [64, calls] {

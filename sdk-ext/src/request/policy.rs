@@ -414,7 +414,12 @@ impl<'a> Op<'a> {
                 let mut request = request;
                 loop {
                     let attempted = self.try_attempt(request, &mut progress).await?;
-                    match self.after_attempt(attempted, &mut progress).await {
+                    let next = match self.after_attempt(attempted, &mut progress) {
+                        Ok(next) => next,
+                        // Rare: a revoked token, whose source is asked for a fresh one.
+                        Err(refused) => Box::pin(self.refresh_token(refused, &mut progress)).await,
+                    };
+                    match next {
                         Next::Return(result) => return Ok(result),
                         Next::Retry {
                             request: again,
@@ -430,7 +435,11 @@ impl<'a> Op<'a> {
                 }
             }
             .await;
-            self.finish(result).await
+            match self.finish(result) {
+                Finished::Done(result) => result,
+                // Boxed, as it is rare next to a success, whose future it would enlarge.
+                Finished::Later(later) => Box::pin(later).await,
+            }
         }
     }
 
@@ -545,14 +554,58 @@ impl<'a> Op<'a> {
         verdict
     }
 
-    /// After an attempt: a 401 gets one try with a fresh token, a used-up quota blocks the
-    /// pacer, and the retry step decides on the verdict ([`RetryConfig::decide`]).
-    async fn after_attempt(&self, attempted: Attempted<'a>, progress: &mut Progress) -> Next {
+    /// After an attempt: a 401 gets one try with a fresh token (`Err`: the attempt goes to
+    /// [`Op::refresh_token`]), a used-up quota blocks the pacer, and the retry step decides
+    /// on the verdict ([`RetryConfig::decide`]). Not async: only the rare refresh waits.
+    fn after_attempt(
+        &self,
+        attempted: Attempted<'a>,
+        progress: &mut Progress,
+    ) -> Result<Next, Attempted<'a>> {
+        if attempted.replay.is_some()
+            && attempted.verdict == Verdict::Refused(Refusal::Unauthorized)
+            && !progress.refreshed_token
+            && attempted
+                .result
+                .as_ref()
+                .is_ok_and(|response| response.status() == http::StatusCode::UNAUTHORIZED)
+        {
+            return Err(attempted);
+        }
+        Ok(self.decide(attempted, progress))
+    }
+
+    /// Gives a rotating token source one chance to replace a token the server refused
+    /// (401): with a new token, the request is sent again at once; with the same one, the
+    /// retry step decides as for any other answer.
+    async fn refresh_token(&self, attempted: Attempted<'a>, progress: &mut Progress) -> Next {
+        let token = &attempted.token;
+        self.shared.token.invalidate(token);
+        progress.refreshed_token = true;
+        if let Ok(fresh) = self.shared.token.token().await
+            && fresh.expose() != token.expose()
+            && let Some(replay) = attempted.replay
+        {
+            tracing::debug!("token rejected with 401; retrying once with a fresh token");
+            telemetry::retry(self.operation.id, "unauthorized");
+            return match replay.into_request(&attempted.result) {
+                Some(request) => Next::Retry {
+                    request,
+                    after: Duration::ZERO,
+                },
+                None => Next::Return(attempted.result),
+            };
+        }
+        self.decide(attempted, progress)
+    }
+
+    /// The retry step's decision on an attempt's verdict.
+    fn decide(&self, attempted: Attempted<'a>, progress: &mut Progress) -> Next {
         let Attempted {
             result,
             verdict,
             replay,
-            token,
+            token: _,
             limiter,
         } = attempted;
         let operation = self.operation;
@@ -560,28 +613,6 @@ impl<'a> Op<'a> {
             // A streaming body cannot be replayed: one attempt only.
             return Next::Return(result);
         };
-        if verdict == Verdict::Refused(Refusal::Unauthorized)
-            && !progress.refreshed_token
-            && let Ok(response) = &result
-            && response.status() == http::StatusCode::UNAUTHORIZED
-        {
-            // Give a rotating token source one chance to replace a revoked token.
-            self.shared.token.invalidate(&token);
-            progress.refreshed_token = true;
-            if let Ok(fresh) = self.shared.token.token().await
-                && fresh.expose() != token.expose()
-            {
-                tracing::debug!("token rejected with 401; retrying once with a fresh token");
-                telemetry::retry(operation.id, "unauthorized");
-                return match replay.into_request(&result) {
-                    Some(request) => Next::Retry {
-                        request,
-                        after: Duration::ZERO,
-                    },
-                    None => Next::Return(result),
-                };
-            }
-        }
         if let Verdict::QuotaExhausted { retry_after } = verdict {
             limiter.server_exhausted(
                 operation.limit_class,
@@ -623,48 +654,61 @@ impl<'a> Op<'a> {
     /// its body read and kept, with the call's id (the typed error reads both there); a
     /// transport failure gets the id on its URL ([`crate::request_id::mark`]); a refusal
     /// becomes the error that carries it. The end goes on the span (OpenTelemetry's
-    /// `http.response.status_code` and `error.type`) and into the metrics.
-    async fn finish(
+    /// `http.response.status_code` and `error.type`) and into the metrics. A success is
+    /// handed back at once; what needs a wait (a failed body to read, a refusal to turn into
+    /// an error) comes back as [`Finished::Later`].
+    fn finish(
         &self,
         result: Result<reqwest::Result<reqwest::Response>, LocalRejection>,
-    ) -> reqwest::Result<reqwest::Response> {
+    ) -> Finished<impl Future<Output = reqwest::Result<reqwest::Response>> + Send + 'static> {
         let (span, operation) = (&self.span, self.operation);
-        let (ended, result) = match result {
-            Err(rejection) => {
+        let ended = match &result {
+            Err(_) => {
                 record(span, "error.type", "local");
-                telemetry::request(operation.id, Ended::Local);
-                return Err(rejection.into_error().await);
+                Ended::Local
             }
             Ok(Ok(response)) => {
                 let status = response.status().as_u16();
                 record(span, "http.response.status_code", status);
-                if !verdict::has_error_body(status) {
-                    (Ended::Status(status), Ok(response))
-                } else {
-                    if !span.is_disabled() {
-                        record(span, "error.type", status.to_string());
-                    }
-                    // Boxed, as it is rare next to a success, whose future it would
-                    // otherwise enlarge.
-                    let mut response = Box::pin(crate::request::failed::keep_failed_body(
-                        response, operation,
-                    ))
-                    .await;
-                    response.extensions_mut().insert(self.request_id);
-                    (Ended::Status(status), Ok(response))
+                if verdict::has_error_body(status) && !span.is_disabled() {
+                    record(span, "error.type", status.to_string());
                 }
+                Ended::Status(status)
             }
             Ok(Err(error)) => {
-                record(span, "error.type", transport_error_type(&error));
-                (
-                    Ended::Transport,
-                    Err(crate::request_id::mark(error, self.request_id)),
-                )
+                record(span, "error.type", transport_error_type(error));
+                Ended::Transport
             }
         };
         telemetry::request(operation.id, ended);
-        result
+        let request_id = self.request_id;
+        match result {
+            Ok(Ok(response)) if !verdict::has_error_body(response.status().as_u16()) => {
+                Finished::Done(Ok(response))
+            }
+            Ok(Err(error)) => Finished::Done(Err(crate::request_id::mark(error, request_id))),
+            failed => Finished::Later(async move {
+                match failed {
+                    Ok(Ok(response)) => {
+                        let mut response =
+                            crate::request::failed::keep_failed_body(response, operation).await;
+                        response.extensions_mut().insert(request_id);
+                        Ok(response)
+                    }
+                    Ok(Err(error)) => Err(error),
+                    Err(rejection) => Err(rejection.into_error().await),
+                }
+            }),
+        }
     }
+}
+
+/// How a call ends ([`Op::finish`]): at once, or after a wait.
+enum Finished<F> {
+    /// The result, as it is.
+    Done(reqwest::Result<reqwest::Response>),
+    /// The result, once `F` has read a failed body or made a refusal's error.
+    Later(F),
 }
 
 /// Records `value` as the span's `field`, unless the span is disabled (with `tracing`'s `log`
