@@ -13,7 +13,7 @@
 //! 3. **impersonate** ([`policy`]): exactly one act-as header, the call's own (validated) or
 //!    the view's.
 //! 4. then each attempt, until the operation's deadline ([`retry::RetryConfig`]), in the
-//!    named phases of [`policy`] (`try_op`, `try_attempt`, `after_attempt`, `finish`):
+//!    named phases of [`policy`] (`try_op`, `try_attempt`, `decide`, `finish`):
 //!    1. **token**: from the client's [`TokenSource`](crate::TokenSource);
 //!    2. **pace** ([`limiter`]): wait for a slot of the token's pacer (shared by every
 //!       client of the token in the process, or through a [fleet](crate::fleet)'s store);

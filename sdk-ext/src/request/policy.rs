@@ -343,8 +343,8 @@ impl Policy {
 /// One operation on its way through the attempts (step 4 of the [module doc](super)), in
 /// named phases as smithy-rs's orchestrator has them: [`Op::try_op`] runs the attempts and
 /// ends the call; [`Op::try_attempt`] is one attempt, from the token to the [`Verdict`] on
-/// its answer; [`Op::after_attempt`] decides, from the verdict, between handing the answer
-/// back and trying again; [`Op::finish`] puts the call's end on its span, in the metrics and
+/// its answer; [`Op::decide`] chooses, from the verdict, between handing the answer back
+/// and trying again ([`Op::refresh_token`] first, for a revoked token); [`Op::finish`] puts the call's end on its span, in the metrics and
 /// on the answer.
 struct Op<'a> {
     shared: &'a Shared,
@@ -375,7 +375,7 @@ struct Attempted<'a> {
     limiter: Cow<'a, RateLimiter>,
 }
 
-/// What [`Op::after_attempt`] decides.
+/// What [`Op::decide`] chooses.
 enum Next {
     /// Hand this back: a success, or the last answer.
     Return(reqwest::Result<reqwest::Response>),
@@ -414,10 +414,11 @@ impl<'a> Op<'a> {
                 let mut request = request;
                 loop {
                     let attempted = self.try_attempt(request, &mut progress).await?;
-                    let next = match self.after_attempt(attempted, &mut progress) {
-                        Ok(next) => next,
+                    let next = if self.wants_fresh_token(&attempted, &progress) {
                         // Rare: a revoked token, whose source is asked for a fresh one.
-                        Err(refused) => Box::pin(self.refresh_token(refused, &mut progress)).await,
+                        Box::pin(self.refresh_token(attempted, &mut progress)).await
+                    } else {
+                        self.decide(attempted, &mut progress)
                     };
                     match next {
                         Next::Return(result) => return Ok(result),
@@ -554,25 +555,17 @@ impl<'a> Op<'a> {
         verdict
     }
 
-    /// After an attempt: a 401 gets one try with a fresh token (`Err`: the attempt goes to
-    /// [`Op::refresh_token`]), a used-up quota blocks the pacer, and the retry step decides
-    /// on the verdict ([`RetryConfig::decide`]). Not async: only the rare refresh waits.
-    fn after_attempt(
-        &self,
-        attempted: Attempted<'a>,
-        progress: &mut Progress,
-    ) -> Result<Next, Attempted<'a>> {
-        if attempted.replay.is_some()
+    /// Whether an attempt's answer is a 401 on a token not yet refreshed (and the request can
+    /// be sent again): it gets one try with a fresh token ([`Op::refresh_token`]); every other
+    /// answer goes to [`Op::decide`] at once, without waiting.
+    fn wants_fresh_token(&self, attempted: &Attempted<'a>, progress: &Progress) -> bool {
+        attempted.replay.is_some()
             && attempted.verdict == Verdict::Refused(Refusal::Unauthorized)
             && !progress.refreshed_token
             && attempted
                 .result
                 .as_ref()
                 .is_ok_and(|response| response.status() == http::StatusCode::UNAUTHORIZED)
-        {
-            return Err(attempted);
-        }
-        Ok(self.decide(attempted, progress))
     }
 
     /// Gives a rotating token source one chance to replace a token the server refused
@@ -599,7 +592,8 @@ impl<'a> Op<'a> {
         self.decide(attempted, progress)
     }
 
-    /// The retry step's decision on an attempt's verdict.
+    /// The retry step's decision on an attempt's verdict ([`RetryConfig::decide`]); a used-up
+    /// quota blocks the pacer.
     fn decide(&self, attempted: Attempted<'a>, progress: &mut Progress) -> Next {
         let Attempted {
             result,
