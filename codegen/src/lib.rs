@@ -11,6 +11,7 @@
 
 mod error;
 mod format;
+mod mocks;
 mod settings;
 pub mod spec;
 pub mod transforms;
@@ -24,6 +25,9 @@ pub use transforms::Removal;
 pub struct Generated {
     /// The complete contents of `sdk/src/generated.rs`.
     pub code: String,
+    /// The complete contents of `httpmock/src/generated.rs`: the typed mocks of
+    /// `pubapi-httpmock`, one `When`/`Then` pair per operation.
+    pub httpmock_code: String,
     /// SHA-256 of the spec text, as written in the preamble.
     pub spec_hash: String,
     /// What the spec transforms removed from the generated surface, for the report.
@@ -60,8 +64,10 @@ pub fn generate(spec_text: &str) -> Result<Generated, CodegenError> {
 
     let spec_hash = spec::hash(spec_text);
     let code = format::render(&file, &spec_hash);
+    let httpmock_code = format::render(&mocks::generate(&original, &adapted)?, &spec_hash);
     Ok(Generated {
         code,
+        httpmock_code,
         spec_hash,
         removals,
     })
