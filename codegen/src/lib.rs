@@ -1,4 +1,6 @@
-//! `pubapi-codegen`: turns `spec/openapi.yaml` into the generated Rust client of `pubapi-sdk`.
+//! `pubapi-codegen`: turns `spec/openapi.yaml` into the generated Rust client of `pubapi-sdk`
+//! and the typed mocks of `pubapi-httpmock` (progenitor's httpmock generator on the same adapted
+//! spec, then the `mock_*` transforms).
 //!
 //! It is a pure function, spec text in, Rust source out ([`generate`]), run by
 //! `cargo xtask regenerate`. Progenitor 0.15 cannot take the spec as it is, so the spec goes
@@ -34,8 +36,8 @@ pub struct Generated {
     pub removals: Vec<Removal>,
 }
 
-/// Generates the client code for `pubapi-sdk` from the OpenAPI document `spec_text` (YAML or
-/// JSON).
+/// Generates the client code for `pubapi-sdk` and the typed mocks for `pubapi-httpmock` from
+/// the OpenAPI document `spec_text` (YAML or JSON).
 ///
 /// # Errors
 /// [`CodegenError`] when the spec does not parse, breaks a rule the transforms rely on, or
