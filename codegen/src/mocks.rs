@@ -78,6 +78,66 @@ pub(crate) fn method_names(block: &syn::ItemImpl) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::walk::{operation_name, operations, resolve_response};
+    use openapiv3::StatusCode;
+    use quote::ToTokens;
+
+    /// The project's spec: every operation gets its pair, every documented status its `Then`
+    /// method, and each JSON error body its own format's type (`AiError`, `WebhookError`,
+    /// `GeneralError`).
+    #[test]
+    fn every_operation_and_every_documented_status_of_the_spec_has_its_typed_mock() {
+        let text = include_str!("../../spec/openapi.yaml");
+        let generated = crate::generate(text).expect("the spec generates");
+        let mut file: syn::File = syn::parse_str(&generated.httpmock_code).expect("it parses");
+        let spec = crate::spec::load(text).expect("the spec loads");
+        let mut error_types = std::collections::BTreeSet::new();
+        for op in operations(&spec) {
+            let id = operation_name(op.path, op.method, op.operation);
+            assert!(
+                impl_block_mut(&mut file, &when_type(&id)).is_some(),
+                "{id}: When"
+            );
+            let then = impl_block_mut(&mut file, &then_type(&id)).expect("a Then");
+            let methods = method_names(then);
+            for (code, response) in &op.operation.responses.responses {
+                let StatusCode::Code(status) = code else {
+                    panic!("{id}: a range");
+                };
+                let method = status_method(*status).expect("a canonical reason");
+                let found = then.items.iter().find_map(|item| match item {
+                    syn::ImplItem::Fn(f) if f.sig.ident == method => Some(f),
+                    _ => None,
+                });
+                let found = found.unwrap_or_else(|| panic!("{id}: no {method} in {methods:?}"));
+                let response = resolve_response(&spec, response).expect("resolves");
+                let schema = response
+                    .content
+                    .get("application/json")
+                    .and_then(|m| m.schema.as_ref())
+                    .and_then(|s| match s {
+                        openapiv3::ReferenceOr::Reference { reference } => {
+                            crate::walk::schema_ref_name(reference)
+                        }
+                        openapiv3::ReferenceOr::Item(_) => None,
+                    });
+                if *status >= 400
+                    && let Some(schema) = schema
+                {
+                    let signature = found.sig.to_token_stream().to_string();
+                    assert!(
+                        signature.contains(&format!("types :: {schema}")),
+                        "{id} {status}: {signature}"
+                    );
+                    error_types.insert(schema.to_string());
+                }
+            }
+        }
+        assert_eq!(
+            error_types.into_iter().collect::<Vec<_>>(),
+            ["AiError", "GeneralError", "WebhookError"]
+        );
+    }
 
     #[test]
     fn names_follow_progenitor() {
