@@ -26,6 +26,7 @@ Exit codes:
   3    the API refused the request (the message says why and what to do)
   4    a rate limit or quota is exhausted (try again after the time it names)
   5    the API could not be reached, or a wait timed out
+  6    audit export stopped before the daily budget would run out (the next run resumes)
   130  interrupted (Ctrl-C); nothing half-written is left behind";
 
 /// `pubapi`: the everyday jobs of the Content Platform Public API from a shell.

@@ -11,7 +11,6 @@
 //! it at the end: an interrupted run leaves no half-written report.
 
 use crate::Session;
-use crate::args::Command as Top;
 use crate::failure::{Exit, Failure};
 use crate::progress;
 use clap::builder::PossibleValuesParser;
@@ -20,7 +19,8 @@ use futures_util::StreamExt;
 use pubapi_sdk::types::{AuditFormat, AuditReportKind};
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::audit::{
-    AuditDate, AuditRequest, AuditWait, JobObserver, JobState, ReportLocation, ReportRead,
+    AuditDate, AuditRequest, AuditWait, DailyExport, DayError, ExportDay, ExportError,
+    ExportFormat, JobObserver, JobState, ReportLocation, ReportRead, Start,
 };
 use pubapi_sdk_ext::error::InputError;
 use pubapi_sdk_ext::waiter::WaitError;
@@ -280,6 +280,71 @@ pub enum JobCommand {
         /// The report, KIND/ID.
         report: String,
     },
+    /// Export one file per whole UTC day into a folder, run after run (made for cron).
+    ///
+    /// A day is whole once it has ended by the server's clock. The state file remembers the
+    /// days done; a failed day is done again from scratch; no day twice, none skipped; the
+    /// run stops with exit code 6 before the daily budget would run out. Quiet on success
+    /// unless -v; one run at a time per state file.
+    #[command(after_help = EXPORT_HELP)]
+    Export(ExportArgs),
+}
+
+const EXPORT_HELP: &str = "\
+Files: DIR/<kind>-YYYY-MM-DD.<csv|ndjson>, each written to a temporary name and renamed when
+whole. The state file (FILE) says the first day not yet written; FILE.lock keeps a second
+run from starting while one runs.
+
+--since DATE with an existing state file continues it when it started on DATE for the same
+kind, format and filters, and is refused otherwise: a cron line can always carry --since.
+--since-last needs the state file.
+
+Examples:
+  pubapi audit export logins --since 2026-01-01 --state logins.state --out-dir audit/
+  pubapi audit export logins --since-last --state logins.state --out-dir audit/   # nightly
+  pubapi audit export workflows --since-last --state wf.state --out-dir audit/ \\
+      --filters '{\"workflow_types\": [\"APPROVAL\"]}' --format ndjson
+
+Exit codes: as pubapi --help; 6 when the run stopped before the daily budget would run out
+(the next run resumes at the day it names), 1 when another run holds the lock.";
+
+/// `pubapi audit export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The report kind (logins, workflows, …; not files, permissions, users, groups or
+    /// workgroup-settings, whose API ignores the time of day).
+    pub kind: String,
+    /// The first day to export, YYYY-MM-DD (UTC).
+    #[arg(
+        long,
+        value_name = "DATE",
+        required_unless_present = "since_last",
+        conflicts_with = "since_last"
+    )]
+    pub since: Option<String>,
+    /// Continue from the first day the state file does not have (the file must exist).
+    #[arg(long)]
+    pub since_last: bool,
+    /// The state file: which days are complete.
+    #[arg(long, value_name = "FILE")]
+    pub state: PathBuf,
+    /// The folder the day files go to (it must exist).
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: PathBuf,
+    /// The files' format: csv (the platform's CSV) or ndjson (one JSON event a line).
+    #[arg(long, value_parser = ["csv", "ndjson"], default_value = "csv", value_name = "FORMAT")]
+    pub format: String,
+    /// The kind's filters as a JSON object of its request fields (as `pubapi audit <kind>
+    /// --help` lists them); a required list left out means all its values.
+    #[arg(long, value_name = "JSON")]
+    pub filters: Option<String>,
+    /// The calls one day is expected to take (create, polls, read, delete), compared with
+    /// the budget left before each day.
+    #[arg(long, value_name = "N", default_value_t = pubapi_sdk_ext::audit::DailyExport::DEFAULT_CALLS_PER_DAY)]
+    pub calls_per_day: u32,
+    /// Say which days were written (on stderr).
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 /// `pubapi audit get`.
@@ -455,23 +520,33 @@ fn list_item(value: &str, integers: bool, name: &str) -> Result<Value, Failure> 
 
 /// Checks what needs no network (dates, required filters, `--out`'s folder) before a
 /// sandbox starts or a request leaves.
-pub fn check_before_start(command: &Top) -> Result<(), Failure> {
+pub fn check_before_start(command: &AuditCommand) -> Result<(), Failure> {
     match command {
-        Top::Audit(AuditCommand::Run {
+        AuditCommand::Run {
             request,
             out,
             dates,
             ..
-        }) => {
+        } => {
             check_dates(request, dates)?;
             request.validate().map_err(in_flags)?;
             check_out(out.as_deref())
         }
-        Top::Audit(AuditCommand::Job(JobCommand::Get(get))) => {
+        AuditCommand::Job(JobCommand::Get(get)) => {
             location(&get.report)?;
             check_out(get.out.as_deref())
         }
-        Top::Audit(AuditCommand::Job(JobCommand::Delete { report })) => location(report).map(drop),
+        AuditCommand::Job(JobCommand::Delete { report }) => location(report).map(drop),
+        AuditCommand::Job(JobCommand::Export(args)) => {
+            export_settings(args)?;
+            if !args.out_dir.is_dir() {
+                return Err(Failure::usage(format!(
+                    "--out-dir {}: no such folder",
+                    args.out_dir.display()
+                )));
+            }
+            Ok(())
+        }
         _ => Ok(()),
     }
 }
@@ -576,6 +651,7 @@ pub async fn run(session: &Session, command: AuditCommand) -> Result<(), Failure
             };
             download(session, &at, format, get.out.as_deref()).await
         }
+        AuditCommand::Job(JobCommand::Export(args)) => export(session, &args).await,
         AuditCommand::Job(JobCommand::Delete { report }) => {
             let at = location(&report)?;
             session.client.audit().remove(&at).await?;
@@ -857,6 +933,205 @@ async fn download(
     Ok(())
 }
 
+/// What `audit export`'s flags say: the kind, where to start, the format and the filters.
+struct ExportSettings {
+    kind: AuditReportKind,
+    start: Start,
+    format: ExportFormat,
+    filters: Map<String, Value>,
+}
+
+fn export_settings(args: &ExportArgs) -> Result<ExportSettings, Failure> {
+    let kind_spec = kinds()
+        .iter()
+        .find(|k| k.name == args.kind)
+        .ok_or_else(|| {
+            let known: Vec<&str> = kinds().iter().map(|k| k.name.as_str()).collect();
+            Failure::usage(format!(
+                "{:?} is not a report kind; kinds: {}",
+                args.kind,
+                known.join(", ")
+            ))
+        })?;
+    let kind: AuditReportKind = kind_spec
+        .name
+        .parse()
+        .map_err(|_| Failure::usage(format!("unknown report kind {}", kind_spec.name)))?;
+    let start = match (&args.since, args.since_last) {
+        (Some(since), false) => Start::Since(ExportDay::parse(since).ok_or_else(|| {
+            Failure::usage(format!(
+                "--since {since:?} is not a day: give it as YYYY-MM-DD (such as 2026-01-31)"
+            ))
+        })?),
+        (None, true) => Start::SinceLast,
+        _ => return Err(Failure::usage("give --since DATE or --since-last")),
+    };
+    let format = if args.format == "ndjson" {
+        ExportFormat::Ndjson
+    } else {
+        ExportFormat::Csv
+    };
+    let mut filters = match &args.filters {
+        None => Map::new(),
+        Some(text) => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(map)) => map,
+            _ => {
+                return Err(Failure::usage(format!(
+                    "--filters {text:?} is not a JSON object (such as '{{\"users\": [\"sam\"]}}')"
+                )));
+            }
+        },
+    };
+    for common in COMMON {
+        if filters.contains_key(common) {
+            return Err(Failure::usage(format!(
+                "--filters: {common} is not a filter (the export sets it for each day; the format is --format)"
+            )));
+        }
+    }
+    // A required list of known values left out means all of them, as in `audit <kind>`.
+    for filter in &kind_spec.filters {
+        if filter.required
+            && matches!(filter.shape, Shape::List { .. })
+            && !filter.values.is_empty()
+            && !filters.contains_key(&filter.name)
+        {
+            filters.insert(filter.name.clone(), json!(filter.values));
+        }
+    }
+    let probe = json!({"format": "csv", "date_start": "2026-01-01T00:00:00Z", "date_end": "2026-01-02T00:00:00Z"});
+    let mut body = filters.clone();
+    if let Value::Object(common) = probe {
+        body.extend(common);
+    }
+    let request = AuditRequest::from_json(kind, Value::Object(body))
+        .map_err(|e| Failure::usage(format!("--filters: {e}")))?;
+    if request.ignores_time() {
+        return Err(Failure::usage(format!(
+            "{kind} reports cannot be exported by day: their API ignores the time of day"
+        )));
+    }
+    request
+        .validate()
+        .map_err(|e| Failure::usage(format!("--filters: {e}")))?;
+    Ok(ExportSettings {
+        kind,
+        start,
+        format,
+        filters,
+    })
+}
+
+/// `pubapi audit export`: the SDK's [`DailyExport`], quiet on success unless `-v`.
+async fn export(session: &Session, args: &ExportArgs) -> Result<(), Failure> {
+    let settings = export_settings(args)?;
+    let wait = AuditWait {
+        deadline: WAIT_DEADLINE,
+        server_time_scale: session.time_scale().round() as u32,
+        ..AuditWait::default()
+    };
+    let export = DailyExport::builder(&session.client, settings.kind)
+        .start(settings.start)
+        .state_file(&args.state)
+        .out_dir(&args.out_dir)
+        .format(settings.format)
+        .filters(settings.filters)
+        .wait(wait)
+        .calls_per_day(args.calls_per_day)
+        .build()
+        .map_err(|e| export_failure(e, args))?;
+    let summary = export.run().await.map_err(|e| export_failure(e, args))?;
+    if args.verbose {
+        for day in &summary.already_there {
+            eprintln!("{} was already there", export.file_name(*day));
+        }
+        for day in &summary.written {
+            eprintln!("{} written ({} bytes)", day.path.display(), day.bytes);
+        }
+    }
+    for at in &summary.reports_left {
+        eprintln!(
+            "pubapi: report {kind}/{id} could not be deleted: pubapi audit delete {kind}/{id}",
+            kind = at.kind,
+            id = at.id
+        );
+    }
+    if let Some(stop) = &summary.stopped {
+        let hint = match stop.resets_in {
+            Some(after) => format!(
+                "the budget frees up in {}; the next run starts at {}",
+                crate::failure::human(after),
+                stop.day
+            ),
+            None => format!(
+                "the next run starts at {}; `pubapi quota` shows what is left (--calls-per-day sets what a day needs)",
+                stop.day
+            ),
+        };
+        return Err(Failure::new(Exit::Budget, stop.to_string()).hint(hint));
+    }
+    if args.verbose {
+        eprintln!("up to date: the next day to export is {}", summary.next_day);
+    }
+    Ok(())
+}
+
+/// An export's error as an exit code, a message and what to do.
+fn export_failure(error: ExportError, args: &ExportArgs) -> Failure {
+    let state = args.state.display();
+    match error {
+        ExportError::Locked { .. } => Failure::failed(error.to_string()).hint(
+            "another `pubapi audit export` with this state file is still running; this run did nothing",
+        ),
+        ExportError::NoState { .. } => Failure::usage(format!(
+            "--since-last: there is no state file {state}"
+        ))
+        .hint("the first run names its first day: --since YYYY-MM-DD"),
+        ExportError::StateEmpty { .. } | ExportError::StateCorrupt { .. } => {
+            Failure::usage(error.to_string()).hint(format!(
+                "restore {state}, or move it away and run again with --since (a day whose file \
+                 is in --out-dir is not fetched again)"
+            ))
+        }
+        ExportError::StateMismatch { .. } => Failure::usage(error.to_string())
+            .hint("another export needs its own --state file"),
+        ExportError::Missing(_) | ExportError::KindNotDaily(_) => {
+            Failure::usage(error.to_string())
+        }
+        ExportError::InvalidRequest(e) => Failure::usage(format!("--filters: {e}")),
+        ExportError::Io { path, error } => {
+            Failure::failed(format!("cannot use {}: {error}", path.display()))
+        }
+        ExportError::ServerTime(e) => Failure::from(e),
+        ExportError::Day { day, error, .. } => {
+            let then = format!("nothing of {day} was kept; the next run does it again");
+            let failure = match error {
+                DayError::Api(e) => Failure::from(e),
+                DayError::Read(e) => Failure::from(e.error),
+                DayError::TimedOut { polls, waited } => Failure::new(
+                    Exit::Unreachable,
+                    format!(
+                        "the job is still running after {} ({polls} polls)",
+                        crate::failure::human(waited)
+                    ),
+                ),
+                DayError::Download(e) => Failure::new(Exit::Api, format!("the CSV download stopped: {e}")),
+                DayError::Write(e) => Failure::failed(format!("cannot write the day's file: {e}")),
+                other => Failure::new(Exit::Api, other.to_string()),
+            };
+            Failure {
+                message: format!("the export of {day} failed: {}", failure.message),
+                hint: Some(match failure.hint {
+                    Some(hint) => format!("{then}; {hint}"),
+                    None => then,
+                }),
+                ..failure
+            }
+        }
+        other => Failure::new(Exit::Api, other.to_string()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -888,6 +1163,13 @@ mod tests {
         assert_eq!(suppress.shape, Shape::Flag);
     }
 
+    fn audit_of(command: &crate::args::Command) -> &AuditCommand {
+        match command {
+            crate::args::Command::Audit(audit) => audit,
+            _ => panic!("not an audit command"),
+        }
+    }
+
     fn parse(line: &str) -> Result<crate::args::Cli, clap::Error> {
         crate::args::Cli::try_parse_from(line.split_whitespace())
     }
@@ -899,7 +1181,7 @@ mod tests {
              --suppress-emails=false --format json",
         )
         .unwrap();
-        let Top::Audit(AuditCommand::Run { request, .. }) = cli.command else {
+        let crate::args::Command::Audit(AuditCommand::Run { request, .. }) = cli.command else {
             panic!("{:?}", cli.command)
         };
         let AuditRequest::Logins(body) = *request else {
@@ -928,7 +1210,7 @@ mod tests {
             assert!(error.contains(named), "{line}: {error}");
         }
         let cli = parse("pubapi audit users --from 2026-02-01 --to 2026-01-01").unwrap();
-        let failure = check_before_start(&cli.command).unwrap_err();
+        let failure = check_before_start(audit_of(&cli.command)).unwrap_err();
         assert_eq!(failure.exit, Exit::Usage);
         assert!(
             failure
@@ -938,7 +1220,7 @@ mod tests {
         );
         let cli = parse("pubapi audit get logins-abc").unwrap();
         assert!(
-            check_before_start(&cli.command)
+            check_before_start(audit_of(&cli.command))
                 .unwrap_err()
                 .message
                 .contains("KIND/ID")

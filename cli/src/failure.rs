@@ -22,6 +22,8 @@ pub enum Exit {
     Quota = 4,
     /// The API could not be reached, or a wait timed out.
     Unreachable = 5,
+    /// `audit export` stopped before the daily budget would run out: the next run resumes.
+    Budget = 6,
     /// Ctrl-C.
     Interrupted = 130,
     /// Whoever read stdout stopped reading (`pubapi … | head -1`): the command ends quietly,

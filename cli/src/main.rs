@@ -136,7 +136,9 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         _ => {}
     }
     // Input that needs no network is checked before anything starts.
-    audit::check_before_start(&cli.command)?;
+    if let Command::Audit(command) = &cli.command {
+        audit::check_before_start(command)?;
+    }
     let dry = if cli.global.dry_run {
         Some(dry_run_of(&cli.command)?)
     } else {

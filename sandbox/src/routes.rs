@@ -129,7 +129,7 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
                 _ => Reply::empty(404),
             };
             record(&shared, None, method, rest, query, Vec::new(), &reply, None);
-            return into_response(reply);
+            return dated(into_response(reply), shared.now());
         }
     };
     let body = match read {
@@ -146,7 +146,7 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
                 &reply,
                 None,
             );
-            return into_response(reply);
+            return dated(into_response(reply), shared.now());
         }
     };
     let request = ApiRequest {
@@ -169,7 +169,17 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
         &reply,
         impersonated_by,
     );
-    into_response(reply)
+    dated(into_response(reply), shared.now())
+}
+
+/// The response with HTTP's `Date` by the sandbox's clock, as the platform's answers carry
+/// its own time (hyper would otherwise fill in the wall clock): a client that decides by the
+/// server's time (which UTC days have ended) sees the sandbox's.
+fn dated(mut response: Response, now_ms: i64) -> Response {
+    if let Ok(date) = HeaderValue::from_str(&super::dates::http_date(now_ms)) {
+        response.headers_mut().insert("date", date);
+    }
+    response
 }
 
 async fn process(shared: &Shared, req: &ApiRequest) -> (Reply, Option<String>) {

@@ -137,6 +137,55 @@ fn overhead(c: &mut Criterion) {
     };
     let ext_call = || async { ext.identity().whoami().await.unwrap() };
 
+    // Counted mode, for instruction counts that do not depend on how busy the machine is:
+    // `PUBAPI_OVERHEAD_COUNT=<generated_client|sdk_ext>:<sequential|concurrent>:<off|on>:<calls>`
+    // makes exactly that many calls (after a warm-up of 64) and exits; two counts' difference
+    // in callgrind, divided by the difference in calls, is the cost of one call.
+    if let Ok(spec) = std::env::var("PUBAPI_OVERHEAD_COUNT") {
+        let parts: Vec<&str> = spec.split(':').collect();
+        let [variant, mode, signals, calls] = parts[..] else {
+            panic!("PUBAPI_OVERHEAD_COUNT={spec}: want variant:mode:signals:calls");
+        };
+        let calls: usize = calls.parse().expect("a number of calls");
+        if signals == "on" {
+            signals_on();
+        }
+        let ext_variant = match variant {
+            "sdk_ext" => true,
+            "generated_client" => false,
+            other => panic!("unknown variant {other}"),
+        };
+        let call = || async {
+            if ext_variant {
+                black_box::<Whoami>(ext_call().await);
+            } else {
+                black_box::<Whoami>(generated_call().await);
+            }
+        };
+        runtime.block_on(async {
+            for round in [64, calls] {
+                match mode {
+                    "sequential" => {
+                        for _ in 0..round {
+                            call().await;
+                        }
+                    }
+                    "concurrent" => {
+                        for _ in 0..round / 32 {
+                            futures_util::future::join_all((0..32).map(|_| call())).await;
+                        }
+                    }
+                    other => panic!("unknown mode {other}"),
+                }
+            }
+        });
+        eprintln!(
+            "requests served: {}",
+            SERVED.load(std::sync::atomic::Ordering::Relaxed)
+        );
+        std::process::exit(0);
+    }
+
     let mut sequential = c.benchmark_group("whoami_sequential");
     sequential.bench_function("raw_reqwest_serde", |b| {
         b.to_async(&runtime)
@@ -180,13 +229,7 @@ fn overhead(c: &mut Criterion) {
 
     // The signals on, for the rest of the run: spans recorded, and metrics when the feature
     // is on. The generated client is measured again beside them, in the same conditions.
-    tracing::subscriber::set_global_default(tracing_subscriber::layer::SubscriberExt::with(
-        tracing_subscriber::registry(),
-        tracing_subscriber::filter::LevelFilter::INFO,
-    ))
-    .unwrap();
-    #[cfg(feature = "metrics")]
-    metrics::set_global_recorder(keeping::Keeping::default()).unwrap();
+    signals_on();
     let on = if cfg!(feature = "metrics") {
         "spans_and_metrics_on"
     } else {
@@ -218,6 +261,18 @@ fn overhead(c: &mut Criterion) {
         "requests served: {}",
         SERVED.load(std::sync::atomic::Ordering::Relaxed)
     );
+}
+
+/// Spans recorded (a `tracing` registry at INFO) and, with the `metrics` feature, every
+/// metric kept by key.
+fn signals_on() {
+    tracing::subscriber::set_global_default(tracing_subscriber::layer::SubscriberExt::with(
+        tracing_subscriber::registry(),
+        tracing_subscriber::filter::LevelFilter::INFO,
+    ))
+    .unwrap();
+    #[cfg(feature = "metrics")]
+    metrics::set_global_recorder(keeping::Keeping::default()).unwrap();
 }
 
 /// A recorder that keeps every value in a map by key, as an exporter does.

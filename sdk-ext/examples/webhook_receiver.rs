@@ -107,7 +107,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
             testing::sample_data(&EventType::PermissionPermissionChange),
         )
         .build();
-    let response = reqwest::Client::new()
+    let response = pubapi_sdk_ext::reqwest::Client::new()
         .post(format!("http://{local}/"))
         .headers(headers)
         .body(body)

@@ -12,7 +12,7 @@ use pubapi_sdk::types::{self, AuditFormat, AuditReportKind};
 /// convert:
 ///
 /// ```
-/// use pubapi_sdk::types::{AuditFormat, LoginEvent, LoginsAuditRequest};
+/// use pubapi_sdk_ext::types::{AuditFormat, LoginEvent, LoginsAuditRequest};
 /// use pubapi_sdk_ext::audit::AuditRequest;
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {

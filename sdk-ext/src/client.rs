@@ -394,6 +394,14 @@ pub enum BuildError {
     /// Another client of the same token in the process paces it with other limits, pacing
     /// or fleet.
     BudgetConflict(crate::limits::BudgetConflict),
+    /// [`ClientBuilder::build_blocking`] was called on a thread that belongs to a tokio
+    /// runtime (an async task, `spawn_blocking`, or inside `Runtime::enter`): build the async
+    /// client there.
+    #[cfg(feature = "blocking")]
+    InAsyncContext,
+    /// The blocking client's own runtime could not be started.
+    #[cfg(feature = "blocking")]
+    Runtime(String),
 }
 
 impl fmt::Display for BuildError {
@@ -405,6 +413,12 @@ impl fmt::Display for BuildError {
             BuildError::InvalidBaseUrl(m) => write!(f, "invalid base url: {m}"),
             BuildError::Http(m) => write!(f, "cannot build the http client: {m}"),
             BuildError::BudgetConflict(conflict) => conflict.fmt(f),
+            #[cfg(feature = "blocking")]
+            BuildError::InAsyncContext => f.write_str(
+                "a blocking client cannot be built inside an async runtime: use build() there",
+            ),
+            #[cfg(feature = "blocking")]
+            BuildError::Runtime(m) => write!(f, "cannot start the blocking client's runtime: {m}"),
         }
     }
 }

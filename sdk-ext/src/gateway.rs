@@ -1,5 +1,5 @@
 //! What the platform's gateway says besides the body: the `X-Gateway-Error-Code` header and
-//! its codes. A leaf: the classify step of a request and the typed errors both read it.
+//! its codes. A leaf: the [verdict](crate::verdict) on an answer reads it.
 
 use http::{HeaderMap, HeaderName};
 
@@ -31,12 +31,4 @@ pub(crate) fn is_known(code: &str) -> bool {
     [OVER_QPS, OVER_RATE, INACTIVE]
         .iter()
         .any(|known| code.eq_ignore_ascii_case(known))
-}
-
-/// A 403 or 429 with a gateway code the SDK does not know and a `Retry-After`: a throttle of
-/// a kind not met before (the gateway adds codes over time). It is retried after
-/// `Retry-After` a bounded number of times (`RetryConfig::with_unknown_throttle_retries`),
-/// then fails as [`crate::Error::Throttled`] naming the code, never at once as a refusal.
-pub(crate) fn is_unknown_throttle(status: u16, code: Option<&str>, has_retry_after: bool) -> bool {
-    matches!(status, 403 | 429) && has_retry_after && code.is_some_and(|code| !is_known(code))
 }

@@ -1,4 +1,4 @@
-//! Reading the `Retry-After` header (of a throttle, for the classify step).
+//! Reading the `Retry-After` header (of a throttle, for the [verdict](crate::verdict) on an answer).
 //!
 //! The header is either delta-seconds (`120`) or an HTTP-date. A date is
 //! turned into a delay relative to a `now` the caller passes in (so tests

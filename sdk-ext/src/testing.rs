@@ -10,7 +10,6 @@
 //! ```
 //! use pubapi_sdk_ext::prelude::*;
 //! use pubapi_sdk_ext::testing::{Answer, Script};
-//! use pubapi_sdk_ext::{Client, SecretToken};
 //! use std::time::Duration;
 //!
 //! #[tokio::main(flavor = "current_thread", start_paused = true)]
@@ -20,13 +19,9 @@
 //!         vec![Answer::empty(429).header("retry-after", "7")],
 //!         Answer::json(200, "[]"),
 //!     );
-//!     let client = Client::builder()
-//!         .base_url("https://platform.test/pubapi")
-//!         .token(SecretToken::try_from("test-token").unwrap())
-//!         .isolated_budget() // not the token's process-wide pacer: tests stay independent
-//!         .transport(script.clone())
-//!         .build()
-//!         .unwrap();
+//!     // A client of its own budget that sends through the script (`script.builder()` to
+//!     // change its settings first).
+//!     let client = script.client();
 //!
 //!     let agents = client.agents().list().await.unwrap();
 //!     assert!(agents.is_empty());
@@ -192,6 +187,29 @@ impl Script {
             sent: AtomicUsize::new(0),
             delay: Mutex::new(None),
         })
+    }
+
+    /// A client builder that sends through this script: base URL
+    /// `http://sandbox.test/pubapi` (plain HTTP allowed), token `t`, and a budget of its own
+    /// (`isolated_budget`), so tests never share a pacer. Any setting can be changed before
+    /// `build()`.
+    pub fn builder(self: &Arc<Self>) -> crate::ClientBuilder {
+        crate::Client::builder()
+            .isolated_budget()
+            .base_url("http://sandbox.test/pubapi")
+            .allow_plain_http()
+            .token(crate::SecretToken::try_from("t").expect("a valid token"))
+            .transport(self.clone())
+    }
+
+    /// [`Script::builder`], built.
+    ///
+    /// # Panics
+    /// Never for the builder's own settings (they are valid).
+    pub fn client(self: &Arc<Self>) -> crate::Client {
+        self.builder()
+            .build()
+            .expect("the scripted client's settings are valid")
     }
 
     /// From now on, every `nth` request sent (counting from the first one the script got)

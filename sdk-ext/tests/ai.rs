@@ -10,20 +10,13 @@ use pubapi_sdk_ext::ai::{AiWait, AskError, MAX_QUESTION_CHARS, StatusObserver};
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::testing::{Answer, Script};
 use pubapi_sdk_ext::waiter::WaitError;
-use pubapi_sdk_ext::{Client, Error, SecretToken};
+use pubapi_sdk_ext::{Client, Error};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 
 fn client(script: &Arc<Script>) -> Client {
-    Client::builder()
-        .isolated_budget()
-        .base_url("http://sandbox.test/pubapi")
-        .allow_plain_http()
-        .token(SecretToken::try_from("t").unwrap())
-        .transport(script.clone())
-        .build()
-        .unwrap()
+    script.builder().build().unwrap()
 }
 
 fn secs_f(s: f64) -> Duration {
@@ -307,15 +300,7 @@ async fn copilot_surfaces_its_deprecation_headers_and_notice() {
         .unwrap();
     // The reference removed the copilot on 30 September 2026: only a client that opts in
     // still sends it.
-    let opted_in = Client::builder()
-        .isolated_budget()
-        .base_url("http://sandbox.test/pubapi")
-        .allow_plain_http()
-        .token(SecretToken::try_from("t").unwrap())
-        .transport(script.clone())
-        .call_removed_operations()
-        .build()
-        .unwrap();
+    let opted_in = script.builder().call_removed_operations().build().unwrap();
     let answer = opted_in.copilot().ask(request).await.unwrap();
     assert_eq!(answer.deprecation.deprecation.as_deref(), Some("true"));
     assert_eq!(

@@ -7,23 +7,19 @@ use pubapi_sdk_ext::audit::{
 };
 use pubapi_sdk_ext::testing::{Answer, Script, Seen};
 use pubapi_sdk_ext::waiter::WaitError;
-use pubapi_sdk_ext::{Budget, Client, Error, Limits, SecretToken};
+use pubapi_sdk_ext::{Budget, Client, Error, Limits};
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 fn client(script: &Arc<Script>) -> Client {
-    Client::builder()
-        .isolated_budget()
-        .base_url("http://sandbox.test/pubapi")
-        .allow_plain_http()
-        .token(SecretToken::try_from("t").unwrap())
+    script
+        .builder()
         .limits(Limits {
             general: Budget::new(Some(2), Some(1_000_000)),
             ai: Budget::new(None, Some(100)),
         })
-        .transport(script.clone())
         .build()
         .unwrap()
 }
@@ -295,16 +291,12 @@ async fn a_million_event_report_is_read_page_by_page() {
 }
 
 fn budget_client(script: &Arc<Script>, per_day: u32) -> Client {
-    Client::builder()
-        .isolated_budget()
-        .base_url("http://sandbox.test/pubapi")
-        .allow_plain_http()
-        .token(SecretToken::try_from("t").unwrap())
+    script
+        .builder()
         .limits(Limits {
             general: Budget::new(Some(2), Some(per_day)),
             ai: Budget::new(None, Some(100)),
         })
-        .transport(script.clone())
         .build()
         .unwrap()
 }

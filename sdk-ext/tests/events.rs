@@ -5,7 +5,7 @@ use pubapi_sdk_ext::events::{
     EventStream, EventsVersion, StreamItem, StreamNotice, StreamStart, backfill,
 };
 use pubapi_sdk_ext::testing::{Answer, Script, Seen};
-use pubapi_sdk_ext::{Budget, Client, Limits, SecretToken};
+use pubapi_sdk_ext::{Budget, Client, Limits};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -122,16 +122,12 @@ fn events_api_adding(store: Arc<Mutex<Store>>, extra: Vec<i64>) -> Arc<Script> {
 }
 
 fn client(script: &Arc<Script>) -> Client {
-    Client::builder()
-        .isolated_budget()
-        .base_url("http://sandbox.test/pubapi")
-        .allow_plain_http()
-        .token(SecretToken::try_from("t").unwrap())
+    script
+        .builder()
         .limits(Limits {
             general: Budget::new(Some(2), Some(100_000)),
             ai: Budget::new(None, Some(100)),
         })
-        .transport(script.clone())
         .build()
         .unwrap()
 }

@@ -9,7 +9,7 @@ use metrics::{
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::testing::{Answer, Script};
 use pubapi_sdk_ext::webhook::Receiver;
-use pubapi_sdk_ext::{ActAs, Client, SecretToken};
+use pubapi_sdk_ext::{ActAs, SecretToken};
 use std::sync::{Arc, Mutex};
 
 const CANARY: &str = "CANARY-token-7f3a9c";
@@ -144,12 +144,9 @@ fn a_call_its_retries_a_throttle_and_the_gateways_counters_are_counted_without_s
         .header("x-accesstoken-quota-current", "640");
     let script = Script::new(vec![Answer::empty(503), throttled], counted);
     with_recorder(&recorded, async {
-        let client = Client::builder()
-            .isolated_budget()
-            .base_url("http://sandbox.test/pubapi")
-            .allow_plain_http()
+        let client = script
+            .builder()
             .token(SecretToken::try_from(CANARY).unwrap())
-            .transport(script.clone())
             .build()
             .unwrap();
         let view = client.act_as(ActAs::username("bob").unwrap());
@@ -264,12 +261,9 @@ fn an_event_stream_counts_the_events_it_hands_over() {
     );
     let recorded = Recorded::default();
     with_recorder(&recorded, async {
-        let client = Client::builder()
-            .isolated_budget()
-            .base_url("http://sandbox.test/pubapi")
-            .allow_plain_http()
+        let client = script
+            .builder()
             .token(SecretToken::try_from(CANARY).unwrap())
-            .transport(script.clone())
             .build()
             .unwrap();
         let mut stream = EventStream::builder(EventsVersion::V2)

@@ -25,13 +25,10 @@ fn client(script: &Arc<Script>) -> Client {
 }
 
 fn client_with(script: &Arc<Script>, retry: RetryConfig) -> Client {
-    Client::builder()
-        .isolated_budget()
-        .base_url("http://sandbox.test/pubapi")
-        .allow_plain_http()
+    script
+        .builder()
         .token(SecretToken::try_from(CANARY).unwrap())
         .retry(retry)
-        .transport(script.clone())
         .build()
         .unwrap()
 }
@@ -232,13 +229,10 @@ async fn pacing_spreads_calls_evenly_with_the_margin_and_bursts_on_request() {
 
     // Bursts, opted into: two at once, each window kept 100 ms longer.
     let script = Script::new(vec![], ok_whoami());
-    let client = Client::builder()
-        .isolated_budget()
-        .base_url("http://sandbox.test/pubapi")
-        .allow_plain_http()
+    let client = script
+        .builder()
         .token(SecretToken::try_from(CANARY).unwrap())
         .pacing(pubapi_sdk_ext::Pacing::burst(Duration::from_millis(100)))
-        .transport(script.clone())
         .build()
         .unwrap();
     for _ in 0..6 {
@@ -536,12 +530,9 @@ async fn canary_token_never_appears_in_debug_output() {
 async fn revoked_token_is_replaced_once_by_a_rotating_source() {
     let script = Script::new(vec![Answer::empty(401)], ok_whoami());
     let source = Arc::new(Rotating::default());
-    let client = Client::builder()
-        .isolated_budget()
-        .base_url("http://sandbox.test/pubapi")
-        .allow_plain_http()
+    let client = script
+        .builder()
         .token_source(source.clone())
-        .transport(script.clone())
         .build()
         .unwrap();
     client.sdk().whoami().send().await.unwrap();

@@ -4,18 +4,14 @@ use pubapi_sdk::types::WebhookState;
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::registration::{Registration, WebhookErrorCode};
 use pubapi_sdk_ext::testing::{Answer, Script};
-use pubapi_sdk_ext::{Client, Error, RetryConfig, SecretToken};
+use pubapi_sdk_ext::{Client, Error, RetryConfig};
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
 fn client(script: &Arc<Script>) -> Client {
-    Client::builder()
-        .isolated_budget()
-        .base_url("http://sandbox.test/pubapi")
-        .allow_plain_http()
-        .token(SecretToken::try_from("t").unwrap())
+    script
+        .builder()
         .retry(RetryConfig::default().with_max_attempts(1))
-        .transport(script.clone())
         .build()
         .unwrap()
 }

@@ -80,12 +80,9 @@ async fn trace_names_the_operation_but_never_the_token_or_impersonated_user() {
 }
 
 fn client(script: Arc<Script>) -> Client {
-    Client::builder()
-        .isolated_budget()
-        .base_url("http://sandbox.test/pubapi")
-        .allow_plain_http()
+    script
+        .builder()
         .token(SecretToken::try_from(CANARY).unwrap())
-        .transport(script)
         .build()
         .unwrap()
 }

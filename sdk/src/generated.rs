@@ -30193,6 +30193,89 @@ pub mod operations {
             ],
         },
     ];
+    /// Every operationId as a constant (`id::LIST_EVENTS_V2` is `listEventsV2`), for
+    /// code that names an operation: a spec that renames one breaks the build instead
+    /// of a string that no longer matches.
+    pub mod id {
+        ///`listAgents`.
+        pub const LIST_AGENTS: &str = "listAgents";
+        ///`askAgent`.
+        pub const ASK_AGENT: &str = "askAgent";
+        ///`getAgentRequestStatus`.
+        pub const GET_AGENT_REQUEST_STATUS: &str = "getAgentRequestStatus";
+        ///`askDocument`.
+        pub const ASK_DOCUMENT: &str = "askDocument";
+        ///`summarizeDocument`.
+        pub const SUMMARIZE_DOCUMENT: &str = "summarizeDocument";
+        ///`askAssistant`.
+        pub const ASK_ASSISTANT: &str = "askAssistant";
+        ///`getAssistantStatus`.
+        pub const GET_ASSISTANT_STATUS: &str = "getAssistantStatus";
+        ///`askCopilot`.
+        pub const ASK_COPILOT: &str = "askCopilot";
+        ///`listKnowledgeBases`.
+        pub const LIST_KNOWLEDGE_BASES: &str = "listKnowledgeBases";
+        ///`askKnowledgeBase`.
+        pub const ASK_KNOWLEDGE_BASE: &str = "askKnowledgeBase";
+        ///`hybridSearch`.
+        pub const HYBRID_SEARCH: &str = "hybridSearch";
+        ///`createLoginsAudit`.
+        pub const CREATE_LOGINS_AUDIT: &str = "createLoginsAudit";
+        ///`createFilesAudit`.
+        pub const CREATE_FILES_AUDIT: &str = "createFilesAudit";
+        ///`createPermissionsAudit`.
+        pub const CREATE_PERMISSIONS_AUDIT: &str = "createPermissionsAudit";
+        ///`createUsersAudit`.
+        pub const CREATE_USERS_AUDIT: &str = "createUsersAudit";
+        ///`createGroupsAudit`.
+        pub const CREATE_GROUPS_AUDIT: &str = "createGroupsAudit";
+        ///`createWorkgroupSettingsAudit`.
+        pub const CREATE_WORKGROUP_SETTINGS_AUDIT: &str = "createWorkgroupSettingsAudit";
+        ///`createWorkflowsAudit`.
+        pub const CREATE_WORKFLOWS_AUDIT: &str = "createWorkflowsAudit";
+        ///`createWorkflowTemplatesAudit`.
+        pub const CREATE_WORKFLOW_TEMPLATES_AUDIT: &str = "createWorkflowTemplatesAudit";
+        ///`createQualityDocsAudit`.
+        pub const CREATE_QUALITY_DOCS_AUDIT: &str = "createQualityDocsAudit";
+        ///`createQualityDocsCategoriesAudit`.
+        pub const CREATE_QUALITY_DOCS_CATEGORIES_AUDIT: &str = "createQualityDocsCategoriesAudit";
+        ///`createQualityDocsCoursesAudit`.
+        pub const CREATE_QUALITY_DOCS_COURSES_AUDIT: &str = "createQualityDocsCoursesAudit";
+        ///`createEtmfAudit`.
+        pub const CREATE_ETMF_AUDIT: &str = "createEtmfAudit";
+        ///`createSnapshotRestoreAudit`.
+        pub const CREATE_SNAPSHOT_RESTORE_AUDIT: &str = "createSnapshotRestoreAudit";
+        ///`createUploadRequestsAudit`.
+        pub const CREATE_UPLOAD_REQUESTS_AUDIT: &str = "createUploadRequestsAudit";
+        ///`getAuditJob`.
+        pub const GET_AUDIT_JOB: &str = "getAuditJob";
+        ///`getAuditReport`.
+        pub const GET_AUDIT_REPORT: &str = "getAuditReport";
+        ///`deleteAuditReport`.
+        pub const DELETE_AUDIT_REPORT: &str = "deleteAuditReport";
+        ///`listWebhooks`.
+        pub const LIST_WEBHOOKS: &str = "listWebhooks";
+        ///`createWebhook`.
+        pub const CREATE_WEBHOOK: &str = "createWebhook";
+        ///`getWebhookDetails`.
+        pub const GET_WEBHOOK_DETAILS: &str = "getWebhookDetails";
+        ///`getWebhookStatus`.
+        pub const GET_WEBHOOK_STATUS: &str = "getWebhookStatus";
+        ///`setWebhookStatus`.
+        pub const SET_WEBHOOK_STATUS: &str = "setWebhookStatus";
+        ///`updateWebhook`.
+        pub const UPDATE_WEBHOOK: &str = "updateWebhook";
+        ///`deleteWebhook`.
+        pub const DELETE_WEBHOOK: &str = "deleteWebhook";
+        ///`whoami`.
+        pub const WHOAMI: &str = "whoami";
+        ///`getEventsCursor`.
+        pub const GET_EVENTS_CURSOR: &str = "getEventsCursor";
+        ///`listEventsV1`.
+        pub const LIST_EVENTS_V1: &str = "listEventsV1";
+        ///`listEventsV2`.
+        pub const LIST_EVENTS_V2: &str = "listEventsV2";
+    }
     /// The operation with this operationId (`listEventsV2`).
     pub fn find(id: &str) -> Option<&'static Operation> {
         ALL.iter().find(|op| op.id == id)

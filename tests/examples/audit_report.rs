@@ -1,8 +1,8 @@
 //! January's failed logins as CSV and as JSON events. The CSV goes into the folder given
 //! (else a new temporary one): `cargo run -p pubapi-testkit --example audit_report -- DIR`
-use futures_util::StreamExt;
-use pubapi_sdk::types::{AuditFormat, LoginEvent, LoginsAuditRequest};
 use pubapi_sdk_ext::audit::{AuditEvent, AuditWait};
+use pubapi_sdk_ext::prelude::*;
+use pubapi_sdk_ext::types::{AuditFormat, LoginEvent, LoginsAuditRequest};
 use std::path::PathBuf;
 
 #[tokio::main]

@@ -12,11 +12,6 @@
 //! With `PUBAPI_DOMAIN` (or `PUBAPI_BASE_URL`, as printed by `pubapi-sandbox`) and
 //! `PUBAPI_TOKEN` set, it runs the read-only parts against that domain instead.
 
-use pubapi_sdk::types::{
-    AssistantAskRequest, AuditFormat, DocumentAskRequest, DocumentSummaryRequest,
-    HybridSearchRequest, KnowledgeBaseAskRequest, KnowledgeBaseListRequest, KnowledgeBaseStatus,
-    LoginEvent, LoginsAuditRequest,
-};
 use pubapi_sdk_ext::ai::AiWait;
 use pubapi_sdk_ext::audit::{AuditEvent, AuditWait, ReportRead};
 use pubapi_sdk_ext::events::{
@@ -24,6 +19,11 @@ use pubapi_sdk_ext::events::{
 };
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::registration::Registration;
+use pubapi_sdk_ext::types::{
+    AssistantAskRequest, AuditFormat, DocumentAskRequest, DocumentSummaryRequest,
+    HybridSearchRequest, KnowledgeBaseAskRequest, KnowledgeBaseListRequest, KnowledgeBaseStatus,
+    LoginEvent, LoginsAuditRequest,
+};
 use pubapi_sdk_ext::webhook::{self, Batch, EventData, HandlerError, Receiver, WebhookSecret};
 use pubapi_sdk_ext::{Budget, Client, Limits, SecretToken};
 use pubapi_testkit::sandbox::{ClockConfig, LimitsConfig, Sandbox, SandboxConfig, iso_seconds};
@@ -176,7 +176,7 @@ fn ai_wait() -> AiWait {
     }
 }
 
-fn print_event(event: &pubapi_sdk::types::PollingEvent) {
+fn print_event(event: &pubapi_sdk_ext::types::PollingEvent) {
     let data = &event.data;
     println!(
         "  #{} {} {} {} by user {}",

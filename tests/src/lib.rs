@@ -5,7 +5,7 @@ pub use pubapi_sandbox as sandbox;
 pub use pubapi_sandbox::conformance;
 
 use pubapi_sandbox::{Sandbox, SandboxConfig};
-use pubapi_sdk_ext::{Client, SecretToken};
+use pubapi_sdk_ext::{Client, ClientBuilder, SecretToken};
 
 /// The client the short example programs (`tests/examples/`) use: the platform (or a sandbox
 /// served elsewhere) when `PUBAPI_DOMAIN` or `PUBAPI_BASE_URL`, and `PUBAPI_TOKEN` are set;
@@ -16,21 +16,85 @@ use pubapi_sdk_ext::{Client, SecretToken};
 /// # Errors
 /// A token or URL the client refuses.
 pub async fn example_client() -> Result<(Client, Option<Sandbox>), Box<dyn std::error::Error>> {
-    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    if let Some(token) = var("PUBAPI_TOKEN") {
-        let builder = Client::builder().token(SecretToken::try_from(token)?);
-        let builder = match (var("PUBAPI_DOMAIN"), var("PUBAPI_BASE_URL")) {
-            (Some(domain), _) => builder.domain(&domain),
-            (None, Some(url)) => builder.base_url(&url),
-            (None, None) => return Err("PUBAPI_TOKEN is set without PUBAPI_DOMAIN".into()),
-        };
+    if let Some(builder) = platform_builder()? {
         return Ok((builder.build()?, None));
     }
+    let sandbox = Sandbox::try_start(example_config()).await?;
+    Ok((sandbox.client_builder_for("admin").build()?, Some(sandbox)))
+}
+
+/// [`example_client`] for programs without an async runtime (the blocking client's
+/// examples): the builder of the same client, to finish with `build_blocking()`, and the
+/// in-process sandbox, served on a runtime of its own while the [`BackgroundSandbox`] lives.
+///
+/// # Errors
+/// A token or URL the client refuses; a call inside an async runtime (use
+/// [`example_client`] there); a sandbox that cannot start.
+pub fn example_client_builder()
+-> Result<(ClientBuilder, Option<BackgroundSandbox>), Box<dyn std::error::Error>> {
+    if let Some(builder) = platform_builder()? {
+        return Ok((builder, None));
+    }
+    if tokio::runtime::Handle::try_current().is_ok() {
+        return Err(
+            "example_client_builder() is for programs without an async runtime: \
+                    use example_client() there"
+                .into(),
+        );
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()?;
+    let sandbox = runtime.block_on(Sandbox::try_start(example_config()))?;
+    let builder = sandbox.client_builder_for("admin");
+    Ok((builder, Some(BackgroundSandbox { sandbox, runtime })))
+}
+
+/// A sandbox served on a runtime of its own, for programs that have none: from
+/// [`example_client_builder`]. Stops when dropped.
+#[derive(Debug)]
+pub struct BackgroundSandbox {
+    // Dropped before the runtime that serves it.
+    sandbox: Sandbox,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl BackgroundSandbox {
+    /// The sandbox.
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
+
+    /// The runtime serving it.
+    pub fn runtime(&self) -> &tokio::runtime::Runtime {
+        &self.runtime
+    }
+}
+
+/// The platform's client builder when `PUBAPI_TOKEN` is set (with `PUBAPI_DOMAIN` or
+/// `PUBAPI_BASE_URL`), else `None`.
+fn platform_builder() -> Result<Option<ClientBuilder>, Box<dyn std::error::Error>> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let Some(token) = var("PUBAPI_TOKEN") else {
+        return Ok(None);
+    };
+    let builder = Client::builder().token(SecretToken::try_from(token)?);
+    let builder = match (var("PUBAPI_DOMAIN"), var("PUBAPI_BASE_URL")) {
+        (Some(domain), _) => builder.domain(&domain),
+        (None, Some(url)) => builder.base_url(&url),
+        (None, None) => return Err("PUBAPI_TOKEN is set without PUBAPI_DOMAIN".into()),
+    };
+    Ok(Some(builder))
+}
+
+/// The in-process sandbox of the examples: its sample history, audit jobs and AI answers
+/// finished at the first poll, webhooks to loopback allowed.
+fn example_config() -> SandboxConfig {
     let mut config = SandboxConfig::default().with_sample_history();
     config.audit.job_duration = std::time::Duration::ZERO;
     config.ai.agent_polls = 1;
     config.ai.assistant_polls = 1;
     config.webhooks.allow_http_loopback = true;
-    let sandbox = Sandbox::try_start(config).await?;
-    Ok((sandbox.client_builder_for("admin").build()?, Some(sandbox)))
+    config
 }

@@ -27,6 +27,28 @@ async fn a_manual_clock_stands_still_until_advanced() {
 }
 
 #[tokio::test]
+async fn answers_carry_the_sandbox_clock_as_their_http_date() {
+    let sb = Sandbox::start(SandboxConfig::testing()).await;
+    let date = |reply: &pubapi_testkit::sandbox::RawResponse| {
+        reply
+            .headers
+            .iter()
+            .filter(|(name, _)| name == "date")
+            .map(|(_, value)| value.clone())
+            .collect::<Vec<_>>()
+    };
+    let reply = sb.raw().get("/v1/whoami", &sb.admin_token()).await;
+    assert_eq!(date(&reply), ["Mon, 03 Mar 2025 09:00:00 GMT"]);
+    sb.advance(Duration::from_secs(86_400 + 90));
+    let reply = sb.raw().get("/v1/whoami", &sb.admin_token()).await;
+    assert_eq!(date(&reply), ["Tue, 04 Mar 2025 09:01:30 GMT"]);
+    // Paths outside the spec too.
+    let reply = sb.raw().get("/v1/nowhere", &sb.admin_token()).await;
+    assert_eq!(reply.status, 404);
+    assert_eq!(date(&reply), ["Tue, 04 Mar 2025 09:01:30 GMT"]);
+}
+
+#[tokio::test]
 async fn a_scaled_clock_finishes_audit_jobs_in_real_time_fractions() {
     // 600x: the 5-minute job takes half a real second; 2-minute poll spacing is 0.2 s.
     let sb = Sandbox::start(SandboxConfig::testing().with_clock(ClockConfig::scaled(600.0))).await;

@@ -19,6 +19,7 @@ use quote::quote;
 pub fn item(spec: &OpenAPI, removals: &[Removal]) -> Result<syn::Item, CodegenError> {
     let areas = operation_facts::areas(spec)?;
     let mut rows = Vec::new();
+    let mut ids = Vec::new();
     for op in operations(spec) {
         let name = operation_name(op.path, op.method, op.operation);
         let unsupported = |problem: &str| CodegenError::Unsupported {
@@ -75,6 +76,12 @@ pub fn item(spec: &OpenAPI, removals: &[Removal]) -> Result<syn::Item, CodegenEr
                 Response { status: #status, content_types: &[#(#content),*], generated: #generated }
             });
         }
+        let constant = ident(&heck::ToShoutySnakeCase::to_shouty_snake_case(id));
+        let doc = format!("`{id}`.");
+        ids.push(quote! {
+            #[doc = #doc]
+            pub const #constant: &str = #id;
+        });
         rows.push(quote! {
             Operation {
                 id: #id, method_name: #method_name, method: #method, path: #path, tag: #tag,
@@ -214,6 +221,13 @@ pub fn item(spec: &OpenAPI, removals: &[Removal]) -> Result<syn::Item, CodegenEr
             /// All operations, in spec order.
             pub const ALL: &[Operation] = &[#(#rows),*];
 
+            /// Every operationId as a constant (`id::LIST_EVENTS_V2` is `listEventsV2`), for
+            /// code that names an operation: a spec that renames one breaks the build instead
+            /// of a string that no longer matches.
+            pub mod id {
+                #(#ids)*
+            }
+
             /// The operation with this operationId (`listEventsV2`).
             pub fn find(id: &str) -> Option<&'static Operation> {
                 ALL.iter().find(|op| op.id == id)
@@ -336,6 +350,18 @@ mod tests {
             "status : \"200\" , content_types : & [\"application/json\"] , generated : true"
         ));
         assert!(out.contains("status : \"204\" , content_types : & [] , generated : false"));
+    }
+
+    #[test]
+    fn every_operation_id_is_a_constant() {
+        let s = spec(&format!(
+            "{TAGS}paths:\n  /e:\n    get:\n      operationId: listEventsV2\n      tags: [events]\n      x-pubapi-error-format: general\n      responses:\n        '200': {{description: page}}\n",
+        ));
+        let out = item(&s, &[]).unwrap().into_token_stream().to_string();
+        assert!(
+            out.contains("pub const LIST_EVENTS_V2 : & str = \"listEventsV2\""),
+            "{out}"
+        );
     }
 
     #[test]

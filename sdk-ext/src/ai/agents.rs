@@ -45,7 +45,7 @@ impl Agents<'_> {
     /// 35,000 characters.
     ///
     /// ```no_run
-    /// use pubapi_sdk::types::AgentAskRequest;
+    /// use pubapi_sdk_ext::types::AgentAskRequest;
     /// # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), Box<dyn std::error::Error>> {
     /// let asked = client.agents().ask("agent-1", "Summarise Q3").await?;
     /// let follow_up = AgentAskRequest {

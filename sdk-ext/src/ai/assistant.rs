@@ -74,7 +74,7 @@ impl Assistant<'_> {
     /// [`AiWait::unknown_status_polls`] polls ([`AskError::UnknownStatus`]).
     ///
     /// ```no_run
-    /// use pubapi_sdk::types::AssistantAskRequest;
+    /// use pubapi_sdk_ext::types::AssistantAskRequest;
     /// use pubapi_sdk_ext::ai::AiWait;
     /// # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), Box<dyn std::error::Error>> {
     /// let request = AssistantAskRequest::builder().question("Which contracts renew in May?");

@@ -4,7 +4,7 @@
 //! asynchronous assistant. Migration:
 //!
 //! ```no_run
-//! use pubapi_sdk::types::AssistantAskRequest;
+//! use pubapi_sdk_ext::types::AssistantAskRequest;
 //! use pubapi_sdk_ext::ai::AiWait;
 //! # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), Box<dyn std::error::Error>> {
 //! // Before: let answer = client.copilot().ask(request).await?.body.response;

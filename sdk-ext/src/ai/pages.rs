@@ -86,7 +86,7 @@ impl KnowledgeBases<'_> {
     /// the conversation, citations whose chunks' text [`source_text`] reads under either
     /// name), and keeps every other field in `extra`.
     ///
-    /// [`source_text`]: pubapi_sdk::types::KnowledgeBaseCitationChunk::source_text
+    /// [`source_text`]: crate::types::KnowledgeBaseCitationChunk::source_text
     pub async fn ask(
         &self,
         kb_id: &str,

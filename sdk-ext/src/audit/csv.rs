@@ -1,4 +1,5 @@
-//! Rows of a CSV audit report, parsed as the body arrives.
+//! A CSV audit report as it downloads ([`CsvReport`]): its bytes, or its rows parsed as the
+//! body arrives ([`CsvRows`]).
 //!
 //! The platform's CSV starts with a title row ("This report reflects activity up to …")
 //! before the header; the reference shows the logins columns (`Username, Event, IP Address,
@@ -7,9 +8,10 @@
 //! without bound. Parsing is RFC 4180 (quotes, doubled quotes, newlines inside quotes) by
 //! `csv-core`.
 
-use super::report::{CsvError, CsvReport};
+use crate::error::Error;
 use bytes::Bytes;
 use std::sync::Arc;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 
 /// The largest row (the bytes of its fields) [`CsvRows`] holds.
 pub const MAX_ROW_BYTES: usize = 16 << 20;
@@ -19,6 +21,107 @@ pub const MAX_FIELDS: usize = 65_536;
 
 /// The start of the platform's title row.
 const TITLE_PREFIX: &str = "This report";
+
+/// A CSV report being downloaded: the body is read chunk by chunk, never whole, and each
+/// read waits at most the client's attempt timeout, so a report of any size downloads while
+/// data flows.
+#[derive(Debug)]
+pub struct CsvReport {
+    response: reqwest::Response,
+    received: u64,
+}
+
+impl CsvReport {
+    /// Copies the CSV bytes to `writer` as they arrive and returns how many were written.
+    ///
+    /// # Errors
+    /// [`CsvError::Broken`] (with the bytes received) when the download breaks,
+    /// [`CsvError::Write`] when the writer fails.
+    pub async fn copy_to<W: AsyncWrite + Unpin>(mut self, writer: &mut W) -> Result<u64, CsvError> {
+        while let Some(chunk) = self.chunk().await? {
+            writer.write_all(&chunk).await.map_err(CsvError::Write)?;
+        }
+        writer.flush().await.map_err(CsvError::Write)?;
+        Ok(self.received)
+    }
+
+    /// The rows of the report, parsed as they arrive (flat memory), the platform's title
+    /// row set apart and each row mapped to the header.
+    pub fn rows(self) -> CsvRows {
+        CsvRows::new(self)
+    }
+
+    pub(crate) fn from_response(response: reqwest::Response) -> Self {
+        CsvReport {
+            response,
+            received: 0,
+        }
+    }
+
+    /// The next chunk of the body.
+    pub(crate) async fn chunk(&mut self) -> Result<Option<bytes::Bytes>, CsvError> {
+        match self.response.chunk().await {
+            Ok(chunk) => {
+                self.received += chunk.as_ref().map_or(0, |c| c.len() as u64);
+                Ok(chunk)
+            }
+            Err(error) => Err(CsvError::Broken {
+                received: self.received,
+                error: Error::from(error),
+            }),
+        }
+    }
+}
+
+/// Why a CSV download stopped.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum CsvError {
+    /// The API refused the download before it started.
+    Api(Error),
+    /// The connection broke, or no data came within the attempt timeout, after `received`
+    /// bytes: the file is incomplete.
+    Broken {
+        /// Bytes received before it broke.
+        received: u64,
+        /// What broke.
+        error: Error,
+    },
+    /// A row is longer than [`super::MAX_ROW_BYTES`] or has more than
+    /// [`super::MAX_FIELDS`] fields: not a report the SDK can hold in memory row by row.
+    RowTooLarge {
+        /// The 1-based number of the record.
+        record: u64,
+    },
+    /// The writer failed.
+    Write(std::io::Error),
+}
+
+impl std::fmt::Display for CsvError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CsvError::Api(_) => f.write_str("csv download refused"),
+            CsvError::Broken { received, .. } => {
+                write!(
+                    f,
+                    "csv download broke after {received} bytes; the file is incomplete"
+                )
+            }
+            CsvError::RowTooLarge { record } => write!(f, "csv record {record} is too large"),
+            CsvError::Write(_) => f.write_str("csv write failed"),
+        }
+    }
+}
+
+impl std::error::Error for CsvError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CsvError::Api(e) | CsvError::Broken { error: e, .. } => Some(e),
+            CsvError::Write(e) => Some(e),
+            CsvError::RowTooLarge { .. } => None,
+        }
+    }
+}
 
 /// One row of a CSV report, with the header it belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]

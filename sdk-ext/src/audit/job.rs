@@ -227,7 +227,9 @@ impl Client {
             Ok(status) => Ok(JobState::Running {
                 status: String::from(status.into_inner().status),
             }),
-            Err(pubapi_sdk::Error::UnexpectedResponse(response)) if response.status() == 303 => {
+            Err(pubapi_sdk::Error::UnexpectedResponse(response))
+                if crate::verdict::is_report_ready(response.status()) =>
+            {
                 let location = response
                     .headers()
                     .get(http::header::LOCATION)
@@ -238,7 +240,7 @@ impl Client {
                 // The body only repeats `completed`: read a bounded prefix, never the whole.
                 let body = crate::request::failed::read_capped(response)
                     .await
-                    .map_err(Error::Transport)?;
+                    .map_err(Error::from)?;
                 if !body.is_empty() && body.len() < crate::request::failed::MAX_ERROR_BODY {
                     let status: AuditJobStatus = Error::decode(body)?;
                     tracing::debug!(status = ?status.status, "audit job finished");

@@ -2,20 +2,25 @@
 //! often than every 2 minutes; JSON reports read page by page; CSV reports streamed.
 //!
 //! `client.audit()` reaches every audit operation; [`Audit::run`] is the one-call version.
+//! [`DailyExport`] writes one file per whole UTC day, run after run (see [`export`]).
 
 mod csv;
 mod event;
+pub mod export;
 mod job;
 mod report;
 
 pub use crate::audit_date::AuditDate;
 pub use crate::audit_request::AuditRequest;
-pub use csv::{CsvRow, CsvRows, MAX_FIELDS, MAX_ROW_BYTES};
+pub use csv::{CsvError, CsvReport, CsvRow, CsvRows, MAX_FIELDS, MAX_ROW_BYTES};
 pub use event::{AuditEvent, RoleChange};
+pub use export::{
+    BudgetStop, DailyExport, DailyExportBuilder, DayError, ExportDay, ExportError, ExportFormat,
+    ExportSummary, Start, WrittenDay,
+};
 pub use job::{AuditJob, AuditWait, JobObserver, JobState, ReportLocation};
 pub use report::{
-    CsvError, CsvReport, DEFAULT_PAGE_SIZE, FinishedReport, MAX_PAGE_BYTES, ReadError, ReadPlan,
-    ReportPage, ReportRead,
+    DEFAULT_PAGE_SIZE, FinishedReport, MAX_PAGE_BYTES, ReadError, ReadPlan, ReportPage, ReportRead,
 };
 
 use crate::Client;

@@ -1,7 +1,7 @@
 //! Finished audit reports: JSON events in pages (typed once from the page bytes, resumable,
 //! budget-aware), CSV streamed as bytes or rows, deletion.
 
-use super::csv::CsvRows;
+use super::csv::CsvReport;
 use super::{AuditEvent, AuditJob, AuditRequest, AuditWait, ReportLocation};
 use crate::Client;
 use crate::error::Error;
@@ -13,7 +13,6 @@ use futures_util::stream::BoxStream;
 use pubapi_sdk::types::{AuditFormat, AuditReportKind};
 use std::collections::VecDeque;
 use std::time::Duration;
-use tokio::io::{AsyncWrite, AsyncWriteExt};
 
 /// The default number of events fetched per page of a JSON report: 10,000 events are a few
 /// megabytes of JSON, and a 1,000,000-event report takes 100 calls, a tenth of the default
@@ -134,107 +133,6 @@ impl ReportPage {
                 .map(|raw| AuditEvent::from_raw(kind, raw.get()))
                 .collect(),
         })
-    }
-}
-
-/// A CSV report being downloaded: the body is read chunk by chunk, never whole, and each
-/// read waits at most the client's attempt timeout, so a report of any size downloads while
-/// data flows.
-#[derive(Debug)]
-pub struct CsvReport {
-    response: reqwest::Response,
-    received: u64,
-}
-
-impl CsvReport {
-    /// Copies the CSV bytes to `writer` as they arrive and returns how many were written.
-    ///
-    /// # Errors
-    /// [`CsvError::Broken`] (with the bytes received) when the download breaks,
-    /// [`CsvError::Write`] when the writer fails.
-    pub async fn copy_to<W: AsyncWrite + Unpin>(mut self, writer: &mut W) -> Result<u64, CsvError> {
-        while let Some(chunk) = self.chunk().await? {
-            writer.write_all(&chunk).await.map_err(CsvError::Write)?;
-        }
-        writer.flush().await.map_err(CsvError::Write)?;
-        Ok(self.received)
-    }
-
-    /// The rows of the report, parsed as they arrive (flat memory), the platform's title
-    /// row set apart and each row mapped to the header.
-    pub fn rows(self) -> CsvRows {
-        CsvRows::new(self)
-    }
-
-    pub(crate) fn from_response(response: reqwest::Response) -> Self {
-        CsvReport {
-            response,
-            received: 0,
-        }
-    }
-
-    /// The next chunk of the body.
-    pub(crate) async fn chunk(&mut self) -> Result<Option<bytes::Bytes>, CsvError> {
-        match self.response.chunk().await {
-            Ok(chunk) => {
-                self.received += chunk.as_ref().map_or(0, |c| c.len() as u64);
-                Ok(chunk)
-            }
-            Err(error) => Err(CsvError::Broken {
-                received: self.received,
-                error: Error::Transport(error),
-            }),
-        }
-    }
-}
-
-/// Why a CSV download stopped.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum CsvError {
-    /// The API refused the download before it started.
-    Api(Error),
-    /// The connection broke, or no data came within the attempt timeout, after `received`
-    /// bytes: the file is incomplete.
-    Broken {
-        /// Bytes received before it broke.
-        received: u64,
-        /// What broke.
-        error: Error,
-    },
-    /// A row is longer than [`super::MAX_ROW_BYTES`] or has more than
-    /// [`super::MAX_FIELDS`] fields: not a report the SDK can hold in memory row by row.
-    RowTooLarge {
-        /// The 1-based number of the record.
-        record: u64,
-    },
-    /// The writer failed.
-    Write(std::io::Error),
-}
-
-impl std::fmt::Display for CsvError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            CsvError::Api(_) => f.write_str("csv download refused"),
-            CsvError::Broken { received, .. } => {
-                write!(
-                    f,
-                    "csv download broke after {received} bytes; the file is incomplete"
-                )
-            }
-            CsvError::RowTooLarge { record } => write!(f, "csv record {record} is too large"),
-            CsvError::Write(_) => f.write_str("csv write failed"),
-        }
-    }
-}
-
-impl std::error::Error for CsvError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            CsvError::Api(e) | CsvError::Broken { error: e, .. } => Some(e),
-            CsvError::Write(e) => Some(e),
-            CsvError::RowTooLarge { .. } => None,
-        }
     }
 }
 
@@ -372,8 +270,8 @@ impl Client {
         accept: &'static str,
         query: &[(&str, u64)],
     ) -> Result<reqwest::Response, Error> {
-        let operation =
-            pubapi_sdk::operations::find("getAuditReport").expect("the spec has getAuditReport");
+        let operation = pubapi_sdk::operations::find(pubapi_sdk::operations::id::GET_AUDIT_REPORT)
+            .expect("the spec has getAuditReport");
         let id = crate::path::encode_segment(&at.id).map_err(|error| {
             Error::InvalidInput(crate::error::InputError::PathValue {
                 operation: operation.id,
@@ -388,11 +286,11 @@ impl Client {
             .query(query)
             .header(http::header::ACCEPT, accept)
             .build()
-            .map_err(Error::Transport)?;
+            .map_err(Error::from)?;
         let response = self
             .execute(request, operation)
             .await
-            .map_err(Error::Transport)?;
+            .map_err(Error::from)?;
         if !response.status().is_success() {
             return Err(Error::from_http_response(response).await);
         }
@@ -483,7 +381,7 @@ impl FinishedReport {
 async fn read_capped(mut response: reqwest::Response, cap: usize) -> Result<Vec<u8>, Error> {
     let announced = response.content_length().unwrap_or(0);
     let mut body = Vec::with_capacity(usize::try_from(announced).unwrap_or(cap).min(cap));
-    while let Some(chunk) = response.chunk().await.map_err(Error::Transport)? {
+    while let Some(chunk) = response.chunk().await.map_err(Error::from)? {
         if body.len() + chunk.len() > cap {
             return Err(Error::Decode {
                 path: "events".into(),

@@ -111,7 +111,9 @@ impl Client {
         };
         match sent {
             Ok(page) => Ok(Some(page.into_inner())),
-            Err(pubapi_sdk::Error::UnexpectedResponse(response)) if response.status() == 204 => {
+            Err(pubapi_sdk::Error::UnexpectedResponse(response))
+                if crate::verdict::is_empty_page(response.status()) =>
+            {
                 Ok(None)
             }
             Err(e) => Err(Error::from(e)),

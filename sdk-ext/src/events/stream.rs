@@ -324,8 +324,9 @@ impl Drop for Walker {
 /// `latest_id` that did not move. [`EventStream::checkpoint`] is exact after every item:
 /// resuming from it with [`StreamStart::After`] loses nothing and repeats nothing.
 ///
-/// It is a [`futures_util::Stream`] and `Unpin`: `while let Some(item) = events.next().await`
-/// with [`futures_util::StreamExt`] (in [`crate::prelude`]).
+/// It is a [`Stream`](crate::prelude::Stream) and `Unpin`:
+/// `while let Some(item) = events.next().await` with
+/// [`StreamExt`](crate::prelude::StreamExt) (in [`crate::prelude`]).
 pub struct EventStream {
     /// The walker, home between items.
     walker: Option<Box<Walker>>,

@@ -86,6 +86,8 @@ mod file;
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub mod redis;
 #[cfg(feature = "redis")]
+mod redis_connection;
+#[cfg(feature = "redis")]
 mod redis_streams;
 
 pub use file::FileCheckpoints;

@@ -8,14 +8,13 @@
 //! the pacing margin longer, and even spacing unless bursts are allowed), books it, trims what
 //! has left the longest window and sets an expiry. Replicas' clocks never enter the decision.
 
+pub use super::redis_connection::DEFAULT_PREFIX;
+use super::redis_connection::{RESPONSE_TIMEOUT, connect, redis_error};
 pub use super::redis_streams::RedisCheckpoints;
 use super::{Answer, FleetBudget, FleetError, Reservation, Reserve};
 use pubapi_sdk::hooks::BoxFuture;
 use redis::aio::ConnectionManager;
 use std::time::Duration;
-
-/// The default key prefix.
-pub const DEFAULT_PREFIX: &str = "pubapi:";
 
 /// Books the earliest start; see the module doc. Returns `{status, wait_us, long_wait_us,
 /// generation, lost, now_us}` (`now_us` the server's clock when the script ran): status 0 booked (or, when nothing was to be booked, recorded), -1 too
@@ -109,9 +108,6 @@ redis.call('ZADD', key, slot, member)
 tidy()
 return {0, slot - now, long - now, generation, lost, now}
 "#;
-
-/// How long a command may take before the client stops waiting (and paces on its share).
-const RESPONSE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// A token's quota windows on Redis, shared by every process that uses the same server and
 /// prefix.
@@ -241,21 +237,6 @@ fn without_credentials(url: &str) -> String {
         }
         _ => url.to_string(),
     }
-}
-
-pub(super) async fn connect(url: &str) -> Result<ConnectionManager, FleetError> {
-    let client = redis::Client::open(url).map_err(redis_error)?;
-    let config = redis::aio::ConnectionManagerConfig::new()
-        .set_connection_timeout(Some(Duration::from_secs(1)))
-        .set_response_timeout(Some(RESPONSE_TIMEOUT))
-        .set_number_of_retries(1);
-    ConnectionManager::new_with_config(client, config)
-        .await
-        .map_err(redis_error)
-}
-
-pub(super) fn redis_error(e: redis::RedisError) -> FleetError {
-    FleetError::new(format!("redis: {e}"))
 }
 
 impl std::fmt::Debug for RedisBudget {

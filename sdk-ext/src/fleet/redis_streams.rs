@@ -12,7 +12,7 @@
 //! write. Ids are compared as decimal text in the scripts (Lua's numbers are doubles, which
 //! cannot tell ids near the ends of the `i64` range apart).
 
-use super::redis::{DEFAULT_PREFIX, connect, redis_error};
+use super::redis_connection::{DEFAULT_PREFIX, connect, redis_error};
 use super::{Acquired, CheckpointStore, FleetError, Lease};
 use pubapi_sdk::hooks::BoxFuture;
 use redis::aio::ConnectionManager;

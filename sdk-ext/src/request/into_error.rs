@@ -1,68 +1,81 @@
 //! Turning the generated client's results into [`Error`]: the last step of a request.
 
-use crate::error::{Area, Error, ErrorFormat, InputError, RawBody};
+use crate::error::{Error, ErrorFormat, InputError, RawBody};
 use crate::limits::LimitError;
 use crate::request::failed::{FailedBody, read_capped};
 use crate::request::rejection::LocalRejection;
+use crate::verdict::EndpointKind;
 use bytes::Bytes;
+use pubapi_sdk::operations::Operation;
 use std::time::SystemTime;
 
-/// The area and error format of a URL path's operation, for responses that did not pass a
-/// policy (the general format when no operation has this path).
-fn facts_of_path(path: &str) -> (Area, ErrorFormat) {
-    crate::error::operations_at(path)
-        .next()
-        .map_or((Area::Events, ErrorFormat::General), |op| {
-            (op.area, op.error_format)
-        })
-}
-
 impl Error {
-    /// Converts a failed response (status not 2xx, or a policy's local rejection) into the
-    /// typed error, reading its body unless the client's policy already did.
+    /// Converts a failed response (status not 2xx) into the typed error, reading its body
+    /// unless the client's policy already did.
     pub async fn from_http_response(response: reqwest::Response) -> Error {
-        if LocalRejection::of(&response).is_some() || FailedBody::of(&response).is_some() {
+        if FailedBody::of(&response).is_some() {
             return Error::of_answer(&response);
         }
-        let (area, format) = facts_of_path(response.url().path());
+        let operation = operation_at(response.url().path());
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         let body = match read_capped(response).await {
             Ok(body) => body,
-            Err(e) => return Error::Transport(e),
+            Err(e) => return Error::from(e),
         };
-        Error::from_response(format, area, status, &headers, body, SystemTime::now())
+        Error::of_operation(operation, status, &headers, body)
     }
 
-    /// [`Error::of_response`], keeping the id of the call the response answers.
+    /// The error of a failed answer the client's policy read ([`FailedBody`]), keeping the id
+    /// of the call it answers. An answer that passed no policy (a plain `pubapi-sdk` client),
+    /// or a success status the generated code does not decode, keeps its status and headers,
+    /// and the operation its path names, if one does.
     fn of_answer(response: &reqwest::Response) -> Error {
-        let id = response.extensions().get::<crate::RequestId>().copied();
-        Error::of_response(response).with_request_id(id)
-    }
-
-    /// The error of a response the client's policy answered: its local rejection, or the
-    /// failed body it read. A response that passed no policy (a plain `pubapi-sdk` client)
-    /// or a success status the generated code does not decode keeps its status and headers.
-    fn of_response(response: &reqwest::Response) -> Error {
-        if let Some(rejection) = LocalRejection::of(response) {
-            return Error::from(rejection.clone());
-        }
-        let ((area, format), body) = match FailedBody::of(response) {
-            Some(failed) => (
-                (failed.operation.area, failed.operation.error_format),
-                failed.body.clone(),
-            ),
-            None => (facts_of_path(response.url().path()), Bytes::new()),
+        let (operation, body) = match FailedBody::of(response) {
+            Some(failed) => (Some(failed.operation), failed.body.clone()),
+            None => (operation_at(response.url().path()), Bytes::new()),
         };
-        Error::from_response(
-            format,
-            area,
+        let id = response.extensions().get::<crate::RequestId>().copied();
+        Error::of_operation(
+            operation,
             response.status().as_u16(),
             response.headers(),
             body,
-            SystemTime::now(),
         )
+        .with_request_id(id)
     }
+
+    /// The error of `operation`'s failed answer, judged by its [verdict](crate::verdict).
+    fn of_operation(
+        operation: Option<&'static Operation>,
+        status: u16,
+        headers: &http::HeaderMap,
+        body: Bytes,
+    ) -> Error {
+        let now = SystemTime::now();
+        let (format, endpoint) = match operation {
+            Some(op) => (op.error_format, EndpointKind::of_class(op.limit_class)),
+            None => (ErrorFormat::General, EndpointKind::General),
+        };
+        let verdict = crate::verdict::judge(status, headers, endpoint, now);
+        let error = crate::error::ApiError::new(format, status, headers, body, now);
+        Error::of_verdict(verdict, error, operation.map(|op| op.area))
+    }
+
+    /// The typed error of a `reqwest::Error`: the policy's refusal it carries
+    /// ([`LocalRejection::into_error`]), or a failure of the transport.
+    pub(crate) fn of_reqwest(error: reqwest::Error) -> Error {
+        match LocalRejection::in_sources(&error) {
+            Some(rejection) => Error::from(rejection.clone()),
+            None => Error::Transport(error),
+        }
+    }
+}
+
+/// The operation whose path template `path` matches (the first, when several methods share
+/// it: they share the area and error format too), for an answer that passed no policy.
+fn operation_at(path: &str) -> Option<&'static Operation> {
+    crate::error::operations_at(path).next()
 }
 
 /// `?` on a generated operation's result: the failed body was read by the client's policy,
@@ -95,16 +108,13 @@ impl From<progenitor_client::Error<()>> for Error {
                 body: RawBody(body),
             },
             Sdk::CommunicationError(e) | Sdk::ResponseBodyError(e) | Sdk::InvalidUpgrade(e) => {
-                Error::Transport(e)
+                Error::of_reqwest(e)
             }
-            Sdk::ErrorResponse(value) => Error::from_response(
-                ErrorFormat::General,
-                Area::Events,
-                value.status().as_u16(),
-                value.headers(),
-                Bytes::new(),
-                SystemTime::now(),
-            ),
+            // The generated client documents no error bodies (the policy reads them), so
+            // this comes only from a client built without one.
+            Sdk::ErrorResponse(value) => {
+                Error::of_operation(None, value.status().as_u16(), value.headers(), Bytes::new())
+            }
             Sdk::InvalidRequest(problem) | Sdk::Custom(problem) => {
                 Error::InvalidInput(InputError::Invalid {
                     field: "request",
@@ -259,6 +269,7 @@ impl From<LocalRejection> for Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Area;
     use std::time::Duration;
 
     #[test]
@@ -280,8 +291,15 @@ mod tests {
             ("/pubapi/v2/events", Area::Events, ErrorFormat::General),
         ];
         for (path, area, format) in cases {
-            assert_eq!(facts_of_path(path), (area, format), "{path}");
+            let operation = operation_at(path).expect(path);
+            assert_eq!(
+                (operation.area, operation.error_format),
+                (area, format),
+                "{path}"
+            );
         }
+        // A path of no operation has no area to guess: no limit class, no 403 reason.
+        assert!(operation_at("/pubapi/v1/nothing/here").is_none());
     }
 
     #[tokio::test]
@@ -290,7 +308,7 @@ mod tests {
             class: crate::LimitClass::Ai,
             available_in: Duration::from_secs(60),
         });
-        match Error::from_http_response(rejection.into_response()).await {
+        match Error::from(rejection.into_error().await) {
             Error::QuotaExhausted {
                 class,
                 resets_in,

@@ -12,33 +12,33 @@
 //!    operation's path shape with every path value one valid segment.
 //! 3. **impersonate** ([`policy`]): exactly one act-as header, the call's own (validated) or
 //!    the view's.
-//! 4. then each attempt, until the operation's deadline ([`retry::RetryConfig`]):
+//! 4. then each attempt, until the operation's deadline ([`retry::RetryConfig`]), in the
+//!    named phases of [`policy`] (`try_op`, `try_attempt`, `after_attempt`, `finish`):
 //!    1. **token**: from the client's [`TokenSource`](crate::TokenSource);
 //!    2. **pace** ([`limiter`]): wait for a slot of the token's pacer (shared by every
 //!       client of the token in the process, or through a [fleet](crate::fleet)'s store);
 //!    3. **send** through the client's [`Transport`](crate::Transport), with the bearer
 //!       token, keeping what the next attempt needs to send it again ([`replay`]);
-//!    4. **classify** ([`classify`], reading `Retry-After` with [`retry_after`]): success,
-//!       throttled, daily quota used up, server error, transport failure, or final; the
-//!       gateway's counters and a used-up quota go to the pacer;
+//!    4. **judge** ([`crate::verdict`], the one place that reads a status): success,
+//!       throttled, daily quota used up, server error, no answer, or final; the gateway's
+//!       counters and a used-up quota go to the pacer;
 //!    5. **retry or stop** ([`retry`]): a 401 gets one try with a fresh token; otherwise the
-//!       outcome decides: done, give up, or wait (the capped `Retry-After`, or a jittered
+//!       verdict decides: done, give up, or wait (the capped `Retry-After`, or a jittered
 //!       backoff) and go back to 4.1.
 //! 5. **read the failed body** ([`failed`]): a final answer of 400 or more has its body read
 //!    (at most 1 MiB) and kept with the operation it answered.
 //! 6. **typed error** ([`into_error`]): the generated code hands a failed answer back as its
-//!    own error, and `?` turns that into [`Error`](crate::Error): a refusal of steps 1 to 4
-//!    ([`rejection`]) becomes its variant, a failed body is decoded in the operation's error
-//!    format.
+//!    own error, and `?` turns that into [`Error`](crate::Error), built from the same
+//!    verdict: a failed body is decoded with the spec's type of the operation's error format.
 //!
-//! A refusal never reaches the server: the generated client's hook can only answer a
-//! response or a `reqwest::Error`, so the policy answers a synthetic response carrying a
-//! [`rejection::LocalRejection`].
+//! A refusal of steps 1 to 4 ([`rejection`]) never reaches the server and has no status:
+//! the generated client's hook can only answer a response or a `reqwest::Error`, so the
+//! policy answers an error whose source is the [`rejection::LocalRejection`], which becomes
+//! its own variant of [`Error`](crate::Error).
 //!
 //! The token endpoint's requests, which a [`TokenSource`](crate::TokenSource) sends itself,
 //! reuse steps 4.2 to 4.5 through [`token_endpoint`] (re-exported from [`crate::token`]).
 
-pub(crate) mod classify;
 pub(crate) mod failed;
 pub(crate) mod into_error;
 pub(crate) mod limiter;

@@ -3,15 +3,14 @@
 //!
 //! For each attempt: wait for the pacer's slot (shared by every clone of the client, so
 //! impersonated calls count against the token's own budget), add the bearer token and the
-//! impersonation header, send, classify the outcome, and retry only where the retry
-//! vocabulary allows it. Refusals that never reach the server come back as a
-//! [`LocalRejection`].
+//! impersonation header, send, take the [`Verdict`] on the answer, and retry only where the
+//! retry step allows it. Refusals that never reach the server come back as a
+//! [`LocalRejection`], carried by an error without a status.
 
 use crate::act_as::{ACT_AS, ACT_AS_EMAIL, ActAs};
 use crate::fleet::Fleet;
 use crate::limits::BudgetConflict;
-use crate::limits::{LimitClass, Limits, Pacing, ServerCounters};
-use crate::request::classify::{EndpointKind, Outcome, classify_response, classify_transport};
+use crate::limits::{Limits, Pacing, ServerCounters};
 use crate::request::limiter::RateLimiter;
 use crate::request::rejection::LocalRejection;
 use crate::request::replay::Replay;
@@ -21,6 +20,7 @@ use crate::rng::SplitMix64;
 use crate::telemetry::{self, Ended};
 use crate::token::{SecretToken, TokenSource};
 use crate::transport::{ReqwestTransport, Transport};
+use crate::verdict::{self, EndpointKind, Refusal, Verdict};
 use futures_util::future::Either;
 use pubapi_sdk::hooks::{BoxFuture, RequestPolicy};
 use pubapi_sdk::operations::Operation;
@@ -202,13 +202,6 @@ pub(crate) struct Policy {
     act_as: Option<ActAs>,
 }
 
-fn endpoint_kind(class: LimitClass) -> EndpointKind {
-    match class {
-        LimitClass::Ai => EndpointKind::Ai,
-        LimitClass::General => EndpointKind::General,
-    }
-}
-
 impl Policy {
     pub(crate) fn new(shared: Arc<Shared>, act_as: Option<ActAs>) -> Self {
         Policy { shared, act_as }
@@ -247,21 +240,24 @@ impl Policy {
             )
         };
         if let Err(rejection) = self.check(&mut request, operation) {
-            let mut response = rejection.into_response();
-            response.extensions_mut().insert(request_id);
             record(&span, "error.type", "local");
             telemetry::request(operation.id, Ended::Local);
-            return Box::pin(std::future::ready(Ok(response)));
+            return Box::pin(async move { Err(rejection.into_error().await) });
         }
+        let op = Op {
+            shared: &self.shared,
+            http,
+            operation,
+            span,
+            request_id,
+        };
         // A disabled span (no subscriber, or one that filters it out) is not entered and
         // left on every poll: the attempts run bare.
-        if span.is_disabled() {
-            Box::pin(self.attempts(http, request, operation, span, request_id))
+        if op.span.is_disabled() {
+            Box::pin(op.try_op(request))
         } else {
-            Box::pin(
-                self.attempts(http, request, operation, span.clone(), request_id)
-                    .instrument(span),
-            )
+            let span = op.span.clone();
+            Box::pin(op.try_op(request).instrument(span))
         }
     }
 
@@ -342,9 +338,57 @@ impl Policy {
         }
         Ok(())
     }
+}
 
-    /// The attempts of one operation (step 4 of the [module doc](super)), recording into
-    /// `span`.
+/// One operation on its way through the attempts (step 4 of the [module doc](super)), in
+/// named phases as smithy-rs's orchestrator has them: [`Op::try_op`] runs the attempts and
+/// ends the call; [`Op::try_attempt`] is one attempt, from the token to the [`Verdict`] on
+/// its answer; [`Op::after_attempt`] decides, from the verdict, between handing the answer
+/// back and trying again; [`Op::finish`] puts the call's end on its span, in the metrics and
+/// on the answer.
+struct Op<'a> {
+    shared: &'a Shared,
+    http: &'a reqwest::Client,
+    operation: &'static Operation,
+    span: tracing::Span,
+    request_id: RequestId,
+}
+
+/// How far an operation has come: what the phases read and update between attempts.
+struct Progress {
+    attempt: u32,
+    started: Instant,
+    deadline: Instant,
+    /// Time slept between attempts so far.
+    waited: Duration,
+    /// Whether a 401 already had its one try with a fresh token.
+    refreshed_token: bool,
+}
+
+/// One attempt's answer (or failure), with what the next attempt needs.
+struct Attempted<'a> {
+    result: reqwest::Result<reqwest::Response>,
+    verdict: Verdict,
+    /// What sends the request again; `None` for a streaming body, which is sent once.
+    replay: Option<Replay>,
+    token: SecretToken,
+    limiter: Cow<'a, RateLimiter>,
+}
+
+/// What [`Op::after_attempt`] decides.
+enum Next {
+    /// Hand this back: a success, or the last answer.
+    Return(reqwest::Result<reqwest::Response>),
+    /// Send `request` again after `after`.
+    Retry {
+        request: reqwest::Request,
+        after: Duration,
+    },
+}
+
+impl<'a> Op<'a> {
+    /// The attempts, then the end of the call: every way out of the loop passes through
+    /// [`Op::finish`].
     ///
     /// An async block rather than an async fn: an async fn's future keeps each argument twice
     /// (where it was passed and where the body moved it), and the request is the largest part
@@ -353,231 +397,274 @@ impl Policy {
         clippy::manual_async_fn,
         reason = "an async fn's future would hold the request twice"
     )]
-    fn attempts<'a>(
-        &'a self,
-        http: &'a reqwest::Client,
-        mut request: reqwest::Request,
-        operation: &'static Operation,
-        span: tracing::Span,
-        request_id: RequestId,
+    fn try_op(
+        self,
+        request: reqwest::Request,
     ) -> impl Future<Output = reqwest::Result<reqwest::Response>> + Send + 'a {
         async move {
-            // The attempts are an inner block (kept inline in this future: no second box
-            // or copy), so that every way out of them passes through `finish`.
             let result = async {
-                let shared = &self.shared;
-                let config = &shared.retry;
-                let class = operation.limit_class;
                 let started = Instant::now();
-                let deadline = started + config.operation_timeout();
-                let mut waited = Duration::ZERO;
-                let mut refreshed_token = false;
-                let mut attempt = 0;
+                let mut progress = Progress {
+                    attempt: 0,
+                    started,
+                    deadline: started + self.shared.retry.operation_timeout(),
+                    waited: Duration::ZERO,
+                    refreshed_token: false,
+                };
+                let mut request = request;
                 loop {
-                    attempt += 1;
-                    record(&span, "pubapi.attempt", attempt);
-                    let now = if attempt == 1 {
-                        started
-                    } else {
-                        Instant::now()
-                    };
-                    if now >= deadline {
-                        return Ok(LocalRejection::Deadline {
-                            elapsed: now - started,
+                    let attempted = self.try_attempt(request, &mut progress).await?;
+                    match self.after_attempt(attempted, &mut progress).await {
+                        Next::Return(result) => return Ok(result),
+                        Next::Retry {
+                            request: again,
+                            after,
+                        } => {
+                            tracing::debug!(after_ms = after.as_millis() as u64, "retrying");
+                            // Boxed, like every wait off the path of a free slot.
+                            Box::pin(tokio::time::sleep(after)).await;
+                            progress.waited += after;
+                            request = again;
                         }
-                        .into_response());
                     }
-                    // The token first: its fingerprint picks the limiter, and nothing slow stands
-                    // between the slot and the send.
-                    let token = match shared.token.ready() {
-                        Some(token) => token,
-                        None => match shared.token.token().await {
-                            Ok(token) => token,
-                            Err(e) => {
-                                return Ok(LocalRejection::Token(e.to_string()).into_response());
-                            }
-                        },
-                    };
-                    let limiter = match shared.limiter_for(&token) {
-                        Ok(limiter) => limiter,
-                        Err(conflict) => {
-                            return Ok(LocalRejection::Budget(conflict).into_response());
-                        }
-                    };
-                    // The blocks end what the future need not keep while it waits: the permit
-                    // while the request is out, the answer while it sleeps before a retry.
-                    let (sending, replay) = {
-                        let permit = match limiter.acquire(class, deadline - now).await {
-                            Ok(permit) => permit,
-                            Err(e) => return Ok(LocalRejection::Limit(e).into_response()),
-                        };
-                        record(
-                            &span,
-                            "pubapi.limiter_wait_ms",
-                            permit.waited().as_millis() as u64,
-                        );
-                        telemetry::limiter_wait(class, permit.waited());
-                        // The token and the call's id are set on every attempt, not kept for
-                        // the next one (see `Replay`).
-                        let headers = request.headers_mut();
-                        headers.insert(http::header::AUTHORIZATION, token.header_value());
-                        headers.insert(REQUEST_ID_HEADER, request_id.header_value());
-                        let replay = Replay::of(&request, shared.transport.is_none());
-                        permit.sent();
-                        (shared.send(http, request), replay)
-                    };
-                    let Some(replay) = replay else {
-                        // A streaming body cannot be replayed: one attempt only.
-                        return with_failed_body(sending.await, operation).await;
-                    };
-                    let after = {
-                        // The HTTP client's read timeout bounds the wait for the head and every read
-                        // of the body (see `ClientBuilder::attempt_timeout`): no timer of our own here.
-                        let result = sending.await;
-                        let outcome = match &result {
-                            Ok(response) => {
-                                let status = response.status().as_u16();
-                                record(&span, "http.response.status_code", status);
-                                telemetry::attempt(operation.id, Ended::Status(status));
-                                if let Some(counters) =
-                                    ServerCounters::from_headers(response.headers())
-                                {
-                                    limiter.observe(class, counters);
-                                    if let (Some(allotted), Some(current)) =
-                                        (counters.quota_allotted, counters.quota_current)
-                                    {
-                                        telemetry::quota_remaining(
-                                            class,
-                                            allotted.saturating_sub(current),
-                                        );
-                                    }
-                                }
-                                let outcome = classify_response(
-                                    status,
-                                    response.headers(),
-                                    endpoint_kind(class),
-                                    SystemTime::now(),
-                                );
-                                if let Some(code) = throttle_label(&outcome, response.headers()) {
-                                    telemetry::throttle(code);
-                                }
-                                outcome
-                            }
-                            Err(error) => {
-                                telemetry::attempt(operation.id, Ended::Transport);
-                                classify_transport(error)
-                            }
-                        };
-                        tracing::debug!(?outcome, "attempt finished");
-
-                        if let Ok(response) = &result
-                            && response.status() == 401
-                            && !refreshed_token
-                        {
-                            // Give a rotating token source one chance to replace a revoked token.
-                            shared.token.invalidate(&token);
-                            refreshed_token = true;
-                            if let Ok(fresh) = shared.token.token().await
-                                && fresh.expose() != token.expose()
-                            {
-                                tracing::debug!(
-                                    "token rejected with 401; retrying once with a fresh token"
-                                );
-                                telemetry::retry(operation.id, "unauthorized");
-                                match replay.into_request(&result) {
-                                    Some(again) => {
-                                        request = again;
-                                        continue;
-                                    }
-                                    None => return with_failed_body(result, operation).await,
-                                }
-                            }
-                        }
-                        if let Outcome::QuotaExhausted { retry_after } = outcome {
-                            limiter.server_exhausted(
-                                class,
-                                retry_after.unwrap_or(Duration::from_secs(60)),
-                            );
-                        }
-
-                        // The shared generator is locked only if a backoff is drawn.
-                        let decision = config.decide(
-                            &outcome,
-                            operation.is_idempotent(),
-                            attempt,
-                            waited,
-                            &mut &shared.rng,
-                        );
-                        match decision {
-                            Decision::Done => return result,
-                            Decision::GiveUp(reason) => {
-                                tracing::debug!(%reason, "not retrying");
-                                return with_failed_body(result, operation).await;
-                            }
-                            Decision::Retry { after } if Instant::now() + after >= deadline => {
-                                tracing::debug!("next retry would pass the operation deadline");
-                                return with_failed_body(result, operation).await;
-                            }
-                            Decision::Retry { after } => match replay.into_request(&result) {
-                                Some(again) => {
-                                    telemetry::retry(operation.id, retry_reason(&outcome));
-                                    request = again;
-                                    after
-                                }
-                                None => {
-                                    tracing::debug!("the answer does not say what was sent");
-                                    return with_failed_body(result, operation).await;
-                                }
-                            },
-                        }
-                    };
-                    tracing::debug!(after_ms = after.as_millis() as u64, "retrying");
-                    // Boxed, like every wait off the path of a free slot.
-                    Box::pin(tokio::time::sleep(after)).await;
-                    waited += after;
                 }
             }
             .await;
-            finish(result, operation, request_id, &span)
+            self.finish(result).await
         }
     }
-}
 
-/// After the last attempt: the call's id on a failed answer (the typed error reads it there)
-/// or on a transport failure's URL ([`crate::request_id::mark`]), its end on the span
-/// (OpenTelemetry's `http.response.status_code` and `error.type`) and in the metrics.
-fn finish(
-    mut result: reqwest::Result<reqwest::Response>,
-    operation: &'static Operation,
-    request_id: RequestId,
-    span: &tracing::Span,
-) -> reqwest::Result<reqwest::Response> {
-    let ended = match &mut result {
-        Ok(response) => {
-            let local = LocalRejection::of(response).is_some();
-            let status = response.status().as_u16();
-            // Only an answer that becomes an error needs it: a success costs no extension map.
-            if local || status >= 400 {
-                response.extensions_mut().insert(request_id);
-            }
-            if local {
-                record(span, "error.type", "local");
-                Ended::Local
+    /// One attempt: the token, a slot of its pacer, the send, and the [`Verdict`] on the
+    /// answer (which feeds the pacer the gateway's counters). A refusal (deadline passed,
+    /// no token, no slot in time) ends the operation with nothing sent.
+    #[expect(
+        clippy::manual_async_fn,
+        reason = "an async fn's future would hold the request twice"
+    )]
+    fn try_attempt<'p>(
+        &'p self,
+        mut request: reqwest::Request,
+        progress: &'p mut Progress,
+    ) -> impl Future<Output = Result<Attempted<'a>, LocalRejection>> + Send + 'p {
+        async move {
+            let shared = self.shared;
+            let class = self.operation.limit_class;
+            progress.attempt += 1;
+            record(&self.span, "pubapi.attempt", progress.attempt);
+            let now = if progress.attempt == 1 {
+                progress.started
             } else {
-                record(span, "http.response.status_code", status);
-                if status >= 400 && !span.is_disabled() {
-                    record(span, "error.type", status.to_string());
+                Instant::now()
+            };
+            if now >= progress.deadline {
+                return Err(LocalRejection::Deadline {
+                    elapsed: now - progress.started,
+                });
+            }
+            // The token first: its fingerprint picks the limiter, and nothing slow stands
+            // between the slot and the send.
+            let token = match shared.token.ready() {
+                Some(token) => token,
+                None => shared
+                    .token
+                    .token()
+                    .await
+                    .map_err(|e| LocalRejection::Token(e.to_string()))?,
+            };
+            let limiter = shared.limiter_for(&token).map_err(LocalRejection::Budget)?;
+            // The block ends the permit while the request is out.
+            let (sending, replay) = {
+                let permit = limiter
+                    .acquire(class, progress.deadline - now)
+                    .await
+                    .map_err(LocalRejection::Limit)?;
+                record(
+                    &self.span,
+                    "pubapi.limiter_wait_ms",
+                    permit.waited().as_millis() as u64,
+                );
+                telemetry::limiter_wait(class, permit.waited());
+                // The token and the call's id are set on every attempt, not kept for the
+                // next one (see `Replay`).
+                let headers = request.headers_mut();
+                headers.insert(http::header::AUTHORIZATION, token.header_value());
+                headers.insert(REQUEST_ID_HEADER, self.request_id.header_value());
+                let replay = Replay::of(&request, shared.transport.is_none());
+                permit.sent();
+                (shared.send(self.http, request), replay)
+            };
+            // The HTTP client's read timeout bounds the wait for the head and every read of
+            // the body (see `ClientBuilder::attempt_timeout`): no timer of our own here.
+            let result = sending.await;
+            let verdict = self.judge(&result, &limiter);
+            Ok(Attempted {
+                result,
+                verdict,
+                replay,
+                token,
+                limiter,
+            })
+        }
+    }
+
+    /// The [`Verdict`] on an attempt's answer, told to the span, the metrics and the pacer
+    /// (the gateway's counters).
+    fn judge(&self, result: &reqwest::Result<reqwest::Response>, limiter: &RateLimiter) -> Verdict {
+        let operation = self.operation;
+        let class = operation.limit_class;
+        let verdict = match result {
+            Ok(response) => {
+                let status = response.status().as_u16();
+                record(&self.span, "http.response.status_code", status);
+                telemetry::attempt(operation.id, Ended::Status(status));
+                if let Some(counters) = ServerCounters::from_headers(response.headers()) {
+                    limiter.observe(class, counters);
+                    if let (Some(allotted), Some(current)) =
+                        (counters.quota_allotted, counters.quota_current)
+                    {
+                        telemetry::quota_remaining(class, allotted.saturating_sub(current));
+                    }
                 }
-                Ended::Status(status)
+                let verdict = verdict::judge(
+                    status,
+                    response.headers(),
+                    EndpointKind::of_class(class),
+                    SystemTime::now(),
+                );
+                if let Some(code) = throttle_label(&verdict, response.headers()) {
+                    telemetry::throttle(code);
+                }
+                verdict
+            }
+            Err(error) => {
+                telemetry::attempt(operation.id, Ended::Transport);
+                verdict::judge_transport(error)
+            }
+        };
+        tracing::debug!(?verdict, "attempt finished");
+        verdict
+    }
+
+    /// After an attempt: a 401 gets one try with a fresh token, a used-up quota blocks the
+    /// pacer, and the retry step decides on the verdict ([`RetryConfig::decide`]).
+    async fn after_attempt(&self, attempted: Attempted<'a>, progress: &mut Progress) -> Next {
+        let Attempted {
+            result,
+            verdict,
+            replay,
+            token,
+            limiter,
+        } = attempted;
+        let operation = self.operation;
+        let Some(replay) = replay else {
+            // A streaming body cannot be replayed: one attempt only.
+            return Next::Return(result);
+        };
+        if verdict == Verdict::Refused(Refusal::Unauthorized)
+            && !progress.refreshed_token
+            && let Ok(response) = &result
+            && response.status() == http::StatusCode::UNAUTHORIZED
+        {
+            // Give a rotating token source one chance to replace a revoked token.
+            self.shared.token.invalidate(&token);
+            progress.refreshed_token = true;
+            if let Ok(fresh) = self.shared.token.token().await
+                && fresh.expose() != token.expose()
+            {
+                tracing::debug!("token rejected with 401; retrying once with a fresh token");
+                telemetry::retry(operation.id, "unauthorized");
+                return match replay.into_request(&result) {
+                    Some(request) => Next::Retry {
+                        request,
+                        after: Duration::ZERO,
+                    },
+                    None => Next::Return(result),
+                };
             }
         }
-        Err(error) => {
-            record(span, "error.type", transport_error_type(error));
-            Ended::Transport
+        if let Verdict::QuotaExhausted { retry_after } = verdict {
+            limiter.server_exhausted(
+                operation.limit_class,
+                retry_after.unwrap_or(Duration::from_secs(60)),
+            );
         }
-    };
-    telemetry::request(operation.id, ended);
-    result.map_err(|error| crate::request_id::mark(error, request_id))
+        // The shared generator is locked only if a backoff is drawn.
+        let decision = self.shared.retry.decide(
+            &verdict,
+            operation.is_idempotent(),
+            progress.attempt,
+            progress.waited,
+            &mut &self.shared.rng,
+        );
+        match decision {
+            Decision::Done => Next::Return(result),
+            Decision::GiveUp(reason) => {
+                tracing::debug!(%reason, "not retrying");
+                Next::Return(result)
+            }
+            Decision::Retry { after } if Instant::now() + after >= progress.deadline => {
+                tracing::debug!("next retry would pass the operation deadline");
+                Next::Return(result)
+            }
+            Decision::Retry { after } => match replay.into_request(&result) {
+                Some(request) => {
+                    telemetry::retry(operation.id, retry_reason(&verdict));
+                    Next::Retry { request, after }
+                }
+                None => {
+                    tracing::debug!("the answer does not say what was sent");
+                    Next::Return(result)
+                }
+            },
+        }
+    }
+
+    /// After the last attempt (steps 5 and 6 of the [module doc](super)): a failed answer has
+    /// its body read and kept, with the call's id (the typed error reads both there); a
+    /// transport failure gets the id on its URL ([`crate::request_id::mark`]); a refusal
+    /// becomes the error that carries it. The end goes on the span (OpenTelemetry's
+    /// `http.response.status_code` and `error.type`) and into the metrics.
+    async fn finish(
+        &self,
+        result: Result<reqwest::Result<reqwest::Response>, LocalRejection>,
+    ) -> reqwest::Result<reqwest::Response> {
+        let (span, operation) = (&self.span, self.operation);
+        let (ended, result) = match result {
+            Err(rejection) => {
+                record(span, "error.type", "local");
+                telemetry::request(operation.id, Ended::Local);
+                return Err(rejection.into_error().await);
+            }
+            Ok(Ok(response)) => {
+                let status = response.status().as_u16();
+                record(span, "http.response.status_code", status);
+                if !verdict::has_error_body(status) {
+                    (Ended::Status(status), Ok(response))
+                } else {
+                    if !span.is_disabled() {
+                        record(span, "error.type", status.to_string());
+                    }
+                    // Boxed, as it is rare next to a success, whose future it would
+                    // otherwise enlarge.
+                    let mut response = Box::pin(crate::request::failed::keep_failed_body(
+                        response, operation,
+                    ))
+                    .await;
+                    response.extensions_mut().insert(self.request_id);
+                    (Ended::Status(status), Ok(response))
+                }
+            }
+            Ok(Err(error)) => {
+                record(span, "error.type", transport_error_type(&error));
+                (
+                    Ended::Transport,
+                    Err(crate::request_id::mark(error, self.request_id)),
+                )
+            }
+        };
+        telemetry::request(operation.id, ended);
+        result
+    }
 }
 
 /// Records `value` as the span's `field`, unless the span is disabled (with `tracing`'s `log`
@@ -600,10 +687,10 @@ fn transport_error_type(error: &reqwest::Error) -> &'static str {
 }
 
 /// The metrics label of a throttle answer: the SDK's name of its gateway code.
-fn throttle_label(outcome: &Outcome, headers: &http::HeaderMap) -> Option<&'static str> {
+fn throttle_label(verdict: &Verdict, headers: &http::HeaderMap) -> Option<&'static str> {
     use crate::gateway::{OVER_QPS, OVER_RATE};
-    match outcome {
-        Outcome::Throttled { .. } | Outcome::QuotaExhausted { .. } => {
+    match verdict {
+        Verdict::Throttled { .. } | Verdict::QuotaExhausted { .. } => {
             let code = crate::gateway::gateway_code(headers);
             Some(match code {
                 None => "none",
@@ -612,33 +699,18 @@ fn throttle_label(outcome: &Outcome, headers: &http::HeaderMap) -> Option<&'stat
                 Some(_) => "unknown",
             })
         }
-        Outcome::UnknownThrottle { .. } => Some("unknown"),
+        Verdict::UnknownThrottle { .. } => Some("unknown"),
         _ => None,
     }
 }
 
 /// The metrics label of a retried outcome.
-fn retry_reason(outcome: &Outcome) -> &'static str {
-    match outcome {
-        Outcome::Throttled { .. } | Outcome::UnknownThrottle { .. } => "throttled",
-        Outcome::ServerError => "server_error",
-        Outcome::TransportError { .. } => "transport",
+fn retry_reason(verdict: &Verdict) -> &'static str {
+    match verdict {
+        Verdict::Throttled { .. } | Verdict::UnknownThrottle { .. } => "throttled",
+        Verdict::ServerError => "server_error",
+        Verdict::NoAnswer { .. } => "transport",
         _ => "other",
-    }
-}
-
-/// Step 5 of the [module doc](super): a final answer of 400 or more has its body read and
-/// kept. Boxed, as it is rare next to a success, whose future it would otherwise enlarge.
-async fn with_failed_body(
-    result: reqwest::Result<reqwest::Response>,
-    operation: &'static Operation,
-) -> reqwest::Result<reqwest::Response> {
-    match result {
-        Ok(response) if response.status().as_u16() >= 400 => Ok(Box::pin(
-            crate::request::failed::keep_failed_body(response, operation),
-        )
-        .await),
-        result => result,
     }
 }
 

@@ -18,10 +18,10 @@ use serde_json::{Value, json};
 
 use crate::error::{Area, Error, ErrorFormat};
 use crate::gateway::{GATEWAY_ERROR_CODE, INACTIVE, OVER_QPS, OVER_RATE, gateway_code, is_known};
-use crate::request::classify::{self, EndpointKind, classify_response};
 use crate::request::retry::{Decision, GiveUpReason, RetryConfig};
 use crate::retry_after::{parse_retry_after, retry_after};
 use crate::rng::SplitMix64;
+use crate::verdict::{EndpointKind, Refusal, Verdict, judge};
 
 // ---------------------------------------------------------------------------------------------
 // Strategies
@@ -300,10 +300,10 @@ proptest! {
         prop_assert!(!shown.contains(['\n', '\r']), "{}", shown);
     }
 
-    /// The error built from a response and the retry classifier agree on what a response
-    /// means for the general and AI endpoints: throttled, quota, server error, or final.
+    /// The error built from a response and the verdict the retries read agree on what a
+    /// response means for the general and AI endpoints: throttled, quota, server error, or final.
     #[test]
-    fn error_variant_and_classifier_agree(
+    fn the_error_says_what_the_verdict_says(
         status in 400..600_u16,
         ai in any::<bool>(),
         body in arb_error_body(),
@@ -314,21 +314,21 @@ proptest! {
         } else {
             (EndpointKind::General, Area::Audit, ErrorFormat::General)
         };
-        let outcome = classify_response(status, &headers, kind, NOW);
+        let outcome = judge(status, &headers, kind, NOW);
         let error = Error::from_response(format, area, status, &headers, Bytes::from(body), NOW);
         let agree = match outcome {
-            classify::Outcome::Throttled { retry_after } => {
+            Verdict::Throttled { retry_after } => {
                 matches!(error, Error::Throttled { retry_after: r, .. } if r == retry_after)
             }
-            classify::Outcome::QuotaExhausted { retry_after } => {
+            Verdict::QuotaExhausted { retry_after } => {
                 matches!(error, Error::QuotaExhausted { resets_in: r, .. } if r == retry_after)
             }
-            classify::Outcome::UnknownThrottle { retry_after } => matches!(
+            Verdict::UnknownThrottle { retry_after } => matches!(
                 error,
                 Error::Throttled { retry_after: Some(r), .. } if r == retry_after
             ),
-            classify::Outcome::ServerError => matches!(error, Error::Server(_)),
-            classify::Outcome::DoNotRetry => !matches!(
+            Verdict::ServerError => matches!(error, Error::Server(_)),
+            Verdict::Refused(_) => !matches!(
                 error,
                 Error::Throttled { .. } | Error::QuotaExhausted { .. } | Error::Server(_)
             ),
@@ -339,9 +339,9 @@ proptest! {
             error.is_retryable(),
             matches!(
                 outcome,
-                classify::Outcome::Throttled { .. }
-                    | classify::Outcome::UnknownThrottle { .. }
-                    | classify::Outcome::ServerError
+                Verdict::Throttled { .. }
+                    | Verdict::UnknownThrottle { .. }
+                    | Verdict::ServerError
             )
         );
     }
@@ -424,9 +424,9 @@ proptest! {
             headers.insert(RETRY_AFTER, header);
         }
         headers.insert(GATEWAY_ERROR_CODE, HeaderValue::from_static(OVER_QPS));
-        let outcome = classify_response(403, &headers, EndpointKind::General, now);
+        let outcome = judge(403, &headers, EndpointKind::General, now);
         let asked = retry_after(&headers, now);
-        prop_assert_eq!(outcome, classify::Outcome::Throttled { retry_after: asked });
+        prop_assert_eq!(outcome, Verdict::Throttled { retry_after: asked });
         let config = RetryConfig::default()
             .with_max_attempts(10)
             .with_max_retry_after(Duration::from_secs(cap))
@@ -457,7 +457,7 @@ proptest! {
     /// and otherwise final (also a 403 or 429 saying the token is inactive); the delay is
     /// always the header's.
     #[test]
-    fn classifier_follows_status_gateway_code_and_endpoint(
+    fn the_verdict_follows_status_gateway_code_and_endpoint(
         status in prop_oneof![any::<u16>(), arb_status()],
         headers in arb_response_headers(),
         kind in any::<Index>(),
@@ -468,19 +468,24 @@ proptest! {
         let is = |known: &str| code.is_some_and(|c| c.eq_ignore_ascii_case(known));
         let delay = retry_after(&headers, now);
         let expected = match status {
-            200..=399 => classify::Outcome::Success,
-            403 | 429 if is(INACTIVE) => classify::Outcome::DoNotRetry,
+            200..=399 => Verdict::Success,
+            403 | 429 if is(INACTIVE) => Verdict::Refused(Refusal::Unauthorized),
             403 | 429 if code.is_some_and(|c| !is_known(c)) && delay.is_some() => {
-                classify::Outcome::UnknownThrottle { retry_after: delay.unwrap_or_default() }
+                Verdict::UnknownThrottle { retry_after: delay.unwrap_or_default() }
             }
-            403 | 429 if is(OVER_RATE) => classify::Outcome::QuotaExhausted { retry_after: delay },
-            403 if is(OVER_QPS) => classify::Outcome::Throttled { retry_after: delay },
-            429 => classify::Outcome::Throttled { retry_after: delay },
-            409 if kind == EndpointKind::Token => classify::Outcome::Throttled { retry_after: delay },
-            500..=599 => classify::Outcome::ServerError,
-            _ => classify::Outcome::DoNotRetry,
+            403 | 429 if is(OVER_RATE) => Verdict::QuotaExhausted { retry_after: delay },
+            403 if is(OVER_QPS) => Verdict::Throttled { retry_after: delay },
+            429 => Verdict::Throttled { retry_after: delay },
+            409 if kind == EndpointKind::Token => Verdict::Throttled { retry_after: delay },
+            500..=599 => Verdict::ServerError,
+            401 => Verdict::Refused(Refusal::Unauthorized),
+            403 => Verdict::Refused(Refusal::Forbidden),
+            404 => Verdict::Refused(Refusal::NotFound),
+            409 => Verdict::Refused(Refusal::Conflict),
+            400 | 422 => Verdict::Refused(Refusal::Invalid),
+            _ => Verdict::Refused(Refusal::Unexpected),
         };
-        prop_assert_eq!(classify_response(status, &headers, kind, now), expected);
+        prop_assert_eq!(judge(status, &headers, kind, now), expected);
     }
 
     /// The gateway code read from a header is its text without surrounding blanks, never empty.

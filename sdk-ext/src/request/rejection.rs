@@ -1,11 +1,14 @@
-//! Answers the request policy gives without sending anything.
+//! Refusals the request policy gives without sending anything.
 //!
 //! The generated client's hook can only return a `reqwest::Response` or a `reqwest::Error`, so
 //! when the policy refuses to send (the daily budget is spent, the deadline has passed, the
-//! token source failed), it answers with a synthetic response carrying a [`LocalRejection`]
-//! extension. [`crate::Error`] turns it back into the typed error; nothing reached the server.
+//! token source failed), it answers with a `reqwest::Error` whose source is the
+//! [`LocalRejection`] ([`LocalRejection::into_error`]): no response, no status.
+//! [`crate::Error`] finds it in the error's sources ([`LocalRejection::in_sources`]) and turns
+//! it into its typed variant; nothing reached the server.
 
 use crate::limits::LimitError;
+use std::fmt;
 use std::time::Duration;
 
 /// Why the policy answered without sending the request.
@@ -64,43 +67,64 @@ pub(crate) enum LocalRejection {
 }
 
 impl LocalRejection {
-    /// The synthetic response carrying this rejection: 429 for the pacer, 408 for the
-    /// deadline, 401 for the token source.
-    pub(crate) fn into_response(self) -> reqwest::Response {
-        let status = match self {
-            LocalRejection::Limit(_) => 429,
-            LocalRejection::Deadline { .. } => 408,
-            LocalRejection::Removed { .. } => 410,
-            LocalRejection::Token(_) => 401,
-            LocalRejection::Budget(_) => 400,
-            LocalRejection::Impersonation(_)
-            | LocalRejection::Invalid { .. }
-            | LocalRejection::Path { .. }
-            | LocalRejection::PathValue { .. } => 400,
-        };
-        let mut response = http::Response::new(Vec::<u8>::new());
-        *response.status_mut() = http::StatusCode::from_u16(status).unwrap_or_default();
-        response.extensions_mut().insert(self);
-        reqwest::Response::from(response)
+    /// This refusal as the error the generated client's hook answers, with the refusal as
+    /// its source. reqwest makes its errors itself: this one comes from reading a body whose
+    /// first read fails with the refusal.
+    pub(crate) async fn into_error(self) -> reqwest::Error {
+        let failing: Box<dyn std::error::Error + Send + Sync> = Box::new(self);
+        let body =
+            reqwest::Body::wrap_stream(futures_util::stream::iter([Err::<bytes::Bytes, _>(
+                failing,
+            )]));
+        let response = reqwest::Response::from(http::Response::new(body));
+        match response.bytes().await {
+            Err(error) => error,
+            // A body whose only read fails cannot be read whole.
+            Ok(_) => unreachable!("a body whose first read fails was read"),
+        }
     }
 
-    /// The rejection a response carries, if the policy synthesized it.
-    pub(crate) fn of(response: &reqwest::Response) -> Option<&LocalRejection> {
-        response.extensions().get::<LocalRejection>()
+    /// The refusal among an error's sources, if the policy refused the call.
+    pub(crate) fn in_sources<'e>(
+        error: &'e (dyn std::error::Error + 'static),
+    ) -> Option<&'e LocalRejection> {
+        let mut next = Some(error);
+        while let Some(error) = next {
+            if let Some(rejection) = error.downcast_ref::<LocalRejection>() {
+                return Some(rejection);
+            }
+            next = error.source();
+        }
+        None
     }
 }
+
+impl fmt::Display for LocalRejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The typed error's own text: what a person reads is the same either way.
+        write!(
+            f,
+            "refused before sending: {}",
+            crate::Error::from(self.clone())
+        )
+    }
+}
+
+impl std::error::Error for LocalRejection {}
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn rejection_survives_the_round_trip_through_a_response() {
+    #[tokio::test]
+    async fn a_refusal_travels_as_the_source_of_an_error_without_a_status() {
         let rejection = LocalRejection::Deadline {
             elapsed: Duration::from_secs(3),
         };
-        let response = rejection.clone().into_response();
-        assert_eq!(response.status(), 408);
-        assert_eq!(LocalRejection::of(&response), Some(&rejection));
+        let error = rejection.clone().into_error().await;
+        assert_eq!(error.status(), None);
+        assert_eq!(LocalRejection::in_sources(&error), Some(&rejection));
+        let other = reqwest::Client::new().get("not a url").build().unwrap_err();
+        assert_eq!(LocalRejection::in_sources(&other), None);
     }
 }

@@ -1,6 +1,6 @@
 //! When to try a request again, and after how long: the retry step of a request.
 //!
-//! [`RetryConfig::decide`] turns the [`Outcome`] of an attempt into a
+//! [`RetryConfig::decide`] turns the [`Verdict`] of an attempt into a
 //! [`Decision`]:
 //!
 //! - throttled (403 + `OVER_QPS`, 429, 409 on the token endpoint): retried
@@ -22,8 +22,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use crate::request::classify::Outcome;
 use crate::rng::SplitMix64;
+use crate::verdict::Verdict;
 
 /// Tokens a retry takes from the [`RetryBudget`].
 pub(crate) const RETRY_COST: u32 = 5;
@@ -212,7 +212,7 @@ impl RetryConfig {
         Duration::from_nanos(rng.below(bound_nanos.saturating_add(1)))
     }
 
-    /// What to do after attempt `attempt` (1-based) ended in `outcome`.
+    /// What to do after attempt `attempt` (1-based) ended in `verdict`.
     ///
     /// `waited_so_far` is the time already spent waiting between earlier
     /// attempts of the same operation. A success puts
@@ -221,33 +221,33 @@ impl RetryConfig {
     /// even for a POST (the request was not executed); a server error is not.
     pub(crate) fn decide(
         &self,
-        outcome: &Outcome,
+        verdict: &Verdict,
         method_is_idempotent: bool,
         attempt: u32,
         waited_so_far: Duration,
         rng: &mut impl Jitter,
     ) -> Decision {
-        let (retry_after, cost) = match *outcome {
-            Outcome::Success => {
+        let (retry_after, cost) = match *verdict {
+            Verdict::Success => {
                 self.budget.deposit(SUCCESS_REFUND);
                 return Decision::Done;
             }
-            Outcome::DoNotRetry => return Decision::GiveUp(GiveUpReason::NotRetryable),
-            Outcome::QuotaExhausted { retry_after } => {
+            Verdict::Refused(_) => return Decision::GiveUp(GiveUpReason::NotRetryable),
+            Verdict::QuotaExhausted { retry_after } => {
                 return Decision::GiveUp(GiveUpReason::QuotaExhausted { retry_after });
             }
-            Outcome::Throttled { retry_after } => (retry_after, RETRY_COST),
-            Outcome::UnknownThrottle { retry_after } => {
+            Verdict::Throttled { retry_after } => (retry_after, RETRY_COST),
+            Verdict::UnknownThrottle { retry_after } => {
                 if attempt > self.unknown_throttle_retries {
                     return Decision::GiveUp(GiveUpReason::AttemptsExhausted { attempts: attempt });
                 }
                 (Some(retry_after), RETRY_COST)
             }
-            Outcome::ServerError if !method_is_idempotent => {
+            Verdict::ServerError if !method_is_idempotent => {
                 return Decision::GiveUp(GiveUpReason::NotIdempotent);
             }
-            Outcome::ServerError => (None, RETRY_COST),
-            Outcome::TransportError { connect, timeout } => {
+            Verdict::ServerError => (None, RETRY_COST),
+            Verdict::NoAnswer { connect, timeout } => {
                 if !connect && !method_is_idempotent {
                     return Decision::GiveUp(GiveUpReason::NotIdempotent);
                 }
@@ -450,8 +450,8 @@ mod tests {
 
     const S: fn(u64) -> Duration = Duration::from_secs;
 
-    fn throttled(secs: u64) -> Outcome {
-        Outcome::Throttled {
+    fn throttled(secs: u64) -> Verdict {
+        Verdict::Throttled {
             retry_after: Some(S(secs)),
         }
     }
@@ -460,7 +460,7 @@ mod tests {
     /// returns the attempts made, the waits and the final decision.
     fn drive(
         config: &RetryConfig,
-        outcomes: &[Outcome],
+        outcomes: &[Verdict],
         idempotent: bool,
         rng: &mut SplitMix64,
     ) -> (u32, Vec<Duration>, Decision) {
@@ -557,7 +557,7 @@ mod tests {
     #[test]
     fn throttled_without_retry_after_backs_off() {
         let config = RetryConfig::default();
-        let outcome = Outcome::Throttled { retry_after: None };
+        let outcome = Verdict::Throttled { retry_after: None };
         let (attempts, waits, _) = drive(&config, &[outcome], false, &mut SplitMix64::new(3));
         assert_eq!(attempts, 3);
         assert!(waits[0] <= S(1) && waits[1] <= S(2), "{waits:?}");
@@ -582,7 +582,7 @@ mod tests {
 
     #[test]
     fn quota_exhausted_gives_up_at_once() {
-        let outcome = Outcome::QuotaExhausted {
+        let outcome = Verdict::QuotaExhausted {
             retry_after: Some(S(3600)),
         };
         let (attempts, waits, last) = drive(
@@ -604,7 +604,7 @@ mod tests {
     fn server_error_is_retried_with_backoff_for_idempotent_methods() {
         let (attempts, waits, last) = drive(
             &RetryConfig::default(),
-            &[Outcome::ServerError],
+            &[Verdict::ServerError],
             true,
             &mut SplitMix64::new(9),
         );
@@ -621,7 +621,7 @@ mod tests {
     fn post_is_not_retried_after_500() {
         let (attempts, waits, last) = drive(
             &RetryConfig::default(),
-            &[Outcome::ServerError],
+            &[Verdict::ServerError],
             false,
             &mut SplitMix64::new(0),
         );
@@ -631,7 +631,7 @@ mod tests {
 
     #[test]
     fn post_is_not_retried_after_a_timeout_once_sent() {
-        let outcome = Outcome::TransportError {
+        let outcome = Verdict::NoAnswer {
             connect: false,
             timeout: true,
         };
@@ -655,7 +655,7 @@ mod tests {
     #[test]
     fn connect_errors_are_retried_for_any_method() {
         for timeout in [false, true] {
-            let outcome = Outcome::TransportError {
+            let outcome = Verdict::NoAnswer {
                 connect: true,
                 timeout,
             };
@@ -674,18 +674,24 @@ mod tests {
         let config = RetryConfig::default();
         let mut rng = SplitMix64::new(0);
         assert_eq!(
-            config.decide(&Outcome::DoNotRetry, true, 1, Duration::ZERO, &mut rng),
+            config.decide(
+                &Verdict::Refused(crate::verdict::Refusal::NotFound),
+                true,
+                1,
+                Duration::ZERO,
+                &mut rng
+            ),
             Decision::GiveUp(GiveUpReason::NotRetryable)
         );
         assert_eq!(
-            config.decide(&Outcome::Success, false, 1, Duration::ZERO, &mut rng),
+            config.decide(&Verdict::Success, false, 1, Duration::ZERO, &mut rng),
             Decision::Done
         );
     }
 
     #[test]
     fn success_after_a_retry_ends_the_operation() {
-        let outcomes = [Outcome::ServerError, Outcome::Success];
+        let outcomes = [Verdict::ServerError, Verdict::Success];
         let (attempts, waits, last) = drive(
             &RetryConfig::default(),
             &outcomes,
@@ -763,7 +769,7 @@ mod tests {
         // The same seed gives the same delays through `decide`.
         let (_, waits, _) = drive(
             &config,
-            &[Outcome::ServerError],
+            &[Verdict::ServerError],
             true,
             &mut SplitMix64::new(2024),
         );
@@ -785,7 +791,7 @@ mod tests {
             let mut waited = Duration::ZERO;
             for attempt in 1.. {
                 clock += attempt_time;
-                match config.decide(&Outcome::ServerError, true, attempt, waited, &mut rng) {
+                match config.decide(&Verdict::ServerError, true, attempt, waited, &mut rng) {
                     Decision::Retry { after } => {
                         retries += 1;
                         waited += after;
@@ -809,7 +815,7 @@ mod tests {
             .with_budget(budget.clone());
         let (attempts, waits, last) = drive(
             &config,
-            &[Outcome::ServerError],
+            &[Verdict::ServerError],
             true,
             &mut SplitMix64::new(1),
         );
@@ -830,11 +836,17 @@ mod tests {
         }
         let config = RetryConfig::default();
         let mut draws = Counting(0);
-        config.decide(&Outcome::Success, true, 1, Duration::ZERO, &mut draws);
+        config.decide(&Verdict::Success, true, 1, Duration::ZERO, &mut draws);
         config.decide(&throttled(1), true, 1, Duration::ZERO, &mut draws);
-        config.decide(&Outcome::DoNotRetry, true, 1, Duration::ZERO, &mut draws);
+        config.decide(
+            &Verdict::Refused(crate::verdict::Refusal::NotFound),
+            true,
+            1,
+            Duration::ZERO,
+            &mut draws,
+        );
         assert_eq!(draws.0, 0);
-        config.decide(&Outcome::ServerError, true, 1, Duration::ZERO, &mut draws);
+        config.decide(&Verdict::ServerError, true, 1, Duration::ZERO, &mut draws);
         assert_eq!(draws.0, 1);
     }
 
@@ -843,7 +855,7 @@ mod tests {
         let budget = RetryBudget::new(30);
         let config = RetryConfig::default().with_budget(budget.clone());
         let mut rng = SplitMix64::new(1);
-        let timeout = Outcome::TransportError {
+        let timeout = Verdict::NoAnswer {
             connect: false,
             timeout: true,
         };
@@ -853,7 +865,7 @@ mod tests {
         ));
         assert_eq!(budget.available(), 20);
         assert!(matches!(
-            config.decide(&Outcome::ServerError, true, 1, Duration::ZERO, &mut rng),
+            config.decide(&Verdict::ServerError, true, 1, Duration::ZERO, &mut rng),
             Decision::Retry { .. }
         ));
         assert_eq!(budget.available(), 15);
@@ -862,10 +874,10 @@ mod tests {
             Decision::Retry { .. }
         ));
         assert_eq!(budget.available(), 10);
-        config.decide(&Outcome::Success, true, 1, Duration::ZERO, &mut rng);
+        config.decide(&Verdict::Success, true, 1, Duration::ZERO, &mut rng);
         assert_eq!(budget.available(), 11);
         for _ in 0..100 {
-            config.decide(&Outcome::Success, true, 1, Duration::ZERO, &mut rng);
+            config.decide(&Verdict::Success, true, 1, Duration::ZERO, &mut rng);
         }
         assert_eq!(budget.available(), 30);
     }

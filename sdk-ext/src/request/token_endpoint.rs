@@ -8,10 +8,10 @@
 //! [`TokenPacer`] keeps it within those hourly limits with the same limiter as the API calls.
 
 use crate::limits::{Budget, LimitClass, LimitError, Limits, Pacing};
-use crate::request::classify::{EndpointKind, classify_response, classify_transport};
 use crate::request::limiter::RateLimiter;
 use crate::request::retry::{Decision, RetryConfig};
 use crate::rng::SplitMix64;
+use crate::verdict::{EndpointKind, judge, judge_transport};
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Mutex;
@@ -212,16 +212,16 @@ where
             limiter.acquire(LimitClass::General, max_wait).await?.sent();
         }
         let result = send().await;
-        let outcome = match &result {
-            Ok(response) => classify_response(
+        let verdict = match &result {
+            Ok(response) => judge(
                 response.status().as_u16(),
                 response.headers(),
                 EndpointKind::Token,
                 SystemTime::now(),
             ),
-            Err(error) => classify_transport(error),
+            Err(error) => judge_transport(error),
         };
-        match retry.decide(&outcome, false, attempt, waited, &mut rng) {
+        match retry.decide(&verdict, false, attempt, waited, &mut rng) {
             Decision::Retry { after } => {
                 tracing::debug!(
                     after_ms = after.as_millis() as u64,

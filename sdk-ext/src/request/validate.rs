@@ -65,13 +65,14 @@ pub(crate) fn check(operation: &Operation, request: &reqwest::Request) -> Result
             .and_then(|bytes| serde_json::from_slice::<Value>(bytes).ok())
             .unwrap_or(Value::Null)
     };
+    use pubapi_sdk::operations::id;
     match operation.id {
-        "createWebhook" | "updateWebhook" => webhook(&body()),
-        "askAgent" => question(&body(), Some(MAX_QUESTION_CHARS)),
-        "askDocument" | "askAssistant" | "askCopilot" | "askKnowledgeBase" => {
+        id::CREATE_WEBHOOK | id::UPDATE_WEBHOOK => webhook(&body()),
+        id::ASK_AGENT => question(&body(), Some(MAX_QUESTION_CHARS)),
+        id::ASK_DOCUMENT | id::ASK_ASSISTANT | id::ASK_COPILOT | id::ASK_KNOWLEDGE_BASE => {
             question(&body(), None)
         }
-        "listEventsV1" | "listEventsV2" => events_query(request.url()),
+        id::LIST_EVENTS_V1 | id::LIST_EVENTS_V2 => events_query(request.url()),
         id if id.starts_with("create") && id.ends_with("Audit") => {
             let bytes = request.body().and_then(reqwest::Body::as_bytes);
             match bytes.and_then(|bytes| AuditRequest::from_body(id, bytes)) {

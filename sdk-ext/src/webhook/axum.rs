@@ -1,5 +1,8 @@
 //! A ready-made axum endpoint around a [`Receiver`] (feature `receiver-axum`).
 //!
+//! It returns axum 0.8's `Router` and `MethodRouter`: the application that serves them
+//! depends on axum 0.8 itself (the one crate besides this one and tokio it names here).
+//!
 //! ```no_run
 //! use std::sync::Arc;
 //! use pubapi_sdk_ext::webhook::{self, Batch, HandlerError, Receiver, WebhookSecret};

@@ -23,7 +23,7 @@ macro_rules! event_data {
         ///
         /// ```
         /// use pubapi_sdk_ext::webhook::{EventData, EventType};
-        /// use serde_json::json;
+        /// use pubapi_sdk_ext::serde_json::json;
         ///
         /// let data = EventData::from_value(
         ///     &EventType::FsAddFolder,

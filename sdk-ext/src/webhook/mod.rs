@@ -75,7 +75,7 @@
 //! ```
 //! use pubapi_sdk_ext::webhook::{Batch, EventData, HandlerError, Receiver, WebhookSecret};
 //!
-//! # async fn serve(headers: http::HeaderMap, body: Vec<u8>) -> Result<u16, Box<dyn std::error::Error>> {
+//! # async fn serve(headers: pubapi_sdk_ext::http::HeaderMap, body: Vec<u8>) -> Result<u16, Box<dyn std::error::Error>> {
 //! let receiver = Receiver::builder()
 //!     .secret(WebhookSecret::new("new-secret-4f1c2e9a7b3d5f60")?)
 //!     .previous_secret(WebhookSecret::new("old-secret-0a1b2c3d4e5f6071")?)
@@ -105,6 +105,7 @@ mod dedup;
 mod delivery;
 mod filter;
 mod handler;
+mod parse_error;
 mod receiver;
 #[cfg(feature = "redis")]
 mod redis_dedup;
@@ -123,9 +124,10 @@ pub use dedup::{
     Claim, Claimant, DEAD_LETTER_DEDUP_CAPACITY, DedupError, DedupKey, DedupKind, DedupStore,
     MemoryDedup,
 };
-pub use delivery::{Delivery, DeliveryItem, DeliveryParseError, WebhookEvent};
+pub use delivery::{Delivery, DeliveryItem, WebhookEvent};
 pub use filter::{EventFilter, EventFilterError, Wildcard};
 pub use handler::{Batch, DeadLetter, DeliveryHandler, HandlerError};
+pub use parse_error::DeliveryParseError;
 /// The name of a webhook event (`eventType`), generated from the spec: one variant per event
 /// of the reference and `Unknown(String)` for a name added later.
 pub use pubapi_sdk::types::EventType;

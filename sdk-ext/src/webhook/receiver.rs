@@ -149,7 +149,7 @@ const MAX_RECEIVER_NAME_BYTES: usize = 64;
 ///
 /// // A delivery as the platform sends it (`webhook::testing`, feature `test-util`, builds
 /// // signed sample deliveries for your tests).
-/// let mut headers = http::HeaderMap::new();
+/// let mut headers = pubapi_sdk_ext::http::HeaderMap::new();
 /// headers.insert("authorization", "s3cr3t-from-registration".parse()?);
 /// headers.insert("content-type", "application/json".parse()?);
 /// let body = br#"{"data": [{
@@ -685,6 +685,7 @@ impl ReceiverBuilder {
     /// ```no_run
     /// # #[cfg(feature = "redis")]
     /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// use pubapi_sdk_ext::redis;
     /// use pubapi_sdk_ext::webhook::{Receiver, RedisDedup, WebhookSecret};
     ///
     /// let redis = redis::Client::open("redis://127.0.0.1/")?;

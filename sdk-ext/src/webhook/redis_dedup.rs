@@ -93,9 +93,9 @@ return released
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// use std::time::Duration;
 /// use pubapi_sdk_ext::webhook::{Receiver, RedisDedup, WebhookSecret};
-/// use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+/// use pubapi_sdk_ext::redis::aio::{ConnectionManager, ConnectionManagerConfig};
 ///
-/// let client = redis::Client::open("redis://redis.internal:6379/")?;
+/// let client = pubapi_sdk_ext::redis::Client::open("redis://redis.internal:6379/")?;
 /// // Give up reconnecting quickly: deliveries are answered 503 and retried by the platform.
 /// let config = ConnectionManagerConfig::new().set_number_of_retries(2);
 /// let manager = ConnectionManager::new_with_config(client, config).await?;

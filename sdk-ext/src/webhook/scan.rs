@@ -12,7 +12,7 @@ use std::ops::Range;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use super::DeliveryParseError;
+use super::parse_error::DeliveryParseError;
 
 /// The elements of a body's `data` array, as byte ranges of the body, in order.
 #[derive(Debug, Clone)]

@@ -1,0 +1,1070 @@
+//! Audit exports that run for years: one file per whole UTC day, the days done kept in a
+//! state file, resumable, within the daily budget.
+//!
+//! A [`DailyExport`] writes `<kind>-YYYY-MM-DD.<csv|ndjson>` into a folder for every UTC day
+//! from its start up to the last day that has ended by the **server's** clock (the `Date` of
+//! its answer to one `GET /v1/whoami` at the start of each run; that call also tells the
+//! gateway's counters). Its state file remembers the first day not yet written, so a run
+//! from cron each night writes the days since the last one: never a day twice, never a gap.
+//!
+//! - **A day at a time, whole or not at all**: a day's report is created, waited for and
+//!   downloaded into a temporary file beside its target (`.<name>.part`), synced, and renamed
+//!   into place; only then does the state move past the day (written to a temporary file and
+//!   renamed too). A day that fails leaves nothing behind and is done again from scratch,
+//!   with a new report, by the next run.
+//! - **The budget**: before each day the run compares what the day needs
+//!   ([`DailyExportBuilder::calls_per_day`]: create, polls, read, delete) with what is left
+//!   today (the lower of the client's own count and the gateway's counters). When it would
+//!   not fit, or when the platform answers that the quota is used up in the middle of a day,
+//!   the run stops cleanly and says so in [`ExportSummary::stopped`]: the next run resumes
+//!   at that day.
+//! - **One run at a time**: a run holds an OS lock on `<state>.lock` (free again when the
+//!   process ends, however it ends); a second run fails at once with
+//!   [`ExportError::Locked`].
+//! - **The state file is trusted or refused**: an empty or unreadable one is an error
+//!   ([`ExportError::StateEmpty`], [`ExportError::StateCorrupt`]), never a reason to start
+//!   over. [`Start::Since`] with an existing state file continues it when the file started
+//!   on the same day for the same kind, format and filters, and is refused
+//!   ([`ExportError::StateMismatch`]) otherwise; [`Start::SinceLast`] needs the file.
+//!
+//! Day boundaries: a day `D` is asked for as `date_start = DT00:00:00Z`,
+//! `date_end = (D+1)T00:00:00Z`. The reference does not say whether `date_end` is inclusive,
+//! so an event at exactly midnight may be in two files; none is lost. The kinds whose API
+//! ignores the time of day (files, permissions, users, groups, workgroup-settings) cannot be
+//! asked for one day and are refused ([`ExportError::KindNotDaily`]).
+//!
+//! ```no_run
+//! use pubapi_sdk::types::AuditReportKind;
+//! use pubapi_sdk_ext::audit::{DailyExport, ExportFormat, Start};
+//!
+//! # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), Box<dyn std::error::Error>> {
+//! let export = DailyExport::builder(&client, AuditReportKind::Logins)
+//!     .start(Start::SinceLast)
+//!     .state_file("/var/lib/audit/logins.state")
+//!     .out_dir("/var/lib/audit/logins")
+//!     .format(ExportFormat::Csv)
+//!     .build()?;
+//! let summary = export.run().await?;
+//! if let Some(stop) = &summary.stopped {
+//!     eprintln!("{stop}");
+//! }
+//! # Ok(()) }
+//! ```
+
+use super::{AuditRequest, AuditWait, CsvError, ReadError, ReportLocation, ReportRead};
+use crate::Client;
+use crate::error::Error;
+use crate::limits::LimitClass;
+use crate::prelude::*;
+use crate::waiter::WaitError;
+use futures_util::StreamExt;
+use pubapi_sdk::types::{AuditFormat, AuditReportKind};
+use serde_json::{Map, Value, json};
+use std::fmt;
+use std::fs::{File, TryLockError};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+
+const DAY_MS: i64 = 86_400_000;
+
+/// The marker and version of the state file's format.
+const STATE_VERSION: u32 = 1;
+
+/// One UTC calendar day.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ExportDay {
+    /// Days since 1970-01-01.
+    days: i64,
+}
+
+impl ExportDay {
+    /// The day `YYYY-MM-DD`; `None` when `text` is not a real date in that form.
+    pub fn parse(text: &str) -> Option<ExportDay> {
+        // Checked by the SDK's date parser first: `YYYY-MM-DD`, a real date, no time.
+        super::AuditDate::parse(text).filter(|d| !d.has_time())?;
+        let (y, m, d) = (
+            text[0..4].parse::<i64>().ok()?,
+            text[5..7].parse::<u32>().ok()?,
+            text[8..10].parse::<u32>().ok()?,
+        );
+        Some(ExportDay {
+            days: days_from_civil(y, m, d),
+        })
+    }
+
+    /// The UTC day that contains `epoch_ms`.
+    pub fn containing(epoch_ms: i64) -> ExportDay {
+        ExportDay {
+            days: epoch_ms.div_euclid(DAY_MS),
+        }
+    }
+
+    /// The day after.
+    pub fn next(self) -> ExportDay {
+        ExportDay {
+            days: self.days + 1,
+        }
+    }
+
+    /// Its first instant, epoch milliseconds.
+    pub fn start_ms(self) -> i64 {
+        self.days * DAY_MS
+    }
+
+    /// The instant it ends (the next day's midnight), epoch milliseconds.
+    pub fn end_ms(self) -> i64 {
+        self.start_ms() + DAY_MS
+    }
+}
+
+impl fmt::Display for ExportDay {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (y, m, d) = civil_from_days(self.days);
+        write!(f, "{y:04}-{m:02}-{d:02}")
+    }
+}
+
+/// The format of the files an export writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ExportFormat {
+    /// The platform's CSV as it is sent (title row, header, rows): `.csv`.
+    Csv,
+    /// A JSON report read page by page, one event a line: `.ndjson`.
+    Ndjson,
+}
+
+impl ExportFormat {
+    /// The file extension (`csv`, `ndjson`), also the name in the state file.
+    pub fn extension(self) -> &'static str {
+        match self {
+            ExportFormat::Csv => "csv",
+            ExportFormat::Ndjson => "ndjson",
+        }
+    }
+
+    /// The format asked of the API.
+    pub fn api_format(self) -> AuditFormat {
+        match self {
+            ExportFormat::Csv => AuditFormat::Csv,
+            ExportFormat::Ndjson => AuditFormat::Json,
+        }
+    }
+
+    fn from_name(name: &str) -> Option<ExportFormat> {
+        match name {
+            "csv" => Some(ExportFormat::Csv),
+            "ndjson" => Some(ExportFormat::Ndjson),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ExportFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.extension())
+    }
+}
+
+/// Where an export starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// From this day: a new state file, or one that started on the same day for the same
+    /// kind, format and filters (then the same as [`Start::SinceLast`]).
+    Since(ExportDay),
+    /// From the first day the state file does not have; the file must exist.
+    SinceLast,
+}
+
+/// Builds a [`DailyExport`]: from [`DailyExport::builder`].
+#[derive(Debug, Clone)]
+pub struct DailyExportBuilder {
+    client: Client,
+    kind: AuditReportKind,
+    start: Option<Start>,
+    state_file: Option<PathBuf>,
+    out_dir: Option<PathBuf>,
+    format: ExportFormat,
+    filters: Map<String, Value>,
+    wait: AuditWait,
+    calls_per_day: u32,
+    keep_reports: bool,
+    max_days: Option<u32>,
+}
+
+impl DailyExportBuilder {
+    /// Where to start (required).
+    pub fn start(mut self, start: Start) -> Self {
+        self.start = Some(start);
+        self
+    }
+
+    /// The state file (required): which days are done. Its lock is `<file>.lock`.
+    pub fn state_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.state_file = Some(path.into());
+        self
+    }
+
+    /// The folder the day files go to (required; it must exist).
+    pub fn out_dir(mut self, path: impl Into<PathBuf>) -> Self {
+        self.out_dir = Some(path.into());
+        self
+    }
+
+    /// The files' format (default [`ExportFormat::Csv`]).
+    pub fn format(mut self, format: ExportFormat) -> Self {
+        self.format = format;
+        self
+    }
+
+    /// The kind's filters, as the fields of its request body besides `format`, `date_start`
+    /// and `date_end` (for logins, `{"events": ["failed_attempts"]}`). They are typed and
+    /// checked by the SDK at [`build`](Self::build), and kept in the state file.
+    pub fn filters(mut self, filters: Map<String, Value>) -> Self {
+        self.filters = filters;
+        self
+    }
+
+    /// How to wait for each day's job (default [`AuditWait::default`]).
+    pub fn wait(mut self, wait: AuditWait) -> Self {
+        self.wait = wait;
+        self
+    }
+
+    /// The calls one day is expected to take, compared with the budget left before the day
+    /// starts (default [`DailyExport::DEFAULT_CALLS_PER_DAY`]: the job's creation, 3 polls,
+    /// one read and the report's deletion). Raise it for jobs that take long or JSON
+    /// reports of many pages.
+    pub fn calls_per_day(mut self, calls: u32) -> Self {
+        self.calls_per_day = calls.max(1);
+        self
+    }
+
+    /// Keep each day's report on the platform after its file is written (default: delete
+    /// it, one call).
+    pub fn keep_reports(mut self, keep: bool) -> Self {
+        self.keep_reports = keep;
+        self
+    }
+
+    /// Write at most this many days in one run (default: every whole day).
+    pub fn max_days(mut self, days: u32) -> Self {
+        self.max_days = Some(days);
+        self
+    }
+
+    /// Checks the settings and the request they describe; nothing is sent or written.
+    ///
+    /// # Errors
+    /// [`ExportError::Missing`] for a required setting not given,
+    /// [`ExportError::KindNotDaily`] for a kind whose API ignores the time of day,
+    /// [`ExportError::InvalidRequest`] when the filters do not make a valid request.
+    pub fn build(self) -> Result<DailyExport, ExportError> {
+        let start = self.start.ok_or(ExportError::Missing("start"))?;
+        let state_file = self.state_file.ok_or(ExportError::Missing("state_file"))?;
+        let out_dir = self.out_dir.ok_or(ExportError::Missing("out_dir"))?;
+        let export = DailyExport {
+            client: self.client,
+            kind: self.kind,
+            start,
+            state_file,
+            out_dir,
+            format: self.format,
+            filters: self.filters,
+            wait: self.wait,
+            calls_per_day: self.calls_per_day,
+            keep_reports: self.keep_reports,
+            max_days: self.max_days,
+        };
+        let probe = export.request(ExportDay { days: 20_000 })?;
+        if probe.ignores_time() {
+            return Err(ExportError::KindNotDaily(export.kind));
+        }
+        Ok(export)
+    }
+}
+
+/// A daily audit export: see the [module docs](self).
+#[derive(Debug, Clone)]
+pub struct DailyExport {
+    client: Client,
+    kind: AuditReportKind,
+    start: Start,
+    state_file: PathBuf,
+    out_dir: PathBuf,
+    format: ExportFormat,
+    filters: Map<String, Value>,
+    wait: AuditWait,
+    calls_per_day: u32,
+    keep_reports: bool,
+    max_days: Option<u32>,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportSummary {
+    /// The days written, in order.
+    pub written: Vec<WrittenDay>,
+    /// Days whose file was already in the folder (a run that ended between the rename and
+    /// the state's update): the state moved past them without fetching them again.
+    pub already_there: Vec<ExportDay>,
+    /// Why the run stopped before the last whole day, if it did for the budget.
+    pub stopped: Option<BudgetStop>,
+    /// The first day not yet written: where the next run starts.
+    pub next_day: ExportDay,
+    /// The server's day when the run started (the last whole day is the one before);
+    /// `None` when the budget was used up before the server could be asked.
+    pub server_today: Option<ExportDay>,
+    /// Reports that could not be deleted after their file was written (they stay on the
+    /// platform until deleted).
+    pub reports_left: Vec<ReportLocation>,
+}
+
+/// One day written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrittenDay {
+    /// The day.
+    pub day: ExportDay,
+    /// The file.
+    pub path: PathBuf,
+    /// Its size in bytes.
+    pub bytes: u64,
+}
+
+/// The run stopped before `day` for the daily budget.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BudgetStop {
+    /// The day not started (or started and given up: nothing of it was kept).
+    pub day: ExportDay,
+    /// The calls a day is expected to take.
+    pub needed: u32,
+    /// The calls left today when the run stopped (0 when the platform answered that the
+    /// quota is used up).
+    pub left: u32,
+    /// When the budget frees up, when known.
+    pub resets_in: Option<Duration>,
+}
+
+impl fmt::Display for BudgetStop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "stopped before {} for the daily budget: a day needs about {} calls and {} are left",
+            self.day, self.needed, self.left
+        )
+    }
+}
+
+/// Why an export could not run, or stopped.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ExportError {
+    /// A required builder setting was not given (its name).
+    Missing(&'static str),
+    /// The kind's API ignores the time of day, so one day cannot be asked for.
+    KindNotDaily(AuditReportKind),
+    /// The filters do not make a valid request.
+    InvalidRequest(Error),
+    /// Another run holds the lock on the state file.
+    Locked {
+        /// The lock file.
+        lock: PathBuf,
+    },
+    /// [`Start::SinceLast`] and there is no state file.
+    NoState {
+        /// The state file.
+        path: PathBuf,
+    },
+    /// The state file is empty.
+    StateEmpty {
+        /// The state file.
+        path: PathBuf,
+    },
+    /// The state file is not an export state.
+    StateCorrupt {
+        /// The state file.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// The state file belongs to another export (kind, format, filters or start day).
+    StateMismatch {
+        /// The state file.
+        path: PathBuf,
+        /// `kind`, `format`, `filters` or `since`.
+        field: &'static str,
+        /// The value in the file.
+        in_state: String,
+        /// The value asked for.
+        asked: String,
+    },
+    /// The out folder, the state file, the lock or a day file could not be read or written.
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// What failed.
+        error: std::io::Error,
+    },
+    /// Asking the server for its time failed.
+    ServerTime(Error),
+    /// The server's answer had no usable `Date` header, so which days have ended is unknown.
+    NoServerDate,
+    /// A day failed; nothing of it was kept and the next run does it again.
+    Day {
+        /// The day.
+        day: ExportDay,
+        /// Days written by this run before it.
+        written: usize,
+        /// What went wrong.
+        error: DayError,
+    },
+}
+
+/// Why one day failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum DayError {
+    /// Creating the job, polling it, or starting the read failed.
+    Api(Error),
+    /// The job did not finish within the wait's deadline.
+    TimedOut {
+        /// Polls made.
+        polls: u32,
+        /// Time waited.
+        waited: Duration,
+    },
+    /// The CSV download broke.
+    Download(CsvError),
+    /// Reading the JSON report's pages failed.
+    Read(ReadError),
+    /// Writing the day's temporary file failed.
+    Write(std::io::Error),
+}
+
+impl fmt::Display for ExportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExportError::Missing(what) => write!(f, "the export needs its {what}"),
+            ExportError::KindNotDaily(kind) => write!(
+                f,
+                "{kind} reports cannot be exported by day: their API ignores the time of day"
+            ),
+            ExportError::InvalidRequest(_) => f.write_str("the export's request is invalid"),
+            ExportError::Locked { lock } => write!(
+                f,
+                "another export is running with this state file (lock {})",
+                lock.display()
+            ),
+            ExportError::NoState { path } => write!(
+                f,
+                "no state file {}: the first run needs a start day",
+                path.display()
+            ),
+            ExportError::StateEmpty { path } => {
+                write!(f, "the state file {} is empty", path.display())
+            }
+            ExportError::StateCorrupt { path, problem } => write!(
+                f,
+                "the state file {} is not an audit export state: {problem}",
+                path.display()
+            ),
+            ExportError::StateMismatch {
+                path,
+                field,
+                in_state,
+                asked,
+            } => write!(
+                f,
+                "the state file {} is for {field} {in_state}, not {asked}",
+                path.display()
+            ),
+            ExportError::Io { path, .. } => write!(f, "cannot use {}", path.display()),
+            ExportError::ServerTime(_) => f.write_str("cannot learn the server's time"),
+            ExportError::NoServerDate => {
+                f.write_str("the server's answer has no Date: which days have ended is unknown")
+            }
+            ExportError::Day { day, .. } => {
+                write!(f, "the export of {day} failed; nothing of it was kept")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ExportError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ExportError::InvalidRequest(e) | ExportError::ServerTime(e) => Some(e),
+            ExportError::Io { error, .. } => Some(error),
+            ExportError::Day { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for DayError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DayError::Api(e) => write!(f, "{e}"),
+            DayError::TimedOut { polls, waited } => write!(
+                f,
+                "the job did not finish in {}s ({polls} polls)",
+                waited.as_secs()
+            ),
+            DayError::Download(e) => write!(f, "{e}"),
+            DayError::Read(e) => write!(f, "{e}"),
+            DayError::Write(e) => write!(f, "cannot write the day's file: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for DayError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            DayError::Api(e) => e.source(),
+            DayError::TimedOut { .. } => None,
+            DayError::Download(e) => e.source(),
+            DayError::Read(e) => Some(&e.error),
+            DayError::Write(e) => Some(e),
+        }
+    }
+}
+
+impl DayError {
+    /// The platform's "quota used up" behind this error, if that is what it is.
+    fn quota_exhausted(&self) -> Option<Option<Duration>> {
+        let error = match self {
+            DayError::Api(e) => e,
+            DayError::Download(CsvError::Api(e) | CsvError::Broken { error: e, .. }) => e,
+            DayError::Read(e) => &e.error,
+            _ => return None,
+        };
+        match error {
+            Error::QuotaExhausted { resets_in, .. } => Some(*resets_in),
+            _ => None,
+        }
+    }
+}
+
+/// The state file's content.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+struct State {
+    /// Marks the file as an export state, and its format's version.
+    pubapi_audit_export: u32,
+    kind: String,
+    format: String,
+    filters: Map<String, Value>,
+    /// The first day of the export.
+    since: String,
+    /// The first day not yet written.
+    next_day: String,
+}
+
+/// What one day came to.
+#[derive(Debug)]
+enum Step {
+    /// Written; the report when it could not be deleted.
+    Written(WrittenDay, Option<ReportLocation>),
+    /// Its file was already in the folder.
+    AlreadyThere,
+    /// Not done, for the budget.
+    Stopped(BudgetStop),
+}
+
+/// The OS lock on `<state>.lock`, held while the value lives.
+#[derive(Debug)]
+struct Lock {
+    _file: File,
+}
+
+impl DailyExport {
+    /// The calls a day is expected to take by default: create, 3 polls, read, delete.
+    pub const DEFAULT_CALLS_PER_DAY: u32 = 6;
+
+    /// An export of `kind` through `client`: set where it starts, its state file and its
+    /// folder, then [`build`](DailyExportBuilder::build).
+    pub fn builder(client: &Client, kind: AuditReportKind) -> DailyExportBuilder {
+        DailyExportBuilder {
+            client: client.clone(),
+            kind,
+            start: None,
+            state_file: None,
+            out_dir: None,
+            format: ExportFormat::Csv,
+            filters: Map::new(),
+            wait: AuditWait::default(),
+            calls_per_day: Self::DEFAULT_CALLS_PER_DAY,
+            keep_reports: false,
+            max_days: None,
+        }
+    }
+
+    /// The file name of `day`: `<kind>-YYYY-MM-DD.<ext>`.
+    pub fn file_name(&self, day: ExportDay) -> String {
+        format!("{}-{day}.{}", self.kind, self.format.extension())
+    }
+
+    /// The lock file: `<state>.lock`.
+    pub fn lock_path(&self) -> PathBuf {
+        let mut path = self.state_file.clone().into_os_string();
+        path.push(".lock");
+        PathBuf::from(path)
+    }
+
+    /// Writes every whole day not yet written, in order, and returns what it did. A stop for
+    /// the budget is a summary with [`ExportSummary::stopped`], not an error.
+    ///
+    /// # Errors
+    /// See [`ExportError`]: the lock, the state file, the server's time, or a day that
+    /// failed (the days before it are written and recorded).
+    pub async fn run(&self) -> Result<ExportSummary, ExportError> {
+        let _lock = self.lock()?;
+        if !self.out_dir.is_dir() {
+            return Err(ExportError::Io {
+                path: self.out_dir.clone(),
+                error: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "the out folder does not exist",
+                ),
+            });
+        }
+        let (since, mut next, new) = self.load_or_start()?;
+        let mut summary = ExportSummary {
+            written: Vec::new(),
+            already_there: Vec::new(),
+            stopped: None,
+            next_day: next,
+            server_today: None,
+            reports_left: Vec::new(),
+        };
+        let now_ms = match self.server_now().await {
+            Ok(now_ms) => now_ms,
+            Err(ExportError::ServerTime(Error::QuotaExhausted { resets_in, .. })) => {
+                summary.stopped = Some(BudgetStop {
+                    day: next,
+                    needed: self.calls_per_day,
+                    left: 0,
+                    resets_in,
+                });
+                return Ok(summary);
+            }
+            Err(other) => return Err(other),
+        };
+        summary.server_today = Some(ExportDay::containing(now_ms));
+        if new {
+            // Written before any day, so that the next run can continue with `SinceLast`.
+            self.save_state(&self.state_of(since, next))?;
+        }
+        let mut done = 0u32;
+        while next.end_ms() <= now_ms && self.max_days.is_none_or(|max| done < max) {
+            match self.step(next).await {
+                Ok(Step::Written(day, left)) => {
+                    summary.written.push(day);
+                    summary.reports_left.extend(left);
+                }
+                Ok(Step::AlreadyThere) => summary.already_there.push(next),
+                Ok(Step::Stopped(stop)) => {
+                    summary.stopped = Some(stop);
+                    break;
+                }
+                Err(error) => {
+                    return Err(ExportError::Day {
+                        day: next,
+                        written: summary.written.len(),
+                        error,
+                    });
+                }
+            }
+            next = next.next();
+            // A day is recorded only once its file is in place: a run that ends between the
+            // two finds the file next time (`Step::AlreadyThere`).
+            self.save_state(&self.state_of(since, next))?;
+            summary.next_day = next;
+            done += 1;
+        }
+        Ok(summary)
+    }
+
+    /// One day: its file already there, or the budget checked and the day exported, or a
+    /// stop for the budget (before the day, or when the platform says the quota is used up).
+    async fn step(&self, day: ExportDay) -> Result<Step, DayError> {
+        let target = self.out_dir.join(self.file_name(day));
+        if target.exists() {
+            // Only a whole day is renamed into place: the state missed the update.
+            return Ok(Step::AlreadyThere);
+        }
+        let stop = |left, resets_in| {
+            Ok(Step::Stopped(BudgetStop {
+                day,
+                needed: self.calls_per_day,
+                left,
+                resets_in,
+            }))
+        };
+        if let Some(left) = self.budget_left()
+            && left < self.calls_per_day
+        {
+            return stop(left, None);
+        }
+        match self.export_day(day, &target).await {
+            Ok((bytes, left)) => Ok(Step::Written(
+                WrittenDay {
+                    day,
+                    path: target,
+                    bytes,
+                },
+                left,
+            )),
+            Err(error) => match error.quota_exhausted() {
+                Some(resets_in) => stop(0, resets_in),
+                None => Err(error),
+            },
+        }
+    }
+
+    /// The request for `day`.
+    fn request(&self, day: ExportDay) -> Result<AuditRequest, ExportError> {
+        let mut body = self.filters.clone();
+        body.insert("format".into(), json!(self.format.api_format().to_string()));
+        body.insert("date_start".into(), json!(format!("{day}T00:00:00Z")));
+        body.insert(
+            "date_end".into(),
+            json!(format!("{}T00:00:00Z", day.next())),
+        );
+        let request = AuditRequest::from_json(self.kind, Value::Object(body))
+            .map_err(ExportError::InvalidRequest)?;
+        request.validate().map_err(ExportError::InvalidRequest)?;
+        Ok(request)
+    }
+
+    fn lock(&self) -> Result<Lock, ExportError> {
+        let lock = self.lock_path();
+        let io = |error| ExportError::Io {
+            path: lock.clone(),
+            error,
+        };
+        let file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock)
+            .map_err(io)?;
+        match file.try_lock() {
+            Ok(()) => Ok(Lock { _file: file }),
+            Err(TryLockError::WouldBlock) => Err(ExportError::Locked { lock }),
+            Err(TryLockError::Error(error)) => Err(io(error)),
+        }
+    }
+
+    /// The export's first day, the first day to write, and whether the state is new: from
+    /// the state file, or a new state from the start day.
+    fn load_or_start(&self) -> Result<(ExportDay, ExportDay, bool), ExportError> {
+        let path = &self.state_file;
+        let text = match std::fs::read(path) {
+            Ok(text) => Some(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(error) => {
+                return Err(ExportError::Io {
+                    path: path.clone(),
+                    error,
+                });
+            }
+        };
+        let Some(text) = text else {
+            return match self.start {
+                Start::SinceLast => Err(ExportError::NoState { path: path.clone() }),
+                // Written once the server has answered (see `run`).
+                Start::Since(day) => Ok((day, day, true)),
+            };
+        };
+        if text.iter().all(u8::is_ascii_whitespace) {
+            return Err(ExportError::StateEmpty { path: path.clone() });
+        }
+        let corrupt = |problem: String| ExportError::StateCorrupt {
+            path: path.clone(),
+            problem,
+        };
+        let state: State = serde_json::from_slice(&text).map_err(|e| corrupt(e.to_string()))?;
+        if state.pubapi_audit_export != STATE_VERSION {
+            return Err(corrupt(format!(
+                "version {} is not {STATE_VERSION}",
+                state.pubapi_audit_export
+            )));
+        }
+        let day = |field: &str, text: &str| {
+            ExportDay::parse(text).ok_or_else(|| corrupt(format!("{field} {text:?} is not a day")))
+        };
+        let since = day("since", &state.since)?;
+        let next = day("next_day", &state.next_day)?;
+        if next < since {
+            return Err(corrupt(format!("next_day {next} is before since {since}")));
+        }
+        let mismatch = |field, in_state: String, asked: String| {
+            Err(ExportError::StateMismatch {
+                path: path.clone(),
+                field,
+                in_state,
+                asked,
+            })
+        };
+        if state.kind != self.kind.to_string() {
+            return mismatch("kind", state.kind, self.kind.to_string());
+        }
+        if ExportFormat::from_name(&state.format) != Some(self.format) {
+            return mismatch("format", state.format, self.format.to_string());
+        }
+        if state.filters != self.filters {
+            return mismatch(
+                "filters",
+                Value::Object(state.filters).to_string(),
+                Value::Object(self.filters.clone()).to_string(),
+            );
+        }
+        if let Start::Since(asked) = self.start
+            && asked != since
+        {
+            return mismatch("since", since.to_string(), asked.to_string());
+        }
+        Ok((since, next, false))
+    }
+
+    fn state_of(&self, since: ExportDay, next: ExportDay) -> State {
+        State {
+            pubapi_audit_export: STATE_VERSION,
+            kind: self.kind.to_string(),
+            format: self.format.to_string(),
+            filters: self.filters.clone(),
+            since: since.to_string(),
+            next_day: next.to_string(),
+        }
+    }
+
+    /// Writes the state to a temporary file beside it, synced, then renamed over it.
+    fn save_state(&self, state: &State) -> Result<(), ExportError> {
+        let path = &self.state_file;
+        let mut temporary = path.clone().into_os_string();
+        temporary.push(".tmp");
+        let temporary = PathBuf::from(temporary);
+        let io = |error| ExportError::Io {
+            path: path.clone(),
+            error,
+        };
+        let mut bytes = serde_json::to_vec_pretty(state).map_err(|e| io(e.into()))?;
+        bytes.push(b'\n');
+        let mut file = File::create(&temporary).map_err(io)?;
+        file.write_all(&bytes).map_err(io)?;
+        file.sync_all().map_err(io)?;
+        drop(file);
+        std::fs::rename(&temporary, path).map_err(io)?;
+        sync_dir(path.parent());
+        Ok(())
+    }
+
+    /// The server's time, from the `Date` of its answer to `GET /v1/whoami` (which also
+    /// brings the gateway's counters).
+    async fn server_now(&self) -> Result<i64, ExportError> {
+        let answer = self
+            .client
+            .sdk()
+            .whoami()
+            .send()
+            .await
+            .map_err(|e| ExportError::ServerTime(Error::from(e)))?;
+        let date = answer
+            .headers()
+            .get(http::header::DATE)
+            .and_then(|d| d.to_str().ok())
+            .and_then(|d| httpdate::parse_http_date(d).ok())
+            .ok_or(ExportError::NoServerDate)?;
+        let ms = date
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_err(|_| ExportError::NoServerDate)?
+            .as_millis();
+        i64::try_from(ms).map_err(|_| ExportError::NoServerDate)
+    }
+
+    /// The calls left today: the lower of the client's own count and the gateway's
+    /// counters; `None` when neither has a daily budget.
+    fn budget_left(&self) -> Option<u32> {
+        let quota = self.client.quota(LimitClass::General);
+        let gateway = quota
+            .server
+            .and_then(|s| Some(s.quota_allotted?.saturating_sub(s.quota_current?)));
+        match (quota.remaining_today, gateway) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Exports one day into `target`: the bytes written, and the report when it could not
+    /// be deleted afterwards.
+    async fn export_day(
+        &self,
+        day: ExportDay,
+        target: &Path,
+    ) -> Result<(u64, Option<ReportLocation>), DayError> {
+        // Checked at `build` for another day: only a day out of the dates' range fails here.
+        let request = self.request(day).map_err(|e| match e {
+            ExportError::InvalidRequest(e) => DayError::Api(e),
+            other => DayError::Api(Error::invalid_input("date_start", other.to_string())),
+        })?;
+        let audit = self.client.audit();
+        let job = audit.create(request).await.map_err(DayError::Api)?;
+        let at = audit
+            .wait(&job, self.wait.clone())
+            .await
+            .map_err(|e| match e {
+                WaitError::Failed { error, .. } => DayError::Api(error),
+                WaitError::TimedOut { polls, waited } => DayError::TimedOut { polls, waited },
+            })?;
+        let written = self.download(&at, target).await;
+        let left = if self.keep_reports {
+            None
+        } else {
+            match audit.remove(&at).await {
+                Ok(()) => None,
+                Err(error) => {
+                    tracing::warn!(report = %at.id, %error, "the day's report was not deleted");
+                    Some(at)
+                }
+            }
+        };
+        written.map(|bytes| (bytes, left))
+    }
+
+    /// Downloads the report into a temporary file, synced and renamed to `target`.
+    async fn download(&self, at: &ReportLocation, target: &Path) -> Result<u64, DayError> {
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let part = PartFile {
+            path: target.with_file_name(format!(".{name}.part")),
+            committed: false,
+        };
+        let mut file = tokio::fs::File::create(&part.path)
+            .await
+            .map_err(DayError::Write)?;
+        let bytes = match self.format {
+            ExportFormat::Csv => {
+                let report = self.client.audit().csv(at).await.map_err(DayError::Api)?;
+                report.copy_to(&mut file).await.map_err(|e| match e {
+                    CsvError::Write(e) => DayError::Write(e),
+                    other => DayError::Download(other),
+                })?
+            }
+            ExportFormat::Ndjson => {
+                let mut events = self
+                    .client
+                    .audit()
+                    .events(at.clone(), ReportRead::default());
+                let mut writer = tokio::io::BufWriter::new(&mut file);
+                let mut bytes = 0u64;
+                while let Some(event) = events.next().await {
+                    let event = event.map_err(DayError::Read)?;
+                    let mut line = serde_json::to_vec(&event)
+                        .map_err(|e| DayError::Write(std::io::Error::other(e)))?;
+                    line.push(b'\n');
+                    writer.write_all(&line).await.map_err(DayError::Write)?;
+                    bytes += line.len() as u64;
+                }
+                writer.flush().await.map_err(DayError::Write)?;
+                bytes
+            }
+        };
+        file.sync_all().await.map_err(DayError::Write)?;
+        drop(file);
+        part.commit(target).map_err(DayError::Write)?;
+        sync_dir(target.parent());
+        Ok(bytes)
+    }
+}
+
+/// A day's temporary file, removed unless renamed into place.
+struct PartFile {
+    path: PathBuf,
+    committed: bool,
+}
+
+impl PartFile {
+    fn commit(mut self, target: &Path) -> std::io::Result<()> {
+        std::fs::rename(&self.path, target)?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for PartFile {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Makes a rename in `dir` durable (best effort: not every platform syncs a folder).
+fn sync_dir(dir: Option<&Path>) {
+    let dir = match dir {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if let Ok(dir) = File::open(dir) {
+        let _ = dir.sync_all();
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = i64::from(m);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The date of a day count since 1970-01-01.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn days_print_and_parse_back() {
+        for text in [
+            "1970-01-01",
+            "2024-02-29",
+            "2026-03-10",
+            "2026-12-31",
+            "9999-12-31",
+        ] {
+            let day = ExportDay::parse(text).unwrap();
+            assert_eq!(day.to_string(), text);
+            assert_eq!(ExportDay::containing(day.start_ms()), day);
+            assert_eq!(ExportDay::containing(day.end_ms() - 1), day);
+            assert_eq!(ExportDay::containing(day.end_ms()), day.next());
+        }
+        assert_eq!(ExportDay::parse("2026-02-29"), None);
+        assert_eq!(ExportDay::parse("2026-03-10T00:00:00Z"), None);
+        assert_eq!(ExportDay::parse("2026-3-1"), None);
+        assert_eq!(
+            ExportDay::parse("2026-12-31").unwrap().next().to_string(),
+            "2027-01-01"
+        );
+    }
+}

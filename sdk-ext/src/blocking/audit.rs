@@ -1,0 +1,259 @@
+//! The audit handle of the blocking client: jobs, waits, report pages as an iterator, CSV
+//! downloads written to a [`std::io::Write`] or read row by row.
+
+use super::{Client, Iter, Refused, Runtime};
+use crate::audit::{
+    AuditEvent, AuditJob, AuditRequest, AuditWait, CsvError, CsvRow, JobState, ReadError, ReadPlan,
+    ReportLocation, ReportPage, ReportRead,
+};
+use crate::error::Error;
+use crate::waiter::WaitError;
+use pubapi_sdk::types::AuditFormat;
+use std::fmt;
+use std::sync::Arc;
+
+impl Client {
+    /// The audit report endpoints.
+    pub fn audit(&self) -> Audit<'_> {
+        Audit { client: self }
+    }
+
+    /// The events of a JSON report from `read.offset` on, one at a time.
+    fn report_events(&self, at: ReportLocation, read: ReportRead) -> Iter<AuditEvent, ReadError> {
+        let stream = self.inner.audit().events(at, read);
+        Iter::new(stream, self.runtime.clone(), read.offset)
+    }
+
+    fn csv_report(&self, at: &ReportLocation) -> Result<CsvReport, Error> {
+        let inner = self.call(self.inner.audit().csv(at))?;
+        Ok(CsvReport {
+            inner,
+            runtime: self.runtime.clone(),
+        })
+    }
+}
+
+/// Audit reports v1: `client.audit()` (see [`crate::audit::Audit`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Audit<'a> {
+    client: &'a Client,
+}
+
+impl Audit<'_> {
+    /// Creates a report job after validating the request; nothing is sent when validation
+    /// fails.
+    pub fn create(&self, request: impl Into<AuditRequest>) -> Result<AuditJob, Error> {
+        self.client.call(self.client.inner.audit().create(request))
+    }
+
+    /// Polls a job once.
+    pub fn job_state(&self, job_id: &str) -> Result<JobState, Error> {
+        self.client
+            .call(self.client.inner.audit().job_state(job_id))
+    }
+
+    /// Blocks until `job` completes, polling no more often than every 2 minutes, within
+    /// `how.deadline` (see [`crate::audit::Audit::wait`]).
+    pub fn wait(&self, job: &AuditJob, how: AuditWait) -> Result<ReportLocation, WaitError<Error>> {
+        self.client.call(self.client.inner.audit().wait(job, how))
+    }
+
+    /// One page of a JSON report: events `offset..offset + count`.
+    pub fn page(&self, at: &ReportLocation, offset: u64, count: u64) -> Result<ReportPage, Error> {
+        self.client
+            .call(self.client.inner.audit().page(at, offset, count))
+    }
+
+    /// What reading the report with `read` will cost against today's budget.
+    pub fn plan(&self, at: &ReportLocation, read: ReportRead) -> Result<ReadPlan, Error> {
+        self.client.call(self.client.inner.audit().plan(at, read))
+    }
+
+    /// The events of a JSON report, one at a time, fetched `read.page_size` at a time from
+    /// `read.offset` (one page in memory). An error ends the iterator and says where to
+    /// resume.
+    pub fn events(&self, at: ReportLocation, read: ReportRead) -> Iter<AuditEvent, ReadError> {
+        self.client.report_events(at, read)
+    }
+
+    /// Starts downloading a CSV report (`Accept: text/csv`).
+    pub fn csv(&self, at: &ReportLocation) -> Result<CsvReport, Error> {
+        self.client.csv_report(at)
+    }
+
+    /// Deletes a finished report.
+    pub fn remove(&self, at: &ReportLocation) -> Result<(), Error> {
+        self.client.call(self.client.inner.audit().remove(at))
+    }
+
+    /// Creates the report and blocks until it is ready (see [`crate::audit::Audit::run`]).
+    ///
+    /// ```no_run
+    /// use pubapi_sdk::types::{AuditFormat, LoginEvent, LoginsAuditRequest};
+    /// use pubapi_sdk_ext::audit::AuditWait;
+    ///
+    /// # fn run(client: pubapi_sdk_ext::blocking::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// let request = LoginsAuditRequest::new(
+    ///     "2026-01-01",
+    ///     "2026-02-01",
+    ///     AuditFormat::Json,
+    ///     [LoginEvent::FailedAttempts],
+    /// )?;
+    /// let report = client.audit().run(request, AuditWait::default())?;
+    /// for event in report.events() {
+    ///     println!("{:?}", event?);
+    /// }
+    /// report.delete()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn run(
+        &self,
+        request: impl Into<AuditRequest>,
+        how: AuditWait,
+    ) -> Result<FinishedReport, WaitError<Error>> {
+        let report = self
+            .client
+            .call(self.client.inner.audit().run(request, how))?;
+        Ok(FinishedReport {
+            client: self.client.clone(),
+            job: report.job,
+            location: report.location,
+        })
+    }
+}
+
+/// A report that is ready, from [`Audit::run`] (see [`crate::audit::FinishedReport`]).
+#[derive(Debug, Clone)]
+pub struct FinishedReport {
+    client: Client,
+    /// The job that produced it.
+    pub job: AuditJob,
+    /// Where it is.
+    pub location: ReportLocation,
+}
+
+impl FinishedReport {
+    /// The format the job asked for.
+    pub fn format(&self) -> AuditFormat {
+        self.job.format
+    }
+
+    /// The events of a JSON report, one at a time.
+    pub fn events(&self) -> Iter<AuditEvent, ReadError> {
+        self.events_with(ReportRead::default())
+    }
+
+    /// The events from `read.offset` on, in pages of `read.page_size`.
+    pub fn events_with(&self, read: ReportRead) -> Iter<AuditEvent, ReadError> {
+        self.client.report_events(self.location.clone(), read)
+    }
+
+    /// What reading its events will cost against today's budget.
+    pub fn plan(&self, read: ReportRead) -> Result<ReadPlan, Error> {
+        self.client.audit().plan(&self.location, read)
+    }
+
+    /// The body of a CSV report, to copy into a writer or read row by row.
+    pub fn csv(&self) -> Result<CsvReport, Error> {
+        self.client.csv_report(&self.location)
+    }
+
+    /// Deletes the report.
+    pub fn delete(&self) -> Result<(), Error> {
+        self.client.audit().remove(&self.location)
+    }
+}
+
+/// A CSV report being downloaded (see [`crate::audit::CsvReport`]): read chunk by chunk,
+/// never whole.
+pub struct CsvReport {
+    inner: crate::audit::CsvReport,
+    runtime: Arc<Runtime>,
+}
+
+impl fmt::Debug for CsvReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CsvReport")
+            .field("inner", &self.inner)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CsvReport {
+    /// Copies the CSV bytes to `writer` as they arrive and returns how many were written.
+    ///
+    /// # Errors
+    /// [`CsvError::Broken`] (with the bytes received) when the download breaks,
+    /// [`CsvError::Write`] when the writer fails.
+    pub fn copy_to<W: std::io::Write>(mut self, writer: &mut W) -> Result<u64, CsvError> {
+        let mut written = 0u64;
+        loop {
+            let chunk = self
+                .runtime
+                .block_on(self.inner.chunk())
+                .unwrap_or_else(|| Err(CsvError::in_async_context(written)))?;
+            let Some(chunk) = chunk else { break };
+            writer.write_all(&chunk).map_err(CsvError::Write)?;
+            written += chunk.len() as u64;
+        }
+        writer.flush().map_err(CsvError::Write)?;
+        Ok(written)
+    }
+
+    /// The rows of the report, parsed as they arrive (flat memory), the platform's title
+    /// row set apart and each row mapped to the header.
+    pub fn rows(self) -> CsvRows {
+        CsvRows {
+            inner: self.inner.rows(),
+            runtime: self.runtime,
+            refused: false,
+        }
+    }
+}
+
+/// The rows of a CSV report as they arrive, one at a time: from [`CsvReport::rows`] (see
+/// [`crate::audit::CsvRows`]).
+pub struct CsvRows {
+    inner: crate::audit::CsvRows,
+    runtime: Arc<Runtime>,
+    refused: bool,
+}
+
+impl fmt::Debug for CsvRows {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CsvRows")
+            .field("inner", &self.inner)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CsvRows {
+    /// The title row, once the first row has been read (`None` when the report has none).
+    pub fn title(&self) -> Option<&str> {
+        self.inner.title()
+    }
+
+    /// The header, once the first row has been read.
+    pub fn header(&self) -> Option<&[String]> {
+        self.inner.header()
+    }
+}
+
+/// Each item is a data row; `None` at the end of the report. An error
+/// ([`CsvError::Broken`], [`CsvError::RowTooLarge`]) ends the rows.
+impl Iterator for CsvRows {
+    type Item = Result<CsvRow, CsvError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.refused {
+            return None;
+        }
+        match self.runtime.block_on(self.inner.next()) {
+            Some(row) => row,
+            None => {
+                self.refused = true;
+                Some(Err(CsvError::in_async_context(0)))
+            }
+        }
+    }
+}

@@ -1,0 +1,446 @@
+//! `pubapi_sdk_ext::audit::DailyExport` against the sandbox: one whole file per UTC day that
+//! has ended by the sandbox's clock, across restarts (a new export on the same state file),
+//! faults in the middle of a day, the daily budget, a damaged state file and a held lock.
+//!
+//! These live in the testkit rather than `sdk-ext/tests` because they need the sandbox, which
+//! itself depends on `pubapi-sdk-ext`.
+
+use pubapi_sdk::types::AuditReportKind;
+use pubapi_sdk_ext::audit::{DailyExport, DayError, ExportDay, ExportError, ExportFormat, Start};
+use pubapi_sdk_ext::{Budget, Client, Limits};
+use pubapi_testkit::sandbox::{ClockConfig, Fault, Sandbox, SandboxConfig};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// 2026-03-10T12:00:00Z: the sandbox's now at the start of every test.
+const NOON_MARCH_10_MS: i64 = 1_773_144_000_000;
+
+async fn sandbox() -> Sandbox {
+    let mut config = SandboxConfig::testing()
+        .with_clock(ClockConfig::Manual {
+            start_ms: NOON_MARCH_10_MS,
+        })
+        .with_sample_history();
+    config.audit.job_duration = Duration::ZERO;
+    Sandbox::start(config).await
+}
+
+fn day(text: &str) -> ExportDay {
+    ExportDay::parse(text).unwrap()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("pubapi-export-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("out")).unwrap();
+    dir
+}
+
+fn export(client: &Client, dir: &Path, start: Start) -> DailyExport {
+    DailyExport::builder(client, AuditReportKind::Logins)
+        .start(start)
+        .state_file(dir.join("state"))
+        .out_dir(dir.join("out"))
+        .filters(
+            serde_json::json!({"events": ["logins", "logouts", "failed_attempts"]})
+                .as_object()
+                .unwrap()
+                .clone(),
+        )
+        .build()
+        .unwrap()
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A whole CSV day file: the title row, the logins header, and rows of that day only.
+fn assert_whole_csv_day(path: &Path, day: &str) -> usize {
+    let text = std::fs::read_to_string(path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() >= 2, "{text}");
+    assert!(
+        lines[0].starts_with("This report reflects activity up to"),
+        "{text}"
+    );
+    assert_eq!(lines[1], "Username,Event,IP Address,Access,Time", "{text}");
+    for row in &lines[2..] {
+        assert!(
+            row.contains(&format!(",{day}T")),
+            "a row of another day in {day}: {row}"
+        );
+    }
+    assert!(text.ends_with('\n'), "{text}");
+    lines.len() - 2
+}
+
+#[tokio::test]
+async fn three_runs_across_two_days_with_a_fault_mid_day_leave_one_whole_file_per_day() {
+    let sb = sandbox().await;
+    let client = sb.client_for("admin");
+    let dir = temp_dir("three-runs");
+    let out = dir.join("out");
+
+    // Run 1 on March 10: March 9 has ended, March 10 has not.
+    let summary = export(&client, &dir, Start::Since(day("2026-03-09")))
+        .run()
+        .await
+        .unwrap();
+    assert_eq!(summary.written.len(), 1, "{summary:?}");
+    assert_eq!(summary.written[0].day, day("2026-03-09"));
+    assert_eq!(summary.next_day, day("2026-03-10"));
+    assert_eq!(summary.server_today, Some(day("2026-03-10")));
+    assert_eq!(summary.stopped, None);
+    assert!(summary.reports_left.is_empty());
+    assert_eq!(files_in(&out), ["logins-2026-03-09.csv"]);
+
+    // A day later, the report read breaks in the middle of March 10's download.
+    sb.advance(Duration::from_secs(86_400));
+    sb.inject(Fault::on("getAuditReport").times(1).cut_body(60));
+    let failed = export(&client, &dir, Start::SinceLast)
+        .run()
+        .await
+        .unwrap_err();
+    match &failed {
+        ExportError::Day {
+            day: failed_day,
+            written: 0,
+            error: DayError::Download(_),
+        } => assert_eq!(*failed_day, day("2026-03-10")),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(sb.faults_left(), 0);
+    // Nothing of the day is left behind, not even a temporary file.
+    assert_eq!(files_in(&out), ["logins-2026-03-09.csv"]);
+
+    // Run 3, a new export on the same state file: March 10 is done again from scratch.
+    let summary = export(&client, &dir, Start::SinceLast).run().await.unwrap();
+    assert_eq!(summary.written.len(), 1, "{summary:?}");
+    assert_eq!(summary.written[0].day, day("2026-03-10"));
+    assert_eq!(summary.next_day, day("2026-03-11"));
+    assert_eq!(
+        files_in(&out),
+        ["logins-2026-03-09.csv", "logins-2026-03-10.csv"]
+    );
+    let rows_9 = assert_whole_csv_day(&out.join("logins-2026-03-09.csv"), "2026-03-09");
+    let rows_10 = assert_whole_csv_day(&out.join("logins-2026-03-10.csv"), "2026-03-10");
+    assert!(rows_9 > 0 && rows_10 > 0, "{rows_9} {rows_10}");
+
+    // A fourth run the same day has nothing to do and sends one call (the server's time).
+    let before = sb.counters().requests;
+    let summary = export(&client, &dir, Start::SinceLast).run().await.unwrap();
+    assert!(summary.written.is_empty(), "{summary:?}");
+    assert_eq!(sb.counters().requests, before + 1);
+}
+
+#[tokio::test]
+async fn a_job_creation_that_fails_mid_run_keeps_the_days_before_and_the_next_run_resumes() {
+    let sb = sandbox().await;
+    let client = sb.client_for("admin");
+    let dir = temp_dir("create-fault");
+    // March 7, 8 and 9 are whole; the second creation fails (after the client's retries).
+    sb.inject(
+        Fault::on("createLoginsAudit")
+            .after(1)
+            .times(20)
+            .status(500),
+    );
+    let failed = export(&client, &dir, Start::Since(day("2026-03-07")))
+        .run()
+        .await
+        .unwrap_err();
+    match &failed {
+        ExportError::Day {
+            day: failed_day,
+            written: 1,
+            error: DayError::Api(_),
+        } => assert_eq!(*failed_day, day("2026-03-08")),
+        other => panic!("{other:?}"),
+    }
+    sb.clear_faults();
+    assert_eq!(files_in(&dir.join("out")), ["logins-2026-03-07.csv"]);
+    let summary = export(&client, &dir, Start::SinceLast).run().await.unwrap();
+    let days: Vec<String> = summary.written.iter().map(|w| w.day.to_string()).collect();
+    assert_eq!(days, ["2026-03-08", "2026-03-09"]);
+    assert_eq!(
+        files_in(&dir.join("out")),
+        [
+            "logins-2026-03-07.csv",
+            "logins-2026-03-08.csv",
+            "logins-2026-03-09.csv"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn the_run_stops_cleanly_before_a_day_the_budget_would_not_cover() {
+    let sb = sandbox().await;
+    // 8 calls a day: the server's time (1), a day (create, poll, read, delete: 4), then 3 left,
+    // fewer than the 6 a day is expected to take.
+    let client = sb
+        .client_builder_for("admin")
+        .isolated_budget()
+        .limits(Limits {
+            general: Budget::new(None, Some(8)),
+            ..Limits::default()
+        })
+        .build()
+        .unwrap();
+    let dir = temp_dir("budget");
+    let summary = export(&client, &dir, Start::Since(day("2026-03-07")))
+        .run()
+        .await
+        .unwrap();
+    assert_eq!(summary.written.len(), 1, "{summary:?}");
+    let stop = summary.stopped.clone().expect("stopped for the budget");
+    assert_eq!(stop.day, day("2026-03-08"));
+    assert_eq!((stop.needed, stop.left), (6, 3));
+    assert!(stop.to_string().contains("2026-03-08"), "{stop}");
+    assert_eq!(summary.next_day, day("2026-03-08"));
+    assert_eq!(files_in(&dir.join("out")), ["logins-2026-03-07.csv"]);
+    // The state says where the next run starts.
+    let state = std::fs::read_to_string(dir.join("state")).unwrap();
+    assert!(state.contains("\"next_day\": \"2026-03-08\""), "{state}");
+}
+
+#[tokio::test]
+async fn a_quota_used_up_in_the_middle_of_a_day_is_a_budget_stop_with_nothing_kept() {
+    let sb = sandbox().await;
+    let client = sb.client_for("admin");
+    let dir = temp_dir("quota-mid-day");
+    sb.inject(Fault::on("getAuditReport").times(1).quota_exhausted(3600));
+    let summary = export(&client, &dir, Start::Since(day("2026-03-09")))
+        .run()
+        .await
+        .unwrap();
+    assert!(summary.written.is_empty(), "{summary:?}");
+    let stop = summary.stopped.expect("stopped for the budget");
+    assert_eq!((stop.day, stop.left), (day("2026-03-09"), 0));
+    assert_eq!(stop.resets_in, Some(Duration::from_secs(3600)));
+    assert!(files_in(&dir.join("out")).is_empty());
+    // The client keeps to the block the platform asked for: the next run with it stops for
+    // the budget before sending anything.
+    let before = sb.counters().requests;
+    let summary = export(&client, &dir, Start::SinceLast).run().await.unwrap();
+    assert_eq!(summary.stopped.map(|s| s.day), Some(day("2026-03-09")));
+    assert_eq!(summary.server_today, None);
+    assert_eq!(sb.counters().requests, before);
+    // A client with a fresh budget (the next day, another process) writes the day.
+    let fresh = sb
+        .client_builder_for("admin")
+        .isolated_budget()
+        .build()
+        .unwrap();
+    let summary = export(&fresh, &dir, Start::SinceLast).run().await.unwrap();
+    assert_eq!(summary.written.len(), 1, "{summary:?}");
+    assert_whole_csv_day(&dir.join("out/logins-2026-03-09.csv"), "2026-03-09");
+}
+
+#[tokio::test]
+async fn an_empty_or_garbled_state_file_is_refused_before_any_call_and_left_as_it_is() {
+    let sb = sandbox().await;
+    let client = sb.client_for("admin");
+    let dir = temp_dir("bad-state");
+    for (content, empty) in [("", true), ("  \n", true), ("{\"next_day\": 3", false)] {
+        std::fs::write(dir.join("state"), content).unwrap();
+        for start in [Start::SinceLast, Start::Since(day("2026-03-01"))] {
+            let error = export(&client, &dir, start).run().await.unwrap_err();
+            match (&error, empty) {
+                (ExportError::StateEmpty { path }, true)
+                | (ExportError::StateCorrupt { path, .. }, false) => {
+                    assert_eq!(path, &dir.join("state"));
+                }
+                (other, _) => panic!("{content:?}: {other:?}"),
+            }
+            assert!(error.to_string().contains("state"), "{error}");
+        }
+        assert_eq!(std::fs::read_to_string(dir.join("state")).unwrap(), content);
+    }
+    assert_eq!(sb.counters().requests, 0);
+    assert!(files_in(&dir.join("out")).is_empty());
+}
+
+#[tokio::test]
+async fn since_last_needs_the_state_file_and_since_must_agree_with_it() {
+    let sb = sandbox().await;
+    let client = sb.client_for("admin");
+    let dir = temp_dir("start");
+    let error = export(&client, &dir, Start::SinceLast)
+        .run()
+        .await
+        .unwrap_err();
+    assert!(matches!(error, ExportError::NoState { .. }), "{error:?}");
+    assert!(!dir.join("state").exists());
+
+    export(&client, &dir, Start::Since(day("2026-03-08")))
+        .run()
+        .await
+        .unwrap();
+    // Another start day on the same state file is refused; the same one continues it.
+    let error = export(&client, &dir, Start::Since(day("2026-03-01")))
+        .run()
+        .await
+        .unwrap_err();
+    match error {
+        ExportError::StateMismatch {
+            field,
+            in_state,
+            asked,
+            ..
+        } => assert_eq!(
+            (field, in_state.as_str(), asked.as_str()),
+            ("since", "2026-03-08", "2026-03-01")
+        ),
+        other => panic!("{other:?}"),
+    }
+    sb.advance(Duration::from_secs(86_400));
+    let summary = export(&client, &dir, Start::Since(day("2026-03-08")))
+        .run()
+        .await
+        .unwrap();
+    assert_eq!(summary.written.len(), 1);
+    assert_eq!(summary.written[0].day, day("2026-03-10"));
+    // Another format on the same state file is refused.
+    let ndjson = DailyExport::builder(&client, AuditReportKind::Logins)
+        .start(Start::SinceLast)
+        .state_file(dir.join("state"))
+        .out_dir(dir.join("out"))
+        .format(ExportFormat::Ndjson)
+        .filters(
+            serde_json::json!({"events": ["logins", "logouts", "failed_attempts"]})
+                .as_object()
+                .unwrap()
+                .clone(),
+        )
+        .build()
+        .unwrap();
+    let error = ndjson.run().await.unwrap_err();
+    assert!(
+        matches!(
+            error,
+            ExportError::StateMismatch {
+                field: "format",
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_second_run_on_a_state_file_in_use_refuses_at_once() {
+    let sb = sandbox().await;
+    let client = sb.client_for("admin");
+    let dir = temp_dir("locked");
+    let export = export(&client, &dir, Start::Since(day("2026-03-09")));
+    let held = std::fs::File::create(export.lock_path()).unwrap();
+    held.try_lock().unwrap();
+    let error = export.run().await.unwrap_err();
+    assert!(matches!(error, ExportError::Locked { .. }), "{error:?}");
+    assert!(error.to_string().contains("another export"), "{error}");
+    assert_eq!(sb.counters().requests, 0);
+    drop(held);
+    assert_eq!(export.run().await.unwrap().written.len(), 1);
+}
+
+#[tokio::test]
+async fn ndjson_days_hold_one_event_a_line_of_that_day() {
+    let sb = sandbox().await;
+    let client = sb.client_for("admin");
+    let dir = temp_dir("ndjson");
+    let summary = DailyExport::builder(&client, AuditReportKind::Logins)
+        .start(Start::Since(day("2026-03-08")))
+        .state_file(dir.join("state"))
+        .out_dir(dir.join("out"))
+        .format(ExportFormat::Ndjson)
+        .filters(
+            serde_json::json!({"events": ["logins"]})
+                .as_object()
+                .unwrap()
+                .clone(),
+        )
+        .build()
+        .unwrap()
+        .run()
+        .await
+        .unwrap();
+    assert_eq!(summary.written.len(), 2);
+    for (written, date) in summary.written.iter().zip(["2026-03-08", "2026-03-09"]) {
+        assert_eq!(
+            written.path.file_name().unwrap().to_str().unwrap(),
+            format!("logins-{date}.ndjson")
+        );
+        let text = std::fs::read_to_string(&written.path).unwrap();
+        assert_eq!(text.len() as u64, written.bytes);
+        assert!(!text.is_empty());
+        for line in text.lines() {
+            let event: serde_json::Value = serde_json::from_str(line).unwrap();
+            let time = event.to_string();
+            assert!(time.contains(date), "{line}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn kinds_whose_api_ignores_the_time_of_day_are_refused_at_build() {
+    let sb = sandbox().await;
+    let client = sb.client_for("admin");
+    let error = DailyExport::builder(&client, AuditReportKind::Users)
+        .start(Start::SinceLast)
+        .state_file("s")
+        .out_dir(".")
+        .build()
+        .unwrap_err();
+    assert!(matches!(error, ExportError::KindNotDaily(_)), "{error:?}");
+    let error = DailyExport::builder(&client, AuditReportKind::Logins)
+        .start(Start::SinceLast)
+        .state_file("s")
+        .out_dir(".")
+        .build()
+        .unwrap_err();
+    // Logins need `events`: the SDK's check names the field.
+    assert!(matches!(error, ExportError::InvalidRequest(_)), "{error:?}");
+}
+
+#[tokio::test]
+async fn a_day_file_already_in_the_folder_is_taken_as_done_and_not_fetched_again() {
+    let sb = sandbox().await;
+    let client = sb.client_for("admin");
+    let dir = temp_dir("already-there");
+    export(&client, &dir, Start::Since(day("2026-03-08")))
+        .run()
+        .await
+        .unwrap();
+    let written = std::fs::read(dir.join("out/logins-2026-03-09.csv")).unwrap();
+    // A run that stopped between March 9's rename and the state's update left the state a
+    // day behind its files.
+    let state = std::fs::read_to_string(dir.join("state")).unwrap();
+    std::fs::write(
+        dir.join("state"),
+        state.replace(
+            "\"next_day\": \"2026-03-10\"",
+            "\"next_day\": \"2026-03-09\"",
+        ),
+    )
+    .unwrap();
+    let before = sb.counters().by_operation.get("createLoginsAudit").copied();
+    assert_eq!(before, Some(2));
+    let summary = export(&client, &dir, Start::SinceLast).run().await.unwrap();
+    assert_eq!(summary.already_there, [day("2026-03-09")]);
+    assert!(summary.written.is_empty(), "{summary:?}");
+    assert_eq!(summary.next_day, day("2026-03-10"));
+    assert_eq!(
+        sb.counters().by_operation.get("createLoginsAudit").copied(),
+        before
+    );
+    assert_eq!(
+        std::fs::read(dir.join("out/logins-2026-03-09.csv")).unwrap(),
+        written
+    );
+}
