@@ -1,4 +1,6 @@
-//! `pubapi-codegen`: turns `spec/openapi.yaml` into the generated Rust client of `pubapi-sdk`.
+//! `pubapi-codegen`: turns `spec/openapi.yaml` into the generated Rust client of `pubapi-sdk`
+//! and the typed mocks of `pubapi-httpmock` (progenitor's httpmock generator on the same adapted
+//! spec, then the `mock_*` transforms).
 //!
 //! It is a pure function, spec text in, Rust source out ([`generate`]), run by
 //! `cargo xtask regenerate`. Progenitor 0.15 cannot take the spec as it is, so the spec goes
@@ -11,6 +13,7 @@
 
 mod error;
 mod format;
+mod mocks;
 mod settings;
 pub mod spec;
 pub mod transforms;
@@ -24,14 +27,17 @@ pub use transforms::Removal;
 pub struct Generated {
     /// The complete contents of `sdk/src/generated.rs`.
     pub code: String,
+    /// The complete contents of `httpmock/src/generated.rs`: the typed mocks of
+    /// `pubapi-httpmock`, one `When`/`Then` pair per operation.
+    pub httpmock_code: String,
     /// SHA-256 of the spec text, as written in the preamble.
     pub spec_hash: String,
     /// What the spec transforms removed from the generated surface, for the report.
     pub removals: Vec<Removal>,
 }
 
-/// Generates the client code for `pubapi-sdk` from the OpenAPI document `spec_text` (YAML or
-/// JSON).
+/// Generates the client code for `pubapi-sdk` and the typed mocks for `pubapi-httpmock` from
+/// the OpenAPI document `spec_text` (YAML or JSON).
 ///
 /// # Errors
 /// [`CodegenError`] when the spec does not parse, breaks a rule the transforms rely on, or
@@ -60,8 +66,10 @@ pub fn generate(spec_text: &str) -> Result<Generated, CodegenError> {
 
     let spec_hash = spec::hash(spec_text);
     let code = format::render(&file, &spec_hash);
+    let httpmock_code = format::render(&mocks::generate(&original, &adapted)?, &spec_hash);
     Ok(Generated {
         code,
+        httpmock_code,
         spec_hash,
         removals,
     })

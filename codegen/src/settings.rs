@@ -21,9 +21,27 @@ fn settings() -> GenerationSettings {
 /// Runs progenitor on an adapted spec. Progenitor asserts (panics) on some shapes instead of
 /// returning an error; the panic is caught and returned as [`CodegenError::ProgenitorPanic`].
 pub(crate) fn run_progenitor(spec: &OpenAPI) -> Result<proc_macro2::TokenStream, CodegenError> {
+    guarded(|| Generator::new(&settings()).generate_tokens(spec))
+}
+
+/// The crate the typed mocks refer to for the operations' types.
+const SDK_CRATE_PATH: &str = "pubapi_sdk";
+
+/// Runs progenitor's `httpmock` generator on the same adapted spec, with the same settings, so
+/// the mocks name the very types `pubapi-sdk` generates (`pubapi_sdk::types::..`).
+pub(crate) fn run_progenitor_httpmock(
+    spec: &OpenAPI,
+) -> Result<proc_macro2::TokenStream, CodegenError> {
+    guarded(|| Generator::new(&settings()).httpmock(spec, SDK_CRATE_PATH))
+}
+
+/// Calls progenitor with its panics caught and turned into errors.
+fn guarded(
+    run: impl FnOnce() -> Result<proc_macro2::TokenStream, progenitor::Error> + std::panic::UnwindSafe,
+) -> Result<proc_macro2::TokenStream, CodegenError> {
     let previous_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let outcome = std::panic::catch_unwind(|| Generator::new(&settings()).generate_tokens(spec));
+    let outcome = std::panic::catch_unwind(run);
     std::panic::set_hook(previous_hook);
     match outcome {
         Ok(Ok(tokens)) => Ok(tokens),

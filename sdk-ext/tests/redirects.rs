@@ -2,6 +2,8 @@
 //! impersonation header may follow a redirect to another origin. Real sockets (httpmock).
 
 use httpmock::prelude::*;
+use pubapi_httpmock::MockServerExt;
+use pubapi_sdk::types::{AuditJobState, AuditJobStatus, AuditReportKind};
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::{ActAs, Client, Error, SecretToken};
 
@@ -52,21 +54,17 @@ async fn redirect_to_another_origin_carries_no_credentials_because_it_is_not_fol
 #[tokio::test]
 async fn audit_job_see_other_reaches_the_caller_with_its_location() {
     let server = MockServer::start_async().await;
-    let job = server
-        .mock_async(|when, then| {
-            when.method(GET).path("/pubapi/v1/audit/jobs/j1");
-            then.status(303)
-                .header("location", "/pubapi/v1/audit/logins/j1")
-                .header("content-type", "application/json")
-                .body(r#"{"status":"completed"}"#);
+    let job = server.get_audit_job(|when, then| {
+        when.id("j1");
+        then.see_other(&AuditJobStatus {
+            status: AuditJobState::Completed,
         })
-        .await;
-    let report = server
-        .mock_async(|when, then| {
-            when.path("/pubapi/v1/audit/logins/j1");
-            then.status(200);
-        })
-        .await;
+        .location("/pubapi/v1/audit/logins/j1");
+    });
+    let report = server.get_audit_report(|when, then| {
+        when.type_(AuditReportKind::Logins).id("j1");
+        then.ok_csv("");
+    });
     let client = client(&server);
     let error = client
         .sdk()

@@ -5,6 +5,7 @@
 mod wire;
 
 use httpmock::MockServer;
+use pubapi_httpmock::MockServerExt;
 use pubapi_sdk::{ResponseValue, types};
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::audit::{JobState, ReportLocation};
@@ -1044,6 +1045,13 @@ mod create_upload_requests_audit {
 
 const REPORT_URL: &str = "https://acme.example.com/pubapi/v1/audit/logins/job-1";
 
+/// The body of the job's 303: `{status: completed}`.
+fn completed() -> types::AuditJobStatus {
+    types::AuditJobStatus {
+        status: types::AuditJobState::Completed,
+    }
+}
+
 #[tokio::test]
 async fn get_audit_job_request_full_encodes_the_job_id() {
     let server = MockServer::start_async().await;
@@ -1588,9 +1596,11 @@ async fn get_audit_job_303_report_ready_is_completed_with_its_location_through_a
 #[tokio::test]
 async fn get_audit_job_303_with_a_relative_location_is_completed_through_audit_job_state() {
     let server = MockServer::start_async().await;
-    let reply = Reply::json(303, &json!({"status": "completed"}))
-        .header("location", "/pubapi/v1/audit/logins/job-1");
-    let _seen = wire::serve(&server, reply).await;
+    let done = server.get_audit_job(|when, then| {
+        when.id("job-1");
+        then.see_other(&completed())
+            .location("/pubapi/v1/audit/logins/job-1");
+    });
     let state = wire::client(&server)
         .audit()
         .job_state("job-1")
@@ -1603,20 +1613,27 @@ async fn get_audit_job_303_with_a_relative_location_is_completed_through_audit_j
             id: "job-1".into(),
         })
     );
+    done.assert();
 }
 
 /// A `Location` on another origin is not a report of this domain: refused, never fetched.
 #[tokio::test]
 async fn get_audit_job_303_to_another_origin_is_refused_through_audit_job_state() {
     let server = MockServer::start_async().await;
-    let reply = Reply::json(303, &json!({"status": "completed"})).header("location", REPORT_URL);
-    let seen = wire::serve(&server, reply).await;
+    let done = server.get_audit_job(|when, then| {
+        when.id("job-1");
+        then.see_other(&completed()).location(REPORT_URL);
+    });
+    let report = server.get_audit_report(|_, then| {
+        then.ok_csv("never fetched");
+    });
     let result = wire::client(&server).audit().job_state("job-1").await;
     assert!(
         matches!(&result, Err(Error::Decode { path, .. }) if path == "Location"),
         "{result:?}"
     );
-    assert_eq!(seen.calls().await, 1);
+    done.assert_calls(1);
+    report.assert_calls(0);
 }
 
 #[tokio::test]

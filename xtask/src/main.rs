@@ -1,7 +1,8 @@
 //! `cargo xtask`: project automation for pubapi.
 //!
 //! ```text
-//! cargo xtask regenerate          write sdk/src/generated.rs and sdk/openapi.yaml from spec/openapi.yaml
+//! cargo xtask regenerate          write sdk/src/generated.rs, httpmock/src/generated.rs and
+//!                                 sdk/openapi.yaml from spec/openapi.yaml
 //! cargo xtask regenerate --check  fail when either is stale
 //! ```
 
@@ -48,11 +49,14 @@ fn regenerate(root: &Path, check: bool) -> Result<String, String> {
     let generated = pubapi_codegen::generate(&spec).map_err(|e| e.to_string())?;
     let target = root.join("sdk/src/generated.rs");
     ensure_file_contents(&target, &generated.code, check)?;
+    let mocks = root.join("httpmock/src/generated.rs");
+    ensure_file_contents(&mocks, &generated.httpmock_code, check)?;
     // `pubapi_sdk::SPEC_YAML` embeds this copy: a published crate cannot reach `spec/`.
     ensure_file_contents(&root.join("sdk/openapi.yaml"), &spec, check)?;
     let mut report = format!(
-        "{} and sdk/openapi.yaml are up to date (spec sha256 {})",
+        "{}, {} and sdk/openapi.yaml are up to date (spec sha256 {})",
         target.strip_prefix(root).unwrap_or(&target).display(),
+        mocks.strip_prefix(root).unwrap_or(&mocks).display(),
         generated.spec_hash
     );
     if !check {
@@ -99,7 +103,7 @@ fn ensure_file_contents(path: &Path, contents: &str, check: bool) -> Result<(), 
 mod tests {
     use super::*;
 
-    /// `cargo test` goes red when `sdk/` drifts from `spec/`.
+    /// `cargo test` goes red when `sdk/` or `httpmock/` drifts from `spec/`.
     #[test]
     fn sdk_is_fresh() {
         if let Err(message) = regenerate(&workspace_root(), true) {

@@ -29,6 +29,14 @@
 //! each from the one place the spec says it and refuses a spec where one is missing or
 //! ambiguous.
 //!
+//! The typed mocks of `pubapi-httpmock` are progenitor's `httpmock` output for the same
+//! adapted spec, then four code → code transforms: [`mock_removed_responses`] (every response
+//! the spec transforms removed, the three error formats among them, gets its typed `Then`
+//! method back, and each declared response header a typed setter), [`mock_path_values_encoded`]
+//! (a path value is matched as the client percent-encodes it, regex-escaped),
+//! [`mock_base_path`] (the path regexes sit below the server URL's path, `/pubapi`, written once
+//! as `BASE_PATH`) and [`mock_docs`] (every wrapper and method documented from the spec).
+//!
 //! Limits that need no transform: security schemes are ignored (`pubapi-sdk-ext` adds the
 //! bearer token in its request policy); `requestBody.required: false` is ignored (the builder
 //! sends `{}` when no body is set, which the summary endpoint reads as "no chat history").
@@ -42,6 +50,10 @@ pub mod drop_redirects;
 pub mod inline_response_refs;
 pub mod json_only_responses;
 pub mod mark_deprecated;
+pub mod mock_base_path;
+pub mod mock_docs;
+pub mod mock_path_values_encoded;
+pub mod mock_removed_responses;
 pub mod open_enums;
 pub mod open_response_enums;
 pub mod operation_facts;

@@ -1,7 +1,7 @@
 //! The READMEs' Rust blocks, compiled (and, where they need no server, run) as doc tests of
 //! a crate whose dependencies are a user's: `pubapi-sdk-ext` (features `redis` and, for
-//! tests, `test-util`) and `tokio`, with `pubapi-sandbox` for tests. A block that names any
-//! other crate does not compile here. Run them with
+//! tests, `test-util`) and `tokio`, with `pubapi-sandbox`, `pubapi-httpmock` and `httpmock` for
+//! tests. A block that names any other crate does not compile here. Run them with
 //! `cargo test -p pubapi-readme-check --doc`.
 //!
 //! The root README follows.
@@ -14,6 +14,10 @@ pub mod sdk_ext_readme {}
 /// `sandbox/README.md`, the sandbox.
 #[doc = include_str!("../../../sandbox/README.md")]
 pub mod sandbox_readme {}
+
+/// `httpmock/README.md`, the typed mocks.
+#[doc = include_str!("../../../httpmock/README.md")]
+pub mod httpmock_readme {}
 
 /// `cli/README.md`, the command line.
 #[doc = include_str!("../../../cli/README.md")]

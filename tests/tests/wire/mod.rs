@@ -5,7 +5,9 @@
 //! operation must send (method, encoded path, raw query, every header, JSON body);
 //! [`assert_errors`] walks the error statuses the reference documents for an operation, each
 //! in the area's error format; [`assert_decoded!`] snapshots a decoded success body with ids
-//! and times redacted, after [`assert_round_trip`] has shown that no field was lost.
+//! and times redacted, after [`assert_round_trip`] has shown that no field was lost. A test that
+//! only needs one operation answered (not the exact request recorded) uses the typed mocks of
+//! `pubapi-httpmock` instead (`server.get_audit_job(|when, then| ..)`).
 //!
 //! Test names follow `<operation>_<point>_<behaviour>` (the operation's generated method name,
 //! then `request_full`, `request_minimal`, `success`, `errors` or `forward_compat`), or
