@@ -72,11 +72,9 @@ async fn ask_assistant_request_full_sends_every_field_of_the_reference() {
     let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
     let body = ask("What is the notice period?")
         .selected_items(types::SelectedItems {
-            folders: vec![types::SelectedFolder {
-                id: Some("fld-1".into()),
-            }],
+            folders: vec![types::SelectedFolder { id: "fld-1".into() }],
             files: vec![types::SelectedFile {
-                entry_id: Some("ent-1001".into()),
+                entry_id: "ent-1001".into(),
             }],
         })
         .chat_history(types::ChatHistory {

@@ -281,7 +281,7 @@ mod create_files_audit {
             .date_end(END)
             .suppress_emails(true)
             .folders(strings(&["/Shared/Contracts", "/Shared/Q1 reports"]))
-            .file("contract*.pdf".to_string())
+            .file("contract*.pdf".parse::<types::FilesAuditRequestFile>().ok())
             .users(strings(USERS))
             .transaction_type(all::<types::FileTransactionType>(TRANSACTION_TYPES))
     }
@@ -560,7 +560,11 @@ mod create_workflows_audit {
             .format(types::AuditFormat::Json)
             .suppress_emails(true)
             .users(strings(USERS))
-            .file("Contract review*".to_string())
+            .file(
+                "Contract review*"
+                    .parse::<types::WorkflowsAuditRequestFile>()
+                    .ok(),
+            )
             .workflow_actions(all::<types::WorkflowAction>(WORKFLOW_ACTIONS))
             .workflow_types(all::<types::WorkflowType>(WORKFLOW_TYPES))
     }

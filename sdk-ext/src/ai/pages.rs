@@ -124,7 +124,7 @@ impl Search<'_> {
         struct Pages {
             client: Client,
             request: HybridSearchRequest,
-            next: Option<i64>,
+            next: Option<u64>,
             buffer: VecDeque<HybridSearchResult>,
         }
         let first = request.page.unwrap_or(0);
