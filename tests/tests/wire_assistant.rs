@@ -309,7 +309,7 @@ async fn get_assistant_status_success_decodes_failed_and_awaiting_confirmation_w
 async fn get_assistant_status_errors_decode_ai_format_including_unknown_execution_404() {
     wire::assert_errors(
         "getAssistantStatus",
-        &[401, 404, 429, 500],
+        &[400, 401, 404, 429, 500],
         |client| async move {
             client
                 .sdk()
