@@ -124,7 +124,7 @@ impl Search<'_> {
         struct Pages {
             client: Client,
             request: HybridSearchRequest,
-            next: Option<u64>,
+            next: Option<i64>,
             buffer: VecDeque<HybridSearchResult>,
         }
         let first = request.page.unwrap_or(0);
