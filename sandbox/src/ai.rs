@@ -1027,11 +1027,12 @@ fn count_field(
 ) -> Result<usize, String> {
     match body.get(name) {
         None => Ok(default),
+        // The spec bounds the paging integers by 2^63-1 (64-bit).
         Some(v) => v
             .as_u64()
-            .filter(|n| *n >= min)
+            .filter(|n| *n >= min && i64::try_from(*n).is_ok())
             .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
-            .ok_or_else(|| format!("{name} must be an integer of at least {min}")),
+            .ok_or_else(|| format!("{name} must be an integer from {min} to 9223372036854775807")),
     }
 }
 
