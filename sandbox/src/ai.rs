@@ -1377,7 +1377,7 @@ fn string_list(body: &Map<String, Value>, name: &str) -> Result<Option<Vec<Strin
 ///   for "no filter"), and `null` is no filter in the clients' fields; a filter of another
 ///   JSON type is a 400.
 /// - `preferredFolderPath` orders the results in that folder first and excludes nothing.
-/// - `collectionId` (a string or an integer): the sandbox has no collections, so a
+/// - `collectionId` (any JSON value but null; its type is not shown): the sandbox has no collections, so a
 ///   collection id matches no documents.
 #[derive(Debug, Default)]
 struct SearchFilters {
@@ -1419,11 +1419,8 @@ impl SearchFilters {
                 Some(_) => Err(format!("{name} must be a string")),
             }
         };
-        let collection = match body.get("collectionId") {
-            None | Some(Value::Null) => false,
-            Some(Value::String(_) | Value::Number(_)) => true,
-            Some(_) => return Err("collectionId must be a string or an integer".into()),
-        };
+        // The spec leaves its JSON type open (the clients send a string or an integer).
+        let collection = !matches!(body.get("collectionId"), None | Some(Value::Null));
         let non_empty = |list: Option<Vec<String>>| list.filter(|l| !l.is_empty());
         Ok(SearchFilters {
             folder: text("folderPath")?,
