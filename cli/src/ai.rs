@@ -182,8 +182,13 @@ pub async fn kb(session: &Session, command: KbCommand) -> Result<(), Failure> {
 
 /// Runs `pubapi search …`.
 pub async fn search(session: &Session, args: SearchArgs) -> Result<(), Failure> {
-    let mut request = HybridSearchRequest::new(args.query);
-    request.size = Some(args.size);
+    let mut request = HybridSearchRequest::new(args.query)
+        .map_err(|e| Failure::usage(format!("the query: {e}")))?;
+    let size = u64::try_from(args.size)
+        .ok()
+        .and_then(std::num::NonZeroU64::new)
+        .ok_or_else(|| Failure::usage(format!("--size {}: at least 1", args.size)))?;
+    request.size = Some(size);
     request.semantic_weight = args.semantic_weight;
     request.folder_path = args.folder;
     let found = session.client.search().page(request).await?;

@@ -18,7 +18,6 @@
 use super::Shared;
 use super::dates::iso_seconds;
 use super::fs::{ActivityError, FsEntry, normalize};
-use super::webhooks::EVENT_TYPES;
 use super::world::{ActionSource, Actor, Happening, Polling, World};
 use serde_json::{Value, json};
 use std::fmt;
@@ -553,7 +552,7 @@ impl Activity {
     /// Sends any event of reference 6.2 to the matching webhooks, with `data` as given and
     /// `paths` for their path filters (no polling event, no audit record).
     pub fn emit(&self, event_type: &str, data: Value, paths: &[&str]) -> Result<(), ActivityError> {
-        if !EVENT_TYPES.contains(&event_type) {
+        if !super::facts::event_types().contains(&event_type) {
             return Err(ActivityError::UnknownEventType(event_type.to_string()));
         }
         self.happen(|_world, actor, _now| {
@@ -575,7 +574,11 @@ impl Activity {
     /// Adds an audit record of any kind (`users`, `groups`, `workgroup-settings`, ...) with
     /// the event as reports should show it.
     pub fn record_audit(&self, kind: &str, event: Value) -> Result<(), ActivityError> {
-        let Some(kind) = super::audit::KINDS.iter().copied().find(|k| *k == kind) else {
+        let Some(kind) = super::facts::audit_kinds()
+            .iter()
+            .copied()
+            .find(|k| *k == kind)
+        else {
             return Err(ActivityError::UnknownEventType(kind.to_string()));
         };
         self.happen(|_world, actor, _now| {

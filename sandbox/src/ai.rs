@@ -350,11 +350,15 @@ fn question(req: &ApiRequest, max: Option<usize>) -> Result<(String, Map<String,
         ));
     }
     // The reference shows `chatHistory` and `includeCitations` for documents, the assistant
-    // and knowledge bases; an agent question's other fields are "not shown", so the sandbox
-    // takes them as they come.
-    if req.op.id != "askAgent" {
+    // and knowledge bases; an agent question's other fields are "not shown": the sandbox
+    // checks the ones the spec declares (those the platform's clients send) and takes any
+    // other as it comes.
+    if req.op.id == "askAgent" {
+        check_agent_fields(req, &body)?;
+    } else {
         check_common(req, &body)?;
     }
+    check_declared_types(req, &body)?;
     Ok((question, body))
 }
 
@@ -366,6 +370,56 @@ fn object_body(req: &ApiRequest, not_an_object: &str) -> Result<Map<String, Valu
         Ok(_) => Err(error(req.op, 400, "INVALID_REQUEST", not_an_object)),
         Err(message) => Err(error(req.op, 400, "INVALID_REQUEST", &message)),
     }
+}
+
+/// The optional request fields the spec types, by operation: each must have its type when
+/// present (`selectedItems` is checked where it is read, `chatHistory` by [`check_common`]).
+fn check_declared_types(req: &ApiRequest, body: &Map<String, Value>) -> Result<(), Reply> {
+    let (strings, objects): (&[&str], &[&str]) = match req.op.id {
+        "askAgent" => (&["instructions", "conversationId"], &[]),
+        "askAssistant" => (&["conversationId", "mcpSelectionId"], &["modelDetails"]),
+        _ => (&[], &[]),
+    };
+    for name in strings {
+        if body.get(*name).is_some_and(|v| !v.is_string()) {
+            return Err(error(
+                req.op,
+                400,
+                "INVALID_REQUEST",
+                &format!("{name} must be a string"),
+            ));
+        }
+    }
+    for name in objects {
+        if body.get(*name).is_some_and(|v| !v.is_object()) {
+            return Err(error(
+                req.op,
+                400,
+                "INVALID_REQUEST",
+                &format!("{name} must be an object"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// An agent question's `entryIds` (strings) and `selectedItems` (the shape of reference 2.4),
+/// when present.
+fn check_agent_fields(req: &ApiRequest, body: &Map<String, Value>) -> Result<(), Reply> {
+    let entry_ids_ok = body
+        .get("entryIds")
+        .is_none_or(|v| v.as_array().is_some_and(|a| a.iter().all(Value::is_string)));
+    if !entry_ids_ok {
+        return Err(error(
+            req.op,
+            400,
+            "INVALID_REQUEST",
+            "entryIds must be an array of strings",
+        ));
+    }
+    selected_ids(body)
+        .map(|_| ())
+        .map_err(|message| error(req.op, 400, "INVALID_REQUEST", &message))
 }
 
 /// `chatHistory` and `includeCitations`, when present, must have their documented shapes.
@@ -692,9 +746,14 @@ pub fn summarize_document(shared: &Shared, req: &ApiRequest, _caller: &Caller) -
     )
 }
 
-fn selected_documents(shared: &Shared, body: &Map<String, Value>) -> Result<Vec<FsEntry>, String> {
+/// File entry ids and folder ids.
+type SelectedIds = (Vec<String>, Vec<String>);
+
+/// The file entry ids and folder ids of `selectedItems` (reference 2.4: `folders` of
+/// `{id string}`, `files` of `{entryId string}`), `None` when absent.
+fn selected_ids(body: &Map<String, Value>) -> Result<Option<SelectedIds>, String> {
     let Some(selected) = body.get("selectedItems") else {
-        return Ok(documents_in(shared, &[]));
+        return Ok(None);
     };
     let ids = |name: &str, key: &str| -> Result<Vec<String>, String> {
         match selected.get(name) {
@@ -714,8 +773,13 @@ fn selected_documents(shared: &Shared, body: &Map<String, Value>) -> Result<Vec<
     if !selected.is_object() {
         return Err("selectedItems must be an object".into());
     }
-    let files = ids("files", "entryId")?;
-    let folders = ids("folders", "id")?;
+    Ok(Some((ids("files", "entryId")?, ids("folders", "id")?)))
+}
+
+fn selected_documents(shared: &Shared, body: &Map<String, Value>) -> Result<Vec<FsEntry>, String> {
+    let Some((files, folders)) = selected_ids(body)? else {
+        return Ok(documents_in(shared, &[]));
+    };
     let world = shared.world();
     let folder_paths: Vec<String> = world
         .fs
@@ -784,7 +848,19 @@ pub fn ask_assistant(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Rep
 /// `GET /v1/ai/assistant/{executionId}/status`.
 pub fn assistant_status(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply {
     let now = shared.now();
-    let citations_wanted = req.query("includeCitations") != Some("false");
+    // The spec's `includeCitations` is a boolean (default true).
+    let citations_wanted = match req.query("includeCitations") {
+        None | Some("true") => true,
+        Some("false") => false,
+        Some(other) => {
+            return error(
+                req.op,
+                400,
+                "INVALID_REQUEST",
+                &format!("includeCitations must be true or false, not {other:?}"),
+            );
+        }
+    };
     let mut world = shared.world();
     let Some(execution) = world
         .ai
@@ -951,39 +1027,49 @@ fn count_field(
 ) -> Result<usize, String> {
     match body.get(name) {
         None => Ok(default),
+        // The spec bounds the paging integers by 2^63-1 (64-bit).
         Some(v) => v
             .as_u64()
-            .filter(|n| *n >= min)
+            .filter(|n| *n >= min && i64::try_from(*n).is_ok())
             .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
-            .ok_or_else(|| format!("{name} must be an integer of at least {min}")),
+            .ok_or_else(|| format!("{name} must be an integer from {min} to 9223372036854775807")),
     }
 }
 
-/// A time filter (`createdAfter`, `createdBefore`) as epoch milliseconds. The platform's
-/// clients send epoch milliseconds as a JSON integer; a string of digits and the reference's
-/// request dates (`YYYY-MM-DD`, `YYYY-MM-DDTHH:MM:SSZ`) are read too. `null` is no filter
-/// when `nullable`; any other JSON type is refused, never ignored.
+/// A time filter (`createdAfter`, `createdBefore`) as epoch milliseconds.
+///
+/// - Knowledge-base list (`nullable == false`): the spec types the filter `string` and its
+///   format is not shown, so any string is taken; a string of digits (epoch milliseconds)
+///   or a request date (`YYYY-MM-DD`, `YYYY-MM-DDTHH:MM:SSZ`) filters, other text filters
+///   nothing. The platform's clients send a JSON integer, which is read too (a client
+///   tolerance of the conformance check).
+/// - Hybrid search (`nullable == true`): the spec types the filter as an int64 integer;
+///   `null` is no filter (the platform's clients send it for "no filter").
+///
+/// Any other JSON type is refused, never ignored.
 fn epoch_filter(
     body: &Map<String, Value>,
     name: &str,
     nullable: bool,
 ) -> Result<Option<i64>, String> {
-    let value = match body.get(name) {
-        None => return Ok(None),
-        Some(Value::Null) if nullable => return Ok(None),
-        Some(v) => v,
-    };
-    let ms = match value {
-        Value::Number(n) => n.as_i64(),
-        Value::String(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
-            s.parse().ok()
+    let refused = || {
+        if nullable {
+            format!("{name} must be epoch milliseconds (an integer)")
+        } else {
+            format!("{name} must be a string (epoch milliseconds or a date YYYY-MM-DD)")
         }
-        Value::String(s) => parse_request_date(s).map(|d| d.ms),
-        _ => None,
     };
-    ms.map(Some).ok_or_else(|| {
-        format!("{name} must be epoch milliseconds (an integer) or a date YYYY-MM-DD")
-    })
+    match body.get(name) {
+        None => Ok(None),
+        Some(Value::Null) if nullable => Ok(None),
+        Some(Value::Number(n)) => n.as_i64().map(Some).ok_or_else(refused),
+        Some(Value::String(s)) if !nullable => Ok(if s.bytes().all(|b| b.is_ascii_digit()) {
+            s.parse().ok()
+        } else {
+            parse_request_date(s).map(|d| d.ms)
+        }),
+        Some(_) => Err(refused()),
+    }
 }
 
 /// A `createdBy` filter: an integer user id (what the platform's clients send), a username
@@ -1001,6 +1087,8 @@ fn creator_filter(
             .as_i64()
             .map(|id| Some(Some(id)))
             .ok_or_else(|| "createdBy must be an integer user id or a username".into()),
+        // Hybrid search (`nullable`): the spec types it an int64 user id.
+        Some(Value::String(_)) if nullable => Err("createdBy must be an integer user id".into()),
         Some(Value::String(name)) => Ok(Some(
             shared
                 .world()
@@ -1115,7 +1203,7 @@ pub fn list_knowledge_bases(shared: &Shared, req: &ApiRequest, _caller: &Caller)
     if let Some(bad) = statuses
         .iter()
         .flatten()
-        .find(|s| !["ACTIVE", "DELETED", "CREATED"].contains(&s.as_str()))
+        .find(|s| !super::facts::values("KnowledgeBaseStatus").contains(&s.as_str()))
     {
         return error(
             req.op,
@@ -1134,6 +1222,21 @@ pub fn list_knowledge_bases(shared: &Shared, req: &ApiRequest, _caller: &Caller)
             400,
             "INVALID_REQUEST",
             &format!("unknown sortBy {bad:?}"),
+        );
+    }
+    if let Some(name) = [
+        "includePlaceholderData",
+        "includeProcessingStatistics",
+        "includePrompts",
+    ]
+    .into_iter()
+    .find(|name| body.get(*name).is_some_and(|v| !v.is_boolean()))
+    {
+        return error(
+            req.op,
+            400,
+            "INVALID_REQUEST",
+            &format!("{name} must be a boolean"),
         );
     }
     let (after, before) = match (
@@ -1274,7 +1377,7 @@ fn string_list(body: &Map<String, Value>, name: &str) -> Result<Option<Vec<Strin
 ///   for "no filter"), and `null` is no filter in the clients' fields; a filter of another
 ///   JSON type is a 400.
 /// - `preferredFolderPath` orders the results in that folder first and excludes nothing.
-/// - `collectionId` (a string or an integer): the sandbox has no collections, so a
+/// - `collectionId` (any JSON value but null; its type is not shown): the sandbox has no collections, so a
 ///   collection id matches no documents.
 #[derive(Debug, Default)]
 struct SearchFilters {
@@ -1316,11 +1419,8 @@ impl SearchFilters {
                 Some(_) => Err(format!("{name} must be a string")),
             }
         };
-        let collection = match body.get("collectionId") {
-            None | Some(Value::Null) => false,
-            Some(Value::String(_) | Value::Number(_)) => true,
-            Some(_) => return Err("collectionId must be a string or an integer".into()),
-        };
+        // The spec leaves its JSON type open (the clients send a string or an integer).
+        let collection = !matches!(body.get("collectionId"), None | Some(Value::Null));
         let non_empty = |list: Option<Vec<String>>| list.filter(|l| !l.is_empty());
         Ok(SearchFilters {
             folder: text("folderPath")?,

@@ -15,24 +15,6 @@ use super::limits::Violation;
 use super::reports::{KnownUser, Report, whole_days};
 use serde_json::{Value, json};
 
-/// Every report kind, as in the paths.
-pub const KINDS: &[&str] = &[
-    "logins",
-    "files",
-    "permissions",
-    "users",
-    "groups",
-    "workgroup-settings",
-    "workflows",
-    "workflow-templates",
-    "quality-docs",
-    "quality-docs-categories",
-    "quality-docs-courses",
-    "etmf",
-    "snapshot-restore",
-    "upload-requests",
-];
-
 #[derive(Debug, Clone, Copy)]
 enum Field {
     Strings,
@@ -45,218 +27,38 @@ enum Field {
     Categories,
 }
 
-const LOGIN_EVENTS: &[&str] = &[
-    "logins",
-    "logouts",
-    "account_lockouts",
-    "password_resets",
-    "failed_attempts",
-];
-/// The reference lists `Web`, `FTP`, `Mobile` and leaves the letter case of matching open (a
-/// sample request uses lower case); the platform's clients send `web`, `mobile`, `ftp`. Any
-/// case is accepted.
-const ACCESS_POINTS: &[&str] = &["Web", "FTP", "Mobile"];
-const TRANSACTIONS: &[&str] = &[
-    "upload",
-    "download",
-    "preview",
-    "delete",
-    "copy",
-    "move",
-    "create_folder",
-    "restore_trash",
-    "delete_trash",
-    "create_link",
-    "delete_link",
-    "download_link",
-];
-const USER_ACTIONS: &[&str] = &[
-    "CREATE",
-    "UPDATE",
-    "DISABLE",
-    "ENABLE",
-    "DELETE",
-    "PASSWORD_RESET",
-    "PASSWORD_CHANGE",
-];
-const GROUP_ACTIONS: &[&str] = &["CREATE", "ADD_USERS", "REMOVE_USERS", "RENAME", "DELETE"];
-const WORKFLOW_ACTIONS: &[&str] = &[
-    "WORKFLOW_CREATED",
-    "WORKFLOW_CANCELLED",
-    "WORKFLOW_COMPLETED",
-    "STEP_ACTIVATED",
-    "STEP_COMPLETED",
-    "STEP_CANCELLED",
-    "STEP_REJECTED",
-    "STEP_FAILED",
-    "WEBHOOK_CALLED",
-    "WEBHOOK_COMPLETION_SIGNAL_RECEIVED",
-    "WEBHOOK_RETRIED",
-    "FILE_MOVED",
-    "FILE_MOVE_RETRIED",
-    "FILE_CONVERTED",
-    "FILE_CONVERT_RETRIED",
-    "TODO_TASK_COMPLETED",
-    "REVIEW_TASK_COMPLETED",
-    "REVIEW_TASK_CANCELLED",
-    "APPROVAL_TASK_APPROVED",
-    "APPROVAL_TASK_REJECTED",
-    "APPROVAL_TASK_CANCELLED",
-    "E_SIGNATURE_CAPTURED",
-    "COMMENT_ADDED",
-    "WORKFLOW_EDITED",
-];
-const WORKFLOW_TYPES: &[&str] = &[
-    "REVIEW_APPROVE",
-    "TODO",
-    "APPROVAL",
-    "REVIEW",
-    "MULTISTEP",
-    "TEMPLATE",
-];
-const TEMPLATE_ACTIONS: &[&str] = &[
-    "TEMPLATE_CREATED",
-    "TEMPLATE_STATUS_CHANGED",
-    "TEMPLATE_EDITED",
-    "STEP_ADDED",
-    "STEP_REMOVED",
-    "ITEM_ADDED",
-    "ITEM_REMOVED",
-];
-const QUALITY_DOCS_ACTIONS: &[&str] = &[
-    "DOCUMENT_ADDED",
-    "DOCUMENT_MODIFIED",
-    "DOCUMENT_IMPORTED",
-    "DOWNLOAD_RENDITION",
-    "PREVIEW",
-    "DOWNLOAD_ORIGINAL",
-    "TRAINING_ASSIGNED",
-    "TRAINING_MODIFIED",
-    "TRAINING_CANCELED",
-    "TRAINING_OVERDUE",
-    "TRAINING_COMPLETED",
-    "TRAINING_IMPORTED",
-    "DRAFT_ADDED",
-    "DRAFT_EDITED",
-    "DRAFT_DELETED",
-];
-const QUALITY_DOCS_STATUSES: &[&str] = &["DRAFT", "EFFECTIVE", "FUTURE_EFFECTIVE", "OBSOLETE"];
-const CATEGORY_ACTIONS: &[&str] = &[
-    "CATEGORY_ADDED",
-    "CATEGORY_MODIFIED",
-    "SUBCATEGORY_ADDED",
-    "SUBCATEGORY_MODIFIED",
-];
-const COURSE_ACTIONS: &[&str] = &[
-    "COURSE_CREATED",
-    "COURSE_MODIFIED",
-    "COURSE_STATUS_CHANGED",
-    "COURSE_DOCUMENT_STATUS_CHANGED",
-];
-const COURSE_PARAMETERS: &[&str] = &[
-    "NAME",
-    "DESCRIPTION",
-    "DAYS_TO_COMPLETE",
-    "MIN_DAYS_BEFORE_OBSOLETE",
-    "RECURRENCE_PERIOD",
-    "START_DATE",
-    "ASSIGNEES",
-    "DOCUMENTS",
-    "COURSE_STATUS",
-    "DOCUMENT_STATUS",
-];
-const ETMF_ACTIONS: &[&str] = &[
-    "STUDY_CREATED",
-    "STUDY_UPDATED",
-    "TRIAL_UPDATED",
-    "COUNTRY_CREATED",
-    "COUNTRY_UPDATED",
-    "SITE_CREATED",
-    "SITE_UPDATED",
-    "STUDY_ACTIVATED",
-    "STUDY_DEACTIVATED",
-    "TRIAL_ACTIVATED",
-    "TRIAL_DEACTIVATED",
-    "COUNTRY_ACTIVATED",
-    "COUNTRY_DEACTIVATED",
-    "SITE_ACTIVATED",
-    "SITE_DEACTIVATED",
-    "DOCUMENT_ADDED",
-    "DOCUMENT_DELETED",
-    "DOCUMENT_RECLASSIFIED",
-    "DOCUMENT_CLASSIFICATION_CHANGED",
-    "ARTIFACT_CREATED",
-    "ARTIFACT_STATUS_UPDATED",
-    "REQUIRED_ARTIFACT_ADDED",
-    "REQUIRED_ARTIFACT_REMOVED",
-    "STUDY_PERMISSIONS_UPDATED",
-    "TRIAL_PERMISSIONS_UPDATED",
-    "COUNTRY_PERMISSIONS_UPDATED",
-    "SITE_PERMISSIONS_UPDATED",
-    "MILESTONE_ADDED",
-    "MILESTONE_COMPLETED",
-    "MILESTONE_ACTIVATED",
-    "MILESTONE_UPDATED",
-    "IMPORT_CREATED",
-    "IMPORT_FAILED",
-    "IMPORT_SUCCEEDED",
-    "IMPORT_CONFIRMED",
-    "IMPORT_REJECTED",
-    "QC_INITIATED",
-    "QC_APPROVED",
-    "QC_REJECTED",
-    "COMMENT_CREATED",
-    "ARTIFACT_REQUIREMENT_SETTING_UPDATED",
-    "MILESTONE_REQUIREMENT_SETTING_UPDATED",
-    "MILESTONE_ACTIVATION_REQUIREMENT_SETTING_UPDATED",
-    "ARTIFACT_UNBLINDED",
-    "ARTIFACT_BLINDED",
-];
-const UPLOAD_REQUEST_ACTIONS: &[&str] = &[
-    "REQUEST_CREATED",
-    "REQUEST_MODIFIED",
-    "REQUEST_STATUS_CHANGED",
-    "FILE_UPLOADED",
-    "FILE_REMOVED",
-    "DOCUMENT_SUBMITTED",
-    "DOCUMENT_SKIPPED",
-    "DOCUMENT_ACCEPTED",
-    "DOCUMENT_REJECTED",
-    "REQUEST_COMPLETED",
-    "REQUEST_CANCELED",
-];
-
 struct KindSpec {
-    fields: &'static [(&'static str, Field)],
+    fields: Vec<(&'static str, Field)>,
     suppress_emails: bool,
     time_ignored: bool,
 }
 
 fn spec_of(kind: &str) -> KindSpec {
     use Field::*;
-    let (fields, suppress_emails, time_ignored): (&'static [(&'static str, Field)], bool, bool) =
+    let list = super::facts::values;
+    let (fields, suppress_emails, time_ignored): (Vec<(&'static str, Field)>, bool, bool) =
         match kind {
             "logins" => (
-                &[
-                    ("events", Enum(LOGIN_EVENTS)),
-                    ("access_points", EnumAnyCase(ACCESS_POINTS)),
+                vec![
+                    ("events", Enum(list("LoginEvent"))),
+                    ("access_points", EnumAnyCase(list("AccessPoint"))),
                     ("users", Strings),
                 ],
                 true,
                 false,
             ),
             "files" => (
-                &[
+                vec![
                     ("folders", Strings),
                     ("file", Pattern),
                     ("users", Strings),
-                    ("transaction_type", Enum(TRANSACTIONS)),
+                    ("transaction_type", Enum(list("FileTransactionType"))),
                 ],
                 true,
                 true,
             ),
             "permissions" => (
-                &[
+                vec![
                     ("folders", Strings),
                     ("assigners", Strings),
                     ("assignee_users", Strings),
@@ -266,8 +68,8 @@ fn spec_of(kind: &str) -> KindSpec {
                 true,
             ),
             "users" => (
-                &[
-                    ("action_type", Enum(USER_ACTIONS)),
+                vec![
+                    ("action_type", Enum(list("UserActionType"))),
                     ("performed_by", Strings),
                     ("include_system_actions", Bool),
                     ("subject", Strings),
@@ -276,8 +78,8 @@ fn spec_of(kind: &str) -> KindSpec {
                 true,
             ),
             "groups" => (
-                &[
-                    ("action_type", Enum(GROUP_ACTIONS)),
+                vec![
+                    ("action_type", Enum(list("GroupActionType"))),
                     ("users", Strings),
                     ("include_system_actions", Bool),
                     ("groups", Strings),
@@ -285,59 +87,71 @@ fn spec_of(kind: &str) -> KindSpec {
                 false,
                 true,
             ),
-            "workgroup-settings" => (&[("users", Strings)], false, true),
+            "workgroup-settings" => (vec![("users", Strings)], false, true),
             "workflows" => (
-                &[
+                vec![
                     ("users", Strings),
                     ("file", Pattern),
-                    ("workflow_actions", Enum(WORKFLOW_ACTIONS)),
-                    ("workflow_types", Enum(WORKFLOW_TYPES)),
+                    ("workflow_actions", Enum(list("WorkflowAction"))),
+                    ("workflow_types", Enum(list("WorkflowType"))),
                 ],
                 true,
                 false,
             ),
             "workflow-templates" => (
-                &[
+                vec![
                     ("users", Strings),
-                    ("workflow_template_actions", Enum(TEMPLATE_ACTIONS)),
+                    (
+                        "workflow_template_actions",
+                        Enum(list("WorkflowTemplateAction")),
+                    ),
                 ],
                 true,
                 false,
             ),
             "quality-docs" => (
-                &[
+                vec![
                     ("users", Strings),
                     ("quality_document_id", Text),
                     ("quality_docs_categories", Categories),
-                    ("quality_docs_actions", Enum(QUALITY_DOCS_ACTIONS)),
-                    ("quality_docs_statuses", Enum(QUALITY_DOCS_STATUSES)),
+                    ("quality_docs_actions", Enum(list("QualityDocsAction"))),
+                    ("quality_docs_statuses", Enum(list("QualityDocsStatus"))),
                 ],
                 true,
                 false,
             ),
             "quality-docs-categories" => (
-                &[
+                vec![
                     ("users", Strings),
                     ("quality_docs_categories", Categories),
-                    ("quality_docs_categories_actions", Enum(CATEGORY_ACTIONS)),
+                    (
+                        "quality_docs_categories_actions",
+                        Enum(list("QualityDocsCategoriesAction")),
+                    ),
                 ],
                 true,
                 false,
             ),
             "quality-docs-courses" => (
-                &[
+                vec![
                     ("users", Strings),
                     ("quality_docs_courses_ids", Strings),
-                    ("quality_docs_courses_actions", Enum(COURSE_ACTIONS)),
-                    ("quality_docs_courses_parameters", Enum(COURSE_PARAMETERS)),
+                    (
+                        "quality_docs_courses_actions",
+                        Enum(list("QualityDocsCoursesAction")),
+                    ),
+                    (
+                        "quality_docs_courses_parameters",
+                        Enum(list("QualityDocsCoursesParameter")),
+                    ),
                 ],
                 true,
                 false,
             ),
             "etmf" => (
-                &[
+                vec![
                     ("users", Strings),
-                    ("etmf_actions", Enum(ETMF_ACTIONS)),
+                    ("etmf_actions", Enum(list("EtmfAction"))),
                     ("etmf_study_ids", Strings),
                     ("etmf_artifact_number", Text),
                 ],
@@ -345,14 +159,17 @@ fn spec_of(kind: &str) -> KindSpec {
                 false,
             ),
             "snapshot-restore" => (
-                &[("users", Strings), ("include_system_actions", Bool)],
+                vec![("users", Strings), ("include_system_actions", Bool)],
                 true,
                 false,
             ),
             _ => (
-                &[
+                vec![
                     ("users", Strings),
-                    ("upload_requests_actions", Enum(UPLOAD_REQUEST_ACTIONS)),
+                    (
+                        "upload_requests_actions",
+                        Enum(list("UploadRequestsAction")),
+                    ),
                 ],
                 true,
                 false,
@@ -465,8 +282,8 @@ pub fn validate(kind: &str, body: Option<Value>) -> Result<Validated, Vec<Proble
         )),
     }
     for (name, field) in spec.fields {
-        if let Some(value) = map.get_mut(*name) {
-            check_field(name, *field, value, &mut problems);
+        if let Some(value) = map.get_mut(name) {
+            check_field(name, field, value, &mut problems);
         }
     }
     match kind {
@@ -582,7 +399,13 @@ fn check_field(name: &str, field: Field, value: &mut Value, problems: &mut Vec<P
                 "INVALID_VALUE",
                 format!("`{name}` must be a string"),
             )),
-            Some(p) if p.is_empty() || p.starts_with('*') => problems.push(problem(
+            // Reference 4.7: a name that "may contain a `*` wildcard but not at the start";
+            // an empty one names nothing (the spec's `pattern: '^[^*]'`).
+            Some("") => problems.push(problem(
+                "INVALID_VALUE",
+                format!("`{name}` is empty: give a name or leave the field out"),
+            )),
+            Some(p) if p.starts_with('*') => problems.push(problem(
                 "INVALID_VALUE",
                 format!("`{name}` may contain a `*` wildcard but not at the start"),
             )),
@@ -658,7 +481,7 @@ pub fn create(shared: &Shared, req: &ApiRequest, caller: &Caller) -> Reply {
     if let Some(refused) = forbidden_unless_allowed(shared, req, caller) {
         return refused;
     }
-    let kind = KINDS
+    let kind = super::facts::audit_kinds()
         .iter()
         .copied()
         .find(|k| req.path == format!("/v1/audit/{k}"))
@@ -760,7 +583,7 @@ fn find_report<'a>(
     now: i64,
 ) -> Result<&'a AuditJob, Reply> {
     let kind = req.param("type");
-    if !KINDS.contains(&kind) {
+    if !super::facts::audit_kinds().contains(&kind) {
         return Err(error(
             req.op,
             400,

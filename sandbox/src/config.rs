@@ -141,14 +141,25 @@ pub struct LimitsConfig {
 
 impl LimitsConfig {
     /// The reference's numbers: 2/s and 1,000/day for the general API, 100/day for AI, and
-    /// the AI window of 10 a minute the platform's clients keep to.
-    pub const fn reference() -> Self {
-        LimitsConfig {
-            general_per_second: Some(2),
-            general_per_day: Some(1000),
-            ai_per_second: None,
-            ai_per_minute: Some(10),
-            ai_per_day: Some(100),
+    /// the AI window of 10 a minute the platform's clients keep to. They are the SDK's own
+    /// defaults ([`Limits::default`](pubapi_sdk_ext::limits::Limits)), the one place they
+    /// are written.
+    pub fn reference() -> Self {
+        pubapi_sdk_ext::limits::Limits::default().into()
+    }
+
+    /// The windows of `class`, as the SDK's [`Budget`](pubapi_sdk_ext::limits::Budget) (the
+    /// general API has no per-minute window; neither class has a per-hour one).
+    pub fn budget(
+        &self,
+        class: pubapi_sdk_ext::limits::LimitClass,
+    ) -> pubapi_sdk_ext::limits::Budget {
+        use pubapi_sdk_ext::limits::{Budget, LimitClass};
+        match class {
+            LimitClass::General => Budget::new(self.general_per_second, self.general_per_day),
+            LimitClass::Ai => {
+                Budget::new(self.ai_per_second, self.ai_per_day).with_per_minute(self.ai_per_minute)
+            }
         }
     }
 
@@ -191,6 +202,20 @@ impl LimitsConfig {
 impl Default for LimitsConfig {
     fn default() -> Self {
         Self::reference()
+    }
+}
+
+impl From<pubapi_sdk_ext::limits::Limits> for LimitsConfig {
+    /// The windows the sandbox keeps of the SDK's budgets: per second and per day for both
+    /// classes, per minute for AI (the per-hour windows are the token endpoint's).
+    fn from(limits: pubapi_sdk_ext::limits::Limits) -> Self {
+        LimitsConfig {
+            general_per_second: limits.general.per_second,
+            general_per_day: limits.general.per_day,
+            ai_per_second: limits.ai.per_second,
+            ai_per_minute: limits.ai.per_minute,
+            ai_per_day: limits.ai.per_day,
+        }
     }
 }
 

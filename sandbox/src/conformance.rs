@@ -6,7 +6,7 @@
 //! - the reply has a body exactly when the documented response has content, and its
 //!   `Content-Type` is one the response documents;
 //! - a JSON body matches the response schema: types, `required`, `enum`, `nullable`, arrays,
-//!   `additionalProperties`, `maxLength`/`minItems`, through `$ref`s;
+//!   `additionalProperties`, `minLength`/`maxLength`/`pattern`/`minItems`, through `$ref`s;
 //! - every API header sent (`Location`, `Retry-After`, `X-Gateway-Error-Code`,
 //!   `Deprecation`, `Sunset`, `Link`) is documented on that response and matches its schema;
 //! - a request the sandbox accepted (2xx) had a body matching the request schema (including
@@ -62,9 +62,6 @@ pub const CLIENT_TOLERANCES: &[(&str, &str, Tolerance)] = &[
         "createdBy",
         Tolerance::IntegerForString,
     ),
-    // The reference lists `Web`, `FTP`, `Mobile` and leaves the letter case open; the
-    // platform's clients send `web`, `mobile`, `ftp`.
-    ("createLoginsAudit", "access_points", Tolerance::AnyCase),
 ];
 
 /// How a request field listed in [`CLIENT_TOLERANCES`] may differ from its schema.
@@ -517,6 +514,19 @@ impl Validator {
                     {
                         problems.push(format!("{path}: longer than {max} characters"));
                     }
+                    if let Some(min) = s.min_length
+                        && text.chars().count() < min
+                    {
+                        problems.push(format!("{path}: shorter than {min} characters"));
+                    }
+                    if let Some(pattern) = &s.pattern {
+                        match regress::Regex::new(pattern) {
+                            Ok(re) if re.find(text).is_none() => problems
+                                .push(format!("{path}: {text:?} does not match {pattern:?}")),
+                            Ok(_) => {}
+                            Err(e) => problems.push(format!("{path}: pattern {pattern:?}: {e}")),
+                        }
+                    }
                 }
             },
             SchemaKind::Type(Type::Number(_)) => {
@@ -525,14 +535,26 @@ impl Validator {
                 }
             }
             SchemaKind::Type(Type::Integer(i)) => {
-                match value.as_i64().or_else(|| value.as_u64().map(|u| u as i64)) {
+                // As i128, so an integer above i64::MAX is compared as it is, not wrapped.
+                match value
+                    .as_i64()
+                    .map(i128::from)
+                    .or_else(|| value.as_u64().map(i128::from))
+                {
                     None => problems.push(format!("{path}: expected an integer, got {value}")),
                     Some(n) => {
-                        let allowed: Vec<i64> = i.enumeration.iter().flatten().copied().collect();
+                        let allowed: Vec<i128> = i
+                            .enumeration
+                            .iter()
+                            .flatten()
+                            .map(|v| i128::from(*v))
+                            .collect();
                         if !allowed.is_empty() && !allowed.contains(&n) {
                             problems.push(format!("{path}: {n} is not one of {allowed:?}"));
                         }
-                        if i.minimum.is_some_and(|m| n < m) || i.maximum.is_some_and(|m| n > m) {
+                        if i.minimum.is_some_and(|m| n < i128::from(m))
+                            || i.maximum.is_some_and(|m| n > i128::from(m))
+                        {
                             problems.push(format!("{path}: {n} is out of range"));
                         }
                     }

@@ -24,11 +24,15 @@ use super::limits::Violation;
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 
-/// The polling event types (both lists accept all three in `type`).
-pub const TYPES: [&str; 3] = ["file_system", "note", "permission_change"];
+/// The polling event types (`PollingEventType`; both lists accept all three in `type`).
+fn polling_types() -> &'static [&'static str] {
+    super::facts::values("PollingEventType")
+}
 
-/// The `suppress` values.
-pub const SUPPRESS: [&str; 3] = ["app", "user", "none"];
+/// The `suppress` values (`EventSuppress`).
+fn suppress_values() -> &'static [&'static str] {
+    super::facts::values("EventSuppress")
+}
 
 /// The `reverse` values: `1` walks backwards, `0` is ignored.
 pub const REVERSE: [&str; 2] = ["0", "1"];
@@ -189,8 +193,9 @@ fn read_query(req: &ApiRequest) -> Result<ListQuery, Vec<Problem>> {
     });
     let suppress = match req.query("suppress") {
         None => "none",
-        Some(text) => SUPPRESS
-            .into_iter()
+        Some(text) => suppress_values()
+            .iter()
+            .copied()
             .find(|s| *s == text)
             .unwrap_or_else(|| {
                 invalid(format!(
@@ -205,7 +210,7 @@ fn read_query(req: &ApiRequest) -> Result<ListQuery, Vec<Problem>> {
         .into_iter()
         .flat_map(|text| text.split('|'))
     {
-        match TYPES.into_iter().find(|t| *t == name) {
+        match polling_types().iter().copied().find(|t| *t == name) {
             Some(known) => types.push(known),
             None => invalid(format!(
                 "`type` holds {name:?}, not one of file_system, note, permission_change"
@@ -274,9 +279,14 @@ pub fn list(shared: &Shared, req: &ApiRequest, caller: &Caller, v2: bool) -> Rep
     let types: Vec<&str> = if !types.is_empty() {
         types
     } else if v2 {
-        TYPES.to_vec()
+        polling_types().to_vec()
     } else {
-        vec!["file_system", "note"]
+        // v1 returns `permission_change` only when requested (reference 4.9).
+        polling_types()
+            .iter()
+            .copied()
+            .filter(|t| *t != "permission_change")
+            .collect()
     };
     let now = shared.now();
     let config = &shared.config.events;

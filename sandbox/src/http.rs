@@ -247,8 +247,8 @@ pub fn deprecation_headers(op: &Operation, mut reply: Reply) -> Reply {
 
 /// The answer of an operation the spec removes on a date, once `now_ms` is at or past it:
 /// 410 Gone in the area's error format (code [`REMOVED_CODE`]) naming the successor, with
-/// the deprecation headers. `None` while the operation is served. The spec documents no 410
-/// (it describes the operation until its removal), so the conformance check reports it.
+/// the deprecation headers. `None` while the operation is served. The spec documents the 410
+/// on the operation (`askCopilot`).
 pub fn removed(op: &Operation, now_ms: i64) -> Option<Reply> {
     let sunset = sunset_ms(op)?;
     if now_ms < sunset {
@@ -444,8 +444,8 @@ mod tests {
 
     #[test]
     fn undocumented_statuses_fall_back() {
-        // getAssistantStatus documents neither 400 nor 403.
-        assert_eq!(error(op("getAssistantStatus"), 403, "x", "y").status, 401);
+        // getAssistantStatus documents no 403 (its 400 is for a malformed `includeCitations`).
+        assert_eq!(error(op("getAssistantStatus"), 403, "x", "y").status, 400);
         assert_eq!(error(op("askDocument"), 403, "x", "y").status, 400);
     }
 }

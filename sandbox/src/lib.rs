@@ -26,8 +26,8 @@
 //!   operation the spec gives a removal date is treated alike. [`ClockConfig::manual`] (as
 //!   in [`SandboxConfig::testing`]) starts on 2025-03-03, before the sunset;
 //!   `ClockConfig::Manual { start_ms }` starts anywhere and [`Sandbox::advance`] crosses
-//!   it; a real-time clock starts at the wall-clock time, past it. The spec documents no
-//!   410 for `askCopilot`: the conformance check reports those exchanges. `pubapi-sdk-ext`
+//!   it; a real-time clock starts at the wall-clock time, past it. The spec documents the
+//!   410 on `askCopilot`. `pubapi-sdk-ext`
 //!   clients refuse the copilot locally after the (wall-clock) sunset unless built with
 //!   `call_removed_operations()` ([`Sandbox::client_builder_for`] gives a builder).
 //! - **CSV audit reports** start with the platform's title row,
@@ -66,6 +66,7 @@ mod corpus;
 mod dates;
 mod delivery;
 mod events;
+mod facts;
 mod faults;
 mod fs;
 mod history;

@@ -3,6 +3,7 @@
 
 use super::config::LimitsConfig;
 use super::dates::DAY_MS;
+use pubapi_sdk_ext::limits::{Budget, LimitClass};
 use std::collections::{BTreeMap, HashMap};
 
 /// A breach of a limit or of a polling rule.
@@ -192,15 +193,17 @@ impl LimitState {
         now_ms: i64,
         limits: &LimitsConfig,
     ) -> Result<(), Throttle> {
-        let (per_second, per_minute, per_day) = if ai {
-            (
-                limits.ai_per_second,
-                limits.ai_per_minute,
-                limits.ai_per_day,
-            )
+        let class = if ai {
+            LimitClass::Ai
         } else {
-            (limits.general_per_second, None, limits.general_per_day)
+            LimitClass::General
         };
+        let Budget {
+            per_second,
+            per_minute,
+            per_day,
+            ..
+        } = limits.budget(class);
         let w = self.current(token, ai, now_ms);
         let (second, minute, day) = windows_of(now_ms);
         if per_day.is_some_and(|limit| w.in_day >= limit) {
@@ -236,11 +239,16 @@ impl LimitState {
         now_ms: i64,
         limits: &LimitsConfig,
     ) -> GatewayCounters {
-        let (per_second, per_day) = if ai {
-            (limits.ai_per_second, limits.ai_per_day)
+        let class = if ai {
+            LimitClass::Ai
         } else {
-            (limits.general_per_second, limits.general_per_day)
+            LimitClass::General
         };
+        let Budget {
+            per_second,
+            per_day,
+            ..
+        } = limits.budget(class);
         let w = self.current(token, ai, now_ms);
         GatewayCounters {
             qps_allotted: per_second,

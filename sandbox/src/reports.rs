@@ -205,9 +205,9 @@ impl Report {
                 json!({
                     "username": u.username,
                     "user_id": u.id,
-                    "event": choose(&mut r, "events", &["logins", "logouts", "failed_attempts", "password_resets", "account_lockouts"]),
+                    "event": choose(&mut r, "events", super::facts::values("LoginEvent")),
                     "ip_address": ip,
-                    "access": choose(&mut r, "access_points", &["Web", "Mobile", "FTP"]),
+                    "access": choose(&mut r, "access_points", super::facts::values("AccessPoint")),
                     "time": time,
                 })
             }
@@ -224,7 +224,10 @@ impl Report {
                     "file": file,
                     "target_path": format!("{folder}/{file}"),
                     "transaction": choose(&mut r, "transaction_type", &["upload", "download", "preview", "copy", "move"]),
-                    "access": (["Web", "Mobile", "FTP"][r.below(3)]),
+                    "access": ({
+                        let points = super::facts::values("AccessPoint");
+                        points.get(r.below(points.len())).copied().unwrap_or_default()
+                    }),
                     "time": time,
                     "ipAddress": ip,
                     "file_checksum": format!("{:032x}", u128::from(r.next()) << 64 | u128::from(r.next())),
@@ -402,7 +405,7 @@ pub fn passes(kind: &str, filters: &Value, event: &Value) -> bool {
     match kind {
         "logins" => {
             in_list(filters, "events", field("event"), false)
-                // Access points match in any letter case (see `audit::ACCESS_POINTS`).
+                // Access points match in any letter case (the spec's `AccessPoint` pattern).
                 && in_list(filters, "access_points", field("access"), true)
                 && in_list(filters, "users", field("username"), false)
         }

@@ -242,15 +242,11 @@ impl AuditRequest {
                         "folders or file is required",
                     ));
                 }
-                if let Some(bad) = r.folders.iter().find(|f| !f.starts_with('/')) {
-                    return Err(Error::invalid_input(
-                        "folders",
-                        format!("{bad:?} is not an absolute path"),
-                    ));
-                }
-                check_pattern("file", r.file.as_deref())
+                // Absolute folders and the `file` pattern (not empty, no leading `*`) are
+                // the spec's, checked when the generated `FilesAuditRequestFoldersItem` and
+                // `FilesAuditRequestFile` are built.
+                Ok(())
             }
-            AuditRequest::Workflows(r) => check_pattern("file", r.file.as_deref()),
             _ => Ok(()),
         }?;
         self.check_names()
@@ -280,24 +276,11 @@ impl AuditRequest {
     }
 }
 
-fn check_pattern(field: &'static str, pattern: Option<&str>) -> Result<(), Error> {
-    match pattern {
-        Some("") => Err(Error::invalid_input(field, "is empty")),
-        Some(p) if p.starts_with('*') => Err(Error::invalid_input(
-            field,
-            format!("{p:?}: the * wildcard may not come first"),
-        )),
-        _ => Ok(()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::error::InputError;
-    use types::{
-        FilesAuditRequest, LoginEvent, LoginsAuditRequest, UsersAuditRequest, WorkflowsAuditRequest,
-    };
+    use types::{FilesAuditRequest, LoginEvent, LoginsAuditRequest, UsersAuditRequest};
 
     fn logins(start: &str, end: &str, events: Vec<LoginEvent>) -> AuditRequest {
         AuditRequest::from(LoginsAuditRequest {
@@ -316,8 +299,8 @@ mod tests {
             format: AuditFormat::Json,
             date_start: "2026-01-01".parse().unwrap(),
             date_end: "2026-01-02".parse().unwrap(),
-            folders: folders.iter().map(|s| s.to_string()).collect(),
-            file: file.map(str::to_string),
+            folders: folders.iter().map(|s| s.parse().unwrap()).collect(),
+            file: file.map(|f| f.parse().unwrap()),
             users: vec![],
             transaction_type: vec![],
             suppress_emails: false,
@@ -347,17 +330,23 @@ mod tests {
     #[test]
     fn dates_must_use_a_documented_form() {
         // The spec's pattern refuses other forms as the request is built…
-        for other in ["01/01/2026", "2026-01-02T10:00:00+02:00", "2026-1-2", ""] {
+        for other in [
+            "01/01/2026",
+            "2026-01-02T10:00:00+02:00",
+            "2026-1-2",
+            "",
+            "0000-00-00",
+            "2026-13-01",
+            "2026-01-32",
+            "2026-01-02T24:00:00Z",
+            "2026-01-02T10:60:00Z",
+        ] {
             assert!(other.parse::<types::ReportDate>().is_err(), "{other:?}");
         }
         // …and the calendar, a day the pattern lets through.
         let r = logins("2026-02-30", "2026-03-02", vec![LoginEvent::Logins]);
         assert_eq!(field_of(r.validate()), "date_start");
-        let r = logins(
-            "2026-01-01",
-            "2026-01-02T24:00:00Z",
-            vec![LoginEvent::Logins],
-        );
+        let r = logins("2026-01-01", "2025-02-29", vec![LoginEvent::Logins]);
         assert_eq!(field_of(r.validate()), "date_end");
     }
 
@@ -415,25 +404,23 @@ mod tests {
     #[test]
     fn files_need_absolute_folders_or_a_file_whose_wildcard_is_not_first() {
         assert_eq!(field_of(files(&[], None).validate()), "folders");
-        assert_eq!(field_of(files(&["Shared/x"], None).validate()), "folders");
+        assert!(
+            "Shared/x"
+                .parse::<types::FilesAuditRequestFoldersItem>()
+                .is_err()
+        );
         assert!(files(&["/Shared/x"], None).validate().is_ok());
         assert!(files(&[], Some("report*.pdf")).validate().is_ok());
-        assert_eq!(field_of(files(&[], Some("*.pdf")).validate()), "file");
     }
 
     #[test]
-    fn workflow_name_pattern_may_not_start_with_the_wildcard() {
-        let r = AuditRequest::from(WorkflowsAuditRequest {
-            format: AuditFormat::Json,
-            date_start: "2026-01-01".parse().unwrap(),
-            date_end: "2026-01-02".parse().unwrap(),
-            file: Some("*review".into()),
-            users: vec![],
-            workflow_actions: vec![],
-            workflow_types: vec![],
-            suppress_emails: false,
-        });
-        assert_eq!(field_of(r.validate()), "file");
+    fn file_and_workflow_name_patterns_may_not_start_with_the_wildcard_or_be_empty() {
+        use types::{FilesAuditRequestFile, WorkflowsAuditRequestFile};
+        assert!("*.pdf".parse::<FilesAuditRequestFile>().is_err());
+        assert!("".parse::<FilesAuditRequestFile>().is_err());
+        assert!("report*.pdf".parse::<FilesAuditRequestFile>().is_ok());
+        assert!("*review".parse::<WorkflowsAuditRequestFile>().is_err());
+        assert!("review*".parse::<WorkflowsAuditRequestFile>().is_ok());
     }
 
     #[test]

@@ -187,8 +187,13 @@ impl Registration {
             .collect()
     }
 
-    fn path(&self) -> Option<String> {
-        (!self.paths.is_empty()).then(|| self.paths.join(","))
+    /// The `path` filter: `None` for all paths. [`Self::paths`] admits only absolute paths,
+    /// so the joined value is never empty (the spec's `minLength: 1`) and the conversion
+    /// always succeeds.
+    fn path<T: std::str::FromStr>(&self) -> Option<T> {
+        (!self.paths.is_empty())
+            .then(|| self.paths.join(","))
+            .and_then(|joined| joined.parse().ok())
     }
 
     fn create_body(&self) -> WebhookCreateRequest {
@@ -468,7 +473,7 @@ mod tests {
     fn at_most_one_hundred_absolute_paths_joined_by_commas() {
         let base = || Registration::new("https://h.example.com/").unwrap();
         let hundred: Vec<String> = (0..100).map(|i| format!("/f/{i}")).collect();
-        let joined = base().paths(hundred).unwrap().path().unwrap();
+        let joined: String = base().paths(hundred).unwrap().path().unwrap();
         assert_eq!(joined.split(',').count(), 100);
         let too_many: Vec<String> = (0..101).map(|i| format!("/f/{i}")).collect();
         assert_eq!(field_of(base().paths(too_many)), "path");

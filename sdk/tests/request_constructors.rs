@@ -36,8 +36,16 @@ fn empty_question_is_refused_by_the_constructor_naming_the_field() {
 }
 
 #[test]
+fn blank_question_and_blank_search_query_are_refused_by_the_constructors() {
+    let err = AgentAskRequest::new(" \t").unwrap_err().to_string();
+    assert!(err.starts_with("question: "), "{err}");
+    let err = HybridSearchRequest::new("  ").unwrap_err().to_string();
+    assert!(err.starts_with("query: "), "{err}");
+}
+
+#[test]
 fn hybrid_search_and_webhook_constructors_take_the_one_required_field() {
-    let search = HybridSearchRequest::new("notice period");
+    let search = HybridSearchRequest::new("notice period").unwrap();
     assert_eq!(
         serde_json::to_value(&search).unwrap(),
         json!({"query": "notice period"})

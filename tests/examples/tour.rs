@@ -127,8 +127,8 @@ async fn read_only(client: &Client) {
     }
     section("hybrid search");
     let request = HybridSearchRequest {
-        size: Some(5),
-        ..HybridSearchRequest::new("policy")
+        size: std::num::NonZeroU64::new(5),
+        ..HybridSearchRequest::new("policy").expect("a non-blank query")
     };
     match client.search().page(request).await {
         Ok(found) => {
@@ -361,8 +361,8 @@ async fn sandbox_tour() -> Result<()> {
             .search()
             .page(HybridSearchRequest {
                 semantic_weight: Some(weight),
-                size: Some(3),
-                ..HybridSearchRequest::new(query)
+                size: std::num::NonZeroU64::new(3),
+                ..HybridSearchRequest::new(query)?
             })
             .await?;
         println!(

@@ -72,11 +72,9 @@ async fn ask_assistant_request_full_sends_every_field_of_the_reference() {
     let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
     let body = ask("What is the notice period?")
         .selected_items(types::SelectedItems {
-            folders: vec![types::SelectedFolder {
-                id: Some("fld-1".into()),
-            }],
+            folders: vec![types::SelectedFolder { id: "fld-1".into() }],
             files: vec![types::SelectedFile {
-                entry_id: Some("ent-1001".into()),
+                entry_id: "ent-1001".into(),
             }],
         })
         .chat_history(types::ChatHistory {
@@ -311,7 +309,7 @@ async fn get_assistant_status_success_decodes_failed_and_awaiting_confirmation_w
 async fn get_assistant_status_errors_decode_ai_format_including_unknown_execution_404() {
     wire::assert_errors(
         "getAssistantStatus",
-        &[401, 404, 429, 500],
+        &[400, 401, 404, 429, 500],
         |client| async move {
             client
                 .sdk()

@@ -49,6 +49,11 @@ fn strings(values: &[&str]) -> Vec<String> {
     values.iter().map(|v| v.to_string()).collect()
 }
 
+/// Absolute folder paths, as the spec types the files report's `folders`.
+fn folders(values: &[&str]) -> Vec<types::FilesAuditRequestFoldersItem> {
+    values.iter().map(|v| v.parse().unwrap()).collect()
+}
+
 const USERS: &[&str] = &["alice", "bob"];
 
 /// The creation 202 with an unknown field in its body and an unknown header still decodes.
@@ -262,7 +267,7 @@ mod create_files_audit {
             .format(types::AuditFormat::Csv)
             .date_start(START)
             .date_end(END)
-            .folders(strings(&["/Shared"]))
+            .folders(folders(&["/Shared"]))
     }
 
     fn minimal_json() -> Value {
@@ -281,8 +286,8 @@ mod create_files_audit {
             .date_start(START)
             .date_end(END)
             .suppress_emails(true)
-            .folders(strings(&["/Shared/Contracts", "/Shared/Q1 reports"]))
-            .file("contract*.pdf".to_string())
+            .folders(folders(&["/Shared/Contracts", "/Shared/Q1 reports"]))
+            .file("contract*.pdf".parse::<types::FilesAuditRequestFile>().ok())
             .users(strings(USERS))
             .transaction_type(all::<types::FileTransactionType>(TRANSACTION_TYPES))
     }
@@ -561,7 +566,11 @@ mod create_workflows_audit {
             .format(types::AuditFormat::Json)
             .suppress_emails(true)
             .users(strings(USERS))
-            .file("Contract review*".to_string())
+            .file(
+                "Contract review*"
+                    .parse::<types::WorkflowsAuditRequestFile>()
+                    .ok(),
+            )
             .workflow_actions(all::<types::WorkflowAction>(WORKFLOW_ACTIONS))
             .workflow_types(all::<types::WorkflowType>(WORKFLOW_TYPES))
     }

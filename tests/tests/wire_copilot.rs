@@ -97,11 +97,9 @@ async fn ask_copilot_request_full_sends_every_field_of_the_reference() {
     call.body(
         ask("What is the notice period?")
             .selected_items(types::SelectedItems {
-                folders: vec![types::SelectedFolder {
-                    id: Some("fld-1".into()),
-                }],
+                folders: vec![types::SelectedFolder { id: "fld-1".into() }],
                 files: vec![types::SelectedFile {
-                    entry_id: Some("ent-1001".into()),
+                    entry_id: "ent-1001".into(),
                 }],
             })
             .chat_history(types::ChatHistory {
@@ -167,16 +165,20 @@ async fn ask_copilot_success_decodes_the_answer_and_keeps_the_deprecation_header
 
 #[tokio::test]
 async fn ask_copilot_errors_decode_ai_format() {
-    wire::assert_errors("askCopilot", &[400, 401, 429, 500], |given| async move {
-        let client = single_attempt(&given);
-        #[allow(deprecated)]
-        let call = client.sdk().ask_copilot();
-        call.body(ask("What is the notice period?"))
-            .send()
-            .await
-            .map_err(Error::from)
-            .map(drop)
-    })
+    wire::assert_errors(
+        "askCopilot",
+        &[400, 401, 410, 429, 500],
+        |given| async move {
+            let client = single_attempt(&given);
+            #[allow(deprecated)]
+            let call = client.sdk().ask_copilot();
+            call.body(ask("What is the notice period?"))
+                .send()
+                .await
+                .map_err(Error::from)
+                .map(drop)
+        },
+    )
     .await;
 }
 

@@ -43,12 +43,12 @@ async fn hybrid_search_request_full_sends_every_field_of_the_reference() {
                 .query("notice period".to_string())
                 .semantic_weight(0.75)
                 .folder_path("/Shared/Contracts 2026".to_string())
-                .limit(50)
+                .limit(std::num::NonZeroU64::new(50))
                 .file_types(vec!["pdf".to_string(), "docx".to_string()])
                 .date_from("2026-01-01".parse::<types::CalendarDate>().ok())
                 .date_to("2026-03-31".parse::<types::CalendarDate>().ok())
                 .page(2)
-                .size(10),
+                .size(std::num::NonZeroU64::new(10)),
         )
         .send()
         .await
@@ -80,7 +80,7 @@ async fn hybrid_search_request_minimal_sends_only_the_query() {
     wire::client(&server)
         .sdk()
         .hybrid_search()
-        .body(types::HybridSearchRequest::new("notice period"))
+        .body(types::HybridSearchRequest::new("notice period").unwrap())
         .send()
         .await
         .unwrap();

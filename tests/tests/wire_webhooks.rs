@@ -66,7 +66,7 @@ async fn create_webhook_request_full_sends_url_event_types_paths_and_auth_header
         .body(
             create(HOOK_URL)
                 .event_type(filters(&["fs:add_file", "fs:*", "group:create"]))
-                .path("/Shared/Contracts,/Shared/Legal".to_string())
+                .path(Some("/Shared/Contracts,/Shared/Legal".parse().unwrap()))
                 .auth_header("Bearer delivery-secret".to_string()),
         )
         .send()
@@ -549,7 +549,7 @@ async fn update_webhook_request_full_encodes_the_id_and_sends_every_field() {
         .body(
             update(HOOK_URL)
                 .event_type(filters(&["permission:*", "meta:add_metadata_key"]))
-                .path("/Shared/Contracts".to_string())
+                .path(Some("/Shared/Contracts".parse().unwrap()))
                 .auth_header("Bearer rotated-secret".to_string())
                 .status(state("disabled")),
         )

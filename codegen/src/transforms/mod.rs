@@ -5,6 +5,9 @@
 //!
 //! | transform | progenitor limit it works around | who handles what it removes |
 //! |---|---|---|
+//! | [`spelled_enums`] | a value matched in any letter case (`pattern`) would be a free string | the SDK sends the reference's spellings (`x-pubapi-spellings`) as an enum |
+//! | [`free_form_any_of`] | typify merges an `anyOf` of payload shapes into one struct | `pubapi-sdk-ext` decodes the payload by its event type; the shapes stay generated components |
+//! | [`pipe_delimited_queries`] | `style: pipeDelimited` is ignored (each item would be its own pair) | `pubapi-sdk-ext` joins the events `type` names with `\|` |
 //! | [`inline_response_refs`] | none: makes the next transforms see every response inline | nothing is removed |
 //! | [`open_response_enums`] | typify's string enums reject unknown values | [`open_enums`] gives the values back as an open enum with an `Unknown(String)` case |
 //! | [`drop_redirects`] | 3xx responses get no match arm and their headers are ignored | `pubapi-sdk-ext` reads the 303 + `Location` of the audit job |
@@ -47,6 +50,7 @@ use openapiv3::OpenAPI;
 pub mod alias_accessors;
 pub mod drop_bodiless_success;
 pub mod drop_redirects;
+pub mod free_form_any_of;
 pub mod inline_response_refs;
 pub mod json_only_responses;
 pub mod mark_deprecated;
@@ -58,10 +62,12 @@ pub mod open_enums;
 pub mod open_response_enums;
 pub mod operation_facts;
 pub mod operation_table;
+pub mod pipe_delimited_queries;
 pub mod raw_error_responses;
 pub mod redact_secrets;
 pub mod request_constructors;
 pub mod schemars_derive;
+pub mod spelled_enums;
 pub mod strict_path_encoding;
 
 /// Something a spec transform removed from what progenitor sees.
@@ -80,6 +86,9 @@ pub struct Removal {
 /// # Errors
 /// [`CodegenError::Unsupported`] when the spec has a shape no transform can adapt.
 pub fn apply_spec_transforms(spec: &mut OpenAPI) -> Result<Vec<Removal>, CodegenError> {
+    spelled_enums::apply(spec);
+    free_form_any_of::apply(spec);
+    pipe_delimited_queries::apply(spec);
     inline_response_refs::apply(spec)?;
     let mut removals = open_response_enums::apply(spec);
     removals.extend(drop_redirects::apply(spec));

@@ -902,7 +902,7 @@ mod tests {
         unpin(
             &client
                 .search()
-                .results(pubapi_sdk::types::HybridSearchRequest::new("q")),
+                .results(pubapi_sdk::types::HybridSearchRequest::new("q").unwrap()),
         );
         unpin(&client.knowledge_bases().list(Default::default()));
         let at = crate::audit::ReportLocation {

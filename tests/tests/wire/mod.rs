@@ -698,6 +698,14 @@ fn cases(family: Family, status: u16, has_body: bool) -> Vec<Case> {
             )]
         }
         (Family::Ai { .. }, 404) => vec![Case::ai(404, Kind::NotFound, "NOT_FOUND", "Not found")],
+        // The copilot after its removal: no error kind of its own, the status and the AI body
+        // are kept.
+        (Family::Ai { .. }, 410) => vec![Case::ai(
+            410,
+            Kind::UnexpectedStatus(410),
+            "ENDPOINT_REMOVED",
+            "POST /v1/ai/copilot/ask was removed; use POST /v1/ai/assistant/ask.",
+        )],
         (Family::Ai { .. }, 429) => {
             let mut cases = vec![
                 Case::throttle(429, OVER_QPS, 30, Kind::Throttled(secs(30))),
