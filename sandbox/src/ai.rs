@@ -65,6 +65,7 @@ use super::dates::{
 use super::fs::{FsEntry, is_within};
 use super::http::{ApiRequest, Reply, deprecation_headers, error};
 use super::search;
+use pubapi_sdk::operations::id;
 use serde_json::{Map, Value, json};
 
 /// Longest agent question (reference 8).
@@ -353,7 +354,7 @@ fn question(req: &ApiRequest, max: Option<usize>) -> Result<(String, Map<String,
     // and knowledge bases; an agent question's other fields are "not shown": the sandbox
     // checks the ones the spec declares (those the platform's clients send) and takes any
     // other as it comes.
-    if req.op.id == "askAgent" {
+    if req.op.id == id::ASK_AGENT {
         check_agent_fields(req, &body)?;
     } else {
         check_common(req, &body)?;
@@ -376,8 +377,8 @@ fn object_body(req: &ApiRequest, not_an_object: &str) -> Result<Map<String, Valu
 /// present (`selectedItems` is checked where it is read, `chatHistory` by [`check_common`]).
 fn check_declared_types(req: &ApiRequest, body: &Map<String, Value>) -> Result<(), Reply> {
     let (strings, objects): (&[&str], &[&str]) = match req.op.id {
-        "askAgent" => (&["instructions", "conversationId"], &[]),
-        "askAssistant" => (&["conversationId", "mcpSelectionId"], &["modelDetails"]),
+        id::ASK_AGENT => (&["instructions", "conversationId"], &[]),
+        id::ASK_ASSISTANT => (&["conversationId", "mcpSelectionId"], &["modelDetails"]),
         _ => (&[], &[]),
     };
     for name in strings {

@@ -25,6 +25,7 @@ use openapiv3::{
     AdditionalProperties, OpenAPI, Operation, ParameterSchemaOrContent, ReferenceOr, Response,
     Schema, SchemaKind, StatusCode, Type,
 };
+use pubapi_sdk::operations::id;
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -48,17 +49,17 @@ pub const CLIENT_TOLERANCES: &[(&str, &str, Tolerance)] = &[
     // The reference types these filters `string` and leaves their format open; the
     // platform's clients send epoch milliseconds and a user id as JSON integers.
     (
-        "listKnowledgeBases",
+        id::LIST_KNOWLEDGE_BASES,
         "createdAfter",
         Tolerance::IntegerForString,
     ),
     (
-        "listKnowledgeBases",
+        id::LIST_KNOWLEDGE_BASES,
         "createdBefore",
         Tolerance::IntegerForString,
     ),
     (
-        "listKnowledgeBases",
+        id::LIST_KNOWLEDGE_BASES,
         "createdBy",
         Tolerance::IntegerForString,
     ),
@@ -187,7 +188,7 @@ impl Validator {
         if (200..300).contains(&exchange.status) {
             self.check_request(exchange, op, &mut problems);
         }
-        if matches!(op_id, "listEventsV1" | "listEventsV2") && exchange.status == 200 {
+        if matches!(op_id, id::LIST_EVENTS_V1 | id::LIST_EVENTS_V2) && exchange.status == 200 {
             self.check_polling_data(exchange, &mut problems);
         }
         problems

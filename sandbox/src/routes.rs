@@ -20,6 +20,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
 use futures_util::StreamExt;
+use pubapi_sdk::operations::id;
 use pubapi_sdk::operations::{ALL, Operation};
 use serde_json::json;
 use std::sync::Arc;
@@ -412,31 +413,31 @@ fn fault_reply(op: &Operation, action: FaultAction) -> Reply {
 
 fn dispatch(shared: &Shared, req: &ApiRequest, caller: &Caller) -> Reply {
     match req.op.id {
-        "listAgents" => ai::list_agents(shared, req, caller),
-        "askAgent" => ai::ask_agent(shared, req, caller),
-        "getAgentRequestStatus" => ai::agent_status(shared, req, caller),
-        "askDocument" => ai::ask_document(shared, req, caller),
-        "summarizeDocument" => ai::summarize_document(shared, req, caller),
-        "askAssistant" => ai::ask_assistant(shared, req, caller),
-        "getAssistantStatus" => ai::assistant_status(shared, req, caller),
-        "askCopilot" => ai::ask_copilot(shared, req, caller),
-        "listKnowledgeBases" => ai::list_knowledge_bases(shared, req, caller),
-        "askKnowledgeBase" => ai::ask_knowledge_base(shared, req, caller),
-        "hybridSearch" => ai::hybrid_search(shared, req, caller),
-        "getAuditJob" => audit::job(shared, req, caller),
-        "getAuditReport" => audit::report(shared, req, caller),
-        "deleteAuditReport" => audit::delete(shared, req, caller),
+        id::LIST_AGENTS => ai::list_agents(shared, req, caller),
+        id::ASK_AGENT => ai::ask_agent(shared, req, caller),
+        id::GET_AGENT_REQUEST_STATUS => ai::agent_status(shared, req, caller),
+        id::ASK_DOCUMENT => ai::ask_document(shared, req, caller),
+        id::SUMMARIZE_DOCUMENT => ai::summarize_document(shared, req, caller),
+        id::ASK_ASSISTANT => ai::ask_assistant(shared, req, caller),
+        id::GET_ASSISTANT_STATUS => ai::assistant_status(shared, req, caller),
+        id::ASK_COPILOT => ai::ask_copilot(shared, req, caller),
+        id::LIST_KNOWLEDGE_BASES => ai::list_knowledge_bases(shared, req, caller),
+        id::ASK_KNOWLEDGE_BASE => ai::ask_knowledge_base(shared, req, caller),
+        id::HYBRID_SEARCH => ai::hybrid_search(shared, req, caller),
+        id::GET_AUDIT_JOB => audit::job(shared, req, caller),
+        id::GET_AUDIT_REPORT => audit::report(shared, req, caller),
+        id::DELETE_AUDIT_REPORT => audit::delete(shared, req, caller),
         id if id.starts_with("create") && id.ends_with("Audit") => {
             audit::create(shared, req, caller)
         }
-        "createWebhook" => webhooks::create(shared, req, caller),
-        "listWebhooks" => webhooks::list(shared, req, caller),
-        "getWebhookDetails" => webhooks::details(shared, req, caller),
-        "getWebhookStatus" => webhooks::get_status(shared, req, caller),
-        "setWebhookStatus" => webhooks::set_status(shared, req, caller),
-        "updateWebhook" => webhooks::update(shared, req, caller),
-        "deleteWebhook" => webhooks::delete(shared, req, caller),
-        "whoami" => Reply::json(
+        id::CREATE_WEBHOOK => webhooks::create(shared, req, caller),
+        id::LIST_WEBHOOKS => webhooks::list(shared, req, caller),
+        id::GET_WEBHOOK_DETAILS => webhooks::details(shared, req, caller),
+        id::GET_WEBHOOK_STATUS => webhooks::get_status(shared, req, caller),
+        id::SET_WEBHOOK_STATUS => webhooks::set_status(shared, req, caller),
+        id::UPDATE_WEBHOOK => webhooks::update(shared, req, caller),
+        id::DELETE_WEBHOOK => webhooks::delete(shared, req, caller),
+        id::WHOAMI => Reply::json(
             200,
             &json!({
                 "clientId": caller.client_id(),
@@ -445,9 +446,9 @@ fn dispatch(shared: &Shared, req: &ApiRequest, caller: &Caller) -> Reply {
                 "scopes": caller.token_user.scopes,
             }),
         ),
-        "getEventsCursor" => events::cursor(shared, req, caller),
-        "listEventsV1" => events::list(shared, req, caller, false),
-        "listEventsV2" => events::list(shared, req, caller, true),
+        id::GET_EVENTS_CURSOR => events::cursor(shared, req, caller),
+        id::LIST_EVENTS_V1 => events::list(shared, req, caller, false),
+        id::LIST_EVENTS_V2 => events::list(shared, req, caller, true),
         _ => error(req.op, 500, "INTERNAL_SERVER_ERROR", "operation not served"),
     }
 }

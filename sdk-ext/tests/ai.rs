@@ -388,8 +388,8 @@ async fn hybrid_search_results_stream_page_by_page_until_the_last() {
         Answer::empty(500),
     );
     let request = HybridSearchRequest {
-        size: Some(2),
-        ..HybridSearchRequest::new("contract renewal")
+        size: Some(std::num::NonZeroU64::new(2).unwrap()),
+        ..HybridSearchRequest::new("contract renewal").unwrap()
     };
     let ids: Vec<String> = client(&script)
         .search()
@@ -440,7 +440,7 @@ async fn a_chunk_text_is_read_under_either_name_and_a_body_with_both_is_accepted
     );
     let found = client(&script)
         .search()
-        .page(HybridSearchRequest::new("policy"))
+        .page(HybridSearchRequest::new("policy").unwrap())
         .await
         .unwrap();
     let hit = &found.results[0];

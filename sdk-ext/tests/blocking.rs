@@ -85,7 +85,7 @@ fn a_result_iterator_fetches_the_next_page_only_when_asked() {
     let client = client(&server);
     let mut results = client
         .search()
-        .results(HybridSearchRequest::new("renewal terms"));
+        .results(HybridSearchRequest::new("renewal terms").unwrap());
     let entry = |item: Option<Result<pubapi_sdk::types::HybridSearchResult, Error>>| {
         item.expect("an item").expect("no error").entry_id
     };
