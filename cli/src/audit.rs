@@ -90,9 +90,13 @@ fn first_sentence(text: &str) -> String {
     }
 }
 
+/// The values a schema lists: its `enum`, or the reference's spellings of a value the spec
+/// takes in any letter case (`x-pubapi-spellings`, which the SDK sends).
 fn enum_values(spec: &Value, schema: &Value) -> Vec<String> {
-    resolve(spec, schema)["enum"]
+    let schema = resolve(spec, schema);
+    schema["enum"]
         .as_array()
+        .or_else(|| schema["x-pubapi-spellings"].as_array())
         .map(|values| {
             values
                 .iter()
