@@ -517,10 +517,11 @@ async fn an_agent_question_carries_the_optional_fields_the_platforms_clients_sen
     );
     let body: serde_json::Value = serde_json::from_slice(&seen[1].body).unwrap();
     assert_eq!(body, json!({"question": "Plain text works too"}));
-    // A whole request is checked like a text: a blank question is refused unsent.
-    let blank = AgentAskRequest::new(" ").unwrap();
+    // A whole request is checked like a text: a blank question cannot even be built (the
+    // spec's pattern), and a blank text is refused unsent.
+    assert!(AgentAskRequest::new(" ").is_err());
     assert!(matches!(
-        client.agents().ask("a1", blank).await,
+        client.agents().ask("a1", " ").await,
         Err(Error::InvalidInput(_))
     ));
     assert_eq!(script.seen().len(), 2);
