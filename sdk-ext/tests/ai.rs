@@ -6,7 +6,9 @@ use pubapi_sdk::types::{
     AgentAskRequest, AssistantAskRequest, CopilotAskRequest, HybridSearchRequest,
     KnowledgeBaseAskRequest,
 };
-use pubapi_sdk_ext::ai::{AiWait, AskError, MAX_QUESTION_CHARS, StatusObserver};
+use pubapi_sdk_ext::ai::{
+    AiWait, AskError, AssistantAnswer, AssistantStatus, MAX_QUESTION_CHARS, StatusObserver,
+};
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::testing::{Answer, Script};
 use pubapi_sdk_ext::waiter::WaitError;
@@ -145,7 +147,7 @@ async fn assistant_is_polled_until_no_longer_in_progress() {
         .ask_and_wait(request, AiWait::default())
         .await
         .unwrap();
-    assert_eq!(answer.status(), Some("COMPLETED"));
+    assert_eq!(answer.status(), AssistantStatus::Completed);
     assert_eq!(answer.text(), Some("Two contracts."));
     assert_eq!(
         answer.result.citations[0].chunks[0].source_text.as_deref(),
@@ -168,6 +170,10 @@ fn assistant_ending_with(status: serde_json::Value) -> Arc<Script> {
 }
 
 async fn ask_assistant(script: &Arc<Script>) -> Result<(), WaitError<AskError>> {
+    answer_assistant(script).await.map(|_| ())
+}
+
+async fn answer_assistant(script: &Arc<Script>) -> Result<AssistantAnswer, WaitError<AskError>> {
     let request = AssistantAskRequest::builder()
         .question("q")
         .try_into()
@@ -176,7 +182,6 @@ async fn ask_assistant(script: &Arc<Script>) -> Result<(), WaitError<AskError>> 
         .assistant()
         .ask_and_wait(request, AiWait::default())
         .await
-        .map(|_| ())
 }
 
 #[tokio::test(start_paused = true)]
@@ -231,51 +236,65 @@ async fn assistant_awaiting_user_confirmation_ends_the_wait_with_the_pending_act
 }
 
 #[tokio::test(start_paused = true)]
-async fn unknown_statuses_end_the_wait_after_a_bounded_number_of_polls() {
-    let script = assistant_ending_with(json!({"status": "CANCELLED_BY_ADMIN"}));
-    match ask_assistant(&script).await {
-        Err(WaitError::Failed {
-            error: AskError::UnknownStatus { status, polls },
-            ..
-        }) => {
-            assert_eq!(status.as_deref(), Some("CANCELLED_BY_ADMIN"));
-            assert_eq!(polls, AiWait::default().unknown_status_polls);
-        }
-        other => panic!("{other:?}"),
-    }
+async fn assistant_status_other_than_in_progress_is_final_and_hands_back_the_answer() {
+    let script = assistant_ending_with(
+        json!({"status": "CANCELLED_BY_ADMIN", "responseText": "partial answer"}),
+    );
+    let answer = answer_assistant(&script).await.unwrap();
+    assert_eq!(
+        answer.status(),
+        AssistantStatus::Other("CANCELLED_BY_ADMIN".into()),
+        "the unknown status is kept"
+    );
+    assert_eq!(answer.text(), Some("partial answer"), "with its body");
+    assert!(answer.status().is_final());
     assert_eq!(
         script.seen().len(),
-        5,
-        "ask, IN_PROGRESS, three unknown polls"
+        3,
+        "ask, one IN_PROGRESS poll, the final poll: no AI call spent after it"
     );
+}
 
-    // Agents: PENDING and RUNNING keep polling, an unnamed status ends it the same way (the
-    // spec makes `status` required, so "no name" is the empty one).
+#[tokio::test(start_paused = true)]
+async fn agent_polling_ends_only_on_completed_or_failed() {
+    // Unknown in-between statuses (and the empty one: the spec makes `status` required) keep
+    // polling, like PENDING and RUNNING, until COMPLETED.
     let script = Script::new(
         vec![
             Answer::json(200, r#"{"requestId":"r1"}"#),
             Answer::json(200, r#"{"status":"PENDING"}"#),
+            Answer::json(200, r#"{"status":"QUEUED"}"#),
+            Answer::json(200, r#"{"status":"QUEUED"}"#),
+            Answer::json(200, r#"{"status":"QUEUED"}"#),
+            Answer::json(200, r#"{"status":""}"#),
             Answer::json(200, r#"{"status":"RUNNING"}"#),
         ],
-        Answer::json(200, r#"{"status":""}"#),
+        Answer::json(200, r#"{"status":"COMPLETED","responseText":"42"}"#),
+    );
+    let answer = client(&script)
+        .agents()
+        .ask_and_wait("a1", "q", AiWait::default())
+        .await
+        .unwrap();
+    assert_eq!(answer.result.response_text.as_deref(), Some("42"));
+    assert_eq!(script.seen().len(), 8, "ask and seven polls");
+
+    // A status that never ends is bounded by the wait's deadline, as PENDING is.
+    let script = Script::new(
+        vec![Answer::json(200, r#"{"requestId":"r1"}"#)],
+        Answer::json(200, r#"{"status":"QUEUED"}"#),
     );
     let result = client(&script)
         .agents()
         .ask_and_wait("a1", "q", AiWait::default())
         .await;
     assert!(
-        matches!(
-            result,
-            Err(WaitError::Failed {
-                error: AskError::UnknownStatus {
-                    status: Some(ref s),
-                    polls: 3
-                },
-                polls: 5,
-                ..
-            }) if s.is_empty()
-        ),
+        matches!(result, Err(WaitError::TimedOut { .. })),
         "{result:?}"
+    );
+    assert_eq!(
+        pubapi_sdk_ext::ai::AgentStatus::from("QUEUED").as_str(),
+        "QUEUED"
     );
 }
 

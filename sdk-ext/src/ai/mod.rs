@@ -10,7 +10,7 @@ mod documents;
 mod pages;
 
 pub use agents::{AgentAnswer, AgentQuestion, Agents, MAX_QUESTION_CHARS};
-pub use answer_wait::{AiWait, AskError, StatusObserver};
+pub use answer_wait::{AgentStatus, AiWait, AskError, AssistantStatus, StatusObserver};
 pub use assistant::{Assistant, AssistantAnswer};
 pub use copilot::{Copilot, CopilotAnswer, Deprecation, SUNSET};
 pub use documents::Documents;
