@@ -443,6 +443,41 @@ async fn knowledge_base_list_says_when_more_pages_exist() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn knowledge_base_status_is_typed_and_keeps_unknown_states() {
+    use pubapi_sdk::types::KnowledgeBaseStatus;
+    use pubapi_sdk_ext::ai::{KnowledgeBaseExt, KnowledgeBaseState};
+    let script = Script::new(
+        vec![],
+        Answer::json(
+            200,
+            json!({"content": [{"id": "kb1", "status": "ACTIVE"}, {"id": "kb2", "status": "DELETED"},
+                               {"id": "kb3", "status": "CREATED"}, {"id": "kb4", "status": "ARCHIVING"},
+                               {"id": "kb5"}],
+                   "last": true})
+            .to_string(),
+        ),
+    );
+    let page = client(&script)
+        .knowledge_bases()
+        .page(Default::default())
+        .await
+        .unwrap();
+    let states: Vec<_> = page.content.iter().map(|kb| kb.state()).collect();
+    assert_eq!(
+        states,
+        [
+            Some(KnowledgeBaseState::Known(KnowledgeBaseStatus::Active)),
+            Some(KnowledgeBaseState::Known(KnowledgeBaseStatus::Deleted)),
+            Some(KnowledgeBaseState::Known(KnowledgeBaseStatus::Created)),
+            Some(KnowledgeBaseState::Other("ARCHIVING".into())),
+            None,
+        ]
+    );
+    assert_eq!(states[3].as_ref().unwrap().as_str(), "ARCHIVING");
+    assert_eq!(states[0].as_ref().unwrap().to_string(), "ACTIVE");
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_chunk_text_is_read_under_either_name_and_a_body_with_both_is_accepted() {
     // The reference names it `text`; the platform's clients read `chunkText`.
     let script = Script::new(

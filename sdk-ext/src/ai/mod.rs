@@ -14,4 +14,4 @@ pub use answer_wait::{AgentStatus, AiWait, AskError, AssistantStatus, StatusObse
 pub use assistant::{Assistant, AssistantAnswer};
 pub use copilot::{Copilot, CopilotAnswer, Deprecation, SUNSET};
 pub use documents::Documents;
-pub use pages::{KnowledgeBases, Search};
+pub use pages::{KnowledgeBaseExt, KnowledgeBaseState, KnowledgeBases, Search};

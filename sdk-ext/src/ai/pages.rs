@@ -7,8 +7,67 @@ use futures_util::stream::BoxStream;
 use pubapi_sdk::types::{
     HybridSearchRequest, HybridSearchResponse, HybridSearchResult, KnowledgeBase,
     KnowledgeBaseAskRequest, KnowledgeBaseAskResponse, KnowledgeBaseListRequest, KnowledgeBasePage,
+    KnowledgeBaseStatus,
 };
 use std::collections::VecDeque;
+use std::fmt;
+
+/// The state of a knowledge base, an open enum over the generated [`KnowledgeBaseStatus`]:
+/// the reference names `ACTIVE`, `DELETED` and `CREATED`; any other value is kept as
+/// [`KnowledgeBaseState::Other`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum KnowledgeBaseState {
+    /// A state the reference names (`ACTIVE`, `DELETED`, `CREATED`).
+    Known(KnowledgeBaseStatus),
+    /// A state the reference does not name, as sent.
+    Other(String),
+}
+
+impl KnowledgeBaseState {
+    /// The state as the API spells it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            KnowledgeBaseState::Known(KnowledgeBaseStatus::Active) => "ACTIVE",
+            KnowledgeBaseState::Known(KnowledgeBaseStatus::Deleted) => "DELETED",
+            KnowledgeBaseState::Known(KnowledgeBaseStatus::Created) => "CREATED",
+            KnowledgeBaseState::Other(other) => other,
+        }
+    }
+}
+
+impl From<&str> for KnowledgeBaseState {
+    fn from(state: &str) -> Self {
+        state
+            .parse::<KnowledgeBaseStatus>()
+            .map(KnowledgeBaseState::Known)
+            .unwrap_or_else(|_| KnowledgeBaseState::Other(state.to_string()))
+    }
+}
+
+impl From<KnowledgeBaseStatus> for KnowledgeBaseState {
+    fn from(state: KnowledgeBaseStatus) -> Self {
+        KnowledgeBaseState::Known(state)
+    }
+}
+
+impl fmt::Display for KnowledgeBaseState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Typed reads of a [`KnowledgeBase`] (the generated type keeps `status` as sent).
+pub trait KnowledgeBaseExt {
+    /// The knowledge base's `status`, typed; `None` when the body has none.
+    fn state(&self) -> Option<KnowledgeBaseState>;
+}
+
+impl KnowledgeBaseExt for KnowledgeBase {
+    fn state(&self) -> Option<KnowledgeBaseState> {
+        self.status.as_deref().map(KnowledgeBaseState::from)
+    }
+}
 
 /// Knowledge bases: `client.knowledge_bases()`.
 #[derive(Debug, Clone, Copy)]
