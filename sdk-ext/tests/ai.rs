@@ -420,26 +420,75 @@ async fn hybrid_search_results_stream_page_by_page_until_the_last() {
     assert_eq!(script.seen().len(), 3);
 }
 
-#[tokio::test(start_paused = true)]
-async fn knowledge_base_list_says_when_more_pages_exist() {
-    let script = Script::new(
-        vec![],
-        Answer::json(
-            200,
-            json!({"content": [{"id": "kb1", "name": "Policies", "status": "ACTIVE"}],
-                   "number": 0, "size": 1, "first": true, "last": false, "empty": false,
-                   "numberOfElements": 1, "totalElements": 2, "totalPages": 2, "fileLimit": 500})
-            .to_string(),
-        ),
-    );
-    let items: Vec<_> = client(&script)
+/// A knowledge-base list that behaves like the platform's: `total` knowledge bases, served
+/// in windows of the request's `page` and `size` (default 0 and 200). `say_last` decides
+/// whether the page says `last`.
+fn knowledge_base_server(total: usize, say_last: bool) -> Arc<Script> {
+    Script::handler(move |seen| {
+        let body: serde_json::Value = serde_json::from_slice(&seen.body).unwrap_or_default();
+        let page = body["page"].as_u64().unwrap_or(0) as usize;
+        let size = body["size"].as_u64().unwrap_or(200) as usize;
+        let start = (page * size).min(total);
+        let end = (start + size).min(total);
+        let content: Vec<_> = (start..end)
+            .map(|i| json!({"id": format!("kb{i}"), "status": "ACTIVE"}))
+            .collect();
+        let mut answer = json!({"content": content, "number": page, "size": size,
+                                "numberOfElements": end - start, "totalElements": total,
+                                "empty": start == end});
+        if say_last {
+            answer["last"] = json!(end == total);
+        }
+        Answer::json(200, answer.to_string())
+    })
+}
+
+async fn list_ids(script: &Arc<Script>, page: Option<i64>, size: Option<i64>) -> Vec<String> {
+    let request = pubapi_sdk::types::KnowledgeBaseListRequest {
+        page,
+        size,
+        ..Default::default()
+    };
+    client(script)
         .knowledge_bases()
-        .list(Default::default())
+        .list(request)
+        .map(|kb| kb.unwrap().id.unwrap())
         .collect()
-        .await;
-    assert_eq!(items.len(), 2);
-    assert_eq!(items[0].as_ref().unwrap().id.as_deref(), Some("kb1"));
-    assert!(matches!(items[1], Err(Error::InvalidInput(_))));
+        .await
+}
+
+#[tokio::test(start_paused = true)]
+async fn knowledge_base_list_streams_every_page_until_a_short_or_empty_one() {
+    // Five knowledge bases in pages of two: 2, 2, then a short page of 1 ends it.
+    let script = knowledge_base_server(5, false);
+    let ids = list_ids(&script, None, Some(2)).await;
+    assert_eq!(ids, ["kb0", "kb1", "kb2", "kb3", "kb4"]);
+    let pages: Vec<serde_json::Value> = script
+        .seen()
+        .iter()
+        .map(|s| serde_json::from_slice(&s.body).unwrap())
+        .collect();
+    assert_eq!(
+        pages.iter().map(|p| p["page"].clone()).collect::<Vec<_>>(),
+        [json!(0), json!(1), json!(2)],
+        "no page after the short one"
+    );
+    assert!(pages.iter().all(|p| p["size"] == json!(2)));
+
+    // Four in pages of two, without `last`: the empty third page ends it.
+    let script = knowledge_base_server(4, false);
+    assert_eq!(list_ids(&script, None, Some(2)).await.len(), 4);
+    assert_eq!(script.seen().len(), 3);
+
+    // A page that says `last` ends it at once; a starting page is honoured.
+    let script = knowledge_base_server(4, true);
+    assert_eq!(list_ids(&script, Some(1), Some(2)).await, ["kb2", "kb3"]);
+    assert_eq!(script.seen().len(), 1);
+
+    // The platform's default size (no size sent): one short page.
+    let script = knowledge_base_server(3, false);
+    assert_eq!(list_ids(&script, None, None).await.len(), 3);
+    assert_eq!(script.seen().len(), 1);
 }
 
 #[tokio::test(start_paused = true)]
