@@ -342,6 +342,15 @@ pub struct FinishedReport {
 }
 
 impl FinishedReport {
+    /// The report `job` made, at `location`, read through `client`.
+    pub(crate) fn new(client: Client, job: AuditJob, location: ReportLocation) -> Self {
+        FinishedReport {
+            client,
+            job,
+            location,
+        }
+    }
+
     /// The format the job asked for.
     pub fn format(&self) -> AuditFormat {
         self.job.format
