@@ -343,6 +343,7 @@ pub struct FinishedReport {
 
 impl FinishedReport {
     /// The report `job` made, at `location`, read through `client`.
+    #[cfg(feature = "blocking")]
     pub(crate) fn new(client: Client, job: AuditJob, location: ReportLocation) -> Self {
         FinishedReport {
             client,
