@@ -159,7 +159,61 @@ from_body!(
     UploadRequests(UploadRequestsAuditRequest),
 );
 
+/// Which assignees a permissions report covers, read from its `assignee_users` and
+/// `assignee_groups` (reference 4.7: an omitted `assignee_groups` means only users are
+/// included, an omitted `assignee_users` only groups). See [`AuditRequest::assignee_scope`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AssigneeScope {
+    /// Neither list is sent: the reference does not say which assignees are included.
+    Unfiltered,
+    /// Only `assignee_users` is sent: every group is left out of the report.
+    OnlyUsers,
+    /// Only `assignee_groups` is sent: every user is left out of the report.
+    OnlyGroups,
+    /// Both lists are sent: the listed users and the listed groups.
+    UsersAndGroups,
+}
+
 impl AuditRequest {
+    /// For a permissions report, which assignees it covers; `None` for other kinds.
+    ///
+    /// Listing `assignee_users` alone leaves out every group (reference 4.7), which is easy to
+    /// miss: creating such a report also logs a warning. To cover both, list the groups too.
+    ///
+    /// ```
+    /// use pubapi_sdk_ext::audit::{AssigneeScope, AuditRequest};
+    /// use pubapi_sdk_ext::types::{AuditFormat, PermissionsAuditRequest};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let body = PermissionsAuditRequest::new("2026-01-01", "2026-01-31", AuditFormat::Json)?;
+    /// let users_only = AuditRequest::from(PermissionsAuditRequest {
+    ///     assignee_users: vec!["alice".into()],
+    ///     ..body.clone()
+    /// });
+    /// assert_eq!(users_only.assignee_scope(), Some(AssigneeScope::OnlyUsers));
+    /// let both = AuditRequest::from(PermissionsAuditRequest {
+    ///     assignee_users: vec!["alice".into()],
+    ///     assignee_groups: vec!["Finance".into()],
+    ///     ..body
+    /// });
+    /// assert_eq!(both.assignee_scope(), Some(AssigneeScope::UsersAndGroups));
+    /// # Ok(()) }
+    /// ```
+    pub fn assignee_scope(&self) -> Option<AssigneeScope> {
+        let AuditRequest::Permissions(r) = self else {
+            return None;
+        };
+        Some(
+            match (r.assignee_users.is_empty(), r.assignee_groups.is_empty()) {
+                (true, true) => AssigneeScope::Unfiltered,
+                (false, true) => AssigneeScope::OnlyUsers,
+                (true, false) => AssigneeScope::OnlyGroups,
+                (false, false) => AssigneeScope::UsersAndGroups,
+            },
+        )
+    }
+
     /// The report kind (also the path segment of the report).
     pub fn kind(&self) -> AuditReportKind {
         match self {
@@ -279,6 +333,36 @@ impl AuditRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn permissions_audit_with_assignee_users_alone_leaves_out_every_group() {
+        let body =
+            types::PermissionsAuditRequest::new("2026-01-01", "2026-01-31", AuditFormat::Json)
+                .unwrap();
+        let with = |users: &[&str], groups: &[&str]| {
+            AuditRequest::from(types::PermissionsAuditRequest {
+                assignee_users: users.iter().map(|u| u.to_string()).collect(),
+                assignee_groups: groups.iter().map(|g| g.to_string()).collect(),
+                ..body.clone()
+            })
+            .assignee_scope()
+        };
+        assert_eq!(with(&["alice"], &[]), Some(AssigneeScope::OnlyUsers));
+        assert_eq!(with(&[], &["Finance"]), Some(AssigneeScope::OnlyGroups));
+        assert_eq!(
+            with(&["alice"], &["Finance"]),
+            Some(AssigneeScope::UsersAndGroups)
+        );
+        assert_eq!(with(&[], &[]), Some(AssigneeScope::Unfiltered));
+        let logins = types::LoginsAuditRequest::new(
+            "2026-01-01",
+            "2026-01-31",
+            AuditFormat::Json,
+            [types::LoginEvent::Logins],
+        )
+        .unwrap();
+        assert_eq!(AuditRequest::from(logins).assignee_scope(), None);
+    }
     use crate::error::InputError;
     use types::{FilesAuditRequest, LoginEvent, LoginsAuditRequest, UsersAuditRequest};
 

@@ -6,7 +6,9 @@ use pubapi_sdk::types::{
     AgentAskRequest, AssistantAskRequest, CopilotAskRequest, HybridSearchRequest,
     KnowledgeBaseAskRequest,
 };
-use pubapi_sdk_ext::ai::{AiWait, AskError, MAX_QUESTION_CHARS, StatusObserver};
+use pubapi_sdk_ext::ai::{
+    AiWait, AskError, AssistantAnswer, AssistantStatus, MAX_QUESTION_CHARS, StatusObserver,
+};
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::testing::{Answer, Script};
 use pubapi_sdk_ext::waiter::WaitError;
@@ -145,7 +147,7 @@ async fn assistant_is_polled_until_no_longer_in_progress() {
         .ask_and_wait(request, AiWait::default())
         .await
         .unwrap();
-    assert_eq!(answer.status(), Some("COMPLETED"));
+    assert_eq!(answer.status(), AssistantStatus::Completed);
     assert_eq!(answer.text(), Some("Two contracts."));
     assert_eq!(
         answer.result.citations[0].chunks[0].source_text.as_deref(),
@@ -168,6 +170,10 @@ fn assistant_ending_with(status: serde_json::Value) -> Arc<Script> {
 }
 
 async fn ask_assistant(script: &Arc<Script>) -> Result<(), WaitError<AskError>> {
+    answer_assistant(script).await.map(|_| ())
+}
+
+async fn answer_assistant(script: &Arc<Script>) -> Result<AssistantAnswer, WaitError<AskError>> {
     let request = AssistantAskRequest::builder()
         .question("q")
         .try_into()
@@ -176,7 +182,6 @@ async fn ask_assistant(script: &Arc<Script>) -> Result<(), WaitError<AskError>> 
         .assistant()
         .ask_and_wait(request, AiWait::default())
         .await
-        .map(|_| ())
 }
 
 #[tokio::test(start_paused = true)]
@@ -231,51 +236,65 @@ async fn assistant_awaiting_user_confirmation_ends_the_wait_with_the_pending_act
 }
 
 #[tokio::test(start_paused = true)]
-async fn unknown_statuses_end_the_wait_after_a_bounded_number_of_polls() {
-    let script = assistant_ending_with(json!({"status": "CANCELLED_BY_ADMIN"}));
-    match ask_assistant(&script).await {
-        Err(WaitError::Failed {
-            error: AskError::UnknownStatus { status, polls },
-            ..
-        }) => {
-            assert_eq!(status.as_deref(), Some("CANCELLED_BY_ADMIN"));
-            assert_eq!(polls, AiWait::default().unknown_status_polls);
-        }
-        other => panic!("{other:?}"),
-    }
+async fn assistant_status_other_than_in_progress_is_final_and_hands_back_the_answer() {
+    let script = assistant_ending_with(
+        json!({"status": "CANCELLED_BY_ADMIN", "responseText": "partial answer"}),
+    );
+    let answer = answer_assistant(&script).await.unwrap();
+    assert_eq!(
+        answer.status(),
+        AssistantStatus::Other("CANCELLED_BY_ADMIN".into()),
+        "the unknown status is kept"
+    );
+    assert_eq!(answer.text(), Some("partial answer"), "with its body");
+    assert!(answer.status().is_final());
     assert_eq!(
         script.seen().len(),
-        5,
-        "ask, IN_PROGRESS, three unknown polls"
+        3,
+        "ask, one IN_PROGRESS poll, the final poll: no AI call spent after it"
     );
+}
 
-    // Agents: PENDING and RUNNING keep polling, an unnamed status ends it the same way (the
-    // spec makes `status` required, so "no name" is the empty one).
+#[tokio::test(start_paused = true)]
+async fn agent_polling_ends_only_on_completed_or_failed() {
+    // Unknown in-between statuses (and the empty one: the spec makes `status` required) keep
+    // polling, like PENDING and RUNNING, until COMPLETED.
     let script = Script::new(
         vec![
             Answer::json(200, r#"{"requestId":"r1"}"#),
             Answer::json(200, r#"{"status":"PENDING"}"#),
+            Answer::json(200, r#"{"status":"QUEUED"}"#),
+            Answer::json(200, r#"{"status":"QUEUED"}"#),
+            Answer::json(200, r#"{"status":"QUEUED"}"#),
+            Answer::json(200, r#"{"status":""}"#),
             Answer::json(200, r#"{"status":"RUNNING"}"#),
         ],
-        Answer::json(200, r#"{"status":""}"#),
+        Answer::json(200, r#"{"status":"COMPLETED","responseText":"42"}"#),
+    );
+    let answer = client(&script)
+        .agents()
+        .ask_and_wait("a1", "q", AiWait::default())
+        .await
+        .unwrap();
+    assert_eq!(answer.result.response_text.as_deref(), Some("42"));
+    assert_eq!(script.seen().len(), 8, "ask and seven polls");
+
+    // A status that never ends is bounded by the wait's deadline, as PENDING is.
+    let script = Script::new(
+        vec![Answer::json(200, r#"{"requestId":"r1"}"#)],
+        Answer::json(200, r#"{"status":"QUEUED"}"#),
     );
     let result = client(&script)
         .agents()
         .ask_and_wait("a1", "q", AiWait::default())
         .await;
     assert!(
-        matches!(
-            result,
-            Err(WaitError::Failed {
-                error: AskError::UnknownStatus {
-                    status: Some(ref s),
-                    polls: 3
-                },
-                polls: 5,
-                ..
-            }) if s.is_empty()
-        ),
+        matches!(result, Err(WaitError::TimedOut { .. })),
         "{result:?}"
+    );
+    assert_eq!(
+        pubapi_sdk_ext::ai::AgentStatus::from("QUEUED").as_str(),
+        "QUEUED"
     );
 }
 
@@ -401,26 +420,110 @@ async fn hybrid_search_results_stream_page_by_page_until_the_last() {
     assert_eq!(script.seen().len(), 3);
 }
 
+/// A knowledge-base list that behaves like the platform's: `total` knowledge bases, served
+/// in windows of the request's `page` and `size` (default 0 and 200). `say_last` decides
+/// whether the page says `last`.
+fn knowledge_base_server(total: usize, say_last: bool) -> Arc<Script> {
+    Script::handler(move |seen| {
+        let body: serde_json::Value = serde_json::from_slice(&seen.body).unwrap_or_default();
+        let page = body["page"].as_u64().unwrap_or(0) as usize;
+        let size = body["size"].as_u64().unwrap_or(200) as usize;
+        let start = (page * size).min(total);
+        let end = (start + size).min(total);
+        let content: Vec<_> = (start..end)
+            .map(|i| json!({"id": format!("kb{i}"), "status": "ACTIVE"}))
+            .collect();
+        let mut answer = json!({"content": content, "number": page, "size": size,
+                                "numberOfElements": end - start, "totalElements": total,
+                                "empty": start == end});
+        if say_last {
+            answer["last"] = json!(end == total);
+        }
+        Answer::json(200, answer.to_string())
+    })
+}
+
+async fn list_ids(script: &Arc<Script>, page: Option<i64>, size: Option<i64>) -> Vec<String> {
+    let request = pubapi_sdk::types::KnowledgeBaseListRequest {
+        page,
+        size,
+        ..Default::default()
+    };
+    client(script)
+        .knowledge_bases()
+        .list(request)
+        .map(|kb| kb.unwrap().id.unwrap())
+        .collect()
+        .await
+}
+
 #[tokio::test(start_paused = true)]
-async fn knowledge_base_list_says_when_more_pages_exist() {
+async fn knowledge_base_list_streams_every_page_until_a_short_or_empty_one() {
+    // Five knowledge bases in pages of two: 2, 2, then a short page of 1 ends it.
+    let script = knowledge_base_server(5, false);
+    let ids = list_ids(&script, None, Some(2)).await;
+    assert_eq!(ids, ["kb0", "kb1", "kb2", "kb3", "kb4"]);
+    let pages: Vec<serde_json::Value> = script
+        .seen()
+        .iter()
+        .map(|s| serde_json::from_slice(&s.body).unwrap())
+        .collect();
+    assert_eq!(
+        pages.iter().map(|p| p["page"].clone()).collect::<Vec<_>>(),
+        [json!(0), json!(1), json!(2)],
+        "no page after the short one"
+    );
+    assert!(pages.iter().all(|p| p["size"] == json!(2)));
+
+    // Four in pages of two, without `last`: the empty third page ends it.
+    let script = knowledge_base_server(4, false);
+    assert_eq!(list_ids(&script, None, Some(2)).await.len(), 4);
+    assert_eq!(script.seen().len(), 3);
+
+    // A page that says `last` ends it at once; a starting page is honoured.
+    let script = knowledge_base_server(4, true);
+    assert_eq!(list_ids(&script, Some(1), Some(2)).await, ["kb2", "kb3"]);
+    assert_eq!(script.seen().len(), 1);
+
+    // The platform's default size (no size sent): one short page.
+    let script = knowledge_base_server(3, false);
+    assert_eq!(list_ids(&script, None, None).await.len(), 3);
+    assert_eq!(script.seen().len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn knowledge_base_status_is_typed_and_keeps_unknown_states() {
+    use pubapi_sdk::types::KnowledgeBaseStatus;
+    use pubapi_sdk_ext::ai::{KnowledgeBaseExt, KnowledgeBaseState};
     let script = Script::new(
         vec![],
         Answer::json(
             200,
-            json!({"content": [{"id": "kb1", "name": "Policies", "status": "ACTIVE"}],
-                   "number": 0, "size": 1, "first": true, "last": false, "empty": false,
-                   "numberOfElements": 1, "totalElements": 2, "totalPages": 2, "fileLimit": 500})
+            json!({"content": [{"id": "kb1", "status": "ACTIVE"}, {"id": "kb2", "status": "DELETED"},
+                               {"id": "kb3", "status": "CREATED"}, {"id": "kb4", "status": "ARCHIVING"},
+                               {"id": "kb5"}],
+                   "last": true})
             .to_string(),
         ),
     );
-    let items: Vec<_> = client(&script)
+    let page = client(&script)
         .knowledge_bases()
-        .list(Default::default())
-        .collect()
-        .await;
-    assert_eq!(items.len(), 2);
-    assert_eq!(items[0].as_ref().unwrap().id.as_deref(), Some("kb1"));
-    assert!(matches!(items[1], Err(Error::InvalidInput(_))));
+        .page(Default::default())
+        .await
+        .unwrap();
+    let states: Vec<_> = page.content.iter().map(|kb| kb.state()).collect();
+    assert_eq!(
+        states,
+        [
+            Some(KnowledgeBaseState::Known(KnowledgeBaseStatus::Active)),
+            Some(KnowledgeBaseState::Known(KnowledgeBaseStatus::Deleted)),
+            Some(KnowledgeBaseState::Known(KnowledgeBaseStatus::Created)),
+            Some(KnowledgeBaseState::Other("ARCHIVING".into())),
+            None,
+        ]
+    );
+    assert_eq!(states[3].as_ref().unwrap().as_str(), "ARCHIVING");
+    assert_eq!(states[0].as_ref().unwrap().to_string(), "ACTIVE");
 }
 
 #[tokio::test(start_paused = true)]

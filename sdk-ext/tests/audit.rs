@@ -565,3 +565,88 @@ async fn creation_sends_the_body_and_returns_the_job() {
     assert_eq!(job.format, AuditFormat::Csv);
     assert_eq!(script.seen()[0].method, "POST");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_csv_read_that_gets_json_or_html_is_a_typed_error_naming_what_came() {
+    use pubapi_sdk_ext::audit::CsvError;
+    let script = Script::new(
+        vec![
+            Answer::json(200, r#"{"total_count":1,"events":[{"user_id":1}]}"#),
+            Answer::empty(200)
+                .header("content-type", "text/html; charset=utf-8")
+                .body("<html><body>Sign in</body></html>"),
+            Answer::empty(200)
+                .header("content-type", "text/csv; charset=utf-8")
+                .body("Username,Event\nalice,login\n"),
+        ],
+        Answer::empty(404),
+    );
+    let client = client(&script);
+    let mut rows = client.audit().csv(&logins_report()).await.unwrap().rows();
+    match rows.next().await {
+        Some(Err(CsvError::NotCsv { content_type })) => {
+            assert_eq!(content_type, "application/json")
+        }
+        other => panic!("{other:?}"),
+    }
+
+    let mut out = Vec::new();
+    let report = client.audit().csv(&logins_report()).await.unwrap();
+    assert_eq!(report.content_type(), Some("text/html; charset=utf-8"));
+    let error = report.copy_to(&mut out).await.unwrap_err();
+    assert!(
+        matches!(&error, CsvError::NotCsv { content_type } if content_type.starts_with("text/html")),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("text/html"), "{error}");
+    assert!(out.is_empty(), "nothing of the page is written");
+
+    let mut rows = client.audit().csv(&logins_report()).await.unwrap().rows();
+    assert_eq!(
+        rows.next().await.unwrap().unwrap().get("Username"),
+        Some("alice"),
+        "text/csv with parameters is CSV"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn reading_a_report_in_another_format_than_its_job_asked_is_refused_before_sending() {
+    let script = audit_api(0, 3);
+    let client = client(&script);
+    let json_report = client
+        .audit()
+        .run(logins(AuditFormat::Json), AuditWait::default())
+        .await
+        .unwrap();
+    let sent = script.seen().len();
+    let error = json_report.csv().await.unwrap_err();
+    assert!(
+        matches!(&error, Error::InvalidInput(_)) && error.to_string().contains("json"),
+        "{error}"
+    );
+    assert_eq!(script.seen().len(), sent, "nothing sent");
+
+    let csv_report = client
+        .audit()
+        .run(logins(AuditFormat::Csv), AuditWait::default())
+        .await
+        .unwrap();
+    let sent = script.seen().len();
+    let read: Vec<_> = csv_report.events().collect().await;
+    assert!(
+        matches!(
+            read.as_slice(),
+            [Err(ReadError {
+                resume_at: 0,
+                error: Error::InvalidInput(_)
+            })]
+        ),
+        "{read:?}"
+    );
+    assert!(matches!(
+        csv_report.plan(ReportRead::default()).await,
+        Err(Error::InvalidInput(_))
+    ));
+    assert_eq!(script.seen().len(), sent, "nothing sent");
+    assert!(csv_report.csv().await.is_ok(), "its own format is read");
+}

@@ -175,3 +175,42 @@ async fn a_call_that_got_no_answer_keeps_its_request_id_on_the_transport_error()
         .unwrap_err();
     assert_ne!(again.request_id(), Some(id));
 }
+
+#[tokio::test(start_paused = true)]
+async fn permissions_audit_with_assignee_users_alone_warns_that_groups_are_left_out() {
+    use pubapi_sdk_ext::types::{AuditFormat, PermissionsAuditRequest};
+    let (captured, _guard) = capture();
+    let script = Script::new(
+        vec![],
+        Answer::json(202, r#"{"id":"j1"}"#)
+            .header("location", "https://sandbox.test/pubapi/v1/audit/jobs/j1"),
+    );
+    let body = PermissionsAuditRequest::new("2026-01-01", "2026-01-31", AuditFormat::Json).unwrap();
+    let client = script.client();
+    client
+        .audit()
+        .create(PermissionsAuditRequest {
+            assignee_users: vec!["alice".into()],
+            ..body.clone()
+        })
+        .await
+        .unwrap();
+    let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    assert!(
+        log.contains("WARN") && log.contains("leaves out every group"),
+        "{log}"
+    );
+
+    captured.0.lock().unwrap().clear();
+    client
+        .audit()
+        .create(PermissionsAuditRequest {
+            assignee_users: vec!["alice".into()],
+            assignee_groups: vec!["Finance".into()],
+            ..body
+        })
+        .await
+        .unwrap();
+    let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    assert!(!log.contains("leaves out every group"), "{log}");
+}

@@ -277,7 +277,7 @@ async fn sandbox_tour() -> Result<()> {
     println!(
         "  execution {}: {}: {}",
         answer.execution.execution_id,
-        answer.status().unwrap_or("?"),
+        answer.status(),
         answer.text().unwrap_or_default()
     );
     for citation in &answer.result.citations {

@@ -1463,7 +1463,10 @@ async fn waiters_end_on_every_final_status_against_the_sandbox() {
         assistant("hotel per night [confirm]"),
         agents.ask_and_wait("agt-finance", "revenue [fail]", how),
     );
-    assert_eq!(completed.unwrap().status(), Some("COMPLETED"));
+    assert_eq!(
+        completed.unwrap().status(),
+        pubapi_sdk_ext::ai::AssistantStatus::Completed
+    );
     match failed {
         Err(WaitError::Failed {
             error:

@@ -1,7 +1,6 @@
 //! AI agents: list, ask (validated), and ask-and-wait.
 
-use super::answer_wait::UnknownStatuses;
-use super::{AiWait, AskError};
+use super::{AgentStatus, AiWait, AskError};
 use crate::Client;
 use crate::error::Error;
 use crate::prelude::*;
@@ -82,9 +81,10 @@ impl Agents<'_> {
     }
 
     /// Asks and polls the status until `COMPLETED` (the answer) or `FAILED`
-    /// ([`AskError::Failed`] with the response text). `PENDING` and `RUNNING` keep it
-    /// polling; a status it does not know ends it after [`AiWait::unknown_status_polls`]
-    /// polls ([`AskError::UnknownStatus`]).
+    /// ([`AskError::Failed`] with the response text), the only two statuses the reference
+    /// ends polling on. Every other status (`PENDING`, `RUNNING`, `IN_PROGRESS`, or one the
+    /// SDK does not name, see [`AgentStatus`]) keeps it polling until the wait's deadline
+    /// ([`WaitError::TimedOut`]).
     ///
     /// ```no_run
     /// use pubapi_sdk_ext::ai::AiWait;
@@ -108,19 +108,19 @@ impl Agents<'_> {
                 waited: std::time::Duration::ZERO,
             })?;
         let request_id = request.request_id.clone();
-        let unknown = UnknownStatuses::new(&how);
         let result = wait(how.config(), || async {
             match self.status(agent_id, &request_id).await {
-                // Agents have no confirmation step: such a status ends the wait as a failure.
-                Ok(status) => unknown.verdict(
-                    Some(status.status.clone()),
-                    status.response_text.clone(),
-                    status,
-                    |status| AskError::Failed {
-                        status: status.status,
-                        response_text: status.response_text,
-                    },
-                ),
+                Ok(status) => {
+                    how.on_status.tell(&status.status);
+                    match AgentStatus::from(status.status.as_str()) {
+                        AgentStatus::Completed => Verdict::Done(status),
+                        AgentStatus::Failed => Verdict::Failed(AskError::Failed {
+                            status: status.status,
+                            response_text: status.response_text,
+                        }),
+                        _ => Verdict::Pending,
+                    }
+                }
                 Err(e) => Verdict::Failed(AskError::Api(e)),
             }
         })

@@ -17,10 +17,6 @@ pub struct AiWait {
     pub max_interval: Duration,
     /// Give up after this long.
     pub deadline: Duration,
-    /// A status the SDK does not know (neither running nor final) ends the wait with
-    /// [`AskError::UnknownStatus`] after this many polls in a row (default 3): long enough to
-    /// ride out a transitional value, short enough not to wait for ever on one that is final.
-    pub unknown_status_polls: u32,
     /// Told the status of every poll (`PENDING`, `RUNNING`, `IN_PROGRESS`, …): a progress
     /// display's hook. None by default.
     pub on_status: StatusObserver,
@@ -49,9 +45,9 @@ impl StatusObserver {
         StatusObserver(Some(Arc::new(observe)))
     }
 
-    fn tell(&self, status: Option<&str>) {
+    pub(crate) fn tell(&self, status: &str) {
         if let Some(observe) = &self.0 {
-            observe(status.unwrap_or_default());
+            observe(status);
         }
     }
 }
@@ -94,100 +90,126 @@ impl Default for AiWait {
             min_interval: Duration::from_secs(5),
             max_interval: Duration::from_secs(60),
             deadline: Duration::from_secs(600),
-            unknown_status_polls: 3,
             on_status: StatusObserver::default(),
         }
     }
 }
 
-/// Where an asynchronous AI execution stands, read from its `status`.
+/// The status of an assistant execution (reference 4.3), an open enum: a value the SDK does
+/// not name is kept as [`AssistantStatus::Other`].
 ///
-/// The reference names `COMPLETED` and `FAILED` for agents and `IN_PROGRESS` and `COMPLETED`
-/// for the assistant; the platform's own clients also see `PENDING` and `RUNNING` (agents)
-/// and end on `FAILED` and `AWAITING_USER_CONFIRMATION` (assistant).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Phase {
-    /// `IN_PROGRESS`, `PENDING`, `RUNNING`: poll again.
-    Running,
+/// The reference names `IN_PROGRESS` (still running) and `COMPLETED`; every status other than
+/// `IN_PROGRESS` is final. The platform's own clients also end on `FAILED` and
+/// `AWAITING_USER_CONFIRMATION`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AssistantStatus {
+    /// `IN_PROGRESS`: the only status that keeps the wait polling.
+    InProgress,
     /// `COMPLETED`: the answer is there.
     Completed,
     /// `FAILED`.
     Failed,
     /// `AWAITING_USER_CONFIRMATION`: a pending action needs the user.
-    AwaitingConfirmation,
-    /// Anything else, or no status at all.
-    Unknown,
+    AwaitingUserConfirmation,
+    /// A status the SDK does not name, as sent (final, like every status but `IN_PROGRESS`).
+    Other(String),
 }
 
-impl Phase {
-    pub(crate) fn of(status: Option<&str>) -> Phase {
+impl AssistantStatus {
+    /// The status as the API spells it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            AssistantStatus::InProgress => "IN_PROGRESS",
+            AssistantStatus::Completed => "COMPLETED",
+            AssistantStatus::Failed => "FAILED",
+            AssistantStatus::AwaitingUserConfirmation => "AWAITING_USER_CONFIRMATION",
+            AssistantStatus::Other(other) => other,
+        }
+    }
+
+    /// Whether the wait ends on this status: every status but `IN_PROGRESS`.
+    pub fn is_final(&self) -> bool {
+        *self != AssistantStatus::InProgress
+    }
+}
+
+impl From<&str> for AssistantStatus {
+    fn from(status: &str) -> Self {
         match status {
-            Some("IN_PROGRESS" | "PENDING" | "RUNNING") => Phase::Running,
-            Some("COMPLETED") => Phase::Completed,
-            Some("FAILED") => Phase::Failed,
-            Some("AWAITING_USER_CONFIRMATION") => Phase::AwaitingConfirmation,
-            _ => Phase::Unknown,
+            "IN_PROGRESS" => AssistantStatus::InProgress,
+            "COMPLETED" => AssistantStatus::Completed,
+            "FAILED" => AssistantStatus::Failed,
+            "AWAITING_USER_CONFIRMATION" => AssistantStatus::AwaitingUserConfirmation,
+            other => AssistantStatus::Other(other.to_string()),
         }
     }
 }
 
-/// Counts unknown statuses in a row; says when the wait should stop on one.
-#[derive(Debug)]
-pub(crate) struct UnknownStatuses {
-    limit: u32,
-    seen: std::sync::atomic::AtomicU32,
-    observer: StatusObserver,
+impl fmt::Display for AssistantStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
-impl UnknownStatuses {
-    pub(crate) fn new(how: &AiWait) -> Self {
-        UnknownStatuses {
-            limit: how.unknown_status_polls.max(1),
-            seen: std::sync::atomic::AtomicU32::new(0),
-            observer: how.on_status.clone(),
+/// The status of an agent question, an open enum: a value the SDK does not name is kept as
+/// [`AgentStatus::Other`].
+///
+/// The reference ends polling only on `COMPLETED` or `FAILED`; the platform's clients see
+/// `PENDING` and `RUNNING` before that, the sandbox `IN_PROGRESS`. Every status but the two
+/// final ones keeps the wait polling, up to its deadline.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AgentStatus {
+    /// `PENDING`.
+    Pending,
+    /// `RUNNING`.
+    Running,
+    /// `IN_PROGRESS` (the sandbox's in-between status).
+    InProgress,
+    /// `COMPLETED`: final, the answer is there.
+    Completed,
+    /// `FAILED`: final.
+    Failed,
+    /// A status the SDK does not name, as sent (in-between: polling goes on).
+    Other(String),
+}
+
+impl AgentStatus {
+    /// The status as the API spells it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            AgentStatus::Pending => "PENDING",
+            AgentStatus::Running => "RUNNING",
+            AgentStatus::InProgress => "IN_PROGRESS",
+            AgentStatus::Completed => "COMPLETED",
+            AgentStatus::Failed => "FAILED",
+            AgentStatus::Other(other) => other,
         }
     }
 
-    /// The verdict of one poll whose body says `status` and `response_text`: done on
-    /// `COMPLETED`, failed on `FAILED` (with the text), `awaiting(body)` on
-    /// `AWAITING_USER_CONFIRMATION`, pending while running, and failed once an unknown status
-    /// has lasted too long.
-    pub(crate) fn verdict<T>(
-        &self,
-        status: Option<String>,
-        response_text: Option<String>,
-        body: T,
-        awaiting: impl FnOnce(T) -> AskError,
-    ) -> crate::waiter::Verdict<T, AskError> {
-        use crate::waiter::Verdict;
-        self.observer.tell(status.as_deref());
-        let phase = Phase::of(status.as_deref());
-        if let Some(stuck) = self.record(&phase, status.as_deref()) {
-            return Verdict::Failed(stuck);
-        }
-        match phase {
-            Phase::Completed => Verdict::Done(body),
-            Phase::Failed => Verdict::Failed(AskError::Failed {
-                status: status.unwrap_or_default(),
-                response_text,
-            }),
-            Phase::AwaitingConfirmation => Verdict::Failed(awaiting(body)),
-            Phase::Running | Phase::Unknown => Verdict::Pending,
+    /// Whether polling ends on this status: only `COMPLETED` and `FAILED`.
+    pub fn is_final(&self) -> bool {
+        matches!(self, AgentStatus::Completed | AgentStatus::Failed)
+    }
+}
+
+impl From<&str> for AgentStatus {
+    fn from(status: &str) -> Self {
+        match status {
+            "PENDING" => AgentStatus::Pending,
+            "RUNNING" => AgentStatus::Running,
+            "IN_PROGRESS" => AgentStatus::InProgress,
+            "COMPLETED" => AgentStatus::Completed,
+            "FAILED" => AgentStatus::Failed,
+            other => AgentStatus::Other(other.to_string()),
         }
     }
+}
 
-    /// Records one poll's phase; `Some(error)` when an unknown status has lasted too long.
-    fn record(&self, phase: &Phase, status: Option<&str>) -> Option<AskError> {
-        use std::sync::atomic::Ordering;
-        if *phase != Phase::Unknown {
-            self.seen.store(0, Ordering::Relaxed);
-            return None;
-        }
-        let polls = self.seen.fetch_add(1, Ordering::Relaxed) + 1;
-        (polls >= self.limit).then(|| AskError::UnknownStatus {
-            status: status.map(str::to_string),
-            polls,
-        })
+impl fmt::Display for AgentStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -211,14 +233,6 @@ pub enum AskError {
         execution: Box<pubapi_sdk::types::AssistantAskResponse>,
         /// The status body, with `pending_actions`, `response_text` and the tool calls so far.
         result: Box<pubapi_sdk::types::AssistantStatusResponse>,
-    },
-    /// The status stayed at a value the SDK does not know (neither running nor final) for
-    /// [`AiWait::unknown_status_polls`] polls.
-    UnknownStatus {
-        /// The status as sent (`None` when the body had none).
-        status: Option<String>,
-        /// How many polls in a row answered it.
-        polls: u32,
     },
 }
 
@@ -245,10 +259,6 @@ impl fmt::Display for AskError {
                 f,
                 "the assistant awaits the user's confirmation of {} pending action(s)",
                 result.pending_actions.len()
-            ),
-            AskError::UnknownStatus { status, polls } => write!(
-                f,
-                "the execution reported the unknown status {status:?} on {polls} polls in a row"
             ),
         }
     }

@@ -1,7 +1,6 @@
 //! The assistant: ask, then poll the execution until it is no longer `IN_PROGRESS`.
 
-use super::answer_wait::UnknownStatuses;
-use super::{AiWait, AskError};
+use super::{AiWait, AskError, AssistantStatus};
 use crate::Client;
 use crate::error::Error;
 use crate::prelude::*;
@@ -19,7 +18,8 @@ pub struct Assistant<'a> {
 pub struct AssistantAnswer {
     /// The ask response (conversation and execution ids).
     pub execution: AssistantAskResponse,
-    /// The final status body (`COMPLETED`): the answer, citations, thoughts and tool calls.
+    /// The final status body (`COMPLETED`, or a final status the SDK does not name): the
+    /// answer, citations, thoughts and tool calls.
     pub result: AssistantStatusResponse,
 }
 
@@ -29,9 +29,10 @@ impl AssistantAnswer {
         self.result.response_text.as_deref()
     }
 
-    /// The final status as sent (the reference names `COMPLETED`; others are carried).
-    pub fn status(&self) -> Option<&str> {
-        Some(self.result.status.as_str())
+    /// The final status, typed: [`AssistantStatus::Completed`], or
+    /// [`AssistantStatus::Other`] with a final status the SDK does not name.
+    pub fn status(&self) -> AssistantStatus {
+        AssistantStatus::from(self.result.status.as_str())
     }
 }
 
@@ -67,11 +68,13 @@ impl Assistant<'_> {
     }
 
     /// Asks and polls `/v1/ai/assistant/{executionId}/status` until the status is no longer
-    /// `IN_PROGRESS`; returns answer, citations and tool calls on `COMPLETED`. It also ends on
-    /// the platform's other final statuses: `FAILED` ([`AskError::Failed`] with the failure
-    /// text) and `AWAITING_USER_CONFIRMATION` ([`AskError::AwaitingConfirmation`] with the
-    /// pending actions); a status it does not know ends it after
-    /// [`AiWait::unknown_status_polls`] polls ([`AskError::UnknownStatus`]).
+    /// `IN_PROGRESS` (reference 4.3): every other status is final and ends the wait at once,
+    /// with no further poll. `COMPLETED` returns answer, citations and tool calls; a final
+    /// status the SDK does not name returns the answer the same way, its status kept as
+    /// [`AssistantStatus::Other`] (see [`AssistantAnswer::status`]). The platform's other
+    /// final statuses are errors: `FAILED` ([`AskError::Failed`] with the failure text) and
+    /// `AWAITING_USER_CONFIRMATION` ([`AskError::AwaitingConfirmation`] with the pending
+    /// actions).
     ///
     /// ```no_run
     /// use pubapi_sdk_ext::types::AssistantAskRequest;
@@ -96,18 +99,27 @@ impl Assistant<'_> {
             waited: std::time::Duration::ZERO,
         })?;
         let id = execution.execution_id.clone();
-        let unknown = UnknownStatuses::new(&how);
         let result = wait(how.config(), || async {
             match self.status(&id).await {
-                Ok(status) => unknown.verdict(
-                    Some(status.status.clone()),
-                    status.response_text.clone(),
-                    status,
-                    |status| AskError::AwaitingConfirmation {
-                        execution: Box::new(execution.clone()),
-                        result: Box::new(status),
-                    },
-                ),
+                Ok(status) => {
+                    how.on_status.tell(&status.status);
+                    match AssistantStatus::from(status.status.as_str()) {
+                        AssistantStatus::InProgress => Verdict::Pending,
+                        AssistantStatus::Failed => Verdict::Failed(AskError::Failed {
+                            status: status.status,
+                            response_text: status.response_text,
+                        }),
+                        AssistantStatus::AwaitingUserConfirmation => {
+                            Verdict::Failed(AskError::AwaitingConfirmation {
+                                execution: Box::new(execution.clone()),
+                                result: Box::new(status),
+                            })
+                        }
+                        AssistantStatus::Completed | AssistantStatus::Other(_) => {
+                            Verdict::Done(status)
+                        }
+                    }
+                }
                 Err(e) => Verdict::Failed(AskError::Api(e)),
             }
         })

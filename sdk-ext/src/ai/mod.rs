@@ -10,8 +10,8 @@ mod documents;
 mod pages;
 
 pub use agents::{AgentAnswer, AgentQuestion, Agents, MAX_QUESTION_CHARS};
-pub use answer_wait::{AiWait, AskError, StatusObserver};
+pub use answer_wait::{AgentStatus, AiWait, AskError, AssistantStatus, StatusObserver};
 pub use assistant::{Assistant, AssistantAnswer};
 pub use copilot::{Copilot, CopilotAnswer, Deprecation, SUNSET};
 pub use documents::Documents;
-pub use pages::{KnowledgeBases, Search};
+pub use pages::{KnowledgeBaseExt, KnowledgeBaseState, KnowledgeBases, Search};

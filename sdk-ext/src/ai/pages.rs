@@ -7,8 +7,67 @@ use futures_util::stream::BoxStream;
 use pubapi_sdk::types::{
     HybridSearchRequest, HybridSearchResponse, HybridSearchResult, KnowledgeBase,
     KnowledgeBaseAskRequest, KnowledgeBaseAskResponse, KnowledgeBaseListRequest, KnowledgeBasePage,
+    KnowledgeBaseStatus,
 };
 use std::collections::VecDeque;
+use std::fmt;
+
+/// The state of a knowledge base, an open enum over the generated [`KnowledgeBaseStatus`]:
+/// the reference names `ACTIVE`, `DELETED` and `CREATED`; any other value is kept as
+/// [`KnowledgeBaseState::Other`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum KnowledgeBaseState {
+    /// A state the reference names (`ACTIVE`, `DELETED`, `CREATED`).
+    Known(KnowledgeBaseStatus),
+    /// A state the reference does not name, as sent.
+    Other(String),
+}
+
+impl KnowledgeBaseState {
+    /// The state as the API spells it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            KnowledgeBaseState::Known(KnowledgeBaseStatus::Active) => "ACTIVE",
+            KnowledgeBaseState::Known(KnowledgeBaseStatus::Deleted) => "DELETED",
+            KnowledgeBaseState::Known(KnowledgeBaseStatus::Created) => "CREATED",
+            KnowledgeBaseState::Other(other) => other,
+        }
+    }
+}
+
+impl From<&str> for KnowledgeBaseState {
+    fn from(state: &str) -> Self {
+        state
+            .parse::<KnowledgeBaseStatus>()
+            .map(KnowledgeBaseState::Known)
+            .unwrap_or_else(|_| KnowledgeBaseState::Other(state.to_string()))
+    }
+}
+
+impl From<KnowledgeBaseStatus> for KnowledgeBaseState {
+    fn from(state: KnowledgeBaseStatus) -> Self {
+        KnowledgeBaseState::Known(state)
+    }
+}
+
+impl fmt::Display for KnowledgeBaseState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Typed reads of a [`KnowledgeBase`] (the generated type keeps `status` as sent).
+pub trait KnowledgeBaseExt {
+    /// The knowledge base's `status`, typed; `None` when the body has none.
+    fn state(&self) -> Option<KnowledgeBaseState>;
+}
+
+impl KnowledgeBaseExt for KnowledgeBase {
+    fn state(&self) -> Option<KnowledgeBaseState> {
+        self.status.as_deref().map(KnowledgeBaseState::from)
+    }
+}
 
 /// Knowledge bases: `client.knowledge_bases()`.
 #[derive(Debug, Clone, Copy)]
@@ -50,35 +109,62 @@ impl KnowledgeBases<'_> {
             .into_inner())
     }
 
-    /// The knowledge bases of the list as a stream. The reference does not show which
-    /// request fields select a page, so the stream reads the page the request selects and,
-    /// when the page says it is not the last, ends with an error saying so rather than
-    /// silently stopping.
+    /// All knowledge bases of the list as a stream, page by page: `page` from the request's
+    /// (or 0) upwards, each with the request's `size` (or the platform's default). The stream
+    /// ends after a page that says `last`, an empty page, or a short one (fewer items than
+    /// the page size); an error ends it too, after yielding the error.
+    ///
+    /// ```no_run
+    /// use futures_util::TryStreamExt;
+    /// use pubapi_sdk_ext::types::KnowledgeBaseListRequest;
+    /// # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), pubapi_sdk_ext::Error> {
+    /// let request = KnowledgeBaseListRequest { size: Some(50), ..Default::default() };
+    /// let all: Vec<_> = client.knowledge_bases().list(request).try_collect().await?;
+    /// # let _ = all;
+    /// # Ok(()) }
+    /// ```
     pub fn list(
         &self,
         request: KnowledgeBaseListRequest,
     ) -> BoxStream<'static, Result<KnowledgeBase, Error>> {
-        let client = self.client.clone();
-        futures_util::stream::once(async move { client.knowledge_bases().page(request).await })
-            .flat_map(|page| {
-                let items: Vec<Result<KnowledgeBase, Error>> = match page {
-                    Ok(page) => {
-                        let more = page.last == Some(false);
-                        let mut items: Vec<_> = page.content.into_iter().map(Ok).collect();
-                        if more {
-                            items.push(Err(Error::invalid_input(
-                                "page",
-                                "more knowledge bases exist, but the reference does not show \
-                                 how to request the next page",
-                            )));
-                        }
-                        items
-                    }
-                    Err(e) => vec![Err(e)],
+        struct Pages {
+            client: Client,
+            request: KnowledgeBaseListRequest,
+            next: Option<i64>,
+            buffer: VecDeque<KnowledgeBase>,
+        }
+        let first = request.page.unwrap_or(0);
+        let state = Pages {
+            client: self.client.clone(),
+            request,
+            next: Some(first),
+            buffer: VecDeque::new(),
+        };
+        futures_util::stream::unfold(state, |mut s| async move {
+            loop {
+                if let Some(kb) = s.buffer.pop_front() {
+                    return Some((Ok(kb), s));
+                }
+                let page_number = s.next.take()?;
+                let request = KnowledgeBaseListRequest {
+                    page: Some(page_number),
+                    ..s.request.clone()
                 };
-                futures_util::stream::iter(items)
-            })
-            .boxed()
+                match s.client.knowledge_bases().page(request).await {
+                    Ok(page) => {
+                        let size = s.request.size.or(page.size);
+                        let short = size.is_some_and(|size| {
+                            i64::try_from(page.content.len()).unwrap_or(i64::MAX) < size
+                        });
+                        let more = page.last != Some(true) && !page.content.is_empty() && !short;
+                        s.next = more.then(|| page_number.checked_add(1)).flatten();
+                        s.buffer.extend(page.content);
+                    }
+                    Err(e) => return Some((Err(e), s)),
+                }
+            }
+        })
+        .boxed()
     }
 
     /// Asks a knowledge base (`POST /v1/ai/kb/{kb-id}/ask`). The reference does not show

@@ -29,6 +29,29 @@ const TITLE_PREFIX: &str = "This report";
 pub struct CsvReport {
     response: reqwest::Response,
     received: u64,
+    /// Whether the `Content-Type` has been checked (on the first read of the body).
+    checked: bool,
+}
+
+/// Whether a `Content-Type` can carry a CSV body: `text/csv` and its aliases, and the generic
+/// `text/plain` and `application/octet-stream`. JSON, HTML (an error or login page) and
+/// anything else cannot.
+fn is_csv_content_type(content_type: &str) -> bool {
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    matches!(
+        essence.as_str(),
+        "text/csv"
+            | "application/csv"
+            | "text/comma-separated-values"
+            | "application/vnd.ms-excel"
+            | "text/plain"
+            | "application/octet-stream"
+    )
 }
 
 impl CsvReport {
@@ -55,11 +78,32 @@ impl CsvReport {
         CsvReport {
             response,
             received: 0,
+            checked: false,
         }
     }
 
-    /// The next chunk of the body.
+    /// The response's `Content-Type`, as sent (`None` when there is none or it is not text).
+    pub fn content_type(&self) -> Option<&str> {
+        self.response
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+    }
+
+    /// The next chunk of the body; before the first, the `Content-Type` is checked (a body
+    /// without one is read as CSV).
     pub(crate) async fn chunk(&mut self) -> Result<Option<bytes::Bytes>, CsvError> {
+        if !self.checked {
+            self.checked = true;
+            let sent = self
+                .response
+                .headers()
+                .get(http::header::CONTENT_TYPE)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+            if let Some(content_type) = sent.filter(|ct| !is_csv_content_type(ct)) {
+                return Err(CsvError::NotCsv { content_type });
+            }
+        }
         match self.response.chunk().await {
             Ok(chunk) => {
                 self.received += chunk.as_ref().map_or(0, |c| c.len() as u64);
@@ -95,6 +139,12 @@ pub enum CsvError {
     },
     /// The writer failed.
     Write(std::io::Error),
+    /// The response is not CSV: its `Content-Type` (for example `application/json`, or
+    /// `text/html` from a proxy's error page) says so. Nothing was read or written.
+    NotCsv {
+        /// The `Content-Type` that came, as sent.
+        content_type: String,
+    },
 }
 
 impl std::fmt::Display for CsvError {
@@ -109,6 +159,12 @@ impl std::fmt::Display for CsvError {
             }
             CsvError::RowTooLarge { record } => write!(f, "csv record {record} is too large"),
             CsvError::Write(_) => f.write_str("csv write failed"),
+            CsvError::NotCsv { content_type } => {
+                write!(
+                    f,
+                    "expected a csv report, got content-type {content_type:?}"
+                )
+            }
         }
     }
 }
@@ -118,7 +174,7 @@ impl std::error::Error for CsvError {
         match self {
             CsvError::Api(e) | CsvError::Broken { error: e, .. } => Some(e),
             CsvError::Write(e) => Some(e),
-            CsvError::RowTooLarge { .. } => None,
+            CsvError::RowTooLarge { .. } | CsvError::NotCsv { .. } => None,
         }
     }
 }

@@ -84,7 +84,8 @@ pub enum RoleChange {
 }
 
 impl RoleChange {
-    /// Parses a `change` value.
+    /// Parses a `change` value. Whitespace around the value and around each role is not
+    /// part of a role: the sandbox sends `Viewer >> Editor`.
     ///
     /// ```
     /// use pubapi_sdk_ext::audit::RoleChange;
@@ -93,14 +94,23 @@ impl RoleChange {
     ///     RoleChange::parse("Viewer>>Editor"),
     ///     RoleChange::Change { from: "Viewer".into(), to: "Editor".into() },
     /// );
+    /// assert_eq!(RoleChange::parse("Viewer >> Editor"), RoleChange::parse("Viewer>>Editor"));
     /// ```
     pub fn parse(change: &str) -> RoleChange {
-        if let Some(role) = change.strip_prefix('+').filter(|r| !r.is_empty()) {
+        let trimmed = change.trim();
+        if let Some(role) = trimmed
+            .strip_prefix('+')
+            .map(str::trim)
+            .filter(|r| !r.is_empty())
+        {
             return RoleChange::Grant {
                 role: role.to_string(),
             };
         }
-        match change.split_once(">>") {
+        match trimmed
+            .split_once(">>")
+            .map(|(from, to)| (from.trim(), to.trim()))
+        {
             Some((from, to)) if !from.is_empty() && !to.is_empty() => RoleChange::Change {
                 from: from.to_string(),
                 to: to.to_string(),
@@ -117,6 +127,43 @@ mod tests {
 
     fn raw(value: Value) -> Map<String, Value> {
         value.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn role_change_roles_are_trimmed_on_both_sides() {
+        let change = |from: &str, to: &str| RoleChange::Change {
+            from: from.into(),
+            to: to.into(),
+        };
+        let grant = |role: &str| RoleChange::Grant { role: role.into() };
+        let table = [
+            ("Viewer >> Editor", change("Viewer", "Editor")),
+            ("Viewer>>Editor", change("Viewer", "Editor")),
+            ("  Viewer  >>\tEditor \n", change("Viewer", "Editor")),
+            ("Co Owner >> Viewer", change("Co Owner", "Viewer")),
+            ("+Editor", grant("Editor")),
+            (" + Editor ", grant("Editor")),
+            (" >> Editor", RoleChange::Other(" >> Editor".into())),
+            ("+ ", RoleChange::Other("+ ".into())),
+        ];
+        for (sent, parsed) in table {
+            assert_eq!(RoleChange::parse(sent), parsed, "{sent:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn role_change_parse_ignores_spaces_around_the_roles(
+            from in "[A-Za-z][A-Za-z ]{0,8}[A-Za-z]",
+            to in "[A-Za-z][A-Za-z ]{0,8}[A-Za-z]",
+            a in " {0,3}", b in " {0,3}", c in " {0,3}", d in " {0,3}",
+        ) {
+            let sent = format!("{a}{from}{b}>>{c}{to}{d}");
+            proptest::prop_assert_eq!(
+                RoleChange::parse(&sent),
+                RoleChange::Change { from: from.clone(), to: to.clone() }
+            );
+        }
     }
 
     #[test]

@@ -146,6 +146,12 @@ impl Client {
     ) -> Result<AuditJob, Error> {
         let request = request.into();
         request.validate()?;
+        if request.assignee_scope() == Some(crate::audit_request::AssigneeScope::OnlyUsers) {
+            tracing::warn!(
+                "a permissions audit with assignee_users alone leaves out every group \
+                 (list assignee_groups too to include them)"
+            );
+        }
         let sent = match request.clone() {
             AuditRequest::Logins(b) => self.sdk().create_logins_audit().body(b).send().await,
             AuditRequest::Files(b) => self.sdk().create_files_audit().body(b).send().await,

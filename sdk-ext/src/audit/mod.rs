@@ -11,7 +11,7 @@ mod job;
 mod report;
 
 pub use crate::audit_date::AuditDate;
-pub use crate::audit_request::AuditRequest;
+pub use crate::audit_request::{AssigneeScope, AuditRequest};
 pub use csv::{CsvError, CsvReport, CsvRow, CsvRows, MAX_FIELDS, MAX_ROW_BYTES};
 pub use event::{AuditEvent, RoleChange};
 pub use export::{

@@ -342,32 +342,74 @@ pub struct FinishedReport {
 }
 
 impl FinishedReport {
+    /// The report `job` made, at `location`, read through `client`.
+    #[cfg(feature = "blocking")]
+    pub(crate) fn new(client: Client, job: AuditJob, location: ReportLocation) -> Self {
+        FinishedReport {
+            client,
+            job,
+            location,
+        }
+    }
+
     /// The format the job asked for.
     pub fn format(&self) -> AuditFormat {
         self.job.format
     }
 
-    /// The events of a JSON report, in pages of [`DEFAULT_PAGE_SIZE`].
-    pub fn events(&self) -> BoxStream<'static, Result<AuditEvent, ReadError>> {
-        self.client
-            .audit_report_events(self.location.clone(), ReportRead::default())
+    /// Refuses, before sending, to read the report in another format than its job asked
+    /// for ([`Error::InvalidInput`] on `format`).
+    fn check_format(&self, reading: AuditFormat) -> Result<(), Error> {
+        if self.job.format == reading {
+            return Ok(());
+        }
+        let how = match self.job.format {
+            AuditFormat::Csv => "csv()",
+            AuditFormat::Json => "events()",
+        };
+        Err(Error::invalid_input(
+            "format",
+            format!(
+                "the job asked for a {} report, not {}: read it with {how}",
+                self.job.format, reading
+            ),
+        ))
     }
 
-    /// The events from `read.offset` on, in pages of `read.page_size`.
+    /// The events of a JSON report, in pages of [`DEFAULT_PAGE_SIZE`]. A CSV report ends the
+    /// stream at once with [`Error::InvalidInput`] on `format`, nothing sent.
+    pub fn events(&self) -> BoxStream<'static, Result<AuditEvent, ReadError>> {
+        self.events_with(ReportRead::default())
+    }
+
+    /// The events from `read.offset` on, in pages of `read.page_size`. A CSV report ends the
+    /// stream at once with [`Error::InvalidInput`] on `format`, nothing sent.
     pub fn events_with(
         &self,
         read: ReportRead,
     ) -> BoxStream<'static, Result<AuditEvent, ReadError>> {
+        if let Err(error) = self.check_format(AuditFormat::Json) {
+            let refused = ReadError {
+                resume_at: read.offset,
+                error,
+            };
+            return futures_util::stream::once(async move { Err(refused) }).boxed();
+        }
         self.client.audit_report_events(self.location.clone(), read)
     }
 
-    /// What reading its events will cost against today's budget.
+    /// What reading its events will cost against today's budget ([`Error::InvalidInput`] on
+    /// `format` for a CSV report, nothing sent).
     pub async fn plan(&self, read: ReportRead) -> Result<ReadPlan, Error> {
+        self.check_format(AuditFormat::Json)?;
         self.client.audit_report_plan(&self.location, read).await
     }
 
-    /// The body of a CSV report, to stream into a writer.
+    /// The body of a CSV report, to stream into a writer. A JSON report is refused before
+    /// sending ([`Error::InvalidInput`] on `format`); a response that is not CSV (its
+    /// `Content-Type`) ends the first read with [`super::CsvError::NotCsv`].
     pub async fn csv(&self) -> Result<CsvReport, Error> {
+        self.check_format(AuditFormat::Csv)?;
         self.client.audit_report_csv(&self.location).await
     }
 

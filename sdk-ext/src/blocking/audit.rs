@@ -143,19 +143,36 @@ impl FinishedReport {
         self.events_with(ReportRead::default())
     }
 
-    /// The events from `read.offset` on, in pages of `read.page_size`.
+    /// The events from `read.offset` on, in pages of `read.page_size`. A CSV report ends
+    /// them at once with [`Error::InvalidInput`] on `format`, nothing sent.
     pub fn events_with(&self, read: ReportRead) -> Iter<AuditEvent, ReadError> {
-        self.client.report_events(self.location.clone(), read)
+        let stream = self.report().events_with(read);
+        Iter::new(stream, self.client.runtime.clone(), read.offset)
     }
 
-    /// What reading its events will cost against today's budget.
+    /// What reading its events will cost against today's budget ([`Error::InvalidInput`] on
+    /// `format` for a CSV report, nothing sent).
     pub fn plan(&self, read: ReportRead) -> Result<ReadPlan, Error> {
-        self.client.audit().plan(&self.location, read)
+        self.client.call(self.report().plan(read))
     }
 
-    /// The body of a CSV report, to copy into a writer or read row by row.
+    /// The body of a CSV report, to copy into a writer or read row by row. A JSON report is
+    /// refused before sending ([`Error::InvalidInput`] on `format`).
     pub fn csv(&self) -> Result<CsvReport, Error> {
-        self.client.csv_report(&self.location)
+        let inner = self.client.call(self.report().csv())?;
+        Ok(CsvReport {
+            inner,
+            runtime: self.client.runtime.clone(),
+        })
+    }
+
+    /// The async report this one reads through: the checks are made there, once.
+    fn report(&self) -> crate::audit::FinishedReport {
+        crate::audit::FinishedReport::new(
+            self.client.inner.clone(),
+            self.job.clone(),
+            self.location.clone(),
+        )
     }
 
     /// Deletes the report.
