@@ -446,7 +446,7 @@ fn knowledge_base_server(total: usize, say_last: bool) -> Arc<Script> {
 async fn list_ids(script: &Arc<Script>, page: Option<i64>, size: Option<i64>) -> Vec<String> {
     let request = pubapi_sdk::types::KnowledgeBaseListRequest {
         page,
-        size,
+        size: size.and_then(|size| std::num::NonZeroU64::new(size as u64)),
         ..Default::default()
     };
     client(script)

@@ -152,9 +152,14 @@ impl KnowledgeBases<'_> {
                 };
                 match s.client.knowledge_bases().page(request).await {
                     Ok(page) => {
-                        let size = s.request.size.or(page.size);
+                        // The size asked for, else the one the page says it has.
+                        let size = s
+                            .request
+                            .size
+                            .map(|size| size.get())
+                            .or(page.size.and_then(|size| u64::try_from(size).ok()));
                         let short = size.is_some_and(|size| {
-                            i64::try_from(page.content.len()).unwrap_or(i64::MAX) < size
+                            u64::try_from(page.content.len()).unwrap_or(u64::MAX) < size
                         });
                         let more = page.last != Some(true) && !page.content.is_empty() && !short;
                         s.next = more.then(|| page_number.checked_add(1)).flatten();
