@@ -115,12 +115,15 @@ impl KnowledgeBases<'_> {
     /// the page size); an error ends it too, after yielding the error.
     ///
     /// ```no_run
-    /// use futures_util::TryStreamExt;
+    /// use pubapi_sdk_ext::prelude::*; // StreamExt::next
     /// use pubapi_sdk_ext::types::KnowledgeBaseListRequest;
+    /// use std::num::NonZeroU64;
     /// # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), pubapi_sdk_ext::Error> {
-    /// let request = KnowledgeBaseListRequest { size: Some(50), ..Default::default() };
-    /// let all: Vec<_> = client.knowledge_bases().list(request).try_collect().await?;
-    /// # let _ = all;
+    /// let request = KnowledgeBaseListRequest { size: NonZeroU64::new(50), ..Default::default() };
+    /// let mut all = client.knowledge_bases().list(request);
+    /// while let Some(kb) = all.next().await {
+    ///     println!("{:?}", kb?.id);
+    /// }
     /// # Ok(()) }
     /// ```
     pub fn list(
