@@ -130,49 +130,27 @@ impl KnowledgeBases<'_> {
         &self,
         request: KnowledgeBaseListRequest,
     ) -> BoxStream<'static, Result<KnowledgeBase, Error>> {
-        struct Pages {
-            client: Client,
-            request: KnowledgeBaseListRequest,
-            next: Option<i64>,
-            buffer: VecDeque<KnowledgeBase>,
-        }
-        let first = request.page.unwrap_or(0);
-        let state = Pages {
-            client: self.client.clone(),
-            request,
-            next: Some(first),
-            buffer: VecDeque::new(),
-        };
-        futures_util::stream::unfold(state, |mut s| async move {
-            loop {
-                if let Some(kb) = s.buffer.pop_front() {
-                    return Some((Ok(kb), s));
-                }
-                let page_number = s.next.take()?;
-                let request = KnowledgeBaseListRequest {
-                    page: Some(page_number),
-                    ..s.request.clone()
-                };
-                match s.client.knowledge_bases().page(request).await {
-                    Ok(page) => {
-                        // The size asked for, else the one the page says it has.
-                        let size = s
-                            .request
-                            .size
-                            .map(|size| size.get())
-                            .or(page.size.and_then(|size| u64::try_from(size).ok()));
-                        let short = size.is_some_and(|size| {
-                            u64::try_from(page.content.len()).unwrap_or(u64::MAX) < size
-                        });
-                        let more = page.last != Some(true) && !page.content.is_empty() && !short;
-                        s.next = more.then(|| page_number.checked_add(1)).flatten();
-                        s.buffer.extend(page.content);
-                    }
-                    Err(e) => return Some((Err(e), s)),
-                }
+        let client = self.client.clone();
+        let asked = request.size;
+        pages(request.page.unwrap_or(0), move |number| {
+            let client = client.clone();
+            let request = KnowledgeBaseListRequest {
+                page: Some(number),
+                ..request.clone()
+            };
+            async move {
+                let page = client.knowledge_bases().page(request).await?;
+                // The size asked for, else the one the page says it has.
+                let size = asked
+                    .map(|size| size.get())
+                    .or(page.size.and_then(|size| u64::try_from(size).ok()));
+                let short = size.is_some_and(|size| {
+                    u64::try_from(page.content.len()).unwrap_or(u64::MAX) < size
+                });
+                let more = page.last != Some(true) && !page.content.is_empty() && !short;
+                Ok((page.content, more))
             }
         })
-        .boxed()
     }
 
     /// Asks a knowledge base (`POST /v1/ai/kb/{kb-id}/ask`). The reference does not show
@@ -215,41 +193,48 @@ impl Search<'_> {
         &self,
         request: HybridSearchRequest,
     ) -> BoxStream<'static, Result<HybridSearchResult, Error>> {
-        struct Pages {
-            client: Client,
-            request: HybridSearchRequest,
-            next: Option<i64>,
-            buffer: VecDeque<HybridSearchResult>,
-        }
-        let first = request.page.unwrap_or(0);
-        let state = Pages {
-            client: self.client.clone(),
-            request,
-            next: Some(first),
-            buffer: VecDeque::new(),
-        };
-        futures_util::stream::unfold(state, |mut s| async move {
-            loop {
-                if let Some(result) = s.buffer.pop_front() {
-                    return Some((Ok(result), s));
-                }
-                let page_number = s.next.take()?;
-                let request = HybridSearchRequest {
-                    page: Some(page_number),
-                    ..s.request.clone()
-                };
-                match s.client.search().page(request).await {
-                    Ok(page) => {
-                        let more = page.last == Some(false) && !page.results.is_empty();
-                        s.next = more.then_some(page_number + 1);
-                        s.buffer.extend(page.results);
-                    }
-                    Err(e) => return Some((Err(e), s)),
-                }
+        let client = self.client.clone();
+        pages(request.page.unwrap_or(0), move |number| {
+            let client = client.clone();
+            let request = HybridSearchRequest {
+                page: Some(number),
+                ..request.clone()
+            };
+            async move {
+                let page = client.search().page(request).await?;
+                let more = page.last == Some(false) && !page.results.is_empty();
+                Ok((page.results, more))
             }
         })
-        .boxed()
     }
 }
 
 use futures_util::StreamExt as _;
+
+/// The items of numbered pages as one stream, from page `first` upwards: `fetch` reads page
+/// `n` and says whether another follows. An error is yielded and ends the stream, as does
+/// the last page number.
+fn pages<T, F, Fut>(first: i64, fetch: F) -> BoxStream<'static, Result<T, Error>>
+where
+    T: Send + 'static,
+    F: FnMut(i64) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Result<(Vec<T>, bool), Error>> + Send,
+{
+    let state = (Some(first), VecDeque::new(), fetch);
+    futures_util::stream::unfold(state, |(mut next, mut buffer, mut fetch)| async move {
+        loop {
+            if let Some(item) = buffer.pop_front() {
+                return Some((Ok(item), (next, buffer, fetch)));
+            }
+            let number = next.take()?;
+            match fetch(number).await {
+                Ok((items, more)) => {
+                    next = more.then(|| number.checked_add(1)).flatten();
+                    buffer.extend(items);
+                }
+                Err(e) => return Some((Err(e), (None, buffer, fetch))),
+            }
+        }
+    })
+    .boxed()
+}
