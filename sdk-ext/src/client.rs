@@ -322,7 +322,8 @@ impl ClientBuilder {
         }
         let token = self.token.ok_or(BuildError::MissingToken)?;
         let http = reqwest::Client::builder()
-            .user_agent(USER_AGENT)
+            // Static: reqwest copies it onto every request and into every connector it clones.
+            .user_agent(http::HeaderValue::from_static(USER_AGENT))
             .redirect(reqwest::redirect::Policy::none())
             .referer(false)
             .connect_timeout(self.connect_timeout)

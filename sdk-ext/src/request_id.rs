@@ -13,6 +13,8 @@ use std::fmt;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
 /// The header a request's id travels in.
 pub const REQUEST_ID_HEADER: http::HeaderName = http::HeaderName::from_static("x-request-id");
 
@@ -25,18 +27,23 @@ pub struct RequestId([u8; 36]);
 impl RequestId {
     /// A new id, never given before in this process.
     pub(crate) fn next() -> RequestId {
-        static PREFIX: OnceLock<u64> = OnceLock::new();
+        // The prefix fills the first three groups once; each id writes the counter's 16 hex
+        // digits into the last two.
+        static TEMPLATE: OnceLock<[u8; 36]> = OnceLock::new();
         static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let prefix = *PREFIX.get_or_init(|| crate::rng::SplitMix64::from_entropy().next_u64());
-        let count = COUNTER.fetch_add(1, Ordering::Relaxed);
-        const HEX: &[u8; 16] = b"0123456789abcdef";
-        let mut digits = (u128::from(prefix) << 64) | u128::from(count);
-        let mut text = [b'-'; 36];
-        for (i, byte) in text.iter_mut().enumerate().rev() {
-            if !matches!(i, 8 | 13 | 18 | 23) {
-                *byte = HEX[(digits & 0xf) as usize];
-                digits >>= 4;
+        let mut text = *TEMPLATE.get_or_init(|| {
+            let mut prefix = crate::rng::SplitMix64::from_entropy().next_u64();
+            let mut text = [b'-'; 36];
+            for i in (0..18).rev().filter(|i| !matches!(i, 8 | 13)) {
+                text[i] = HEX[(prefix & 0xf) as usize];
+                prefix >>= 4;
             }
+            text
+        });
+        let mut count = COUNTER.fetch_add(1, Ordering::Relaxed);
+        for i in (19..36).rev().filter(|i| *i != 23) {
+            text[i] = HEX[(count & 0xf) as usize];
+            count >>= 4;
         }
         RequestId(text)
     }

@@ -107,7 +107,21 @@ pub(crate) fn judge(
     endpoint: EndpointKind,
     now: SystemTime,
 ) -> Verdict {
-    let retry_after = || retry_after(headers, now);
+    judge_with_clock(status, headers, endpoint, || now)
+}
+
+/// [`judge`], reading the clock only for a `Retry-After` given as a date.
+pub(crate) fn judge_now(status: u16, headers: &HeaderMap, endpoint: EndpointKind) -> Verdict {
+    judge_with_clock(status, headers, endpoint, SystemTime::now)
+}
+
+fn judge_with_clock(
+    status: u16,
+    headers: &HeaderMap,
+    endpoint: EndpointKind,
+    now: impl Fn() -> SystemTime,
+) -> Verdict {
+    let retry_after = || retry_after(headers, now());
     match status {
         200..=399 => Verdict::Success,
         // Only these read the gateway's code: a success costs no header lookup.

@@ -253,6 +253,11 @@ impl RateLimiter {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
 
+    /// Whether the windows live in a fleet's store.
+    pub(crate) fn has_fleet(&self) -> bool {
+        self.inner.fleet.is_some()
+    }
+
     /// Waits for the earliest start slot of `class` and returns once the
     /// request may be sent; call [`Permit::sent`] when it leaves.
     ///
@@ -270,7 +275,16 @@ impl RateLimiter {
         class: LimitClass,
         max_wait: Duration,
     ) -> Result<Permit<'_>, LimitError> {
-        let called = Instant::now();
+        self.acquire_from(class, max_wait, Instant::now()).await
+    }
+
+    /// [`RateLimiter::acquire`], for a caller that read the clock just before (`called`).
+    pub(crate) async fn acquire_from(
+        &self,
+        class: LimitClass,
+        max_wait: Duration,
+        called: Instant,
+    ) -> Result<Permit<'_>, LimitError> {
         let mut share = 1;
         let mut now = called;
         if let Some(link) = &self.inner.fleet {
@@ -930,6 +944,10 @@ impl Permit<'_> {
     /// and every start booked after it moves by the same delay (their callers
     /// wait for the new slots), keeping their places and their spacing.
     pub(crate) fn sent(self) {
+        if self.waited.is_zero() {
+            // Granted at once, with nothing awaited since: it leaves at its slot.
+            return;
+        }
         let (booked, id) = self.start;
         let now = Instant::now();
         // Within a millisecond is on time: far below any margin, and it keeps the lock off

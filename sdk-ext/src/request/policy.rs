@@ -168,14 +168,16 @@ impl Shared {
 }
 
 impl Shared {
-    /// Sends one attempt through the builder's transport, or reqwest.
+    /// Sends one attempt through the builder's transport (in the call's span: it is code of
+    /// the user's), or reqwest.
     fn send<'a>(
         &'a self,
         http: &'a reqwest::Client,
         request: reqwest::Request,
+        span: &tracing::Span,
     ) -> impl Future<Output = reqwest::Result<reqwest::Response>> + Send + 'a {
         match &self.transport {
-            Some(transport) => Either::Left(transport.send(http, request)),
+            Some(transport) => Either::Left(in_span(span, transport.send(http, request))),
             None => Either::Right(http.execute(request)),
         }
     }
@@ -234,9 +236,11 @@ impl Policy {
                 error.r#type = tracing::field::Empty,
                 pubapi.operation = operation.id,
                 pubapi.limit_class = operation.limit_class.as_str(),
-                pubapi.request_id = request_id.as_str(),
-                pubapi.attempt = tracing::field::Empty,
-                pubapi.limiter_wait_ms = tracing::field::Empty,
+                // Displayed, so that only a subscriber that keeps it works out its text.
+                pubapi.request_id = tracing::field::display(&request_id),
+                pubapi.attempt = 1,
+                // The call's wait for slots, over all its attempts.
+                pubapi.limiter_wait_ms = 0,
             )
         };
         if let Err(rejection) = self.check(&mut request, operation) {
@@ -251,14 +255,7 @@ impl Policy {
             span,
             request_id,
         };
-        // A disabled span (no subscriber, or one that filters it out) is not entered and
-        // left on every poll: the attempts run bare.
-        if op.span.is_disabled() {
-            Box::pin(op.try_op(request))
-        } else {
-            let span = op.span.clone();
-            Box::pin(op.try_op(request).instrument(span))
-        }
+        Box::pin(op.try_op(Slot::Request(request)))
     }
 
     /// The checks before any attempt (steps 1 to 3 of the [module doc](super)): a refusal
@@ -354,23 +351,70 @@ struct Op<'a> {
     request_id: RequestId,
 }
 
+impl Progress {
+    /// When the operation's time is up.
+    fn deadline(&mut self, timeout: Duration) -> Instant {
+        *self.deadline.get_or_insert(self.started + timeout)
+    }
+}
+
 /// How far an operation has come: what the phases read and update between attempts.
 struct Progress {
     attempt: u32,
     started: Instant,
-    deadline: Instant,
+    /// When the operation's time is up: worked out for a second attempt.
+    deadline: Option<Instant>,
     /// Time slept between attempts so far.
     waited: Duration,
+    /// Time the attempts waited for their slots so far.
+    limiter_waited: Duration,
     /// Whether a 401 already had its one try with a fresh token.
     refreshed_token: bool,
 }
 
-/// One attempt's answer (or failure), with what the next attempt needs.
+/// Where an operation's request waits between its attempts: the request, until an attempt
+/// sends it; then what sends it again. One slot for both keeps the boxed future small.
+enum Slot {
+    /// To be sent.
+    Request(reqwest::Request),
+    /// Sent, with what sends it again; `None` for a streaming body, which is sent once.
+    Sent(Option<Replay>),
+}
+
+impl Slot {
+    /// The request, to send: the slot is left empty until the attempt says what sends it
+    /// again.
+    fn take_request(&mut self) -> Option<reqwest::Request> {
+        match std::mem::replace(self, Slot::Sent(None)) {
+            Slot::Request(request) => Some(request),
+            Slot::Sent(replay) => {
+                *self = Slot::Sent(replay);
+                None
+            }
+        }
+    }
+
+    /// Whether the request sent can be sent again.
+    fn can_resend(&self) -> bool {
+        matches!(self, Slot::Sent(Some(_)))
+    }
+
+    /// What sends the request again, taken out of the slot.
+    fn take_replay(&mut self) -> Option<Replay> {
+        match std::mem::replace(self, Slot::Sent(None)) {
+            Slot::Sent(replay) => replay,
+            Slot::Request(request) => {
+                *self = Slot::Request(request);
+                None
+            }
+        }
+    }
+}
+
+/// One attempt's answer (or failure); what sends the request again is in the [`Slot`].
 struct Attempted<'a> {
     result: reqwest::Result<reqwest::Response>,
     verdict: Verdict,
-    /// What sends the request again; `None` for a streaming body, which is sent once.
-    replay: Option<Replay>,
     token: SecretToken,
     limiter: Cow<'a, RateLimiter>,
 }
@@ -379,142 +423,155 @@ struct Attempted<'a> {
 enum Next {
     /// Hand this back: a success, or the last answer.
     Return(reqwest::Result<reqwest::Response>),
-    /// Send `request` again after `after`.
-    Retry {
-        request: reqwest::Request,
-        after: Duration,
-    },
+    /// Send the request in the [`Slot`] again after this long.
+    Retry(Duration),
 }
 
 impl<'a> Op<'a> {
     /// The attempts, then the end of the call: every way out of the loop passes through
     /// [`Op::finish`].
     ///
-    /// An async block rather than an async fn: an async fn's future keeps each argument twice
-    /// (where it was passed and where the body moved it), and the request is the largest part
-    /// of this future, which every call boxes.
+    /// The span is not entered on every poll (that would cost more than the rest of the
+    /// policy): the SDK's events name it as their parent, and what can run code of others or
+    /// wait on a store (a token source's fetch, a builder's transport, a fleet's store) runs
+    /// in it ([`in_span`]).
+    ///
+    /// An async block rather than an async fn, with the request kept in the one slot every
+    /// attempt takes it from: this future is boxed on every call, and an async fn's (or a
+    /// nested block's) future would hold the request twice, growing the box past what the
+    /// allocator serves from its per-thread cache.
     #[expect(
         clippy::manual_async_fn,
         reason = "an async fn's future would hold the request twice"
     )]
     fn try_op(
         self,
-        request: reqwest::Request,
+        mut slot: Slot,
     ) -> impl Future<Output = reqwest::Result<reqwest::Response>> + Send + 'a {
         async move {
-            let result = async {
-                let started = Instant::now();
-                let mut progress = Progress {
-                    attempt: 0,
-                    started,
-                    deadline: started + self.shared.retry.operation_timeout(),
-                    waited: Duration::ZERO,
-                    refreshed_token: false,
-                };
-                let mut request = request;
-                loop {
-                    let attempted = self.try_attempt(request, &mut progress).await?;
-                    let next = if self.wants_fresh_token(&attempted, &progress) {
+            let started = Instant::now();
+            let mut progress = Progress {
+                attempt: 0,
+                started,
+                deadline: None,
+                waited: Duration::ZERO,
+                limiter_waited: Duration::ZERO,
+                refreshed_token: false,
+            };
+            let result = loop {
+                // In a block of its own: what an attempt leaves is gone before the wait for
+                // the next, so the future keeps no room for it during the wait.
+                let after = {
+                    let attempted = match self.try_attempt(&mut slot, &mut progress).await {
+                        Ok(attempted) => attempted,
+                        Err(rejection) => break Err(rejection),
+                    };
+                    let next = if self.wants_fresh_token(&attempted, &slot, &progress) {
                         // Rare: a revoked token, whose source is asked for a fresh one.
-                        Box::pin(self.refresh_token(attempted, &mut progress)).await
+                        Box::pin(self.refresh_token(attempted, &mut slot, &mut progress)).await
                     } else {
-                        self.decide(attempted, &mut progress)
+                        self.decide(attempted, &mut slot, &mut progress)
                     };
                     match next {
-                        Next::Return(result) => return Ok(result),
-                        Next::Retry {
-                            request: again,
-                            after,
-                        } => {
-                            tracing::debug!(after_ms = after.as_millis() as u64, "retrying");
-                            // Boxed, like every wait off the path of a free slot.
-                            Box::pin(tokio::time::sleep(after)).await;
-                            progress.waited += after;
-                            request = again;
-                        }
+                        Next::Return(result) => break Ok(result),
+                        Next::Retry(after) => after,
                     }
-                }
-            }
-            .await;
+                };
+                tracing::debug!(
+                    parent: &self.span,
+                    after_ms = after.as_millis() as u64,
+                    "retrying"
+                );
+                // Boxed, like every wait off the path of a free slot.
+                Box::pin(tokio::time::sleep(after)).await;
+                progress.waited += after;
+            };
             match self.finish(result) {
                 Finished::Done(result) => result,
-                // Boxed, as it is rare next to a success, whose future it would enlarge.
-                Finished::Later(later) => Box::pin(later).await,
+                Finished::Later(later) => later.await,
             }
         }
     }
 
     /// One attempt: the token, a slot of its pacer, the send, and the [`Verdict`] on the
     /// answer (which feeds the pacer the gateway's counters). A refusal (deadline passed,
-    /// no token, no slot in time) ends the operation with nothing sent.
-    #[expect(
-        clippy::manual_async_fn,
-        reason = "an async fn's future would hold the request twice"
-    )]
-    fn try_attempt<'p>(
-        &'p self,
-        mut request: reqwest::Request,
-        progress: &'p mut Progress,
-    ) -> impl Future<Output = Result<Attempted<'a>, LocalRejection>> + Send + 'p {
-        async move {
-            let shared = self.shared;
-            let class = self.operation.limit_class;
-            progress.attempt += 1;
+    /// no token, no slot in time) ends the operation with nothing sent. The request is taken
+    /// from the slot only when it leaves, and what sends it again is put there.
+    async fn try_attempt(
+        &self,
+        slot: &mut Slot,
+        progress: &mut Progress,
+    ) -> Result<Attempted<'a>, LocalRejection> {
+        let shared = self.shared;
+        let class = self.operation.limit_class;
+        progress.attempt += 1;
+        let timeout = shared.retry.operation_timeout();
+        // The first attempt starts when the call does; the deadline is worked out only for
+        // a call that needs a second.
+        let (now, left) = if progress.attempt == 1 {
+            (progress.started, timeout)
+        } else {
             record(&self.span, "pubapi.attempt", progress.attempt);
-            let now = if progress.attempt == 1 {
-                progress.started
-            } else {
-                Instant::now()
-            };
-            if now >= progress.deadline {
+            let now = Instant::now();
+            let deadline = progress.deadline(timeout);
+            if now >= deadline {
                 return Err(LocalRejection::Deadline {
                     elapsed: now - progress.started,
                 });
             }
-            // The token first: its fingerprint picks the limiter, and nothing slow stands
-            // between the slot and the send.
-            let token = match shared.token.ready() {
-                Some(token) => token,
-                None => shared
-                    .token
-                    .token()
-                    .await
-                    .map_err(|e| LocalRejection::Token(e.to_string()))?,
+            (now, deadline - now)
+        };
+        // The token first: its fingerprint picks the limiter, and nothing slow stands
+        // between the slot and the send.
+        let token = match shared.token.ready() {
+            Some(token) => token,
+            None => in_span(&self.span, shared.token.token())
+                .await
+                .map_err(|e| LocalRejection::Token(e.to_string()))?,
+        };
+        let limiter = shared.limiter_for(&token).map_err(LocalRejection::Budget)?;
+        // The block ends the permit while the request is out.
+        let sending = {
+            let acquiring = limiter.acquire_from(class, left, now);
+            // A fleet's store may be slow or down, and says so in events.
+            let permit = if limiter.has_fleet() {
+                in_span(&self.span, acquiring)
+            } else {
+                Either::Right(acquiring)
+            }
+            .await
+            .map_err(LocalRejection::Limit)?;
+            let Some(mut request) = slot.take_request() else {
+                unreachable!("`try_op` puts the request back before every attempt")
             };
-            let limiter = shared.limiter_for(&token).map_err(LocalRejection::Budget)?;
-            // The block ends the permit while the request is out.
-            let (sending, replay) = {
-                let permit = limiter
-                    .acquire(class, progress.deadline - now)
-                    .await
-                    .map_err(LocalRejection::Limit)?;
+            if !permit.waited().is_zero() {
+                progress.limiter_waited += permit.waited();
                 record(
                     &self.span,
                     "pubapi.limiter_wait_ms",
-                    permit.waited().as_millis() as u64,
+                    progress.limiter_waited.as_millis() as u64,
                 );
-                telemetry::limiter_wait(class, permit.waited());
-                // The token and the call's id are set on every attempt, not kept for the
-                // next one (see `Replay`).
-                let headers = request.headers_mut();
-                headers.insert(http::header::AUTHORIZATION, token.header_value());
-                headers.insert(REQUEST_ID_HEADER, self.request_id.header_value());
-                let replay = Replay::of(&request, shared.transport.is_none());
-                permit.sent();
-                (shared.send(self.http, request), replay)
-            };
-            // The HTTP client's read timeout bounds the wait for the head and every read of
-            // the body (see `ClientBuilder::attempt_timeout`): no timer of our own here.
-            let result = sending.await;
-            let verdict = self.judge(&result, &limiter);
-            Ok(Attempted {
-                result,
-                verdict,
-                replay,
-                token,
-                limiter,
-            })
-        }
+            }
+            telemetry::limiter_wait(class, permit.waited());
+            // The token and the call's id are set on every attempt, not kept for the
+            // next one (see `Replay`).
+            let headers = request.headers_mut();
+            headers.insert(http::header::AUTHORIZATION, token.header_value());
+            headers.insert(REQUEST_ID_HEADER, self.request_id.header_value());
+            *slot = Slot::Sent(Replay::of(&request, shared.transport.is_none()));
+            permit.sent();
+            shared.send(self.http, request, &self.span)
+        };
+        // The HTTP client's read timeout bounds the wait for the head and every read of
+        // the body (see `ClientBuilder::attempt_timeout`): no timer of our own here.
+        let result = sending.await;
+        let verdict = self.judge(&result, &limiter);
+        Ok(Attempted {
+            result,
+            verdict,
+            token,
+            limiter,
+        })
     }
 
     /// The [`Verdict`] on an attempt's answer, told to the span, the metrics and the pacer
@@ -525,7 +582,6 @@ impl<'a> Op<'a> {
         let verdict = match result {
             Ok(response) => {
                 let status = response.status().as_u16();
-                record(&self.span, "http.response.status_code", status);
                 telemetry::attempt(operation.id, Ended::Status(status));
                 if let Some(counters) = ServerCounters::from_headers(response.headers()) {
                     limiter.observe(class, counters);
@@ -535,12 +591,8 @@ impl<'a> Op<'a> {
                         telemetry::quota_remaining(class, allotted.saturating_sub(current));
                     }
                 }
-                let verdict = verdict::judge(
-                    status,
-                    response.headers(),
-                    EndpointKind::of_class(class),
-                    SystemTime::now(),
-                );
+                let verdict =
+                    verdict::judge_now(status, response.headers(), EndpointKind::of_class(class));
                 if let Some(code) = throttle_label(&verdict, response.headers()) {
                     telemetry::throttle(code);
                 }
@@ -551,15 +603,20 @@ impl<'a> Op<'a> {
                 verdict::judge_transport(error)
             }
         };
-        tracing::debug!(?verdict, "attempt finished");
+        tracing::debug!(parent: &self.span, ?verdict, "attempt finished");
         verdict
     }
 
     /// Whether an attempt's answer is a 401 on a token not yet refreshed (and the request can
     /// be sent again): it gets one try with a fresh token ([`Op::refresh_token`]); every other
     /// answer goes to [`Op::decide`] at once, without waiting.
-    fn wants_fresh_token(&self, attempted: &Attempted<'a>, progress: &Progress) -> bool {
-        attempted.replay.is_some()
+    fn wants_fresh_token(
+        &self,
+        attempted: &Attempted<'a>,
+        slot: &Slot,
+        progress: &Progress,
+    ) -> bool {
+        slot.can_resend()
             && attempted.verdict == Verdict::Refused(Refusal::Unauthorized)
             && !progress.refreshed_token
             && attempted
@@ -571,42 +628,49 @@ impl<'a> Op<'a> {
     /// Gives a rotating token source one chance to replace a token the server refused
     /// (401): with a new token, the request is sent again at once; with the same one, the
     /// retry step decides as for any other answer.
-    async fn refresh_token(&self, attempted: Attempted<'a>, progress: &mut Progress) -> Next {
+    async fn refresh_token(
+        &self,
+        attempted: Attempted<'a>,
+        slot: &mut Slot,
+        progress: &mut Progress,
+    ) -> Next {
         let token = &attempted.token;
         self.shared.token.invalidate(token);
         progress.refreshed_token = true;
         if let Ok(fresh) = self.shared.token.token().await
             && fresh.expose() != token.expose()
-            && let Some(replay) = attempted.replay
+            && let Some(replay) = slot.take_replay()
         {
-            tracing::debug!("token rejected with 401; retrying once with a fresh token");
+            tracing::debug!(
+                parent: &self.span,
+                "token rejected with 401; retrying once with a fresh token"
+            );
             telemetry::retry(self.operation.id, "unauthorized");
             return match replay.into_request(&attempted.result) {
-                Some(request) => Next::Retry {
-                    request,
-                    after: Duration::ZERO,
-                },
+                Some(request) => {
+                    *slot = Slot::Request(request);
+                    Next::Retry(Duration::ZERO)
+                }
                 None => Next::Return(attempted.result),
             };
         }
-        self.decide(attempted, progress)
+        self.decide(attempted, slot, progress)
     }
 
     /// The retry step's decision on an attempt's verdict ([`RetryConfig::decide`]); a used-up
     /// quota blocks the pacer.
-    fn decide(&self, attempted: Attempted<'a>, progress: &mut Progress) -> Next {
+    fn decide(&self, attempted: Attempted<'a>, slot: &mut Slot, progress: &mut Progress) -> Next {
         let Attempted {
             result,
             verdict,
-            replay,
             token: _,
             limiter,
         } = attempted;
         let operation = self.operation;
-        let Some(replay) = replay else {
+        if !slot.can_resend() {
             // A streaming body cannot be replayed: one attempt only.
             return Next::Return(result);
-        };
+        }
         if let Verdict::QuotaExhausted { retry_after } = verdict {
             limiter.server_exhausted(
                 operation.limit_class,
@@ -624,23 +688,32 @@ impl<'a> Op<'a> {
         match decision {
             Decision::Done => Next::Return(result),
             Decision::GiveUp(reason) => {
-                tracing::debug!(%reason, "not retrying");
+                tracing::debug!(parent: &self.span, %reason, "not retrying");
                 Next::Return(result)
             }
-            Decision::Retry { after } if Instant::now() + after >= progress.deadline => {
-                tracing::debug!("next retry would pass the operation deadline");
+            Decision::Retry { after }
+                if Instant::now() + after
+                    >= progress.deadline(self.shared.retry.operation_timeout()) =>
+            {
+                tracing::debug!(
+                    parent: &self.span,
+                    "next retry would pass the operation deadline"
+                );
                 Next::Return(result)
             }
-            Decision::Retry { after } => match replay.into_request(&result) {
-                Some(request) => {
-                    telemetry::retry(operation.id, retry_reason(&verdict));
-                    Next::Retry { request, after }
+            Decision::Retry { after } => {
+                match slot.take_replay().and_then(|r| r.into_request(&result)) {
+                    Some(request) => {
+                        telemetry::retry(operation.id, retry_reason(&verdict));
+                        *slot = Slot::Request(request);
+                        Next::Retry(after)
+                    }
+                    None => {
+                        tracing::debug!(parent: &self.span, "the answer does not say what was sent");
+                        Next::Return(result)
+                    }
                 }
-                None => {
-                    tracing::debug!("the answer does not say what was sent");
-                    Next::Return(result)
-                }
-            },
+            }
         }
     }
 
@@ -654,7 +727,7 @@ impl<'a> Op<'a> {
     fn finish(
         &self,
         result: Result<reqwest::Result<reqwest::Response>, LocalRejection>,
-    ) -> Finished<impl Future<Output = reqwest::Result<reqwest::Response>> + Send + 'static> {
+    ) -> Finished {
         let (span, operation) = (&self.span, self.operation);
         let ended = match &result {
             Err(_) => {
@@ -681,7 +754,8 @@ impl<'a> Op<'a> {
                 Finished::Done(Ok(response))
             }
             Ok(Err(error)) => Finished::Done(Err(crate::request_id::mark(error, request_id))),
-            failed => Finished::Later(async move {
+            // Boxed here, as it is rare next to a success, whose future it would enlarge.
+            failed => Finished::Later(Box::pin(async move {
                 match failed {
                     Ok(Ok(response)) => {
                         let mut response =
@@ -692,17 +766,17 @@ impl<'a> Op<'a> {
                     Ok(Err(error)) => Err(error),
                     Err(rejection) => Err(rejection.into_error().await),
                 }
-            }),
+            })),
         }
     }
 }
 
 /// How a call ends ([`Op::finish`]): at once, or after a wait.
-enum Finished<F> {
+enum Finished {
     /// The result, as it is.
     Done(reqwest::Result<reqwest::Response>),
-    /// The result, once `F` has read a failed body or made a refusal's error.
-    Later(F),
+    /// The result, once this has read a failed body or made a refusal's error.
+    Later(BoxFuture<'static, reqwest::Result<reqwest::Response>>),
 }
 
 /// Records `value` as the span's `field`, unless the span is disabled (with `tracing`'s `log`
@@ -710,6 +784,19 @@ enum Finished<F> {
 fn record<V: tracing::Value>(span: &tracing::Span, field: &str, value: V) {
     if !span.is_disabled() {
         span.record(field, value);
+    }
+}
+
+/// `future`, entered in `span` on every poll (unless the span is disabled): for what runs
+/// code of others or waits on a store, whose events belong to the call.
+fn in_span<F: Future>(
+    span: &tracing::Span,
+    future: F,
+) -> Either<tracing::instrument::Instrumented<F>, F> {
+    if span.is_disabled() {
+        Either::Right(future)
+    } else {
+        Either::Left(future.instrument(span.clone()))
     }
 }
 
