@@ -26,6 +26,8 @@ impl Agents<'_> {
     /// [`Agents::ask_and_wait`]). The question is checked before sending: not blank, at most
     /// 35,000 characters.
     ///
+    /// [`AgentAskRequest`]: crate::types::AgentAskRequest
+    ///
     /// ```no_run
     /// use pubapi_sdk_ext::types::AgentAskRequest;
     /// # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), Box<dyn std::error::Error>> {

@@ -53,7 +53,7 @@ impl ReportRead {
     }
 }
 
-/// What reading a JSON report will cost, from [`super::Audit::plan`].
+/// What reading a JSON report will cost, from [`Audit::plan`](crate::api::Audit::plan).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReadPlan {
     /// The report's `total_count`.
@@ -306,7 +306,8 @@ pub(crate) async fn remove_audit_report(client: &Client, at: &ReportLocation) ->
     Ok(())
 }
 
-/// Creates the report, waits for it and returns the finished report ([`Audit::run`](crate::api::Audit::run)).
+/// Creates the report, waits for it and returns the finished report
+/// ([`Audit::run`](crate::api::Audit::run)).
 pub(crate) async fn run_audit_report(
     client: &Client,
     request: impl Into<AuditRequest>,
