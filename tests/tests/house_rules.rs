@@ -358,6 +358,14 @@ fn cycle_from(
     None
 }
 
+/// `"a::b"` as a module path; `""` is the root.
+fn module(path: &str) -> ModPath {
+    path.split("::")
+        .filter(|p| !p.is_empty())
+        .map(String::from)
+        .collect()
+}
+
 fn crates() -> [Crate; 3] {
     [
         load("pubapi_sdk_ext", "sdk-ext"),
@@ -383,12 +391,6 @@ fn no_import_circle_at_any_level_of_any_crate() {
 
 #[test]
 fn the_reader_follows_uses_through_groups_parents_and_reexports() {
-    let module = |path: &str| -> ModPath {
-        path.split("::")
-            .filter(|p| !p.is_empty())
-            .map(String::from)
-            .collect()
-    };
     let mut test_mods = BTreeSet::new();
     let lib = code_of(
         "//! see crate::b\npub mod a;\npub mod b;\npub mod c;\n#[cfg(test)]\nmod tests;\n",
@@ -503,12 +505,6 @@ fn every_area_accessor_is_in_one_impl_block_file_and_every_handle_in_the_handles
 
 #[test]
 fn the_door_rule_sees_an_impl_or_a_handle_out_of_place() {
-    let module = |path: &str| -> ModPath {
-        path.split("::")
-            .filter(|p| !p.is_empty())
-            .map(String::from)
-            .collect()
-    };
     let handle = "pub struct Agents<'a> {\n    pub(crate) client: &'a Client,\n}\n";
     let krate = Crate {
         name: "example",
