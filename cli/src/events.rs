@@ -64,10 +64,14 @@ async fn tail(session: &Session, args: TailArgs) -> Result<(), Failure> {
     } else {
         EventsVersion::V2
     };
-    let mut builder = EventStream::builder(version).start(match args.from {
-        Start::Oldest => StreamStart::Oldest,
-        Start::Latest => StreamStart::Latest,
-    });
+    let mut builder = session
+        .client
+        .events()
+        .stream(version)
+        .start(match args.from {
+            Start::Oldest => StreamStart::Oldest,
+            Start::Latest => StreamStart::Latest,
+        });
     if !args.types.is_empty() {
         builder = builder.types(args.types.clone());
     }
@@ -83,7 +87,7 @@ async fn tail(session: &Session, args: TailArgs) -> Result<(), Failure> {
             checkpoint_name(&args, version),
         );
     }
-    let mut stream = builder.build(session.client.clone());
+    let mut stream = builder.build();
     let ended = consume(session, &args, &mut stream).await;
     // Given up, so another tail on the file takes over at once; dropped, it would be freed
     // only when the process ends.

@@ -95,7 +95,7 @@ macro_rules! from_body {
         impl AuditRequest {
             /// The request of `kind` a JSON body holds (what `POST /v1/audit/<kind>` sends):
             /// for bodies built at run time, such as a command line's flags. Call
-            /// [`AuditRequest::validate`] (or [`crate::audit::Audit::create`], which does)
+            /// [`AuditRequest::validate`] (or [`crate::api::Audit::create`], which does)
             /// to check the dates and filters.
             ///
             /// # Errors

@@ -1,9 +1,8 @@
-//! The client users hold: built once per token, cheap to clone, with immutable impersonation
-//! views.
+//! How a [`Client`] is built: its [`ClientBuilder`] and why a build fails ([`BuildError`]).
 
-use crate::act_as::ActAs;
+use crate::Client;
 use crate::fleet::Fleet;
-use crate::limits::{LimitClass, Limits, Pacing, Quota};
+use crate::limits::{Limits, Pacing};
 use crate::request::limiter::RateLimiter;
 use crate::request::policy::{Budgets, Policy, Settings, Shared};
 use crate::request::retry::RetryConfig;
@@ -17,144 +16,6 @@ use std::time::Duration;
 
 /// The user agent every request carries.
 pub const USER_AGENT: &str = concat!("pubapi-sdk-ext/", env!("CARGO_PKG_VERSION"));
-
-/// A client of the Content Platform Public API for one token.
-///
-/// Every operation is reached through a handle per area (`agents()`, `assistant()`,
-/// `copilot()`, `documents()`, `knowledge_bases()`, `search()`, `audit()`, `webhooks()`,
-/// `events()`, `identity()`), whose methods return `Result<_, Error>`; the generated client
-/// stays reachable through one escape hatch, [`Client::sdk`]. Each request passes the client's
-/// policy: the reference's checks, bearer token, impersonation, rate-limit pacing shared by
-/// all clones, throttle handling and retries, tracing. Clones share the token, the pacer and
-/// the retry budget.
-///
-/// ```no_run
-/// use pubapi_sdk_ext::{ActAs, Client, SecretToken};
-///
-/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// let client = Client::builder()
-///     .domain("acme.example.com")
-///     .token(SecretToken::try_from(std::env::var("PUBAPI_TOKEN")?)?)
-///     .build()?;
-/// let me = client.identity().whoami().await?;
-/// println!("token of {:?}", me.username);
-///
-/// // An immutable view that acts as another user (admin tokens only).
-/// let bob = client.act_as(ActAs::username("bob")?);
-/// let hooks = bob.webhooks().list().await?;
-/// println!("bob has {} webhooks", hooks.len());
-/// # Ok(())
-/// # }
-/// ```
-#[derive(Clone)]
-pub struct Client {
-    sdk: pubapi_sdk::Client,
-    shared: Arc<Shared>,
-    act_as: Option<ActAs>,
-}
-
-impl Client {
-    /// Starts building a client.
-    pub fn builder() -> ClientBuilder {
-        ClientBuilder::default()
-    }
-
-    /// The generated client: the escape hatch to every operation as progenitor builds it
-    /// (`client.sdk().list_webhooks().send().await?`). Its requests pass this client's
-    /// policy like the area handles' (token, impersonation, pacing, retries and the checks
-    /// of the reference), and `?` turns its errors into [`crate::Error`]. Prefer the area
-    /// handles (`client.agents()`, `client.webhooks()`, `client.audit()`, ...), which also
-    /// wait, page and stream.
-    pub fn sdk(&self) -> &pubapi_sdk::Client {
-        &self.sdk
-    }
-
-    /// The base URL, e.g. `https://acme.example.com/pubapi`.
-    pub fn base_url(&self) -> &str {
-        progenitor_client::ClientInfo::baseurl(&self.sdk)
-    }
-
-    /// A view of this client whose calls run as `who` (`X-Service-Act-As` for a username,
-    /// `X-Service-Act-As-Email` for an e-mail address; exactly one is sent). The token must be
-    /// an admin's. The view shares the token's pacer: impersonated calls count against the
-    /// token's own budget. `self` is unchanged, so one client can serve many users.
-    pub fn act_as(&self, who: ActAs) -> Client {
-        self.view(Some(who))
-    }
-
-    /// A view of this client that does not impersonate anyone.
-    pub fn without_act_as(&self) -> Client {
-        self.view(None)
-    }
-
-    /// Whom this view acts as.
-    pub fn acting_as(&self) -> Option<&ActAs> {
-        self.act_as.as_ref()
-    }
-
-    /// The remaining budget of a limit class, as the token's pacer sees it (with the
-    /// gateway's own counters from the last response that had them). The pacer is shared by
-    /// every client of the same token and base URL in the process, their clones and act-as
-    /// views (unless built with [`ClientBuilder::isolated_budget`]), so this counts their
-    /// requests too.
-    ///
-    /// ```
-    /// use pubapi_sdk_ext::{Client, LimitClass, SecretToken};
-    ///
-    /// let client = Client::builder()
-    ///     .domain("acme.example.com")
-    ///     .token(SecretToken::try_from("t0k3n")?)
-    ///     .build()?;
-    /// // Before the first request: the whole day is left.
-    /// let quota = client.quota(LimitClass::General);
-    /// assert_eq!((quota.per_day, quota.remaining_today), (Some(1000), Some(1000)));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn quota(&self, class: LimitClass) -> Quota {
-        self.shared.limiter().quota(class)
-    }
-
-    /// Sends a request built by hand (CSV reports) through the same policy as the generated
-    /// operations: pacing, token, impersonation, retries, accounted to `operation`.
-    pub(crate) async fn execute(
-        &self,
-        request: reqwest::Request,
-        operation: &'static pubapi_sdk::operations::Operation,
-    ) -> reqwest::Result<reqwest::Response> {
-        Policy::new(self.shared.clone(), self.act_as.clone())
-            .run(self.http(), request, operation)
-            .await
-    }
-
-    /// The reqwest client (redirects not followed) for requests built by hand.
-    pub(crate) fn http(&self) -> &reqwest::Client {
-        progenitor_client::ClientInfo::client(&self.sdk)
-    }
-
-    fn view(&self, act_as: Option<ActAs>) -> Client {
-        let policy = Policy::new(self.shared.clone(), act_as.clone());
-        let sdk = pubapi_sdk::Client::new_with_client(
-            self.base_url(),
-            self.http().clone(),
-            Inner::with_policy(Arc::new(policy)),
-        );
-        Client {
-            sdk,
-            shared: self.shared.clone(),
-            act_as,
-        }
-    }
-}
-
-impl fmt::Debug for Client {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Client")
-            .field("base_url", &self.base_url())
-            .field("act_as", &self.act_as)
-            .field("shared", &self.shared)
-            .finish()
-    }
-}
 
 /// Builds a [`Client`]; see [`Client::builder`].
 ///

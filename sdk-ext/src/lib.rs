@@ -4,6 +4,7 @@
 
 pub mod act_as;
 pub mod ai;
+pub mod api;
 pub mod audit;
 mod audit_date;
 mod audit_request;
@@ -15,7 +16,6 @@ pub mod error;
 pub mod events;
 pub mod fleet;
 mod gateway;
-pub mod identity;
 pub mod limits;
 pub mod path;
 pub mod registration;
@@ -34,7 +34,7 @@ pub mod waiter;
 pub mod webhook;
 
 pub use act_as::ActAs;
-pub use client::{BuildError, Client, ClientBuilder};
+pub use client::{BuildError, ClientBuilder};
 pub use error::Error;
 pub use fleet::Fleet;
 pub use limits::{Budget, LimitClass, Limits, Pacing, Quota};
@@ -77,6 +77,210 @@ pub use reqwest;
 /// The `serde_json` crate: the open JSON values in events, reports and answers
 /// (`serde_json::Value`, `serde_json::Map`).
 pub use serde_json;
+
+use api::{
+    Agents, Assistant, Audit, Copilot, Documents, Events, Identity, KnowledgeBases, Search,
+    Webhooks,
+};
+use pubapi_sdk::hooks::Inner;
+use request::policy::{Policy, Shared};
+use std::fmt;
+use std::sync::Arc;
+
+/// A client of the Content Platform Public API for one token.
+///
+/// Every operation is reached through a handle per area (`agents()`, `assistant()`,
+/// `copilot()`, `documents()`, `knowledge_bases()`, `search()`, `audit()`, `webhooks()`,
+/// `events()`, `identity()`), whose methods return `Result<_, Error>`; the generated client
+/// stays reachable through one escape hatch, [`Client::sdk`]. Each request passes the client's
+/// policy: the reference's checks, bearer token, impersonation, rate-limit pacing shared by
+/// all clones, throttle handling and retries, tracing. Clones share the token, the pacer and
+/// the retry budget.
+///
+/// ```no_run
+/// use pubapi_sdk_ext::{ActAs, Client, SecretToken};
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let client = Client::builder()
+///     .domain("acme.example.com")
+///     .token(SecretToken::try_from(std::env::var("PUBAPI_TOKEN")?)?)
+///     .build()?;
+/// let me = client.identity().whoami().await?;
+/// println!("token of {:?}", me.username);
+///
+/// // An immutable view that acts as another user (admin tokens only).
+/// let bob = client.act_as(ActAs::username("bob")?);
+/// let hooks = bob.webhooks().list().await?;
+/// println!("bob has {} webhooks", hooks.len());
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    sdk: pubapi_sdk::Client,
+    shared: Arc<Shared>,
+    act_as: Option<ActAs>,
+}
+
+impl Client {
+    /// Starts building a client.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::default()
+    }
+
+    /// The generated client: the escape hatch to every operation as progenitor builds it
+    /// (`client.sdk().list_webhooks().send().await?`). Its requests pass this client's
+    /// policy like the area handles' (token, impersonation, pacing, retries and the checks
+    /// of the reference), and `?` turns its errors into [`crate::Error`]. Prefer the area
+    /// handles (`client.agents()`, `client.webhooks()`, `client.audit()`, ...), which also
+    /// wait, page and stream.
+    pub fn sdk(&self) -> &pubapi_sdk::Client {
+        &self.sdk
+    }
+
+    /// The base URL, e.g. `https://acme.example.com/pubapi`.
+    pub fn base_url(&self) -> &str {
+        progenitor_client::ClientInfo::baseurl(&self.sdk)
+    }
+
+    /// A view of this client whose calls run as `who` (`X-Service-Act-As` for a username,
+    /// `X-Service-Act-As-Email` for an e-mail address; exactly one is sent). The token must be
+    /// an admin's. The view shares the token's pacer: impersonated calls count against the
+    /// token's own budget. `self` is unchanged, so one client can serve many users.
+    pub fn act_as(&self, who: ActAs) -> Client {
+        self.view(Some(who))
+    }
+
+    /// A view of this client that does not impersonate anyone.
+    pub fn without_act_as(&self) -> Client {
+        self.view(None)
+    }
+
+    /// Whom this view acts as.
+    pub fn acting_as(&self) -> Option<&ActAs> {
+        self.act_as.as_ref()
+    }
+
+    /// The remaining budget of a limit class, as the token's pacer sees it (with the
+    /// gateway's own counters from the last response that had them). The pacer is shared by
+    /// every client of the same token and base URL in the process, their clones and act-as
+    /// views (unless built with [`ClientBuilder::isolated_budget`]), so this counts their
+    /// requests too.
+    ///
+    /// ```
+    /// use pubapi_sdk_ext::{Client, LimitClass, SecretToken};
+    ///
+    /// let client = Client::builder()
+    ///     .domain("acme.example.com")
+    ///     .token(SecretToken::try_from("t0k3n")?)
+    ///     .build()?;
+    /// // Before the first request: the whole day is left.
+    /// let quota = client.quota(LimitClass::General);
+    /// assert_eq!((quota.per_day, quota.remaining_today), (Some(1000), Some(1000)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn quota(&self, class: LimitClass) -> Quota {
+        self.shared.limiter().quota(class)
+    }
+
+    /// Sends a request built by hand (CSV reports) through the same policy as the generated
+    /// operations: pacing, token, impersonation, retries, accounted to `operation`.
+    pub(crate) async fn execute(
+        &self,
+        request: reqwest::Request,
+        operation: &'static pubapi_sdk::operations::Operation,
+    ) -> reqwest::Result<reqwest::Response> {
+        Policy::new(self.shared.clone(), self.act_as.clone())
+            .run(self.http(), request, operation)
+            .await
+    }
+
+    /// The reqwest client (redirects not followed) for requests built by hand.
+    pub(crate) fn http(&self) -> &reqwest::Client {
+        progenitor_client::ClientInfo::client(&self.sdk)
+    }
+
+    fn view(&self, act_as: Option<ActAs>) -> Client {
+        let policy = Policy::new(self.shared.clone(), act_as.clone());
+        let sdk = pubapi_sdk::Client::new_with_client(
+            self.base_url(),
+            self.http().clone(),
+            Inner::with_policy(Arc::new(policy)),
+        );
+        Client {
+            sdk,
+            shared: self.shared.clone(),
+            act_as,
+        }
+    }
+}
+
+/// The handles of the areas of the API, one accessor each: every way into an area starts here
+/// (the handles are in [`api`]).
+impl Client {
+    /// The agents: list, ask, poll, ask and wait.
+    pub fn agents(&self) -> Agents<'_> {
+        Agents { client: self }
+    }
+
+    /// The assistant: ask, poll, ask and wait.
+    pub fn assistant(&self) -> Assistant<'_> {
+        Assistant { client: self }
+    }
+
+    /// The deprecated synchronous copilot.
+    #[deprecated(
+        note = "the copilot is removed on 30 September 2026: use `client.assistant().ask_and_wait(..)`"
+    )]
+    pub fn copilot(&self) -> Copilot<'_> {
+        Copilot { client: self }
+    }
+
+    /// Document Q&A: a question about one document version, or its summary.
+    pub fn documents(&self) -> Documents<'_> {
+        Documents { client: self }
+    }
+
+    /// The knowledge bases: list them page by page or as a stream, ask one.
+    pub fn knowledge_bases(&self) -> KnowledgeBases<'_> {
+        KnowledgeBases { client: self }
+    }
+
+    /// Hybrid search: one page, or every result as a stream.
+    pub fn search(&self) -> Search<'_> {
+        Search { client: self }
+    }
+
+    /// Audit reports v1: create, wait, read JSON pages or CSV, delete; or all in one call.
+    pub fn audit(&self) -> Audit<'_> {
+        Audit { client: self }
+    }
+
+    /// The events API: the cursor, single pages, a resumable stream, a backfill.
+    pub fn events(&self) -> Events<'_> {
+        Events { client: self }
+    }
+
+    /// Webhook registrations (they need the `Service.webhooks` scope).
+    pub fn webhooks(&self) -> Webhooks<'_> {
+        Webhooks { client: self }
+    }
+
+    /// Who the token belongs to (`whoami`).
+    pub fn identity(&self) -> Identity<'_> {
+        Identity { client: self }
+    }
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("base_url", &self.base_url())
+            .field("act_as", &self.act_as)
+            .field("shared", &self.shared)
+            .finish()
+    }
+}
 
 /// The traits a caller needs: the generated operations on `client.sdk()` (one trait per area
 /// of the API) and `.next()` on the SDK's streams.

@@ -1,9 +1,7 @@
 //! The events stream against a scripted events API, with paused time.
 
 use futures_util::StreamExt;
-use pubapi_sdk_ext::events::{
-    EventStream, EventsVersion, StreamItem, StreamNotice, StreamStart, backfill,
-};
+use pubapi_sdk_ext::events::{EventStream, EventsVersion, StreamItem, StreamNotice, StreamStart};
 use pubapi_sdk_ext::testing::{Answer, Script, Seen};
 use pubapi_sdk_ext::{Budget, Client, Limits};
 use serde_json::json;
@@ -151,9 +149,11 @@ fn secs(s: u64) -> Duration {
 async fn caught_up_stream_waits_five_minutes_before_polling_again() {
     let store = Store::new(1, 10);
     let script = events_api(store.clone());
-    let mut stream = EventStream::builder(EventsVersion::V2)
+    let mut stream = client(&script)
+        .events()
+        .stream(EventsVersion::V2)
         .start(StreamStart::After(10))
-        .build(client(&script));
+        .build();
     assert_eq!(
         stream.next().await.unwrap().unwrap(),
         StreamItem::Notice(StreamNotice::CaughtUp {
@@ -170,10 +170,12 @@ async fn caught_up_stream_waits_five_minutes_before_polling_again() {
 async fn poll_interval_below_five_minutes_is_raised() {
     let store = Store::new(1, 10);
     let script = events_api(store);
-    let mut stream = EventStream::builder(EventsVersion::V1)
+    let mut stream = client(&script)
+        .events()
+        .stream(EventsVersion::V1)
         .start(StreamStart::After(10))
         .poll_interval(secs(5))
-        .build(client(&script));
+        .build();
     stream.next().await.unwrap().unwrap();
     stream.next().await.unwrap().unwrap();
     assert_eq!(script.times(), vec![secs(0), secs(300)]);
@@ -183,9 +185,11 @@ async fn poll_interval_below_five_minutes_is_raised() {
 async fn full_pages_of_one_hundred_are_read_back_to_back_until_caught_up() {
     let store = Store::new(1, 250);
     let script = events_api(store);
-    let mut stream = EventStream::builder(EventsVersion::V2)
+    let mut stream = client(&script)
+        .events()
+        .stream(EventsVersion::V2)
         .start(StreamStart::After(0))
-        .build(client(&script));
+        .build();
     let ids = take_events(&mut stream, 250).await;
     assert_eq!(ids, (1..=250).collect::<Vec<_>>());
     let seen = script.seen();
@@ -204,17 +208,21 @@ async fn resuming_from_a_checkpoint_after_a_restart_loses_and_repeats_nothing() 
     let store = Store::new(1, 300);
     let script = events_api(store);
     let client = client(&script);
-    let mut first = EventStream::builder(EventsVersion::V2)
+    let mut first = client
+        .events()
+        .stream(EventsVersion::V2)
         .start(StreamStart::After(0))
-        .build(client.clone());
+        .build();
     let mut delivered = take_events(&mut first, 130).await;
     let checkpoint = first.checkpoint().unwrap();
     assert_eq!(checkpoint, 130);
     drop(first); // the process restarts; only the checkpoint survives
 
-    let mut second = EventStream::builder(EventsVersion::V2)
+    let mut second = client
+        .events()
+        .stream(EventsVersion::V2)
         .start(StreamStart::After(checkpoint))
-        .build(client);
+        .build();
     delivered.extend(take_events(&mut second, 170).await);
     assert_eq!(delivered, (1..=300).collect::<Vec<_>>());
 }
@@ -223,9 +231,11 @@ async fn resuming_from_a_checkpoint_after_a_restart_loses_and_repeats_nothing() 
 async fn cursor_below_the_oldest_event_restarts_from_the_oldest_and_says_events_were_missed() {
     let store = Store::new(1000, 1004);
     let script = events_api(store);
-    let mut stream = EventStream::builder(EventsVersion::V2)
+    let mut stream = client(&script)
+        .events()
+        .stream(EventsVersion::V2)
         .start(StreamStart::After(5))
-        .build(client(&script));
+        .build();
     assert_eq!(
         stream.next().await.unwrap().unwrap(),
         StreamItem::Notice(StreamNotice::MayHaveMissed {
@@ -243,7 +253,7 @@ async fn cursor_below_the_oldest_event_restarts_from_the_oldest_and_says_events_
 async fn latest_start_reads_the_cursor_and_delivers_only_new_events() {
     let store = Store::new(1, 42);
     let script = events_api(store.clone());
-    let mut stream = EventStream::builder(EventsVersion::V2).build(client(&script));
+    let mut stream = client(&script).events().stream(EventsVersion::V2).build();
     assert!(matches!(
         stream.next().await.unwrap().unwrap(),
         StreamItem::Notice(StreamNotice::CaughtUp { .. })
@@ -258,7 +268,9 @@ async fn latest_start_reads_the_cursor_and_delivers_only_new_events() {
 async fn backfill_walks_backwards_to_the_oldest_event() {
     let store = Store::new(20, 250);
     let script = events_api(store);
-    let ids: Vec<i64> = backfill(client(&script), EventsVersion::V2, 250)
+    let ids: Vec<i64> = client(&script)
+        .events()
+        .backfill(EventsVersion::V2, 250)
         .map(|e| e.unwrap().id().unwrap())
         .collect()
         .await;
@@ -274,13 +286,15 @@ async fn backfill_walks_backwards_to_the_oldest_event() {
 async fn stream_filters_are_sent_as_the_reference_names_them_with_the_folder_path_encoded() {
     let store = Store::new(1, 1);
     let script = events_api(store);
-    let mut stream = EventStream::builder(EventsVersion::V1)
+    let mut stream = client(&script)
+        .events()
+        .stream(EventsVersion::V1)
         .start(StreamStart::After(1))
         .folder("/Shared/Team A")
         .suppress(pubapi_sdk_ext::events::Suppress::App)
         .types(["file_system", "permission_change"])
         .page_size(25)
-        .build(client(&script));
+        .build();
     stream.next().await.unwrap().unwrap();
     let query = &script.seen()[0].query;
     for part in [
@@ -298,9 +312,11 @@ async fn stream_filters_are_sent_as_the_reference_names_them_with_the_folder_pat
 async fn a_partial_page_is_followed_by_a_caught_up_notice_before_the_wait() {
     let store = Store::new(1, 3);
     let script = events_api(store);
-    let mut stream = EventStream::builder(EventsVersion::V2)
+    let mut stream = client(&script)
+        .events()
+        .stream(EventsVersion::V2)
         .start(StreamStart::After(0))
-        .build(client(&script));
+        .build();
     assert_eq!(take_events(&mut stream, 3).await, vec![1, 2, 3]);
     assert_eq!(
         stream.next().await.unwrap().unwrap(),
@@ -341,9 +357,11 @@ async fn v1_stream_over_300_ids_with_11_matching_delivers_exactly_those_in_at_mo
     let store = Store::new(1, 300);
     store.lock().unwrap().kind = every_27th_is_a_file;
     let script = events_api(store);
-    let mut stream = EventStream::builder(EventsVersion::V1)
+    let mut stream = client(&script)
+        .events()
+        .stream(EventsVersion::V1)
         .start(StreamStart::After(0))
-        .build(client(&script));
+        .build();
     let (ids, notices) = until_caught_up(&mut stream).await;
     assert_eq!(ids, (1..=11).map(|i| i * 27).collect::<Vec<_>>());
     assert!(notices.is_empty(), "{notices:?}");
@@ -369,9 +387,11 @@ async fn a_window_without_a_matching_event_moves_the_checkpoint_and_is_not_read_
         }
     };
     let script = events_api(store.clone());
-    let mut stream = EventStream::builder(EventsVersion::V1)
+    let mut stream = client(&script)
+        .events()
+        .stream(EventsVersion::V1)
         .start(StreamStart::After(0))
-        .build(client(&script));
+        .build();
     assert_eq!(take_events(&mut stream, 1).await, vec![120]);
     // The window 101..=150 ended at the newest event: everything up to 150 is read.
     assert_eq!(stream.checkpoint(), Some(150));
@@ -405,15 +425,19 @@ async fn resuming_after_partly_filtered_windows_repeats_and_loses_nothing() {
     };
     let script = events_api(store);
     let client = client(&script);
-    let mut first = EventStream::builder(EventsVersion::V1)
+    let mut first = client
+        .events()
+        .stream(EventsVersion::V1)
         .start(StreamStart::After(0))
-        .build(client.clone());
+        .build();
     let mut delivered = take_events(&mut first, 40).await;
     let checkpoint = first.checkpoint().unwrap();
     drop(first);
-    let mut second = EventStream::builder(EventsVersion::V1)
+    let mut second = client
+        .events()
+        .stream(EventsVersion::V1)
         .start(StreamStart::After(checkpoint))
-        .build(client);
+        .build();
     delivered.extend(until_caught_up(&mut second).await.0);
     assert_eq!(delivered, (1..=83).map(|i| i * 3).collect::<Vec<_>>());
 }
@@ -430,9 +454,11 @@ async fn a_page_of_ids_at_or_below_the_cursor_catches_up_instead_of_polling_agai
             json!({"latest_id": 5, "oldest_id": 1, "count": 100, "events": events}).to_string(),
         )
     });
-    let mut stream = EventStream::builder(EventsVersion::V2)
+    let mut stream = client(&script)
+        .events()
+        .stream(EventsVersion::V2)
         .start(StreamStart::After(500))
-        .build(client(&script));
+        .build();
     assert!(matches!(
         stream.next().await.unwrap().unwrap(),
         StreamItem::Notice(StreamNotice::CaughtUp { .. })
@@ -452,9 +478,11 @@ async fn long_runs_of_empty_windows_say_how_far_the_checkpoint_moved() {
         }
     };
     let script = events_api(store);
-    let mut stream = EventStream::builder(EventsVersion::V1)
+    let mut stream = client(&script)
+        .events()
+        .stream(EventsVersion::V1)
         .start(StreamStart::After(0))
-        .build(client(&script));
+        .build();
     assert_eq!(
         stream.next().await.unwrap().unwrap(),
         StreamItem::Notice(StreamNotice::Skipped { through: 1600 })
@@ -474,10 +502,12 @@ async fn folder_filter_with_spaces_and_plus_signs_reads_that_folder() {
         }
     };
     let script = events_api(store);
-    let mut stream = EventStream::builder(EventsVersion::V2)
+    let mut stream = client(&script)
+        .events()
+        .stream(EventsVersion::V2)
         .start(StreamStart::After(0))
         .folder("/Shared/a+b c")
-        .build(client(&script));
+        .build();
     let (ids, _) = until_caught_up(&mut stream).await;
     assert_eq!(ids, (1..=10).map(|i| i * 2).collect::<Vec<_>>());
     assert!(script.seen()[0].query.contains("folder=/Shared/a%2Bb%20c"));
@@ -494,7 +524,9 @@ async fn backfill_reads_past_windows_without_a_matching_event() {
         }
     };
     let script = events_api(store);
-    let ids: Vec<i64> = backfill(client(&script), EventsVersion::V1, 350)
+    let ids: Vec<i64> = client(&script)
+        .events()
+        .backfill(EventsVersion::V1, 350)
         .map(|e| e.unwrap().id().unwrap())
         .collect()
         .await;
@@ -514,7 +546,9 @@ async fn backfill_makes_progress_when_the_server_answers_ids_above_the_one_asked
             json!({"latest_id": 1000, "count": 1, "events": events}).to_string(),
         )
     });
-    let ids: Vec<i64> = backfill(client(&script), EventsVersion::V2, 1000)
+    let ids: Vec<i64> = client(&script)
+        .events()
+        .backfill(EventsVersion::V2, 1000)
         .map(|e| e.unwrap().id().unwrap())
         .collect()
         .await;
@@ -530,22 +564,28 @@ async fn backfill_makes_progress_when_the_server_answers_ids_above_the_one_asked
 async fn ids_at_the_ends_of_the_range_neither_panic_nor_stall() {
     let store = Store::new(i64::MIN, i64::MIN + 5);
     let script = events_api(store);
-    let ids: Vec<i64> = backfill(client(&script), EventsVersion::V2, i64::MAX)
+    let ids: Vec<i64> = client(&script)
+        .events()
+        .backfill(EventsVersion::V2, i64::MAX)
         .map(|e| e.unwrap().id().unwrap())
         .collect()
         .await;
     assert_eq!(ids, ((i64::MIN)..=(i64::MIN + 5)).rev().collect::<Vec<_>>());
-    let mut stream = EventStream::builder(EventsVersion::V2)
+    let mut stream = client(&script)
+        .events()
+        .stream(EventsVersion::V2)
         .start(StreamStart::Oldest)
-        .build(client(&script));
+        .build();
     let (ids, _) = until_caught_up(&mut stream).await;
     assert_eq!(ids, ((i64::MIN + 1)..=(i64::MIN + 5)).collect::<Vec<_>>());
 
     let top = Store::new(i64::MAX - 3, i64::MAX);
     let script = events_api(top);
-    let mut stream = EventStream::builder(EventsVersion::V2)
+    let mut stream = client(&script)
+        .events()
+        .stream(EventsVersion::V2)
         .start(StreamStart::After(i64::MAX - 10))
-        .build(client(&script));
+        .build();
     let (ids, _) = until_caught_up(&mut stream).await;
     assert_eq!(ids, ((i64::MAX - 3)..=i64::MAX).collect::<Vec<_>>());
     assert_eq!(stream.checkpoint(), Some(i64::MAX));
@@ -555,10 +595,12 @@ async fn ids_at_the_ends_of_the_range_neither_panic_nor_stall() {
 async fn a_folder_that_is_no_path_ends_the_stream_with_a_typed_error_naming_it() {
     use pubapi_sdk_ext::error::InputError;
     let script = events_api(Store::new(1, 5));
-    let mut stream = EventStream::builder(EventsVersion::V2)
+    let mut stream = client(&script)
+        .events()
+        .stream(EventsVersion::V2)
         .start(StreamStart::After(0))
         .folder("/Shared/../admin")
-        .build(client(&script));
+        .build();
     match stream.next().await {
         Some(Err(pubapi_sdk_ext::Error::InvalidInput(InputError::PathValue {
             parameter: "folder",
@@ -576,10 +618,12 @@ async fn a_folder_that_is_no_path_ends_the_stream_with_a_typed_error_naming_it()
 #[tokio::test(start_paused = true)]
 async fn a_folder_with_a_trailing_slash_reads_that_folder() {
     let script = events_api(Store::new(1, 3));
-    let mut stream = EventStream::builder(EventsVersion::V2)
+    let mut stream = client(&script)
+        .events()
+        .stream(EventsVersion::V2)
         .start(StreamStart::After(0))
         .folder("/Shared/Team A/")
-        .build(client(&script));
+        .build();
     assert_eq!(until_caught_up(&mut stream).await.0, vec![1, 2, 3]);
     assert!(script.seen()[0].query.contains("folder=/Shared/Team%20A&"));
 }
@@ -590,7 +634,7 @@ async fn a_cursor_without_the_latest_id_is_an_error_not_a_replay_of_history() {
         vec![Answer::json(200, r#"{"oldest_event_id": 1}"#)],
         Answer::empty(500),
     );
-    let mut stream = EventStream::builder(EventsVersion::V2).build(client(&script));
+    let mut stream = client(&script).events().stream(EventsVersion::V2).build();
     match stream.next().await {
         // The spec makes the cursor ids required: decoding names the missing field.
         Some(Err(pubapi_sdk_ext::Error::Decode { message, .. })) => {
@@ -614,17 +658,21 @@ async fn a_stream_with_a_checkpoint_file_resumes_where_it_was_saved_whatever_its
     let _ = std::fs::remove_file(&path);
     let script = events_api(Store::new(1, 30));
     let store = Arc::new(FileCheckpoints::new(&path));
-    let mut first = EventStream::builder(EventsVersion::V2)
+    let mut first = client(&script)
+        .events()
+        .stream(EventsVersion::V2)
         .start(StreamStart::After(0))
         .checkpoints(store.clone(), "v2-all")
-        .build(client(&script));
+        .build();
     let mut delivered = take_events(&mut first, 12).await;
     first.save_checkpoint().await.unwrap();
     drop(first); // the process stops; the file survives
-    let mut second = EventStream::builder(EventsVersion::V2)
+    let mut second = client(&script)
+        .events()
+        .stream(EventsVersion::V2)
         .start(StreamStart::Latest)
         .checkpoints(Arc::new(FileCheckpoints::new(&path)), "v2-all")
-        .build(client(&script));
+        .build();
     delivered.extend(until_caught_up(&mut second).await.0);
     assert_eq!(delivered, (1..=30).collect::<Vec<_>>());
     std::fs::remove_dir_all(&dir).unwrap();
@@ -645,10 +693,12 @@ async fn a_corrupt_checkpoint_file_ends_the_stream_at_once_naming_the_file() {
     for garbage in [&b""[..], b"garbage", b"{\"v2-all\": \"12\"}"] {
         std::fs::write(&path, garbage).unwrap();
         let script = events_api(Store::new(1, 30));
-        let mut stream = EventStream::builder(EventsVersion::V2)
+        let mut stream = client(&script)
+            .events()
+            .stream(EventsVersion::V2)
             .start(StreamStart::After(0))
             .checkpoints(Arc::new(FileCheckpoints::new(&path)), "v2-all")
-            .build(client(&script));
+            .build();
         let started = tokio::time::Instant::now();
         let error = loop {
             match stream.next().await {
@@ -716,9 +766,11 @@ async fn a_store_that_is_down_is_reported_at_each_failure_and_retried_with_a_cap
         loads: Mutex::new(Vec::new()),
     });
     let script = events_api(Store::new(1, 22));
-    let mut stream = EventStream::builder(EventsVersion::V2)
+    let mut stream = client(&script)
+        .events()
+        .stream(EventsVersion::V2)
         .checkpoints(store.clone(), "v2-all")
-        .build(client(&script));
+        .build();
     let mut failures = 0;
     let ids = loop {
         match stream.next().await.unwrap() {
@@ -756,10 +808,12 @@ async fn a_second_stream_on_a_locked_checkpoint_file_stands_by_and_takes_over_wh
     let dir = scratch_dir("standby");
     let path = dir.join("cp");
     let script = events_api(Store::new(1, 30));
-    let mut first = EventStream::builder(EventsVersion::V2)
+    let mut first = client(&script)
+        .events()
+        .stream(EventsVersion::V2)
         .start(StreamStart::After(0))
         .checkpoints(Arc::new(FileCheckpoints::new(&path)), "v2-all")
-        .build(client(&script));
+        .build();
     assert_eq!(
         first.next().await.unwrap().unwrap(),
         StreamItem::Notice(StreamNotice::Consuming {
@@ -775,10 +829,12 @@ async fn a_second_stream_on_a_locked_checkpoint_file_stands_by_and_takes_over_wh
     }
     assert_eq!(first.lease_token(), Some(1));
     // Another process's store on the same file (a lock belongs to its open file).
-    let mut second = EventStream::builder(EventsVersion::V2)
+    let mut second = client(&script)
+        .events()
+        .stream(EventsVersion::V2)
         .start(StreamStart::After(0))
         .checkpoints(Arc::new(FileCheckpoints::new(&path)), "v2-all")
-        .build(client(&script));
+        .build();
     assert_eq!(
         second.next().await.unwrap().unwrap(),
         StreamItem::Notice(StreamNotice::StandingBy { retry_in: secs(1) })
@@ -858,7 +914,7 @@ proptest::proptest! {
             .unwrap();
         for (script, honest) in [(honest, true), (misbehaving, false)] {
             let ids: Vec<i64> = runtime.block_on(
-                backfill(client(&script), EventsVersion::V2, from)
+                client(&script).events().backfill(EventsVersion::V2, from)
                     .map(|e| e.unwrap().id().unwrap())
                     .collect(),
             );
@@ -912,9 +968,11 @@ mod on_redis {
         let server = redis_server::RedisServer::start();
         set(&server, "pubapi:checkpoint:v2-all", "twelve").await;
         let script = events_api(Store::new(1, 30));
-        let mut stream = EventStream::builder(EventsVersion::V2)
+        let mut stream = client(&script)
+            .events()
+            .stream(EventsVersion::V2)
             .checkpoints(store(&server).await, "v2-all")
-            .build(client(&script));
+            .build();
         match stream.next().await {
             Some(Err(pubapi_sdk_ext::Error::Checkpoint(error))) => {
                 assert_eq!(error.kind, FleetErrorKind::Corrupt, "{error}");
@@ -933,10 +991,12 @@ mod on_redis {
     async fn a_holder_whose_lease_passed_on_stops_handing_out_and_its_saves_are_refused() {
         let server = redis_server::RedisServer::start();
         let script = events_api(Store::new(1, 30));
-        let mut first = EventStream::builder(EventsVersion::V2)
+        let mut first = client(&script)
+            .events()
+            .stream(EventsVersion::V2)
             .start(StreamStart::After(0))
             .checkpoints(store(&server).await, "v2-all")
-            .build(client(&script));
+            .build();
         let mut delivered = Vec::new();
         for _ in 0..5 {
             delivered.extend(take_events(&mut first, 1).await);
@@ -944,10 +1004,12 @@ mod on_redis {
         }
         // The first stalls past its lease (as if stopped): its key runs out, another takes it.
         set(&server, "pubapi:lease:v2-all", "0").await;
-        let mut second = EventStream::builder(EventsVersion::V2)
+        let mut second = client(&script)
+            .events()
+            .stream(EventsVersion::V2)
             .start(StreamStart::After(0))
             .checkpoints(store(&server).await, "v2-all")
-            .build(client(&script));
+            .build();
         assert!(matches!(
             second.next().await.unwrap().unwrap(),
             StreamItem::Notice(StreamNotice::StandingBy { .. })

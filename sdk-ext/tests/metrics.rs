@@ -246,7 +246,7 @@ fn the_webhook_receiver_counts_deliveries_by_status_and_the_duplicates_it_left_o
 
 #[test]
 fn an_event_stream_counts_the_events_it_hands_over() {
-    use pubapi_sdk_ext::events::{EventStream, EventsVersion, StreamItem, StreamStart};
+    use pubapi_sdk_ext::events::{EventsVersion, StreamItem, StreamStart};
     let events: Vec<serde_json::Value> = (11..=13)
         .map(|id| {
             serde_json::json!({"id": id, "timestamp": "2026-01-05T10:00:00Z",
@@ -266,9 +266,11 @@ fn an_event_stream_counts_the_events_it_hands_over() {
             .token(SecretToken::try_from(CANARY).unwrap())
             .build()
             .unwrap();
-        let mut stream = EventStream::builder(EventsVersion::V2)
+        let mut stream = client
+            .events()
+            .stream(EventsVersion::V2)
             .start(StreamStart::After(10))
-            .build(client);
+            .build();
         let mut seen = 0;
         while seen < 3 {
             if let StreamItem::Event(_) = stream.next().await.unwrap().unwrap() {

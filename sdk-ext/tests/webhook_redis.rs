@@ -70,16 +70,6 @@ fn replica_with(store: RedisDedup) -> Receiver {
         .unwrap()
 }
 
-fn one_event(event_id: &str) -> (http::HeaderMap, Vec<u8>) {
-    testing::DeliveryBuilder::new(SECRET)
-        .event_with_id(
-            EventType::FsAddFile,
-            event_id,
-            testing::sample_data(&EventType::FsAddFile),
-        )
-        .build()
-}
-
 /// A plain connection for looking at the keys.
 async fn inspect(server: &RedisServer) -> redis::aio::MultiplexedConnection {
     redis::Client::open(server.url())
@@ -95,7 +85,7 @@ async fn same_delivery_to_two_receivers_and_after_a_restart_reaches_the_handler_
     let recorder = Recorder::default();
     let first = replica(&server).await;
     let second = replica(&server).await;
-    let (headers, body) = one_event("e-1");
+    let (headers, body) = testing::one_event(SECRET, "e-1");
 
     let handled = first.handle(&headers, &body, &recorder).await;
     assert_eq!((handled.status, handled.accepted), (200, 1));
@@ -126,7 +116,7 @@ async fn unreachable_redis_refuses_the_delivery_and_the_retry_after_it_is_back_i
     let recorder = Recorder::default();
     let first = replica(&server).await;
     let second = replica(&server).await;
-    let (headers, body) = one_event("e-1");
+    let (headers, body) = testing::one_event(SECRET, "e-1");
 
     server.stop();
     for receiver in [&first, &second] {
@@ -158,14 +148,14 @@ async fn redis_stopped_between_deliveries_refuses_only_while_it_is_down() {
     let mut server = RedisServer::start();
     let recorder = Recorder::default();
     let receiver = replica(&server).await;
-    let (headers, body) = one_event("e-1");
+    let (headers, body) = testing::one_event(SECRET, "e-1");
     assert_eq!(
         receiver.handle(&headers, &body, &recorder).await.status,
         200
     );
 
     server.stop();
-    let (headers2, body2) = one_event("e-2");
+    let (headers2, body2) = testing::one_event(SECRET, "e-2");
     let refused = receiver.handle(&headers2, &body2, &recorder).await;
     assert_eq!((refused.status, refused.accepted), (503, 0));
 
@@ -182,7 +172,7 @@ async fn redis_restarted_while_idle_answers_the_next_delivery_at_once() {
     let mut server = RedisServer::start();
     let recorder = Recorder::default();
     let receiver = replica(&server).await;
-    let (headers, body) = one_event("e-1");
+    let (headers, body) = testing::one_event(SECRET, "e-1");
     assert_eq!(
         receiver.handle(&headers, &body, &recorder).await.status,
         200
@@ -190,7 +180,7 @@ async fn redis_restarted_while_idle_answers_the_next_delivery_at_once() {
 
     // The connection the receiver holds is dead; the store reconnects and sends again.
     server.restart();
-    let (headers2, body2) = one_event("e-2");
+    let (headers2, body2) = testing::one_event(SECRET, "e-2");
     let next = receiver.handle(&headers2, &body2, &recorder).await;
     assert_eq!((next.status, next.accepted), (200, 1));
     assert_eq!(recorder.event_ids(), ["e-1", "e-2"]);
@@ -217,7 +207,7 @@ async fn event_being_handled_by_one_replica_is_answered_503_by_another_until_com
     let recorder = Arc::new(Recorder::default());
     let first = Arc::new(replica(&server).await);
     let second = replica(&server).await;
-    let (headers, body) = one_event("e-1");
+    let (headers, body) = testing::one_event(SECRET, "e-1");
 
     let (entered, mut started) = mpsc::unbounded_channel();
     let release = Arc::new(Notify::new());
@@ -258,7 +248,7 @@ async fn handler_failure_on_one_replica_lets_another_handle_the_retry() {
     let recorder = Recorder::default();
     let first = replica(&server).await;
     let second = replica(&server).await;
-    let (headers, body) = one_event("e-1");
+    let (headers, body) = testing::one_event(SECRET, "e-1");
 
     assert_eq!(first.handle(&headers, &body, &failing).await.status, 500);
     let retried = second.handle(&headers, &body, &recorder).await;
@@ -295,7 +285,7 @@ async fn keys_are_namespaced_claims_expire_after_the_lease_and_records_after_the
     );
     let receiver = Arc::new(replica_with(store));
     let mut redis = inspect(&server).await;
-    let (headers, body) = one_event("e-1");
+    let (headers, body) = testing::one_event(SECRET, "e-1");
 
     let (entered, mut started) = mpsc::unbounded_channel();
     let release = Arc::new(Notify::new());

@@ -2,7 +2,7 @@
 //! given (else a new temporary one, so nothing to resume):
 //! `cargo run -p pubapi-testkit --example tail_permissions -- DIR`
 use pubapi_sdk_ext::events::{
-    EventStream, EventsVersion, PollingEventData, StreamItem, StreamNotice, StreamStart,
+    EventsVersion, PollingEventData, StreamItem, StreamNotice, StreamStart,
 };
 use pubapi_sdk_ext::fleet::{CheckpointStore, FileCheckpoints};
 use pubapi_sdk_ext::prelude::*;
@@ -24,11 +24,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("resuming after event #{after}, the checkpoint in {file}");
     }
     let mut printed = 0;
-    let mut stream = EventStream::builder(EventsVersion::V2)
+    let mut stream = client
+        .events()
+        .stream(EventsVersion::V2)
         .types(["permission_change"])
         .start(StreamStart::Oldest)
         .checkpoints(checkpoints, "permissions")
-        .build(client);
+        .build();
     while let Some(item) = stream.next().await {
         match item? {
             StreamItem::Event(event) => {

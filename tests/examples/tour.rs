@@ -450,9 +450,11 @@ async fn sandbox_tour() -> Result<()> {
 
     section("events");
     let start = cursor.latest_event_id;
-    let mut stream = EventStream::builder(EventsVersion::V2)
+    let mut stream = client
+        .events()
+        .stream(EventsVersion::V2)
         .start(StreamStart::After(start))
-        .build(client.clone());
+        .build();
     println!("  streaming from cursor {start}");
     while let Some(item) = stream.next().await {
         match item? {
@@ -476,11 +478,13 @@ async fn sandbox_tour() -> Result<()> {
     // up, so it first waits the reference's 5 minutes (of the sandbox's fast clock).
     tokio::time::sleep(EventStream::MIN_POLL_INTERVAL.div_f64(TIME_SCALE)).await;
     let newest = client.events().cursor().await?.latest_event_id;
-    let mut filtered = EventStream::builder(EventsVersion::V1)
+    let mut filtered = client
+        .events()
+        .stream(EventsVersion::V1)
         .start(StreamStart::Oldest)
         .types(["permission_change"])
         .page_size(5)
-        .build(client.clone());
+        .build();
     let mut matched = 0;
     while let Some(item) = filtered.next().await {
         match item? {

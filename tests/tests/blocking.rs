@@ -122,9 +122,11 @@ fn the_event_stream_is_an_iterator_that_stops_handing_out_once_caught_up() {
     let sb = serve(SandboxConfig::testing());
     activity(&sb);
     let client = client(&sb);
-    let mut events = EventStream::builder(EventsVersion::V2)
+    let mut events = client
+        .events()
+        .stream(EventsVersion::V2)
         .start(StreamStart::After(0))
-        .build_blocking(client.clone());
+        .build();
     let mut ids = Vec::new();
     // Taking the item after `CaughtUp` would sleep the polling interval: stop there.
     for item in events.by_ref() {
@@ -140,7 +142,9 @@ fn the_event_stream_is_an_iterator_that_stops_handing_out_once_caught_up() {
     assert_eq!(ids, [1, 2, 3, 4]);
     assert_eq!(events.checkpoint(), Some(4));
 
-    let backwards: Vec<i64> = blocking::backfill(client.clone(), EventsVersion::V2, i64::MAX)
+    let backwards: Vec<i64> = client
+        .events()
+        .backfill(EventsVersion::V2, i64::MAX)
         .map(|event| event.expect("no error").id().expect("an id"))
         .collect();
     assert_eq!(backwards, [4, 3, 2, 1]);
@@ -193,10 +197,12 @@ fn a_stream_with_a_checkpoint_file_saves_and_gives_its_lease_up_on_release_and_o
     std::fs::create_dir_all(&dir).unwrap();
     let store = Arc::new(FileCheckpoints::new(dir.join("checkpoints.json")));
     let stream = |start| {
-        EventStream::builder(EventsVersion::V2)
+        client
+            .events()
+            .stream(EventsVersion::V2)
             .start(start)
             .checkpoints(store.clone(), "v2-all")
-            .build_blocking(client.clone())
+            .build()
     };
 
     let (taken, first) = items(stream(StreamStart::After(0)), 3);
@@ -366,10 +372,12 @@ fn inside_an_async_runtime_it_refuses_with_a_typed_error_and_sends_nothing() {
     let sb = serve(SandboxConfig::testing());
     activity(&sb);
     let client = client(&sb);
-    let events = blocking::backfill(client.clone(), EventsVersion::V2, i64::MAX);
-    let stream = EventStream::builder(EventsVersion::V2)
+    let events = client.events().backfill(EventsVersion::V2, i64::MAX);
+    let stream = client
+        .events()
+        .stream(EventsVersion::V2)
         .start(StreamStart::After(0))
-        .build_blocking(client.clone());
+        .build();
     let builder = sb.client_builder_for("admin");
     let caller = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -12,7 +12,7 @@ mod redis_server;
 
 use futures_util::StreamExt;
 use pubapi_sandbox::{Sandbox, SandboxConfig};
-use pubapi_sdk_ext::events::{EventStream, EventsVersion, StreamItem, StreamNotice, StreamStart};
+use pubapi_sdk_ext::events::{EventsVersion, StreamItem, StreamNotice, StreamStart};
 use pubapi_sdk_ext::fleet::redis::RedisCheckpoints;
 use pubapi_sdk_ext::{Budget, Client, Limits, SecretToken};
 use redis_server::RedisServer;
@@ -63,11 +63,13 @@ async fn worker() {
         .await
         .unwrap()
         .lease_time(LEASE);
-    let mut stream = EventStream::builder(EventsVersion::V2)
+    let mut stream = client
+        .events()
+        .stream(EventsVersion::V2)
         .start(StreamStart::Oldest)
         .page_size(10)
         .checkpoints(Arc::new(store), "fleet-test")
-        .build(client);
+        .build();
     let mut may_repeat = false;
     while let Some(item) = stream.next().await {
         match item {
@@ -195,9 +197,12 @@ async fn three_consumers_of_one_stream_hand_every_event_over_in_order_through_tw
             .unwrap();
     }
     // What the stream holds, read once by the controller.
-    let mut all = EventStream::builder(EventsVersion::V2)
+    let mut all = sandbox
+        .client_for("admin")
+        .events()
+        .stream(EventsVersion::V2)
         .start(StreamStart::Oldest)
-        .build(sandbox.client_for("admin"));
+        .build();
     let mut expected = Vec::new();
     while let Some(item) = all.next().await {
         match item.unwrap() {

@@ -9,6 +9,11 @@
 //! - **No operationId written as a string** outside the codegen and tests: code that names an
 //!   operation uses `pubapi_sdk::operations::id::…`, so a spec that renames one breaks the
 //!   build instead of leaving a string that matches nothing.
+//! - **One door per area** in `pubapi-sdk-ext`: `impl Client` of the async client is written in
+//!   one file (`src/lib.rs`, beside the `Client`), and the blocking client's in one
+//!   (`src/blocking/mod.rs`), so every area accessor is found in one block; a handle (a struct
+//!   that borrows the client, `client: &'a Client`) lives in `src/api/` (the blocking ones in
+//!   `src/blocking/`), one file per area.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -353,6 +358,14 @@ fn cycle_from(
     None
 }
 
+/// `"a::b"` as a module path; `""` is the root.
+fn module(path: &str) -> ModPath {
+    path.split("::")
+        .filter(|p| !p.is_empty())
+        .map(String::from)
+        .collect()
+}
+
 fn crates() -> [Crate; 3] {
     [
         load("pubapi_sdk_ext", "sdk-ext"),
@@ -378,12 +391,6 @@ fn no_import_circle_at_any_level_of_any_crate() {
 
 #[test]
 fn the_reader_follows_uses_through_groups_parents_and_reexports() {
-    let module = |path: &str| -> ModPath {
-        path.split("::")
-            .filter(|p| !p.is_empty())
-            .map(String::from)
-            .collect()
-    };
     let mut test_mods = BTreeSet::new();
     let lib = code_of(
         "//! see crate::b\npub mod a;\npub mod b;\npub mod c;\n#[cfg(test)]\nmod tests;\n",
@@ -438,5 +445,88 @@ fn no_operation_id_is_written_as_a_string_outside_codegen_and_tests() {
         found.is_empty(),
         "operationIds as strings:\n{}",
         found.join("\n")
+    );
+}
+
+/// Where `impl Client` is written, and where the handles live, in `pubapi-sdk-ext`: each
+/// problem as `module: what` (the async client is the root's, the blocking one `blocking`'s).
+fn door_problems(krate: &Crate) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (module, code) in &krate.code {
+        let name = if module.is_empty() {
+            "lib".to_string()
+        } else {
+            module.join("::")
+        };
+        let blocking = module.first().is_some_and(|m| m == "blocking");
+        let home: &[&str] = if blocking { &["blocking"] } else { &[] };
+        // `impl crate::Client` and `&'a super::Client` count too.
+        let code = code.replace("crate::", "").replace("super::", "");
+        let impls = code
+            .lines()
+            .filter(|line| line.starts_with("impl Client {") || line.starts_with("impl Client<"))
+            .count();
+        if impls > 0 && module.as_slice() != home {
+            problems.push(format!(
+                "{name}: `impl Client` belongs in {} only (every accessor in one block)",
+                if blocking {
+                    "blocking/mod.rs"
+                } else {
+                    "lib.rs"
+                }
+            ));
+        }
+        let handles = code.matches("client: &'a Client").count();
+        let folder = if blocking { "blocking" } else { "api" };
+        if handles > 0 && module.first().map(String::as_str) != Some(folder) {
+            problems.push(format!(
+                "{name}: a handle (`client: &'a Client`) belongs in src/{folder}/"
+            ));
+        }
+    }
+    problems
+}
+
+#[test]
+fn every_area_accessor_is_in_one_impl_block_file_and_every_handle_in_the_handles_folder() {
+    let krate = load("pubapi_sdk_ext", "sdk-ext");
+    assert!(
+        krate.code.contains_key(&vec!["api".to_string()]),
+        "src/api/ was not found: {:?}",
+        krate.code.keys()
+    );
+    let problems = door_problems(&krate);
+    assert!(
+        problems.is_empty(),
+        "accessors or handles out of place:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn the_door_rule_sees_an_impl_or_a_handle_out_of_place() {
+    let handle = "pub struct Agents<'a> {\n    pub(crate) client: &'a Client,\n}\n";
+    let krate = Crate {
+        name: "example",
+        code: BTreeMap::from([
+            (module(""), "impl Client {\n}\n".into()),
+            (module("api::agents"), handle.into()),
+            (module("blocking"), "impl Client {\n}\n".into()),
+            (module("blocking::ai"), handle.into()),
+            (module("ai"), format!("{handle}impl Client {{\n}}\n")),
+            (
+                module("blocking::audit"),
+                "impl super::Client {\n}\n".into(),
+            ),
+        ]),
+        reexports: BTreeMap::new(),
+    };
+    assert_eq!(
+        door_problems(&krate),
+        [
+            "ai: `impl Client` belongs in lib.rs only (every accessor in one block)",
+            "ai: a handle (`client: &'a Client`) belongs in src/api/",
+            "blocking::audit: `impl Client` belongs in blocking/mod.rs only (every accessor in one block)",
+        ]
     );
 }

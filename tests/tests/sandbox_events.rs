@@ -4,7 +4,7 @@
 //! does not allow.
 
 use pubapi_sdk_ext::Error;
-use pubapi_sdk_ext::events::{EventStream, EventsVersion, StreamStart};
+use pubapi_sdk_ext::events::{EventsVersion, StreamStart};
 use pubapi_sdk_ext::prelude::*;
 use pubapi_testkit::sandbox::{EventsConfig, Sandbox, SandboxConfig, Violation};
 use serde_json::{Value, json};
@@ -568,10 +568,13 @@ async fn every_value_the_reference_lists_is_accepted() {
 #[tokio::test]
 async fn an_event_stream_with_an_unknown_type_ends_with_the_servers_400() {
     let sb = sandbox_with_events().await;
-    let mut stream = EventStream::builder(EventsVersion::V2)
+    let mut stream = sb
+        .client_for("admin")
+        .events()
+        .stream(EventsVersion::V2)
         .start(StreamStart::After(0))
         .types(["task"])
-        .build(sb.client_for("admin"));
+        .build();
     let error = match stream.next().await {
         Some(Err(Error::InvalidRequest(error))) => error,
         other => panic!("{other:?}"),

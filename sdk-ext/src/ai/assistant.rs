@@ -1,17 +1,7 @@
-//! The assistant: ask, then poll the execution until it is no longer `IN_PROGRESS`.
+//! The assistant's finished execution.
 
-use super::{AiWait, AskError, AssistantStatus};
-use crate::Client;
-use crate::error::Error;
-use crate::prelude::*;
-use crate::waiter::{Verdict, WaitError, wait};
-use pubapi_sdk::types::{AssistantAskRequest, AssistantAskResponse, AssistantStatusResponse};
-
-/// The assistant endpoints: `client.assistant()`.
-#[derive(Debug, Clone, Copy)]
-pub struct Assistant<'a> {
-    client: &'a Client,
-}
+use super::AssistantStatus;
+use pubapi_sdk::types::{AssistantAskResponse, AssistantStatusResponse};
 
 /// A finished assistant execution.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,97 +23,5 @@ impl AssistantAnswer {
     /// [`AssistantStatus::Other`] with a final status the SDK does not name.
     pub fn status(&self) -> AssistantStatus {
         AssistantStatus::from(self.result.status.as_str())
-    }
-}
-
-impl Client {
-    /// The assistant endpoints.
-    pub fn assistant(&self) -> Assistant<'_> {
-        Assistant { client: self }
-    }
-}
-
-impl Assistant<'_> {
-    /// Starts an execution; answers at once with its id.
-    pub async fn ask(&self, request: AssistantAskRequest) -> Result<AssistantAskResponse, Error> {
-        Ok(self
-            .client
-            .sdk()
-            .ask_assistant()
-            .body(request)
-            .send()
-            .await?
-            .into_inner())
-    }
-
-    /// One status poll (`includeCitations` true).
-    pub async fn status(&self, execution_id: &str) -> Result<AssistantStatusResponse, Error> {
-        let call = self
-            .client
-            .sdk()
-            .get_assistant_status()
-            .execution_id(execution_id)
-            .include_citations(true);
-        Ok(call.send().await?.into_inner())
-    }
-
-    /// Asks and polls `/v1/ai/assistant/{executionId}/status` until the status is no longer
-    /// `IN_PROGRESS` (reference 4.3): every other status is final and ends the wait at once,
-    /// with no further poll. `COMPLETED` returns answer, citations and tool calls; a final
-    /// status the SDK does not name returns the answer the same way, its status kept as
-    /// [`AssistantStatus::Other`] (see [`AssistantAnswer::status`]). The platform's other
-    /// final statuses are errors: `FAILED` ([`AskError::Failed`] with the failure text) and
-    /// `AWAITING_USER_CONFIRMATION` ([`AskError::AwaitingConfirmation`] with the pending
-    /// actions).
-    ///
-    /// ```no_run
-    /// use pubapi_sdk_ext::types::AssistantAskRequest;
-    /// use pubapi_sdk_ext::ai::AiWait;
-    /// # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), Box<dyn std::error::Error>> {
-    /// let request = AssistantAskRequest::builder().question("Which contracts renew in May?");
-    /// let answer = client
-    ///     .assistant()
-    ///     .ask_and_wait(request.try_into()?, AiWait::default())
-    ///     .await?;
-    /// println!("{}", answer.text().unwrap_or_default());
-    /// # Ok(()) }
-    /// ```
-    pub async fn ask_and_wait(
-        &self,
-        request: AssistantAskRequest,
-        how: AiWait,
-    ) -> Result<AssistantAnswer, WaitError<AskError>> {
-        let execution = self.ask(request).await.map_err(|e| WaitError::Failed {
-            error: AskError::Api(e),
-            polls: 0,
-            waited: std::time::Duration::ZERO,
-        })?;
-        let id = execution.execution_id.clone();
-        let result = wait(how.config(), || async {
-            match self.status(&id).await {
-                Ok(status) => {
-                    how.on_status.tell(&status.status);
-                    match AssistantStatus::from(status.status.as_str()) {
-                        AssistantStatus::InProgress => Verdict::Pending,
-                        AssistantStatus::Failed => Verdict::Failed(AskError::Failed {
-                            status: status.status,
-                            response_text: status.response_text,
-                        }),
-                        AssistantStatus::AwaitingUserConfirmation => {
-                            Verdict::Failed(AskError::AwaitingConfirmation {
-                                execution: Box::new(execution.clone()),
-                                result: Box::new(status),
-                            })
-                        }
-                        AssistantStatus::Completed | AssistantStatus::Other(_) => {
-                            Verdict::Done(status)
-                        }
-                    }
-                }
-                Err(e) => Verdict::Failed(AskError::Api(e)),
-            }
-        })
-        .await?;
-        Ok(AssistantAnswer { execution, result })
     }
 }

@@ -14,10 +14,7 @@
 //! # Ok(()) }
 //! ```
 
-use crate::Client;
-use crate::error::Error;
-use pubapi_sdk::types::{CopilotAskRequest, CopilotAskResponse};
-use std::sync::atomic::{AtomicBool, Ordering};
+use pubapi_sdk::types::CopilotAskResponse;
 use std::time::Duration;
 #[cfg(test)]
 use std::time::UNIX_EPOCH;
@@ -25,14 +22,6 @@ use std::time::UNIX_EPOCH;
 /// The copilot's sunset, 30 September 2026 00:00 UTC, in seconds since the Unix epoch (the
 /// spec's `x-pubapi-sunset` of `askCopilot`).
 pub const SUNSET: Duration = Duration::from_secs(1_790_726_400);
-
-static WARNED: AtomicBool = AtomicBool::new(false);
-
-/// The copilot endpoint: `client.copilot()` (deprecated).
-#[derive(Debug, Clone, Copy)]
-pub struct Copilot<'a> {
-    client: &'a Client,
-}
 
 /// What the copilot's responses say about its deprecation.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -54,51 +43,6 @@ pub struct CopilotAnswer {
     pub body: CopilotAskResponse,
     /// The deprecation headers and notice.
     pub deprecation: Deprecation,
-}
-
-impl Client {
-    /// The deprecated synchronous copilot.
-    #[deprecated(
-        note = "the copilot is removed on 30 September 2026: use `client.assistant().ask_and_wait(..)`"
-    )]
-    pub fn copilot(&self) -> Copilot<'_> {
-        Copilot { client: self }
-    }
-}
-
-impl Copilot<'_> {
-    /// Asks the copilot. Before its sunset a warning is logged once per process; after it
-    /// the call is refused with [`Error::Removed`] naming the assistant, with nothing sent,
-    /// unless the client was built with
-    /// [`call_removed_operations`](crate::ClientBuilder::call_removed_operations).
-    pub async fn ask(&self, request: CopilotAskRequest) -> Result<CopilotAnswer, Error> {
-        if !WARNED.swap(true, Ordering::Relaxed) {
-            tracing::warn!(
-                "POST /v1/ai/copilot/ask is deprecated and removed on 30 September 2026; \
-                 use client.assistant().ask_and_wait(..)"
-            );
-        }
-        #[allow(deprecated)]
-        let call = pubapi_sdk::ClientCopilotExt::ask_copilot(self.client.sdk()).body(request);
-        let response = call.send().await?;
-        let header = |name: &str| {
-            response
-                .headers()
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string)
-        };
-        let deprecation = Deprecation {
-            deprecation: header("deprecation"),
-            sunset: header("sunset"),
-            link: header("link"),
-            notice: response.deprecation_notice.clone(),
-        };
-        Ok(CopilotAnswer {
-            body: response.into_inner(),
-            deprecation,
-        })
-    }
 }
 
 #[cfg(test)]

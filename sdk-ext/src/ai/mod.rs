@@ -1,17 +1,19 @@
-//! The AI endpoints done right: agents and the assistant answered with one call that polls
-//! politely (every poll counts against the AI budget of 100 calls a day), the deprecated
-//! copilot with its sunset surfaced, and page streams over knowledge bases and hybrid search.
+//! What the AI handles take and give back: agent questions and answers, the assistant's
+//! answer, the waits that poll politely for them (every poll counts against the AI budget of
+//! 100 calls a day), the deprecated copilot's answer with its sunset surfaced, and a
+//! knowledge base's typed state. The handles themselves (`client.agents()`,
+//! `client.assistant()`, `client.copilot()`, `client.documents()`,
+//! `client.knowledge_bases()`, `client.search()`) are in [`crate::api`].
 
 mod agents;
 mod answer_wait;
 mod assistant;
 mod copilot;
-mod documents;
 mod pages;
 
-pub use agents::{AgentAnswer, AgentQuestion, Agents, MAX_QUESTION_CHARS};
+pub use agents::{AgentAnswer, AgentQuestion, MAX_QUESTION_CHARS};
 pub use answer_wait::{AgentStatus, AiWait, AskError, AssistantStatus, StatusObserver};
-pub use assistant::{Assistant, AssistantAnswer};
-pub use copilot::{Copilot, CopilotAnswer, Deprecation, SUNSET};
-pub use documents::Documents;
-pub use pages::{KnowledgeBaseExt, KnowledgeBaseState, KnowledgeBases, Search};
+pub use assistant::AssistantAnswer;
+pub use copilot::{CopilotAnswer, Deprecation, SUNSET};
+pub(crate) use pages::pages;
+pub use pages::{KnowledgeBaseExt, KnowledgeBaseState};

@@ -137,190 +137,198 @@ impl Default for AuditWait {
     }
 }
 
-impl Client {
-    /// Creates an audit report job (`POST /v1/audit/<kind>`, 202) after validating the
-    /// request; nothing is sent when validation fails.
-    pub(crate) async fn create_audit_report(
-        &self,
-        request: impl Into<AuditRequest>,
-    ) -> Result<AuditJob, Error> {
-        let request = request.into();
-        request.validate()?;
-        if request.assignee_scope() == Some(crate::audit_request::AssigneeScope::OnlyUsers) {
-            tracing::warn!(
-                "a permissions audit with assignee_users alone leaves out every group \
-                 (list assignee_groups too to include them)"
-            );
+/// Creates an audit report job (`POST /v1/audit/<kind>`, 202) after validating the
+/// request; nothing is sent when validation fails.
+pub(crate) async fn create_audit_report(
+    client: &Client,
+    request: impl Into<AuditRequest>,
+) -> Result<AuditJob, Error> {
+    let request = request.into();
+    request.validate()?;
+    if request.assignee_scope() == Some(crate::audit_request::AssigneeScope::OnlyUsers) {
+        tracing::warn!(
+            "a permissions audit with assignee_users alone leaves out every group \
+             (list assignee_groups too to include them)"
+        );
+    }
+    let sent = match request.clone() {
+        AuditRequest::Logins(b) => client.sdk().create_logins_audit().body(b).send().await,
+        AuditRequest::Files(b) => client.sdk().create_files_audit().body(b).send().await,
+        AuditRequest::Permissions(b) => {
+            client.sdk().create_permissions_audit().body(b).send().await
         }
-        let sent = match request.clone() {
-            AuditRequest::Logins(b) => self.sdk().create_logins_audit().body(b).send().await,
-            AuditRequest::Files(b) => self.sdk().create_files_audit().body(b).send().await,
-            AuditRequest::Permissions(b) => {
-                self.sdk().create_permissions_audit().body(b).send().await
-            }
-            AuditRequest::Users(b) => self.sdk().create_users_audit().body(b).send().await,
-            AuditRequest::Groups(b) => self.sdk().create_groups_audit().body(b).send().await,
-            AuditRequest::WorkgroupSettings(b) => {
-                self.sdk()
-                    .create_workgroup_settings_audit()
-                    .body(b)
-                    .send()
-                    .await
-            }
-            AuditRequest::Workflows(b) => self.sdk().create_workflows_audit().body(b).send().await,
-            AuditRequest::WorkflowTemplates(b) => {
-                self.sdk()
-                    .create_workflow_templates_audit()
-                    .body(b)
-                    .send()
-                    .await
-            }
-            AuditRequest::QualityDocs(b) => {
-                self.sdk().create_quality_docs_audit().body(b).send().await
-            }
-            AuditRequest::QualityDocsCategories(b) => {
-                self.sdk()
-                    .create_quality_docs_categories_audit()
-                    .body(b)
-                    .send()
-                    .await
-            }
-            AuditRequest::QualityDocsCourses(b) => {
-                self.sdk()
-                    .create_quality_docs_courses_audit()
-                    .body(b)
-                    .send()
-                    .await
-            }
-            AuditRequest::Etmf(b) => self.sdk().create_etmf_audit().body(b).send().await,
-            AuditRequest::SnapshotRestore(b) => {
-                self.sdk()
-                    .create_snapshot_restore_audit()
-                    .body(b)
-                    .send()
-                    .await
-            }
-            AuditRequest::UploadRequests(b) => {
-                self.sdk()
-                    .create_upload_requests_audit()
-                    .body(b)
-                    .send()
-                    .await
-            }
-        };
-        let created = match sent {
-            Ok(created) => created.into_inner(),
-            Err(e) => return Err(Error::from(e)),
-        };
-        let id = Some(created.id)
-            .filter(|id| !id.is_empty())
-            .ok_or_else(|| Error::Decode {
-                path: "id".into(),
-                message: "the 202 body has no job id".into(),
-                body: Default::default(),
-            })?;
-        Ok(AuditJob {
-            id,
-            kind: request.kind(),
-            format: request.format(),
-        })
-    }
-
-    /// Polls a job once (`GET /v1/audit/jobs/{id}`); 303 becomes [`JobState::Completed`] with
-    /// the report taken from `Location`, which is never followed automatically.
-    pub(crate) async fn audit_job_state(&self, job_id: &str) -> Result<JobState, Error> {
-        match self.sdk().get_audit_job().id(job_id).send().await {
-            Ok(status) => Ok(JobState::Running {
-                status: String::from(status.into_inner().status),
-            }),
-            Err(pubapi_sdk::Error::UnexpectedResponse(response))
-                if crate::verdict::is_report_ready(response.status()) =>
-            {
-                let location = response
-                    .headers()
-                    .get(http::header::LOCATION)
-                    .and_then(|l| l.to_str().ok())
-                    .map(str::to_string);
-                let location =
-                    location.ok_or_else(|| decode("Location", "303 without Location"))?;
-                // The body only repeats `completed`: read a bounded prefix, never the whole.
-                let body = crate::request::failed::read_capped(response)
-                    .await
-                    .map_err(Error::from)?;
-                if !body.is_empty() && body.len() < crate::request::failed::MAX_ERROR_BODY {
-                    let status: AuditJobStatus = Error::decode(body)?;
-                    tracing::debug!(status = ?status.status, "audit job finished");
-                }
-                Ok(JobState::Completed(self.report_location(&location)?))
-            }
-            Err(e) => Err(Error::from(e)),
+        AuditRequest::Users(b) => client.sdk().create_users_audit().body(b).send().await,
+        AuditRequest::Groups(b) => client.sdk().create_groups_audit().body(b).send().await,
+        AuditRequest::WorkgroupSettings(b) => {
+            client
+                .sdk()
+                .create_workgroup_settings_audit()
+                .body(b)
+                .send()
+                .await
         }
-    }
+        AuditRequest::Workflows(b) => client.sdk().create_workflows_audit().body(b).send().await,
+        AuditRequest::WorkflowTemplates(b) => {
+            client
+                .sdk()
+                .create_workflow_templates_audit()
+                .body(b)
+                .send()
+                .await
+        }
+        AuditRequest::QualityDocs(b) => {
+            client
+                .sdk()
+                .create_quality_docs_audit()
+                .body(b)
+                .send()
+                .await
+        }
+        AuditRequest::QualityDocsCategories(b) => {
+            client
+                .sdk()
+                .create_quality_docs_categories_audit()
+                .body(b)
+                .send()
+                .await
+        }
+        AuditRequest::QualityDocsCourses(b) => {
+            client
+                .sdk()
+                .create_quality_docs_courses_audit()
+                .body(b)
+                .send()
+                .await
+        }
+        AuditRequest::Etmf(b) => client.sdk().create_etmf_audit().body(b).send().await,
+        AuditRequest::SnapshotRestore(b) => {
+            client
+                .sdk()
+                .create_snapshot_restore_audit()
+                .body(b)
+                .send()
+                .await
+        }
+        AuditRequest::UploadRequests(b) => {
+            client
+                .sdk()
+                .create_upload_requests_audit()
+                .body(b)
+                .send()
+                .await
+        }
+    };
+    let created = match sent {
+        Ok(created) => created.into_inner(),
+        Err(e) => return Err(Error::from(e)),
+    };
+    let id = Some(created.id)
+        .filter(|id| !id.is_empty())
+        .ok_or_else(|| Error::Decode {
+            path: "id".into(),
+            message: "the 202 body has no job id".into(),
+            body: Default::default(),
+        })?;
+    Ok(AuditJob {
+        id,
+        kind: request.kind(),
+        format: request.format(),
+    })
+}
 
-    /// Polls `job` until it completes, no more often than every 2 minutes (from one answer to the next request),
-    /// within `how.deadline`, telling `how.on_status` each poll's state; the error says how long it waited and how many polls it made.
-    /// Dropping the future cancels the wait.
-    pub(crate) async fn wait_for_audit_job(
-        &self,
-        job: &AuditJob,
-        how: AuditWait,
-    ) -> Result<ReportLocation, WaitError<Error>> {
-        let observer = &how.on_status;
-        wait(how.config(), || async {
-            match self.audit_job_state(&job.id).await {
-                Ok(state) => {
-                    observer.tell(&state);
-                    match state {
-                        JobState::Completed(location) => Verdict::Done(location),
-                        JobState::Running { .. } => Verdict::Pending,
-                    }
-                }
-                Err(e) => Verdict::Failed(e),
+/// Polls a job once (`GET /v1/audit/jobs/{id}`); 303 becomes [`JobState::Completed`] with
+/// the report taken from `Location`, which is never followed automatically.
+pub(crate) async fn audit_job_state(client: &Client, job_id: &str) -> Result<JobState, Error> {
+    match client.sdk().get_audit_job().id(job_id).send().await {
+        Ok(status) => Ok(JobState::Running {
+            status: String::from(status.into_inner().status),
+        }),
+        Err(pubapi_sdk::Error::UnexpectedResponse(response))
+            if crate::verdict::is_report_ready(response.status()) =>
+        {
+            let location = response
+                .headers()
+                .get(http::header::LOCATION)
+                .and_then(|l| l.to_str().ok())
+                .map(str::to_string);
+            let location = location.ok_or_else(|| decode("Location", "303 without Location"))?;
+            // The body only repeats `completed`: read a bounded prefix, never the whole.
+            let body = crate::request::failed::read_capped(response)
+                .await
+                .map_err(Error::from)?;
+            if !body.is_empty() && body.len() < crate::request::failed::MAX_ERROR_BODY {
+                let status: AuditJobStatus = Error::decode(body)?;
+                tracing::debug!(status = ?status.status, "audit job finished");
             }
-        })
-        .await
+            Ok(JobState::Completed(report_location(client, &location)?))
+        }
+        Err(e) => Err(Error::from(e)),
     }
+}
 
-    /// Reads a report's kind and id from a `Location` (absolute or relative). It must point
-    /// below this client's `{base_url}/v1/audit/`: a report elsewhere is refused, so no
-    /// credential goes to another origin.
-    fn report_location(&self, location: &str) -> Result<ReportLocation, Error> {
-        let base = reqwest::Url::parse(&format!("{}/", self.base_url()))
-            .map_err(|e| decode("Location", &e.to_string()))?;
-        let url = base
-            .join(location)
-            .map_err(|e| decode("Location", &e.to_string()))?;
-        let prefix = format!("{}v1/audit/", base.path());
-        let rest = url
-            .path()
-            .strip_prefix(&prefix)
-            .filter(|_| url.origin() == base.origin())
-            .ok_or_else(|| {
-                decode(
-                    "Location",
-                    &format!("{url} is not a report of {}", self.base_url()),
-                )
-            })?;
-        let (kind, id) = rest
-            .split_once('/')
-            .filter(|(_, id)| !id.is_empty() && !id.contains('/'))
-            .ok_or_else(|| decode("Location", &format!("{url} is not /v1/audit/<type>/<id>")))?;
-        let kind = kind
-            .parse::<AuditReportKind>()
-            .map_err(|_| decode("Location", &format!("unknown report type {kind:?}")))?;
-        let id = percent_encoding::percent_decode_str(id)
-            .decode_utf8()
-            .map_err(|_| decode("Location", &format!("the report id in {url} is not UTF-8")))?
-            .into_owned();
-        // An id that is not one clean segment (`a\..\b`, `..`) would address another report.
-        crate::path::check_segment(&id).map_err(|e| {
+/// Polls `job` until it completes, no more often than every 2 minutes (from one answer to the next request),
+/// within `how.deadline`, telling `how.on_status` each poll's state; the error says how long it waited and how many polls it made.
+/// Dropping the future cancels the wait.
+pub(crate) async fn wait_for_audit_job(
+    client: &Client,
+    job: &AuditJob,
+    how: AuditWait,
+) -> Result<ReportLocation, WaitError<Error>> {
+    let observer = &how.on_status;
+    wait(how.config(), || async {
+        match audit_job_state(client, &job.id).await {
+            Ok(state) => {
+                observer.tell(&state);
+                match state {
+                    JobState::Completed(location) => Verdict::Done(location),
+                    JobState::Running { .. } => Verdict::Pending,
+                }
+            }
+            Err(e) => Verdict::Failed(e),
+        }
+    })
+    .await
+}
+
+/// Reads a report's kind and id from a `Location` (absolute or relative). It must point
+/// below this client's `{base_url}/v1/audit/`: a report elsewhere is refused, so no
+/// credential goes to another origin.
+fn report_location(client: &Client, location: &str) -> Result<ReportLocation, Error> {
+    let base = reqwest::Url::parse(&format!("{}/", client.base_url()))
+        .map_err(|e| decode("Location", &e.to_string()))?;
+    let url = base
+        .join(location)
+        .map_err(|e| decode("Location", &e.to_string()))?;
+    let prefix = format!("{}v1/audit/", base.path());
+    let rest = url
+        .path()
+        .strip_prefix(&prefix)
+        .filter(|_| url.origin() == base.origin())
+        .ok_or_else(|| {
             decode(
                 "Location",
-                &format!("the report id {id:?} is unusable: {e}"),
+                &format!("{url} is not a report of {}", client.base_url()),
             )
         })?;
-        Ok(ReportLocation { kind, id })
-    }
+    let (kind, id) = rest
+        .split_once('/')
+        .filter(|(_, id)| !id.is_empty() && !id.contains('/'))
+        .ok_or_else(|| decode("Location", &format!("{url} is not /v1/audit/<type>/<id>")))?;
+    let kind = kind
+        .parse::<AuditReportKind>()
+        .map_err(|_| decode("Location", &format!("unknown report type {kind:?}")))?;
+    let id = percent_encoding::percent_decode_str(id)
+        .decode_utf8()
+        .map_err(|_| decode("Location", &format!("the report id in {url} is not UTF-8")))?
+        .into_owned();
+    // An id that is not one clean segment (`a\..\b`, `..`) would address another report.
+    crate::path::check_segment(&id).map_err(|e| {
+        decode(
+            "Location",
+            &format!("the report id {id:?} is unusable: {e}"),
+        )
+    })?;
+    Ok(ReportLocation { kind, id })
 }
 
 fn decode(path: &str, message: &str) -> Error {
@@ -359,11 +367,10 @@ mod tests {
             "/pubapi/v1/audit/logins/a%2Fb",
             "/pubapi/v1/audit/logins/a%FFb",
         ] {
-            assert!(client.report_location(location).is_err(), "{location}");
+            assert!(report_location(client, location).is_err(), "{location}");
         }
         assert_eq!(
-            client
-                .report_location("/pubapi/v1/audit/logins/r%201")
+            report_location(client, "/pubapi/v1/audit/logins/r%201")
                 .unwrap()
                 .id,
             "r 1"
@@ -380,7 +387,7 @@ mod tests {
                 "(https://acme\\.example\\.com)?/pubapi/v1/audit/(logins|files|jobs|x)/[a-z0-9%./\\\\ -]{0,12}",
             ]
         ) {
-            if let Ok(at) = client().report_location(&location) {
+            if let Ok(at) = report_location(client(), &location) {
                 prop_assert!(crate::path::encode_segment(&at.id).is_ok(), "{location:?} -> {at:?}");
             }
         }

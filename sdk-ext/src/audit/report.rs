@@ -2,6 +2,7 @@
 //! budget-aware), CSV streamed as bytes or rows, deletion.
 
 use super::csv::CsvReport;
+use super::job::{create_audit_report, wait_for_audit_job};
 use super::{AuditEvent, AuditJob, AuditRequest, AuditWait, ReportLocation};
 use crate::Client;
 use crate::error::Error;
@@ -52,7 +53,7 @@ impl ReportRead {
     }
 }
 
-/// What reading a JSON report will cost, from [`super::Audit::plan`].
+/// What reading a JSON report will cost, from [`Audit::plan`](crate::api::Audit::plan).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReadPlan {
     /// The report's `total_count`.
@@ -136,202 +137,198 @@ impl ReportPage {
     }
 }
 
-impl Client {
-    /// One page of a JSON report: events `offset..offset + count`, typed by the report kind.
-    pub(crate) async fn audit_report_page(
-        &self,
-        at: &ReportLocation,
-        offset: u64,
-        count: u64,
-    ) -> Result<ReportPage, Error> {
-        let query = [("offset", offset), ("count", count.max(1))];
-        let response = self
-            .audit_report_get(at, "application/json", &query)
-            .await?;
-        let body = read_capped(response, MAX_PAGE_BYTES).await?;
-        ReportPage::decode(at.kind, &body)
-    }
+/// One page of a JSON report: events `offset..offset + count`, typed by the report kind.
+pub(crate) async fn audit_report_page(
+    client: &Client,
+    at: &ReportLocation,
+    offset: u64,
+    count: u64,
+) -> Result<ReportPage, Error> {
+    let query = [("offset", offset), ("count", count.max(1))];
+    let response = audit_report_get(client, at, "application/json", &query).await?;
+    let body = read_capped(response, MAX_PAGE_BYTES).await?;
+    ReportPage::decode(at.kind, &body)
+}
 
-    /// What reading the report with `read` will cost: one call (a page of one event) to learn
-    /// its `total_count`, then the arithmetic against today's budget.
-    pub(crate) async fn audit_report_plan(
-        &self,
-        at: &ReportLocation,
-        read: ReportRead,
-    ) -> Result<ReadPlan, Error> {
-        let page = self.audit_report_page(at, 0, 1).await?;
-        let total_events = page.total_count.ok_or_else(|| Error::Decode {
-            path: "total_count".into(),
-            message: "the report page does not say how many events the report has".into(),
-            body: Default::default(),
-        })?;
-        let events_to_read = total_events.saturating_sub(read.offset);
-        Ok(ReadPlan {
-            total_events,
-            events_to_read,
-            calls: events_to_read.div_ceil(read.page_size.max(1)).max(1),
-            quota_left: self.quota(LimitClass::General).remaining_today,
-        })
-    }
+/// What reading the report with `read` will cost: one call (a page of one event) to learn
+/// its `total_count`, then the arithmetic against today's budget.
+pub(crate) async fn audit_report_plan(
+    client: &Client,
+    at: &ReportLocation,
+    read: ReportRead,
+) -> Result<ReadPlan, Error> {
+    let page = audit_report_page(client, at, 0, 1).await?;
+    let total_events = page.total_count.ok_or_else(|| Error::Decode {
+        path: "total_count".into(),
+        message: "the report page does not say how many events the report has".into(),
+        body: Default::default(),
+    })?;
+    let events_to_read = total_events.saturating_sub(read.offset);
+    Ok(ReadPlan {
+        total_events,
+        events_to_read,
+        calls: events_to_read.div_ceil(read.page_size.max(1)).max(1),
+        quota_left: client.quota(LimitClass::General).remaining_today,
+    })
+}
 
-    /// The events of a JSON report as a stream, fetched `read.page_size` at a time with
-    /// `offset`/`count` from `read.offset`, so a report of any size is read with one page in
-    /// memory. An error ends the stream and says where to resume.
-    pub(crate) fn audit_report_events(
-        &self,
+/// The events of a JSON report as a stream, fetched `read.page_size` at a time with
+/// `offset`/`count` from `read.offset`, so a report of any size is read with one page in
+/// memory. An error ends the stream and says where to resume.
+pub(crate) fn audit_report_events(
+    client: &Client,
+    at: ReportLocation,
+    read: ReportRead,
+) -> BoxStream<'static, Result<AuditEvent, ReadError>> {
+    struct Pages {
+        client: Client,
         at: ReportLocation,
-        read: ReportRead,
-    ) -> BoxStream<'static, Result<AuditEvent, ReadError>> {
-        struct Pages {
-            client: Client,
-            at: ReportLocation,
-            page_size: u64,
-            offset: u64,
-            total: Option<u64>,
-            buffer: VecDeque<AuditEvent>,
-            done: bool,
-        }
-        let state = Pages {
-            client: self.clone(),
-            at,
-            page_size: read.page_size.max(1),
-            offset: read.offset,
-            total: None,
-            buffer: VecDeque::new(),
-            done: false,
-        };
-        futures_util::stream::unfold(state, |mut s| async move {
-            loop {
-                if let Some(event) = s.buffer.pop_front() {
-                    return Some((Ok(event), s));
-                }
-                let finished = s.total.is_some_and(|total| s.offset >= total);
-                if s.done || finished {
-                    return None;
-                }
-                match s
-                    .client
-                    .audit_report_page(&s.at, s.offset, s.page_size)
-                    .await
-                {
-                    Ok(page) => {
-                        s.total = page.total_count;
-                        let delivered = page.events.len() as u64;
-                        let short_of_total = s.total.is_some_and(|total| s.offset < total);
-                        let problem = if page.offset.is_some_and(|o| o != s.offset) {
-                            Some(format!(
-                                "asked for events from {} and got a page from {:?}",
-                                s.offset, page.offset
-                            ))
-                        } else if delivered == 0 && short_of_total {
-                            Some(format!(
-                                "an empty page at event {} of {:?}",
-                                s.offset, s.total
-                            ))
-                        } else {
-                            None
-                        };
-                        if let Some(message) = problem {
-                            s.done = true;
-                            let error = Error::Decode {
-                                path: "events".into(),
-                                message,
-                                body: Default::default(),
-                            };
-                            let resume_at = s.offset;
-                            return Some((Err(ReadError { resume_at, error }), s));
-                        }
-                        // An empty page ends the read; without a total, so does a short one.
-                        s.done = delivered == 0 || (s.total.is_none() && delivered < s.page_size);
-                        s.offset = s.offset.saturating_add(delivered);
-                        s.buffer.extend(page.events);
-                    }
-                    Err(error) => {
+        page_size: u64,
+        offset: u64,
+        total: Option<u64>,
+        buffer: VecDeque<AuditEvent>,
+        done: bool,
+    }
+    let state = Pages {
+        client: client.clone(),
+        at,
+        page_size: read.page_size.max(1),
+        offset: read.offset,
+        total: None,
+        buffer: VecDeque::new(),
+        done: false,
+    };
+    futures_util::stream::unfold(state, |mut s| async move {
+        loop {
+            if let Some(event) = s.buffer.pop_front() {
+                return Some((Ok(event), s));
+            }
+            let finished = s.total.is_some_and(|total| s.offset >= total);
+            if s.done || finished {
+                return None;
+            }
+            match audit_report_page(&s.client, &s.at, s.offset, s.page_size).await {
+                Ok(page) => {
+                    s.total = page.total_count;
+                    let delivered = page.events.len() as u64;
+                    let short_of_total = s.total.is_some_and(|total| s.offset < total);
+                    let problem = if page.offset.is_some_and(|o| o != s.offset) {
+                        Some(format!(
+                            "asked for events from {} and got a page from {:?}",
+                            s.offset, page.offset
+                        ))
+                    } else if delivered == 0 && short_of_total {
+                        Some(format!(
+                            "an empty page at event {} of {:?}",
+                            s.offset, s.total
+                        ))
+                    } else {
+                        None
+                    };
+                    if let Some(message) = problem {
                         s.done = true;
+                        let error = Error::Decode {
+                            path: "events".into(),
+                            message,
+                            body: Default::default(),
+                        };
                         let resume_at = s.offset;
                         return Some((Err(ReadError { resume_at, error }), s));
                     }
+                    // An empty page ends the read; without a total, so does a short one.
+                    s.done = delivered == 0 || (s.total.is_none() && delivered < s.page_size);
+                    s.offset = s.offset.saturating_add(delivered);
+                    s.buffer.extend(page.events);
+                }
+                Err(error) => {
+                    s.done = true;
+                    let resume_at = s.offset;
+                    return Some((Err(ReadError { resume_at, error }), s));
                 }
             }
-        })
-        .boxed()
-    }
-
-    /// Starts downloading a CSV report (`Accept: text/csv`).
-    pub(crate) async fn audit_report_csv(&self, at: &ReportLocation) -> Result<CsvReport, Error> {
-        let response = self.audit_report_get(at, "text/csv", &[]).await?;
-        Ok(CsvReport::from_response(response))
-    }
-
-    /// `GET /v1/audit/{type}/{id}` with `accept`, through the client's policy.
-    async fn audit_report_get(
-        &self,
-        at: &ReportLocation,
-        accept: &'static str,
-        query: &[(&str, u64)],
-    ) -> Result<reqwest::Response, Error> {
-        let operation = pubapi_sdk::operations::find(pubapi_sdk::operations::id::GET_AUDIT_REPORT)
-            .expect("the spec has getAuditReport");
-        let id = crate::path::encode_segment(&at.id).map_err(|error| {
-            Error::InvalidInput(crate::error::InputError::PathValue {
-                operation: operation.id,
-                parameter: "id",
-                error,
-            })
-        })?;
-        let url = format!("{}/v1/audit/{}/{id}", self.base_url(), at.kind);
-        let request = self
-            .http()
-            .get(url)
-            .query(query)
-            .header(http::header::ACCEPT, accept)
-            .build()
-            .map_err(Error::from)?;
-        let response = self
-            .execute(request, operation)
-            .await
-            .map_err(Error::from)?;
-        if !response.status().is_success() {
-            return Err(Error::from_http_response(response).await);
         }
-        Ok(response)
-    }
-
-    /// Deletes a finished report (`DELETE /v1/audit/{type}/{id}`, 204); later reads get 404.
-    pub(crate) async fn remove_audit_report(&self, at: &ReportLocation) -> Result<(), Error> {
-        self.sdk()
-            .delete_audit_report()
-            .type_(at.kind)
-            .id(at.id.clone())
-            .send()
-            .await?;
-        Ok(())
-    }
-
-    /// Creates the report, waits for it and returns the finished report ([`super::Audit::run`]).
-    pub(crate) async fn run_audit_report(
-        &self,
-        request: impl Into<AuditRequest>,
-        how: AuditWait,
-    ) -> Result<FinishedReport, WaitError<Error>> {
-        let job = self
-            .create_audit_report(request)
-            .await
-            .map_err(|error| WaitError::Failed {
-                error,
-                polls: 0,
-                waited: Duration::ZERO,
-            })?;
-        let location = self.wait_for_audit_job(&job, how).await?;
-        Ok(FinishedReport {
-            client: self.clone(),
-            job,
-            location,
-        })
-    }
+    })
+    .boxed()
 }
 
-/// A report that is ready, from [`super::Audit::run`].
+/// Starts downloading a CSV report (`Accept: text/csv`).
+pub(crate) async fn audit_report_csv(
+    client: &Client,
+    at: &ReportLocation,
+) -> Result<CsvReport, Error> {
+    let response = audit_report_get(client, at, "text/csv", &[]).await?;
+    Ok(CsvReport::from_response(response))
+}
+
+/// `GET /v1/audit/{type}/{id}` with `accept`, through the client's policy.
+async fn audit_report_get(
+    client: &Client,
+    at: &ReportLocation,
+    accept: &'static str,
+    query: &[(&str, u64)],
+) -> Result<reqwest::Response, Error> {
+    let operation = pubapi_sdk::operations::find(pubapi_sdk::operations::id::GET_AUDIT_REPORT)
+        .expect("the spec has getAuditReport");
+    let id = crate::path::encode_segment(&at.id).map_err(|error| {
+        Error::InvalidInput(crate::error::InputError::PathValue {
+            operation: operation.id,
+            parameter: "id",
+            error,
+        })
+    })?;
+    let url = format!("{}/v1/audit/{}/{id}", client.base_url(), at.kind);
+    let request = client
+        .http()
+        .get(url)
+        .query(query)
+        .header(http::header::ACCEPT, accept)
+        .build()
+        .map_err(Error::from)?;
+    let response = client
+        .execute(request, operation)
+        .await
+        .map_err(Error::from)?;
+    if !response.status().is_success() {
+        return Err(Error::from_http_response(response).await);
+    }
+    Ok(response)
+}
+
+/// Deletes a finished report (`DELETE /v1/audit/{type}/{id}`, 204); later reads get 404.
+pub(crate) async fn remove_audit_report(client: &Client, at: &ReportLocation) -> Result<(), Error> {
+    client
+        .sdk()
+        .delete_audit_report()
+        .type_(at.kind)
+        .id(at.id.clone())
+        .send()
+        .await?;
+    Ok(())
+}
+
+/// Creates the report, waits for it and returns the finished report
+/// ([`Audit::run`](crate::api::Audit::run)).
+pub(crate) async fn run_audit_report(
+    client: &Client,
+    request: impl Into<AuditRequest>,
+    how: AuditWait,
+) -> Result<FinishedReport, WaitError<Error>> {
+    let job = create_audit_report(client, request)
+        .await
+        .map_err(|error| WaitError::Failed {
+            error,
+            polls: 0,
+            waited: Duration::ZERO,
+        })?;
+    let location = wait_for_audit_job(client, &job, how).await?;
+    Ok(FinishedReport {
+        client: client.clone(),
+        job,
+        location,
+    })
+}
+
+/// A report that is ready, from [`Audit::run`](crate::api::Audit::run).
 #[derive(Debug, Clone)]
 pub struct FinishedReport {
     client: Client,
@@ -395,14 +392,14 @@ impl FinishedReport {
             };
             return futures_util::stream::once(async move { Err(refused) }).boxed();
         }
-        self.client.audit_report_events(self.location.clone(), read)
+        audit_report_events(&self.client, self.location.clone(), read)
     }
 
     /// What reading its events will cost against today's budget ([`Error::InvalidInput`] on
     /// `format` for a CSV report, nothing sent).
     pub async fn plan(&self, read: ReportRead) -> Result<ReadPlan, Error> {
         self.check_format(AuditFormat::Json)?;
-        self.client.audit_report_plan(&self.location, read).await
+        audit_report_plan(&self.client, &self.location, read).await
     }
 
     /// The body of a CSV report, to stream into a writer. A JSON report is refused before
@@ -410,12 +407,12 @@ impl FinishedReport {
     /// `Content-Type`) ends the first read with [`super::CsvError::NotCsv`].
     pub async fn csv(&self) -> Result<CsvReport, Error> {
         self.check_format(AuditFormat::Csv)?;
-        self.client.audit_report_csv(&self.location).await
+        audit_report_csv(&self.client, &self.location).await
     }
 
     /// Deletes the report.
     pub async fn delete(&self) -> Result<(), Error> {
-        self.client.remove_audit_report(&self.location).await
+        remove_audit_report(&self.client, &self.location).await
     }
 }
 

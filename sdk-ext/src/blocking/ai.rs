@@ -13,54 +13,19 @@ use pubapi_sdk::types::{
     KnowledgeBaseListRequest, KnowledgeBasePage,
 };
 
-impl Client {
-    /// The agents endpoints.
-    pub fn agents(&self) -> Agents<'_> {
-        Agents { client: self }
-    }
-
-    /// The assistant endpoints.
-    pub fn assistant(&self) -> Assistant<'_> {
-        Assistant { client: self }
-    }
-
-    /// The deprecated synchronous copilot.
-    #[deprecated(
-        note = "the copilot is removed on 30 September 2026: use `client.assistant().ask_and_wait(..)`"
-    )]
-    pub fn copilot(&self) -> Copilot<'_> {
-        Copilot { client: self }
-    }
-
-    /// The document Q&A endpoints.
-    pub fn documents(&self) -> Documents<'_> {
-        Documents { client: self }
-    }
-
-    /// The knowledge-base endpoints.
-    pub fn knowledge_bases(&self) -> KnowledgeBases<'_> {
-        KnowledgeBases { client: self }
-    }
-
-    /// The hybrid search endpoint.
-    pub fn search(&self) -> Search<'_> {
-        Search { client: self }
-    }
-}
-
-/// The agents of the domain: `client.agents()` (see [`crate::ai::Agents`]).
+/// The agents of the domain: `client.agents()` (see [`crate::api::Agents`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Agents<'a> {
-    client: &'a Client,
+    pub(super) client: &'a Client,
 }
 
 impl Agents<'_> {
-    /// Lists the agents (see [`crate::ai::Agents::list`]).
+    /// Lists the agents (see [`crate::api::Agents::list`]).
     pub fn list(&self) -> Result<Vec<Agent>, Error> {
         self.client.call(self.client.inner.agents().list())
     }
 
-    /// Asks `agent_id` a question; the answer comes later (see [`crate::ai::Agents::ask`]).
+    /// Asks `agent_id` a question; the answer comes later (see [`crate::api::Agents::ask`]).
     pub fn ask(
         &self,
         agent_id: &str,
@@ -77,7 +42,7 @@ impl Agents<'_> {
     }
 
     /// Asks and blocks until the answer is there, polling as `how` says (see
-    /// [`crate::ai::Agents::ask_and_wait`]).
+    /// [`crate::api::Agents::ask_and_wait`]).
     ///
     /// ```no_run
     /// use pubapi_sdk_ext::ai::AiWait;
@@ -98,10 +63,10 @@ impl Agents<'_> {
     }
 }
 
-/// The assistant endpoints: `client.assistant()` (see [`crate::ai::Assistant`]).
+/// The assistant endpoints: `client.assistant()` (see [`crate::api::Assistant`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Assistant<'a> {
-    client: &'a Client,
+    pub(super) client: &'a Client,
 }
 
 impl Assistant<'_> {
@@ -117,7 +82,7 @@ impl Assistant<'_> {
     }
 
     /// Asks and blocks until the execution ends (see
-    /// [`crate::ai::Assistant::ask_and_wait`]).
+    /// [`crate::api::Assistant::ask_and_wait`]).
     pub fn ask_and_wait(
         &self,
         request: AssistantAskRequest,
@@ -128,14 +93,14 @@ impl Assistant<'_> {
     }
 }
 
-/// The copilot endpoint: `client.copilot()` (deprecated; see [`crate::ai::Copilot`]).
+/// The copilot endpoint: `client.copilot()` (deprecated; see [`crate::api::Copilot`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Copilot<'a> {
-    client: &'a Client,
+    pub(super) client: &'a Client,
 }
 
 impl Copilot<'_> {
-    /// Asks the copilot (see [`crate::ai::Copilot::ask`]: refused after its sunset).
+    /// Asks the copilot (see [`crate::api::Copilot::ask`]: refused after its sunset).
     pub fn ask(&self, request: CopilotAskRequest) -> Result<CopilotAnswer, Error> {
         #[allow(deprecated)]
         let copilot = self.client.inner.copilot();
@@ -146,7 +111,7 @@ impl Copilot<'_> {
 /// Questions about, and summaries of, one document version: `client.documents()`.
 #[derive(Debug, Clone, Copy)]
 pub struct Documents<'a> {
-    client: &'a Client,
+    pub(super) client: &'a Client,
 }
 
 impl Documents<'_> {
@@ -174,7 +139,7 @@ impl Documents<'_> {
 /// Knowledge bases: `client.knowledge_bases()`.
 #[derive(Debug, Clone, Copy)]
 pub struct KnowledgeBases<'a> {
-    client: &'a Client,
+    pub(super) client: &'a Client,
 }
 
 impl KnowledgeBases<'_> {
@@ -185,7 +150,7 @@ impl KnowledgeBases<'_> {
     }
 
     /// The knowledge bases of the list, one at a time (see
-    /// [`crate::ai::KnowledgeBases::list`]).
+    /// [`crate::api::KnowledgeBases::list`]).
     pub fn list(&self, request: KnowledgeBaseListRequest) -> Iter<KnowledgeBase, Error> {
         self.client
             .iter(self.client.inner.knowledge_bases().list(request))
@@ -205,7 +170,7 @@ impl KnowledgeBases<'_> {
 /// Hybrid (semantic + keyword) search: `client.search()`.
 #[derive(Debug, Clone, Copy)]
 pub struct Search<'a> {
-    client: &'a Client,
+    pub(super) client: &'a Client,
 }
 
 impl Search<'_> {
@@ -214,7 +179,7 @@ impl Search<'_> {
         self.client.call(self.client.inner.search().page(request))
     }
 
-    /// All results, page by page, one at a time (see [`crate::ai::Search::results`]). Every
+    /// All results, page by page, one at a time (see [`crate::api::Search::results`]). Every
     /// page is an AI call.
     pub fn results(&self, request: HybridSearchRequest) -> Iter<HybridSearchResult, Error> {
         self.client

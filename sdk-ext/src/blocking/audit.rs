@@ -12,31 +12,28 @@ use pubapi_sdk::types::AuditFormat;
 use std::fmt;
 use std::sync::Arc;
 
-impl Client {
-    /// The audit report endpoints.
-    pub fn audit(&self) -> Audit<'_> {
-        Audit { client: self }
-    }
-
-    /// The events of a JSON report from `read.offset` on, one at a time.
-    fn report_events(&self, at: ReportLocation, read: ReportRead) -> Iter<AuditEvent, ReadError> {
-        let stream = self.inner.audit().events(at, read);
-        Iter::new(stream, self.runtime.clone(), read.offset)
-    }
-
-    fn csv_report(&self, at: &ReportLocation) -> Result<CsvReport, Error> {
-        let inner = self.call(self.inner.audit().csv(at))?;
-        Ok(CsvReport {
-            inner,
-            runtime: self.runtime.clone(),
-        })
-    }
+/// The events of a JSON report from `read.offset` on, one at a time.
+fn report_events(
+    client: &Client,
+    at: ReportLocation,
+    read: ReportRead,
+) -> Iter<AuditEvent, ReadError> {
+    let stream = client.inner.audit().events(at, read);
+    Iter::new(stream, client.runtime.clone(), read.offset)
 }
 
-/// Audit reports v1: `client.audit()` (see [`crate::audit::Audit`]).
+fn csv_report(client: &Client, at: &ReportLocation) -> Result<CsvReport, Error> {
+    let inner = client.call(client.inner.audit().csv(at))?;
+    Ok(CsvReport {
+        inner,
+        runtime: client.runtime.clone(),
+    })
+}
+
+/// Audit reports v1: `client.audit()` (see [`crate::api::Audit`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Audit<'a> {
-    client: &'a Client,
+    pub(super) client: &'a Client,
 }
 
 impl Audit<'_> {
@@ -53,7 +50,7 @@ impl Audit<'_> {
     }
 
     /// Blocks until `job` completes, polling no more often than every 2 minutes, within
-    /// `how.deadline` (see [`crate::audit::Audit::wait`]).
+    /// `how.deadline` (see [`crate::api::Audit::wait`]).
     pub fn wait(&self, job: &AuditJob, how: AuditWait) -> Result<ReportLocation, WaitError<Error>> {
         self.client.call(self.client.inner.audit().wait(job, how))
     }
@@ -73,12 +70,12 @@ impl Audit<'_> {
     /// `read.offset` (one page in memory). An error ends the iterator and says where to
     /// resume.
     pub fn events(&self, at: ReportLocation, read: ReportRead) -> Iter<AuditEvent, ReadError> {
-        self.client.report_events(at, read)
+        report_events(self.client, at, read)
     }
 
     /// Starts downloading a CSV report (`Accept: text/csv`).
     pub fn csv(&self, at: &ReportLocation) -> Result<CsvReport, Error> {
-        self.client.csv_report(at)
+        csv_report(self.client, at)
     }
 
     /// Deletes a finished report.
@@ -86,7 +83,7 @@ impl Audit<'_> {
         self.client.call(self.client.inner.audit().remove(at))
     }
 
-    /// Creates the report and blocks until it is ready (see [`crate::audit::Audit::run`]).
+    /// Creates the report and blocks until it is ready (see [`crate::api::Audit::run`]).
     ///
     /// ```no_run
     /// use pubapi_sdk::types::{AuditFormat, LoginEvent, LoginsAuditRequest};

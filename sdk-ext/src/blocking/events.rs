@@ -9,18 +9,11 @@ use pubapi_sdk::types::{EventPage, EventsCursor};
 use std::fmt;
 use std::sync::Arc;
 
-impl Client {
-    /// The events endpoints.
-    pub fn events(&self) -> Events<'_> {
-        Events { client: self }
-    }
-}
-
-/// The events API: `client.events()` for the cursor and single pages; a stream with
-/// [`EventStreamBuilder::build_blocking`] (see [`crate::events::Events`]).
+/// The events API: `client.events()`, for the cursor, single pages, the resumable stream
+/// ([`Events::stream`]) and the backfill ([`Events::backfill`]) (see [`crate::api::Events`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Events<'a> {
-    client: &'a Client,
+    pub(super) client: &'a Client,
 }
 
 impl Events<'_> {
@@ -39,18 +32,16 @@ impl Events<'_> {
         self.client
             .call(self.client.inner.events().page(version, query))
     }
-}
 
-impl EventStreamBuilder {
-    /// The stream as an [`Iterator`], reading through the blocking `client` (see
-    /// [`EventStreamBuilder::build`]).
+    /// A resumable stream of the `version` events list, to set up and `build()` into an
+    /// [`Iterator`] (see [`crate::api::Events::stream`]).
     ///
     /// ```no_run
-    /// use pubapi_sdk_ext::events::{EventStream, EventsVersion, StreamItem, StreamStart};
+    /// use pubapi_sdk_ext::events::{EventsVersion, StreamItem, StreamStart};
     ///
     /// # fn run(client: pubapi_sdk_ext::blocking::Client, saved: Option<i64>) -> Result<(), pubapi_sdk_ext::Error> {
     /// let start = saved.map_or(StreamStart::Latest, StreamStart::After);
-    /// let events = EventStream::builder(EventsVersion::V2).start(start).build_blocking(client);
+    /// let events = client.events().stream(EventsVersion::V2).start(start).build();
     /// for item in events {
     ///     if let StreamItem::Event(event) = item? {
     ///         println!("{:?} {:?}", event.kind(), event.action());
@@ -58,18 +49,34 @@ impl EventStreamBuilder {
     /// }
     /// # Ok(()) }
     /// ```
+    pub fn stream(&self, version: EventsVersion) -> EventStreamBuilder<Client> {
+        EventStreamBuilder::new(self.client.clone(), version)
+    }
+
+    /// Walks the events list backwards from `from` (inclusive) to the oldest stored event,
+    /// newest first, one event at a time (see [`crate::api::Events::backfill`]).
+    pub fn backfill(&self, version: EventsVersion, from: i64) -> Iter<PollingEvent, Error> {
+        let inner = self.client.inner.events().backfill(version, from);
+        self.client.iter(inner)
+    }
+}
+
+/// The blocking client's stream: built with `client.events().stream(version)` and the
+/// settings of [`EventStreamBuilder`], it reads as an iterator.
+impl EventStreamBuilder<Client> {
+    /// The stream, as an [`Iterator`] on the blocking client. Building it sends nothing.
     #[cfg_attr(docsrs, doc(cfg(feature = "blocking")))]
-    pub fn build_blocking(self, client: Client) -> EventStream {
-        let runtime = client.runtime.clone();
+    pub fn build(self) -> EventStream {
+        let runtime = self.client().runtime.clone();
         EventStream {
-            inner: Some(self.build(client.inner)),
+            inner: Some(self.map_client(|client| client.inner).build()),
             runtime,
         }
     }
 }
 
 /// A resumable stream of polling events read as an iterator, from
-/// [`EventStreamBuilder::build_blocking`] (see [`crate::events::EventStream`] for what it
+/// `client.events().stream(version)...build()` ([`Events::stream`]) (see [`crate::events::EventStream`] for what it
 /// hands out and when it ends).
 ///
 /// Each `next()` blocks until the next item; once the stream has caught up
@@ -162,10 +169,4 @@ impl Drop for EventStream {
         let inner = self.inner.take();
         self.runtime.enter(|| drop(inner));
     }
-}
-
-/// Walks the events list backwards from `from` (inclusive) to the oldest stored event,
-/// newest first, one event at a time (see [`crate::events::backfill`]).
-pub fn backfill(client: Client, version: EventsVersion, from: i64) -> Iter<PollingEvent, Error> {
-    client.iter(crate::events::backfill(client.inner.clone(), version, from))
 }

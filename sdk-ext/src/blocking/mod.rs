@@ -50,11 +50,13 @@
 mod ai;
 mod audit;
 mod events;
+mod identity;
 mod webhooks;
 
 pub use ai::{Agents, Assistant, Copilot, Documents, KnowledgeBases, Search};
 pub use audit::{Audit, CsvReport, CsvRows, FinishedReport};
-pub use events::{EventStream, Events, backfill};
+pub use events::{EventStream, Events};
+pub use identity::Identity;
 pub use webhooks::Webhooks;
 
 use crate::act_as::ActAs;
@@ -66,7 +68,6 @@ use crate::limits::{LimitClass, Quota};
 use crate::waiter::WaitError;
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
-use pubapi_sdk::types::Whoami;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -168,11 +169,6 @@ impl Client {
         self.runtime.block_on(future).ok_or(Error::InAsyncContext)
     }
 
-    /// The identity endpoint.
-    pub fn identity(&self) -> Identity<'_> {
-        Identity { client: self }
-    }
-
     /// Runs one call of the async client.
     fn call<T, E: Refused>(&self, future: impl Future<Output = Result<T, E>>) -> Result<T, E> {
         self.runtime.call(future)
@@ -191,16 +187,59 @@ impl Client {
     }
 }
 
-/// The token's own identity: `client.identity()`.
-#[derive(Debug, Clone, Copy)]
-pub struct Identity<'a> {
-    client: &'a Client,
-}
+/// The handles of the areas of the API, one accessor each, as on the async client.
+impl Client {
+    /// The agents: list, ask, poll, ask and wait.
+    pub fn agents(&self) -> Agents<'_> {
+        Agents { client: self }
+    }
 
-impl Identity<'_> {
-    /// `GET /v1/whoami` (see [`Identity::whoami`](crate::identity::Identity::whoami)).
-    pub fn whoami(&self) -> Result<Whoami, Error> {
-        self.client.call(self.client.inner.identity().whoami())
+    /// The assistant: ask, poll, ask and wait.
+    pub fn assistant(&self) -> Assistant<'_> {
+        Assistant { client: self }
+    }
+
+    /// The deprecated synchronous copilot.
+    #[deprecated(
+        note = "the copilot is removed on 30 September 2026: use `client.assistant().ask_and_wait(..)`"
+    )]
+    pub fn copilot(&self) -> Copilot<'_> {
+        Copilot { client: self }
+    }
+
+    /// Document Q&A: a question about one document version, or its summary.
+    pub fn documents(&self) -> Documents<'_> {
+        Documents { client: self }
+    }
+
+    /// The knowledge bases: list them page by page or one at a time, ask one.
+    pub fn knowledge_bases(&self) -> KnowledgeBases<'_> {
+        KnowledgeBases { client: self }
+    }
+
+    /// Hybrid search: one page, or every result one at a time.
+    pub fn search(&self) -> Search<'_> {
+        Search { client: self }
+    }
+
+    /// Audit reports v1: create, wait, read JSON pages or CSV, delete; or all in one call.
+    pub fn audit(&self) -> Audit<'_> {
+        Audit { client: self }
+    }
+
+    /// The events API: the cursor, single pages, a resumable stream, a backfill.
+    pub fn events(&self) -> Events<'_> {
+        Events { client: self }
+    }
+
+    /// Webhook registrations (they need the `Service.webhooks` scope).
+    pub fn webhooks(&self) -> Webhooks<'_> {
+        Webhooks { client: self }
+    }
+
+    /// Who the token belongs to (`whoami`).
+    pub fn identity(&self) -> Identity<'_> {
+        Identity { client: self }
     }
 }
 

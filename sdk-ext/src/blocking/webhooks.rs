@@ -6,17 +6,10 @@ use crate::registration::{Registration, Status};
 use pubapi_sdk::types::{Webhook, WebhookSummary};
 use std::time::{Duration, SystemTime};
 
-impl Client {
-    /// The webhook registration endpoints (they need the `Service.webhooks` scope).
-    pub fn webhooks(&self) -> Webhooks<'_> {
-        Webhooks { client: self }
-    }
-}
-
-/// The webhook endpoints: `client.webhooks()` (see [`crate::registration::Webhooks`]).
+/// The webhook endpoints: `client.webhooks()` (see [`crate::api::Webhooks`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Webhooks<'a> {
-    client: &'a Client,
+    pub(super) client: &'a Client,
 }
 
 impl Webhooks<'_> {
@@ -70,7 +63,7 @@ impl Webhooks<'_> {
     }
 
     /// Renews a registration that expires within `window` of `now` (see
-    /// [`crate::registration::Webhooks::renew_if_expiring`]).
+    /// [`crate::api::Webhooks::renew_if_expiring`]).
     pub fn renew_if_expiring(
         &self,
         id: &str,

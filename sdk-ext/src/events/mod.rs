@@ -1,13 +1,14 @@
-//! The events API: cursor, pages, and a resumable stream of change events.
+//! The events API's machinery: queries, typed events, and the resumable stream of change
+//! events that `client.events().stream(..)` ([`crate::api::Events`]) starts.
 //!
 //! ```no_run
-//! use pubapi_sdk_ext::events::{EventStream, EventsVersion, StreamItem, StreamNotice, StreamStart};
+//! use pubapi_sdk_ext::events::{EventsVersion, StreamItem, StreamNotice, StreamStart};
 //! use pubapi_sdk_ext::prelude::*; // StreamExt::next
 //!
 //! # async fn run(client: pubapi_sdk_ext::Client, saved: Option<i64>) -> Result<(), pubapi_sdk_ext::Error> {
 //! // Resume after the last event processed, or start at the current end of the stream.
 //! let start = saved.map_or(StreamStart::Latest, StreamStart::After);
-//! let mut events = EventStream::builder(EventsVersion::V2).start(start).build(client);
+//! let mut events = client.events().stream(EventsVersion::V2).start(start).build();
 //! while let Some(item) = events.next().await {
 //!     match item? {
 //!         StreamItem::Event(event) => println!("{:?} {:?}", event.kind(), event.data()),
@@ -29,94 +30,60 @@ mod stream;
 pub use data::{FileSystemData, PermissionChangeEvent, PollingEvent, PollingEventData};
 pub use pubapi_sdk::types::{ActionSource, PollingEventAction, PollingEventType};
 pub use query::{EventQuery, EventsVersion, Suppress};
-pub use stream::{
-    EventStream, EventStreamBuilder, StreamItem, StreamNotice, StreamStart, backfill,
-};
+pub(crate) use stream::backfill;
+pub use stream::{EventStream, EventStreamBuilder, StreamItem, StreamNotice, StreamStart};
 
 use crate::Client;
 use crate::error::Error;
 use crate::prelude::*;
 use pubapi_sdk::types::{EventPage, EventsCursor};
 
-/// The events API: `client.events()` for the cursor and single pages; a stream with
-/// [`EventStream::builder`].
-#[derive(Debug, Clone, Copy)]
-pub struct Events<'a> {
-    client: &'a Client,
+/// `GET /v1/events/cursor`: the ids of the newest and oldest stored events.
+pub(crate) async fn events_cursor(client: &Client) -> Result<EventsCursor, Error> {
+    Ok(client.sdk().get_events_cursor().send().await?.into_inner())
 }
 
-impl Client {
-    /// The events endpoints.
-    pub fn events(&self) -> Events<'_> {
-        Events { client: self }
-    }
-}
-
-impl Events<'_> {
-    /// `GET /v1/events/cursor`: the ids of the newest and oldest stored events.
-    pub async fn cursor(&self) -> Result<EventsCursor, Error> {
-        self.client.events_cursor().await
-    }
-
-    /// One page of `GET /v1/events` or `/v2/events`; `None` when nothing follows the cursor
-    /// (the API's `204 No Content`). The query is checked before sending.
-    pub async fn page(
-        &self,
-        version: EventsVersion,
-        query: &EventQuery,
-    ) -> Result<Option<EventPage>, Error> {
-        self.client.events_page(version, query).await
-    }
-}
-
-impl Client {
-    /// `GET /v1/events/cursor`: the ids of the newest and oldest stored events.
-    pub(crate) async fn events_cursor(&self) -> Result<EventsCursor, Error> {
-        Ok(self.sdk().get_events_cursor().send().await?.into_inner())
-    }
-
-    /// One page of `GET /v1/events` or `/v2/events`; `None` when nothing follows the cursor
-    /// (the API's `204 No Content`).
-    pub(crate) async fn events_page(
-        &self,
-        version: EventsVersion,
-        query: &EventQuery,
-    ) -> Result<Option<EventPage>, Error> {
-        query.validate()?;
-        // The v1 and v2 builders are distinct generated types with the same setters.
-        macro_rules! send_with_query {
-            ($call:expr) => {{
-                let mut call = $call.id(query.id);
-                if let Some(count) = query.count_param() {
-                    call = call.count(count);
-                }
-                if let Some(folder) = &query.folder {
-                    call = call.folder(folder.clone());
-                }
-                if let Some(suppress) = query.suppress {
-                    call = call.suppress(suppress.as_sdk());
-                }
-                if let Some(types) = query.type_param() {
-                    call = call.type_(types);
-                }
-                if query.reverse {
-                    call = call.reverse(1i64);
-                }
-                call.send().await
-            }};
-        }
-        let sent = match version {
-            EventsVersion::V1 => send_with_query!(self.sdk().list_events_v1()),
-            EventsVersion::V2 => send_with_query!(self.sdk().list_events_v2()),
-        };
-        match sent {
-            Ok(page) => Ok(Some(page.into_inner())),
-            Err(pubapi_sdk::Error::UnexpectedResponse(response))
-                if crate::verdict::is_empty_page(response.status()) =>
-            {
-                Ok(None)
+/// One page of `GET /v1/events` or `/v2/events`; `None` when nothing follows the cursor
+/// (the API's `204 No Content`).
+pub(crate) async fn events_page(
+    client: &Client,
+    version: EventsVersion,
+    query: &EventQuery,
+) -> Result<Option<EventPage>, Error> {
+    query.validate()?;
+    // The v1 and v2 builders are distinct generated types with the same setters.
+    macro_rules! send_with_query {
+        ($call:expr) => {{
+            let mut call = $call.id(query.id);
+            if let Some(count) = query.count_param() {
+                call = call.count(count);
             }
-            Err(e) => Err(Error::from(e)),
+            if let Some(folder) = &query.folder {
+                call = call.folder(folder.clone());
+            }
+            if let Some(suppress) = query.suppress {
+                call = call.suppress(suppress.as_sdk());
+            }
+            if let Some(types) = query.type_param() {
+                call = call.type_(types);
+            }
+            if query.reverse {
+                call = call.reverse(1i64);
+            }
+            call.send().await
+        }};
+    }
+    let sent = match version {
+        EventsVersion::V1 => send_with_query!(client.sdk().list_events_v1()),
+        EventsVersion::V2 => send_with_query!(client.sdk().list_events_v2()),
+    };
+    match sent {
+        Ok(page) => Ok(Some(page.into_inner())),
+        Err(pubapi_sdk::Error::UnexpectedResponse(response))
+            if crate::verdict::is_empty_page(response.status()) =>
+        {
+            Ok(None)
         }
+        Err(e) => Err(Error::from(e)),
     }
 }

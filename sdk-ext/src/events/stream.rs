@@ -86,9 +86,14 @@ pub enum StreamItem {
     Notice(StreamNotice),
 }
 
-/// Builds an [`EventStream`]; see [`EventStream::builder`].
+/// Builds an [`EventStream`]: `client.events().stream(version)` ([`Events::stream`]), the
+/// settings below, then `build()`. `C` is the client it reads through: the async
+/// [`Client`], or the blocking one (feature `blocking`), whose `build()` gives an iterator.
+///
+/// [`Events::stream`]: crate::api::Events::stream
 #[derive(Debug, Clone)]
-pub struct EventStreamBuilder {
+pub struct EventStreamBuilder<C = Client> {
+    client: C,
     version: EventsVersion,
     start: StreamStart,
     query: EventQuery,
@@ -96,7 +101,39 @@ pub struct EventStreamBuilder {
     checkpoints: Option<(Arc<dyn CheckpointStore>, String)>,
 }
 
-impl EventStreamBuilder {
+impl<C> EventStreamBuilder<C> {
+    /// A stream of the `version` events list read through `client`, from the latest event,
+    /// polling at the reference's minimum interval.
+    pub(crate) fn new(client: C, version: EventsVersion) -> Self {
+        EventStreamBuilder {
+            client,
+            version,
+            start: StreamStart::Latest,
+            query: EventQuery::after(0),
+            poll_interval: EventStream::MIN_POLL_INTERVAL,
+            checkpoints: None,
+        }
+    }
+
+    /// The client it reads through.
+    #[cfg(feature = "blocking")]
+    pub(crate) fn client(&self) -> &C {
+        &self.client
+    }
+
+    /// The same settings, read through the client `to` makes of this one's.
+    #[cfg(feature = "blocking")]
+    pub(crate) fn map_client<D>(self, to: impl FnOnce(C) -> D) -> EventStreamBuilder<D> {
+        EventStreamBuilder {
+            client: to(self.client),
+            version: self.version,
+            start: self.start,
+            query: self.query,
+            poll_interval: self.poll_interval,
+            checkpoints: self.checkpoints,
+        }
+    }
+
     /// Where to start (default: [`StreamStart::Latest`]).
     pub fn start(mut self, start: StreamStart) -> Self {
         self.start = start;
@@ -148,12 +185,14 @@ impl EventStreamBuilder {
         self.checkpoints = Some((store, name.into()));
         self
     }
+}
 
-    /// The stream, reading through `client`.
-    pub fn build(self, client: Client) -> EventStream {
+impl EventStreamBuilder {
+    /// The stream. Building it sends nothing: the first `next()` reads.
+    pub fn build(self) -> EventStream {
         let store = self.checkpoints.clone();
         let walker = Walker {
-            client,
+            client: self.client,
             version: self.version,
             start: Some(self.start),
             initial_start: self.start,
@@ -362,17 +401,6 @@ impl EventStream {
     /// (the waits double from 1 s up to this, plus up to a tenth of jitter).
     pub const MAX_STORE_BACKOFF: Duration = Duration::from_secs(60);
 
-    /// Starts building a stream of the `version` events list.
-    pub fn builder(version: EventsVersion) -> EventStreamBuilder {
-        EventStreamBuilder {
-            version,
-            start: StreamStart::Latest,
-            query: EventQuery::after(0),
-            poll_interval: Self::MIN_POLL_INTERVAL,
-            checkpoints: None,
-        }
-    }
-
     /// Every id up to this one has been delivered or skipped by the filters: save it after
     /// processing an item and resume with [`StreamStart::After`]. `None` before the first
     /// item.
@@ -549,7 +577,7 @@ impl Walker {
                 id: cursor,
                 ..self.query.clone()
             };
-            let page = match self.client.events_page(self.version, &query).await {
+            let page = match super::events_page(&self.client, self.version, &query).await {
                 Ok(Some(page)) => page,
                 Ok(None) => {
                     self.next_poll = Some(Instant::now() + self.poll_interval);
@@ -716,7 +744,7 @@ impl Walker {
         match start {
             StreamStart::After(id) => Ok(id),
             StreamStart::Latest | StreamStart::Oldest => {
-                let cursor = self.client.events_cursor().await?;
+                let cursor = super::events_cursor(&self.client).await?;
                 let (field, id) = match start {
                     StreamStart::Latest => ("latest_event_id", Some(cursor.latest_event_id)),
                     _ => (
@@ -787,15 +815,8 @@ impl Window {
     }
 }
 
-/// Walks the events list backwards from `from` (inclusive) to the oldest stored event, newest
-/// first, in windows of 100 ids: for backfilling history before a stream's start.
-///
-/// It reads the cursor first, so it starts at the newest stored event when `from` is above
-/// it and stops at the oldest; every window moves at least 100 ids down, so the walk ends
-/// after at most `(from - oldest) / 100 + 1` pages whatever the server answers. Each event is
-/// delivered once. An error ends the walk: resume with `from` one below the last id
-/// delivered.
-pub fn backfill(
+/// The walk of [`Events::backfill`](crate::api::Events::backfill).
+pub(crate) fn backfill(
     client: Client,
     version: EventsVersion,
     from: i64,
@@ -826,7 +847,7 @@ pub fn backfill(
             }
             let top = match walk.next {
                 Some(top) => top,
-                None => match walk.client.events_cursor().await {
+                None => match super::events_cursor(&walk.client).await {
                     Ok(cursor) => {
                         walk.floor = cursor.oldest_event_id;
                         let latest = cursor.latest_event_id;
@@ -847,7 +868,7 @@ pub fn backfill(
             };
             let count = query.page_size();
             let bottom = top.saturating_sub(count - 1);
-            match walk.client.events_page(version, &query).await {
+            match super::events_page(&walk.client, version, &query).await {
                 Ok(Some(page)) => {
                     let mut events: Vec<PollingEvent> = page
                         .events
@@ -914,7 +935,7 @@ mod tests {
                 .audit()
                 .events(at, crate::audit::ReportRead::default()),
         );
-        unpin(&EventStream::builder(EventsVersion::V2).build(client));
+        unpin(&client.events().stream(EventsVersion::V2).build());
     }
     use proptest::prelude::*;
     use pubapi_sdk::types::EventPage;
@@ -1037,10 +1058,12 @@ mod tests {
             .transport(transport.clone())
             .build()
             .unwrap();
-        let mut stream = EventStream::builder(EventsVersion::V2)
+        let mut stream = client
+            .events()
+            .stream(EventsVersion::V2)
             .start(StreamStart::After(7))
             .types(["task"])
-            .build(client);
+            .build();
         let error = match stream.next().await {
             Some(Err(Error::InvalidRequest(error))) => error,
             other => panic!("{other:?}"),

@@ -93,6 +93,27 @@ impl std::fmt::Debug for DeliveryBuilder {
     }
 }
 
+/// A delivery of one `fs:add_file` event with the id `event_id`, authenticated with
+/// `secret`: the smallest delivery a receiver hands over (or drops as a duplicate).
+///
+/// ```
+/// use pubapi_sdk_ext::webhook::testing;
+///
+/// let (headers, body) = testing::one_event("a-long-random-secret", "e-1");
+/// assert!(headers.contains_key("authorization"));
+/// assert!(String::from_utf8(body).unwrap().contains("\"e-1\""));
+/// ```
+#[must_use]
+pub fn one_event(secret: &str, event_id: &str) -> (HeaderMap, Vec<u8>) {
+    DeliveryBuilder::new(secret)
+        .event_with_id(
+            EventType::FsAddFile,
+            event_id,
+            sample_data(&EventType::FsAddFile),
+        )
+        .build()
+}
+
 /// The headers of a delivery authenticated with `secret`: `authorization` (marked sensitive)
 /// and `content-type: application/json`.
 #[must_use]

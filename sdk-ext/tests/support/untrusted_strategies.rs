@@ -1,5 +1,6 @@
-//! Strategies shared by the property tests of untrusted input: the crate's unit tests of the
-//! request machinery (`src/request/proptest_untrusted.rs`, which includes this file by path)
+//! Strategies shared by the property tests of untrusted input, each written once here: the
+//! crate's unit tests of the request machinery (`src/request/proptest_untrusted.rs`) and of
+//! the webhook scanner (`src/webhook/tests/properties.rs`), which include this file by path,
 //! and the receiver's integration tests (`tests/proptest_untrusted.rs`).
 
 use proptest::prelude::*;

@@ -86,16 +86,6 @@ fn receiver_on(store: impl DedupStore) -> Receiver {
         .unwrap()
 }
 
-fn one_event(event_id: &str) -> (http::HeaderMap, Vec<u8>) {
-    testing::DeliveryBuilder::new(SECRET)
-        .event_with_id(
-            EventType::FsAddFile,
-            event_id,
-            testing::sample_data(&EventType::FsAddFile),
-        )
-        .build()
-}
-
 fn counting(calls: &AtomicUsize) -> impl Fn(Batch) -> std::future::Ready<Result<(), HandlerError>> {
     move |batch: Batch| {
         calls.fetch_add(
@@ -115,7 +105,7 @@ async fn unreachable_store_refuses_the_delivery_with_503_before_the_handler() {
     let store = Arc::new(Flaky::over(memory()));
     let receiver = receiver_on(Arc::clone(&store));
     let calls = AtomicUsize::new(0);
-    let (headers, body) = one_event("e-1");
+    let (headers, body) = testing::one_event(SECRET, "e-1");
 
     store.claim_fails.store(true, Ordering::SeqCst);
     let refused = receiver.handle(&headers, &body, &counting(&calls)).await;
@@ -154,7 +144,7 @@ async fn failed_commit_still_answers_200_since_the_handler_has_the_batch() {
     store.commit_fails.store(true, Ordering::SeqCst);
     let receiver = receiver_on(Arc::clone(&store));
     let calls = AtomicUsize::new(0);
-    let (headers, body) = one_event("e-1");
+    let (headers, body) = testing::one_event(SECRET, "e-1");
     let outcome = receiver.handle(&headers, &body, &counting(&calls)).await;
     assert_eq!((outcome.status, outcome.accepted), (200, 1));
     assert_eq!(calls.load(Ordering::SeqCst), 1);
@@ -189,7 +179,7 @@ async fn receivers_sharing_a_store_are_scoped_by_their_names() {
         .build()
         .unwrap();
     let calls = AtomicUsize::new(0);
-    let (headers, body) = one_event("e-1");
+    let (headers, body) = testing::one_event(SECRET, "e-1");
     for receiver in [&first, &second, &billing] {
         assert_eq!(
             receiver

@@ -7,3 +7,10 @@ mod events;
 mod properties;
 mod receiver;
 mod robustness;
+
+/// The strategies every property test of untrusted input shares (`arb_json`, ...).
+#[path = "../../../tests/support/untrusted_strategies.rs"]
+// Unused here: what the request and receiver properties use besides `arb_json`; and
+// `request::proptest_untrusted` loads the same file for its own tests.
+#[allow(dead_code, clippy::duplicate_mod)]
+mod untrusted_strategies;

@@ -4,35 +4,9 @@
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
+use super::untrusted_strategies::arb_json;
 use crate::webhook::scan::{data_elements, member, tree_cost};
 use crate::webhook::{DeliveryParseError, testing};
-
-fn arb_json() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(Value::from),
-        any::<u64>().prop_map(Value::from),
-        any::<f64>().prop_filter_map("finite", |f| serde_json::Number::from_f64(f)
-            .map(Value::Number)),
-        ".{0,10}".prop_map(Value::String),
-    ];
-    leaf.prop_recursive(5, 48, 6, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
-            prop::collection::btree_map(
-                prop_oneof![
-                    Just("data".to_owned()),
-                    Just("eventId".to_owned()),
-                    ".{0,4}"
-                ],
-                inner,
-                0..6
-            )
-            .prop_map(|map| Value::Object(map.into_iter().collect::<Map<_, _>>())),
-        ]
-    })
-}
 
 /// JSON text of `value` with whitespace after every structural character when `spaced`.
 fn text(value: &Value, spaced: bool) -> Vec<u8> {

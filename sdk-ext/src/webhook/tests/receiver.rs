@@ -4,7 +4,6 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use http::HeaderMap;
 use http::header::AUTHORIZATION;
 use serde_json::json;
 
@@ -62,16 +61,6 @@ fn receiver() -> Receiver {
         .unwrap()
 }
 
-fn one_event(secret: &str, event_id: &str) -> (HeaderMap, Vec<u8>) {
-    testing::DeliveryBuilder::new(secret)
-        .event_with_id(
-            EventType::FsAddFile,
-            event_id,
-            testing::sample_data(&EventType::FsAddFile),
-        )
-        .build()
-}
-
 fn counts(outcome: HandleOutcome) -> (u16, usize, usize, usize, usize) {
     (
         outcome.status,
@@ -103,7 +92,7 @@ async fn valid_delivery_is_handed_over_and_answered_200() {
 #[tokio::test(start_paused = true)]
 async fn wrong_secret_is_401_and_handler_not_called() {
     let recorder = Recorder::default();
-    let (headers, body) = one_event("not-the-secret", "e-1");
+    let (headers, body) = testing::one_event("not-the-secret", "e-1");
     let outcome = receiver().handle(&headers, &body, &recorder).await;
     assert_eq!(counts(outcome), (401, 0, 0, 0, 0));
     assert_eq!(recorder.calls.load(Ordering::SeqCst), 0);
@@ -112,7 +101,7 @@ async fn wrong_secret_is_401_and_handler_not_called() {
 #[tokio::test(start_paused = true)]
 async fn missing_authorization_is_401_and_handler_not_called() {
     let recorder = Recorder::default();
-    let (mut headers, body) = one_event(SECRET, "e-1");
+    let (mut headers, body) = testing::one_event(SECRET, "e-1");
     headers.remove(AUTHORIZATION);
     let outcome = receiver().handle(&headers, &body, &recorder).await;
     assert_eq!(outcome.status, 401);
@@ -122,13 +111,13 @@ async fn missing_authorization_is_401_and_handler_not_called() {
 #[tokio::test(start_paused = true)]
 async fn duplicated_authorization_is_401_even_if_one_is_right() {
     let recorder = Recorder::default();
-    let (mut headers, body) = one_event(SECRET, "e-1");
+    let (mut headers, body) = testing::one_event(SECRET, "e-1");
     headers.append(AUTHORIZATION, SECRET.parse().unwrap());
     assert_eq!(
         receiver().handle(&headers, &body, &recorder).await.status,
         401
     );
-    let (mut headers, body) = one_event(SECRET, "e-1");
+    let (mut headers, body) = testing::one_event(SECRET, "e-1");
     headers.append(AUTHORIZATION, "other".parse().unwrap());
     assert_eq!(
         receiver().handle(&headers, &body, &recorder).await.status,
@@ -145,19 +134,19 @@ async fn previous_secret_is_accepted_during_rotation_and_not_after() {
         .previous_secret(WebhookSecret::new(OLD_SECRET).unwrap())
         .build()
         .unwrap();
-    let (headers, body) = one_event(OLD_SECRET, "e-old");
+    let (headers, body) = testing::one_event(OLD_SECRET, "e-old");
     assert_eq!(
         rotating.handle(&headers, &body, &recorder).await.status,
         200
     );
-    let (headers, body) = one_event(SECRET, "e-new");
+    let (headers, body) = testing::one_event(SECRET, "e-new");
     assert_eq!(
         rotating.handle(&headers, &body, &recorder).await.status,
         200
     );
     assert_eq!(recorder.event_ids(), ["e-old", "e-new"]);
 
-    let (headers, body) = one_event(OLD_SECRET, "e-late");
+    let (headers, body) = testing::one_event(OLD_SECRET, "e-late");
     assert_eq!(
         receiver().handle(&headers, &body, &recorder).await.status,
         401
@@ -172,7 +161,7 @@ async fn oversized_authenticated_body_is_handed_over_raw_and_answered_200() {
         .max_body_bytes(100)
         .build()
         .unwrap();
-    let (headers, body) = one_event(SECRET, "e-1");
+    let (headers, body) = testing::one_event(SECRET, "e-1");
     assert!(body.len() > 100);
     let outcome = small.handle(&headers, &body, &recorder).await;
     assert_eq!(counts(outcome), (200, 0, 0, 0, 1));
@@ -204,7 +193,7 @@ async fn default_body_limit_is_one_mebibyte() {
 async fn same_event_id_again_is_acknowledged_but_not_handed_over() {
     let recorder = Recorder::default();
     let receiver = receiver();
-    let (headers, body) = one_event(SECRET, "e-1");
+    let (headers, body) = testing::one_event(SECRET, "e-1");
     assert_eq!(
         counts(receiver.handle(&headers, &body, &recorder).await),
         (200, 1, 0, 0, 0)
@@ -258,7 +247,7 @@ async fn event_is_handed_over_again_after_the_dedup_window() {
     let recorder = Recorder::default();
     let receiver = receiver();
     assert_eq!(receiver.dedup_window(), Duration::from_secs(2 * 3600));
-    let (headers, body) = one_event(SECRET, "e-1");
+    let (headers, body) = testing::one_event(SECRET, "e-1");
     assert_eq!(
         receiver.handle(&headers, &body, &recorder).await.accepted,
         1
@@ -285,7 +274,7 @@ async fn dedup_memory_stays_within_capacity_and_forgets_the_oldest() {
         .build()
         .unwrap();
     for n in 0..120 {
-        let (headers, body) = one_event(SECRET, &format!("e-{n}"));
+        let (headers, body) = testing::one_event(SECRET, &format!("e-{n}"));
         assert_eq!(
             receiver.handle(&headers, &body, &recorder).await.accepted,
             1
@@ -294,12 +283,12 @@ async fn dedup_memory_stays_within_capacity_and_forgets_the_oldest() {
         tokio::time::advance(Duration::from_millis(10)).await;
     }
     assert_eq!(receiver.remembered(), 50);
-    let (headers, body) = one_event(SECRET, "e-119");
+    let (headers, body) = testing::one_event(SECRET, "e-119");
     assert_eq!(
         receiver.handle(&headers, &body, &recorder).await.duplicates,
         1
     );
-    let (headers, body) = one_event(SECRET, "e-0");
+    let (headers, body) = testing::one_event(SECRET, "e-0");
     assert_eq!(
         receiver.handle(&headers, &body, &recorder).await.accepted,
         1
@@ -436,7 +425,7 @@ async fn repeated_dead_letter_is_handed_over_once() {
 async fn handler_error_is_500_and_the_retry_is_handed_over() {
     let recorder = Recorder::default();
     let receiver = receiver();
-    let (headers, body) = one_event(SECRET, "e-1");
+    let (headers, body) = testing::one_event(SECRET, "e-1");
     recorder.failing.store(true, Ordering::SeqCst);
     let failed = receiver.handle(&headers, &body, &recorder).await;
     assert_eq!(failed.status, 500);
@@ -461,7 +450,7 @@ async fn empty_delivery_is_200_without_calling_the_handler() {
 #[tokio::test(start_paused = true)]
 async fn answer_comes_only_after_the_handler_returned() {
     let receiver = receiver();
-    let (headers, body) = one_event(SECRET, "e-1");
+    let (headers, body) = testing::one_event(SECRET, "e-1");
     let (release, released) = tokio::sync::oneshot::channel::<()>();
     let released = Mutex::new(Some(released));
     let handler = |_batch: Batch| {
@@ -489,7 +478,7 @@ async fn answer_comes_only_after_the_handler_returned() {
 async fn event_being_handled_elsewhere_is_left_out_and_answered_503() {
     let receiver = receiver();
     let recorder = Recorder::default();
-    let (headers, body) = one_event(SECRET, "e-1");
+    let (headers, body) = testing::one_event(SECRET, "e-1");
     let (release, released) = tokio::sync::oneshot::channel::<()>();
     let released = Mutex::new(Some(released));
     let slow = |_batch: Batch| {
@@ -524,7 +513,7 @@ async fn event_being_handled_elsewhere_is_left_out_and_answered_503() {
 #[tokio::test(start_paused = true)]
 async fn cancelled_handling_remembers_nothing() {
     let receiver = receiver();
-    let (headers, body) = one_event(SECRET, "e-1");
+    let (headers, body) = testing::one_event(SECRET, "e-1");
     let never = |_batch: Batch| std::future::pending::<Result<(), HandlerError>>();
     {
         let handling = receiver.handle(&headers, &body, &never);
@@ -576,7 +565,7 @@ fn receiver_and_builder_debug_do_not_show_secrets() {
         .previous_secret(WebhookSecret::new(OLD_SECRET).unwrap());
     let builder_debug = format!("{builder:?}");
     let receiver = builder.build().unwrap();
-    let (headers, _) = one_event(SECRET, "e");
+    let (headers, _) = testing::one_event(SECRET, "e");
     for printed in [
         builder_debug,
         format!("{receiver:#?}"),

@@ -1,4 +1,5 @@
-//! Document Q&A: a question about one document version, or its summary.
+//! The document Q&A handle, `client.documents()`: a question about one document version,
+//! or its summary.
 
 use crate::Client;
 use crate::error::Error;
@@ -10,14 +11,7 @@ use pubapi_sdk::types::{
 /// Questions about, and summaries of, one document version: `client.documents()`.
 #[derive(Debug, Clone, Copy)]
 pub struct Documents<'a> {
-    client: &'a Client,
-}
-
-impl Client {
-    /// The document Q&A endpoints.
-    pub fn documents(&self) -> Documents<'_> {
-        Documents { client: self }
-    }
+    pub(crate) client: &'a Client,
 }
 
 impl Documents<'_> {

@@ -1,4 +1,4 @@
-//! Who the token belongs to.
+//! The identity handle, `client.identity()`: who the token belongs to.
 
 use crate::Client;
 use crate::error::Error;
@@ -8,14 +8,7 @@ use pubapi_sdk::types::Whoami;
 /// The token's own identity: `client.identity()`.
 #[derive(Debug, Clone, Copy)]
 pub struct Identity<'a> {
-    client: &'a Client,
-}
-
-impl Client {
-    /// The identity endpoint.
-    pub fn identity(&self) -> Identity<'_> {
-        Identity { client: self }
-    }
+    pub(crate) client: &'a Client,
 }
 
 impl Identity<'_> {

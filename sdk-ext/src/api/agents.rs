@@ -1,0 +1,115 @@
+//! The agents handle, `client.agents()`: list the agents, ask one (the question checked
+//! before sending), poll its status, or ask and wait for the answer. The question and answer
+//! types are in [`crate::ai`].
+
+use crate::Client;
+use crate::ai::{AgentAnswer, AgentQuestion, AgentStatus, AiWait, AskError};
+use crate::error::Error;
+use crate::prelude::*;
+use crate::waiter::{Verdict, WaitError, wait};
+use pubapi_sdk::types::{Agent, AgentAskResponse, AgentRequestStatus};
+
+/// The agents of the domain: `client.agents()`.
+#[derive(Debug, Clone, Copy)]
+pub struct Agents<'a> {
+    pub(crate) client: &'a Client,
+}
+
+impl Agents<'_> {
+    /// Lists the agents (sorted by name, ascending, as the API does by default).
+    pub async fn list(&self) -> Result<Vec<Agent>, Error> {
+        Ok(self.client.sdk().list_agents().send().await?.into_inner().0)
+    }
+
+    /// Asks `agent_id` a question (its text, or an [`AgentAskRequest`] with the optional
+    /// fields the platform's clients send); the answer comes later (see
+    /// [`Agents::ask_and_wait`]). The question is checked before sending: not blank, at most
+    /// 35,000 characters.
+    ///
+    /// [`AgentAskRequest`]: crate::types::AgentAskRequest
+    ///
+    /// ```no_run
+    /// use pubapi_sdk_ext::types::AgentAskRequest;
+    /// # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// let asked = client.agents().ask("agent-1", "Summarise Q3").await?;
+    /// let follow_up = AgentAskRequest {
+    ///     conversation_id: asked.conversation_id.clone(),
+    ///     entry_ids: vec!["4100002".into()],
+    ///     ..AgentAskRequest::new("And Q4?")?
+    /// };
+    /// client.agents().ask("agent-1", follow_up).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn ask(
+        &self,
+        agent_id: &str,
+        question: impl AgentQuestion,
+    ) -> Result<AgentAskResponse, Error> {
+        let body = question.into_request()?;
+        let sent = self.client.sdk().ask_agent().agent_id(agent_id).body(body);
+        Ok(sent.send().await?.into_inner())
+    }
+
+    /// One status poll of a question.
+    pub async fn status(
+        &self,
+        agent_id: &str,
+        request_id: &str,
+    ) -> Result<AgentRequestStatus, Error> {
+        let call = self
+            .client
+            .sdk()
+            .get_agent_request_status()
+            .agent_id(agent_id)
+            .request_id(request_id);
+        Ok(call.send().await?.into_inner())
+    }
+
+    /// Asks and polls the status until `COMPLETED` (the answer) or `FAILED`
+    /// ([`AskError::Failed`] with the response text), the only two statuses the reference
+    /// ends polling on. Every other status (`PENDING`, `RUNNING`, `IN_PROGRESS`, or one the
+    /// SDK does not name, see [`AgentStatus`]) keeps it polling until the wait's deadline
+    /// ([`WaitError::TimedOut`]).
+    ///
+    /// ```no_run
+    /// use pubapi_sdk_ext::ai::AiWait;
+    /// # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// let answer = client.agents().ask_and_wait("agent-1", "Summarise Q3", AiWait::default()).await?;
+    /// println!("{}", answer.result.response_text.unwrap_or_default());
+    /// # Ok(()) }
+    /// ```
+    pub async fn ask_and_wait(
+        &self,
+        agent_id: &str,
+        question: impl AgentQuestion,
+        how: AiWait,
+    ) -> Result<AgentAnswer, WaitError<AskError>> {
+        let request = self
+            .ask(agent_id, question)
+            .await
+            .map_err(|e| WaitError::Failed {
+                error: AskError::Api(e),
+                polls: 0,
+                waited: std::time::Duration::ZERO,
+            })?;
+        let request_id = request.request_id.clone();
+        let result = wait(how.config(), || async {
+            match self.status(agent_id, &request_id).await {
+                Ok(status) => {
+                    how.on_status.tell(&status.status);
+                    match AgentStatus::from(status.status.as_str()) {
+                        AgentStatus::Completed => Verdict::Done(status),
+                        AgentStatus::Failed => Verdict::Failed(AskError::Failed {
+                            status: status.status,
+                            response_text: status.response_text,
+                        }),
+                        _ => Verdict::Pending,
+                    }
+                }
+                Err(e) => Verdict::Failed(AskError::Api(e)),
+            }
+        })
+        .await?;
+        Ok(AgentAnswer { request, result })
+    }
+}
