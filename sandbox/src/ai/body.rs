@@ -7,6 +7,7 @@ use crate::dates::parse_request_date;
 use crate::http::{ApiRequest, Reply, error};
 use pubapi_sdk::operations::id;
 use serde_json::{Map, Value};
+use std::sync::LazyLock;
 
 /// A question containing this (any letter case) makes an agent request or an assistant
 /// execution end `FAILED`.
@@ -15,6 +16,18 @@ pub const FAIL_MARKER: &str = "[fail]";
 /// A question containing this (any letter case, and not [`FAIL_MARKER`]) makes an
 /// assistant execution end `AWAITING_USER_CONFIRMATION` with a pending action.
 pub const CONFIRM_MARKER: &str = "[confirm]";
+
+/// Whether `text` is not blank as the spec says it: `pattern: '\S'` on every AI question and
+/// the hybrid-search `query`, an ECMA-262 expression (read with `regress`, as the generated
+/// types read it). ECMA-262's white space is not Rust's `char::is_whitespace`: U+0085 is a
+/// character there, U+FEFF is white space.
+pub(super) fn not_blank(text: &str) -> bool {
+    static NOT_BLANK: LazyLock<Option<regress::Regex>> =
+        LazyLock::new(|| regress::Regex::new(r"\S").ok());
+    NOT_BLANK
+        .as_ref()
+        .map_or_else(|| !text.trim().is_empty(), |r| r.find(text).is_some())
+}
 
 /// The markers found in a question, and the question without them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,7 +64,7 @@ pub(super) fn question(
 ) -> Result<(String, Map<String, Value>), Reply> {
     let body = object_body(req, "the body must be a JSON object")?;
     let question = match body.get("question") {
-        Some(Value::String(q)) if !q.trim().is_empty() => q.clone(),
+        Some(Value::String(q)) if not_blank(q) => q.clone(),
         Some(Value::String(_)) | None => {
             return Err(error(
                 req.op,
@@ -330,5 +343,16 @@ mod tests {
             }
         );
         assert_eq!(markers("é[fail]é[fail]").question, "éé");
+    }
+
+    #[test]
+    fn blank_is_ecma_262_white_space_as_in_the_spec_pattern() {
+        for blank in ["", " \t\n\r", "\u{A0}\u{2028}\u{3000}", "\u{FEFF}"] {
+            assert!(!not_blank(blank), "{blank:?}");
+        }
+        // U+0085 (NEXT LINE) is white space to Rust but a character to ECMA-262's `\S`.
+        for text in ["\u{85}\u{85}\u{85}", " x ", "\u{200B}"] {
+            assert!(not_blank(text), "{text:?}");
+        }
     }
 }

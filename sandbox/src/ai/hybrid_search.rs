@@ -4,7 +4,7 @@
 //! `chunkText` the clients read.
 
 use super::answers::{documents_in, rank};
-use super::body::{count_field, creator_filter, epoch_filter, object_body};
+use super::body::{count_field, creator_filter, epoch_filter, not_blank, object_body};
 use crate::Shared;
 use crate::auth::Caller;
 use crate::dates::{DAY_MS, parse_plain_date};
@@ -162,7 +162,7 @@ pub fn hybrid_search(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Rep
     // The reference does not say which fields are required; the platform's clients send a
     // query of 3 to 250 characters, so an empty one is refused (the bounds are not enforced).
     let query = match body.get("query") {
-        Some(Value::String(q)) if !q.trim().is_empty() => q.clone(),
+        Some(Value::String(q)) if not_blank(q) => q.clone(),
         None | Some(Value::Null | Value::String(_)) => {
             return error(req.op, 400, "QUERY_MANDATORY", "query is mandatory");
         }
