@@ -889,7 +889,7 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         let base = json!({"format": "csv", "date_start": "2025-01-01", "date_end": "2025-01-02"});
-        let mut with = |name: &str, value: Value| {
+        let with = |name: &str, value: Value| {
             let mut body = base.clone();
             body[name] = value;
             body
