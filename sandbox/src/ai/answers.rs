@@ -1,9 +1,10 @@
 //! What every AI area answers from: the documents of the file system, their chunks ranked
 //! for a question, the answer composed from the best one and the citations of the hits.
 
-use super::body::selected_ids;
+use super::body::{question, selected_ids};
 use crate::Shared;
 use crate::fs::{FsEntry, is_within};
+use crate::http::{ApiRequest, Reply, error};
 use crate::search;
 use serde_json::{Map, Value, json};
 
@@ -87,10 +88,7 @@ pub(super) fn documents_in(shared: &Shared, folders: &[&str]) -> Vec<FsEntry> {
         .collect()
 }
 
-pub(super) fn selected_documents(
-    shared: &Shared,
-    body: &Map<String, Value>,
-) -> Result<Vec<FsEntry>, String> {
+fn selected_documents(shared: &Shared, body: &Map<String, Value>) -> Result<Vec<FsEntry>, String> {
     let Some((files, folders)) = selected_ids(body)? else {
         return Ok(documents_in(shared, &[]));
     };
@@ -109,6 +107,27 @@ pub(super) fn selected_documents(
         })
         .cloned()
         .collect())
+}
+
+/// An assistant or copilot question: its text, its body and the documents its
+/// `selectedItems` select (every document without them).
+pub(super) struct Asked {
+    pub(super) question: String,
+    pub(super) body: Map<String, Value>,
+    pub(super) docs: Vec<FsEntry>,
+}
+
+/// The question of an assistant or copilot body and the documents it selects, or the
+/// documented 400.
+pub(super) fn question_and_selection(shared: &Shared, req: &ApiRequest) -> Result<Asked, Reply> {
+    let (question, body) = question(req, None)?;
+    let docs = selected_documents(shared, &body)
+        .map_err(|message| error(req.op, 400, "INVALID_REQUEST", &message))?;
+    Ok(Asked {
+        question,
+        body,
+        docs,
+    })
 }
 
 /// The citations of the best three hits, one per document with its chunks.

@@ -21,8 +21,8 @@
 //! [`FAIL_MARKER`]: super::FAIL_MARKER
 //! [`CONFIRM_MARKER`]: super::CONFIRM_MARKER
 
-use super::answers::{Hit, compose, rank, selected_documents};
-use super::body::{markers, question};
+use super::answers::{Hit, compose, question_and_selection, rank};
+use super::body::markers;
 use crate::Shared;
 use crate::auth::Caller;
 use crate::dates::iso_millis;
@@ -54,22 +54,18 @@ pub struct Execution {
 
 /// `POST /v1/ai/assistant/ask`.
 pub fn ask_assistant(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply {
-    let (question, body) = match question(req, None) {
-        Ok(q) => q,
+    let asked = match question_and_selection(shared, req) {
+        Ok(asked) => asked,
         Err(reply) => return reply,
     };
-    let docs = match selected_documents(shared, &body) {
-        Ok(docs) => docs,
-        Err(message) => return error(req.op, 400, "INVALID_REQUEST", &message),
-    };
-    let marked = markers(&question);
-    let hits: Vec<Hit> = rank(&docs, &marked.question, 0.5)
+    let marked = markers(&asked.question);
+    let hits: Vec<Hit> = rank(&asked.docs, &marked.question, 0.5)
         .into_iter()
         .take(3)
         .collect();
     let mut world = shared.world();
     let id = world.ids.id("exec-");
-    let conversation_id = match body.get("conversationId").and_then(Value::as_str) {
+    let conversation_id = match asked.body.get("conversationId").and_then(Value::as_str) {
         Some(c) if !c.is_empty() => c.to_string(),
         _ => world.ids.id("conv-"),
     };

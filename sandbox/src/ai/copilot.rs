@@ -11,32 +11,31 @@
 //!
 //! [`ClockConfig::manual`]: crate::ClockConfig::manual
 
-use super::answers::{Hit, compose, rank, selected_documents};
-use super::body::{include_citations, question};
+use super::answers::{Hit, compose, question_and_selection, rank};
+use super::body::include_citations;
 use crate::Shared;
 use crate::auth::Caller;
-use crate::http::{ApiRequest, Reply, deprecation_headers, error};
+use crate::http::{ApiRequest, Reply, deprecation_headers};
 use serde_json::{Value, json};
 
 /// `POST /v1/ai/copilot/ask` (deprecated; answers synchronously with its deprecation
 /// headers; after its sunset the router answers 410 instead).
 pub fn ask_copilot(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply {
-    let (question, body) = match question(req, None) {
-        Ok(q) => q,
+    let asked = match question_and_selection(shared, req) {
+        Ok(asked) => asked,
         Err(reply) => return reply,
     };
-    let docs = match selected_documents(shared, &body) {
-        Ok(docs) => docs,
-        Err(message) => return error(req.op, 400, "INVALID_REQUEST", &message),
-    };
-    let hits: Vec<Hit> = rank(&docs, &question, 0.5).into_iter().take(3).collect();
+    let hits: Vec<Hit> = rank(&asked.docs, &asked.question, 0.5)
+        .into_iter()
+        .take(3)
+        .collect();
     let conversation_id = shared.world().ids.id("conv-");
     let mut answer = json!({
         "response": { "text": compose(&hits) },
         "conversationId": conversation_id,
         "deprecationNotice": "This endpoint is deprecated and is removed on 30 September 2026; use POST /v1/ai/assistant/ask.",
     });
-    if include_citations(&body) {
+    if include_citations(&asked.body) {
         let citations: Vec<Value> = hits
             .iter()
             .map(|h| {
