@@ -22,8 +22,8 @@
 
 use crate::Exchange;
 use openapiv3::{
-    AdditionalProperties, OpenAPI, Operation, ParameterSchemaOrContent, ReferenceOr, Response,
-    Schema, SchemaKind, StatusCode, Type,
+    AdditionalProperties, ObjectType, OpenAPI, Operation, ParameterSchemaOrContent, ReferenceOr,
+    Response, Schema, SchemaKind, StatusCode, Type,
 };
 use pubapi_sdk::operations::id;
 use serde_json::Value;
@@ -589,50 +589,99 @@ impl Validator {
             },
             SchemaKind::Type(Type::Object(o)) => match value.as_object() {
                 None => problems.push(format!("{path}: expected an object, got {value}")),
-                Some(map) => {
-                    for name in &o.required {
-                        if !map.contains_key(name) {
-                            problems.push(format!("{path}: required property {name} is missing"));
-                        }
-                    }
-                    for (name, item) in map {
-                        let item_path = format!("{path}.{name}");
-                        match o.properties.get(name) {
-                            Some(prop) => match self.boxed(prop) {
-                                Some(s) => {
-                                    self.validate_schema(s, item, &item_path, request, problems);
-                                }
-                                None => problems.push(format!("{item_path}: unresolvable schema")),
-                            },
-                            None => match &o.additional_properties {
-                                Some(AdditionalProperties::Schema(s)) => {
-                                    self.validate(s, item, &item_path, request, problems);
-                                }
-                                Some(AdditionalProperties::Any(false)) => {
-                                    problems.push(format!("{item_path}: property not allowed"))
-                                }
-                                _ => {}
-                            },
-                        }
-                    }
-                }
+                Some(map) => self.validate_object(o, map, path, request, problems),
             },
+            // An object that also says which of its optional fields it needs one of (the
+            // files audit: `anyOf` of `required` lists), or such a `required` list itself.
+            SchemaKind::Any(a) => {
+                match value.as_object() {
+                    Some(map) => self.validate_object(
+                        &ObjectType {
+                            properties: a.properties.clone(),
+                            required: a.required.clone(),
+                            additional_properties: a.additional_properties.clone(),
+                            min_properties: a.min_properties,
+                            max_properties: a.max_properties,
+                        },
+                        map,
+                        path,
+                        request,
+                        problems,
+                    ),
+                    None if a.typ.as_deref() == Some("object") => {
+                        problems.push(format!("{path}: expected an object, got {value}"));
+                    }
+                    None => {}
+                }
+                if !a.any_of.is_empty() {
+                    self.validate_alternatives(&a.any_of, value, path, request, problems);
+                }
+            }
             SchemaKind::AllOf { all_of } => {
                 for s in all_of {
                     self.validate(s, value, path, request, problems);
                 }
             }
             SchemaKind::OneOf { one_of: options } | SchemaKind::AnyOf { any_of: options } => {
-                let fits = options.iter().any(|s| {
-                    let mut scratch = Vec::new();
-                    self.validate(s, value, path, request, &mut scratch);
-                    scratch.is_empty()
-                });
-                if !fits {
-                    problems.push(format!("{path}: matches none of the alternatives"));
-                }
+                self.validate_alternatives(options, value, path, request, problems);
             }
-            SchemaKind::Not { .. } | SchemaKind::Any(_) => {}
+            SchemaKind::Not { .. } => {}
+        }
+    }
+
+    /// `value` fits at least one of `options`.
+    fn validate_alternatives(
+        &self,
+        options: &[ReferenceOr<Schema>],
+        value: &Value,
+        path: &str,
+        request: bool,
+        problems: &mut Vec<String>,
+    ) {
+        let fits = options.iter().any(|s| {
+            let mut scratch = Vec::new();
+            self.validate(s, value, path, request, &mut scratch);
+            scratch.is_empty()
+        });
+        if !fits {
+            problems.push(format!("{path}: matches none of the alternatives"));
+        }
+    }
+
+    /// The members of an object against its `properties`, `required` and
+    /// `additionalProperties`.
+    fn validate_object(
+        &self,
+        object: &ObjectType,
+        map: &serde_json::Map<String, Value>,
+        path: &str,
+        request: bool,
+        problems: &mut Vec<String>,
+    ) {
+        for name in &object.required {
+            if !map.contains_key(name) {
+                problems.push(format!("{path}: required property {name} is missing"));
+            }
+        }
+        for (name, item) in map {
+            let item_path = format!("{path}.{name}");
+            match object.properties.get(name) {
+                Some(prop) => match self.boxed(prop) {
+                    Some(s) => {
+                        self.validate_schema(s, item, &item_path, request, problems);
+                    }
+                    None => problems.push(format!("{item_path}: unresolvable schema")),
+                },
+                None => match &object.additional_properties {
+                    Some(AdditionalProperties::Schema(s)) => {
+                        self.validate(s, item, &item_path, request, problems);
+                    }
+                    Some(AdditionalProperties::Any(false)) => {
+                        problems.push(format!("{item_path}: property not allowed"))
+                    }
+                    _ => {}
+                },
+            }
         }
     }
 }
@@ -826,5 +875,31 @@ mod tests {
         let problems = v.check(&accepted);
         assert!(problems.iter().any(|p| p.contains("required property url")));
         assert!(problems.iter().any(|p| p.contains("fewer than 1 items")));
+    }
+
+    #[test]
+    fn a_files_audit_request_needs_folders_or_file() {
+        let v = Validator::embedded();
+        let accepted = |body: Value| {
+            let mut e = exchange("createFilesAudit", 202, json!({"id": "j"}));
+            e.request_body = serde_json::to_vec(&body).unwrap();
+            v.check(&e)
+                .into_iter()
+                .filter(|p| p.contains("accepted an invalid request"))
+                .collect::<Vec<_>>()
+        };
+        let base = json!({"format": "csv", "date_start": "2025-01-01", "date_end": "2025-01-02"});
+        let with = |name: &str, value: Value| {
+            let mut body = base.clone();
+            body[name] = value;
+            body
+        };
+        assert!(accepted(with("folders", json!(["/Shared"]))).is_empty());
+        assert!(accepted(with("file", json!("report*.pdf"))).is_empty());
+        let neither = accepted(base.clone());
+        assert_eq!(neither.len(), 1, "{neither:?}");
+        assert!(neither[0].contains("matches none of the alternatives"));
+        // The properties are still checked beside the alternatives.
+        assert_eq!(accepted(with("folders", json!(["relative"]))).len(), 1);
     }
 }

@@ -1,20 +1,27 @@
 //! The facts the sandbox checks requests with, read from the spec `pubapi-sdk` embeds
 //! ([`pubapi_sdk::SPEC_YAML`]): enum values, report kinds, event names, subscription
-//! wildcards. One source, so a value the spec adds or drops reaches the sandbox with the
-//! next build; the test `no_hand_kept_copies_of_spec_values` keeps copies from coming back.
+//! wildcards, the agent question's `maxLength`. One source, so a value the spec adds or
+//! drops reaches the sandbox with the next build; the test
+//! `no_hand_kept_copies_of_spec_values` keeps copies from coming back.
 
 use serde_yaml::Value;
 use std::collections::HashMap;
 use std::sync::OnceLock;
+
+/// The embedded spec, parsed once per process (`Null` if it did not parse, which the tests
+/// below rule out).
+fn spec() -> &'static Value {
+    static SPEC: OnceLock<Value> = OnceLock::new();
+    SPEC.get_or_init(|| serde_yaml::from_str(pubapi_sdk::SPEC_YAML).unwrap_or(Value::Null))
+}
 
 /// The value lists of the spec's string schemas, by component name: `enum`, or
 /// `x-pubapi-spellings` for a value matched in any letter case.
 fn lists() -> &'static HashMap<String, Vec<&'static str>> {
     static LISTS: OnceLock<HashMap<String, Vec<&'static str>>> = OnceLock::new();
     LISTS.get_or_init(|| {
-        let spec: Value = serde_yaml::from_str(pubapi_sdk::SPEC_YAML).unwrap_or(Value::Null);
         let mut lists = HashMap::new();
-        let Some(schemas) = spec
+        let Some(schemas) = spec()
             .get("components")
             .and_then(|c| c.get("schemas"))
             .and_then(Value::as_mapping)
@@ -69,6 +76,21 @@ pub fn wildcards() -> &'static [&'static str] {
     })
 }
 
+/// The `maxLength` the spec gives `property` of the object schema `component` (`None` when
+/// it gives none): `max_length("AgentAskRequest", "question")` is the longest agent question
+/// (reference 8).
+pub fn max_length(component: &str, property: &str) -> Option<usize> {
+    spec()
+        .get("components")?
+        .get("schemas")?
+        .get(component)?
+        .get("properties")?
+        .get(property)?
+        .get("maxLength")?
+        .as_u64()
+        .and_then(|n| usize::try_from(n).ok())
+}
+
 /// The schemas whose lists the sandbox reads.
 #[cfg(test)]
 const READ: &[&str] = &[
@@ -113,5 +135,14 @@ mod tests {
         assert_eq!(wildcards().len(), 5);
         assert!(wildcards().iter().all(|w| w.ends_with(":*")));
         assert_eq!(values("AccessPoint").len(), 3);
+    }
+
+    #[test]
+    fn the_agent_question_limit_is_the_specs() {
+        assert_eq!(
+            max_length("AgentAskRequest", "question"),
+            Some(pubapi_sdk_ext::ai::MAX_QUESTION_CHARS)
+        );
+        assert_eq!(max_length("AgentAskRequest", "conversationId"), None);
     }
 }

@@ -1,6 +1,7 @@
 //! The sandbox keeps no copy of a value list the spec holds: enum values, report kinds,
 //! event names and wildcards come from the spec `pubapi-sdk` embeds (the sandbox's `facts`
-//! module), limits from `pubapi-sdk-ext`'s `Limits`.
+//! module), limits from `pubapi-sdk-ext`'s `Limits` and the spec's `maxLength` (the agent
+//! question's 35,000 characters).
 //!
 //! A hand-kept copy shows as a bracketed list of string literals (`["ACTIVE", "DELETED",
 //! "CREATED"]`) holding every value of a spec list of three or more; the test scans the

@@ -250,6 +250,29 @@ async fn agent_errors() {
     sb.assert_conformant();
 }
 
+/// A question or search query is blank exactly when the spec's `pattern: '\S'` (ECMA-262)
+/// says so: U+0085 is a character there (Rust's `trim` would drop it), U+FEFF white space.
+#[tokio::test]
+async fn a_question_is_blank_as_the_specs_pattern_reads_it() {
+    let sb = sandbox().await;
+    for (path, field) in [
+        ("/v1/ai/assistant/ask", "question"),
+        ("/v1/hybrid-search", "query"),
+    ] {
+        let (status, _) = post(&sb, path, json!({ field: "\u{85}\u{85}\u{85}" })).await;
+        assert_eq!(status, 200, "{path}");
+        let (status, blank) = post(&sb, path, json!({ field: " \u{FEFF}\u{3000}" })).await;
+        assert_eq!(status, 400, "{path}");
+        assert!(
+            blank["errorCode"]
+                .as_str()
+                .is_some_and(|c| c.ends_with("_MANDATORY")),
+            "{blank}"
+        );
+    }
+    sb.assert_conformant();
+}
+
 #[tokio::test]
 async fn an_assistant_execution_completes_with_citations_and_tool_calls() {
     let sb = sandbox().await;

@@ -7,6 +7,7 @@
 //! |---|---|---|
 //! | [`spelled_enums`] | a value matched in any letter case (`pattern`) would be a free string | the SDK sends the reference's spellings (`x-pubapi-spellings`) as an enum |
 //! | [`free_form_any_of`] | typify merges an `anyOf` of payload shapes into one struct | `pubapi-sdk-ext` decodes the payload by its event type; the shapes stay generated components |
+//! | [`required_alternatives`] | typify splits an object with an `anyOf` of `required` lists ("`folders` unless `file`") into an enum of structs, each without the other's fields | `pubapi-sdk-ext` checks the rule before sending; the sandbox refuses a body that breaks it |
 //! | [`pipe_delimited_queries`] | `style: pipeDelimited` is ignored (each item would be its own pair) | `pubapi-sdk-ext` joins the events `type` names with `\|` |
 //! | [`inline_response_refs`] | none: makes the next transforms see every response inline | nothing is removed |
 //! | [`open_response_enums`] | typify's string enums reject unknown values | [`open_enums`] gives the values back as an open enum with an `Unknown(String)` case |
@@ -66,6 +67,7 @@ pub mod pipe_delimited_queries;
 pub mod raw_error_responses;
 pub mod redact_secrets;
 pub mod request_constructors;
+pub mod required_alternatives;
 pub mod schemars_derive;
 pub mod spelled_enums;
 pub mod strict_path_encoding;
@@ -88,6 +90,7 @@ pub struct Removal {
 pub fn apply_spec_transforms(spec: &mut OpenAPI) -> Result<Vec<Removal>, CodegenError> {
     spelled_enums::apply(spec);
     free_form_any_of::apply(spec);
+    required_alternatives::apply(spec);
     pipe_delimited_queries::apply(spec);
     inline_response_refs::apply(spec)?;
     let mut removals = open_response_enums::apply(spec);

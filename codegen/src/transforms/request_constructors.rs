@@ -60,6 +60,13 @@ pub fn targets(spec: &OpenAPI) -> Vec<(String, Vec<String>)> {
                 SchemaKind::Type(Type::Object(o)) if !o.required.is_empty() => {
                     Some((name.clone(), o.required.clone()))
                 }
+                // An object that also says which optional fields it needs one of (`anyOf` of
+                // `required` lists, which `required_alternatives` leaves out for progenitor).
+                SchemaKind::Any(a)
+                    if a.typ.as_deref() == Some("object") && !a.required.is_empty() =>
+                {
+                    Some((name.clone(), a.required.clone()))
+                }
                 _ => None,
             },
             ReferenceOr::Reference { .. } => None,
@@ -314,6 +321,22 @@ components:
         let mut file: syn::File = syn::parse2(tokens).expect("parses");
         assert_eq!(apply(&mut file, &spec).expect("applies"), 2);
         prettyplease::unparse(&file)
+    }
+
+    #[test]
+    fn an_object_with_required_alternatives_keeps_its_required_list() {
+        let spec = fixture::spec(&SPEC.replace(
+            "      required: [url]\n",
+            "      required: [url]\n      anyOf:\n        - required: [suppress]\n        - required: [url]\n",
+        ));
+        assert!(matches!(
+            spec.components.as_ref().unwrap().schemas["HookRequest"]
+                .as_item()
+                .unwrap()
+                .schema_kind,
+            SchemaKind::Any(_)
+        ));
+        assert!(targets(&spec).contains(&("HookRequest".to_string(), vec!["url".to_string()])));
     }
 
     #[test]

@@ -315,9 +315,18 @@ mod tests {
             (
                 "createUsersAudit",
                 post(
-                    json!({"format": "json", "date_start": "2026-02-30", "date_end": "2026-02-01"}),
+                    json!({"format": "json", "date_start": "2026-02-28", "date_end": "2026-02-01"}),
                 ),
-                Some("date_start"),
+                Some("date_end"),
+            ),
+            // A day the spec's date pattern refuses does not decode as the typed body: the
+            // server says what is wrong with it.
+            (
+                "createUsersAudit",
+                post(
+                    json!({"format": "json", "date_start": "2026-02-30", "date_end": "2026-03-01"}),
+                ),
+                None,
             ),
             ("listEventsV2", get("id=0&count=101"), Some("count")),
             ("listEventsV2", get("id=0&count=0"), Some("count")),

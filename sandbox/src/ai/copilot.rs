@@ -1,0 +1,54 @@
+//! The deprecated copilot (`POST /v1/ai/copilot/ask`).
+//!
+//! It answers synchronously with `Deprecation`, `Sunset` and `Link` until its removal date
+//! in the spec (`x-pubapi-sunset`: 30 September 2026, 00:00 UTC) on the sandbox clock. From
+//! then on the router answers it as removed before it gets here: 410 Gone in the AI error
+//! format, `errorCode` `ENDPOINT_REMOVED`, a message naming the successor
+//! (`x-pubapi-successor`: `POST /v1/ai/assistant/ask`), and the same three headers. The spec
+//! documents no 410 for `askCopilot`, so the conformance check reports these exchanges. A
+//! manual clock ([`ClockConfig::manual`]) starts before the sunset; a real-time clock starts
+//! at the wall-clock time, which is past it.
+//!
+//! [`ClockConfig::manual`]: crate::ClockConfig::manual
+
+use super::answers::{Hit, compose, question_and_selection, rank};
+use super::body::include_citations;
+use crate::Shared;
+use crate::auth::Caller;
+use crate::http::{ApiRequest, Reply, deprecation_headers};
+use serde_json::{Value, json};
+
+/// `POST /v1/ai/copilot/ask` (deprecated; answers synchronously with its deprecation
+/// headers; after its sunset the router answers 410 instead).
+pub fn ask_copilot(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply {
+    let asked = match question_and_selection(shared, req) {
+        Ok(asked) => asked,
+        Err(reply) => return reply,
+    };
+    let hits: Vec<Hit> = rank(&asked.docs, &asked.question, 0.5)
+        .into_iter()
+        .take(3)
+        .collect();
+    let conversation_id = shared.world().ids.id("conv-");
+    let mut answer = json!({
+        "response": { "text": compose(&hits) },
+        "conversationId": conversation_id,
+        "deprecationNotice": "This endpoint is deprecated and is removed on 30 September 2026; use POST /v1/ai/assistant/ask.",
+    });
+    if include_citations(&asked.body) {
+        let citations: Vec<Value> = hits
+            .iter()
+            .map(|h| {
+                json!({
+                    "filename": h.doc.name(),
+                    "entryId": h.doc.entry_id,
+                    "objectId": h.doc.object_id,
+                    "previewUrl": h.preview_url(),
+                    "chunks": [{ "chunkId": h.chunk_id(), "text": h.text() }],
+                })
+            })
+            .collect();
+        answer["citations"] = json!(citations);
+    }
+    deprecation_headers(req.op, Reply::json(200, &answer))
+}

@@ -1,0 +1,317 @@
+//! Knowledge bases (`/v1/ai/kb/...`): the list of the built-in knowledge bases and
+//! questions to one of them.
+//!
+//! Where the reference leaves fields open, these follow the platform's clients: the list
+//! pages by `page` (default 0) and `size` (default 200) and filters by
+//! `createdAfter`/`createdBefore` in epoch milliseconds (or dates) and `createdBy` as a user
+//! id (or username); ask-KB citations carry `objectId`, `previewUrl` and
+//! `chunks[].sourceText`.
+
+use super::answers::{
+    CitationStyle, Hit, NO_ANSWER, compose, documents_in, grouped_citations, rank,
+};
+use super::body::{
+    count_field, creator_filter, epoch_filter, include_citations, object_body, question,
+};
+use super::date_ms;
+use crate::Shared;
+use crate::auth::Caller;
+use crate::dates::DAY_MS;
+use crate::http::{ApiRequest, Reply, error};
+use serde_json::{Map, Value, json};
+
+struct KbDef {
+    id: &'static str,
+    name: &'static str,
+    description: &'static str,
+    folders: &'static [&'static str],
+    status: &'static str,
+    sub_status: &'static str,
+    created: (i64, u32, u32),
+}
+
+const KNOWLEDGE_BASES: &[KbDef] = &[
+    KbDef {
+        id: "kb-company-policies",
+        name: "Company policies",
+        description: "Security, travel and retention policies.",
+        folders: &["/Company/Policies"],
+        status: "ACTIVE",
+        sub_status: "READY",
+        created: (2024, 9, 1),
+    },
+    KbDef {
+        id: "kb-engineering",
+        name: "Engineering handbook",
+        description: "Runbooks and integration guides.",
+        folders: &["/Engineering"],
+        status: "ACTIVE",
+        sub_status: "READY",
+        created: (2024, 10, 5),
+    },
+    KbDef {
+        id: "kb-finance",
+        name: "Finance reports",
+        description: "Quarterly reports.",
+        folders: &["/Finance"],
+        status: "CREATED",
+        sub_status: "PROCESSING",
+        created: (2025, 1, 15),
+    },
+    KbDef {
+        id: "kb-old-archive",
+        name: "Old archive",
+        description: "Retired content.",
+        folders: &["/Archive"],
+        status: "DELETED",
+        sub_status: "DELETED",
+        created: (2023, 3, 10),
+    },
+];
+
+/// The knowledge-base page size when the request names none (the platform's clients: 200).
+const KB_PAGE_SIZE: usize = 200;
+
+fn kb_json(shared: &Shared, kb: &KbDef, body: &Map<String, Value>) -> Value {
+    let world = shared.world();
+    let (admin_name, admin_id, admin_display) = world
+        .users
+        .admin()
+        .map(|(u, _)| (u.username.clone(), u.id, u.display_name.clone()))
+        .unwrap_or_default();
+    let (first, last) = admin_display
+        .split_once(' ')
+        .map(|(f, l)| (f.to_string(), l.to_string()))
+        .unwrap_or((admin_display.clone(), String::new()));
+    let paths: Vec<Value> = kb
+        .folders
+        .iter()
+        .map(|f| {
+            let folder_id = world
+                .fs
+                .get(f)
+                .map(|e| e.group_id.clone())
+                .unwrap_or_default();
+            json!({
+                "id": format!("{}-path-{}", kb.id, folder_id),
+                "folderId": folder_id,
+                "path": f,
+                "permission": "VIEW",
+                "status": kb.status,
+            })
+        })
+        .collect();
+    let mut value = json!({
+        "id": kb.id,
+        "name": kb.name,
+        "description": kb.description,
+        "paths": paths,
+        "status": kb.status,
+        "type": "STANDARD",
+        "createdBy": admin_name,
+        "createdByUser": {
+            "firstName": first,
+            "lastName": last,
+            "userName": admin_name,
+            "userId": admin_id,
+            "avatarEosObjectId": "",
+        },
+        "createdOn": date_ms(kb.created),
+        "noResponseMessage": NO_ANSWER,
+        "iconName": "book",
+        "subType": "DEFAULT",
+        "pathCount": kb.folders.len(),
+        "subStatus": kb.sub_status,
+    });
+    if body.get("includeProcessingStatistics") == Some(&Value::Bool(true)) {
+        value["progress"] = json!(if kb.status == "CREATED" { 40 } else { 100 });
+        value["lastProcessedAt"] = json!(date_ms(kb.created) + DAY_MS);
+    }
+    if body.get("includePrompts") == Some(&Value::Bool(true)) {
+        value["prompts"] = json!([format!("What is in the {}?", kb.name.to_lowercase())]);
+    }
+    value
+}
+
+/// `POST /v1/ai/kb/list`.
+pub fn list_knowledge_bases(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply {
+    let body = match object_body(req, "the body is required and must be a JSON object") {
+        Ok(body) => body,
+        Err(reply) => return reply,
+    };
+    let strings = |name: &str| -> Result<Option<Vec<String>>, Reply> {
+        match body.get(name) {
+            None => Ok(None),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|i| i.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()
+                .map(Some)
+                .ok_or_else(|| {
+                    error(
+                        req.op,
+                        400,
+                        "INVALID_REQUEST",
+                        &format!("{name} must be an array of strings"),
+                    )
+                }),
+            Some(_) => Err(error(
+                req.op,
+                400,
+                "INVALID_REQUEST",
+                &format!("{name} must be an array of strings"),
+            )),
+        }
+    };
+    let (statuses, sort_by, directions) = match (
+        strings("status"),
+        strings("sortBy"),
+        strings("sortDirection"),
+    ) {
+        (Ok(a), Ok(b), Ok(c)) => (a, b, c),
+        (Err(r), _, _) | (_, Err(r), _) | (_, _, Err(r)) => return r,
+    };
+    if let Some(bad) = statuses
+        .iter()
+        .flatten()
+        .find(|s| !crate::facts::values("KnowledgeBaseStatus").contains(&s.as_str()))
+    {
+        return error(
+            req.op,
+            400,
+            "INVALID_REQUEST",
+            &format!("unknown status {bad:?}"),
+        );
+    }
+    if let Some(bad) = sort_by
+        .iter()
+        .flatten()
+        .find(|s| !["name", "createdOn"].contains(&s.as_str()))
+    {
+        return error(
+            req.op,
+            400,
+            "INVALID_REQUEST",
+            &format!("unknown sortBy {bad:?}"),
+        );
+    }
+    if let Some(name) = [
+        "includePlaceholderData",
+        "includeProcessingStatistics",
+        "includePrompts",
+    ]
+    .into_iter()
+    .find(|name| body.get(*name).is_some_and(|v| !v.is_boolean()))
+    {
+        return error(
+            req.op,
+            400,
+            "INVALID_REQUEST",
+            &format!("{name} must be a boolean"),
+        );
+    }
+    let (after, before) = match (
+        epoch_filter(&body, "createdAfter", false),
+        epoch_filter(&body, "createdBefore", false),
+    ) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(m), _) | (_, Err(m)) => return error(req.op, 400, "INVALID_REQUEST", &m),
+    };
+    let created_by = match creator_filter(shared, &body, false) {
+        Ok(c) => c,
+        Err(m) => return error(req.op, 400, "INVALID_REQUEST", &m),
+    };
+    let (page, size) = match (
+        count_field(&body, "page", 0, 0),
+        count_field(&body, "size", KB_PAGE_SIZE, 1),
+    ) {
+        (Ok(p), Ok(s)) => (p, s),
+        (Err(m), _) | (_, Err(m)) => return error(req.op, 400, "INVALID_REQUEST", &m),
+    };
+    let admin_id = shared.world().users.admin().map(|(u, _)| u.id);
+    let mut kbs: Vec<&KbDef> = KNOWLEDGE_BASES
+        .iter()
+        .filter(|kb| {
+            statuses
+                .as_ref()
+                .is_none_or(|s| s.iter().any(|x| x == kb.status))
+        })
+        .filter(|kb| after.is_none_or(|a| date_ms(kb.created) >= a))
+        .filter(|kb| before.is_none_or(|b| date_ms(kb.created) < b))
+        // Every knowledge base of the sandbox was created by the first admin.
+        .filter(|_| created_by.is_none_or(|c| c.is_some() && c == admin_id))
+        .collect();
+    let field = sort_by
+        .as_ref()
+        .and_then(|s| s.first().cloned())
+        .unwrap_or_else(|| "name".into());
+    if field == "createdOn" {
+        kbs.sort_by_key(|kb| date_ms(kb.created));
+    } else {
+        kbs.sort_by_key(|kb| kb.name);
+    }
+    if directions
+        .as_ref()
+        .and_then(|d| d.first())
+        .is_some_and(|d| d.eq_ignore_ascii_case("desc"))
+    {
+        kbs.reverse();
+    }
+    let total = kbs.len();
+    let content: Vec<Value> = kbs
+        .iter()
+        .skip(page.saturating_mul(size))
+        .take(size)
+        .map(|kb| kb_json(shared, kb, &body))
+        .collect();
+    let total_pages = total.div_ceil(size);
+    Reply::json(
+        200,
+        &json!({
+            "content": content,
+            "number": page,
+            "size": size,
+            "first": page == 0,
+            "last": page.saturating_add(1) >= total_pages,
+            "empty": content.is_empty(),
+            "numberOfElements": content.len(),
+            "totalElements": total,
+            "totalPages": total_pages,
+            "fileLimit": shared.config.ai.kb_file_limit,
+        }),
+    )
+}
+
+/// `POST /v1/ai/kb/{kb-id}/ask`.
+pub fn ask_knowledge_base(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply {
+    let id = req.param("kb-id");
+    let Some(kb) = KNOWLEDGE_BASES
+        .iter()
+        .find(|kb| kb.id == id && kb.status != "DELETED")
+    else {
+        return error(
+            req.op,
+            404,
+            "KNOWLEDGE_BASE_NOT_FOUND",
+            &format!("no knowledge base {id}"),
+        );
+    };
+    let (question, body) = match question(req, None) {
+        Ok(q) => q,
+        Err(reply) => return reply,
+    };
+    let hits: Vec<Hit> = rank(&documents_in(shared, kb.folders), &question, 0.5)
+        .into_iter()
+        .take(3)
+        .collect();
+    let conversation_id = shared.world().ids.id("conv-");
+    let mut answer = json!({
+        "response": { "text": compose(&hits) },
+        "knowledgeBaseId": kb.id,
+        "conversationId": conversation_id,
+    });
+    if include_citations(&body) {
+        answer["citations"] = json!(grouped_citations(&hits, CitationStyle::SourceText));
+    }
+    Reply::json(200, &answer)
+}
