@@ -722,3 +722,46 @@ async fn the_generated_client_is_checked_like_the_handles_and_nothing_is_sent() 
     assert!(error.to_string().contains("count"), "{error}");
     assert!(script.seen().is_empty(), "nothing reached the server");
 }
+
+/// A source whose first fetch takes a second (a token endpoint), and which then has its token
+/// at hand.
+#[derive(Debug, Default)]
+struct SlowFirstFetch(std::sync::Mutex<Option<SecretToken>>);
+
+impl pubapi_sdk_ext::TokenSource for SlowFirstFetch {
+    fn token(&self) -> pubapi_sdk_ext::token::TokenFuture<'_> {
+        Box::pin(async move {
+            tokio::time::sleep(secs(1)).await;
+            let token = SecretToken::try_from("fetched")?;
+            *self.0.lock().unwrap() = Some(token.clone());
+            Ok(token)
+        })
+    }
+
+    fn ready(&self) -> Option<SecretToken> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_token_fetch_books_the_slot_from_when_the_token_came_not_from_the_call() {
+    let script = Script::new(vec![], ok_whoami());
+    let client = script
+        .builder()
+        .token_source(Arc::new(SlowFirstFetch::default()))
+        .build()
+        .unwrap();
+    // The first call waits a second for its token and leaves then; the second starts just
+    // after and has the token at hand: it must keep the spacing from the first's real start.
+    let first = tokio::spawn({
+        let client = client.clone();
+        async move { client.sdk().whoami().send().await.map(|_| ()) }
+    });
+    tokio::time::sleep(Duration::from_millis(1001)).await;
+    client.sdk().whoami().send().await.unwrap();
+    first.await.unwrap().unwrap();
+    assert_eq!(
+        script.times(),
+        [Duration::from_millis(1000), Duration::from_millis(1550)]
+    );
+}

@@ -939,15 +939,20 @@ impl Permit<'_> {
         self.waited
     }
 
+    /// [`Permit::sent`], for a caller that sends in the same poll as it got the permit, with
+    /// nothing awaited in between: a slot granted without a wait is then on time, and the
+    /// clock is not read again.
+    pub(crate) fn sent_in_same_poll(self) {
+        if !self.waited.is_zero() {
+            self.sent();
+        }
+    }
+
     /// Says the request leaves now: when that is later than its slot, its
     /// start moves to now, so the windows count it from when it really left,
     /// and every start booked after it moves by the same delay (their callers
     /// wait for the new slots), keeping their places and their spacing.
     pub(crate) fn sent(self) {
-        if self.waited.is_zero() {
-            // Granted at once, with nothing awaited since: it leaves at its slot.
-            return;
-        }
         let (booked, id) = self.start;
         let now = Instant::now();
         // Within a millisecond is on time: far below any margin, and it keeps the lock off

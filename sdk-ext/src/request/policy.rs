@@ -523,11 +523,16 @@ impl<'a> Op<'a> {
         };
         // The token first: its fingerprint picks the limiter, and nothing slow stands
         // between the slot and the send.
-        let token = match shared.token.ready() {
-            Some(token) => token,
-            None => in_span(&self.span, shared.token.token())
-                .await
-                .map_err(|e| LocalRejection::Token(e.to_string()))?,
+        let (token, now, left) = match shared.token.ready() {
+            Some(token) => (token, now, left),
+            None => {
+                let token = in_span(&self.span, shared.token.token())
+                    .await
+                    .map_err(|e| LocalRejection::Token(e.to_string()))?;
+                // The fetch took time: the slot is looked for from now, in the time left.
+                let fetched = Instant::now();
+                (token, fetched, left.saturating_sub(fetched - now))
+            }
         };
         let limiter = shared.limiter_for(&token).map_err(LocalRejection::Budget)?;
         // The block ends the permit while the request is out.
@@ -559,7 +564,8 @@ impl<'a> Op<'a> {
             headers.insert(http::header::AUTHORIZATION, token.header_value());
             headers.insert(REQUEST_ID_HEADER, self.request_id.header_value());
             *slot = Slot::Sent(Replay::of(&request, shared.transport.is_none()));
-            permit.sent();
+            // Nothing was awaited since the permit came.
+            permit.sent_in_same_poll();
             shared.send(self.http, request, &self.span)
         };
         // The HTTP client's read timeout bounds the wait for the head and every read of
