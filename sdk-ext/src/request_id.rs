@@ -9,11 +9,19 @@
 //! for all the attempts of a call is the rule of the Azure SDK guidelines: the server's logs
 //! then show the retries of one call together.
 
+use bytes::Bytes;
+use std::cell::RefCell;
 use std::fmt;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// The ids handed out so far in the process.
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// How many ids [`RequestId::next_with_header`] writes at once.
+const BLOCK: usize = 64;
 
 /// The header a request's id travels in.
 pub const REQUEST_ID_HEADER: http::HeaderName = http::HeaderName::from_static("x-request-id");
@@ -25,12 +33,45 @@ pub const REQUEST_ID_HEADER: http::HeaderName = http::HeaderName::from_static("x
 pub struct RequestId([u8; 36]);
 
 impl RequestId {
-    /// A new id, never given before in this process.
-    pub(crate) fn next() -> RequestId {
-        // The prefix fills the first three groups once; each id writes the counter's 16 hex
-        // digits into the last two.
+    /// A new id and its header value. The values come from blocks of [`BLOCK`] ids written
+    /// into one buffer per thread, which each value shares: a request's header costs no
+    /// allocation of its own.
+    pub(crate) fn next_with_header() -> (RequestId, http::HeaderValue) {
+        thread_local! {
+            /// The current block, and the index of its next id.
+            static IDS: RefCell<(Bytes, usize)> = const { RefCell::new((Bytes::new(), BLOCK)) };
+        }
+        IDS.with_borrow_mut(|(block, next)| {
+            if *next == BLOCK {
+                let first = COUNTER.fetch_add(BLOCK as u64, Ordering::Relaxed);
+                let mut text = Vec::with_capacity(BLOCK * 36);
+                for count in first..first + BLOCK as u64 {
+                    text.extend_from_slice(&RequestId::numbered(count).0);
+                }
+                *block = Bytes::from(text);
+                *next = 0;
+            }
+            let at = *next * 36;
+            *next += 1;
+            let bytes = block.slice(at..at + 36);
+            let mut id = [0; 36];
+            id.copy_from_slice(&bytes);
+            // Hex digits and dashes only: always a valid header value.
+            let value = http::HeaderValue::from_maybe_shared(bytes)
+                .unwrap_or(http::HeaderValue::from_static(""));
+            (RequestId(id), value)
+        })
+    }
+
+    /// The id of a header value made by [`RequestId::next_with_header`].
+    pub(crate) fn of_header(value: &http::HeaderValue) -> Option<RequestId> {
+        value.as_bytes().try_into().ok().map(RequestId)
+    }
+
+    /// The id with the counter value `count`: the process's prefix fills the first three
+    /// groups, the counter's 16 hex digits the last two.
+    fn numbered(count: u64) -> RequestId {
         static TEMPLATE: OnceLock<[u8; 36]> = OnceLock::new();
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
         let mut text = *TEMPLATE.get_or_init(|| {
             let mut prefix = crate::rng::SplitMix64::from_entropy().next_u64();
             let mut text = [b'-'; 36];
@@ -40,7 +81,7 @@ impl RequestId {
             }
             text
         });
-        let mut count = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let mut count = count;
         for i in (19..36).rev().filter(|i| *i != 23) {
             text[i] = HEX[(count & 0xf) as usize];
             count >>= 4;
@@ -52,11 +93,6 @@ impl RequestId {
     pub fn as_str(&self) -> &str {
         // Only ASCII hex digits and dashes are ever written.
         std::str::from_utf8(&self.0).unwrap_or_default()
-    }
-
-    /// The header value.
-    pub(crate) fn header_value(&self) -> http::HeaderValue {
-        http::HeaderValue::from_bytes(&self.0).unwrap_or(http::HeaderValue::from_static(""))
     }
 }
 
@@ -99,16 +135,40 @@ mod tests {
     use super::*;
 
     #[test]
+    fn ids_with_headers_are_unique_across_threads_and_blocks_and_match_their_header() {
+        let per_thread = 3 * BLOCK + 5;
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                std::thread::spawn(move || {
+                    (0..per_thread)
+                        .map(|_| RequestId::next_with_header())
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let mut unique = std::collections::HashSet::new();
+        for thread in threads {
+            for (id, value) in thread.join().unwrap() {
+                assert_eq!(value.to_str().unwrap(), id.as_str());
+                assert_eq!(RequestId::of_header(&value), Some(id));
+                assert!(unique.insert(id), "{id} repeated");
+            }
+        }
+        assert_eq!(unique.len(), 4 * per_thread);
+    }
+
+    #[test]
     fn ids_are_uuid_shaped_and_never_repeat() {
-        let ids: Vec<RequestId> = (0..10_000).map(|_| RequestId::next()).collect();
-        let unique: std::collections::HashSet<_> = ids.iter().collect();
+        let ids: Vec<(RequestId, http::HeaderValue)> =
+            (0..10_000).map(|_| RequestId::next_with_header()).collect();
+        let unique: std::collections::HashSet<_> = ids.iter().map(|(id, _)| id).collect();
         assert_eq!(unique.len(), ids.len());
-        for id in &ids[..3] {
+        for (id, value) in &ids[..3] {
             let text = id.as_str();
             let groups: Vec<usize> = text.split('-').map(str::len).collect();
             assert_eq!(groups, [8, 4, 4, 4, 12], "{text}");
             assert!(text.bytes().all(|b| b == b'-' || b.is_ascii_hexdigit()));
-            assert_eq!(id.header_value().to_str().unwrap(), text);
+            assert_eq!(value.to_str().unwrap(), text);
         }
     }
 }

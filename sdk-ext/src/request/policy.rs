@@ -219,7 +219,7 @@ impl Policy {
         mut request: reqwest::Request,
         operation: &'static Operation,
     ) -> BoxFuture<'a, reqwest::Result<reqwest::Response>> {
-        let request_id = RequestId::next();
+        let (request_id, request_id_header) = RequestId::next_with_header();
         // OpenTelemetry's names for an HTTP client's span, and the SDK's own under `pubapi.`;
         // nothing secret: no token, act-as value, query or body.
         let span = if !tracing::level_enabled!(tracing::Level::INFO) {
@@ -253,7 +253,7 @@ impl Policy {
             http,
             operation,
             span,
-            request_id,
+            request_id: request_id_header,
         };
         Box::pin(op.try_op(Slot::Request(request)))
     }
@@ -348,7 +348,8 @@ struct Op<'a> {
     http: &'a reqwest::Client,
     operation: &'static Operation,
     span: tracing::Span,
-    request_id: RequestId,
+    /// The call's id, as its header: the id itself is read back from it when the call ends.
+    request_id: http::HeaderValue,
 }
 
 impl Progress {
@@ -466,6 +467,10 @@ impl<'a> Op<'a> {
                         Ok(attempted) => attempted,
                         Err(rejection) => break Err(rejection),
                     };
+                    if attempted.verdict == Verdict::Success {
+                        // Nothing to decide: the answer goes back as it is.
+                        break Ok(attempted.result);
+                    }
                     let next = if self.wants_fresh_token(&attempted, &slot, &progress) {
                         // Rare: a revoked token, whose source is asked for a fresh one.
                         Box::pin(self.refresh_token(attempted, &mut slot, &mut progress)).await
@@ -561,8 +566,9 @@ impl<'a> Op<'a> {
             // The token and the call's id are set on every attempt, not kept for the
             // next one (see `Replay`).
             let headers = request.headers_mut();
+            headers.reserve(2);
             headers.insert(http::header::AUTHORIZATION, token.header_value());
-            headers.insert(REQUEST_ID_HEADER, self.request_id.header_value());
+            headers.insert(REQUEST_ID_HEADER, self.request_id.clone());
             *slot = Slot::Sent(Replay::of(&request, shared.transport.is_none()));
             // Nothing was awaited since the permit came.
             permit.sent_in_same_poll();
@@ -754,19 +760,24 @@ impl<'a> Op<'a> {
             }
         };
         telemetry::request(operation.id, ended);
-        let request_id = self.request_id;
+        let request_id = RequestId::of_header(&self.request_id);
         match result {
             Ok(Ok(response)) if !verdict::has_error_body(response.status().as_u16()) => {
                 Finished::Done(Ok(response))
             }
-            Ok(Err(error)) => Finished::Done(Err(crate::request_id::mark(error, request_id))),
+            Ok(Err(error)) => Finished::Done(Err(match request_id {
+                Some(id) => crate::request_id::mark(error, id),
+                None => error,
+            })),
             // Boxed here, as it is rare next to a success, whose future it would enlarge.
             failed => Finished::Later(Box::pin(async move {
                 match failed {
                     Ok(Ok(response)) => {
                         let mut response =
                             crate::request::failed::keep_failed_body(response, operation).await;
-                        response.extensions_mut().insert(request_id);
+                        if let Some(id) = request_id {
+                            response.extensions_mut().insert(id);
+                        }
                         Ok(response)
                     }
                     Ok(Err(error)) => Err(error),
