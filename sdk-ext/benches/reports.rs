@@ -5,7 +5,9 @@
 //!   `Client::audit_report_events` vs the same pages fetched and decoded by hand;
 //! - `csv_report_1gib`: a 1 GiB CSV copied through `CsvReport::copy_to` (attempt timeout 1 s)
 //!   vs raw reqwest chunks;
-//! - `decode`: one report page and one events page decoded by the SDK vs a plain struct.
+//! - `decode`: one report page and one events page decoded by the SDK vs a plain struct;
+//! - `csv_rows`: 20,000 CSV rows read in place by `CsvRows::next_record` (and as owned rows by
+//!   `next`) vs csv-core reading the same chunks.
 //!
 //! Peak heap of one read of each variant is measured with a counting allocator and printed
 //! before the timings.
@@ -342,6 +344,111 @@ fn reports(c: &mut Criterion) {
         })
     });
     decode.finish();
+
+    // CSV rows read in place, against csv-core reading the same chunks into one buffer: each
+    // side touches every field's bytes.
+    let chunks = csv_chunks();
+    let mut rows = c.benchmark_group("csv_rows");
+    rows.throughput(Throughput::Elements(CSV_ROWS));
+    rows.bench_function("csv_core_in_place", |b| {
+        b.iter(|| csv_core_fields(black_box(&chunks)))
+    });
+    rows.bench_function("sdk_next_record", |b| {
+        b.iter(|| runtime.block_on(sdk_record_fields(black_box(&chunks))))
+    });
+    rows.bench_function("sdk_next_owned", |b| {
+        b.iter(|| runtime.block_on(sdk_owned_fields(black_box(&chunks))))
+    });
+    rows.finish();
+}
+
+/// Data rows in the `csv_rows` group.
+const CSV_ROWS: u64 = 20_000;
+
+/// A logins report of [`CSV_ROWS`] rows (the title row, the header, then the rows), cut into
+/// chunks of 16 KiB as a download arrives.
+fn csv_chunks() -> Vec<bytes::Bytes> {
+    let mut body = String::from(
+        "This report reflects activity up to 1/31/26 23:59:59\r\nUsername,Event,IP Address,Access,Time\r\n",
+    );
+    for i in 0..CSV_ROWS {
+        body.push_str(&format!(
+            "user{i},\"Login, failed\",192.0.2.{},Web,2026-01-31T10:00:{:02}Z\r\n",
+            i % 250,
+            i % 60
+        ));
+    }
+    body.into_bytes()
+        .chunks(16 << 10)
+        .map(bytes::Bytes::copy_from_slice)
+        .collect()
+}
+
+/// Total field bytes of every record, read by csv-core in place.
+fn csv_core_fields(chunks: &[bytes::Bytes]) -> usize {
+    let mut reader = csv_core::Reader::new();
+    let (mut out, mut ends) = (vec![0u8; 4096], vec![0usize; 64]);
+    let (mut out_len, mut ends_len, mut total) = (0, 0, 0);
+    let mut inputs = chunks.iter().map(|c| &c[..]).chain([&b""[..]]);
+    let mut input = inputs.next().unwrap_or_default();
+    loop {
+        let (result, read, written, ended) =
+            reader.read_record(input, &mut out[out_len..], &mut ends[ends_len..]);
+        input = &input[read..];
+        out_len += written;
+        ends_len += ended;
+        match result {
+            csv_core::ReadRecordResult::InputEmpty => match inputs.next() {
+                Some(next) => input = next,
+                None => input = b"",
+            },
+            csv_core::ReadRecordResult::Record => {
+                let mut start = 0;
+                for &end in &ends[..ends_len] {
+                    total += black_box(&out[start..end]).len();
+                    start = end;
+                }
+                (out_len, ends_len) = (0, 0);
+            }
+            csv_core::ReadRecordResult::End => return total,
+            _ => unreachable!("the buffers are large enough"),
+        }
+    }
+}
+
+/// A CSV report over `chunks`, as a download would hand them over.
+fn csv_report(chunks: &[bytes::Bytes]) -> pubapi_sdk_ext::audit::CsvReport {
+    let stream = futures_util::stream::iter(
+        chunks
+            .to_vec()
+            .into_iter()
+            .map(Ok::<_, std::io::Error>),
+    );
+    let response = http::Response::new(reqwest::Body::wrap_stream(stream));
+    pubapi_sdk_ext::audit::CsvReport::from_response(reqwest::Response::from(response))
+}
+
+/// Total field bytes of every data row, read in place through `next_record`.
+async fn sdk_record_fields(chunks: &[bytes::Bytes]) -> usize {
+    let mut rows = csv_report(chunks).rows();
+    let mut total = 0;
+    while let Some(record) = rows.next_record().await {
+        let record = record.unwrap();
+        for i in 0..record.len() {
+            total += black_box(record.field_bytes(i).unwrap_or_default()).len();
+        }
+    }
+    total
+}
+
+/// Total field bytes of every data row, each row an owned copy (`next`).
+async fn sdk_owned_fields(chunks: &[bytes::Bytes]) -> usize {
+    let mut rows = csv_report(chunks).rows();
+    let mut total = 0;
+    while let Some(row) = rows.next().await {
+        total += row.unwrap().fields().iter().map(|f| black_box(f).len()).sum::<usize>();
+    }
+    total
 }
 
 criterion_group!(benches, reports);

@@ -74,7 +74,9 @@ impl CsvReport {
         CsvRows::new(self)
     }
 
-    pub(crate) fn from_response(response: reqwest::Response) -> Self {
+    /// A CSV report read from a response the caller already has (for example a report
+    /// fetched through [`Client::sdk`](crate::Client::sdk), or one built in a test).
+    pub fn from_response(response: reqwest::Response) -> Self {
         CsvReport {
             response,
             received: 0,
@@ -179,7 +181,68 @@ impl std::error::Error for CsvError {
     }
 }
 
-/// One row of a CSV report, with the header it belongs to.
+/// One row of a CSV report, read in place: its fields are borrowed from the reader's buffer,
+/// which the next row reuses (as the `csv` crate's `ByteRecord`). From
+/// [`CsvRows::next_record`]; [`CsvRecord::to_owned`] keeps a copy ([`CsvRow`]).
+#[derive(Debug, Clone, Copy)]
+pub struct CsvRecord<'a> {
+    header: &'a Arc<[String]>,
+    bytes: &'a [u8],
+    ends: &'a [usize],
+}
+
+impl<'a> CsvRecord<'a> {
+    /// How many fields the row has.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether the row has no fields.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The field at `index` as bytes, as they came.
+    pub fn field_bytes(&self, index: usize) -> Option<&'a [u8]> {
+        let end = *self.ends.get(index)?;
+        let start = index.checked_sub(1).map_or(0, |i| self.ends[i]);
+        self.bytes.get(start..end)
+    }
+
+    /// The field at `index` as text: borrowed, unless it is not UTF-8 (then each bad
+    /// sequence is replaced by U+FFFD in a copy).
+    pub fn field(&self, index: usize) -> Option<std::borrow::Cow<'a, str>> {
+        self.field_bytes(index).map(String::from_utf8_lossy)
+    }
+
+    /// The value of the column named `column` (as in the header), if the row has it.
+    pub fn get(&self, column: &str) -> Option<std::borrow::Cow<'a, str>> {
+        let index = self.header.iter().position(|h| h == column)?;
+        self.field(index)
+    }
+
+    /// The fields in column order.
+    pub fn iter(&self) -> impl Iterator<Item = std::borrow::Cow<'a, str>> + 'a {
+        let record = *self;
+        (0..record.len()).filter_map(move |i| record.field(i))
+    }
+
+    /// The header of the report.
+    pub fn header(&self) -> &'a [String] {
+        self.header
+    }
+
+    /// An owned copy of the row.
+    pub fn to_owned(&self) -> CsvRow {
+        CsvRow {
+            header: self.header.clone(),
+            fields: self.iter().map(std::borrow::Cow::into_owned).collect(),
+        }
+    }
+}
+
+/// One row of a CSV report, owned, with the header it belongs to: from [`CsvRows::next`], or
+/// [`CsvRecord::to_owned`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CsvRow {
     header: Arc<[String]>,
@@ -248,12 +311,37 @@ impl CsvRows {
         self.header.as_deref()
     }
 
-    /// The next data row; `None` at the end of the report.
+    /// The next data row, owned; `None` at the end of the report. [`CsvRows::next_record`]
+    /// reads the same row in place, without a copy of its fields.
     ///
     /// # Errors
     /// [`CsvError::Broken`] when the download breaks (with the bytes received),
     /// [`CsvError::RowTooLarge`] for a row over [`MAX_ROW_BYTES`] or [`MAX_FIELDS`].
     pub async fn next(&mut self) -> Option<Result<CsvRow, CsvError>> {
+        Some(self.next_record().await?.map(|record| record.to_owned()))
+    }
+
+    /// The next data row, read in place: its fields borrow the reader's buffer until the
+    /// next call; `None` at the end of the report.
+    ///
+    /// # Errors
+    /// As [`CsvRows::next`].
+    ///
+    /// ```no_run
+    /// # use pubapi_sdk_ext::audit::ReportLocation;
+    /// # async fn run(client: pubapi_sdk_ext::Client, location: &ReportLocation) -> Result<(), Box<dyn std::error::Error>> {
+    /// let mut rows = client.audit().csv(location).await?.rows();
+    /// let mut failures = 0;
+    /// while let Some(row) = rows.next_record().await {
+    ///     if row?.get("Event").as_deref() == Some("Login failed") {
+    ///         failures += 1;
+    ///     }
+    /// }
+    /// # let _ = failures;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn next_record(&mut self) -> Option<Result<CsvRecord<'_>, CsvError>> {
         loop {
             let fields = match self.record().await {
                 Ok(Some(fields)) => fields,
@@ -263,23 +351,35 @@ impl CsvRows {
                     return Some(Err(e));
                 }
             };
-            match &self.header {
-                Some(header) => {
-                    return Some(Ok(CsvRow {
-                        header: header.clone(),
-                        fields,
-                    }));
+            if self.header.is_none() {
+                let owned: Vec<String> = (0..fields)
+                    .map(|i| self.field_of(i).into_owned())
+                    .collect();
+                if self.records == 1 && is_title(&owned) {
+                    self.title = owned.into_iter().next();
+                } else {
+                    self.header = Some(owned.into());
                 }
-                None if self.records == 1 && is_title(&fields) => {
-                    self.title = fields.into_iter().next();
-                }
-                None => self.header = Some(fields.into()),
+                continue;
             }
+            let header = self.header.as_ref()?;
+            return Some(Ok(CsvRecord {
+                header,
+                bytes: &self.out,
+                ends: &self.ends[..fields],
+            }));
         }
     }
 
-    /// The next record's fields, reading more of the body as needed.
-    async fn record(&mut self) -> Result<Option<Vec<String>>, CsvError> {
+    /// The field `index` of the record just read.
+    fn field_of(&self, index: usize) -> std::borrow::Cow<'_, str> {
+        let start = index.checked_sub(1).map_or(0, |i| self.ends[i]);
+        String::from_utf8_lossy(&self.out[start..self.ends[index]])
+    }
+
+    /// Reads the next record into `out` and `ends`, reading more of the body as needed, and
+    /// says how many fields it has.
+    async fn record(&mut self) -> Result<Option<usize>, CsvError> {
         if self.finished {
             return Ok(None);
         }
@@ -330,16 +430,7 @@ impl CsvRows {
                 }
                 csv_core::ReadRecordResult::Record => {
                     self.records += 1;
-                    let mut start = 0;
-                    let fields = self.ends[..ends_len]
-                        .iter()
-                        .map(|&end| {
-                            let field = String::from_utf8_lossy(&self.out[start..end]).into_owned();
-                            start = end;
-                            field
-                        })
-                        .collect();
-                    return Ok(Some(fields));
+                    return Ok(Some(ends_len));
                 }
                 csv_core::ReadRecordResult::End => {
                     self.finished = true;
@@ -442,6 +533,29 @@ mod tests {
             );
             assert_eq!(rows.get("Username"), Some("alice"), "cut at {cut}");
         }
+    }
+
+    #[test]
+    fn a_record_lends_its_fields_in_place_and_gives_an_owned_copy_on_request() {
+        let body = b"Username,Event\r\nalice,\"log,in\"\r\nb\xffb,logout\r\n".to_vec();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let mut rows = report(vec![body]).rows();
+            let record = rows.next_record().await.unwrap().unwrap();
+            assert!(matches!(record.get("Event"), Some(std::borrow::Cow::Borrowed("log,in"))));
+            assert_eq!(record.len(), 2);
+            let owned = record.to_owned();
+            assert_eq!(owned.fields(), ["alice", "log,in"]);
+            let record = rows.next_record().await.unwrap().unwrap();
+            // Not UTF-8: the bytes as they came, the text with a replacement character.
+            assert_eq!(record.field_bytes(0), Some(&b"b\xffb"[..]));
+            assert_eq!(record.field(0).as_deref(), Some("b\u{fffd}b"));
+            assert_eq!(record.field(2), None);
+            assert!(rows.next_record().await.is_none());
+            assert_eq!(rows.header(), Some(&["Username".to_string(), "Event".into()][..]));
+        });
     }
 
     proptest! {

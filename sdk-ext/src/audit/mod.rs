@@ -13,7 +13,7 @@ mod report;
 
 pub use crate::audit_date::AuditDate;
 pub use crate::audit_request::{AssigneeScope, AuditRequest};
-pub use csv::{CsvError, CsvReport, CsvRow, CsvRows, MAX_FIELDS, MAX_ROW_BYTES};
+pub use csv::{CsvError, CsvRecord, CsvReport, CsvRow, CsvRows, MAX_FIELDS, MAX_ROW_BYTES};
 pub use event::{AuditEvent, RoleChange};
 pub use export::{
     BudgetStop, DailyExport, DailyExportBuilder, DayError, ExportDay, ExportError, ExportFormat,

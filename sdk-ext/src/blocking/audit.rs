@@ -3,7 +3,7 @@
 
 use super::{Client, Iter, Refused, Runtime};
 use crate::audit::{
-    AuditEvent, AuditJob, AuditRequest, AuditWait, CsvError, CsvRow, JobState, ReadError, ReadPlan,
+    AuditEvent, AuditJob, AuditRequest, AuditWait, CsvError, CsvRecord, CsvRow, JobState, ReadError, ReadPlan,
     ReportLocation, ReportPage, ReportRead,
 };
 use crate::error::Error;
@@ -250,6 +250,24 @@ impl CsvRows {
     /// The header, once the first row has been read.
     pub fn header(&self) -> Option<&[String]> {
         self.inner.header()
+    }
+
+    /// The next data row, read in place (see [`crate::audit::CsvRows::next_record`]): its
+    /// fields borrow the reader's buffer until the next call; `None` at the end of the report.
+    ///
+    /// # Errors
+    /// As the iterator's items.
+    pub fn next_record(&mut self) -> Option<Result<CsvRecord<'_>, CsvError>> {
+        if self.refused {
+            return None;
+        }
+        match self.runtime.block_on(self.inner.next_record()) {
+            Some(row) => row,
+            None => {
+                self.refused = true;
+                Some(Err(CsvError::in_async_context(0)))
+            }
+        }
     }
 }
 
