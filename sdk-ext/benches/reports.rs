@@ -418,12 +418,7 @@ fn csv_core_fields(chunks: &[bytes::Bytes]) -> usize {
 
 /// A CSV report over `chunks`, as a download would hand them over.
 fn csv_report(chunks: &[bytes::Bytes]) -> pubapi_sdk_ext::audit::CsvReport {
-    let stream = futures_util::stream::iter(
-        chunks
-            .to_vec()
-            .into_iter()
-            .map(Ok::<_, std::io::Error>),
-    );
+    let stream = futures_util::stream::iter(chunks.iter().cloned().map(Ok::<_, std::io::Error>));
     let response = http::Response::new(reqwest::Body::wrap_stream(stream));
     pubapi_sdk_ext::audit::CsvReport::from_response(reqwest::Response::from(response))
 }
@@ -446,7 +441,12 @@ async fn sdk_owned_fields(chunks: &[bytes::Bytes]) -> usize {
     let mut rows = csv_report(chunks).rows();
     let mut total = 0;
     while let Some(row) = rows.next().await {
-        total += row.unwrap().fields().iter().map(|f| black_box(f).len()).sum::<usize>();
+        total += row
+            .unwrap()
+            .fields()
+            .iter()
+            .map(|f| black_box(f).len())
+            .sum::<usize>();
     }
     total
 }

@@ -352,9 +352,8 @@ impl CsvRows {
                 }
             };
             if self.header.is_none() {
-                let owned: Vec<String> = (0..fields)
-                    .map(|i| self.field_of(i).into_owned())
-                    .collect();
+                let owned: Vec<String> =
+                    (0..fields).map(|i| self.field_of(i).into_owned()).collect();
                 if self.records == 1 && is_title(&owned) {
                     self.title = owned.into_iter().next();
                 } else {
@@ -544,7 +543,10 @@ mod tests {
         runtime.block_on(async {
             let mut rows = report(vec![body]).rows();
             let record = rows.next_record().await.unwrap().unwrap();
-            assert!(matches!(record.get("Event"), Some(std::borrow::Cow::Borrowed("log,in"))));
+            assert!(matches!(
+                record.get("Event"),
+                Some(std::borrow::Cow::Borrowed("log,in"))
+            ));
             assert_eq!(record.len(), 2);
             let owned = record.to_owned();
             assert_eq!(owned.fields(), ["alice", "log,in"]);
@@ -554,7 +556,10 @@ mod tests {
             assert_eq!(record.field(0).as_deref(), Some("b\u{fffd}b"));
             assert_eq!(record.field(2), None);
             assert!(rows.next_record().await.is_none());
-            assert_eq!(rows.header(), Some(&["Username".to_string(), "Event".into()][..]));
+            assert_eq!(
+                rows.header(),
+                Some(&["Username".to_string(), "Event".into()][..])
+            );
         });
     }
 

@@ -3,8 +3,8 @@
 
 use super::{Client, Iter, Refused, Runtime};
 use crate::audit::{
-    AuditEvent, AuditJob, AuditRequest, AuditWait, CsvError, CsvRecord, CsvRow, JobState, ReadError, ReadPlan,
-    ReportLocation, ReportPage, ReportRead,
+    AuditEvent, AuditJob, AuditRequest, AuditWait, CsvError, CsvRecord, CsvRow, JobState,
+    ReadError, ReadPlan, ReportLocation, ReportPage, ReportRead,
 };
 use crate::error::Error;
 use crate::waiter::WaitError;
