@@ -418,7 +418,8 @@ fn csv_core_fields(chunks: &[bytes::Bytes]) -> usize {
 
 /// A CSV report over `chunks`, as a download would hand them over.
 fn csv_report(chunks: &[bytes::Bytes]) -> pubapi_sdk_ext::audit::CsvReport {
-    let stream = futures_util::stream::iter(chunks.iter().cloned().map(Ok::<_, std::io::Error>));
+    let chunks = chunks.to_vec();
+    let stream = futures_util::stream::iter(chunks.into_iter().map(Ok::<_, std::io::Error>));
     let response = http::Response::new(reqwest::Body::wrap_stream(stream));
     pubapi_sdk_ext::audit::CsvReport::from_response(reqwest::Response::from(response))
 }
