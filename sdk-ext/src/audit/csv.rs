@@ -221,10 +221,20 @@ impl<'a> CsvRecord<'a> {
         self.field(index)
     }
 
-    /// The fields in column order.
+    /// The fields in column order, as bytes.
+    pub fn iter_bytes(&self) -> impl Iterator<Item = &'a [u8]> + 'a {
+        let bytes = self.bytes;
+        let mut start = 0;
+        self.ends.iter().map(move |&end| {
+            let field = bytes.get(start..end).unwrap_or_default();
+            start = end;
+            field
+        })
+    }
+
+    /// The fields in column order, as text (see [`CsvRecord::field`]).
     pub fn iter(&self) -> impl Iterator<Item = std::borrow::Cow<'a, str>> + 'a {
-        let record = *self;
-        (0..record.len()).filter_map(move |i| record.field(i))
+        self.iter_bytes().map(String::from_utf8_lossy)
     }
 
     /// The header of the report.
@@ -272,7 +282,9 @@ impl CsvRow {
 pub struct CsvRows {
     report: CsvReport,
     reader: csv_core::Reader,
+    /// The chunk being read, and how much of it csv-core has taken.
     input: Bytes,
+    read: usize,
     body_ended: bool,
     /// The start of the body has been read (and a byte order mark dropped).
     started: bool,
@@ -290,6 +302,7 @@ impl CsvRows {
             report,
             reader: csv_core::Reader::new(),
             input: Bytes::new(),
+            read: 0,
             body_ended: false,
             started: false,
             records: 0,
@@ -387,19 +400,19 @@ impl CsvRows {
         }
         let (mut out_len, mut ends_len) = (0, 0);
         loop {
-            if self.input.is_empty() && !self.body_ended {
+            if self.read == self.input.len() && !self.body_ended {
                 match self.report.chunk().await? {
-                    Some(chunk) => self.input = chunk,
+                    Some(chunk) => (self.input, self.read) = (chunk, 0),
                     None => self.body_ended = true,
                 }
                 continue;
             }
             let (result, read, written, ended) = self.reader.read_record(
-                &self.input,
+                &self.input[self.read..],
                 &mut self.out[out_len..],
                 &mut self.ends[ends_len..],
             );
-            let _ = self.input.split_to(read);
+            self.read += read;
             out_len += written;
             ends_len += ended;
             match result {
