@@ -6,7 +6,7 @@ use crate::Session;
 use crate::args::{ListenSecret, RegistrationArgs, WebhooksCommand};
 use crate::failure::Failure;
 use pubapi_sdk::types::{Webhook, WebhookSummary};
-use pubapi_sdk_ext::registration::{Registration, Status};
+use pubapi_sdk_ext::webhook::registration::{Registration, Status};
 use pubapi_sdk_ext::webhook::{self, Batch, DeadLetter, HandlerError, Receiver, WebhookSecret};
 use std::path::Path;
 use std::sync::Arc;

@@ -18,7 +18,6 @@ pub mod fleet;
 mod gateway;
 pub mod limits;
 pub mod path;
-pub mod registration;
 mod request;
 pub mod request_id;
 mod retry_after;

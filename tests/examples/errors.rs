@@ -1,7 +1,7 @@
 //! What failures look like: refused before sending, refused by the server, matched by kind.
 //! `cargo run -p pubapi-testkit --example errors`
 use pubapi_sdk_ext::Error;
-use pubapi_sdk_ext::registration::Registration;
+use pubapi_sdk_ext::webhook::registration::Registration;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

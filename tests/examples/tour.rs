@@ -18,7 +18,7 @@ use pubapi_sdk_ext::events::{
     EventQuery, EventStream, EventsVersion, StreamItem, StreamNotice, StreamStart,
 };
 use pubapi_sdk_ext::prelude::*;
-use pubapi_sdk_ext::registration::Registration;
+use pubapi_sdk_ext::webhook::registration::Registration;
 use pubapi_sdk_ext::types::{
     AssistantAskRequest, AuditFormat, DocumentAskRequest, DocumentSummaryRequest,
     HybridSearchRequest, KnowledgeBaseAskRequest, KnowledgeBaseListRequest, KnowledgeBaseStatus,

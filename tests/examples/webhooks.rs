@@ -1,6 +1,6 @@
 //! Register a webhook and receive its deliveries on a local receiver.
 //! `cargo run -p pubapi-testkit --example webhooks`
-use pubapi_sdk_ext::registration::Registration;
+use pubapi_sdk_ext::webhook::registration::Registration;
 use pubapi_sdk_ext::webhook::{self, Batch, EventData, HandlerError, Receiver, WebhookSecret};
 use std::sync::Arc;
 use std::time::Duration;

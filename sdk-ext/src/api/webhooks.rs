@@ -1,12 +1,12 @@
 //! The webhooks handle, `client.webhooks()`: create, list, inspect, enable or disable,
 //! update, delete and renew registrations. What a registration says is built with
-//! [`crate::registration::Registration`]; the deliveries it brings are read by
+//! [`crate::webhook::registration::Registration`]; the deliveries it brings are read by
 //! [`crate::webhook::Receiver`].
 
 use crate::Client;
 use crate::error::Error;
 use crate::prelude::*;
-use crate::registration::{Registration, Status, expires_within};
+use crate::webhook::registration::{Registration, Status, expires_within};
 use pubapi_sdk::types::{Webhook, WebhookState, WebhookStatusRequest, WebhookSummary};
 use std::time::{Duration, SystemTime};
 

@@ -2,7 +2,7 @@
 
 use super::Client;
 use crate::error::Error;
-use crate::registration::{Registration, Status};
+use crate::webhook::registration::{Registration, Status};
 use pubapi_sdk::types::{Webhook, WebhookSummary};
 use std::time::{Duration, SystemTime};
 

@@ -19,7 +19,7 @@ use crate::webhook::EventFilter;
 pub const MAX_QUESTION_CHARS: usize = 35_000;
 
 /// The most paths a webhook registration may filter on (re-exported as
-/// [`crate::registration::MAX_PATHS`]).
+/// [`crate::webhook::registration::MAX_PATHS`]).
 pub const MAX_PATHS: usize = 100;
 
 /// The largest events page (`count`), also the default (see

@@ -1,4 +1,6 @@
-//! Receiving webhook deliveries: typed events, authentication, deduplication, dead letters.
+//! Webhooks: registering them ([`registration`]: what [`Client::webhooks`](crate::Client::webhooks)
+//! sends and reads), and receiving their deliveries: typed events, authentication,
+//! deduplication, dead letters.
 //!
 //! A webhook registration (reference 2.9, 4.8) makes the platform POST a JSON body
 //! `{"data": [event, ...]}` to an HTTPS endpoint, with the registration's `authHeader` echoed
@@ -107,6 +109,7 @@ mod filter;
 mod handler;
 mod parse_error;
 mod receiver;
+pub mod registration;
 #[cfg(feature = "redis")]
 mod redis_dedup;
 mod scan;
@@ -128,6 +131,7 @@ pub use delivery::{Delivery, DeliveryItem, WebhookEvent};
 pub use filter::{EventFilter, EventFilterError, Wildcard};
 pub use handler::{Batch, DeadLetter, DeliveryHandler, HandlerError};
 pub use parse_error::DeliveryParseError;
+pub use registration::Registration;
 /// The name of a webhook event (`eventType`), generated from the spec: one variant per event
 /// of the reference and `Unknown(String)` for a name added later.
 pub use pubapi_sdk::types::EventType;

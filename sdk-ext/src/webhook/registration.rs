@@ -9,7 +9,7 @@
 //! `Service.webhooks` scope.
 //!
 //! ```no_run
-//! use pubapi_sdk_ext::registration::Registration;
+//! use pubapi_sdk_ext::webhook::registration::Registration;
 //! use pubapi_sdk_ext::webhook::{EventFilter, EventType, Wildcard};
 //!
 //! # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), Box<dyn std::error::Error>> {
