@@ -30,6 +30,9 @@ use crate::path::PathError;
 use crate::retry_after::retry_after;
 use crate::token::TokenError;
 use crate::verdict::{EndpointKind, Refusal, Verdict};
+/// The `errorCode` of an AI error body: an open enum of the codes the reference names, any other
+/// kept verbatim (the spec's `AiErrorCode`; read with [`Error::ai_code`]).
+pub use pubapi_sdk::types::AiErrorCode;
 
 /// Everything that can go wrong calling the API.
 ///
@@ -273,6 +276,11 @@ impl Error {
     /// `Errors[].code`), when there is one.
     pub fn code(&self) -> Option<&str> {
         self.api_error().and_then(ApiError::code)
+    }
+
+    /// The typed `errorCode` of an AI endpoint's error body (see [`ApiError::ai_code`]).
+    pub fn ai_code(&self) -> Option<AiErrorCode> {
+        self.api_error().and_then(ApiError::ai_code)
     }
 
     /// The response, for the variants built from one.
@@ -625,6 +633,17 @@ impl ApiError {
         self.fields.code.as_deref()
     }
 
+    /// The `errorCode` of an AI-format body, typed: `QUESTION_MANDATORY` and
+    /// `INTERNAL_SERVER_ERROR` as the reference names them, any other code kept verbatim in
+    /// [`AiErrorCode::Unknown`] ([`ApiError::code`] keeps the raw string). `None` when the body
+    /// was not read as the AI format or has no code.
+    pub fn ai_code(&self) -> Option<AiErrorCode> {
+        match self.fields.format {
+            ErrorFormat::Ai => self.code().map(AiErrorCode::from),
+            _ => None,
+        }
+    }
+
     /// The server's message: `errorMessage`, `message`, or the first
     /// `Errors[].description`.
     pub fn message(&self) -> Option<&str> {
@@ -689,7 +708,7 @@ fn parse(format: ErrorFormat, body: &[u8]) -> Option<Parsed> {
                 error_message,
             } = serde_json::from_slice(body).ok()?;
             Parsed {
-                code: error_code,
+                code: error_code.map(String::from),
                 message: error_message,
                 ..Parsed::default()
             }
@@ -977,6 +996,7 @@ mod tests {
         };
         assert_eq!(api.format(), ErrorFormat::Ai);
         assert_eq!(api.code(), Some("QUESTION_MANDATORY"));
+        assert_eq!(e.ai_code(), Some(AiErrorCode::QuestionMandatory));
         assert_eq!(api.message(), Some("Question is mandatory"));
         assert_eq!(
             e.to_string(),
@@ -997,7 +1017,34 @@ mod tests {
             r#"{"errorMessage":"boom","errorCode":"INTERNAL_SERVER_ERROR"}"#,
         );
         assert!(matches!(&e, Error::Server(api) if api.code() == Some("INTERNAL_SERVER_ERROR")));
+        assert_eq!(e.ai_code(), Some(AiErrorCode::InternalServerError));
         assert!(e.is_retryable());
+    }
+
+    #[test]
+    fn ai_error_code_not_in_the_reference_is_kept_typed_as_unknown() {
+        let e = respond(
+            ErrorFormat::Ai,
+            Area::KnowledgeBases,
+            404,
+            r#"{"errorMessage":"KB not found","errorCode":"NOT_FOUND"}"#,
+        );
+        let code = e.ai_code().expect("a code");
+        assert_eq!(code, AiErrorCode::Unknown("NOT_FOUND".into()));
+        assert!(!code.is_known());
+        assert_eq!(e.code(), Some("NOT_FOUND"));
+    }
+
+    #[test]
+    fn ai_code_is_none_for_another_format() {
+        let e = respond(
+            ErrorFormat::Webhooks,
+            Area::Webhooks,
+            400,
+            r#"{"code":"request_schema_error","message":"bad"}"#,
+        );
+        assert_eq!(e.code(), Some("request_schema_error"));
+        assert_eq!(e.ai_code(), None);
     }
 
     #[test]
