@@ -1,7 +1,9 @@
 //! The events stream against a scripted events API, with paused time.
 
 use futures_util::StreamExt;
-use pubapi_sdk_ext::events::{EventStream, EventsVersion, StreamItem, StreamNotice, StreamStart};
+use pubapi_sdk_ext::events::{
+    EventStream, EventsVersion, PollingEventType, StreamItem, StreamNotice, StreamStart,
+};
 use pubapi_sdk_ext::testing::{Answer, Script, Seen};
 use pubapi_sdk_ext::{Budget, Client, Limits};
 use serde_json::json;
@@ -292,7 +294,10 @@ async fn stream_filters_are_sent_as_the_reference_names_them_with_the_folder_pat
         .start(StreamStart::After(1))
         .folder("/Shared/Team A")
         .suppress(pubapi_sdk_ext::events::Suppress::App)
-        .types(["file_system", "permission_change"])
+        .types([
+            PollingEventType::FileSystem,
+            PollingEventType::PermissionChange,
+        ])
         .page_size(25)
         .build();
     stream.next().await.unwrap().unwrap();

@@ -15,7 +15,7 @@
 use pubapi_sdk_ext::ai::AiWait;
 use pubapi_sdk_ext::audit::{AuditEvent, AuditWait, ReportRead};
 use pubapi_sdk_ext::events::{
-    EventQuery, EventStream, EventsVersion, StreamItem, StreamNotice, StreamStart,
+    EventQuery, EventStream, EventsVersion, PollingEventType, StreamItem, StreamNotice, StreamStart,
 };
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::registration::Registration;
@@ -482,7 +482,7 @@ async fn sandbox_tour() -> Result<()> {
         .events()
         .stream(EventsVersion::V1)
         .start(StreamStart::Oldest)
-        .types(["permission_change"])
+        .types([PollingEventType::PermissionChange])
         .page_size(5)
         .build();
     let mut matched = 0;

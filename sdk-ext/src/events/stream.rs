@@ -1,6 +1,6 @@
 //! A resumable stream of polling events.
 
-use super::{EventQuery, EventsVersion, PollingEvent, Suppress};
+use super::{EventQuery, EventsVersion, PollingEvent, PollingEventType, Suppress};
 use crate::Client;
 use crate::error::Error;
 use crate::fleet::{Acquired, CheckpointStore, FleetError, FleetErrorKind, Lease};
@@ -152,9 +152,12 @@ impl<C> EventStreamBuilder<C> {
         self
     }
 
-    /// Only these event types (`file_system`, `note`, `permission_change`).
-    pub fn types<I: IntoIterator<Item = S>, S: Into<String>>(mut self, types: I) -> Self {
-        self.query.types = types.into_iter().map(Into::into).collect();
+    /// Only these event types: [`PollingEventType::FileSystem`], [`PollingEventType::Note`],
+    /// [`PollingEventType::PermissionChange`], typed so a name cannot be misspelt. A type the
+    /// spec does not list yet is [`PollingEventType::Unknown`], checked to read as an event name
+    /// before anything is sent ([`EventQuery::validate`](super::EventQuery::validate)).
+    pub fn types(mut self, types: impl IntoIterator<Item = PollingEventType>) -> Self {
+        self.query.types = types.into_iter().collect();
         self
     }
 
@@ -1062,7 +1065,7 @@ mod tests {
             .events()
             .stream(EventsVersion::V2)
             .start(StreamStart::After(7))
-            .types(["task"])
+            .types([PollingEventType::Unknown("task".into())])
             .build();
         let error = match stream.next().await {
             Some(Err(Error::InvalidRequest(error))) => error,
