@@ -88,7 +88,7 @@ async fn read_only(client: &Client) {
     match client.identity().whoami().await {
         Ok(me) => println!(
             "  {} on {} (client {}, scopes {})",
-            me.username.as_deref().unwrap_or("?"),
+            me.username,
             me.domain.as_deref().unwrap_or("?"),
             me.client_id.as_deref().unwrap_or("?"),
             me.scopes.join(", ")
@@ -225,7 +225,7 @@ async fn sandbox_tour() -> Result<()> {
     let me = client.identity().whoami().await?;
     println!(
         "  {} on {} (client {}, scopes {})",
-        me.username.unwrap_or_default(),
+        me.username,
         me.domain.unwrap_or_default(),
         me.client_id.unwrap_or_default(),
         me.scopes.join(", ")
@@ -250,7 +250,7 @@ async fn sandbox_tour() -> Result<()> {
         println!(
             "  {} ({}) — {}",
             agent.name.as_deref().unwrap_or("?"),
-            agent.agent_id.as_deref().unwrap_or("?"),
+            agent.agent_id,
             agent.description.as_deref().unwrap_or("")
         );
     }
