@@ -30,9 +30,6 @@ use crate::path::PathError;
 use crate::retry_after::retry_after;
 use crate::token::TokenError;
 use crate::verdict::{EndpointKind, Refusal, Verdict};
-/// The `errorCode` of an AI error body: an open enum of the codes the reference names, any other
-/// kept verbatim (the spec's `AiErrorCode`; read with [`Error::ai_code`]).
-pub use pubapi_sdk::types::AiErrorCode;
 
 /// Everything that can go wrong calling the API.
 ///
@@ -526,6 +523,57 @@ impl From<reqwest::Error> for Error {
 pub use crate::verdict::ForbiddenReason;
 pub use pubapi_sdk::operations::{Area, ErrorFormat};
 
+/// The `errorCode` of an AI error body (read with [`Error::ai_code`]): the codes the reference
+/// names, and any other kept verbatim in [`AiErrorCode::Other`].
+///
+/// Written here, not generated: the reference says its list of codes is not complete, so the
+/// spec keeps `errorCode` a plain string (an `enum` there would be a closed set).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AiErrorCode {
+    /// `QUESTION_MANDATORY`: the question is missing.
+    QuestionMandatory,
+    /// `INTERNAL_SERVER_ERROR`.
+    InternalServerError,
+    /// A code the reference does not name, as sent.
+    Other(String),
+}
+
+impl AiErrorCode {
+    /// The codes the reference names, as sent.
+    pub const KNOWN: &'static [&'static str] = &["QUESTION_MANDATORY", "INTERNAL_SERVER_ERROR"];
+
+    /// The code as sent.
+    pub fn as_str(&self) -> &str {
+        match self {
+            AiErrorCode::QuestionMandatory => "QUESTION_MANDATORY",
+            AiErrorCode::InternalServerError => "INTERNAL_SERVER_ERROR",
+            AiErrorCode::Other(code) => code,
+        }
+    }
+
+    /// Whether the reference names the code.
+    pub fn is_known(&self) -> bool {
+        !matches!(self, AiErrorCode::Other(_))
+    }
+}
+
+impl From<&str> for AiErrorCode {
+    fn from(code: &str) -> Self {
+        match code {
+            "QUESTION_MANDATORY" => AiErrorCode::QuestionMandatory,
+            "INTERNAL_SERVER_ERROR" => AiErrorCode::InternalServerError,
+            other => AiErrorCode::Other(other.to_owned()),
+        }
+    }
+}
+
+impl fmt::Display for AiErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One entry of a general-format `Errors` array.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorMessage {
@@ -635,7 +683,7 @@ impl ApiError {
 
     /// The `errorCode` of an AI-format body, typed: `QUESTION_MANDATORY` and
     /// `INTERNAL_SERVER_ERROR` as the reference names them, any other code kept verbatim in
-    /// [`AiErrorCode::Unknown`] ([`ApiError::code`] keeps the raw string). `None` when the body
+    /// [`AiErrorCode::Other`] ([`ApiError::code`] keeps the raw string). `None` when the body
     /// was not read as the AI format or has no code.
     pub fn ai_code(&self) -> Option<AiErrorCode> {
         match self.fields.format {
@@ -708,7 +756,7 @@ fn parse(format: ErrorFormat, body: &[u8]) -> Option<Parsed> {
                 error_message,
             } = serde_json::from_slice(body).ok()?;
             Parsed {
-                code: error_code.map(String::from),
+                code: error_code,
                 message: error_message,
                 ..Parsed::default()
             }
@@ -1030,7 +1078,7 @@ mod tests {
             r#"{"errorMessage":"KB not found","errorCode":"NOT_FOUND"}"#,
         );
         let code = e.ai_code().expect("a code");
-        assert_eq!(code, AiErrorCode::Unknown("NOT_FOUND".into()));
+        assert_eq!(code, AiErrorCode::Other("NOT_FOUND".into()));
         assert!(!code.is_known());
         assert_eq!(e.code(), Some("NOT_FOUND"));
     }
