@@ -46,7 +46,7 @@ pub async fn agents(session: &Session, command: AgentsCommand) -> Result<(), Fai
                     .iter()
                     .map(|a| {
                         vec![
-                            a.agent_id.clone().unwrap_or_default(),
+                            a.agent_id.clone(),
                             a.name.clone().unwrap_or_default(),
                             a.description.clone().unwrap_or_default(),
                         ]

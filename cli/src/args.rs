@@ -3,7 +3,21 @@
 
 use crate::audit::AuditCommand;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use pubapi_sdk_ext::events::PollingEventType;
 use std::path::PathBuf;
+
+/// An event type the spec lists: a typo is refused here, not sent.
+fn event_type(name: &str) -> Result<PollingEventType, String> {
+    let parsed = PollingEventType::from(name);
+    if parsed.is_known() {
+        Ok(parsed)
+    } else {
+        Err(format!(
+            "not an event type; one of {}",
+            PollingEventType::KNOWN.join(", ")
+        ))
+    }
+}
 
 /// The end of `pubapi --help`: configuration, examples, and the exit codes scripts can
 /// rely on (see [`crate::failure::Exit`]).
@@ -270,8 +284,8 @@ pub struct TailArgs {
     #[arg(long)]
     pub v2: bool,
     /// Only these event types (file_system, note, permission_change); repeatable.
-    #[arg(long = "type", value_name = "TYPE", value_delimiter = ',')]
-    pub types: Vec<String>,
+    #[arg(long = "type", value_name = "TYPE", value_delimiter = ',', value_parser = event_type)]
+    pub types: Vec<PollingEventType>,
     /// Only events at this folder and below.
     #[arg(long, value_name = "PATH")]
     pub folder: Option<String>,

@@ -16,7 +16,7 @@ use crate::args::{EventsCommand, Start, TailArgs};
 use crate::failure::Failure;
 use futures_util::StreamExt;
 use pubapi_sdk_ext::events::{
-    EventStream, EventsVersion, StreamItem, StreamNotice, StreamStart, Suppress,
+    EventStream, EventsVersion, PollingEventType, StreamItem, StreamNotice, StreamStart, Suppress,
 };
 use pubapi_sdk_ext::fleet::{FileCheckpoints, FleetError, FleetErrorKind};
 use std::path::Path;
@@ -47,7 +47,8 @@ fn checkpoint_name(args: &TailArgs, version: EventsVersion) -> String {
         _ => "v2".to_string(),
     };
     if !args.types.is_empty() {
-        name.push_str(&format!(" type={}", args.types.join(",")));
+        let names: Vec<&str> = args.types.iter().map(PollingEventType::as_str).collect();
+        name.push_str(&format!(" type={}", names.join(",")));
     }
     if let Some(folder) = &args.folder {
         name.push_str(&format!(" folder={folder}"));

@@ -259,7 +259,7 @@ async fn whoami(session: &Session) -> Result<(), Failure> {
         return session.out.json_document(&me);
     }
     session.out.pairs(&[
-        ("user", me.username.clone().unwrap_or_default()),
+        ("user", me.username.clone()),
         ("domain", me.domain.clone().unwrap_or_default()),
         ("client", me.client_id.clone().unwrap_or_default()),
         ("scopes", me.scopes.join(", ")),

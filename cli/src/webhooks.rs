@@ -222,7 +222,7 @@ fn details_of(session: &Session, details: &Webhook) -> Result<(), Failure> {
         return session.out.json_document(details);
     }
     session.out.pairs(&[
-        ("id", details.webhook_id.clone().unwrap_or_default()),
+        ("id", details.webhook_id.clone()),
         ("url", details.url.clone().unwrap_or_default()),
         ("events", details.event_type.join(", ")),
         ("path", details.path.clone().unwrap_or_else(|| "-".into())),

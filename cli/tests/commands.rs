@@ -236,9 +236,10 @@ fn exit_codes_tell_usage_api_and_network_failures_apart() {
             "fs:nope",
         ),
         (
+            // A typo in an event type is refused by the command line, before any request.
             &["events", "tail", "--type", "bogus", "--no-follow"],
-            3,
-            "bogus",
+            2,
+            "not an event type; one of file_system, note, permission_change",
         ),
         (&["nope"], 2, "unrecognized subcommand"),
     ];

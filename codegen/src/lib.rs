@@ -63,6 +63,7 @@ pub fn generate(spec_text: &str) -> Result<Generated, CodegenError> {
     transforms::schemars_derive::apply(&mut file);
     file.items
         .push(transforms::operation_table::item(&original, &removals)?);
+    file.items.push(transforms::limits::item(&original)?);
 
     let spec_hash = spec::hash(spec_text);
     let code = format::render(&file, &spec_hash);

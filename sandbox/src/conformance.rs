@@ -778,7 +778,7 @@ mod tests {
             !v.check(&exchange("listEventsV2", 204, json!({})))
                 .is_empty()
         );
-        let wrong_type = exchange("whoami", 200, json!({"scopes": "s"}));
+        let wrong_type = exchange("whoami", 200, json!({"username": "u", "scopes": "s"}));
         assert!(v.check(&wrong_type)[0].contains("expected an array"));
         let wrong_enum = exchange(
             "getWebhookStatus",
@@ -796,7 +796,7 @@ mod tests {
             "{:?}",
             v.check(&missing)
         );
-        let mut header = exchange("whoami", 200, json!({}));
+        let mut header = exchange("whoami", 200, json!({"username": "u"}));
         header
             .response_headers
             .push(("Retry-After".into(), "1".into()));

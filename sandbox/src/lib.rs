@@ -42,7 +42,7 @@
 //! let sandbox = Sandbox::start(SandboxConfig::testing()).await;
 //! let client = sandbox.client_for("admin");
 //! let me = client.identity().whoami().await?;
-//! assert_eq!(me.username.as_deref(), Some("admin"));
+//! assert_eq!(me.username, "admin");
 //! sandbox.assert_conformant();
 //! # Ok(()) }
 //! ```

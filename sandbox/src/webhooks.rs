@@ -14,8 +14,9 @@ use super::fs::is_within;
 use super::http::{ApiRequest, Reply, error};
 use serde_json::{Map, Value, json};
 
-/// Path filters allowed per webhook.
-pub const MAX_PATHS: usize = 100;
+/// Path filters allowed per webhook (the spec's `x-pubapi-max-items` of a registration's
+/// `path`).
+pub const MAX_PATHS: usize = pubapi_sdk::limits::WEBHOOK_CREATE_REQUEST_PATH_MAX_ITEMS;
 
 /// One registration.
 #[derive(Debug, Clone, PartialEq)]

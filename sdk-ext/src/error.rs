@@ -275,6 +275,11 @@ impl Error {
         self.api_error().and_then(ApiError::code)
     }
 
+    /// The typed `errorCode` of an AI endpoint's error body (see [`ApiError::ai_code`]).
+    pub fn ai_code(&self) -> Option<AiErrorCode> {
+        self.api_error().and_then(ApiError::ai_code)
+    }
+
     /// The response, for the variants built from one.
     pub fn api_error(&self) -> Option<&ApiError> {
         api_error_of!(self, as_ref)
@@ -518,6 +523,57 @@ impl From<reqwest::Error> for Error {
 pub use crate::verdict::ForbiddenReason;
 pub use pubapi_sdk::operations::{Area, ErrorFormat};
 
+/// The `errorCode` of an AI error body (read with [`Error::ai_code`]): the codes the reference
+/// names, and any other kept verbatim in [`AiErrorCode::Other`].
+///
+/// Written here, not generated: the reference says its list of codes is not complete, so the
+/// spec keeps `errorCode` a plain string (an `enum` there would be a closed set).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AiErrorCode {
+    /// `QUESTION_MANDATORY`: the question is missing.
+    QuestionMandatory,
+    /// `INTERNAL_SERVER_ERROR`.
+    InternalServerError,
+    /// A code the reference does not name, as sent.
+    Other(String),
+}
+
+impl AiErrorCode {
+    /// The codes the reference names, as sent.
+    pub const KNOWN: &'static [&'static str] = &["QUESTION_MANDATORY", "INTERNAL_SERVER_ERROR"];
+
+    /// The code as sent.
+    pub fn as_str(&self) -> &str {
+        match self {
+            AiErrorCode::QuestionMandatory => "QUESTION_MANDATORY",
+            AiErrorCode::InternalServerError => "INTERNAL_SERVER_ERROR",
+            AiErrorCode::Other(code) => code,
+        }
+    }
+
+    /// Whether the reference names the code.
+    pub fn is_known(&self) -> bool {
+        !matches!(self, AiErrorCode::Other(_))
+    }
+}
+
+impl From<&str> for AiErrorCode {
+    fn from(code: &str) -> Self {
+        match code {
+            "QUESTION_MANDATORY" => AiErrorCode::QuestionMandatory,
+            "INTERNAL_SERVER_ERROR" => AiErrorCode::InternalServerError,
+            other => AiErrorCode::Other(other.to_owned()),
+        }
+    }
+}
+
+impl fmt::Display for AiErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One entry of a general-format `Errors` array.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorMessage {
@@ -623,6 +679,17 @@ impl ApiError {
     /// The server's code: `errorCode`, `code`, or the first `Errors[].code`.
     pub fn code(&self) -> Option<&str> {
         self.fields.code.as_deref()
+    }
+
+    /// The `errorCode` of an AI-format body, typed: `QUESTION_MANDATORY` and
+    /// `INTERNAL_SERVER_ERROR` as the reference names them, any other code kept verbatim in
+    /// [`AiErrorCode::Other`] ([`ApiError::code`] keeps the raw string). `None` when the body
+    /// was not read as the AI format or has no code.
+    pub fn ai_code(&self) -> Option<AiErrorCode> {
+        match self.fields.format {
+            ErrorFormat::Ai => self.code().map(AiErrorCode::from),
+            _ => None,
+        }
     }
 
     /// The server's message: `errorMessage`, `message`, or the first
@@ -977,6 +1044,7 @@ mod tests {
         };
         assert_eq!(api.format(), ErrorFormat::Ai);
         assert_eq!(api.code(), Some("QUESTION_MANDATORY"));
+        assert_eq!(e.ai_code(), Some(AiErrorCode::QuestionMandatory));
         assert_eq!(api.message(), Some("Question is mandatory"));
         assert_eq!(
             e.to_string(),
@@ -997,7 +1065,34 @@ mod tests {
             r#"{"errorMessage":"boom","errorCode":"INTERNAL_SERVER_ERROR"}"#,
         );
         assert!(matches!(&e, Error::Server(api) if api.code() == Some("INTERNAL_SERVER_ERROR")));
+        assert_eq!(e.ai_code(), Some(AiErrorCode::InternalServerError));
         assert!(e.is_retryable());
+    }
+
+    #[test]
+    fn ai_error_code_not_in_the_reference_is_kept_typed_as_unknown() {
+        let e = respond(
+            ErrorFormat::Ai,
+            Area::KnowledgeBases,
+            404,
+            r#"{"errorMessage":"KB not found","errorCode":"NOT_FOUND"}"#,
+        );
+        let code = e.ai_code().expect("a code");
+        assert_eq!(code, AiErrorCode::Other("NOT_FOUND".into()));
+        assert!(!code.is_known());
+        assert_eq!(e.code(), Some("NOT_FOUND"));
+    }
+
+    #[test]
+    fn ai_code_is_none_for_another_format() {
+        let e = respond(
+            ErrorFormat::Webhooks,
+            Area::Webhooks,
+            400,
+            r#"{"code":"request_schema_error","message":"bad"}"#,
+        );
+        assert_eq!(e.code(), Some("request_schema_error"));
+        assert_eq!(e.ai_code(), None);
     }
 
     #[test]

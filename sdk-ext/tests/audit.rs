@@ -650,3 +650,41 @@ async fn reading_a_report_in_another_format_than_its_job_asked_is_refused_before
     assert_eq!(script.seen().len(), sent, "nothing sent");
     assert!(csv_report.csv().await.is_ok(), "its own format is read");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_read_from_an_offset_above_i64_max_is_refused_before_sending() {
+    // A report page's `offset` and `total_count` are int64 (spec `maximum` of getAuditReport's
+    // `offset` and `count`): no page could answer such a read, so nothing is sent.
+    let script = audit_api(0, 50);
+    let client = client(&script);
+    let beyond = i64::MAX as u64 + 1;
+    let read = ReportRead {
+        page_size: 10,
+        offset: beyond,
+    };
+    let mut events = client.audit().events(logins_report(), read);
+    match events.next().await {
+        Some(Err(ReadError { resume_at, error })) => {
+            assert_eq!(resume_at, beyond);
+            assert!(
+                matches!(&error, Error::InvalidInput(e) if e.to_string().contains("offset")),
+                "{error:?}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(events.next().await.is_none());
+    let plan = client.audit().plan(&logins_report(), read).await;
+    assert!(matches!(plan, Err(Error::InvalidInput(_))), "{plan:?}");
+    let page = client.audit().page(&logins_report(), beyond, 10).await;
+    assert!(matches!(page, Err(Error::InvalidInput(_))), "{page:?}");
+    let page = client.audit().page(&logins_report(), 0, beyond).await;
+    assert!(matches!(page, Err(Error::InvalidInput(_))), "{page:?}");
+    assert_eq!(script.seen().len(), 0, "nothing sent");
+    // The largest offset the spec allows is sent.
+    let at_max = ReportRead {
+        page_size: 10,
+        offset: i64::MAX as u64,
+    };
+    assert!(at_max.check().is_ok());
+}

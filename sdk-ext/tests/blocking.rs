@@ -36,7 +36,7 @@ fn an_act_as_view_sends_the_token_and_the_impersonation_header() {
     let client = client(&server);
     let bob = client.act_as(ActAs::username("bob").unwrap());
     let me = bob.identity().whoami().unwrap();
-    assert_eq!(me.username.as_deref(), Some("bob"));
+    assert_eq!(me.username, "bob");
     assert_eq!(bob.acting_as(), Some(&ActAs::username("bob").unwrap()));
     assert_eq!(client.acting_as(), None);
     whoami.assert_calls(1);
@@ -169,7 +169,7 @@ fn the_client_is_shared_across_threads_and_its_sequences_move_between_them() {
         for _ in 0..3 {
             threads.spawn(|| {
                 let me = client.identity().whoami().unwrap();
-                assert_eq!(me.username.as_deref(), Some("admin"));
+                assert_eq!(me.username, "admin");
             });
         }
     });

@@ -1,7 +1,9 @@
 //! The events stream against a scripted events API, with paused time.
 
 use futures_util::StreamExt;
-use pubapi_sdk_ext::events::{EventStream, EventsVersion, StreamItem, StreamNotice, StreamStart};
+use pubapi_sdk_ext::events::{
+    EventStream, EventsVersion, PollingEventType, StreamItem, StreamNotice, StreamStart,
+};
 use pubapi_sdk_ext::testing::{Answer, Script, Seen};
 use pubapi_sdk_ext::{Budget, Client, Limits};
 use serde_json::json;
@@ -134,7 +136,7 @@ async fn take_events(stream: &mut EventStream, n: usize) -> Vec<i64> {
     let mut ids = Vec::new();
     while ids.len() < n {
         match stream.next().await.unwrap().unwrap() {
-            StreamItem::Event(e) => ids.push(e.id().unwrap()),
+            StreamItem::Event(e) => ids.push(e.id()),
             StreamItem::Notice(_) => {}
         }
     }
@@ -271,7 +273,7 @@ async fn backfill_walks_backwards_to_the_oldest_event() {
     let ids: Vec<i64> = client(&script)
         .events()
         .backfill(EventsVersion::V2, 250)
-        .map(|e| e.unwrap().id().unwrap())
+        .map(|e| e.unwrap().id())
         .collect()
         .await;
     assert_eq!(ids, (20..=250).rev().collect::<Vec<_>>());
@@ -292,7 +294,10 @@ async fn stream_filters_are_sent_as_the_reference_names_them_with_the_folder_pat
         .start(StreamStart::After(1))
         .folder("/Shared/Team A")
         .suppress(pubapi_sdk_ext::events::Suppress::App)
-        .types(["file_system", "permission_change"])
+        .types([
+            PollingEventType::FileSystem,
+            PollingEventType::PermissionChange,
+        ])
         .page_size(25)
         .build();
     stream.next().await.unwrap().unwrap();
@@ -337,7 +342,7 @@ async fn until_caught_up(stream: &mut EventStream) -> (Vec<i64>, Vec<StreamNotic
     let (mut ids, mut notices) = (Vec::new(), Vec::new());
     loop {
         match stream.next().await.unwrap().unwrap() {
-            StreamItem::Event(e) => ids.push(e.id().unwrap()),
+            StreamItem::Event(e) => ids.push(e.id()),
             StreamItem::Notice(StreamNotice::CaughtUp { .. }) => return (ids, notices),
             StreamItem::Notice(other) => notices.push(other),
         }
@@ -527,7 +532,7 @@ async fn backfill_reads_past_windows_without_a_matching_event() {
     let ids: Vec<i64> = client(&script)
         .events()
         .backfill(EventsVersion::V1, 350)
-        .map(|e| e.unwrap().id().unwrap())
+        .map(|e| e.unwrap().id())
         .collect()
         .await;
     assert_eq!(ids, vec![340, 10]);
@@ -549,7 +554,7 @@ async fn backfill_makes_progress_when_the_server_answers_ids_above_the_one_asked
     let ids: Vec<i64> = client(&script)
         .events()
         .backfill(EventsVersion::V2, 1000)
-        .map(|e| e.unwrap().id().unwrap())
+        .map(|e| e.unwrap().id())
         .collect()
         .await;
     assert_eq!(ids, vec![1000]);
@@ -567,7 +572,7 @@ async fn ids_at_the_ends_of_the_range_neither_panic_nor_stall() {
     let ids: Vec<i64> = client(&script)
         .events()
         .backfill(EventsVersion::V2, i64::MAX)
-        .map(|e| e.unwrap().id().unwrap())
+        .map(|e| e.unwrap().id())
         .collect()
         .await;
     assert_eq!(ids, ((i64::MIN)..=(i64::MIN + 5)).rev().collect::<Vec<_>>());
@@ -915,7 +920,7 @@ proptest::proptest! {
         for (script, honest) in [(honest, true), (misbehaving, false)] {
             let ids: Vec<i64> = runtime.block_on(
                 client(&script).events().backfill(EventsVersion::V2, from)
-                    .map(|e| e.unwrap().id().unwrap())
+                    .map(|e| e.unwrap().id())
                     .collect(),
             );
             proptest::prop_assert!(ids.windows(2).all(|w| w[0] > w[1]), "{ids:?}");

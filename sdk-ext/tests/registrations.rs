@@ -2,8 +2,8 @@
 
 use pubapi_sdk::types::WebhookState;
 use pubapi_sdk_ext::prelude::*;
-use pubapi_sdk_ext::webhook::registration::{Registration, WebhookErrorCode};
 use pubapi_sdk_ext::testing::{Answer, Script};
+use pubapi_sdk_ext::webhook::registration::{Registration, WebhookErrorCode};
 use pubapi_sdk_ext::{Client, Error, RetryConfig};
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};

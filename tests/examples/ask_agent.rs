@@ -5,11 +5,7 @@ use pubapi_sdk_ext::ai::AiWait;
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (client, _sandbox) = pubapi_testkit::example_client().await?;
     for agent in client.agents().list().await? {
-        println!(
-            "{} {}",
-            agent.agent_id.unwrap_or_default(),
-            agent.name.unwrap_or_default()
-        );
+        println!("{} {}", agent.agent_id, agent.name.unwrap_or_default());
     }
     let question = "How much are hotel costs per night?";
     let answer = client

@@ -2,7 +2,7 @@
 //! given (else a new temporary one, so nothing to resume):
 //! `cargo run -p pubapi-testkit --example tail_permissions -- DIR`
 use pubapi_sdk_ext::events::{
-    EventsVersion, PollingEventData, StreamItem, StreamNotice, StreamStart,
+    EventsVersion, PollingEventData, PollingEventType, StreamItem, StreamNotice, StreamStart,
 };
 use pubapi_sdk_ext::fleet::{CheckpointStore, FileCheckpoints};
 use pubapi_sdk_ext::prelude::*;
@@ -27,7 +27,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut stream = client
         .events()
         .stream(EventsVersion::V2)
-        .types(["permission_change"])
+        .types([PollingEventType::PermissionChange])
         .start(StreamStart::Oldest)
         .checkpoints(checkpoints, "permissions")
         .build();

@@ -15,15 +15,15 @@
 use pubapi_sdk_ext::ai::AiWait;
 use pubapi_sdk_ext::audit::{AuditEvent, AuditWait, ReportRead};
 use pubapi_sdk_ext::events::{
-    EventQuery, EventStream, EventsVersion, StreamItem, StreamNotice, StreamStart,
+    EventQuery, EventStream, EventsVersion, PollingEventType, StreamItem, StreamNotice, StreamStart,
 };
 use pubapi_sdk_ext::prelude::*;
-use pubapi_sdk_ext::webhook::registration::Registration;
 use pubapi_sdk_ext::types::{
     AssistantAskRequest, AuditFormat, DocumentAskRequest, DocumentSummaryRequest,
     HybridSearchRequest, KnowledgeBaseAskRequest, KnowledgeBaseListRequest, KnowledgeBaseStatus,
     LoginEvent, LoginsAuditRequest,
 };
+use pubapi_sdk_ext::webhook::registration::Registration;
 use pubapi_sdk_ext::webhook::{self, Batch, EventData, HandlerError, Receiver, WebhookSecret};
 use pubapi_sdk_ext::{Budget, Client, Limits, SecretToken};
 use pubapi_testkit::sandbox::{ClockConfig, LimitsConfig, Sandbox, SandboxConfig, iso_seconds};
@@ -88,7 +88,7 @@ async fn read_only(client: &Client) {
     match client.identity().whoami().await {
         Ok(me) => println!(
             "  {} on {} (client {}, scopes {})",
-            me.username.as_deref().unwrap_or("?"),
+            me.username,
             me.domain.as_deref().unwrap_or("?"),
             me.client_id.as_deref().unwrap_or("?"),
             me.scopes.join(", ")
@@ -225,7 +225,7 @@ async fn sandbox_tour() -> Result<()> {
     let me = client.identity().whoami().await?;
     println!(
         "  {} on {} (client {}, scopes {})",
-        me.username.unwrap_or_default(),
+        me.username,
         me.domain.unwrap_or_default(),
         me.client_id.unwrap_or_default(),
         me.scopes.join(", ")
@@ -250,7 +250,7 @@ async fn sandbox_tour() -> Result<()> {
         println!(
             "  {} ({}) — {}",
             agent.name.as_deref().unwrap_or("?"),
-            agent.agent_id.as_deref().unwrap_or("?"),
+            agent.agent_id,
             agent.description.as_deref().unwrap_or("")
         );
     }
@@ -482,7 +482,7 @@ async fn sandbox_tour() -> Result<()> {
         .events()
         .stream(EventsVersion::V1)
         .start(StreamStart::Oldest)
-        .types(["permission_change"])
+        .types([PollingEventType::PermissionChange])
         .page_size(5)
         .build();
     let mut matched = 0;

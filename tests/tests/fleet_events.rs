@@ -74,7 +74,7 @@ async fn worker() {
     while let Some(item) = stream.next().await {
         match item {
             Ok(StreamItem::Event(event)) => {
-                let id = event.id().unwrap();
+                let id = event.id();
                 let token = stream.lease_token().unwrap();
                 say(format!("event {id} {token} {}", u8::from(may_repeat)));
                 // The holder that takes over hands it out again, and goes on.
@@ -206,7 +206,7 @@ async fn three_consumers_of_one_stream_hand_every_event_over_in_order_through_tw
     let mut expected = Vec::new();
     while let Some(item) = all.next().await {
         match item.unwrap() {
-            StreamItem::Event(event) => expected.push(event.id().unwrap()),
+            StreamItem::Event(event) => expected.push(event.id()),
             StreamItem::Notice(StreamNotice::CaughtUp { .. }) => break,
             StreamItem::Notice(_) => {}
         }

@@ -1274,7 +1274,7 @@ async fn ai_end_to_end_through_the_client() {
         .unwrap()
         .into_inner();
     assert_eq!(agents.0.len(), 3);
-    let agent_id = agents.0[0].agent_id.clone().unwrap();
+    let agent_id = agents.0[0].agent_id.clone();
     let asked = client
         .sdk()
         .ask_agent()

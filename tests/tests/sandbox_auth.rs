@@ -35,7 +35,7 @@ async fn whoami_through_the_sdk_ext_client() {
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(me.username.as_deref(), Some("power"));
+    assert_eq!(me.username, "power");
     assert_eq!(me.domain.as_deref(), Some("sandbox.example.com"));
     sb.assert_conformant();
 }
@@ -215,7 +215,7 @@ async fn impersonation_through_the_client_runs_with_the_users_permissions() {
     let admin = sb.client_for("admin");
     let sam = admin.act_as(ActAs::username("sam").unwrap());
     let me = sam.sdk().whoami().send().await.unwrap().into_inner();
-    assert_eq!(me.username.as_deref(), Some("sam"));
+    assert_eq!(me.username, "sam");
     // sam may not run reports, even through an admin token.
     let error = sam
         .sdk()

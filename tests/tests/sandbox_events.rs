@@ -4,7 +4,7 @@
 //! does not allow.
 
 use pubapi_sdk_ext::Error;
-use pubapi_sdk_ext::events::{EventsVersion, StreamStart};
+use pubapi_sdk_ext::events::{EventsVersion, PollingEventType, StreamStart};
 use pubapi_sdk_ext::prelude::*;
 use pubapi_testkit::sandbox::{EventsConfig, Sandbox, SandboxConfig, Violation};
 use serde_json::{Value, json};
@@ -573,7 +573,7 @@ async fn an_event_stream_with_an_unknown_type_ends_with_the_servers_400() {
         .events()
         .stream(EventsVersion::V2)
         .start(StreamStart::After(0))
-        .types(["task"])
+        .types([PollingEventType::Unknown("task".into())])
         .build();
     let error = match stream.next().await {
         Some(Err(Error::InvalidRequest(error))) => error,

@@ -589,7 +589,10 @@ async fn list_events_v1_request_full_through_events_page_sends_every_query_param
     let query = EventQuery {
         folder: Some(FOLDER.to_owned()),
         suppress: Some(Suppress::App),
-        types: vec!["file_system".into(), "note".into()],
+        types: vec![
+            types::PollingEventType::FileSystem,
+            types::PollingEventType::Note,
+        ],
         count: Some(20),
         reverse: true,
         ..EventQuery::after(120_000)

@@ -72,7 +72,7 @@ async fn whoami_success_decodes_client_id_username_domain_and_scopes() {
     let response = wire::client(&server).sdk().whoami().send().await.unwrap();
     assert_eq!(response.status(), 200);
     let me = response.into_inner();
-    assert_eq!(me.username.as_deref(), Some("alice"));
+    assert_eq!(me.username, "alice");
     assert_eq!(me.scopes, ["Service.webhooks", "Service.files"]);
     wire::assert_round_trip(&me, &body);
     assert_decoded!(me);

@@ -27,9 +27,11 @@
 //! [`mark_deprecated`] (progenitor ignores `deprecated: true`),
 //! [`redact_secrets`] (derived `Debug` would print `format: password` fields such as the
 //! webhook `authHeader`), [`strict_path_encoding`] (progenitor's `encode_path` lets `\` and dot
-//! segments through, which URL parsing turns into other paths) and [`operation_table`] (progenitor keeps no record of paths, tags, statuses and what the spec
-//! transforms removed; the table keeps them for `pubapi-sdk-ext` and the tests). The table's
-//! area, limit class, error format and idempotency come from [`operation_facts`], which reads
+//! segments through, which URL parsing turns into other paths), [`operation_table`] (progenitor
+//! keeps no record of paths, tags, statuses and what the spec transforms removed; the table keeps
+//! them for `pubapi-sdk-ext` and the tests) and [`limits`] (progenitor keeps no record of
+//! `maximum`, `maxItems` or most `maxLength`s: a constant per bound for `pubapi-sdk-ext`'s
+//! checks before sending). The table's area, limit class, error format and idempotency come from [`operation_facts`], which reads
 //! each from the one place the spec says it and refuses a spec where one is missing or
 //! ambiguous.
 //!
@@ -54,6 +56,7 @@ pub mod drop_redirects;
 pub mod free_form_any_of;
 pub mod inline_response_refs;
 pub mod json_only_responses;
+pub mod limits;
 pub mod mark_deprecated;
 pub mod mock_base_path;
 pub mod mock_docs;

@@ -35,7 +35,7 @@ impl Events<'_> {
     /// a checkpoint store) and `build()`: see [`crate::events`] for what it hands out.
     ///
     /// ```no_run
-    /// use pubapi_sdk_ext::events::{EventsVersion, StreamItem, StreamStart};
+    /// use pubapi_sdk_ext::events::{EventsVersion, PollingEventType, StreamItem, StreamStart};
     /// use pubapi_sdk_ext::prelude::*; // StreamExt::next
     ///
     /// # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), pubapi_sdk_ext::Error> {
@@ -43,7 +43,7 @@ impl Events<'_> {
     ///     .events()
     ///     .stream(EventsVersion::V2)
     ///     .start(StreamStart::Oldest)
-    ///     .types(["permission_change"])
+    ///     .types([PollingEventType::PermissionChange])
     ///     .build();
     /// while let Some(item) = events.next().await {
     ///     if let StreamItem::Event(event) = item? {

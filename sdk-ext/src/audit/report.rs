@@ -44,6 +44,17 @@ impl Default for ReportRead {
 }
 
 impl ReportRead {
+    /// Refuses, before anything is sent, a read the report cannot answer: an `offset` or
+    /// `page_size` above the spec's `maximum` for `getAuditReport`'s `offset` and `count`
+    /// (`i64::MAX`: a page's `offset` and `total_count` are int64, so such a read could not
+    /// even be decoded).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] on `offset` or `count`.
+    pub fn check(&self) -> Result<(), Error> {
+        check_window(self.offset, self.page_size)
+    }
+
     /// Reads from `offset` on, in pages of [`DEFAULT_PAGE_SIZE`].
     pub fn from_offset(offset: u64) -> Self {
         ReportRead {
@@ -137,6 +148,24 @@ impl ReportPage {
     }
 }
 
+/// The `offset` and `count` of a report read against the spec's bounds
+/// (`pubapi_sdk::limits::GET_AUDIT_REPORT_*`).
+fn check_window(offset: u64, count: u64) -> Result<(), Error> {
+    use pubapi_sdk::limits::{GET_AUDIT_REPORT_COUNT_MAXIMUM, GET_AUDIT_REPORT_OFFSET_MAXIMUM};
+    for (field, value, max) in [
+        ("offset", offset, GET_AUDIT_REPORT_OFFSET_MAXIMUM),
+        ("count", count, GET_AUDIT_REPORT_COUNT_MAXIMUM),
+    ] {
+        if i64::try_from(value).map_or(true, |value| value > max) {
+            return Err(Error::invalid_input(
+                field,
+                format!("{value} is above {max}, the largest a report page can say"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// One page of a JSON report: events `offset..offset + count`, typed by the report kind.
 pub(crate) async fn audit_report_page(
     client: &Client,
@@ -144,6 +173,7 @@ pub(crate) async fn audit_report_page(
     offset: u64,
     count: u64,
 ) -> Result<ReportPage, Error> {
+    check_window(offset, count)?;
     let query = [("offset", offset), ("count", count.max(1))];
     let response = audit_report_get(client, at, "application/json", &query).await?;
     let body = read_capped(response, MAX_PAGE_BYTES).await?;
@@ -157,6 +187,7 @@ pub(crate) async fn audit_report_plan(
     at: &ReportLocation,
     read: ReportRead,
 ) -> Result<ReadPlan, Error> {
+    read.check()?;
     let page = audit_report_page(client, at, 0, 1).await?;
     let total_events = page.total_count.ok_or_else(|| Error::Decode {
         path: "total_count".into(),
@@ -188,6 +219,13 @@ pub(crate) fn audit_report_events(
         total: Option<u64>,
         buffer: VecDeque<AuditEvent>,
         done: bool,
+    }
+    if let Err(error) = read.check() {
+        let refused = ReadError {
+            resume_at: read.offset,
+            error,
+        };
+        return futures_util::stream::once(async move { Err(refused) }).boxed();
     }
     let state = Pages {
         client: client.clone(),

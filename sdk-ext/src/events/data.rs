@@ -40,8 +40,13 @@ pub struct PollingEvent {
 
 impl PollingEvent {
     /// The event id (the cursor value to resume after).
-    pub fn id(&self) -> Option<i64> {
-        Some(self.raw.id)
+    pub fn id(&self) -> i64 {
+        self.raw.id
+    }
+
+    /// When the event happened (ISO 8601, as sent).
+    pub fn timestamp(&self) -> &str {
+        &self.raw.timestamp
     }
 
     /// The event type (`file_system`, `note`, `permission_change`, or a value added later,
@@ -100,6 +105,24 @@ mod tests {
     }
 
     #[test]
+    fn every_event_has_the_id_and_timestamp_the_reference_lists() {
+        // Reference 2.11: `id` (integer) and `timestamp` (ISO 8601) on every event; only
+        // `object_detail` is optional. So both are plain values, and an event without a
+        // timestamp is a decode error naming the field.
+        let e = event(json!({"id": 7, "timestamp": "2026-01-05T10:00:00Z", "type": "note"}));
+        let (id, timestamp): (i64, &str) = (e.id(), e.timestamp());
+        assert_eq!((id, timestamp), (7, "2026-01-05T10:00:00Z"));
+        let missing =
+            serde_json::from_value::<types::PollingEvent>(json!({"id": 7, "type": "note"}));
+        assert!(
+            missing
+                .unwrap_err()
+                .to_string()
+                .contains("missing field `timestamp`")
+        );
+    }
+
+    #[test]
     fn file_system_move_carries_source_and_target() {
         let e = event(json!({
             "id": 7, "timestamp": "2026-01-05T10:00:00Z", "action_source": "WebUI", "actor": 42,
@@ -123,7 +146,7 @@ mod tests {
     #[test]
     fn permission_change_keeps_its_specific_attributes() {
         let e = event(json!({
-            "id": 8, "type": "permission_change", "action": "permission_change",
+            "id": 8, "timestamp": "2026-01-05T10:00:00Z", "type": "permission_change", "action": "permission_change",
             "data": {"target_path": "/Shared/Team", "is_folder": false},
             "eventTypeSpecificAttributes": {
                 "changeGroupEvents": [], "groupChange": false, "changeContext": null,
@@ -151,7 +174,7 @@ mod tests {
     #[test]
     fn unknown_type_and_action_source_are_carried() {
         let e = event(
-            json!({"id": 9, "type": "sticker", "action_source": "Hologram", "data": {"x": 1}}),
+            json!({"id": 9, "timestamp": "2026-01-05T10:00:00Z", "type": "sticker", "action_source": "Hologram", "data": {"x": 1}}),
         );
         assert_eq!(e.kind(), &PollingEventType::Unknown("sticker".into()));
         assert_eq!(e.action_source(), Some(&ActionSource::from("Hologram")));
@@ -163,7 +186,9 @@ mod tests {
 
     #[test]
     fn note_data_stays_open_json() {
-        let e = event(json!({"id": 10, "type": "note", "data": {"text": "hi"}}));
+        let e = event(
+            json!({"id": 10, "timestamp": "2026-01-05T10:00:00Z", "type": "note", "data": {"text": "hi"}}),
+        );
         assert!(matches!(e.data(), PollingEventData::Note(m) if m["text"] == "hi"));
     }
 }

@@ -1,7 +1,7 @@
 //! The query of the events lists.
 
 use crate::error::Error;
-use pubapi_sdk::types::EventSuppress;
+use pubapi_sdk::types::{EventSuppress, PollingEventType};
 
 /// Which events list to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -53,9 +53,11 @@ pub struct EventQuery {
     pub folder: Option<String>,
     /// Whose events to drop.
     pub suppress: Option<Suppress>,
-    /// Event types (`file_system`, `note`, `permission_change`); empty means the version's
-    /// default.
-    pub types: Vec<String>,
+    /// Event types ([`PollingEventType::FileSystem`], [`PollingEventType::Note`],
+    /// [`PollingEventType::PermissionChange`]); empty means the version's default. A type the
+    /// spec does not list yet goes in [`PollingEventType::Unknown`], and must still read as an
+    /// event name (see [`EventQuery::validate`]).
+    pub types: Vec<PollingEventType>,
     /// Page size, 1 to 100; `None` means the API's default of 50.
     pub count: Option<u8>,
     /// Walk backwards: the page holds the events with ids `id - count + 1` up to `id`.
@@ -81,7 +83,10 @@ impl EventQuery {
     /// Checks the bounds the reference gives, before anything is sent.
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] for a count outside 1..=100 or a type with a `|`.
+    /// [`Error::InvalidInput`] for a count outside 1..=100, or a type in
+    /// [`PollingEventType::Unknown`] that is not an event name as the reference writes them:
+    /// lower-case ASCII letters, digits and `_`, starting with a letter (so never empty, never a
+    /// `|`, which joins the names on the wire).
     pub fn validate(&self) -> Result<(), Error> {
         if let Some(count) = self.count
             && !(1..=Self::MAX_COUNT).contains(&count)
@@ -91,17 +96,18 @@ impl EventQuery {
                 format!("{count} is outside 1..=100"),
             ));
         }
-        if let Some(bad) = self.types.iter().find(|t| t.is_empty() || t.contains('|')) {
+        if let Some(bad) = self.types.iter().find(|t| !is_event_name(t.as_str())) {
             return Err(Error::invalid_input(
                 "type",
-                format!("{bad:?} is not an event type"),
+                format!("{:?} is not an event type name", bad.as_str()),
             ));
         }
         Ok(())
     }
 
     pub(crate) fn type_param(&self) -> Option<String> {
-        (!self.types.is_empty()).then(|| self.types.join("|"))
+        let names: Vec<&str> = self.types.iter().map(PollingEventType::as_str).collect();
+        (!names.is_empty()).then(|| names.join("|"))
     }
 
     /// The ids one page spans: `count`, or the API's default of 50.
@@ -113,6 +119,15 @@ impl EventQuery {
         self.count
             .and_then(|c| std::num::NonZeroU64::new(u64::from(c)))
     }
+}
+
+/// Whether `name` is written like the reference's event type names (`file_system`,
+/// `permission_change`): lower-case ASCII letters, digits and `_`, starting with a letter.
+fn is_event_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
 #[cfg(test)]
@@ -137,14 +152,29 @@ mod tests {
     #[test]
     fn types_are_joined_with_a_pipe() {
         let query = EventQuery {
-            types: vec!["file_system".into(), "note".into()],
+            types: vec![PollingEventType::FileSystem, PollingEventType::Note],
             ..EventQuery::after(1)
         };
         assert_eq!(query.type_param().as_deref(), Some("file_system|note"));
-        let bad = EventQuery {
-            types: vec!["a|b".into()],
+    }
+
+    #[test]
+    fn unknown_type_that_is_not_an_event_name_is_refused_before_sending() {
+        for bad in ["a|b", "", "File_System", "file system", " note"] {
+            let query = EventQuery {
+                types: vec![PollingEventType::Unknown(bad.into())],
+                ..EventQuery::after(1)
+            };
+            assert!(
+                matches!(query.validate(), Err(Error::InvalidInput(_))),
+                "{bad:?}"
+            );
+        }
+        let future_type = EventQuery {
+            types: vec![PollingEventType::Unknown("task".into())],
             ..EventQuery::after(1)
         };
-        assert!(bad.validate().is_err());
+        assert!(future_type.validate().is_ok());
+        assert_eq!(future_type.type_param().as_deref(), Some("task"));
     }
 }

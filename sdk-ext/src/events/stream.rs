@@ -1,6 +1,6 @@
 //! A resumable stream of polling events.
 
-use super::{EventQuery, EventsVersion, PollingEvent, Suppress};
+use super::{EventQuery, EventsVersion, PollingEvent, PollingEventType, Suppress};
 use crate::Client;
 use crate::error::Error;
 use crate::fleet::{Acquired, CheckpointStore, FleetError, FleetErrorKind, Lease};
@@ -152,9 +152,12 @@ impl<C> EventStreamBuilder<C> {
         self
     }
 
-    /// Only these event types (`file_system`, `note`, `permission_change`).
-    pub fn types<I: IntoIterator<Item = S>, S: Into<String>>(mut self, types: I) -> Self {
-        self.query.types = types.into_iter().map(Into::into).collect();
+    /// Only these event types: [`PollingEventType::FileSystem`], [`PollingEventType::Note`],
+    /// [`PollingEventType::PermissionChange`], typed so a name cannot be misspelt. A type the
+    /// spec does not list yet is [`PollingEventType::Unknown`], checked to read as an event name
+    /// before anything is sent ([`EventQuery::validate`](super::EventQuery::validate)).
+    pub fn types(mut self, types: impl IntoIterator<Item = PollingEventType>) -> Self {
+        self.query.types = types.into_iter().collect();
         self
     }
 
@@ -525,7 +528,7 @@ impl Walker {
                 return Some(Ok(StreamItem::Notice(notice)));
             }
             if let Some(event) = self.buffer.pop_front() {
-                self.advance(event.id());
+                self.advance(Some(event.id()));
                 if self.buffer.is_empty() {
                     let end = self.window_end.take();
                     self.advance(end);
@@ -791,14 +794,12 @@ impl Window {
             .events
             .into_iter()
             .map(PollingEvent::from)
-            .filter(|e| e.id().is_none_or(|id| id > cursor))
+            .filter(|e| e.id() > cursor)
             .collect();
-        events.sort_by_key(|e| (e.id().is_none(), e.id()));
-        events.dedup_by(|a, b| a.id().is_some() && a.id() == b.id());
-        // Only events with an id count: they are what the window of ids holds.
-        let with_id = events.iter().filter(|e| e.id().is_some()).count();
-        let full_by_count = with_id as i64 >= count;
-        let newest = events.iter().filter_map(PollingEvent::id).max();
+        events.sort_by_key(PollingEvent::id);
+        events.dedup_by_key(|e| e.id());
+        let full_by_count = events.len() as i64 >= count;
+        let newest = events.iter().map(PollingEvent::id).max();
         // `latest_id` ends the window; one beyond the ids the window can hold is not trusted
         // (and a full page of events is read up to its last id only).
         let latest = Some(page.latest_id)
@@ -874,11 +875,11 @@ pub(crate) fn backfill(
                         .events
                         .into_iter()
                         .map(PollingEvent::from)
-                        .filter(|e| e.id().is_none_or(|id| id <= top))
+                        .filter(|e| e.id() <= top)
                         .collect();
-                    events.sort_by_key(|e| (e.id().is_none(), std::cmp::Reverse(e.id())));
-                    events.dedup_by(|a, b| a.id().is_some() && a.id() == b.id());
-                    let lowest = events.iter().filter_map(PollingEvent::id).min();
+                    events.sort_by_key(|e| std::cmp::Reverse(e.id()));
+                    events.dedup_by_key(|e| e.id());
+                    let lowest = events.iter().map(PollingEvent::id).min();
                     let reached_oldest = bottom <= walk.floor
                         || page.oldest_id.is_some_and(|oldest| oldest > bottom);
                     // The next window ends below every id delivered so far; there is none
@@ -961,7 +962,7 @@ mod tests {
                 let events = ids
                     .into_iter()
                     .map(|id| {
-                        serde_json::from_value(serde_json::json!({"id": id, "type": "note"}))
+                        serde_json::from_value(serde_json::json!({"id": id, "timestamp": "2026-01-05T10:00:00Z", "type": "note"}))
                             .unwrap()
                     })
                     .collect();
@@ -988,8 +989,8 @@ mod tests {
                 .contains("missing field `id`")
         );
         let events = [
-            json!({"id": 7, "type": "note"}),
-            json!({"id": 7, "type": "note"}),
+            json!({"id": 7, "timestamp": "2026-01-05T10:00:00Z", "type": "note"}),
+            json!({"id": 7, "timestamp": "2026-01-05T10:00:00Z", "type": "note"}),
         ]
         .into_iter()
         .map(|e| serde_json::from_value(e).unwrap())
@@ -1001,15 +1002,20 @@ mod tests {
             oldest_id: None,
         };
         let window = Window::forward(5, 10, page);
-        let ids: Vec<Option<i64>> = window.events.iter().map(PollingEvent::id).collect();
-        assert_eq!(ids, vec![Some(7)]);
+        let ids: Vec<i64> = window.events.iter().map(PollingEvent::id).collect();
+        assert_eq!(ids, vec![7]);
         assert_eq!((window.end, window.more), (9, false));
     }
 
     #[test]
     fn a_full_page_of_events_moves_by_latest_id() {
         let events = (51..=60)
-            .map(|id| serde_json::from_value(json!({"id": id, "type": "note"})).unwrap())
+            .map(|id| {
+                serde_json::from_value(
+                    json!({"id": id, "timestamp": "2026-01-05T10:00:00Z", "type": "note"}),
+                )
+                .unwrap()
+            })
             .collect();
         let page = EventPage {
             count: None,
@@ -1062,7 +1068,7 @@ mod tests {
             .events()
             .stream(EventsVersion::V2)
             .start(StreamStart::After(7))
-            .types(["task"])
+            .types([PollingEventType::Unknown("task".into())])
             .build();
         let error = match stream.next().await {
             Some(Err(Error::InvalidRequest(error))) => error,
@@ -1099,7 +1105,7 @@ mod tests {
         ) {
             let window = Window::forward(cursor, count, page);
             prop_assert!(window.end >= cursor);
-            let ids: Vec<i64> = window.events.iter().filter_map(PollingEvent::id).collect();
+            let ids: Vec<i64> = window.events.iter().map(PollingEvent::id).collect();
             prop_assert!(ids.iter().all(|id| *id > cursor));
             prop_assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
             prop_assert!(ids.iter().all(|id| *id <= window.end));

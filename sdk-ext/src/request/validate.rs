@@ -13,18 +13,26 @@
 use crate::audit_request::AuditRequest;
 use crate::error::{Error, InputError};
 use crate::webhook::EventFilter;
+use crate::webhook::registration::MAX_PATHS;
+
+use pubapi_sdk::limits;
 
 /// The longest question an agent accepts, in characters (re-exported as
-/// [`crate::ai::MAX_QUESTION_CHARS`]).
-pub const MAX_QUESTION_CHARS: usize = 35_000;
+/// [`crate::ai::MAX_QUESTION_CHARS`]): the spec's `maxLength` of `AgentAskRequest.question`.
+pub const MAX_QUESTION_CHARS: usize = limits::AGENT_ASK_REQUEST_QUESTION_MAX_LENGTH;
 
-/// The most paths a webhook registration may filter on (re-exported as
-/// [`crate::webhook::registration::MAX_PATHS`]).
-pub const MAX_PATHS: usize = 100;
+/// The smallest events page (`count`): the spec's `minimum` of `EventsCount`.
+const MIN_EVENTS_COUNT: u64 = {
+    assert!(limits::EVENTS_COUNT_MINIMUM >= 0);
+    limits::EVENTS_COUNT_MINIMUM as u64
+};
 
 /// The largest events page (`count`), also the default (see
-/// [`crate::events::EventQuery::MAX_COUNT`]).
-pub(crate) const MAX_EVENTS_COUNT: u8 = 100;
+/// [`crate::events::EventQuery::MAX_COUNT`]): the spec's `maximum` of `EventsCount`.
+pub(crate) const MAX_EVENTS_COUNT: u8 = {
+    assert!(limits::EVENTS_COUNT_MAXIMUM > 0 && limits::EVENTS_COUNT_MAXIMUM <= u8::MAX as i64);
+    limits::EVENTS_COUNT_MAXIMUM as u8
+};
 
 /// Whether a URL's host is a loopback address or `localhost`: the hosts plain `http` is
 /// accepted for (sandboxes, test servers).
@@ -164,11 +172,11 @@ fn events_query(url: &reqwest::Url) -> Result<(), Refusal> {
     for (name, value) in url.query_pairs() {
         match &*name {
             "count" => match value.parse::<u64>() {
-                Ok(count) if (1..=u64::from(MAX_EVENTS_COUNT)).contains(&count) => {}
+                Ok(count) if (MIN_EVENTS_COUNT..=u64::from(MAX_EVENTS_COUNT)).contains(&count) => {}
                 _ => {
                     return refuse(
                         "count",
-                        format!("{value} is outside 1..={MAX_EVENTS_COUNT}"),
+                        format!("{value} is outside {MIN_EVENTS_COUNT}..={MAX_EVENTS_COUNT}"),
                     );
                 }
             },

@@ -109,9 +109,9 @@ mod filter;
 mod handler;
 mod parse_error;
 mod receiver;
-pub mod registration;
 #[cfg(feature = "redis")]
 mod redis_dedup;
+pub mod registration;
 mod scan;
 mod secret;
 #[cfg(any(test, feature = "test-util"))]
@@ -131,7 +131,6 @@ pub use delivery::{Delivery, DeliveryItem, WebhookEvent};
 pub use filter::{EventFilter, EventFilterError, Wildcard};
 pub use handler::{Batch, DeadLetter, DeliveryHandler, HandlerError};
 pub use parse_error::DeliveryParseError;
-pub use registration::Registration;
 /// The name of a webhook event (`eventType`), generated from the spec: one variant per event
 /// of the reference and `Unknown(String)` for a name added later.
 pub use pubapi_sdk::types::EventType;
@@ -157,4 +156,5 @@ pub use receiver::{
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis_dedup::RedisDedup;
+pub use registration::Registration;
 pub use secret::{SecretError, WebhookSecret};

@@ -32,7 +32,10 @@ use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The most folder paths one registration may filter on.
-pub use crate::request::validate::MAX_PATHS;
+/// The most paths a webhook registration may filter on: the spec's `x-pubapi-max-items` of
+/// the `path` of `WebhookCreateRequest` (and of `WebhookUpdateRequest`, the same rule).
+pub const MAX_PATHS: usize = pubapi_sdk::limits::WEBHOOK_CREATE_REQUEST_PATH_MAX_ITEMS;
+const _: () = assert!(MAX_PATHS == pubapi_sdk::limits::WEBHOOK_UPDATE_REQUEST_PATH_MAX_ITEMS);
 
 /// What a registration subscribes to; validated as it is built.
 #[derive(Clone, PartialEq, Eq)]
