@@ -3,10 +3,10 @@
 use crate::Client;
 use crate::fleet::Fleet;
 use crate::limits::{Limits, Pacing};
+use crate::loopback::is_loopback;
 use crate::request::limiter::RateLimiter;
 use crate::request::policy::{Budgets, Policy, Settings, Shared};
 use crate::request::retry::RetryConfig;
-use crate::request::validate::is_loopback;
 use crate::token::{SecretToken, StaticToken, TokenSource};
 use crate::transport::Transport;
 use pubapi_sdk::hooks::Inner;

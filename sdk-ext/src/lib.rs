@@ -17,6 +17,7 @@ pub mod events;
 pub mod fleet;
 mod gateway;
 pub mod limits;
+mod loopback;
 pub mod path;
 mod request;
 pub mod request_id;

@@ -12,6 +12,7 @@
 
 use crate::audit_request::AuditRequest;
 use crate::error::{Error, InputError};
+use crate::loopback::is_loopback;
 use crate::webhook::EventFilter;
 use crate::webhook::registration::MAX_PATHS;
 
@@ -34,17 +35,6 @@ pub(crate) const MAX_EVENTS_COUNT: u8 = {
     limits::EVENTS_COUNT_MAXIMUM as u8
 };
 
-/// Whether a URL's host is a loopback address or `localhost`: the hosts plain `http` is
-/// accepted for (sandboxes, test servers).
-pub(crate) fn is_loopback(url: &reqwest::Url) -> bool {
-    let host = url.host_str().unwrap_or_default();
-    host == "localhost"
-        || host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
-}
 use pubapi_sdk::operations::Operation;
 use serde_json::Value;
 

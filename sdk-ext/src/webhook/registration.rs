@@ -91,7 +91,7 @@ impl Registration {
     pub fn loopback_for_tests(url: &str) -> Result<Self, Error> {
         let parsed = reqwest::Url::parse(url)
             .map_err(|e| Error::invalid_input("url", format!("{url:?} is not a URL: {e}")))?;
-        if parsed.scheme() != "http" || !crate::request::validate::is_loopback(&parsed) {
+        if parsed.scheme() != "http" || !crate::loopback::is_loopback(&parsed) {
             return Err(Error::invalid_input(
                 "url",
                 format!("{url:?} is not http:// to a loopback host"),
