@@ -1070,32 +1070,6 @@ mod tests {
     }
 
     #[test]
-    fn ai_error_code_not_in_the_reference_is_kept_typed_as_unknown() {
-        let e = respond(
-            ErrorFormat::Ai,
-            Area::KnowledgeBases,
-            404,
-            r#"{"errorMessage":"KB not found","errorCode":"NOT_FOUND"}"#,
-        );
-        let code = e.ai_code().expect("a code");
-        assert_eq!(code, AiErrorCode::Other("NOT_FOUND".into()));
-        assert!(!code.is_known());
-        assert_eq!(e.code(), Some("NOT_FOUND"));
-    }
-
-    #[test]
-    fn ai_code_is_none_for_another_format() {
-        let e = respond(
-            ErrorFormat::Webhooks,
-            Area::Webhooks,
-            400,
-            r#"{"code":"request_schema_error","message":"bad"}"#,
-        );
-        assert_eq!(e.code(), Some("request_schema_error"));
-        assert_eq!(e.ai_code(), None);
-    }
-
-    #[test]
     fn ai_403_on_agents_is_feature_not_enabled() {
         let e = respond(ErrorFormat::Ai, Area::Agents, 403, "");
         assert!(matches!(
@@ -1118,6 +1092,11 @@ mod tests {
         );
         assert!(matches!(e, Error::NotFound(_)));
         assert_eq!(e.status(), Some(404));
+        // A code the reference does not name: typed as Other, kept verbatim.
+        let code = e.ai_code().expect("a code");
+        assert_eq!(code, AiErrorCode::Other("NOT_FOUND".into()));
+        assert!(!code.is_known());
+        assert_eq!(e.code(), Some("NOT_FOUND"));
     }
 
     #[test]
@@ -1177,6 +1156,7 @@ mod tests {
             400,
             r#"{"code":"request_schema_error","message":"Invalid request","details":"eventType: unknown value"}"#,
         );
+        assert_eq!(e.ai_code(), None, "not the AI format");
         let Error::InvalidRequest(api) = &e else {
             panic!("{e:?}")
         };

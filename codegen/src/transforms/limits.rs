@@ -197,70 +197,49 @@ mod tests {
     use crate::transforms::fixture::spec;
     use quote::ToTokens;
 
-    fn limits_of(yaml: &str) -> String {
-        item(&spec(yaml)).unwrap().into_token_stream().to_string()
-    }
-
+    /// One bound per place the spec writes one: a schema's property, a component parameter,
+    /// an operation's inline parameter, the comma-separated list extension.
     #[test]
-    fn property_max_length_is_a_constant_named_after_schema_and_property() {
-        let out = limits_of(
-            "paths: {}\ncomponents:\n  schemas:\n    AgentAskRequest:\n      type: object\n      properties:\n        question: {type: string, minLength: 1, maxLength: 35000}\n",
-        );
-        assert!(
-            out.contains("pub const AGENT_ASK_REQUEST_QUESTION_MAX_LENGTH : usize = 35000usize"),
-            "{out}"
-        );
-        assert!(
-            out.contains("pub const AGENT_ASK_REQUEST_QUESTION_MIN_LENGTH : usize = 1usize"),
-            "{out}"
-        );
-    }
-
-    #[test]
-    fn parameter_bounds_are_named_after_the_component_or_the_operation() {
-        let out = limits_of(
-            "paths:\n  /r:\n    get:\n      operationId: getAuditReport\n      parameters:\n        - $ref: '#/components/parameters/EventsCount'\n        - {name: offset, in: query, schema: {type: integer, minimum: 0, maximum: 9223372036854775807}}\n      responses: {'200': {description: ok}}\ncomponents:\n  parameters:\n    EventsCount: {name: count, in: query, schema: {type: integer, minimum: 1, maximum: 100}}\n",
-        );
-        assert!(
-            out.contains("pub const EVENTS_COUNT_MAXIMUM : i64 = 100i64"),
-            "{out}"
-        );
-        assert!(
-            out.contains("pub const EVENTS_COUNT_MINIMUM : i64 = 1i64"),
-            "{out}"
-        );
-        assert!(
-            out.contains(
-                "pub const GET_AUDIT_REPORT_OFFSET_MAXIMUM : i64 = 9223372036854775807i64"
+    fn each_bound_is_a_constant_named_after_its_owner_property_and_keyword() {
+        let cases: &[(&str, &[&str])] = &[
+            (
+                "paths: {}\ncomponents:\n  schemas:\n    AgentAskRequest:\n      type: object\n      properties:\n        question: {type: string, minLength: 1, maxLength: 35000}\n",
+                &[
+                    "pub const AGENT_ASK_REQUEST_QUESTION_MAX_LENGTH : usize = 35000usize",
+                    "pub const AGENT_ASK_REQUEST_QUESTION_MIN_LENGTH : usize = 1usize",
+                ],
             ),
-            "{out}"
-        );
+            (
+                "paths:\n  /r:\n    get:\n      operationId: getAuditReport\n      parameters:\n        - $ref: '#/components/parameters/EventsCount'\n        - {name: offset, in: query, schema: {type: integer, minimum: 0, maximum: 9223372036854775807}}\n      responses: {'200': {description: ok}}\ncomponents:\n  parameters:\n    EventsCount: {name: count, in: query, schema: {type: integer, minimum: 1, maximum: 100}}\n",
+                &[
+                    "pub const EVENTS_COUNT_MAXIMUM : i64 = 100i64",
+                    "pub const EVENTS_COUNT_MINIMUM : i64 = 1i64",
+                    "pub const GET_AUDIT_REPORT_OFFSET_MAXIMUM : i64 = 9223372036854775807i64",
+                ],
+            ),
+            (
+                "paths: {}\ncomponents:\n  schemas:\n    WebhookCreateRequest:\n      type: object\n      properties:\n        path: {type: string, x-pubapi-max-items: 100}\n",
+                &["pub const WEBHOOK_CREATE_REQUEST_PATH_MAX_ITEMS : usize = 100usize"],
+            ),
+        ];
+        for (yaml, constants) in cases {
+            let out = item(&spec(yaml)).unwrap().into_token_stream().to_string();
+            for constant in *constants {
+                assert!(out.contains(constant), "{constant}\n{out}");
+            }
+        }
     }
 
     #[test]
-    fn max_items_extension_bounds_a_comma_separated_string() {
-        let out = limits_of(
-            "paths: {}\ncomponents:\n  schemas:\n    WebhookCreateRequest:\n      type: object\n      properties:\n        path: {type: string, x-pubapi-max-items: 100}\n",
-        );
-        assert!(
-            out.contains("pub const WEBHOOK_CREATE_REQUEST_PATH_MAX_ITEMS : usize = 100usize"),
-            "{out}"
-        );
-    }
-
-    #[test]
-    fn max_items_extension_that_is_not_a_count_is_refused() {
-        let s = spec(
-            "paths: {}\ncomponents:\n  schemas:\n    W:\n      type: object\n      properties:\n        path: {type: string, x-pubapi-max-items: many}\n",
-        );
-        assert!(matches!(item(&s), Err(CodegenError::Unsupported { .. })));
-    }
-
-    #[test]
-    fn two_limits_with_one_name_are_refused() {
-        let s = spec(
-            "paths: {}\ncomponents:\n  schemas:\n    AB:\n      type: object\n      properties:\n        c: {type: string, maxLength: 1}\n    Ab:\n      type: object\n      properties:\n        c: {type: string, maxLength: 2}\n",
-        );
-        assert!(matches!(item(&s), Err(CodegenError::Unsupported { .. })));
+    fn a_max_items_that_is_not_a_count_or_two_limits_with_one_name_are_refused() {
+        let not_a_count = "paths: {}\ncomponents:\n  schemas:\n    W:\n      type: object\n      properties:\n        path: {type: string, x-pubapi-max-items: many}\n";
+        // `AB.c` and `Ab.c` both read AB_C_MAX_LENGTH.
+        let one_name = "paths: {}\ncomponents:\n  schemas:\n    AB:\n      type: object\n      properties:\n        c: {type: string, maxLength: 1}\n    Ab:\n      type: object\n      properties:\n        c: {type: string, maxLength: 2}\n";
+        for yaml in [not_a_count, one_name] {
+            assert!(matches!(
+                item(&spec(yaml)),
+                Err(CodegenError::Unsupported { .. })
+            ));
+        }
     }
 }
