@@ -19,7 +19,13 @@ fn missing_required_field_is_an_error_naming_it() {
         missing::<EventsCursor>(r#"{"latest_event_id":3}"#)
             .contains("missing field `oldest_event_id`")
     );
-    assert!(missing::<PollingEvent>(r#"{"id":1}"#).contains("missing field `type`"));
+    assert!(
+        missing::<PollingEvent>(r#"{"id":1,"timestamp":"2026-01-31T10:00:00Z"}"#)
+            .contains("missing field `type`")
+    );
+    assert!(
+        missing::<PollingEvent>(r#"{"id":1,"type":"note"}"#).contains("missing field `timestamp`")
+    );
 }
 
 #[test]
@@ -27,8 +33,11 @@ fn required_fields_decode_without_option() {
     let summary: WebhookSummary =
         serde_json::from_str(r#"{"webhookId":"w1","status":"enabled"}"#).unwrap();
     assert_eq!(summary.webhook_id, "w1");
-    let event: PollingEvent = serde_json::from_str(r#"{"id":7,"type":"note"}"#).unwrap();
+    let event: PollingEvent =
+        serde_json::from_str(r#"{"id":7,"type":"note","timestamp":"2026-01-31T10:00:00Z"}"#)
+            .unwrap();
     assert_eq!(event.id, 7);
+    assert_eq!(event.timestamp, "2026-01-31T10:00:00Z");
 }
 
 #[test]
