@@ -483,7 +483,8 @@ fn in_flags(error: Error) -> Failure {
     }
 }
 
-/// `--to` must come after `--from` (by day, for the kinds whose dates have no time).
+/// `--to` must end after `--from` begins (by day, for the kinds whose dates have no time); a
+/// day given as `--to` is the last day covered, so `--from D --to D` is the day `D`.
 fn check_dates(request: &AuditRequest, (from, to): &(String, String)) -> Result<(), Failure> {
     let (Some(start), Some(end)) = (AuditDate::parse(from), AuditDate::parse(to)) else {
         return Ok(());
@@ -497,11 +498,12 @@ fn check_dates(request: &AuditRequest, (from, to): &(String, String)) -> Result<
     } else {
         (start, end, false)
     };
-    if end.is_after(&start) {
+    if end.ends_after(&start) {
         return Ok(());
     }
     Err(Failure::usage(format!(
-        "--to {to} is not after --from {from}{}: the report covers the time from --from up to --to",
+        "--to {to} is not after --from {from}{}: the report covers the time from --from up to \
+         --to (a day as --to is the last day covered)",
         if by_day {
             " (this kind of report compares days only)"
         } else {

@@ -1175,14 +1175,14 @@ fn date_errors_name_the_flags_in_plain_words() {
             assert!(!run.stderr.contains(unwanted), "{args:?}: {}", run.stderr);
         }
     }
-    // Users reports compare days: a time on the same day is not after it.
+    // Users reports compare days: a time on the day before is not after, whatever its hour.
     let run = run_sandboxed(&[
         "audit",
         "users",
         "--from",
         "2026-02-01T10:00:00Z",
         "--to",
-        "2026-02-01T18:00:00Z",
+        "2026-01-31T18:00:00Z",
     ]);
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("compares days only"), "{}", run.stderr);

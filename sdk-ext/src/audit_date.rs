@@ -71,13 +71,33 @@ impl AuditDate {
         self.time.is_some()
     }
 
-    fn instant(&self) -> (u16, u8, u8, u32) {
-        (self.year, self.month, self.day, self.time.unwrap_or(0))
-    }
-
-    /// Whether `self` is strictly after `other` (a date alone means its midnight).
-    pub fn is_after(&self, other: &AuditDate) -> bool {
-        self.instant() > other.instant()
+    /// Whether a report period that ends at `self` (its `date_end`) ends after one that
+    /// begins at `start` (its `date_start`) begins, the rule of reference 4.7 ("`date_end`
+    /// must be after `date_start`").
+    ///
+    /// A timestamp is that instant. A plain date begins at its midnight as `date_start`,
+    /// and as `date_end` is the last day covered, ending at the end of that day (the
+    /// platform's clients document it so and the sandbox reads it so). A same-day range of
+    /// plain dates is therefore that whole day, and is valid.
+    ///
+    /// ```
+    /// use pubapi_sdk_ext::audit::AuditDate;
+    /// let day = |text| AuditDate::parse(text).unwrap();
+    /// assert!(day("2026-01-01").ends_after(&day("2026-01-01")));
+    /// assert!(day("2026-01-01").ends_after(&day("2026-01-01T23:59:59Z")));
+    /// assert!(!day("2026-01-01T10:00:00Z").ends_after(&day("2026-01-01T10:00:00Z")));
+    /// assert!(!day("2026-01-01").ends_after(&day("2026-01-02")));
+    /// ```
+    pub fn ends_after(&self, start: &AuditDate) -> bool {
+        const END_OF_DAY: u32 = 24 * 3600;
+        let end = (
+            self.year,
+            self.month,
+            self.day,
+            self.time.unwrap_or(END_OF_DAY),
+        );
+        let begin = (start.year, start.month, start.day, start.time.unwrap_or(0));
+        end > begin
     }
 }
 
@@ -133,10 +153,28 @@ mod tests {
     }
 
     #[test]
-    fn a_date_means_its_midnight_when_compared() {
-        let day = AuditDate::parse("2024-01-02").unwrap();
-        let noon = AuditDate::parse("2024-01-01T12:00:00Z").unwrap();
-        assert!(day.is_after(&noon));
-        assert!(!day.is_after(&AuditDate::parse("2024-01-02T00:00:00Z").unwrap()));
+    fn date_end_must_be_after_date_start_with_a_plain_date_end_covering_its_day() {
+        // (date_start, date_end, valid): reference 4.7, with a plain-date `date_end` the
+        // last day covered.
+        let cases = [
+            ("2024-01-01", "2024-01-01", true),
+            ("2024-01-01", "2024-01-02", true),
+            ("2024-01-02", "2024-01-01", false),
+            ("2024-01-01T12:00:00Z", "2024-01-01", true),
+            ("2024-01-01T23:59:59Z", "2024-01-01", true),
+            ("2024-01-02T00:00:00Z", "2024-01-01", false),
+            ("2024-01-01", "2024-01-01T00:00:00Z", false),
+            ("2024-01-01", "2024-01-01T00:00:01Z", true),
+            ("2024-01-01T10:00:00Z", "2024-01-01T10:00:00Z", false),
+            ("2024-01-01T10:00:00Z", "2024-01-01T10:00:01Z", true),
+            ("2024-12-31", "2025-01-01T00:00:00Z", true),
+        ];
+        for (start, end, valid) in cases {
+            let (start_date, end_date) = (
+                AuditDate::parse(start).unwrap(),
+                AuditDate::parse(end).unwrap(),
+            );
+            assert_eq!(end_date.ends_after(&start_date), valid, "{start} .. {end}");
+        }
     }
 }

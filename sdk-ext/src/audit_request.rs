@@ -253,8 +253,9 @@ impl AuditRequest {
     }
 
     /// Checks what the reference requires, before anything is sent: dates as `YYYY-MM-DD`
-    /// or `YYYY-MM-DDTHH:MM:SSZ` with `date_end` after `date_start` (compared by day where
-    /// the API ignores the time), `events` for logins, `folders` (absolute) or `file` for
+    /// or `YYYY-MM-DDTHH:MM:SSZ` with `date_end` after `date_start` (see
+    /// [`AuditDate::ends_after`]: a plain-date `date_end` covers its whole day; compared by
+    /// day where the API ignores the time), `events` for logins, `folders` (absolute) or `file` for
     /// files, a `file` pattern whose `*` wildcard is not first, no empty names in filters.
     ///
     /// # Errors
@@ -278,10 +279,13 @@ impl AuditRequest {
         } else {
             (start, end)
         };
-        if !end.is_after(&start) {
+        if !end.ends_after(&start) {
             return Err(Error::invalid_input(
                 "date_end",
-                format!("{end} is not after date_start {start}"),
+                format!(
+                    "{end} does not end after date_start {start} begins (a plain-date \
+                     date_end is the last day covered; a timestamp ends at that instant)"
+                ),
             ));
         }
         match self {
@@ -457,6 +461,11 @@ mod tests {
     fn date_end_must_be_after_date_start() {
         let r = logins("2026-01-02", "2026-01-01", vec![LoginEvent::Logins]);
         assert_eq!(field_of(r.validate()), "date_end");
+        let same_day = logins("2026-01-01", "2026-01-01", vec![LoginEvent::Logins]);
+        assert!(
+            same_day.validate().is_ok(),
+            "a plain date_end covers its day"
+        );
         let same = logins(
             "2026-01-01T10:00:00Z",
             "2026-01-01T10:00:00Z",
@@ -483,6 +492,19 @@ mod tests {
             subject: vec![],
         });
         assert!(r.ignores_time());
+        assert!(
+            r.validate().is_ok(),
+            "the same day, as days, is that whole day"
+        );
+        let r = AuditRequest::from(UsersAuditRequest {
+            format: AuditFormat::Json,
+            date_start: "2026-01-02T08:00:00Z".parse().unwrap(),
+            date_end: "2026-01-01T18:00:00Z".parse().unwrap(),
+            action_type: vec![],
+            performed_by: vec![],
+            include_system_actions: false,
+            subject: vec![],
+        });
         assert_eq!(field_of(r.validate()), "date_end");
     }
 

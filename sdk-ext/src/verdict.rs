@@ -12,8 +12,8 @@
 //! quota); the AI API answers 429 with the same codes; the token endpoint answers 409. All of
 //! them carry `Retry-After`. A plain 403 is final, and so is a 409 anywhere but the token
 //! endpoint, so the verdict keys on the code and the kind of endpoint, not on the status
-//! alone. The success statuses an operation documents without a body the generated client
-//! decodes (a report's `303 See Other`, an empty events page's `204`) are named here too.
+//! alone. The success the generated client does not decode (a report's `303 See Other`) is
+//! named here too.
 
 use std::fmt;
 use std::time::{Duration, SystemTime};
@@ -170,12 +170,6 @@ pub(crate) fn judge_transport(error: &reqwest::Error) -> Verdict {
 /// an undocumented 1xx/3xx, is handed back as it is).
 pub(crate) fn has_error_body(status: u16) -> bool {
     status >= 400
-}
-
-/// An events list's answer with no events (`204 No Content`), which the generated client
-/// hands back as an unexpected response.
-pub(crate) fn is_empty_page(status: http::StatusCode) -> bool {
-    status == http::StatusCode::NO_CONTENT
 }
 
 /// A report status answer that says the report is ready (`303 See Other`, its `Location`

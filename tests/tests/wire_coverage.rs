@@ -165,7 +165,7 @@ fn every_success_response_the_generated_client_does_not_decode_has_its_own_wire_
 }
 
 #[test]
-fn undecoded_success_responses_are_the_204_303_and_csv_of_the_reference() {
+fn undecoded_success_responses_are_the_303_and_csv_of_the_reference() {
     let found: Vec<String> = operations::ALL
         .iter()
         .flat_map(|op| {
@@ -174,15 +174,7 @@ fn undecoded_success_responses_are_the_204_303_and_csv_of_the_reference() {
                 .map(|marker| format!("{} {marker}", op.id))
         })
         .collect();
-    assert_eq!(
-        found,
-        [
-            "getAuditJob 303",
-            "getAuditReport csv",
-            "listEventsV1 204",
-            "listEventsV2 204"
-        ]
-    );
+    assert_eq!(found, ["getAuditJob 303", "getAuditReport csv"]);
 }
 
 #[test]

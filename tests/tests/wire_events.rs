@@ -9,7 +9,7 @@ use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::events::{EventQuery, EventsVersion, Suppress};
 use pubapi_sdk_ext::prelude::*;
 use serde_json::{Value, json};
-use wire::{Expect, Kind, Reply, assert_decoded};
+use wire::{Expect, Reply, assert_decoded};
 
 fn cursor_body() -> Value {
     json!({"timestamp": "2026-03-01T10:15:30Z", "latest_event_id": 120_346, "oldest_event_id": 100})
@@ -293,7 +293,8 @@ async fn list_events_v1_success_decodes_the_page_and_file_system_data() {
         .send()
         .await
         .unwrap()
-        .into_inner();
+        .into_inner()
+        .expect("a page, not the 204");
     assert_eq!(page.events.len(), 2);
     let moved = &page.events[0];
     assert_eq!(moved.type_, types::PollingEventType::from("file_system"));
@@ -338,7 +339,8 @@ async fn list_events_v1_forward_compat_accepts_unknown_fields_type_action_and_so
         .send()
         .await
         .unwrap()
-        .into_inner();
+        .into_inner()
+        .expect("a page, not the 204");
     assert_eq!(
         page.events[0].action_source,
         Some(types::ActionSource::from("Scanner"))
@@ -351,31 +353,24 @@ async fn list_events_v1_forward_compat_accepts_unknown_fields_type_action_and_so
     wire::assert_round_trip(&page, &known);
 }
 
-/// The generated client does not decode the 204 (its success type is the page): it reaches
-/// the caller as an unexpected response that keeps its status, and `Error::from` makes it an
-/// `UnexpectedStatus`. `Client::events_page` turns it into `None` (below).
+/// Reference 2.11: 204 with no body when nothing follows the cursor. The generated client
+/// answers it as a success, `None`, with its status kept (the spec's 204 is given back by
+/// codegen's `no_content_as_none`); one request, no retry.
 #[tokio::test]
-async fn list_events_v1_204_reaches_the_generated_client_as_an_unexpected_response() {
+async fn list_events_v1_204_nothing_after_the_cursor_is_none_through_the_generated_client() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::status(204)).await;
     let client = wire::single_attempt_client(&server);
-    match client.sdk().list_events_v1().id(120_346_i64).send().await {
-        Err(pubapi_sdk::Error::UnexpectedResponse(response)) => {
-            assert_eq!(response.status(), 204);
-            assert!(response.text().await.unwrap().is_empty());
-        }
-        other => panic!("{other:?}"),
-    }
-    let typed = client
+    let page = client
         .sdk()
         .list_events_v1()
         .id(120_346_i64)
         .send()
         .await
-        .map_err(Error::from);
-    let error = typed.expect_err("a 204 is not decoded");
-    assert_eq!(wire::kind(&error), Kind::UnexpectedStatus(204));
-    assert_eq!(seen.calls().await, 2, "one request each, no retry");
+        .unwrap();
+    assert_eq!(page.status(), 204);
+    assert_eq!(page.into_inner(), None);
+    assert_eq!(seen.calls().await, 1, "one request, no retry");
 }
 
 // ------------------------------------------------------------------ listEventsV2
@@ -434,7 +429,8 @@ async fn list_events_v2_success_decodes_permission_change_events_and_their_attri
         .send()
         .await
         .unwrap()
-        .into_inner();
+        .into_inner()
+        .expect("a page, not the 204");
     let change = &page.events[2];
     assert_eq!(typed_data(change), body["events"][2]["data"]);
     let attributes = change.event_type_specific_attributes.as_ref().unwrap();
@@ -474,7 +470,8 @@ async fn list_events_v2_success_decodes_a_null_change_context() {
         .send()
         .await
         .unwrap()
-        .into_inner();
+        .into_inner()
+        .expect("a page, not the 204");
     let attributes = page.events[0]
         .event_type_specific_attributes
         .as_ref()
@@ -524,7 +521,8 @@ async fn list_events_v2_forward_compat_accepts_unknown_fields_and_open_values() 
         .send()
         .await
         .unwrap()
-        .into_inner();
+        .into_inner()
+        .expect("a page, not the 204");
     let attributes = page.events[2]
         .event_type_specific_attributes
         .as_ref()
@@ -543,27 +541,20 @@ async fn list_events_v2_forward_compat_accepts_unknown_fields_and_open_values() 
 
 /// See `list_events_v1_204_…`: the same for v2.
 #[tokio::test]
-async fn list_events_v2_204_reaches_the_generated_client_as_an_unexpected_response() {
+async fn list_events_v2_204_nothing_after_the_cursor_is_none_through_the_generated_client() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::status(204)).await;
     let client = wire::single_attempt_client(&server);
-    match client.sdk().list_events_v2().id(120_346_i64).send().await {
-        Err(pubapi_sdk::Error::UnexpectedResponse(response)) => {
-            assert_eq!(response.status(), 204);
-            assert!(response.text().await.unwrap().is_empty());
-        }
-        other => panic!("{other:?}"),
-    }
-    let typed = client
+    let page = client
         .sdk()
         .list_events_v2()
         .id(120_346_i64)
         .send()
         .await
-        .map_err(Error::from);
-    let error = typed.expect_err("a 204 is not decoded");
-    assert_eq!(wire::kind(&error), Kind::UnexpectedStatus(204));
-    assert_eq!(seen.calls().await, 2, "one request each, no retry");
+        .unwrap();
+    assert_eq!(page.status(), 204);
+    assert_eq!(page.into_inner(), None);
+    assert_eq!(seen.calls().await, 1, "one request, no retry");
 }
 
 // ------------------------------------------------------------------ through Client::events_page

@@ -13,11 +13,13 @@
 //! | [`open_response_enums`] | typify's string enums reject unknown values | [`open_enums`] gives the values back as an open enum with an `Unknown(String)` case |
 //! | [`drop_redirects`] | 3xx responses get no match arm and their headers are ignored | `pubapi-sdk-ext` reads the 303 + `Location` of the audit job |
 //! | [`json_only_responses`] | `text/csv` next to JSON is dropped silently | `pubapi-sdk-ext` fetches CSV reports with `Accept: text/csv` |
-//! | [`drop_bodiless_success`] | a 200 with a body next to a 204 without one panics | `pubapi-sdk-ext` turns the events 204 into "caught up" |
+//! | [`drop_bodiless_success`] | a 200 with a body next to a 204 without one panics | [`no_content_as_none`] gives the 204 back as `None` from `send()` |
 //! | [`raw_error_responses`] | different error schemas per status (or a bodiless error next to a typed one) panic | `pubapi-sdk-ext` decodes the three error formats by status |
 //!
 //! Code transforms: [`open_enums`] (the newtypes `open_response_enums` leaves become
-//! `enum X { Known.., Unknown(String) }`, serialised through `String`), [`request_constructors`]
+//! `enum X { Known.., Unknown(String) }`, serialised through `String`), [`no_content_as_none`]
+//! (the status `drop_bodiless_success` removed is a success again: `send()` returns
+//! `ResponseValue<Option<T>>`, `None` for the 204), [`request_constructors`]
 //! (typify gives a request with required fields no constructor: `X::new(required..)` is built
 //! from each request body schema's `required` list, fallible where typify checks a field),
 //! [`alias_accessors`] (a value the platform sends under two names, `x-pubapi-alias-of`, gets
@@ -62,6 +64,7 @@ pub mod mock_base_path;
 pub mod mock_docs;
 pub mod mock_path_values_encoded;
 pub mod mock_removed_responses;
+pub mod no_content_as_none;
 pub mod open_enums;
 pub mod open_response_enums;
 pub mod operation_facts;
@@ -84,6 +87,18 @@ pub struct Removal {
     pub subject: String,
     /// What was removed, e.g. `204`, `200 text/csv`, `enum [enabled, disabled]`.
     pub what: String,
+}
+
+impl Removal {
+    /// Whether a code transform gives what was removed back to the generated client
+    /// ([`open_enums`] the enum values, [`no_content_as_none`] the 204), so it is still part
+    /// of the generated surface.
+    pub fn given_back(&self) -> bool {
+        matches!(
+            self.transform,
+            "open_response_enums" | "drop_bodiless_success"
+        )
+    }
 }
 
 /// Runs every spec transform in order and returns what they removed.

@@ -69,9 +69,9 @@ pub fn item(spec: &OpenAPI, removals: &[Removal]) -> Result<syn::Item, CodegenEr
             let content: Vec<&str> = resolve_response(spec, response)
                 .map(|r| r.content.keys().map(String::as_str).collect())
                 .unwrap_or_default();
-            let generated = !removals.iter().any(|r| {
-                r.subject == id && r.transform != "open_response_enums" && r.what == status
-            });
+            let generated = !removals
+                .iter()
+                .any(|r| r.subject == id && !r.given_back() && r.what == status);
             responses.push(quote! {
                 Response { status: #status, content_types: &[#(#content),*], generated: #generated }
             });
@@ -146,7 +146,7 @@ pub fn item(spec: &OpenAPI, removals: &[Removal]) -> Result<syn::Item, CodegenEr
                 /// The media types of its body; empty when it has none.
                 pub content_types: &'static [&'static str],
                 /// Whether the generated method decodes it; `false` for what the codegen
-                /// transforms leave to `pubapi-sdk-ext` (errors, 204 next to 200, 303).
+                /// transforms leave to `pubapi-sdk-ext` (errors, 303, CSV).
                 pub generated: bool,
             }
 
@@ -336,20 +336,32 @@ mod tests {
     const TAGS: &str = "tags:\n  - {name: events, x-pubapi-limit-class: general}\n  - {name: copilot, x-pubapi-limit-class: ai}\n";
 
     #[test]
-    fn removed_statuses_are_marked_not_generated() {
+    fn removed_statuses_are_marked_not_generated_unless_given_back() {
         let s = spec(&format!(
-            "{TAGS}paths:\n  /e:\n    get:\n      operationId: listEvents\n      tags: [events]\n      x-pubapi-error-format: general\n      responses:\n        '200': {{description: page, content: {{application/json: {{schema: {{type: object}}}}}}}}\n        '204': {{description: none}}\n",
+            "{TAGS}paths:\n  /e:\n    get:\n      operationId: listEvents\n      tags: [events]\n      x-pubapi-error-format: general\n      responses:\n        '200': {{description: page, content: {{application/json: {{schema: {{type: object}}}}}}}}\n        '204': {{description: none}}\n        '303': {{description: ready}}\n",
         ));
-        let removals = vec![Removal {
-            transform: "drop_bodiless_success",
+        let removed = |transform, what: &str| Removal {
+            transform,
             subject: "listEvents".into(),
-            what: "204".into(),
-        }];
+            what: what.into(),
+        };
+        let removals = vec![
+            removed("drop_bodiless_success", "204"),
+            removed("drop_redirects", "303"),
+        ];
         let out = item(&s, &removals).unwrap().into_token_stream().to_string();
-        assert!(out.contains(
-            "status : \"200\" , content_types : & [\"application/json\"] , generated : true"
-        ));
-        assert!(out.contains("status : \"204\" , content_types : & [] , generated : false"));
+        for (status, generated) in [("200", true), ("204", true), ("303", false)] {
+            assert!(
+                out.contains(&format!("status : \"{status}\" , content_types : & [")),
+                "{status}"
+            );
+            let after = &out[out.find(&format!("status : \"{status}\"")).unwrap()..];
+            let flag = &after[..after.find('}').unwrap()];
+            assert!(
+                flag.contains(&format!("generated : {generated}")),
+                "{status}: {flag}"
+            );
+        }
     }
 
     #[test]

@@ -77,13 +77,5 @@ pub(crate) async fn events_page(
         EventsVersion::V1 => send_with_query!(client.sdk().list_events_v1()),
         EventsVersion::V2 => send_with_query!(client.sdk().list_events_v2()),
     };
-    match sent {
-        Ok(page) => Ok(Some(page.into_inner())),
-        Err(pubapi_sdk::Error::UnexpectedResponse(response))
-            if crate::verdict::is_empty_page(response.status()) =>
-        {
-            Ok(None)
-        }
-        Err(e) => Err(Error::from(e)),
-    }
+    Ok(sent?.into_inner())
 }
