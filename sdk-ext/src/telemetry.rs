@@ -35,13 +35,39 @@ pub(crate) enum Ended {
 }
 
 impl Ended {
+    /// The label: a static string for the statuses the reference documents (no allocation
+    /// on a call's path), the number written out for any other.
     #[cfg(feature = "metrics")]
     fn label(self) -> std::borrow::Cow<'static, str> {
-        match self {
-            Ended::Status(status) => status.to_string().into(),
-            Ended::Transport => "transport".into(),
-            Ended::Local => "local".into(),
-        }
+        let status = match self {
+            Ended::Status(status) => status,
+            Ended::Transport => return "transport".into(),
+            Ended::Local => return "local".into(),
+        };
+        let known = match status {
+            200 => "200",
+            201 => "201",
+            202 => "202",
+            204 => "204",
+            303 => "303",
+            400 => "400",
+            401 => "401",
+            403 => "403",
+            404 => "404",
+            405 => "405",
+            409 => "409",
+            410 => "410",
+            413 => "413",
+            415 => "415",
+            422 => "422",
+            429 => "429",
+            500 => "500",
+            502 => "502",
+            503 => "503",
+            504 => "504",
+            other => return other.to_string().into(),
+        };
+        known.into()
     }
 }
 
@@ -115,4 +141,23 @@ pub(crate) fn webhook_delivery(status: u16, duplicates: usize) {
     }
     #[cfg(not(feature = "metrics"))]
     let _ = (status, duplicates);
+}
+
+#[cfg(all(test, feature = "metrics"))]
+mod tests {
+    use super::Ended;
+    use std::borrow::Cow;
+
+    #[test]
+    fn a_status_label_is_the_status_written_out_and_static_where_the_reference_documents_it() {
+        for status in 100..=599u16 {
+            let label = Ended::Status(status).label();
+            assert_eq!(label, status.to_string());
+            if [200, 204, 403, 429, 503].contains(&status) {
+                assert!(matches!(label, Cow::Borrowed(_)), "{status}");
+            }
+        }
+        assert_eq!(Ended::Transport.label(), "transport");
+        assert_eq!(Ended::Local.label(), "local");
+    }
 }
