@@ -402,12 +402,9 @@ impl Slot {
 
     /// What sends the request again, taken out of the slot.
     fn take_replay(&mut self) -> Option<Replay> {
-        match std::mem::replace(self, Slot::Sent(None)) {
-            Slot::Sent(replay) => replay,
-            Slot::Request(request) => {
-                *self = Slot::Request(request);
-                None
-            }
+        match self {
+            Slot::Sent(replay) => replay.take(),
+            Slot::Request(_) => None,
         }
     }
 }
