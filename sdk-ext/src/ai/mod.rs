@@ -10,6 +10,7 @@ mod answer_wait;
 mod assistant;
 mod copilot;
 mod pages;
+mod times;
 
 pub use agents::{AgentAnswer, AgentQuestion, MAX_QUESTION_CHARS};
 pub use answer_wait::{AgentStatus, AiWait, AskError, AssistantStatus, StatusObserver};
@@ -17,3 +18,6 @@ pub use assistant::AssistantAnswer;
 pub use copilot::{CopilotAnswer, Deprecation, SUNSET};
 pub(crate) use pages::pages;
 pub use pages::{KnowledgeBaseExt, KnowledgeBaseState};
+pub use times::{
+    AgentRequestStatusExt, AssistantStatusResponseExt, AssistantToolCallExt, HybridSearchResultExt,
+};

@@ -2,8 +2,10 @@
 //! search.
 
 use crate::error::Error;
+use crate::time::TimeError;
 use futures_util::StreamExt as _;
 use futures_util::stream::BoxStream;
+use jiff::Timestamp;
 use pubapi_sdk::types::{KnowledgeBase, KnowledgeBaseStatus};
 use std::collections::VecDeque;
 use std::fmt;
@@ -57,11 +59,31 @@ impl fmt::Display for KnowledgeBaseState {
 pub trait KnowledgeBaseExt {
     /// The knowledge base's `status`, typed; `None` when the body has none.
     fn state(&self) -> Option<KnowledgeBaseState>;
+
+    /// `createdOn` (epoch milliseconds) as an instant; `None` when absent.
+    ///
+    /// # Errors
+    /// [`TimeError::OutOfRange`] when the number is outside the years -9999 to 9999.
+    fn created_at(&self) -> Result<Option<Timestamp>, TimeError>;
+
+    /// `lastProcessedAt` (epoch milliseconds) as an instant; `None` when absent.
+    ///
+    /// # Errors
+    /// [`TimeError::OutOfRange`] when the number is outside the years -9999 to 9999.
+    fn processed_at(&self) -> Result<Option<Timestamp>, TimeError>;
 }
 
 impl KnowledgeBaseExt for KnowledgeBase {
     fn state(&self) -> Option<KnowledgeBaseState> {
         self.status.as_deref().map(KnowledgeBaseState::from)
+    }
+
+    fn created_at(&self) -> Result<Option<Timestamp>, TimeError> {
+        crate::time::optional_epoch_millis("createdOn", self.created_on)
+    }
+
+    fn processed_at(&self) -> Result<Option<Timestamp>, TimeError> {
+        crate::time::optional_epoch_millis("lastProcessedAt", self.last_processed_at)
     }
 }
 
