@@ -24,10 +24,10 @@ pub mod request_id;
 mod retry_after;
 mod rng;
 pub mod telemetry;
-pub mod time;
 #[cfg(feature = "test-util")]
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub mod testing;
+pub mod time;
 pub mod token;
 pub mod transport;
 mod verdict;
@@ -55,12 +55,12 @@ pub use transport::Transport;
 pub use bytes::Bytes;
 /// The boxed stream of reports, search results, knowledge bases and backfills.
 pub use futures_util::stream::BoxStream;
-/// The `jiff` crate: the [`jiff::Timestamp`] instants the time accessors return
-/// ([`time`]), and its formatting and arithmetic.
-pub use jiff;
 /// The `http` crate: header maps, names and values, status codes in this crate's
 /// signatures (a webhook receiver's headers, [`ActAs::header_name`], ...).
 pub use http;
+/// The `jiff` crate: the [`jiff::Timestamp`] instants the time accessors return
+/// ([`time`]), and its formatting and arithmetic.
+pub use jiff;
 /// The generated crate behind [`Client::sdk`]: its `Client`, the builders its methods return
 /// (`sdk::builder`), `sdk::ResponseValue` and `sdk::Error` of their `.send()`, the
 /// operations table.

@@ -195,9 +195,15 @@ mod tests {
     fn epoch_numbers_out_of_range_are_errors() {
         assert_eq!(
             epoch_millis("createdOn", i64::MAX).unwrap_err().to_string(),
-            format!("`createdOn` is out of range as epoch milliseconds: {}", i64::MAX)
+            format!(
+                "`createdOn` is out of range as epoch milliseconds: {}",
+                i64::MAX
+            )
         );
-        assert_eq!(epoch_seconds("expires", i64::MIN).unwrap_err().field(), "expires");
+        assert_eq!(
+            epoch_seconds("expires", i64::MIN).unwrap_err().field(),
+            "expires"
+        );
         assert_eq!(epoch_seconds("expires", 0).unwrap(), Timestamp::UNIX_EPOCH);
         assert_eq!(millis_text(epoch_millis("x", -1).unwrap()), "-1");
     }

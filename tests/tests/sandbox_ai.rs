@@ -1066,6 +1066,53 @@ async fn knowledge_base_list_pages_with_the_platform_defaults() {
     sb.assert_conformant();
 }
 
+/// The SDK's typed filters (a user id, creation-time bounds) go out as decimal strings, the
+/// wire type the reference gives them, and the sandbox filters by them.
+#[tokio::test]
+async fn knowledge_base_list_typed_filters_from_the_sdk_filter_in_the_sandbox() {
+    use pubapi_sdk_ext::ai::KnowledgeBaseListFilters;
+    use pubapi_sdk_ext::jiff::Timestamp;
+    let sb = sandbox().await;
+    let client = sb.client_for("admin");
+    let october: Timestamp = "2024-10-01T00:00:00Z".parse().unwrap();
+    let names = |request: KnowledgeBaseListRequest| {
+        let client = client.clone();
+        async move {
+            let page = client.knowledge_bases().page(request).await.unwrap();
+            page.content
+                .into_iter()
+                .map(|kb| kb.name.unwrap())
+                .collect::<Vec<_>>()
+        }
+    };
+    let any = KnowledgeBaseListRequest::default;
+    assert_eq!(
+        names(any().with_created_after(october)).await,
+        ["Engineering handbook", "Finance reports"]
+    );
+    assert_eq!(
+        names(any().with_created_before(october)).await,
+        ["Company policies", "Old archive"]
+    );
+    assert_eq!(names(any().with_created_by(1001)).await.len(), 4);
+    assert!(names(any().with_created_by(1003)).await.is_empty());
+    let bodies: Vec<Value> = sb
+        .traffic()
+        .iter()
+        .map(|e| serde_json::from_slice(&e.request_body).unwrap())
+        .collect();
+    assert_eq!(
+        bodies,
+        [
+            json!({"createdAfter": "1727740800000"}),
+            json!({"createdBefore": "1727740800000"}),
+            json!({"createdBy": "1001"}),
+            json!({"createdBy": "1003"}),
+        ]
+    );
+    sb.assert_conformant();
+}
+
 #[tokio::test]
 async fn knowledge_base_list_filters_by_epoch_milliseconds_and_user_ids() {
     let sb = sandbox().await;
@@ -1093,6 +1140,10 @@ async fn knowledge_base_list_filters_by_epoch_milliseconds_and_user_ids() {
         (json!({"createdAfter": october.to_string()}), later.clone()),
         (json!({"createdAfter": "2024-10-01"}), later.clone()),
         (json!({"createdBefore": october}), earlier.clone()),
+        (
+            json!({"createdBefore": october.to_string()}),
+            earlier.clone(),
+        ),
         (json!({"createdBefore": "2024-10-01T00:00:00Z"}), earlier),
         (json!({"createdBy": 1001}), all.clone()),
         (json!({"createdBy": "admin"}), all.clone()),

@@ -100,7 +100,11 @@ async fn knowledge_base_created_on_and_search_upload_time_are_epoch_milliseconds
     let search = HybridSearchRequest::builder()
         .query("postmortem action items")
         .semantic_weight(0.0);
-    let hits = client.search().page(search.try_into().unwrap()).await.unwrap();
+    let hits = client
+        .search()
+        .page(search.try_into().unwrap())
+        .await
+        .unwrap();
     assert!(!hits.results.is_empty(), "{hits:?}");
     for hit in &hits.results {
         let uploaded = hit.uploaded_at().unwrap().unwrap();
@@ -118,7 +122,11 @@ async fn webhook_expires_is_unix_seconds() {
     let expires = summary.expires_at().unwrap().unwrap();
     assert!(expires > now(&sb), "{expires}");
     assert_eq!(expires.as_millisecond(), summary.expires.unwrap() * 1000);
-    let details = client.webhooks().details(&summary.webhook_id).await.unwrap();
+    let details = client
+        .webhooks()
+        .details(&summary.webhook_id)
+        .await
+        .unwrap();
     assert_eq!(details.expires_at(), Ok(Some(expires)));
     sb.assert_conformant();
 }

@@ -116,6 +116,46 @@ async fn list_knowledge_bases_request_full_sends_every_filter_and_enum_value() {
     .await;
 }
 
+/// Reference 2.6 types the filters `string` (format not shown); the platform's clients send
+/// a user id and epoch milliseconds: the SDK's typed setters send those as decimal strings,
+/// on the request and on its builder alike.
+#[tokio::test]
+async fn list_knowledge_bases_typed_filters_send_user_id_and_epoch_milliseconds_as_strings() {
+    use pubapi_sdk_ext::ai::KnowledgeBaseListFilters;
+    use pubapi_sdk_ext::jiff::Timestamp;
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &page_body())).await;
+    let after: Timestamp = "2024-10-01T00:00:00Z".parse().unwrap();
+    let before: Timestamp = "2025-01-01T00:00:00.5Z".parse().unwrap();
+    let client = wire::client(&server);
+    let request = types::KnowledgeBaseListRequest::default()
+        .with_created_by(1001)
+        .with_created_after(after)
+        .with_created_before(before);
+    client.knowledge_bases().page(request).await.unwrap();
+    let built = types::KnowledgeBaseListRequest::builder()
+        .with_created_by(1001)
+        .with_created_after(after)
+        .with_created_before(before);
+    client
+        .sdk()
+        .list_knowledge_bases()
+        .body(built)
+        .send()
+        .await
+        .unwrap();
+    let sent = json!({
+        "createdBy": "1001",
+        "createdAfter": "1727740800000",
+        "createdBefore": "1735689600500"
+    });
+    let requests = seen.requests().await;
+    assert_eq!(requests.len(), 2);
+    for request in requests {
+        assert_eq!(request.body, wire::Body::Json(sent.clone()));
+    }
+}
+
 #[tokio::test]
 async fn list_knowledge_bases_request_minimal_sends_the_required_empty_object() {
     let server = MockServer::start_async().await;

@@ -17,7 +17,7 @@ pub use answer_wait::{AgentStatus, AiWait, AskError, AssistantStatus, StatusObse
 pub use assistant::AssistantAnswer;
 pub use copilot::{CopilotAnswer, Deprecation, SUNSET};
 pub(crate) use pages::pages;
-pub use pages::{KnowledgeBaseExt, KnowledgeBaseState};
+pub use pages::{KnowledgeBaseExt, KnowledgeBaseListFilters, KnowledgeBaseState};
 pub use times::{
     AgentRequestStatusExt, AssistantStatusResponseExt, AssistantToolCallExt, HybridSearchResultExt,
 };

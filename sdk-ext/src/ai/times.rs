@@ -96,9 +96,10 @@ mod tests {
 
     #[test]
     fn agent_last_updated_is_an_iso_8601_utc_timestamp() {
-        let status: AgentRequestStatus =
-            serde_json::from_value(json!({"status": "COMPLETED", "lastUpdated": "2026-01-05T10:00:00Z"}))
-                .unwrap();
+        let status: AgentRequestStatus = serde_json::from_value(
+            json!({"status": "COMPLETED", "lastUpdated": "2026-01-05T10:00:00Z"}),
+        )
+        .unwrap();
         assert_eq!(status.last_updated_at(), Ok(at()));
         let bad: AgentRequestStatus =
             serde_json::from_value(json!({"status": "COMPLETED", "lastUpdated": "soon"})).unwrap();
@@ -106,7 +107,8 @@ mod tests {
             bad.last_updated_at().unwrap_err().to_string(),
             "`lastUpdated` is not an iso 8601 instant: \"soon\""
         );
-        let none: AgentRequestStatus = serde_json::from_value(json!({"status": "RUNNING"})).unwrap();
+        let none: AgentRequestStatus =
+            serde_json::from_value(json!({"status": "RUNNING"})).unwrap();
         assert_eq!(none.last_updated_at(), Ok(None));
     }
 
@@ -126,7 +128,11 @@ mod tests {
         assert_eq!(call("2026-01-05T10:00:00Z").timestamp_at(), Ok(at()));
         assert_eq!(call("1767607200").timestamp_at(), Ok(at()));
         for bad in ["-", "99999999999999999999", "later"] {
-            assert_eq!(call(bad).timestamp_at().unwrap_err().field(), "timestamp", "{bad}");
+            assert_eq!(
+                call(bad).timestamp_at().unwrap_err().field(),
+                "timestamp",
+                "{bad}"
+            );
         }
         assert_eq!(AssistantToolCall::default().timestamp_at(), Ok(None));
     }

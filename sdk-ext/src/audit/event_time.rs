@@ -86,7 +86,10 @@ mod tests {
 
     #[test]
     fn report_event_time_that_is_not_an_instant_is_an_error_naming_the_field() {
-        let users = event(AuditReportKind::Users, json!({"date_and_time": "05/01/2026"}));
+        let users = event(
+            AuditReportKind::Users,
+            json!({"date_and_time": "05/01/2026"}),
+        );
         assert_eq!(
             users.occurred_at().unwrap_err().to_string(),
             "`date_and_time` is not an iso 8601 instant: \"05/01/2026\""
