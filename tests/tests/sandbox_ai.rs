@@ -210,6 +210,71 @@ async fn agent_questions_take_the_platform_clients_optional_fields() {
     sb.assert_conformant();
 }
 
+/// The shapes the reference leaves open and the platform's clients send (`modelDetails
+/// {name, version}`, chat messages `{role, content}`, `selectedItems.files[].filePath`): the
+/// spec declares them as optional strings of open objects, so the sandbox takes them with
+/// other fields beside, and refuses them with another type, exactly as the spec does.
+#[tokio::test]
+async fn assistant_takes_model_details_chat_messages_and_file_paths_as_the_spec_declares_them() {
+    let sb = sandbox().await;
+    let (status, asked) = post(
+        &sb,
+        "/v1/ai/assistant/ask",
+        json!({
+            "question": "hotel costs per night",
+            "modelDetails": {"name": "large", "version": "2026-01", "temperature": 0.2},
+            "chatHistory": {"messages": [
+                {"role": "user", "content": "Hello"},
+                {"role": "assistant", "content": "Hi", "at": 1},
+                {}
+            ]},
+            "selectedItems": {"files": [{"entryId": TRAVEL, "filePath": "/Policies/travel.md"}]},
+        }),
+    )
+    .await;
+    assert_eq!(status, 200, "{asked}");
+    let refused = [
+        ("/v1/ai/assistant/ask", json!({"modelDetails": {"name": 7}})),
+        (
+            "/v1/ai/assistant/ask",
+            json!({"modelDetails": {"version": ["1"]}}),
+        ),
+        (
+            "/v1/ai/assistant/ask",
+            json!({"chatHistory": {"messages": [{"role": 1}]}}),
+        ),
+        (
+            "/v1/ai/assistant/ask",
+            json!({"chatHistory": {"messages": [{"content": null}]}}),
+        ),
+        (
+            "/v1/ai/assistant/ask",
+            json!({"selectedItems": {"files": [{"entryId": TRAVEL, "filePath": 5}]}}),
+        ),
+        (
+            "/v1/ai/agents/agt-finance/ask",
+            json!({"selectedItems": {"files": [{"entryId": TRAVEL, "filePath": false}]}}),
+        ),
+        (
+            &format!("/v1/ai/document/{TRAVEL}/ask"),
+            json!({"chatHistory": {"messages": [{"role": "user", "content": {"text": "hi"}}]}}),
+        ),
+    ];
+    for (path, extra) in refused {
+        let mut body = json!({"question": "hotel costs per night"});
+        body.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        let (status, error) = post(&sb, path, body.clone()).await;
+        assert_eq!(
+            (status, error["errorCode"].as_str()),
+            (400, Some("INVALID_REQUEST")),
+            "{path} {body}"
+        );
+    }
+    sb.assert_conformant();
+}
+
 #[tokio::test]
 async fn agent_errors() {
     let sb = sandbox().await;

@@ -6,7 +6,7 @@ use httpmock::MockServer;
 use pubapi_sdk::types;
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use wire::{AWKWARD_ID, AWKWARD_ID_ENCODED, Expect, Reply, assert_decoded};
 
 fn knowledge_base() -> Value {
@@ -62,13 +62,6 @@ fn answer_body() -> Value {
     })
 }
 
-fn object(value: Value) -> Map<String, Value> {
-    match value {
-        Value::Object(map) => map,
-        other => panic!("not an object: {other}"),
-    }
-}
-
 fn ask(question: &str) -> types::builder::KnowledgeBaseAskRequest {
     types::KnowledgeBaseAskRequest::builder().question(question)
 }
@@ -120,7 +113,8 @@ async fn list_knowledge_bases_request_full_sends_every_filter_and_enum_value() {
 /// a user id and epoch milliseconds: the SDK's typed setters send those as decimal strings,
 /// on the request and on its builder alike.
 #[tokio::test]
-async fn list_knowledge_bases_typed_filters_send_user_id_and_epoch_milliseconds_as_strings() {
+async fn list_knowledge_bases_request_full_typed_filters_send_user_id_and_epoch_milliseconds_as_strings()
+ {
     use pubapi_sdk_ext::ai::KnowledgeBaseListFilters;
     use pubapi_sdk_ext::jiff::Timestamp;
     let server = MockServer::start_async().await;
@@ -254,7 +248,10 @@ async fn ask_knowledge_base_request_full_encodes_the_kb_id_and_sends_every_field
             ask("What is the notice period?")
                 .include_citations(true)
                 .chat_history(types::ChatHistory {
-                    messages: vec![object(json!({"role": "user", "content": "Hello"}))],
+                    messages: vec![types::ChatMessage {
+                        role: Some("user".into()),
+                        content: Some("Hello".into()),
+                    }],
                 }),
         )
         .send()
