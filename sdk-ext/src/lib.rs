@@ -18,6 +18,7 @@ pub mod fleet;
 mod gateway;
 pub mod limits;
 mod loopback;
+pub mod password_grant;
 pub mod path;
 mod request;
 pub mod request_id;
@@ -39,6 +40,7 @@ pub use client::{BuildError, ClientBuilder};
 pub use error::Error;
 pub use fleet::Fleet;
 pub use limits::{Budget, LimitClass, Limits, Pacing, Quota};
+pub use password_grant::{GrantError, PasswordGrant};
 pub use request::retry::{RetryBudget, RetryConfig};
 /// For a [`TokenSource`] that calls the token endpoint: its flow, its limits and a pacer
 /// that keeps them.

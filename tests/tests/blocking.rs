@@ -186,6 +186,33 @@ fn event_cursor_and_agent_times_read_as_instants_on_the_blocking_client() {
     sb.assert_conformant();
 }
 
+#[test]
+fn a_password_grant_supplies_the_blocking_clients_token() {
+    use pubapi_sdk_ext::PasswordGrant;
+    let sb = serve(SandboxConfig::testing());
+    let url = sb
+        .base_url()
+        .replace("/pubapi", pubapi_testkit::sandbox::TOKEN_PATH);
+    let grant = PasswordGrant::new(&url, "sandbox-app", "sam", "sam-password").unwrap();
+    let client = sb
+        .client_builder_with_token("unused")
+        .token_source(Arc::new(grant))
+        .build_blocking()
+        .expect("a blocking client");
+    assert_eq!(client.identity().whoami().expect("whoami").username, "sam");
+    let refused = PasswordGrant::new(&url, "sandbox-app", "sam", "guess").unwrap();
+    let client = sb
+        .client_builder_with_token("unused")
+        .token_source(Arc::new(refused))
+        .build_blocking()
+        .expect("a blocking client");
+    assert!(matches!(
+        client.identity().whoami(),
+        Err(Error::InvalidInput(_))
+    ));
+    sb.assert_conformant();
+}
+
 /// The next `n` items of `stream`, skipping `StandingBy` notices, read on a thread of their
 /// own: a lease that is never given up fails the test after a minute instead of hanging it.
 fn items(mut stream: blocking::EventStream, n: usize) -> (Vec<StreamItem>, blocking::EventStream) {
