@@ -8,7 +8,7 @@
 //! [`PasswordGrant`] is a [`TokenSource`] that makes that request once, caches the token for
 //! every call of the client, and asks again only after the API rejected the token with 401
 //! (a changed password): tokens do not expire on their own. Its request goes through
-//! [`send_token_request`](crate::send_token_request) (retried after a 409 as long as its
+//! [`send_token_request`] (retried after a 409 as long as its
 //! `Retry-After` says), or through a shared [`TokenPacer`] that keeps the hourly window of
 //! the internal flow.
 
