@@ -18,6 +18,7 @@ pub mod fleet;
 mod gateway;
 pub mod limits;
 mod loopback;
+pub mod password_grant;
 pub mod path;
 mod request;
 pub mod request_id;
@@ -27,6 +28,7 @@ pub mod telemetry;
 #[cfg(feature = "test-util")]
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub mod testing;
+pub mod time;
 pub mod token;
 pub mod transport;
 mod verdict;
@@ -38,6 +40,7 @@ pub use client::{BuildError, ClientBuilder};
 pub use error::Error;
 pub use fleet::Fleet;
 pub use limits::{Budget, LimitClass, Limits, Pacing, Quota};
+pub use password_grant::{GrantError, PasswordGrant};
 pub use request::retry::{RetryBudget, RetryConfig};
 /// For a [`TokenSource`] that calls the token endpoint: its flow, its limits and a pacer
 /// that keeps them.
@@ -57,6 +60,9 @@ pub use futures_util::stream::BoxStream;
 /// The `http` crate: header maps, names and values, status codes in this crate's
 /// signatures (a webhook receiver's headers, [`ActAs::header_name`], ...).
 pub use http;
+/// The `jiff` crate: the [`jiff::Timestamp`] instants the time accessors return
+/// ([`time`]), and its formatting and arithmetic.
+pub use jiff;
 /// The generated crate behind [`Client::sdk`]: its `Client`, the builders its methods return
 /// (`sdk::builder`), `sdk::ResponseValue` and `sdk::Error` of their `.send()`, the
 /// operations table.

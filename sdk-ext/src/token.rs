@@ -7,9 +7,10 @@
 //! fetch a new one).
 //!
 //! The token endpoint `/puboauth/token` lives outside `/pubapi` and its
-//! request parameters and grant flows are not part of the reference, so this
-//! crate does not fetch tokens: the caller obtains one and hands it over,
-//! either as a [`StaticToken`] or through their own [`TokenSource`]. Keep in
+//! request parameters and grant flows are not part of the reference: the caller
+//! obtains a token and hands it over, as a [`StaticToken`] or through their own
+//! [`TokenSource`], or lets [`PasswordGrant`](crate::PasswordGrant) obtain it with the
+//! password grant the platform's own clients use. Keep in
 //! mind that the token endpoint itself is rate limited (100 requests per hour
 //! for the public application flow), so a source should fetch once and cache.
 //! A source that calls the token endpoint can send its request with

@@ -153,6 +153,66 @@ fn the_event_stream_is_an_iterator_that_stops_handing_out_once_caught_up() {
     sb.assert_conformant();
 }
 
+#[test]
+fn event_cursor_and_agent_times_read_as_instants_on_the_blocking_client() {
+    use pubapi_sdk_ext::ai::AgentRequestStatusExt;
+    use pubapi_sdk_ext::events::EventsCursorExt;
+    use pubapi_sdk_ext::jiff::Timestamp;
+    let mut config = SandboxConfig::testing();
+    config.ai.agent_polls = 0;
+    let sb = serve(config);
+    activity(&sb);
+    let client = client(&sb);
+    let now = Timestamp::from_millisecond(sb.now_ms()).unwrap();
+    let cursor = client.events().cursor().expect("the cursor");
+    assert_eq!(cursor.timestamp_at(), Ok(Some(now)));
+    let event = client
+        .events()
+        .backfill(EventsVersion::V2, i64::MAX)
+        .next()
+        .expect("an event")
+        .expect("no error");
+    assert_eq!(event.occurred_at(), Ok(now));
+    let how = AiWait {
+        min_interval: AiWait::FLOOR,
+        ..AiWait::default()
+    };
+    let answer = client
+        .agents()
+        .ask_and_wait("agt-policy-helper", "Hotel costs?", how)
+        .expect("an answer");
+    let whole_seconds = Timestamp::from_second(sb.now_ms().div_euclid(1000)).unwrap();
+    assert_eq!(answer.result.last_updated_at(), Ok(Some(whole_seconds)));
+    sb.assert_conformant();
+}
+
+#[test]
+fn a_password_grant_supplies_the_blocking_clients_token() {
+    use pubapi_sdk_ext::PasswordGrant;
+    let sb = serve(SandboxConfig::testing());
+    let url = sb
+        .base_url()
+        .replace("/pubapi", pubapi_testkit::sandbox::TOKEN_PATH);
+    let grant = PasswordGrant::new(&url, "sandbox-app", "sam", "sam-password").unwrap();
+    let client = sb
+        .client_builder_with_token("unused")
+        .token_source(Arc::new(grant))
+        .build_blocking()
+        .expect("a blocking client");
+    assert_eq!(client.identity().whoami().expect("whoami").username, "sam");
+    let refused = PasswordGrant::new(&url, "sandbox-app", "sam", "guess").unwrap();
+    let client = sb
+        .client_builder_with_token("unused")
+        .token_source(Arc::new(refused))
+        .build_blocking()
+        .expect("a blocking client");
+    assert!(matches!(
+        client.identity().whoami(),
+        Err(Error::InvalidInput(_))
+    ));
+    sb.assert_conformant();
+}
+
 /// The next `n` items of `stream`, skipping `StandingBy` notices, read on a thread of their
 /// own: a lease that is never given up fails the test after a minute instead of hanging it.
 fn items(mut stream: blocking::EventStream, n: usize) -> (Vec<StreamItem>, blocking::EventStream) {

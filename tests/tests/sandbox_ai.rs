@@ -210,6 +210,71 @@ async fn agent_questions_take_the_platform_clients_optional_fields() {
     sb.assert_conformant();
 }
 
+/// The shapes the reference leaves open and the platform's clients send (`modelDetails
+/// {name, version}`, chat messages `{role, content}`, `selectedItems.files[].filePath`): the
+/// spec declares them as optional strings of open objects, so the sandbox takes them with
+/// other fields beside, and refuses them with another type, exactly as the spec does.
+#[tokio::test]
+async fn assistant_takes_model_details_chat_messages_and_file_paths_as_the_spec_declares_them() {
+    let sb = sandbox().await;
+    let (status, asked) = post(
+        &sb,
+        "/v1/ai/assistant/ask",
+        json!({
+            "question": "hotel costs per night",
+            "modelDetails": {"name": "large", "version": "2026-01", "temperature": 0.2},
+            "chatHistory": {"messages": [
+                {"role": "user", "content": "Hello"},
+                {"role": "assistant", "content": "Hi", "at": 1},
+                {}
+            ]},
+            "selectedItems": {"files": [{"entryId": TRAVEL, "filePath": "/Policies/travel.md"}]},
+        }),
+    )
+    .await;
+    assert_eq!(status, 200, "{asked}");
+    let refused = [
+        ("/v1/ai/assistant/ask", json!({"modelDetails": {"name": 7}})),
+        (
+            "/v1/ai/assistant/ask",
+            json!({"modelDetails": {"version": ["1"]}}),
+        ),
+        (
+            "/v1/ai/assistant/ask",
+            json!({"chatHistory": {"messages": [{"role": 1}]}}),
+        ),
+        (
+            "/v1/ai/assistant/ask",
+            json!({"chatHistory": {"messages": [{"content": null}]}}),
+        ),
+        (
+            "/v1/ai/assistant/ask",
+            json!({"selectedItems": {"files": [{"entryId": TRAVEL, "filePath": 5}]}}),
+        ),
+        (
+            "/v1/ai/agents/agt-finance/ask",
+            json!({"selectedItems": {"files": [{"entryId": TRAVEL, "filePath": false}]}}),
+        ),
+        (
+            &format!("/v1/ai/document/{TRAVEL}/ask"),
+            json!({"chatHistory": {"messages": [{"role": "user", "content": {"text": "hi"}}]}}),
+        ),
+    ];
+    for (path, extra) in refused {
+        let mut body = json!({"question": "hotel costs per night"});
+        body.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        let (status, error) = post(&sb, path, body.clone()).await;
+        assert_eq!(
+            (status, error["errorCode"].as_str()),
+            (400, Some("INVALID_REQUEST")),
+            "{path} {body}"
+        );
+    }
+    sb.assert_conformant();
+}
+
 #[tokio::test]
 async fn agent_errors() {
     let sb = sandbox().await;
@@ -1066,6 +1131,53 @@ async fn knowledge_base_list_pages_with_the_platform_defaults() {
     sb.assert_conformant();
 }
 
+/// The SDK's typed filters (a user id, creation-time bounds) go out as decimal strings, the
+/// wire type the reference gives them, and the sandbox filters by them.
+#[tokio::test]
+async fn knowledge_base_list_typed_filters_from_the_sdk_filter_in_the_sandbox() {
+    use pubapi_sdk_ext::ai::KnowledgeBaseListFilters;
+    use pubapi_sdk_ext::jiff::Timestamp;
+    let sb = sandbox().await;
+    let client = sb.client_for("admin");
+    let october: Timestamp = "2024-10-01T00:00:00Z".parse().unwrap();
+    let names = |request: KnowledgeBaseListRequest| {
+        let client = client.clone();
+        async move {
+            let page = client.knowledge_bases().page(request).await.unwrap();
+            page.content
+                .into_iter()
+                .map(|kb| kb.name.unwrap())
+                .collect::<Vec<_>>()
+        }
+    };
+    let any = KnowledgeBaseListRequest::default;
+    assert_eq!(
+        names(any().with_created_after(october)).await,
+        ["Engineering handbook", "Finance reports"]
+    );
+    assert_eq!(
+        names(any().with_created_before(october)).await,
+        ["Company policies", "Old archive"]
+    );
+    assert_eq!(names(any().with_created_by(1001)).await.len(), 4);
+    assert!(names(any().with_created_by(1003)).await.is_empty());
+    let bodies: Vec<Value> = sb
+        .traffic()
+        .iter()
+        .map(|e| serde_json::from_slice(&e.request_body).unwrap())
+        .collect();
+    assert_eq!(
+        bodies,
+        [
+            json!({"createdAfter": "1727740800000"}),
+            json!({"createdBefore": "1727740800000"}),
+            json!({"createdBy": "1001"}),
+            json!({"createdBy": "1003"}),
+        ]
+    );
+    sb.assert_conformant();
+}
+
 #[tokio::test]
 async fn knowledge_base_list_filters_by_epoch_milliseconds_and_user_ids() {
     let sb = sandbox().await;
@@ -1093,6 +1205,10 @@ async fn knowledge_base_list_filters_by_epoch_milliseconds_and_user_ids() {
         (json!({"createdAfter": october.to_string()}), later.clone()),
         (json!({"createdAfter": "2024-10-01"}), later.clone()),
         (json!({"createdBefore": october}), earlier.clone()),
+        (
+            json!({"createdBefore": october.to_string()}),
+            earlier.clone(),
+        ),
         (json!({"createdBefore": "2024-10-01T00:00:00Z"}), earlier),
         (json!({"createdBy": 1001}), all.clone()),
         (json!({"createdBy": "admin"}), all.clone()),

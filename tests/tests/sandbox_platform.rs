@@ -334,6 +334,51 @@ async fn the_token_endpoint_hands_out_the_token_and_answers_409_past_10_an_hour_
     sb.assert_conformant();
 }
 
+/// The SDK's `PasswordGrant` against the sandbox's token endpoint: the user's token for the
+/// client's calls, a refused grant typed with its status and message, and the 409 of the
+/// hourly window typed with its `Retry-After`.
+#[tokio::test]
+async fn password_grant_obtains_the_token_and_types_refusals_and_the_hourly_409() {
+    use pubapi_sdk_ext::token::TokenSource;
+    use pubapi_sdk_ext::{GrantError, PasswordGrant, RetryConfig};
+    let sb = sandbox(LimitsConfig::generous()).await;
+    let url = sb.base_url().replace("/pubapi", TOKEN_PATH);
+    let grant = |password: &str| {
+        PasswordGrant::new(&url, "sandbox-app", "sam", password)
+            .unwrap()
+            .retry(RetryConfig::default().with_max_attempts(1))
+    };
+    let source = std::sync::Arc::new(grant("sam-password"));
+    let client = sb
+        .client_builder_with_token("unused")
+        .token_source(source.clone())
+        .build()
+        .unwrap();
+    assert_eq!(client.identity().whoami().await.unwrap().username, "sam");
+    assert_eq!(source.ready().unwrap().expose(), sb.token("sam").unwrap());
+
+    let refused = grant("guess").fetch().await.unwrap_err();
+    assert_eq!(refused.status(), Some(400));
+    assert_eq!(refused.oauth_error(), Some("invalid_grant"));
+    assert!(
+        refused
+            .to_string()
+            .ends_with("the credentials do not match a user of this client"),
+        "{refused}"
+    );
+    // sam has used 2 of the 10 grants of the hour; the 11th is throttled.
+    for _ in 0..8 {
+        grant("sam-password").fetch().await.unwrap();
+    }
+    sb.advance(Duration::from_secs(30 * 60));
+    let throttled = grant("sam-password").fetch().await.unwrap_err();
+    assert!(
+        matches!(throttled, GrantError::Throttled { retry_after: Some(d), .. } if d == Duration::from_secs(1800)),
+        "{throttled:?}"
+    );
+    sb.assert_conformant();
+}
+
 #[tokio::test]
 async fn deliveries_carry_custom_properties_for_a_new_version_and_project_activity() {
     let sb = sandbox(LimitsConfig::generous()).await;

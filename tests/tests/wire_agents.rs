@@ -184,6 +184,39 @@ async fn ask_agent_request_full_encodes_the_agent_id_and_sends_the_question() {
     .await;
 }
 
+/// The reference shows only `question` ("other optional fields exist"); the platform's clients
+/// also send `instructions`, `conversationId`, `entryIds` and `selectedItems.files[]` with
+/// `filePath`: the handle sends them as typed.
+#[tokio::test]
+async fn ask_agent_request_full_sends_the_client_fields_with_selected_file_paths() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
+    let mut request = types::AgentAskRequest::new("Summarise the contract").unwrap();
+    request.instructions = Some("Be brief.".into());
+    request.conversation_id = Some("conv-1".into());
+    request.entry_ids = vec!["ent-1".into()];
+    request.selected_items = Some(types::SelectedItems {
+        files: vec![types::SelectedFile {
+            entry_id: "ent-1".into(),
+            file_path: Some("/Legal/contract.pdf".into()),
+        }],
+        folders: vec![],
+    });
+    wire::client(&server)
+        .agents()
+        .ask("agt-1", request)
+        .await
+        .unwrap();
+    seen.assert_only(Expect::post("/v1/ai/agents/agt-1/ask").json(json!({
+        "question": "Summarise the contract",
+        "instructions": "Be brief.",
+        "conversationId": "conv-1",
+        "entryIds": ["ent-1"],
+        "selectedItems": {"files": [{"entryId": "ent-1", "filePath": "/Legal/contract.pdf"}]}
+    })))
+    .await;
+}
+
 #[tokio::test]
 async fn ask_agent_request_minimal_sends_only_the_question() {
     let server = MockServer::start_async().await;

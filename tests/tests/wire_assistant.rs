@@ -7,7 +7,7 @@ use httpmock::MockServer;
 use pubapi_sdk::types;
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use wire::{AWKWARD_ID, AWKWARD_ID_ENCODED, Expect, Reply, assert_decoded};
 
 fn ask_body() -> Value {
@@ -53,13 +53,6 @@ fn status_body() -> Value {
     })
 }
 
-fn object(value: Value) -> Map<String, Value> {
-    match value {
-        Value::Object(map) => map,
-        other => panic!("not an object: {other}"),
-    }
-}
-
 fn ask(question: &str) -> types::builder::AssistantAskRequest {
     types::AssistantAskRequest::builder().question(question)
 }
@@ -67,7 +60,7 @@ fn ask(question: &str) -> types::builder::AssistantAskRequest {
 // ------------------------------------------------------------------ askAssistant
 
 #[tokio::test]
-async fn ask_assistant_request_full_sends_every_field_of_the_reference() {
+async fn ask_assistant_request_full_sends_every_field_of_the_reference_and_the_client_shapes() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
     let body = ask("What is the notice period?")
@@ -75,15 +68,28 @@ async fn ask_assistant_request_full_sends_every_field_of_the_reference() {
             folders: vec![types::SelectedFolder { id: "fld-1".into() }],
             files: vec![types::SelectedFile {
                 entry_id: "ent-1001".into(),
+                file_path: Some("/Legal/contract.pdf".into()),
             }],
         })
         .chat_history(types::ChatHistory {
-            messages: vec![object(json!({"role": "user", "content": "Hello"}))],
+            messages: vec![
+                types::ChatMessage {
+                    role: Some("user".into()),
+                    content: Some("Hello".into()),
+                },
+                types::ChatMessage {
+                    role: Some("assistant".into()),
+                    content: Some("Hi, how can I help?".into()),
+                },
+            ],
         })
         .include_citations(true)
         .conversation_id("conv-7".to_string())
         .mcp_selection_id("mcp-3".to_string())
-        .model_details(object(json!({"model": "large", "temperature": 0.2})));
+        .model_details(types::ModelDetails {
+            name: Some("large".into()),
+            version: Some("2026-01".into()),
+        });
     wire::bob(&server)
         .sdk()
         .ask_assistant()
@@ -96,12 +102,18 @@ async fn ask_assistant_request_full_sends_every_field_of_the_reference() {
             .act_as(wire::BOB)
             .json(json!({
                 "question": "What is the notice period?",
-                "selectedItems": {"folders": [{"id": "fld-1"}], "files": [{"entryId": "ent-1001"}]},
-                "chatHistory": {"messages": [{"role": "user", "content": "Hello"}]},
+                "selectedItems": {
+                    "folders": [{"id": "fld-1"}],
+                    "files": [{"entryId": "ent-1001", "filePath": "/Legal/contract.pdf"}]
+                },
+                "chatHistory": {"messages": [
+                    {"role": "user", "content": "Hello"},
+                    {"role": "assistant", "content": "Hi, how can I help?"}
+                ]},
                 "includeCitations": true,
                 "conversationId": "conv-7",
                 "mcpSelectionId": "mcp-3",
-                "modelDetails": {"model": "large", "temperature": 0.2}
+                "modelDetails": {"name": "large", "version": "2026-01"}
             })),
     )
     .await;

@@ -9,7 +9,7 @@ use httpmock::MockServer;
 use pubapi_sdk::types;
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::{ActAs, Budget, Client, Error, Limits, RetryConfig, SecretToken};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use wire::{Expect, Kind, Reply, assert_decoded};
 
 const SUNSET: &str = "Wed, 30 Sep 2026 00:00:00 GMT";
@@ -37,13 +37,6 @@ fn deprecated_answer(body: &Value) -> Reply {
         .header("deprecation", "true")
         .header("sunset", SUNSET)
         .header("link", LINK)
-}
-
-fn object(value: Value) -> Map<String, Value> {
-    match value {
-        Value::Object(map) => map,
-        other => panic!("not an object: {other}"),
-    }
 }
 
 /// The copilot is past its sunset by the wall clock, so `pubapi-sdk-ext` refuses it locally
@@ -100,10 +93,14 @@ async fn ask_copilot_request_full_sends_every_field_of_the_reference() {
                 folders: vec![types::SelectedFolder { id: "fld-1".into() }],
                 files: vec![types::SelectedFile {
                     entry_id: "ent-1001".into(),
+                    file_path: None,
                 }],
             })
             .chat_history(types::ChatHistory {
-                messages: vec![object(json!({"role": "user", "content": "Hello"}))],
+                messages: vec![types::ChatMessage {
+                    role: Some("user".into()),
+                    content: Some("Hello".into()),
+                }],
             })
             .include_citations(true),
     )

@@ -7,7 +7,7 @@ use httpmock::MockServer;
 use pubapi_sdk::types;
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use wire::{AWKWARD_ID, AWKWARD_ID_ENCODED, Expect, Reply, assert_decoded};
 
 fn ask_body() -> Value {
@@ -30,11 +30,11 @@ fn summary_body() -> Value {
     json!({"response": {"text": "A two-year services contract with a 90-day notice period."}})
 }
 
-fn message(role: &str, text: &str) -> Map<String, Value> {
-    let Value::Object(map) = json!({"role": role, "content": text}) else {
-        unreachable!()
-    };
-    map
+fn message(role: &str, text: &str) -> types::ChatMessage {
+    types::ChatMessage {
+        role: Some(role.into()),
+        content: Some(text.into()),
+    }
 }
 
 fn history() -> types::ChatHistory {

@@ -6,7 +6,7 @@ use httpmock::MockServer;
 use pubapi_sdk::types;
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use wire::{AWKWARD_ID, AWKWARD_ID_ENCODED, Expect, Reply, assert_decoded};
 
 fn knowledge_base() -> Value {
@@ -62,13 +62,6 @@ fn answer_body() -> Value {
     })
 }
 
-fn object(value: Value) -> Map<String, Value> {
-    match value {
-        Value::Object(map) => map,
-        other => panic!("not an object: {other}"),
-    }
-}
-
 fn ask(question: &str) -> types::builder::KnowledgeBaseAskRequest {
     types::KnowledgeBaseAskRequest::builder().question(question)
 }
@@ -114,6 +107,47 @@ async fn list_knowledge_bases_request_full_sends_every_filter_and_enum_value() {
             })),
     )
     .await;
+}
+
+/// Reference 2.6 types the filters `string` (format not shown); the platform's clients send
+/// a user id and epoch milliseconds: the SDK's typed setters send those as decimal strings,
+/// on the request and on its builder alike.
+#[tokio::test]
+async fn list_knowledge_bases_request_full_typed_filters_send_user_id_and_epoch_milliseconds_as_strings()
+ {
+    use pubapi_sdk_ext::ai::KnowledgeBaseListFilters;
+    use pubapi_sdk_ext::jiff::Timestamp;
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &page_body())).await;
+    let after: Timestamp = "2024-10-01T00:00:00Z".parse().unwrap();
+    let before: Timestamp = "2025-01-01T00:00:00.5Z".parse().unwrap();
+    let client = wire::client(&server);
+    let request = types::KnowledgeBaseListRequest::default()
+        .with_created_by(1001)
+        .with_created_after(after)
+        .with_created_before(before);
+    client.knowledge_bases().page(request).await.unwrap();
+    let built = types::KnowledgeBaseListRequest::builder()
+        .with_created_by(1001)
+        .with_created_after(after)
+        .with_created_before(before);
+    client
+        .sdk()
+        .list_knowledge_bases()
+        .body(built)
+        .send()
+        .await
+        .unwrap();
+    let sent = json!({
+        "createdBy": "1001",
+        "createdAfter": "1727740800000",
+        "createdBefore": "1735689600500"
+    });
+    let requests = seen.requests().await;
+    assert_eq!(requests.len(), 2);
+    for request in requests {
+        assert_eq!(request.body, wire::Body::Json(sent.clone()));
+    }
 }
 
 #[tokio::test]
@@ -214,7 +248,10 @@ async fn ask_knowledge_base_request_full_encodes_the_kb_id_and_sends_every_field
             ask("What is the notice period?")
                 .include_citations(true)
                 .chat_history(types::ChatHistory {
-                    messages: vec![object(json!({"role": "user", "content": "Hello"}))],
+                    messages: vec![types::ChatMessage {
+                        role: Some("user".into()),
+                        content: Some("Hello".into()),
+                    }],
                 }),
         )
         .send()

@@ -146,7 +146,27 @@ fn check_declared_types(req: &ApiRequest, body: &Map<String, Value>) -> Result<(
             ));
         }
     }
+    // `modelDetails` (`ModelDetails`): its shape is not in the reference; the spec declares
+    // the `name` and `version` strings the platform's clients send, and leaves it open.
+    if req.op.id == id::ASK_ASSISTANT
+        && let Some(details) = body.get("modelDetails")
+        && !strings_where_present(details, &["name", "version"])
+    {
+        return Err(error(
+            req.op,
+            400,
+            "INVALID_REQUEST",
+            "modelDetails.name and modelDetails.version must be strings",
+        ));
+    }
     Ok(())
+}
+
+/// Whether each of `names` present in the object `value` is a string (other fields are open).
+fn strings_where_present(value: &Value, names: &[&str]) -> bool {
+    names
+        .iter()
+        .all(|name| value.get(*name).is_none_or(Value::is_string))
 }
 
 /// An agent question's `entryIds` (strings) and `selectedItems` (the shape of reference 2.4),
@@ -169,21 +189,27 @@ fn check_agent_fields(req: &ApiRequest, body: &Map<String, Value>) -> Result<(),
 }
 
 /// `chatHistory` and `includeCitations`, when present, must have their documented shapes.
-/// The reference leaves the shape of a message open; the platform's clients send objects
-/// (`{role, content}`), so a message that is not an object is refused, its fields are not
-/// checked.
+/// The reference leaves the shape of a message open; the spec's `ChatMessage` declares the
+/// `role` and `content` strings the platform's clients send and stays open: a message that
+/// is not an object, or whose `role` or `content` is not a string, is refused; its other
+/// fields are not checked.
 pub(super) fn check_common(req: &ApiRequest, body: &Map<String, Value>) -> Result<(), Reply> {
     if let Some(history) = body.get("chatHistory") {
         let ok = history.as_object().is_some_and(|h| {
-            h.get("messages")
-                .is_none_or(|m| m.as_array().is_some_and(|a| a.iter().all(Value::is_object)))
+            h.get("messages").is_none_or(|m| {
+                m.as_array().is_some_and(|a| {
+                    a.iter()
+                        .all(|m| m.is_object() && strings_where_present(m, &["role", "content"]))
+                })
+            })
         });
         if !ok {
             return Err(error(
                 req.op,
                 400,
                 "INVALID_REQUEST",
-                "chatHistory must be an object with a `messages` array of objects",
+                "chatHistory must be an object with a `messages` array of objects \
+                 (`role` and `content` strings)",
             ));
         }
     }
@@ -211,7 +237,8 @@ pub(super) fn include_citations(body: &Map<String, Value>) -> bool {
 pub(super) type SelectedIds = (Vec<String>, Vec<String>);
 
 /// The file entry ids and folder ids of `selectedItems` (reference 2.4: `folders` of
-/// `{id string}`, `files` of `{entryId string}`), `None` when absent.
+/// `{id string}`, `files` of `{entryId string}`, and the `filePath` string the platform's
+/// clients send beside `entryId`, which the spec declares), `None` when absent.
 pub(super) fn selected_ids(body: &Map<String, Value>) -> Result<Option<SelectedIds>, String> {
     let Some(selected) = body.get("selectedItems") else {
         return Ok(None);
@@ -233,6 +260,17 @@ pub(super) fn selected_ids(body: &Map<String, Value>) -> Result<Option<SelectedI
     };
     if !selected.is_object() {
         return Err("selectedItems must be an object".into());
+    }
+    let paths_ok = selected
+        .get("files")
+        .and_then(Value::as_array)
+        .is_none_or(|files| {
+            files
+                .iter()
+                .all(|f| strings_where_present(f, &["filePath"]))
+        });
+    if !paths_ok {
+        return Err("selectedItems.files[].filePath must be a string".into());
     }
     Ok(Some((ids("files", "entryId")?, ids("folders", "id")?)))
 }

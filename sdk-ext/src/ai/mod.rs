@@ -10,10 +10,14 @@ mod answer_wait;
 mod assistant;
 mod copilot;
 mod pages;
+mod times;
 
 pub use agents::{AgentAnswer, AgentQuestion, MAX_QUESTION_CHARS};
 pub use answer_wait::{AgentStatus, AiWait, AskError, AssistantStatus, StatusObserver};
 pub use assistant::AssistantAnswer;
 pub use copilot::{CopilotAnswer, Deprecation, SUNSET};
 pub(crate) use pages::pages;
-pub use pages::{KnowledgeBaseExt, KnowledgeBaseState};
+pub use pages::{KnowledgeBaseExt, KnowledgeBaseListFilters, KnowledgeBaseState};
+pub use times::{
+    AgentRequestStatusExt, AssistantStatusResponseExt, AssistantToolCallExt, HybridSearchResultExt,
+};

@@ -2,9 +2,12 @@
 //! search.
 
 use crate::error::Error;
+use crate::time::TimeError;
+use crate::time::millis_text;
 use futures_util::StreamExt as _;
 use futures_util::stream::BoxStream;
-use pubapi_sdk::types::{KnowledgeBase, KnowledgeBaseStatus};
+use jiff::Timestamp;
+use pubapi_sdk::types::{KnowledgeBase, KnowledgeBaseListRequest, KnowledgeBaseStatus, builder};
 use std::collections::VecDeque;
 use std::fmt;
 
@@ -57,11 +60,105 @@ impl fmt::Display for KnowledgeBaseState {
 pub trait KnowledgeBaseExt {
     /// The knowledge base's `status`, typed; `None` when the body has none.
     fn state(&self) -> Option<KnowledgeBaseState>;
+
+    /// `createdOn` (epoch milliseconds) as an instant; `None` when absent.
+    ///
+    /// # Errors
+    /// [`TimeError::OutOfRange`] when the number is outside the years -9999 to 9999.
+    fn created_at(&self) -> Result<Option<Timestamp>, TimeError>;
+
+    /// `lastProcessedAt` (epoch milliseconds) as an instant; `None` when absent.
+    ///
+    /// # Errors
+    /// [`TimeError::OutOfRange`] when the number is outside the years -9999 to 9999.
+    fn processed_at(&self) -> Result<Option<Timestamp>, TimeError>;
 }
 
 impl KnowledgeBaseExt for KnowledgeBase {
     fn state(&self) -> Option<KnowledgeBaseState> {
         self.status.as_deref().map(KnowledgeBaseState::from)
+    }
+
+    fn created_at(&self) -> Result<Option<Timestamp>, TimeError> {
+        crate::time::optional_epoch_millis("createdOn", self.created_on)
+    }
+
+    fn processed_at(&self) -> Result<Option<Timestamp>, TimeError> {
+        crate::time::optional_epoch_millis("lastProcessedAt", self.last_processed_at)
+    }
+}
+
+/// Typed filters of the knowledge-base list: a creator's user id and the bounds of the
+/// creation time.
+///
+/// The reference types `createdBy`, `createdAfter` and `createdBefore` as `string` and does
+/// not show their format; the platform's clients send an integer user id and epoch
+/// milliseconds. The wire stays a string, as the reference says, and these setters write the
+/// numbers the platform's clients send as decimal strings (`"1001"`, `"1727740800000"`), so
+/// a caller never formats a filter by hand. Implemented for the request and for its
+/// generated builder.
+///
+/// ```
+/// use pubapi_sdk_ext::ai::KnowledgeBaseListFilters;
+/// use pubapi_sdk_ext::jiff::Timestamp;
+/// use pubapi_sdk_ext::types::KnowledgeBaseListRequest;
+///
+/// let october: Timestamp = "2024-10-01T00:00:00Z".parse()?;
+/// let request = KnowledgeBaseListRequest::default()
+///     .with_created_by(1001)
+///     .with_created_after(october);
+/// assert_eq!(request.created_by.as_deref(), Some("1001"));
+/// assert_eq!(request.created_after.as_deref(), Some("1727740800000"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub trait KnowledgeBaseListFilters: Sized {
+    /// Only knowledge bases created by the user with this id (`createdBy`).
+    #[must_use]
+    fn with_created_by(self, user_id: i64) -> Self;
+
+    /// Only knowledge bases created after `at` (`createdAfter`, epoch milliseconds).
+    #[must_use]
+    fn with_created_after(self, at: Timestamp) -> Self;
+
+    /// Only knowledge bases created before `at` (`createdBefore`, epoch milliseconds).
+    #[must_use]
+    fn with_created_before(self, at: Timestamp) -> Self;
+}
+
+impl KnowledgeBaseListFilters for KnowledgeBaseListRequest {
+    fn with_created_by(self, user_id: i64) -> Self {
+        KnowledgeBaseListRequest {
+            created_by: Some(user_id.to_string()),
+            ..self
+        }
+    }
+
+    fn with_created_after(self, at: Timestamp) -> Self {
+        KnowledgeBaseListRequest {
+            created_after: Some(millis_text(at)),
+            ..self
+        }
+    }
+
+    fn with_created_before(self, at: Timestamp) -> Self {
+        KnowledgeBaseListRequest {
+            created_before: Some(millis_text(at)),
+            ..self
+        }
+    }
+}
+
+impl KnowledgeBaseListFilters for builder::KnowledgeBaseListRequest {
+    fn with_created_by(self, user_id: i64) -> Self {
+        self.created_by(Some(user_id.to_string()))
+    }
+
+    fn with_created_after(self, at: Timestamp) -> Self {
+        self.created_after(Some(millis_text(at)))
+    }
+
+    fn with_created_before(self, at: Timestamp) -> Self {
+        self.created_before(Some(millis_text(at)))
     }
 }
 

@@ -18,7 +18,9 @@ pub struct KnowledgeBases<'a> {
 }
 
 impl KnowledgeBases<'_> {
-    /// One page of the list (`POST /v1/ai/kb/list`).
+    /// One page of the list (`POST /v1/ai/kb/list`). Filter by creator and creation time
+    /// with [`KnowledgeBaseListFilters`](crate::ai::KnowledgeBaseListFilters) (a user id and
+    /// instants, sent as the decimal strings the wire takes).
     pub async fn page(
         &self,
         request: KnowledgeBaseListRequest,

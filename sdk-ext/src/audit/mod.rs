@@ -7,6 +7,7 @@
 
 mod csv;
 mod event;
+mod event_time;
 pub mod export;
 mod job;
 mod report;

@@ -83,6 +83,16 @@ impl PollingEvent {
         }
         .unwrap_or_else(|| PollingEventData::Other(raw.clone()))
     }
+
+    /// When the event happened, typed: its ISO 8601 `timestamp` as an instant
+    /// ([`timestamp`](Self::timestamp) keeps the text as sent).
+    ///
+    /// # Errors
+    /// [`TimeError`](crate::time::TimeError) naming `timestamp` and its text when the text is
+    /// not an ISO 8601 instant.
+    pub fn occurred_at(&self) -> Result<crate::jiff::Timestamp, crate::time::TimeError> {
+        crate::time::instant("timestamp", &self.raw.timestamp)
+    }
 }
 
 fn parse<T: serde::de::DeserializeOwned>(raw: &Map<String, Value>) -> Option<T> {

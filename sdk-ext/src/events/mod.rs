@@ -36,7 +36,24 @@ pub use stream::{EventStream, EventStreamBuilder, StreamItem, StreamNotice, Stre
 use crate::Client;
 use crate::error::Error;
 use crate::prelude::*;
+use crate::time::TimeError;
 use pubapi_sdk::types::{EventPage, EventsCursor};
+
+/// Typed reads of an [`EventsCursor`] (the generated type keeps `timestamp` as sent).
+pub trait EventsCursorExt {
+    /// The cursor's ISO 8601 `timestamp` (the service's current time) as an instant; `None`
+    /// when the body has none.
+    ///
+    /// # Errors
+    /// [`TimeError`] naming `timestamp` and its text when it is not an ISO 8601 instant.
+    fn timestamp_at(&self) -> Result<Option<jiff::Timestamp>, TimeError>;
+}
+
+impl EventsCursorExt for EventsCursor {
+    fn timestamp_at(&self) -> Result<Option<jiff::Timestamp>, TimeError> {
+        crate::time::optional_instant("timestamp", self.timestamp.as_deref())
+    }
+}
 
 /// `GET /v1/events/cursor`: the ids of the newest and oldest stored events.
 pub(crate) async fn events_cursor(client: &Client) -> Result<EventsCursor, Error> {

@@ -250,6 +250,15 @@ impl WebhookEvent {
             SystemTime::UNIX_EPOCH.checked_sub(magnitude)
         }
     }
+
+    /// [`timestamp_ms`](Self::timestamp_ms) (Unix time in milliseconds) as an instant.
+    ///
+    /// # Errors
+    /// [`TimeError::OutOfRange`](crate::time::TimeError::OutOfRange) naming `timestamp` when
+    /// the number is outside the years -9999 to 9999.
+    pub fn timestamp(&self) -> Result<jiff::Timestamp, crate::time::TimeError> {
+        crate::time::epoch_millis("timestamp", self.timestamp_ms)
+    }
 }
 
 /// The envelope as on the wire; `data` is typed once `eventType` is known.

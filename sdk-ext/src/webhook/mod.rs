@@ -156,5 +156,5 @@ pub use receiver::{
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis_dedup::RedisDedup;
-pub use registration::Registration;
+pub use registration::{Registration, WebhookExpiry};
 pub use secret::{SecretError, WebhookSecret};

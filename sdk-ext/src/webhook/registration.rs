@@ -287,6 +287,33 @@ pub fn expires_within(summary: &WebhookSummary, window: Duration, now: SystemTim
     UNIX_EPOCH + Duration::from_secs(expires) <= now + window
 }
 
+/// When a registration expires, typed: `expires` (Unix seconds, reference 2.9) of a full
+/// [`Webhook`](pubapi_sdk::types::Webhook) or a [`WebhookSummary`] as an instant.
+pub trait WebhookExpiry {
+    /// `expires` as an instant; `None` when the body has none.
+    ///
+    /// # Errors
+    /// [`TimeError::OutOfRange`](crate::time::TimeError::OutOfRange) when the number is outside
+    /// the years -9999 to 9999.
+    fn expires_at(&self) -> Result<Option<jiff::Timestamp>, crate::time::TimeError>;
+}
+
+impl WebhookExpiry for WebhookSummary {
+    fn expires_at(&self) -> Result<Option<jiff::Timestamp>, crate::time::TimeError> {
+        self.expires
+            .map(|seconds| crate::time::epoch_seconds("expires", seconds))
+            .transpose()
+    }
+}
+
+impl WebhookExpiry for pubapi_sdk::types::Webhook {
+    fn expires_at(&self) -> Result<Option<jiff::Timestamp>, crate::time::TimeError> {
+        self.expires
+            .map(|seconds| crate::time::epoch_seconds("expires", seconds))
+            .transpose()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -406,5 +433,22 @@ mod tests {
             Duration::from_secs(600),
             now
         ));
+    }
+
+    #[test]
+    fn registration_expires_is_unix_seconds() {
+        let summary = |expires| WebhookSummary {
+            expires,
+            status: pubapi_sdk::types::WebhookState::Enabled,
+            webhook_id: "w1".into(),
+        };
+        let summary_at = summary(Some(1_767_607_200));
+        let at = summary_at.expires_at().unwrap().unwrap();
+        assert_eq!(at.to_string(), "2026-01-05T10:00:00Z");
+        let full: pubapi_sdk::types::Webhook =
+            serde_json::from_value(serde_json::json!({"webhookId": "w1", "expires": i64::MAX}))
+                .unwrap();
+        assert_eq!(full.expires_at().unwrap_err().field(), "expires");
+        assert_eq!(summary(None).expires_at(), Ok(None));
     }
 }

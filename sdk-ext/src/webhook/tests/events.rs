@@ -58,6 +58,18 @@ fn envelope_fields_are_read() {
 }
 
 #[test]
+fn delivery_timestamp_is_unix_time_in_milliseconds() {
+    // Reference 2.10: `timestamp` is an integer, Unix time in milliseconds.
+    let mut event = parse_event("fs:add_folder", json!({"targetPath": "/A"}));
+    assert_eq!(
+        event.timestamp().unwrap().to_string(),
+        "2024-04-24T23:06:40.123Z"
+    );
+    event.timestamp_ms = i64::MIN;
+    assert_eq!(event.timestamp().unwrap_err().field(), "timestamp");
+}
+
+#[test]
 fn optional_user_fields_and_custom_properties_are_read() {
     let body = json!({"data": [{
         "eventId": "e", "domain": "acme", "timestamp": 1, "actionSource": "PublicAPI",
