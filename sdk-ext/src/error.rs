@@ -953,6 +953,7 @@ impl fmt::Display for InputError {
                 parameter,
                 ..
             } => write!(f, "invalid `{parameter}` of {operation}"),
+            InputError::Token(TokenError::Unavailable(_)) => f.write_str("no token"),
             InputError::Token(_) => f.write_str("invalid token"),
             InputError::BudgetConflict(conflict) => conflict.fmt(f),
             InputError::Invalid { field, problem } => write!(f, "invalid {field}: {problem}"),

@@ -126,8 +126,9 @@ impl Eq for SecretToken {}
 
 /// Why a token could not be built or obtained.
 ///
-/// The messages never contain the token itself.
-#[derive(Debug)]
+/// The messages never contain the token itself. It is cheap to clone: a source's failure is
+/// shared, so the same error reaches every call that waited on the fetch.
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum TokenError {
     /// The token is the empty string.
@@ -138,14 +139,16 @@ pub enum TokenError {
         /// Byte offset of the first offending byte.
         position: usize,
     },
-    /// A [`TokenSource`] could not produce a token.
-    Unavailable(Box<dyn StdError + Send + Sync>),
+    /// A [`TokenSource`] could not produce a token; the source's own error (for the
+    /// password grant, a [`GrantError`](crate::password_grant::GrantError)) is kept, to
+    /// match on with `downcast_ref`.
+    Unavailable(Arc<dyn StdError + Send + Sync>),
 }
 
 impl TokenError {
     /// Wraps the failure of a custom [`TokenSource`].
     pub fn unavailable(source: impl Into<Box<dyn StdError + Send + Sync>>) -> Self {
-        TokenError::Unavailable(source.into())
+        TokenError::Unavailable(Arc::from(source.into()))
     }
 }
 

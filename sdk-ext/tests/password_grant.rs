@@ -111,9 +111,8 @@ async fn refused_grant_is_a_typed_error_keeping_the_status_and_the_servers_messa
         (Some(401), Some("invalid_client"))
     );
 
-    // Through the client: the call fails before anything is sent to the API. (The request
-    // path keeps a token source's failure as text, so the typed grant error is reached with
-    // `fetch`, as above.)
+    // Through the client: the call fails before anything is sent to the API, with the
+    // grant's typed error kept as the token source's failure.
     let api = server
         .mock_async(|when, then| {
             when.path_includes("/pubapi/");
@@ -126,15 +125,29 @@ async fn refused_grant_is_a_typed_error_keeping_the_status_and_the_servers_messa
         .build()
         .unwrap();
     let err = client.identity().whoami().await.unwrap_err();
+    let pubapi_sdk_ext::Error::InvalidInput(pubapi_sdk_ext::error::InputError::Token(
+        pubapi_sdk_ext::token::TokenError::Unavailable(source),
+    )) = &err
+    else {
+        panic!("{err:?}");
+    };
     assert!(
         matches!(
-            &err,
-            pubapi_sdk_ext::Error::InvalidInput(pubapi_sdk_ext::error::InputError::Invalid {
-                field: "token",
-                ..
-            })
+            source.downcast_ref::<GrantError>(),
+            Some(GrantError::Refused { status: 400, error: Some(e), .. }) if e == "invalid_grant"
         ),
         "{err:?}"
+    );
+    let mut chain = err.to_string();
+    let mut next = std::error::Error::source(&err);
+    while let Some(cause) = next {
+        chain.push_str(&format!(" <- {cause}"));
+        next = cause.source();
+    }
+    assert_eq!(
+        chain,
+        "no token; nothing was sent <- token source failed <- token grant refused with 400 \
+         invalid_grant: the credentials do not match a user of this client"
     );
     assert_eq!(api.calls_async().await, 0);
     // Neither the error nor the grant's Debug shows the password.

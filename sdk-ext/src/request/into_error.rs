@@ -235,10 +235,7 @@ impl From<LocalRejection> for Error {
                 sunset,
                 successor,
             },
-            LocalRejection::Token(problem) => Error::InvalidInput(InputError::Invalid {
-                field: "token",
-                problem,
-            }),
+            LocalRejection::Token(error) => Error::InvalidInput(InputError::Token(error)),
             LocalRejection::Impersonation(e) => Error::InvalidInput(InputError::Impersonation(e)),
             LocalRejection::Budget(conflict) => {
                 Error::InvalidInput(InputError::BudgetConflict(conflict))
@@ -252,7 +249,7 @@ impl From<LocalRejection> for Error {
                 parameter,
                 error,
             }),
-            LocalRejection::Invalid { field, problem, .. } => {
+            LocalRejection::Invalid { field, problem } => {
                 Error::InvalidInput(InputError::Invalid { field, problem })
             }
             LocalRejection::Path { template, sent } => Error::InvalidInput(InputError::Invalid {

@@ -267,7 +267,6 @@ impl Policy {
     ) -> Result<(), LocalRejection> {
         if let Err(refusal) = crate::request::validate::check(operation, request) {
             return Err(LocalRejection::Invalid {
-                operation: operation.id,
                 field: refusal.field,
                 problem: refusal.problem,
             });
@@ -530,7 +529,7 @@ impl<'a> Op<'a> {
             None => {
                 let token = in_span(&self.span, shared.token.token())
                     .await
-                    .map_err(|e| LocalRejection::Token(e.to_string()))?;
+                    .map_err(LocalRejection::Token)?;
                 // The fetch took time: the slot is looked for from now, in the time left.
                 let fetched = Instant::now();
                 (token, fetched, left.saturating_sub(fetched - now))
