@@ -1,7 +1,5 @@
 //! The body the platform POSTs to a webhook (reference section 2.10).
 
-use std::time::{Duration, SystemTime};
-
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -226,37 +224,28 @@ pub struct WebhookEvent {
 }
 
 impl WebhookEvent {
-    /// [`timestamp_ms`](Self::timestamp_ms) as a [`SystemTime`]; `None` only when the value
-    /// is outside what the platform's `SystemTime` can hold.
+    /// [`timestamp_ms`](Self::timestamp_ms) (Unix time in milliseconds) as an instant, as
+    /// [`PollingEvent::occurred_at`](crate::events::PollingEvent::occurred_at) reads an
+    /// event's time (`std::time::SystemTime::from(instant)` where a `SystemTime` is wanted).
     ///
     /// ```
     /// # use pubapi_sdk_ext::webhook::Delivery;
-    /// # use std::time::{Duration, UNIX_EPOCH};
     /// # let body = br#"{"data": [{"eventId": "e-1", "domain": "example",
     /// #     "timestamp": 1700000000000, "actionSource": "PublicAPI", "webhookId": "wh-1",
     /// #     "user": {"id": 1, "displayName": "A", "username": "a", "email": "a@example.com"},
     /// #     "eventType": "link:create", "data": {}}]}"#;
     /// # let delivery = Delivery::parse(body).unwrap();
     /// let event = delivery.events().next().unwrap();
-    /// let at = event.occurred_at().unwrap();
-    /// assert_eq!(at, UNIX_EPOCH + Duration::from_millis(event.timestamp_ms as u64));
+    /// let at = event.occurred_at()?;
+    /// assert_eq!(at.as_millisecond(), event.timestamp_ms);
+    /// assert_eq!(at.to_string(), "2023-11-14T22:13:20Z");
+    /// # Ok::<(), pubapi_sdk_ext::time::TimeError>(())
     /// ```
-    #[must_use]
-    pub fn occurred_at(&self) -> Option<SystemTime> {
-        let magnitude = Duration::from_millis(self.timestamp_ms.unsigned_abs());
-        if self.timestamp_ms >= 0 {
-            SystemTime::UNIX_EPOCH.checked_add(magnitude)
-        } else {
-            SystemTime::UNIX_EPOCH.checked_sub(magnitude)
-        }
-    }
-
-    /// [`timestamp_ms`](Self::timestamp_ms) (Unix time in milliseconds) as an instant.
     ///
     /// # Errors
     /// [`TimeError::OutOfRange`](crate::time::TimeError::OutOfRange) naming `timestamp` when
     /// the number is outside the years -9999 to 9999.
-    pub fn timestamp(&self) -> Result<jiff::Timestamp, crate::time::TimeError> {
+    pub fn occurred_at(&self) -> Result<jiff::Timestamp, crate::time::TimeError> {
         crate::time::epoch_millis("timestamp", self.timestamp_ms)
     }
 }
