@@ -511,6 +511,11 @@ fn reports(c: &mut Criterion) {
     decode.bench_function("events_page_mixed_plain_struct_typed_data", |b| {
         b.iter(|| serde_json::from_slice::<PlainAnyEventPage>(black_box(&mixed)).unwrap())
     });
+    decode.bench_function("events_page_mixed_sdk_generated", |b| {
+        b.iter(|| {
+            serde_json::from_slice::<pubapi_sdk::types::EventPage>(black_box(&mixed)).unwrap()
+        })
+    });
     decode.bench_function("events_page_mixed_sdk_data", |b| {
         b.iter(|| sdk_events_with_data(black_box(&mixed)))
     });
