@@ -658,6 +658,29 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_row_over_the_field_or_byte_cap_is_refused_naming_its_record() {
+        let too_many_fields = ",".repeat(MAX_FIELDS);
+        let too_many_bytes = "x".repeat(MAX_ROW_BYTES + 1);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        for row in [too_many_fields, too_many_bytes] {
+            let body = format!("A,B\r\na,b\r\n{row}\r\n").into_bytes();
+            let chunks: Vec<Vec<u8>> = body.chunks(64 << 10).map(<[u8]>::to_vec).collect();
+            runtime.block_on(async {
+                let mut rows = report(chunks).rows();
+                assert!(rows.next_record().await.unwrap().is_ok());
+                let refused = rows.next_record().await.unwrap().unwrap_err();
+                assert!(
+                    matches!(refused, CsvError::RowTooLarge { record: 3 }),
+                    "{refused:?}"
+                );
+                assert!(rows.next_record().await.is_none());
+            });
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(1500))]
 
