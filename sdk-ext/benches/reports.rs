@@ -6,20 +6,26 @@
 //! - `csv_report_1gib`: a 1 GiB CSV copied through `CsvReport::copy_to` (attempt timeout 1 s)
 //!   vs raw reqwest chunks;
 //! - `decode`: one report page and one events page decoded by the SDK vs a plain struct;
+//!   a page of 100 events of mixed types (as the sandbox sends them) decoded with `data()` of
+//!   each event vs a plain struct with typed data; one audit event typed from a map by
+//!   `AuditEvent::from_json` vs a plain struct decoding the same map;
 //! - `csv_rows`: 20,000 CSV rows read in place by `CsvRows::next_record` (and as owned rows by
 //!   `next`) vs csv-core reading the same chunks.
 //!
-//! Peak heap of one read of each variant is measured with a counting allocator and printed
-//! before the timings.
+//! Peak heap of one read of each variant is measured with a counting allocator (three rounds,
+//! baseline and SDK in turn) and printed before the timings, with the wall time of seven
+//! interleaved pairs of 1M-event reads (baseline, then SDK) and the ratio of each pair.
 //!
 //! `cargo bench -p pubapi-sdk-ext --bench reports`
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use futures_util::StreamExt;
 use peak_alloc::PeakAlloc;
 use pubapi_sdk::types::AuditReportKind;
-use pubapi_sdk_ext::audit::{ReportLocation, ReportPage, ReportRead};
+use pubapi_sdk_ext::audit::{AuditEvent, ReportLocation, ReportPage, ReportRead};
+use pubapi_sdk_ext::events::{PollingEvent, PollingEventData};
 use pubapi_sdk_ext::{Budget, Client, Limits, SecretToken};
+use serde::Deserialize;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,6 +40,8 @@ static ALLOCATOR: PeakAlloc = PeakAlloc;
 const TOTAL: u64 = 1_000_000;
 const PAGE: u64 = 10_000;
 const CSV_BYTES: u64 = 1 << 30;
+/// Interleaved pairs of 1M-event reads (baseline, then SDK) timed before criterion's runs.
+const PAIRS: usize = 7;
 
 fn login(i: u64) -> serde_json::Value {
     serde_json::json!({"username": format!("user{i}"), "user_id": i, "event": "login",
@@ -80,6 +88,58 @@ fn events_page() -> Vec<u8> {
                 "data": {"target_path": "/Shared/b/a.txt", "target_id": "v2",
                          "target_group_id": "g1", "source_path": "/Shared/a.txt",
                          "source_id": "v1", "source_group_id": "g1", "is_folder": false}})
+        })
+        .collect();
+    serde_json::to_vec(&serde_json::json!({
+        "latest_id": 100, "oldest_id": 1, "count": 100, "events": events
+    }))
+    .unwrap()
+}
+
+/// One events page of 100 events of mixed types, as the platform (and the sandbox) sends
+/// them: in every ten, six file-system events (create, move, delete), three permission
+/// changes with their `eventTypeSpecificAttributes`, one note.
+fn mixed_events_page() -> Vec<u8> {
+    let events: Vec<_> = (1..=100)
+        .map(|id| {
+            let mut event = serde_json::json!({"id": id, "timestamp": "2026-01-05T10:00:00.123Z",
+                "action_source": "WebUI", "actor": 7,
+                "object_detail": format!("/pubapi/v1/fs/Shared/f{id}.txt")});
+            let (kind, action, data) = match id % 10 {
+                0..=5 => {
+                    let action = ["create", "move", "delete"][id % 3];
+                    let mut data = serde_json::json!({"target_path": format!("/Shared/b/f{id}.txt"),
+                        "target_id": format!("v{id}"), "target_group_id": format!("g{id}"),
+                        "is_folder": false});
+                    if action == "move" {
+                        data["source_path"] = format!("/Shared/f{id}.txt").into();
+                        data["source_id"] = format!("v{}", id + 1000).into();
+                        data["source_group_id"] = format!("g{id}").into();
+                    }
+                    ("file_system", action, data)
+                }
+                6..=8 => {
+                    event["eventTypeSpecificAttributes"] = serde_json::json!({
+                    "changeGroupEvents": [], "groupChange": false, "changeContext": null,
+                    "targetFolderId": format!("g{id}"),
+                    "changePermissionEvent": {"changedPermissions": [
+                        {"action": "DELETE", "entry": {"subject": "user:alice", "priv": "viewer"}},
+                        {"action": "ADD", "entry": {"subject": "user:alice", "priv": "editor"}}
+                    ]}});
+                    let data = serde_json::json!({"target_path": format!("/Shared/d{id}"),
+                                                  "is_folder": false});
+                    ("permission_change", "permission_change", data)
+                }
+                _ => {
+                    let data = serde_json::json!({"target_path": format!("/Shared/f{id}.txt"),
+                        "target_group_id": format!("g{id}"), "text": "please review"});
+                    ("note", "create", data)
+                }
+            };
+            event["type"] = kind.into();
+            event["action"] = action.into();
+            event["data"] = data;
+            event
         })
         .collect();
     serde_json::to_vec(&serde_json::json!({
@@ -192,6 +252,82 @@ struct PlainEvent {
     data: PlainFsData,
 }
 
+/// The `data` of any event type, as a hand-written client that knows them would decode it:
+/// one struct with every field the types use.
+#[derive(serde::Deserialize)]
+#[allow(dead_code)]
+struct PlainAnyData {
+    target_path: Option<String>,
+    target_id: Option<String>,
+    target_group_id: Option<String>,
+    source_path: Option<String>,
+    source_id: Option<String>,
+    source_group_id: Option<String>,
+    is_folder: Option<bool>,
+    text: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+#[allow(dead_code)]
+struct PlainEntry {
+    subject: Option<String>,
+    #[serde(rename = "priv")]
+    level: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+#[allow(dead_code)]
+struct PlainChanged {
+    action: Option<String>,
+    entry: Option<PlainEntry>,
+}
+
+#[derive(serde::Deserialize)]
+#[allow(dead_code)]
+struct PlainPermissionEvent {
+    #[serde(rename = "changedPermissions", default)]
+    changed_permissions: Vec<PlainChanged>,
+}
+
+#[derive(serde::Deserialize)]
+#[allow(dead_code)]
+struct PlainAttributes {
+    #[serde(rename = "changeContext")]
+    change_context: Option<String>,
+    #[serde(rename = "changeGroupEvents", default)]
+    change_group_events: Vec<serde_json::Value>,
+    #[serde(rename = "changePermissionEvent")]
+    change_permission_event: Option<PlainPermissionEvent>,
+    #[serde(rename = "groupChange")]
+    group_change: Option<bool>,
+    #[serde(rename = "targetFolderId")]
+    target_folder_id: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+#[allow(dead_code)]
+struct PlainAnyEvent {
+    id: i64,
+    timestamp: String,
+    action_source: Option<String>,
+    actor: Option<i64>,
+    #[serde(rename = "type")]
+    kind: String,
+    action: Option<String>,
+    object_detail: Option<String>,
+    data: PlainAnyData,
+    #[serde(rename = "eventTypeSpecificAttributes")]
+    attributes: Option<PlainAttributes>,
+}
+
+#[derive(serde::Deserialize)]
+#[allow(dead_code)]
+struct PlainAnyEventPage {
+    latest_id: Option<i64>,
+    oldest_id: Option<i64>,
+    events: Vec<PlainAnyEvent>,
+}
+
 #[derive(serde::Deserialize)]
 #[allow(dead_code)]
 struct PlainEventPage {
@@ -277,33 +413,61 @@ fn reports(c: &mut Criterion) {
     let client = client(&base);
     let raw = reqwest::Client::new();
 
-    for (name, peak) in [
-        ("raw reqwest + serde, 1M JSON events", {
-            let (n, peak) = peak_of(|| runtime.block_on(raw_json(&raw, &base)));
-            assert_eq!(n, TOTAL);
-            peak
-        }),
-        ("sdk audit_report_events, 1M JSON events", {
-            let (n, peak) = peak_of(|| runtime.block_on(sdk_json(&client)));
-            assert_eq!(n, TOTAL);
-            peak
-        }),
-        ("raw reqwest chunks, 1 GiB CSV", {
-            let (n, peak) = peak_of(|| runtime.block_on(raw_csv(&raw, &base)));
-            assert_eq!(n, CSV_BYTES);
-            peak
-        }),
-        ("sdk CsvReport::copy_to, 1 GiB CSV", {
-            let (n, peak) = peak_of(|| runtime.block_on(sdk_csv(&client)));
-            assert_eq!(n, CSV_BYTES);
-            peak
-        }),
-    ] {
-        println!(
-            "peak heap: {name}: {:.1} MiB",
-            peak as f64 / (1 << 20) as f64
-        );
+    // Peak heap of one read of each variant, three rounds, baseline and SDK in turn.
+    for round in 1..=3 {
+        for (name, peak) in [
+            ("raw reqwest + serde, 1M JSON events", {
+                let (n, peak) = peak_of(|| runtime.block_on(raw_json(&raw, &base)));
+                assert_eq!(n, TOTAL);
+                peak
+            }),
+            ("sdk audit_report_events, 1M JSON events", {
+                let (n, peak) = peak_of(|| runtime.block_on(sdk_json(&client)));
+                assert_eq!(n, TOTAL);
+                peak
+            }),
+            ("raw reqwest chunks, 1 GiB CSV", {
+                let (n, peak) = peak_of(|| runtime.block_on(raw_csv(&raw, &base)));
+                assert_eq!(n, CSV_BYTES);
+                peak
+            }),
+            ("sdk CsvReport::copy_to, 1 GiB CSV", {
+                let (n, peak) = peak_of(|| runtime.block_on(sdk_csv(&client)));
+                assert_eq!(n, CSV_BYTES);
+                peak
+            }),
+        ] {
+            println!(
+                "peak heap, round {round}: {name}: {:.2} MiB",
+                peak as f64 / (1 << 20) as f64
+            );
+        }
     }
+
+    // Wall time of the 1M-event read, baseline and SDK in turn (pairs a few seconds apart,
+    // so other work on the machine weighs on both alike): the ratio of each pair.
+    let mut ratios = Vec::new();
+    for _ in 0..PAIRS {
+        let timed = |read: &dyn Fn() -> u64| {
+            let start = std::time::Instant::now();
+            assert_eq!(read(), TOTAL);
+            start.elapsed().as_secs_f64()
+        };
+        let raw_s = timed(&|| runtime.block_on(raw_json(&raw, &base)));
+        let sdk_s = timed(&|| runtime.block_on(sdk_json(&client)));
+        println!(
+            "1M JSON events, interleaved: raw {raw_s:.3} s, sdk {sdk_s:.3} s, ratio {:.3}",
+            sdk_s / raw_s
+        );
+        ratios.push(sdk_s / raw_s);
+    }
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "1M JSON events, interleaved: sdk / raw over {PAIRS} pairs: median {:.3}, min {:.3}, max {:.3}",
+        ratios[PAIRS / 2],
+        ratios[0],
+        ratios[PAIRS - 1]
+    );
 
     let mut json = c.benchmark_group("json_report_1m_events");
     json.sample_size(10).throughput(Throughput::Elements(TOTAL));
@@ -343,6 +507,45 @@ fn reports(c: &mut Criterion) {
             serde_json::from_slice::<pubapi_sdk::types::EventPage>(black_box(&events)).unwrap()
         })
     });
+    let mixed = mixed_events_page();
+    decode.bench_function("events_page_mixed_plain_struct_typed_data", |b| {
+        b.iter(|| serde_json::from_slice::<PlainAnyEventPage>(black_box(&mixed)).unwrap())
+    });
+    decode.bench_function("events_page_mixed_sdk_generated", |b| {
+        b.iter(|| {
+            serde_json::from_slice::<pubapi_sdk::types::EventPage>(black_box(&mixed)).unwrap()
+        })
+    });
+    decode.bench_function("events_page_mixed_sdk_data", |b| {
+        b.iter(|| sdk_events_with_data(black_box(&mixed)))
+    });
+    decode.throughput(Throughput::Elements(1));
+    let map = match login(7) {
+        serde_json::Value::Object(map) => map,
+        _ => unreachable!("a login event is an object"),
+    };
+    // Each side is given its own copy of the map (made outside the timing) and drops it.
+    decode.bench_function("audit_event_plain_struct_from_map", |b| {
+        b.iter_batched(
+            || map.clone(),
+            |map| PlainLogin::deserialize(map).unwrap(),
+            BatchSize::SmallInput,
+        )
+    });
+    decode.bench_function("audit_event_plain_struct_from_map_ref", |b| {
+        b.iter_batched(
+            || map.clone(),
+            |map| PlainLogin::deserialize(&map).unwrap(),
+            BatchSize::SmallInput,
+        )
+    });
+    decode.bench_function("audit_event_sdk_from_json", |b| {
+        b.iter_batched(
+            || map.clone(),
+            |map| AuditEvent::from_json(AuditReportKind::Logins, map),
+            BatchSize::SmallInput,
+        )
+    });
     decode.finish();
 
     // CSV rows read in place, against csv-core reading the same chunks into one buffer: each
@@ -367,6 +570,20 @@ fn reports(c: &mut Criterion) {
         b.iter(|| runtime.block_on(sdk_owned_fields(black_box(&chunks))))
     });
     rows.finish();
+}
+
+/// An events page decoded as the SDK does (the generated page, each event a `PollingEvent`),
+/// with the typed `data()` of every event.
+fn sdk_events_with_data(body: &[u8]) -> Vec<(PollingEvent, PollingEventData)> {
+    let page: pubapi_sdk::types::EventPage = serde_json::from_slice(body).unwrap();
+    page.events
+        .into_iter()
+        .map(|raw| {
+            let event = PollingEvent::from(raw);
+            let data = event.data();
+            (event, data)
+        })
+        .collect()
 }
 
 /// Data rows in the `csv_rows` group.

@@ -204,9 +204,7 @@ impl<'a> CsvRecord<'a> {
 
     /// The field at `index` as bytes, as they came.
     pub fn field_bytes(&self, index: usize) -> Option<&'a [u8]> {
-        let end = *self.ends.get(index)?;
-        let start = index.checked_sub(1).map_or(0, |i| self.ends[i]);
-        self.bytes.get(start..end)
+        field_in(self.bytes, self.ends, index)
     }
 
     /// The field at `index` as text: borrowed, unless it is not UTF-8 (then each bad
@@ -291,6 +289,9 @@ pub struct CsvRows {
     records: u64,
     out: Vec<u8>,
     ends: Vec<usize>,
+    /// How much of `out` and `ends` the row being read has filled, while it waits for the
+    /// next chunk.
+    row: (usize, usize),
     title: Option<String>,
     header: Option<Arc<[String]>>,
     finished: bool,
@@ -308,6 +309,7 @@ impl CsvRows {
             records: 0,
             out: vec![0; 4096],
             ends: vec![0; 64],
+            row: (0, 0),
             title: None,
             header: None,
             finished: false,
@@ -383,10 +385,9 @@ impl CsvRows {
         }
     }
 
-    /// The field `index` of the record just read.
+    /// The field `index` of the record just read, as text.
     fn field_of(&self, index: usize) -> std::borrow::Cow<'_, str> {
-        let start = index.checked_sub(1).map_or(0, |i| self.ends[i]);
-        String::from_utf8_lossy(&self.out[start..self.ends[index]])
+        String::from_utf8_lossy(field_in(&self.out, &self.ends, index).unwrap_or_default())
     }
 
     /// Reads the next record into `out` and `ends`, reading more of the body as needed, and
@@ -398,14 +399,35 @@ impl CsvRows {
         if !self.started {
             self.start().await?;
         }
-        let (mut out_len, mut ends_len) = (0, 0);
         loop {
-            if self.read == self.input.len() && !self.body_ended {
-                match self.report.chunk().await? {
+            match self.parse() {
+                Parsed::Record(fields) => return Ok(Some(fields)),
+                Parsed::End => return Ok(None),
+                Parsed::TooLarge => {
+                    return Err(CsvError::RowTooLarge {
+                        record: self.records + 1,
+                    });
+                }
+                Parsed::NeedInput => match self.report.chunk().await? {
                     Some(chunk) => (self.input, self.read) = (chunk, 0),
                     None => self.body_ended = true,
-                }
-                continue;
+                },
+            }
+        }
+    }
+
+    /// Reads the chunk in hand until a record ends, the report ends, or more of the body is
+    /// needed. No await in here: the row's progress stays in locals while csv-core runs (an
+    /// async loop keeps it in its future, written back to memory at every step), and is
+    /// saved in `row` only when the chunk runs out in the middle of a row. What it returns
+    /// is small enough to come back in registers.
+    #[inline]
+    fn parse(&mut self) -> Parsed {
+        let (mut out_len, mut ends_len) = self.row;
+        loop {
+            if self.read == self.input.len() && !self.body_ended {
+                self.row = (out_len, ends_len);
+                return Parsed::NeedInput;
             }
             let (result, read, written, ended) = self.reader.read_record(
                 &self.input[self.read..],
@@ -416,41 +438,54 @@ impl CsvRows {
             out_len += written;
             ends_len += ended;
             match result {
-                csv_core::ReadRecordResult::InputEmpty => {
-                    if self.body_ended {
-                        // Fed the empty input once more: csv-core now sees the end.
-                        continue;
-                    }
-                }
+                // With the body ended, the empty input is fed once more: csv-core then sees
+                // the end.
+                csv_core::ReadRecordResult::InputEmpty => {}
                 csv_core::ReadRecordResult::OutputFull => {
                     if self.out.len() >= MAX_ROW_BYTES {
-                        return Err(CsvError::RowTooLarge {
-                            record: self.records + 1,
-                        });
+                        return Parsed::TooLarge;
                     }
                     let grown = (self.out.len() * 2).min(MAX_ROW_BYTES);
                     self.out.resize(grown, 0);
                 }
                 csv_core::ReadRecordResult::OutputEndsFull => {
                     if self.ends.len() >= MAX_FIELDS {
-                        return Err(CsvError::RowTooLarge {
-                            record: self.records + 1,
-                        });
+                        return Parsed::TooLarge;
                     }
                     let grown = (self.ends.len() * 2).min(MAX_FIELDS);
                     self.ends.resize(grown, 0);
                 }
                 csv_core::ReadRecordResult::Record => {
                     self.records += 1;
-                    return Ok(Some(ends_len));
+                    self.row = (0, 0);
+                    return Parsed::Record(ends_len);
                 }
                 csv_core::ReadRecordResult::End => {
                     self.finished = true;
-                    return Ok(None);
+                    return Parsed::End;
                 }
             }
         }
     }
+}
+
+/// What [`CsvRows::parse`] got to in the chunk in hand.
+enum Parsed {
+    /// A record of this many fields is in `out` and `ends`.
+    Record(usize),
+    /// The report has no more records.
+    End,
+    /// The chunk is used up before the record ends: the next one is needed.
+    NeedInput,
+    /// The record is over [`MAX_ROW_BYTES`] or [`MAX_FIELDS`].
+    TooLarge,
+}
+
+/// The bytes of field `index` of a record whose fields end at `ends` in `bytes`.
+fn field_in<'a>(bytes: &'a [u8], ends: &[usize], index: usize) -> Option<&'a [u8]> {
+    let end = *ends.get(index)?;
+    let start = index.checked_sub(1).map_or(0, |i| ends[i]);
+    bytes.get(start..end)
 }
 
 impl CsvRows {
@@ -574,6 +609,76 @@ mod tests {
                 Some(&["Username".to_string(), "Event".into()][..])
             );
         });
+    }
+
+    /// Every field of every record read in place, as text.
+    async fn all_records(mut rows: CsvRows) -> Vec<Vec<String>> {
+        let mut out = Vec::new();
+        while let Some(record) = rows.next_record().await {
+            out.push(record.unwrap().iter().map(|f| f.into_owned()).collect());
+        }
+        out
+    }
+
+    #[test]
+    fn fields_cut_at_every_chunk_boundary_read_the_same_in_place() {
+        // Quoted commas, doubled quotes, a newline inside quotes, CRLF, an empty field and
+        // a last row without a newline: cut at every pair of points.
+        let body = "Username,Event\r\n\"a,b\",\"say \"\"hi\"\"\"\r\n,\"two\nlines\"\r\nlast,row";
+        let expected = vec![
+            vec!["a,b".to_string(), "say \"hi\"".into()],
+            vec![String::new(), "two\nlines".into()],
+            vec!["last".into(), "row".into()],
+        ];
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let bytes = body.as_bytes();
+        for first in 0..=bytes.len() {
+            for second in first..=bytes.len() {
+                let chunks = split(bytes, &[first, second]);
+                let records = runtime.block_on(all_records(report(chunks).rows()));
+                assert_eq!(records, expected, "cut at {first} and {second}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_row_longer_than_the_buffer_arriving_in_small_chunks_reads_whole() {
+        let long = "x".repeat(10_000);
+        let body = format!("A,B\r\n{long},\"{long}\"\r\nend,end\r\n");
+        let chunks: Vec<Vec<u8>> = body.as_bytes().chunks(7).map(<[u8]>::to_vec).collect();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let records = runtime.block_on(all_records(report(chunks).rows()));
+        assert_eq!(
+            records,
+            vec![vec![long.clone(), long], vec!["end".into(), "end".into()]]
+        );
+    }
+
+    #[test]
+    fn a_row_over_the_field_or_byte_cap_is_refused_naming_its_record() {
+        let too_many_fields = ",".repeat(MAX_FIELDS);
+        let too_many_bytes = "x".repeat(MAX_ROW_BYTES + 1);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        for row in [too_many_fields, too_many_bytes] {
+            let body = format!("A,B\r\na,b\r\n{row}\r\n").into_bytes();
+            let chunks: Vec<Vec<u8>> = body.chunks(64 << 10).map(<[u8]>::to_vec).collect();
+            runtime.block_on(async {
+                let mut rows = report(chunks).rows();
+                assert!(rows.next_record().await.unwrap().is_ok());
+                let refused = rows.next_record().await.unwrap().unwrap_err();
+                assert!(
+                    matches!(refused, CsvError::RowTooLarge { record: 3 }),
+                    "{refused:?}"
+                );
+                assert!(rows.next_record().await.is_none());
+            });
+        }
     }
 
     proptest! {

@@ -29,30 +29,34 @@ pub enum AuditEvent {
 }
 
 impl AuditEvent {
-    /// Types `raw` by the report `kind`; never fails.
+    /// Types `raw` by the report `kind`; never fails. The map is decoded in place, once (its
+    /// fields copied into the typed event); a map that does not fit its kind's shape is kept
+    /// as it came, in [`AuditEvent::Other`].
     pub fn from_json(kind: AuditReportKind, raw: Map<String, Value>) -> AuditEvent {
-        match AuditEvent::from_raw(kind, &Value::Object(raw.clone()).to_string()) {
-            AuditEvent::Other(_) => AuditEvent::Other(raw),
-            typed => typed,
-        }
+        AuditEvent::typed(kind, &raw).unwrap_or(AuditEvent::Other(raw))
     }
 
     /// Types the JSON text of one event by the report `kind`, decoding it once; an event that
     /// does not fit its kind's shape is carried as [`AuditEvent::Other`].
     pub(crate) fn from_raw(kind: AuditReportKind, raw: &str) -> AuditEvent {
-        fn typed<T: serde::de::DeserializeOwned>(raw: &str) -> Option<T> {
-            serde_json::from_str(raw).ok()
-        }
-        let event = match kind {
-            AuditReportKind::Logins => typed(raw).map(AuditEvent::Logins),
-            AuditReportKind::Files => typed(raw).map(AuditEvent::Files),
-            AuditReportKind::Permissions => typed(raw).map(AuditEvent::Permissions),
-            AuditReportKind::Users => typed(raw).map(AuditEvent::Users),
-            AuditReportKind::Groups => typed(raw).map(AuditEvent::Groups),
-            AuditReportKind::WorkgroupSettings => typed(raw).map(AuditEvent::WorkgroupSettings),
+        AuditEvent::typed(kind, raw)
+            .unwrap_or_else(|| AuditEvent::Other(serde_json::from_str(raw).unwrap_or_default()))
+    }
+
+    /// The event decoded from `source` into the type of `kind`; `None` for a kind whose shape
+    /// is not shown, or an event that does not fit it.
+    fn typed(kind: AuditReportKind, source: impl Source) -> Option<AuditEvent> {
+        match kind {
+            AuditReportKind::Logins => source.decode().map(AuditEvent::Logins),
+            AuditReportKind::Files => source.decode().map(AuditEvent::Files),
+            AuditReportKind::Permissions => source.decode().map(AuditEvent::Permissions),
+            AuditReportKind::Users => source.decode().map(AuditEvent::Users),
+            AuditReportKind::Groups => source.decode().map(AuditEvent::Groups),
+            AuditReportKind::WorkgroupSettings => {
+                source.decode().map(AuditEvent::WorkgroupSettings)
+            }
             _ => None,
-        };
-        event.unwrap_or_else(|| AuditEvent::Other(typed(raw).unwrap_or_default()))
+        }
     }
 
     /// The parsed `change` of a permissions event.
@@ -61,6 +65,25 @@ impl AuditEvent {
             AuditEvent::Permissions(p) => p.change.as_deref().map(RoleChange::parse),
             _ => None,
         }
+    }
+}
+
+/// Where one event is decoded from: its JSON text, or a map already parsed (read in place,
+/// so a failed decode leaves it whole).
+trait Source: Copy {
+    /// The event as a `T`, if it fits.
+    fn decode<T: serde::de::DeserializeOwned>(self) -> Option<T>;
+}
+
+impl Source for &str {
+    fn decode<T: serde::de::DeserializeOwned>(self) -> Option<T> {
+        serde_json::from_str(self).ok()
+    }
+}
+
+impl Source for &Map<String, Value> {
+    fn decode<T: serde::de::DeserializeOwned>(self) -> Option<T> {
+        T::deserialize(self).ok()
     }
 }
 
@@ -119,6 +142,12 @@ impl RoleChange {
         }
     }
 }
+
+/// The strategies every property test of untrusted input shares (`arb_json`, ...).
+#[cfg(test)]
+#[path = "../../tests/support/untrusted_strategies.rs"]
+#[allow(dead_code, clippy::duplicate_mod)]
+mod untrusted_strategies;
 
 #[cfg(test)]
 mod tests {
@@ -180,6 +209,77 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A JSON object whose keys are often the field names of the typed kinds, its values any
+    /// JSON: most fit no typed shape, many fit one.
+    fn arb_event() -> impl proptest::strategy::Strategy<Value = Map<String, Value>> {
+        use proptest::prelude::*;
+        let key = prop_oneof![
+            Just("username".to_owned()),
+            Just("user_id".to_owned()),
+            Just("time".to_owned()),
+            Just("change".to_owned()),
+            Just("assignee_id".to_owned()),
+            Just("actionInfo".to_owned()),
+            ".{0,5}",
+        ];
+        let value = prop_oneof![
+            ".{0,8}".prop_map(Value::String),
+            any::<i64>().prop_map(Value::from),
+            super::untrusted_strategies::arb_json(),
+        ];
+        proptest::collection::btree_map(key, value, 0..6)
+            .prop_map(|map| map.into_iter().collect::<Map<_, _>>())
+    }
+
+    const KINDS: [AuditReportKind; 8] = [
+        AuditReportKind::Logins,
+        AuditReportKind::Files,
+        AuditReportKind::Permissions,
+        AuditReportKind::Users,
+        AuditReportKind::Groups,
+        AuditReportKind::WorkgroupSettings,
+        AuditReportKind::Etmf,
+        AuditReportKind::Workflows,
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn a_map_is_typed_as_its_json_text_is_and_what_does_not_fit_stays_as_sent(
+            kind in proptest::sample::select(&KINDS[..]),
+            map in arb_event(),
+        ) {
+            let text = Value::Object(map.clone()).to_string();
+            // The text does not always give the map back: serde_json's float parsing may
+            // round a float's last digit differently. Read in place, the map keeps it.
+            let lossless = serde_json::from_str::<Map<String, Value>>(&text).ok() == Some(map.clone());
+            let typed = AuditEvent::from_json(kind, map.clone());
+            match AuditEvent::from_raw(kind, &text) {
+                AuditEvent::Other(_) => proptest::prop_assert_eq!(typed, AuditEvent::Other(map)),
+                from_text if lossless => proptest::prop_assert_eq!(typed, from_text),
+                _ => proptest::prop_assert!(!matches!(typed, AuditEvent::Other(_))),
+            }
+        }
+    }
+
+    #[test]
+    fn a_map_that_does_not_fit_its_kind_stays_other_with_every_field_as_sent() {
+        let sent = raw(
+            json!({"username": "alice", "user_id": "seven", "extra": [1, {"a": null}],
+                             "time": "2026-01-01T10:00:00Z"}),
+        );
+        assert_eq!(
+            AuditEvent::from_json(AuditReportKind::Logins, sent.clone()),
+            AuditEvent::Other(sent.clone())
+        );
+        let text = Value::Object(sent.clone()).to_string();
+        assert_eq!(
+            AuditEvent::from_raw(AuditReportKind::Logins, &text),
+            AuditEvent::Other(sent)
+        );
     }
 
     #[test]

@@ -10,9 +10,9 @@ use crate::limits::LimitClass;
 use crate::prelude::*;
 use crate::waiter::WaitError;
 use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 use pubapi_sdk::types::{AuditFormat, AuditReportKind};
-use std::collections::VecDeque;
 use std::time::Duration;
 
 /// The default number of events fetched per page of a JSON report: 10,000 events are a few
@@ -119,13 +119,83 @@ pub struct ReportPage {
     pub events: Vec<AuditEvent>,
 }
 
-/// The page as sent: the events stay raw JSON slices of the body until typed.
+/// The page as sent, its events left as raw JSON slices of the body: the way back when a
+/// page's events do not all fit its kind's type.
 #[derive(serde::Deserialize)]
 struct RawPage<'a> {
     total_count: Option<i64>,
     offset: Option<i64>,
     #[serde(borrow, default)]
     events: Vec<&'a serde_json::value::RawValue>,
+}
+
+/// The page as sent, every event decoded straight into `T`.
+#[derive(serde::Deserialize)]
+#[serde(bound = "T: serde::de::DeserializeOwned")]
+struct TypedPage<T> {
+    total_count: Option<i64>,
+    offset: Option<i64>,
+    #[serde(default)]
+    events: Vec<T>,
+}
+
+/// The events of a decoded page, handed out one at a time as [`AuditEvent`]s.
+type PageEvents = Box<dyn ExactSizeIterator<Item = AuditEvent> + Send>;
+
+/// A page decoded from its body: the events are kept in their kind's own type (no bigger than
+/// the struct a hand-written client would use) and become [`AuditEvent`]s as they are taken.
+struct DecodedPage {
+    total_count: Option<u64>,
+    offset: Option<u64>,
+    events: PageEvents,
+}
+
+impl DecodedPage {
+    /// Decodes a page body in one pass, each event straight into the type of `kind`. When
+    /// one event does not fit (or the body is not a page), the body is read again the way
+    /// that keeps each misfit as [`AuditEvent::Other`] or names the error's path: a pass
+    /// that succeeds gives the same events that way would.
+    fn decode(kind: AuditReportKind, body: &[u8]) -> Result<DecodedPage, Error> {
+        fn typed<T>(body: &[u8], wrap: fn(T) -> AuditEvent) -> Option<DecodedPage>
+        where
+            T: serde::de::DeserializeOwned + Send + 'static,
+        {
+            let page: TypedPage<T> = serde_json::from_slice(body).ok()?;
+            Some(DecodedPage {
+                total_count: count(page.total_count),
+                offset: count(page.offset),
+                events: Box::new(page.events.into_iter().map(wrap)),
+            })
+        }
+        let one_pass = match kind {
+            AuditReportKind::Logins => typed(body, AuditEvent::Logins),
+            AuditReportKind::Files => typed(body, AuditEvent::Files),
+            AuditReportKind::Permissions => typed(body, AuditEvent::Permissions),
+            AuditReportKind::Users => typed(body, AuditEvent::Users),
+            AuditReportKind::Groups => typed(body, AuditEvent::Groups),
+            AuditReportKind::WorkgroupSettings => typed(body, AuditEvent::WorkgroupSettings),
+            _ => typed(body, AuditEvent::Other),
+        };
+        if let Some(page) = one_pass {
+            return Ok(page);
+        }
+        let page: RawPage<'_> = Error::decode_slice(body)?;
+        let events: Vec<AuditEvent> = page
+            .events
+            .into_iter()
+            .map(|raw| AuditEvent::from_raw(kind, raw.get()))
+            .collect();
+        Ok(DecodedPage {
+            total_count: count(page.total_count),
+            offset: count(page.offset),
+            events: Box::new(events.into_iter()),
+        })
+    }
+}
+
+/// A page's `total_count` or `offset` as a count (`None` when absent or negative).
+fn count(value: Option<i64>) -> Option<u64> {
+    value.and_then(|v| u64::try_from(v).ok())
 }
 
 impl ReportPage {
@@ -135,15 +205,11 @@ impl ReportPage {
     /// # Errors
     /// [`Error::Decode`] naming the JSON path when the body is not a report page.
     pub fn decode(kind: AuditReportKind, body: &[u8]) -> Result<ReportPage, Error> {
-        let page: RawPage<'_> = Error::decode_slice(body)?;
+        let page = DecodedPage::decode(kind, body)?;
         Ok(ReportPage {
-            total_count: page.total_count.and_then(|t| u64::try_from(t).ok()),
-            offset: page.offset.and_then(|o| u64::try_from(o).ok()),
-            events: page
-                .events
-                .into_iter()
-                .map(|raw| AuditEvent::from_raw(kind, raw.get()))
-                .collect(),
+            total_count: page.total_count,
+            offset: page.offset,
+            events: page.events.collect(),
         })
     }
 }
@@ -173,11 +239,26 @@ pub(crate) async fn audit_report_page(
     offset: u64,
     count: u64,
 ) -> Result<ReportPage, Error> {
+    let page = fetch_page(client, at, offset, count).await?;
+    Ok(ReportPage {
+        total_count: page.total_count,
+        offset: page.offset,
+        events: page.events.collect(),
+    })
+}
+
+/// Fetches and decodes one page; its body is dropped before the events are handed out.
+async fn fetch_page(
+    client: &Client,
+    at: &ReportLocation,
+    offset: u64,
+    count: u64,
+) -> Result<DecodedPage, Error> {
     check_window(offset, count)?;
     let query = [("offset", offset), ("count", count.max(1))];
     let response = audit_report_get(client, at, "application/json", &query).await?;
     let body = read_capped(response, MAX_PAGE_BYTES).await?;
-    ReportPage::decode(at.kind, &body)
+    DecodedPage::decode(at.kind, &body)
 }
 
 /// What reading the report with `read` will cost: one call (a page of one event) to learn
@@ -211,15 +292,6 @@ pub(crate) fn audit_report_events(
     at: ReportLocation,
     read: ReportRead,
 ) -> BoxStream<'static, Result<AuditEvent, ReadError>> {
-    struct Pages {
-        client: Client,
-        at: ReportLocation,
-        page_size: u64,
-        offset: u64,
-        total: Option<u64>,
-        buffer: VecDeque<AuditEvent>,
-        done: bool,
-    }
     if let Err(error) = read.check() {
         let refused = ReadError {
             resume_at: read.offset,
@@ -227,66 +299,116 @@ pub(crate) fn audit_report_events(
         };
         return futures_util::stream::once(async move { Err(refused) }).boxed();
     }
-    let state = Pages {
+    ReportEvents {
         client: client.clone(),
         at,
         page_size: read.page_size.max(1),
         offset: read.offset,
         total: None,
-        buffer: VecDeque::new(),
+        page: Box::new(std::iter::empty()),
+        fetching: None,
         done: false,
-    };
-    futures_util::stream::unfold(state, |mut s| async move {
+    }
+    .boxed()
+}
+
+/// The stream of [`audit_report_events`]: an event of the page in hand is handed out at
+/// once; when the page is used up it is dropped, and the next one fetched.
+struct ReportEvents {
+    client: Client,
+    at: ReportLocation,
+    page_size: u64,
+    /// The index of the first event of the next page.
+    offset: u64,
+    total: Option<u64>,
+    /// The events of the page in hand not yet handed out.
+    page: PageEvents,
+    fetching: Option<BoxFuture<'static, Result<DecodedPage, Error>>>,
+    done: bool,
+}
+
+impl ReportEvents {
+    /// Takes in a fetched page: its events, or the error that ends the read.
+    fn take(&mut self, page: Result<DecodedPage, Error>) -> Result<(), ReadError> {
+        let fail = |s: &mut Self, error| {
+            s.done = true;
+            Err(ReadError {
+                resume_at: s.offset,
+                error,
+            })
+        };
+        let page = match page {
+            Ok(page) => page,
+            Err(error) => return fail(self, error),
+        };
+        self.total = page.total_count;
+        let delivered = page.events.len() as u64;
+        let short_of_total = self.total.is_some_and(|total| self.offset < total);
+        let problem = if page.offset.is_some_and(|o| o != self.offset) {
+            Some(format!(
+                "asked for events from {} and got a page from {:?}",
+                self.offset, page.offset
+            ))
+        } else if delivered == 0 && short_of_total {
+            Some(format!(
+                "an empty page at event {} of {:?}",
+                self.offset, self.total
+            ))
+        } else {
+            None
+        };
+        if let Some(message) = problem {
+            let error = Error::Decode {
+                path: "events".into(),
+                message,
+                body: Default::default(),
+            };
+            return fail(self, error);
+        }
+        // An empty page ends the read; without a total, so does a short one.
+        self.done = delivered == 0 || (self.total.is_none() && delivered < self.page_size);
+        self.offset = self.offset.saturating_add(delivered);
+        self.page = page.events;
+        Ok(())
+    }
+}
+
+impl futures_util::Stream for ReportEvents {
+    type Item = Result<AuditEvent, ReadError>;
+
+    fn poll_next(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        use std::task::Poll;
+        let this = self.get_mut();
         loop {
-            if let Some(event) = s.buffer.pop_front() {
-                return Some((Ok(event), s));
+            if let Some(event) = this.page.next() {
+                return Poll::Ready(Some(Ok(event)));
             }
-            let finished = s.total.is_some_and(|total| s.offset >= total);
-            if s.done || finished {
-                return None;
-            }
-            match audit_report_page(&s.client, &s.at, s.offset, s.page_size).await {
-                Ok(page) => {
-                    s.total = page.total_count;
-                    let delivered = page.events.len() as u64;
-                    let short_of_total = s.total.is_some_and(|total| s.offset < total);
-                    let problem = if page.offset.is_some_and(|o| o != s.offset) {
-                        Some(format!(
-                            "asked for events from {} and got a page from {:?}",
-                            s.offset, page.offset
-                        ))
-                    } else if delivered == 0 && short_of_total {
-                        Some(format!(
-                            "an empty page at event {} of {:?}",
-                            s.offset, s.total
-                        ))
-                    } else {
-                        None
-                    };
-                    if let Some(message) = problem {
-                        s.done = true;
-                        let error = Error::Decode {
-                            path: "events".into(),
-                            message,
-                            body: Default::default(),
-                        };
-                        let resume_at = s.offset;
-                        return Some((Err(ReadError { resume_at, error }), s));
+            let fetching = match &mut this.fetching {
+                Some(fetching) => fetching,
+                None => {
+                    let finished = this.total.is_some_and(|total| this.offset >= total);
+                    if this.done || finished {
+                        return Poll::Ready(None);
                     }
-                    // An empty page ends the read; without a total, so does a short one.
-                    s.done = delivered == 0 || (s.total.is_none() && delivered < s.page_size);
-                    s.offset = s.offset.saturating_add(delivered);
-                    s.buffer.extend(page.events);
+                    // The used-up page goes before the next one comes.
+                    this.page = Box::new(std::iter::empty());
+                    let (client, at) = (this.client.clone(), this.at.clone());
+                    let (offset, count) = (this.offset, this.page_size);
+                    this.fetching.insert(Box::pin(async move {
+                        fetch_page(&client, &at, offset, count).await
+                    }))
                 }
-                Err(error) => {
-                    s.done = true;
-                    let resume_at = s.offset;
-                    return Some((Err(ReadError { resume_at, error }), s));
-                }
+            };
+            let page = std::task::ready!(fetching.as_mut().poll(cx));
+            this.fetching = None;
+            if let Err(error) = this.take(page) {
+                return Poll::Ready(Some(Err(error)));
             }
         }
-    })
-    .boxed()
+    }
 }
 
 /// Starts downloading a CSV report (`Accept: text/csv`).
@@ -476,6 +598,33 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    #[test]
+    fn one_event_that_does_not_fit_stays_other_as_sent_and_the_rest_are_typed() {
+        let body = br#"{"total_count": 3, "offset": 0, "events": [
+            {"username": "alice", "user_id": 1},
+            {"username": "bob", "user_id": "two", "extra": {"a": [null, 1.5]}},
+            {"username": "carol", "user_id": 3}]}"#;
+        let page = ReportPage::decode(AuditReportKind::Logins, body).unwrap();
+        assert!(matches!(&page.events[0], AuditEvent::Logins(l) if l.user_id == Some(1)));
+        let sent = serde_json::json!({"username": "bob", "user_id": "two",
+                                      "extra": {"a": [null, 1.5]}});
+        assert_eq!(
+            page.events[1],
+            AuditEvent::Other(sent.as_object().unwrap().clone())
+        );
+        assert!(matches!(&page.events[2], AuditEvent::Logins(l) if l.user_id == Some(3)));
+    }
+
+    #[test]
+    fn a_body_that_is_not_a_page_is_a_decode_error_naming_the_path() {
+        let error =
+            ReportPage::decode(AuditReportKind::Logins, br#"{"events": {"a": 1}}"#).unwrap_err();
+        assert!(
+            matches!(&error, Error::Decode { path, .. } if path == "events"),
+            "{error:?}"
+        );
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(3000))]
 
@@ -488,6 +637,33 @@ mod tests {
             ],
         ) {
             let _ = ReportPage::decode(AuditReportKind::Logins, &body);
+        }
+
+        #[test]
+        fn a_page_decodes_as_each_event_alone_would_misfits_kept_as_sent(
+            kind in proptest::sample::select(&[
+                AuditReportKind::Logins, AuditReportKind::Permissions, AuditReportKind::Etmf,
+            ][..]),
+            events in proptest::collection::vec(prop_oneof![
+                4 => (any::<i64>(), "[a-z\"\\\\]{0,6}").prop_map(|(id, name)| {
+                    serde_json::json!({"user_id": id, "username": name, "change": "+Editor"})
+                }),
+                1 => Just(serde_json::json!({"user_id": "seven", "username": 7})),
+                1 => Just(serde_json::json!([1, 2])),
+                1 => Just(serde_json::json!(null)),
+            ], 0..12),
+            offset in proptest::option::of(any::<i64>()),
+        ) {
+            let body = serde_json::json!({"total_count": events.len(), "offset": offset,
+                                          "events": events}).to_string();
+            let page = ReportPage::decode(kind, body.as_bytes()).unwrap();
+            let one_by_one: Vec<AuditEvent> = events
+                .iter()
+                .map(|e| AuditEvent::from_raw(kind, &e.to_string()))
+                .collect();
+            prop_assert_eq!(page.events, one_by_one);
+            prop_assert_eq!(page.offset, offset.and_then(|o| u64::try_from(o).ok()));
+            prop_assert_eq!(page.total_count, Some(events.len() as u64));
         }
 
         #[test]

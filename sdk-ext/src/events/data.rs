@@ -95,8 +95,9 @@ impl PollingEvent {
     }
 }
 
+/// `raw` as a `T`, read in place (no copy of the map), if it fits.
 fn parse<T: serde::de::DeserializeOwned>(raw: &Map<String, Value>) -> Option<T> {
-    serde_json::from_value(Value::Object(raw.clone())).ok()
+    T::deserialize(raw).ok()
 }
 
 impl From<types::PollingEvent> for PollingEvent {
@@ -105,9 +106,16 @@ impl From<types::PollingEvent> for PollingEvent {
     }
 }
 
+/// The strategies every property test of untrusted input shares (`arb_json`, ...).
+#[cfg(test)]
+#[path = "../../tests/support/untrusted_strategies.rs"]
+#[allow(dead_code, clippy::duplicate_mod)]
+mod untrusted_strategies;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::strategy::Strategy as _;
     use serde_json::json;
 
     fn event(value: Value) -> PollingEvent {
@@ -192,6 +200,65 @@ mod tests {
             e.data(),
             PollingEventData::Other(json!({"x": 1}).as_object().unwrap().clone())
         );
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn data_is_typed_as_its_json_is_and_what_does_not_fit_stays_other_as_sent(
+            kind in proptest::sample::select(&["file_system", "permission_change", "note", "sticker"][..]),
+            data in proptest::collection::btree_map(
+                proptest::prop_oneof![
+                    proptest::strategy::Just("target_path".to_owned()),
+                    proptest::strategy::Just("is_folder".to_owned()),
+                    proptest::strategy::Just("source_id".to_owned()),
+                    ".{0,5}",
+                ],
+                proptest::prop_oneof![
+                    ".{0,8}".prop_map(Value::String),
+                    proptest::prelude::any::<bool>().prop_map(Value::Bool),
+                    super::untrusted_strategies::arb_json(),
+                ],
+                0..5,
+            ),
+        ) {
+            let data: Map<String, Value> = data.into_iter().collect();
+            let e = event(json!({"id": 1, "timestamp": "2026-01-05T10:00:00Z", "type": kind,
+                                 "data": data}));
+            let as_value = |data: &Map<String, Value>| Value::Object(data.clone());
+            let expected = match kind {
+                "file_system" => serde_json::from_value(as_value(&data))
+                    .map(PollingEventData::FileSystem)
+                    .ok(),
+                "permission_change" => serde_json::from_value(as_value(&data))
+                    .map(|data| PollingEventData::PermissionChange(PermissionChangeEvent {
+                        data,
+                        attributes: None,
+                    }))
+                    .ok(),
+                "note" => Some(PollingEventData::Note(data.clone())),
+                _ => None,
+            }
+            .unwrap_or_else(|| PollingEventData::Other(data.clone()));
+            proptest::prop_assert_eq!(e.data(), expected);
+        }
+    }
+
+    #[test]
+    fn data_that_does_not_fit_its_type_is_other_with_every_field_as_sent() {
+        let sent = json!({"target_path": 7, "is_folder": "no", "extra": {"deep": [1, null]}});
+        for kind in ["file_system", "permission_change"] {
+            let e = event(
+                json!({"id": 1, "timestamp": "2026-01-05T10:00:00Z", "type": kind,
+                                 "data": sent}),
+            );
+            assert_eq!(
+                e.data(),
+                PollingEventData::Other(sent.as_object().unwrap().clone()),
+                "{kind}"
+            );
+        }
     }
 
     #[test]
