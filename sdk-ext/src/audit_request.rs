@@ -482,30 +482,25 @@ mod tests {
 
     #[test]
     fn kinds_that_ignore_time_compare_days() {
-        let r = AuditRequest::from(UsersAuditRequest {
-            format: AuditFormat::Json,
-            date_start: "2026-01-01T08:00:00Z".parse().unwrap(),
-            date_end: "2026-01-01T18:00:00Z".parse().unwrap(),
-            action_type: vec![],
-            performed_by: vec![],
-            include_system_actions: false,
-            subject: vec![],
-        });
-        assert!(r.ignores_time());
+        let users = |start: &str, end: &str| {
+            AuditRequest::from(UsersAuditRequest {
+                format: AuditFormat::Json,
+                date_start: start.parse().unwrap(),
+                date_end: end.parse().unwrap(),
+                action_type: vec![],
+                performed_by: vec![],
+                include_system_actions: false,
+                subject: vec![],
+            })
+        };
+        let same_day = users("2026-01-01T08:00:00Z", "2026-01-01T18:00:00Z");
+        assert!(same_day.ignores_time());
         assert!(
-            r.validate().is_ok(),
+            same_day.validate().is_ok(),
             "the same day, as days, is that whole day"
         );
-        let r = AuditRequest::from(UsersAuditRequest {
-            format: AuditFormat::Json,
-            date_start: "2026-01-02T08:00:00Z".parse().unwrap(),
-            date_end: "2026-01-01T18:00:00Z".parse().unwrap(),
-            action_type: vec![],
-            performed_by: vec![],
-            include_system_actions: false,
-            subject: vec![],
-        });
-        assert_eq!(field_of(r.validate()), "date_end");
+        let day_before = users("2026-01-02T08:00:00Z", "2026-01-01T18:00:00Z");
+        assert_eq!(field_of(day_before.validate()), "date_end");
     }
 
     #[test]
