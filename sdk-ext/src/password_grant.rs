@@ -100,7 +100,7 @@ impl PasswordGrant {
             client_id: client_id.into(),
             username: username.into(),
             password: password.into(),
-            http: reqwest::Client::new(),
+            http: default_http().map_err(|e| invalid(&e.to_string()))?,
             retry: RetryConfig::default(),
             pacer: None,
             cached: Mutex::new(None),
@@ -126,7 +126,9 @@ impl PasswordGrant {
         )
     }
 
-    /// Sends the grant with this HTTP client (proxies, TLS roots) instead of a default one.
+    /// Sends the grant with this HTTP client (proxies, TLS roots) instead of the default one,
+    /// which follows no redirect (the form carries the password) and bounds the connection
+    /// (10 s) and every read (60 s of silence).
     #[must_use]
     pub fn http_client(mut self, http: reqwest::Client) -> Self {
         self.http = http;
@@ -198,13 +200,12 @@ impl PasswordGrant {
                 .map_err(GrantError::Http)?,
         };
         let status = response.status().as_u16();
-        let retry_after = response
-            .headers()
-            .get(http::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
-        let body = response.bytes().await.map_err(GrantError::Http)?;
+        let retry_after =
+            crate::retry_after::retry_after(response.headers(), std::time::SystemTime::now());
+        // A token answer is a few hundred bytes: an endless body is not read to its end.
+        let body = crate::request::failed::read_capped(response)
+            .await
+            .map_err(GrantError::Http)?;
         read_answer(status, retry_after, &body)
     }
 
@@ -248,6 +249,18 @@ impl TokenSource for PasswordGrant {
             *cached = None;
         }
     }
+}
+
+/// The HTTP client a grant uses unless given one: no redirect is followed (a 307 or 308
+/// would send the form, password included, to wherever it points), the connection and every
+/// read are bounded, as the API client's are.
+fn default_http() -> reqwest::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .referer(false)
+        .connect_timeout(Duration::from_secs(10))
+        .read_timeout(Duration::from_secs(60))
+        .build()
 }
 
 /// What the token endpoint's answer means: a token, or why not.
@@ -323,7 +336,7 @@ pub enum GrantError {
     },
     /// The endpoint is still throttled (409) after the retries.
     Throttled {
-        /// Its last `Retry-After`, when it sent one in seconds.
+        /// Its last `Retry-After` (delta-seconds or an HTTP date), when it sent one.
         retry_after: Option<Duration>,
         /// The server's message.
         description: Option<String>,

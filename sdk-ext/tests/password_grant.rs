@@ -206,3 +206,46 @@ async fn a_throttled_grant_is_a_typed_error_with_the_retry_after() {
     );
     assert_eq!(throttled.calls_async().await, 1);
 }
+
+#[tokio::test]
+async fn a_redirect_is_not_followed_with_the_password() {
+    // A 307 would resend the form, password included, to wherever it points.
+    let server = MockServer::start_async().await;
+    let elsewhere = server
+        .mock_async(|when, then| {
+            when.path("/elsewhere");
+            then.status(200)
+                .json_body(json!({"access_token": "stolen", "token_type": "bearer"}));
+        })
+        .await;
+    server
+        .mock_async(|when, then| {
+            when.method(POST).path("/puboauth/token");
+            then.status(307)
+                .header("location", server.url("/elsewhere"));
+        })
+        .await;
+    let refused = grant(&server, "app", PASSWORD).fetch().await.unwrap_err();
+    assert_eq!(refused.status(), Some(307), "{refused:?}");
+    assert_eq!(elsewhere.calls_async().await, 0);
+}
+
+#[tokio::test]
+async fn a_huge_answer_is_read_only_up_to_the_cap() {
+    // A valid token answer padded past 1 MiB: read whole it would grant; capped, it is cut
+    // and is no answer.
+    let server = MockServer::start_async().await;
+    let padding = "x".repeat(3 << 20);
+    server
+        .mock_async(|when, then| {
+            when.method(POST).path("/puboauth/token");
+            then.status(200)
+                .json_body(json!({"access_token": "tok-1", "padding": padding}));
+        })
+        .await;
+    let cut = grant(&server, "app", PASSWORD).fetch().await.unwrap_err();
+    assert!(
+        matches!(cut, GrantError::Malformed { status: 200, .. }),
+        "{cut:?}"
+    );
+}
