@@ -36,10 +36,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             StreamItem::Event(event) => {
                 if let PollingEventData::PermissionChange(change) = event.data() {
                     let folder = change.data.target_path.unwrap_or_default();
-                    let changed = change.attributes.and_then(|a| a.change_permission_event);
-                    for entry in changed.into_iter().flat_map(|c| c.changed_permissions) {
-                        let action = entry.action.map(|a| a.to_string());
-                        let who = entry.entry.unwrap_or_default();
+                    let changed = change
+                        .attributes
+                        .and_then(|a| a.change_permission_event.as_ref());
+                    for entry in changed.into_iter().flat_map(|c| &c.changed_permissions) {
+                        let action = entry.action.as_ref().map(|a| a.to_string());
+                        let who = entry.entry.clone().unwrap_or_default();
                         println!(
                             "#{} {folder}: {} {} {}",
                             event.raw.id,

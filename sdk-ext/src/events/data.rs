@@ -7,28 +7,31 @@ use serde_json::{Map, Value};
 /// The `data` of a file-system event. Source fields apply to copy and move.
 pub type FileSystemData = types::FileSystemEventData;
 
-/// A permission-change event: `data` plus the extra `eventTypeSpecificAttributes`.
+/// A permission-change event: `data` plus the extra `eventTypeSpecificAttributes`, lent by
+/// the event.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PermissionChangeEvent {
+pub struct PermissionChangeEvent<'a> {
     /// `target_path` (the folder whose permission changed) and `is_folder` (always false: it
     /// says whether the event is a folder event, not whether the path is a folder).
     pub data: types::PermissionChangeEventData,
     /// Group changes, the changed permissions (`ADD` / `DELETE` with subject and level), the
     /// snapshot-restore id when a restore caused the change, the target folder id.
-    pub attributes: Option<types::EventTypeSpecificAttributes>,
+    pub attributes: Option<&'a types::EventTypeSpecificAttributes>,
 }
 
-/// The typed `data` of an event.
+/// The typed `data` of an event, decoded from the event's own `data` (the small typed
+/// structs) or lent by it (open JSON, the permission change's attributes): nothing of the
+/// event is copied but the fields of a typed struct.
 #[derive(Debug, Clone, PartialEq)]
-pub enum PollingEventData {
+pub enum PollingEventData<'a> {
     /// A file-system event.
     FileSystem(FileSystemData),
     /// A permission change.
-    PermissionChange(PermissionChangeEvent),
+    PermissionChange(PermissionChangeEvent<'a>),
     /// A note event: its shape is not shown in the reference.
-    Note(Map<String, Value>),
+    Note(&'a Map<String, Value>),
     /// An unknown type, or a `data` that did not match its type's shape: the raw JSON.
-    Other(Map<String, Value>),
+    Other(&'a Map<String, Value>),
 }
 
 /// One polling event: the generated event as sent, with typed views.
@@ -68,20 +71,20 @@ impl PollingEvent {
     }
 
     /// The typed `data`; never fails: what does not fit is [`PollingEventData::Other`].
-    pub fn data(&self) -> PollingEventData {
+    pub fn data(&self) -> PollingEventData<'_> {
         let raw = &self.raw.data;
         match self.kind() {
             PollingEventType::FileSystem => parse(raw).map(PollingEventData::FileSystem),
             PollingEventType::PermissionChange => parse(raw).map(|data| {
                 PollingEventData::PermissionChange(PermissionChangeEvent {
                     data,
-                    attributes: self.raw.event_type_specific_attributes.clone(),
+                    attributes: self.raw.event_type_specific_attributes.as_ref(),
                 })
             }),
-            PollingEventType::Note => Some(PollingEventData::Note(raw.clone())),
+            PollingEventType::Note => Some(PollingEventData::Note(raw)),
             _ => None,
         }
-        .unwrap_or_else(|| PollingEventData::Other(raw.clone()))
+        .unwrap_or(PollingEventData::Other(raw))
     }
 
     /// When the event happened, typed: its ISO 8601 `timestamp` as an instant
@@ -179,8 +182,9 @@ mod tests {
                 assert_eq!(p.data.target_path.as_deref(), Some("/Shared/Team"));
                 let attributes = p.attributes.unwrap();
                 assert_eq!(attributes.target_folder_id.as_deref(), Some("f9"));
-                let changed = attributes
+                let changed = &attributes
                     .change_permission_event
+                    .as_ref()
                     .unwrap()
                     .changed_permissions;
                 assert_eq!(changed.len(), 1);
@@ -198,7 +202,7 @@ mod tests {
         assert_eq!(e.action_source(), Some(&ActionSource::from("Hologram")));
         assert_eq!(
             e.data(),
-            PollingEventData::Other(json!({"x": 1}).as_object().unwrap().clone())
+            PollingEventData::Other(json!({"x": 1}).as_object().unwrap())
         );
     }
 
@@ -237,10 +241,10 @@ mod tests {
                         attributes: None,
                     }))
                     .ok(),
-                "note" => Some(PollingEventData::Note(data.clone())),
+                "note" => Some(PollingEventData::Note(&data)),
                 _ => None,
             }
-            .unwrap_or_else(|| PollingEventData::Other(data.clone()));
+            .unwrap_or(PollingEventData::Other(&data));
             proptest::prop_assert_eq!(e.data(), expected);
         }
     }
@@ -255,7 +259,7 @@ mod tests {
             );
             assert_eq!(
                 e.data(),
-                PollingEventData::Other(sent.as_object().unwrap().clone()),
+                PollingEventData::Other(sent.as_object().unwrap()),
                 "{kind}"
             );
         }
