@@ -112,6 +112,18 @@ fn overhead(c: &mut Criterion) {
         .unwrap();
     let generated_same_http =
         pubapi_sdk::Client::new_with_client(&base, same_http, pubapi_sdk::hooks::Inner::default());
+    // The generated client on the HTTP client its own `Client::new` builds (15 s to connect,
+    // 15 s for the whole call, the body included), with the token header: the generated
+    // client as it comes, bounded in time as sdk-ext is.
+    let own_timeouts = std::time::Duration::from_secs(15);
+    let own_http = reqwest::Client::builder()
+        .default_headers(token_header())
+        .connect_timeout(own_timeouts)
+        .timeout(own_timeouts)
+        .build()
+        .unwrap();
+    let generated_own_timeouts =
+        pubapi_sdk::Client::new_with_client(&base, own_http, pubapi_sdk::hooks::Inner::default());
     let unlimited = Budget::new(None, None);
     let ext = Client::builder()
         .base_url(&base)
@@ -145,11 +157,20 @@ fn overhead(c: &mut Criterion) {
             .unwrap()
             .into_inner()
     };
+    let generated_own_timeouts_call = || async {
+        generated_own_timeouts
+            .whoami()
+            .send()
+            .await
+            .unwrap()
+            .into_inner()
+    };
     let ext_call = || async { ext.identity().whoami().await.unwrap() };
 
     // Counted mode, for instruction counts that do not depend on how busy the machine is:
     // `PUBAPI_OVERHEAD_COUNT=<variant>:<sequential|concurrent>:<off|on>:<calls>` (a variant is
-    // `generated_client`, `generated_client_same_http_settings` or `sdk_ext`)
+    // `generated_client`, `generated_client_same_http_settings`,
+    // `generated_client_own_timeouts` or `sdk_ext`)
     // makes exactly that many calls (after a warm-up of 64) and exits; two counts' difference
     // in callgrind, divided by the difference in calls, is the cost of one call.
     if let Ok(spec) = std::env::var("PUBAPI_OVERHEAD_COUNT") {
@@ -167,6 +188,9 @@ fn overhead(c: &mut Criterion) {
                 "generated_client" => black_box::<Whoami>(generated_call().await),
                 "generated_client_same_http_settings" => {
                     black_box::<Whoami>(generated_same_http_call().await)
+                }
+                "generated_client_own_timeouts" => {
+                    black_box::<Whoami>(generated_own_timeouts_call().await)
                 }
                 other => panic!("unknown variant {other}"),
             };

@@ -357,6 +357,18 @@ impl CsvRows {
     /// # }
     /// ```
     pub async fn next_record(&mut self) -> Option<Result<CsvRecord<'_>, CsvError>> {
+        // A data row whole in the chunk in hand is read without entering `record`'s future.
+        // Anything else (the end, a row over the caps, the chunk used up) is left to
+        // `record`, which meets it again in the same state.
+        if self.started && !self.finished && self.header.is_some() {
+            if let Parsed::Record(fields) = self.parse() {
+                return Some(Ok(CsvRecord {
+                    header: self.header.as_ref()?,
+                    bytes: &self.out,
+                    ends: &self.ends[..fields],
+                }));
+            }
+        }
         loop {
             let fields = match self.record().await {
                 Ok(Some(fields)) => fields,
