@@ -351,23 +351,33 @@ struct Op<'a> {
     request_id: http::HeaderValue,
 }
 
+/// `duration` in nanoseconds, saturated (584 years).
+fn nanos(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
+}
+
 impl Progress {
     /// When the operation's time is up.
-    fn deadline(&mut self, timeout: Duration) -> Instant {
-        *self.deadline.get_or_insert(self.started + timeout)
+    ///
+    /// Worked out when asked (a call that needs a second attempt) rather than kept: the
+    /// boxed future stays within the allocator's per-thread cache.
+    fn deadline(&self, timeout: Duration) -> Instant {
+        self.started + timeout
     }
 }
 
 /// How far an operation has come: what the phases read and update between attempts.
+///
+/// It lives in the boxed future of every call, which must stay within the 1,032 bytes that
+/// glibc serves from its per-thread cache (a larger box costs the allocator's main path, about
+/// 1 k instructions a call): times are kept as nanoseconds in a `u64` (half a `Duration`).
 struct Progress {
     attempt: u32,
     started: Instant,
-    /// When the operation's time is up: worked out for a second attempt.
-    deadline: Option<Instant>,
-    /// Time slept between attempts so far.
-    waited: Duration,
-    /// Time the attempts waited for their slots so far.
-    limiter_waited: Duration,
+    /// Time slept between attempts so far, in nanoseconds.
+    waited_ns: u64,
+    /// Time the attempts waited for their slots so far, in nanoseconds.
+    limiter_waited_ns: u64,
     /// Whether a 401 already had its one try with a fresh token.
     refreshed_token: bool,
 }
@@ -450,9 +460,8 @@ impl<'a> Op<'a> {
             let mut progress = Progress {
                 attempt: 0,
                 started,
-                deadline: None,
-                waited: Duration::ZERO,
-                limiter_waited: Duration::ZERO,
+                waited_ns: 0,
+                limiter_waited_ns: 0,
                 refreshed_token: false,
             };
             let result = loop {
@@ -485,7 +494,7 @@ impl<'a> Op<'a> {
                 );
                 // Boxed, like every wait off the path of a free slot.
                 Box::pin(tokio::time::sleep(after)).await;
-                progress.waited += after;
+                progress.waited_ns = progress.waited_ns.saturating_add(nanos(after));
             };
             match self.finish(result) {
                 Finished::Done(result) => result,
@@ -551,11 +560,13 @@ impl<'a> Op<'a> {
                 unreachable!("`try_op` puts the request back before every attempt")
             };
             if !permit.waited().is_zero() {
-                progress.limiter_waited += permit.waited();
+                progress.limiter_waited_ns = progress
+                    .limiter_waited_ns
+                    .saturating_add(nanos(permit.waited()));
                 record(
                     &self.span,
                     "pubapi.limiter_wait_ms",
-                    progress.limiter_waited.as_millis() as u64,
+                    progress.limiter_waited_ns / 1_000_000,
                 );
             }
             telemetry::limiter_wait(class, permit.waited());
@@ -690,7 +701,7 @@ impl<'a> Op<'a> {
             &verdict,
             operation.is_idempotent(),
             progress.attempt,
-            progress.waited,
+            Duration::from_nanos(progress.waited_ns),
             &mut &self.shared.rng,
         );
         match decision {
@@ -1030,6 +1041,34 @@ mod tests {
             Replay::of(first, true),
             Some(Replay::Inline { .. })
         ));
+    }
+
+    /// glibc serves blocks of up to 1,032 bytes from a per-thread cache; the boxed future
+    /// of every call once grew to 1,048 bytes unnoticed, and each call then cost about 1 k
+    /// instructions more in the allocator (`BENCHMARKS.md`). Checked in the build the tests
+    /// run in; the release build's future is smaller (1,016 bytes when this was written).
+    #[test]
+    fn the_boxed_call_fits_the_allocators_per_thread_cache() {
+        const THREAD_CACHE_MAX: usize = 1032;
+        let client = crate::Client::builder()
+            .isolated_budget()
+            .base_url("http://127.0.0.1:1/pubapi")
+            .token(SecretToken::try_from("t0k3n").unwrap())
+            .build()
+            .unwrap();
+        let policy = Policy::new(client.shared.clone(), None);
+        let http = reqwest::Client::new();
+        let operation = pubapi_sdk::operations::by_method_name("whoami").unwrap();
+        let request = reqwest::Request::new(
+            http::Method::GET,
+            "http://127.0.0.1:1/pubapi/v1/whoami".parse().unwrap(),
+        );
+        let call = policy.run(&http, request, operation);
+        let size = std::mem::size_of_val(&*call);
+        assert!(
+            size <= THREAD_CACHE_MAX,
+            "the boxed call is {size} bytes, over the {THREAD_CACHE_MAX} of the thread cache"
+        );
     }
 
     #[test]
