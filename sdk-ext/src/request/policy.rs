@@ -362,7 +362,11 @@ impl Progress {
     /// Worked out when asked (a call that needs a second attempt) rather than kept: the
     /// boxed future stays within the allocator's per-thread cache.
     fn deadline(&self, timeout: Duration) -> Instant {
-        self.started + timeout
+        // A timeout past what an instant can hold (`Duration::MAX`) is a deadline 30 years
+        // on, not an overflow.
+        self.started
+            .checked_add(timeout)
+            .unwrap_or_else(|| self.started + Duration::from_secs(30 * 365 * 86_400))
     }
 }
 
@@ -473,7 +477,9 @@ impl<'a> Op<'a> {
                         Err(rejection) => break Err(rejection),
                     };
                     if attempted.verdict == Verdict::Success {
-                        // Nothing to decide: the answer goes back as it is.
+                        // Nothing to decide: the answer goes back as it is, and the retry
+                        // budget gets its refund.
+                        self.shared.retry.succeeded();
                         break Ok(attempted.result);
                     }
                     let next = if self.wants_fresh_token(&attempted, &slot, &progress) {
@@ -1041,6 +1047,63 @@ mod tests {
             Replay::of(first, true),
             Some(Replay::Inline { .. })
         ));
+    }
+
+    /// A client on `recorder` with `retry`.
+    fn client_on(recorder: &Arc<Recorder>, retry: RetryConfig) -> crate::Client {
+        crate::Client::builder()
+            .isolated_budget()
+            .base_url("http://127.0.0.1:1/pubapi")
+            .token(SecretToken::try_from("t0k3n").unwrap())
+            .transport(recorder.clone())
+            .retry(retry)
+            .build()
+            .unwrap()
+    }
+
+    /// Each success puts one token back into the retry budget (`RetryBudget`'s contract), the
+    /// successes handed back without the retry step's decision included: otherwise a
+    /// long-lived client's budget only drains, and after about 100 retries in its life it
+    /// never retries again.
+    #[tokio::test(start_paused = true)]
+    async fn a_success_through_the_client_refunds_the_retry_budget() {
+        let recorder = Arc::new(Recorder::default());
+        recorder.statuses.lock().unwrap().push_back(503);
+        let budget = crate::RetryBudget::new(10);
+        let client = client_on(
+            &recorder,
+            RetryConfig::default().with_budget(budget.clone()),
+        );
+        // The empty bodies do not decode: only what the budget holds matters here.
+        let _ = client.identity().whoami().await;
+        assert_eq!(recorder.sent.lock().unwrap().len(), 2);
+        assert_eq!(
+            budget.available(),
+            10 - 5 + 1,
+            "a retry takes 5, its success gives 1"
+        );
+        for _ in 0..3 {
+            let _ = client.identity().whoami().await;
+        }
+        assert_eq!(budget.available(), 9);
+        for _ in 0..3 {
+            let _ = client.identity().whoami().await;
+        }
+        assert_eq!(budget.available(), 10, "never over the capacity");
+    }
+
+    /// An operation timeout past what an instant can hold (`Duration::MAX`, "no deadline")
+    /// is worked out without overflowing when a call needs a second attempt.
+    #[tokio::test(start_paused = true)]
+    async fn an_operation_timeout_of_duration_max_is_no_overflow_on_a_retry() {
+        let recorder = Arc::new(Recorder::default());
+        recorder.statuses.lock().unwrap().extend([503, 503]);
+        let client = client_on(
+            &recorder,
+            RetryConfig::default().with_operation_timeout(Duration::MAX),
+        );
+        let _ = client.identity().whoami().await;
+        assert_eq!(recorder.sent.lock().unwrap().len(), 3);
     }
 
     /// glibc serves blocks of up to 1,032 bytes from a per-thread cache; the boxed future

@@ -212,6 +212,12 @@ impl RetryConfig {
         Duration::from_nanos(rng.below(bound_nanos.saturating_add(1)))
     }
 
+    /// A success: [`SUCCESS_REFUND`] goes back into the budget. Every success passes here,
+    /// those the policy hands back without [`RetryConfig::decide`] included.
+    pub(crate) fn succeeded(&self) {
+        self.budget.deposit(SUCCESS_REFUND);
+    }
+
     /// What to do after attempt `attempt` (1-based) ended in `verdict`.
     ///
     /// `waited_so_far` is the time already spent waiting between earlier
@@ -229,7 +235,7 @@ impl RetryConfig {
     ) -> Decision {
         let (retry_after, cost) = match *verdict {
             Verdict::Success => {
-                self.budget.deposit(SUCCESS_REFUND);
+                self.succeeded();
                 return Decision::Done;
             }
             Verdict::Refused(_) => return Decision::GiveUp(GiveUpReason::NotRetryable),
