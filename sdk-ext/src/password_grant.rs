@@ -52,8 +52,11 @@ pub struct PasswordGrant {
     retry: RetryConfig,
     pacer: Option<(Arc<TokenPacer>, Duration)>,
     cached: Mutex<Option<SecretToken>>,
-    // Held while a grant is in flight, so concurrent callers wait for one request.
-    fetching: tokio::sync::Mutex<()>,
+    /// Held while a grant is in flight, so concurrent callers wait for one request; keeps
+    /// the refusal of the last grant, which the callers that waited for it share instead of
+    /// each sending the password again (repeated wrong passwords lock accounts, and the
+    /// internal flow has 10 requests an hour).
+    fetching: tokio::sync::Mutex<Option<TokenError>>,
 }
 
 impl fmt::Debug for PasswordGrant {
@@ -82,7 +85,7 @@ impl PasswordGrant {
         password: impl Into<String>,
     ) -> Result<Self, GrantError> {
         let invalid = |problem: &str| GrantError::InvalidUrl {
-            url: token_url.to_string(),
+            url: without_credentials(token_url),
             problem: problem.to_string(),
         };
         let url = reqwest::Url::parse(token_url).map_err(|e| invalid(&e.to_string()))?;
@@ -104,7 +107,7 @@ impl PasswordGrant {
             retry: RetryConfig::default(),
             pacer: None,
             cached: Mutex::new(None),
-            fetching: tokio::sync::Mutex::new(()),
+            fetching: tokio::sync::Mutex::new(None),
         })
     }
 
@@ -206,36 +209,48 @@ impl PasswordGrant {
         let body = crate::request::failed::read_capped(response)
             .await
             .map_err(GrantError::Http)?;
-        read_answer(status, retry_after, &body)
+        read_answer(status, retry_after, &body).map_err(|e| e.without(&self.password))
     }
 
     fn lock_cache(&self) -> std::sync::MutexGuard<'_, Option<SecretToken>> {
         self.cached.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    async fn cached_or_fetch(&self) -> Result<SecretToken, GrantError> {
+    async fn cached_or_fetch(&self) -> Result<SecretToken, TokenError> {
         if let Some(token) = self.lock_cache().clone() {
             return Ok(token);
         }
-        let _one_at_a_time = self.fetching.lock().await;
-        // Another caller may have fetched while this one waited.
+        let (mut refusal, waited) = match self.fetching.try_lock() {
+            Ok(free) => (free, false),
+            Err(_) => (self.fetching.lock().await, true),
+        };
+        // The grant this caller waited for may have ended either way.
         if let Some(token) = self.lock_cache().clone() {
             return Ok(token);
         }
-        let token = self.fetch().await?;
-        *self.lock_cache() = Some(token.clone());
-        Ok(token)
+        if waited && let Some(refused) = refusal.as_ref() {
+            return Err(refused.clone());
+        }
+        match self.fetch().await {
+            Ok(token) => {
+                *refusal = None;
+                *self.lock_cache() = Some(token.clone());
+                Ok(token)
+            }
+            Err(error) => {
+                let error = TokenError::unavailable(error);
+                *refusal = Some(error.clone());
+                Err(error)
+            }
+        }
     }
 }
 
 impl TokenSource for PasswordGrant {
-    /// The cached token, or one grant's (one request however many callers wait).
+    /// The cached token, or one grant's: one request however many callers wait, who share
+    /// its token or its refusal. A call after a refusal asks again.
     fn token(&self) -> TokenFuture<'_> {
-        Box::pin(async move {
-            self.cached_or_fetch()
-                .await
-                .map_err(TokenError::unavailable)
-        })
+        Box::pin(self.cached_or_fetch())
     }
 
     fn ready(&self) -> Option<SecretToken> {
@@ -261,6 +276,19 @@ fn default_http() -> reqwest::Result<reqwest::Client> {
         .connect_timeout(Duration::from_secs(10))
         .read_timeout(Duration::from_secs(60))
         .build()
+}
+
+/// `url` as an error may show it: without the user and password of its authority (a URL
+/// given with credentials is refused, and must not print them).
+fn without_credentials(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://***@{}", &rest[at + 1..]),
+        None => url.to_string(),
+    }
 }
 
 /// What the token endpoint's answer means: a token, or why not.
@@ -318,7 +346,7 @@ fn read_answer(
 pub enum GrantError {
     /// The token endpoint's URL is not usable.
     InvalidUrl {
-        /// The URL as given.
+        /// The URL as given, with any user and password of its authority shown as `***`.
         url: String,
         /// What is wrong with it.
         problem: String,
@@ -355,6 +383,38 @@ pub enum GrantError {
 }
 
 impl GrantError {
+    /// The error with `password` (as sent in the form, and as given) blotted out of the
+    /// server's message: an endpoint or a proxy that echoes the request would otherwise put
+    /// the password into `Display`.
+    fn without(self, password: &str) -> GrantError {
+        if password.is_empty() {
+            return self;
+        }
+        let encoded: String = form_urlencoded::byte_serialize(password.as_bytes()).collect();
+        let scrub = |text: Option<String>| {
+            text.map(|t| t.replace(password, "***").replace(&encoded, "***"))
+        };
+        match self {
+            GrantError::Refused {
+                status,
+                error,
+                description,
+            } => GrantError::Refused {
+                status,
+                error: scrub(error),
+                description: scrub(description),
+            },
+            GrantError::Throttled {
+                retry_after,
+                description,
+            } => GrantError::Throttled {
+                retry_after,
+                description: scrub(description),
+            },
+            other => other,
+        }
+    }
+
     /// The OAuth error code of a refusal (`invalid_grant`, `invalid_client`, ...).
     pub fn oauth_error(&self) -> Option<&str> {
         match self {

@@ -249,3 +249,86 @@ async fn a_huge_answer_is_read_only_up_to_the_cap() {
         "{cut:?}"
     );
 }
+
+#[tokio::test]
+async fn concurrent_callers_share_one_refusal_and_a_later_call_asks_again() {
+    // Repeated wrong passwords lock accounts, and the internal flow has 10 requests an hour:
+    // callers that waited for a refused grant share its refusal instead of each sending the
+    // password again.
+    let server = MockServer::start_async().await;
+    let refused = server
+        .mock_async(|when, then| {
+            when.method(POST).path("/puboauth/token");
+            then.status(400)
+                .json_body(json!({"error": "invalid_grant"}));
+        })
+        .await;
+    let source = grant(&server, "app", "wrong");
+    let all = futures_util::future::join_all((0..8).map(|_| source.token())).await;
+    for result in &all {
+        let error = result.as_ref().unwrap_err();
+        let grant = std::error::Error::source(error)
+            .and_then(|e| e.downcast_ref::<GrantError>())
+            .unwrap_or_else(|| panic!("{error:?}"));
+        assert_eq!(grant.oauth_error(), Some("invalid_grant"));
+    }
+    assert_eq!(refused.calls_async().await, 1);
+    // A refusal is not kept: the next call (a corrected password, a reset account) asks.
+    assert!(source.token().await.is_err());
+    assert_eq!(refused.calls_async().await, 2);
+}
+
+#[test]
+fn an_invalid_url_error_never_shows_the_urls_credentials() {
+    for url in [
+        "https://sam:S3CRET@acme.example.com/puboauth/token",
+        "http://sam:S3CRET@example.com/puboauth/token",
+        "ftp://sam:S3CRET@example.com/",
+        "https://sam:S3CRET@[not-a-host/puboauth/token",
+    ] {
+        let err = PasswordGrant::new(url, "app", "sam", PASSWORD).unwrap_err();
+        assert!(
+            matches!(err, GrantError::InvalidUrl { .. }),
+            "{url}: {err:?}"
+        );
+        for shown in [err.to_string(), format!("{err:?}")] {
+            assert!(!shown.contains("S3CRET"), "{url}: {shown}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_refusal_that_echoes_the_form_does_not_show_the_password() {
+    // An endpoint (or a proxy before it) that answers with the request it got.
+    let encoded: String = form_urlencoded::byte_serialize(PASSWORD.as_bytes()).collect();
+    let server = MockServer::start_async().await;
+    server
+        .mock_async(|when, then| {
+            when.method(POST).path("/puboauth/token");
+            then.status(400).body(format!(
+                "bad request: grant_type=password&client_id=app&username=sam&password={encoded}"
+            ));
+        })
+        .await;
+    let err = grant(&server, "app", PASSWORD).fetch().await.unwrap_err();
+    let shown = err.to_string();
+    assert!(shown.contains("username=sam"), "{shown}");
+    assert!(
+        !shown.contains(&encoded) && !shown.contains(PASSWORD),
+        "{shown}"
+    );
+
+    let server = MockServer::start_async().await;
+    server
+        .mock_async(|when, then| {
+            when.method(POST).path("/puboauth/token");
+            then.status(400).json_body(json!({
+                "error": "invalid_request",
+                "error_description": format!("password {PASSWORD} is too weak")
+            }));
+        })
+        .await;
+    let err = grant(&server, "app", PASSWORD).fetch().await.unwrap_err();
+    assert!(!err.to_string().contains(PASSWORD), "{err}");
+    assert!(!format!("{err:?}").contains(PASSWORD), "{err:?}");
+}
