@@ -360,14 +360,16 @@ impl CsvRows {
         // A data row whole in the chunk in hand is read without entering `record`'s future.
         // Anything else (the end, a row over the caps, the chunk used up) is left to
         // `record`, which meets it again in the same state.
-        if self.started && !self.finished && self.header.is_some() {
-            if let Parsed::Record(fields) = self.parse() {
-                return Some(Ok(CsvRecord {
-                    header: self.header.as_ref()?,
-                    bytes: &self.out,
-                    ends: &self.ends[..fields],
-                }));
-            }
+        if self.started
+            && !self.finished
+            && self.header.is_some()
+            && let Parsed::Record(fields) = self.parse()
+        {
+            return Some(Ok(CsvRecord {
+                header: self.header.as_ref()?,
+                bytes: &self.out,
+                ends: &self.ends[..fields],
+            }));
         }
         loop {
             let fields = match self.record().await {
