@@ -22,7 +22,8 @@ impl AuditEvent {
     /// ```
     ///
     /// # Errors
-    /// [`TimeError`] naming the field and its text when the text is not an ISO 8601 instant.
+    /// [`TimeError`] naming the field and its text when the text is not an ISO 8601 instant,
+    /// or the value is not text at all (an epoch number: its JSON as the text).
     pub fn occurred_at(&self) -> Result<Option<Timestamp>, TimeError> {
         let time = |text: &Option<String>| time::optional_instant("time", text.as_deref());
         match self {
@@ -36,8 +37,13 @@ impl AuditEvent {
             AuditEvent::WorkgroupSettings(e) => time(&e.time),
             AuditEvent::Other(raw) => {
                 for field in ["time", "date_and_time"] {
-                    if let Some(text) = raw.get(field).and_then(|v| v.as_str()) {
-                        return time::instant(field, text).map(Some);
+                    match raw.get(field) {
+                        None | Some(serde_json::Value::Null) => {}
+                        Some(serde_json::Value::String(text)) => {
+                            return time::instant(field, text).map(Some);
+                        }
+                        // A number or anything else: not the ISO 8601 text of the reference.
+                        Some(other) => return time::instant(field, &other.to_string()).map(Some),
                     }
                 }
                 Ok(None)
@@ -96,5 +102,13 @@ mod tests {
         );
         let logins = event(AuditReportKind::Logins, json!({"time": ""}));
         assert_eq!(logins.occurred_at().unwrap_err().field(), "time");
+        // A time that is not text (epoch milliseconds) does not fit the typed event, and is
+        // an error naming the field, not an event without a time.
+        let epoch = event(AuditReportKind::Logins, json!({"time": AT}));
+        assert!(matches!(epoch, AuditEvent::Other(_)));
+        assert_eq!(
+            epoch.occurred_at().unwrap_err().to_string(),
+            "`time` is not an iso 8601 instant: \"1767607200000\""
+        );
     }
 }

@@ -284,7 +284,14 @@ pub fn expires_within(summary: &WebhookSummary, window: Duration, now: SystemTim
     let Some(expires) = summary.expires.and_then(|e| u64::try_from(e).ok()) else {
         return false;
     };
-    UNIX_EPOCH + Duration::from_secs(expires) <= now + window
+    // Past what a `SystemTime` holds: a window that long covers every expiry, an expiry
+    // that far is in no window.
+    let Some(limit) = now.checked_add(window) else {
+        return true;
+    };
+    UNIX_EPOCH
+        .checked_add(Duration::from_secs(expires))
+        .is_some_and(|at| at <= limit)
 }
 
 /// When a registration expires, typed: `expires` (Unix seconds, reference 2.9) of a full
@@ -433,6 +440,14 @@ mod tests {
             Duration::from_secs(600),
             now
         ));
+        // At the ends of the range: no overflow of the clock's type.
+        assert!(expires_within(&summary(1_000_700), Duration::MAX, now));
+        assert!(!expires_within(
+            &summary(i64::MAX),
+            Duration::from_secs(600),
+            now
+        ));
+        assert!(expires_within(&summary(i64::MAX), Duration::MAX, now));
     }
 
     #[test]
