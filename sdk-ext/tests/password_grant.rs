@@ -54,6 +54,16 @@ async fn token_endpoint<'a>(server: &'a MockServer, token: &str) -> Mock<'a> {
         .await
 }
 
+/// The token endpoint answering every grant as `answer` says.
+async fn endpoint<'a>(server: &'a MockServer, answer: impl FnOnce(httpmock::Then)) -> Mock<'a> {
+    server
+        .mock_async(|when, then| {
+            when.method(POST).path("/puboauth/token");
+            answer(then);
+        })
+        .await
+}
+
 fn grant(server: &MockServer, client_id: &str, password: &str) -> PasswordGrant {
     PasswordGrant::new(&server.url("/puboauth/token"), client_id, "sam", password).unwrap()
 }
@@ -189,14 +199,12 @@ async fn concurrent_callers_share_one_grant() {
 #[tokio::test]
 async fn a_throttled_grant_is_a_typed_error_with_the_retry_after() {
     let server = MockServer::start_async().await;
-    let throttled = server
-        .mock_async(|when, then| {
-            when.method(POST).path("/puboauth/token");
-            then.status(409)
-                .header("retry-after", "1800")
-                .json_body(json!({"error": "too_many_requests"}));
-        })
-        .await;
+    let throttled = endpoint(&server, |then| {
+        then.status(409)
+            .header("retry-after", "1800")
+            .json_body(json!({"error": "too_many_requests"}));
+    })
+    .await;
     // One attempt: a 1800-second Retry-After is beyond what this test waits.
     let source = grant(&server, "app", PASSWORD).retry(RetryConfig::default().with_max_attempts(1));
     let err = source.fetch().await.unwrap_err();
@@ -218,13 +226,11 @@ async fn a_redirect_is_not_followed_with_the_password() {
                 .json_body(json!({"access_token": "stolen", "token_type": "bearer"}));
         })
         .await;
-    server
-        .mock_async(|when, then| {
-            when.method(POST).path("/puboauth/token");
-            then.status(307)
-                .header("location", server.url("/elsewhere"));
-        })
-        .await;
+    endpoint(&server, |then| {
+        then.status(307)
+            .header("location", server.url("/elsewhere"));
+    })
+    .await;
     let refused = grant(&server, "app", PASSWORD).fetch().await.unwrap_err();
     assert_eq!(refused.status(), Some(307), "{refused:?}");
     assert_eq!(elsewhere.calls_async().await, 0);
@@ -236,13 +242,11 @@ async fn a_huge_answer_is_read_only_up_to_the_cap() {
     // and is no answer.
     let server = MockServer::start_async().await;
     let padding = "x".repeat(3 << 20);
-    server
-        .mock_async(|when, then| {
-            when.method(POST).path("/puboauth/token");
-            then.status(200)
-                .json_body(json!({"access_token": "tok-1", "padding": padding}));
-        })
-        .await;
+    endpoint(&server, |then| {
+        then.status(200)
+            .json_body(json!({"access_token": "tok-1", "padding": padding}));
+    })
+    .await;
     let cut = grant(&server, "app", PASSWORD).fetch().await.unwrap_err();
     assert!(
         matches!(cut, GrantError::Malformed { status: 200, .. }),
@@ -256,13 +260,11 @@ async fn concurrent_callers_share_one_refusal_and_a_later_call_asks_again() {
     // callers that waited for a refused grant share its refusal instead of each sending the
     // password again.
     let server = MockServer::start_async().await;
-    let refused = server
-        .mock_async(|when, then| {
-            when.method(POST).path("/puboauth/token");
-            then.status(400)
-                .json_body(json!({"error": "invalid_grant"}));
-        })
-        .await;
+    let refused = endpoint(&server, |then| {
+        then.status(400)
+            .json_body(json!({"error": "invalid_grant"}));
+    })
+    .await;
     let source = grant(&server, "app", "wrong");
     let all = futures_util::future::join_all((0..8).map(|_| source.token())).await;
     for result in &all {
@@ -302,14 +304,12 @@ async fn a_refusal_that_echoes_the_form_does_not_show_the_password() {
     // An endpoint (or a proxy before it) that answers with the request it got.
     let encoded: String = form_urlencoded::byte_serialize(PASSWORD.as_bytes()).collect();
     let server = MockServer::start_async().await;
-    server
-        .mock_async(|when, then| {
-            when.method(POST).path("/puboauth/token");
-            then.status(400).body(format!(
-                "bad request: grant_type=password&client_id=app&username=sam&password={encoded}"
-            ));
-        })
-        .await;
+    endpoint(&server, |then| {
+        then.status(400).body(format!(
+            "bad request: grant_type=password&client_id=app&username=sam&password={encoded}"
+        ));
+    })
+    .await;
     let err = grant(&server, "app", PASSWORD).fetch().await.unwrap_err();
     let shown = err.to_string();
     assert!(shown.contains("username=sam"), "{shown}");
@@ -319,15 +319,13 @@ async fn a_refusal_that_echoes_the_form_does_not_show_the_password() {
     );
 
     let server = MockServer::start_async().await;
-    server
-        .mock_async(|when, then| {
-            when.method(POST).path("/puboauth/token");
-            then.status(400).json_body(json!({
-                "error": "invalid_request",
-                "error_description": format!("password {PASSWORD} is too weak")
-            }));
-        })
-        .await;
+    endpoint(&server, |then| {
+        then.status(400).json_body(json!({
+        "error": "invalid_request",
+        "error_description": format!("password {PASSWORD} is too weak")
+        }));
+    })
+    .await;
     let err = grant(&server, "app", PASSWORD).fetch().await.unwrap_err();
     assert!(!err.to_string().contains(PASSWORD), "{err}");
     assert!(!format!("{err:?}").contains(PASSWORD), "{err:?}");
