@@ -176,7 +176,9 @@ fn duration(text: &str) -> Result<Duration, Failure> {
             "{text:?} is not a duration such as 90s, 10m, 2h or 7d"
         ))
     };
-    let split = text.len().checked_sub(1).ok_or_else(refused)?;
+    // The unit is the last character, whatever its width in bytes (`7é` is refused, not
+    // cut inside a character).
+    let (split, _) = text.char_indices().last().ok_or_else(refused)?;
     let (number, unit) = text.split_at(split);
     let number: u64 = number.parse().map_err(|_| refused())?;
     let seconds = match unit {
@@ -322,7 +324,17 @@ mod tests {
     fn durations_read_like_the_help_says() {
         assert_eq!(duration("90s").unwrap(), Duration::from_secs(90));
         assert_eq!(duration("7d").unwrap(), Duration::from_secs(7 * 86_400));
-        for bad in ["", "d", "7", "7w", "-1d", "99999999999999999999d"] {
+        for bad in [
+            "",
+            "d",
+            "7",
+            "7w",
+            "-1d",
+            "99999999999999999999d",
+            "7é",
+            "9µ",
+            "é",
+        ] {
             assert!(duration(bad).is_err(), "{bad}");
         }
     }

@@ -473,8 +473,9 @@ pub struct ServerConfig {
     /// longest (no request being served); when every one is busy, the new one is refused with
     /// 503 and closed. Keep it below the process's open-file limit (1,024 by default).
     pub max_connections: usize,
-    /// Bytes of request and reply bodies the traffic log keeps in all; the oldest exchanges
-    /// go first beyond it.
+    /// Bytes the traffic log keeps in all: the request and reply bodies, and the method,
+    /// path, query and reply headers (a request head can be 64 KiB, and unknown paths are
+    /// logged before any token is checked); the oldest exchanges go first beyond it.
     pub traffic_max_bytes: usize,
     /// Bytes of one request body the traffic log keeps (a longer body is kept as its length
     /// and this prefix).

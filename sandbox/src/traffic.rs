@@ -63,16 +63,16 @@ pub(crate) struct TrafficLog {
 }
 
 impl TrafficLog {
-    /// Keeps `exchange`, then drops the oldest ones until at most `capacity` exchanges with
-    /// at most `max_bytes` of bodies are left (the newest one stays whatever its size).
+    /// Keeps `exchange`, then drops the oldest ones until at most `capacity` exchanges of at
+    /// most `max_bytes` in all are left (the newest one stays whatever its size).
     pub(crate) fn push(&mut self, exchange: Exchange, capacity: usize, max_bytes: usize) {
-        self.bytes += body_bytes(&exchange);
+        self.bytes += kept_bytes(&exchange);
         self.exchanges.push_back(exchange);
         while self.exchanges.len() > capacity
             || (self.bytes > max_bytes && self.exchanges.len() > 1)
         {
             match self.exchanges.pop_front() {
-                Some(old) => self.bytes -= body_bytes(&old),
+                Some(old) => self.bytes -= kept_bytes(&old),
                 None => break,
             }
         }
@@ -89,28 +89,45 @@ impl TrafficLog {
         self.exchanges.len()
     }
 
-    /// The bytes of bodies kept.
+    /// The bytes kept.
     #[cfg(test)]
     pub(crate) fn bytes(&self) -> usize {
         self.bytes
     }
 }
 
-fn body_bytes(exchange: &Exchange) -> usize {
-    exchange.request_body.len() + exchange.response_body.len()
+/// What an exchange holds that its sender chose the size of: the bodies, and the method,
+/// path, query and headers (the fixed-size fields are left out).
+fn kept_bytes(exchange: &Exchange) -> usize {
+    let pairs = |pairs: &[(String, String)]| -> usize {
+        pairs
+            .iter()
+            .map(|(name, value)| name.len() + value.len())
+            .sum()
+    };
+    exchange.request_body.len()
+        + exchange.response_body.len()
+        + exchange.method.len()
+        + exchange.path.len()
+        + pairs(&exchange.query)
+        + pairs(&exchange.response_headers)
+        + exchange.content_type.as_ref().map_or(0, String::len)
+        + exchange.impersonated_by.as_ref().map_or(0, String::len)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// An exchange whose bodies are `request` and `reply` bytes, and nothing else of a size
+    /// (its head's share has a test of its own).
     fn exchange(seq: u64, request: usize, reply: usize) -> Exchange {
         Exchange {
             seq,
             at_ms: 0,
             operation: None,
-            method: "POST".into(),
-            path: "/v1/x".into(),
+            method: String::new(),
+            path: String::new(),
             query: Vec::new(),
             request_body: vec![b'x'; request],
             request_body_len: request,
@@ -142,5 +159,22 @@ mod tests {
         log.push(exchange(8, 2000, 0), 3, 1000);
         assert_eq!(log.len(), 1, "the newest stays, alone, whatever its size");
         assert_eq!(log.bytes(), 2000);
+    }
+
+    #[test]
+    fn paths_queries_and_headers_count_towards_the_logs_bytes() {
+        // Requests to unknown paths are logged before any token is checked: a head of
+        // 64 KiB each, bodies empty, must not fill memory up to the count cap.
+        let mut log = TrafficLog::default();
+        for seq in 1..=10 {
+            let mut e = exchange(seq, 0, 0);
+            e.method = "GET".into();
+            e.path = "a".repeat(30_000);
+            e.query = vec![("q".into(), "b".repeat(30_000))];
+            e.response_headers = vec![("x".into(), "y".into())];
+            log.push(e, 20_000, 100_000);
+        }
+        assert_eq!(log.len(), 1);
+        assert_eq!(log.bytes(), 3 + 30_000 + 1 + 30_000 + 2);
     }
 }

@@ -110,7 +110,14 @@ impl FileCheckpoints {
         let mut words = text.split_whitespace();
         let previous = words.next().and_then(|t| t.parse::<u64>().ok());
         let released = words.next() == Some("released");
-        held.token = previous.unwrap_or(0) + 1;
+        // A token at the end of its range cannot grow: a damaged lock file, for a person to
+        // look at (a wrapped token would go back to a value an earlier holder had).
+        held.token = previous.unwrap_or(0).checked_add(1).ok_or_else(|| {
+            FleetError::corrupt(
+                lock_path.display(),
+                "its lease token is at the end of its range (delete the lock file while no consumer runs)",
+            )
+        })?;
         // A lock file of another making: assume the worst.
         held.taken_over = !text.is_empty() && !released;
         write_state(&mut file, held.token, "held").map_err(fail)?;
@@ -249,6 +256,18 @@ mod tests {
             }
             assert_eq!(std::fs::read(&path).unwrap(), garbage, "left as it was");
         }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_lock_file_at_u64_max_is_corrupt_not_a_panic_or_a_token_gone_back() {
+        let dir = scratch("lock-max");
+        let path = dir.join("cp");
+        let store = FileCheckpoints::new(&path);
+        std::fs::write(store.lock_path(), format!("{} held\n", u64::MAX)).unwrap();
+        let error = store.acquire("v2").await.unwrap_err();
+        assert_eq!(error.kind, FleetErrorKind::Corrupt, "{error}");
+        assert!(error.message.contains(".lock"), "{error}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
