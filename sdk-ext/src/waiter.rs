@@ -69,7 +69,7 @@ impl WaitConfig {
     }
 
     fn next_interval(&self, current: Duration) -> Duration {
-        (current + current / 2).min(self.max_interval)
+        current.saturating_add(current / 2).min(self.max_interval)
     }
 }
 
@@ -201,7 +201,8 @@ where
     Fut: Future<Output = Verdict<T, E>>,
 {
     let started = Instant::now();
-    let deadline = started + config.deadline;
+    // `Duration::MAX` ("no deadline") is further than an instant reaches.
+    let deadline = started.checked_add(config.deadline);
     let mut interval = config.min_interval;
     let mut polls = 0;
     loop {
@@ -219,13 +220,17 @@ where
         }
         // From the end of this poll, not its start: the request may have waited for the
         // pacer, so only the answer's arrival bounds when the server saw it.
-        let next = Instant::now() + interval;
-        if next > deadline {
-            return Err(WaitError::TimedOut {
-                polls,
-                waited: started.elapsed(),
-            });
-        }
+        // An interval past what an instant reaches never comes: the wait ends there too.
+        let next = match (Instant::now().checked_add(interval), deadline) {
+            (Some(next), Some(deadline)) if next <= deadline => next,
+            (Some(next), None) => next,
+            _ => {
+                return Err(WaitError::TimedOut {
+                    polls,
+                    waited: started.elapsed(),
+                });
+            }
+        };
         tokio::time::sleep_until(next).await;
         interval = config.next_interval(interval);
     }
@@ -313,6 +318,22 @@ mod tests {
         assert_eq!(result.unwrap(), "ok");
         // Each poll takes 3 s: the next starts 10, 15 and 20 s after its answer.
         assert_eq!(times, vec![secs(0), secs(13), secs(31), secs(54)]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_deadline_and_intervals_of_duration_max_are_no_overflow() {
+        let config = WaitConfig::new(secs(5), Duration::MAX, Duration::MAX);
+        let verdicts = vec![Verdict::Pending, Verdict::Pending, Verdict::Done("ok")];
+        let (result, times) = run(config, verdicts, secs(0)).await;
+        assert_eq!(result.unwrap(), "ok");
+        assert_eq!(
+            times,
+            vec![secs(0), secs(5), secs(12) + Duration::from_millis(500)]
+        );
+        // An interval no instant reaches ends the wait instead of overflowing.
+        let config = WaitConfig::new(Duration::MAX, Duration::MAX, Duration::MAX);
+        let (result, _) = run(config, vec![Verdict::Pending], secs(0)).await;
+        assert!(matches!(result, Err(WaitError::TimedOut { polls: 1, .. })));
     }
 
     #[tokio::test(start_paused = true)]

@@ -717,8 +717,10 @@ impl<'a> Op<'a> {
                 Next::Return(result)
             }
             Decision::Retry { after }
-                if Instant::now() + after
-                    >= progress.deadline(self.shared.retry.operation_timeout()) =>
+                if after
+                    >= progress
+                        .deadline(self.shared.retry.operation_timeout())
+                        .saturating_duration_since(Instant::now()) =>
             {
                 tracing::debug!(
                     parent: &self.span,
@@ -985,10 +987,12 @@ mod tests {
     use crate::token::StaticToken;
     use std::collections::VecDeque;
 
-    /// Keeps every request it is given and answers the statuses it holds, then 200.
+    /// Keeps every request it is given and answers the statuses it holds, then 200; each
+    /// answer other than 200 carries `retry_after` as its `Retry-After`, when set.
     #[derive(Debug, Default)]
     struct Recorder {
         statuses: Mutex<VecDeque<u16>>,
+        retry_after: Option<&'static str>,
         sent: Mutex<Vec<reqwest::Request>>,
     }
 
@@ -1000,10 +1004,11 @@ mod tests {
         ) -> BoxFuture<'a, reqwest::Result<reqwest::Response>> {
             let status = self.statuses.lock().unwrap().pop_front().unwrap_or(200);
             self.sent.lock().unwrap().push(request);
-            let response = http::Response::builder()
-                .status(status)
-                .body(Vec::<u8>::new())
-                .unwrap();
+            let mut response = http::Response::builder().status(status);
+            if let (Some(after), true) = (self.retry_after, status != 200) {
+                response = response.header(http::header::RETRY_AFTER, after);
+            }
+            let response = response.body(Vec::<u8>::new()).unwrap();
             Box::pin(async move { Ok(response.into()) })
         }
     }
@@ -1104,6 +1109,25 @@ mod tests {
         );
         let _ = client.identity().whoami().await;
         assert_eq!(recorder.sent.lock().unwrap().len(), 3);
+    }
+
+    /// A `Retry-After` past what an instant reaches, with every cap lifted: no overflow
+    /// when the policy checks it against the deadline; the call ends with the 429.
+    #[tokio::test(start_paused = true)]
+    async fn a_huge_retry_after_with_no_caps_is_no_overflow() {
+        let recorder = Arc::new(Recorder {
+            retry_after: Some("99999999999999999999"),
+            ..Recorder::default()
+        });
+        recorder.statuses.lock().unwrap().push_back(429);
+        let retry = RetryConfig::default()
+            .with_max_retry_after(Duration::MAX)
+            .with_max_total_wait(Duration::MAX)
+            .with_operation_timeout(Duration::MAX);
+        let client = client_on(&recorder, retry);
+        let error = client.identity().whoami().await.unwrap_err();
+        assert_eq!(error.status(), Some(429), "{error}");
+        assert_eq!(recorder.sent.lock().unwrap().len(), 1);
     }
 
     /// glibc serves blocks of up to 1,032 bytes from a per-thread cache; the boxed future
