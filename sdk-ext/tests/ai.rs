@@ -299,6 +299,39 @@ async fn agent_polling_ends_only_on_completed_or_failed() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn agent_wait_stops_on_awaiting_user_confirmation_after_one_poll() {
+    // The platform's CLI stops agent polling on AWAITING_USER_CONFIRMATION: a pending action
+    // needs the user, and polling on would spend AI calls until the deadline.
+    let script = Script::new(
+        vec![Answer::json(
+            200,
+            r#"{"requestId":"r1","conversationId":"c1"}"#,
+        )],
+        Answer::json(
+            200,
+            r#"{"status":"AWAITING_USER_CONFIRMATION","responseText":"may I?"}"#,
+        ),
+    );
+    let result = client(&script)
+        .agents()
+        .ask_and_wait("a1", "q", AiWait::default())
+        .await;
+    match result {
+        Err(WaitError::Failed {
+            error: AskError::AgentAwaitingConfirmation { request, result },
+            polls: 1,
+            ..
+        }) => {
+            assert_eq!(request.request_id, "r1");
+            assert_eq!(result.response_text.as_deref(), Some("may I?"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(script.seen().len(), 2, "the ask and one poll");
+    assert!(pubapi_sdk_ext::ai::AgentStatus::from("AWAITING_USER_CONFIRMATION").is_final());
+}
+
+#[tokio::test(start_paused = true)]
 #[allow(deprecated)]
 async fn copilot_surfaces_its_deprecation_headers_and_notice() {
     let script = Script::new(

@@ -155,9 +155,11 @@ impl fmt::Display for AssistantStatus {
 /// The status of an agent question, an open enum: a value the SDK does not name is kept as
 /// [`AgentStatus::Other`].
 ///
-/// The reference ends polling only on `COMPLETED` or `FAILED`; the platform's clients see
-/// `PENDING` and `RUNNING` before that, the sandbox `IN_PROGRESS`. Every status but the two
-/// final ones keeps the wait polling, up to its deadline.
+/// The reference ends polling on `COMPLETED` or `FAILED`; the platform's clients see
+/// `PENDING` and `RUNNING` before that, the sandbox `IN_PROGRESS`, and the platform's CLI
+/// also stops on `AWAITING_USER_CONFIRMATION` (a pending action needs the user: polling does
+/// not change it, and each poll spends an AI call). Every other status keeps the wait
+/// polling, up to its deadline.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum AgentStatus {
@@ -171,6 +173,8 @@ pub enum AgentStatus {
     Completed,
     /// `FAILED`: final.
     Failed,
+    /// `AWAITING_USER_CONFIRMATION`: final, a pending action needs the user.
+    AwaitingUserConfirmation,
     /// A status the SDK does not name, as sent (in-between: polling goes on).
     Other(String),
 }
@@ -184,13 +188,18 @@ impl AgentStatus {
             AgentStatus::InProgress => "IN_PROGRESS",
             AgentStatus::Completed => "COMPLETED",
             AgentStatus::Failed => "FAILED",
+            AgentStatus::AwaitingUserConfirmation => "AWAITING_USER_CONFIRMATION",
             AgentStatus::Other(other) => other,
         }
     }
 
-    /// Whether polling ends on this status: only `COMPLETED` and `FAILED`.
+    /// Whether polling ends on this status: `COMPLETED`, `FAILED` and
+    /// `AWAITING_USER_CONFIRMATION`.
     pub fn is_final(&self) -> bool {
-        matches!(self, AgentStatus::Completed | AgentStatus::Failed)
+        matches!(
+            self,
+            AgentStatus::Completed | AgentStatus::Failed | AgentStatus::AwaitingUserConfirmation
+        )
     }
 }
 
@@ -202,6 +211,7 @@ impl From<&str> for AgentStatus {
             "IN_PROGRESS" => AgentStatus::InProgress,
             "COMPLETED" => AgentStatus::Completed,
             "FAILED" => AgentStatus::Failed,
+            "AWAITING_USER_CONFIRMATION" => AgentStatus::AwaitingUserConfirmation,
             other => AgentStatus::Other(other.to_string()),
         }
     }
@@ -234,6 +244,13 @@ pub enum AskError {
         /// The status body, with `pending_actions`, `response_text` and the tool calls so far.
         result: Box<pubapi_sdk::types::AssistantStatusResponse>,
     },
+    /// The agent stopped at `AWAITING_USER_CONFIRMATION`: a pending action needs the user.
+    AgentAwaitingConfirmation {
+        /// The ask response: the request and conversation ids.
+        request: Box<pubapi_sdk::types::AgentAskResponse>,
+        /// The status body as sent.
+        result: Box<pubapi_sdk::types::AgentRequestStatus>,
+    },
 }
 
 impl AskError {
@@ -259,6 +276,11 @@ impl fmt::Display for AskError {
                 f,
                 "the assistant awaits the user's confirmation of {} pending action(s)",
                 result.pending_actions.len()
+            ),
+            AskError::AgentAwaitingConfirmation { request, .. } => write!(
+                f,
+                "the agent awaits the user's confirmation (request {})",
+                request.request_id
             ),
         }
     }

@@ -66,10 +66,11 @@ impl Agents<'_> {
     }
 
     /// Asks and polls the status until `COMPLETED` (the answer) or `FAILED`
-    /// ([`AskError::Failed`] with the response text), the only two statuses the reference
-    /// ends polling on. Every other status (`PENDING`, `RUNNING`, `IN_PROGRESS`, or one the
-    /// SDK does not name, see [`AgentStatus`]) keeps it polling until the wait's deadline
-    /// ([`WaitError::TimedOut`]).
+    /// ([`AskError::Failed`] with the response text), the statuses the reference ends
+    /// polling on, or `AWAITING_USER_CONFIRMATION`, where the platform's CLI stops too
+    /// ([`AskError::AgentAwaitingConfirmation`] with the ids and the status body). Every other
+    /// status (`PENDING`, `RUNNING`, `IN_PROGRESS`, or one the SDK does not name, see
+    /// [`AgentStatus`]) keeps it polling until the wait's deadline ([`WaitError::TimedOut`]).
     ///
     /// ```no_run
     /// use pubapi_sdk_ext::ai::AiWait;
@@ -103,6 +104,12 @@ impl Agents<'_> {
                             status: status.status,
                             response_text: status.response_text,
                         }),
+                        AgentStatus::AwaitingUserConfirmation => {
+                            Verdict::Failed(AskError::AgentAwaitingConfirmation {
+                                request: Box::new(request.clone()),
+                                result: Box::new(status),
+                            })
+                        }
                         _ => Verdict::Pending,
                     }
                 }
