@@ -1120,6 +1120,30 @@ mod tests {
     }
 
     #[test]
+    fn ai_429_without_a_code_asking_to_wait_till_midnight_is_ai_quota_exhausted() {
+        // The platform's daily AI quota: 429 and the seconds to midnight UTC, no code.
+        let mut headers = HeaderMap::new();
+        headers.insert(http::header::RETRY_AFTER, "40000".parse().unwrap());
+        let e = Error::from_response(
+            ErrorFormat::Ai,
+            Area::DocumentAi,
+            429,
+            &headers,
+            Bytes::new(),
+            NOW,
+        );
+        let Error::QuotaExhausted {
+            class, resets_in, ..
+        } = &e
+        else {
+            panic!("{e:?}")
+        };
+        assert_eq!(*class, Some(LimitClass::Ai));
+        assert_eq!(*resets_in, Some(Duration::from_secs(40_000)));
+        assert!(!e.is_retryable());
+    }
+
+    #[test]
     fn ai_429_with_over_rate_is_ai_quota_exhausted() {
         let e = Error::from_response(
             ErrorFormat::Ai,

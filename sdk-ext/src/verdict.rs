@@ -99,6 +99,10 @@ pub(crate) enum Refusal {
     Unexpected,
 }
 
+/// The AI endpoints' shorter window (10 calls a minute): a 429 asking for a longer wait is
+/// the daily quota's.
+const AI_MINUTE_WINDOW: Duration = Duration::from_secs(60);
+
 /// Judges an answer by status, gateway code, `Retry-After` (read against `now`) and the kind
 /// of endpoint.
 pub(crate) fn judge(
@@ -137,6 +141,16 @@ fn judge_with_clock(
             } else if is(OVER_RATE) {
                 Verdict::QuotaExhausted {
                     retry_after: retry_after(),
+                }
+            } else if status == 429
+                && endpoint == EndpointKind::Ai
+                && let Some(after) = retry_after().filter(|after| *after > AI_MINUTE_WINDOW)
+            {
+                // The platform's daily AI quota answers 429 with the seconds to midnight UTC
+                // (tens of thousands), with or without `OVER_RATE`: a wait longer than the
+                // per-minute window is the day's, and the pacer holds the class until then.
+                Verdict::QuotaExhausted {
+                    retry_after: Some(after),
                 }
             } else if status == 429 || is(OVER_QPS) {
                 Verdict::Throttled {
@@ -289,6 +303,39 @@ mod tests {
             judge(429, &h, EndpointKind::Ai, NOW),
             Verdict::QuotaExhausted { retry_after: None }
         );
+    }
+
+    #[test]
+    fn ai_429_asking_to_wait_past_the_minute_window_is_the_daily_quota() {
+        // The platform's daily AI quota: 429, `Retry-After` the seconds to midnight UTC, with
+        // or without `OVER_RATE`. A wait the per-minute window explains stays a throttle, and
+        // the general endpoints are not read this way.
+        let cases = [
+            (None, "40000", EndpointKind::Ai, true),
+            (Some(OVER_QPS), "40000", EndpointKind::Ai, true),
+            (None, "61", EndpointKind::Ai, true),
+            (None, "60", EndpointKind::Ai, false),
+            (None, "5", EndpointKind::Ai, false),
+            (None, "40000", EndpointKind::General, false),
+        ];
+        for (code, after, kind, quota) in cases {
+            let seconds = Duration::from_secs(after.parse().unwrap());
+            let expected = if quota {
+                Verdict::QuotaExhausted {
+                    retry_after: Some(seconds),
+                }
+            } else {
+                Verdict::Throttled {
+                    retry_after: Some(seconds),
+                }
+            };
+            let h = headers(code, Some(after));
+            assert_eq!(
+                judge(429, &h, kind, NOW),
+                expected,
+                "{code:?} {after} {kind:?}"
+            );
+        }
     }
 
     #[test]

@@ -451,7 +451,8 @@ proptest! {
     // -- outcome classifier --------------------------------------------------------------------
 
     /// The classifier speaks the documented vocabulary for any status, gateway code and
-    /// `Retry-After`: success for 2xx and 3xx, quota only on the daily-quota code, throttled
+    /// `Retry-After`: success for 2xx and 3xx, quota on the daily-quota code or an AI 429
+    /// asking to wait past the per-minute window, throttled
     /// only on the per-second code, a 429, or the token endpoint's 409, a throttle of an
     /// unknown kind on a 403 or 429 with another code and `Retry-After`, server error for 5xx,
     /// and otherwise final (also a 403 or 429 saying the token is inactive); the delay is
@@ -474,6 +475,9 @@ proptest! {
                 Verdict::UnknownThrottle { retry_after: delay.unwrap_or_default() }
             }
             403 | 429 if is(OVER_RATE) => Verdict::QuotaExhausted { retry_after: delay },
+            429 if kind == EndpointKind::Ai && delay.is_some_and(|d| d > Duration::from_secs(60)) => {
+                Verdict::QuotaExhausted { retry_after: delay }
+            }
             403 if is(OVER_QPS) => Verdict::Throttled { retry_after: delay },
             429 => Verdict::Throttled { retry_after: delay },
             409 if kind == EndpointKind::Token => Verdict::Throttled { retry_after: delay },
