@@ -70,22 +70,32 @@ async fn agent_answer_is_polled_until_completed() {
     );
 }
 
-#[tokio::test(start_paused = true)]
-async fn agent_failure_is_a_typed_error_with_the_response_text() {
+/// An agent question asked (request `r1`), then waited for on a status that answers
+/// `status` at every poll.
+async fn agent_wait_on(
+    status: &str,
+) -> (
+    Result<pubapi_sdk_ext::ai::AgentAnswer, WaitError<AskError>>,
+    Arc<Script>,
+) {
     let script = Script::new(
         vec![Answer::json(
             200,
             r#"{"requestId":"r1","conversationId":"c1"}"#,
         )],
-        Answer::json(
-            200,
-            r#"{"status":"FAILED","responseText":"model unavailable"}"#,
-        ),
+        Answer::json(200, status.to_string()),
     );
     let result = client(&script)
         .agents()
-        .ask_and_wait("a1", "Why?", AiWait::default())
+        .ask_and_wait("a1", "q", AiWait::default())
         .await;
+    (result, script)
+}
+
+#[tokio::test(start_paused = true)]
+async fn agent_failure_is_a_typed_error_with_the_response_text() {
+    let (result, _) =
+        agent_wait_on(r#"{"status":"FAILED","responseText":"model unavailable"}"#).await;
     match result {
         Err(WaitError::Failed {
             error:
@@ -302,20 +312,8 @@ async fn agent_polling_ends_only_on_completed_or_failed() {
 async fn agent_wait_stops_on_awaiting_user_confirmation_after_one_poll() {
     // The platform's CLI stops agent polling on AWAITING_USER_CONFIRMATION: a pending action
     // needs the user, and polling on would spend AI calls until the deadline.
-    let script = Script::new(
-        vec![Answer::json(
-            200,
-            r#"{"requestId":"r1","conversationId":"c1"}"#,
-        )],
-        Answer::json(
-            200,
-            r#"{"status":"AWAITING_USER_CONFIRMATION","responseText":"may I?"}"#,
-        ),
-    );
-    let result = client(&script)
-        .agents()
-        .ask_and_wait("a1", "q", AiWait::default())
-        .await;
+    let (result, script) =
+        agent_wait_on(r#"{"status":"AWAITING_USER_CONFIRMATION","responseText":"may I?"}"#).await;
     match result {
         Err(WaitError::Failed {
             error: AskError::AgentAwaitingConfirmation { request, result },
