@@ -17,6 +17,37 @@ use std::time::Duration;
 /// The user agent every request carries.
 pub const USER_AGENT: &str = concat!("pubapi-sdk-ext/", env!("CARGO_PKG_VERSION"));
 
+/// How long a connection may take to open, unless the builder says otherwise.
+pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long one attempt may wait in silence, unless the builder says otherwise.
+pub(crate) const DEFAULT_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The HTTP client of every request the SDK sends itself (the API's, and a token grant's):
+/// no redirect followed (no credential may follow one to another origin, and the audit job's
+/// 303 must reach the SDK), no `Referer`, the connection bounded by `connect`, every read by
+/// `attempt` of silence.
+pub(crate) fn http_client(
+    connect: Duration,
+    attempt: Duration,
+) -> reqwest::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        // Static: reqwest copies it onto every request and into every connector it clones.
+        .user_agent(http::HeaderValue::from_static(USER_AGENT))
+        .redirect(reqwest::redirect::Policy::none())
+        .referer(false)
+        .connect_timeout(connect)
+        // Bodies are bounded by silence, not by size: a read that waits longer than this
+        // fails, a download that keeps flowing never does.
+        .read_timeout(attempt)
+        // HTTP/1.1 even where another crate of the build turns reqwest's `http2` on: the
+        // retries are the policy's (`RetryConfig`), and reqwest's own layer, which copies
+        // every request for the HTTP/2 refusals it resends, is off.
+        .http1_only()
+        .retry(reqwest::retry::never().max_retries_per_request(0))
+        .build()
+}
+
 /// Builds a [`Client`]; see [`Client::builder`].
 ///
 /// Defaults: connect timeout 10 s, 60 s per attempt, the reference's limits
@@ -46,8 +77,8 @@ impl Default for ClientBuilder {
             token: None,
             limits: Limits::default(),
             retry: RetryConfig::default(),
-            connect_timeout: Duration::from_secs(10),
-            attempt_timeout: Duration::from_secs(60),
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            attempt_timeout: DEFAULT_ATTEMPT_TIMEOUT,
             transport: None,
             allow_plain_http: false,
             call_removed_operations: false,
@@ -182,21 +213,7 @@ impl ClientBuilder {
             )));
         }
         let token = self.token.ok_or(BuildError::MissingToken)?;
-        let http = reqwest::Client::builder()
-            // Static: reqwest copies it onto every request and into every connector it clones.
-            .user_agent(http::HeaderValue::from_static(USER_AGENT))
-            .redirect(reqwest::redirect::Policy::none())
-            .referer(false)
-            .connect_timeout(self.connect_timeout)
-            // Bodies are bounded by silence, not by size: a read that waits longer than this
-            // fails, a download that keeps flowing never does.
-            .read_timeout(self.attempt_timeout)
-            // HTTP/1.1 even where another crate of the build turns reqwest's `http2` on: the
-            // retries are the policy's (`RetryConfig`), and reqwest's own layer, which copies
-            // every request for the HTTP/2 refusals it resends, is off.
-            .http1_only()
-            .retry(reqwest::retry::never().max_retries_per_request(0))
-            .build()
+        let http = http_client(self.connect_timeout, self.attempt_timeout)
             .map_err(|e| BuildError::Http(e.to_string()))?;
         let budget = if self.isolated_budget {
             Budgets::Isolated(RateLimiter::with_pacing(self.limits, self.pacing))

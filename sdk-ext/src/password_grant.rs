@@ -103,7 +103,13 @@ impl PasswordGrant {
             client_id: client_id.into(),
             username: username.into(),
             password: password.into(),
-            http: default_http().map_err(|e| invalid(&e.to_string()))?,
+            // The API client's: no redirect followed (a 307 or 308 would send the form,
+            // password included, to wherever it points), the connection and reads bounded.
+            http: crate::client::http_client(
+                crate::client::DEFAULT_CONNECT_TIMEOUT,
+                crate::client::DEFAULT_ATTEMPT_TIMEOUT,
+            )
+            .map_err(|e| invalid(&e.to_string()))?,
             retry: RetryConfig::default(),
             pacer: None,
             cached: Mutex::new(None),
@@ -264,18 +270,6 @@ impl TokenSource for PasswordGrant {
             *cached = None;
         }
     }
-}
-
-/// The HTTP client a grant uses unless given one: no redirect is followed (a 307 or 308
-/// would send the form, password included, to wherever it points), the connection and every
-/// read are bounded, as the API client's are.
-fn default_http() -> reqwest::Result<reqwest::Client> {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .referer(false)
-        .connect_timeout(Duration::from_secs(10))
-        .read_timeout(Duration::from_secs(60))
-        .build()
 }
 
 /// `url` as an error may show it: without the user and password of its authority (a URL
