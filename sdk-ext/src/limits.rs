@@ -21,6 +21,9 @@
 use std::fmt;
 use std::time::Duration;
 
+/// The window of a [`Budget`]'s `per_minute`.
+pub(crate) const MINUTE: Duration = Duration::from_secs(60);
+
 pub use pubapi_sdk::operations::LimitClass;
 
 /// How many requests may start in any rolling window. `None` means the

@@ -22,7 +22,7 @@ use http::HeaderMap;
 use pubapi_sdk::operations::Area;
 
 use crate::gateway::{INACTIVE, OVER_QPS, OVER_RATE, gateway_code, is_known};
-use crate::limits::LimitClass;
+use crate::limits::{LimitClass, MINUTE};
 use crate::retry_after::retry_after;
 
 /// Which kind of endpoint answered: it changes what 409 means.
@@ -99,10 +99,6 @@ pub(crate) enum Refusal {
     Unexpected,
 }
 
-/// The AI endpoints' shorter window (10 calls a minute): a 429 asking for a longer wait is
-/// the daily quota's.
-const AI_MINUTE_WINDOW: Duration = Duration::from_secs(60);
-
 /// Judges an answer by status, gateway code, `Retry-After` (read against `now`) and the kind
 /// of endpoint.
 pub(crate) fn judge(
@@ -144,11 +140,12 @@ fn judge_with_clock(
                 }
             } else if status == 429
                 && endpoint == EndpointKind::Ai
-                && let Some(after) = retry_after().filter(|after| *after > AI_MINUTE_WINDOW)
+                && let Some(after) = retry_after().filter(|after| *after > MINUTE)
             {
                 // The platform's daily AI quota answers 429 with the seconds to midnight UTC
                 // (tens of thousands), with or without `OVER_RATE`: a wait longer than the
-                // per-minute window is the day's, and the pacer holds the class until then.
+                // AI's shorter window (10 calls a minute) is the day's, and the pacer holds
+                // the class until then.
                 Verdict::QuotaExhausted {
                     retry_after: Some(after),
                 }

@@ -33,12 +33,11 @@ use tokio::time::Instant;
 use crate::fleet::Fleet;
 use crate::fleet::{Answer, FleetError, HistoryStart, Reservation, Reserve};
 use crate::limits::{
-    Budget, BudgetConflict, LimitClass, LimitError, Limits, Pacing, Quota, ServerCounters,
+    Budget, BudgetConflict, LimitClass, LimitError, Limits, MINUTE, Pacing, Quota, ServerCounters,
 };
 use crate::token::TokenFingerprint;
 
 const SECOND: Duration = Duration::from_secs(1);
-const MINUTE: Duration = Duration::from_secs(60);
 const HOUR: Duration = Duration::from_secs(60 * 60);
 /// A send this close to its slot counts as on time.
 const ON_TIME: Duration = Duration::from_millis(1);
