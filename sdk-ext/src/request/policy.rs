@@ -1017,13 +1017,7 @@ mod tests {
     async fn a_retry_resends_what_the_first_attempt_sent() {
         let recorder = Arc::new(Recorder::default());
         recorder.statuses.lock().unwrap().push_back(503);
-        let client = crate::Client::builder()
-            .isolated_budget()
-            .base_url("http://127.0.0.1:1/pubapi")
-            .token(SecretToken::try_from("t0k3n").unwrap())
-            .transport(recorder.clone())
-            .build()
-            .unwrap();
+        let client = client_on(&recorder, RetryConfig::default());
         let bob = client.act_as(ActAs::username("bob").unwrap());
         // The empty body does not decode: only what was sent matters here.
         let _ = bob.identity().whoami().await;
