@@ -105,7 +105,8 @@ async fn worker() {
                 say(format!("lost {token}"))
             }
             Ok(StreamItem::Notice(_)) => {}
-            Err(e) => say(format!("error {}", e.to_string().replace(' ', "_"))),
+            // One word, on one line: an error's text may hold spaces and line breaks.
+            Err(e) => say(format!("error {}", e.to_string().replace([' ', '\n'], "_"))),
         }
     }
 }
@@ -124,7 +125,11 @@ fn lines(path: &Path) -> Vec<Line> {
         .lines()
         .map(|line| {
             let mut words: Vec<String> = line.split(' ').map(str::to_string).collect();
-            let at_ms = words.pop().unwrap().parse().unwrap();
+            let at_ms = words
+                .pop()
+                .unwrap()
+                .parse()
+                .unwrap_or_else(|e| panic!("{line:?} does not end with a time: {e}"));
             let worker = words.pop().unwrap();
             Line {
                 words,
