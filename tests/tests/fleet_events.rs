@@ -119,8 +119,16 @@ struct Line {
     at_ms: u128,
 }
 
+/// The whole lines of the workers' file. A line being appended may be seen in part: a write
+/// that crosses a page of the file's cache is made visible page by page, so the text after the
+/// last line break is not read yet.
 fn lines(path: &Path) -> Vec<Line> {
-    std::fs::read_to_string(path)
+    let bytes = std::fs::read(path).unwrap();
+    let whole = bytes
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(&[][..], |end| &bytes[..end]);
+    std::str::from_utf8(whole)
         .unwrap()
         .lines()
         .map(|line| {
