@@ -32,8 +32,13 @@
 //!   choice, pacing on the share until the windows the outage touched have passed, would cost
 //!   a whole day of a quarter budget after any outage of a daily window.)
 //! - **Emptied** (restarted without its data, flushed, a failover to an empty replica): the
-//!   store's generation changes; each process learns it at its next booking, records its
-//!   history again and keeps its share as a floor for the same 3.5 s.
+//!   store's generation changes; each process learns it at its next booking, or, when it
+//!   makes no call, from a question it asks the store 2 s after the store last answered it
+//!   (while it has starts a window still counts); it records its history again and keeps its
+//!   share as a floor for the same 3.5 s.
+//! - **Given up**: a start booked for a call whose caller stopped waiting (a timeout, a
+//!   cancelled task) is given back to the store ([`FleetBudget::give_back`]): a call never
+//!   made spends nothing of the fleet's budget.
 //! - **Paused**: a booking that reaches the store after its caller stopped waiting takes no
 //!   slot (the store checks a deadline in its own clock).
 //! - **Slow**: a booked start is an instant of the store's clock, so an answer that comes late
@@ -189,6 +194,23 @@ pub trait FleetBudget: Send + Sync + fmt::Debug + 'static {
     /// A store must not book a request that reaches it after the caller stopped waiting for
     /// the answer (a store paused and resumed would otherwise fill slots nobody uses).
     fn reserve<'a>(&'a self, request: Reserve<'a>) -> BoxFuture<'a, Result<Answer, FleetError>>;
+
+    /// Gives back the start booked for call `id` ([`Reserve::id`]) of `token`'s `class`: its
+    /// caller stopped waiting before it (a timeout, a cancelled task), so it will not be
+    /// made, and the fleet's windows should not count it. Giving back a start that is not
+    /// booked does nothing.
+    ///
+    /// The default does nothing: the start stays counted, which can only make the fleet
+    /// stricter.
+    fn give_back<'a>(
+        &'a self,
+        token: &'a TokenFingerprint,
+        class: LimitClass,
+        id: u64,
+    ) -> BoxFuture<'a, Result<(), FleetError>> {
+        let _ = (token, class, id);
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// Where stream checkpoints are kept (the last event id processed, by stream name), and who

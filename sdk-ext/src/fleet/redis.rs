@@ -12,6 +12,8 @@ pub use super::redis_connection::DEFAULT_PREFIX;
 use super::redis_connection::{RESPONSE_TIMEOUT, connect, redis_error};
 pub use super::redis_streams::RedisCheckpoints;
 use super::{Answer, FleetBudget, FleetError, Reservation, Reserve};
+use crate::limits::LimitClass;
+use crate::token::TokenFingerprint;
 use pubapi_sdk::hooks::BoxFuture;
 use redis::aio::ConnectionManager;
 use std::time::Duration;
@@ -270,6 +272,24 @@ impl FleetBudget for RedisBudget {
             }
         })
     }
+
+    fn give_back<'a>(
+        &'a self,
+        token: &'a TokenFingerprint,
+        class: LimitClass,
+        id: u64,
+    ) -> BoxFuture<'a, Result<(), FleetError>> {
+        Box::pin(async move {
+            let mut connection = self.connection.clone();
+            let _: i64 = redis::cmd("ZREM")
+                .arg(self.key(token, class))
+                .arg(self.member(id))
+                .query_async(&mut connection)
+                .await
+                .map_err(redis_error)?;
+            Ok(())
+        })
+    }
 }
 
 /// What the script returns: status, wait, long wait (µs), generation, lost, the server's
@@ -321,17 +341,25 @@ impl RedisBudget {
 }
 
 impl RedisBudget {
+    /// The sorted set of `token`'s `class`.
+    fn key(&self, token: &TokenFingerprint, class: LimitClass) -> String {
+        format!("{}{token}:{}", self.prefix, class.as_str())
+    }
+
+    /// The member of this store's booking `id` (the script names recorded history the same
+    /// way).
+    fn member(&self, id: u64) -> String {
+        format!("{:x}-{id}", self.nonce)
+    }
+
     async fn run(&self, request: &Reserve<'_>) -> Result<Raw, FleetError> {
-        let class = request.class.as_str();
         let micros = |d: Duration| i64::try_from(d.as_micros()).unwrap_or(i64::MAX);
         let sent = unix_us();
         let deadline = self
             .clock()
             .server_time(sent)
             .saturating_add(micros(RESPONSE_TIMEOUT));
-        let mut invocation = self
-            .script
-            .key(format!("{}{}:{class}", self.prefix, request.token));
+        let mut invocation = self.script.key(self.key(request.token, request.class));
         invocation
             .key(format!("{}generation", self.prefix))
             .arg(limit(request.budget.per_second))
@@ -340,7 +368,7 @@ impl RedisBudget {
             .arg(micros(request.pacing.margin))
             .arg(i64::from(request.pacing.burst))
             .arg(micros(request.max_wait))
-            .arg(format!("{:x}-{}", self.nonce, request.id))
+            .arg(self.member(request.id))
             .arg(limit(request.budget.per_hour))
             .arg(micros(request.not_before))
             .arg(deadline)
@@ -634,6 +662,88 @@ mod tests {
             );
         }
         assert_eq!(stored(&server, "restart-token").await, 5);
+    }
+
+    async fn flush(server: &RedisServer) {
+        let client = redis::Client::open(server.url()).unwrap();
+        let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+        let () = redis::cmd("FLUSHALL")
+            .query_async(&mut connection)
+            .await
+            .unwrap();
+    }
+
+    /// Waits up to `limit` for the store to hold `count` starts of `token`.
+    async fn until_stored(server: &RedisServer, token: &str, count: usize, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        loop {
+            let held = stored(server, token).await;
+            if held == count {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the store holds {held} starts of {token}, not {count}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn a_store_flushed_under_idle_processes_gets_their_history_back_without_a_call() {
+        let server = RedisServer::start();
+        let day = limits(None, Some(10));
+        let pacing = Pacing::even(Duration::ZERO);
+        let first = process(&server, "idle-token", day, pacing).await;
+        let second = process(&server, "idle-token", day, pacing).await;
+        for _ in 0..6 {
+            start(&first).await;
+        }
+        for _ in 0..4 {
+            start(&second).await;
+        }
+        until_stored(&server, "idle-token", 10, Duration::ZERO).await;
+        // Emptied with no failure to see, and neither process makes a call: each finds out
+        // within 2 s of the store's last answer to it and gives it its starts again.
+        flush(&server).await;
+        until_stored(&server, "idle-token", 10, Duration::from_secs(4)).await;
+        // Once the grace on the share is over (3.5 s), the day is still used up for both.
+        tokio::time::sleep(Duration::from_millis(3600)).await;
+        for process in [&first, &second] {
+            let refused = process.acquire(GENERAL, Duration::from_secs(1)).await;
+            assert!(
+                matches!(refused, Err(LimitError::DailyBudgetExhausted { .. })),
+                "{refused:?}"
+            );
+        }
+        until_stored(&server, "idle-token", 10, Duration::ZERO).await;
+    }
+
+    #[tokio::test]
+    async fn a_start_whose_caller_stopped_waiting_is_given_back_to_the_fleets_day() {
+        let server = RedisServer::start();
+        // One a second, three a day: after the first call, a start is a second away.
+        let limiter = process(
+            &server,
+            "give-back-token",
+            limits(Some(1), Some(3)),
+            Pacing::even(Duration::ZERO),
+        )
+        .await;
+        start(&limiter).await;
+        for _ in 0..3 {
+            let gave_up = tokio::time::timeout(
+                Duration::from_millis(100),
+                limiter.acquire(GENERAL, Duration::from_secs(5)),
+            )
+            .await;
+            assert!(gave_up.is_err(), "the start was a second away: {gave_up:?}");
+        }
+        // Each start booked in the store went back: the day still has its two calls.
+        until_stored(&server, "give-back-token", 1, Duration::from_secs(2)).await;
+        start(&limiter).await;
+        start(&limiter).await;
+        until_stored(&server, "give-back-token", 3, Duration::ZERO).await;
     }
 
     #[test]

@@ -95,6 +95,12 @@ struct Health {
     grace_until: Option<Instant>,
     /// A task is recording this process's starts in the store once it answers again.
     resyncing: bool,
+    /// When the store last answered: every answer says whether it still holds what the
+    /// process gave it.
+    last_answer: Option<Instant>,
+    /// A task asks the store that question when the process has not for a while (see
+    /// [`RateLimiter::watch`]).
+    watching: bool,
 }
 
 /// How long a process paces on its own share after the fleet's store failed.
@@ -106,7 +112,10 @@ const FLEET_RETRY_AFTER: Duration = Duration::from_secs(2);
 /// within [`FLEET_RETRY_AFTER`] plus one failed attempt (a store's timeout, 1 s for Redis) of
 /// the store's return, whether or not the process makes calls (a task retries for it): until
 /// then the others still pace on their shares, invisible to the store, and a process that
-/// took the whole budget from the store would go over it together with them.
+/// took the whole budget from the store would go over it together with them. A store emptied
+/// under a process that saw no failure (a flush, a failover to an empty replica) is found by
+/// its watch within [`FLEET_RETRY_AFTER`] of its last answer, and given the history in the
+/// next round trip.
 const FLEET_GRACE: Duration = Duration::from_millis(3500);
 
 /// Start times of one class, ascending, plus a block set by the server.
@@ -266,9 +275,9 @@ impl RateLimiter {
     /// [`LimitError::DailyBudgetExhausted`] when a long window (day, minute)
     /// or a block from [`RateLimiter::server_exhausted`] is the cause, with
     /// [`LimitError::WouldExceedDeadline`] when only the per-second queue is.
-    /// If the returned future is dropped while waiting, the slot is given back
-    /// when it is the latest one booked; otherwise it stays counted, which can
-    /// only make the limiter stricter.
+    /// If the returned future is dropped while waiting, the slot is given back, to the
+    /// fleet's store too; slots booked after it keep their places, which can only make the
+    /// limiter stricter.
     pub(crate) async fn acquire(
         &self,
         class: LimitClass,
@@ -408,6 +417,90 @@ impl RateLimiter {
         true
     }
 
+    /// Asks the store, [`FLEET_RETRY_AFTER`] after its last answer, whether it still holds
+    /// what this process gave it, and gives it the history when it does not: a store emptied
+    /// under a process that makes no call (a flush, a failover to an empty replica: no
+    /// failure to see) would otherwise count none of the process's starts, and the others
+    /// would book them again. Ends when the limiter is dropped or has no start left that a
+    /// window counts (the next answer starts it again).
+    async fn watch(inner: Weak<Inner>) {
+        loop {
+            let next = {
+                let Some(inner) = inner.upgrade() else { return };
+                let Some(link) = &inner.fleet else { return };
+                let health = link.health();
+                health.last_answer.map(|at| at + FLEET_RETRY_AFTER)
+            };
+            if let Some(next) = next
+                && next > Instant::now()
+            {
+                tokio::time::sleep_until(next).await;
+                continue;
+            }
+            let Some(inner) = inner.upgrade() else { return };
+            if !(RateLimiter { inner }).check_store().await {
+                return;
+            }
+        }
+    }
+
+    /// One question of [`RateLimiter::watch`]; `false` when the watch ends.
+    async fn check_store(&self) -> bool {
+        let Some(link) = &self.inner.fleet else {
+            return false;
+        };
+        let now = Instant::now();
+        let class = {
+            let mut classes = self.lock();
+            let mut counted = None;
+            for class in [LimitClass::General, LimitClass::Ai] {
+                let log = &mut classes[index(class)];
+                log.prune(self.inner.limits.budget(class), self.inner.pacing, now);
+                if !log.starts.is_empty() {
+                    counted = Some(class);
+                }
+            }
+            counted
+        };
+        let (failing, generation) = {
+            let mut health = link.health();
+            if class.is_none() {
+                health.watching = false;
+                return false;
+            }
+            // Asked again from now on, whatever the answer.
+            health.last_answer = Some(now);
+            (health.failing, health.generation.clone())
+        };
+        // A store that failed is asked by the task that gives it the history once it answers.
+        let Some(class) = class.filter(|_| !failing) else {
+            return true;
+        };
+        let request = Reserve {
+            token: &link.token,
+            class,
+            budget: self.inner.limits.budget(class),
+            pacing: self.inner.pacing,
+            max_wait: Duration::ZERO,
+            not_before: Duration::ZERO,
+            book: false,
+            id: self.lock()[index(class)].next_id,
+            history: None,
+            generation: &generation,
+        };
+        match link.fleet.budget.reserve(request).await {
+            Ok(answer) => {
+                self.answered(link, class, &answer, None);
+                if answer.lost_history && !self.resync().await {
+                    // Failed on the way: the task that retries a failed store takes over.
+                    self.store_failed(link, &FleetError::new("failed while given the history"));
+                }
+            }
+            Err(error) => self.store_failed(link, &error),
+        }
+        true
+    }
+
     /// Takes in what the store answered to a request that carried the history up to
     /// `synced_before` (an id) when it carried one.
     fn answered(
@@ -421,6 +514,14 @@ impl RateLimiter {
         let mut health = link.health();
         let recovered = std::mem::take(&mut health.failing);
         health.retry_at = None;
+        health.last_answer = Some(now);
+        if !health.watching
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            health.watching = true;
+            let inner = Arc::downgrade(&self.inner);
+            runtime.spawn(Self::watch(inner));
+        }
         if recovered {
             tracing::info!("the fleet's budget store answers again");
         }
@@ -512,21 +613,44 @@ impl RateLimiter {
                 generation: &generation,
             };
             let asked = Instant::now();
-            let answer = link.fleet.budget.reserve(request).await.map_err(Some)?;
+            // Armed while the store may hold a start this call will not make: a caller that
+            // stops waiting now, or for the start, gives it back.
+            let grant = FleetGrant {
+                limiter: self,
+                class,
+                id,
+                armed: true,
+            };
+            let answer = match link.fleet.budget.reserve(request).await {
+                Ok(answer) => answer,
+                Err(error) => {
+                    grant.keep();
+                    return Err(Some(error));
+                }
+            };
             let answered_in = asked.elapsed();
             self.answered(link, class, &answer, unsynced.then_some(id + 1));
             match answer.reservation {
                 Reservation::Granted { wait: granted } => {
-                    wait = Some((granted, id));
+                    wait = Some((granted, grant));
                     break;
                 }
                 Reservation::Refused { wait, long_wait } => {
+                    grant.keep();
                     return Ok(Err(LimitError::too_far(class, wait, long_wait, max_wait)));
                 }
-                Reservation::NoBudget => return Ok(Err(LimitError::NoBudget { class })),
+                Reservation::NoBudget => {
+                    grant.keep();
+                    return Ok(Err(LimitError::NoBudget { class }));
+                }
                 // The store is not the one the process knew: again, with the history.
-                Reservation::HistoryNeeded => link.health().unsynced[index(class)] = true,
+                Reservation::HistoryNeeded => {
+                    grant.keep();
+                    link.health().unsynced[index(class)] = true;
+                }
+                // Counted where it was booked, in the past: the next asks further ahead.
                 Reservation::Missed { late_by } => {
+                    grant.keep();
                     tracing::debug!(
                         late_by_ms = late_by.as_millis() as u64,
                         "the fleet's store answered after the start it booked: booking again"
@@ -535,14 +659,14 @@ impl RateLimiter {
                 }
             }
         }
-        let Some((wait, id)) = wait else {
+        let Some((wait, grant)) = wait else {
             return Err(Some(FleetError::new(
                 "the store answered four times without a start to use",
             )));
         };
         let at = Instant::now() + wait;
         // Entered at once, so the next booking's floor counts it.
-        self.lock()[index(class)].insert_at(at, id);
+        self.lock()[index(class)].insert_at(at, grant.id);
         drop(turn);
         if !wait.is_zero() {
             tokio::time::sleep_until(at).await;
@@ -553,12 +677,16 @@ impl RateLimiter {
         if let Some(until) = log.blocked_until
             && until > now
         {
+            drop(classes);
+            // Not made: the grant goes back to the store as it drops.
+            drop(grant);
             return Ok(Err(LimitError::DailyBudgetExhausted {
                 class,
                 available_in: until - now,
             }));
         }
         drop(classes);
+        let id = grant.keep();
         Ok(Ok(Permit {
             limiter: self,
             class,
@@ -912,6 +1040,52 @@ impl Drop for Booking<'_> {
         if let Some(i) = starts.iter().rposition(|s| s.id == self.id) {
             starts.remove(i);
         }
+    }
+}
+
+/// A start the fleet's store may hold for a call that has not been made yet: dropped armed
+/// (its caller stopped waiting), it leaves the local log and a task gives it back to the
+/// store ([`crate::fleet::FleetBudget::give_back`]), so a call never made spends nothing of
+/// the fleet's budget. A give-back that fails leaves the start counted: stricter, never
+/// looser.
+struct FleetGrant<'a> {
+    limiter: &'a RateLimiter,
+    class: LimitClass,
+    id: u64,
+    armed: bool,
+}
+
+impl FleetGrant<'_> {
+    /// The start is the call's (made, or booked on purpose): the id, disarmed.
+    fn keep(mut self) -> u64 {
+        self.armed = false;
+        self.id
+    }
+}
+
+impl Drop for FleetGrant<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        {
+            let mut classes = self.limiter.lock();
+            let log = &mut classes[index(self.class)];
+            if let Some(i) = log.find(self.id) {
+                log.starts.remove(i);
+            }
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let inner = Arc::clone(&self.limiter.inner);
+        let (class, id) = (self.class, self.id);
+        runtime.spawn(async move {
+            let Some(link) = &inner.fleet else { return };
+            if let Err(error) = link.fleet.budget.give_back(&link.token, class, id).await {
+                tracing::debug!(%error, "a start not made stays counted in the fleet's store");
+            }
+        });
     }
 }
 
