@@ -329,6 +329,83 @@ async fn agent_wait_stops_on_awaiting_user_confirmation_after_one_poll() {
     assert!(pubapi_sdk_ext::ai::AgentStatus::from("AWAITING_USER_CONFIRMATION").is_final());
 }
 
+/// The ask's answer, eight polls still running, then `done` at every poll.
+fn still_running_then(ask: &str, running: &str, done: &str) -> Arc<Script> {
+    let mut answers = vec![Answer::json(200, ask.to_string())];
+    answers.extend((0..8).map(|_| Answer::json(200, running.to_string())));
+    Script::new(answers, Answer::json(200, done.to_string()))
+}
+
+/// A wait of 12 s, polling every 5 s: it times out while the answer is still running.
+fn short_wait() -> AiWait {
+    AiWait {
+        min_interval: Duration::from_secs(5),
+        max_interval: Duration::from_secs(5),
+        deadline: Duration::from_secs(12),
+        ..AiWait::default()
+    }
+}
+
+fn asks(script: &Script) -> usize {
+    script.seen().iter().filter(|s| s.method == "POST").count()
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_answer_already_paid_for_is_waited_for_again_after_a_timeout_without_asking_again() {
+    // Agents: every poll is an AI call of the day's budget; so is asking again.
+    let script = still_running_then(
+        r#"{"requestId":"r1","conversationId":"c1"}"#,
+        r#"{"status":"RUNNING"}"#,
+        r#"{"status":"COMPLETED","responseText":"42"}"#,
+    );
+    let agent_client = client(&script);
+    let agents = agent_client.agents();
+    let request = agents.ask("a1", "q").await.unwrap();
+    let timed_out = agents.wait("a1", &request, short_wait()).await;
+    assert!(
+        matches!(timed_out, Err(WaitError::TimedOut { .. })),
+        "{timed_out:?}"
+    );
+    let answer = agents
+        .wait("a1", &request, AiWait::default())
+        .await
+        .unwrap();
+    assert_eq!(answer.request.request_id, "r1");
+    assert_eq!(answer.result.response_text.as_deref(), Some("42"));
+    assert_eq!(asks(&script), 1, "one question, asked once");
+    assert!(
+        script
+            .seen()
+            .iter()
+            .skip(1)
+            .all(|s| s.path.ends_with("/v1/ai/agents/a1/ask/r1/status")),
+        "every poll is of request r1"
+    );
+
+    // The assistant, the same way.
+    let script = still_running_then(
+        r#"{"executionId":"e1","conversationId":"c1"}"#,
+        r#"{"status":"IN_PROGRESS"}"#,
+        r#"{"status":"COMPLETED","responseText":"42"}"#,
+    );
+    let assistant_client = client(&script);
+    let assistant = assistant_client.assistant();
+    let request = AssistantAskRequest::builder()
+        .question("q")
+        .try_into()
+        .unwrap();
+    let execution = assistant.ask(request).await.unwrap();
+    let timed_out = assistant.wait(&execution, short_wait()).await;
+    assert!(
+        matches!(timed_out, Err(WaitError::TimedOut { .. })),
+        "{timed_out:?}"
+    );
+    let answer = assistant.wait(&execution, AiWait::default()).await.unwrap();
+    assert_eq!(answer.execution.execution_id, "e1");
+    assert_eq!(answer.text(), Some("42"));
+    assert_eq!(asks(&script), 1, "one question, asked once");
+}
+
 #[tokio::test(start_paused = true)]
 #[allow(deprecated)]
 async fn copilot_surfaces_its_deprecation_headers_and_notice() {

@@ -72,6 +72,9 @@ impl Agents<'_> {
     /// status (`PENDING`, `RUNNING`, `IN_PROGRESS`, or one the SDK does not name, see
     /// [`AgentStatus`]) keeps it polling until the wait's deadline ([`WaitError::TimedOut`]).
     ///
+    /// [`Agents::ask`] then [`Agents::wait`] does the same in two steps, keeping the ids in
+    /// hand: after a timeout or a failed poll, waiting again costs no new question.
+    ///
     /// ```no_run
     /// use pubapi_sdk_ext::ai::AiWait;
     /// # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), Box<dyn std::error::Error>> {
@@ -93,9 +96,36 @@ impl Agents<'_> {
                 polls: 0,
                 waited: std::time::Duration::ZERO,
             })?;
-        let request_id = request.request_id.clone();
+        self.wait(agent_id, &request, how).await
+    }
+
+    /// Polls the status of a question already asked ([`Agents::ask`]) until it ends, as
+    /// [`Agents::ask_and_wait`] does: the way to wait again for an answer already paid for
+    /// after a wait timed out or a poll failed.
+    ///
+    /// ```no_run
+    /// use pubapi_sdk_ext::ai::AiWait;
+    /// use pubapi_sdk_ext::waiter::WaitError;
+    /// # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// let agents = client.agents();
+    /// let request = agents.ask("agent-1", "Summarise Q3").await?;
+    /// let answer = match agents.wait("agent-1", &request, AiWait::default()).await {
+    ///     // Still running after ten minutes: give it another ten, without asking again.
+    ///     Err(WaitError::TimedOut { .. }) => agents.wait("agent-1", &request, AiWait::default()).await?,
+    ///     other => other?,
+    /// };
+    /// println!("{}", answer.result.response_text.unwrap_or_default());
+    /// # Ok(()) }
+    /// ```
+    pub async fn wait(
+        &self,
+        agent_id: &str,
+        request: &AgentAskResponse,
+        how: AiWait,
+    ) -> Result<AgentAnswer, WaitError<AskError>> {
+        let request_id = &request.request_id;
         let result = wait(how.config(), || async {
-            match self.status(agent_id, &request_id).await {
+            match self.status(agent_id, request_id).await {
                 Ok(status) => {
                     how.on_status.tell(&status.status);
                     match AgentStatus::from(status.status.as_str()) {
@@ -117,6 +147,9 @@ impl Agents<'_> {
             }
         })
         .await?;
-        Ok(AgentAnswer { request, result })
+        Ok(AgentAnswer {
+            request: request.clone(),
+            result,
+        })
     }
 }

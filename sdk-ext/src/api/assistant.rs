@@ -47,6 +47,9 @@ impl Assistant<'_> {
     /// `AWAITING_USER_CONFIRMATION` ([`AskError::AwaitingConfirmation`] with the pending
     /// actions).
     ///
+    /// [`Assistant::ask`] then [`Assistant::wait`] does the same in two steps, keeping the
+    /// ids in hand: after a timeout or a failed poll, waiting again costs no new question.
+    ///
     /// ```no_run
     /// use pubapi_sdk_ext::types::AssistantAskRequest;
     /// use pubapi_sdk_ext::ai::AiWait;
@@ -69,9 +72,20 @@ impl Assistant<'_> {
             polls: 0,
             waited: std::time::Duration::ZERO,
         })?;
-        let id = execution.execution_id.clone();
+        self.wait(&execution, how).await
+    }
+
+    /// Polls an execution already started ([`Assistant::ask`]) until it ends, as
+    /// [`Assistant::ask_and_wait`] does: the way to wait again for an answer already paid
+    /// for after a wait timed out or a poll failed (see [`crate::api::Agents::wait`]).
+    pub async fn wait(
+        &self,
+        execution: &AssistantAskResponse,
+        how: AiWait,
+    ) -> Result<AssistantAnswer, WaitError<AskError>> {
+        let id = &execution.execution_id;
         let result = wait(how.config(), || async {
-            match self.status(&id).await {
+            match self.status(id).await {
                 Ok(status) => {
                     how.on_status.tell(&status.status);
                     match AssistantStatus::from(status.status.as_str()) {
@@ -95,6 +109,9 @@ impl Assistant<'_> {
             }
         })
         .await?;
-        Ok(AssistantAnswer { execution, result })
+        Ok(AssistantAnswer {
+            execution: execution.clone(),
+            result,
+        })
     }
 }

@@ -61,6 +61,18 @@ impl Agents<'_> {
         self.client
             .call(agents.ask_and_wait(agent_id, question, how))
     }
+
+    /// Blocks polling a question already asked until it ends (see
+    /// [`crate::api::Agents::wait`]): waiting again for an answer already paid for.
+    pub fn wait(
+        &self,
+        agent_id: &str,
+        request: &AgentAskResponse,
+        how: AiWait,
+    ) -> Result<AgentAnswer, WaitError<AskError>> {
+        let agents = self.client.inner.agents();
+        self.client.call(agents.wait(agent_id, request, how))
+    }
 }
 
 /// The assistant endpoints: `client.assistant()` (see [`crate::api::Assistant`]).
@@ -90,6 +102,17 @@ impl Assistant<'_> {
     ) -> Result<AssistantAnswer, WaitError<AskError>> {
         self.client
             .call(self.client.inner.assistant().ask_and_wait(request, how))
+    }
+
+    /// Blocks polling an execution already started until it ends (see
+    /// [`crate::api::Assistant::wait`]).
+    pub fn wait(
+        &self,
+        execution: &AssistantAskResponse,
+        how: AiWait,
+    ) -> Result<AssistantAnswer, WaitError<AskError>> {
+        self.client
+            .call(self.client.inner.assistant().wait(execution, how))
     }
 }
 
