@@ -36,9 +36,12 @@
 //!   makes no call, from a question it asks the store 2 s after the store last answered it
 //!   (while it has starts a window still counts); it records its history again and keeps its
 //!   share as a floor for the same 3.5 s.
-//! - **Given up**: a start booked for a call whose caller stopped waiting (a timeout, a
-//!   cancelled task) is given back to the store ([`FleetBudget::give_back`]): a call never
-//!   made spends nothing of the fleet's budget.
+//! - **Given up**: a start the store booked for a call that will not use it is given back
+//!   ([`FleetBudget::give_back`], after any request that carries the process's history): its
+//!   caller stopped waiting before it (a timeout, a cancelled task), the class was blocked
+//!   meanwhile, the answer came after it ([`Reservation::Missed`]), or the answer was lost
+//!   (the store may have booked it). A give-back that fails, or finds no tokio runtime to
+//!   run on, leaves the start counted: stricter, never looser.
 //! - **Paused**: a booking that reaches the store after its caller stopped waiting takes no
 //!   slot (the store checks a deadline in its own clock).
 //! - **Slow**: a booked start is an instant of the store's clock, so an answer that comes late
@@ -121,7 +124,11 @@ pub struct Reserve<'a> {
     /// spacing, and its fallback share while the fleet's view is being rebuilt), so a grant
     /// never puts two of its starts closer than it would allow itself.
     pub not_before: Duration,
-    /// Book a start (`true`), or only record [`Reserve::history`] (`false`).
+    /// Book a start (`true`), or only record [`Reserve::history`] (`false`). A request that
+    /// books nothing and carries no history is a process's question whether the store still
+    /// holds what it gave it (see the [module doc](self#through-the-stores-faults)): asked 2 s
+    /// after the store last answered the process, while it has starts a window counts. A
+    /// store must book nothing for it.
     pub book: bool,
     /// The id of this booking among the process's starts of this token and class.
     pub id: u64,
@@ -177,8 +184,8 @@ pub enum Reservation {
     /// came with the request; ask again with [`Reserve::history`].
     HistoryNeeded,
     /// Booked, but the answer came after the start it booked (a slow store): sent now, the
-    /// call would crowd the starts booked after it. The slot stays counted; ask again further
-    /// ahead.
+    /// call would crowd the starts booked after it. The process gives the start back
+    /// ([`FleetBudget::give_back`]) and asks again further ahead.
     Missed {
         /// How long ago the booked start was when the answer arrived.
         late_by: Duration,

@@ -95,8 +95,8 @@ struct Health {
     grace_until: Option<Instant>,
     /// A task is recording this process's starts in the store once it answers again.
     resyncing: bool,
-    /// When the store last answered: every answer says whether it still holds what the
-    /// process gave it.
+    /// When the store was last asked by the watch or answered a booking: every answer says
+    /// whether it still holds what the process gave it.
     last_answer: Option<Instant>,
     /// A task asks the store that question when the process has not for a while (see
     /// [`RateLimiter::watch`]).
@@ -275,9 +275,9 @@ impl RateLimiter {
     /// [`LimitError::DailyBudgetExhausted`] when a long window (day, minute)
     /// or a block from [`RateLimiter::server_exhausted`] is the cause, with
     /// [`LimitError::WouldExceedDeadline`] when only the per-second queue is.
-    /// If the returned future is dropped while waiting, the slot is given back, to the
-    /// fleet's store too; slots booked after it keep their places, which can only make the
-    /// limiter stricter.
+    /// If the returned future is dropped while waiting, the slot is given back (to the
+    /// fleet's store too, see [`FleetGrant`]); slots booked after it keep their places, which
+    /// can only make the limiter stricter.
     pub(crate) async fn acquire(
         &self,
         class: LimitClass,
@@ -359,13 +359,19 @@ impl RateLimiter {
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
             health.resyncing = true;
+            // Released first: a runtime that is shutting down drops a task at once, and its
+            // flag then takes the lock.
+            drop(health);
             let inner = Arc::downgrade(&self.inner);
+            // Made before the task first runs: a runtime may drop it unpolled.
+            let task = TaskFlag::new(inner.clone(), |health| &mut health.resyncing);
             runtime.spawn(async move {
                 loop {
                     tokio::time::sleep(FLEET_RETRY_AFTER).await;
                     let Some(inner) = inner.upgrade() else { return };
                     if (RateLimiter { inner }).resync().await {
-                        return;
+                        // `resync` cleared the flag.
+                        return task.done();
                     }
                 }
             });
@@ -423,7 +429,7 @@ impl RateLimiter {
     /// failure to see) would otherwise count none of the process's starts, and the others
     /// would book them again. Ends when the limiter is dropped or has no start left that a
     /// window counts (the next answer starts it again).
-    async fn watch(inner: Weak<Inner>) {
+    async fn watch(inner: Weak<Inner>, task: TaskFlag) {
         loop {
             let next = {
                 let Some(inner) = inner.upgrade() else { return };
@@ -439,7 +445,8 @@ impl RateLimiter {
             }
             let Some(inner) = inner.upgrade() else { return };
             if !(RateLimiter { inner }).check_store().await {
-                return;
+                // `check_store` cleared the flag.
+                return task.done();
             }
         }
     }
@@ -449,6 +456,7 @@ impl RateLimiter {
         let Some(link) = &self.inner.fleet else {
             return false;
         };
+        let woke_after = link.health().last_answer;
         let now = Instant::now();
         let class = {
             let mut classes = self.lock();
@@ -465,6 +473,11 @@ impl RateLimiter {
         let (failing, generation) = {
             let mut health = link.health();
             if class.is_none() {
+                // A booking answered since the watch woke may not be in the log yet: the
+                // watch goes on for it. Otherwise the next answer starts a new watch.
+                if health.last_answer != woke_after {
+                    return true;
+                }
                 health.watching = false;
                 return false;
             }
@@ -489,11 +502,18 @@ impl RateLimiter {
             generation: &generation,
         };
         match link.fleet.budget.reserve(request).await {
+            // A booking made meanwhile learned the store's new generation and gave it the
+            // history: this answer is older news.
+            Ok(_) if link.health().generation != generation => {}
             Ok(answer) => {
                 self.answered(link, class, &answer, None);
-                if answer.lost_history && !self.resync().await {
-                    // Failed on the way: the task that retries a failed store takes over.
-                    self.store_failed(link, &FleetError::new("failed while given the history"));
+                if answer.reservation == Reservation::HistoryNeeded {
+                    link.health().unsynced = [true; 2];
+                    if !self.resync().await {
+                        // Failed on the way: the task that retries a failed store takes over.
+                        let error = FleetError::new("failed while given the history");
+                        self.store_failed(link, &error);
+                    }
                 }
             }
             Err(error) => self.store_failed(link, &error),
@@ -515,13 +535,13 @@ impl RateLimiter {
         let recovered = std::mem::take(&mut health.failing);
         health.retry_at = None;
         health.last_answer = Some(now);
-        if !health.watching
-            && let Ok(runtime) = tokio::runtime::Handle::try_current()
-        {
-            health.watching = true;
-            let inner = Arc::downgrade(&self.inner);
-            runtime.spawn(Self::watch(inner));
-        }
+        let watch = if health.watching {
+            None
+        } else {
+            let runtime = tokio::runtime::Handle::try_current().ok();
+            health.watching = runtime.is_some();
+            runtime
+        };
         if recovered {
             tracing::info!("the fleet's budget store answers again");
         }
@@ -541,6 +561,15 @@ impl RateLimiter {
             // Recorded; starts booked locally while the request was out (the fallback path
             // does not take turns) are still to be.
             health.unsynced[index(class)] = self.lock()[index(class)].next_id > before;
+        }
+        // Released first: a runtime that is shutting down drops a task at once, and its flag
+        // then takes the lock.
+        drop(health);
+        if let Some(runtime) = watch {
+            let inner = Arc::downgrade(&self.inner);
+            // Made before the task first runs: a runtime may drop it unpolled.
+            let task = TaskFlag::new(inner.clone(), |health| &mut health.watching);
+            runtime.spawn(Self::watch(inner, task));
         }
     }
 
@@ -621,13 +650,9 @@ impl RateLimiter {
                 id,
                 armed: true,
             };
-            let answer = match link.fleet.budget.reserve(request).await {
-                Ok(answer) => answer,
-                Err(error) => {
-                    grant.keep();
-                    return Err(Some(error));
-                }
-            };
+            // On an error the grant drops armed: the store may have booked before its answer
+            // was lost, and the process books again on its share.
+            let answer = link.fleet.budget.reserve(request).await.map_err(Some)?;
             let answered_in = asked.elapsed();
             self.answered(link, class, &answer, unsynced.then_some(id + 1));
             match answer.reservation {
@@ -648,9 +673,10 @@ impl RateLimiter {
                     grant.keep();
                     link.health().unsynced[index(class)] = true;
                 }
-                // Counted where it was booked, in the past: the next asks further ahead.
+                // Booked in the past, where nobody will start: given back as the grant drops,
+                // and the next asks further ahead.
                 Reservation::Missed { late_by } => {
-                    grant.keep();
+                    drop(grant);
                     tracing::debug!(
                         late_by_ms = late_by.as_millis() as u64,
                         "the fleet's store answered after the start it booked: booking again"
@@ -1043,6 +1069,43 @@ impl Drop for Booking<'_> {
     }
 }
 
+/// A flag of [`Health`] that says a task runs (`watching`, `resyncing`), cleared if the
+/// runtime drops the task before it ends (a blocking client's runtime, dropped with its
+/// client while another client of the token lives on): a later need starts a new task.
+struct TaskFlag {
+    inner: Weak<Inner>,
+    flag: fn(&mut Health) -> &mut bool,
+    armed: bool,
+}
+
+impl TaskFlag {
+    fn new(inner: Weak<Inner>, flag: fn(&mut Health) -> &mut bool) -> Self {
+        TaskFlag {
+            inner,
+            flag,
+            armed: true,
+        }
+    }
+
+    /// The task ended by itself, having cleared the flag when it should.
+    fn done(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for TaskFlag {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        if let Some(inner) = self.inner.upgrade()
+            && let Some(link) = &inner.fleet
+        {
+            *(self.flag)(&mut link.health()) = false;
+        }
+    }
+}
+
 /// A start the fleet's store may hold for a call that has not been made yet: dropped armed
 /// (its caller stopped waiting), it leaves the local log and a task gives it back to the
 /// store ([`crate::fleet::FleetBudget::give_back`]), so a call never made spends nothing of
@@ -1082,6 +1145,9 @@ impl Drop for FleetGrant<'_> {
         let (class, id) = (self.class, self.id);
         runtime.spawn(async move {
             let Some(link) = &inner.fleet else { return };
+            // After any request carrying a history that still lists the start (each holds
+            // the turn), which would otherwise record it again.
+            let _turn = link.turn.lock().await;
             if let Err(error) = link.fleet.budget.give_back(&link.token, class, id).await {
                 tracing::debug!(%error, "a start not made stays counted in the fleet's store");
             }
@@ -1923,10 +1989,21 @@ mod tests {
     }
 
     /// A store that answers nothing for a second, then fails (a paused server).
-    #[derive(Debug)]
-    struct PausedStore;
+    #[derive(Debug, Default)]
+    struct PausedStore {
+        given_back: GivenBack,
+    }
 
     impl crate::fleet::FleetBudget for PausedStore {
+        fn give_back<'a>(
+            &'a self,
+            _: &'a TokenFingerprint,
+            _: LimitClass,
+            id: u64,
+        ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<(), FleetError>> {
+            self.given_back.record(id)
+        }
+
         fn reserve<'a>(
             &'a self,
             _: Reserve<'a>,
@@ -1940,13 +2017,14 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn calls_queued_behind_a_store_that_times_out_do_not_each_wait_for_its_timeout() {
+        let store = Arc::new(PausedStore::default());
         let limiter = in_fleet_of(
             Limits {
                 general: Budget::new(Some(20), None),
                 ..Limits::default()
             },
             Pacing::even(Duration::ZERO),
-            Arc::new(PausedStore),
+            store.clone(),
         );
         let t0 = Instant::now();
         let mut set = JoinSet::new();
@@ -1965,6 +2043,8 @@ mod tests {
             .map(Duration::from_millis)
             .into();
         assert_eq!(starts, expected);
+        // The store may have booked the one booking whose answer never came: given back.
+        assert_eq!(store.given_back.ids().await, [0]);
     }
 
     /// A store whose first answer comes back after the start it booked, then answers in
@@ -1972,9 +2052,19 @@ mod tests {
     #[derive(Debug, Default)]
     struct LateOnceStore {
         asked: Mutex<Vec<Duration>>,
+        given_back: GivenBack,
     }
 
     impl crate::fleet::FleetBudget for LateOnceStore {
+        fn give_back<'a>(
+            &'a self,
+            _: &'a TokenFingerprint,
+            _: LimitClass,
+            id: u64,
+        ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<(), FleetError>> {
+            self.given_back.record(id)
+        }
+
         fn reserve<'a>(
             &'a self,
             request: Reserve<'a>,
@@ -2019,5 +2109,98 @@ mod tests {
             [Duration::ZERO, Duration::from_millis(600)]
         );
         assert_eq!(permit.start() - t0, Duration::from_millis(900));
+        // The start booked in the past, where nobody started, went back to the store.
+        assert_eq!(store.given_back.ids().await, [0]);
+    }
+
+    /// The ids a store was given back.
+    #[derive(Debug, Default)]
+    struct GivenBack(Mutex<Vec<u64>>);
+
+    impl GivenBack {
+        fn record(&self, id: u64) -> pubapi_sdk::hooks::BoxFuture<'_, Result<(), FleetError>> {
+            self.0.lock().unwrap().push(id);
+            Box::pin(async { Ok(()) })
+        }
+
+        /// The ids given back, once the tasks that give them back have run.
+        async fn ids(&self) -> Vec<u64> {
+            for _ in 0..10 {
+                tokio::task::yield_now().await;
+            }
+            self.0.lock().unwrap().clone()
+        }
+    }
+
+    #[test]
+    fn a_watch_whose_runtime_was_dropped_starts_again_on_the_next_runtime() {
+        // Two blocking clients of one token share its limiter, each with its own runtime:
+        // the first client, and the watch spawned on its runtime, go away.
+        let store = Arc::new(EagerStore::default());
+        let limiter = in_fleet_of(Limits::default(), Pacing::default(), store.clone());
+        let runtime = || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .start_paused(true)
+                .build()
+                .unwrap()
+        };
+        runtime().block_on(async { limiter.acquire(GENERAL, LONG).await.unwrap().sent() });
+        runtime().block_on(async {
+            limiter.acquire(GENERAL, LONG).await.unwrap().sent();
+            sleep(secs(3)).await;
+        });
+        let asked = store.asked.lock().unwrap();
+        // (not_before, book, history): a question books nothing and carries no history.
+        let questions = asked.iter().filter(|a| !a.1 && a.2 == usize::MAX).count();
+        assert_eq!(questions, 1, "{asked:?}");
+    }
+
+    /// A store that grants every booking and answers every question of the watch that it
+    /// needs the history, without saying it lost anything (a store of a user's own); records
+    /// whether each request was a booking and how many starts of history it carried.
+    #[derive(Debug, Default)]
+    struct HistoryWantingStore {
+        asked: Mutex<Vec<(bool, Option<usize>)>>,
+    }
+
+    impl crate::fleet::FleetBudget for HistoryWantingStore {
+        fn reserve<'a>(
+            &'a self,
+            request: Reserve<'a>,
+        ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<Answer, FleetError>> {
+            let history = request.history.map(<[_]>::len);
+            self.asked.lock().unwrap().push((request.book, history));
+            let reservation = if !request.book && history.is_none() {
+                Reservation::HistoryNeeded
+            } else {
+                Reservation::Granted {
+                    wait: request.not_before,
+                }
+            };
+            Box::pin(async move {
+                Ok(Answer {
+                    reservation,
+                    generation: "g1".into(),
+                    lost_history: false,
+                })
+            })
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_question_answered_history_needed_is_followed_by_the_history() {
+        let store = Arc::new(HistoryWantingStore::default());
+        let limiter = in_fleet_of(Limits::default(), Pacing::default(), store.clone());
+        limiter.acquire(GENERAL, LONG).await.unwrap().sent();
+        sleep(secs(3)).await;
+        let asked = store.asked.lock().unwrap().clone();
+        // The booking (with the empty history of a process new to the store), the watch's
+        // question, then the history: the one start, in a request that books nothing.
+        assert_eq!(
+            asked[..3],
+            [(true, Some(0)), (false, None), (false, Some(1))],
+            "{asked:?}"
+        );
     }
 }
