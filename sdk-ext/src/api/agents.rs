@@ -101,7 +101,10 @@ impl Agents<'_> {
 
     /// Polls the status of a question already asked ([`Agents::ask`]) until it ends, as
     /// [`Agents::ask_and_wait`] does: the way to wait again for an answer already paid for
-    /// after a wait timed out or a poll failed.
+    /// after a wait timed out or a poll failed. `agent_id` is the agent the question was
+    /// asked of (the ask's response does not name it). The response serializes to JSON, so
+    /// a process can keep it and wait in another; ids kept another way make one with
+    /// `AgentAskResponse { request_id, conversation_id }`.
     ///
     /// ```no_run
     /// use pubapi_sdk_ext::ai::AiWait;

@@ -78,6 +78,25 @@ impl Assistant<'_> {
     /// Polls an execution already started ([`Assistant::ask`]) until it ends, as
     /// [`Assistant::ask_and_wait`] does: the way to wait again for an answer already paid
     /// for after a wait timed out or a poll failed (see [`crate::api::Agents::wait`]).
+    ///
+    /// ```no_run
+    /// use pubapi_sdk_ext::ai::AiWait;
+    /// use pubapi_sdk_ext::types::AssistantAskRequest;
+    /// use pubapi_sdk_ext::waiter::WaitError;
+    /// # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// let assistant = client.assistant();
+    /// let request = AssistantAskRequest::builder().question("Which contracts renew in May?");
+    /// let execution = assistant.ask(request.try_into()?).await?;
+    /// let answer = loop {
+    ///     match assistant.wait(&execution, AiWait::default()).await {
+    ///         // Still running: wait again, without asking (and paying) again.
+    ///         Err(WaitError::TimedOut { .. }) => continue,
+    ///         other => break other?,
+    ///     }
+    /// };
+    /// println!("{}", answer.text().unwrap_or_default());
+    /// # Ok(()) }
+    /// ```
     pub async fn wait(
         &self,
         execution: &AssistantAskResponse,
