@@ -129,6 +129,16 @@ async fn consume(
                 printed += 1;
                 save(stream).await?;
             }
+            // Printed as sent: a line like the others, which a reader may refuse in turn.
+            Ok(StreamItem::Undecodable(event)) => {
+                eprintln!(
+                    "pubapi: an event the SDK cannot read ({}); printed as sent",
+                    event.error
+                );
+                session.out.json_line(&event.raw)?;
+                printed += 1;
+                save(stream).await?;
+            }
             Ok(StreamItem::Notice(StreamNotice::CaughtUp { next_poll_in })) => {
                 save(stream).await?;
                 if args.no_follow {

@@ -137,7 +137,7 @@ async fn take_events(stream: &mut EventStream, n: usize) -> Vec<i64> {
     while ids.len() < n {
         match stream.next().await.unwrap().unwrap() {
             StreamItem::Event(e) => ids.push(e.id()),
-            StreamItem::Notice(_) => {}
+            StreamItem::Notice(_) | StreamItem::Undecodable(_) => {}
         }
     }
     ids
@@ -345,6 +345,7 @@ async fn until_caught_up(stream: &mut EventStream) -> (Vec<i64>, Vec<StreamNotic
             StreamItem::Event(e) => ids.push(e.id()),
             StreamItem::Notice(StreamNotice::CaughtUp { .. }) => return (ids, notices),
             StreamItem::Notice(other) => notices.push(other),
+            StreamItem::Undecodable(event) => panic!("{event:?}"),
         }
     }
 }
@@ -1056,4 +1057,95 @@ mod on_redis {
         second.save_checkpoint().await.unwrap();
         assert_eq!(delivered, (1..=30).collect::<Vec<_>>());
     }
+}
+
+/// A page of ids 1..=5 after cursor 0 in which event 3 has no `timestamp` (the reference
+/// gives every event one) and one more event has neither an id nor a timestamp; nothing
+/// after it. `broken_page` answers whole events in a page that is not a page instead
+/// (`latest_id` is text).
+fn page_with_an_unreadable_event(broken_page: bool) -> Arc<Script> {
+    Script::handler(move |seen| {
+        if param(seen, "id") != Some(0) {
+            return Answer::empty(204);
+        }
+        let mut events: Vec<serde_json::Value> = (1..=5)
+            .map(|id| event_of(id, "file_system", "/f"))
+            .collect();
+        if !broken_page {
+            events[2].as_object_mut().unwrap().remove("timestamp");
+            events.push(json!({"type": "note", "data": {"text": "who am I?"}}));
+        }
+        let latest = if broken_page { json!("5") } else { json!(5) };
+        Answer::json(
+            200,
+            json!({"latest_id": latest, "oldest_id": 1, "events": events}).to_string(),
+        )
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_event_without_the_fields_every_event_has_is_handed_over_as_sent_and_the_stream_goes_on()
+{
+    let script = page_with_an_unreadable_event(false);
+    let mut stream = client(&script)
+        .events()
+        .stream(EventsVersion::V2)
+        .start(StreamStart::After(0))
+        .build();
+    let mut seen = Vec::new();
+    loop {
+        match stream.next().await.unwrap().unwrap() {
+            StreamItem::Event(event) => seen.push(format!("{}", event.id())),
+            StreamItem::Undecodable(event) => {
+                let missing = if event.id.is_some() {
+                    "timestamp"
+                } else {
+                    "id"
+                };
+                assert!(event.error.contains(missing), "{}", event.error);
+                let kind = &event.raw["type"];
+                seen.push(format!("unreadable {:?} {kind}", event.id));
+            }
+            StreamItem::Notice(StreamNotice::CaughtUp { .. }) => break,
+            StreamItem::Notice(_) => {}
+        }
+        seen.push(format!("checkpoint {:?}", stream.checkpoint()));
+    }
+    // In their places, each once; the one without an id last, moving no checkpoint.
+    assert_eq!(
+        seen,
+        [
+            "1",
+            "checkpoint Some(1)",
+            "2",
+            "checkpoint Some(2)",
+            "unreadable Some(3) \"file_system\"",
+            "checkpoint Some(3)",
+            "4",
+            "checkpoint Some(4)",
+            "5",
+            "checkpoint Some(5)",
+            "unreadable None \"note\"",
+            "checkpoint Some(5)",
+        ]
+    );
+    // The next poll reads on from 5.
+    assert_eq!(script.seen().len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_page_that_is_not_a_page_stays_an_error_naming_the_field() {
+    let script = page_with_an_unreadable_event(true);
+    let mut stream = client(&script)
+        .events()
+        .stream(EventsVersion::V2)
+        .start(StreamStart::After(0))
+        .build();
+    for _ in 0..2 {
+        match stream.next().await.unwrap() {
+            Err(pubapi_sdk_ext::Error::Decode { path, .. }) => assert_eq!(path, "latest_id"),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(stream.checkpoint(), Some(0));
 }

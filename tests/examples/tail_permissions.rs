@@ -53,6 +53,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     }
                 }
             }
+            // Kept as sent, in its place: a service would log it, or keep it to look at.
+            StreamItem::Undecodable(event) => {
+                eprintln!(
+                    "#{:?}: an event the SDK cannot read: {}",
+                    event.id, event.error
+                );
+            }
             // A service would go on; the example stops once it has read everything.
             StreamItem::Notice(StreamNotice::CaughtUp { .. }) => {
                 if printed == 0 {

@@ -459,6 +459,12 @@ async fn sandbox_tour() -> Result<()> {
     while let Some(item) = stream.next().await {
         match item? {
             StreamItem::Event(event) => print_event(&event.raw),
+            StreamItem::Undecodable(event) => {
+                println!(
+                    "  an event the SDK cannot read ({}): {}",
+                    event.error, event.raw
+                )
+            }
             StreamItem::Notice(StreamNotice::CaughtUp { next_poll_in }) => {
                 println!(
                     "  caught up at event #{}; a service would poll again in {} s",
@@ -488,7 +494,7 @@ async fn sandbox_tour() -> Result<()> {
     let mut matched = 0;
     while let Some(item) = filtered.next().await {
         match item? {
-            StreamItem::Event(_) => matched += 1,
+            StreamItem::Event(_) | StreamItem::Undecodable(_) => matched += 1,
             StreamItem::Notice(StreamNotice::CaughtUp { .. }) => break,
             StreamItem::Notice(_) => {}
         }

@@ -137,6 +137,7 @@ fn the_event_stream_is_an_iterator_that_stops_handing_out_once_caught_up() {
                 break;
             }
             StreamItem::Notice(other) => panic!("{other:?}"),
+            StreamItem::Undecodable(event) => panic!("{event:?}"),
         }
     }
     assert_eq!(ids, [1, 2, 3, 4]);
@@ -243,6 +244,7 @@ fn consuming_after(item: &StreamItem) -> Option<(i64, bool)> {
 fn event_id(item: &StreamItem) -> Option<i64> {
     match item {
         StreamItem::Event(event) => Some(event.id()),
+        StreamItem::Undecodable(event) => event.id,
         StreamItem::Notice(_) => None,
     }
 }

@@ -105,6 +105,7 @@ async fn worker() {
                 say(format!("lost {token}"))
             }
             Ok(StreamItem::Notice(_)) => {}
+            Ok(StreamItem::Undecodable(event)) => say(format!("undecodable {:?}", event.id)),
             // One word, on one line: an error's text may hold spaces and line breaks.
             Err(e) => say(format!("error {}", e.to_string().replace([' ', '\n'], "_"))),
         }
@@ -222,6 +223,7 @@ async fn three_consumers_of_one_stream_hand_every_event_over_in_order_through_tw
             StreamItem::Event(event) => expected.push(event.id()),
             StreamItem::Notice(StreamNotice::CaughtUp { .. }) => break,
             StreamItem::Notice(_) => {}
+            StreamItem::Undecodable(event) => panic!("the sandbox sent {event:?}"),
         }
     }
     assert_eq!(expected.len(), EVENTS);

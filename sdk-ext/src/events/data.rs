@@ -34,6 +34,20 @@ pub enum PollingEventData<'a> {
     Other(&'a Map<String, Value>),
 }
 
+/// An event of a page that does not have the shape the reference gives every event (an `id`
+/// or `timestamp` missing, a field of another type): handed over as sent, in its place among
+/// the page's events, so one such event neither stops a stream nor is lost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UndecodableEvent {
+    /// Its `id`, when it has an integer one: the stream's checkpoint after it. One without
+    /// comes after the window's other events and moves no checkpoint.
+    pub id: Option<i64>,
+    /// The event as sent.
+    pub raw: Value,
+    /// Why it could not be read: the decoder's words, naming the field.
+    pub error: String,
+}
+
 /// One polling event: the generated event as sent, with typed views.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PollingEvent {

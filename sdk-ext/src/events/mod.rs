@@ -12,6 +12,8 @@
 //! while let Some(item) = events.next().await {
 //!     match item? {
 //!         StreamItem::Event(event) => println!("{:?} {:?}", event.kind(), event.data()),
+//!         // An event without the fields every event has: as sent, and the stream goes on.
+//!         StreamItem::Undecodable(event) => eprintln!("unreadable: {}", event.raw),
 //!         StreamItem::Notice(StreamNotice::MayHaveMissed { cursor, oldest }) => {
 //!             eprintln!("events after {cursor} and before {oldest} are gone: reconcile");
 //!         }
@@ -27,7 +29,9 @@ mod data;
 mod query;
 mod stream;
 
-pub use data::{FileSystemData, PermissionChangeEvent, PollingEvent, PollingEventData};
+pub use data::{
+    FileSystemData, PermissionChangeEvent, PollingEvent, PollingEventData, UndecodableEvent,
+};
 pub use pubapi_sdk::types::{ActionSource, PollingEventAction, PollingEventType};
 pub use query::{EventQuery, EventsVersion, Suppress};
 pub(crate) use stream::backfill;

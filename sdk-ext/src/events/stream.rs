@@ -1,6 +1,8 @@
 //! A resumable stream of polling events.
 
-use super::{EventQuery, EventsVersion, PollingEvent, PollingEventType, Suppress};
+use super::{
+    EventQuery, EventsVersion, PollingEvent, PollingEventType, Suppress, UndecodableEvent,
+};
 use crate::Client;
 use crate::error::Error;
 use crate::fleet::{Acquired, CheckpointStore, FleetError, FleetErrorKind, Lease};
@@ -82,6 +84,10 @@ pub enum StreamNotice {
 pub enum StreamItem {
     /// An event; after it, [`EventStream::checkpoint`] is its id.
     Event(Box<PollingEvent>),
+    /// An event the SDK could not read (see [`UndecodableEvent`]), as sent, in its place: the
+    /// stream goes on past it. After it, [`EventStream::checkpoint`] is its id when it has
+    /// one. Also logged as a `tracing` warning.
+    Undecodable(Box<UndecodableEvent>),
     /// A notice.
     Notice(StreamNotice),
 }
@@ -244,7 +250,7 @@ struct Walker {
     poll_interval: Duration,
     checkpoints: Option<(Arc<dyn CheckpointStore>, String)>,
     cursor: Option<i64>,
-    buffer: VecDeque<PollingEvent>,
+    buffer: VecDeque<Entry>,
     notices: VecDeque<StreamNotice>,
     /// Where the window of the buffered events ended: the cursor once they are delivered.
     window_end: Option<i64>,
@@ -365,6 +371,11 @@ impl Drop for Walker {
 /// server has nothing after the cursor: a 204, a window that ended before `N` ids, or a
 /// `latest_id` that did not move. [`EventStream::checkpoint`] is exact after every item:
 /// resuming from it with [`StreamStart::After`] loses nothing and repeats nothing.
+///
+/// A page whose events do not all have the shape the reference gives them (an `id` or
+/// `timestamp` missing) is read event by event: those that do not are handed over as sent
+/// ([`StreamItem::Undecodable`]) in their places, and the stream goes on past them instead
+/// of failing at the same cursor at every poll. A page that is not a page stays an error.
 ///
 /// It is a [`Stream`](crate::prelude::Stream) and `Unpin`:
 /// `while let Some(item) = events.next().await` with
@@ -527,14 +538,24 @@ impl Walker {
             if let Some(notice) = self.notices.pop_front() {
                 return Some(Ok(StreamItem::Notice(notice)));
             }
-            if let Some(event) = self.buffer.pop_front() {
-                self.advance(Some(event.id()));
+            if let Some(entry) = self.buffer.pop_front() {
+                self.advance(entry.id());
                 if self.buffer.is_empty() {
                     let end = self.window_end.take();
                     self.advance(end);
                 }
                 crate::telemetry::events_delivered(self.version.label(), 1);
-                return Some(Ok(StreamItem::Event(Box::new(event))));
+                return Some(Ok(match entry {
+                    Entry::Event(event) => StreamItem::Event(Box::new(event)),
+                    Entry::Undecodable(event) => {
+                        tracing::warn!(
+                            id = event.id,
+                            error = %event.error,
+                            "an event the SDK cannot read is handed over as sent"
+                        );
+                        StreamItem::Undecodable(Box::new(event))
+                    }
+                }));
             }
             if std::mem::take(&mut self.caught_up) {
                 return Some(Ok(self.caught_up_notice()));
@@ -580,11 +601,18 @@ impl Walker {
                 id: cursor,
                 ..self.query.clone()
             };
-            let page = match super::events_page(&self.client, self.version, &query).await {
-                Ok(Some(page)) => page,
+            let count = query.page_size();
+            let window = match super::events_page(&self.client, self.version, &query).await {
+                Ok(Some(page)) => Window::forward(cursor, count, page),
                 Ok(None) => {
                     self.next_poll = Some(Instant::now() + self.poll_interval);
                     return Some(Ok(self.caught_up_notice()));
+                }
+                // A page whose events alone do not all have their shape: read event by event.
+                Err(Error::Decode { body, .. })
+                    if let Some(window) = Window::lenient(cursor, count, &body) =>
+                {
+                    window
                 }
                 Err(e) => {
                     // Input the SDK or the server refuses, or an operation that is gone,
@@ -601,7 +629,6 @@ impl Walker {
                     return Some(Err(e));
                 }
             };
-            let window = Window::forward(cursor, query.page_size(), page);
             if let Some(oldest) = window.restarted_at {
                 self.notices
                     .push_back(StreamNotice::MayHaveMissed { cursor, oldest });
@@ -766,12 +793,29 @@ impl Walker {
     }
 }
 
+/// One event of a window: read, or kept as sent.
+#[derive(Debug)]
+pub(crate) enum Entry {
+    Event(PollingEvent),
+    Undecodable(UndecodableEvent),
+}
+
+impl Entry {
+    pub(crate) fn id(&self) -> Option<i64> {
+        match self {
+            Entry::Event(event) => Some(event.id()),
+            Entry::Undecodable(event) => event.id,
+        }
+    }
+}
+
 /// What one forward page says: the events to deliver, where the window ended and whether
 /// more may follow at once. Pure, so the arithmetic is property-tested on its own.
 #[derive(Debug)]
 pub(crate) struct Window {
-    /// Events after the cursor, ascending by id, each id once (events without an id last).
-    pub(crate) events: Vec<PollingEvent>,
+    /// Events after the cursor, ascending by id, each id once (events without an id last,
+    /// in the page's order).
+    pub(crate) events: Vec<Entry>,
     /// The new cursor once `events` are delivered: never below the cursor asked from.
     pub(crate) end: i64,
     /// A full window of ids was read: the next one may be read at once.
@@ -783,26 +827,72 @@ pub(crate) struct Window {
 impl Window {
     /// Reads the page answered for `cursor` with `count` ids per window.
     pub(crate) fn forward(cursor: i64, count: i64, page: pubapi_sdk::types::EventPage) -> Window {
+        let events = page.events.into_iter();
+        let entries = events.map(|e| Entry::Event(PollingEvent::from(e)));
+        Window::of(
+            cursor,
+            count,
+            page.oldest_id,
+            page.latest_id,
+            entries.collect(),
+        )
+    }
+
+    /// Reads, event by event, a page that failed to decode as a whole: `None` unless the page
+    /// itself has its shape and some event does not (then the error was the page's, and
+    /// stays the caller's).
+    pub(crate) fn lenient(cursor: i64, count: i64, body: &[u8]) -> Option<Window> {
+        let mut page: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_slice(body).ok()?;
+        let serde_json::Value::Array(events) = page.remove("events")? else {
+            return None;
+        };
+        let shell: pubapi_sdk::types::EventPage =
+            serde_json::from_value(serde_json::Value::Object(page)).ok()?;
+        let mut undecodable = false;
+        let entries = events
+            .into_iter()
+            .map(|raw| {
+                match serde_json::from_value::<pubapi_sdk::types::PollingEvent>(raw.clone()) {
+                    Ok(event) => Entry::Event(PollingEvent::from(event)),
+                    Err(error) => {
+                        undecodable = true;
+                        Entry::Undecodable(UndecodableEvent {
+                            id: raw.get("id").and_then(serde_json::Value::as_i64),
+                            raw,
+                            error: error.to_string(),
+                        })
+                    }
+                }
+            })
+            .collect();
+        undecodable.then(|| Window::of(cursor, count, shell.oldest_id, shell.latest_id, entries))
+    }
+
+    fn of(
+        cursor: i64,
+        count: i64,
+        oldest_id: Option<i64>,
+        latest_id: i64,
+        entries: Vec<Entry>,
+    ) -> Window {
         let count = count.max(1);
-        let restarted_at = page
-            .oldest_id
-            .filter(|oldest| cursor.saturating_add(1) < *oldest);
+        let restarted_at = oldest_id.filter(|oldest| cursor.saturating_add(1) < *oldest);
         // The window starts after the cursor, or at the oldest stored id above it.
         let base = restarted_at.map_or(cursor, |oldest| oldest - 1);
         let bound = base.saturating_add(count);
-        let mut events: Vec<PollingEvent> = page
-            .events
+        let mut events: Vec<Entry> = entries
             .into_iter()
-            .map(PollingEvent::from)
-            .filter(|e| e.id() > cursor)
+            .filter(|e| e.id().is_none_or(|id| id > cursor))
             .collect();
-        events.sort_by_key(PollingEvent::id);
-        events.dedup_by_key(|e| e.id());
+        // Stable: events without an id keep the page's order, after the others.
+        events.sort_by_key(|e| e.id().map_or((1, 0), |id| (0, id)));
+        events.dedup_by(|a, b| a.id().is_some() && a.id() == b.id());
         let full_by_count = events.len() as i64 >= count;
-        let newest = events.iter().map(PollingEvent::id).max();
+        let newest = events.iter().filter_map(Entry::id).max();
         // `latest_id` ends the window; one beyond the ids the window can hold is not trusted
         // (and a full page of events is read up to its last id only).
-        let latest = Some(page.latest_id)
+        let latest = Some(latest_id)
             .filter(|latest| *latest > cursor && !full_by_count)
             .map(|latest| latest.min(bound));
         let end = newest.max(latest).unwrap_or(cursor).max(cursor);
@@ -1002,7 +1092,7 @@ mod tests {
             oldest_id: None,
         };
         let window = Window::forward(5, 10, page);
-        let ids: Vec<i64> = window.events.iter().map(PollingEvent::id).collect();
+        let ids: Vec<i64> = window.events.iter().filter_map(Entry::id).collect();
         assert_eq!(ids, vec![7]);
         assert_eq!((window.end, window.more), (9, false));
     }
@@ -1105,10 +1195,68 @@ mod tests {
         ) {
             let window = Window::forward(cursor, count, page);
             prop_assert!(window.end >= cursor);
-            let ids: Vec<i64> = window.events.iter().map(PollingEvent::id).collect();
+            let ids: Vec<i64> = window.events.iter().filter_map(Entry::id).collect();
             prop_assert!(ids.iter().all(|id| *id > cursor));
             prop_assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
             prop_assert!(ids.iter().all(|id| *id <= window.end));
+            if window.more {
+                prop_assert!(window.end > cursor, "more without progress");
+            }
+        }
+
+        #[test]
+        fn a_lenient_read_of_any_body_never_panics(body in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let _ = Window::lenient(0, 50, &body);
+        }
+
+        #[test]
+        fn a_lenient_read_hands_over_every_event_once_in_order_and_moves_forward(
+            cursor in -5i64..5,
+            count in 1i64..=20,
+            events in proptest::collection::vec(
+                (proptest::option::of(-10i64..10), any::<bool>(), any::<bool>()),
+                1..20,
+            ),
+            latest in -10i64..30,
+        ) {
+            // An event: its id (or none), whether it keeps its timestamp, its type.
+            let raw: Vec<serde_json::Value> = events
+                .iter()
+                .map(|(id, timestamp, note)| {
+                    let mut event = json!({"type": if *note { "note" } else { "file_system" }});
+                    if let Some(id) = id {
+                        event["id"] = json!(id);
+                    }
+                    if *timestamp {
+                        event["timestamp"] = json!("2026-01-05T10:00:00Z");
+                    }
+                    event
+                })
+                .collect();
+            let body = json!({"latest_id": latest, "events": raw}).to_string();
+            let readable = events.iter().all(|(id, timestamp, _)| id.is_some() && *timestamp);
+            let Some(window) = Window::lenient(cursor, count, body.as_bytes()) else {
+                // Only a page whose events all read is left to the typed decode.
+                prop_assert!(readable);
+                return Ok(());
+            };
+            prop_assert!(!readable);
+            prop_assert!(window.end >= cursor);
+            let ids: Vec<Option<i64>> = window.events.iter().map(Entry::id).collect();
+            // Ascending ids above the cursor, each once, then those without an id.
+            let with: Vec<i64> = ids.iter().map_while(|id| *id).collect();
+            prop_assert!(with.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+            prop_assert!(with.iter().all(|id| *id > cursor && *id <= window.end));
+            prop_assert!(ids[with.len()..].iter().all(Option::is_none), "{ids:?}");
+            let mut expected: Vec<i64> =
+                events.iter().filter_map(|e| e.0).filter(|id| *id > cursor).collect();
+            expected.sort_unstable();
+            expected.dedup();
+            prop_assert_eq!(with, expected);
+            prop_assert_eq!(
+                ids.len() - ids.iter().flatten().count(),
+                events.iter().filter(|e| e.0.is_none()).count()
+            );
             if window.more {
                 prop_assert!(window.end > cursor, "more without progress");
             }
