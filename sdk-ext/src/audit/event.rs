@@ -26,6 +26,9 @@ pub enum AuditEvent {
     /// An event of a kind whose shape is not shown (workflows, quality docs, eTMF, ...), or
     /// one that did not match its kind's shape: the JSON as sent.
     Other(Map<String, Value>),
+    /// An event that is not a JSON object (the reference makes every event one): the value
+    /// as sent, so nothing of the report is lost.
+    NotAnObject(Value),
 }
 
 impl AuditEvent {
@@ -39,8 +42,13 @@ impl AuditEvent {
     /// Types the JSON text of one event by the report `kind`, decoding it once; an event that
     /// does not fit its kind's shape is carried as [`AuditEvent::Other`].
     pub(crate) fn from_raw(kind: AuditReportKind, raw: &str) -> AuditEvent {
-        AuditEvent::typed(kind, raw)
-            .unwrap_or_else(|| AuditEvent::Other(serde_json::from_str(raw).unwrap_or_default()))
+        AuditEvent::typed(kind, raw).unwrap_or_else(|| {
+            // `raw` is one value of a page that parsed, so it parses.
+            match serde_json::from_str(raw).unwrap_or_default() {
+                Value::Object(map) => AuditEvent::Other(map),
+                other => AuditEvent::NotAnObject(other),
+            }
+        })
     }
 
     /// The event decoded from `source` into the type of `kind`; `None` for a kind whose shape
@@ -280,6 +288,18 @@ mod tests {
             AuditEvent::from_raw(AuditReportKind::Logins, &text),
             AuditEvent::Other(sent)
         );
+    }
+
+    #[test]
+    fn an_event_that_is_not_an_object_is_kept_as_sent_and_serializes_back() {
+        for sent in [json!(null), json!(42), json!("login"), json!([1, {"a": 2}])] {
+            for kind in KINDS {
+                let event = AuditEvent::from_raw(kind, &sent.to_string());
+                assert_eq!(event, AuditEvent::NotAnObject(sent.clone()));
+                assert_eq!(serde_json::to_value(&event).unwrap(), sent);
+                assert_eq!(event.occurred_at().unwrap(), None);
+            }
+        }
     }
 
     #[test]

@@ -48,6 +48,7 @@ impl AuditEvent {
                 }
                 Ok(None)
             }
+            AuditEvent::NotAnObject(_) => Ok(None),
         }
     }
 }
