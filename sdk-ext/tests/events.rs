@@ -1149,3 +1149,85 @@ async fn a_page_that_is_not_a_page_stays_an_error_naming_the_field() {
     }
     assert_eq!(stream.checkpoint(), Some(0));
 }
+
+/// The events API over ids 1..=`latest` in windows of `count` ids, where the events `idless`
+/// names come without an `id` (and without a `timestamp`).
+fn api_with_events_without_ids(latest: i64, idless: &'static [i64]) -> Arc<Script> {
+    Script::handler(move |seen| {
+        let id = param(seen, "id").unwrap();
+        let count = param(seen, "count").unwrap_or(50);
+        let (lo, hi) = (id.saturating_add(1), id.saturating_add(count).min(latest));
+        if lo > hi {
+            return Answer::empty(204);
+        }
+        let events: Vec<serde_json::Value> = (lo..=hi)
+            .map(|i| {
+                let mut event = event_of(i, "file_system", "/f");
+                if idless.contains(&i) {
+                    let fields = event.as_object_mut().unwrap();
+                    fields.remove("id");
+                    fields.remove("timestamp");
+                }
+                event
+            })
+            .collect();
+        Answer::json(
+            200,
+            json!({"latest_id": hi, "oldest_id": 1, "events": events}).to_string(),
+        )
+    })
+}
+
+/// Items until caught up, each as its id (`U` for an event without one) and the checkpoint
+/// after it.
+async fn handed_over(stream: &mut EventStream) -> Vec<String> {
+    let mut seen = Vec::new();
+    loop {
+        let label = match stream.next().await.unwrap().unwrap() {
+            StreamItem::Event(event) => event.id().to_string(),
+            StreamItem::Undecodable(event) => format!("U{:?}", event.id),
+            StreamItem::Notice(StreamNotice::CaughtUp { .. }) => return seen,
+            StreamItem::Notice(_) => continue,
+        };
+        seen.push(format!("{label}@{:?}", stream.checkpoint()));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_event_without_an_id_comes_after_the_one_before_it_and_again_to_a_consumer_that_stopped_on_it()
+ {
+    let script = api_with_events_without_ids(3, &[2]);
+    let stream = |after| {
+        client(&script)
+            .events()
+            .stream(EventsVersion::V2)
+            .start(StreamStart::After(after))
+            .build()
+    };
+    assert_eq!(
+        handed_over(&mut stream(0)).await,
+        ["1@Some(1)", "UNone@Some(1)", "3@Some(3)"]
+    );
+    // A consumer that stopped while handling it resumes after 1, and is handed it again.
+    assert_eq!(
+        handed_over(&mut stream(1)).await,
+        ["UNone@Some(1)", "3@Some(3)"]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_window_of_events_without_ids_moves_on_and_hands_each_over_once() {
+    // One id per window: the window of id 2 holds only an event without an id.
+    let script = api_with_events_without_ids(4, &[2, 3]);
+    let mut stream = client(&script)
+        .events()
+        .stream(EventsVersion::V2)
+        .start(StreamStart::After(0))
+        .page_size(1)
+        .build();
+    assert_eq!(
+        handed_over(&mut stream).await,
+        ["1@Some(1)", "UNone@Some(2)", "UNone@Some(3)", "4@Some(4)"]
+    );
+    assert_eq!(stream.checkpoint(), Some(4));
+}

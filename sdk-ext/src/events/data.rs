@@ -40,11 +40,14 @@ pub enum PollingEventData<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct UndecodableEvent {
     /// Its `id`, when it has an integer one: the stream's checkpoint after it. One without
-    /// comes after the window's other events and moves no checkpoint.
+    /// (or with an `id` that is not an integer) comes right after the event before it in
+    /// the page and moves no checkpoint, so a consumer that stops on it is handed it again;
+    /// the stream cannot tell two of them apart, and hands each over.
     pub id: Option<i64>,
     /// The event as sent.
     pub raw: Value,
-    /// Why it could not be read: the decoder's words, naming the field.
+    /// Why it could not be read: the path of the value that was wrong (`.` for the event
+    /// itself, as when a field is missing), then what was wrong with it.
     pub error: String,
 }
 
