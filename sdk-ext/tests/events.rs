@@ -1150,13 +1150,21 @@ async fn a_page_that_is_not_a_page_stays_an_error_naming_the_field() {
     assert_eq!(stream.checkpoint(), Some(0));
 }
 
-/// The events API over ids 1..=`latest` in windows of `count` ids, where the events `idless`
-/// names come without an `id` (and without a `timestamp`).
+/// The events API over ids 1..=`latest` in windows of `count` ids (forward, or reverse),
+/// where the events `idless` names come without an `id` (and without a `timestamp`).
 fn api_with_events_without_ids(latest: i64, idless: &'static [i64]) -> Arc<Script> {
     Script::handler(move |seen| {
+        if seen.path.ends_with("/events/cursor") {
+            let cursor = json!({"latest_event_id": latest, "oldest_event_id": 1});
+            return Answer::json(200, cursor.to_string());
+        }
         let id = param(seen, "id").unwrap();
         let count = param(seen, "count").unwrap_or(50);
-        let (lo, hi) = (id.saturating_add(1), id.saturating_add(count).min(latest));
+        let (lo, hi) = if param(seen, "reverse") == Some(1) {
+            ((id - count + 1).max(1), id.min(latest))
+        } else {
+            (id.saturating_add(1), id.saturating_add(count).min(latest))
+        };
         if lo > hi {
             return Answer::empty(204);
         }
@@ -1230,4 +1238,35 @@ async fn a_window_of_events_without_ids_moves_on_and_hands_each_over_once() {
         ["1@Some(1)", "UNone@Some(2)", "UNone@Some(3)", "4@Some(4)"]
     );
     assert_eq!(stream.checkpoint(), Some(4));
+}
+
+#[tokio::test(start_paused = true)]
+async fn backfill_hands_an_unreadable_event_over_as_an_error_in_its_place_and_goes_on() {
+    let script = api_with_events_without_ids(250, &[2, 120]);
+    let items: Vec<Result<i64, String>> = client(&script)
+        .events()
+        .backfill(EventsVersion::V2, i64::MAX)
+        .map(|item| match item {
+            Ok(event) => Ok(event.id()),
+            Err(pubapi_sdk_ext::Error::Decode {
+                path,
+                message,
+                body,
+            }) => {
+                assert!(message.contains("id"), "{message}");
+                assert!(!body.is_empty(), "the page, to look at");
+                Err(path)
+            }
+            Err(other) => panic!("{other:?}"),
+        })
+        .collect()
+        .await;
+    // Newest first, window by window of 100 ids; an event without an id after its window's.
+    let mut expected: Vec<Result<i64, String>> = Vec::new();
+    expected.extend((151..=250).rev().map(Ok));
+    expected.extend((51..=150).rev().filter(|id| *id != 120).map(Ok));
+    expected.push(Err("events[69]".into()));
+    expected.extend((1..=50).rev().filter(|id| *id != 2).map(Ok));
+    expected.push(Err("events[1]".into()));
+    assert_eq!(items, expected);
 }

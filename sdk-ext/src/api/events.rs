@@ -62,7 +62,10 @@ impl Events<'_> {
     /// It reads the cursor first, so it starts at the newest stored event when `from` is
     /// above it and stops at the oldest; every window moves at least 100 ids down, so the
     /// walk ends after at most `(from - oldest) / 100 + 1` pages whatever the server answers.
-    /// Each event is delivered once. An error ends the walk: resume with `from` one below the
+    /// Each event is delivered once. An event that does not have the reference's shape (an
+    /// `id` or `timestamp` missing) is an [`Error::Decode`] item in its place, naming it in
+    /// the page (`events[3]`), and the walk goes on past it (one without an id comes after
+    /// its window's events). Any other error ends the walk: resume with `from` one below the
     /// last id delivered.
     pub fn backfill(
         &self,

@@ -7,6 +7,7 @@ use crate::Client;
 use crate::error::Error;
 use crate::fleet::{Acquired, CheckpointStore, FleetError, FleetErrorKind, Lease};
 use crate::rng::SplitMix64;
+use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 use futures_util::{Stream, StreamExt};
@@ -793,6 +794,32 @@ impl Walker {
     }
 }
 
+/// A page's own fields (its `events` left empty) and its events in the page's order, each
+/// read or kept as sent; `None` when the page itself does not have its shape.
+fn read_leniently(body: &[u8]) -> Option<(pubapi_sdk::types::EventPage, Vec<Entry>)> {
+    let mut page: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(body).ok()?;
+    let serde_json::Value::Array(events) = page.remove("events")? else {
+        return None;
+    };
+    let shell: pubapi_sdk::types::EventPage =
+        serde_json::from_value(serde_json::Value::Object(page)).ok()?;
+    let entries = events
+        .into_iter()
+        .map(|raw| {
+            let event = serde_path_to_error::deserialize(&raw);
+            match event.map(pubapi_sdk::types::PollingEvent::into) {
+                Ok(event) => Entry::Event(event),
+                Err(error) => Entry::Undecodable(UndecodableEvent {
+                    id: raw.get("id").and_then(serde_json::Value::as_i64),
+                    error: format!("{}: {}", error.path(), error.inner()),
+                    raw,
+                }),
+            }
+        })
+        .collect();
+    Some((shell, entries))
+}
+
 /// One event of a window: read, or kept as sent.
 #[derive(Debug)]
 pub(crate) enum Entry {
@@ -843,27 +870,7 @@ impl Window {
     /// event that reads is typed (also when the page failed for another cause a value does
     /// not keep, such as a key twice in an event: a stream must not stop on it).
     pub(crate) fn lenient(cursor: i64, count: i64, body: &[u8]) -> Option<Window> {
-        let mut page: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_slice(body).ok()?;
-        let serde_json::Value::Array(events) = page.remove("events")? else {
-            return None;
-        };
-        let shell: pubapi_sdk::types::EventPage =
-            serde_json::from_value(serde_json::Value::Object(page)).ok()?;
-        let entries = events
-            .into_iter()
-            .map(|raw| {
-                let event = serde_path_to_error::deserialize(&raw);
-                match event.map(pubapi_sdk::types::PollingEvent::into) {
-                    Ok(event) => Entry::Event(event),
-                    Err(error) => Entry::Undecodable(UndecodableEvent {
-                        id: raw.get("id").and_then(serde_json::Value::as_i64),
-                        error: format!("{}: {}", error.path(), error.inner()),
-                        raw,
-                    }),
-                }
-            })
-            .collect();
+        let (shell, entries) = read_leniently(body)?;
         Some(Window::of(
             cursor,
             count,
@@ -935,7 +942,7 @@ pub(crate) fn backfill(
         next: Option<i64>,
         /// The oldest stored id: the walk ends below it.
         floor: i64,
-        buffer: VecDeque<PollingEvent>,
+        buffer: VecDeque<Result<PollingEvent, Error>>,
         done: bool,
     }
     let state = Walk {
@@ -947,8 +954,8 @@ pub(crate) fn backfill(
     };
     futures_util::stream::unfold(state, move |mut walk| async move {
         loop {
-            if let Some(event) = walk.buffer.pop_front() {
-                return Some((Ok(event), walk));
+            if let Some(item) = walk.buffer.pop_front() {
+                return Some((item, walk));
             }
             if walk.done {
                 return None;
@@ -976,33 +983,60 @@ pub(crate) fn backfill(
             };
             let count = query.page_size();
             let bottom = top.saturating_sub(count - 1);
-            match super::events_page(&walk.client, version, &query).await {
-                Ok(Some(page)) => {
-                    let mut events: Vec<PollingEvent> = page
-                        .events
-                        .into_iter()
-                        .map(PollingEvent::from)
-                        .filter(|e| e.id() <= top)
-                        .collect();
-                    events.sort_by_key(|e| std::cmp::Reverse(e.id()));
-                    events.dedup_by_key(|e| e.id());
-                    let lowest = events.iter().map(PollingEvent::id).min();
-                    let reached_oldest = bottom <= walk.floor
-                        || page.oldest_id.is_some_and(|oldest| oldest > bottom);
-                    // The next window ends below every id delivered so far; there is none
-                    // below `i64::MIN` (saturating there would read it again).
-                    let below = lowest.map_or(bottom, |lowest| lowest.min(bottom));
-                    let next = below.checked_sub(1);
-                    walk.done = reached_oldest || next.is_none();
-                    walk.next = next;
-                    walk.buffer.extend(events);
-                }
-                Ok(None) => walk.done = true,
-                Err(e) => {
-                    walk.done = true;
-                    return Some((Err(e), walk));
-                }
-            }
+            let (oldest_id, entries, body) =
+                match super::events_page(&walk.client, version, &query).await {
+                    Ok(Some(page)) => {
+                        let events = page.events.into_iter();
+                        let entries = events.map(|e| Entry::Event(e.into())).collect();
+                        (page.oldest_id, entries, Bytes::new())
+                    }
+                    Ok(None) => {
+                        walk.done = true;
+                        continue;
+                    }
+                    Err(e) => {
+                        // A page that has its shape, whose events do not all: read event by
+                        // event, and an event that does not read is an error item in its
+                        // place (the walk goes on past it).
+                        let body = match &e {
+                            Error::Decode { body, .. } => Some(body.0.clone()),
+                            _ => None,
+                        };
+                        match body.and_then(|body| Some((read_leniently(&body)?, body))) {
+                            Some(((shell, entries), body)) => (shell.oldest_id, entries, body),
+                            None => {
+                                walk.done = true;
+                                return Some((Err(e), walk));
+                            }
+                        }
+                    }
+                };
+            let mut events: Vec<(usize, Entry)> = entries
+                .into_iter()
+                .enumerate()
+                .filter(|(_, e)| e.id().is_none_or(|id| id <= top))
+                .collect();
+            // Newest first; events without an id after the others, in the page's order.
+            events.sort_by_key(|(_, e)| std::cmp::Reverse(e.id().unwrap_or(i64::MIN)));
+            events.dedup_by(|(_, a), (_, b)| a.id().is_some() && a.id() == b.id());
+            let lowest = events.iter().filter_map(|(_, e)| e.id()).min();
+            let reached_oldest =
+                bottom <= walk.floor || oldest_id.is_some_and(|oldest| oldest > bottom);
+            // The next window ends below every id delivered so far; there is none below
+            // `i64::MIN` (saturating there would read it again).
+            let below = lowest.map_or(bottom, |lowest| lowest.min(bottom));
+            let next = below.checked_sub(1);
+            walk.done = reached_oldest || next.is_none();
+            walk.next = next;
+            walk.buffer
+                .extend(events.into_iter().map(|(at, entry)| match entry {
+                    Entry::Event(event) => Ok(event),
+                    Entry::Undecodable(event) => Err(Error::Decode {
+                        path: format!("events[{at}]"),
+                        message: event.error,
+                        body: body.clone().into(),
+                    }),
+                }));
         }
     })
     .boxed()
