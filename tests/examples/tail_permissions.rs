@@ -55,10 +55,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             // Kept as sent, in its place: a service would log it, or keep it to look at.
             StreamItem::Undecodable(event) => {
-                eprintln!(
-                    "#{:?}: an event the SDK cannot read: {}",
-                    event.id, event.error
-                );
+                let id = event
+                    .id
+                    .map_or_else(|| "?".to_string(), |id| id.to_string());
+                eprintln!("#{id}: an event the SDK cannot read: {}", event.error);
             }
             // A service would go on; the example stops once it has read everything.
             StreamItem::Notice(StreamNotice::CaughtUp { .. }) => {
