@@ -889,10 +889,11 @@ async fn download(
         _ => {
             let bar = progress::items(label);
             let mut writer = tokio::io::BufWriter::new(writer);
+            // As sent: every field the server sent, in its order and spelling.
             let mut events = session
                 .client
                 .audit()
-                .events(at.clone(), ReportRead::default());
+                .events_as_sent(at.clone(), ReportRead::default());
             let mut first = true;
             writer
                 .write_all(b"[")
@@ -910,8 +911,7 @@ async fn download(
                         at.kind, at.id
                     ))
                 })?;
-                let text = serde_json::to_string(&event)
-                    .map_err(|e| Failure::failed(format!("cannot write an event as JSON: {e}")))?;
+                let text = event.get();
                 let separator: &[u8] = if first { b"\n" } else { b",\n" };
                 first = false;
                 writer

@@ -3,8 +3,8 @@
 
 use crate::Client;
 use crate::audit::{
-    self, AuditEvent, AuditJob, AuditRequest, AuditWait, CsvReport, FinishedReport, JobState,
-    ReadError, ReadPlan, ReportLocation, ReportPage, ReportRead,
+    self, AuditEvent, AuditJob, AuditRequest, AuditWait, CsvReport, EventAsSent, FinishedReport,
+    JobState, ReadError, ReadPlan, ReportLocation, ReportPage, ReportRead,
 };
 use crate::error::Error;
 use crate::waiter::WaitError;
@@ -66,6 +66,28 @@ impl Audit<'_> {
         read: ReportRead,
     ) -> BoxStream<'static, Result<AuditEvent, ReadError>> {
         audit::audit_report_events(self.client, at, read)
+    }
+
+    /// [`Audit::events`], each event as sent: its JSON text, byte for byte, with every field
+    /// the server sent (the typed events keep only the fields the reference shows). The way
+    /// to copy a report elsewhere without losing anything; serializing one writes its text.
+    ///
+    /// ```no_run
+    /// use pubapi_sdk_ext::audit::{ReportLocation, ReportRead};
+    /// use pubapi_sdk_ext::prelude::*;
+    /// # async fn run(client: pubapi_sdk_ext::Client, at: ReportLocation) -> Result<(), Box<dyn std::error::Error>> {
+    /// let mut events = client.audit().events_as_sent(at, ReportRead::default());
+    /// while let Some(event) = events.next().await {
+    ///     println!("{}", event?.get());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn events_as_sent(
+        &self,
+        at: ReportLocation,
+        read: ReportRead,
+    ) -> BoxStream<'static, Result<EventAsSent, ReadError>> {
+        audit::audit_report_events_as_sent(self.client, at, read)
     }
 
     /// Starts downloading a CSV report (`Accept: text/csv`).

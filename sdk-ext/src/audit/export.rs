@@ -956,17 +956,16 @@ impl DailyExport {
                 })?
             }
             ExportFormat::Ndjson => {
+                // As sent: every field the server sent, in its order and spelling.
                 let mut events = self
                     .client
                     .audit()
-                    .events(at.clone(), ReportRead::default());
+                    .events_as_sent(at.clone(), ReportRead::default());
                 let mut writer = tokio::io::BufWriter::new(&mut file);
                 let mut bytes = 0u64;
                 while let Some(event) = events.next().await {
                     let event = event.map_err(DayError::Read)?;
-                    let mut line = serde_json::to_vec(&event)
-                        .map_err(|e| DayError::Write(std::io::Error::other(e)))?;
-                    line.push(b'\n');
+                    let line = one_line(event.get());
                     writer.write_all(&line).await.map_err(DayError::Write)?;
                     bytes += line.len() as u64;
                 }
@@ -980,6 +979,17 @@ impl DailyExport {
         sync_dir(target.parent());
         Ok(bytes)
     }
+}
+
+/// An event's JSON text as one line of NDJSON: a line break in JSON text can only be
+/// whitespace between tokens (one inside a string is escaped), so it becomes a space.
+fn one_line(json: &str) -> Vec<u8> {
+    let mut line: Vec<u8> = json
+        .bytes()
+        .map(|b| if b == b'\n' || b == b'\r' { b' ' } else { b })
+        .collect();
+    line.push(b'\n');
+    line
 }
 
 /// A day's temporary file, removed unless renamed into place.
@@ -1065,6 +1075,20 @@ mod tests {
         assert_eq!(
             ExportDay::parse("2026-12-31").unwrap().next().to_string(),
             "2027-01-01"
+        );
+    }
+
+    #[test]
+    fn an_event_is_one_line_of_ndjson_whatever_whitespace_it_came_with() {
+        let sent = "{\"a\": \"x\\ny\",\r\n  \"b\": [1,\n2]}";
+        let line = super::one_line(sent);
+        let text = std::str::from_utf8(&line).unwrap();
+        assert_eq!(text.matches('\n').count(), 1);
+        assert!(text.ends_with('\n'));
+        let back: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            back,
+            serde_json::from_str::<serde_json::Value>(sent).unwrap()
         );
     }
 }

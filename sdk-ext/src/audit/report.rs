@@ -139,15 +139,35 @@ struct TypedPage<T> {
     events: Vec<T>,
 }
 
-/// The events of a decoded page, handed out one at a time as [`AuditEvent`]s.
-type PageEvents = Box<dyn ExactSizeIterator<Item = AuditEvent> + Send>;
+/// The events of a decoded page, handed out one at a time (as [`AuditEvent`]s, or as sent).
+type PageEvents<T> = Box<dyn ExactSizeIterator<Item = T> + Send>;
+
+/// One event of a JSON report as sent: its JSON text, byte for byte.
+pub type EventAsSent = Box<serde_json::value::RawValue>;
 
 /// A page decoded from its body: the events are kept in their kind's own type (no bigger than
-/// the struct a hand-written client would use) and become [`AuditEvent`]s as they are taken.
-struct DecodedPage {
+/// the struct a hand-written client would use) and become [`AuditEvent`]s as they are taken;
+/// or kept as sent.
+struct DecodedPage<T = AuditEvent> {
     total_count: Option<u64>,
     offset: Option<u64>,
-    events: PageEvents,
+    events: PageEvents<T>,
+}
+
+/// How a page's body becomes its events.
+type Decode<T> = fn(AuditReportKind, &[u8]) -> Result<DecodedPage<T>, Error>;
+
+impl DecodedPage<EventAsSent> {
+    /// The page's events as sent: each event's JSON text copied out of the body.
+    fn as_sent(_: AuditReportKind, body: &[u8]) -> Result<DecodedPage<EventAsSent>, Error> {
+        let page: RawPage<'_> = Error::decode_slice(body)?;
+        let events: Vec<EventAsSent> = page.events.into_iter().map(|e| e.to_owned()).collect();
+        Ok(DecodedPage {
+            total_count: count(page.total_count),
+            offset: count(page.offset),
+            events: Box::new(events.into_iter()),
+        })
+    }
 }
 
 impl DecodedPage {
@@ -239,7 +259,7 @@ pub(crate) async fn audit_report_page(
     offset: u64,
     count: u64,
 ) -> Result<ReportPage, Error> {
-    let page = fetch_page(client, at, offset, count).await?;
+    let page = fetch_page(client, at, offset, count, DecodedPage::decode).await?;
     Ok(ReportPage {
         total_count: page.total_count,
         offset: page.offset,
@@ -248,17 +268,18 @@ pub(crate) async fn audit_report_page(
 }
 
 /// Fetches and decodes one page; its body is dropped before the events are handed out.
-async fn fetch_page(
+async fn fetch_page<T>(
     client: &Client,
     at: &ReportLocation,
     offset: u64,
     count: u64,
-) -> Result<DecodedPage, Error> {
+    decode: Decode<T>,
+) -> Result<DecodedPage<T>, Error> {
     check_window(offset, count)?;
     let query = [("offset", offset), ("count", count.max(1))];
     let response = audit_report_get(client, at, "application/json", &query).await?;
     let body = read_capped(response, MAX_PAGE_BYTES).await?;
-    DecodedPage::decode(at.kind, &body)
+    decode(at.kind, &body)
 }
 
 /// What reading the report with `read` will cost: one call (a page of one event) to learn
@@ -292,6 +313,24 @@ pub(crate) fn audit_report_events(
     at: ReportLocation,
     read: ReportRead,
 ) -> BoxStream<'static, Result<AuditEvent, ReadError>> {
+    report_events(client, at, read, DecodedPage::decode)
+}
+
+/// [`audit_report_events`], each event as sent.
+pub(crate) fn audit_report_events_as_sent(
+    client: &Client,
+    at: ReportLocation,
+    read: ReportRead,
+) -> BoxStream<'static, Result<EventAsSent, ReadError>> {
+    report_events(client, at, read, DecodedPage::as_sent)
+}
+
+fn report_events<T: Send + 'static>(
+    client: &Client,
+    at: ReportLocation,
+    read: ReportRead,
+    decode: Decode<T>,
+) -> BoxStream<'static, Result<T, ReadError>> {
     if let Err(error) = read.check() {
         let refused = ReadError {
             resume_at: read.offset,
@@ -308,13 +347,14 @@ pub(crate) fn audit_report_events(
         page: Box::new(std::iter::empty()),
         fetching: None,
         done: false,
+        decode,
     }
     .boxed()
 }
 
 /// The stream of [`audit_report_events`]: an event of the page in hand is handed out at
 /// once; when the page is used up it is dropped, and the next one fetched.
-struct ReportEvents {
+struct ReportEvents<T> {
     client: Client,
     at: ReportLocation,
     page_size: u64,
@@ -322,14 +362,15 @@ struct ReportEvents {
     offset: u64,
     total: Option<u64>,
     /// The events of the page in hand not yet handed out.
-    page: PageEvents,
-    fetching: Option<BoxFuture<'static, Result<DecodedPage, Error>>>,
+    page: PageEvents<T>,
+    fetching: Option<BoxFuture<'static, Result<DecodedPage<T>, Error>>>,
     done: bool,
+    decode: Decode<T>,
 }
 
-impl ReportEvents {
+impl<T> ReportEvents<T> {
     /// Takes in a fetched page: its events, or the error that ends the read.
-    fn take(&mut self, page: Result<DecodedPage, Error>) -> Result<(), ReadError> {
+    fn take(&mut self, page: Result<DecodedPage<T>, Error>) -> Result<(), ReadError> {
         let fail = |s: &mut Self, error| {
             s.done = true;
             Err(ReadError {
@@ -373,8 +414,8 @@ impl ReportEvents {
     }
 }
 
-impl futures_util::Stream for ReportEvents {
-    type Item = Result<AuditEvent, ReadError>;
+impl<T: Send + 'static> futures_util::Stream for ReportEvents<T> {
+    type Item = Result<T, ReadError>;
 
     fn poll_next(
         self: std::pin::Pin<&mut Self>,
@@ -396,9 +437,9 @@ impl futures_util::Stream for ReportEvents {
                     // The used-up page goes before the next one comes.
                     this.page = Box::new(std::iter::empty());
                     let (client, at) = (this.client.clone(), this.at.clone());
-                    let (offset, count) = (this.offset, this.page_size);
+                    let (offset, count, decode) = (this.offset, this.page_size, this.decode);
                     this.fetching.insert(Box::pin(async move {
-                        fetch_page(&client, &at, offset, count).await
+                        fetch_page(&client, &at, offset, count, decode).await
                     }))
                 }
             };

@@ -3,8 +3,8 @@
 
 use super::{Client, Iter, Refused, Runtime};
 use crate::audit::{
-    AuditEvent, AuditJob, AuditRequest, AuditWait, CsvError, CsvRecord, CsvRow, JobState,
-    ReadError, ReadPlan, ReportLocation, ReportPage, ReportRead,
+    AuditEvent, AuditJob, AuditRequest, AuditWait, CsvError, CsvRecord, CsvRow, EventAsSent,
+    JobState, ReadError, ReadPlan, ReportLocation, ReportPage, ReportRead,
 };
 use crate::error::Error;
 use crate::waiter::WaitError;
@@ -71,6 +71,16 @@ impl Audit<'_> {
     /// resume.
     pub fn events(&self, at: ReportLocation, read: ReportRead) -> Iter<AuditEvent, ReadError> {
         report_events(self.client, at, read)
+    }
+
+    /// [`Audit::events`], each event as sent (see [`crate::api::Audit::events_as_sent`]).
+    pub fn events_as_sent(
+        &self,
+        at: ReportLocation,
+        read: ReportRead,
+    ) -> Iter<EventAsSent, ReadError> {
+        let stream = self.client.inner.audit().events_as_sent(at, read);
+        Iter::new(stream, self.client.runtime.clone(), read.offset)
     }
 
     /// Starts downloading a CSV report (`Accept: text/csv`).
