@@ -287,7 +287,8 @@ pub enum JobCommand {
     /// Export one file per whole UTC day into a folder, run after run (made for cron).
     ///
     /// A day is whole once it has ended by the server's clock. The state file remembers the
-    /// days done; a failed day is done again from scratch; no day twice, none skipped; the
+    /// days done and the job of the day in hand, so a failed or timed-out day is done again
+    /// from the same report; no day twice, none skipped; the
     /// run stops with exit code 6 before the daily budget would run out. Quiet on success
     /// unless -v; one run at a time per state file.
     #[command(after_help = EXPORT_HELP)]

@@ -444,3 +444,81 @@ async fn a_day_file_already_in_the_folder_is_taken_as_done_and_not_fetched_again
         written
     );
 }
+
+/// A sandbox whose reports are ready ten minutes (of its clock, which stands still until
+/// moved) after they are asked for.
+async fn slow_reports() -> Sandbox {
+    let mut config = SandboxConfig::testing()
+        .with_clock(ClockConfig::Manual {
+            start_ms: NOON_MARCH_10_MS,
+        })
+        .with_sample_history();
+    config.audit.job_duration = Duration::from_secs(600);
+    Sandbox::start(config).await
+}
+
+/// An export of March 9 that waits five minutes of the server's time (1,000 times faster).
+fn impatient_export(client: &Client, dir: &Path) -> DailyExport {
+    DailyExport::builder(client, AuditReportKind::Logins)
+        .start(Start::Since(day("2026-03-09")))
+        .state_file(dir.join("state"))
+        .out_dir(dir.join("out"))
+        .filters(
+            serde_json::json!({"events": ["logins", "logouts", "failed_attempts"]})
+                .as_object()
+                .unwrap()
+                .clone(),
+        )
+        .wait(pubapi_sdk_ext::audit::AuditWait {
+            deadline: Duration::from_secs(300),
+            server_time_scale: 1000,
+            ..Default::default()
+        })
+        .build()
+        .unwrap()
+}
+
+async fn times_out(export: DailyExport) {
+    match export.run().await.unwrap_err() {
+        ExportError::Day {
+            error: DayError::TimedOut { .. },
+            ..
+        } => {}
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_report_slower_than_a_runs_wait_is_read_by_the_next_run_not_made_again() {
+    let sb = slow_reports().await;
+    let client = sb.client_for("admin");
+    let dir = temp_dir("slow-report");
+    for _ in 0..2 {
+        times_out(impatient_export(&client, &dir)).await;
+    }
+    // Both runs waited for the one job the first made.
+    assert_eq!(sb.counters().requests_to("createLoginsAudit"), 1);
+    sb.advance(Duration::from_secs(600));
+    let summary = impatient_export(&client, &dir).run().await.unwrap();
+    assert_eq!(summary.written.len(), 1, "{summary:?}");
+    assert_eq!(sb.counters().requests_to("createLoginsAudit"), 1);
+    assert_eq!(sb.counters().requests_to("deleteAuditReport"), 1);
+    assert!(summary.reports_left.is_empty());
+    assert_whole_csv_day(&dir.join("out").join("logins-2026-03-09.csv"), "2026-03-09");
+    // The state moved past the day and holds no job any more.
+    let state = std::fs::read_to_string(dir.join("state")).unwrap();
+    assert!(!state.contains("\"job\""), "{state}");
+}
+
+#[tokio::test]
+async fn a_job_three_runs_waited_for_in_vain_is_made_again() {
+    let sb = slow_reports().await;
+    let client = sb.client_for("admin");
+    let dir = temp_dir("stuck-report");
+    for _ in 0..3 {
+        times_out(impatient_export(&client, &dir)).await;
+    }
+    assert_eq!(sb.counters().requests_to("createLoginsAudit"), 1);
+    times_out(impatient_export(&client, &dir)).await;
+    assert_eq!(sb.counters().requests_to("createLoginsAudit"), 2);
+}

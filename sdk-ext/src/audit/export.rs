@@ -10,8 +10,13 @@
 //! - **A day at a time, whole or not at all**: a day's report is created, waited for and
 //!   downloaded into a temporary file beside its target (`.<name>.part`), synced, and renamed
 //!   into place; only then does the state move past the day (written to a temporary file and
-//!   renamed too). A day that fails leaves nothing behind and is done again from scratch,
-//!   with a new report, by the next run.
+//!   renamed too). A day that fails leaves no file behind and is done again by the next run.
+//! - **One report per day**: the day's job is recorded in the state file before it is
+//!   waited for, and stays there until the day is written. A run that times out waiting
+//!   (a report slower than [`DailyExportBuilder::wait`] allows), stops for the budget, is
+//!   killed, or fails to download leaves it to the next run, which reads that report
+//!   instead of making another; a job the platform no longer knows (404), or one waited
+//!   for by three runs already (a failed job still reads as running), is made again.
 //! - **The budget**: before each day the run compares what the day needs
 //!   ([`DailyExportBuilder::calls_per_day`]: create, polls, read, delete) with what is left
 //!   today (the lower of the client's own count and the gateway's counters). When it would
@@ -51,7 +56,7 @@
 //! # Ok(()) }
 //! ```
 
-use super::{AuditRequest, AuditWait, CsvError, ReadError, ReportLocation, ReportRead};
+use super::{AuditJob, AuditRequest, AuditWait, CsvError, ReadError, ReportLocation, ReportRead};
 use crate::Client;
 use crate::error::Error;
 use crate::limits::LimitClass;
@@ -559,6 +564,24 @@ struct State {
     since: String,
     /// The first day not yet written.
     next_day: String,
+    /// The report job made for `next_day` and not yet written: a later run waits for it
+    /// (and reads it) instead of making another, so a report slower than one run's wait is
+    /// not made again and again, nor left behind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    job: Option<PendingJob>,
+}
+
+/// A day's report job, recorded before waiting for it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+struct PendingJob {
+    id: String,
+    /// The runs that have waited for it: after [`PendingJob::MAX_RUNS`] a new job is made
+    /// (a job the platform failed still reads as running).
+    runs: u32,
+}
+
+impl PendingJob {
+    const MAX_RUNS: u32 = 3;
 }
 
 /// What one day came to.
@@ -629,7 +652,7 @@ impl DailyExport {
                 ),
             });
         }
-        let (since, mut next, new) = self.load_or_start()?;
+        let (since, mut next, new, mut pending) = self.load_or_start()?;
         let mut summary = ExportSummary {
             written: Vec::new(),
             already_there: Vec::new(),
@@ -658,7 +681,14 @@ impl DailyExport {
         }
         let mut done = 0u32;
         while next.end_ms() <= now_ms && self.max_days.is_none_or(|max| done < max) {
-            match self.step(next).await {
+            let record = |job: &PendingJob| {
+                let state = State {
+                    job: Some(job.clone()),
+                    ..self.state_of(since, next)
+                };
+                self.save_state(&state)
+            };
+            match self.step(next, pending.take(), &record).await {
                 Ok(Step::Written(day, left)) => {
                     summary.written.push(day);
                     summary.reports_left.extend(left);
@@ -688,7 +718,12 @@ impl DailyExport {
 
     /// One day: its file already there, or the budget checked and the day exported, or a
     /// stop for the budget (before the day, or when the platform says the quota is used up).
-    async fn step(&self, day: ExportDay) -> Result<Step, DayError> {
+    async fn step(
+        &self,
+        day: ExportDay,
+        pending: Option<PendingJob>,
+        record: &dyn Fn(&PendingJob) -> Result<(), ExportError>,
+    ) -> Result<Step, DayError> {
         let target = self.out_dir.join(self.file_name(day));
         if target.exists() {
             // Only a whole day is renamed into place: the state missed the update.
@@ -707,7 +742,7 @@ impl DailyExport {
         {
             return stop(left, None);
         }
-        match self.export_day(day, &target).await {
+        match self.export_day(day, &target, pending, record).await {
             Ok((bytes, left)) => Ok(Step::Written(
                 WrittenDay {
                     day,
@@ -760,7 +795,9 @@ impl DailyExport {
 
     /// The export's first day, the first day to write, and whether the state is new: from
     /// the state file, or a new state from the start day.
-    fn load_or_start(&self) -> Result<(ExportDay, ExportDay, bool), ExportError> {
+    fn load_or_start(
+        &self,
+    ) -> Result<(ExportDay, ExportDay, bool, Option<PendingJob>), ExportError> {
         let path = &self.state_file;
         let text = match std::fs::read(path) {
             Ok(text) => Some(text),
@@ -776,7 +813,7 @@ impl DailyExport {
             return match self.start {
                 Start::SinceLast => Err(ExportError::NoState { path: path.clone() }),
                 // Written once the server has answered (see `run`).
-                Start::Since(day) => Ok((day, day, true)),
+                Start::Since(day) => Ok((day, day, true, None)),
             };
         };
         if text.iter().all(u8::is_ascii_whitespace) {
@@ -827,7 +864,7 @@ impl DailyExport {
         {
             return mismatch("since", since.to_string(), asked.to_string());
         }
-        Ok((since, next, false))
+        Ok((since, next, false, state.job))
     }
 
     fn state_of(&self, since: ExportDay, next: ExportDay) -> State {
@@ -838,6 +875,7 @@ impl DailyExport {
             filters: self.filters.clone(),
             since: since.to_string(),
             next_day: next.to_string(),
+            job: None,
         }
     }
 
@@ -900,26 +938,68 @@ impl DailyExport {
 
     /// Exports one day into `target`: the bytes written, and the report when it could not
     /// be deleted afterwards.
+    ///
+    /// The job is recorded (`record`) before it is waited for, and stays recorded until the
+    /// day is written: a run that times out, is stopped or fails to download leaves it to the
+    /// next run (`pending`), which reads that report instead of making another.
     async fn export_day(
         &self,
         day: ExportDay,
         target: &Path,
+        pending: Option<PendingJob>,
+        record: &dyn Fn(&PendingJob) -> Result<(), ExportError>,
     ) -> Result<(u64, Option<ReportLocation>), DayError> {
-        // Checked at `build` for another day: only a day out of the dates' range fails here.
-        let request = self.request(day).map_err(|e| match e {
-            ExportError::InvalidRequest(e) => DayError::Api(e),
-            other => DayError::Api(Error::invalid_input("date_start", other.to_string())),
-        })?;
         let audit = self.client.audit();
-        let job = audit.create(request).await.map_err(DayError::Api)?;
-        let at = audit
-            .wait(&job, self.wait.clone())
-            .await
-            .map_err(|e| match e {
-                WaitError::Failed { error, .. } => DayError::Api(error),
-                WaitError::TimedOut { polls, waited } => DayError::TimedOut { polls, waited },
-            })?;
-        let written = self.download(&at, target).await;
+        let recorded = |job: &PendingJob| {
+            record(job).map_err(|e| match e {
+                ExportError::Io { error, .. } => DayError::Write(error),
+                other => DayError::Write(std::io::Error::other(other.to_string())),
+            })
+        };
+        let waited = |job: PendingJob| async move {
+            recorded(&job)?;
+            let job = AuditJob {
+                id: job.id,
+                kind: self.kind,
+                format: self.format.api_format(),
+            };
+            Ok::<_, DayError>(audit.wait(&job, self.wait.clone()).await)
+        };
+        let mut outcome = None;
+        if let Some(job) = pending.filter(|job| job.runs < PendingJob::MAX_RUNS) {
+            let runs = job.runs + 1;
+            match waited(PendingJob { runs, ..job }).await? {
+                // Gone (expired, deleted): made again below.
+                Err(WaitError::Failed {
+                    error: Error::NotFound(_),
+                    ..
+                }) => {}
+                other => outcome = Some(other),
+            }
+        }
+        let outcome = match outcome {
+            Some(outcome) => outcome,
+            None => {
+                // Checked at `build` for another day: only a day out of the dates' range
+                // fails here.
+                let request = self.request(day).map_err(|e| match e {
+                    ExportError::InvalidRequest(e) => DayError::Api(e),
+                    other => DayError::Api(Error::invalid_input("date_start", other.to_string())),
+                })?;
+                let job = audit.create(request).await.map_err(DayError::Api)?;
+                waited(PendingJob {
+                    id: job.id,
+                    runs: 1,
+                })
+                .await?
+            }
+        };
+        let at = outcome.map_err(|e| match e {
+            WaitError::Failed { error, .. } => DayError::Api(error),
+            WaitError::TimedOut { polls, waited } => DayError::TimedOut { polls, waited },
+        })?;
+        // A download that fails keeps the report for the next run (the job stays recorded).
+        let bytes = self.download(&at, target).await?;
         let left = if self.keep_reports {
             None
         } else {
@@ -931,7 +1011,7 @@ impl DailyExport {
                 }
             }
         };
-        written.map(|bytes| (bytes, left))
+        Ok((bytes, left))
     }
 
     /// Downloads the report into a temporary file, synced and renamed to `target`.
