@@ -346,6 +346,13 @@ fn short_wait() -> AiWait {
     }
 }
 
+fn assert_timed_out<T: std::fmt::Debug>(result: Result<T, WaitError<AskError>>) {
+    assert!(
+        matches!(result, Err(WaitError::TimedOut { .. })),
+        "{result:?}"
+    );
+}
+
 fn asks(script: &Script) -> usize {
     script.seen().iter().filter(|s| s.method == "POST").count()
 }
@@ -361,11 +368,7 @@ async fn an_answer_already_paid_for_is_waited_for_again_after_a_timeout_without_
     let agent_client = client(&script);
     let agents = agent_client.agents();
     let request = agents.ask("a1", "q").await.unwrap();
-    let timed_out = agents.wait("a1", &request, short_wait()).await;
-    assert!(
-        matches!(timed_out, Err(WaitError::TimedOut { .. })),
-        "{timed_out:?}"
-    );
+    assert_timed_out(agents.wait("a1", &request, short_wait()).await);
     let answer = agents
         .wait("a1", &request, AiWait::default())
         .await
@@ -395,11 +398,7 @@ async fn an_answer_already_paid_for_is_waited_for_again_after_a_timeout_without_
         .try_into()
         .unwrap();
     let execution = assistant.ask(request).await.unwrap();
-    let timed_out = assistant.wait(&execution, short_wait()).await;
-    assert!(
-        matches!(timed_out, Err(WaitError::TimedOut { .. })),
-        "{timed_out:?}"
-    );
+    assert_timed_out(assistant.wait(&execution, short_wait()).await);
     let answer = assistant.wait(&execution, AiWait::default()).await.unwrap();
     assert_eq!(answer.execution.execution_id, "e1");
     assert_eq!(answer.text(), Some("42"));

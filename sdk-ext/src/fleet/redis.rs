@@ -639,12 +639,7 @@ mod tests {
         }
         // Emptied under the process's connection (a restart breaks the connection, which the
         // process sees as an outage; a failover to an empty replica or a flush does not).
-        let client = redis::Client::open(server.url()).unwrap();
-        let mut connection = client.get_multiplexed_async_connection().await.unwrap();
-        let () = redis::cmd("FLUSHALL")
-            .query_async(&mut connection)
-            .await
-            .unwrap();
+        flush(&server).await;
         let mut starts = Vec::new();
         for _ in 0..3 {
             let permit = limiter

@@ -1879,6 +1879,15 @@ mod tests {
         RateLimiter::in_fleet(limits, pacing, Fleet::new(store), token)
     }
 
+    /// The answer of a store that has always held what it was given (generation `g1`).
+    fn in_generation_one(reservation: Reservation) -> Result<Answer, FleetError> {
+        Ok(Answer {
+            reservation,
+            generation: "g1".into(),
+            lost_history: false,
+        })
+    }
+
     /// A store that grants every booking at once, and records what it was asked.
     #[derive(Debug, Default)]
     struct EagerStore {
@@ -1895,15 +1904,8 @@ mod tests {
                 request.book,
                 request.history.map_or(usize::MAX, <[_]>::len),
             ));
-            Box::pin(async move {
-                Ok(Answer {
-                    reservation: Reservation::Granted {
-                        wait: request.not_before,
-                    },
-                    generation: "g1".into(),
-                    lost_history: false,
-                })
-            })
+            let wait = request.not_before;
+            Box::pin(async move { in_generation_one(Reservation::Granted { wait }) })
         }
     }
 
@@ -2087,11 +2089,7 @@ mod tests {
                             .saturating_sub(Duration::from_millis(300)),
                     }
                 };
-                Ok(Answer {
-                    reservation,
-                    generation: "g1".into(),
-                    lost_history: false,
-                })
+                in_generation_one(reservation)
             })
         }
     }
@@ -2178,13 +2176,7 @@ mod tests {
                     wait: request.not_before,
                 }
             };
-            Box::pin(async move {
-                Ok(Answer {
-                    reservation,
-                    generation: "g1".into(),
-                    lost_history: false,
-                })
-            })
+            Box::pin(async move { in_generation_one(reservation) })
         }
     }
 
