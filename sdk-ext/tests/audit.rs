@@ -211,6 +211,24 @@ async fn job_see_other_yields_the_report_location() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_303_whose_body_is_not_the_status_still_yields_the_report_location() {
+    for body in ["<html>moved</html>", "{\"status\": 7}", "completed"] {
+        let script = Script::new(
+            vec![],
+            Answer::empty(303)
+                .header("location", "http://sandbox.test/pubapi/v1/audit/logins/j1")
+                .body(body),
+        );
+        let state = client(&script).audit().job_state("j1").await.unwrap();
+        let at = ReportLocation {
+            kind: AuditReportKind::Logins,
+            id: "j1".into(),
+        };
+        assert_eq!(state, JobState::Completed(at), "{body}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
 async fn location_on_another_origin_is_refused() {
     let script = Script::new(
         vec![],

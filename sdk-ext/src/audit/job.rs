@@ -256,9 +256,15 @@ pub(crate) async fn audit_job_state(client: &Client, job_id: &str) -> Result<Job
             let body = crate::request::failed::read_capped(response)
                 .await
                 .map_err(Error::from)?;
+            // The report is where `Location` says: a body that is not the status the
+            // reference shows (a proxy's page, nothing) does not lose it.
             if !body.is_empty() && body.len() < crate::request::failed::MAX_ERROR_BODY {
-                let status: AuditJobStatus = Error::decode(body)?;
-                tracing::debug!(status = ?status.status, "audit job finished");
+                match Error::decode::<AuditJobStatus>(body) {
+                    Ok(status) => tracing::debug!(status = ?status.status, "audit job finished"),
+                    Err(error) => {
+                        tracing::debug!(%error, "audit job finished, its 303 body not a status")
+                    }
+                }
             }
             Ok(JobState::Completed(report_location(client, &location)?))
         }
