@@ -114,6 +114,21 @@ fn ask_and_wait_blocks_through_the_polls_until_the_agent_answers() {
             "getAgentRequestStatus"
         ]
     );
+    // In two steps: the ids in hand, waiting again costs no new question.
+    let request = client
+        .agents()
+        .ask("agt-policy-helper", "How much are hotel costs per night?")
+        .expect("asked");
+    let how = AiWait {
+        min_interval: AiWait::FLOOR,
+        ..AiWait::default()
+    };
+    let again = client
+        .agents()
+        .wait("agt-policy-helper", &request, how)
+        .expect("an answer");
+    assert_eq!(again.request, request);
+    assert_eq!(again.result.status.to_string(), "COMPLETED");
     sb.assert_conformant();
 }
 
@@ -348,6 +363,20 @@ fn an_audit_wait_blocks_until_the_job_completes_and_the_report_reads_as_an_itera
         (total - 3).div_ceil(10),
         "one request per page"
     );
+    // As sent: the same events, each with every field the sandbox sent.
+    let as_sent: Vec<_> = client
+        .audit()
+        .events_as_sent(location.clone(), read)
+        .collect::<Result<_, _>>()
+        .expect("every event");
+    assert_eq!(as_sent.len(), events.len());
+    for (sent, typed) in as_sent.iter().zip(&events) {
+        let sent: serde_json::Value = serde_json::from_str(sent.get()).expect("JSON");
+        let typed = serde_json::to_value(typed).expect("JSON");
+        for (field, value) in typed.as_object().expect("an object") {
+            assert_eq!(sent.get(field), Some(value), "{field}");
+        }
+    }
     client.audit().remove(&location).expect("deleted");
     assert!(matches!(
         client.audit().page(&location, 0, 1),
