@@ -297,8 +297,9 @@ pub enum JobCommand {
 
 const EXPORT_HELP: &str = "\
 Files: DIR/<kind>-YYYY-MM-DD.<csv|ndjson>, each written to a temporary name and renamed when
-whole. The state file (FILE) says the first day not yet written; FILE.lock keeps a second
-run from starting while one runs.
+whole. The state file (FILE) says the first day not yet written, and the report job made for
+it until it is written (the next run reads that report); FILE.lock keeps a second run from
+starting while one runs.
 
 --since DATE with an existing state file continues it when it started on DATE for the same
 kind, format and filters, and is refused otherwise: a cron line can always carry --since.

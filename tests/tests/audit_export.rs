@@ -520,5 +520,22 @@ async fn a_job_three_runs_waited_for_in_vain_is_made_again() {
     }
     assert_eq!(sb.counters().requests_to("createLoginsAudit"), 1);
     times_out(impatient_export(&client, &dir)).await;
+    // The job given up is deleted (best effort) before another is made.
+    assert_eq!(sb.counters().requests_to("deleteAuditReport"), 1);
     assert_eq!(sb.counters().requests_to("createLoginsAudit"), 2);
+}
+
+#[tokio::test]
+async fn a_recorded_job_whose_day_is_already_written_has_its_report_deleted() {
+    let sb = slow_reports().await;
+    let client = sb.client_for("admin");
+    let dir = temp_dir("written-before-delete");
+    times_out(impatient_export(&client, &dir)).await;
+    // A run that wrote the day and was killed before deleting its report and moving on.
+    std::fs::write(dir.join("out").join("logins-2026-03-09.csv"), "written\n").unwrap();
+    sb.advance(Duration::from_secs(600));
+    let summary = impatient_export(&client, &dir).run().await.unwrap();
+    assert_eq!(summary.already_there, [day("2026-03-09")]);
+    assert_eq!(sb.counters().requests_to("deleteAuditReport"), 1);
+    assert_eq!(sb.counters().requests_to("createLoginsAudit"), 1);
 }

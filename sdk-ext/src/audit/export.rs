@@ -341,7 +341,8 @@ pub struct WrittenDay {
 /// The run stopped before `day` for the daily budget.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BudgetStop {
-    /// The day not started (or started and given up: nothing of it was kept).
+    /// The day not started (or started and given up: no file of it was kept; its job, if
+    /// one was made, is read by the next run).
     pub day: ExportDay,
     /// The calls a day is expected to take.
     pub needed: u32,
@@ -416,7 +417,8 @@ pub enum ExportError {
     ServerTime(Error),
     /// The server's answer had no usable `Date` header, so which days have ended is unknown.
     NoServerDate,
-    /// A day failed; nothing of it was kept and the next run does it again.
+    /// A day failed; no file of it was kept and the next run does it again (from the same
+    /// report, when its job was made).
     Day {
         /// The day.
         day: ExportDay,
@@ -446,6 +448,13 @@ pub enum DayError {
     Read(ReadError),
     /// Writing the day's temporary file failed.
     Write(std::io::Error),
+    /// Recording the day's job in the state file failed.
+    State {
+        /// The state file.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
 }
 
 impl fmt::Display for ExportError {
@@ -491,7 +500,7 @@ impl fmt::Display for ExportError {
                 f.write_str("the server's answer has no Date: which days have ended is unknown")
             }
             ExportError::Day { day, .. } => {
-                write!(f, "the export of {day} failed; nothing of it was kept")
+                write!(f, "the export of {day} failed; no file of it was kept")
             }
         }
     }
@@ -520,6 +529,11 @@ impl fmt::Display for DayError {
             DayError::Download(e) => write!(f, "{e}"),
             DayError::Read(e) => write!(f, "{e}"),
             DayError::Write(e) => write!(f, "cannot write the day's file: {e}"),
+            DayError::State { path, error } => write!(
+                f,
+                "cannot record the day's job in {}: {error}",
+                path.display()
+            ),
         }
     }
 }
@@ -531,7 +545,7 @@ impl std::error::Error for DayError {
             DayError::TimedOut { .. } => None,
             DayError::Download(e) => e.source(),
             DayError::Read(e) => Some(&e.error),
-            DayError::Write(e) => Some(e),
+            DayError::Write(e) | DayError::State { error: e, .. } => Some(e),
         }
     }
 }
@@ -726,6 +740,10 @@ impl DailyExport {
     ) -> Result<Step, DayError> {
         let target = self.out_dir.join(self.file_name(day));
         if target.exists() {
+            // Written by a run that ended before it deleted the report.
+            if let Some(job) = &pending {
+                self.forget(job).await;
+            }
             // Only a whole day is renamed into place: the state missed the update.
             return Ok(Step::AlreadyThere);
         }
@@ -951,9 +969,12 @@ impl DailyExport {
     ) -> Result<(u64, Option<ReportLocation>), DayError> {
         let audit = self.client.audit();
         let recorded = |job: &PendingJob| {
-            record(job).map_err(|e| match e {
-                ExportError::Io { error, .. } => DayError::Write(error),
-                other => DayError::Write(std::io::Error::other(other.to_string())),
+            record(job).map_err(|e| DayError::State {
+                path: self.state_file.clone(),
+                error: match e {
+                    ExportError::Io { error, .. } => error,
+                    other => std::io::Error::other(other.to_string()),
+                },
             })
         };
         let waited = |job: PendingJob| async move {
@@ -966,16 +987,21 @@ impl DailyExport {
             Ok::<_, DayError>(audit.wait(&job, self.wait.clone()).await)
         };
         let mut outcome = None;
-        if let Some(job) = pending.filter(|job| job.runs < PendingJob::MAX_RUNS) {
-            let runs = job.runs + 1;
-            match waited(PendingJob { runs, ..job }).await? {
-                // Gone (expired, deleted): made again below.
-                Err(WaitError::Failed {
-                    error: Error::NotFound(_),
-                    ..
-                }) => {}
-                other => outcome = Some(other),
+        match pending {
+            Some(job) if job.runs < PendingJob::MAX_RUNS => {
+                let runs = job.runs + 1;
+                match waited(PendingJob { runs, ..job }).await? {
+                    // Gone (expired, deleted): made again below.
+                    Err(WaitError::Failed {
+                        error: Error::NotFound(_),
+                        ..
+                    }) => {}
+                    other => outcome = Some(other),
+                }
             }
+            // Waited for in vain: its report, if it ever came, goes before another is made.
+            Some(job) => self.forget(&job).await,
+            None => {}
         }
         let outcome = match outcome {
             Some(outcome) => outcome,
@@ -1012,6 +1038,21 @@ impl DailyExport {
             }
         };
         Ok((bytes, left))
+    }
+
+    /// Deletes the report of a recorded job that will not be read (unless reports are kept):
+    /// best effort, as a job still running has no report to delete.
+    async fn forget(&self, job: &PendingJob) {
+        if self.keep_reports {
+            return;
+        }
+        let at = ReportLocation {
+            kind: self.kind,
+            id: job.id.clone(),
+        };
+        if let Err(error) = self.client.audit().remove(&at).await {
+            tracing::debug!(report = %at.id, %error, "a recorded job's report was not deleted");
+        }
     }
 
     /// Downloads the report into a temporary file, synced and renamed to `target`.
@@ -1062,14 +1103,20 @@ impl DailyExport {
 }
 
 /// An event's JSON text as one line of NDJSON: a line break in JSON text can only be
-/// whitespace between tokens (one inside a string is escaped), so it becomes a space.
+/// whitespace between tokens (one inside a string is escaped), so it becomes a space; the
+/// separators some readers also split lines at (U+0085, U+2028, U+2029) can only be inside
+/// strings, where they are written as escapes.
 fn one_line(json: &str) -> Vec<u8> {
-    let mut line: Vec<u8> = json
-        .bytes()
-        .map(|b| if b == b'\n' || b == b'\r' { b' ' } else { b })
-        .collect();
-    line.push(b'\n');
-    line
+    let mut line = String::with_capacity(json.len() + 1);
+    for c in json.chars() {
+        match c {
+            '\n' | '\r' => line.push(' '),
+            '\u{85}' | '\u{2028}' | '\u{2029}' => line.push_str(&format!("\\u{:04x}", c as u32)),
+            c => line.push(c),
+        }
+    }
+    line.push('\n');
+    line.into_bytes()
 }
 
 /// A day's temporary file, removed unless renamed into place.
@@ -1160,10 +1207,11 @@ mod tests {
 
     #[test]
     fn an_event_is_one_line_of_ndjson_whatever_whitespace_it_came_with() {
-        let sent = "{\"a\": \"x\\ny\",\r\n  \"b\": [1,\n2]}";
+        let sent = "{\"a\": \"x\\ny\u{2028}z\u{85}\",\r\n  \"b\": [1,\n2]}";
         let line = super::one_line(sent);
         let text = std::str::from_utf8(&line).unwrap();
-        assert_eq!(text.matches('\n').count(), 1);
+        assert_eq!(text.lines().count(), 1);
+        assert!(!text.contains(['\u{85}', '\u{2028}', '\u{2029}', '\r']));
         assert!(text.ends_with('\n'));
         let back: serde_json::Value = serde_json::from_str(text).unwrap();
         assert_eq!(
