@@ -488,14 +488,21 @@ async fn times_out(export: DailyExport) {
     }
 }
 
-#[tokio::test]
-async fn a_report_slower_than_a_runs_wait_is_read_by_the_next_run_not_made_again() {
+/// A sandbox of slow reports, an admin's client, and a folder in which `runs` impatient
+/// exports of March 9 have timed out.
+async fn after_timeouts(name: &str, runs: usize) -> (Sandbox, Client, PathBuf) {
     let sb = slow_reports().await;
     let client = sb.client_for("admin");
-    let dir = temp_dir("slow-report");
-    for _ in 0..2 {
+    let dir = temp_dir(name);
+    for _ in 0..runs {
         times_out(impatient_export(&client, &dir)).await;
     }
+    (sb, client, dir)
+}
+
+#[tokio::test]
+async fn a_report_slower_than_a_runs_wait_is_read_by_the_next_run_not_made_again() {
+    let (sb, client, dir) = after_timeouts("slow-report", 2).await;
     // Both runs waited for the one job the first made.
     assert_eq!(sb.counters().requests_to("createLoginsAudit"), 1);
     sb.advance(Duration::from_secs(600));
@@ -512,12 +519,7 @@ async fn a_report_slower_than_a_runs_wait_is_read_by_the_next_run_not_made_again
 
 #[tokio::test]
 async fn a_job_three_runs_waited_for_in_vain_is_made_again() {
-    let sb = slow_reports().await;
-    let client = sb.client_for("admin");
-    let dir = temp_dir("stuck-report");
-    for _ in 0..3 {
-        times_out(impatient_export(&client, &dir)).await;
-    }
+    let (sb, client, dir) = after_timeouts("stuck-report", 3).await;
     assert_eq!(sb.counters().requests_to("createLoginsAudit"), 1);
     times_out(impatient_export(&client, &dir)).await;
     // The job given up is deleted (best effort) before another is made.
@@ -527,10 +529,7 @@ async fn a_job_three_runs_waited_for_in_vain_is_made_again() {
 
 #[tokio::test]
 async fn a_recorded_job_whose_day_is_already_written_has_its_report_deleted() {
-    let sb = slow_reports().await;
-    let client = sb.client_for("admin");
-    let dir = temp_dir("written-before-delete");
-    times_out(impatient_export(&client, &dir)).await;
+    let (sb, client, dir) = after_timeouts("written-before-delete", 1).await;
     // A run that wrote the day and was killed before deleting its report and moving on.
     std::fs::write(dir.join("out").join("logins-2026-03-09.csv"), "written\n").unwrap();
     sb.advance(Duration::from_secs(600));

@@ -397,18 +397,7 @@ impl RateLimiter {
                 (log.next_id, log.history(now))
             };
             let generation = link.health().generation.clone();
-            let request = Reserve {
-                token: &link.token,
-                class,
-                budget: self.inner.limits.budget(class),
-                pacing: self.inner.pacing,
-                max_wait: Duration::ZERO,
-                not_before: Duration::ZERO,
-                book: false,
-                id: next_id,
-                history: Some(&history),
-                generation: &generation,
-            };
+            let request = self.booking_nothing(link, class, next_id, Some(&history), &generation);
             match link.fleet.budget.reserve(request).await {
                 Ok(answer) => self.answered(link, class, &answer, Some(next_id)),
                 Err(error) => {
@@ -451,6 +440,30 @@ impl RateLimiter {
         }
     }
 
+    /// A request that books nothing: it records `history`, or (without one) asks whether the
+    /// store still holds what the process gave it.
+    fn booking_nothing<'a>(
+        &'a self,
+        link: &'a FleetLink,
+        class: LimitClass,
+        next_id: u64,
+        history: Option<&'a [HistoryStart]>,
+        generation: &'a str,
+    ) -> Reserve<'a> {
+        Reserve {
+            token: &link.token,
+            class,
+            budget: self.inner.limits.budget(class),
+            pacing: self.inner.pacing,
+            max_wait: Duration::ZERO,
+            not_before: Duration::ZERO,
+            book: false,
+            id: next_id,
+            history,
+            generation,
+        }
+    }
+
     /// One question of [`RateLimiter::watch`]; `false` when the watch ends.
     async fn check_store(&self) -> bool {
         let Some(link) = &self.inner.fleet else {
@@ -489,18 +502,8 @@ impl RateLimiter {
         let Some(class) = class.filter(|_| !failing) else {
             return true;
         };
-        let request = Reserve {
-            token: &link.token,
-            class,
-            budget: self.inner.limits.budget(class),
-            pacing: self.inner.pacing,
-            max_wait: Duration::ZERO,
-            not_before: Duration::ZERO,
-            book: false,
-            id: self.lock()[index(class)].next_id,
-            history: None,
-            generation: &generation,
-        };
+        let next_id = self.lock()[index(class)].next_id;
+        let request = self.booking_nothing(link, class, next_id, None, &generation);
         match link.fleet.budget.reserve(request).await {
             // A booking made meanwhile learned the store's new generation and gave it the
             // history: this answer is older news.
