@@ -6,7 +6,9 @@
 //! itself depends on `pubapi-sdk-ext`.
 
 use pubapi_sdk::types::AuditReportKind;
-use pubapi_sdk_ext::audit::{DailyExport, DayError, ExportDay, ExportError, ExportFormat, Start};
+use pubapi_sdk_ext::audit::{
+    DailyExport, DailyExportBuilder, DayError, ExportDay, ExportError, ExportFormat, Start,
+};
 use pubapi_sdk_ext::{Budget, Client, Limits};
 use pubapi_testkit::sandbox::{ClockConfig, Fault, Sandbox, SandboxConfig};
 use std::path::{Path, PathBuf};
@@ -36,7 +38,8 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-fn export(client: &Client, dir: &Path, start: Start) -> DailyExport {
+/// The logins export of these tests, in `dir`, from `start`.
+fn export_builder(client: &Client, dir: &Path, start: Start) -> DailyExportBuilder {
     DailyExport::builder(client, AuditReportKind::Logins)
         .start(start)
         .state_file(dir.join("state"))
@@ -47,8 +50,10 @@ fn export(client: &Client, dir: &Path, start: Start) -> DailyExport {
                 .unwrap()
                 .clone(),
         )
-        .build()
-        .unwrap()
+}
+
+fn export(client: &Client, dir: &Path, start: Start) -> DailyExport {
+    export_builder(client, dir, start).build().unwrap()
 }
 
 fn files_in(dir: &Path) -> Vec<String> {
@@ -459,16 +464,7 @@ async fn slow_reports() -> Sandbox {
 
 /// An export of March 9 that waits five minutes of the server's time (1,000 times faster).
 fn impatient_export(client: &Client, dir: &Path) -> DailyExport {
-    DailyExport::builder(client, AuditReportKind::Logins)
-        .start(Start::Since(day("2026-03-09")))
-        .state_file(dir.join("state"))
-        .out_dir(dir.join("out"))
-        .filters(
-            serde_json::json!({"events": ["logins", "logouts", "failed_attempts"]})
-                .as_object()
-                .unwrap()
-                .clone(),
-        )
+    export_builder(client, dir, Start::Since(day("2026-03-09")))
         .wait(pubapi_sdk_ext::audit::AuditWait {
             deadline: Duration::from_secs(300),
             server_time_scale: 1000,
