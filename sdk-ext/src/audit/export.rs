@@ -695,14 +695,7 @@ impl DailyExport {
         }
         let mut done = 0u32;
         while next.end_ms() <= now_ms && self.max_days.is_none_or(|max| done < max) {
-            let record = |job: &PendingJob| {
-                let state = State {
-                    job: Some(job.clone()),
-                    ..self.state_of(since, next)
-                };
-                self.save_state(&state)
-            };
-            match self.step(next, pending.take(), &record).await {
+            match self.step(since, next, pending.take()).await {
                 Ok(Step::Written(day, left)) => {
                     summary.written.push(day);
                     summary.reports_left.extend(left);
@@ -734,9 +727,9 @@ impl DailyExport {
     /// stop for the budget (before the day, or when the platform says the quota is used up).
     async fn step(
         &self,
+        since: ExportDay,
         day: ExportDay,
         pending: Option<PendingJob>,
-        record: &dyn Fn(&PendingJob) -> Result<(), ExportError>,
     ) -> Result<Step, DayError> {
         let target = self.out_dir.join(self.file_name(day));
         if target.exists() {
@@ -760,7 +753,7 @@ impl DailyExport {
         {
             return stop(left, None);
         }
-        match self.export_day(day, &target, pending, record).await {
+        match self.export_day(since, day, &target, pending).await {
             Ok((bytes, left)) => Ok(Step::Written(
                 WrittenDay {
                     day,
@@ -897,23 +890,43 @@ impl DailyExport {
         }
     }
 
-    /// Writes the state to a temporary file beside it, synced, then renamed over it.
     fn save_state(&self, state: &State) -> Result<(), ExportError> {
+        self.write_state(state).map_err(|error| ExportError::Io {
+            path: self.state_file.clone(),
+            error,
+        })
+    }
+
+    /// Records `job` as the report job of `day`, the first day not yet written.
+    fn record_job(
+        &self,
+        since: ExportDay,
+        day: ExportDay,
+        job: &PendingJob,
+    ) -> Result<(), DayError> {
+        let state = State {
+            job: Some(job.clone()),
+            ..self.state_of(since, day)
+        };
+        self.write_state(&state).map_err(|error| DayError::State {
+            path: self.state_file.clone(),
+            error,
+        })
+    }
+
+    /// Writes the state to a temporary file beside it, synced, then renamed over it.
+    fn write_state(&self, state: &State) -> std::io::Result<()> {
         let path = &self.state_file;
         let mut temporary = path.clone().into_os_string();
         temporary.push(".tmp");
         let temporary = PathBuf::from(temporary);
-        let io = |error| ExportError::Io {
-            path: path.clone(),
-            error,
-        };
-        let mut bytes = serde_json::to_vec_pretty(state).map_err(|e| io(e.into()))?;
+        let mut bytes = serde_json::to_vec_pretty(state)?;
         bytes.push(b'\n');
-        let mut file = File::create(&temporary).map_err(io)?;
-        file.write_all(&bytes).map_err(io)?;
-        file.sync_all().map_err(io)?;
+        let mut file = File::create(&temporary)?;
+        file.write_all(&bytes)?;
+        file.sync_all()?;
         drop(file);
-        std::fs::rename(&temporary, path).map_err(io)?;
+        std::fs::rename(&temporary, path)?;
         sync_dir(path.parent());
         Ok(())
     }
@@ -957,28 +970,20 @@ impl DailyExport {
     /// Exports one day into `target`: the bytes written, and the report when it could not
     /// be deleted afterwards.
     ///
-    /// The job is recorded (`record`) before it is waited for, and stays recorded until the
-    /// day is written: a run that times out, is stopped or fails to download leaves it to the
-    /// next run (`pending`), which reads that report instead of making another.
+    /// The job is recorded in the state file (with `since`) before it is waited for, and
+    /// stays recorded until the day is written: a run that times out, is stopped or fails to
+    /// download leaves it to the next run (`pending`), which reads that report instead of
+    /// making another.
     async fn export_day(
         &self,
+        since: ExportDay,
         day: ExportDay,
         target: &Path,
         pending: Option<PendingJob>,
-        record: &dyn Fn(&PendingJob) -> Result<(), ExportError>,
     ) -> Result<(u64, Option<ReportLocation>), DayError> {
         let audit = self.client.audit();
-        let recorded = |job: &PendingJob| {
-            record(job).map_err(|e| DayError::State {
-                path: self.state_file.clone(),
-                error: match e {
-                    ExportError::Io { error, .. } => error,
-                    other => std::io::Error::other(other.to_string()),
-                },
-            })
-        };
         let waited = |job: PendingJob| async move {
-            recorded(&job)?;
+            self.record_job(since, day, &job)?;
             let job = AuditJob {
                 id: job.id,
                 kind: self.kind,
@@ -986,8 +991,7 @@ impl DailyExport {
             };
             Ok::<_, DayError>(audit.wait(&job, self.wait.clone()).await)
         };
-        let mut outcome = None;
-        match pending {
+        let resumed = match pending {
             Some(job) if job.runs < PendingJob::MAX_RUNS => {
                 let runs = job.runs + 1;
                 match waited(PendingJob { runs, ..job }).await? {
@@ -995,15 +999,18 @@ impl DailyExport {
                     Err(WaitError::Failed {
                         error: Error::NotFound(_),
                         ..
-                    }) => {}
-                    other => outcome = Some(other),
+                    }) => None,
+                    other => Some(other),
                 }
             }
             // Waited for in vain: its report, if it ever came, goes before another is made.
-            Some(job) => self.forget(&job).await,
-            None => {}
-        }
-        let outcome = match outcome {
+            Some(job) => {
+                self.forget(&job).await;
+                None
+            }
+            None => None,
+        };
+        let outcome = match resumed {
             Some(outcome) => outcome,
             None => {
                 // Checked at `build` for another day: only a day out of the dates' range
