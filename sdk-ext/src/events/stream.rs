@@ -998,17 +998,17 @@ pub(crate) fn backfill(
                         // A page that has its shape, whose events do not all: read event by
                         // event, and an event that does not read is an error item in its
                         // place (the walk goes on past it).
-                        let body = match &e {
-                            Error::Decode { body, .. } => Some(body.0.clone()),
+                        let lenient = match &e {
+                            Error::Decode { body, .. } => {
+                                read_leniently(body).map(|read| (read, body.0.clone()))
+                            }
                             _ => None,
                         };
-                        match body.and_then(|body| Some((read_leniently(&body)?, body))) {
-                            Some(((shell, entries), body)) => (shell.oldest_id, entries, body),
-                            None => {
-                                walk.done = true;
-                                return Some((Err(e), walk));
-                            }
-                        }
+                        let Some(((shell, entries), body)) = lenient else {
+                            walk.done = true;
+                            return Some((Err(e), walk));
+                        };
+                        (shell.oldest_id, entries, body)
                     }
                 };
             let mut events: Vec<(usize, Entry)> = entries
