@@ -927,6 +927,14 @@ impl ClassLog {
         self.starts.iter().rposition(|s| s.id == id)
     }
 
+    /// Forgets the start with this id (a booking given back). Bookings after it keep their
+    /// slots: that can only be stricter.
+    fn remove(&mut self, id: u64) {
+        if let Some(i) = self.find(id) {
+            self.starts.remove(i);
+        }
+    }
+
     /// Counts a start at `at` with the id `id` (taken from `next_id` before), in order among
     /// the booked ones.
     fn insert_at(&mut self, at: Instant, id: u64) {
@@ -1063,12 +1071,7 @@ impl Drop for Booking<'_> {
         if !self.armed {
             return;
         }
-        let mut classes = self.limiter.lock();
-        let starts = &mut classes[index(self.class)].starts;
-        // Bookings after it keep their slots: that can only be stricter.
-        if let Some(i) = starts.iter().rposition(|s| s.id == self.id) {
-            starts.remove(i);
-        }
+        self.limiter.lock()[index(self.class)].remove(self.id);
     }
 }
 
@@ -1134,13 +1137,7 @@ impl Drop for FleetGrant<'_> {
         if !self.armed {
             return;
         }
-        {
-            let mut classes = self.limiter.lock();
-            let log = &mut classes[index(self.class)];
-            if let Some(i) = log.find(self.id) {
-                log.starts.remove(i);
-            }
-        }
+        self.limiter.lock()[index(self.class)].remove(self.id);
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
