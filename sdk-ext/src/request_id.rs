@@ -20,8 +20,10 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 /// The ids handed out so far in the process.
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// How many ids [`RequestId::next_with_header`] writes at once.
+/// How many ids [`RequestId::next_with_header`] writes at once: a divisor of 256, so that
+/// the ids of one block differ only in their last two hex digits.
 const BLOCK: usize = 64;
+const _: () = assert!(256 % BLOCK == 0);
 
 /// The header a request's id travels in.
 pub const REQUEST_ID_HEADER: http::HeaderName = http::HeaderName::from_static("x-request-id");
@@ -44,9 +46,16 @@ impl RequestId {
         IDS.with_borrow_mut(|(block, next)| {
             if *next == BLOCK {
                 let first = COUNTER.fetch_add(BLOCK as u64, Ordering::Relaxed);
+                // A block starts at a multiple of `BLOCK` (at most 256), so its ids differ
+                // only in the counter's last two hex digits: the first id is written whole,
+                // the others are copies with those two digits changed.
+                let whole = RequestId::numbered(first).0;
                 let mut text = Vec::with_capacity(BLOCK * 36);
                 for count in first..first + BLOCK as u64 {
-                    text.extend_from_slice(&RequestId::numbered(count).0);
+                    let mut id = whole;
+                    id[34] = HEX[((count >> 4) & 0xf) as usize];
+                    id[35] = HEX[(count & 0xf) as usize];
+                    text.extend_from_slice(&id);
                 }
                 *block = Bytes::from(text);
                 *next = 0;
@@ -155,6 +164,16 @@ mod tests {
             }
         }
         assert_eq!(unique.len(), 4 * per_thread);
+    }
+
+    #[test]
+    fn every_id_of_a_block_is_the_id_its_counter_value_has_written_whole() {
+        for _ in 0..3 * BLOCK + 7 {
+            let (id, _) = RequestId::next_with_header();
+            let digits: String = id.as_str()[19..].chars().filter(|c| *c != '-').collect();
+            let count = u64::from_str_radix(&digits, 16).unwrap();
+            assert_eq!(id, RequestId::numbered(count), "{id}");
+        }
     }
 
     #[test]
