@@ -299,7 +299,8 @@ const EXPORT_HELP: &str = "\
 Files: DIR/<kind>-YYYY-MM-DD.<csv|ndjson>, each written to a temporary name and renamed when
 whole. The state file (FILE) says the first day not yet written, and the report job made for
 it until it is written (the next run reads that report); FILE.lock keeps a second run from
-starting while one runs.
+starting while one runs. DIR holds the days of one set of filters per kind and format (the
+first run claims it in DIR/.pubapi-export-<kind>-<ext>.json): other filters need another DIR.
 
 --since DATE with an existing state file continues it when it started on DATE for the same
 kind, format and filters, and is refused otherwise: a cron line can always carry --since.
@@ -1103,6 +1104,14 @@ fn export_failure(error: ExportError, args: &ExportArgs) -> Failure {
         }
         ExportError::StateMismatch { .. } => Failure::usage(error.to_string())
             .hint("another export needs its own --state file"),
+        ExportError::OutDirClaimed { .. } => Failure::usage(error.to_string())
+            .hint("an export with other --filters needs its own --out-dir"),
+        ExportError::ClaimCorrupt { ref claim, .. } => {
+            let claim = claim.display().to_string();
+            Failure::usage(error.to_string()).hint(format!(
+                "restore {claim}, or remove it if every day in --out-dir was made with these --filters"
+            ))
+        }
         ExportError::Missing(_) | ExportError::KindNotDaily(_) => {
             Failure::usage(error.to_string())
         }

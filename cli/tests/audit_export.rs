@@ -60,10 +60,12 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// The files of `dir`, temporary ones too, but for the folder's claim.
 fn files_in(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name != ".pubapi-export-logins-csv.json")
         .collect();
     names.sort();
     names
@@ -276,6 +278,29 @@ async fn a_damaged_state_file_or_a_held_lock_stops_the_run_before_any_call() {
     drop(lock);
     let run = export(&sandbox, &dir, &["--since", "2026-03-09"]).await;
     assert_eq!(run.code, 0, "{run:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_export_with_other_filters_into_a_claimed_folder_is_a_usage_error_before_any_call() {
+    let sandbox = served(LimitsConfig::off()).await;
+    let dir = temp_dir("claimed");
+    let run = export(&sandbox, &dir, &["--since", "2026-03-09"]).await;
+    assert_eq!(run.code, 0, "{run:?}");
+    let requests = sandbox.counters().requests;
+    let mut args = export_args(&dir, &["--since", "2026-03-09"]);
+    let state = args.iter().position(|a| a == "--state").unwrap() + 1;
+    args[state] = dir.join("other-state").display().to_string();
+    args.extend(["--filters".into(), r#"{"events": ["logins"]}"#.into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = pubapi(&sandbox, &args).await;
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("other --filters needs its own --out-dir"),
+        "{run:?}"
+    );
+    assert_eq!(sandbox.counters().requests, requests, "nothing was sent");
+    assert_eq!(files_in(&dir.join("d")), ["logins-2026-03-09.csv"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -56,10 +56,12 @@ fn export(client: &Client, dir: &Path, start: Start) -> DailyExport {
     export_builder(client, dir, start).build().unwrap()
 }
 
+/// The files of `dir`, temporary ones too, but for the folder's claim.
 fn files_in(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name != ".pubapi-export-logins-csv.json")
         .collect();
     names.sort();
     names
@@ -266,6 +268,84 @@ async fn an_empty_or_garbled_state_file_is_refused_before_any_call_and_left_as_i
             assert!(error.to_string().contains("state"), "{error}");
         }
         assert_eq!(std::fs::read_to_string(dir.join("state")).unwrap(), content);
+    }
+    assert_eq!(sb.counters().requests, 0);
+    assert!(files_in(&dir.join("out")).is_empty());
+}
+
+#[tokio::test]
+async fn a_folder_holds_the_days_of_one_set_of_filters_and_other_filters_are_refused_before_any_call()
+ {
+    let sb = sandbox().await;
+    let client = sb.client_for("admin");
+    let dir = temp_dir("claimed");
+    export(&client, &dir, Start::Since(day("2026-03-08")))
+        .run()
+        .await
+        .unwrap();
+    let out = dir.join("out");
+    let days = files_in(&out);
+    assert_eq!(days, ["logins-2026-03-08.csv", "logins-2026-03-09.csv"]);
+    let requests = sb.counters().requests;
+    // Logins only, with a state file of its own: its days are not the first export's.
+    let other = DailyExport::builder(&client, AuditReportKind::Logins)
+        .start(Start::Since(day("2026-03-08")))
+        .state_file(dir.join("other-state"))
+        .out_dir(&out)
+        .filters(
+            serde_json::json!({"events": ["logins"]})
+                .as_object()
+                .unwrap()
+                .clone(),
+        )
+        .build()
+        .unwrap();
+    let error = other.run().await.unwrap_err();
+    let ExportError::OutDirClaimed {
+        claim,
+        claimed,
+        asked,
+    } = &error
+    else {
+        panic!("{error:?}");
+    };
+    assert_eq!(claim, &out.join(".pubapi-export-logins-csv.json"));
+    assert!(claimed.contains("failed_attempts") && !asked.contains("failed_attempts"));
+    assert!(error.to_string().contains("its own folder"), "{error}");
+    assert_eq!(sb.counters().requests, requests, "nothing was sent");
+    assert_eq!(files_in(&out), days);
+    // The same filters with a state file of their own share the folder: the days there are
+    // theirs.
+    let again = export_builder(&client, &dir, Start::Since(day("2026-03-08")))
+        .state_file(dir.join("third-state"))
+        .build()
+        .unwrap();
+    let summary = again.run().await.unwrap();
+    assert_eq!(
+        summary.already_there,
+        [day("2026-03-08"), day("2026-03-09")]
+    );
+}
+
+#[tokio::test]
+async fn a_garbled_folder_claim_is_refused_before_any_call_and_left_as_it_is() {
+    let sb = sandbox().await;
+    let client = sb.client_for("admin");
+    let dir = temp_dir("bad-claim");
+    let claim = dir.join("out/.pubapi-export-logins-csv.json");
+    let other_kind =
+        r#"{"pubapi_audit_export_folder": 1, "kind": "emails", "format": "csv", "filters": {}}"#;
+    for content in ["", "{\"kind\": ", other_kind] {
+        std::fs::write(&claim, content).unwrap();
+        let error = export(&client, &dir, Start::Since(day("2026-03-08")))
+            .run()
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&error, ExportError::ClaimCorrupt { claim: path, .. } if path == &claim),
+            "{content:?}: {error:?}"
+        );
+        assert_eq!(std::fs::read_to_string(&claim).unwrap(), content);
     }
     assert_eq!(sb.counters().requests, 0);
     assert!(files_in(&dir.join("out")).is_empty());

@@ -23,6 +23,12 @@
 //!   not fit, or when the platform answers that the quota is used up in the middle of a day,
 //!   the run stops cleanly and says so in [`ExportSummary::stopped`]: the next run resumes
 //!   at that day.
+//! - **One folder, one set of filters**: the days of a kind and format are named by their
+//!   date only, so the first run in a folder claims the folder for its filters
+//!   (`.pubapi-export-<kind>-<csv|ndjson>.json`), and an export of the same kind and format
+//!   with other filters is refused there ([`ExportError::OutDirClaimed`]) before any call:
+//!   it would take the other export's days for its own. Exports with the same filters may
+//!   share a folder (their days are the same).
 //! - **One run at a time**: a run holds an OS lock on `<state>.lock` (free again when the
 //!   process ends, however it ends); a second run fails at once with
 //!   [`ExportError::Locked`].
@@ -76,6 +82,9 @@ const DAY_MS: i64 = 86_400_000;
 
 /// The marker and version of the state file's format.
 const STATE_VERSION: u32 = 1;
+
+/// The version of the out folder's claim file's format.
+const CLAIM_VERSION: u32 = 1;
 
 /// One UTC calendar day.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -406,6 +415,23 @@ pub enum ExportError {
         /// The value asked for.
         asked: String,
     },
+    /// The out folder holds the days of an export of the same kind and format with other
+    /// filters: this export would take them for its own. Give each set of filters a folder.
+    OutDirClaimed {
+        /// The folder's claim file, which names the filters it was claimed for.
+        claim: PathBuf,
+        /// The filters of the claim, as JSON.
+        claimed: String,
+        /// The filters of this export, as JSON.
+        asked: String,
+    },
+    /// The out folder's claim file is not a claim (see [`ExportError::OutDirClaimed`]).
+    ClaimCorrupt {
+        /// The claim file.
+        claim: PathBuf,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// The out folder, the state file, the lock or a day file could not be read or written.
     Io {
         /// The file or folder.
@@ -493,6 +519,21 @@ impl fmt::Display for ExportError {
                 f,
                 "the state file {} is for {field} {in_state}, not {asked}",
                 path.display()
+            ),
+            ExportError::OutDirClaimed {
+                claim,
+                claimed,
+                asked,
+            } => write!(
+                f,
+                "the out folder holds the days of an export with filters {claimed} ({}), \
+                 not {asked}: give each set of filters its own folder",
+                claim.display()
+            ),
+            ExportError::ClaimCorrupt { claim, problem } => write!(
+                f,
+                "the out folder's claim {} is not an export's claim: {problem}",
+                claim.display()
             ),
             ExportError::Io { path, .. } => write!(f, "cannot use {}", path.display()),
             ExportError::ServerTime(_) => f.write_str("cannot learn the server's time"),
@@ -585,6 +626,16 @@ struct State {
     job: Option<PendingJob>,
 }
 
+/// The out folder's claim file: which filters its days of one kind and format are made with.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct Claim {
+    /// Marks the file as a claim, and its format's version.
+    pubapi_audit_export_folder: u32,
+    kind: String,
+    format: String,
+    filters: Map<String, Value>,
+}
+
 /// A day's report job, recorded before waiting for it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 struct PendingJob {
@@ -667,6 +718,7 @@ impl DailyExport {
             });
         }
         let (since, mut next, new, mut pending) = self.load_or_start()?;
+        self.claim_out_dir()?;
         let mut summary = ExportSummary {
             written: Vec::new(),
             already_there: Vec::new(),
@@ -876,6 +928,85 @@ impl DailyExport {
             return mismatch("since", since.to_string(), asked.to_string());
         }
         Ok((since, next, false, state.job))
+    }
+
+    /// The out folder's claim file (see [`ExportError::OutDirClaimed`]).
+    pub fn claim_path(&self) -> PathBuf {
+        self.out_dir.join(format!(
+            ".pubapi-export-{}-{}.json",
+            self.kind,
+            self.format.extension()
+        ))
+    }
+
+    /// Claims the out folder for this export's filters, or checks that it was claimed for
+    /// them. The claim is written whole beside its place and linked there, so that of two
+    /// runs claiming at once one wins and the other reads a whole claim.
+    fn claim_out_dir(&self) -> Result<(), ExportError> {
+        let claim = self.claim_path();
+        let io = |error| ExportError::Io {
+            path: claim.clone(),
+            error,
+        };
+        let text = match std::fs::read(&claim) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let mine = Claim {
+                    pubapi_audit_export_folder: CLAIM_VERSION,
+                    kind: self.kind.to_string(),
+                    format: self.format.to_string(),
+                    filters: self.filters.clone(),
+                };
+                let mut temporary = claim.clone().into_os_string();
+                temporary.push(format!(".{}.tmp", std::process::id()));
+                let temporary = PathBuf::from(temporary);
+                let mut bytes = serde_json::to_vec_pretty(&mine).map_err(|e| io(e.into()))?;
+                bytes.push(b'\n');
+                let written = std::fs::write(&temporary, &bytes)
+                    .and_then(|()| File::open(&temporary)?.sync_all())
+                    .and_then(|()| std::fs::hard_link(&temporary, &claim));
+                let _ = std::fs::remove_file(&temporary);
+                match written {
+                    Ok(()) => {
+                        sync_dir(Some(&self.out_dir));
+                        return Ok(());
+                    }
+                    // Another run claimed the folder meanwhile: its claim is read below.
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                        std::fs::read(&claim).map_err(io)?
+                    }
+                    Err(error) => return Err(io(error)),
+                }
+            }
+            Err(error) => return Err(io(error)),
+        };
+        let corrupt = |problem: String| ExportError::ClaimCorrupt {
+            claim: claim.clone(),
+            problem,
+        };
+        let theirs: Claim = serde_json::from_slice(&text).map_err(|e| corrupt(e.to_string()))?;
+        if theirs.pubapi_audit_export_folder != CLAIM_VERSION {
+            return Err(corrupt(format!(
+                "version {} is not {CLAIM_VERSION}",
+                theirs.pubapi_audit_export_folder
+            )));
+        }
+        if theirs.kind != self.kind.to_string()
+            || ExportFormat::from_name(&theirs.format) != Some(self.format)
+        {
+            return Err(corrupt(format!(
+                "it is the claim of {} {} exports",
+                theirs.kind, theirs.format
+            )));
+        }
+        if theirs.filters != self.filters {
+            return Err(ExportError::OutDirClaimed {
+                claim,
+                claimed: Value::Object(theirs.filters).to_string(),
+                asked: Value::Object(self.filters.clone()).to_string(),
+            });
+        }
+        Ok(())
     }
 
     fn state_of(&self, since: ExportDay, next: ExportDay) -> State {
