@@ -1105,7 +1105,10 @@ fn export_failure(error: ExportError, args: &ExportArgs) -> Failure {
         ExportError::StateMismatch { .. } => Failure::usage(error.to_string())
             .hint("another export needs its own --state file"),
         ExportError::OutDirClaimed { .. } => Failure::usage(error.to_string())
-            .hint("an export with other --filters needs its own --out-dir"),
+            .hint(
+                "an export with other --filters needs its own --out-dir (a claim left by a \
+                 first run that wrote no day may be removed)",
+            ),
         ExportError::ClaimCorrupt { ref claim, .. } => {
             let claim = claim.display().to_string();
             Failure::usage(error.to_string()).hint(format!(

@@ -614,3 +614,28 @@ async fn a_recorded_job_whose_day_is_already_written_has_its_report_deleted() {
     assert_eq!(sb.counters().requests_to("deleteAuditReport"), 1);
     assert_eq!(sb.counters().requests_to("createLoginsAudit"), 1);
 }
+
+#[tokio::test]
+async fn a_recorded_jobs_report_gone_at_read_time_is_made_again_in_the_same_run() {
+    let (sb, client, dir) = after_timeouts("report-gone", 1).await;
+    sb.advance(Duration::from_secs(600));
+    // The job still says where its report is, and the report is gone (expired).
+    sb.inject(Fault::on("getAuditReport").times(1).status(404));
+    let summary = impatient_export(&client, &dir).run().await;
+    // The new job is as slow as the first: the run waits for it and times out; the next
+    // run reads it.
+    match summary {
+        Err(ExportError::Day {
+            error: DayError::TimedOut { .. },
+            ..
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(sb.counters().requests_to("createLoginsAudit"), 2);
+    sb.advance(Duration::from_secs(600));
+    let summary = impatient_export(&client, &dir).run().await.unwrap();
+    let days: Vec<ExportDay> = summary.written.iter().map(|w| w.day).collect();
+    assert_eq!(days, [day("2026-03-09")]);
+    assert_eq!(sb.counters().requests_to("createLoginsAudit"), 2);
+    assert_whole_csv_day(&dir.join("out").join("logins-2026-03-09.csv"), "2026-03-09");
+}

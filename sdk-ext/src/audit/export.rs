@@ -16,7 +16,8 @@
 //!   (a report slower than [`DailyExportBuilder::wait`] allows), stops for the budget, is
 //!   killed, or fails to download leaves it to the next run, which reads that report
 //!   instead of making another; a job the platform no longer knows (404), or one waited
-//!   for by three runs already (a failed job still reads as running), is made again.
+//!   for by three runs already (a failed job still reads as running), is made again, and
+//!   so is one whose report is gone when it is read.
 //! - **The budget**: before each day the run compares what the day needs
 //!   ([`DailyExportBuilder::calls_per_day`]: create, polls, read, delete) with what is left
 //!   today (the lower of the client's own count and the gateway's counters). When it would
@@ -592,6 +593,19 @@ impl std::error::Error for DayError {
 }
 
 impl DayError {
+    /// Whether the report read failed because the platform no longer has it (404).
+    fn report_gone(&self) -> bool {
+        matches!(
+            self,
+            DayError::Api(Error::NotFound(_))
+                | DayError::Download(CsvError::Api(Error::NotFound(_)))
+                | DayError::Read(ReadError {
+                    error: Error::NotFound(_),
+                    ..
+                })
+        )
+    }
+
     /// The platform's "quota used up" behind this error, if that is what it is.
     fn quota_exhausted(&self) -> Option<Option<Duration>> {
         let error = match self {
@@ -718,7 +732,7 @@ impl DailyExport {
             });
         }
         let (since, mut next, new, mut pending) = self.load_or_start()?;
-        self.claim_out_dir()?;
+        self.claim_out_dir().await?;
         let mut summary = ExportSummary {
             written: Vec::new(),
             already_there: Vec::new(),
@@ -940,46 +954,39 @@ impl DailyExport {
     }
 
     /// Claims the out folder for this export's filters, or checks that it was claimed for
-    /// them. The claim is written whole beside its place and linked there, so that of two
-    /// runs claiming at once one wins and the other reads a whole claim.
-    fn claim_out_dir(&self) -> Result<(), ExportError> {
+    /// them.
+    async fn claim_out_dir(&self) -> Result<(), ExportError> {
         let claim = self.claim_path();
         let io = |error| ExportError::Io {
             path: claim.clone(),
             error,
         };
-        let text = match std::fs::read(&claim) {
+        let mine = Claim {
+            pubapi_audit_export_folder: CLAIM_VERSION,
+            kind: self.kind.to_string(),
+            format: self.format.to_string(),
+            filters: self.filters.clone(),
+        };
+        let mut text = match std::fs::read(&claim) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let mine = Claim {
-                    pubapi_audit_export_folder: CLAIM_VERSION,
-                    kind: self.kind.to_string(),
-                    format: self.format.to_string(),
-                    filters: self.filters.clone(),
-                };
-                let mut temporary = claim.clone().into_os_string();
-                temporary.push(format!(".{}.tmp", std::process::id()));
-                let temporary = PathBuf::from(temporary);
                 let mut bytes = serde_json::to_vec_pretty(&mine).map_err(|e| io(e.into()))?;
                 bytes.push(b'\n');
-                let written = std::fs::write(&temporary, &bytes)
-                    .and_then(|()| File::open(&temporary)?.sync_all())
-                    .and_then(|()| std::fs::hard_link(&temporary, &claim));
-                let _ = std::fs::remove_file(&temporary);
-                match written {
-                    Ok(()) => {
-                        sync_dir(Some(&self.out_dir));
-                        return Ok(());
-                    }
-                    // Another run claimed the folder meanwhile: its claim is read below.
-                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                        std::fs::read(&claim).map_err(io)?
-                    }
-                    Err(error) => return Err(io(error)),
+                if put_claim(&claim, &bytes).map_err(io)? {
+                    sync_dir(Some(&self.out_dir));
+                    self.warn_of_days_before_the_claim();
+                    return Ok(());
                 }
+                // Another run claimed the folder meanwhile.
+                std::fs::read(&claim).map_err(io)?
             }
             Err(error) => return Err(io(error)),
         };
+        if serde_json::from_slice::<Claim>(&text).is_err() {
+            // A claim made in place (see `put_claim`) may be read before it is whole.
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            text = std::fs::read(&claim).map_err(io)?;
+        }
         let corrupt = |problem: String| ExportError::ClaimCorrupt {
             claim: claim.clone(),
             problem,
@@ -1007,6 +1014,33 @@ impl DailyExport {
             });
         }
         Ok(())
+    }
+
+    /// Says so when a folder just claimed already holds days of this kind and format
+    /// (written before claims existed): they are taken as this export's.
+    fn warn_of_days_before_the_claim(&self) {
+        let (prefix, suffix) = (
+            format!("{}-", self.kind),
+            format!(".{}", self.format.extension()),
+        );
+        let Ok(entries) = std::fs::read_dir(&self.out_dir) else {
+            return;
+        };
+        let days = entries
+            .filter_map(Result::ok)
+            .filter(|entry| {
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
+                name.starts_with(&prefix) && name.ends_with(&suffix)
+            })
+            .count();
+        if days > 0 {
+            tracing::warn!(
+                folder = %self.out_dir.display(),
+                days,
+                "claimed an out folder that already holds days of this kind and format: they are taken as this export's"
+            );
+        }
     }
 
     fn state_of(&self, since: ExportDay, next: ExportDay) -> State {
@@ -1122,6 +1156,7 @@ impl DailyExport {
             };
             Ok::<_, DayError>(audit.wait(&job, self.wait.clone()).await)
         };
+        let was_pending = pending.is_some();
         let resumed = match pending {
             Some(job) if job.runs < PendingJob::MAX_RUNS => {
                 let runs = job.runs + 1;
@@ -1162,8 +1197,17 @@ impl DailyExport {
             WaitError::Failed { error, .. } => DayError::Api(error),
             WaitError::TimedOut { polls, waited } => DayError::TimedOut { polls, waited },
         })?;
-        // A download that fails keeps the report for the next run (the job stays recorded).
-        let bytes = self.download(&at, target).await?;
+        // A download that fails keeps the report for the next run (the job stays recorded),
+        // unless the report of a job recorded by an earlier run is gone (expired, deleted):
+        // that job is made again at once, once (the new job is not an earlier run's).
+        let bytes = match self.download(&at, target).await {
+            Ok(bytes) => bytes,
+            Err(error) if was_pending && error.report_gone() => {
+                tracing::debug!(report = %at.id, "the recorded job's report is gone: made again");
+                return Box::pin(self.export_day(since, day, target, None)).await;
+            }
+            Err(error) => return Err(error),
+        };
         let left = if self.keep_reports {
             None
         } else {
@@ -1279,6 +1323,47 @@ impl Drop for PartFile {
     }
 }
 
+/// Puts `bytes` at `claim` unless a claim is there: `Ok(true)` when this run's claim is now
+/// there, `Ok(false)` when another run's was first.
+///
+/// The claim is written whole under a name of this run's own and linked into place, so that
+/// of two runs claiming at once one wins and the other reads a whole claim. On a filesystem
+/// without hard links (FAT, some network mounts) it is created in place instead, where a run
+/// reading at that moment may find it short (it reads once more).
+fn put_claim(claim: &Path, bytes: &[u8]) -> std::io::Result<bool> {
+    use std::io::ErrorKind::AlreadyExists;
+    let (temporary, mut file) = loop {
+        let mut name = claim.as_os_str().to_owned();
+        let tag = crate::rng::SplitMix64::from_entropy().next_u64();
+        name.push(format!(".{tag:016x}.tmp"));
+        match File::options().write(true).create_new(true).open(&name) {
+            Ok(file) => break (PathBuf::from(name), file),
+            Err(e) if e.kind() == AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    };
+    let written = file.write_all(bytes).and_then(|()| file.sync_all());
+    drop(file);
+    let linked = written.and_then(|()| std::fs::hard_link(&temporary, claim));
+    let _ = std::fs::remove_file(&temporary);
+    match linked {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == AlreadyExists => Ok(false),
+        Err(_) => {
+            let mut file = match File::options().write(true).create_new(true).open(claim) {
+                Ok(file) => file,
+                Err(e) if e.kind() == AlreadyExists => return Ok(false),
+                Err(e) => return Err(e),
+            };
+            let written = file.write_all(bytes).and_then(|()| file.sync_all());
+            if written.is_err() {
+                let _ = std::fs::remove_file(claim);
+            }
+            written.map(|()| true)
+        }
+    }
+}
+
 /// Makes a rename in `dir` durable (best effort: not every platform syncs a folder).
 fn sync_dir(dir: Option<&Path>) {
     let dir = match dir {
@@ -1318,6 +1403,32 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn of_runs_claiming_a_folder_at_once_one_wins_and_no_temporary_file_is_left() {
+        let dir = std::env::temp_dir().join(format!("pubapi-claim-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let claim = dir.join(".pubapi-export-logins-csv.json");
+        let won: Vec<bool> = std::thread::scope(|scope| {
+            let runs: Vec<_> = (0..8u8)
+                .map(|run| {
+                    let claim = &claim;
+                    scope.spawn(move || put_claim(claim, &[b'0' + run; 4096]).unwrap())
+                })
+                .collect();
+            runs.into_iter().map(|run| run.join().unwrap()).collect()
+        });
+        assert_eq!(won.iter().filter(|won| **won).count(), 1, "{won:?}");
+        let winner = b'0' + won.iter().position(|won| *won).unwrap() as u8;
+        assert_eq!(std::fs::read(&claim).unwrap(), [winner; 4096]);
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        assert_eq!(names, [claim.file_name().unwrap()]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn days_print_and_parse_back() {
