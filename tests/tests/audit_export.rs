@@ -52,6 +52,14 @@ fn export_builder(client: &Client, dir: &Path, start: Start) -> DailyExportBuild
         )
 }
 
+/// Filters of logins alone (the export of these tests also has logouts and failed attempts).
+fn logins_only() -> serde_json::Map<String, serde_json::Value> {
+    serde_json::json!({"events": ["logins"]})
+        .as_object()
+        .unwrap()
+        .clone()
+}
+
 fn export(client: &Client, dir: &Path, start: Start) -> DailyExport {
     export_builder(client, dir, start).build().unwrap()
 }
@@ -273,31 +281,31 @@ async fn an_empty_or_garbled_state_file_is_refused_before_any_call_and_left_as_i
     assert!(files_in(&dir.join("out")).is_empty());
 }
 
-#[tokio::test]
-async fn a_folder_holds_the_days_of_one_set_of_filters_and_other_filters_are_refused_before_any_call()
- {
+/// A sandbox, an admin's client, and a folder in which the logins export has written
+/// March 8 and 9.
+async fn after_march_8_and_9(name: &str) -> (Sandbox, Client, PathBuf) {
     let sb = sandbox().await;
     let client = sb.client_for("admin");
-    let dir = temp_dir("claimed");
+    let dir = temp_dir(name);
     export(&client, &dir, Start::Since(day("2026-03-08")))
         .run()
         .await
         .unwrap();
+    (sb, client, dir)
+}
+
+#[tokio::test]
+async fn a_folder_holds_the_days_of_one_set_of_filters_and_other_filters_are_refused_before_any_call()
+ {
+    let (sb, client, dir) = after_march_8_and_9("claimed").await;
     let out = dir.join("out");
     let days = files_in(&out);
     assert_eq!(days, ["logins-2026-03-08.csv", "logins-2026-03-09.csv"]);
     let requests = sb.counters().requests;
     // Logins only, with a state file of its own: its days are not the first export's.
-    let other = DailyExport::builder(&client, AuditReportKind::Logins)
-        .start(Start::Since(day("2026-03-08")))
+    let other = export_builder(&client, &dir, Start::Since(day("2026-03-08")))
         .state_file(dir.join("other-state"))
-        .out_dir(&out)
-        .filters(
-            serde_json::json!({"events": ["logins"]})
-                .as_object()
-                .unwrap()
-                .clone(),
-        )
+        .filters(logins_only())
         .build()
         .unwrap();
     let error = other.run().await.unwrap_err();
@@ -444,12 +452,7 @@ async fn ndjson_days_hold_one_event_a_line_of_that_day() {
         .state_file(dir.join("state"))
         .out_dir(dir.join("out"))
         .format(ExportFormat::Ndjson)
-        .filters(
-            serde_json::json!({"events": ["logins"]})
-                .as_object()
-                .unwrap()
-                .clone(),
-        )
+        .filters(logins_only())
         .build()
         .unwrap()
         .run()
@@ -495,13 +498,7 @@ async fn kinds_whose_api_ignores_the_time_of_day_are_refused_at_build() {
 
 #[tokio::test]
 async fn a_day_file_already_in_the_folder_is_taken_as_done_and_not_fetched_again() {
-    let sb = sandbox().await;
-    let client = sb.client_for("admin");
-    let dir = temp_dir("already-there");
-    export(&client, &dir, Start::Since(day("2026-03-08")))
-        .run()
-        .await
-        .unwrap();
+    let (sb, client, dir) = after_march_8_and_9("already-there").await;
     let written = std::fs::read(dir.join("out/logins-2026-03-09.csv")).unwrap();
     // A run that stopped between March 9's rename and the state's update left the state a
     // day behind its files.
