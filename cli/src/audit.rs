@@ -914,7 +914,8 @@ async fn download(
                         at.kind, at.id
                     ))
                 })?;
-                let text = event.get();
+                // One event a line, whatever whitespace the server sent it with.
+                let text = pubapi_sdk_ext::audit::one_line(&event);
                 let separator: &[u8] = if first { b"\n" } else { b",\n" };
                 first = false;
                 writer

@@ -179,6 +179,13 @@ fn a_json_report_is_one_array_of_the_events() {
         events.iter().all(|e| e["event"] == "failed_attempts"),
         "{events:?}"
     );
+    // One event a line between the brackets.
+    assert_eq!(
+        run.stdout.lines().count(),
+        events.len() + 2,
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]

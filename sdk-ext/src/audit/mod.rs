@@ -24,7 +24,7 @@ pub use job::{AuditJob, AuditWait, JobObserver, JobState, ReportLocation};
 pub(crate) use job::{audit_job_state, create_audit_report, wait_for_audit_job};
 pub use report::{
     DEFAULT_PAGE_SIZE, EventAsSent, FinishedReport, MAX_PAGE_BYTES, ReadError, ReadPlan,
-    ReportPage, ReportRead,
+    ReportPage, ReportRead, one_line,
 };
 pub(crate) use report::{
     audit_report_csv, audit_report_events, audit_report_events_as_sent, audit_report_page,

@@ -145,6 +145,24 @@ type PageEvents<T> = Box<dyn ExactSizeIterator<Item = T> + Send>;
 /// One event of a JSON report as sent: its JSON text, byte for byte.
 pub type EventAsSent = Box<serde_json::value::RawValue>;
 
+/// An event as sent, on one line (without a line break at its end), for NDJSON and other
+/// line-oriented output: a line break in JSON text can only be whitespace between tokens (one
+/// inside a string is escaped), so it becomes a space; the separators some readers also split
+/// lines at (U+0085, U+2028, U+2029) can only be inside strings, where they are written as
+/// escapes. Every field stays as sent.
+pub fn one_line(event: &serde_json::value::RawValue) -> String {
+    let json = event.get();
+    let mut line = String::with_capacity(json.len() + 1);
+    for c in json.chars() {
+        match c {
+            '\n' | '\r' => line.push(' '),
+            '\u{85}' | '\u{2028}' | '\u{2029}' => line.push_str(&format!("\\u{:04x}", c as u32)),
+            c => line.push(c),
+        }
+    }
+    line
+}
+
 /// A page decoded from its body: the events are kept in their kind's own type (no bigger than
 /// the struct a hand-written client would use) and become [`AuditEvent`]s as they are taken;
 /// or kept as sent.
@@ -637,6 +655,22 @@ async fn read_capped(mut response: reqwest::Response, cap: usize) -> Result<Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_event_is_one_line_of_ndjson_whatever_whitespace_it_came_with() {
+        let sent = "{\"a\": \"x\\ny\u{2028}z\u{85}\",\r\n  \"b\": [1,\n2]}";
+        let raw = serde_json::value::RawValue::from_string(sent.to_string()).unwrap();
+        let text = one_line(&raw);
+        assert_eq!(text.lines().count(), 1);
+        assert!(!text.contains(['\u{85}', '\u{2028}', '\u{2029}', '\r']));
+        assert!(!text.ends_with('\n'));
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            back,
+            serde_json::from_str::<serde_json::Value>(sent).unwrap()
+        );
+    }
+
     use proptest::prelude::*;
 
     #[test]
