@@ -741,6 +741,43 @@ mod tests {
         until_stored(&server, "give-back-token", 3, Duration::ZERO).await;
     }
 
+    #[tokio::test]
+    async fn callers_quicker_than_a_paused_store_get_the_share_once_it_is_found_down() {
+        let server = RedisServer::start();
+        let limiter = quick_process(&server, "impatient-token").await;
+        start(&limiter).await;
+        server.pause();
+        // Every caller gives up after 300 ms, before the store's 1 s response timeout could
+        // tell it the store is down: the one whose request was out leaves a start to give
+        // back, which meets the paused store too and says it is down.
+        let t0 = Instant::now();
+        let (mut first_permit, mut made) = (None, 0);
+        while t0.elapsed() < Duration::from_secs(4) {
+            let asked = tokio::time::timeout(
+                Duration::from_millis(300),
+                limiter.acquire(GENERAL, Duration::from_secs(5)),
+            )
+            .await;
+            if let Ok(permit) = asked {
+                permit.unwrap().sent();
+                first_permit.get_or_insert(t0.elapsed());
+                made += 1;
+            }
+        }
+        server.resume();
+        let first_permit = first_permit.expect("no caller got a start while the store was paused");
+        assert!(
+            first_permit < Duration::from_millis(2500),
+            "{first_permit:?}"
+        );
+        // Once it answers, the store is used again and counts every start made, the ones
+        // made on the share too, each once.
+        start(&limiter).await;
+        until_stored(&server, "impatient-token", made + 2, Duration::from_secs(4)).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        until_stored(&server, "impatient-token", made + 2, Duration::ZERO).await;
+    }
+
     #[test]
     fn the_clock_keeps_the_reading_with_the_smallest_bound_and_ages_it() {
         let mut clock = super::Clock::default();

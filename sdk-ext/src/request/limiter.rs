@@ -408,6 +408,12 @@ impl RateLimiter {
             }
         }
         let mut health = link.health();
+        // Starts booked on the share while the history was out (the fallback path takes no
+        // turn) are given on the next pass: a process that makes no call through the store
+        // has nothing else to give them.
+        if health.unsynced.contains(&true) {
+            return false;
+        }
         health.resyncing = false;
         true
     }
@@ -1138,6 +1144,14 @@ impl Drop for FleetGrant<'_> {
             return;
         }
         self.limiter.lock()[index(self.class)].remove(self.id);
+        // A store already found down is not asked before its retry time: the start stays
+        // counted there until its windows pass.
+        let Some(link) = &self.limiter.inner.fleet else {
+            return;
+        };
+        if link.health().retry_at.is_some_and(|at| at > Instant::now()) {
+            return;
+        }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
@@ -1150,6 +1164,12 @@ impl Drop for FleetGrant<'_> {
             let _turn = link.turn.lock().await;
             if let Err(error) = link.fleet.budget.give_back(&link.token, class, id).await {
                 tracing::debug!(%error, "a start not made stays counted in the fleet's store");
+                // Down for the calls too: callers that give up before the store's timeout
+                // would otherwise never learn it, and never pace on their share.
+                let limiter = RateLimiter {
+                    inner: Arc::clone(&inner),
+                };
+                limiter.store_failed(link, &error);
             }
         });
     }
@@ -2193,6 +2213,56 @@ mod tests {
             asked[..3],
             [(true, Some(0)), (false, None), (false, Some(1))],
             "{asked:?}"
+        );
+    }
+
+    /// A store that takes 500 ms to take in a history and records the ids each one carried;
+    /// it refuses bookings (down for them).
+    #[derive(Debug, Default)]
+    struct SlowHistoryStore {
+        histories: Mutex<Vec<Vec<u64>>>,
+    }
+
+    impl crate::fleet::FleetBudget for SlowHistoryStore {
+        fn reserve<'a>(
+            &'a self,
+            request: Reserve<'a>,
+        ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<Answer, FleetError>> {
+            let Some(history) = request.history.filter(|_| !request.book) else {
+                return Box::pin(async { Err(FleetError::new("down for bookings")) });
+            };
+            let ids = history.iter().map(|start| start.id).collect();
+            Box::pin(async move {
+                sleep(Duration::from_millis(500)).await;
+                self.histories.lock().unwrap().push(ids);
+                in_generation_one(Reservation::Granted {
+                    wait: Duration::ZERO,
+                })
+            })
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_start_made_on_the_share_while_the_history_was_out_is_given_on_the_next_pass() {
+        let store = Arc::new(SlowHistoryStore::default());
+        let limiter = in_fleet_of(Limits::default(), Pacing::default(), store.clone());
+        let link = limiter.inner.fleet.as_ref().unwrap();
+        // Down at 0 (the task that gives the history asks at 2 s) and again at 1 s (resting
+        // until 3 s): what is booked from 2 s to 2.5 s is booked on the share, unseen by the
+        // history out at that time.
+        let error = FleetError::new("timed out");
+        limiter.store_failed(link, &error);
+        limiter.acquire(GENERAL, LONG).await.unwrap().sent();
+        sleep(secs(1)).await;
+        limiter.store_failed(link, &error);
+        sleep(Duration::from_millis(1200)).await;
+        limiter.acquire(GENERAL, LONG).await.unwrap().sent();
+        sleep(secs(5)).await;
+        let histories = store.histories.lock().unwrap().clone();
+        assert_eq!(histories.first(), Some(&vec![0]), "{histories:?}");
+        assert!(
+            histories.iter().any(|ids| ids.contains(&1)),
+            "the start made while the history was out never reached the store: {histories:?}"
         );
     }
 }
