@@ -40,10 +40,11 @@
 //!   ([`FleetBudget::give_back`], after any request that carries the process's history): its
 //!   caller stopped waiting before it (a timeout, a cancelled task), the class was blocked
 //!   meanwhile, the answer came after it ([`Reservation::Missed`]), or the answer was lost
-//!   (the store may have booked it). A give-back that fails, or finds no tokio runtime to
-//!   run on, leaves the start counted: stricter, never looser. One that fails also marks the
-//!   store down (callers that give up before the store's timeout would otherwise never learn
-//!   it, and never pace on their share), and none is tried while the store is marked down.
+//!   (the store may have booked it). None is sent to a store found down, and one that fails
+//!   marks the store down (callers that give up before the store's timeout would otherwise
+//!   never learn it, and never pace on their share): those starts go back with the history,
+//!   once the store answers. A give-back that finds no tokio runtime to run on leaves the
+//!   start counted: stricter, never looser.
 //! - **Paused**: a booking that reaches the store after its caller stopped waiting takes no
 //!   slot (the store checks a deadline in its own clock).
 //! - **Slow**: a booked start is an instant of the store's clock, so an answer that comes late

@@ -101,6 +101,9 @@ struct Health {
     /// A task asks the store that question when the process has not for a while (see
     /// [`RateLimiter::watch`]).
     watching: bool,
+    /// Starts the store may hold that no call will make, found while it was down: given
+    /// back by the task that gives it the history once it answers.
+    to_give_back: Vec<(LimitClass, u64)>,
 }
 
 /// How long a process paces on its own share after the fleet's store failed.
@@ -117,6 +120,18 @@ const FLEET_RETRY_AFTER: Duration = Duration::from_secs(2);
 /// its watch within [`FLEET_RETRY_AFTER`] of its last answer, and given the history in the
 /// next round trip.
 const FLEET_GRACE: Duration = Duration::from_millis(3500);
+
+/// What a pass of [`RateLimiter::resync`] came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Resync {
+    /// The store has seen every start, and has every start no call will make back.
+    Done,
+    /// The store answered, and there is more to give it: starts booked on the share while
+    /// the history was out.
+    MoreToDo,
+    /// The store failed.
+    Failed,
+}
 
 /// Start times of one class, ascending, plus a block set by the server.
 #[derive(Default)]
@@ -355,6 +370,12 @@ impl RateLimiter {
                 "the fleet's budget store is unreachable: pacing to a share of the budget"
             );
         }
+        self.resync_later(health);
+    }
+
+    /// Has a task give the store what it has not seen ([`RateLimiter::resync`]) every
+    /// [`FLEET_RETRY_AFTER`] until it is done, unless one already does.
+    fn resync_later(&self, mut health: std::sync::MutexGuard<'_, Health>) {
         if !health.resyncing
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
@@ -369,7 +390,7 @@ impl RateLimiter {
                 loop {
                     tokio::time::sleep(FLEET_RETRY_AFTER).await;
                     let Some(inner) = inner.upgrade() else { return };
-                    if (RateLimiter { inner }).resync().await {
+                    if (RateLimiter { inner }).resync().await == Resync::Done {
                         // `resync` cleared the flag.
                         return task.done();
                     }
@@ -378,11 +399,11 @@ impl RateLimiter {
         }
     }
 
-    /// Gives the store this process's starts of every class it has not seen; `true` when
-    /// there is nothing more to do.
-    async fn resync(&self) -> bool {
+    /// Gives the store this process's starts of every class it has not seen, and back the
+    /// starts no call will make ([`Health::to_give_back`]).
+    async fn resync(&self) -> Resync {
         let Some(link) = &self.inner.fleet else {
-            return true;
+            return Resync::Done;
         };
         let _turn = link.turn.lock().await;
         for class in [LimitClass::General, LimitClass::Ai] {
@@ -403,19 +424,29 @@ impl RateLimiter {
                 Err(error) => {
                     tracing::debug!(%error, "the fleet's budget store still fails");
                     link.health().retry_at = Some(Instant::now() + FLEET_RETRY_AFTER);
-                    return false;
+                    return Resync::Failed;
                 }
+            }
+        }
+        let to_give_back = std::mem::take(&mut link.health().to_give_back);
+        for (at, &(class, id)) in to_give_back.iter().enumerate() {
+            if let Err(error) = link.fleet.budget.give_back(&link.token, class, id).await {
+                tracing::debug!(%error, "the fleet's budget store still fails");
+                let mut health = link.health();
+                health.retry_at = Some(Instant::now() + FLEET_RETRY_AFTER);
+                health.to_give_back.extend_from_slice(&to_give_back[at..]);
+                return Resync::Failed;
             }
         }
         let mut health = link.health();
         // Starts booked on the share while the history was out (the fallback path takes no
         // turn) are given on the next pass: a process that makes no call through the store
         // has nothing else to give them.
-        if health.unsynced.contains(&true) {
-            return false;
+        if health.unsynced.contains(&true) || !health.to_give_back.is_empty() {
+            return Resync::MoreToDo;
         }
         health.resyncing = false;
-        true
+        Resync::Done
     }
 
     /// Asks the store, [`FLEET_RETRY_AFTER`] after its last answer, whether it still holds
@@ -518,10 +549,15 @@ impl RateLimiter {
                 self.answered(link, class, &answer, None);
                 if answer.reservation == Reservation::HistoryNeeded {
                     link.health().unsynced = [true; 2];
-                    if !self.resync().await {
+                    match self.resync().await {
+                        Resync::Done => {}
+                        // Starts booked meanwhile: the task that gives the history does them.
+                        Resync::MoreToDo => self.resync_later(link.health()),
                         // Failed on the way: the task that retries a failed store takes over.
-                        let error = FleetError::new("failed while given the history");
-                        self.store_failed(link, &error);
+                        Resync::Failed => {
+                            let error = FleetError::new("failed while given the history");
+                            self.store_failed(link, &error);
+                        }
                     }
                 }
             }
@@ -660,8 +696,16 @@ impl RateLimiter {
                 armed: true,
             };
             // On an error the grant drops armed: the store may have booked before its answer
-            // was lost, and the process books again on its share.
-            let answer = link.fleet.budget.reserve(request).await.map_err(Some)?;
+            // was lost; it is given back once the store answers again (found down first, so
+            // that no give-back waits for a store that does not answer), and the process
+            // books again on its share.
+            let answer = match link.fleet.budget.reserve(request).await {
+                Ok(answer) => answer,
+                Err(error) => {
+                    self.store_failed(link, &error);
+                    return Err(None);
+                }
+            };
             let answered_in = asked.elapsed();
             self.answered(link, class, &answer, unsynced.then_some(id + 1));
             match answer.reservation {
@@ -1144,13 +1188,17 @@ impl Drop for FleetGrant<'_> {
             return;
         }
         self.limiter.lock()[index(self.class)].remove(self.id);
-        // A store already found down is not asked before its retry time: the start stays
-        // counted there until its windows pass.
         let Some(link) = &self.limiter.inner.fleet else {
             return;
         };
-        if link.health().retry_at.is_some_and(|at| at > Instant::now()) {
-            return;
+        {
+            // A store found down is not asked before it answers: the task that gives it the
+            // history gives the start back then.
+            let mut health = link.health();
+            if health.retry_at.is_some_and(|at| at > Instant::now()) {
+                health.to_give_back.push((self.class, self.id));
+                return;
+            }
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
@@ -1163,9 +1211,10 @@ impl Drop for FleetGrant<'_> {
             // the turn), which would otherwise record it again.
             let _turn = link.turn.lock().await;
             if let Err(error) = link.fleet.budget.give_back(&link.token, class, id).await {
-                tracing::debug!(%error, "a start not made stays counted in the fleet's store");
+                tracing::debug!(%error, "a start not made is given back once the store answers");
                 // Down for the calls too: callers that give up before the store's timeout
                 // would otherwise never learn it, and never pace on their share.
+                link.health().to_give_back.push((class, id));
                 let limiter = RateLimiter {
                     inner: Arc::clone(&inner),
                 };
@@ -2065,8 +2114,9 @@ mod tests {
             .map(Duration::from_millis)
             .into();
         assert_eq!(starts, expected);
-        // The store may have booked the one booking whose answer never came: given back.
-        assert_eq!(store.given_back.ids().await, [0]);
+        // The store may have booked the one booking whose answer never came: it is given
+        // back once the store answers, not sent to a store that does not.
+        assert!(store.given_back.ids().await.is_empty());
     }
 
     /// A store whose first answer comes back after the start it booked, then answers in
@@ -2217,7 +2267,7 @@ mod tests {
     }
 
     /// A store that takes 500 ms to take in a history and records the ids each one carried;
-    /// it refuses bookings (down for them).
+    /// it fails bookings (down for them) and answers the watch's questions.
     #[derive(Debug, Default)]
     struct SlowHistoryStore {
         histories: Mutex<Vec<Vec<u64>>>,
@@ -2228,8 +2278,16 @@ mod tests {
             &'a self,
             request: Reserve<'a>,
         ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<Answer, FleetError>> {
-            let Some(history) = request.history.filter(|_| !request.book) else {
+            if request.book {
                 return Box::pin(async { Err(FleetError::new("down for bookings")) });
+            }
+            // The watch's question: nothing lost.
+            let Some(history) = request.history else {
+                return Box::pin(async {
+                    in_generation_one(Reservation::Granted {
+                        wait: Duration::ZERO,
+                    })
+                });
             };
             let ids = history.iter().map(|start| start.id).collect();
             Box::pin(async move {
@@ -2264,5 +2322,55 @@ mod tests {
             histories.iter().any(|ids| ids.contains(&1)),
             "the start made while the history was out never reached the store: {histories:?}"
         );
+    }
+
+    /// A store whose first booking's answer is lost, and which answers from then on; it
+    /// records what is given back.
+    #[derive(Debug, Default)]
+    struct LostOnceStore {
+        asked: Mutex<u32>,
+        given_back: GivenBack,
+    }
+
+    impl crate::fleet::FleetBudget for LostOnceStore {
+        fn give_back<'a>(
+            &'a self,
+            _: &'a TokenFingerprint,
+            _: LimitClass,
+            id: u64,
+        ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<(), FleetError>> {
+            self.given_back.record(id)
+        }
+
+        fn reserve<'a>(
+            &'a self,
+            request: Reserve<'a>,
+        ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<Answer, FleetError>> {
+            let first = {
+                let mut asked = self.asked.lock().unwrap();
+                *asked += 1;
+                *asked == 1
+            };
+            let wait = request.not_before;
+            Box::pin(async move {
+                if first {
+                    return Err(FleetError::new("the answer was lost"));
+                }
+                in_generation_one(Reservation::Granted { wait })
+            })
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_booking_whose_answer_was_lost_is_given_back_once_the_store_answers() {
+        let store = Arc::new(LostOnceStore::default());
+        let limiter = in_fleet_of(Limits::default(), Pacing::default(), store.clone());
+        // Booked on the share: the store's answer was lost.
+        limiter.acquire(GENERAL, LONG).await.unwrap().sent();
+        assert!(store.given_back.ids().await.is_empty());
+        // The task that gives the store the history asks 2 s later, and gives it back the
+        // start it may hold.
+        sleep(secs(3)).await;
+        assert_eq!(store.given_back.ids().await, [0]);
     }
 }
