@@ -103,7 +103,8 @@ struct Health {
     watching: bool,
     /// Starts the store may hold that no call will make, found while it was down: given
     /// back by the task that gives it the history once it answers.
-    to_give_back: Vec<(LimitClass, u64)>,
+    /// Each with when it was found: one that no window counts any more is left alone.
+    to_give_back: Vec<(LimitClass, u64, Instant)>,
 }
 
 /// How long a process paces on its own share after the fleet's store failed.
@@ -120,6 +121,20 @@ const FLEET_RETRY_AFTER: Duration = Duration::from_secs(2);
 /// its watch within [`FLEET_RETRY_AFTER`] of its last answer, and given the history in the
 /// next round trip.
 const FLEET_GRACE: Duration = Duration::from_millis(3500);
+
+/// How long a start counts: the longest window of `budget`, and the margin.
+fn longest_window(budget: Budget, pacing: Pacing) -> Duration {
+    let window = if budget.per_day.is_some() {
+        DAY
+    } else if budget.per_hour.is_some() {
+        HOUR
+    } else if budget.per_minute.is_some() {
+        MINUTE
+    } else {
+        SECOND
+    };
+    window + pacing.margin
+}
 
 /// What a pass of [`RateLimiter::resync`] came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -405,7 +420,17 @@ impl RateLimiter {
         let Some(link) = &self.inner.fleet else {
             return Resync::Done;
         };
-        let _turn = link.turn.lock().await;
+        // Down again: what is booked from now on is booked on the share, unseen, including
+        // in a class whose history has just been given.
+        let still_down = |error: &FleetError| {
+            tracing::debug!(%error, "the fleet's budget store still fails");
+            let mut health = link.health();
+            health.retry_at = Some(Instant::now() + FLEET_RETRY_AFTER);
+            health.unsynced = [true; 2];
+            health.failing = true;
+            Resync::Failed
+        };
+        let turn = link.turn.lock().await;
         for class in [LimitClass::General, LimitClass::Ai] {
             if !link.health().unsynced[index(class)] {
                 continue;
@@ -421,21 +446,26 @@ impl RateLimiter {
             let request = self.booking_nothing(link, class, next_id, Some(&history), &generation);
             match link.fleet.budget.reserve(request).await {
                 Ok(answer) => self.answered(link, class, &answer, Some(next_id)),
-                Err(error) => {
-                    tracing::debug!(%error, "the fleet's budget store still fails");
-                    link.health().retry_at = Some(Instant::now() + FLEET_RETRY_AFTER);
-                    return Resync::Failed;
-                }
+                Err(error) => return still_down(&error),
             }
         }
+        // No history lists these starts any more (each left the log before it was put
+        // here): bookings need not wait behind their give-backs. One that no window of its
+        // class counts any more (twice the longest: a start may have been booked ahead of
+        // when it was found) is gone from the store already.
+        drop(turn);
         let to_give_back = std::mem::take(&mut link.health().to_give_back);
-        for (at, &(class, id)) in to_give_back.iter().enumerate() {
+        let now = Instant::now();
+        for (at, &(class, id, found)) in to_give_back.iter().enumerate() {
+            let counted = longest_window(self.inner.limits.budget(class), self.inner.pacing);
+            if now.saturating_duration_since(found) > counted * 2 {
+                continue;
+            }
             if let Err(error) = link.fleet.budget.give_back(&link.token, class, id).await {
-                tracing::debug!(%error, "the fleet's budget store still fails");
-                let mut health = link.health();
-                health.retry_at = Some(Instant::now() + FLEET_RETRY_AFTER);
-                health.to_give_back.extend_from_slice(&to_give_back[at..]);
-                return Resync::Failed;
+                link.health()
+                    .to_give_back
+                    .extend_from_slice(&to_give_back[at..]);
+                return still_down(&error);
             }
         }
         let mut health = link.health();
@@ -1034,16 +1064,7 @@ impl ClassLog {
     /// Drops starts that can no longer matter: older than the longest window
     /// the budget has, plus the margin.
     fn prune(&mut self, budget: Budget, pacing: Pacing, now: Instant) {
-        let window = if budget.per_day.is_some() {
-            DAY
-        } else if budget.per_hour.is_some() {
-            HOUR
-        } else if budget.per_minute.is_some() {
-            MINUTE
-        } else {
-            SECOND
-        } + pacing.margin;
-        if let Some(horizon) = now.checked_sub(window) {
+        if let Some(horizon) = now.checked_sub(longest_window(budget, pacing)) {
             while self.starts.front().is_some_and(|s| s.at <= horizon) {
                 self.starts.pop_front();
             }
@@ -1196,7 +1217,9 @@ impl Drop for FleetGrant<'_> {
             // history gives the start back then.
             let mut health = link.health();
             if health.retry_at.is_some_and(|at| at > Instant::now()) {
-                health.to_give_back.push((self.class, self.id));
+                health
+                    .to_give_back
+                    .push((self.class, self.id, Instant::now()));
                 return;
             }
         }
@@ -1214,7 +1237,7 @@ impl Drop for FleetGrant<'_> {
                 tracing::debug!(%error, "a start not made is given back once the store answers");
                 // Down for the calls too: callers that give up before the store's timeout
                 // would otherwise never learn it, and never pace on their share.
-                link.health().to_give_back.push((class, id));
+                link.health().to_give_back.push((class, id, Instant::now()));
                 let limiter = RateLimiter {
                     inner: Arc::clone(&inner),
                 };
@@ -2115,7 +2138,8 @@ mod tests {
             .into();
         assert_eq!(starts, expected);
         // The store may have booked the one booking whose answer never came: it is given
-        // back once the store answers, not sent to a store that does not.
+        // back once the store answers, never sent to a store that does not.
+        sleep(secs(5)).await;
         assert!(store.given_back.ids().await.is_empty());
     }
 
@@ -2371,6 +2395,69 @@ mod tests {
         // The task that gives the store the history asks 2 s later, and gives it back the
         // start it may hold.
         sleep(secs(3)).await;
+        assert_eq!(store.given_back.ids().await, [0]);
+    }
+
+    /// A store whose first booking's answer is lost and whose first give-back fails; it
+    /// takes in every history (recording the ids) and fails every later booking.
+    #[derive(Debug, Default)]
+    struct GiveBackFailsOnceStore {
+        histories: Mutex<Vec<Vec<u64>>>,
+        give_backs: Mutex<u32>,
+        given_back: GivenBack,
+    }
+
+    impl crate::fleet::FleetBudget for GiveBackFailsOnceStore {
+        fn give_back<'a>(
+            &'a self,
+            _: &'a TokenFingerprint,
+            _: LimitClass,
+            id: u64,
+        ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<(), FleetError>> {
+            let first = {
+                let mut tried = self.give_backs.lock().unwrap();
+                *tried += 1;
+                *tried == 1
+            };
+            if first {
+                return Box::pin(async { Err(FleetError::new("timed out")) });
+            }
+            self.given_back.record(id)
+        }
+
+        fn reserve<'a>(
+            &'a self,
+            request: Reserve<'a>,
+        ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<Answer, FleetError>> {
+            let Some(history) = request.history.filter(|_| !request.book) else {
+                return Box::pin(async { Err(FleetError::new("the answer was lost")) });
+            };
+            let ids = history.iter().map(|start| start.id).collect();
+            self.histories.lock().unwrap().push(ids);
+            Box::pin(async {
+                in_generation_one(Reservation::Granted {
+                    wait: Duration::ZERO,
+                })
+            })
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_start_booked_on_the_share_after_a_failed_give_back_reaches_the_store() {
+        let store = Arc::new(GiveBackFailsOnceStore::default());
+        let limiter = in_fleet_of(Limits::default(), Pacing::default(), store.clone());
+        // Id 0's answer is lost (to be given back); 1 is booked on the share.
+        limiter.acquire(GENERAL, LONG).await.unwrap().sent();
+        // At 2 s the history (1) goes in and the give-back of 0 fails: down again, so 2 is
+        // booked on the share, after the history that cleared the class.
+        sleep(Duration::from_millis(2100)).await;
+        limiter.acquire(GENERAL, LONG).await.unwrap().sent();
+        sleep(secs(5)).await;
+        let histories = store.histories.lock().unwrap().clone();
+        assert!(
+            histories.iter().any(|ids| ids.contains(&2)),
+            "the start booked after the failed give-back never reached the store: {histories:?}"
+        );
         assert_eq!(store.given_back.ids().await, [0]);
     }
 }
