@@ -2348,6 +2348,13 @@ mod tests {
         );
     }
 
+    /// Counts a call in `calls`: whether it is the first.
+    fn first_time(calls: &Mutex<u32>) -> bool {
+        let mut calls = calls.lock().unwrap();
+        *calls += 1;
+        *calls == 1
+    }
+
     /// A store whose first booking's answer is lost, and which answers from then on; it
     /// records what is given back.
     #[derive(Debug, Default)]
@@ -2370,11 +2377,7 @@ mod tests {
             &'a self,
             request: Reserve<'a>,
         ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<Answer, FleetError>> {
-            let first = {
-                let mut asked = self.asked.lock().unwrap();
-                *asked += 1;
-                *asked == 1
-            };
+            let first = first_time(&self.asked);
             let wait = request.not_before;
             Box::pin(async move {
                 if first {
@@ -2414,11 +2417,7 @@ mod tests {
             _: LimitClass,
             id: u64,
         ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<(), FleetError>> {
-            let first = {
-                let mut tried = self.give_backs.lock().unwrap();
-                *tried += 1;
-                *tried == 1
-            };
+            let first = first_time(&self.give_backs);
             if first {
                 return Box::pin(async { Err(FleetError::new("timed out")) });
             }
