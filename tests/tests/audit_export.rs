@@ -636,3 +636,31 @@ async fn a_recorded_jobs_report_gone_at_read_time_is_made_again_in_the_same_run(
     assert_eq!(sb.counters().requests_to("createLoginsAudit"), 2);
     assert_whole_csv_day(&dir.join("out").join("logins-2026-03-09.csv"), "2026-03-09");
 }
+
+#[tokio::test]
+async fn a_new_jobs_report_gone_at_read_time_fails_the_day_without_a_third_job() {
+    let sb = sandbox().await;
+    let client = sb.client_for("admin");
+    let dir = temp_dir("new-report-gone");
+    let march_9 = || export(&client, &dir, Start::Since(day("2026-03-09")));
+    // The first run's report is gone when read: the day fails, its job stays recorded.
+    sb.inject(Fault::on("getAuditReport").times(1).status(404));
+    march_9().run().await.unwrap_err();
+    assert_eq!(sb.counters().requests_to("createLoginsAudit"), 1);
+    // The next run finds the recorded job gone and makes one; that one's report is gone too
+    // when read: the day fails again, and no third job is made in the same run.
+    sb.inject(Fault::on("getAuditJob").times(1).status(404));
+    sb.inject(Fault::on("getAuditReport").times(1).status(404));
+    match march_9().run().await {
+        Err(ExportError::Day {
+            error: DayError::Api(pubapi_sdk_ext::Error::NotFound(_)),
+            ..
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(sb.counters().requests_to("createLoginsAudit"), 2);
+    // And the run after reads that job's report.
+    let summary = march_9().run().await.unwrap();
+    assert_eq!(summary.written.len(), 1, "{summary:?}");
+    assert_eq!(sb.counters().requests_to("createLoginsAudit"), 2);
+}

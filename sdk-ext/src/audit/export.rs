@@ -1156,7 +1156,6 @@ impl DailyExport {
             };
             Ok::<_, DayError>(audit.wait(&job, self.wait.clone()).await)
         };
-        let was_pending = pending.is_some();
         let resumed = match pending {
             Some(job) if job.runs < PendingJob::MAX_RUNS => {
                 let runs = job.runs + 1;
@@ -1176,6 +1175,8 @@ impl DailyExport {
             }
             None => None,
         };
+        // Whether the report read below is an earlier run's job's (not one made now).
+        let from_earlier_run = resumed.is_some();
         let outcome = match resumed {
             Some(outcome) => outcome,
             None => {
@@ -1202,7 +1203,7 @@ impl DailyExport {
         // that job is made again at once, once (the new job is not an earlier run's).
         let bytes = match self.download(&at, target).await {
             Ok(bytes) => bytes,
-            Err(error) if was_pending && error.report_gone() => {
+            Err(error) if from_earlier_run && error.report_gone() => {
                 tracing::debug!(report = %at.id, "the recorded job's report is gone: made again");
                 return Box::pin(self.export_day(since, day, target, None)).await;
             }
