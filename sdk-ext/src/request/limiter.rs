@@ -423,11 +423,18 @@ impl RateLimiter {
         // Down again: what is booked from now on is booked on the share, unseen, including
         // in a class whose history has just been given.
         let still_down = |error: &FleetError| {
-            tracing::debug!(%error, "the fleet's budget store still fails");
             let mut health = link.health();
             health.retry_at = Some(Instant::now() + FLEET_RETRY_AFTER);
             health.unsynced = [true; 2];
-            health.failing = true;
+            if std::mem::replace(&mut health.failing, true) {
+                tracing::debug!(%error, "the fleet's budget store still fails");
+            } else {
+                tracing::warn!(
+                    %error,
+                    share = link.fleet.fallback_share,
+                    "the fleet's budget store is unreachable: pacing to a share of the budget"
+                );
+            }
             Resync::Failed
         };
         let turn = link.turn.lock().await;
@@ -649,8 +656,8 @@ impl RateLimiter {
     }
 
     /// Books through the fleet's store; `Err` when the store failed (the caller falls back to
-    /// a local share; `None` when it failed for a call this one waited behind, which
-    /// recorded the failure), `Ok` with the permit or the refusal otherwise.
+    /// a local share; `None` when the failure is recorded already: this call's, or that of a
+    /// call this one waited behind), `Ok` with the permit or the refusal otherwise.
     async fn reserve_in_fleet(
         &self,
         link: &FleetLink,
@@ -1233,6 +1240,14 @@ impl Drop for FleetGrant<'_> {
             // After any request carrying a history that still lists the start (each holds
             // the turn), which would otherwise record it again.
             let _turn = link.turn.lock().await;
+            {
+                // Found down meanwhile: given back with the history, once the store answers.
+                let mut health = link.health();
+                if health.retry_at.is_some_and(|at| at > Instant::now()) {
+                    health.to_give_back.push((class, id, Instant::now()));
+                    return;
+                }
+            }
             if let Err(error) = link.fleet.budget.give_back(&link.token, class, id).await {
                 tracing::debug!(%error, "a start not made is given back once the store answers");
                 // Down for the calls too: callers that give up before the store's timeout
