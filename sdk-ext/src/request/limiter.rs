@@ -122,6 +122,22 @@ const FLEET_RETRY_AFTER: Duration = Duration::from_secs(2);
 /// next round trip.
 const FLEET_GRACE: Duration = Duration::from_millis(3500);
 
+/// Marks `link`'s store down: calls pace on the share until [`FLEET_RETRY_AFTER`] from now,
+/// and what they book is unseen by the store; warns once per outage.
+fn mark_down(link: &FleetLink, health: &mut Health, error: &FleetError) {
+    health.retry_at = Some(Instant::now() + FLEET_RETRY_AFTER);
+    health.unsynced = [true; 2];
+    if std::mem::replace(&mut health.failing, true) {
+        tracing::debug!(%error, "the fleet's budget store still fails");
+    } else {
+        tracing::warn!(
+            %error,
+            share = link.fleet.fallback_share,
+            "the fleet's budget store is unreachable: pacing to a share of the budget"
+        );
+    }
+}
+
 /// How long a start counts: the longest window of `budget`, and the margin.
 fn longest_window(budget: Budget, pacing: Pacing) -> Duration {
     let window = if budget.per_day.is_some() {
@@ -375,16 +391,7 @@ impl RateLimiter {
     /// and have a task give it this process's starts once it answers.
     fn store_failed(&self, link: &FleetLink, error: &FleetError) {
         let mut health = link.health();
-        health.retry_at = Some(Instant::now() + FLEET_RETRY_AFTER);
-        health.unsynced = [true; 2];
-        if !health.failing {
-            health.failing = true;
-            tracing::warn!(
-                %error,
-                share = link.fleet.fallback_share,
-                "the fleet's budget store is unreachable: pacing to a share of the budget"
-            );
-        }
+        mark_down(link, &mut health, error);
         self.resync_later(health);
     }
 
@@ -423,18 +430,7 @@ impl RateLimiter {
         // Down again: what is booked from now on is booked on the share, unseen, including
         // in a class whose history has just been given.
         let still_down = |error: &FleetError| {
-            let mut health = link.health();
-            health.retry_at = Some(Instant::now() + FLEET_RETRY_AFTER);
-            health.unsynced = [true; 2];
-            if std::mem::replace(&mut health.failing, true) {
-                tracing::debug!(%error, "the fleet's budget store still fails");
-            } else {
-                tracing::warn!(
-                    %error,
-                    share = link.fleet.fallback_share,
-                    "the fleet's budget store is unreachable: pacing to a share of the budget"
-                );
-            }
+            mark_down(link, &mut link.health(), error);
             Resync::Failed
         };
         let turn = link.turn.lock().await;
