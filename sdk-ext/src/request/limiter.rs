@@ -101,10 +101,29 @@ struct Health {
     /// A task asks the store that question when the process has not for a while (see
     /// [`RateLimiter::watch`]).
     watching: bool,
-    /// Starts the store may hold that no call will make, found while it was down: given
-    /// back by the task that gives it the history once it answers.
-    /// Each with when it was found: one that no window counts any more is left alone.
+    /// Starts the store may hold that no call will make, found while it was down, each with
+    /// when it was found: given back by the task that gives it the history once it answers
+    /// (one that no window counts any more is left alone).
     to_give_back: Vec<(LimitClass, u64, Instant)>,
+}
+
+impl Health {
+    /// Whether the store is marked down at `now`: calls pace on their share until
+    /// `retry_at`.
+    fn down_at(&self, now: Instant) -> bool {
+        self.retry_at.is_some_and(|at| at > now)
+    }
+
+    /// Keeps the start `id` of `class` to give back once the store answers, when the store
+    /// is marked down now (it is not asked before); `false` when it is not.
+    fn give_back_later(&mut self, class: LimitClass, id: u64) -> bool {
+        let now = Instant::now();
+        if !self.down_at(now) {
+            return false;
+        }
+        self.to_give_back.push((class, id, now));
+        true
+    }
 }
 
 /// How long a process paces on its own share after the fleet's store failed.
@@ -372,7 +391,7 @@ impl RateLimiter {
         max_wait: Duration,
         called: Instant,
     ) -> Result<Result<Permit<'_>, LimitError>, u32> {
-        let resting = link.health().retry_at.is_some_and(|at| at > called);
+        let resting = link.health().down_at(called);
         if resting {
             return Err(link.fleet.fallback_share);
         }
@@ -665,7 +684,7 @@ impl RateLimiter {
         let pacing = self.inner.pacing;
         let turn = link.turn.lock().await;
         // Calls queued behind one that found the store down do not each wait for its timeout.
-        if link.health().retry_at.is_some_and(|at| at > Instant::now()) {
+        if link.health().down_at(Instant::now()) {
             return Err(None);
         }
         let mut wait = None;
@@ -1215,16 +1234,10 @@ impl Drop for FleetGrant<'_> {
         let Some(link) = &self.limiter.inner.fleet else {
             return;
         };
-        {
-            // A store found down is not asked before it answers: the task that gives it the
-            // history gives the start back then.
-            let mut health = link.health();
-            if health.retry_at.is_some_and(|at| at > Instant::now()) {
-                health
-                    .to_give_back
-                    .push((self.class, self.id, Instant::now()));
-                return;
-            }
+        // A store found down is not asked before it answers: the task that gives it the
+        // history gives the start back then.
+        if link.health().give_back_later(self.class, self.id) {
+            return;
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
@@ -1236,13 +1249,9 @@ impl Drop for FleetGrant<'_> {
             // After any request carrying a history that still lists the start (each holds
             // the turn), which would otherwise record it again.
             let _turn = link.turn.lock().await;
-            {
-                // Found down meanwhile: given back with the history, once the store answers.
-                let mut health = link.health();
-                if health.retry_at.is_some_and(|at| at > Instant::now()) {
-                    health.to_give_back.push((class, id, Instant::now()));
-                    return;
-                }
+            // Found down meanwhile: given back with the history, once the store answers.
+            if link.health().give_back_later(class, id) {
+                return;
             }
             if let Err(error) = link.fleet.budget.give_back(&link.token, class, id).await {
                 tracing::debug!(%error, "a start not made is given back once the store answers");
