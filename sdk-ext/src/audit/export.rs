@@ -961,15 +961,15 @@ impl DailyExport {
             path: claim.clone(),
             error,
         };
-        let mine = Claim {
-            pubapi_audit_export_folder: CLAIM_VERSION,
-            kind: self.kind.to_string(),
-            format: self.format.to_string(),
-            filters: self.filters.clone(),
-        };
         let mut text = match std::fs::read(&claim) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let mine = Claim {
+                    pubapi_audit_export_folder: CLAIM_VERSION,
+                    kind: self.kind.to_string(),
+                    format: self.format.to_string(),
+                    filters: self.filters.clone(),
+                };
                 let mut bytes = serde_json::to_vec_pretty(&mine).map_err(|e| io(e.into()))?;
                 bytes.push(b'\n');
                 if put_claim(&claim, &bytes).map_err(io)? {

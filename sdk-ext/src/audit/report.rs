@@ -656,6 +656,8 @@ async fn read_capped(mut response: reqwest::Response, cap: usize) -> Result<Vec<
 mod tests {
     use super::*;
 
+    use proptest::prelude::*;
+
     #[test]
     fn an_event_is_one_line_of_ndjson_whatever_whitespace_it_came_with() {
         let sent = "{\"a\": \"x\\ny\u{2028}z\u{85}\",\r\n  \"b\": [1,\n2]}";
@@ -670,8 +672,6 @@ mod tests {
             serde_json::from_str::<serde_json::Value>(sent).unwrap()
         );
     }
-
-    use proptest::prelude::*;
 
     #[test]
     fn one_event_that_does_not_fit_stays_other_as_sent_and_the_rest_are_typed() {
