@@ -655,7 +655,6 @@ async fn read_capped(mut response: reqwest::Response, cap: usize) -> Result<Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-
     use proptest::prelude::*;
 
     #[test]
