@@ -587,8 +587,11 @@ impl RateLimiter {
             health.last_answer = Some(now);
             (health.failing, health.generation.clone())
         };
-        // A store that failed is asked by the task that gives it the history once it answers.
+        // A store that failed is asked by the task that gives it the history once it answers:
+        // started again here if it is gone (its runtime was dropped, while this one runs),
+        // or an idle process would never give the store what it booked on its share.
         let Some(class) = class.filter(|_| !failing) else {
+            self.resync_later(link.health());
             return true;
         };
         let next_id = self.lock()[index(class)].next_id;
@@ -2266,6 +2269,60 @@ mod tests {
         // (not_before, book, history): a question books nothing and carries no history.
         let questions = asked.iter().filter(|a| !a.1 && a.2 == usize::MAX).count();
         assert_eq!(questions, 1, "{asked:?}");
+    }
+
+    /// A store that is down or up as `down` says, and records the ids of every history it
+    /// takes in.
+    #[derive(Debug, Default)]
+    struct SwitchedStore {
+        down: std::sync::atomic::AtomicBool,
+        histories: Mutex<Vec<Vec<u64>>>,
+    }
+
+    impl crate::fleet::FleetBudget for SwitchedStore {
+        fn reserve<'a>(
+            &'a self,
+            request: Reserve<'a>,
+        ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<Answer, FleetError>> {
+            if self.down.load(std::sync::atomic::Ordering::SeqCst) {
+                return Box::pin(async { Err(FleetError::new("connection refused")) });
+            }
+            if let Some(history) = request.history {
+                let ids = history.iter().map(|start| start.id).collect();
+                self.histories.lock().unwrap().push(ids);
+            }
+            let wait = request.not_before;
+            Box::pin(async move { in_generation_one(Reservation::Granted { wait }) })
+        }
+    }
+
+    #[test]
+    fn a_history_task_whose_runtime_was_dropped_is_started_again_by_the_watch() {
+        // Two blocking clients of one token share its limiter, each with its own runtime.
+        // The watch runs on the second's; the store fails a call of the first, whose runtime
+        // (with the task that would give the store the history) then goes away.
+        let store = Arc::new(SwitchedStore::default());
+        let limiter = in_fleet_of(Limits::default(), Pacing::default(), store.clone());
+        let runtime = || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .start_paused(true)
+                .build()
+                .unwrap()
+        };
+        let second = runtime();
+        second.block_on(async { limiter.acquire(GENERAL, LONG).await.unwrap().sent() });
+        store.down.store(true, std::sync::atomic::Ordering::SeqCst);
+        runtime().block_on(async { limiter.acquire(GENERAL, LONG).await.unwrap().sent() });
+        store.down.store(false, std::sync::atomic::Ordering::SeqCst);
+        // The second client's process makes no call: only its tasks can reach the store.
+        second.block_on(async { sleep(secs(10)).await });
+        let histories = store.histories.lock().unwrap().clone();
+        // Both starts: the one the store granted and the one booked on the share.
+        assert!(
+            histories.iter().any(|ids| ids.len() == 2),
+            "the start booked on the share never reached the store: {histories:?}"
+        );
     }
 
     /// A store that grants every booking and answers every question of the watch that it
