@@ -746,7 +746,7 @@ async fn wait(
     };
     line.finish_and_clear();
     waited.map_err(|error| match error {
-        WaitError::TimedOut { polls, waited } => {
+        WaitError::TimedOut { polls, waited, .. } => {
             let status = last
                 .lock()
                 .ok()

@@ -260,7 +260,7 @@ where
     fn from(error: WaitError<E>) -> Failure {
         match error {
             WaitError::Failed { error, .. } => error.into(),
-            WaitError::TimedOut { polls, waited } => Failure::new(
+            WaitError::TimedOut { polls, waited, .. } => Failure::new(
                 Exit::Unreachable,
                 format!("no answer after {polls} polls in {}", human(waited)),
             ),

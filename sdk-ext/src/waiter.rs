@@ -85,6 +85,9 @@ pub enum WaitError<E> {
         polls: u32,
         /// Time spent waiting.
         waited: Duration,
+        /// What the call had started before it waited, if it started anything (see
+        /// [`Started`]).
+        started: Option<Box<Started>>,
     },
     /// The deadline would pass before the next poll was allowed.
     TimedOut {
@@ -92,10 +95,108 @@ pub enum WaitError<E> {
         polls: u32,
         /// Time spent waiting.
         waited: Duration,
+        /// What the call had started before it waited, if it started anything (see
+        /// [`Started`]): it may still finish.
+        started: Option<Box<Started>>,
     },
 }
 
+/// What a call that starts work and then waits for it had started when its wait stopped
+/// ([`WaitError::started`]): the question asked or the job made, each already paid for out
+/// of the day's budget. Waiting for it again costs polls only; starting it again costs
+/// another question or job.
+///
+/// Set by [`Agents::ask_and_wait`](crate::api::Agents::ask_and_wait),
+/// [`Assistant::ask_and_wait`](crate::api::Assistant::ask_and_wait) and
+/// [`Audit::run`](crate::api::Audit::run) once the start succeeded; a wait on something the
+/// caller started itself (`wait`) leaves it `None`.
+///
+/// ```no_run
+/// use pubapi_sdk_ext::ai::AiWait;
+/// use pubapi_sdk_ext::waiter::{Started, WaitError};
+/// # async fn run(client: pubapi_sdk_ext::Client) -> Result<(), Box<dyn std::error::Error>> {
+/// let agents = client.agents();
+/// let answer = match agents.ask_and_wait("agent-1", "Summarise Q3", AiWait::default()).await {
+///     Err(WaitError::TimedOut { started: Some(started), .. }) => match *started {
+///         // Still running: wait again, without asking (and paying) again.
+///         Started::AgentQuestion { agent_id, request } => {
+///             agents.wait(&agent_id, &request, AiWait::default()).await?
+///         }
+///         other => return Err(format!("not an agent's question: {other:?}").into()),
+///     },
+///     other => other?,
+/// };
+/// println!("{}", answer.result.response_text.unwrap_or_default());
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Started {
+    /// A question asked of an agent: wait again with
+    /// [`Agents::wait`](crate::api::Agents::wait).
+    AgentQuestion {
+        /// The agent asked.
+        agent_id: String,
+        /// The ask's answer: the ids to poll.
+        request: crate::types::AgentAskResponse,
+    },
+    /// A question asked of the assistant: wait again with
+    /// [`Assistant::wait`](crate::api::Assistant::wait).
+    AssistantQuestion(crate::types::AssistantAskResponse),
+    /// A report job: wait again with [`Audit::wait`](crate::api::Audit::wait).
+    AuditJob(crate::audit::AuditJob),
+}
+
+impl fmt::Display for Started {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Started::AgentQuestion { agent_id, request } => write!(
+                f,
+                "request {} of agent {agent_id} (`Agents::wait`)",
+                request.request_id
+            ),
+            Started::AssistantQuestion(execution) => write!(
+                f,
+                "assistant execution {} (`Assistant::wait`)",
+                execution.execution_id
+            ),
+            Started::AuditJob(job) => {
+                write!(f, "{} report job {} (`Audit::wait`)", job.kind, job.id)
+            }
+        }
+    }
+}
+
 impl<E> WaitError<E> {
+    /// What the call had started before it waited (see [`Started`]).
+    pub fn started(&self) -> Option<&Started> {
+        match self {
+            WaitError::Failed { started, .. } | WaitError::TimedOut { started, .. } => {
+                started.as_deref()
+            }
+        }
+    }
+
+    /// The same error, saying that the call had started `what` before it waited.
+    pub(crate) fn after_starting(mut self, what: Started) -> Self {
+        match &mut self {
+            WaitError::Failed { started, .. } | WaitError::TimedOut { started, .. } => {
+                *started = Some(Box::new(what));
+            }
+        }
+        self
+    }
+
+    /// The error of a call that failed before it could wait: nothing was started.
+    pub(crate) fn before_waiting(error: E) -> Self {
+        WaitError::Failed {
+            error,
+            polls: 0,
+            waited: Duration::ZERO,
+            started: None,
+        }
+    }
+
     /// How many polls were made.
     pub fn polls(&self) -> u32 {
         match self {
@@ -118,13 +219,31 @@ impl<E: fmt::Display> fmt::Display for WaitError<E> {
                 error,
                 polls,
                 waited,
-            } => write!(
-                f,
-                "failed after {polls} polls in {}s: {error}",
-                waited.as_secs()
-            ),
-            WaitError::TimedOut { polls, waited } => {
-                write!(f, "timed out after {polls} polls in {}s", waited.as_secs())
+                started,
+            } => {
+                write!(
+                    f,
+                    "failed after {polls} polls in {}s: {error}",
+                    waited.as_secs()
+                )?;
+                match started {
+                    Some(started) => write!(f, " (waiting for {started})"),
+                    None => Ok(()),
+                }
+            }
+            WaitError::TimedOut {
+                polls,
+                waited,
+                started,
+            } => {
+                write!(f, "timed out after {polls} polls in {}s", waited.as_secs())?;
+                match started {
+                    Some(started) => write!(
+                        f,
+                        "; {started} may still finish: wait for it again rather than start it again"
+                    ),
+                    None => Ok(()),
+                }
             }
         }
     }
@@ -214,6 +333,7 @@ where
                     error,
                     polls,
                     waited: started.elapsed(),
+                    started: None,
                 });
             }
             Verdict::Pending => {}
@@ -228,6 +348,7 @@ where
                 return Err(WaitError::TimedOut {
                     polls,
                     waited: started.elapsed(),
+                    started: None,
                 });
             }
         };
@@ -258,6 +379,7 @@ mod tests {
             error,
             polls: 3,
             waited: Duration::from_secs(360),
+            started: None,
         };
         assert_eq!(failed.status(), Some(404));
         assert_eq!(failed.code(), Some("JOB_NOT_FOUND"));
@@ -275,6 +397,7 @@ mod tests {
         let timed_out: WaitError<crate::Error> = WaitError::TimedOut {
             polls: 2,
             waited: Duration::from_secs(60),
+            started: None,
         };
         assert_eq!((timed_out.status(), timed_out.code()), (None, None));
     }
@@ -350,6 +473,7 @@ mod tests {
                 error,
                 polls,
                 waited,
+                started: None,
             }) => {
                 assert_eq!((error, polls, waited), ("boom", 2, secs(5)));
             }

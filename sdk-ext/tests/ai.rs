@@ -11,7 +11,7 @@ use pubapi_sdk_ext::ai::{
 };
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::testing::{Answer, Script};
-use pubapi_sdk_ext::waiter::WaitError;
+use pubapi_sdk_ext::waiter::{Started, WaitError};
 use pubapi_sdk_ext::{Client, Error};
 use serde_json::json;
 use std::sync::Arc;
@@ -403,6 +403,85 @@ async fn an_answer_already_paid_for_is_waited_for_again_after_a_timeout_without_
     assert_eq!(answer.execution.execution_id, "e1");
     assert_eq!(answer.text(), Some("42"));
     assert_eq!(asks(&script), 1, "one question, asked once");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_ask_and_wait_that_times_out_hands_back_the_question_to_wait_for_without_asking_again() {
+    // Agents: the error keeps the agent and the ids the ask answered.
+    let script = still_running_then(
+        r#"{"requestId":"r1","conversationId":"c1"}"#,
+        r#"{"status":"RUNNING"}"#,
+        r#"{"status":"COMPLETED","responseText":"42"}"#,
+    );
+    let agent_client = client(&script);
+    let agents = agent_client.agents();
+    let error = agents
+        .ask_and_wait("a1", "q", short_wait())
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("request r1 of agent a1"),
+        "{error}"
+    );
+    let Err(WaitError::TimedOut {
+        started: Some(started),
+        ..
+    }) = Err::<(), _>(error)
+    else {
+        panic!("not a timeout that kept the question")
+    };
+    let Started::AgentQuestion { agent_id, request } = *started else {
+        panic!("{started:?}")
+    };
+    assert_eq!(
+        (agent_id.as_str(), request.request_id.as_str()),
+        ("a1", "r1")
+    );
+    let answer = agents
+        .wait(&agent_id, &request, AiWait::default())
+        .await
+        .unwrap();
+    assert_eq!(answer.result.response_text.as_deref(), Some("42"));
+    assert_eq!(asks(&script), 1, "one question, asked once");
+
+    // The assistant: the error keeps the execution.
+    let script = still_running_then(
+        r#"{"executionId":"e1","conversationId":"c1"}"#,
+        r#"{"status":"IN_PROGRESS"}"#,
+        r#"{"status":"COMPLETED","responseText":"42"}"#,
+    );
+    let assistant_client = client(&script);
+    let assistant = assistant_client.assistant();
+    let request = AssistantAskRequest::builder()
+        .question("q")
+        .try_into()
+        .unwrap();
+    let error = assistant
+        .ask_and_wait(request, short_wait())
+        .await
+        .unwrap_err();
+    let Some(Started::AssistantQuestion(execution)) = error.started() else {
+        panic!("{error:?}")
+    };
+    assert_eq!(execution.execution_id, "e1");
+    let answer = assistant.wait(execution, AiWait::default()).await.unwrap();
+    assert_eq!(answer.text(), Some("42"));
+    assert_eq!(asks(&script), 1, "one question, asked once");
+
+    // A wait on a question the caller asked itself has nothing of its own to hand back.
+    let script = still_running_then(
+        r#"{"requestId":"r2","conversationId":"c2"}"#,
+        r#"{"status":"RUNNING"}"#,
+        r#"{"status":"COMPLETED"}"#,
+    );
+    let agent_client = client(&script);
+    let request = agent_client.agents().ask("a1", "q").await.unwrap();
+    let error = agent_client
+        .agents()
+        .wait("a1", &request, short_wait())
+        .await
+        .unwrap_err();
+    assert!(error.started().is_none(), "{error:?}");
 }
 
 #[tokio::test(start_paused = true)]

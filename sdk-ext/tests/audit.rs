@@ -6,7 +6,7 @@ use pubapi_sdk_ext::audit::{
     AuditEvent, AuditWait, JobObserver, JobState, ReadError, ReportLocation, ReportRead,
 };
 use pubapi_sdk_ext::testing::{Answer, Script, Seen};
-use pubapi_sdk_ext::waiter::WaitError;
+use pubapi_sdk_ext::waiter::{Started, WaitError};
 use pubapi_sdk_ext::{Budget, Client, Error, Limits};
 use serde_json::json;
 use std::sync::Arc;
@@ -258,12 +258,43 @@ async fn wait_gives_up_at_the_deadline_and_says_how_long_and_how_often() {
         ..AuditWait::default()
     };
     match client.audit().wait(&job, how).await {
-        Err(WaitError::TimedOut { polls, waited }) => {
+        Err(WaitError::TimedOut { polls, waited, .. }) => {
             assert_eq!(polls, 3);
             assert_eq!(waited, Duration::from_millis(240_550));
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_run_that_times_out_hands_back_its_job_to_wait_for_without_making_another() {
+    let script = audit_api(3, 1);
+    let client = client(&script);
+    let how = AuditWait {
+        interval: Duration::from_secs(120),
+        deadline: Duration::from_secs(300),
+        ..AuditWait::default()
+    };
+    let error = client
+        .audit()
+        .run(logins(AuditFormat::Json), how.clone())
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("logins report job j1"),
+        "{error}"
+    );
+    let Some(Started::AuditJob(job)) = error.started() else {
+        panic!("{error:?}")
+    };
+    let location = client.audit().wait(job, how).await.unwrap();
+    assert_eq!(location.id, "j1");
+    let jobs_made = script
+        .seen()
+        .iter()
+        .filter(|seen| seen.method == "POST")
+        .count();
+    assert_eq!(jobs_made, 1, "one job, made once");
 }
 
 #[tokio::test(start_paused = true)]

@@ -6,7 +6,7 @@ use crate::Client;
 use crate::ai::{AgentAnswer, AgentQuestion, AgentStatus, AiWait, AskError};
 use crate::error::Error;
 use crate::prelude::*;
-use crate::waiter::{Verdict, WaitError, wait};
+use crate::waiter::{Started, Verdict, WaitError, wait};
 use pubapi_sdk::types::{Agent, AgentAskResponse, AgentRequestStatus};
 
 /// The agents of the domain: `client.agents()`.
@@ -72,8 +72,10 @@ impl Agents<'_> {
     /// status (`PENDING`, `RUNNING`, `IN_PROGRESS`, or one the SDK does not name, see
     /// [`AgentStatus`]) keeps it polling until the wait's deadline ([`WaitError::TimedOut`]).
     ///
-    /// [`Agents::ask`] then [`Agents::wait`] does the same in two steps, keeping the ids in
-    /// hand: after a timeout or a failed poll, waiting again costs no new question.
+    /// A wait that stops after the question was asked (a timeout, a failed poll) keeps the
+    /// agent and the ids in its error ([`WaitError::started`]); [`Agents::ask`] then
+    /// [`Agents::wait`] does the same in two steps, with the ids in hand. Either way, waiting
+    /// again costs no new question.
     ///
     /// ```no_run
     /// use pubapi_sdk_ext::ai::AiWait;
@@ -91,12 +93,13 @@ impl Agents<'_> {
         let request = self
             .ask(agent_id, question)
             .await
-            .map_err(|e| WaitError::Failed {
-                error: AskError::Api(e),
-                polls: 0,
-                waited: std::time::Duration::ZERO,
-            })?;
-        self.wait(agent_id, &request, how).await
+            .map_err(|e| WaitError::before_waiting(AskError::Api(e)))?;
+        self.wait(agent_id, &request, how).await.map_err(|e| {
+            e.after_starting(Started::AgentQuestion {
+                agent_id: agent_id.to_owned(),
+                request,
+            })
+        })
     }
 
     /// Polls the status of a question already asked ([`Agents::ask`]) until it ends, as

@@ -5,7 +5,7 @@ use crate::Client;
 use crate::ai::{AiWait, AskError, AssistantAnswer, AssistantStatus};
 use crate::error::Error;
 use crate::prelude::*;
-use crate::waiter::{Verdict, WaitError, wait};
+use crate::waiter::{Started, Verdict, WaitError, wait};
 use pubapi_sdk::types::{AssistantAskRequest, AssistantAskResponse, AssistantStatusResponse};
 
 /// The assistant endpoints: `client.assistant()`.
@@ -45,7 +45,9 @@ impl Assistant<'_> {
     /// [`AssistantStatus::Other`] (see [`AssistantAnswer::status`]). The platform's other
     /// final statuses are errors: `FAILED` ([`AskError::Failed`] with the failure text) and
     /// `AWAITING_USER_CONFIRMATION` ([`AskError::AwaitingConfirmation`] with the pending
-    /// actions).
+    /// actions). A wait that stops after the question was asked (a timeout, a failed poll)
+    /// keeps the execution in its error ([`WaitError::started`]): wait for it again with
+    /// [`Assistant::wait`] rather than ask (and pay) again.
     ///
     /// [`Assistant::ask`] then [`Assistant::wait`] does the same in two steps, keeping the
     /// ids in hand: after a timeout or a failed poll, waiting again costs no new question.
@@ -67,12 +69,13 @@ impl Assistant<'_> {
         request: AssistantAskRequest,
         how: AiWait,
     ) -> Result<AssistantAnswer, WaitError<AskError>> {
-        let execution = self.ask(request).await.map_err(|e| WaitError::Failed {
-            error: AskError::Api(e),
-            polls: 0,
-            waited: std::time::Duration::ZERO,
-        })?;
-        self.wait(&execution, how).await
+        let execution = self
+            .ask(request)
+            .await
+            .map_err(|e| WaitError::before_waiting(AskError::Api(e)))?;
+        self.wait(&execution, how)
+            .await
+            .map_err(|e| e.after_starting(Started::AssistantQuestion(execution)))
     }
 
     /// Polls an execution already started ([`Assistant::ask`]) until it ends, as

@@ -1196,7 +1196,7 @@ impl DailyExport {
         };
         let at = outcome.map_err(|e| match e {
             WaitError::Failed { error, .. } => DayError::Api(error),
-            WaitError::TimedOut { polls, waited } => DayError::TimedOut { polls, waited },
+            WaitError::TimedOut { polls, waited, .. } => DayError::TimedOut { polls, waited },
         })?;
         // A download that fails keeps the report for the next run (the job stays recorded),
         // unless the report of a job recorded by an earlier run is gone (expired, deleted):

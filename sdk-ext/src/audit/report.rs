@@ -8,12 +8,11 @@ use crate::Client;
 use crate::error::Error;
 use crate::limits::LimitClass;
 use crate::prelude::*;
-use crate::waiter::WaitError;
+use crate::waiter::{Started, WaitError};
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 use pubapi_sdk::types::{AuditFormat, AuditReportKind};
-use std::time::Duration;
 
 /// The default number of events fetched per page of a JSON report: 10,000 events are a few
 /// megabytes of JSON, and a 1,000,000-event report takes 100 calls, a tenth of the default
@@ -534,12 +533,11 @@ pub(crate) async fn run_audit_report(
 ) -> Result<FinishedReport, WaitError<Error>> {
     let job = create_audit_report(client, request)
         .await
-        .map_err(|error| WaitError::Failed {
-            error,
-            polls: 0,
-            waited: Duration::ZERO,
-        })?;
-    let location = wait_for_audit_job(client, &job, how).await?;
+        .map_err(WaitError::before_waiting)?;
+    let location = match wait_for_audit_job(client, &job, how).await {
+        Ok(location) => location,
+        Err(error) => return Err(error.after_starting(Started::AuditJob(job))),
+    };
     Ok(FinishedReport {
         client: client.clone(),
         job,

@@ -321,11 +321,7 @@ impl Refused for Error {
 
 impl<E: From<Error>> Refused for WaitError<E> {
     fn in_async_context(_: u64) -> Self {
-        WaitError::Failed {
-            error: E::from(Error::InAsyncContext),
-            polls: 0,
-            waited: Duration::ZERO,
-        }
+        WaitError::before_waiting(E::from(Error::InAsyncContext))
     }
 }
 
