@@ -172,7 +172,8 @@ async fn consume(
             Ok(StreamItem::Notice(StreamNotice::LeaseLost { .. })) => {
                 eprintln!("another process took the checkpoint file over: standing by");
             }
-            Ok(StreamItem::Notice(_)) => {}
+            // Notices and items of a later SDK: nothing to print or save.
+            Ok(StreamItem::Notice(_)) | Ok(_) => {}
             Err(pubapi_sdk_ext::Error::Checkpoint(error))
                 if error.kind == FleetErrorKind::Unavailable =>
             {

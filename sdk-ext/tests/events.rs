@@ -135,9 +135,8 @@ fn client(script: &Arc<Script>) -> Client {
 async fn take_events(stream: &mut EventStream, n: usize) -> Vec<i64> {
     let mut ids = Vec::new();
     while ids.len() < n {
-        match stream.next().await.unwrap().unwrap() {
-            StreamItem::Event(e) => ids.push(e.id()),
-            StreamItem::Notice(_) | StreamItem::Undecodable(_) => {}
+        if let StreamItem::Event(e) = stream.next().await.unwrap().unwrap() {
+            ids.push(e.id());
         }
     }
     ids
@@ -345,7 +344,7 @@ async fn until_caught_up(stream: &mut EventStream) -> (Vec<i64>, Vec<StreamNotic
             StreamItem::Event(e) => ids.push(e.id()),
             StreamItem::Notice(StreamNotice::CaughtUp { .. }) => return (ids, notices),
             StreamItem::Notice(other) => notices.push(other),
-            StreamItem::Undecodable(event) => panic!("{event:?}"),
+            other => panic!("{other:?}"),
         }
     }
 }
@@ -1107,7 +1106,7 @@ async fn an_event_without_the_fields_every_event_has_is_handed_over_as_sent_and_
                 seen.push(format!("unreadable {:?} {kind}", event.id));
             }
             StreamItem::Notice(StreamNotice::CaughtUp { .. }) => break,
-            StreamItem::Notice(_) => {}
+            _ => {}
         }
         seen.push(format!("checkpoint {:?}", stream.checkpoint()));
     }
@@ -1195,7 +1194,7 @@ async fn handed_over(stream: &mut EventStream) -> Vec<String> {
             StreamItem::Event(event) => event.id().to_string(),
             StreamItem::Undecodable(event) => format!("U{:?}", event.id),
             StreamItem::Notice(StreamNotice::CaughtUp { .. }) => return seen,
-            StreamItem::Notice(_) => continue,
+            _ => continue,
         };
         seen.push(format!("{label}@{:?}", stream.checkpoint()));
     }

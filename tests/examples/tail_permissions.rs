@@ -67,7 +67,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 }
                 break;
             }
-            StreamItem::Notice(_) => {}
+            // Other notices, and items of a later SDK.
+            _ => {}
         }
         stream.save_checkpoint().await?;
     }

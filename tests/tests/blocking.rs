@@ -151,8 +151,7 @@ fn the_event_stream_is_an_iterator_that_stops_handing_out_once_caught_up() {
                 assert!(next_poll_in >= EventStream::MIN_POLL_INTERVAL);
                 break;
             }
-            StreamItem::Notice(other) => panic!("{other:?}"),
-            StreamItem::Undecodable(event) => panic!("{event:?}"),
+            other => panic!("{other:?}"),
         }
     }
     assert_eq!(ids, [1, 2, 3, 4]);
@@ -260,7 +259,7 @@ fn event_id(item: &StreamItem) -> Option<i64> {
     match item {
         StreamItem::Event(event) => Some(event.id()),
         StreamItem::Undecodable(event) => event.id,
-        StreamItem::Notice(_) => None,
+        _ => None,
     }
 }
 

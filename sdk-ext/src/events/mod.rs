@@ -17,7 +17,8 @@
 //!         StreamItem::Notice(StreamNotice::MayHaveMissed { cursor, oldest }) => {
 //!             eprintln!("events after {cursor} and before {oldest} are gone: reconcile");
 //!         }
-//!         StreamItem::Notice(_) => {}
+//!         // Other notices, and items of a later version of the SDK.
+//!         _ => {}
 //!     }
 //!     // Save `events.checkpoint()` after processing: resuming from it delivers each event
 //!     // once, with no gap.

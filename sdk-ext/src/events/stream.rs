@@ -82,6 +82,7 @@ pub enum StreamNotice {
 
 /// One item of an [`EventStream`].
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum StreamItem {
     /// An event; after it, [`EventStream::checkpoint`] is its id.
     Event(Box<PollingEvent>),
