@@ -7,8 +7,10 @@
 
 use pubapi_sdk::types::AuditReportKind;
 use pubapi_sdk_ext::audit::{
-    DailyExport, DailyExportBuilder, DayError, ExportDay, ExportError, ExportFormat, Start,
+    DailyExport, DailyExportBuilder, DayError, ExportDay, ExportError, ExportFormat,
+    ReportLocation, ReportRead, Start,
 };
+use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::{Budget, Client, Limits};
 use pubapi_testkit::sandbox::{ClockConfig, Fault, Sandbox, SandboxConfig};
 use std::path::{Path, PathBuf};
@@ -255,6 +257,100 @@ async fn a_quota_used_up_in_the_middle_of_a_day_is_a_budget_stop_with_nothing_ke
     let summary = export(&fresh, &dir, Start::SinceLast).run().await.unwrap();
     assert_eq!(summary.written.len(), 1, "{summary:?}");
     assert_whole_csv_day(&dir.join("out/logins-2026-03-09.csv"), "2026-03-09");
+}
+
+/// The NDJSON export of March 9's logins in `dir`, one event a call, its report kept.
+fn ndjson_one_event_a_call(client: &Client, dir: &Path) -> DailyExport {
+    DailyExport::builder(client, AuditReportKind::Logins)
+        .start(Start::Since(day("2026-03-09")))
+        .state_file(dir.join("state"))
+        .out_dir(dir.join("out"))
+        .format(ExportFormat::Ndjson)
+        .filters(logins_only())
+        .page_size(1)
+        .max_days(1)
+        .keep_reports(true)
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn an_ndjson_day_cut_by_the_quota_is_read_on_by_the_next_run_from_where_it_stopped() {
+    let sb = sandbox().await;
+    // What the part file holds when the next run starts, and the offset it reads from: the
+    // two events read before the quota ran out, or (a file shorter than recorded) nothing.
+    for (case, shorten, first_offset) in [("kept", false, "2"), ("shortened", true, "0")] {
+        let dir = temp_dir(&format!("ndjson-quota-{case}"));
+        sb.inject(
+            Fault::on("getAuditReport")
+                .after(2)
+                .times(1)
+                .quota_exhausted(3600),
+        );
+        let summary = ndjson_one_event_a_call(&sb.client_for("admin"), &dir)
+            .run()
+            .await
+            .unwrap();
+        assert_eq!(
+            summary.stopped.map(|s| s.day),
+            Some(day("2026-03-09")),
+            "{case}"
+        );
+        let part = dir.join("out/.logins-2026-03-09.ndjson.part");
+        let read = std::fs::read_to_string(&part).unwrap();
+        assert_eq!(read.lines().count(), 2, "{case}: {read}");
+        let state: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("state")).unwrap()).unwrap();
+        assert_eq!(state["job"]["read"]["events"], 2, "{case}: {state}");
+        let job = state["job"]["id"].as_str().unwrap().to_string();
+        if shorten {
+            std::fs::write(&part, &read[..read.len() - 1]).unwrap();
+        }
+        let jobs_before = sb.counters().by_operation.get("createLoginsAudit").copied();
+        let traffic_before = sb.traffic().len();
+        // A client with a fresh budget (the next day, another process).
+        let fresh = sb
+            .client_builder_for("admin")
+            .isolated_budget()
+            .build()
+            .unwrap();
+        let summary = ndjson_one_event_a_call(&fresh, &dir).run().await.unwrap();
+        assert_eq!(summary.written.len(), 1, "{case}: {summary:?}");
+        assert!(!part.exists(), "{case}");
+        assert_eq!(
+            sb.counters().by_operation.get("createLoginsAudit").copied(),
+            jobs_before,
+            "{case}: the recorded job is read, not made again"
+        );
+        let offsets: Vec<String> = sb.traffic()[traffic_before..]
+            .iter()
+            .filter(|e| e.operation == Some("getAuditReport"))
+            .filter_map(|e| e.query.iter().find(|(k, _)| k == "offset"))
+            .map(|(_, v)| v.clone())
+            .collect();
+        assert_eq!(
+            offsets.first().map(String::as_str),
+            Some(first_offset),
+            "{case}: {offsets:?}"
+        );
+        // The day's file is the job's report, every event once, in its order.
+        let at = ReportLocation {
+            kind: AuditReportKind::Logins,
+            id: job,
+        };
+        let mut expected = String::new();
+        let mut events = fresh.audit().events_as_sent(at, ReportRead::default());
+        while let Some(event) = events.next().await {
+            expected.push_str(&pubapi_sdk_ext::audit::one_line(&event.unwrap()));
+            expected.push('\n');
+        }
+        assert!(expected.lines().count() >= 3, "{expected}");
+        assert_eq!(
+            std::fs::read_to_string(&summary.written[0].path).unwrap(),
+            expected,
+            "{case}"
+        );
+    }
 }
 
 #[tokio::test]

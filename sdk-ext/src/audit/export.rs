@@ -10,14 +10,20 @@
 //! - **A day at a time, whole or not at all**: a day's report is created, waited for and
 //!   downloaded into a temporary file beside its target (`.<name>.part`), synced, and renamed
 //!   into place; only then does the state move past the day (written to a temporary file and
-//!   renamed too). A day that fails leaves no file behind and is done again by the next run.
+//!   renamed too). A day that fails leaves no day file behind and is done again by the next
+//!   run. An NDJSON day whose read stops part way (the quota used up, a page that failed)
+//!   keeps what it read: the `.part` file is synced and how far it got is recorded with the
+//!   day's job, so the next run reads on from there ([`DailyExportBuilder::page_size`]
+//!   events a call). A day too big for one day's budget is read over as many runs as it
+//!   takes.
 //! - **One report per day**: the day's job is recorded in the state file before it is
 //!   waited for, and stays there until the day is written. A run that times out waiting
 //!   (a report slower than [`DailyExportBuilder::wait`] allows), stops for the budget, is
 //!   killed, or fails to download leaves it to the next run, which reads that report
 //!   instead of making another; a job the platform no longer knows (404), or one waited
-//!   for by three runs already (a failed job still reads as running), is made again, and
-//!   so is one whose report is gone when it is read.
+//!   for by three runs already (a failed job still reads as running; a run whose read of
+//!   the report got further counts as the first), is made again, and so is one whose
+//!   report is gone when it is read.
 //! - **The budget**: before each day the run compares what the day needs
 //!   ([`DailyExportBuilder::calls_per_day`]: create, polls, read, delete) with what is left
 //!   today (the lower of the client's own count and the gateway's counters). When it would
@@ -63,7 +69,10 @@
 //! # Ok(()) }
 //! ```
 
-use super::{AuditJob, AuditRequest, AuditWait, CsvError, ReadError, ReportLocation, ReportRead};
+use super::{
+    AuditJob, AuditRequest, AuditWait, CsvError, DEFAULT_PAGE_SIZE, ReadError, ReportLocation,
+    ReportRead,
+};
 use crate::Client;
 use crate::error::Error;
 use crate::limits::LimitClass;
@@ -205,6 +214,7 @@ pub struct DailyExportBuilder {
     filters: Map<String, Value>,
     wait: AuditWait,
     calls_per_day: u32,
+    page_size: u64,
     keep_reports: bool,
     max_days: Option<u32>,
 }
@@ -257,6 +267,13 @@ impl DailyExportBuilder {
         self
     }
 
+    /// Events per call when an NDJSON day is read (default [`DEFAULT_PAGE_SIZE`], the
+    /// platform's largest page; at least 1). A CSV day is one download whatever this says.
+    pub fn page_size(mut self, events: u64) -> Self {
+        self.page_size = events.max(1);
+        self
+    }
+
     /// Keep each day's report on the platform after its file is written (default: delete
     /// it, one call).
     pub fn keep_reports(mut self, keep: bool) -> Self {
@@ -275,7 +292,8 @@ impl DailyExportBuilder {
     /// # Errors
     /// [`ExportError::Missing`] for a required setting not given,
     /// [`ExportError::KindNotDaily`] for a kind whose API ignores the time of day,
-    /// [`ExportError::InvalidRequest`] when the filters do not make a valid request.
+    /// [`ExportError::InvalidRequest`] when the filters do not make a valid request, or the
+    /// page size is above what the platform takes.
     pub fn build(self) -> Result<DailyExport, ExportError> {
         let start = self.start.ok_or(ExportError::Missing("start"))?;
         let state_file = self.state_file.ok_or(ExportError::Missing("state_file"))?;
@@ -290,9 +308,15 @@ impl DailyExportBuilder {
             filters: self.filters,
             wait: self.wait,
             calls_per_day: self.calls_per_day,
+            page_size: self.page_size,
             keep_reports: self.keep_reports,
             max_days: self.max_days,
         };
+        let read = ReportRead {
+            page_size: export.page_size,
+            offset: 0,
+        };
+        read.check().map_err(ExportError::InvalidRequest)?;
         let probe = export.request(ExportDay { days: 20_000 })?;
         if probe.ignores_time() {
             return Err(ExportError::KindNotDaily(export.kind));
@@ -313,6 +337,7 @@ pub struct DailyExport {
     filters: Map<String, Value>,
     wait: AuditWait,
     calls_per_day: u32,
+    page_size: u64,
     keep_reports: bool,
     max_days: Option<u32>,
 }
@@ -654,9 +679,22 @@ struct Claim {
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 struct PendingJob {
     id: String,
-    /// The runs that have waited for it: after [`PendingJob::MAX_RUNS`] a new job is made
-    /// (a job the platform failed still reads as running).
+    /// The runs that have waited for it (since its report's read last got further): after
+    /// [`PendingJob::MAX_RUNS`] a new job is made (a job the platform failed still reads as
+    /// running).
     runs: u32,
+    /// How far a run that stopped part way through reading the job's NDJSON report got: the
+    /// next run reads on from there, into the day's `.part` file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    read: Option<ReadSoFar>,
+}
+
+/// What an NDJSON day's `.part` file holds: the report's first `events` events, in its
+/// first `bytes` bytes (synced before this was recorded).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct ReadSoFar {
+    events: u64,
+    bytes: u64,
 }
 
 impl PendingJob {
@@ -697,6 +735,7 @@ impl DailyExport {
             filters: Map::new(),
             wait: AuditWait::default(),
             calls_per_day: Self::DEFAULT_CALLS_PER_DAY,
+            page_size: DEFAULT_PAGE_SIZE,
             keep_reports: false,
             max_days: None,
         }
@@ -1149,22 +1188,25 @@ impl DailyExport {
         let audit = self.client.audit();
         let waited = |job: PendingJob| async move {
             self.record_job(since, day, &job)?;
-            let job = AuditJob {
-                id: job.id,
+            let asked = AuditJob {
+                id: job.id.clone(),
                 kind: self.kind,
                 format: self.format.api_format(),
             };
-            Ok::<_, DayError>(audit.wait(&job, self.wait.clone()).await)
+            Ok::<_, DayError>((job, audit.wait(&asked, self.wait.clone()).await))
         };
         let resumed = match pending {
             Some(job) if job.runs < PendingJob::MAX_RUNS => {
                 let runs = job.runs + 1;
                 match waited(PendingJob { runs, ..job }).await? {
                     // Gone (expired, deleted): made again below.
-                    Err(WaitError::Failed {
-                        error: Error::NotFound(_),
-                        ..
-                    }) => None,
+                    (
+                        _,
+                        Err(WaitError::Failed {
+                            error: Error::NotFound(_),
+                            ..
+                        }),
+                    ) => None,
                     other => Some(other),
                 }
             }
@@ -1177,8 +1219,8 @@ impl DailyExport {
         };
         // Whether the report read below is an earlier run's job's (not one made now).
         let from_earlier_run = resumed.is_some();
-        let outcome = match resumed {
-            Some(outcome) => outcome,
+        let (job, outcome) = match resumed {
+            Some(resumed) => resumed,
             None => {
                 // Checked at `build` for another day: only a day out of the dates' range
                 // fails here.
@@ -1190,6 +1232,7 @@ impl DailyExport {
                 waited(PendingJob {
                     id: job.id,
                     runs: 1,
+                    read: None,
                 })
                 .await?
             }
@@ -1201,7 +1244,20 @@ impl DailyExport {
         // A download that fails keeps the report for the next run (the job stays recorded),
         // unless the report of a job recorded by an earlier run is gone (expired, deleted):
         // that job is made again at once, once (the new job is not an earlier run's).
-        let bytes = match self.download(&at, target).await {
+        // What a read that stops part way got is recorded with the job, for the next run. A
+        // read that got further starts the job's count of runs again: only a report whose
+        // read is stuck is made again after `MAX_RUNS`, and a day too big for one day's
+        // budget is read over as many runs as it takes.
+        let keep = |read: ReadSoFar| {
+            let further = job.read.is_none_or(|before| read.events > before.events);
+            let job = PendingJob {
+                runs: if further { 0 } else { job.runs },
+                read: Some(read),
+                ..job.clone()
+            };
+            self.record_job(since, day, &job)
+        };
+        let bytes = match self.download(&at, target, job.read, keep).await {
             Ok(bytes) => bytes,
             Err(error) if from_earlier_run && error.report_gone() => {
                 tracing::debug!(report = %at.id, "the recorded job's report is gone: made again");
@@ -1239,70 +1295,141 @@ impl DailyExport {
     }
 
     /// Downloads the report into a temporary file, synced and renamed to `target`.
-    async fn download(&self, at: &ReportLocation, target: &Path) -> Result<u64, DayError> {
+    ///
+    /// An NDJSON report is read from `read_so_far` on when the temporary file still holds
+    /// it; a read that stops part way keeps the file, synced, and tells `keep` how far it
+    /// got.
+    async fn download(
+        &self,
+        at: &ReportLocation,
+        target: &Path,
+        read_so_far: Option<ReadSoFar>,
+        keep: impl FnOnce(ReadSoFar) -> Result<(), DayError>,
+    ) -> Result<u64, DayError> {
         let name = target
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let part = PartFile {
             path: target.with_file_name(format!(".{name}.part")),
-            committed: false,
+            done: false,
         };
-        let mut file = tokio::fs::File::create(&part.path)
-            .await
-            .map_err(DayError::Write)?;
         let bytes = match self.format {
             ExportFormat::Csv => {
+                let mut file = tokio::fs::File::create(&part.path)
+                    .await
+                    .map_err(DayError::Write)?;
                 let report = self.client.audit().csv(at).await.map_err(DayError::Api)?;
-                report.copy_to(&mut file).await.map_err(|e| match e {
+                let bytes = report.copy_to(&mut file).await.map_err(|e| match e {
                     CsvError::Write(e) => DayError::Write(e),
                     other => DayError::Download(other),
-                })?
+                })?;
+                file.sync_all().await.map_err(DayError::Write)?;
+                bytes
             }
             ExportFormat::Ndjson => {
+                let (mut file, mut so_far) = open_part(&part.path, read_so_far).await?;
+                let read = ReportRead {
+                    page_size: self.page_size,
+                    offset: so_far.events,
+                };
                 // As sent: every field the server sent, in its order and spelling.
-                let mut events = self
-                    .client
-                    .audit()
-                    .events_as_sent(at.clone(), ReportRead::default());
+                let mut events = self.client.audit().events_as_sent(at.clone(), read);
                 let mut writer = tokio::io::BufWriter::new(&mut file);
-                let mut bytes = 0u64;
-                while let Some(event) = events.next().await {
-                    let event = event.map_err(DayError::Read)?;
+                let stopped = loop {
+                    let event = match events.next().await {
+                        Some(Ok(event)) => event,
+                        Some(Err(error)) => break Some(error),
+                        None => break None,
+                    };
                     let mut line = super::one_line(&event).into_bytes();
                     line.push(b'\n');
                     writer.write_all(&line).await.map_err(DayError::Write)?;
-                    bytes += line.len() as u64;
-                }
+                    so_far.bytes += line.len() as u64;
+                };
                 writer.flush().await.map_err(DayError::Write)?;
-                bytes
+                file.sync_all().await.map_err(DayError::Write)?;
+                if let Some(error) = stopped {
+                    // Every event before `resume_at` is in the file: the next run reads on.
+                    so_far.events = error.resume_at;
+                    keep(so_far)?;
+                    part.keep();
+                    return Err(DayError::Read(error));
+                }
+                so_far.bytes
             }
         };
-        file.sync_all().await.map_err(DayError::Write)?;
-        drop(file);
         part.commit(target).map_err(DayError::Write)?;
         sync_dir(target.parent());
         Ok(bytes)
     }
 }
 
-/// A day's temporary file, removed unless renamed into place.
+/// Opens an NDJSON day's `.part` file to write on after `read_so_far`, or anew (from the
+/// report's first event) when there is nothing to read on from or the file no longer holds
+/// it.
+async fn open_part(
+    path: &Path,
+    read_so_far: Option<ReadSoFar>,
+) -> Result<(tokio::fs::File, ReadSoFar), DayError> {
+    use tokio::io::AsyncSeekExt;
+    if let Some(so_far) = read_so_far {
+        match tokio::fs::OpenOptions::new().write(true).open(path).await {
+            Ok(mut file) => {
+                let len = file.metadata().await.map_err(DayError::Write)?.len();
+                if len >= so_far.bytes {
+                    // Bytes past the record were written by a run that stopped before it
+                    // recorded them.
+                    file.set_len(so_far.bytes).await.map_err(DayError::Write)?;
+                    file.seek(std::io::SeekFrom::End(0))
+                        .await
+                        .map_err(DayError::Write)?;
+                    return Ok((file, so_far));
+                }
+                tracing::warn!(
+                    path = %path.display(),
+                    recorded = so_far.bytes,
+                    len,
+                    "the day's part file is shorter than recorded: the day is read from its start"
+                );
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                tracing::warn!(
+                    path = %path.display(),
+                    "the day's part file is gone: the day is read from its start"
+                );
+            }
+            Err(error) => return Err(DayError::Write(error)),
+        }
+    }
+    let file = tokio::fs::File::create(path)
+        .await
+        .map_err(DayError::Write)?;
+    Ok((file, ReadSoFar::default()))
+}
+
+/// A day's temporary file, removed unless renamed into place or kept for the next run.
 struct PartFile {
     path: PathBuf,
-    committed: bool,
+    done: bool,
 }
 
 impl PartFile {
     fn commit(mut self, target: &Path) -> std::io::Result<()> {
         std::fs::rename(&self.path, target)?;
-        self.committed = true;
+        self.done = true;
         Ok(())
+    }
+
+    /// Left where it is: the state file records what it holds.
+    fn keep(mut self) {
+        self.done = true;
     }
 }
 
 impl Drop for PartFile {
     fn drop(&mut self) {
-        if !self.committed {
+        if !self.done {
             let _ = std::fs::remove_file(&self.path);
         }
     }
