@@ -60,6 +60,7 @@ pub fn generate(spec_text: &str) -> Result<Generated, CodegenError> {
     transforms::open_enums::apply(&mut file, &original, &removals)?;
     transforms::no_content_as_none::apply(&mut file, &removals)?;
     transforms::request_constructors::apply(&mut file, &original)?;
+    transforms::open_object_extras::apply(&mut file);
     transforms::alias_accessors::apply(&mut file, &original)?;
     transforms::schemars_derive::apply(&mut file);
     file.items

@@ -199,6 +199,7 @@ async fn ask_agent_request_full_sends_the_client_fields_with_selected_file_paths
         files: vec![types::SelectedFile {
             entry_id: "ent-1".into(),
             file_path: Some("/Legal/contract.pdf".into()),
+            extra: Default::default(),
         }],
         folders: vec![],
     });
@@ -213,6 +214,33 @@ async fn ask_agent_request_full_sends_the_client_fields_with_selected_file_paths
         "conversationId": "conv-1",
         "entryIds": ["ent-1"],
         "selectedItems": {"files": [{"entryId": "ent-1", "filePath": "/Legal/contract.pdf"}]}
+    })))
+    .await;
+}
+
+/// "Other optional fields exist" (reference, agent ask): a field the reference does not name
+/// goes in `extra`, and the open objects' builders need no `extra` of their own.
+#[tokio::test]
+async fn ask_agent_request_full_sends_a_field_the_reference_does_not_name_through_extra() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
+    let mut request = types::AgentAskRequest::new("Summarise the contract").unwrap();
+    request.extra.insert("responseLanguage".into(), json!("de"));
+    let message: types::ChatMessage = types::ChatMessage::builder()
+        .role(Some("user".to_string()))
+        .content(Some("Hello".to_string()))
+        .try_into()
+        .unwrap();
+    request.chat_history = Some(json!({"messages": [message]}));
+    wire::client(&server)
+        .agents()
+        .ask("agt-1", request)
+        .await
+        .unwrap();
+    seen.assert_only(Expect::post("/v1/ai/agents/agt-1/ask").json(json!({
+        "question": "Summarise the contract",
+        "responseLanguage": "de",
+        "chatHistory": {"messages": [{"role": "user", "content": "Hello"}]}
     })))
     .await;
 }

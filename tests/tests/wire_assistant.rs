@@ -69,6 +69,7 @@ async fn ask_assistant_request_full_sends_every_field_of_the_reference_and_the_c
             files: vec![types::SelectedFile {
                 entry_id: "ent-1001".into(),
                 file_path: Some("/Legal/contract.pdf".into()),
+                extra: Default::default(),
             }],
         })
         .chat_history(types::ChatHistory {
@@ -76,10 +77,12 @@ async fn ask_assistant_request_full_sends_every_field_of_the_reference_and_the_c
                 types::ChatMessage {
                     role: Some("user".into()),
                     content: Some("Hello".into()),
+                    ..Default::default()
                 },
                 types::ChatMessage {
                     role: Some("assistant".into()),
                     content: Some("Hi, how can I help?".into()),
+                    ..Default::default()
                 },
             ],
         })
@@ -89,6 +92,7 @@ async fn ask_assistant_request_full_sends_every_field_of_the_reference_and_the_c
         .model_details(types::ModelDetails {
             name: Some("large".into()),
             version: Some("2026-01".into()),
+            ..Default::default()
         });
     wire::bob(&server)
         .sdk()

@@ -94,12 +94,14 @@ async fn ask_copilot_request_full_sends_every_field_of_the_reference() {
                 files: vec![types::SelectedFile {
                     entry_id: "ent-1001".into(),
                     file_path: None,
+                    extra: Default::default(),
                 }],
             })
             .chat_history(types::ChatHistory {
                 messages: vec![types::ChatMessage {
                     role: Some("user".into()),
                     content: Some("Hello".into()),
+                    ..Default::default()
                 }],
             })
             .include_citations(true),

@@ -34,6 +34,7 @@ fn message(role: &str, text: &str) -> types::ChatMessage {
     types::ChatMessage {
         role: Some(role.into()),
         content: Some(text.into()),
+        ..Default::default()
     }
 }
 

@@ -251,6 +251,7 @@ async fn ask_knowledge_base_request_full_encodes_the_kb_id_and_sends_every_field
                     messages: vec![types::ChatMessage {
                         role: Some("user".into()),
                         content: Some("Hello".into()),
+                        ..Default::default()
                     }],
                 }),
         )

@@ -22,6 +22,10 @@
 //! `ResponseValue<Option<T>>`, `None` for the 204), [`request_constructors`]
 //! (typify gives a request with required fields no constructor: `X::new(required..)` is built
 //! from each request body schema's `required` list, fallible where typify checks a field),
+//! [`open_object_extras`] (the `extra` map typify gives an object with
+//! `additionalProperties: {}`, the platform's fields the reference does not name, starts
+//! empty in its builder instead of being required there, and such a type without required
+//! fields derives `Default` again),
 //! [`alias_accessors`] (a value the platform sends under two names, `x-pubapi-alias-of`, gets
 //! one accessor reading either; a serde alias would refuse a body carrying both),
 //! [`schemars_derive`] (the types implement `schemars::JsonSchema` behind the `schemars`
@@ -66,6 +70,7 @@ pub mod mock_path_values_encoded;
 pub mod mock_removed_responses;
 pub mod no_content_as_none;
 pub mod open_enums;
+pub mod open_object_extras;
 pub mod open_response_enums;
 pub mod operation_facts;
 pub mod operation_table;
