@@ -6,6 +6,7 @@ mod wire;
 use httpmock::MockServer;
 use pubapi_sdk::types;
 use pubapi_sdk_ext::Error;
+use pubapi_sdk_ext::error::InputError;
 use pubapi_sdk_ext::prelude::*;
 use serde_json::{Value, json};
 use wire::{AWKWARD_ID, AWKWARD_ID_ENCODED, Expect, Reply, assert_decoded};
@@ -277,6 +278,25 @@ async fn ask_agent_request_minimal_refuses_a_question_over_35000_characters_befo
         .await
         .map_err(Error::from);
     assert!(matches!(result, Err(Error::InvalidInput(_))), "{result:?}");
+    assert_eq!(seen.calls().await, 0, "nothing is sent");
+}
+
+#[tokio::test]
+async fn ask_agent_request_full_refuses_a_key_of_extra_that_is_a_field_of_its_own_before_sending() {
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
+    let mut request = types::AgentAskRequest::new("Summarise the contract").unwrap();
+    request
+        .extra
+        .insert("question".into(), json!("Something else"));
+    let result = wire::client(&server).agents().ask("agt-1", request).await;
+    match result {
+        Err(Error::InvalidInput(InputError::Invalid { field, problem })) => {
+            assert_eq!(field, "extra");
+            assert!(problem.contains("\"question\" twice"), "{problem}");
+        }
+        other => panic!("{other:?}"),
+    }
     assert_eq!(seen.calls().await, 0, "nothing is sent");
 }
 

@@ -5,8 +5,8 @@
 //! | operation | checks |
 //! |---|---|
 //! | `createWebhook`, `updateWebhook` | `url` is `https://` with a host (or `http://` to a loopback host, for sandboxes), `eventType` not empty and every entry an event name or wildcard of the reference, `path` at most 100 absolute folder paths |
-//! | `askAgent` | `question` not blank, at most 35,000 characters |
-//! | `askDocument`, `askAssistant`, `askCopilot`, `askKnowledgeBase` | `question` not blank |
+//! | `askAgent` | `question` not blank, at most 35,000 characters; no key named twice in an object |
+//! | `askDocument`, `askAssistant`, `askCopilot`, `askKnowledgeBase` | `question` not blank; no key named twice in an object |
 //! | `create<Kind>Audit` | [`AuditRequest::validate`](crate::audit::AuditRequest::validate): dates, `date_end` after `date_start`, the kind's required filters |
 //! | `listEventsV1`, `listEventsV2` | `count` in 1..=100, no empty `type` entry |
 
@@ -66,8 +66,12 @@ pub(crate) fn check(operation: &Operation, request: &reqwest::Request) -> Result
     use pubapi_sdk::operations::id;
     match operation.id {
         id::CREATE_WEBHOOK | id::UPDATE_WEBHOOK => webhook(&body()),
-        id::ASK_AGENT => question(&body(), Some(MAX_QUESTION_CHARS)),
+        id::ASK_AGENT => {
+            no_key_twice(request)?;
+            question(&body(), Some(MAX_QUESTION_CHARS))
+        }
         id::ASK_DOCUMENT | id::ASK_ASSISTANT | id::ASK_COPILOT | id::ASK_KNOWLEDGE_BASE => {
+            no_key_twice(request)?;
             question(&body(), None)
         }
         id::LIST_EVENTS_V1 | id::LIST_EVENTS_V2 => events_query(request.url()),
@@ -134,6 +138,91 @@ fn webhook(body: &Value) -> Result<(), Refusal> {
         }
     }
     Ok(())
+}
+
+/// The AI asks' open objects (`AgentAskRequest`, `ChatMessage`, `SelectedFile`,
+/// `ModelDetails`) send the fields the reference does not name from their `extra` map, next
+/// to their named fields: a key of `extra` that is also set as a field would be sent twice,
+/// and which of the two the platform reads is not said.
+fn no_key_twice(request: &reqwest::Request) -> Result<(), Refusal> {
+    let Some(bytes) = request.body().and_then(reqwest::Body::as_bytes) else {
+        return Ok(());
+    };
+    match twice_named_key(bytes) {
+        Some(key) => refuse(
+            "extra",
+            format!(
+                "the body names {key:?} twice in one object: a key of `extra` that is also \
+                 a field of its own (set it there, once)"
+            ),
+        ),
+        None => Ok(()),
+    }
+}
+
+/// The first key that some object of the JSON text `bytes` names twice, at any depth; `None`
+/// for text that is not JSON (the server says what is wrong with it).
+fn twice_named_key(bytes: &[u8]) -> Option<String> {
+    use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
+    use std::cell::RefCell;
+    use std::collections::HashSet;
+
+    /// Walks one value, noting the first key named twice.
+    #[derive(Clone, Copy)]
+    struct Walk<'a>(&'a RefCell<Option<String>>);
+
+    impl<'de> DeserializeSeed<'de> for Walk<'_> {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+            deserializer.deserialize_any(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Walk<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            let mut keys = HashSet::new();
+            while let Some(key) = map.next_key::<String>()? {
+                if !keys.insert(key.clone()) {
+                    *self.0.borrow_mut() = Some(key);
+                    return Err(A::Error::custom("a key named twice"));
+                }
+                map.next_value_seed(self)?;
+            }
+            Ok(())
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            while seq.next_element_seed(self)?.is_some() {}
+            Ok(())
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+    }
+
+    let found = RefCell::new(None);
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    // A body that is not JSON stops the walk: not this check's to refuse.
+    let _ = Walk(&found).deserialize(&mut deserializer);
+    found.into_inner()
 }
 
 fn question(body: &Value, max_chars: Option<usize>) -> Result<(), Refusal> {
@@ -210,6 +299,13 @@ mod tests {
         request
     }
 
+    /// A POST of `text` as it is (a `Value` cannot hold a key twice).
+    fn post_text(text: &'static str) -> reqwest::Request {
+        let mut request = post(Value::Null);
+        *request.body_mut() = Some(text.into());
+        request
+    }
+
     fn get(query: &str) -> reqwest::Request {
         reqwest::Request::new(
             reqwest::Method::GET,
@@ -283,6 +379,25 @@ mod tests {
                 "askKnowledgeBase",
                 post(json!({"question": ""})),
                 Some("question"),
+            ),
+            (
+                "askAgent",
+                post_text(r#"{"question": "q", "instructions": "a", "instructions": "b"}"#),
+                Some("extra"),
+            ),
+            (
+                "askAssistant",
+                post_text(
+                    r#"{"question": "q", "modelDetails": {"name": "a", "version": "1", "name": "b"}}"#,
+                ),
+                Some("extra"),
+            ),
+            (
+                "askAssistant",
+                post_text(
+                    r#"{"question": "q", "chatHistory": {"messages": [{"role": "user"}, {"role": "user"}]}}"#,
+                ),
+                None,
             ),
             (
                 "askAssistant",
