@@ -336,6 +336,32 @@ fn still_running_then(ask: &str, running: &str, done: &str) -> Arc<Script> {
     Script::new(answers, Answer::json(200, done.to_string()))
 }
 
+/// Agent request `r1` of `a1`: eight polls running, then `42`.
+fn agent_answering_42_after_eight_polls() -> Arc<Script> {
+    still_running_then(
+        r#"{"requestId":"r1","conversationId":"c1"}"#,
+        r#"{"status":"RUNNING"}"#,
+        r#"{"status":"COMPLETED","responseText":"42"}"#,
+    )
+}
+
+/// The assistant question "q".
+fn question_q() -> AssistantAskRequest {
+    AssistantAskRequest::builder()
+        .question("q")
+        .try_into()
+        .unwrap()
+}
+
+/// Assistant execution `e1`: eight polls in progress, then `42`.
+fn assistant_answering_42_after_eight_polls() -> Arc<Script> {
+    still_running_then(
+        r#"{"executionId":"e1","conversationId":"c1"}"#,
+        r#"{"status":"IN_PROGRESS"}"#,
+        r#"{"status":"COMPLETED","responseText":"42"}"#,
+    )
+}
+
 /// A wait of 12 s, polling every 5 s: it times out while the answer is still running.
 fn short_wait() -> AiWait {
     AiWait {
@@ -360,11 +386,7 @@ fn asks(script: &Script) -> usize {
 #[tokio::test(start_paused = true)]
 async fn an_answer_already_paid_for_is_waited_for_again_after_a_timeout_without_asking_again() {
     // Agents: every poll is an AI call of the day's budget; so is asking again.
-    let script = still_running_then(
-        r#"{"requestId":"r1","conversationId":"c1"}"#,
-        r#"{"status":"RUNNING"}"#,
-        r#"{"status":"COMPLETED","responseText":"42"}"#,
-    );
+    let script = agent_answering_42_after_eight_polls();
     let agent_client = client(&script);
     let agents = agent_client.agents();
     let request = agents.ask("a1", "q").await.unwrap();
@@ -386,18 +408,10 @@ async fn an_answer_already_paid_for_is_waited_for_again_after_a_timeout_without_
     );
 
     // The assistant, the same way.
-    let script = still_running_then(
-        r#"{"executionId":"e1","conversationId":"c1"}"#,
-        r#"{"status":"IN_PROGRESS"}"#,
-        r#"{"status":"COMPLETED","responseText":"42"}"#,
-    );
+    let script = assistant_answering_42_after_eight_polls();
     let assistant_client = client(&script);
     let assistant = assistant_client.assistant();
-    let request = AssistantAskRequest::builder()
-        .question("q")
-        .try_into()
-        .unwrap();
-    let execution = assistant.ask(request).await.unwrap();
+    let execution = assistant.ask(question_q()).await.unwrap();
     assert_timed_out(assistant.wait(&execution, short_wait()).await);
     let answer = assistant.wait(&execution, AiWait::default()).await.unwrap();
     assert_eq!(answer.execution.execution_id, "e1");
@@ -408,11 +422,7 @@ async fn an_answer_already_paid_for_is_waited_for_again_after_a_timeout_without_
 #[tokio::test(start_paused = true)]
 async fn an_ask_and_wait_that_times_out_hands_back_the_question_to_wait_for_without_asking_again() {
     // Agents: the error keeps the agent and the ids the ask answered.
-    let script = still_running_then(
-        r#"{"requestId":"r1","conversationId":"c1"}"#,
-        r#"{"status":"RUNNING"}"#,
-        r#"{"status":"COMPLETED","responseText":"42"}"#,
-    );
+    let script = agent_answering_42_after_eight_polls();
     let agent_client = client(&script);
     let agents = agent_client.agents();
     let error = agents
@@ -445,19 +455,11 @@ async fn an_ask_and_wait_that_times_out_hands_back_the_question_to_wait_for_with
     assert_eq!(asks(&script), 1, "one question, asked once");
 
     // The assistant: the error keeps the execution.
-    let script = still_running_then(
-        r#"{"executionId":"e1","conversationId":"c1"}"#,
-        r#"{"status":"IN_PROGRESS"}"#,
-        r#"{"status":"COMPLETED","responseText":"42"}"#,
-    );
+    let script = assistant_answering_42_after_eight_polls();
     let assistant_client = client(&script);
     let assistant = assistant_client.assistant();
-    let request = AssistantAskRequest::builder()
-        .question("q")
-        .try_into()
-        .unwrap();
     let error = assistant
-        .ask_and_wait(request, short_wait())
+        .ask_and_wait(question_q(), short_wait())
         .await
         .unwrap_err();
     let Some(Started::AssistantQuestion(execution)) = error.started() else {

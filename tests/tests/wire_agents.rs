@@ -188,10 +188,21 @@ async fn ask_agent_request_full_encodes_the_agent_id_and_sends_the_question() {
 /// The reference shows only `question` ("other optional fields exist"); the platform's clients
 /// also send `instructions`, `conversationId`, `entryIds` and `selectedItems.files[]` with
 /// `filePath`: the handle sends them as typed.
-#[tokio::test]
-async fn ask_agent_request_full_sends_the_client_fields_with_selected_file_paths() {
+/// Asks agent `agt-1` through the handle and checks the one request sent had `body`.
+async fn asking_sends(request: types::AgentAskRequest, body: Value) {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
+    wire::client(&server)
+        .agents()
+        .ask("agt-1", request)
+        .await
+        .unwrap();
+    seen.assert_only(Expect::post("/v1/ai/agents/agt-1/ask").json(body))
+        .await;
+}
+
+#[tokio::test]
+async fn ask_agent_request_full_sends_the_client_fields_with_selected_file_paths() {
     let mut request = types::AgentAskRequest::new("Summarise the contract").unwrap();
     request.instructions = Some("Be brief.".into());
     request.conversation_id = Some("conv-1".into());
@@ -204,27 +215,20 @@ async fn ask_agent_request_full_sends_the_client_fields_with_selected_file_paths
         }],
         folders: vec![],
     });
-    wire::client(&server)
-        .agents()
-        .ask("agt-1", request)
-        .await
-        .unwrap();
-    seen.assert_only(Expect::post("/v1/ai/agents/agt-1/ask").json(json!({
+    let body = json!({
         "question": "Summarise the contract",
         "instructions": "Be brief.",
         "conversationId": "conv-1",
         "entryIds": ["ent-1"],
         "selectedItems": {"files": [{"entryId": "ent-1", "filePath": "/Legal/contract.pdf"}]}
-    })))
-    .await;
+    });
+    asking_sends(request, body).await;
 }
 
 /// "Other optional fields exist" (reference, agent ask): a field the reference does not name
 /// goes in `extra`, and the open objects' builders need no `extra` of their own.
 #[tokio::test]
 async fn ask_agent_request_full_sends_a_field_the_reference_does_not_name_through_extra() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
     let mut request = types::AgentAskRequest::new("Summarise the contract").unwrap();
     request.extra.insert("responseLanguage".into(), json!("de"));
     let message: types::ChatMessage = types::ChatMessage::builder()
@@ -233,17 +237,12 @@ async fn ask_agent_request_full_sends_a_field_the_reference_does_not_name_throug
         .try_into()
         .unwrap();
     request.chat_history = Some(json!({"messages": [message]}));
-    wire::client(&server)
-        .agents()
-        .ask("agt-1", request)
-        .await
-        .unwrap();
-    seen.assert_only(Expect::post("/v1/ai/agents/agt-1/ask").json(json!({
+    let body = json!({
         "question": "Summarise the contract",
         "responseLanguage": "de",
         "chatHistory": {"messages": [{"role": "user", "content": "Hello"}]}
-    })))
-    .await;
+    });
+    asking_sends(request, body).await;
 }
 
 #[tokio::test]

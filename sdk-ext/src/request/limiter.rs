@@ -2247,21 +2247,23 @@ mod tests {
         }
     }
 
+    /// A runtime of its own, as each blocking client has, on paused time.
+    fn paused_runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .start_paused(true)
+            .build()
+            .unwrap()
+    }
+
     #[test]
     fn a_watch_whose_runtime_was_dropped_starts_again_on_the_next_runtime() {
         // Two blocking clients of one token share its limiter, each with its own runtime:
         // the first client, and the watch spawned on its runtime, go away.
         let store = Arc::new(EagerStore::default());
         let limiter = in_fleet_of(Limits::default(), Pacing::default(), store.clone());
-        let runtime = || {
-            tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .start_paused(true)
-                .build()
-                .unwrap()
-        };
-        runtime().block_on(async { limiter.acquire(GENERAL, LONG).await.unwrap().sent() });
-        runtime().block_on(async {
+        paused_runtime().block_on(async { limiter.acquire(GENERAL, LONG).await.unwrap().sent() });
+        paused_runtime().block_on(async {
             limiter.acquire(GENERAL, LONG).await.unwrap().sent();
             sleep(secs(3)).await;
         });
@@ -2303,17 +2305,10 @@ mod tests {
         // (with the task that would give the store the history) then goes away.
         let store = Arc::new(SwitchedStore::default());
         let limiter = in_fleet_of(Limits::default(), Pacing::default(), store.clone());
-        let runtime = || {
-            tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .start_paused(true)
-                .build()
-                .unwrap()
-        };
-        let second = runtime();
+        let second = paused_runtime();
         second.block_on(async { limiter.acquire(GENERAL, LONG).await.unwrap().sent() });
         store.down.store(true, std::sync::atomic::Ordering::SeqCst);
-        runtime().block_on(async { limiter.acquire(GENERAL, LONG).await.unwrap().sent() });
+        paused_runtime().block_on(async { limiter.acquire(GENERAL, LONG).await.unwrap().sent() });
         store.down.store(false, std::sync::atomic::Ordering::SeqCst);
         // The second client's process makes no call: only its tasks can reach the store.
         second.block_on(async { sleep(secs(10)).await });
