@@ -260,10 +260,19 @@ where
     fn from(error: WaitError<E>) -> Failure {
         match error {
             WaitError::Failed { error, .. } => error.into(),
-            WaitError::TimedOut { polls, waited, .. } => Failure::new(
-                Exit::Unreachable,
-                format!("no answer after {polls} polls in {}", human(waited)),
-            ),
+            WaitError::TimedOut {
+                polls,
+                waited,
+                started,
+                ..
+            } => {
+                let mut message = format!("no answer after {polls} polls in {}", human(waited));
+                // The ids of what is still running: the way to its answer, already paid for.
+                if let Some(started) = started {
+                    message.push_str(&format!("; {started} may still finish"));
+                }
+                Failure::new(Exit::Unreachable, message)
+            }
             _ => Failure::new(Exit::Api, "the wait stopped"),
         }
     }

@@ -78,6 +78,7 @@ impl WaitConfig {
 #[non_exhaustive]
 pub enum WaitError<E> {
     /// The acceptor reported a failure.
+    #[non_exhaustive]
     Failed {
         /// The failure.
         error: E,
@@ -90,6 +91,7 @@ pub enum WaitError<E> {
         started: Option<Box<Started>>,
     },
     /// The deadline would pass before the next poll was allowed.
+    #[non_exhaustive]
     TimedOut {
         /// Polls made.
         polls: u32,
@@ -103,13 +105,14 @@ pub enum WaitError<E> {
 
 /// What a call that starts work and then waits for it had started when its wait stopped
 /// ([`WaitError::started`]): the question asked or the job made, each already paid for out
-/// of the day's budget. Waiting for it again costs polls only; starting it again costs
-/// another question or job.
+/// of the day's budget. After a timeout or a failed poll, waiting for it again costs polls
+/// only, where starting it again costs another question or job; after a final failure
+/// (`FAILED`, a job the platform no longer knows) it says what failed.
 ///
-/// Set by [`Agents::ask_and_wait`](crate::api::Agents::ask_and_wait),
+/// Set on every error of [`Agents::ask_and_wait`](crate::api::Agents::ask_and_wait),
 /// [`Assistant::ask_and_wait`](crate::api::Assistant::ask_and_wait) and
-/// [`Audit::run`](crate::api::Audit::run) once the start succeeded; a wait on something the
-/// caller started itself (`wait`) leaves it `None`.
+/// [`Audit::run`](crate::api::Audit::run) after the start succeeded; a wait on something
+/// the caller started itself (`wait`), or a start that failed, leaves it `None`.
 ///
 /// ```no_run
 /// use pubapi_sdk_ext::ai::AiWait;
@@ -150,19 +153,13 @@ pub enum Started {
 impl fmt::Display for Started {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Started::AgentQuestion { agent_id, request } => write!(
-                f,
-                "request {} of agent {agent_id} (`Agents::wait`)",
-                request.request_id
-            ),
-            Started::AssistantQuestion(execution) => write!(
-                f,
-                "assistant execution {} (`Assistant::wait`)",
-                execution.execution_id
-            ),
-            Started::AuditJob(job) => {
-                write!(f, "{} report job {} (`Audit::wait`)", job.kind, job.id)
+            Started::AgentQuestion { agent_id, request } => {
+                write!(f, "request {} of agent {agent_id}", request.request_id)
             }
+            Started::AssistantQuestion(execution) => {
+                write!(f, "assistant execution {}", execution.execution_id)
+            }
+            Started::AuditJob(job) => write!(f, "{} report job {}", job.kind, job.id),
         }
     }
 }
@@ -227,7 +224,7 @@ impl<E: fmt::Display> fmt::Display for WaitError<E> {
                     waited.as_secs()
                 )?;
                 match started {
-                    Some(started) => write!(f, " (waiting for {started})"),
+                    Some(started) => write!(f, " (after starting {started})"),
                     None => Ok(()),
                 }
             }

@@ -484,6 +484,46 @@ async fn an_ask_and_wait_that_times_out_hands_back_the_question_to_wait_for_with
         .await
         .unwrap_err();
     assert!(error.started().is_none(), "{error:?}");
+
+    // A poll that fails after the ask keeps the question too; an ask that fails started
+    // nothing.
+    let not_found = r#"{"Errors":[{"code":"REQUEST_NOT_FOUND","description":"no request r1"}]}"#;
+    let script = Script::new(
+        vec![Answer::json(200, r#"{"requestId":"r1"}"#)],
+        Answer::json(404, not_found),
+    );
+    let error = client(&script)
+        .agents()
+        .ask_and_wait("a1", "q", short_wait())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            &error,
+            WaitError::Failed {
+                error: AskError::Api(Error::NotFound(_)),
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert!(
+        matches!(error.started(), Some(Started::AgentQuestion { request, .. }) if request.request_id == "r1"),
+        "{error:?}"
+    );
+    assert!(
+        error
+            .to_string()
+            .ends_with("(after starting request r1 of agent a1)"),
+        "{error}"
+    );
+    let script = Script::new(vec![], Answer::json(404, not_found));
+    let error = client(&script)
+        .agents()
+        .ask_and_wait("a1", "q", short_wait())
+        .await
+        .unwrap_err();
+    assert!(error.started().is_none(), "{error:?}");
 }
 
 #[tokio::test(start_paused = true)]

@@ -72,9 +72,9 @@ impl Agents<'_> {
     /// status (`PENDING`, `RUNNING`, `IN_PROGRESS`, or one the SDK does not name, see
     /// [`AgentStatus`]) keeps it polling until the wait's deadline ([`WaitError::TimedOut`]).
     ///
-    /// A wait that stops after the question was asked (a timeout, a failed poll) keeps the
-    /// agent and the ids in its error ([`WaitError::started`]); [`Agents::ask`] then
-    /// [`Agents::wait`] does the same in two steps, with the ids in hand. Either way, waiting
+    /// An error after the question was asked keeps the agent and the ids
+    /// ([`WaitError::started`]); [`Agents::ask`] then [`Agents::wait`] does the same in two
+    /// steps, with the ids in hand. Either way, after a timeout or a failed poll, waiting
     /// again costs no new question.
     ///
     /// ```no_run

@@ -45,8 +45,8 @@ impl Assistant<'_> {
     /// [`AssistantStatus::Other`] (see [`AssistantAnswer::status`]). The platform's other
     /// final statuses are errors: `FAILED` ([`AskError::Failed`] with the failure text) and
     /// `AWAITING_USER_CONFIRMATION` ([`AskError::AwaitingConfirmation`] with the pending
-    /// actions). A wait that stops after the question was asked (a timeout, a failed poll)
-    /// keeps the execution in its error ([`WaitError::started`]): wait for it again with
+    /// actions). An error after the question was asked keeps the execution
+    /// ([`WaitError::started`]): after a timeout or a failed poll, wait for it again with
     /// [`Assistant::wait`] rather than ask (and pay) again.
     ///
     /// [`Assistant::ask`] then [`Assistant::wait`] does the same in two steps, keeping the

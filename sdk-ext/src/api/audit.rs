@@ -101,10 +101,9 @@ impl Audit<'_> {
     }
 
     /// Creates the report, waits for it (polling no more often than every 2 minutes) and
-    /// returns the finished report: the whole dance in one call. A wait that stops after the
-    /// job was made (a timeout, a failed poll) keeps the job in its error
-    /// ([`WaitError::started`]): wait for it again with [`Audit::wait`] rather than make
-    /// another.
+    /// returns the finished report: the whole dance in one call. An error after the job was
+    /// made keeps the job ([`WaitError::started`]): after a timeout or a failed poll, wait for
+    /// it again with [`Audit::wait`] rather than make another.
     ///
     /// ```no_run
     /// use pubapi_sdk_ext::audit::AuditWait;
