@@ -277,9 +277,17 @@ fn ndjson_one_event_a_call(client: &Client, dir: &Path) -> DailyExport {
 #[tokio::test]
 async fn an_ndjson_day_cut_by_the_quota_is_read_on_by_the_next_run_from_where_it_stopped() {
     let sb = sandbox().await;
-    // What the part file holds when the next run starts, and the offset it reads from: the
-    // two events read before the quota ran out, or (a file shorter than recorded) nothing.
-    for (case, shorten, first_offset) in [("kept", false, "2"), ("shortened", true, "0")] {
+    // What becomes of the part file before the next run starts, and the offset that run
+    // reads from: kept as recorded, or longer (a run killed after it wrote more and before
+    // it recorded it: cut back to the record), the two events read before the quota ran out;
+    // shorter than recorded (or not ending in a whole line), nothing.
+    type Change = fn(&str) -> String;
+    let cases: [(&str, Change, &str); 3] = [
+        ("kept", |read| read.to_string(), "2"),
+        ("longer", |read| format!("{read}{{\"username\": \"ha"), "2"),
+        ("shortened", |read| read[..read.len() - 1].to_string(), "0"),
+    ];
+    for (case, change, first_offset) in cases {
         let dir = temp_dir(&format!("ndjson-quota-{case}"));
         sb.inject(
             Fault::on("getAuditReport")
@@ -296,16 +304,15 @@ async fn an_ndjson_day_cut_by_the_quota_is_read_on_by_the_next_run_from_where_it
             Some(day("2026-03-09")),
             "{case}"
         );
-        let part = dir.join("out/.logins-2026-03-09.ndjson.part");
-        let read = std::fs::read_to_string(&part).unwrap();
-        assert_eq!(read.lines().count(), 2, "{case}: {read}");
         let state: serde_json::Value =
             serde_json::from_slice(&std::fs::read(dir.join("state")).unwrap()).unwrap();
         assert_eq!(state["job"]["read"]["events"], 2, "{case}: {state}");
         let job = state["job"]["id"].as_str().unwrap().to_string();
-        if shorten {
-            std::fs::write(&part, &read[..read.len() - 1]).unwrap();
-        }
+        let part = dir.join(format!("out/.logins-2026-03-09.ndjson.{job}.part"));
+        let read = std::fs::read_to_string(&part).unwrap();
+        assert_eq!(read.lines().count(), 2, "{case}: {read}");
+        assert_eq!(state["job"]["read"]["bytes"], read.len(), "{case}: {state}");
+        std::fs::write(&part, change(&read)).unwrap();
         let jobs_before = sb.counters().by_operation.get("createLoginsAudit").copied();
         let traffic_before = sb.traffic().len();
         // A client with a fresh budget (the next day, another process).

@@ -8,7 +8,7 @@
 //! from cron each night writes the days since the last one: never a day twice, never a gap.
 //!
 //! - **A day at a time, whole or not at all**: a day's report is created, waited for and
-//!   downloaded into a temporary file beside its target (`.<name>.part`), synced, and renamed
+//!   downloaded into a temporary file beside its target (`.<name>.<job>.part`), synced, and renamed
 //!   into place; only then does the state move past the day (written to a temporary file and
 //!   renamed too). A day that fails leaves no day file behind and is done again by the next
 //!   run. An NDJSON day whose read stops part way (the quota used up, a page that failed)
@@ -22,7 +22,7 @@
 //!   killed, or fails to download leaves it to the next run, which reads that report
 //!   instead of making another; a job the platform no longer knows (404), or one waited
 //!   for by three runs already (a failed job still reads as running; a run whose read of
-//!   the report got further counts as the first), is made again, and so is one whose
+//!   the report got further starts the count again), is made again, and so is one whose
 //!   report is gone when it is read.
 //! - **The budget**: before each day the run compares what the day needs
 //!   ([`DailyExportBuilder::calls_per_day`]: create, polls, read, delete) with what is left
@@ -267,8 +267,10 @@ impl DailyExportBuilder {
         self
     }
 
-    /// Events per call when an NDJSON day is read (default [`DEFAULT_PAGE_SIZE`], the
-    /// platform's largest page; at least 1). A CSV day is one download whatever this says.
+    /// Events per call when an NDJSON day is read (default [`DEFAULT_PAGE_SIZE`], the SDK's
+    /// page for reports, whose pages are held in memory one at a time; at least 1). A CSV
+    /// day is one download whatever this says. Smaller pages take more calls a day: raise
+    /// [`calls_per_day`](Self::calls_per_day) to match.
     pub fn page_size(mut self, events: u64) -> Self {
         self.page_size = events.max(1);
         self
@@ -376,8 +378,9 @@ pub struct WrittenDay {
 /// The run stopped before `day` for the daily budget.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BudgetStop {
-    /// The day not started (or started and given up: no file of it was kept; its job, if
-    /// one was made, is read by the next run).
+    /// The day not started (or started and given up: no day file of it was written; its job,
+    /// if one was made, is read by the next run, which reads an NDJSON report on from where
+    /// this run stopped).
     pub day: ExportDay,
     /// The calls a day is expected to take.
     pub needed: u32,
@@ -469,8 +472,9 @@ pub enum ExportError {
     ServerTime(Error),
     /// The server's answer had no usable `Date` header, so which days have ended is unknown.
     NoServerDate,
-    /// A day failed; no file of it was kept and the next run does it again (from the same
-    /// report, when its job was made).
+    /// A day failed; no day file of it was written and the next run does it again (from the
+    /// same report, when its job was made, and an NDJSON report from where this run
+    /// stopped).
     Day {
         /// The day.
         day: ExportDay,
@@ -567,7 +571,10 @@ impl fmt::Display for ExportError {
                 f.write_str("the server's answer has no Date: which days have ended is unknown")
             }
             ExportError::Day { day, .. } => {
-                write!(f, "the export of {day} failed; no file of it was kept")
+                write!(
+                    f,
+                    "the export of {day} failed; its day file was not written"
+                )
             }
         }
     }
@@ -843,6 +850,7 @@ impl DailyExport {
                 self.forget(job).await;
             }
             // Only a whole day is renamed into place: the state missed the update.
+            remove_parts_of(&target);
             return Ok(Step::AlreadyThere);
         }
         let stop = |left, resets_in| {
@@ -1249,7 +1257,7 @@ impl DailyExport {
         // read is stuck is made again after `MAX_RUNS`, and a day too big for one day's
         // budget is read over as many runs as it takes.
         let keep = |read: ReadSoFar| {
-            let further = job.read.is_none_or(|before| read.events > before.events);
+            let further = read.events > job.read.map_or(0, |before| before.events);
             let job = PendingJob {
                 runs: if further { 0 } else { job.runs },
                 read: Some(read),
@@ -1310,8 +1318,10 @@ impl DailyExport {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        // Named by the job too: a part file is read on only by a run of its own job (another
+        // export of the same filters may share the folder).
         let part = PartFile {
-            path: target.with_file_name(format!(".{name}.part")),
+            path: target.with_file_name(format!(".{name}.{}.part", file_safe(&at.id))),
             done: false,
         };
         let bytes = match self.format {
@@ -1361,7 +1371,41 @@ impl DailyExport {
         };
         part.commit(target).map_err(DayError::Write)?;
         sync_dir(target.parent());
+        remove_parts_of(target);
         Ok(bytes)
+    }
+}
+
+/// `id` as part of a file name: ASCII letters, digits, `-` and `_` as they are, every other
+/// byte as `%XX` (a server's id never names another folder).
+fn file_safe(id: &str) -> String {
+    let mut safe = String::with_capacity(id.len());
+    for byte in id.bytes() {
+        if byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_' {
+            safe.push(char::from(byte));
+        } else {
+            safe.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    safe
+}
+
+/// Removes the part files of `target`'s day left by jobs whose reads will not go on (the day
+/// is in place): best effort.
+fn remove_parts_of(target: &Path) {
+    let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else {
+        return;
+    };
+    let prefix = format!(".{}.", name.to_string_lossy());
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let file = file.to_string_lossy();
+        if file.starts_with(&prefix) && file.ends_with(".part") {
+            let _ = std::fs::remove_file(entry.path());
+        }
     }
 }
 
@@ -1372,12 +1416,25 @@ async fn open_part(
     path: &Path,
     read_so_far: Option<ReadSoFar>,
 ) -> Result<(tokio::fs::File, ReadSoFar), DayError> {
-    use tokio::io::AsyncSeekExt;
+    use tokio::io::{AsyncReadExt, AsyncSeekExt};
     if let Some(so_far) = read_so_far {
-        match tokio::fs::OpenOptions::new().write(true).open(path).await {
+        match tokio::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .await
+        {
             Ok(mut file) => {
                 let len = file.metadata().await.map_err(DayError::Write)?.len();
-                if len >= so_far.bytes {
+                // The recorded bytes end with a whole line.
+                let mut last = [b'\n'];
+                if so_far.bytes > 0 && len >= so_far.bytes {
+                    file.seek(std::io::SeekFrom::Start(so_far.bytes - 1))
+                        .await
+                        .map_err(DayError::Write)?;
+                    file.read_exact(&mut last).await.map_err(DayError::Write)?;
+                }
+                if len >= so_far.bytes && last == [b'\n'] {
                     // Bytes past the record were written by a run that stopped before it
                     // recorded them.
                     file.set_len(so_far.bytes).await.map_err(DayError::Write)?;
@@ -1390,7 +1447,7 @@ async fn open_part(
                     path = %path.display(),
                     recorded = so_far.bytes,
                     len,
-                    "the day's part file is shorter than recorded: the day is read from its start"
+                    "the day's part file does not hold what was recorded: the day is read from its start"
                 );
             }
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
@@ -1540,6 +1597,18 @@ mod tests {
             .collect();
         assert_eq!(names, [claim.file_name().unwrap()]);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_job_id_in_a_part_files_name_names_no_other_folder() {
+        for (id, name) in [
+            ("j-17_a", "j-17_a"),
+            ("../x", "%2E%2E%2Fx"),
+            ("a/b\\c", "a%2Fb%5Cc"),
+            ("é", "%C3%A9"),
+        ] {
+            assert_eq!(file_safe(id), name);
+        }
     }
 
     #[test]
