@@ -146,8 +146,16 @@ pub enum Started {
     /// A question asked of the assistant: wait again with
     /// [`Assistant::wait`](crate::api::Assistant::wait).
     AssistantQuestion(crate::types::AssistantAskResponse),
-    /// A report job: wait again with [`Audit::wait`](crate::api::Audit::wait).
-    AuditJob(crate::audit::AuditJob),
+    /// A report job: wait again with [`Audit::wait`](crate::api::Audit::wait) on the
+    /// `AuditJob { id, kind, format }` these make.
+    AuditJob {
+        /// The job's id (also its report's).
+        id: String,
+        /// The report kind.
+        kind: crate::types::AuditReportKind,
+        /// The report format asked for.
+        format: crate::types::AuditFormat,
+    },
 }
 
 impl fmt::Display for Started {
@@ -159,7 +167,7 @@ impl fmt::Display for Started {
             Started::AssistantQuestion(execution) => {
                 write!(f, "assistant execution {}", execution.execution_id)
             }
-            Started::AuditJob(job) => write!(f, "{} report job {}", job.kind, job.id),
+            Started::AuditJob { id, kind, .. } => write!(f, "{kind} report job {id}"),
         }
     }
 }

@@ -3,7 +3,7 @@
 use futures_util::StreamExt;
 use pubapi_sdk::types::{AuditFormat, AuditReportKind, LoginEvent, LoginsAuditRequest};
 use pubapi_sdk_ext::audit::{
-    AuditEvent, AuditWait, JobObserver, JobState, ReadError, ReportLocation, ReportRead,
+    AuditEvent, AuditJob, AuditWait, JobObserver, JobState, ReadError, ReportLocation, ReportRead,
 };
 use pubapi_sdk_ext::testing::{Answer, Script, Seen};
 use pubapi_sdk_ext::waiter::{Started, WaitError};
@@ -284,10 +284,15 @@ async fn a_run_that_times_out_hands_back_its_job_to_wait_for_without_making_anot
         error.to_string().contains("logins report job j1"),
         "{error}"
     );
-    let Some(Started::AuditJob(job)) = error.started() else {
+    let Some(Started::AuditJob { id, kind, format }) = error.started() else {
         panic!("{error:?}")
     };
-    let location = client.audit().wait(job, how).await.unwrap();
+    let job = AuditJob {
+        id: id.clone(),
+        kind: *kind,
+        format: *format,
+    };
+    let location = client.audit().wait(&job, how).await.unwrap();
     assert_eq!(location.id, "j1");
     let jobs_made = script
         .seen()

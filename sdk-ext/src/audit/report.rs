@@ -536,7 +536,14 @@ pub(crate) async fn run_audit_report(
         .map_err(WaitError::before_waiting)?;
     let location = match wait_for_audit_job(client, &job, how).await {
         Ok(location) => location,
-        Err(error) => return Err(error.after_starting(Started::AuditJob(job))),
+        Err(error) => {
+            let started = Started::AuditJob {
+                id: job.id,
+                kind: job.kind,
+                format: job.format,
+            };
+            return Err(error.after_starting(started));
+        }
     };
     Ok(FinishedReport {
         client: client.clone(),
