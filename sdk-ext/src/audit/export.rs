@@ -1377,7 +1377,8 @@ impl DailyExport {
 }
 
 /// `id` as part of a file name: ASCII letters, digits, `-` and `_` as they are, every other
-/// byte as `%XX` (a server's id never names another folder).
+/// byte as `%XX` (a server's id never names another folder); an id that would take more than
+/// [`MAX_ID_IN_NAME`] bytes so is named by its SHA-256 instead (file names end at 255 bytes).
 fn file_safe(id: &str) -> String {
     let mut safe = String::with_capacity(id.len());
     for byte in id.bytes() {
@@ -1387,8 +1388,18 @@ fn file_safe(id: &str) -> String {
             safe.push_str(&format!("%{byte:02X}"));
         }
     }
+    if safe.len() > MAX_ID_IN_NAME {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::digest(id.as_bytes());
+        safe = digest.iter().map(|byte| format!("{byte:02x}")).collect();
+        safe.insert_str(0, "sha256-");
+    }
     safe
 }
+
+/// The most bytes of a job id in a part file's name: with the day file's name (at most 50
+/// bytes) and the dots, a name stays well within the 255 bytes a file name may have.
+const MAX_ID_IN_NAME: usize = 80;
 
 /// Removes the part files of `target`'s day left by jobs whose reads will not go on (the day
 /// is in place): best effort.
@@ -1609,6 +1620,14 @@ mod tests {
         ] {
             assert_eq!(file_safe(id), name);
         }
+        // A long id is named by its digest: one name for one id, within the bound.
+        let long = "j".repeat(300);
+        let name = file_safe(&long);
+        assert_eq!(name.len(), "sha256-".len() + 64);
+        assert!(name.len() <= MAX_ID_IN_NAME, "{name}");
+        assert_eq!(name, file_safe(&long));
+        assert_ne!(name, file_safe(&"j".repeat(301)));
+        assert_eq!(file_safe(&"j".repeat(80)).len(), 80);
     }
 
     #[test]
