@@ -259,7 +259,16 @@ where
 {
     fn from(error: WaitError<E>) -> Failure {
         match error {
-            WaitError::Failed { error, .. } => error.into(),
+            WaitError::Failed { error, started, .. } => {
+                let mut failure: Failure = error.into();
+                // What was asked or made, and paid for, before the poll failed.
+                if let Some(started) = started {
+                    failure
+                        .message
+                        .push_str(&format!(" (after starting {started})"));
+                }
+                failure
+            }
             WaitError::TimedOut {
                 polls,
                 waited,

@@ -122,7 +122,7 @@ pub enum WaitError<E> {
 /// let answer = match agents.ask_and_wait("agent-1", "Summarise Q3", AiWait::default()).await {
 ///     Err(WaitError::TimedOut { started: Some(started), .. }) => match *started {
 ///         // Still running: wait again, without asking (and paying) again.
-///         Started::AgentQuestion { agent_id, request } => {
+///         Started::AgentQuestion { agent_id, request, .. } => {
 ///             agents.wait(&agent_id, &request, AiWait::default()).await?
 ///         }
 ///         other => return Err(format!("not an agent's question: {other:?}").into()),
@@ -137,6 +137,7 @@ pub enum WaitError<E> {
 pub enum Started {
     /// A question asked of an agent: wait again with
     /// [`Agents::wait`](crate::api::Agents::wait).
+    #[non_exhaustive]
     AgentQuestion {
         /// The agent asked.
         agent_id: String,
@@ -148,6 +149,7 @@ pub enum Started {
     AssistantQuestion(crate::types::AssistantAskResponse),
     /// A report job: wait again with [`Audit::wait`](crate::api::Audit::wait) on the
     /// `AuditJob { id, kind, format }` these make.
+    #[non_exhaustive]
     AuditJob {
         /// The job's id (also its report's).
         id: String,

@@ -440,7 +440,10 @@ async fn an_ask_and_wait_that_times_out_hands_back_the_question_to_wait_for_with
     else {
         panic!("not a timeout that kept the question")
     };
-    let Started::AgentQuestion { agent_id, request } = *started else {
+    let Started::AgentQuestion {
+        agent_id, request, ..
+    } = *started
+    else {
         panic!("{started:?}")
     };
     assert_eq!(

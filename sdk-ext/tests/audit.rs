@@ -284,7 +284,10 @@ async fn a_run_that_times_out_hands_back_its_job_to_wait_for_without_making_anot
         error.to_string().contains("logins report job j1"),
         "{error}"
     );
-    let Some(Started::AuditJob { id, kind, format }) = error.started() else {
+    let Some(Started::AuditJob {
+        id, kind, format, ..
+    }) = error.started()
+    else {
         panic!("{error:?}")
     };
     let job = AuditJob {

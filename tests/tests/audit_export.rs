@@ -280,12 +280,17 @@ async fn an_ndjson_day_cut_by_the_quota_is_read_on_by_the_next_run_from_where_it
     // What becomes of the part file before the next run starts, and the offset that run
     // reads from: kept as recorded, or longer (a run killed after it wrote more and before
     // it recorded it: cut back to the record), the two events read before the quota ran out;
-    // shorter than recorded (or not ending in a whole line), nothing.
+    // shorter than recorded, or as long but not ending in a whole line, nothing.
     type Change = fn(&str) -> String;
-    let cases: [(&str, Change, &str); 3] = [
+    let cases: [(&str, Change, &str); 4] = [
         ("kept", |read| read.to_string(), "2"),
         ("longer", |read| format!("{read}{{\"username\": \"ha"), "2"),
         ("shortened", |read| read[..read.len() - 1].to_string(), "0"),
+        (
+            "not a whole line",
+            |read| format!("{} ", &read[..read.len() - 1]),
+            "0",
+        ),
     ];
     for (case, change, first_offset) in cases {
         let dir = temp_dir(&format!("ndjson-quota-{case}"));

@@ -6,8 +6,8 @@
 //! 0.6 makes that map a required field of the type's builder (its `Default` starts `extra` as
 //! `Err("no value supplied for extra")`, so a builder without `.extra(..)` fails to convert)
 //! and derives no `Default` for the type. This transform starts `extra` empty in every
-//! builder, and derives `Default` for each such type whose builder then starts with every
-//! field set (no required property).
+//! builder, and derives `Default` for each such type whose builder then starts every field
+//! empty (no required property, no default of the spec's).
 
 use std::collections::BTreeSet;
 
@@ -44,7 +44,13 @@ pub fn apply(file: &mut syn::File) -> BTreeSet<String> {
                 }
             }
             if started_empty {
-                if fields.iter().all(|field| is_call_of(&field.expr, "Ok")) {
+                // A field the spec gives a default starts as `Ok(super::defaults::..)`, which
+                // a derived `Default` would not give: only empty starts make the derive.
+                let empty = quote::quote!(Ok(Default::default())).to_string();
+                if fields.iter().all(|field| {
+                    let expr = &field.expr;
+                    quote::quote!(#expr).to_string() == empty
+                }) {
                     all_optional.insert(name.clone());
                 }
                 changed.insert(name);
@@ -148,6 +154,12 @@ mod tests {
                 pub struct Closed {
                     pub question: String,
                 }
+                #[derive(::serde::Deserialize, Clone, Debug)]
+                pub struct OpenWithDefault {
+                    pub include: bool,
+                    #[serde(flatten)]
+                    pub extra: ::serde_json::Map<String, ::serde_json::Value>,
+                }
                 pub mod builder {
                     impl ::std::default::Default for Open {
                         fn default() -> Self {
@@ -161,6 +173,14 @@ mod tests {
                         fn default() -> Self {
                             Self {
                                 question: Err("no value supplied for question".to_string()),
+                                extra: Err("no value supplied for extra".to_string()),
+                            }
+                        }
+                    }
+                    impl ::std::default::Default for OpenWithDefault {
+                        fn default() -> Self {
+                            Self {
+                                include: Ok(super::defaults::default_bool::<true>()),
                                 extra: Err("no value supplied for extra".to_string()),
                             }
                         }
@@ -183,7 +203,7 @@ mod tests {
         let changed = apply(&mut file);
         assert_eq!(
             changed.into_iter().collect::<Vec<_>>(),
-            ["Open", "OpenWithRequired"]
+            ["Open", "OpenWithDefault", "OpenWithRequired"]
         );
         let code = quote!(#file).to_string();
         assert!(!code.contains("no value supplied for extra"), "{code}");
@@ -202,6 +222,12 @@ mod tests {
                 "# [derive (:: serde :: Deserialize , Clone , Debug)] pub struct OpenWithRequired"
             ),
             "a type with a required field gets no Default: {code}"
+        );
+        assert!(
+            code.contains(
+                "# [derive (:: serde :: Deserialize , Clone , Debug)] pub struct OpenWithDefault"
+            ),
+            "a type whose field has the spec's default gets no derived Default: {code}"
         );
         assert!(
             code.contains("# [derive (:: serde :: Deserialize , Clone , Debug)] pub struct Closed"),

@@ -1483,8 +1483,13 @@ struct PartFile {
 }
 
 impl PartFile {
+    /// Renames the file to `target`. A file removed meanwhile by another export of the same
+    /// filters, which put the day in place itself ([`remove_parts_of`]), is that day written.
     fn commit(mut self, target: &Path) -> std::io::Result<()> {
-        std::fs::rename(&self.path, target)?;
+        match std::fs::rename(&self.path, target) {
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound && target.exists() => {}
+            other => other?,
+        }
         self.done = true;
         Ok(())
     }
@@ -1628,6 +1633,37 @@ mod tests {
         assert_eq!(name, file_safe(&long));
         assert_ne!(name, file_safe(&"j".repeat(301)));
         assert_eq!(file_safe(&"j".repeat(80)).len(), 80);
+    }
+
+    #[test]
+    fn a_day_in_place_takes_its_days_part_files_of_every_job_and_no_other_file() {
+        let dir = std::env::temp_dir().join(format!("pubapi-parts-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("quality-docs-2026-03-09.csv");
+        std::fs::write(&target, "the day").unwrap();
+        let gone = [
+            ".quality-docs-2026-03-09.csv.j1.part",
+            ".quality-docs-2026-03-09.csv.part",
+        ];
+        let kept = [
+            ".quality-docs-categories-2026-03-09.csv.j1.part",
+            ".quality-docs-2026-03-10.csv.j1.part",
+            ".quality-docs-2026-03-09.ndjson.j1.part",
+            ".quality-docs-2026-03-09.csv.j1.tmp",
+            "quality-docs-2026-03-09.csv",
+        ];
+        for name in gone.iter().chain(&kept[..4]) {
+            std::fs::write(dir.join(name), "part").unwrap();
+        }
+        remove_parts_of(&target);
+        for name in gone {
+            assert!(!dir.join(name).exists(), "{name}");
+        }
+        for name in kept {
+            assert!(dir.join(name).exists(), "{name}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! | `createWebhook`, `updateWebhook` | `url` is `https://` with a host (or `http://` to a loopback host, for sandboxes), `eventType` not empty and every entry an event name or wildcard of the reference, `path` at most 100 absolute folder paths |
 //! | `askAgent` | `question` not blank, at most 35,000 characters; no key named twice in an object |
 //! | `askDocument`, `askAssistant`, `askCopilot`, `askKnowledgeBase` | `question` not blank; no key named twice in an object |
+//! | `summarizeDocument` | no key named twice in an object |
 //! | `create<Kind>Audit` | [`AuditRequest::validate`](crate::audit::AuditRequest::validate): dates, `date_end` after `date_start`, the kind's required filters |
 //! | `listEventsV1`, `listEventsV2` | `count` in 1..=100, no empty `type` entry |
 
@@ -74,6 +75,7 @@ pub(crate) fn check(operation: &Operation, request: &reqwest::Request) -> Result
             no_key_twice(request)?;
             question(&body(), None)
         }
+        id::SUMMARIZE_DOCUMENT => no_key_twice(request),
         id::LIST_EVENTS_V1 | id::LIST_EVENTS_V2 => events_query(request.url()),
         id if id.starts_with("create") && id.ends_with("Audit") => {
             let bytes = request.body().and_then(reqwest::Body::as_bytes);
@@ -143,7 +145,10 @@ fn webhook(body: &Value) -> Result<(), Refusal> {
 /// The AI asks' open objects (`AgentAskRequest`, `ChatMessage`, `SelectedFile`,
 /// `ModelDetails`) send the fields the reference does not name from their `extra` map, next
 /// to their named fields: a key of `extra` that is also set as a field would be sent twice,
-/// and which of the two the platform reads is not said.
+/// and which of the two the platform reads is not said. (An agent ask's `chatHistory` is
+/// free JSON: a message turned into a `Value` before it is put there keeps one of the two,
+/// `extra`'s, with nothing left to find here. A body nested deeper than `serde_json` reads,
+/// 128 levels, is not walked past that depth.)
 fn no_key_twice(request: &reqwest::Request) -> Result<(), Refusal> {
     let Some(bytes) = request.body().and_then(reqwest::Body::as_bytes) else {
         return Ok(());
@@ -398,6 +403,11 @@ mod tests {
                     r#"{"question": "q", "chatHistory": {"messages": [{"role": "user"}, {"role": "user"}]}}"#,
                 ),
                 None,
+            ),
+            (
+                "summarizeDocument",
+                post_text(r#"{"chatHistory": {"messages": [{"role": "user", "role": "x"}]}}"#),
+                Some("extra"),
             ),
             (
                 "askAssistant",
