@@ -11,6 +11,7 @@
 //! The output is formatted with `prettyplease` (stable Rust, no rustfmt needed) and is
 //! byte-for-byte deterministic for a given spec.
 
+mod code;
 mod error;
 mod format;
 mod mocks;

@@ -67,10 +67,7 @@ fn refused(schema: &str, problem: String) -> CodegenError {
 /// that is not an optional string.
 pub fn apply(file: &mut syn::File, spec: &OpenAPI) -> Result<usize, CodegenError> {
     let aliases = aliases(spec);
-    let Some(types) = file.items.iter_mut().find_map(|item| match item {
-        syn::Item::Mod(m) if m.ident == "types" => m.content.as_mut().map(|(_, items)| items),
-        _ => None,
-    }) else {
+    let Some(types) = crate::code::module_mut(&mut file.items, "types") else {
         return Ok(0);
     };
     for (schema, primary, alias) in &aliases {

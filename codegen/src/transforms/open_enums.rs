@@ -86,7 +86,7 @@ pub fn apply(
     removals: &[Removal],
 ) -> Result<usize, CodegenError> {
     let opened = opened(original, removals);
-    let Some(types) = types_module(file) else {
+    let Some(types) = crate::code::module_mut(&mut file.items, "types") else {
         return Ok(0);
     };
     for (name, values) in &opened {
@@ -111,13 +111,6 @@ pub fn apply(
         types.splice(position..position, enum_items);
     }
     Ok(opened.len())
-}
-
-fn types_module(file: &mut syn::File) -> Option<&mut Vec<syn::Item>> {
-    file.items.iter_mut().find_map(|item| match item {
-        syn::Item::Mod(m) if m.ident == "types" => m.content.as_mut().map(|(_, items)| items),
-        _ => None,
-    })
 }
 
 fn last_ident(ty: &syn::Type) -> Option<&syn::Ident> {

@@ -9,6 +9,7 @@
 //! builder, and derives `Default` for each such type whose builder then starts every field
 //! empty (no required property, no default of the spec's).
 
+use crate::code::{module_mut, self_name};
 use std::collections::BTreeSet;
 
 /// The field typify gives the other properties of an open object.
@@ -65,21 +66,6 @@ pub fn apply(file: &mut syn::File) -> BTreeSet<String> {
         }
     }
     changed
-}
-
-/// The items of the inline module `name` among `items`.
-fn module_mut<'a>(items: &'a mut [syn::Item], name: &str) -> Option<&'a mut Vec<syn::Item>> {
-    items.iter_mut().find_map(|item| match item {
-        syn::Item::Mod(m) if m.ident == name => m.content.as_mut().map(|(_, items)| items),
-        _ => None,
-    })
-}
-
-fn self_name(ty: &syn::Type) -> Option<String> {
-    match ty {
-        syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
-        _ => None,
-    }
 }
 
 /// The field initialisers of `fn default() -> Self { Self { .. } }`.

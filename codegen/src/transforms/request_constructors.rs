@@ -81,7 +81,7 @@ pub fn targets(spec: &OpenAPI) -> Vec<(String, Vec<String>)> {
 /// field has no struct field (progenitor's output changed).
 pub fn apply(file: &mut syn::File, spec: &OpenAPI) -> Result<usize, CodegenError> {
     let targets = targets(spec);
-    let Some(types) = types_module(file) else {
+    let Some(types) = crate::code::module_mut(&mut file.items, "types") else {
         return Ok(0);
     };
     let checked: BTreeSet<String> = types.iter().filter_map(checked_newtype).collect();
@@ -103,13 +103,6 @@ fn unparseable(what: String) -> CodegenError {
     CodegenError::Unparseable(format!(
         "request_constructors: {what}: progenitor's output changed"
     ))
-}
-
-fn types_module(file: &mut syn::File) -> Option<&mut Vec<syn::Item>> {
-    file.items.iter_mut().find_map(|item| match item {
-        syn::Item::Mod(m) if m.ident == "types" => m.content.as_mut().map(|(_, items)| items),
-        _ => None,
-    })
 }
 
 /// The name of a newtype whose value typify checks: a tuple struct with one private field.

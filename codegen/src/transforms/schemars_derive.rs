@@ -15,10 +15,7 @@ use std::collections::BTreeSet;
 
 /// Adds the derive or the impl to each type; returns how many types got one.
 pub fn apply(file: &mut syn::File) -> usize {
-    let Some(types) = file.items.iter_mut().find_map(|item| match item {
-        syn::Item::Mod(m) if m.ident == "types" => m.content.as_mut().map(|(_, items)| items),
-        _ => None,
-    }) else {
+    let Some(types) = crate::code::module_mut(&mut file.items, "types") else {
         return 0;
     };
     let hand_deserialized: BTreeSet<String> = types
@@ -27,7 +24,7 @@ pub fn apply(file: &mut syn::File) -> usize {
             syn::Item::Impl(block) => {
                 let (_, trait_path, _) = block.trait_.as_ref()?;
                 let last = trait_path.segments.last()?;
-                (last.ident == "Deserialize").then(|| self_name(&block.self_ty))?
+                (last.ident == "Deserialize").then(|| crate::code::self_name(&block.self_ty))?
             }
             _ => None,
         })
@@ -56,13 +53,6 @@ pub fn apply(file: &mut syn::File) -> usize {
         }
     }
     count
-}
-
-fn self_name(ty: &syn::Type) -> Option<String> {
-    match ty {
-        syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
-        _ => None,
-    }
 }
 
 fn derives_deserialize(attrs: &[syn::Attribute]) -> bool {
