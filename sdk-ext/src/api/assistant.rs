@@ -45,12 +45,12 @@ impl Assistant<'_> {
     /// [`AssistantStatus::Other`] (see [`AssistantAnswer::status`]). The platform's other
     /// final statuses are errors: `FAILED` ([`AskError::Failed`] with the failure text) and
     /// `AWAITING_USER_CONFIRMATION` ([`AskError::AwaitingConfirmation`] with the pending
-    /// actions). An error after the question was asked keeps the execution
-    /// ([`WaitError::started`]): after a timeout or a failed poll, wait for it again with
-    /// [`Assistant::wait`] rather than ask (and pay) again.
+    /// actions).
     ///
-    /// [`Assistant::ask`] then [`Assistant::wait`] does the same in two steps, keeping the
-    /// ids in hand: after a timeout or a failed poll, waiting again costs no new question.
+    /// An error after the question was asked keeps the execution ([`WaitError::started`]);
+    /// [`Assistant::ask`] then [`Assistant::wait`] does the same in two steps, with the ids in
+    /// hand. Either way, after a timeout or a failed poll, waiting again costs no new
+    /// question.
     ///
     /// ```no_run
     /// use pubapi_sdk_ext::types::AssistantAskRequest;

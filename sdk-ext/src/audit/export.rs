@@ -1380,14 +1380,9 @@ impl DailyExport {
 /// byte as `%XX` (a server's id never names another folder); an id that would take more than
 /// [`MAX_ID_IN_NAME`] bytes so is named by its SHA-256 instead (file names end at 255 bytes).
 fn file_safe(id: &str) -> String {
-    let mut safe = String::with_capacity(id.len());
-    for byte in id.bytes() {
-        if byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_' {
-            safe.push(char::from(byte));
-        } else {
-            safe.push_str(&format!("%{byte:02X}"));
-        }
-    }
+    use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+    const ESCAPED: &percent_encoding::AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_');
+    let mut safe = utf8_percent_encode(id, ESCAPED).to_string();
     if safe.len() > MAX_ID_IN_NAME {
         use sha2::{Digest, Sha256};
         let digest = Sha256::digest(id.as_bytes());
