@@ -273,6 +273,14 @@ impl Sandbox {
         } else {
             SandboxClock::new(config.clock, wall_now)
         };
+        // A token belongs to one domain: each sandbox's tokens are its own (from the seed and
+        // its port), so clients of two sandboxes in one process never share a budget.
+        let mut config = config;
+        for user in &mut config.users {
+            if user.token.is_none() {
+                user.token = Some(user.token_for_seed(config.seed ^ u64::from(addr.port())));
+            }
+        }
         let shared = Arc::new(Shared {
             world: Mutex::new(World::new(&config)),
             base_url: format!("http://{addr}/pubapi"),

@@ -201,9 +201,16 @@ impl ClientBuilder {
 
     /// Builds the client.
     ///
+    /// Every client of one token in the process paces on one budget, whatever base URL it
+    /// was given: a token belongs to one domain, so `http://127.0.0.1:8080` and
+    /// `http://localhost:8080` (or a trailing slash, or upper case) are one budget, not two
+    /// (unless [`ClientBuilder::isolated_budget`]).
+    ///
     /// # Errors
     /// [`BuildError`] when the base URL or domain is missing or invalid, no token was given,
-    /// or the HTTP client cannot be built.
+    /// or the HTTP client cannot be built; [`BuildError::BudgetConflict`] when another client
+    /// of the same token in the process (whatever its base URL) paces it with other limits,
+    /// pacing or fleet.
     pub fn build(self) -> Result<Client, BuildError> {
         let base_url = self.base_url.ok_or(BuildError::MissingBaseUrl)??;
         if !self.allow_plain_http && !is_https_or_loopback(&base_url) {
@@ -219,7 +226,6 @@ impl ClientBuilder {
             Budgets::Isolated(RateLimiter::with_pacing(self.limits, self.pacing))
         } else {
             Budgets::PerToken {
-                base_url: base_url.clone(),
                 limits: self.limits,
                 pacing: self.pacing,
                 fleet: self.fleet,

@@ -55,14 +55,15 @@ impl SecretToken {
         &self.value
     }
 
-    /// A fingerprint of the token used at `scope` (the base URL): the first 16 bytes of the
-    /// SHA-256 of both. It keys the token's shared budget, in the process and in a fleet's
-    /// store, so the token itself is never a key.
-    pub fn fingerprint_in(&self, scope: &str) -> TokenFingerprint {
+    /// A fingerprint of the token: the first 16 bytes of the SHA-256 of a fixed label and the
+    /// token. It keys the token's shared budget, in the process and in a fleet's store, so the
+    /// token itself is never a key. It does not depend on the base URL: a token belongs to one
+    /// domain, and the gateway counts its calls however the domain is spelt (`127.0.0.1` or
+    /// `localhost`, a trailing slash, upper case).
+    pub fn fingerprint(&self) -> TokenFingerprint {
         use sha2::Digest;
         let digest = sha2::Sha256::new()
-            .chain_update(scope.as_bytes())
-            .chain_update([0])
+            .chain_update(b"pubapi token budget\0")
             .chain_update(self.value.as_bytes())
             .finalize();
         let mut bytes = [0u8; 16];
@@ -397,7 +398,7 @@ mod tests {
     }
 }
 
-/// A fingerprint of a token, from [`SecretToken::fingerprint_in`]: safe to log and to use as a
+/// A fingerprint of a token, from [`SecretToken::fingerprint`]: safe to log and to use as a
 /// key; it does not reveal the token.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct TokenFingerprint([u8; 16]);

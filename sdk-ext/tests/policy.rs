@@ -115,6 +115,34 @@ async fn clients_of_one_token_share_one_budget_and_a_new_token_starts_its_own() 
 }
 
 #[tokio::test(start_paused = true)]
+async fn one_token_is_one_budget_however_its_base_url_is_spelt() {
+    let script = Script::new(vec![], ok_whoami());
+    let spellings = [
+        "http://127.0.0.1:8080/pubapi",
+        "http://localhost:8080/pubapi",
+        "http://LOCALHOST:8080/pubapi/",
+    ];
+    let mut set = tokio::task::JoinSet::new();
+    for base_url in spellings {
+        let client = Client::builder()
+            .base_url(base_url)
+            .token(SecretToken::try_from("one-domain-token").unwrap())
+            .transport(script.clone())
+            .build()
+            .unwrap();
+        set.spawn(async move {
+            for _ in 0..4 {
+                client.sdk().whoami().send().await.unwrap();
+            }
+        });
+    }
+    set.join_all().await;
+    let times = script.times();
+    assert_eq!(times.len(), 12);
+    assert!(busiest_second(&times) <= 2, "{times:?}");
+}
+
+#[tokio::test(start_paused = true)]
 async fn an_inactive_token_is_unauthorized_and_never_retried() {
     let inactive = Answer::empty(403)
         .header("x-gateway-error-code", "ERR_403_DEVELOPER_INACTIVE")

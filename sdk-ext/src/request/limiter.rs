@@ -37,6 +37,9 @@ use crate::limits::{
 };
 use crate::token::TokenFingerprint;
 
+mod unseen;
+use unseen::{Reach, Unseen};
+
 const SECOND: Duration = Duration::from_secs(1);
 const HOUR: Duration = Duration::from_secs(60 * 60);
 /// A send this close to its slot counts as on time.
@@ -193,9 +196,10 @@ struct ClassLog {
     /// What the server's headers said last.
     server: Option<ServerCounters>,
     /// Calls the server counted that this log has no start for (another client of the token,
-    /// a restart): that many starts at one instant, counted in every window without a list
-    /// of them, so what a header claims costs constant time and memory.
-    unseen: Option<(Instant, u32)>,
+    /// a restart), where its counters place them ([`unseen`]).
+    unseen: Unseen,
+    /// The last answer that carried the day's count: when it came and the count.
+    answered: Option<(Instant, u32)>,
 }
 
 /// One booked or made start.
@@ -914,28 +918,38 @@ impl RateLimiter {
         *blocked = Some(blocked.map_or(until, |b| b.max(until)));
     }
 
-    /// Takes in the gateway's counters of a response of `class`: [`Quota`]
-    /// shows them, and when the server has counted more calls today than this
-    /// limiter, the daily window follows the server's count (the difference
-    /// is counted as starts made now, which leave the window in 24 hours: a count, whatever
-    /// the header claims, never a list).
+    /// Takes in the gateway's counters of a response of `class`: [`Quota`] shows them, and
+    /// the calls the server counted that this limiter did not make are counted where the
+    /// counters place them ([`unseen`]): the increase since this limiter's previous answer,
+    /// beyond its own starts since then, between the two answers in every window; the day's
+    /// count beyond what the log holds in the daily window only (a count, whatever the header
+    /// claims, never a list). A lower count than the previous answer's (the gateway's day
+    /// turned) places nothing between them.
     pub(crate) fn observe(&self, class: LimitClass, counters: ServerCounters) {
         let now = Instant::now();
         let budget = self.inner.limits.budget(class);
         let mut classes = self.lock();
         let log = &mut classes[index(class)];
         log.server = Some(counters);
-        let (Some(_), Some(server_used)) = (budget.per_day, counters.quota_current) else {
+        let Some(server_used) = counters.quota_current else {
             return;
         };
-        let ours = u32::try_from(log.count()).unwrap_or(u32::MAX);
-        let missing = server_used
-            .saturating_sub(ours)
-            .min(budget.per_day.unwrap_or(0));
-        if missing > 0 {
-            // One instant for all of them, the latest: stricter than keeping the earlier.
-            let before = log.unseen.map_or(0, |(_, n)| n);
-            log.unseen = Some((now, before.saturating_add(missing)));
+        let cap = budget.per_day.unwrap_or(u32::MAX);
+        if let Some((before, previous)) = log.answered.replace((now, server_used))
+            && let Some(increase) = server_used.checked_sub(previous)
+        {
+            let own = log.starts.partition_point(|s| s.at <= now)
+                - log.starts.partition_point(|s| s.at <= before);
+            let others = increase
+                .saturating_sub(u32::try_from(own).unwrap_or(u32::MAX))
+                .min(cap);
+            log.unseen
+                .add(before + (now - before) / 2, others, Reach::Every);
+        }
+        if budget.per_day.is_some() {
+            let ours = u32::try_from(log.count()).unwrap_or(u32::MAX);
+            let missing = server_used.saturating_sub(ours).min(cap);
+            log.unseen.add(now, missing, Reach::DayOnly);
         }
     }
 
@@ -1063,27 +1077,31 @@ impl ClassLog {
             .collect()
     }
 
-    /// How many starts the log counts: those it lists and those the server counted unseen.
+    /// How many starts the log counts in its daily window: those it lists and those the
+    /// server counted unseen.
     fn count(&self) -> usize {
-        self.starts.len() + self.unseen.map_or(0, |(_, n)| n as usize)
+        self.starts.len() + self.unseen.count()
     }
 
-    /// The `k`-th latest start (`k` ≥ 1), the unseen ones included, if there are `k`.
-    fn kth_latest(&self, k: usize) -> Option<Instant> {
+    /// The `k`-th latest start (`k` ≥ 1) a window counts, if there are `k`: the listed
+    /// starts and the unseen ones in their place, all of them for the daily window (`day`),
+    /// for the shorter ones only those placed between two answers.
+    fn kth_latest(&self, k: usize, day: bool) -> Option<Instant> {
         let len = self.starts.len();
-        let listed = |k: usize| (len >= k).then(|| self.starts[len - k].at);
-        let Some((at, n)) = self.unseen else {
-            return listed(k);
-        };
-        let n = n as usize;
-        let after = len - self.starts.partition_point(|s| s.at <= at);
-        if k <= after {
-            listed(k)
-        } else if k <= after + n {
-            Some(at)
-        } else {
-            listed(k - n)
+        let listed = |j: usize| (j >= 1 && len >= j).then(|| self.starts[len - j].at);
+        // Unseen starts newer than the group in hand.
+        let mut newer_unseen = 0;
+        for group in self.unseen.newest_first(day) {
+            let newer_listed = len - self.starts.partition_point(|s| s.at <= group.at);
+            if k <= newer_listed + newer_unseen {
+                return listed(k - newer_unseen);
+            }
+            newer_unseen += group.n as usize;
+            if k <= newer_listed + newer_unseen {
+                return Some(group.at);
+            }
         }
+        listed(k - newer_unseen)
     }
 
     /// Drops starts that can no longer matter: older than the longest window
@@ -1093,9 +1111,7 @@ impl ClassLog {
             while self.starts.front().is_some_and(|s| s.at <= horizon) {
                 self.starts.pop_front();
             }
-            if self.unseen.is_some_and(|(at, _)| at <= horizon) {
-                self.unseen = None;
-            }
+            self.unseen.prune(horizon);
         }
         if self.blocked_until.is_some_and(|b| b <= now) {
             self.blocked_until = None;
@@ -1112,7 +1128,7 @@ impl ClassLog {
         let after_kth_latest = |k: u32, window: Duration| -> Option<Instant> {
             let k = if k == 0 { 0 } else { (k / share).max(1) };
             let k = usize::try_from(k).ok().filter(|k| *k > 0)?;
-            Some(match self.kth_latest(k) {
+            Some(match self.kth_latest(k, window == DAY) {
                 Some(at) => at + window + pacing.margin,
                 None => now,
             })
@@ -1882,6 +1898,55 @@ mod tests {
         assert_eq!(last, Duration::from_millis(60_100));
     }
 
+    /// The AI counters of an answer: `current` calls counted today.
+    fn ai_counted(current: u32) -> ServerCounters {
+        ServerCounters {
+            qps_allotted: None,
+            qps_current: None,
+            quota_allotted: Some(100),
+            quota_current: Some(current),
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_days_count_in_a_new_processs_first_answer_is_counted_in_the_day_not_the_minute() {
+        let limiter = RateLimiter::with_pacing(Limits::default(), EXACT);
+        let t0 = Instant::now();
+        limiter.acquire(AI, LONG).await.unwrap().sent();
+        // The gateway counted 24 AI calls today: this process's one and 23 of others.
+        limiter.observe(AI, ai_counted(24));
+        assert_eq!(limiter.quota(AI).used_today, Some(24));
+        // The next nine of the minute go at once: the day's count was made some time today.
+        for _ in 0..9 {
+            let permit = limiter.acquire(AI, LONG).await.unwrap();
+            assert_eq!(permit.start(), t0);
+            permit.sent();
+        }
+        assert_eq!(limiter.quota(AI).remaining_today, Some(67));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn calls_others_made_between_two_answers_are_counted_between_them_in_every_window() {
+        let limiter = RateLimiter::with_pacing(Limits::default(), EXACT);
+        let t0 = Instant::now();
+        limiter.acquire(AI, LONG).await.unwrap().sent();
+        limiter.observe(AI, ai_counted(1));
+        sleep(secs(30)).await;
+        limiter.acquire(AI, LONG).await.unwrap().sent();
+        // 10 counted now: this process's second call and 8 of another process, made
+        // between the two answers (placed at 15 s).
+        limiter.observe(AI, ai_counted(10));
+        let mut starts = Vec::new();
+        for _ in 0..2 {
+            let permit = limiter.acquire(AI, LONG).await.unwrap();
+            starts.push(permit.start() - t0);
+            permit.sent();
+        }
+        // The tenth latest of the minute is the first call (0 s), then the others (15 s);
+        // counted as made at 30 s, the second would wait until 90 s.
+        assert_eq!(starts, [secs(60), secs(75)]);
+    }
+
     #[tokio::test(start_paused = true)]
     async fn the_daily_window_follows_the_server_count_when_it_is_higher() {
         let limiter = RateLimiter::default();
@@ -1924,13 +1989,13 @@ mod tests {
     #[test]
     fn one_token_has_one_limiter_in_the_process() {
         let token = crate::SecretToken::try_from("shared-token").unwrap();
-        let here = token.fingerprint_in("https://a.example.com/pubapi");
+        let here = token.fingerprint();
         let a = RateLimiter::for_token(here, Limits::default(), Pacing::default(), None).unwrap();
         let b = RateLimiter::for_token(here, Limits::default(), Pacing::default(), None).unwrap();
         assert!(a.same_as(&b));
         let other = crate::SecretToken::try_from("rotated-token").unwrap();
         let c = RateLimiter::for_token(
-            other.fingerprint_in("https://a.example.com/pubapi"),
+            other.fingerprint(),
             Limits::default(),
             Pacing::default(),
             None,
@@ -1953,7 +2018,7 @@ mod tests {
             }
         }
         let token = crate::SecretToken::try_from("configured-token").unwrap();
-        let here = token.fingerprint_in("https://b.example.com/pubapi");
+        let here = token.fingerprint();
         let _first =
             RateLimiter::for_token(here, Limits::default(), Pacing::default(), None).unwrap();
         let one_ai_call = Limits {
@@ -1990,7 +2055,7 @@ mod tests {
     ) -> RateLimiter {
         let token = crate::SecretToken::try_from("fleet-token")
             .unwrap()
-            .fingerprint_in("https://fleet.example.com/pubapi");
+            .fingerprint();
         RateLimiter::in_fleet(limits, pacing, Fleet::new(store), token)
     }
 
@@ -2081,8 +2146,7 @@ mod tests {
         #[test]
         fn the_kth_latest_start_counts_the_unseen_ones_in_their_place(
             listed in proptest::collection::vec(0u64..10_000, 0..40),
-            unseen_at in 0u64..10_000,
-            unseen in 0u32..50,
+            groups in proptest::collection::vec((0u64..10_000, 0u32..50, proptest::bool::ANY), 0..6),
             k in 1usize..100,
         ) {
             let t0 = Instant::now();
@@ -2092,16 +2156,23 @@ mod tests {
             for (id, ms) in listed.iter().enumerate() {
                 log.insert_at(t0 + Duration::from_millis(*ms), id as u64);
             }
-            let mut all: Vec<Instant> =
-                listed.iter().map(|ms| t0 + Duration::from_millis(*ms)).collect();
-            if unseen > 0 {
-                log.unseen = Some((t0 + Duration::from_millis(unseen_at), unseen));
-                all.extend((0..unseen).map(|_| t0 + Duration::from_millis(unseen_at)));
+            let at = |ms: &u64| t0 + Duration::from_millis(*ms);
+            let mut day: Vec<Instant> = listed.iter().map(at).collect();
+            let mut short = day.clone();
+            for (ms, n, day_only) in &groups {
+                let reach = if *day_only { Reach::DayOnly } else { Reach::Every };
+                log.unseen.add(at(ms), *n, reach);
+                day.extend((0..*n).map(|_| at(ms)));
+                if !day_only {
+                    short.extend((0..*n).map(|_| at(ms)));
+                }
             }
-            all.sort_unstable();
-            let expected = (all.len() >= k).then(|| all[all.len() - k]);
-            proptest::prop_assert_eq!(log.kth_latest(k), expected);
-            proptest::prop_assert_eq!(log.count(), all.len());
+            for (all, is_day) in [(&mut day, true), (&mut short, false)] {
+                all.sort_unstable();
+                let expected = (all.len() >= k).then(|| all[all.len() - k]);
+                proptest::prop_assert_eq!(log.kth_latest(k, is_day), expected);
+            }
+            proptest::prop_assert_eq!(log.count(), day.len());
         }
     }
 

@@ -85,9 +85,8 @@ impl Shared {
 #[derive(Debug)]
 pub(crate) enum Budgets {
     /// The limiter of each token this client uses, shared in the process by every client
-    /// of the same token and base URL.
+    /// of the same token, whatever base URL it was given.
     PerToken {
-        base_url: String,
         limits: Limits,
         pacing: Pacing,
         fleet: Option<Fleet>,
@@ -107,17 +106,16 @@ impl Shared {
         &self,
         token: &SecretToken,
     ) -> Result<Cow<'_, RateLimiter>, BudgetConflict> {
-        let (base_url, limits, pacing, fleet) = match &self.budgets {
+        let (limits, pacing, fleet) = match &self.budgets {
             Budgets::Isolated(limiter) => return Ok(Cow::Borrowed(limiter)),
             Budgets::PerToken {
-                base_url,
                 limits,
                 pacing,
                 fleet,
-            } => (base_url, limits, pacing, fleet),
+            } => (limits, pacing, fleet),
         };
         let lookup = || {
-            let fingerprint = token.fingerprint_in(base_url);
+            let fingerprint = token.fingerprint();
             RateLimiter::for_token(fingerprint, *limits, *pacing, fleet.clone())
         };
         let (first, limiter) = match self.first.get() {
@@ -1159,7 +1157,6 @@ mod tests {
         let shared = Shared::new(
             Arc::new(StaticToken::new(first.clone())),
             Budgets::PerToken {
-                base_url: "http://rotation.test/pubapi".into(),
                 limits: Limits::default(),
                 pacing: Pacing::default(),
                 fleet: None,
