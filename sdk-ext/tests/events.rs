@@ -758,8 +758,9 @@ impl pubapi_sdk_ext::fleet::CheckpointStore for Unreachable {
         &'a self,
         _lease: &'a pubapi_sdk_ext::fleet::Lease,
         _id: i64,
-    ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<(), pubapi_sdk_ext::fleet::FleetError>> {
-        Box::pin(async { Ok(()) })
+    ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<Option<i64>, pubapi_sdk_ext::fleet::FleetError>>
+    {
+        Box::pin(async { Ok(Some(20)) })
     }
 }
 
@@ -1032,20 +1033,21 @@ mod on_redis {
             .query_async(&mut raw)
             .await
             .unwrap();
-        assert_eq!(
-            second.next().await.unwrap().unwrap(),
+        let first_token = first.lease_token().unwrap();
+        match second.next().await.unwrap().unwrap() {
             StreamItem::Notice(StreamNotice::Consuming {
-                token: 2,
+                token,
                 after: 5,
-                taken_over: true
-            })
-        );
+                taken_over: true,
+            }) => assert!(token > first_token, "{token} after {first_token}"),
+            other => panic!("{other:?}"),
+        }
         // The first one's save is refused, and it hands nothing more out.
         let refused = first.save_checkpoint().await.unwrap_err();
         assert_eq!(refused.kind, FleetErrorKind::LeaseLost, "{refused}");
         assert_eq!(
             first.next().await.unwrap().unwrap(),
-            StreamItem::Notice(StreamNotice::LeaseLost { token: 1 })
+            StreamItem::Notice(StreamNotice::LeaseLost { token: first_token })
         );
         assert!(matches!(
             first.next().await.unwrap().unwrap(),
@@ -1268,4 +1270,158 @@ async fn backfill_hands_an_unreadable_event_over_as_an_error_in_its_place_and_go
     expected.extend((1..=50).rev().filter(|id| *id != 2).map(Ok));
     expected.push(Err("events[1]".into()));
     assert_eq!(items, expected);
+}
+
+/// Redis that loses its data under the consumers of one stream: real time, real
+/// `redis-server`.
+#[cfg(feature = "redis")]
+mod on_redis_losing_data {
+    use super::*;
+    use pubapi_sdk_ext::fleet::redis::RedisCheckpoints;
+    use std::time::Instant;
+
+    use super::redis_server;
+
+    /// How Redis loses its data under the consumers.
+    #[derive(Debug, Clone, Copy)]
+    enum Loss {
+        Flushed,
+        RestartedEmpty,
+    }
+
+    /// One event handled: by whom, under which lease, from when to the end of its save.
+    #[derive(Debug, Clone, Copy)]
+    struct Handled {
+        consumer: usize,
+        id: i64,
+        start: Instant,
+        end: Instant,
+    }
+
+    /// What three consumers of one stream did while Redis lost its data under the holder's
+    /// handler: every event handled, and the tokens of every lease taken.
+    #[derive(Debug, Default)]
+    struct Run {
+        handled: Vec<Handled>,
+        tokens: Vec<u64>,
+        lost: Vec<StreamNotice>,
+    }
+
+    /// Three consumers (each its own connection) hand out 200 events, 40 ms of handling and a
+    /// save each; when 30 are handled and one is inside its handler, Redis loses its data.
+    async fn three_consumers_through(loss: Loss) -> Run {
+        const EVENTS: i64 = 200;
+        let mut server = redis_server::RedisServer::start();
+        let script = events_api(Store::new(1, EVENTS));
+        let run = Arc::new(Mutex::new(Run::default()));
+        let in_handler = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let mut consumers = tokio::task::JoinSet::new();
+        for consumer in 0..3 {
+            let store = RedisCheckpoints::connect(&server.url()).await.unwrap();
+            let mut stream = client(&script)
+                .events()
+                .stream(EventsVersion::V2)
+                .start(StreamStart::After(0))
+                .checkpoints(Arc::new(store.lease_time(Duration::from_secs(1))), "v2-all")
+                .build();
+            let (run, in_handler) = (run.clone(), in_handler.clone());
+            consumers.spawn(async move {
+                while let Some(item) = stream.next().await {
+                    match item {
+                        Ok(StreamItem::Event(event)) => {
+                            let start = Instant::now();
+                            in_handler.store(true, std::sync::atomic::Ordering::SeqCst);
+                            tokio::time::sleep(Duration::from_millis(40)).await;
+                            in_handler.store(false, std::sync::atomic::Ordering::SeqCst);
+                            let _ = stream.save_checkpoint().await;
+                            run.lock().unwrap().handled.push(Handled {
+                                consumer,
+                                id: event.id(),
+                                start,
+                                end: Instant::now(),
+                            });
+                        }
+                        Ok(StreamItem::Notice(StreamNotice::Consuming { token, .. })) => {
+                            run.lock().unwrap().tokens.push(token);
+                        }
+                        Ok(StreamItem::Notice(notice @ StreamNotice::CheckpointLost { .. })) => {
+                            run.lock().unwrap().lost.push(notice);
+                        }
+                        _ => {}
+                    }
+                }
+            });
+        }
+        let all_handled = |run: &Run| {
+            let ids: std::collections::BTreeSet<i64> = run.handled.iter().map(|h| h.id).collect();
+            ids.len() as i64 == EVENTS
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let handled = run.lock().unwrap().handled.len();
+            if handled >= 30 && in_handler.load(std::sync::atomic::Ordering::SeqCst) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "only {handled} events handled");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        match loss {
+            Loss::Flushed => {
+                let _: () = redis::cmd("FLUSHALL")
+                    .query_async(
+                        &mut redis::Client::open(server.url())
+                            .unwrap()
+                            .get_multiplexed_async_connection()
+                            .await
+                            .unwrap(),
+                    )
+                    .await
+                    .unwrap();
+            }
+            Loss::RestartedEmpty => server.restart_empty(),
+        }
+        while !all_handled(&run.lock().unwrap()) {
+            assert!(Instant::now() < deadline, "not every event was handled");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        consumers.abort_all();
+        std::mem::take(&mut *run.lock().unwrap())
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn redis_that_loses_its_data_under_a_handler_never_gives_the_stream_to_two_consumers() {
+        for loss in [Loss::Flushed, Loss::RestartedEmpty] {
+            let run = three_consumers_through(loss).await;
+            // Never two consumers inside a handler at once.
+            let mut spans = run.handled.clone();
+            spans.sort_by_key(|h| h.start);
+            for pair in spans.windows(2) {
+                let (a, b) = (pair[0], pair[1]);
+                assert!(
+                    a.consumer == b.consumer || a.end <= b.start,
+                    "{loss:?}: consumers {} and {} handled {} and {} at once",
+                    a.consumer,
+                    b.consumer,
+                    a.id,
+                    b.id
+                );
+            }
+            // No token handed out twice, and each later than the one before.
+            assert!(
+                run.tokens.len() >= 2,
+                "{loss:?}: no takeover: {:?}",
+                run.tokens
+            );
+            assert!(
+                run.tokens.windows(2).all(|t| t[0] < t[1]),
+                "{loss:?}: {:?}",
+                run.tokens
+            );
+            // Nothing skipped (the loop ends when every id was handled), and the loss was
+            // said rather than passed over: a repeat at most of what the store forgot.
+            assert!(!run.lost.is_empty(), "{loss:?}: the loss was not reported");
+            let handled = run.handled.len();
+            assert!(handled <= 200 + 10, "{loss:?}: {handled} handlings");
+        }
+    }
 }

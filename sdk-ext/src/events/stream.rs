@@ -78,6 +78,18 @@ pub enum StreamNotice {
         /// The token of the lease that was lost.
         token: u64,
     },
+    /// The checkpoint store had lost the stream's checkpoint (a flush, a restart without
+    /// persistence, a failover to a replica that had not received it): it held `found`, none
+    /// or an older id than this consumer had seen or saved there. The stream goes on after
+    /// `restored`, the newest checkpoint this consumer knew, and writes it again; nothing is
+    /// skipped, and the events after `restored` that another holder handled without its saves
+    /// reaching this consumer are handed out again. Also logged as a `tracing` warning.
+    CheckpointLost {
+        /// What the store held.
+        found: Option<i64>,
+        /// The checkpoint written again, which the stream resumes after.
+        restored: i64,
+    },
 }
 
 /// One item of an [`EventStream`].
@@ -202,7 +214,9 @@ impl EventStreamBuilder {
     /// The stream. Building it sends nothing: the first `next()` reads.
     pub fn build(self) -> EventStream {
         let store = self.checkpoints.clone();
+        let memory = Arc::new(Memory::default());
         let walker = Walker {
+            memory: memory.clone(),
             client: self.client,
             version: self.version,
             start: Some(self.start),
@@ -228,12 +242,47 @@ impl EventStreamBuilder {
         };
         EventStream {
             walker: Some(Box::new(walker)),
-            pending: None,
+            pending: std::sync::Mutex::new(None),
             checkpoint: None,
             store,
             lease: None,
             watch: None,
+            memory,
         }
+    }
+}
+
+/// What a stream and its walker both know of the store: the newest checkpoint seen there
+/// (loaded, or saved by this stream), and notices a save has to say.
+#[derive(Debug, Default)]
+struct Memory(std::sync::Mutex<Remembered>);
+
+#[derive(Debug, Default)]
+struct Remembered {
+    known: Option<i64>,
+    reported: VecDeque<StreamNotice>,
+}
+
+impl Memory {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Remembered> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Remembers that the store held `id`.
+    fn seen(&self, id: i64) {
+        let mut memory = self.lock();
+        memory.known = Some(memory.known.map_or(id, |known| known.max(id)));
+    }
+
+    /// The newest checkpoint known, when the store holds `found` and that is behind it (the
+    /// store lost what it held); logged as a warning.
+    fn lost(&self, name: &str, found: Option<i64>) -> Option<i64> {
+        let known = self.lock().known?;
+        if found.is_some_and(|found| found >= known) {
+            return None;
+        }
+        tracing::warn!(stream = %name, ?found, known, "the checkpoint store lost the stream's checkpoint: it is written again");
+        Some(known)
     }
 }
 
@@ -243,6 +292,8 @@ type Reading = BoxFuture<'static, (Box<Walker>, Option<Result<StreamItem, Error>
 /// The state an [`EventStream`] moves through windows with.
 #[derive(Debug)]
 struct Walker {
+    /// Shared with the stream.
+    memory: Arc<Memory>,
     client: Client,
     version: EventsVersion,
     start: Option<StreamStart>,
@@ -386,7 +437,10 @@ pub struct EventStream {
     /// The walker, home between items.
     walker: Option<Box<Walker>>,
     /// The walker, away reading the next item.
-    pending: Option<Reading>,
+    /// Behind a mutex only ever reached through `&mut self` (never locked against another
+    /// thread), so that the stream is `Sync` and `stream.save_checkpoint().await` can be
+    /// awaited in a spawned task although the read in flight is not `Sync`.
+    pending: std::sync::Mutex<Option<Reading>>,
     /// The walker's cursor after the last item handed out.
     checkpoint: Option<i64>,
     /// The builder's checkpoint store.
@@ -394,13 +448,29 @@ pub struct EventStream {
     /// The walker's lease after the last item handed out.
     lease: Option<Lease>,
     watch: Option<Arc<LeaseWatch>>,
+    memory: Arc<Memory>,
+}
+
+impl EventStream {
+    /// The read in flight, through `&mut self`: no lock is taken.
+    fn pending(&mut self) -> &mut Option<Reading> {
+        self.pending
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 impl std::fmt::Debug for EventStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("EventStream")
             .field("checkpoint", &self.checkpoint)
-            .field("reading", &self.pending.is_some())
+            .field(
+                "reading",
+                &self
+                    .pending
+                    .lock()
+                    .map_or(true, |pending| pending.is_some()),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -436,23 +506,44 @@ impl EventStream {
     /// processing each item: then a consumer that dies leaves at most one event handled and
     /// not saved.
     ///
+    /// A save that finds the store without the checkpoint this stream saw or saved there,
+    /// or behind it (the store lost its data), writes it all the same and says
+    /// [`StreamNotice::CheckpointLost`] next.
+    ///
     /// # Errors
     /// [`FleetError`] when the store fails; the stream goes on, and the next save catches up.
     /// [`FleetErrorKind::LeaseLost`] when another consumer holds the stream now: the stream
     /// says [`StreamNotice::LeaseLost`] next and hands out nothing more until it holds it
     /// again.
     pub async fn save_checkpoint(&self) -> Result<(), FleetError> {
-        let (Some((store, _)), Some(lease), Some(id)) = (&self.store, &self.lease, self.checkpoint)
+        let (Some((store, name)), Some(lease), Some(id)) =
+            (&self.store, &self.lease, self.checkpoint)
         else {
             return Ok(());
         };
-        let saved = store.save(lease, id).await;
-        if let (Err(e), Some(watch)) = (&saved, &self.watch)
-            && e.kind == FleetErrorKind::LeaseLost
-        {
-            watch.lose();
+        match store.save(lease, id).await {
+            Ok(found) => {
+                if self.memory.lost(name, found).is_some() {
+                    self.memory
+                        .lock()
+                        .reported
+                        .push_back(StreamNotice::CheckpointLost {
+                            found,
+                            restored: id,
+                        });
+                }
+                self.memory.seen(id);
+                Ok(())
+            }
+            Err(e) => {
+                if let Some(watch) = &self.watch
+                    && e.kind == FleetErrorKind::LeaseLost
+                {
+                    watch.lose();
+                }
+                Err(e)
+            }
         }
-        saved
     }
 
     /// Gives the stream's lease up (a standby takes over at once, told that nothing was left
@@ -462,7 +553,7 @@ impl EventStream {
     /// [`FleetError`] when the store could not be told; the lease then runs out by itself.
     pub async fn release(mut self) -> Result<(), FleetError> {
         // A walker away reading is dropped with its read, and gives its lease up on drop.
-        self.pending = None;
+        *self.pending() = None;
         let Some(mut walker) = self.walker.take() else {
             return Ok(());
         };
@@ -489,22 +580,26 @@ impl Stream for EventStream {
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Self::Item>> {
         use std::task::Poll;
-        if self.pending.is_none() {
+        if self.pending().is_none() {
+            if let Some(notice) = self.memory.lock().reported.pop_front() {
+                return Poll::Ready(Some(Ok(StreamItem::Notice(notice))));
+            }
             let Some(mut walker) = self.walker.take() else {
                 return Poll::Ready(None);
             };
-            self.pending = Some(Box::pin(async move {
+            *self.pending() = Some(Box::pin(async move {
                 let item = walker.next().await;
                 (walker, item)
             }));
         }
-        let Some(pending) = self.pending.as_mut() else {
-            return Poll::Ready(None);
+        let polled = match self.pending().as_mut() {
+            Some(pending) => pending.as_mut().poll(cx),
+            None => return Poll::Ready(None),
         };
-        match pending.as_mut().poll(cx) {
+        match polled {
             Poll::Pending => Poll::Pending,
             Poll::Ready((walker, item)) => {
-                self.pending = None;
+                *self.pending() = None;
                 self.checkpoint = walker.cursor;
                 self.lease = walker.lease.clone();
                 self.watch = walker.watch.clone();
@@ -704,6 +799,17 @@ impl Walker {
                     return None;
                 }
                 Ok(Acquired::Busy { retry_in }) => {
+                    // What the holder saves, so that a store that loses it is found out. A
+                    // store that cannot be read now is asked again at the next try; one that
+                    // holds no checkpoint there ends the stream, as a holder's read would.
+                    match store.load(&name).await {
+                        Ok(Some(id)) => self.memory.seen(id),
+                        Err(e) if e.kind == FleetErrorKind::Corrupt => {
+                            self.store_failed(&e);
+                            return Some(Err(Error::Checkpoint(e)));
+                        }
+                        Ok(None) | Err(_) => {}
+                    }
                     self.next_try = Some(Instant::now() + retry_in);
                     if !std::mem::replace(&mut self.standing_by, true) {
                         return Some(Ok(StreamItem::Notice(StreamNotice::StandingBy {
@@ -764,11 +870,27 @@ impl Walker {
         })
     }
 
-    async fn resolve(&self, start: StreamStart) -> Result<i64, Error> {
+    async fn resolve(&mut self, start: StreamStart) -> Result<i64, Error> {
         if let Some((store, name)) = &self.checkpoints {
             match store.load(name).await {
-                Ok(Some(saved)) => return Ok(saved),
-                Ok(None) => {}
+                Ok(found) => {
+                    if let Some(restored) = self.memory.lost(name, found) {
+                        // Written again now, so that a holder after this one finds it.
+                        if let Some(lease) = &self.lease {
+                            store
+                                .save(lease, restored)
+                                .await
+                                .map_err(Error::Checkpoint)?;
+                        }
+                        self.notices
+                            .push_back(StreamNotice::CheckpointLost { found, restored });
+                        return Ok(restored);
+                    }
+                    if let Some(saved) = found {
+                        self.memory.seen(saved);
+                        return Ok(saved);
+                    }
+                }
                 // Starting elsewhere would lose or repeat events: say so and try again later.
                 Err(e) => return Err(Error::Checkpoint(e)),
             }

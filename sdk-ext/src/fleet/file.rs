@@ -65,7 +65,25 @@ impl FileCheckpoints {
         FleetError::unavailable(format!("{}: {e}", self.path.display()))
     }
 
+    /// The largest checkpoint file read (a million streams' checkpoints fit in it): a larger
+    /// one is refused as [`FleetErrorKind::Corrupt`](super::FleetErrorKind::Corrupt) before
+    /// it is read.
+    pub const MAX_FILE_LEN: u64 = 64 * 1024 * 1024;
+
     async fn read(&self) -> Result<BTreeMap<String, i64>, FleetError> {
+        match tokio::fs::metadata(&self.path).await {
+            Ok(meta) if meta.len() > Self::MAX_FILE_LEN => {
+                return Err(FleetError::corrupt(
+                    self.path.display(),
+                    format!(
+                        "the file holds {} bytes, more than a checkpoint file ({} at most)",
+                        meta.len(),
+                        Self::MAX_FILE_LEN
+                    ),
+                ));
+            }
+            _ => {}
+        }
         match tokio::fs::read(&self.path).await {
             Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => Err(FleetError::corrupt(
                 self.path.display(),
@@ -105,25 +123,73 @@ impl FileCheckpoints {
             Err(TryLockError::Error(e)) => return Err(fail(e)),
         }
         // `<token> held` while a process holds it, `<token> released` after a release.
-        let mut text = String::new();
-        file.read_to_string(&mut text).map_err(fail)?;
-        let mut words = text.split_whitespace();
-        let previous = words.next().and_then(|t| t.parse::<u64>().ok());
-        let released = words.next() == Some("released");
+        let mut bytes = Vec::new();
+        (&mut file)
+            .take(MAX_LOCK_FILE_LEN + 1)
+            .read_to_end(&mut bytes)
+            .map_err(fail)?;
+        let state = read_lock_state(&bytes)
+            .map_err(|what| FleetError::corrupt(lock_path.display(), what))?;
         // A token at the end of its range cannot grow: a damaged lock file, for a person to
         // look at (a wrapped token would go back to a value an earlier holder had).
-        held.token = previous.unwrap_or(0).checked_add(1).ok_or_else(|| {
+        held.token = state.token.checked_add(1).ok_or_else(|| {
             FleetError::corrupt(
                 lock_path.display(),
                 "its lease token is at the end of its range (delete the lock file while no consumer runs)",
             )
         })?;
-        // A lock file of another making: assume the worst.
-        held.taken_over = !text.is_empty() && !released;
+        held.taken_over = state.taken_over;
         write_state(&mut file, held.token, "held").map_err(fail)?;
         held.file = Some(file);
         Ok(Some(()))
     }
+}
+
+/// The longest lock file read: `<token> released` and a line end take 30 bytes.
+const MAX_LOCK_FILE_LEN: u64 = 256;
+
+/// What a lock file says.
+#[derive(Debug, PartialEq, Eq)]
+struct LockState {
+    /// The last token handed out (0 for a new, empty file).
+    token: u64,
+    /// Its holder's lease ended without a release.
+    taken_over: bool,
+}
+
+/// Reads a lock file: empty (new), or `<token> held` / `<token> released` with a line end.
+/// Anything else was not written by this store (or was damaged): `Err` says what is wrong,
+/// and the caller reports it as corrupt rather than starting the tokens again.
+fn read_lock_state(bytes: &[u8]) -> Result<LockState, String> {
+    if bytes.is_empty() {
+        return Ok(LockState {
+            token: 0,
+            taken_over: false,
+        });
+    }
+    if bytes.len() as u64 > MAX_LOCK_FILE_LEN {
+        return Err(format!(
+            "it holds more than {MAX_LOCK_FILE_LEN} bytes, not a lease token and state"
+        ));
+    }
+    let text = std::str::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_string())?;
+    let mut words = text.split_whitespace();
+    let (Some(token), Some(state), None) = (words.next(), words.next(), words.next()) else {
+        return Err("it does not hold `<token> held` or `<token> released`".to_string());
+    };
+    let token = token.parse::<u64>().map_err(|_| {
+        let shown: String = token.chars().take(30).collect();
+        format!(
+            "its lease token {shown} is not a number from 0 to {}",
+            u64::MAX
+        )
+    })?;
+    let taken_over = match state {
+        "held" => true,
+        "released" => false,
+        _ => return Err("its state is neither `held` nor `released`".to_string()),
+    };
+    Ok(LockState { token, taken_over })
 }
 
 fn write_state(file: &mut File, token: u64, state: &str) -> std::io::Result<()> {
@@ -141,13 +207,18 @@ impl CheckpointStore for FileCheckpoints {
         })
     }
 
-    fn save<'a>(&'a self, lease: &'a Lease, id: i64) -> BoxFuture<'a, Result<(), FleetError>> {
+    fn save<'a>(
+        &'a self,
+        lease: &'a Lease,
+        id: i64,
+    ) -> BoxFuture<'a, Result<Option<i64>, FleetError>> {
         Box::pin(async move {
             let _guard = self.lock.lock().await;
             if !self.holds(lease) {
                 return Err(FleetError::lease_lost(&lease.name));
             }
             let mut all = self.read().await?;
+            let before = all.get(&lease.name).copied();
             let saved = all.entry(lease.name.clone()).or_insert(id);
             *saved = (*saved).max(id);
             let bytes = serde_json::to_vec_pretty(&all).map_err(|e| self.unavailable(e))?;
@@ -157,7 +228,8 @@ impl CheckpointStore for FileCheckpoints {
             tokio::fs::write(&temporary, bytes).await.map_err(fail)?;
             tokio::fs::rename(&temporary, &self.path)
                 .await
-                .map_err(fail)
+                .map_err(fail)?;
+            Ok(before)
         })
     }
 
@@ -269,6 +341,72 @@ mod tests {
         assert_eq!(error.kind, FleetErrorKind::Corrupt, "{error}");
         assert!(error.message.contains(".lock"), "{error}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_lock_file_that_is_not_what_was_written_is_corrupt_never_unavailable_or_token_1() {
+        let past_max = format!("{}0 held\n", u64::MAX);
+        let cases: [(&str, &[u8]); 6] = [
+            ("not UTF-8", b"\xff\xfe 7 held\n"),
+            ("a token past u64::MAX", past_max.as_bytes()),
+            ("a negative token", b"-3 held\n"),
+            ("no state", b"12\n"),
+            ("another state", b"12 lost\n"),
+            ("too long", &[b'7'; 300]),
+        ];
+        for (case, bytes) in cases {
+            let dir = scratch("lock-garbled");
+            let store = FileCheckpoints::new(dir.join("cp"));
+            std::fs::write(store.lock_path(), bytes).unwrap();
+            let error = store.acquire("v2").await.unwrap_err();
+            assert_eq!(error.kind, FleetErrorKind::Corrupt, "{case}: {error}");
+            assert!(error.message.contains(".lock"), "{case}: {error}");
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+
+    #[tokio::test]
+    async fn a_checkpoint_file_past_the_cap_is_refused_before_it_is_read() {
+        let dir = scratch("cp-huge");
+        let path = dir.join("cp");
+        let file = std::fs::File::create(&path).unwrap();
+        file.set_len(FileCheckpoints::MAX_FILE_LEN + 1).unwrap();
+        let error = FileCheckpoints::new(&path).load("v2").await.unwrap_err();
+        assert_eq!(error.kind, FleetErrorKind::Corrupt, "{error}");
+        assert!(
+            error.message.contains("more than a checkpoint file"),
+            "{error}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_lock_file_reads_as_written_or_as_corrupt(
+            bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..300),
+        ) {
+            match super::read_lock_state(&bytes) {
+                Ok(state) => {
+                    // Only what this store writes (or an empty new file) reads as a state.
+                    let written = |word: &str| format!("{} {word}\n", state.token);
+                    let text = String::from_utf8(bytes.clone()).unwrap();
+                    let canonical = bytes.is_empty()
+                        || text.split_whitespace().collect::<Vec<_>>()
+                            == written(if state.taken_over { "held" } else { "released" })
+                                .split_whitespace()
+                                .collect::<Vec<_>>();
+                    proptest::prop_assert!(canonical, "{text:?}");
+                }
+                Err(what) => proptest::prop_assert!(!what.is_empty()),
+            }
+        }
+
+        #[test]
+        fn every_written_lock_state_reads_back(token in proptest::num::u64::ANY, held in proptest::bool::ANY) {
+            let word = if held { "held" } else { "released" };
+            let state = super::read_lock_state(format!("{token} {word}\n").as_bytes()).unwrap();
+            proptest::prop_assert_eq!(state, super::LockState { token, taken_over: held });
+        }
     }
 
     #[tokio::test]

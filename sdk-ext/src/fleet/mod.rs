@@ -62,10 +62,14 @@
 //! is needed: replicas start the stream the same way, one of them consumes, the others stand
 //! by ([`StreamNotice::StandingBy`]) and one takes over when the holder stops.
 //!
-//! - `RedisCheckpoints` (feature `redis`): a lease key set with `SET NX PX` (10 s by
-//!   default), renewed every third of that while the holder runs, and a fencing token that
+//! - `RedisCheckpoints` (feature `redis`): a lease key (10 s by default), renewed every
+//!   third of that while the holder runs, and a fencing token from the server's clock that
 //!   grows with every acquisition. A holder that dies (SIGKILL) or stalls longer than the
-//!   lease time loses it, and a standby takes over within the lease time and a fifth.
+//!   lease time loses it, and a standby takes over within the lease time and a fifth. Redis
+//!   that loses its data (a flush, a restart without persistence, a failover to a replica
+//!   that had not received the last writes) hands out no token twice and never gives the
+//!   stream to two holders: the first acquisition after the loss waits one lease time, by
+//!   which the old holder has found its lease gone and stopped (see `fleet::redis`).
 //! - [`FileCheckpoints`]: an OS advisory lock on a lock file beside the checkpoint file
 //!   (`<file>.lock`), so two processes on one machine never both consume through one file. The
 //!   second stands by and takes over within a second of the first one ending; the OS frees
@@ -81,6 +85,17 @@
 //! `taken_over`), and the first event after that notice is the one (save after every event,
 //! and it is at most one per death).
 //!
+//! A checkpoint the store lost is never skipped over silently. A consumer remembers the
+//! newest checkpoint it saw in the store (its own saves, and what it reads while standing
+//! by): a holder whose save finds the store without it or behind it, and a new holder that
+//! finds none or an older one, say [`StreamNotice::CheckpointLost`], resume from the newest
+//! they knew and write it again. A process that never saw the stream cannot tell a store
+//! that lost everything from a new stream: it starts as [`EventStreamBuilder::start`] says
+//! (the default, [`StreamStart::Latest`], skips what happened meanwhile; choose
+//! [`StreamStart::Oldest`] or an `After` of your own records where that matters). Persistence
+//! (`appendonly yes`, and a replica acknowledging writes with `WAIT` or
+//! `min-replicas-to-write`) keeps that from happening at all.
+//!
 //! A store that answers with something that is not a checkpoint (an empty or garbled file, a
 //! key that holds no integer) is [`FleetErrorKind::Corrupt`]: the stream ends at once with
 //! the error, which names the file or key. A store that cannot be reached is
@@ -91,6 +106,10 @@
 //! [`EventStreamBuilder::checkpoints`]: crate::events::EventStreamBuilder::checkpoints
 //! [`StreamNotice::StandingBy`]: crate::events::StreamNotice::StandingBy
 //! [`StreamNotice::Consuming`]: crate::events::StreamNotice::Consuming
+//! [`StreamNotice::CheckpointLost`]: crate::events::StreamNotice::CheckpointLost
+//! [`EventStreamBuilder::start`]: crate::events::EventStreamBuilder::start
+//! [`StreamStart::Latest`]: crate::events::StreamStart::Latest
+//! [`StreamStart::Oldest`]: crate::events::StreamStart::Oldest
 
 mod file;
 #[cfg(feature = "redis")]
@@ -237,12 +256,20 @@ pub trait CheckpointStore: Send + Sync + fmt::Debug + 'static {
     fn load<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Option<i64>, FleetError>>;
 
     /// Saves `id` as the checkpoint of the lease's stream when `lease` is still the stream's
-    /// current lease, keeping the saved id when it is larger (a checkpoint never goes back).
+    /// current lease, keeping the saved id when it is larger (a checkpoint never goes back),
+    /// and answers the checkpoint the store held before (`None` when it held none): a store
+    /// that lost its data answers less than the stream saved last, and the stream says so
+    /// ([`StreamNotice::CheckpointLost`]).
     ///
     /// # Errors
-    /// [`FleetErrorKind::LeaseLost`] when another consumer holds the stream now (nothing is
-    /// saved); [`FleetErrorKind::Corrupt`] when what is saved there is not a checkpoint.
-    fn save<'a>(&'a self, lease: &'a Lease, id: i64) -> BoxFuture<'a, Result<(), FleetError>>;
+    /// [`FleetErrorKind::LeaseLost`] when another consumer holds the stream now, or nobody
+    /// (nothing is saved); [`FleetErrorKind::Corrupt`] when what is saved there is not a
+    /// checkpoint.
+    fn save<'a>(
+        &'a self,
+        lease: &'a Lease,
+        id: i64,
+    ) -> BoxFuture<'a, Result<Option<i64>, FleetError>>;
 
     /// Takes the lease of stream `name`, or says when to try again while another consumer
     /// holds it. The default grants it at once, with token 0 and no expiry.
@@ -271,8 +298,9 @@ pub trait CheckpointStore: Send + Sync + fmt::Debug + 'static {
 pub struct Lease {
     /// The stream's name.
     pub name: String,
-    /// The fencing token: larger with every acquisition of the stream's lease, and carried by
-    /// every save, so the store refuses the saves of an earlier holder.
+    /// The fencing token: larger with every acquisition of the stream's lease, even after the
+    /// store lost its data, and carried by every renewal and save, so the store refuses those
+    /// of an earlier holder.
     pub token: u64,
     /// The previous holder's lease ended without a release (it died or stalled): it may have
     /// handled the event after the saved checkpoint and not saved it.

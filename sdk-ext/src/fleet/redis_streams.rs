@@ -5,12 +5,37 @@
 //! - `checkpoint:<name>`: the checkpoint, the decimal text of an `i64`;
 //! - `lease:<name>`: the holder's fencing token, set with `SET NX PX` and renewed while the
 //!   holder runs;
-//! - `lease:<name>:fence`: a hash, `last` the last token handed out (`HINCRBY`, so tokens
-//!   grow with every acquisition) and `released` the last token given up by its holder.
+//! - `lease:<name>:fence`: a hash, `last` the last token handed out, `released` the last
+//!   token given up by its holder, and `quiet_until` (the server's clock, ms) while nobody may
+//!   take the lease after the store was found without a record of the stream.
 //!
 //! Each operation is one Lua script: atomic, so no replica reads between another's check and
 //! write. Ids are compared as decimal text in the scripts (Lua's numbers are doubles, which
-//! cannot tell ids near the ends of the `i64` range apart).
+//! cannot tell ids near the ends of the `i64` range apart); tokens, microseconds of the
+//! server's clock, stay below 2^53 and are written with `%d`.
+//!
+//! # When Redis forgets
+//!
+//! A flush, a restart without persistence or a failover to a replica that had not received the
+//! last writes takes the lease, the fence and the checkpoint away while a holder may be inside
+//! its handler. Three rules keep one consumer and increasing tokens all the same:
+//!
+//! - **Tokens from a clock that does not go back**: a token is the server's time in
+//!   microseconds, or the last token and one when that is larger. A store that lost its
+//!   counter does not hand out 1 again: the next token is later than every token handed out
+//!   before the loss (as long as the servers' clocks are not set back by more than the quiet
+//!   time below).
+//! - **Renewals and saves compare the exact token**: the old holder's lease key is gone or
+//!   holds another token, so its next renewal (within a third of the lease time) or save says
+//!   the lease is lost, and it stops at once.
+//! - **A quiet lease time**: a stream the store has no record of (no fence) cannot be told
+//!   from a new stream, so the first acquisition records the fence and grants nothing for one
+//!   lease time. By then the old holder's renewal has failed and its hold has run out: the
+//!   new holder never hands out an event while the old one may. (A new stream pays this once:
+//!   its first consumer starts one lease time late.)
+//!
+//! A checkpoint the store lost is reported by the stream (`StreamNotice::CheckpointLost`), not
+//! skipped over; see [`crate::events::EventStream::save_checkpoint`].
 
 use super::redis_connection::{DEFAULT_PREFIX, connect, redis_error};
 use super::{Acquired, CheckpointStore, FleetError, Lease};
@@ -19,13 +44,26 @@ use redis::aio::ConnectionManager;
 use std::time::Duration;
 
 /// Takes the lease when nobody holds it. `KEYS`: lease, fence; `ARGV`: lease time in ms.
-/// Returns `{1, token, taken_over}`, or `{0, ms_left, 0}` while another holds it.
+/// Returns `{1, token, taken_over}`, or `{0, ms_left, 0}` while another holds it or the
+/// stream is quiet (see the module doc).
 const ACQUIRE: &str = r#"
 local left = redis.call('PTTL', KEYS[1])
 if left ~= -2 then return {0, left, 0} end
+local t = redis.call('TIME')
+local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local lease_ms = tonumber(ARGV[1])
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  redis.call('HSET', KEYS[2], 'quiet_until', string.format('%d', now_ms + lease_ms))
+  return {0, lease_ms, 0}
+end
+local quiet = tonumber(redis.call('HGET', KEYS[2], 'quiet_until') or '0')
+if now_ms < quiet then return {0, quiet - now_ms, 0} end
 local previous = redis.call('HGET', KEYS[2], 'last')
-local token = redis.call('HINCRBY', KEYS[2], 'last', 1)
-redis.call('SET', KEYS[1], token, 'NX', 'PX', ARGV[1])
+local token = tonumber(t[1]) * 1000000 + tonumber(t[2])
+if previous and tonumber(previous) >= token then token = tonumber(previous) + 1 end
+token = string.format('%d', token)
+redis.call('HSET', KEYS[2], 'last', token)
+redis.call('SET', KEYS[1], token, 'PX', ARGV[1])
 local released = redis.call('HGET', KEYS[2], 'released')
 local taken_over = 0
 if previous and released ~= previous then taken_over = 1 end
@@ -48,10 +86,11 @@ return 1
 "#;
 
 /// Saves a checkpoint when the caller holds the lease, never below the saved one.
-/// `KEYS`: checkpoint, lease; `ARGV`: id (canonical decimal), token. Returns 1 saved or kept,
-/// 0 not the holder, -1 the saved value is not a checkpoint.
+/// `KEYS`: checkpoint, lease; `ARGV`: id (canonical decimal), token. Returns `{1, before}`
+/// saved or kept (`before` the checkpoint found, nil when there was none), `{0, nil}` not the
+/// holder, `{-1, nil}` the saved value is not a checkpoint.
 const SAVE: &str = r#"
-if redis.call('GET', KEYS[2]) ~= ARGV[2] then return 0 end
+if redis.call('GET', KEYS[2]) ~= ARGV[2] then return {0, false} end
 local function canonical(s)
   if s == '0' then return true end
   if not string.match(s, '^%-?[1-9]%d*$') then return false end
@@ -68,11 +107,11 @@ local function less(a, b)
 end
 local saved = redis.call('GET', KEYS[1])
 if saved then
-  if not canonical(saved) then return -1 end
-  if not less(saved, ARGV[1]) then return 1 end
+  if not canonical(saved) then return {-1, false} end
+  if not less(saved, ARGV[1]) then return {1, saved} end
 end
 redis.call('SET', KEYS[1], ARGV[1])
-return 1
+return {1, saved}
 "#;
 
 /// Stream checkpoints on Redis, and the lease that makes one replica of a fleet the
@@ -165,11 +204,15 @@ impl CheckpointStore for RedisCheckpoints {
         })
     }
 
-    fn save<'a>(&'a self, lease: &'a Lease, id: i64) -> BoxFuture<'a, Result<(), FleetError>> {
+    fn save<'a>(
+        &'a self,
+        lease: &'a Lease,
+        id: i64,
+    ) -> BoxFuture<'a, Result<Option<i64>, FleetError>> {
         Box::pin(async move {
             let key = self.key("checkpoint", &lease.name);
             let mut connection = self.connection.clone();
-            let status: i64 = redis::Script::new(SAVE)
+            let (status, before): (i64, Option<Vec<u8>>) = redis::Script::new(SAVE)
                 .key(&key)
                 .key(self.key("lease", &lease.name))
                 .arg(id.to_string())
@@ -178,7 +221,9 @@ impl CheckpointStore for RedisCheckpoints {
                 .await
                 .map_err(|e| Self::failure(&key, e))?;
             match status {
-                1 => Ok(()),
+                1 => before
+                    .map(|bytes| parse_checkpoint(&key, &bytes))
+                    .transpose(),
                 0 => Err(FleetError::lease_lost(&lease.name)),
                 _ => Err(FleetError::corrupt(
                     format!("redis key {key}"),

@@ -105,7 +105,11 @@ impl CheckpointStore for CountingCheckpoints {
         self.inner.load(name)
     }
 
-    fn save<'a>(&'a self, lease: &'a Lease, id: i64) -> BoxFuture<'a, Result<(), FleetError>> {
+    fn save<'a>(
+        &'a self,
+        lease: &'a Lease,
+        id: i64,
+    ) -> BoxFuture<'a, Result<Option<i64>, FleetError>> {
         self.saved.fetch_add(1, Ordering::SeqCst);
         self.inner.save(lease, id)
     }
