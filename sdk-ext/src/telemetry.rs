@@ -9,6 +9,8 @@
 //! | `pubapi_retries_total` | counter | `operation`, `reason` | retries, by what was retried (`throttled`, `server_error`, `transport`, `unauthorized`) |
 //! | `pubapi_throttles_total` | counter | `code` | throttle answers, by gateway code (`ERR_403_DEVELOPER_OVER_QPS`, `…_OVER_RATE`, `unknown` for a code the SDK does not know, `none` for a 429 without one) |
 //! | `pubapi_limiter_wait_seconds` | histogram | `class` | how long calls waited for their slot |
+//! | `pubapi_fleet_store_seconds` | histogram | `class` | how long the fleet's budget store took to answer a booking |
+//! | `pubapi_fleet_store_down_total` | counter | `reason` | times a process found the fleet's budget store down and paced on its share (`failed`, `slow`) |
 //! | `pubapi_quota_remaining` | gauge | `class` | what the gateway's counters leave of the day (`x-accesstoken-quota-*`) |
 //! | `pubapi_events_delivered_total` | counter | `version` | events an [`EventStream`](crate::events::EventStream) handed over |
 //! | `pubapi_webhook_deliveries_total` | counter | `status` | deliveries the webhook receiver answered, by the status it answered (`200`, `401`, `413`, `500`, `503`) |
@@ -112,6 +114,22 @@ pub(crate) fn limiter_wait(class: LimitClass, waited: Duration) {
         .record(waited.as_secs_f64());
     #[cfg(not(feature = "metrics"))]
     let _ = (class.as_str(), waited);
+}
+
+/// The fleet's budget store answered a booking of `class` in this long.
+pub(crate) fn fleet_store_answer(class: LimitClass, took: Duration) {
+    #[cfg(feature = "metrics")]
+    histogram!("pubapi_fleet_store_seconds", "class" => class.as_str()).record(took.as_secs_f64());
+    #[cfg(not(feature = "metrics"))]
+    let _ = (class.as_str(), took);
+}
+
+/// A process found the fleet's budget store down (`failed`) or too slow (`slow`).
+pub(crate) fn fleet_store_down(reason: &'static str) {
+    #[cfg(feature = "metrics")]
+    counter!("pubapi_fleet_store_down_total", "reason" => reason).increment(1);
+    #[cfg(not(feature = "metrics"))]
+    let _ = reason;
 }
 
 /// What the gateway's counters leave of the day.

@@ -42,6 +42,8 @@ use unseen::{Reach, Unseen};
 
 const SECOND: Duration = Duration::from_secs(1);
 const HOUR: Duration = Duration::from_secs(60 * 60);
+/// How many times a process that woke too late for its fleet start books again.
+const MAX_REBOOKS: u32 = 2;
 /// A send this close to its slot counts as on time.
 const ON_TIME: Duration = Duration::from_millis(1);
 const DAY: Duration = Duration::from_secs(24 * 60 * 60);
@@ -104,6 +106,8 @@ struct Health {
     /// A task asks the store that question when the process has not for a while (see
     /// [`RateLimiter::watch`]).
     watching: bool,
+    /// Answers in a row slower than [`SLOW_ANSWER`].
+    slow_answers: u32,
     /// Starts the store may hold that no call will make, found while it was down, each with
     /// when it was found: given back by the task that gives it the history once it answers
     /// (one that no window counts any more is left alone).
@@ -149,16 +153,36 @@ const FLEET_GRACE: Duration = Duration::from_millis(3500);
 fn mark_down(link: &FleetLink, health: &mut Health, error: &FleetError) {
     health.retry_at = Some(Instant::now() + FLEET_RETRY_AFTER);
     health.unsynced = [true; 2];
+    health.slow_answers = 0;
+    crate::telemetry::fleet_store_down(if error.message.starts_with(SLOW_STORE) {
+        "slow"
+    } else {
+        "failed"
+    });
     if std::mem::replace(&mut health.failing, true) {
         tracing::debug!(%error, "the fleet's budget store still fails");
     } else {
         tracing::warn!(
             %error,
             share = link.fleet.fallback_share,
-            "the fleet's budget store is unreachable: pacing to a share of the budget"
+            "the fleet's budget store is unreachable or too slow: pacing to a share of the budget"
         );
     }
 }
+
+/// An answer of the fleet's store slower than this is slow: every call of the process waits
+/// for it behind the one before (bookings take turns), so a store answering in 900 ms would
+/// have the process send less than one call a second however much the budget allows.
+const SLOW_ANSWER: Duration = Duration::from_millis(500);
+
+/// After this many slow answers in a row the store is treated as down (a warning, the
+/// metric `pubapi_fleet_store_down_total{reason="slow"}`): the process paces on its share,
+/// which keeps the fleet within the budget without waiting on the store, and asks it again
+/// after [`FLEET_RETRY_AFTER`].
+const SLOW_ANSWERS_IN_A_ROW: u32 = 3;
+
+/// How the error of a store found too slow begins.
+const SLOW_STORE: &str = "answered slower than";
 
 /// How long a start counts: the longest window of `budget`, and the margin.
 fn longest_window(budget: Budget, pacing: Pacing) -> Duration {
@@ -677,6 +701,26 @@ impl RateLimiter {
         }
     }
 
+    /// Counts an answer of the store that took `answered_in`: the third slow one in a row marks
+    /// the store down (see [`SLOW_ANSWER`]); this call keeps its answer.
+    fn timed(&self, link: &FleetLink, answered_in: Duration) {
+        let mut health = link.health();
+        if answered_in <= SLOW_ANSWER {
+            health.slow_answers = 0;
+            return;
+        }
+        health.slow_answers += 1;
+        if health.slow_answers >= SLOW_ANSWERS_IN_A_ROW {
+            let error = FleetError::unavailable(format!(
+                "{SLOW_STORE} {} ms {SLOW_ANSWERS_IN_A_ROW} times in a row (the last in {} ms)",
+                SLOW_ANSWER.as_millis(),
+                answered_in.as_millis()
+            ));
+            mark_down(link, &mut health, &error);
+            self.resync_later(health);
+        }
+    }
+
     /// Books through the fleet's store; `Err` when the store failed (the caller falls back to
     /// a local share; `None` when the failure is recorded already: this call's, or that of a
     /// call this one waited behind), `Ok` with the permit or the refusal otherwise.
@@ -689,148 +733,168 @@ impl RateLimiter {
         let called = Instant::now();
         let budget = self.inner.limits.budget(class);
         let pacing = self.inner.pacing;
-        let turn = link.turn.lock().await;
-        // Calls queued behind one that found the store down do not each wait for its timeout.
-        if link.health().down_at(Instant::now()) {
-            return Err(None);
-        }
-        let mut wait = None;
-        // After an answer that came too late to use, ask for a start at least twice that
-        // answer's time ahead.
-        let mut ahead = Duration::ZERO;
-        for _ in 0..4 {
-            let now = Instant::now();
-            let (unsynced, share, generation) = {
-                let health = link.health();
-                let share = match health.grace_until {
-                    Some(until) if until > now => link.fleet.fallback_share,
-                    _ => 1,
+        for rebooking in 0..=MAX_REBOOKS {
+            let max_wait = max_wait.saturating_sub(called.elapsed());
+            let turn = link.turn.lock().await;
+            // Calls queued behind one that found the store down do not each wait for its timeout.
+            if link.health().down_at(Instant::now()) {
+                return Err(None);
+            }
+            let mut wait = None;
+            // After an answer that came too late to use, ask for a start at least twice that
+            // answer's time ahead.
+            let mut ahead = Duration::ZERO;
+            for _ in 0..4 {
+                let now = Instant::now();
+                let (unsynced, share, generation) = {
+                    let health = link.health();
+                    let share = match health.grace_until {
+                        Some(until) if until > now => link.fleet.fallback_share,
+                        _ => 1,
+                    };
+                    (
+                        health.unsynced[index(class)],
+                        share,
+                        health.generation.clone(),
+                    )
                 };
-                (
-                    health.unsynced[index(class)],
-                    share,
-                    health.generation.clone(),
-                )
-            };
-            // The process's own floor: its windows, its spacing, its share during a grace.
-            let (floor, id, history) = {
-                let mut classes = self.lock();
-                let log = &mut classes[index(class)];
-                log.prune(budget, pacing, now);
-                let Some(slot) = log.earliest(budget, pacing, now, share) else {
-                    return Ok(Err(LimitError::NoBudget { class }));
+                // The process's own floor: its windows, its spacing, its share during a grace.
+                let (floor, id, history) = {
+                    let mut classes = self.lock();
+                    let log = &mut classes[index(class)];
+                    log.prune(budget, pacing, now);
+                    let Some(slot) = log.earliest(budget, pacing, now, share) else {
+                        return Ok(Err(LimitError::NoBudget { class }));
+                    };
+                    let floor = (slot.at - now).max(ahead);
+                    if floor > max_wait {
+                        return Ok(Err(LimitError::too_far(
+                            class,
+                            floor,
+                            slot.long - now,
+                            max_wait,
+                        )));
+                    }
+                    let id = log.next_id;
+                    log.next_id += 1;
+                    (floor, id, unsynced.then(|| log.history(now)))
                 };
-                let floor = (slot.at - now).max(ahead);
-                if floor > max_wait {
-                    return Ok(Err(LimitError::too_far(
-                        class,
-                        floor,
-                        slot.long - now,
-                        max_wait,
-                    )));
-                }
-                let id = log.next_id;
-                log.next_id += 1;
-                (floor, id, unsynced.then(|| log.history(now)))
-            };
-            let request = Reserve {
-                token: &link.token,
-                class,
-                budget,
-                pacing,
-                max_wait,
-                not_before: floor,
-                book: true,
-                id,
-                history: history.as_deref(),
-                generation: &generation,
-            };
-            let asked = Instant::now();
-            // Armed while the store may hold a start this call will not make: a caller that
-            // stops waiting now, or for the start, gives it back.
-            let grant = FleetGrant {
-                limiter: self,
-                class,
-                id,
-                armed: true,
-            };
-            // On an error the grant drops armed: the store may have booked before its answer
-            // was lost; it is given back once the store answers again (found down first, so
-            // that no give-back waits for a store that does not answer), and the process
-            // books again on its share.
-            let answer = match link.fleet.budget.reserve(request).await {
-                Ok(answer) => answer,
-                Err(error) => {
-                    self.store_failed(link, &error);
-                    return Err(None);
-                }
-            };
-            let answered_in = asked.elapsed();
-            self.answered(link, class, &answer, unsynced.then_some(id + 1));
-            match answer.reservation {
-                Reservation::Granted { wait: granted } => {
-                    wait = Some((granted, grant));
-                    break;
-                }
-                Reservation::Refused { wait, long_wait } => {
-                    grant.keep();
-                    return Ok(Err(LimitError::too_far(class, wait, long_wait, max_wait)));
-                }
-                Reservation::NoBudget => {
-                    grant.keep();
-                    return Ok(Err(LimitError::NoBudget { class }));
-                }
-                // The store is not the one the process knew: again, with the history.
-                Reservation::HistoryNeeded => {
-                    grant.keep();
-                    link.health().unsynced[index(class)] = true;
-                }
-                // Booked in the past, where nobody will start: given back as the grant drops,
-                // and the next asks further ahead.
-                Reservation::Missed { late_by } => {
-                    drop(grant);
-                    tracing::debug!(
-                        late_by_ms = late_by.as_millis() as u64,
-                        "the fleet's store answered after the start it booked: booking again"
-                    );
-                    ahead = ahead.max(answered_in * 2);
+                let request = Reserve {
+                    token: &link.token,
+                    class,
+                    budget,
+                    pacing,
+                    max_wait,
+                    not_before: floor,
+                    book: true,
+                    id,
+                    history: history.as_deref(),
+                    generation: &generation,
+                };
+                let asked = Instant::now();
+                // Armed while the store may hold a start this call will not make: a caller that
+                // stops waiting now, or for the start, gives it back.
+                let grant = FleetGrant {
+                    limiter: self,
+                    class,
+                    id,
+                    armed: true,
+                };
+                // On an error the grant drops armed: the store may have booked before its answer
+                // was lost; it is given back once the store answers again (found down first, so
+                // that no give-back waits for a store that does not answer), and the process
+                // books again on its share.
+                let answer = match link.fleet.budget.reserve(request).await {
+                    Ok(answer) => answer,
+                    Err(error) => {
+                        self.store_failed(link, &error);
+                        return Err(None);
+                    }
+                };
+                let answered_in = asked.elapsed();
+                crate::telemetry::fleet_store_answer(class, answered_in);
+                self.answered(link, class, &answer, unsynced.then_some(id + 1));
+                self.timed(link, answered_in);
+                match answer.reservation {
+                    Reservation::Granted { wait: granted } => {
+                        wait = Some((granted, grant));
+                        break;
+                    }
+                    Reservation::Refused { wait, long_wait } => {
+                        grant.keep();
+                        return Ok(Err(LimitError::too_far(class, wait, long_wait, max_wait)));
+                    }
+                    Reservation::NoBudget => {
+                        grant.keep();
+                        return Ok(Err(LimitError::NoBudget { class }));
+                    }
+                    // The store is not the one the process knew: again, with the history.
+                    Reservation::HistoryNeeded => {
+                        grant.keep();
+                        link.health().unsynced[index(class)] = true;
+                    }
+                    // Booked in the past, where nobody will start: given back as the grant drops,
+                    // and the next asks further ahead.
+                    Reservation::Missed { late_by } => {
+                        drop(grant);
+                        tracing::debug!(
+                            late_by_ms = late_by.as_millis() as u64,
+                            "the fleet's store answered after the start it booked: booking again"
+                        );
+                        ahead = ahead.max(answered_in * 2);
+                    }
                 }
             }
-        }
-        let Some((wait, grant)) = wait else {
-            return Err(Some(FleetError::new(
-                "the store answered four times without a start to use",
-            )));
-        };
-        let at = Instant::now() + wait;
-        // Entered at once, so the next booking's floor counts it.
-        self.lock()[index(class)].insert_at(at, grant.id);
-        drop(turn);
-        if !wait.is_zero() {
-            tokio::time::sleep_until(at).await;
-        }
-        let now = Instant::now();
-        let classes = self.lock();
-        let log = &classes[index(class)];
-        if let Some(until) = log.blocked_until
-            && until > now
-        {
+            let Some((wait, grant)) = wait else {
+                return Err(Some(FleetError::new(
+                    "the store answered four times without a start to use",
+                )));
+            };
+            let at = Instant::now() + wait;
+            // Entered at once, so the next booking's floor counts it.
+            self.lock()[index(class)].insert_at(at, grant.id);
+            drop(turn);
+            if !wait.is_zero() {
+                tokio::time::sleep_until(at).await;
+            }
+            let now = Instant::now();
+            let classes = self.lock();
+            let log = &classes[index(class)];
+            if let Some(until) = log.blocked_until
+                && until > now
+            {
+                drop(classes);
+                // Not made: the grant goes back to the store as it drops.
+                drop(grant);
+                return Ok(Err(LimitError::DailyBudgetExhausted {
+                    class,
+                    available_in: until - now,
+                }));
+            }
             drop(classes);
-            // Not made: the grant goes back to the store as it drops.
-            drop(grant);
-            return Ok(Err(LimitError::DailyBudgetExhausted {
+            // Woken later than the booked start by more than the margin (the process was
+            // descheduled, the runtime busy): sent now, the call would crowd the starts the
+            // fleet booked after it, which its own log cannot move. Given back, booked again.
+            let late = now.saturating_duration_since(at);
+            if late > pacing.margin.max(ON_TIME) && rebooking < MAX_REBOOKS {
+                tracing::warn!(
+                    late_ms = late.as_millis() as u64,
+                    "woke later than the fleet's booked start by more than the margin: booking again"
+                );
+                drop(grant);
+                continue;
+            }
+            let id = grant.keep();
+            return Ok(Ok(Permit {
+                limiter: self,
                 class,
-                available_in: until - now,
+                start: (at, id),
+                waited: now.saturating_duration_since(called),
             }));
         }
-        drop(classes);
-        let id = grant.keep();
-        Ok(Ok(Permit {
-            limiter: self,
-            class,
-            start: (at, id),
-            waited: now.saturating_duration_since(called),
-        }))
+        Err(Some(FleetError::new(
+            "the process woke too late for every start the store booked",
+        )))
     }
 
     /// Waits for a slot booked in the future, following it when an earlier request that left
@@ -2297,6 +2361,97 @@ mod tests {
         assert_eq!(permit.start() - t0, Duration::from_millis(900));
         // The start booked in the past, where nobody started, went back to the store.
         assert_eq!(store.given_back.ids().await, [0]);
+    }
+
+    /// A store that grants every booking 200 ms ahead; the first time, the process stalls
+    /// (the clock jumps 500 ms while it sleeps) and wakes 300 ms past its start.
+    #[derive(Debug, Default)]
+    struct StallOnceStore {
+        asked: Mutex<u32>,
+        given_back: GivenBack,
+    }
+
+    impl crate::fleet::FleetBudget for StallOnceStore {
+        fn give_back<'a>(
+            &'a self,
+            _: &'a TokenFingerprint,
+            _: LimitClass,
+            id: u64,
+        ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<(), FleetError>> {
+            self.given_back.record(id)
+        }
+
+        fn reserve<'a>(
+            &'a self,
+            _: Reserve<'a>,
+        ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<Answer, FleetError>> {
+            let mut asked = self.asked.lock().unwrap();
+            *asked += 1;
+            if *asked == 1 {
+                tokio::spawn(async {
+                    sleep(Duration::from_millis(10)).await;
+                    tokio::time::advance(Duration::from_millis(500)).await;
+                });
+            }
+            Box::pin(async {
+                in_generation_one(Reservation::Granted {
+                    wait: Duration::from_millis(200),
+                })
+            })
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_process_that_wakes_past_its_fleet_start_by_more_than_the_margin_books_again() {
+        let store = Arc::new(StallOnceStore::default());
+        let limiter = in_fleet_of(Limits::default(), Pacing::default(), store.clone());
+        let t0 = Instant::now();
+        let permit = limiter.acquire(GENERAL, LONG).await.unwrap();
+        // Woken at 510 ms for a start at 200 ms: that start went back, and the second
+        // booking (200 ms after 510 ms) is the one used.
+        assert_eq!(*store.asked.lock().unwrap(), 2);
+        assert_eq!(permit.start() - t0, Duration::from_millis(710));
+        assert_eq!(store.given_back.ids().await, [0]);
+    }
+
+    /// A store that answers every booking after 600 ms, granting it at once.
+    #[derive(Debug, Default)]
+    struct SlowStore {
+        asked: Mutex<u32>,
+    }
+
+    impl crate::fleet::FleetBudget for SlowStore {
+        fn reserve<'a>(
+            &'a self,
+            request: Reserve<'a>,
+        ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<Answer, FleetError>> {
+            if request.book {
+                *self.asked.lock().unwrap() += 1;
+            }
+            Box::pin(async {
+                sleep(Duration::from_millis(600)).await;
+                in_generation_one(Reservation::Granted {
+                    wait: Duration::ZERO,
+                })
+            })
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_store_slower_than_half_a_second_three_times_in_a_row_is_left_for_the_share() {
+        let store = Arc::new(SlowStore::default());
+        let limiter = in_fleet_of(Limits::default(), Pacing::default(), store.clone());
+        let mut starts = Vec::new();
+        let t0 = Instant::now();
+        for _ in 0..4 {
+            let permit = limiter.acquire(GENERAL, LONG).await.unwrap();
+            starts.push(permit.start() - t0);
+            permit.sent();
+        }
+        // The fourth is not asked of the store: paced on a quarter of the budget, one start
+        // every 2.2 s after the third.
+        assert_eq!(*store.asked.lock().unwrap(), 3);
+        assert_eq!(starts[3] - starts[2], Duration::from_millis(2200));
     }
 
     /// The ids a store was given back.
