@@ -793,3 +793,59 @@ async fn a_slow_token_fetch_books_the_slot_from_when_the_token_came_not_from_the
         [Duration::from_millis(1000), Duration::from_millis(1550)]
     );
 }
+
+/// A gateway's AI window as the platform keeps it for one token: 10 calls in any minute,
+/// then 429 `ERR_403_DEVELOPER_OVER_QPS` with `Retry-After` until the oldest leaves; every
+/// answer carries the day's count (`x-accesstoken-quota-current`).
+#[derive(Debug, Default)]
+struct AiGateway {
+    accepted: Vec<Duration>,
+    /// 429s answered, by process.
+    throttled: [usize; 2],
+}
+
+impl AiGateway {
+    fn answer(&mut self, process: usize, at: Duration) -> Answer {
+        let in_minute: Vec<Duration> = self
+            .accepted
+            .iter()
+            .copied()
+            .filter(|t| at < *t + secs(60))
+            .collect();
+        let counters = |answer: Answer, count: usize| {
+            answer
+                .header("x-accesstoken-quota-allotted", "100")
+                .header("x-accesstoken-quota-current", count.to_string())
+        };
+        if in_minute.len() >= 10 {
+            self.throttled[process] += 1;
+            let retry_after = (in_minute[0] + secs(60) - at).as_secs_f64().ceil() as u64;
+            return counters(Answer::empty(429), self.accepted.len())
+                .header("x-gateway-error-code", "ERR_403_DEVELOPER_OVER_QPS")
+                .header("retry-after", retry_after.to_string());
+        }
+        self.accepted.push(at);
+        counters(Answer::json(200, "[]"), self.accepted.len())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn two_processes_without_a_fleet_that_fill_the_ai_minute_get_at_most_one_429_each() {
+    let gateway = Arc::new(std::sync::Mutex::new(AiGateway::default()));
+    let mut set = tokio::task::JoinSet::new();
+    for process in 0..2 {
+        let gateway = gateway.clone();
+        // Each process its own pacer (a budget of its own), both on one token and gateway.
+        let script = Script::handler(move |seen| gateway.lock().unwrap().answer(process, seen.at));
+        let client = client(&script);
+        set.spawn(async move {
+            for _ in 0..10 {
+                client.agents().list().await.unwrap();
+            }
+        });
+    }
+    set.join_all().await;
+    let gateway = gateway.lock().unwrap();
+    assert_eq!(gateway.accepted.len(), 20);
+    assert!(gateway.throttled.iter().all(|n| *n <= 1), "{gateway:?}");
+}

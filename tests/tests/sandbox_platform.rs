@@ -611,3 +611,52 @@ async fn violations_by_kind_traffic_and_conformance_are_readable_over_http() {
         "{problems:?}"
     );
 }
+
+#[tokio::test]
+async fn a_new_process_of_a_token_with_24_ai_calls_today_gets_its_answer_without_waiting_a_minute()
+{
+    use pubapi_sdk_ext::ai::AiWait;
+    let mut config = SandboxConfig::testing().with_limits(LimitsConfig::reference());
+    config.ai.agent_polls = 1;
+    let sb = Sandbox::start(config).await;
+    let token = sb.admin_token();
+    let raw = sb.raw();
+    // 24 AI calls today, in three minutes of the sandbox's clock (10 a minute).
+    for i in 0..24 {
+        if i > 0 && i % 10 == 0 {
+            sb.advance(Duration::from_secs(61));
+        }
+        assert_eq!(raw.get("/v1/ai/agents/list", &token).await.status, 200);
+    }
+    sb.advance(Duration::from_secs(61));
+    // A new process: its pacer has seen none of them, the gateway's count says 24.
+    let client = sb.client_for("admin");
+    let started = std::time::Instant::now();
+    let how = AiWait {
+        min_interval: AiWait::FLOOR,
+        ..AiWait::default()
+    };
+    let answer = client
+        .agents()
+        .ask_and_wait(
+            "agt-policy-helper",
+            "How much are hotel costs per night?",
+            how,
+        )
+        .await
+        .unwrap();
+    assert_eq!(answer.result.status.to_string(), "COMPLETED");
+    let quota = client.quota(LimitClass::Ai);
+    // The ask and its polls after the 24, all counted in the day.
+    let counted = quota.server.and_then(|s| s.quota_current).unwrap();
+    assert!(counted >= 26, "{quota:?}");
+    assert_eq!(quota.used_today, Some(counted));
+    // The day's count is in the day, not in the minute: the next AI call may start soon.
+    assert!(quota.next_slot_in < Duration::from_secs(10), "{quota:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(sb.counters().total_violations(), 0);
+}
