@@ -801,6 +801,8 @@ impl ReceiverBuilder {
     ///   again (the platform sends a delivery again only when it got no 200, so on a lost
     ///   answer or a refused delivery);
     /// - past `count` events or past `window`, the oldest are forgotten here too;
+    /// - only what a handler finished is kept: a claim the store loses while its handler
+    ///   still runs lets a repeat that arrives meanwhile be handed over at the same time;
     /// - while the store cannot be reached, deliveries are still refused with 503.
     ///
     /// Only with a [`dedup_store`](Self::dedup_store): the in-process default store is already

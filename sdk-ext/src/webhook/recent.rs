@@ -56,7 +56,10 @@ impl Overruled {
 
     /// How many keys the store had forgotten.
     pub(super) fn count(&self) -> usize {
-        self.forgotten.iter().filter(|&&forgotten| forgotten).count()
+        self.forgotten
+            .iter()
+            .filter(|&&forgotten| forgotten)
+            .count()
     }
 }
 

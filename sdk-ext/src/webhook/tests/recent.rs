@@ -83,7 +83,10 @@ fn builder() -> crate::webhook::ReceiverBuilder {
 
 /// One replica on `store`, with the default recent set.
 fn replica(store: &Arc<Forgetful>) -> Receiver {
-    builder().dedup_store(NAME, Arc::clone(store)).build().unwrap()
+    builder()
+        .dedup_store(NAME, Arc::clone(store))
+        .build()
+        .unwrap()
 }
 
 /// Counts the events and dead letters handed over.
@@ -107,7 +110,9 @@ impl Counter {
 }
 
 /// (status, accepted, dead letters, duplicates, forgotten by the store)
-fn counts(outcome: HandleOutcome) -> (u16, usize, usize, usize, usize) {
+type Counts = (u16, usize, usize, usize, usize);
+
+fn counts(outcome: HandleOutcome) -> Counts {
     (
         outcome.status,
         outcome.accepted,
@@ -119,7 +124,7 @@ fn counts(outcome: HandleOutcome) -> (u16, usize, usize, usize, usize) {
 
 #[tokio::test(start_paused = true)]
 async fn delivery_repeated_after_the_store_lost_its_set_reaches_the_handler_once() {
-    let table: [(&str, Vec<u8>, (u16, usize, usize, usize, usize)); 2] = [
+    let table: [(&str, Vec<u8>, Counts); 2] = [
         (
             "an event",
             testing::one_event(SECRET, "e-1").1,
@@ -152,7 +157,10 @@ async fn event_the_store_lost_is_recorded_in_it_again_for_the_other_replicas() {
     assert_eq!(first.handle(&headers, &body, &counter).await.status, 200);
     store.lose_everything();
     assert_eq!(
-        first.handle(&headers, &body, &counter).await.forgotten_by_store,
+        first
+            .handle(&headers, &body, &counter)
+            .await
+            .forgotten_by_store,
         1
     );
 
@@ -265,10 +273,7 @@ async fn recent_set_forgets_past_its_count_and_its_window() {
 #[test]
 fn recent_deliveries_need_a_store_default_to_the_retry_horizon_and_never_outlast_the_store() {
     assert_eq!(
-        builder()
-            .recent_deliveries(10, MINUTE)
-            .build()
-            .unwrap_err(),
+        builder().recent_deliveries(10, MINUTE).build().unwrap_err(),
         ReceiverBuildError::RecentDeliveriesWithoutStore
     );
     // The in-process store is this process's memory already.
