@@ -166,9 +166,9 @@ pub use pubapi_sdk::types::{
 pub use pubapi_sdk::types::{WebhookCustomProperties, WebhookUser};
 pub use receiver::{
     DEFAULT_DEDUP_CAPACITY, DEFAULT_DEDUP_WINDOW, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_ITEMS,
-    DEFAULT_MAX_READ_BYTES, HandleOutcome, Receiver, ReceiverBuildError, ReceiverBuilder,
+    DEFAULT_MAX_READ_BYTES, DEFAULT_RECENT_CAPACITY, DEFAULT_RECENT_WINDOW, HandleOutcome,
+    Receiver, ReceiverBuildError, ReceiverBuilder,
 };
-pub use recent::{DEFAULT_RECENT_CAPACITY, DEFAULT_RECENT_WINDOW};
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis_dedup::RedisDedup;

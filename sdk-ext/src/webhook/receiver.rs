@@ -14,7 +14,7 @@ use super::dedup::{
     Claim, Claimant, DeadLetterKey, DedupError, DedupKey, DedupStore, MemoryDedup, dead_letter_key,
 };
 use super::delivery::{MIN_EVENT_BYTES, envelope_problem, read_element};
-use super::recent::{DEFAULT_RECENT_CAPACITY, DEFAULT_RECENT_WINDOW, Overruled, Recent};
+use super::recent::{Overruled, Recent};
 use super::scan::{Elements, data_elements, tree_cost};
 use super::{
     Batch, DeadLetter, DeliveryHandler, DeliveryParseError, WebhookEvent, WebhookSecret,
@@ -27,6 +27,20 @@ pub const DEFAULT_DEDUP_WINDOW: Duration = Duration::from_secs(2 * 60 * 60);
 
 /// Default for [`ReceiverBuilder::dedup_capacity`]: 100,000 events, on the order of 10 MiB.
 pub const DEFAULT_DEDUP_CAPACITY: usize = 100_000;
+
+/// Default for [`ReceiverBuilder::recent_deliveries`]'s count: the last 100,000 events this
+/// process committed (on the order of 10 MiB, as much as the in-process store's default).
+///
+/// A repeat of a delivery comes at most 71 minutes after its first attempt (the platform
+/// retries after 1 minute, 10 minutes and 1 hour), so this covers every repeat for a process
+/// that commits up to about 23 events a second on average (100,000 in 71 minutes), and the
+/// whole [`DEFAULT_RECENT_WINDOW`] up to about 14 a second.
+pub const DEFAULT_RECENT_CAPACITY: usize = 100_000;
+
+/// Default for [`ReceiverBuilder::recent_deliveries`]'s window: 2 hours, as
+/// [`DEFAULT_DEDUP_WINDOW`], beyond the platform's last retry (71 minutes after the first
+/// attempt) with margin. Never longer than the store's own [window](DedupStore::window).
+pub const DEFAULT_RECENT_WINDOW: Duration = DEFAULT_DEDUP_WINDOW;
 
 /// Default for [`ReceiverBuilder::max_body_bytes`]: 1 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;

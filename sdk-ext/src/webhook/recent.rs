@@ -8,22 +8,6 @@ use tokio::time::Instant;
 
 use super::dedup::{Claim, DedupKey, Memory};
 
-/// Default for [`ReceiverBuilder::recent_deliveries`](super::ReceiverBuilder::recent_deliveries)'s
-/// count: the last 100,000 events this process committed (on the order of 10 MiB, as much as
-/// the in-process store's default).
-///
-/// A repeat of a delivery comes at most 71 minutes after its first attempt (the platform
-/// retries after 1 minute, 10 minutes and 1 hour), so this covers every repeat for a process
-/// that commits up to about 23 events a second on average (100,000 in 71 minutes), and the
-/// whole [`DEFAULT_RECENT_WINDOW`] up to about 14 a second.
-pub const DEFAULT_RECENT_CAPACITY: usize = 100_000;
-
-/// Default for [`ReceiverBuilder::recent_deliveries`](super::ReceiverBuilder::recent_deliveries)'s
-/// window: 2 hours, as [`DEFAULT_DEDUP_WINDOW`](super::DEFAULT_DEDUP_WINDOW), beyond the
-/// platform's last retry (71 minutes after the first attempt) with margin. Never longer than
-/// the store's own [window](super::DedupStore::window).
-pub const DEFAULT_RECENT_WINDOW: Duration = super::DEFAULT_DEDUP_WINDOW;
-
 /// Digests of the events (and, apart from them, of the dead letters of deliveries) this
 /// process committed, each for `window` after its commit, up to `capacity` events, the oldest
 /// forgotten first.
