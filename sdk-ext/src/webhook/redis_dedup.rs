@@ -109,10 +109,11 @@ return released
 ///   everything (or at least that key), not a failover that lost only the last writes, nor
 ///   evictions; the recent set covers those too.
 ///
-/// For the full guarantee across replicas, keep the data: persistence (`appendonly yes`)
-/// and a failover that waits for the replicas (`WAIT`, or `min-replicas-to-write`), and a
-/// `maxmemory-policy` that does not evict these keys (`noeviction` or `volatile-ttl` with
-/// room for the window's keys).
+/// For the guarantee across replicas, keep the data: persistence (`appendonly yes`), replicas
+/// kept close to the primary (`min-replicas-to-write`, `min-replicas-max-lag`: a failover can
+/// still lose the last second or so of writes), and no eviction of these keys
+/// (`maxmemory-policy noeviction`, or memory for every key of the window: the `volatile-*`
+/// policies evict exactly these keys, which expire).
 ///
 /// Needs a single Redis (not Cluster: a delivery's keys go in one transaction) of version
 /// 2.6.12 or later, and the commands `SET`, `GET`, `MULTI`, `EXEC`, `EVALSHA` and
