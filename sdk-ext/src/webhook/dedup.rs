@@ -365,13 +365,22 @@ pub struct MemoryDedup {
 /// Events by `(domain, eventId)`, and apart from them, one key per delivery that had dead
 /// letters.
 #[derive(Debug)]
-struct Memory {
+pub(super) struct Memory {
     events: Bounded,
     dead_letters: Bounded,
 }
 
 impl Memory {
-    fn of(&mut self, kind: DedupKind) -> &mut Bounded {
+    /// Up to `capacity` events for `window` each, and apart from them the dead letters of the
+    /// last [`DEAD_LETTER_DEDUP_CAPACITY`] deliveries that had some.
+    pub(super) fn new(window: Duration, capacity: usize) -> Self {
+        Memory {
+            events: Bounded::new(window, capacity),
+            dead_letters: Bounded::new(window, DEAD_LETTER_DEDUP_CAPACITY),
+        }
+    }
+
+    pub(super) fn of(&mut self, kind: DedupKind) -> &mut Bounded {
         match kind {
             DedupKind::Event => &mut self.events,
             DedupKind::DeadLetters => &mut self.dead_letters,
@@ -386,10 +395,7 @@ impl MemoryDedup {
         MemoryDedup {
             window,
             capacity,
-            memory: Mutex::new(Memory {
-                events: Bounded::new(window, capacity),
-                dead_letters: Bounded::new(window, DEAD_LETTER_DEDUP_CAPACITY),
-            }),
+            memory: Mutex::new(Memory::new(window, capacity)),
         }
     }
 
@@ -467,7 +473,7 @@ type Digest32 = [u8; 32];
 /// `capacity`. In-flight keys are not counted: there are at most as many as the deliveries
 /// being handled at once hold.
 #[derive(Debug)]
-struct Bounded {
+pub(super) struct Bounded {
     window: Duration,
     capacity: usize,
     seen: HashSet<Digest32>,
@@ -498,8 +504,14 @@ impl Bounded {
         }
     }
 
+    /// Whether `key` was recorded as handed over within the window before `now`.
+    pub(super) fn contains(&mut self, key: &Digest32, now: Instant) -> bool {
+        self.expire(now);
+        self.seen.contains(key)
+    }
+
     /// Records claimed keys as handed over at `now`.
-    fn commit(&mut self, keys: &[Digest32], now: Instant) {
+    pub(super) fn commit(&mut self, keys: &[Digest32], now: Instant) {
         // Keep `order` sorted even if a caller's clock reading is older than the last entry.
         let at = self.order.back().map_or(now, |&(_, last)| last.max(now));
         for key in keys {

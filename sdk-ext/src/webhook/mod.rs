@@ -53,6 +53,20 @@
 //!   **If Redis cannot be reached, deliveries are refused with 503** before the handler sees
 //!   them: the platform retries them later, so nothing is lost and nothing is handed over
 //!   twice. See `RedisDedup` for keys, expiry and failure handling.
+//!
+//!   **If Redis loses its data** (a restart without persistence, `FLUSHALL`, a failover to a
+//!   replica that had not received the last writes, evictions), it answers that deliveries
+//!   it was told about are new. Behind a shared store the receiver keeps a bounded second
+//!   line in the process: the keys it handed over recently
+//!   ([`ReceiverBuilder::recent_deliveries`], by default the last
+//!   [100,000](DEFAULT_RECENT_CAPACITY) events for [2 hours](DEFAULT_RECENT_WINDOW), which
+//!   covers the 71-minute retry horizon). So **the process that handed an event over never
+//!   hands it over again within those bounds**: it answers 200 (a duplicate, counted in
+//!   [`HandleOutcome::forgotten_by_store`]), logs a warning and records the event in the store
+//!   again. Not covered: a replica that never handed the event over (nor this process after
+//!   a restart) cannot know it, and past the count or the window this process forgets too.
+//!   `RedisDedup` also notices that Redis lost everything (a generation key) and logs it once
+//!   per loss.
 //! - Your own: implement [`DedupStore`] (claim, commit, release, window).
 //!
 //! # What a shared secret cannot do
@@ -109,6 +123,7 @@ mod filter;
 mod handler;
 mod parse_error;
 mod receiver;
+mod recent;
 #[cfg(feature = "redis")]
 mod redis_dedup;
 pub mod registration;
@@ -151,7 +166,8 @@ pub use pubapi_sdk::types::{
 pub use pubapi_sdk::types::{WebhookCustomProperties, WebhookUser};
 pub use receiver::{
     DEFAULT_DEDUP_CAPACITY, DEFAULT_DEDUP_WINDOW, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_ITEMS,
-    DEFAULT_MAX_READ_BYTES, HandleOutcome, Receiver, ReceiverBuildError, ReceiverBuilder,
+    DEFAULT_MAX_READ_BYTES, DEFAULT_RECENT_CAPACITY, DEFAULT_RECENT_WINDOW, HandleOutcome,
+    Receiver, ReceiverBuildError, ReceiverBuilder,
 };
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]

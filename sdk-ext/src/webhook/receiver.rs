@@ -14,6 +14,7 @@ use super::dedup::{
     Claim, Claimant, DeadLetterKey, DedupError, DedupKey, DedupStore, MemoryDedup, dead_letter_key,
 };
 use super::delivery::{MIN_EVENT_BYTES, envelope_problem, read_element};
+use super::recent::{Overruled, Recent};
 use super::scan::{Elements, data_elements, tree_cost};
 use super::{
     Batch, DeadLetter, DeliveryHandler, DeliveryParseError, WebhookEvent, WebhookSecret,
@@ -26,6 +27,20 @@ pub const DEFAULT_DEDUP_WINDOW: Duration = Duration::from_secs(2 * 60 * 60);
 
 /// Default for [`ReceiverBuilder::dedup_capacity`]: 100,000 events, on the order of 10 MiB.
 pub const DEFAULT_DEDUP_CAPACITY: usize = 100_000;
+
+/// Default for [`ReceiverBuilder::recent_deliveries`]'s count: the last 100,000 events this
+/// process committed (on the order of 10 MiB, as much as the in-process store's default).
+///
+/// A repeat of a delivery comes at most 71 minutes after its first attempt (the platform
+/// retries after 1 minute, 10 minutes and 1 hour), so this covers every repeat for a process
+/// that commits up to about 23 events a second on average (100,000 in 71 minutes), and the
+/// whole [`DEFAULT_RECENT_WINDOW`] up to about 14 a second.
+pub const DEFAULT_RECENT_CAPACITY: usize = 100_000;
+
+/// Default for [`ReceiverBuilder::recent_deliveries`]'s window: 2 hours, as
+/// [`DEFAULT_DEDUP_WINDOW`], beyond the platform's last retry (71 minutes after the first
+/// attempt) with margin. Never longer than the store's own [window](DedupStore::window).
+pub const DEFAULT_RECENT_WINDOW: Duration = DEFAULT_DEDUP_WINDOW;
 
 /// Default for [`ReceiverBuilder::max_body_bytes`]: 1 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -70,7 +85,9 @@ const MAX_RECEIVER_NAME_BYTES: usize = 64;
 /// 4. drops events repeated inside the delivery and, if configured, the application's own
 ///    events, then claims the rest in the [dedup store](DedupStore) (key: `domain` +
 ///    `eventId`, and one key for the delivery's dead letters): events and dead letters
-///    already handed over within the dedup window are dropped;
+///    already handed over within the dedup window are dropped, and so are those the store
+///    lost but this process handed over within its
+///    [recent set](ReceiverBuilder::recent_deliveries);
 /// 5. calls the [`DeliveryHandler`] once with what is left, and answers **200** only after it
 ///    returned `Ok` (then commits the claims: remembered as seen), or **500** if it failed
 ///    (and releases them, so the platform's retry is handed over again).
@@ -95,6 +112,14 @@ const MAX_RECEIVER_NAME_BYTES: usize = 64;
 /// restarts, give the receiver a shared store with
 /// [`dedup_store`](ReceiverBuilder::dedup_store) (`RedisDedup`, feature `redis`). Otherwise,
 /// where that matters, make the handler idempotent on `(domain, eventId)`.
+///
+/// A shared store can lose what it held (Redis restarted without its data, flushed, failed
+/// over to a lagging replica). Behind one, the receiver keeps a second line: the keys this
+/// process handed over recently ([`recent_deliveries`](ReceiverBuilder::recent_deliveries),
+/// by default the last 100,000 events for 2 hours). An event the store answers as new but
+/// this process handed over within those bounds is a duplicate (200, counted in
+/// [`HandleOutcome::forgotten_by_store`]) and is recorded in the store again. Another replica
+/// that never handed it over cannot know it, and past those bounds this process forgets too.
 ///
 /// - Events handed over are remembered up to [`dedup_capacity`](ReceiverBuilder::dedup_capacity)
 ///   ids, the oldest forgotten first. Only events take these slots, and one delivery adds at
@@ -178,6 +203,9 @@ pub struct Receiver {
     /// Scopes the dedup keys, so receivers sharing a store do not share keys.
     name: Arc<str>,
     dedup: Arc<dyn DedupStore>,
+    /// What this process committed lately, behind a shared store; `None` with the in-process
+    /// store (the same memory) or when turned off.
+    recent: Option<Recent>,
 }
 
 impl Receiver {
@@ -259,7 +287,7 @@ impl Receiver {
         }
 
         let claimant = Claimant::new(Arc::clone(&self.name));
-        let found = match self.dedup.claim(&claimant, &keys).await {
+        let mut found = match self.dedup.claim(&claimant, &keys).await {
             Ok(found) if found.len() == keys.len() => found,
             Ok(found) => {
                 let error = format!("{} answers for {} keys", found.len(), keys.len());
@@ -267,18 +295,24 @@ impl Receiver {
             }
             Err(error) => return self.dedup_unavailable(&error, outcome),
         };
+        let overruled = match &self.recent {
+            Some(recent) => recent.overrule(&keys, &mut found),
+            None => Overruled::none(keys.len()),
+        };
+        self.restore(&claimant, &overruled).await;
         let mut claims = Claims::new(&*self.dedup, claimant);
-        let mut found = found.into_iter().zip(keys);
+        let mut found = found.into_iter().zip(keys).zip(overruled.forgotten);
         events.retain(|_| match found.next() {
-            Some((Claim::Fresh, key)) => {
+            Some(((Claim::Fresh, key), _)) => {
                 claims.keys.push(key);
                 true
             }
-            Some((Claim::Seen, _)) => {
+            Some(((Claim::Seen, _), forgotten)) => {
                 outcome.duplicates += 1;
+                outcome.forgotten_by_store += usize::from(forgotten);
                 false
             }
-            Some((Claim::InFlight, _)) => {
+            Some(((Claim::InFlight, _), _)) => {
                 outcome.in_flight += 1;
                 false
             }
@@ -286,12 +320,15 @@ impl Receiver {
         });
         let count = dead_letters.len();
         match found.next() {
-            Some((Claim::Fresh, key)) => claims.keys.push(key),
-            Some((Claim::Seen, _)) => {
+            Some(((Claim::Fresh, key), _)) => claims.keys.push(key),
+            Some(((Claim::Seen, _), forgotten)) => {
                 outcome.duplicates += count;
+                if forgotten {
+                    outcome.forgotten_by_store += count;
+                }
                 dead_letters.clear();
             }
-            Some((Claim::InFlight, _)) => {
+            Some(((Claim::InFlight, _), _)) => {
                 outcome.in_flight += count;
                 dead_letters.clear();
             }
@@ -307,6 +344,10 @@ impl Receiver {
         outcome.dead_letters = dead_letters.len();
         match handler.handle_batch(Batch::new(events, dead_letters)).await {
             Ok(()) => {
+                // Before the store: a store that fails to commit forgets, this process does not.
+                if let Some(recent) = &self.recent {
+                    recent.record(&claims.keys);
+                }
                 claims.commit().await;
                 outcome.status = if busy_elsewhere { 503 } else { 200 };
             }
@@ -316,6 +357,34 @@ impl Receiver {
             }
         }
         outcome
+    }
+
+    /// Commits again the keys the store had forgotten and this delivery claimed, so the store
+    /// holds them once more (for other replicas too); says that the store had forgotten some.
+    async fn restore(&self, claimant: &Claimant, overruled: &Overruled) {
+        let forgotten = overruled.count();
+        if forgotten == 0 {
+            return;
+        }
+        tracing::warn!(
+            forgotten,
+            restored = overruled.restore.len(),
+            store = ?self.dedup,
+            "webhook delivery repeats events this process handed over, which the dedup store \
+             no longer held (it lost them: a restart without data, a flush, a failover or an \
+             eviction); they are not handed over again and are recorded in the store again"
+        );
+        if overruled.restore.is_empty() {
+            return;
+        }
+        if let Err(error) = self.dedup.commit(claimant, &overruled.restore).await {
+            tracing::warn!(
+                error = %error,
+                cause = ?std::error::Error::source(&error),
+                "webhook dedup keys not recorded again in the dedup store; their claims \
+                 expire on their own"
+            );
+        }
     }
 
     /// Refuses a delivery whose keys could not be claimed, so the platform retries it.
@@ -439,6 +508,16 @@ impl Receiver {
         self.dedup.capacity().unwrap_or(usize::MAX)
     }
 
+    /// The bounds of the [recent set](ReceiverBuilder::recent_deliveries) in effect: how many
+    /// events, and how long after its commit each is remembered; `None` without one (the
+    /// in-process store, or turned off).
+    #[must_use]
+    pub fn recent_deliveries(&self) -> Option<(usize, Duration)> {
+        self.recent
+            .as_ref()
+            .map(|recent| (recent.capacity(), recent.window()))
+    }
+
     /// The most elements of `data` read from one delivery.
     #[must_use]
     pub fn max_items(&self) -> usize {
@@ -480,6 +559,7 @@ impl fmt::Debug for Receiver {
             .field("max_items", &self.max_items)
             .field("name", &self.name)
             .field("dedup", &self.dedup)
+            .field("recent", &self.recent_deliveries())
             .finish_non_exhaustive()
     }
 }
@@ -573,6 +653,11 @@ pub struct HandleOutcome {
     /// Events and dead letters already handed over within the window, and events repeated
     /// within this delivery.
     pub duplicates: usize,
+    /// Of the [`duplicates`](Self::duplicates): events and dead letters this process handed
+    /// over within its [recent set](ReceiverBuilder::recent_deliveries)'s bounds, which the
+    /// dedup store no longer held (it lost them). Not handed over again, and recorded in the
+    /// store again.
+    pub forgotten_by_store: usize,
     /// Events caused by the application's own client id, dropped.
     pub ignored_own: usize,
     /// Dead letters handed to the handler.
@@ -590,6 +675,7 @@ impl HandleOutcome {
             status,
             accepted: 0,
             duplicates: 0,
+            forgotten_by_store: 0,
             ignored_own: 0,
             dead_letters: 0,
             in_flight: 0,
@@ -619,6 +705,8 @@ pub struct ReceiverBuilder {
     dedup_capacity: Option<usize>,
     /// The receiver's name and a shared store.
     dedup_store: Option<(String, Arc<dyn DedupStore>)>,
+    /// `None`: the default, with a shared store.
+    recent: Option<(usize, Duration)>,
 }
 
 impl Default for ReceiverBuilder {
@@ -633,6 +721,7 @@ impl Default for ReceiverBuilder {
             dedup_window: None,
             dedup_capacity: None,
             dedup_store: None,
+            recent: None,
         }
     }
 }
@@ -703,6 +792,41 @@ impl ReceiverBuilder {
         self
     }
 
+    /// Bounds the receiver's second line behind a [`dedup_store`](Self::dedup_store): the keys
+    /// of the last `count` events this process handed over (and, apart from them, of the dead
+    /// letters of its last [`DEAD_LETTER_DEDUP_CAPACITY`](super::DEAD_LETTER_DEDUP_CAPACITY)
+    /// deliveries that had some), each for `window` after the handler returned `Ok`. Defaults:
+    /// [`DEFAULT_RECENT_CAPACITY`](super::DEFAULT_RECENT_CAPACITY) and
+    /// [`DEFAULT_RECENT_WINDOW`](super::DEFAULT_RECENT_WINDOW); a window longer than the
+    /// store's [window](DedupStore::window) is shortened to it. A `count` or `window` of zero
+    /// turns the second line off.
+    ///
+    /// A store that **lost** what it held (Redis restarted without its data, flushed, failed
+    /// over to a replica that had not received the last writes, or evicted keys under
+    /// memory pressure; or a commit that failed, whose claim then expired) answers that an
+    /// event it was told about is new. When this process handed that event over within these
+    /// bounds, the receiver counts it as a duplicate instead (answered 200 like any duplicate,
+    /// in [`HandleOutcome::forgotten_by_store`]), logs a warning, and records it in the store
+    /// again. So **the same process never hands one event over twice within these bounds**,
+    /// whatever the store lost. What this does not cover:
+    ///
+    /// - another replica, or this process after a restart, that never handed the event over
+    ///   cannot know it: a repeat that reaches it after the store lost its set is handed over
+    ///   again (the platform sends a delivery again only when it got no 200, so on a lost
+    ///   answer or a refused delivery);
+    /// - past `count` events or past `window`, the oldest are forgotten here too;
+    /// - only what a handler finished is kept: a claim the store loses while its handler
+    ///   still runs lets a repeat that arrives meanwhile be handed over at the same time;
+    /// - while the store cannot be reached, deliveries are still refused with 503.
+    ///
+    /// Only with a [`dedup_store`](Self::dedup_store): the in-process default store is already
+    /// this process's memory, so without one [`build`](Self::build) refuses this setting.
+    #[must_use]
+    pub fn recent_deliveries(mut self, count: usize, window: Duration) -> Self {
+        self.recent = Some((count, window));
+        self
+    }
+
     /// Drops events caused by this OAuth client id (their `user.clientIdHash` is the SHA-1 of
     /// it; see [`client_id_hash`]). May be called for several client ids.
     #[must_use]
@@ -760,20 +884,30 @@ impl ReceiverBuilder {
         if self.max_items == 0 {
             return Err(ReceiverBuildError::ZeroMaxItems);
         }
-        let (name, dedup): (Arc<str>, Arc<dyn DedupStore>) = match self.dedup_store {
+        let (name, dedup, recent): (Arc<str>, Arc<dyn DedupStore>, _) = match self.dedup_store {
             Some(_) if self.dedup_window.is_some() || self.dedup_capacity.is_some() => {
                 return Err(ReceiverBuildError::DedupSettingsWithStore);
             }
             Some((name, _)) if !is_receiver_name(&name) => {
                 return Err(ReceiverBuildError::InvalidReceiverName);
             }
-            Some((name, store)) => (name.into(), store),
+            Some((name, store)) => {
+                let (count, window) = self
+                    .recent
+                    .unwrap_or((DEFAULT_RECENT_CAPACITY, DEFAULT_RECENT_WINDOW));
+                let recent = Recent::new(count, window.min(store.window()));
+                (name.into(), store, recent)
+            }
+            None if self.recent.is_some() => {
+                return Err(ReceiverBuildError::RecentDeliveriesWithoutStore);
+            }
             None => (
                 DEFAULT_RECEIVER_NAME.into(),
                 Arc::new(MemoryDedup::new(
                     self.dedup_window.unwrap_or(DEFAULT_DEDUP_WINDOW),
                     self.dedup_capacity.unwrap_or(DEFAULT_DEDUP_CAPACITY),
                 )),
+                None,
             ),
         };
         Ok(Receiver {
@@ -785,6 +919,7 @@ impl ReceiverBuilder {
             max_items: self.max_items,
             name,
             dedup,
+            recent,
         })
     }
 }
@@ -820,6 +955,10 @@ pub enum ReceiverBuildError {
     /// [`dedup_capacity`](ReceiverBuilder::dedup_capacity) was set with a
     /// [`dedup_store`](ReceiverBuilder::dedup_store), which has its own settings.
     DedupSettingsWithStore,
+    /// [`recent_deliveries`](ReceiverBuilder::recent_deliveries) was set without a
+    /// [`dedup_store`](ReceiverBuilder::dedup_store): the in-process default store is this
+    /// process's memory already.
+    RecentDeliveriesWithoutStore,
 }
 
 impl fmt::Display for ReceiverBuildError {
@@ -835,6 +974,9 @@ impl fmt::Display for ReceiverBuildError {
             }
             ReceiverBuildError::DedupSettingsWithStore => {
                 "webhook receiver dedup window or capacity set with a dedup store of its own"
+            }
+            ReceiverBuildError::RecentDeliveriesWithoutStore => {
+                "webhook receiver recent deliveries set without a dedup store"
             }
         })
     }

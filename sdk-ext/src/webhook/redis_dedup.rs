@@ -1,8 +1,10 @@
 //! The receiver's dedup set on Redis (feature `redis`): shared by replicas, kept across restarts.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use pubapi_sdk::hooks::BoxFuture;
@@ -17,6 +19,9 @@ const DONE: &[u8] = b"done";
 
 /// The start of a claimed key's value; the claimant's id follows.
 const CLAIMED: &str = "claimed:";
+
+/// The end of the name of a receiver's generation key (see [Data loss](RedisDedup#data-loss)).
+const GENERATION: &str = "generation";
 
 /// Deletes each key still claimed by `ARGV[1]`, leaving other claimants' and committed keys.
 const RELEASE: &str = r"
@@ -40,11 +45,13 @@ return released
 /// is the one given to [`ReceiverBuilder::dedup_store`](super::ReceiverBuilder::dedup_store),
 /// and the digest is [`DedupKey::digest_hex`] (SHA-256 of the receiver name, domain and
 /// `eventId`: keys have a fixed size whatever the sender puts in `eventId`). Find one event's
-/// key with [`redis_key`](Self::redis_key).
+/// key with [`redis_key`](Self::redis_key). One more key per receiver, without expiry:
+/// `<prefix><receiver name>:generation` (see [Data loss](Self#data-loss)).
 ///
 /// # Claim, commit, release
 ///
-/// - **Claim**, in one atomic round trip for the whole delivery (`MULTI`, then per key
+/// - **Claim**, in one atomic round trip for the whole delivery (`MULTI`, then
+///   `SET generation <new value> NX` and `GET generation`, then per key
 ///   `SET key claimed:<claimant> NX PX <lease>` and `GET key`, `EXEC`): the key was free
 ///   (fresh), committed (seen, a duplicate) or claimed by another delivery (in flight: the
 ///   receiver answers 503 and the platform retries later).
@@ -83,6 +90,31 @@ return released
 /// batch) and the claim expires after its lease; a failed release also leaves the claim to
 /// expire.
 ///
+/// # Data loss
+///
+/// The store remembers what Redis keeps: a Redis restarted without persistence, flushed
+/// (`FLUSHALL`, `FLUSHDB`), failed over to a replica that had not received the last writes,
+/// or evicting keys under `maxmemory` forgets deliveries, and Redis then answers that they
+/// are new. Two things limit the damage:
+///
+/// - **the receiver's recent set** (see
+///   [`ReceiverBuilder::recent_deliveries`](super::ReceiverBuilder::recent_deliveries), on
+///   by default): the process that handed an event over does not hand it over again, and
+///   records it in Redis again; another replica that never handed it over cannot know it;
+/// - **the generation key**: the first claim on an empty Redis sets
+///   `<prefix><receiver name>:generation` to a new random value, and every claim reads it.
+///   A process that finds a value other than the one it read before knows that Redis lost
+///   its data since: it logs a warning once per loss and counts it
+///   ([`losses_detected`](Self::losses_detected)). This detects a Redis that lost
+///   everything (or at least that key), not a failover that lost only the last writes, nor
+///   evictions; the recent set covers those too.
+///
+/// For the guarantee across replicas, keep the data: persistence (`appendonly yes`), replicas
+/// kept close to the primary (`min-replicas-to-write`, `min-replicas-max-lag`: a failover can
+/// still lose the last second or so of writes), and no eviction of these keys
+/// (`maxmemory-policy noeviction`, or memory for every key of the window: the `volatile-*`
+/// policies evict exactly these keys, which expire).
+///
 /// Needs a single Redis (not Cluster: a delivery's keys go in one transaction) of version
 /// 2.6.12 or later, and the commands `SET`, `GET`, `MULTI`, `EXEC`, `EVALSHA` and
 /// `SCRIPT LOAD`. Claiming holds, while its round trip lasts, the commands and answers of
@@ -114,6 +146,10 @@ pub struct RedisDedup {
     lease: Duration,
     timeout: Duration,
     release: Arc<Script>,
+    /// Shared by clones: the generation each receiver's key held at the last claim.
+    generations: Arc<Mutex<HashMap<String, Vec<u8>>>>,
+    /// Shared by clones: how many times a generation changed.
+    losses: Arc<AtomicU64>,
 }
 
 impl RedisDedup {
@@ -136,6 +172,8 @@ impl RedisDedup {
             lease: Self::DEFAULT_CLAIM_LEASE,
             timeout: Self::DEFAULT_TIMEOUT,
             release: Arc::new(Script::new(RELEASE)),
+            generations: Arc::default(),
+            losses: Arc::default(),
         }
     }
 
@@ -181,6 +219,41 @@ impl RedisDedup {
             key.kind().as_str(),
             key.digest_hex()
         )
+    }
+
+    /// How many times this store (and its clones) found that Redis had lost its data: the
+    /// generation key of a receiver held another value than at the previous claim (see
+    /// [Data loss](Self#data-loss)). Each loss also logs one warning.
+    #[must_use]
+    pub fn losses_detected(&self) -> u64 {
+        self.losses.load(Ordering::Relaxed)
+    }
+
+    /// The key whose value changes when Redis loses the receiver's keys.
+    fn generation_key(&self, receiver: &str) -> String {
+        format!("{}{receiver}:{GENERATION}", self.prefix)
+    }
+
+    /// Remembers the generation a claim read, and says once when it changed.
+    fn observe_generation(&self, name: String, generation: Option<Vec<u8>>) {
+        // Absent only if deleted between the commands of one transaction: nothing to compare.
+        let Some(generation) = generation else {
+            return;
+        };
+        let mut generations = self
+            .generations
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let previous = generations.insert(name, generation.clone());
+        if previous.is_some_and(|previous| previous != generation) {
+            self.losses.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(
+                store = ?self,
+                "webhook dedup store lost its data (its generation key changed): deliveries \
+                 handed over before may be handed over again, except by the process that \
+                 handed them over within its recent set's bounds"
+            );
+        }
     }
 
     fn redis_keys(&self, claimant: &Claimant, keys: &[DedupKey]) -> Vec<String> {
@@ -233,8 +306,16 @@ impl DedupStore for RedisDedup {
     ) -> BoxFuture<'a, Result<Vec<Claim>, DedupError>> {
         Box::pin(async move {
             let token = token(claimant);
+            let generation = self.generation_key(claimant.receiver());
             let mut pipe = redis::pipe();
             pipe.atomic();
+            // A new value if the key is gone: a claim that finds another than before knows.
+            pipe.cmd("SET")
+                .arg(&generation)
+                .arg(format!("{:032x}", claimant.id()))
+                .arg("NX")
+                .ignore();
+            pipe.cmd("GET").arg(&generation);
             for name in self.redis_keys(claimant, keys) {
                 pipe.cmd("SET")
                     .arg(&name)
@@ -246,9 +327,17 @@ impl DedupStore for RedisDedup {
                 pipe.cmd("GET").arg(name);
             }
             let pipe = &pipe;
-            let values: Vec<Option<Vec<u8>>> = self
+            let mut values: Vec<Option<Vec<u8>>> = self
                 .run(|mut connection| async move { pipe.query_async(&mut connection).await })
                 .await?;
+            if values.len() != keys.len() + 1 {
+                return Err(DedupError::new(format!(
+                    "{} answers for {} keys and the generation",
+                    values.len(),
+                    keys.len()
+                )));
+            }
+            self.observe_generation(generation, values.remove(0));
             Ok(values
                 .iter()
                 .map(|value| match value.as_deref() {

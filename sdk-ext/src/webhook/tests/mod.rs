@@ -6,6 +6,7 @@ mod dedup_store;
 mod events;
 mod properties;
 mod receiver;
+mod recent;
 mod robustness;
 
 /// The strategies every property test of untrusted input shares (`arb_json`, ...).
