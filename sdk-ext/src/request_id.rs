@@ -8,6 +8,13 @@
 //! their errors (the header's name is not shown; `x-request-id` is the common one). One id
 //! for all the attempts of a call is the rule of the Azure SDK guidelines: the server's logs
 //! then show the retries of one call together.
+//!
+//! Ids are RFC 9562 version 7 UUIDs, so log pipelines that validate UUIDs take them and they
+//! sort by time: the Unix time in milliseconds (48 bits), the version digit `7`, 42 bits
+//! drawn once per process (the 12 of `rand_a` and 30 of `rand_b`), the variant bits `10`, and
+//! a 32-bit counter of the process's ids (RFC 9562's "fixed-length dedicated counter",
+//! section 6.2, method 1). Ids are written in blocks of 64 sharing one time, which costs no
+//! more than a counter alone.
 
 use bytes::Bytes;
 use std::cell::RefCell;
@@ -28,9 +35,9 @@ const _: () = assert!(256 % BLOCK == 0);
 /// The header a request's id travels in.
 pub const REQUEST_ID_HEADER: http::HeaderName = http::HeaderName::from_static("x-request-id");
 
-/// A request's id: 36 characters in the shape of a UUID (`8-4-4-4-12` hex digits), unique in
-/// the process (a counter) and across processes (a random prefix drawn once per process).
-/// `Copy`: it costs no allocation to keep.
+/// A request's id: an RFC 9562 version 7 UUID in its 36-character text form (see the
+/// [module doc](self)), unique in the process (a counter) and across processes (the time and
+/// 42 bits drawn once per process). `Copy`: it costs no allocation to keep.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RequestId([u8; 36]);
 
@@ -49,7 +56,7 @@ impl RequestId {
                 // A block starts at a multiple of `BLOCK` (at most 256), so its ids differ
                 // only in the counter's last two hex digits: the first id is written whole,
                 // the others are copies with those two digits changed.
-                let whole = RequestId::numbered(first).0;
+                let whole = RequestId::numbered(unix_millis(), first).0;
                 let mut text = Vec::with_capacity(BLOCK * 36);
                 for count in first..first + BLOCK as u64 {
                     let mut id = whole;
@@ -77,24 +84,24 @@ impl RequestId {
         value.as_bytes().try_into().ok().map(RequestId)
     }
 
-    /// The id with the counter value `count`: the process's prefix fills the first three
-    /// groups, the counter's 16 hex digits the last two.
-    fn numbered(count: u64) -> RequestId {
+    /// The id made at `millis` (Unix time) with the counter value `count`: the time in the
+    /// first 12 hex digits, `7`, the process's random bits, the variant, and the counter's
+    /// low 32 bits in the last 8 hex digits.
+    fn numbered(millis: u64, count: u64) -> RequestId {
         static TEMPLATE: OnceLock<[u8; 36]> = OnceLock::new();
         let mut text = *TEMPLATE.get_or_init(|| {
-            let mut prefix = crate::rng::SplitMix64::from_entropy().next_u64();
+            let random = crate::rng::SplitMix64::from_entropy().next_u64();
             let mut text = [b'-'; 36];
-            for i in (0..18).rev().filter(|i| !matches!(i, 8 | 13)) {
-                text[i] = HEX[(prefix & 0xf) as usize];
-                prefix >>= 4;
-            }
+            text[14] = b'7';
+            // rand_a: 12 bits.
+            write_hex(&mut text, 15..18, random & 0xfff);
+            // The variant `10` and 2 random bits, then 28 more random bits of rand_b.
+            text[19] = HEX[(0x8 | ((random >> 12) & 0x3)) as usize];
+            write_hex(&mut text, 20..28, (random >> 14) & 0xfff_ffff);
             text
         });
-        let mut count = count;
-        for i in (19..36).rev().filter(|i| *i != 23) {
-            text[i] = HEX[(count & 0xf) as usize];
-            count >>= 4;
-        }
+        write_hex(&mut text, 0..13, millis & 0xffff_ffff_ffff);
+        write_hex(&mut text, 28..36, count & 0xffff_ffff);
         RequestId(text)
     }
 
@@ -103,6 +110,21 @@ impl RequestId {
         // Only ASCII hex digits and dashes are ever written.
         std::str::from_utf8(&self.0).unwrap_or_default()
     }
+}
+
+/// Writes `value`'s low hex digits into `text[range]` from the right, skipping the dashes.
+fn write_hex(text: &mut [u8; 36], range: std::ops::Range<usize>, mut value: u64) {
+    for i in range.rev().filter(|i| !matches!(i, 8 | 13 | 18 | 23)) {
+        text[i] = HEX[(value & 0xf) as usize];
+        value >>= 4;
+    }
+}
+
+/// Milliseconds since the Unix epoch (0 for a clock set before it).
+fn unix_millis() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 impl fmt::Display for RequestId {
@@ -167,13 +189,28 @@ mod tests {
     }
 
     #[test]
-    fn every_id_of_a_block_is_the_id_its_counter_value_has_written_whole() {
+    fn every_id_of_a_block_is_the_id_its_time_and_counter_value_write_whole() {
         for _ in 0..3 * BLOCK + 7 {
             let (id, _) = RequestId::next_with_header();
-            let digits: String = id.as_str()[19..].chars().filter(|c| *c != '-').collect();
-            let count = u64::from_str_radix(&digits, 16).unwrap();
-            assert_eq!(id, RequestId::numbered(count), "{id}");
+            let text = id.as_str();
+            let millis = u64::from_str_radix(&text[..13].replace('-', ""), 16).unwrap();
+            let count = u64::from_str_radix(&text[28..], 16).unwrap();
+            assert_eq!(id, RequestId::numbered(millis, count), "{id}");
         }
+    }
+
+    #[test]
+    fn ids_are_rfc_9562_version_7_uuids_of_the_time_they_were_made() {
+        let before = unix_millis();
+        let (id, _) = RequestId::next_with_header();
+        let after = unix_millis();
+        let text = id.as_str();
+        // Version 7, variant 10 (RFC 9562 sections 4.1, 4.2, 5.7).
+        assert_eq!(&text[14..15], "7", "{text}");
+        assert!(matches!(&text[19..20], "8" | "9" | "a" | "b"), "{text}");
+        let millis = u64::from_str_radix(&text[..13].replace('-', ""), 16).unwrap();
+        // The block may have been written by an earlier test of this thread.
+        assert!(millis <= after && millis + 60_000 >= before, "{text}");
     }
 
     #[test]
