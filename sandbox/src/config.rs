@@ -469,9 +469,15 @@ pub struct ServerConfig {
     /// How long a client may take to send a request's body once its head arrived; then the
     /// request is answered 408 and the connection closed.
     pub body_read_timeout: Duration,
+    /// The slowest a request body may arrive, bytes a second on average, once its first
+    /// five seconds have passed (as Kestrel's minimum request body data rate, 240 bytes a
+    /// second): a slower one is answered 408 and its connection closed. 0: no minimum.
+    pub min_body_bytes_per_second: u64,
     /// Connections served at once. A new connection past it closes the connection idle the
-    /// longest (no request being served); when every one is busy, the new one is refused with
-    /// 503 and closed. Keep it below the process's open-file limit (1,024 by default).
+    /// longest (no request being served); when none is idle, the one receiving a request
+    /// body the slowest (a body begun at least a second ago); when every one is busy with a
+    /// request it has whole, the new one is refused with 503 and closed. Keep it below the
+    /// process's open-file limit (1,024 by default).
     pub max_connections: usize,
     /// Bytes the traffic log keeps in all: the request and reply bodies, and the method,
     /// path, query and reply headers (a request head can be 64 KiB, and unknown paths are
@@ -493,6 +499,7 @@ impl Default for ServerConfig {
             max_head_bytes: 64 << 10,
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
+            min_body_bytes_per_second: 240,
             max_connections: 512,
             traffic_max_bytes: 64 << 20,
             traffic_request_body_bytes: 64 << 10,

@@ -26,18 +26,21 @@
 //! rebinds its DNS to 127.0.0.1 is refused) and come from no other origin (`Origin`,
 //! `Sec-Fetch-Site`: a form or a `text/plain` POST from any web page is refused); with one
 //! ([`ServerConfig::control_token`](crate::ServerConfig::control_token)), a request must
-//! carry it, whatever its `Host`. Refusals are 403.
+//! carry it, whatever its `Host`. Refusals are 403. A browser cannot add a header when it
+//! opens a page, so `GET /_sandbox/ui` also takes the token as `?token=<token>`; the page
+//! sends it on as a header and drops it from the address bar.
 
 use super::Shared;
 use super::activity::Activity;
 use super::clock::{MAX_MS, MAX_SCALE};
 use super::config::LimitsConfig;
+use super::dashboard;
 use super::dates::{iso_millis, parse_request_date};
 use super::faults::{Fault, FaultAction};
 use super::fs::FsEntry;
 use super::http::parse_query;
 use super::limits::Violation;
-use super::serve::read_body;
+use super::serve::{BodyPace, read_body};
 use super::world::ActionSource;
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -91,24 +94,42 @@ impl Answer {
 /// The axum handler of every `/_sandbox` request.
 pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
-    let answer = match access(&shared, &parts.headers) {
+    let path = parts.uri.path().strip_prefix(PREFIX).unwrap_or("");
+    let query = parts.uri.query().map(parse_query).unwrap_or_default();
+    // The page's own token, from its address (see the module's docs).
+    let page_token = (parts.method == "GET" && path.trim_end_matches('/') == "/ui")
+        .then(|| query.iter().find(|(name, _)| name == "token"))
+        .flatten()
+        .map(|(_, token)| token.as_str());
+    let answer = match access(&shared, &parts.headers, page_token) {
         Err(refused) => Answer::refused(403, refused),
         Ok(()) => {
-            let timeout = shared.config.server.body_read_timeout;
-            match read_body(&parts.headers, body, MAX_BODY, timeout).await {
-                Ok(body) => {
-                    let path = parts.uri.path().strip_prefix(PREFIX).unwrap_or("");
-                    let query = parts.uri.query().map(parse_query).unwrap_or_default();
-                    route(&shared, parts.method.as_str(), path, &query, &body)
-                }
+            let pace = BodyPace::of(&shared.config.server);
+            match read_body(&parts.headers, body, MAX_BODY, pace).await {
+                Ok(body) => route(&shared, parts.method.as_str(), path, &query, &body),
                 Err(e) => Answer::refused(e.status(), e.to_string()),
             }
         }
     };
-    let mut response = Response::new(Body::from(answer.body.to_string()));
+    let mut response = Response::new(match answer.page {
+        Some(page) => Body::from(page),
+        None => Body::from(answer.body.to_string()),
+    });
     *response.status_mut() = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::OK);
     let headers = response.headers_mut();
-    headers.insert("content-type", HeaderValue::from_static("application/json"));
+    if answer.page.is_some() {
+        headers.insert(
+            "content-type",
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        );
+        headers.insert(
+            "content-security-policy",
+            HeaderValue::from_static(dashboard::CONTENT_SECURITY_POLICY),
+        );
+        headers.insert("cache-control", HeaderValue::from_static("no-store"));
+    } else {
+        headers.insert("content-type", HeaderValue::from_static("application/json"));
+    }
     if let Some(allow) = answer.allow {
         headers.insert("allow", HeaderValue::from_static(allow));
     }
@@ -389,6 +410,7 @@ fn traffic(shared: &Shared, query: &[(String, String)]) -> Result<Answer, String
                 "requestBodyLength": e.request_body_len,
                 "requestBodyTruncated": e.request_body_truncated,
                 "impersonatedBy": e.impersonated_by,
+                "tokenUser": e.token_user,
                 "status": e.status,
                 "responseHeaders": e.response_headers,
                 "contentType": e.content_type,
