@@ -273,28 +273,35 @@ impl std::str::FromStr for LimitsConfig {
             let window = match part.split_once('=') {
                 Some((name, window)) => {
                     class = match name.trim() {
-                        "general" => Some(false),
-                        "ai" => Some(true),
+                        "general" => Some(("general", false)),
+                        "ai" => Some(("ai", true)),
                         other => {
-                            return Err(format!("unknown limit class {other:?} (general or ai)"));
+                            return Err(format!(
+                                "unknown limit class `{other}` (general or ai), in `{part}`"
+                            ));
                         }
                     };
                     window.trim()
                 }
                 None => part,
             };
-            let ai = class
-                .ok_or_else(|| format!("{window:?} needs a class first, as in general={window}"))?;
+            let (name, ai) = class.ok_or_else(|| {
+                format!("`{window}` needs a class first, as in general={window} or ai={window}")
+            })?;
             let (number, unit) = window
                 .split_once('/')
-                .ok_or_else(|| format!("{window:?} is not N/s, N/m or N/d"))?;
+                .ok_or_else(|| format!("{name} limit `{window}` is not N/s, N/m or N/d"))?;
             let number: u32 = number
                 .trim()
                 .parse()
                 .ok()
                 .filter(|n| *n > 0)
                 .ok_or_else(|| {
-                    format!("{number:?} in {window:?} is not a positive whole number")
+                    format!(
+                        "{name} limit `{window}`: `{}` is not a whole number from 1 to {}",
+                        number.trim(),
+                        u32::MAX
+                    )
                 })?;
             let slot = match (ai, unit.trim()) {
                 (false, "s") => &mut limits.general_per_second,
@@ -304,10 +311,14 @@ impl std::str::FromStr for LimitsConfig {
                 (true, "d") => &mut limits.ai_per_day,
                 (false, "m") => {
                     return Err(format!(
-                        "{window:?}: the general API has no minute window (s or d)"
+                        "general limit `{window}`: the general API has no minute window (s or d)"
                     ));
                 }
-                (_, other) => return Err(format!("unknown window {other:?} (s, m or d)")),
+                (_, other) => {
+                    return Err(format!(
+                        "{name} limit `{window}`: unknown window `{other}` (s, m or d)"
+                    ));
+                }
             };
             *slot = Some(number);
         }
@@ -701,11 +712,22 @@ mod tests {
     fn bad_limits_text_is_named() {
         for (text, says) in [
             ("5/s", "needs a class first"),
-            ("cpu=5/s", "unknown limit class \"cpu\""),
-            ("general=5", "is not N/s, N/m or N/d"),
-            ("general=0/s", "not a positive whole number"),
-            ("general=5/h", "unknown window \"h\""),
-            ("general=5/m", "no minute window"),
+            ("cpu=5/s", "unknown limit class `cpu`"),
+            ("general=5", "general limit `5` is not N/s, N/m or N/d"),
+            (
+                "general=0/s",
+                "general limit `0/s`: `0` is not a whole number from 1",
+            ),
+            (
+                "ai=10/m,0/d",
+                "ai limit `0/d`: `0` is not a whole number from 1",
+            ),
+            ("general=5/h", "general limit `5/h`: unknown window `h`"),
+            ("ai=5/w", "ai limit `5/w`: unknown window `w`"),
+            (
+                "general=5/m",
+                "general limit `5/m`: the general API has no minute window",
+            ),
         ] {
             let error = text.parse::<LimitsConfig>().unwrap_err();
             assert!(error.contains(says), "{text}: {error}");

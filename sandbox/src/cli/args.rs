@@ -493,7 +493,10 @@ mod tests {
             ("fault add explode", "unknown fault \"explode\""),
             ("fault add status", "status takes one value"),
             ("clock advance soon", "not a duration"),
-            ("limits general=0/s", "not a positive whole number"),
+            (
+                "limits general=0/s",
+                "general limit `0/s`: `0` is not a whole number from 1",
+            ),
             ("activity fly /x", "unknown activity"),
             ("status --as sam", "unknown option --as"),
             ("receive", "receive needs --port"),
