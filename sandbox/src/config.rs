@@ -24,6 +24,20 @@ pub enum Role {
 }
 
 impl Role {
+    /// The role in words: `admin`, `power user`, `power user who runs reports`, `standard`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Admin => "admin",
+            Role::PowerUser {
+                can_run_reports: false,
+            } => "power user",
+            Role::PowerUser {
+                can_run_reports: true,
+            } => "power user who runs reports",
+            Role::Standard => "standard",
+        }
+    }
+
     /// Whether audit reports are allowed for this role.
     pub fn can_run_reports(self) -> bool {
         matches!(

@@ -303,7 +303,7 @@ fn state(shared: &Shared) -> Answer {
                 "id": user.id,
                 "username": user.username,
                 "email": user.email,
-                "role": format!("{:?}", user.role),
+                "role": user.role.name(),
                 "scopes": user.scopes,
                 "clientId": user.client_id,
                 "token": token,

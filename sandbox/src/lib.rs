@@ -535,6 +535,18 @@ impl Sandbox {
         self.shared.world().traffic.iter().cloned().collect()
     }
 
+    /// The exchanges kept whose [`Exchange::seq`] is above `seq`, oldest first (what a log
+    /// that follows the traffic has not seen yet).
+    pub fn traffic_after(&self, seq: u64) -> Vec<Exchange> {
+        self.shared
+            .world()
+            .traffic
+            .iter()
+            .filter(|e| e.seq > seq)
+            .cloned()
+            .collect()
+    }
+
     /// Every delivery attempt made, in order.
     pub fn deliveries(&self) -> Vec<DeliveryRecord> {
         self.shared.world().deliveries.log().to_vec()

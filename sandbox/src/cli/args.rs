@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 pub(crate) const USAGE: &str = "\
 usage: pubapi-sandbox [serve] [--port N] [--limits L] [--clock C] [--time-scale X] [--seed N]
-                              [--sample-history] [--control-token T]
+                              [--sample-history] [--control-token T] [-v]
        pubapi-sandbox <control command> [--url URL]
        pubapi-sandbox receive --port N [--auth SECRET]
 
@@ -23,6 +23,8 @@ Prints `PUBAPI_BASE_URL=<url> PUBAPI_TOKEN=<admin token>` first, then the other 
   --control-token T  the control plane answers only requests with this token (authorization:
                    Bearer T), from any Host; without it, only requests to the sandbox's own
                    loopback address from no other web origin
+  -v, --verbose    log each API request to standard error: sandbox time, method, path,
+                   status and operation
 
 control commands (talk to the sandbox at --url, default $PUBAPI_BASE_URL, with the token in
 $PUBAPI_SANDBOX_CONTROL_TOKEN if it has one):
@@ -59,7 +61,12 @@ pub(crate) enum Command {
     /// Print the usage.
     Help,
     /// Serve a sandbox.
-    Serve(Box<SandboxConfig>),
+    Serve {
+        /// How it starts.
+        config: Box<SandboxConfig>,
+        /// Whether each request is logged (`-v`).
+        verbose: bool,
+    },
     /// Send a control request to a running sandbox.
     Control {
         /// `--url`, when given.
@@ -87,7 +94,7 @@ struct Words {
 }
 
 /// Options that take no value.
-const FLAGS: &[&str] = &["--help", "-h", "--sample-history"];
+const FLAGS: &[&str] = &["--help", "-h", "--sample-history", "-v", "--verbose"];
 
 fn split(args: &[String]) -> Result<Words, String> {
     let mut words = Words {
@@ -181,6 +188,8 @@ fn serve(words: &Words) -> Result<Command, String> {
         "--seed",
         "--sample-history",
         "--control-token",
+        "-v",
+        "--verbose",
     ])?;
     let mut config = SandboxConfig {
         sample_history: words.option("--sample-history").is_some(),
@@ -221,7 +230,10 @@ fn serve(words: &Words) -> Result<Command, String> {
             })?,
         },
     };
-    Ok(Command::Serve(Box::new(config)))
+    Ok(Command::Serve {
+        config: Box::new(config),
+        verbose: words.option("-v").is_some() || words.option("--verbose").is_some(),
+    })
 }
 
 fn control(command: &str, rest: &[&str], words: &Words) -> Result<Command, String> {
@@ -393,7 +405,7 @@ mod tests {
 
     fn serve_config(line: &str) -> SandboxConfig {
         match parse_line(line) {
-            Ok(Command::Serve(config)) => *config,
+            Ok(Command::Serve { config, .. }) => *config,
             other => panic!("{line}: {other:?}"),
         }
     }
@@ -424,6 +436,21 @@ mod tests {
             }
         );
         assert_eq!(parse_line("--help"), Ok(Command::Help));
+    }
+
+    #[test]
+    fn dash_v_asks_for_the_request_log() {
+        for (line, verbose) in [
+            ("--port 8080", false),
+            ("-v", true),
+            ("serve --verbose --port 0", true),
+            ("--port 0 -v", true),
+        ] {
+            match parse_line(line) {
+                Ok(Command::Serve { verbose: v, .. }) => assert_eq!(v, verbose, "{line}"),
+                other => panic!("{line}: {other:?}"),
+            }
+        }
     }
 
     #[test]
