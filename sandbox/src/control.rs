@@ -15,6 +15,9 @@
 //! | `GET /_sandbox/counters` | | requests by operation and status, violations by kind with the rule each breaks, faults, deliveries |
 //! | `GET /_sandbox/traffic?after=<seq>` | | the exchanges served (after `seq`), with their statuses, headers and bodies |
 //! | `GET /_sandbox/conformance` | | the exchanges and delivery bodies checked against the spec, and every problem found |
+//! | `GET /_sandbox/arrivals?buckets=<n>` | | requests per limit window over the last `n` windows, with each window's limit (`dashboard.rs`) |
+//! | `GET /_sandbox/audit` | | the audit jobs and their state |
+//! | `GET /_sandbox/ui` | | the dashboard, an HTML page drawn from the paths above |
 //!
 //! Answers are JSON; a refused request is 400 naming the field (404 for an unknown path, 405
 //! for a method the path does not have, 413 for a body over 1 MiB, 408 for one that does not
@@ -71,6 +74,8 @@ struct Answer {
     status: u16,
     body: Value,
     allow: Option<&'static str>,
+    /// An HTML page instead of the JSON body (the dashboard).
+    page: Option<&'static str>,
 }
 
 impl Answer {
@@ -79,6 +84,7 @@ impl Answer {
             status: 200,
             body,
             allow: None,
+            page: None,
         }
     }
 
@@ -87,6 +93,7 @@ impl Answer {
             status,
             body: json!({ "error": message.into() }),
             allow: None,
+            page: None,
         }
     }
 }
@@ -139,13 +146,15 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
     response
 }
 
-/// Whether the request may drive the control plane (see the module's docs), or why not.
-fn access(shared: &Shared, headers: &HeaderMap) -> Result<(), String> {
+/// Whether the request may drive the control plane (see the module's docs), or why not;
+/// `page_token` is the token in the dashboard page's address.
+fn access(shared: &Shared, headers: &HeaderMap, page_token: Option<&str>) -> Result<(), String> {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     if let Some(token) = &shared.config.server.control_token {
         let sent = header("authorization")
             .and_then(|v| v.strip_prefix("Bearer "))
-            .or_else(|| header(TOKEN_HEADER));
+            .or_else(|| header(TOKEN_HEADER))
+            .or(page_token);
         return match sent {
             Some(sent) if same_secret(sent.trim(), token) => Ok(()),
             Some(_) => Err("the control token is wrong".to_string()),
@@ -220,6 +229,9 @@ const PATHS: &[(&str, &str)] = &[
     ("/counters", "GET"),
     ("/traffic", "GET"),
     ("/conformance", "GET"),
+    ("/arrivals", "GET"),
+    ("/audit", "GET"),
+    ("/ui", "GET"),
 ];
 
 fn route(
@@ -252,6 +264,12 @@ fn route(
         ("GET", "/counters") => Ok(counters(shared)),
         ("GET", "/traffic") => traffic(shared, query),
         ("GET", "/conformance") => Ok(conformance(shared)),
+        ("GET", "/arrivals") => dashboard::arrivals(shared, query).map(Answer::ok),
+        ("GET", "/audit") => Ok(Answer::ok(dashboard::audit_jobs(shared))),
+        ("GET", "/ui") => Ok(Answer {
+            page: Some(dashboard::PAGE),
+            ..Answer::ok(Value::Null)
+        }),
         _ => {
             return match PATHS.iter().find(|(known, _)| *known == path) {
                 Some((_, allow)) => Answer {

@@ -63,6 +63,7 @@ mod clock;
 mod config;
 mod control;
 mod corpus;
+mod dashboard;
 mod dates;
 mod delivery;
 mod events;
