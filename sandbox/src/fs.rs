@@ -57,9 +57,8 @@ impl FsEntry {
 /// Why an activity could not happen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ActivityError {
-    /// The path is not absolute, has empty or dot segments, a name longer than
-    /// [`MAX_NAME_BYTES`], a control character (NUL included), or is longer than
-    /// [`MAX_PATH_BYTES`].
+    /// The path is not absolute, has empty or dot segments, a name longer than 255 bytes, a
+    /// control character (NUL included), or is longer than 4096 bytes.
     InvalidPath {
         /// The path as given.
         path: String,
@@ -98,10 +97,10 @@ impl fmt::Display for ActivityError {
 impl std::error::Error for ActivityError {}
 
 /// The longest name of a file or folder, bytes of UTF-8 (as most file systems allow).
-pub const MAX_NAME_BYTES: usize = 255;
+pub(crate) const MAX_NAME_BYTES: usize = 255;
 
 /// The longest path, bytes of UTF-8 (Linux's `PATH_MAX`).
-pub const MAX_PATH_BYTES: usize = 4096;
+pub(crate) const MAX_PATH_BYTES: usize = 4096;
 
 /// `text` in quotes for a message: control characters escaped, and cut after 64 characters
 /// (with the length) so a huge name does not fill the message.
