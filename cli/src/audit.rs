@@ -424,7 +424,7 @@ fn request_of(kind: &Kind, matches: &ArgMatches) -> Result<AuditCommand, Failure
             .unwrap_or_default();
         if AuditDate::parse(&value).is_none() {
             return Err(Failure::usage(format!(
-                "{flag} {value:?} is not a date: give a day as YYYY-MM-DD (such as 2026-01-31) \
+                "{flag} `{value}` is not a date: give a day as YYYY-MM-DD (such as 2026-01-31) \
                  or a UTC time as YYYY-MM-DDTHH:MM:SSZ"
             )));
         }
@@ -521,7 +521,7 @@ fn list_item(value: &str, integers: bool, name: &str) -> Result<Value, Failure> 
     }
     value.trim().parse::<i64>().map(|n| json!(n)).map_err(|_| {
         Failure::usage(format!(
-            "--{} takes whole numbers, not {value:?}",
+            "--{} takes whole numbers, not `{value}`",
             flag_name(name)
         ))
     })
@@ -630,13 +630,13 @@ fn location(text: &str) -> Result<ReportLocation, Failure> {
         .filter(|(kind, id)| !kind.is_empty() && !id.is_empty() && !id.contains('/'))
         .ok_or_else(|| {
             Failure::usage(format!(
-                "{text:?} is not KIND/ID (such as logins/6f1c2a, as a run prints it)"
+                "`{text}` is not KIND/ID (such as logins/6f1c2a, as a run prints it)"
             ))
         })?;
     let kind = kind.parse::<AuditReportKind>().map_err(|_| {
         let known: Vec<&str> = kinds().iter().map(|k| k.name.as_str()).collect();
         Failure::usage(format!(
-            "{kind:?} is not a report kind; kinds: {}",
+            "`{kind}` is not a report kind; kinds: {}",
             known.join(", ")
         ))
     })?;
@@ -999,7 +999,7 @@ fn export_settings(args: &ExportArgs) -> Result<ExportSettings, Failure> {
         .ok_or_else(|| {
             let known: Vec<&str> = kinds().iter().map(|k| k.name.as_str()).collect();
             Failure::usage(format!(
-                "{:?} is not a report kind; kinds: {}",
+                "`{}` is not a report kind; kinds: {}",
                 args.kind,
                 known.join(", ")
             ))
@@ -1011,7 +1011,7 @@ fn export_settings(args: &ExportArgs) -> Result<ExportSettings, Failure> {
     let start = match (&args.since, args.since_last) {
         (Some(since), false) => Start::Since(ExportDay::parse(since).ok_or_else(|| {
             Failure::usage(format!(
-                "--since {since:?} is not a day: give it as YYYY-MM-DD (such as 2026-01-31)"
+                "--since `{since}` is not a day: give it as YYYY-MM-DD (such as 2026-01-31)"
             ))
         })?),
         (None, true) => Start::SinceLast,
@@ -1028,7 +1028,7 @@ fn export_settings(args: &ExportArgs) -> Result<ExportSettings, Failure> {
             Ok(Value::Object(map)) => map,
             _ => {
                 return Err(Failure::usage(format!(
-                    "--filters {text:?} is not a JSON object (such as '{{\"users\": [\"sam\"]}}')"
+                    "--filters `{text}` is not a JSON object (such as '{{\"users\": [\"sam\"]}}')"
                 )));
             }
         },

@@ -38,7 +38,7 @@ fn suppress(value: &str) -> Result<Suppress, Failure> {
         "app" => Ok(Suppress::App),
         "user" => Ok(Suppress::User),
         other => Err(Failure::usage(format!(
-            "--suppress takes app or user, not {other:?}"
+            "--suppress takes app or user, not `{other}`"
         ))),
     }
 }

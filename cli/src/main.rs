@@ -75,7 +75,7 @@ fn act_as(who: &str) -> Result<ActAs, Failure> {
     } else {
         ActAs::username(who)
     };
-    parsed.map_err(|e| Failure::usage(format!("--act-as {who:?}: {e}")))
+    parsed.map_err(|e| Failure::usage(format!("--act-as `{who}`: {e}")))
 }
 
 /// How long asking a sandbox on loopback for its clock may take.

@@ -1161,11 +1161,11 @@ fn date_errors_name_the_flags_in_plain_words() {
     let cases: &[(&[&str], &str)] = &[
         (
             &["--from", "2026-13-01", "--to", "2026-02-01"],
-            "--from \"2026-13-01\" is not a date: give a day as YYYY-MM-DD",
+            "--from `2026-13-01` is not a date: give a day as YYYY-MM-DD",
         ),
         (
             &["--from", "2026-01-01", "--to", "2026-02-30"],
-            "--to \"2026-02-30\" is not a date",
+            "--to `2026-02-30` is not a date",
         ),
         (
             &["--from", "2026-02-01", "--to", "2026-01-01"],

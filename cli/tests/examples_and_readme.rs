@@ -277,3 +277,34 @@ fn the_readmes_dependency_lines_resolve_before_the_crates_are_published() {
     assert!(by_git > 0 && by_path > 0, "a git line and a path line each");
     assert!(broken.is_empty(), "{}", broken.join("\n"));
 }
+
+#[test]
+fn the_command_lines_say_values_in_words_never_in_rusts_debug_form() {
+    // What `pubapi` and `pubapi-sandbox` print: their sources up to their unit tests.
+    let mut sources = Vec::new();
+    for dir in ["cli/src", "sandbox/src/cli"] {
+        for entry in std::fs::read_dir(workspace().join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "rs") {
+                sources.push(path);
+            }
+        }
+    }
+    sources.sort();
+    let mut broken = Vec::new();
+    for path in sources {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let shipped = text.split("#[cfg(test)]").next().unwrap();
+        for (n, line) in shipped.lines().enumerate() {
+            if line.contains(":?}") || line.contains(":#?}") || line.contains("{:?") {
+                let at = path.strip_prefix(workspace()).unwrap().display();
+                broken.push(format!("{at}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "Debug formatting:\n{}",
+        broken.join("\n")
+    );
+}

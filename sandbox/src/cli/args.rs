@@ -150,7 +150,7 @@ impl Words {
         self.option(name)
             .map(|v| {
                 v.parse()
-                    .map_err(|_| format!("{name} takes {what}, not {v:?}"))
+                    .map_err(|_| format!("{name} takes {what}, not `{v}`"))
             })
             .transpose()
     }
@@ -226,7 +226,7 @@ fn serve(words: &Words) -> Result<Command, String> {
         Some("manual") => ClockConfig::manual(),
         Some(date) => ClockConfig::Manual {
             start_ms: crate::parse_time(date).ok_or_else(|| {
-                format!("--clock takes real, manual, or a date such as 2026-09-29, not {date:?}")
+                format!("--clock takes real, manual, or a date such as 2026-09-29, not `{date}`")
             })?,
         },
     };
@@ -267,7 +267,7 @@ fn control(command: &str, rest: &[&str], words: &Words) -> Result<Command, Strin
         }
         ("clock", ["set", to]) => ("POST", "/clock", Some(json!({ "to": to }))),
         ("clock", ["scale", x]) => {
-            let scale: f64 = x.parse().map_err(|_| format!("{x:?} is not a number"))?;
+            let scale: f64 = x.parse().map_err(|_| format!("`{x}` is not a number"))?;
             ("POST", "/clock", Some(json!({ "scale": scale })))
         }
         ("limits", ["show"]) => ("GET", "/limits", None),
@@ -333,7 +333,7 @@ fn fault(action: &str, value: &[&str], words: &Words) -> Result<Value, String> {
         match value {
             [v] => v
                 .parse()
-                .map_err(|_| format!("{action} takes {what}, not {v:?}")),
+                .map_err(|_| format!("{action} takes {what}, not `{v}`")),
             _ => Err(format!("{action} takes one value: {what}")),
         }
     };
@@ -351,7 +351,7 @@ fn fault(action: &str, value: &[&str], words: &Words) -> Result<Value, String> {
             json!({ "action": "slowBody", "bytesPerSecond": number("bytes per second")? })
         }
         "cut-body" => json!({ "action": "cutBody", "afterBytes": number("bytes")? }),
-        other => return Err(format!("unknown fault {other:?} (see --help)")),
+        other => return Err(format!("unknown fault `{other}` (see --help)")),
     };
     if let Some(operation) = words.option("--operation") {
         body["operation"] = json!(operation);
@@ -376,7 +376,7 @@ fn duration_ms(text: &str) -> Result<u64, String> {
     let (number, unit) = text.split_at(split);
     let number: u64 = number
         .parse()
-        .map_err(|_| format!("{text:?} is not a duration such as 90s, 10m, 2h or 1d"))?;
+        .map_err(|_| format!("`{text}` is not a duration such as 90s, 10m, 2h or 1d"))?;
     let unit_ms = match unit {
         "" | "ms" => 1,
         "s" => 1_000,
@@ -385,13 +385,13 @@ fn duration_ms(text: &str) -> Result<u64, String> {
         "d" => 86_400_000,
         _ => {
             return Err(format!(
-                "{text:?} is not a duration such as 90s, 10m, 2h or 1d"
+                "`{text}` is not a duration such as 90s, 10m, 2h or 1d"
             ));
         }
     };
     number
         .checked_mul(unit_ms)
-        .ok_or_else(|| format!("{text:?} is too long"))
+        .ok_or_else(|| format!("`{text}` is too long"))
 }
 
 #[cfg(test)]
@@ -517,7 +517,7 @@ mod tests {
     #[test]
     fn bad_control_commands_are_named() {
         for (line, says) in [
-            ("fault add explode", "unknown fault \"explode\""),
+            ("fault add explode", "unknown fault `explode`"),
             ("fault add status", "status takes one value"),
             ("clock advance soon", "not a duration"),
             (
