@@ -177,9 +177,9 @@ fn access(shared: &Shared, headers: &HeaderMap, page_token: Option<&str>) -> Res
         Some(Ok(host)) if own(host) => {}
         Some(host) => {
             return Err(format!(
-                "the control plane answers only requests to {}, not to Host {:?}",
+                "the control plane answers only requests to {}, not to Host {}",
                 shared.addr,
-                host.unwrap_or("<not text>")
+                super::fs::shown(host.unwrap_or("<not text>"))
             ));
         }
     }
@@ -191,8 +191,9 @@ fn access(shared: &Shared, headers: &HeaderMap, page_token: Option<&str>) -> Res
             .is_some_and(own);
         if !same {
             return Err(format!(
-                "the control plane answers no other origin than http://{}, not {origin:?}",
-                shared.addr
+                "the control plane answers no other origin than http://{}, not {}",
+                shared.addr,
+                super::fs::shown(origin.to_str().unwrap_or("<not text>"))
             ));
         }
     }
@@ -406,9 +407,9 @@ fn traffic(shared: &Shared, query: &[(String, String)]) -> Result<Answer, String
             "after" => {
                 after = value
                     .parse()
-                    .map_err(|_| format!("after {value:?} is not an exchange's seq (0 or more)"))?;
+                    .map_err(|_| format!("after `{value}` is not an exchange's seq (0 or more)"))?;
             }
-            other => return Err(format!("no query parameter {other:?} (after)")),
+            other => return Err(format!("no query parameter `{other}` (after)")),
         }
     }
     let world = shared.world();
@@ -473,8 +474,8 @@ fn set_token(shared: &Shared, request: TokenRequest) -> Result<Answer, String> {
             .map(|(u, _)| u.username.as_str())
             .collect();
         return Err(format!(
-            "username {:?} is not a user of the sandbox ({})",
-            request.username,
+            "username {} is not a user of the sandbox ({})",
+            super::fs::shown(&request.username),
             known.join(", ")
         ));
     }
@@ -533,11 +534,11 @@ fn move_clock(shared: &Shared, request: ClockRequest) -> Result<Answer, String> 
             scale: None,
         } => {
             let target = parse_request_date(&to).ok_or_else(|| {
-                format!("to {to:?} is not a date (2026-10-01) or a UTC time (2026-10-01T09:00:00Z)")
+                format!("to `{to}` is not a date (2026-10-01) or a UTC time (2026-10-01T09:00:00Z)")
             })?;
             shared
                 .advance_to(target.ms)
-                .map_err(|e| format!("to {to:?}: {e}"))?;
+                .map_err(|e| format!("to `{to}`: {e}"))?;
         }
         ClockRequest {
             advance_seconds: None,
@@ -705,14 +706,14 @@ fn add_fault(shared: &Shared, request: FaultRequest) -> Result<Answer, String> {
         (Some(id), None) => {
             if !operations.iter().any(|op| op.id == id) {
                 return Err(format!(
-                    "no operation {id:?} (operation ids as in the spec)"
+                    "no operation `{id}` (operation ids as in the spec)"
                 ));
             }
             Fault::on(id)
         }
         (None, Some(tag)) => {
             if !operations.iter().any(|op| op.tag == tag) {
-                return Err(format!("no tag {tag:?} (tags as in the spec)"));
+                return Err(format!("no tag `{tag}` (tags as in the spec)"));
             }
             Fault::on_tag(tag)
         }
@@ -864,7 +865,7 @@ fn activity(shared: &Arc<Shared>, request: ActivityRequest) -> Result<Answer, St
             .find(|s| s.as_str().eq_ignore_ascii_case(via))
             .ok_or_else(|| {
                 let known: Vec<&str> = ActionSource::ALL.iter().map(|s| s.as_str()).collect();
-                format!("via {via:?} is not one of {}", known.join(", "))
+                format!("via `{via}` is not one of {}", known.join(", "))
             })?;
         actor = actor.via(*source);
     }
