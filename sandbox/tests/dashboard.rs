@@ -108,7 +108,14 @@ impl Drop for Browser {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.profile);
+        // Its helper processes end a moment later and may still write into the profile.
+        for _ in 0..40 {
+            let _ = std::fs::remove_dir_all(&self.profile);
+            if !self.profile.exists() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 }
 
