@@ -243,7 +243,7 @@ fn out_arg() -> Arg {
         .long("out")
         .value_name("FILE")
         .value_parser(clap::value_parser!(PathBuf))
-        .help("Write the report to FILE (written under a temporary name, renamed when whole); default: stdout")
+        .help("Write the report to FILE (written under a temporary name, renamed when whole); - or none: stdout")
 }
 
 /// `pubapi audit …`: a report kind, or a job or report command.
@@ -335,7 +335,7 @@ pub struct ExportArgs {
     /// The state file: which days are complete.
     #[arg(long, value_name = "FILE")]
     pub state: PathBuf,
-    /// The folder the day files go to (it must exist).
+    /// The folder the day files go to (it must exist, except for --dry-run).
     #[arg(long, value_name = "DIR")]
     pub out_dir: PathBuf,
     /// The files' format: csv (the platform's CSV) or ndjson (one JSON event a line).
@@ -362,7 +362,7 @@ pub struct GetArgs {
     /// The format the report was created in.
     #[arg(long, value_parser = ["csv", "json"], default_value = "csv")]
     pub format: String,
-    /// Write the report to FILE (renamed into place when whole); default: stdout.
+    /// Write the report to FILE (renamed into place when whole); - or none: stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
 }
@@ -424,7 +424,7 @@ fn request_of(kind: &Kind, matches: &ArgMatches) -> Result<AuditCommand, Failure
             .unwrap_or_default();
         if AuditDate::parse(&value).is_none() {
             return Err(Failure::usage(format!(
-                "{flag} {value:?} is not a date: give a day as YYYY-MM-DD (such as 2026-01-31) \
+                "{flag} `{value}` is not a date: give a day as YYYY-MM-DD (such as 2026-01-31) \
                  or a UTC time as YYYY-MM-DDTHH:MM:SSZ"
             )));
         }
@@ -521,15 +521,21 @@ fn list_item(value: &str, integers: bool, name: &str) -> Result<Value, Failure> 
     }
     value.trim().parse::<i64>().map(|n| json!(n)).map_err(|_| {
         Failure::usage(format!(
-            "--{} takes whole numbers, not {value:?}",
+            "--{} takes whole numbers, not `{value}`",
             flag_name(name)
         ))
     })
 }
 
-/// Checks what needs no network (dates, required filters, `--out`'s folder) before a
-/// sandbox starts or a request leaves.
-pub fn check_before_start(command: &AuditCommand) -> Result<(), Failure> {
+/// The file `--out` names: `None` for standard output (no `--out`, or `--out -`).
+fn out_file(out: Option<&Path>) -> Option<&Path> {
+    out.filter(|path| *path != Path::new("-"))
+}
+
+/// Checks what needs no network (dates, required filters, `--out`'s folder, a job id) before
+/// a sandbox starts or a request leaves; a `dry_run` writes nothing, so the folders it would
+/// write to need not exist yet.
+pub fn check_before_start(command: &AuditCommand, dry_run: bool) -> Result<(), Failure> {
     match command {
         AuditCommand::Run {
             request,
@@ -539,16 +545,17 @@ pub fn check_before_start(command: &AuditCommand) -> Result<(), Failure> {
         } => {
             check_dates(request, dates)?;
             request.validate().map_err(in_flags)?;
-            check_out(out.as_deref())
+            check_out(out.as_deref(), dry_run)
         }
         AuditCommand::Job(JobCommand::Get(get)) => {
             location(&get.report)?;
-            check_out(get.out.as_deref())
+            check_out(get.out.as_deref(), dry_run)
         }
         AuditCommand::Job(JobCommand::Delete { report }) => location(report).map(drop),
+        AuditCommand::Job(JobCommand::Status { job }) => job_id(job).map(drop),
         AuditCommand::Job(JobCommand::Export(args)) => {
             export_settings(args)?;
-            if !args.out_dir.is_dir() {
+            if !dry_run && !args.out_dir.is_dir() {
                 return Err(Failure::usage(format!(
                     "--out-dir {}: no such folder",
                     args.out_dir.display()
@@ -556,12 +563,16 @@ pub fn check_before_start(command: &AuditCommand) -> Result<(), Failure> {
             }
             Ok(())
         }
-        _ => Ok(()),
     }
 }
 
-fn check_out(out: Option<&Path>) -> Result<(), Failure> {
-    let Some(out) = out else { return Ok(()) };
+fn check_out(out: Option<&Path>, dry_run: bool) -> Result<(), Failure> {
+    let Some(out) = out_file(out) else {
+        return Ok(());
+    };
+    if dry_run {
+        return Ok(());
+    }
     let folder = match out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -582,6 +593,36 @@ fn check_out(out: Option<&Path>) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `text` as an audit job's id: one word, as a run prints it (`audit job 6f1c2a created`).
+fn job_id(text: &str) -> Result<&str, Failure> {
+    let why = if text.trim().is_empty() {
+        Some("it is empty".to_string())
+    } else if let Some((kind, id)) = text.split_once('/') {
+        let report = kinds().iter().any(|k| k.name == kind) && !id.is_empty() && !id.contains('/');
+        Some(if report {
+            format!(
+                "it has a `/`; {text} looks like a report (KIND/ID): `pubapi audit get {text}` \
+                 downloads it, `pubapi audit delete {text}` deletes it"
+            )
+        } else {
+            "a job id has no `/`".to_string()
+        })
+    } else if text.contains('\\') || text == "." || text == ".." {
+        Some("a job id has no `\\` and is not `.` or `..`".to_string())
+    } else {
+        None
+    };
+    match why {
+        None => Ok(text),
+        Some(why) => Err(
+            Failure::usage(format!("`{text}` is not an audit job id: {why}")).hint(
+                "a job id is the one word a run prints when it creates the job \
+             (`audit job 6f1c2a created`): pubapi audit status 6f1c2a",
+            ),
+        ),
+    }
+}
+
 /// `KIND/ID` as a report location.
 fn location(text: &str) -> Result<ReportLocation, Failure> {
     let (kind, id) = text
@@ -589,13 +630,13 @@ fn location(text: &str) -> Result<ReportLocation, Failure> {
         .filter(|(kind, id)| !kind.is_empty() && !id.is_empty() && !id.contains('/'))
         .ok_or_else(|| {
             Failure::usage(format!(
-                "{text:?} is not KIND/ID (such as logins/6f1c2a, as a run prints it)"
+                "`{text}` is not KIND/ID (such as logins/6f1c2a, as a run prints it)"
             ))
         })?;
     let kind = kind.parse::<AuditReportKind>().map_err(|_| {
         let known: Vec<&str> = kinds().iter().map(|k| k.name.as_str()).collect();
         Failure::usage(format!(
-            "{kind:?} is not a report kind; kinds: {}",
+            "`{kind}` is not a report kind; kinds: {}",
             known.join(", ")
         ))
     })?;
@@ -620,7 +661,7 @@ pub async fn run(session: &Session, command: AuditCommand) -> Result<(), Failure
             };
             let at = wait(session, &job).await?;
             drop(pending.done());
-            download(session, &at, format, out.as_deref()).await?;
+            download(session, &at, format, out_file(out.as_deref())).await?;
             // A report in this run's own sandbox is gone with it: nothing to delete later.
             if session.sandbox.is_none() {
                 eprintln!(
@@ -632,7 +673,7 @@ pub async fn run(session: &Session, command: AuditCommand) -> Result<(), Failure
             Ok(())
         }
         AuditCommand::Job(JobCommand::Status { job }) => {
-            let state = session.client.audit().job_state(&job).await?;
+            let state = session.client.audit().job_state(job_id(&job)?).await?;
             let (status, report) = match &state {
                 JobState::Running { status } => (status.clone(), None),
                 JobState::Completed(at) => (
@@ -658,7 +699,7 @@ pub async fn run(session: &Session, command: AuditCommand) -> Result<(), Failure
             } else {
                 AuditFormat::Csv
             };
-            download(session, &at, format, get.out.as_deref()).await
+            download(session, &at, format, out_file(get.out.as_deref())).await
         }
         AuditCommand::Job(JobCommand::Export(args)) => export(session, &args).await,
         AuditCommand::Job(JobCommand::Delete { report }) => {
@@ -958,7 +999,7 @@ fn export_settings(args: &ExportArgs) -> Result<ExportSettings, Failure> {
         .ok_or_else(|| {
             let known: Vec<&str> = kinds().iter().map(|k| k.name.as_str()).collect();
             Failure::usage(format!(
-                "{:?} is not a report kind; kinds: {}",
+                "`{}` is not a report kind; kinds: {}",
                 args.kind,
                 known.join(", ")
             ))
@@ -970,7 +1011,7 @@ fn export_settings(args: &ExportArgs) -> Result<ExportSettings, Failure> {
     let start = match (&args.since, args.since_last) {
         (Some(since), false) => Start::Since(ExportDay::parse(since).ok_or_else(|| {
             Failure::usage(format!(
-                "--since {since:?} is not a day: give it as YYYY-MM-DD (such as 2026-01-31)"
+                "--since `{since}` is not a day: give it as YYYY-MM-DD (such as 2026-01-31)"
             ))
         })?),
         (None, true) => Start::SinceLast,
@@ -987,7 +1028,7 @@ fn export_settings(args: &ExportArgs) -> Result<ExportSettings, Failure> {
             Ok(Value::Object(map)) => map,
             _ => {
                 return Err(Failure::usage(format!(
-                    "--filters {text:?} is not a JSON object (such as '{{\"users\": [\"sam\"]}}')"
+                    "--filters `{text}` is not a JSON object (such as '{{\"users\": [\"sam\"]}}')"
                 )));
             }
         },
@@ -1035,6 +1076,12 @@ fn export_settings(args: &ExportArgs) -> Result<ExportSettings, Failure> {
 /// `pubapi audit export`: the SDK's [`DailyExport`], quiet on success unless `-v`.
 async fn export(session: &Session, args: &ExportArgs) -> Result<(), Failure> {
     let settings = export_settings(args)?;
+    if session.dry_run {
+        // The export's first request asks the server's time; a dry run stops there, so it
+        // takes no lock, claims no folder and writes no state.
+        session.client.identity().whoami().await?;
+        return Ok(());
+    }
     let wait = AuditWait {
         deadline: WAIT_DEADLINE,
         server_time_scale: session.time_scale().round() as u32,
@@ -1231,7 +1278,7 @@ mod tests {
             assert!(error.contains(named), "{line}: {error}");
         }
         let cli = parse("pubapi audit users --from 2026-02-01 --to 2026-01-01").unwrap();
-        let failure = check_before_start(audit_of(&cli.command)).unwrap_err();
+        let failure = check_before_start(audit_of(&cli.command), false).unwrap_err();
         assert_eq!(failure.exit, Exit::Usage);
         assert!(
             failure
@@ -1241,7 +1288,7 @@ mod tests {
         );
         let cli = parse("pubapi audit get logins-abc").unwrap();
         assert!(
-            check_before_start(audit_of(&cli.command))
+            check_before_start(audit_of(&cli.command), false)
                 .unwrap_err()
                 .message
                 .contains("KIND/ID")

@@ -160,24 +160,24 @@ fn profile_target(
         (None, Some(url)) => Endpoint::BaseUrl(url),
         _ => {
             return Err(Failure::usage(format!(
-                "profile {name:?} in {} needs one of domain or base_url",
+                "profile `{name}` in {} needs one of domain or base_url",
                 path.display()
             )));
         }
     };
     let token = match (profile.token, profile.token_env) {
-        (Some(token), None) => secret(token, &format!("the token of profile {name:?}"))?,
+        (Some(token), None) => secret(token, &format!("the token of profile `{name}`"))?,
         (None, Some(var)) => {
             let token = env.var(&var).ok_or_else(|| {
                 Failure::usage(format!(
-                    "profile {name:?} reads its token from ${var}, which is not set"
+                    "profile `{name}` reads its token from ${var}, which is not set"
                 ))
             })?;
             secret(token, &format!("${var}"))?
         }
         _ => {
             return Err(Failure::usage(format!(
-                "profile {name:?} in {} needs one of token or token_env",
+                "profile `{name}` in {} needs one of token or token_env",
                 path.display()
             )));
         }
@@ -254,7 +254,7 @@ pub fn target(global: &Global, env: &dyn Environment) -> Result<Target, Failure>
         let known = profiles_in(&file);
         let profile = file.profiles.remove(&name).ok_or_else(|| {
             Failure::usage(format!(
-                "the default profile {name:?} is not in {}; {known}",
+                "the default profile `{name}` is not in {}; {known}",
                 path.display()
             ))
         })?;

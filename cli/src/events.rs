@@ -10,15 +10,19 @@
 //! once, exit 1). A file that holds something else than checkpoints stops the tail at once
 //! (exit 2, naming the file); a file that cannot be read now is tried again with a backoff,
 //! each failure printed.
+//!
+//! A `--dry-run` reads the checkpoint to show the first poll but takes no lock and saves
+//! nothing ([`ReadOnly`]): it creates no file.
 
 use crate::Session;
 use crate::args::{EventsCommand, Start, TailArgs};
 use crate::failure::Failure;
 use futures_util::StreamExt;
+use pubapi_sdk_ext::BoxFuture;
 use pubapi_sdk_ext::events::{
     EventStream, EventsVersion, PollingEventType, StreamItem, StreamNotice, StreamStart, Suppress,
 };
-use pubapi_sdk_ext::fleet::{FileCheckpoints, FleetError, FleetErrorKind};
+use pubapi_sdk_ext::fleet::{CheckpointStore, FileCheckpoints, FleetError, FleetErrorKind, Lease};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -34,7 +38,7 @@ fn suppress(value: &str) -> Result<Suppress, Failure> {
         "app" => Ok(Suppress::App),
         "user" => Ok(Suppress::User),
         other => Err(Failure::usage(format!(
-            "--suppress takes app or user, not {other:?}"
+            "--suppress takes app or user, not `{other}`"
         ))),
     }
 }
@@ -83,10 +87,13 @@ async fn tail(session: &Session, args: TailArgs) -> Result<(), Failure> {
         builder = builder.suppress(suppress(value)?);
     }
     if let Some(path) = &args.checkpoint {
-        builder = builder.checkpoints(
-            Arc::new(FileCheckpoints::new(path.clone())),
-            checkpoint_name(&args, version),
-        );
+        let file = FileCheckpoints::new(path.clone());
+        let store: Arc<dyn CheckpointStore> = if session.dry_run {
+            Arc::new(ReadOnly(file))
+        } else {
+            Arc::new(file)
+        };
+        builder = builder.checkpoints(store, checkpoint_name(&args, version));
     }
     let mut stream = builder.build();
     let ended = consume(session, &args, &mut stream).await;
@@ -103,6 +110,7 @@ async fn consume(
     stream: &mut EventStream,
 ) -> Result<(), Failure> {
     let mut printed = 0u64;
+    let mut said_nothing_new = false;
     // The stream ends only after an error no later poll can mend: that error is the exit's.
     let mut last_error: Option<Failure> = None;
     let interrupted = tokio::signal::ctrl_c();
@@ -141,6 +149,10 @@ async fn consume(
             }
             Ok(StreamItem::Notice(StreamNotice::CaughtUp { next_poll_in })) => {
                 save(stream).await?;
+                if printed == 0 && !said_nothing_new {
+                    said_nothing_new = true;
+                    eprintln!("{}", nothing_new(args.checkpoint.as_deref()));
+                }
                 if args.no_follow {
                     return Ok(());
                 }
@@ -178,7 +190,10 @@ async fn consume(
                 if error.kind == FleetErrorKind::Unavailable =>
             {
                 // Said when it happens: the stream tries the file again after a backoff.
-                eprintln!("pubapi: cannot read the checkpoint: {error} (trying again)");
+                eprintln!(
+                    "pubapi: {} (trying again)",
+                    crate::failure::checkpoint_words(&error)
+                );
             }
             Err(error) => {
                 // The stream goes on after errors a later poll can mend, and ends after one
@@ -199,5 +214,35 @@ fn checkpoint_failure(error: FleetError) -> Failure {
     if error.kind == FleetErrorKind::Corrupt {
         return Failure::from(pubapi_sdk_ext::Error::Checkpoint(error));
     }
-    Failure::failed(format!("cannot save the checkpoint: {error}"))
+    Failure::failed(format!(
+        "cannot save the checkpoint: {}",
+        crate::failure::checkpoint_words(&error)
+    ))
+}
+
+/// What a tail that caught up before its first event says: a resumed one that nothing
+/// happened since its checkpoint.
+fn nothing_new(checkpoint: Option<&Path>) -> String {
+    match checkpoint {
+        Some(file) => format!(
+            "no new events since the checkpoint in {} (nothing printed)",
+            file.display()
+        ),
+        None => "no events (nothing printed)".to_string(),
+    }
+}
+
+/// A checkpoint file a dry run reads without locking or writing anything: its first poll
+/// starts where a real run would, and no file is created.
+#[derive(Debug)]
+struct ReadOnly(FileCheckpoints);
+
+impl CheckpointStore for ReadOnly {
+    fn load<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Option<i64>, FleetError>> {
+        self.0.load(name)
+    }
+
+    fn save<'a>(&'a self, _lease: &'a Lease, _id: i64) -> BoxFuture<'a, Result<(), FleetError>> {
+        Box::pin(async { Ok(()) })
+    }
 }

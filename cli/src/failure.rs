@@ -3,7 +3,7 @@
 
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::error::ForbiddenReason;
-use pubapi_sdk_ext::fleet::FleetErrorKind;
+use pubapi_sdk_ext::fleet::{FleetError, FleetErrorKind};
 use pubapi_sdk_ext::waiter::WaitError;
 use std::fmt;
 use std::process::ExitCode;
@@ -167,9 +167,29 @@ fn readable(message: String, error: &Error) -> String {
     }
 }
 
+/// A checkpoint store's error in a CLI user's words (the SDK's say "fleet store").
+pub fn checkpoint_words(error: &FleetError) -> String {
+    match error.kind {
+        FleetErrorKind::Corrupt => format!("the checkpoint file is damaged: {}", error.message),
+        FleetErrorKind::LeaseLost => format!(
+            "another process took the checkpoint file over: {}",
+            error.message
+        ),
+        _ => format!("cannot use the checkpoint file: {}", error.message),
+    }
+}
+
 impl From<Error> for Failure {
     fn from(error: Error) -> Failure {
-        let message = readable(error.to_string(), &error);
+        let message = match &error {
+            Error::Checkpoint(e) => checkpoint_words(e),
+            // What is wrong with the input, not only which input (a path value's problem).
+            Error::InvalidInput(input) => match std::error::Error::source(input) {
+                Some(why) => format!("{input}: {why}; nothing was sent"),
+                None => error.to_string(),
+            },
+            _ => readable(error.to_string(), &error),
+        };
         let user_refused = matches!(
             &error,
             Error::Forbidden {

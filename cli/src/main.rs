@@ -45,6 +45,12 @@ pub struct Session {
     pub sandbox: Option<Sandbox>,
     /// Where results go.
     pub out: Output,
+    /// Whether this is a `--dry-run`: the first request is printed, nothing is sent, and
+    /// no file is written.
+    pub dry_run: bool,
+    /// The time scale a sandbox served elsewhere told through its control plane (1 for the
+    /// platform).
+    pub served_scale: f64,
 }
 
 impl Session {
@@ -53,7 +59,8 @@ impl Session {
     pub fn time_scale(&self) -> f64 {
         self.sandbox
             .as_ref()
-            .map_or(1.0, |sandbox| sandbox.clock().scale().max(1.0))
+            .map_or(self.served_scale, |sandbox| sandbox.clock().scale())
+            .max(1.0)
     }
 
     /// `platform_wait` of the server's time, in real time.
@@ -68,10 +75,50 @@ fn act_as(who: &str) -> Result<ActAs, Failure> {
     } else {
         ActAs::username(who)
     };
-    parsed.map_err(|e| Failure::usage(format!("--act-as {who:?}: {e}")))
+    parsed.map_err(|e| Failure::usage(format!("--act-as `{who}`: {e}")))
 }
 
-async fn open(target: Target, out: Output, dry: Option<Arc<DryRun>>) -> Result<Session, Failure> {
+/// How long asking a sandbox on loopback for its clock may take.
+const SCALE_QUESTION_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The clock's scale of a sandbox served at `base_url` (`pubapi-sandbox --time-scale 60`), from
+/// its control plane (`GET /_sandbox/clock`, with `$PUBAPI_SANDBOX_CONTROL_TOKEN` when set);
+/// `None` for a base URL off loopback (the platform is never asked) or no sandbox there.
+async fn served_sandbox_scale(base_url: &str) -> Option<f64> {
+    let url = reqwest::Url::parse(base_url).ok()?;
+    let host = url.host_str()?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let loopback = host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    if !loopback {
+        return None;
+    }
+    let root = base_url.trim_end_matches('/');
+    let root = root.strip_suffix("/pubapi").unwrap_or(root);
+    let mut request = reqwest::Client::new()
+        .get(format!("{root}/_sandbox/clock"))
+        .timeout(SCALE_QUESTION_TIMEOUT);
+    if let Ok(token) = std::env::var("PUBAPI_SANDBOX_CONTROL_TOKEN") {
+        request = request.bearer_auth(token.trim());
+    }
+    let answer = request.send().await.ok()?;
+    if !answer.status().is_success() {
+        return None;
+    }
+    let clock: serde_json::Value = answer.json().await.ok()?;
+    clock["scale"].as_f64().filter(|scale| scale.is_finite())
+}
+
+async fn open(
+    target: Target,
+    out: Output,
+    dry: Option<Arc<DryRun>>,
+    waits: bool,
+) -> Result<Session, Failure> {
+    let dry_run = dry.is_some();
+    let mut served_scale = 1.0;
     let transport = |builder: pubapi_sdk_ext::ClientBuilder| match &dry {
         Some(dry) => builder.transport(dry.clone()),
         None => builder,
@@ -97,6 +144,11 @@ async fn open(target: Target, out: Output, dry: Option<Arc<DryRun>>) -> Result<S
             token,
             act_as,
         } => {
+            if let (Endpoint::BaseUrl(url), true, false) = (&endpoint, waits, dry_run)
+                && let Some(scale) = served_sandbox_scale(url).await
+            {
+                served_scale = scale;
+            }
             let builder = Client::builder().token(token);
             let builder = match &endpoint {
                 Endpoint::Domain(domain) => builder.domain(domain),
@@ -117,6 +169,8 @@ async fn open(target: Target, out: Output, dry: Option<Arc<DryRun>>) -> Result<S
         client,
         sandbox,
         out,
+        dry_run,
+        served_scale,
     })
 }
 
@@ -137,7 +191,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
     }
     // Input that needs no network is checked before anything starts.
     if let Command::Audit(command) = &cli.command {
-        audit::check_before_start(command)?;
+        audit::check_before_start(command, cli.global.dry_run)?;
     }
     let dry = if cli.global.dry_run {
         Some(dry_run_of(&cli.command)?)
@@ -145,7 +199,12 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         None
     };
     let target = config::target(&cli.global, &ProcessEnv)?;
-    let session = open(target, out, dry.clone()).await?;
+    // Commands that wait in the server's time learn a served sandbox's faster clock.
+    let waits = matches!(
+        cli.command,
+        Command::Audit(_) | Command::Agents(_) | Command::Assistant(_)
+    );
+    let session = open(target, out, dry.clone(), waits).await?;
     // A tail and a receiver hear Ctrl-C themselves (between events, so a checkpoint is
     // exact); every other command stops where it is, its guards cleaning up behind it.
     let hears_ctrl_c = matches!(
@@ -210,7 +269,19 @@ fn dry_run_of(command: &Command) -> Result<Arc<DryRun>, Failure> {
 fn shown(session: &Session, curl: &str) -> Result<(), Failure> {
     session.out.text(curl)?;
     eprintln!("pubapi: --dry-run: the command's first request, not sent");
+    if let Some(sandbox) = &session.sandbox {
+        eprintln!("{}", gone_sandbox_note(sandbox.base_url()));
+    }
     Ok(())
+}
+
+/// What a dry run against the built-in sandbox says about the URL it printed.
+fn gone_sandbox_note(base_url: &str) -> String {
+    format!(
+        "pubapi: the request names the built-in sandbox at {base_url}, which stops when this \
+         command ends; to send it, serve one that stays (`pubapi sandbox --port 8080`, whose \
+         first line sets PUBAPI_BASE_URL and PUBAPI_TOKEN) and run the curl command against it"
+    )
 }
 
 /// `pubapi completions SHELL`.

@@ -173,7 +173,7 @@ fn from_details(details: &Webhook) -> Result<Registration, Failure> {
 fn duration(text: &str) -> Result<Duration, Failure> {
     let refused = || {
         Failure::usage(format!(
-            "{text:?} is not a duration such as 90s, 10m, 2h or 7d"
+            "`{text}` is not a duration such as 90s, 10m, 2h or 7d"
         ))
     };
     // The unit is the last character, whatever its width in bytes (`7é` is refused, not

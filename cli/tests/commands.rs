@@ -1161,11 +1161,11 @@ fn date_errors_name_the_flags_in_plain_words() {
     let cases: &[(&[&str], &str)] = &[
         (
             &["--from", "2026-13-01", "--to", "2026-02-01"],
-            "--from \"2026-13-01\" is not a date: give a day as YYYY-MM-DD",
+            "--from `2026-13-01` is not a date: give a day as YYYY-MM-DD",
         ),
         (
             &["--from", "2026-01-01", "--to", "2026-02-30"],
-            "--to \"2026-02-30\" is not a date",
+            "--to `2026-02-30` is not a date",
         ),
         (
             &["--from", "2026-02-01", "--to", "2026-01-01"],
@@ -1374,4 +1374,241 @@ fn completions_and_a_man_page_come_from_the_command_line_definitions() {
     assert!(man.stdout.contains("completions"), "{}", man.stdout);
     let bad = finished(pubapi().args(["completions", "tcsh"]).output().unwrap());
     assert_eq!(bad.code, 2, "{}", bad.stderr);
+}
+
+/// `pubapi --sandbox args` run in `dir` (a folder of the test's own, to see what it writes).
+fn run_sandboxed_in(dir: &Path, args: &[&str]) -> Run {
+    finished(
+        pubapi()
+            .current_dir(dir)
+            .arg("--sandbox")
+            .args(args)
+            .output()
+            .unwrap(),
+    )
+}
+
+#[test]
+fn out_dash_writes_the_report_to_standard_output_and_no_file() {
+    let dir = temp_dir("out-dash");
+    let run = run_sandboxed_in(
+        &dir,
+        &[
+            "audit",
+            "logins",
+            "--from",
+            "2026-01-01",
+            "--to",
+            "2026-01-02",
+            "--out",
+            "-",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .starts_with("This report reflects activity up to"),
+        "{}",
+        run.stdout
+    );
+    assert!(files_in(&dir).is_empty(), "{:?}", files_in(&dir));
+}
+
+#[test]
+fn a_job_id_that_is_not_one_says_why_and_what_one_looks_like() {
+    // (argument, what the message must say)
+    let cases = [
+        (
+            "logins/nope",
+            "`logins/nope` is not an audit job id: it has a `/`; logins/nope looks like a \
+             report (KIND/ID): `pubapi audit get logins/nope`",
+        ),
+        (
+            "a/b/c",
+            "`a/b/c` is not an audit job id: a job id has no `/`",
+        ),
+        ("..", "`..` is not an audit job id"),
+    ];
+    for (job, says) in cases {
+        let run = run_sandboxed(&["audit", "status", job]);
+        assert_eq!(run.code, 2, "{job}: {}", run.stderr);
+        assert!(run.stderr.contains(says), "{job}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("pubapi audit status 6f1c2a"),
+            "{job}: what a valid one looks like: {}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("getAuditJob"), "{}", run.stderr);
+    }
+}
+
+#[test]
+fn a_dry_run_creates_no_file_and_needs_no_folder_it_would_write_to() {
+    let dir = temp_dir("dry-run-files");
+    let missing = dir.join("not-yet");
+    let state = missing.join("logins.state");
+    let checkpoint = dir.join("events.cp");
+    let csv = missing.join("logins.csv");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec![
+                "audit",
+                "export",
+                "logins",
+                "--since",
+                "2026-01-01",
+                "--state",
+                state.to_str().unwrap(),
+                "--out-dir",
+                missing.to_str().unwrap(),
+            ],
+            "/v1/whoami'",
+        ),
+        (
+            vec![
+                "audit",
+                "logins",
+                "--from",
+                "2026-01-01",
+                "--to",
+                "2026-01-02",
+                "--out",
+                csv.to_str().unwrap(),
+            ],
+            "-X POST",
+        ),
+        (
+            vec![
+                "events",
+                "tail",
+                "--checkpoint",
+                checkpoint.to_str().unwrap(),
+            ],
+            "/v1/events/cursor",
+        ),
+    ];
+    for (args, curl) in cases {
+        let run = run_sandboxed_in(&dir, &[&["--dry-run"], &args[..]].concat());
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        assert!(run.stdout.contains(curl), "{args:?}: {}", run.stdout);
+        assert!(
+            files_in(&dir).is_empty(),
+            "{args:?} left {:?}",
+            files_in(&dir)
+        );
+    }
+}
+
+#[test]
+fn a_dry_run_on_the_built_in_sandbox_says_the_sandbox_is_gone_when_it_ends() {
+    let run = run_sandboxed(&["--dry-run", "whoami"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("/v1/whoami'"), "{}", run.stdout);
+    assert!(
+        run.stderr
+            .contains("names the built-in sandbox at http://127.0.0.1:"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("stops when this command ends")
+            && run.stderr.contains("pubapi sandbox --port 8080"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_tail_with_nothing_new_says_so() {
+    let served = Served::start().await;
+    let dir = temp_dir("tail-nothing-new");
+    let cp = dir.join("cp");
+    let cp = cp.to_str().unwrap();
+    let first = served
+        .run(&["events", "tail", "--checkpoint", cp, "--no-follow"])
+        .await;
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert!(!first.stdout.is_empty());
+    assert!(!first.stderr.contains("no new events"), "{}", first.stderr);
+    let again = served
+        .run(&["events", "tail", "--checkpoint", cp, "--no-follow"])
+        .await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(again.stdout.is_empty(), "{}", again.stdout);
+    assert!(
+        again
+            .stderr
+            .contains(&format!("no new events since the checkpoint in {cp}")),
+        "{}",
+        again.stderr
+    );
+}
+
+#[test]
+fn a_damaged_checkpoint_file_is_named_in_a_users_words() {
+    let dir = temp_dir("tail-damaged");
+    let cp = dir.join("cp");
+    std::fs::write(&cp, b"garbage\n").unwrap();
+    let run = run_sandboxed(&[
+        "events",
+        "tail",
+        "--no-follow",
+        "--checkpoint",
+        cp.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("the checkpoint file is damaged"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("fleet store"), "{}", run.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_audit_run_learns_a_served_sandboxs_time_scale_from_its_control_plane() {
+    // A sandbox 600 times faster than real time: the 2 minutes the platform asks between
+    // polls are 0.2 s of it. Not knowing the scale, the CLI would wait 2 real minutes.
+    let mut config = SandboxConfig::default()
+        .with_clock(ClockConfig::scaled(600.0))
+        .with_limits(LimitsConfig::off())
+        .with_sample_history();
+    config.audit.job_duration = Duration::from_secs(600);
+    let sandbox = Sandbox::start(config).await;
+    let dir = temp_dir("served-scale");
+    let out = dir.join("logins.csv");
+    let mut child = pubapi()
+        .env("PUBAPI_BASE_URL", sandbox.base_url())
+        .env("PUBAPI_TOKEN", sandbox.admin_token())
+        .args([
+            "audit",
+            "logins",
+            "--from",
+            "2026-01-01",
+            "--to",
+            "2026-01-02",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("still waiting after 30 s: the scale of the served sandbox was not learnt");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(status.success(), "{status}");
+    assert!(
+        std::fs::read_to_string(&out)
+            .unwrap()
+            .starts_with("This report reflects activity up to")
+    );
 }

@@ -135,3 +135,177 @@ fn the_readme_set_up_builds_what_its_commands_then_run() {
         missing.join("\n")
     );
 }
+
+/// The lines of the README's blocks fenced as `lang`.
+fn blocks<'a>(readme: &'a str, lang: &str) -> Vec<&'a str> {
+    let mut lines = Vec::new();
+    let mut inside = false;
+    for line in readme.lines() {
+        if line.starts_with("```") {
+            inside = line == format!("```{lang}");
+            continue;
+        }
+        if inside {
+            lines.push(line);
+        }
+    }
+    lines
+}
+
+#[test]
+fn the_readmes_commands_write_under_target_and_make_the_folders_they_redirect_into() {
+    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
+    let mut broken = Vec::new();
+    for line in blocks(&readme, "sh") {
+        let command = line.split(" #").next().unwrap();
+        let words: Vec<&str> = command.split_whitespace().collect();
+        // What a command writes into: the value of a flag that names a file or folder, and
+        // the folder an example is given after `--`.
+        for pair in words.windows(2) {
+            let writes = matches!(pair[0], "--out" | "--checkpoint" | "--state" | "--out-dir")
+                || (pair[0] == "--" && command.contains("--example "));
+            if writes && pair[1] != "-" && !pair[1].starts_with("target/") {
+                broken.push(format!(
+                    "{} {} writes into the working tree (use target/…): {line}",
+                    pair[0], pair[1]
+                ));
+            }
+        }
+        // A redirect into a folder the command makes first (it may not exist yet).
+        for part in command.split("&&") {
+            if let Some((_, file)) = part.split_once(" > ") {
+                let file = file.split_whitespace().next().unwrap_or_default();
+                let folder = file.rsplit_once('/').map_or(".", |(folder, _)| folder);
+                let made = command
+                    .split("&&")
+                    .any(|p| p.trim() == format!("mkdir -p {folder}"));
+                if folder != "." && !made {
+                    broken.push(format!(
+                        "> {file} without `mkdir -p {folder}` first: {line}"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+/// `[features]` names and optional dependencies of the workspace crate in `dir`.
+fn features_of(dir: &str) -> (String, Vec<String>) {
+    let manifest = std::fs::read_to_string(workspace().join(dir).join("Cargo.toml")).unwrap();
+    let name = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("name = "))
+        .unwrap()
+        .trim_matches('"')
+        .to_string();
+    let mut features = Vec::new();
+    let mut in_features = false;
+    for line in manifest.lines() {
+        if line.starts_with('[') {
+            in_features = line == "[features]";
+            continue;
+        }
+        if in_features && let Some((feature, _)) = line.split_once(" = ") {
+            features.push(feature.trim().to_string());
+        }
+    }
+    (name, features)
+}
+
+#[test]
+fn the_readmes_dependency_lines_resolve_before_the_crates_are_published() {
+    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
+    let section = readme
+        .split("## Use it in your project")
+        .nth(1)
+        .unwrap()
+        .split("\n## ")
+        .next()
+        .unwrap();
+    let root_manifest = std::fs::read_to_string(workspace().join("Cargo.toml")).unwrap();
+    let repository = root_manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("repository = "))
+        .unwrap()
+        .trim_matches('"')
+        .to_string();
+    let crates = ["sdk-ext", "sandbox", "httpmock"].map(features_of);
+    let mut broken = Vec::new();
+    let (mut by_git, mut by_path) = (0, 0);
+    for line in blocks(section, "toml") {
+        let Some((name, spec)) = line.split_once(" = ") else {
+            continue;
+        };
+        let name = name.trim();
+        if !name.starts_with("pubapi-") {
+            continue;
+        }
+        let Some((_, features)) = crates.iter().find(|(crate_name, _)| crate_name == name) else {
+            broken.push(format!(
+                "{name} is not a published crate of the workspace: {line}"
+            ));
+            continue;
+        };
+        // Resolvable today: from the repository, or from a clone's folder of that crate.
+        if spec.contains(&format!("git = \"{repository}\"")) {
+            by_git += 1;
+        } else if let Some(path) = spec
+            .split("path = \"../pubapi/")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+        {
+            by_path += 1;
+            if features_of(path).0 != name {
+                broken.push(format!("{path} is not the folder of {name}: {line}"));
+            }
+        } else {
+            broken.push(format!(
+                "{name} neither from git ({repository}) nor a path: does not resolve before \
+                 publishing: {line}"
+            ));
+        }
+        if let Some(named) = spec.split("features = [").nth(1) {
+            for feature in named.split(']').next().unwrap().split(',') {
+                let feature = feature.trim().trim_matches('"');
+                if !feature.is_empty() && !features.iter().any(|f| f == feature) {
+                    broken.push(format!("{name} has no feature {feature}: {line}"));
+                }
+            }
+        }
+    }
+    assert!(by_git > 0 && by_path > 0, "a git line and a path line each");
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+#[test]
+fn the_command_lines_say_values_in_words_never_in_rusts_debug_form() {
+    // What `pubapi` and `pubapi-sandbox` print, and the control plane's refusals: their
+    // sources up to their unit tests.
+    let mut sources = vec![workspace().join("sandbox/src/control.rs")];
+    for dir in ["cli/src", "sandbox/src/cli"] {
+        for entry in std::fs::read_dir(workspace().join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "rs") {
+                sources.push(path);
+            }
+        }
+    }
+    sources.sort();
+    let mut broken = Vec::new();
+    for path in sources {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let shipped = text.split("#[cfg(test)]").next().unwrap();
+        for (n, line) in shipped.lines().enumerate() {
+            if line.contains(":?}") || line.contains(":#?}") || line.contains("{:?") {
+                let at = path.strip_prefix(workspace()).unwrap().display();
+                broken.push(format!("{at}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "Debug formatting:\n{}",
+        broken.join("\n")
+    );
+}

@@ -24,6 +24,20 @@ pub enum Role {
 }
 
 impl Role {
+    /// The role in words: `admin`, `power user`, `power user who runs reports`, `standard`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Admin => "admin",
+            Role::PowerUser {
+                can_run_reports: false,
+            } => "power user",
+            Role::PowerUser {
+                can_run_reports: true,
+            } => "power user who runs reports",
+            Role::Standard => "standard",
+        }
+    }
+
     /// Whether audit reports are allowed for this role.
     pub fn can_run_reports(self) -> bool {
         matches!(
@@ -273,28 +287,35 @@ impl std::str::FromStr for LimitsConfig {
             let window = match part.split_once('=') {
                 Some((name, window)) => {
                     class = match name.trim() {
-                        "general" => Some(false),
-                        "ai" => Some(true),
+                        "general" => Some(("general", false)),
+                        "ai" => Some(("ai", true)),
                         other => {
-                            return Err(format!("unknown limit class {other:?} (general or ai)"));
+                            return Err(format!(
+                                "unknown limit class `{other}` (general or ai), in `{part}`"
+                            ));
                         }
                     };
                     window.trim()
                 }
                 None => part,
             };
-            let ai = class
-                .ok_or_else(|| format!("{window:?} needs a class first, as in general={window}"))?;
+            let (name, ai) = class.ok_or_else(|| {
+                format!("`{window}` needs a class first, as in general={window} or ai={window}")
+            })?;
             let (number, unit) = window
                 .split_once('/')
-                .ok_or_else(|| format!("{window:?} is not N/s, N/m or N/d"))?;
+                .ok_or_else(|| format!("{name} limit `{window}` is not N/s, N/m or N/d"))?;
             let number: u32 = number
                 .trim()
                 .parse()
                 .ok()
                 .filter(|n| *n > 0)
                 .ok_or_else(|| {
-                    format!("{number:?} in {window:?} is not a positive whole number")
+                    format!(
+                        "{name} limit `{window}`: `{}` is not a whole number from 1 to {}",
+                        number.trim(),
+                        u32::MAX
+                    )
                 })?;
             let slot = match (ai, unit.trim()) {
                 (false, "s") => &mut limits.general_per_second,
@@ -304,10 +325,14 @@ impl std::str::FromStr for LimitsConfig {
                 (true, "d") => &mut limits.ai_per_day,
                 (false, "m") => {
                     return Err(format!(
-                        "{window:?}: the general API has no minute window (s or d)"
+                        "general limit `{window}`: the general API has no minute window (s or d)"
                     ));
                 }
-                (_, other) => return Err(format!("unknown window {other:?} (s, m or d)")),
+                (_, other) => {
+                    return Err(format!(
+                        "{name} limit `{window}`: unknown window `{other}` (s, m or d)"
+                    ));
+                }
             };
             *slot = Some(number);
         }
@@ -469,9 +494,15 @@ pub struct ServerConfig {
     /// How long a client may take to send a request's body once its head arrived; then the
     /// request is answered 408 and the connection closed.
     pub body_read_timeout: Duration,
+    /// The slowest a request body may arrive, bytes a second on average, once its first
+    /// five seconds have passed (as Kestrel's minimum request body data rate, 240 bytes a
+    /// second): a slower one is answered 408 and its connection closed. 0: no minimum.
+    pub min_body_bytes_per_second: u64,
     /// Connections served at once. A new connection past it closes the connection idle the
-    /// longest (no request being served); when every one is busy, the new one is refused with
-    /// 503 and closed. Keep it below the process's open-file limit (1,024 by default).
+    /// longest (no request being served); when none is idle, the one receiving a request
+    /// body the slowest (a body begun at least a second ago); when every one is busy with a
+    /// request it has whole, the new one is refused with 503 and closed. Keep it below the
+    /// process's open-file limit (1,024 by default).
     pub max_connections: usize,
     /// Bytes the traffic log keeps in all: the request and reply bodies, and the method,
     /// path, query and reply headers (a request head can be 64 KiB, and unknown paths are
@@ -493,6 +524,7 @@ impl Default for ServerConfig {
             max_head_bytes: 64 << 10,
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
+            min_body_bytes_per_second: 240,
             max_connections: 512,
             traffic_max_bytes: 64 << 20,
             traffic_request_body_bytes: 64 << 10,
@@ -694,11 +726,22 @@ mod tests {
     fn bad_limits_text_is_named() {
         for (text, says) in [
             ("5/s", "needs a class first"),
-            ("cpu=5/s", "unknown limit class \"cpu\""),
-            ("general=5", "is not N/s, N/m or N/d"),
-            ("general=0/s", "not a positive whole number"),
-            ("general=5/h", "unknown window \"h\""),
-            ("general=5/m", "no minute window"),
+            ("cpu=5/s", "unknown limit class `cpu`"),
+            ("general=5", "general limit `5` is not N/s, N/m or N/d"),
+            (
+                "general=0/s",
+                "general limit `0/s`: `0` is not a whole number from 1",
+            ),
+            (
+                "ai=10/m,0/d",
+                "ai limit `0/d`: `0` is not a whole number from 1",
+            ),
+            ("general=5/h", "general limit `5/h`: unknown window `h`"),
+            ("ai=5/w", "ai limit `5/w`: unknown window `w`"),
+            (
+                "general=5/m",
+                "general limit `5/m`: the general API has no minute window",
+            ),
         ] {
             let error = text.parse::<LimitsConfig>().unwrap_err();
             assert!(error.contains(says), "{text}: {error}");

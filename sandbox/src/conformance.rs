@@ -739,6 +739,7 @@ mod tests {
             request_body_len: 0,
             request_body_truncated: false,
             impersonated_by: None,
+            token_user: None,
             status,
             response_headers: Vec::new(),
             content_type: (!body.is_null()).then(|| "application/json".into()),

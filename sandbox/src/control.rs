@@ -15,6 +15,9 @@
 //! | `GET /_sandbox/counters` | | requests by operation and status, violations by kind with the rule each breaks, faults, deliveries |
 //! | `GET /_sandbox/traffic?after=<seq>` | | the exchanges served (after `seq`), with their statuses, headers and bodies |
 //! | `GET /_sandbox/conformance` | | the exchanges and delivery bodies checked against the spec, and every problem found |
+//! | `GET /_sandbox/arrivals?buckets=<n>` | | requests per limit window over the last `n` windows, with each window's limit (`dashboard.rs`) |
+//! | `GET /_sandbox/audit` | | the audit jobs and their state |
+//! | `GET /_sandbox/ui` | | the dashboard, an HTML page drawn from the paths above |
 //!
 //! Answers are JSON; a refused request is 400 naming the field (404 for an unknown path, 405
 //! for a method the path does not have, 413 for a body over 1 MiB, 408 for one that does not
@@ -26,18 +29,21 @@
 //! rebinds its DNS to 127.0.0.1 is refused) and come from no other origin (`Origin`,
 //! `Sec-Fetch-Site`: a form or a `text/plain` POST from any web page is refused); with one
 //! ([`ServerConfig::control_token`](crate::ServerConfig::control_token)), a request must
-//! carry it, whatever its `Host`. Refusals are 403.
+//! carry it, whatever its `Host`. Refusals are 403. A browser cannot add a header when it
+//! opens a page, so `GET /_sandbox/ui` also takes the token as `?token=<token>`; the page
+//! sends it on as a header and drops it from the address bar.
 
 use super::Shared;
 use super::activity::Activity;
 use super::clock::{MAX_MS, MAX_SCALE};
 use super::config::LimitsConfig;
+use super::dashboard;
 use super::dates::{iso_millis, parse_request_date};
 use super::faults::{Fault, FaultAction};
 use super::fs::FsEntry;
 use super::http::parse_query;
 use super::limits::Violation;
-use super::serve::read_body;
+use super::serve::{BodyPace, read_body};
 use super::world::ActionSource;
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -68,6 +74,8 @@ struct Answer {
     status: u16,
     body: Value,
     allow: Option<&'static str>,
+    /// An HTML page instead of the JSON body (the dashboard).
+    page: Option<&'static str>,
 }
 
 impl Answer {
@@ -76,6 +84,7 @@ impl Answer {
             status: 200,
             body,
             allow: None,
+            page: None,
         }
     }
 
@@ -84,6 +93,7 @@ impl Answer {
             status,
             body: json!({ "error": message.into() }),
             allow: None,
+            page: None,
         }
     }
 }
@@ -91,24 +101,42 @@ impl Answer {
 /// The axum handler of every `/_sandbox` request.
 pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
-    let answer = match access(&shared, &parts.headers) {
+    let path = parts.uri.path().strip_prefix(PREFIX).unwrap_or("");
+    let query = parts.uri.query().map(parse_query).unwrap_or_default();
+    // The page's own token, from its address (see the module's docs).
+    let page_token = (parts.method == "GET" && path.trim_end_matches('/') == "/ui")
+        .then(|| query.iter().find(|(name, _)| name == "token"))
+        .flatten()
+        .map(|(_, token)| token.as_str());
+    let answer = match access(&shared, &parts.headers, page_token) {
         Err(refused) => Answer::refused(403, refused),
         Ok(()) => {
-            let timeout = shared.config.server.body_read_timeout;
-            match read_body(&parts.headers, body, MAX_BODY, timeout).await {
-                Ok(body) => {
-                    let path = parts.uri.path().strip_prefix(PREFIX).unwrap_or("");
-                    let query = parts.uri.query().map(parse_query).unwrap_or_default();
-                    route(&shared, parts.method.as_str(), path, &query, &body)
-                }
+            let pace = BodyPace::of(&shared.config.server);
+            match read_body(&parts.headers, body, MAX_BODY, pace).await {
+                Ok(body) => route(&shared, parts.method.as_str(), path, &query, &body),
                 Err(e) => Answer::refused(e.status(), e.to_string()),
             }
         }
     };
-    let mut response = Response::new(Body::from(answer.body.to_string()));
+    let mut response = Response::new(match answer.page {
+        Some(page) => Body::from(page),
+        None => Body::from(answer.body.to_string()),
+    });
     *response.status_mut() = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::OK);
     let headers = response.headers_mut();
-    headers.insert("content-type", HeaderValue::from_static("application/json"));
+    if answer.page.is_some() {
+        headers.insert(
+            "content-type",
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        );
+        headers.insert(
+            "content-security-policy",
+            HeaderValue::from_static(dashboard::CONTENT_SECURITY_POLICY),
+        );
+        headers.insert("cache-control", HeaderValue::from_static("no-store"));
+    } else {
+        headers.insert("content-type", HeaderValue::from_static("application/json"));
+    }
     if let Some(allow) = answer.allow {
         headers.insert("allow", HeaderValue::from_static(allow));
     }
@@ -118,13 +146,15 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
     response
 }
 
-/// Whether the request may drive the control plane (see the module's docs), or why not.
-fn access(shared: &Shared, headers: &HeaderMap) -> Result<(), String> {
+/// Whether the request may drive the control plane (see the module's docs), or why not;
+/// `page_token` is the token in the dashboard page's address.
+fn access(shared: &Shared, headers: &HeaderMap, page_token: Option<&str>) -> Result<(), String> {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     if let Some(token) = &shared.config.server.control_token {
         let sent = header("authorization")
             .and_then(|v| v.strip_prefix("Bearer "))
-            .or_else(|| header(TOKEN_HEADER));
+            .or_else(|| header(TOKEN_HEADER))
+            .or(page_token);
         return match sent {
             Some(sent) if same_secret(sent.trim(), token) => Ok(()),
             Some(_) => Err("the control token is wrong".to_string()),
@@ -147,9 +177,9 @@ fn access(shared: &Shared, headers: &HeaderMap) -> Result<(), String> {
         Some(Ok(host)) if own(host) => {}
         Some(host) => {
             return Err(format!(
-                "the control plane answers only requests to {}, not to Host {:?}",
+                "the control plane answers only requests to {}, not to Host {}",
                 shared.addr,
-                host.unwrap_or("<not text>")
+                super::fs::shown(host.unwrap_or("<not text>"))
             ));
         }
     }
@@ -161,8 +191,9 @@ fn access(shared: &Shared, headers: &HeaderMap) -> Result<(), String> {
             .is_some_and(own);
         if !same {
             return Err(format!(
-                "the control plane answers no other origin than http://{}, not {origin:?}",
-                shared.addr
+                "the control plane answers no other origin than http://{}, not {}",
+                shared.addr,
+                super::fs::shown(origin.to_str().unwrap_or("<not text>"))
             ));
         }
     }
@@ -199,6 +230,9 @@ const PATHS: &[(&str, &str)] = &[
     ("/counters", "GET"),
     ("/traffic", "GET"),
     ("/conformance", "GET"),
+    ("/arrivals", "GET"),
+    ("/audit", "GET"),
+    ("/ui", "GET"),
 ];
 
 fn route(
@@ -231,6 +265,12 @@ fn route(
         ("GET", "/counters") => Ok(counters(shared)),
         ("GET", "/traffic") => traffic(shared, query),
         ("GET", "/conformance") => Ok(conformance(shared)),
+        ("GET", "/arrivals") => dashboard::arrivals(shared, query).map(Answer::ok),
+        ("GET", "/audit") => Ok(Answer::ok(dashboard::audit_jobs(shared))),
+        ("GET", "/ui") => Ok(Answer {
+            page: Some(dashboard::PAGE),
+            ..Answer::ok(Value::Null)
+        }),
         _ => {
             return match PATHS.iter().find(|(known, _)| *known == path) {
                 Some((_, allow)) => Answer {
@@ -282,7 +322,7 @@ fn state(shared: &Shared) -> Answer {
                 "id": user.id,
                 "username": user.username,
                 "email": user.email,
-                "role": format!("{:?}", user.role),
+                "role": user.role.name(),
                 "scopes": user.scopes,
                 "clientId": user.client_id,
                 "token": token,
@@ -367,9 +407,9 @@ fn traffic(shared: &Shared, query: &[(String, String)]) -> Result<Answer, String
             "after" => {
                 after = value
                     .parse()
-                    .map_err(|_| format!("after {value:?} is not an exchange's seq (0 or more)"))?;
+                    .map_err(|_| format!("after `{value}` is not an exchange's seq (0 or more)"))?;
             }
-            other => return Err(format!("no query parameter {other:?} (after)")),
+            other => return Err(format!("no query parameter `{other}` (after)")),
         }
     }
     let world = shared.world();
@@ -389,6 +429,7 @@ fn traffic(shared: &Shared, query: &[(String, String)]) -> Result<Answer, String
                 "requestBodyLength": e.request_body_len,
                 "requestBodyTruncated": e.request_body_truncated,
                 "impersonatedBy": e.impersonated_by,
+                "tokenUser": e.token_user,
                 "status": e.status,
                 "responseHeaders": e.response_headers,
                 "contentType": e.content_type,
@@ -433,8 +474,8 @@ fn set_token(shared: &Shared, request: TokenRequest) -> Result<Answer, String> {
             .map(|(u, _)| u.username.as_str())
             .collect();
         return Err(format!(
-            "username {:?} is not a user of the sandbox ({})",
-            request.username,
+            "username {} is not a user of the sandbox ({})",
+            super::fs::shown(&request.username),
             known.join(", ")
         ));
     }
@@ -493,11 +534,11 @@ fn move_clock(shared: &Shared, request: ClockRequest) -> Result<Answer, String> 
             scale: None,
         } => {
             let target = parse_request_date(&to).ok_or_else(|| {
-                format!("to {to:?} is not a date (2026-10-01) or a UTC time (2026-10-01T09:00:00Z)")
+                format!("to `{to}` is not a date (2026-10-01) or a UTC time (2026-10-01T09:00:00Z)")
             })?;
             shared
                 .advance_to(target.ms)
-                .map_err(|e| format!("to {to:?}: {e}"))?;
+                .map_err(|e| format!("to `{to}`: {e}"))?;
         }
         ClockRequest {
             advance_seconds: None,
@@ -665,14 +706,14 @@ fn add_fault(shared: &Shared, request: FaultRequest) -> Result<Answer, String> {
         (Some(id), None) => {
             if !operations.iter().any(|op| op.id == id) {
                 return Err(format!(
-                    "no operation {id:?} (operation ids as in the spec)"
+                    "no operation `{id}` (operation ids as in the spec)"
                 ));
             }
             Fault::on(id)
         }
         (None, Some(tag)) => {
             if !operations.iter().any(|op| op.tag == tag) {
-                return Err(format!("no tag {tag:?} (tags as in the spec)"));
+                return Err(format!("no tag `{tag}` (tags as in the spec)"));
             }
             Fault::on_tag(tag)
         }
@@ -824,7 +865,7 @@ fn activity(shared: &Arc<Shared>, request: ActivityRequest) -> Result<Answer, St
             .find(|s| s.as_str().eq_ignore_ascii_case(via))
             .ok_or_else(|| {
                 let known: Vec<&str> = ActionSource::ALL.iter().map(|s| s.as_str()).collect();
-                format!("via {via:?} is not one of {}", known.join(", "))
+                format!("via `{via}` is not one of {}", known.join(", "))
             })?;
         actor = actor.via(*source);
     }

@@ -57,8 +57,14 @@ impl FsEntry {
 /// Why an activity could not happen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ActivityError {
-    /// The path is not absolute or has empty segments.
-    InvalidPath(String),
+    /// The path is not absolute, has empty or dot segments, a name longer than 255 bytes, a
+    /// control character (NUL included), or is longer than 4096 bytes.
+    InvalidPath {
+        /// The path as given.
+        path: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
     /// Nothing exists at this path.
     NotFound(String),
     /// Something already exists at this path.
@@ -74,30 +80,76 @@ pub enum ActivityError {
 impl fmt::Display for ActivityError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ActivityError::InvalidPath(p) => write!(f, "invalid path {p:?}"),
-            ActivityError::NotFound(p) => write!(f, "nothing at {p:?}"),
-            ActivityError::AlreadyExists(p) => write!(f, "{p:?} already exists"),
-            ActivityError::WrongKind(p) => write!(f, "{p:?} is not of the expected kind"),
-            ActivityError::UnknownUser(u) => write!(f, "no user {u:?}"),
-            ActivityError::UnknownEventType(t) => write!(f, "unknown event type {t:?}"),
+            ActivityError::InvalidPath { path, why } => {
+                write!(f, "invalid path {}: {why}", shown(path))
+            }
+            ActivityError::NotFound(p) => write!(f, "nothing at {}", shown(p)),
+            ActivityError::AlreadyExists(p) => write!(f, "{} already exists", shown(p)),
+            ActivityError::WrongKind(p) => {
+                write!(f, "{} is not of the expected kind", shown(p))
+            }
+            ActivityError::UnknownUser(u) => write!(f, "no user {}", shown(u)),
+            ActivityError::UnknownEventType(t) => write!(f, "unknown event type {}", shown(t)),
         }
     }
 }
 
 impl std::error::Error for ActivityError {}
 
-/// Normalises an absolute path: leading `/`, no trailing `/`, no empty or dot segments.
+/// The longest name of a file or folder, bytes of UTF-8 (as most file systems allow).
+pub(crate) const MAX_NAME_BYTES: usize = 255;
+
+/// The longest path, bytes of UTF-8 (Linux's `PATH_MAX`).
+pub(crate) const MAX_PATH_BYTES: usize = 4096;
+
+/// `text` in quotes for a message: control characters escaped, and cut after 64 characters
+/// (with the length) so a huge name does not fill the message.
+pub(crate) fn shown(text: &str) -> String {
+    const SHOWN: usize = 64;
+    let mut out = String::from("\"");
+    for c in text.chars().take(SHOWN) {
+        match c {
+            '"' => out.push_str("\\\""),
+            c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    let chars = text.chars().count();
+    if chars > SHOWN {
+        out.push_str(&format!("… ({} bytes)", text.len()));
+    }
+    out
+}
+
+/// Normalises an absolute path: leading `/`, no trailing `/`, no empty or dot segments, names
+/// of at most [`MAX_NAME_BYTES`], no control characters, at most [`MAX_PATH_BYTES`] in all.
 pub fn normalize(path: &str) -> Result<String, ActivityError> {
+    let invalid = |why| ActivityError::InvalidPath {
+        path: path.to_string(),
+        why,
+    };
+    if path.chars().any(char::is_control) {
+        return Err(invalid(
+            "a path has no control characters (NUL, line breaks, tabs)",
+        ));
+    }
     let trimmed = path.trim();
     if !trimmed.starts_with('/') {
-        return Err(ActivityError::InvalidPath(path.to_string()));
+        return Err(invalid("a path starts with /"));
     }
     let segments: Vec<&str> = trimmed[1..].trim_end_matches('/').split('/').collect();
     if segments
         .iter()
         .any(|s| s.is_empty() || *s == "." || *s == "..")
     {
-        return Err(ActivityError::InvalidPath(path.to_string()));
+        return Err(invalid("a path has no empty, `.` or `..` names"));
+    }
+    if segments.iter().any(|s| s.len() > MAX_NAME_BYTES) {
+        return Err(invalid("a name is at most 255 bytes long"));
+    }
+    if trimmed.len() > MAX_PATH_BYTES {
+        return Err(invalid("a path is at most 4096 bytes long"));
     }
     Ok(format!("/{}", segments.join("/")))
 }

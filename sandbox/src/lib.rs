@@ -63,6 +63,7 @@ mod clock;
 mod config;
 mod control;
 mod corpus;
+mod dashboard;
 mod dates;
 mod delivery;
 mod events;
@@ -541,6 +542,18 @@ impl Sandbox {
     /// The exchanges served (up to `traffic_capacity`, oldest first).
     pub fn traffic(&self) -> Vec<Exchange> {
         self.shared.world().traffic.iter().cloned().collect()
+    }
+
+    /// The exchanges kept whose [`Exchange::seq`] is above `seq`, oldest first (what a log
+    /// that follows the traffic has not seen yet).
+    pub fn traffic_after(&self, seq: u64) -> Vec<Exchange> {
+        self.shared
+            .world()
+            .traffic
+            .iter()
+            .filter(|e| e.seq > seq)
+            .cloned()
+            .collect()
     }
 
     /// Every delivery attempt made, in order.

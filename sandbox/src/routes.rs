@@ -12,7 +12,7 @@ use super::http::{
     method_not_allowed, parse_query, removed, unreadable,
 };
 use super::limits::{GatewayCounters, Throttle, Violation};
-use super::serve::read_body;
+use super::serve::{BodyPace, DRAIN_CAP, drain_body, read_body};
 use super::traffic::{Exchange, MAX_RECORDED_BODY};
 use super::{ai, audit, events, webhooks};
 use axum::body::Body;
@@ -109,19 +109,6 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
     let method = parts.method.as_str();
     let server = &shared.config.server;
     let route = route(method, rest);
-    let read = match route {
-        // The body of a request that cannot be served is not read (nor kept).
-        Route::Operation(..) => {
-            read_body(
-                &parts.headers,
-                body,
-                server.max_body_bytes,
-                server.body_read_timeout,
-            )
-            .await
-        }
-        _ => Ok(Vec::new()),
-    };
     let (op, params) = match route {
         Route::Operation(op, params) => (op, params),
         unmatched => {
@@ -129,10 +116,29 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
                 Route::MethodNotAllowed(allow) => method_not_allowed(method, rest, &allow),
                 _ => Reply::empty(404),
             };
-            record(&shared, None, method, rest, query, Vec::new(), &reply, None);
+            // The body of a request that cannot be served is not kept, but read (up to a
+            // cap) so the connection can serve the client's next request; a longer one
+            // closes it, and the answer says so.
+            let reply = if drain_body(&parts.headers, body, DRAIN_CAP, BodyPace::of(server)).await {
+                reply
+            } else {
+                reply.header("Connection", "close")
+            };
+            let who = Who {
+                token_user: token_user(&shared, &parts.headers),
+                impersonated_by: None,
+            };
+            record(&shared, None, method, rest, query, Vec::new(), &reply, who);
             return dated(into_response(reply), shared.now());
         }
     };
+    let read = read_body(
+        &parts.headers,
+        body,
+        server.max_body_bytes,
+        BodyPace::of(server),
+    )
+    .await;
     let body = match read {
         Ok(body) => body,
         Err(refused) => {
@@ -145,7 +151,10 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
                 query,
                 Vec::new(),
                 &reply,
-                None,
+                Who {
+                    token_user: token_user(&shared, &parts.headers),
+                    impersonated_by: None,
+                },
             );
             return dated(into_response(reply), shared.now());
         }
@@ -160,6 +169,10 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
         body,
     };
     let (reply, impersonated_by) = process(&shared, &request).await;
+    let who = Who {
+        token_user: token_user(&shared, &request.headers),
+        impersonated_by,
+    };
     record(
         &shared,
         Some(op),
@@ -168,9 +181,18 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
         request.query,
         request.body,
         &reply,
-        impersonated_by,
+        who,
     );
     dated(into_response(reply), shared.now())
+}
+
+/// The username of the sandbox token `headers` carry, if any.
+fn token_user(shared: &Shared, headers: &axum::http::HeaderMap) -> Option<String> {
+    shared
+        .world()
+        .users
+        .authenticate(headers)
+        .map(|(_, user)| user.username.clone())
 }
 
 /// The response with HTTP's `Date` by the sandbox's clock, as the platform's answers carry
@@ -453,6 +475,13 @@ fn dispatch(shared: &Shared, req: &ApiRequest, caller: &Caller) -> Reply {
     }
 }
 
+/// Who made a request: the username of its token, and the admin acting for someone.
+#[derive(Default)]
+struct Who {
+    token_user: Option<String>,
+    impersonated_by: Option<String>,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn record(
     shared: &Shared,
@@ -462,7 +491,7 @@ fn record(
     query: Vec<(String, String)>,
     request_body: Vec<u8>,
     reply: &Reply,
-    impersonated_by: Option<String>,
+    who: Who,
 ) {
     let now = shared.now();
     let capacity = shared.config.traffic_capacity;
@@ -489,7 +518,8 @@ fn record(
         request_body_truncated: request_body.len() < request_body_len,
         request_body,
         request_body_len,
-        impersonated_by,
+        impersonated_by: who.impersonated_by,
+        token_user: who.token_user,
         status: reply.status,
         response_headers: reply.headers.clone(),
         content_type: reply.content_type.clone(),
@@ -518,7 +548,7 @@ pub(crate) fn record_unmatched(
         Vec::new(),
         request_body,
         reply,
-        None,
+        Who::default(),
     );
 }
 

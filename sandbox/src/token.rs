@@ -18,7 +18,7 @@ use super::config::{TokenEndpointConfig, UserConfig};
 use super::dates::DAY_MS;
 use super::http::{Reply, parse_query};
 use super::limits::Violation;
-use super::serve::read_body;
+use super::serve::{BodyPace, DRAIN_CAP, drain_body, read_body};
 use axum::extract::{Request, State};
 use axum::response::Response;
 use serde_json::json;
@@ -89,13 +89,18 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
     let (reply, form) = if method != "POST" {
         let reply = oauth_error(405, "invalid_request", "the token endpoint takes POST")
             .header("Allow", "POST");
+        let reply = if drain_body(&parts.headers, body, DRAIN_CAP, BodyPace::of(server)).await {
+            reply
+        } else {
+            reply.header("Connection", "close")
+        };
         (reply, Vec::new())
     } else {
         match read_body(
             &parts.headers,
             body,
             server.max_body_bytes,
-            server.body_read_timeout,
+            BodyPace::of(server),
         )
         .await
         {

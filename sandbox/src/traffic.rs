@@ -30,6 +30,9 @@ pub struct Exchange {
     pub request_body_truncated: bool,
     /// The admin's username when the call impersonated someone.
     pub impersonated_by: Option<String>,
+    /// The username of the token the request carried (`None`: no token of the sandbox),
+    /// whose limits the request counted against.
+    pub token_user: Option<String>,
     /// Reply status.
     pub status: u16,
     /// Reply headers besides `Content-Type`.
@@ -113,6 +116,7 @@ fn kept_bytes(exchange: &Exchange) -> usize {
         + pairs(&exchange.response_headers)
         + exchange.content_type.as_ref().map_or(0, String::len)
         + exchange.impersonated_by.as_ref().map_or(0, String::len)
+        + exchange.token_user.as_ref().map_or(0, String::len)
 }
 
 #[cfg(test)]
@@ -133,6 +137,7 @@ mod tests {
             request_body_len: request,
             request_body_truncated: false,
             impersonated_by: None,
+            token_user: None,
             status: 200,
             response_headers: Vec::new(),
             content_type: None,

@@ -7,7 +7,7 @@
 
 use super::Shared;
 use super::auth::Caller;
-use super::clock::later;
+use super::clock::{MAX_MS, later};
 use super::config::WebhooksConfig;
 use super::facts::{event_types, wildcards};
 use super::fs::is_within;
@@ -281,7 +281,8 @@ pub fn create(shared: &Shared, req: &ApiRequest, caller: &Caller) -> Reply {
         path: fields.path,
         auth_header: fields.auth_header,
         enabled: true,
-        expires: later(now, config.registration_lifetime) / 1000,
+        // Never past the clock's end: a registration made there expires with it.
+        expires: later(now, config.registration_lifetime).min(MAX_MS) / 1000,
     };
     let summary = hook.summary();
     world.webhooks.hooks.push(hook);

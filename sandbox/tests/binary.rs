@@ -199,3 +199,58 @@ async fn the_binary_alone_makes_activity_that_reaches_a_loopback_receiver() {
         assert_eq!(record["deliveries"][0]["delivered"], true, "{record}");
     }
 }
+
+#[tokio::test]
+async fn with_dash_v_it_logs_each_request_and_its_banner_reads_as_words() {
+    let mut started = Started(
+        Command::new(env!("CARGO_BIN_EXE_pubapi-sandbox"))
+            .args(["--port", "0", "-v"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary starts"),
+    );
+    let child = &mut started.0;
+    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = out.next().unwrap().unwrap();
+    let (url_part, token_part) = first.split_once(' ').unwrap();
+    let base_url = url_part
+        .strip_prefix("PUBAPI_BASE_URL=")
+        .unwrap()
+        .to_string();
+    let token = token_part
+        .strip_prefix("PUBAPI_TOKEN=")
+        .unwrap()
+        .to_string();
+    let mut banner = Vec::new();
+    for line in out.by_ref() {
+        let line = line.unwrap();
+        let last = line.starts_with("# limits");
+        banner.push(line);
+        if last {
+            break;
+        }
+    }
+    let banner = banner.join("\n");
+    // Words, not Rust's Debug text of the role and scopes.
+    for debug in ["PowerUser", "Admin", "Standard", "[\"", "{"] {
+        assert!(!banner.contains(debug), "{debug} in:\n{banner}");
+    }
+    assert!(
+        banner.contains("admin, scopes Service.webhooks"),
+        "{banner}"
+    );
+    assert!(banner.contains("/_sandbox/ui"), "{banner}");
+
+    get_json(&format!("{base_url}/v1/whoami"), &token).await;
+    let mut err = BufReader::new(child.stderr.take().unwrap()).lines();
+    let logged = tokio::task::spawn_blocking(move || err.next().map(|l| l.unwrap()))
+        .await
+        .unwrap()
+        .unwrap_or_default();
+    assert!(
+        logged.contains(" GET /v1/whoami 200 whoami "),
+        "the log line: {logged}"
+    );
+    let _ = child.kill();
+}

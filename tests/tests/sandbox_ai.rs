@@ -865,7 +865,8 @@ async fn hybrid_search_applies_the_platform_clients_filters() {
     found.sort();
     assert_eq!(found, both);
     // The facts note: `entryIds`, `folderPaths`, `excludeFolderPaths`, `preferredFolderPath`,
-    // `createdAfter`/`createdBefore` (epoch ms), `createdBy` (an integer user id),
+    // `createdAfter`/`createdBefore` (epoch ms), `createdBy` (an integer user id, or a
+    // username from the LangChain connector),
     // `collectionId`.
     let cases: Vec<(Value, Vec<&str>)> = vec![
         (otter(json!({"entryIds": [sams]})), vec!["otter.txt"]),
@@ -891,6 +892,13 @@ async fn hybrid_search_applies_the_platform_clients_filters() {
         (otter(json!({"createdBy": 1003})), vec!["otter.txt"]),
         (otter(json!({"createdBy": 1001})), vec!["otter-notes.txt"]),
         (otter(json!({"createdBy": 1004})), vec![]),
+        // The LangChain connector sends the username (the other clients the user id).
+        (otter(json!({"createdBy": "sam"})), vec!["otter.txt"]),
+        (
+            otter(json!({"createdBy": "admin"})),
+            vec!["otter-notes.txt"],
+        ),
+        (otter(json!({"createdBy": "nobody"})), vec![]),
         // The built-in corpus counts as uploaded by the admin.
         (
             json!({"query": "revenue quarter", "folderPath": "/Finance", "createdBy": 1001}),
@@ -940,6 +948,7 @@ async fn hybrid_search_refuses_a_filter_of_the_wrong_type() {
         ("createdAfter", json!("last week")),
         ("createdBefore", json!(1.5)),
         ("createdBy", json!([1001])),
+        ("createdBy", json!("")),
         // The reference's own fields are not nullable in the spec.
         ("folderPath", json!(null)),
         ("fileTypes", json!(null)),

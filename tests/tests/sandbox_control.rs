@@ -321,7 +321,7 @@ async fn control_paths_name_what_is_wrong() {
             "/faults",
             Some(json!({"action": "serverError", "operation": "noSuchOp"})),
             400,
-            "no operation \"noSuchOp\"",
+            "no operation `noSuchOp`",
         ),
     ];
     for (method, path, body, status, says) in cases {

@@ -161,6 +161,89 @@ async fn abusive_control_values_are_400_naming_the_field() {
 }
 
 #[tokio::test]
+async fn names_paths_and_the_limits_text_are_range_checked_and_refusals_say_what_fits() {
+    let sandbox = Sandbox::start(SandboxConfig::testing()).await;
+    let folder = |path: String| json!({"action": "createFolder", "path": path}).to_string();
+    let megabyte_name = format!("/{}", "a".repeat(1_000_000));
+    // (path, method, body, what the refusal says)
+    let cases = [
+        (
+            "/activity",
+            "POST",
+            folder(megabyte_name),
+            "a name is at most 255 bytes long",
+        ),
+        (
+            "/activity",
+            "POST",
+            folder(format!("/ok/{}", "b".repeat(256))),
+            "at most 255 bytes",
+        ),
+        (
+            "/activity",
+            "POST",
+            folder("/a\u{0}b".into()),
+            "no control characters",
+        ),
+        (
+            "/activity",
+            "POST",
+            folder("/a\nb".into()),
+            "no control characters",
+        ),
+        (
+            "/activity",
+            "POST",
+            folder(format!("/{}", ["c"; 2100].join("/"))),
+            "at most 4096 bytes",
+        ),
+        (
+            "/limits",
+            "PUT",
+            json!("general=0/s").to_string(),
+            "general limit `0/s`",
+        ),
+        (
+            "/limits",
+            "PUT",
+            json!("ai=5/w").to_string(),
+            "ai limit `5/w`",
+        ),
+        (
+            "/limits",
+            "PUT",
+            json!("ai=10/m,x/d").to_string(),
+            "ai limit `x/d`",
+        ),
+        (
+            "/limits",
+            "PUT",
+            json!("general=1/m").to_string(),
+            "general limit `1/m`",
+        ),
+        (
+            "/limits",
+            "PUT",
+            json!("general=2/s,100").to_string(),
+            "general limit `100`",
+        ),
+    ];
+    for (path, method, body, says) in cases {
+        let (status, answer) = control(&sandbox, method, path, Some(&body), &[]).await;
+        let error = answer["error"].as_str().unwrap_or_default();
+        assert_eq!(status, 400, "{says}: {error}");
+        assert!(error.contains(says), "{says}: {error}");
+        assert!(
+            error.len() < 300,
+            "the refusal echoes {} bytes",
+            error.len()
+        );
+        assert!(!error.contains('\0'), "{error}");
+    }
+    assert!(sandbox.entries().iter().all(|e| e.path.len() <= 4096));
+}
+
+#[tokio::test]
 async fn at_the_clocks_end_every_state_machine_answers_without_overflow() {
     let sandbox =
         Sandbox::start(SandboxConfig::testing().with_limits(LimitsConfig::reference())).await;
@@ -206,6 +289,8 @@ async fn at_the_clocks_end_every_state_machine_answers_without_overflow() {
         .send()
         .await;
     assert_eq!(created.status, 201, "{}", created.text());
+    // It expires with the clock, not a year past its end.
+    assert_eq!(created.json()["expires"].as_i64(), Some(MAX_MS / 1000));
     let job = raw
         .request("POST", "/v1/audit/logins", Some(&token))
         .json(&json!({"format": "json", "date_start": "9999-12-30", "date_end": "9999-12-31"}))

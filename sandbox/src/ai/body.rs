@@ -329,23 +329,26 @@ pub(super) fn epoch_filter(
     }
 }
 
-/// A `createdBy` filter: an integer user id (what the platform's clients send), a username
-/// or a user id as a string (`null` is no filter when `nullable`). `Ok(None)`: no filter; `Ok(Some(None))`:
-/// a username no user has, which matches nothing.
+/// A `createdBy` filter, as the platform's clients send it: an integer user id (most
+/// clients), a username (the LangChain connector's `"admin"`) or a user id as a string
+/// (`null` is no filter when `nullable`). `Ok(None)`: no filter; `Ok(Some(None))`: a username
+/// no user has, which matches nothing.
 pub(super) fn creator_filter(
     shared: &Shared,
     body: &Map<String, Value>,
     nullable: bool,
 ) -> Result<Option<Option<i64>>, String> {
+    const REFUSED: &str = "createdBy must be an integer user id or a username";
     match body.get("createdBy") {
         None => Ok(None),
         Some(Value::Null) if nullable => Ok(None),
         Some(Value::Number(n)) => n
             .as_i64()
             .map(|id| Some(Some(id)))
-            .ok_or_else(|| "createdBy must be an integer user id or a username".into()),
-        // Hybrid search (`nullable`): the spec types it an int64 user id.
-        Some(Value::String(_)) if nullable => Err("createdBy must be an integer user id".into()),
+            .ok_or_else(|| REFUSED.into()),
+        Some(Value::String(name)) if name.is_empty() => {
+            Err("createdBy must be an integer user id or a username, not empty".into())
+        }
         Some(Value::String(name)) => Ok(Some(
             shared
                 .world()
@@ -354,7 +357,7 @@ pub(super) fn creator_filter(
                 .map(|u| u.id)
                 .or_else(|| name.parse().ok()),
         )),
-        Some(_) => Err("createdBy must be an integer user id or a username".into()),
+        Some(_) => Err(REFUSED.into()),
     }
 }
 

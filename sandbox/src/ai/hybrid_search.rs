@@ -41,7 +41,8 @@ fn string_list(body: &Map<String, Value>, name: &str) -> Result<Option<Vec<Strin
 /// The filters of a hybrid search. The reference names `folderPath`, `fileTypes`,
 /// `dateFrom` and `dateTo`; the platform's clients also send `entryIds`, `folderPaths`,
 /// `excludeFolderPaths`, `preferredFolderPath`, `createdAfter`/`createdBefore` (epoch
-/// milliseconds), `createdBy` (an integer user id) and `collectionId`, and all of them are
+/// milliseconds), `createdBy` (an integer user id, or a username as the LangChain connector
+/// sends it) and `collectionId`, and all of them are
 /// applied.
 ///
 /// - A list filter given as an empty array restricts nothing (clients send empty arrays

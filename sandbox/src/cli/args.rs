@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 pub(crate) const USAGE: &str = "\
 usage: pubapi-sandbox [serve] [--port N] [--limits L] [--clock C] [--time-scale X] [--seed N]
-                              [--sample-history] [--control-token T]
+                              [--sample-history] [--control-token T] [-v]
        pubapi-sandbox <control command> [--url URL]
        pubapi-sandbox receive --port N [--auth SECRET]
 
@@ -23,6 +23,8 @@ Prints `PUBAPI_BASE_URL=<url> PUBAPI_TOKEN=<admin token>` first, then the other 
   --control-token T  the control plane answers only requests with this token (authorization:
                    Bearer T), from any Host; without it, only requests to the sandbox's own
                    loopback address from no other web origin
+  -v, --verbose    log each API request to standard error: sandbox time, method, path,
+                   status and operation
 
 control commands (talk to the sandbox at --url, default $PUBAPI_BASE_URL, with the token in
 $PUBAPI_SANDBOX_CONTROL_TOKEN if it has one):
@@ -59,7 +61,12 @@ pub(crate) enum Command {
     /// Print the usage.
     Help,
     /// Serve a sandbox.
-    Serve(Box<SandboxConfig>),
+    Serve {
+        /// How it starts.
+        config: Box<SandboxConfig>,
+        /// Whether each request is logged (`-v`).
+        verbose: bool,
+    },
     /// Send a control request to a running sandbox.
     Control {
         /// `--url`, when given.
@@ -87,7 +94,7 @@ struct Words {
 }
 
 /// Options that take no value.
-const FLAGS: &[&str] = &["--help", "-h", "--sample-history"];
+const FLAGS: &[&str] = &["--help", "-h", "--sample-history", "-v", "--verbose"];
 
 fn split(args: &[String]) -> Result<Words, String> {
     let mut words = Words {
@@ -143,7 +150,7 @@ impl Words {
         self.option(name)
             .map(|v| {
                 v.parse()
-                    .map_err(|_| format!("{name} takes {what}, not {v:?}"))
+                    .map_err(|_| format!("{name} takes {what}, not `{v}`"))
             })
             .transpose()
     }
@@ -181,6 +188,8 @@ fn serve(words: &Words) -> Result<Command, String> {
         "--seed",
         "--sample-history",
         "--control-token",
+        "-v",
+        "--verbose",
     ])?;
     let mut config = SandboxConfig {
         sample_history: words.option("--sample-history").is_some(),
@@ -217,11 +226,14 @@ fn serve(words: &Words) -> Result<Command, String> {
         Some("manual") => ClockConfig::manual(),
         Some(date) => ClockConfig::Manual {
             start_ms: crate::parse_time(date).ok_or_else(|| {
-                format!("--clock takes real, manual, or a date such as 2026-09-29, not {date:?}")
+                format!("--clock takes real, manual, or a date such as 2026-09-29, not `{date}`")
             })?,
         },
     };
-    Ok(Command::Serve(Box::new(config)))
+    Ok(Command::Serve {
+        config: Box::new(config),
+        verbose: words.option("-v").is_some() || words.option("--verbose").is_some(),
+    })
 }
 
 fn control(command: &str, rest: &[&str], words: &Words) -> Result<Command, String> {
@@ -255,7 +267,7 @@ fn control(command: &str, rest: &[&str], words: &Words) -> Result<Command, Strin
         }
         ("clock", ["set", to]) => ("POST", "/clock", Some(json!({ "to": to }))),
         ("clock", ["scale", x]) => {
-            let scale: f64 = x.parse().map_err(|_| format!("{x:?} is not a number"))?;
+            let scale: f64 = x.parse().map_err(|_| format!("`{x}` is not a number"))?;
             ("POST", "/clock", Some(json!({ "scale": scale })))
         }
         ("limits", ["show"]) => ("GET", "/limits", None),
@@ -321,7 +333,7 @@ fn fault(action: &str, value: &[&str], words: &Words) -> Result<Value, String> {
         match value {
             [v] => v
                 .parse()
-                .map_err(|_| format!("{action} takes {what}, not {v:?}")),
+                .map_err(|_| format!("{action} takes {what}, not `{v}`")),
             _ => Err(format!("{action} takes one value: {what}")),
         }
     };
@@ -339,7 +351,7 @@ fn fault(action: &str, value: &[&str], words: &Words) -> Result<Value, String> {
             json!({ "action": "slowBody", "bytesPerSecond": number("bytes per second")? })
         }
         "cut-body" => json!({ "action": "cutBody", "afterBytes": number("bytes")? }),
-        other => return Err(format!("unknown fault {other:?} (see --help)")),
+        other => return Err(format!("unknown fault `{other}` (see --help)")),
     };
     if let Some(operation) = words.option("--operation") {
         body["operation"] = json!(operation);
@@ -364,7 +376,7 @@ fn duration_ms(text: &str) -> Result<u64, String> {
     let (number, unit) = text.split_at(split);
     let number: u64 = number
         .parse()
-        .map_err(|_| format!("{text:?} is not a duration such as 90s, 10m, 2h or 1d"))?;
+        .map_err(|_| format!("`{text}` is not a duration such as 90s, 10m, 2h or 1d"))?;
     let unit_ms = match unit {
         "" | "ms" => 1,
         "s" => 1_000,
@@ -373,13 +385,13 @@ fn duration_ms(text: &str) -> Result<u64, String> {
         "d" => 86_400_000,
         _ => {
             return Err(format!(
-                "{text:?} is not a duration such as 90s, 10m, 2h or 1d"
+                "`{text}` is not a duration such as 90s, 10m, 2h or 1d"
             ));
         }
     };
     number
         .checked_mul(unit_ms)
-        .ok_or_else(|| format!("{text:?} is too long"))
+        .ok_or_else(|| format!("`{text}` is too long"))
 }
 
 #[cfg(test)]
@@ -393,7 +405,7 @@ mod tests {
 
     fn serve_config(line: &str) -> SandboxConfig {
         match parse_line(line) {
-            Ok(Command::Serve(config)) => *config,
+            Ok(Command::Serve { config, .. }) => *config,
             other => panic!("{line}: {other:?}"),
         }
     }
@@ -424,6 +436,21 @@ mod tests {
             }
         );
         assert_eq!(parse_line("--help"), Ok(Command::Help));
+    }
+
+    #[test]
+    fn dash_v_asks_for_the_request_log() {
+        for (line, verbose) in [
+            ("--port 8080", false),
+            ("-v", true),
+            ("serve --verbose --port 0", true),
+            ("--port 0 -v", true),
+        ] {
+            match parse_line(line) {
+                Ok(Command::Serve { verbose: v, .. }) => assert_eq!(v, verbose, "{line}"),
+                other => panic!("{line}: {other:?}"),
+            }
+        }
     }
 
     #[test]
@@ -490,10 +517,13 @@ mod tests {
     #[test]
     fn bad_control_commands_are_named() {
         for (line, says) in [
-            ("fault add explode", "unknown fault \"explode\""),
+            ("fault add explode", "unknown fault `explode`"),
             ("fault add status", "status takes one value"),
             ("clock advance soon", "not a duration"),
-            ("limits general=0/s", "not a positive whole number"),
+            (
+                "limits general=0/s",
+                "general limit `0/s`: `0` is not a whole number from 1",
+            ),
             ("activity fly /x", "unknown activity"),
             ("status --as sam", "unknown option --as"),
             ("receive", "receive needs --port"),

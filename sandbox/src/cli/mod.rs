@@ -31,7 +31,7 @@ pub async fn run(program: &str, args: &[String]) -> ExitCode {
             println!("{usage}");
             Ok(())
         }
-        Command::Serve(config) => serve(*config).await,
+        Command::Serve { config, verbose } => serve(*config, verbose).await,
         Command::Control {
             url,
             method,
@@ -64,7 +64,7 @@ async fn stopped() {
     let _ = tokio::signal::ctrl_c().await;
 }
 
-async fn serve(config: SandboxConfig) -> Result<(), String> {
+async fn serve(config: SandboxConfig, verbose: bool) -> Result<(), String> {
     let sandbox = Sandbox::try_start(config)
         .await
         .map_err(|e| format!("cannot listen on 127.0.0.1: {e}"))?;
@@ -78,22 +78,83 @@ async fn serve(config: SandboxConfig) -> Result<(), String> {
     for (user, token) in sandbox.users() {
         let _ = writeln!(
             out,
-            "# user {:<8} {:<36} {:?}, scopes {:?}, client {}",
-            user.username, token, user.role, user.scopes, user.client_id
+            "# user {:<8} {:<36} {}, scopes {}, client {}",
+            user.username,
+            token,
+            user.role.name(),
+            if user.scopes.is_empty() {
+                "none".to_string()
+            } else {
+                user.scopes.join(" ")
+            },
+            user.client_id
         );
     }
+    let root = sandbox.base_url().trim_end_matches("/pubapi");
     let _ = writeln!(
         out,
-        "# limits {}; control plane {}/_sandbox; serving {} until Ctrl-C",
+        "# limits {}; control plane {root}/_sandbox, dashboard {root}/_sandbox/ui; serving {} \
+         until Ctrl-C",
         sandbox.limits(),
-        sandbox.base_url().trim_end_matches("/pubapi"),
         sandbox.domain()
     );
     let _ = out.flush();
     drop(out);
-    stopped().await;
+    if verbose {
+        tokio::select! {
+            () = stopped() => {}
+            () = log_requests(&sandbox) => {}
+        }
+    } else {
+        stopped().await;
+    }
     sandbox.shutdown().await;
     Ok(())
+}
+
+/// How often `-v` looks for requests to log.
+const LOG_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Logs every exchange to standard error as it is recorded, one line each (`-v`); never
+/// returns.
+async fn log_requests(sandbox: &Sandbox) {
+    let mut seen = 0;
+    loop {
+        let exchanges = sandbox.traffic_after(seen);
+        if !exchanges.is_empty() {
+            let mut err = std::io::stderr().lock();
+            for exchange in &exchanges {
+                let _ = writeln!(err, "{}", log_line(exchange));
+                seen = exchange.seq;
+            }
+        }
+        tokio::time::sleep(LOG_EVERY).await;
+    }
+}
+
+/// `2025-03-03T09:00:00.000Z GET /v1/whoami?x=1 200 whoami 12 B`: sandbox time, request,
+/// status, operation (`-` for none) and the reply's length; `injected` for a fault.
+fn log_line(exchange: &crate::Exchange) -> String {
+    let query = if exchange.query.is_empty() {
+        String::new()
+    } else {
+        let pairs: Vec<String> = exchange
+            .query
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        format!("?{}", pairs.join("&"))
+    };
+    format!(
+        "{} {} {}{query} {} {} {} B{}",
+        crate::iso_millis(exchange.at_ms),
+        exchange.method,
+        exchange.path,
+        exchange.status,
+        exchange.operation.unwrap_or("-"),
+        exchange.response_body.len(),
+        if exchange.injected { " injected" } else { "" }
+    )
 }
 
 /// The control plane's root for a base URL such as `http://127.0.0.1:8080/pubapi`.
