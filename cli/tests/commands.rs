@@ -357,6 +357,12 @@ async fn a_tail_stopped_and_started_again_prints_no_event_twice_and_skips_none()
     assert_eq!(resumed.len(), all.len() + (newest - all.len()).min(2));
     let unique: std::collections::BTreeSet<i64> = resumed.iter().copied().collect();
     assert_eq!(unique.len(), resumed.len(), "no event twice");
+    // Nothing is left beside the checkpoint: the lock file goes with the lease.
+    let left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["cp"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -17,8 +17,13 @@ use tokio::sync::Mutex;
 /// The streams' leases are an OS advisory lock (`flock`) on `<file>.lock`, taken by the first
 /// stream that consumes through this store and kept until its last stream ends: while one
 /// process holds it, another process's streams on the same file stand by (trying again every
-/// second), and the OS frees the lock when its process ends, however it ends. The lock file
-/// keeps the last fencing token and whether its holder released it.
+/// second), and the OS frees the lock when its process ends, however it ends. While held, the
+/// lock file keeps the fencing token; a holder that releases removes it (on Unix: a process
+/// that takes the lock checks that the path still names the file it locked, so a file
+/// removed under it is never held by two), so nothing is left beside the checkpoint file. A
+/// lock file left by a holder that died says so to the next one (`taken_over`). Tokens are
+/// the machine's time in microseconds, or the last token and one when that is larger: they
+/// grow with every acquisition although the file is gone between two.
 #[derive(Debug)]
 pub struct FileCheckpoints {
     path: PathBuf,
@@ -110,18 +115,28 @@ impl FileCheckpoints {
         let lock_path = self.lock_path();
         let fail =
             |e: std::io::Error| FleetError::unavailable(format!("{}: {e}", lock_path.display()));
-        let mut file = File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&lock_path)
-            .map_err(fail)?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => return Ok(None),
-            Err(TryLockError::Error(e)) => return Err(fail(e)),
-        }
+        let mut file = 'locked: {
+            // A holder that released removed the file between our open and our lock: open
+            // the new one (twice at most; a third time, stand by and try again later).
+            for _ in 0..3 {
+                let file = File::options()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .open(&lock_path)
+                    .map_err(fail)?;
+                match file.try_lock() {
+                    Ok(()) => {}
+                    Err(TryLockError::WouldBlock) => return Ok(None),
+                    Err(TryLockError::Error(e)) => return Err(fail(e)),
+                }
+                if names_file(&lock_path, &file).map_err(fail)? {
+                    break 'locked file;
+                }
+            }
+            return Ok(None);
+        };
         // `<token> held` while a process holds it, `<token> released` after a release.
         let mut bytes = Vec::new();
         (&mut file)
@@ -132,17 +147,45 @@ impl FileCheckpoints {
             .map_err(|what| FleetError::corrupt(lock_path.display(), what))?;
         // A token at the end of its range cannot grow: a damaged lock file, for a person to
         // look at (a wrapped token would go back to a value an earlier holder had).
-        held.token = state.token.checked_add(1).ok_or_else(|| {
+        let next = state.token.checked_add(1).ok_or_else(|| {
             FleetError::corrupt(
                 lock_path.display(),
                 "its lease token is at the end of its range (delete the lock file while no consumer runs)",
             )
         })?;
+        held.token = next.max(unix_micros());
         held.taken_over = state.taken_over;
         write_state(&mut file, held.token, "held").map_err(fail)?;
         held.file = Some(file);
         Ok(Some(()))
     }
+}
+
+/// Whether `path` still names `file` (on Unix: the same device and inode). A holder that
+/// released removed it, so a file locked after that removal is no longer the lock.
+fn names_file(path: &Path, file: &File) -> std::io::Result<bool> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let open = file.metadata()?;
+        match std::fs::metadata(path) {
+            Ok(named) => Ok(named.dev() == open.dev() && named.ino() == open.ino()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (path, file);
+        Ok(true)
+    }
+}
+
+/// Microseconds since the Unix epoch on this machine (0 before it).
+fn unix_micros() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
 }
 
 /// The longest lock file read: `<token> released` and a line end take 30 bytes.
@@ -265,8 +308,12 @@ impl CheckpointStore for FileCheckpoints {
                 && let Some(mut file) = held.file.take()
             {
                 held.taken_over = false;
-                // Dropping the file frees the lock.
-                write_state(&mut file, held.token, "released").map_err(|e| self.unavailable(e))?;
+                // Removed while still locked, so that nothing is left behind; where it cannot
+                // be, it says it was released. Dropping the file frees the lock.
+                if !(cfg!(unix) && std::fs::remove_file(self.lock_path()).is_ok()) {
+                    write_state(&mut file, held.token, "released")
+                        .map_err(|e| self.unavailable(e))?;
+                }
             }
             Ok(())
         })
@@ -380,6 +427,22 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    #[cfg(unix)]
+    #[test]
+    fn a_lock_file_removed_or_replaced_after_it_was_opened_is_not_the_lock() {
+        let dir = scratch("lock-removed");
+        let path = dir.join("cp.lock");
+        let opened = std::fs::File::create(&path).unwrap();
+        assert!(super::names_file(&path, &opened).unwrap());
+        // The holder released: removed while our handle was open.
+        std::fs::remove_file(&path).unwrap();
+        assert!(!super::names_file(&path, &opened).unwrap());
+        // And a third process made a new one there.
+        std::fs::File::create(&path).unwrap();
+        assert!(!super::names_file(&path, &opened).unwrap());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     proptest::proptest! {
         #[test]
         fn any_lock_file_reads_as_written_or_as_corrupt(
@@ -415,7 +478,7 @@ mod tests {
         let path = dir.join("cp");
         let first = FileCheckpoints::new(&path);
         let held = lease(&first, "v2").await;
-        assert_eq!((held.token, held.taken_over), (1, false));
+        assert!(!held.taken_over);
         // Another store on the file (another process: flock locks belong to the open file).
         let second = FileCheckpoints::new(&path);
         assert!(matches!(
@@ -433,8 +496,10 @@ mod tests {
         );
         first.save(&held, 10).await.unwrap();
         first.release(&held).await.unwrap();
+        // Released: the lock file is gone, and the next token is larger all the same.
+        assert!(!first.lock_path().exists());
         let next = lease(&second, "v2").await;
-        assert_eq!((next.token, next.taken_over), (2, false));
+        assert!(next.token > held.token && !next.taken_over, "{next:?}");
         // The first holder's saves are refused now, and a checkpoint never goes back.
         assert_eq!(
             first.save(&held, 11).await.unwrap_err().kind,
@@ -446,7 +511,7 @@ mod tests {
         drop(second);
         let third = FileCheckpoints::new(&path);
         let after_death = lease(&third, "v2").await;
-        assert_eq!((after_death.token, after_death.taken_over), (3, true));
+        assert!(after_death.token > next.token && after_death.taken_over);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
