@@ -28,6 +28,7 @@ use crate::gateway::gateway_code;
 use crate::limits::LimitClass;
 use crate::path::PathError;
 use crate::retry_after::retry_after;
+use crate::time::HumanDuration;
 use crate::token::TokenError;
 use crate::verdict::{EndpointKind, Refusal, Verdict};
 
@@ -370,7 +371,7 @@ impl fmt::Display for Error {
                     )?;
                 }
                 if let Some(after) = retry_after {
-                    write!(f, ", retry after {}s", after.as_secs())?;
+                    write!(f, ", retry after {}", HumanDuration(*after))?;
                 }
                 tail(f, error)
             }
@@ -384,7 +385,7 @@ impl fmt::Display for Error {
                     None => f.write_str("daily quota exhausted")?,
                 }
                 if let Some(resets_in) = resets_in {
-                    write!(f, ", resets in {}s", resets_in.as_secs())?;
+                    write!(f, ", resets in {}", HumanDuration(*resets_in))?;
                 }
                 match error {
                     Some(error) => tail(f, error),
@@ -428,7 +429,7 @@ impl fmt::Display for Error {
                     None => Ok(()),
                 }
             }
-            Error::Timeout { elapsed } => write!(f, "timed out after {}ms", elapsed.as_millis()),
+            Error::Timeout { elapsed } => write!(f, "timed out after {}", HumanDuration(*elapsed)),
             Error::Decode { path, message, .. } => {
                 write!(f, "response body does not decode at {path}: {message}")
             }
@@ -1251,7 +1252,7 @@ mod tests {
         assert!(!e.is_retryable());
         assert_eq!(
             e.to_string(),
-            "daily ai quota exhausted, resets in 7200s (429)"
+            "daily ai quota exhausted, resets in 2h (429)"
         );
     }
 
@@ -1744,7 +1745,7 @@ mod tests {
         let e = Error::Timeout {
             elapsed: Duration::from_secs(180),
         };
-        assert_eq!(e.to_string(), "timed out after 180000ms");
+        assert_eq!(e.to_string(), "timed out after 3m");
         assert!(e.is_retryable());
         assert_eq!(e.status(), None);
         assert!(e.source().is_none());
@@ -1757,7 +1758,7 @@ mod tests {
             resets_in: Some(Duration::from_secs(60)),
             error: None,
         };
-        assert_eq!(e.to_string(), "daily general quota exhausted, resets in 60s");
+        assert_eq!(e.to_string(), "daily general quota exhausted, resets in 1m");
         assert_eq!(e.code(), None);
         assert!(e.source().is_none());
     }
@@ -1780,3 +1781,5 @@ mod tests {
         }
     }
 }
+#[cfg(test)]
+mod display_walk;

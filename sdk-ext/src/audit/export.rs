@@ -74,7 +74,7 @@ use super::{
     ReportRead,
 };
 use crate::Client;
-use crate::error::Error;
+use crate::error::{ApiError, Error};
 use crate::limits::LimitClass;
 use crate::prelude::*;
 use crate::waiter::WaitError;
@@ -597,8 +597,8 @@ impl fmt::Display for DayError {
             DayError::Api(e) => write!(f, "{e}"),
             DayError::TimedOut { polls, waited } => write!(
                 f,
-                "the job did not finish in {}s ({polls} polls)",
-                waited.as_secs()
+                "the job did not finish in {} ({polls} polls)",
+                crate::time::HumanDuration(*waited)
             ),
             DayError::Download(e) => write!(f, "{e}"),
             DayError::Read(e) => write!(f, "{e}"),
@@ -624,7 +624,31 @@ impl std::error::Error for DayError {
     }
 }
 
+impl ExportError {
+    /// The server's answer behind the error: a refused request, the server time's call, or
+    /// a day's job, poll or read (see [`DayError::api_error`]); none for the export's own
+    /// files and settings.
+    pub fn api_error(&self) -> Option<&ApiError> {
+        match self {
+            ExportError::InvalidRequest(e) | ExportError::ServerTime(e) => e.api_error(),
+            ExportError::Day { error, .. } => error.api_error(),
+            _ => None,
+        }
+    }
+}
+
 impl DayError {
+    /// The server's answer that failed the day: the job's creation or poll, the CSV download
+    /// or the JSON report's read; none for a timeout or a file that could not be written.
+    pub fn api_error(&self) -> Option<&ApiError> {
+        match self {
+            DayError::Api(e) => e.api_error(),
+            DayError::Download(e) => e.api_error(),
+            DayError::Read(e) => e.api_error(),
+            DayError::TimedOut { .. } | DayError::Write(_) | DayError::State { .. } => None,
+        }
+    }
+
     /// Whether the report read failed because the platform no longer has it (404).
     fn report_gone(&self) -> bool {
         matches!(
