@@ -449,7 +449,6 @@ fn no_wrapper_error_display_shows_debug_text() {
     let path = || PathBuf::from("exports/state.json");
     walk!(ExportError, vec![
         ExportError::Missing("out folder"),
-        ExportError::KindNotDaily(crate::types::AuditReportKind::Files),
         ExportError::InvalidRequest(api()),
         ExportError::Locked { lock: path() },
         ExportError::NoState { path: path() },
@@ -469,7 +468,6 @@ fn no_wrapper_error_display_shows_debug_text() {
         ExportError::Day { day, written: 2, error: DayError::Write(std::io::Error::other("x")) },
     ], {
         ExportError::Missing(_) => "Missing",
-        ExportError::KindNotDaily(_) => "KindNotDaily",
         ExportError::InvalidRequest(_) => "InvalidRequest",
         ExportError::Locked { .. } => "Locked",
         ExportError::NoState { .. } => "NoState",
