@@ -4992,6 +4992,391 @@ pub trait MockServerExt {
     fn list_events_v2<F>(&self, config_fn: F) -> ::httpmock::Mock<'_>
     where
         F: FnOnce(operations::ListEventsV2When, operations::ListEventsV2Then);
+    ///Mocks `listAgents` (`GET /v1/ai/agents/list`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn list_agents_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<'a, operations::ListAgentsWhen, operations::ListAgentsThen>
+    where
+        W: Fn(operations::ListAgentsWhen) + 'a;
+    ///Mocks `askAgent` (`POST /v1/ai/agents/{agentId}/ask`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn ask_agent_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<'a, operations::AskAgentWhen, operations::AskAgentThen>
+    where
+        W: Fn(operations::AskAgentWhen) + 'a;
+    ///Mocks `getAgentRequestStatus` (`GET /v1/ai/agents/{agentId}/ask/{requestId}/status`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn get_agent_request_status_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::GetAgentRequestStatusWhen,
+        operations::GetAgentRequestStatusThen,
+    >
+    where
+        W: Fn(operations::GetAgentRequestStatusWhen) + 'a;
+    ///Mocks `askDocument` (`POST /v1/ai/document/{entry-id}/ask`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn ask_document_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<'a, operations::AskDocumentWhen, operations::AskDocumentThen>
+    where
+        W: Fn(operations::AskDocumentWhen) + 'a;
+    ///Mocks `summarizeDocument` (`POST /v1/ai/document/{entry-id}/summary`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn summarize_document_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::SummarizeDocumentWhen,
+        operations::SummarizeDocumentThen,
+    >
+    where
+        W: Fn(operations::SummarizeDocumentWhen) + 'a;
+    ///Mocks `askAssistant` (`POST /v1/ai/assistant/ask`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn ask_assistant_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<'a, operations::AskAssistantWhen, operations::AskAssistantThen>
+    where
+        W: Fn(operations::AskAssistantWhen) + 'a;
+    ///Mocks `getAssistantStatus` (`GET /v1/ai/assistant/{executionId}/status`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn get_assistant_status_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::GetAssistantStatusWhen,
+        operations::GetAssistantStatusThen,
+    >
+    where
+        W: Fn(operations::GetAssistantStatusWhen) + 'a;
+    ///Mocks `askCopilot` (`POST /v1/ai/copilot/ask`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn ask_copilot_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<'a, operations::AskCopilotWhen, operations::AskCopilotThen>
+    where
+        W: Fn(operations::AskCopilotWhen) + 'a;
+    ///Mocks `listKnowledgeBases` (`POST /v1/ai/kb/list`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn list_knowledge_bases_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::ListKnowledgeBasesWhen,
+        operations::ListKnowledgeBasesThen,
+    >
+    where
+        W: Fn(operations::ListKnowledgeBasesWhen) + 'a;
+    ///Mocks `askKnowledgeBase` (`POST /v1/ai/kb/{kb-id}/ask`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn ask_knowledge_base_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::AskKnowledgeBaseWhen,
+        operations::AskKnowledgeBaseThen,
+    >
+    where
+        W: Fn(operations::AskKnowledgeBaseWhen) + 'a;
+    ///Mocks `hybridSearch` (`POST /v1/hybrid-search`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn hybrid_search_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<'a, operations::HybridSearchWhen, operations::HybridSearchThen>
+    where
+        W: Fn(operations::HybridSearchWhen) + 'a;
+    ///Mocks `createLoginsAudit` (`POST /v1/audit/logins`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn create_logins_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateLoginsAuditWhen,
+        operations::CreateLoginsAuditThen,
+    >
+    where
+        W: Fn(operations::CreateLoginsAuditWhen) + 'a;
+    ///Mocks `createFilesAudit` (`POST /v1/audit/files`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn create_files_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateFilesAuditWhen,
+        operations::CreateFilesAuditThen,
+    >
+    where
+        W: Fn(operations::CreateFilesAuditWhen) + 'a;
+    ///Mocks `createPermissionsAudit` (`POST /v1/audit/permissions`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn create_permissions_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreatePermissionsAuditWhen,
+        operations::CreatePermissionsAuditThen,
+    >
+    where
+        W: Fn(operations::CreatePermissionsAuditWhen) + 'a;
+    ///Mocks `createUsersAudit` (`POST /v1/audit/users`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn create_users_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateUsersAuditWhen,
+        operations::CreateUsersAuditThen,
+    >
+    where
+        W: Fn(operations::CreateUsersAuditWhen) + 'a;
+    ///Mocks `createGroupsAudit` (`POST /v1/audit/groups`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn create_groups_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateGroupsAuditWhen,
+        operations::CreateGroupsAuditThen,
+    >
+    where
+        W: Fn(operations::CreateGroupsAuditWhen) + 'a;
+    ///Mocks `createWorkgroupSettingsAudit` (`POST /v1/audit/workgroup-settings`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn create_workgroup_settings_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateWorkgroupSettingsAuditWhen,
+        operations::CreateWorkgroupSettingsAuditThen,
+    >
+    where
+        W: Fn(operations::CreateWorkgroupSettingsAuditWhen) + 'a;
+    ///Mocks `createWorkflowsAudit` (`POST /v1/audit/workflows`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn create_workflows_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateWorkflowsAuditWhen,
+        operations::CreateWorkflowsAuditThen,
+    >
+    where
+        W: Fn(operations::CreateWorkflowsAuditWhen) + 'a;
+    ///Mocks `createWorkflowTemplatesAudit` (`POST /v1/audit/workflow-templates`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn create_workflow_templates_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateWorkflowTemplatesAuditWhen,
+        operations::CreateWorkflowTemplatesAuditThen,
+    >
+    where
+        W: Fn(operations::CreateWorkflowTemplatesAuditWhen) + 'a;
+    ///Mocks `createQualityDocsAudit` (`POST /v1/audit/quality-docs`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn create_quality_docs_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateQualityDocsAuditWhen,
+        operations::CreateQualityDocsAuditThen,
+    >
+    where
+        W: Fn(operations::CreateQualityDocsAuditWhen) + 'a;
+    ///Mocks `createQualityDocsCategoriesAudit` (`POST /v1/audit/quality-docs-categories`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn create_quality_docs_categories_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateQualityDocsCategoriesAuditWhen,
+        operations::CreateQualityDocsCategoriesAuditThen,
+    >
+    where
+        W: Fn(operations::CreateQualityDocsCategoriesAuditWhen) + 'a;
+    ///Mocks `createQualityDocsCoursesAudit` (`POST /v1/audit/quality-docs-courses`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn create_quality_docs_courses_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateQualityDocsCoursesAuditWhen,
+        operations::CreateQualityDocsCoursesAuditThen,
+    >
+    where
+        W: Fn(operations::CreateQualityDocsCoursesAuditWhen) + 'a;
+    ///Mocks `createEtmfAudit` (`POST /v1/audit/etmf`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn create_etmf_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateEtmfAuditWhen,
+        operations::CreateEtmfAuditThen,
+    >
+    where
+        W: Fn(operations::CreateEtmfAuditWhen) + 'a;
+    ///Mocks `createSnapshotRestoreAudit` (`POST /v1/audit/snapshot-restore`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn create_snapshot_restore_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateSnapshotRestoreAuditWhen,
+        operations::CreateSnapshotRestoreAuditThen,
+    >
+    where
+        W: Fn(operations::CreateSnapshotRestoreAuditWhen) + 'a;
+    ///Mocks `createUploadRequestsAudit` (`POST /v1/audit/upload-requests`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn create_upload_requests_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateUploadRequestsAuditWhen,
+        operations::CreateUploadRequestsAuditThen,
+    >
+    where
+        W: Fn(operations::CreateUploadRequestsAuditWhen) + 'a;
+    ///Mocks `getAuditJob` (`GET /v1/audit/jobs/{id}`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn get_audit_job_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<'a, operations::GetAuditJobWhen, operations::GetAuditJobThen>
+    where
+        W: Fn(operations::GetAuditJobWhen) + 'a;
+    ///Mocks `getAuditReport` (`GET /v1/audit/{type}/{id}`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn get_audit_report_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::GetAuditReportWhen,
+        operations::GetAuditReportThen,
+    >
+    where
+        W: Fn(operations::GetAuditReportWhen) + 'a;
+    ///Mocks `deleteAuditReport` (`DELETE /v1/audit/{type}/{id}`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn delete_audit_report_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::DeleteAuditReportWhen,
+        operations::DeleteAuditReportThen,
+    >
+    where
+        W: Fn(operations::DeleteAuditReportWhen) + 'a;
+    ///Mocks `listWebhooks` (`GET /v1/webhooks`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn list_webhooks_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<'a, operations::ListWebhooksWhen, operations::ListWebhooksThen>
+    where
+        W: Fn(operations::ListWebhooksWhen) + 'a;
+    ///Mocks `createWebhook` (`POST /v1/webhooks`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn create_webhook_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateWebhookWhen,
+        operations::CreateWebhookThen,
+    >
+    where
+        W: Fn(operations::CreateWebhookWhen) + 'a;
+    ///Mocks `getWebhookDetails` (`GET /v1/webhooks/{webhookId}/details`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn get_webhook_details_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::GetWebhookDetailsWhen,
+        operations::GetWebhookDetailsThen,
+    >
+    where
+        W: Fn(operations::GetWebhookDetailsWhen) + 'a;
+    ///Mocks `getWebhookStatus` (`GET /v1/webhooks/{webhookId}/status`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn get_webhook_status_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::GetWebhookStatusWhen,
+        operations::GetWebhookStatusThen,
+    >
+    where
+        W: Fn(operations::GetWebhookStatusWhen) + 'a;
+    ///Mocks `setWebhookStatus` (`POST /v1/webhooks/{webhookId}/status`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn set_webhook_status_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::SetWebhookStatusWhen,
+        operations::SetWebhookStatusThen,
+    >
+    where
+        W: Fn(operations::SetWebhookStatusWhen) + 'a;
+    ///Mocks `updateWebhook` (`PUT /v1/webhooks/{webhookId}`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn update_webhook_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::UpdateWebhookWhen,
+        operations::UpdateWebhookThen,
+    >
+    where
+        W: Fn(operations::UpdateWebhookWhen) + 'a;
+    ///Mocks `deleteWebhook` (`DELETE /v1/webhooks/{webhookId}`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn delete_webhook_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::DeleteWebhookWhen,
+        operations::DeleteWebhookThen,
+    >
+    where
+        W: Fn(operations::DeleteWebhookWhen) + 'a;
+    ///Mocks `whoami` (`GET /v1/whoami`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn whoami_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<'a, operations::WhoamiWhen, operations::WhoamiThen>
+    where
+        W: Fn(operations::WhoamiWhen) + 'a;
+    ///Mocks `getEventsCursor` (`GET /v1/events/cursor`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn get_events_cursor_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::GetEventsCursorWhen,
+        operations::GetEventsCursorThen,
+    >
+    where
+        W: Fn(operations::GetEventsCursorWhen) + 'a;
+    ///Mocks `listEventsV1` (`GET /v1/events`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn list_events_v1_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<'a, operations::ListEventsV1When, operations::ListEventsV1Then>
+    where
+        W: Fn(operations::ListEventsV1When) + 'a;
+    ///Mocks `listEventsV2` (`GET /v2/events`) with answers in sequence: `when_fn` narrows the request of every step with the typed `When`; add the steps in order (`then`, `status`, each `times(n)`, the last maybe `repeatedly()`) and `build()` them. See [`crate::Sequence`].
+    fn list_events_v2_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<'a, operations::ListEventsV2When, operations::ListEventsV2Then>
+    where
+        W: Fn(operations::ListEventsV2When) + 'a;
 }
 impl MockServerExt for ::httpmock::MockServer {
     fn list_agents<F>(&self, config_fn: F) -> ::httpmock::Mock<'_>
@@ -5461,6 +5846,664 @@ impl MockServerExt for ::httpmock::MockServer {
                 operations::ListEventsV2Then::new(then),
             )
         })
+    }
+    fn list_agents_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<'a, operations::ListAgentsWhen, operations::ListAgentsThen>
+    where
+        W: Fn(operations::ListAgentsWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::ListAgentsWhen::new,
+            operations::ListAgentsThen::new,
+        )
+    }
+    fn ask_agent_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<'a, operations::AskAgentWhen, operations::AskAgentThen>
+    where
+        W: Fn(operations::AskAgentWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::AskAgentWhen::new,
+            operations::AskAgentThen::new,
+        )
+    }
+    fn get_agent_request_status_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::GetAgentRequestStatusWhen,
+        operations::GetAgentRequestStatusThen,
+    >
+    where
+        W: Fn(operations::GetAgentRequestStatusWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::GetAgentRequestStatusWhen::new,
+            operations::GetAgentRequestStatusThen::new,
+        )
+    }
+    fn ask_document_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<'a, operations::AskDocumentWhen, operations::AskDocumentThen>
+    where
+        W: Fn(operations::AskDocumentWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::AskDocumentWhen::new,
+            operations::AskDocumentThen::new,
+        )
+    }
+    fn summarize_document_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::SummarizeDocumentWhen,
+        operations::SummarizeDocumentThen,
+    >
+    where
+        W: Fn(operations::SummarizeDocumentWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::SummarizeDocumentWhen::new,
+            operations::SummarizeDocumentThen::new,
+        )
+    }
+    fn ask_assistant_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<'a, operations::AskAssistantWhen, operations::AskAssistantThen>
+    where
+        W: Fn(operations::AskAssistantWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::AskAssistantWhen::new,
+            operations::AskAssistantThen::new,
+        )
+    }
+    fn get_assistant_status_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::GetAssistantStatusWhen,
+        operations::GetAssistantStatusThen,
+    >
+    where
+        W: Fn(operations::GetAssistantStatusWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::GetAssistantStatusWhen::new,
+            operations::GetAssistantStatusThen::new,
+        )
+    }
+    fn ask_copilot_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<'a, operations::AskCopilotWhen, operations::AskCopilotThen>
+    where
+        W: Fn(operations::AskCopilotWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::AskCopilotWhen::new,
+            operations::AskCopilotThen::new,
+        )
+    }
+    fn list_knowledge_bases_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::ListKnowledgeBasesWhen,
+        operations::ListKnowledgeBasesThen,
+    >
+    where
+        W: Fn(operations::ListKnowledgeBasesWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::ListKnowledgeBasesWhen::new,
+            operations::ListKnowledgeBasesThen::new,
+        )
+    }
+    fn ask_knowledge_base_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::AskKnowledgeBaseWhen,
+        operations::AskKnowledgeBaseThen,
+    >
+    where
+        W: Fn(operations::AskKnowledgeBaseWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::AskKnowledgeBaseWhen::new,
+            operations::AskKnowledgeBaseThen::new,
+        )
+    }
+    fn hybrid_search_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<'a, operations::HybridSearchWhen, operations::HybridSearchThen>
+    where
+        W: Fn(operations::HybridSearchWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::HybridSearchWhen::new,
+            operations::HybridSearchThen::new,
+        )
+    }
+    fn create_logins_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateLoginsAuditWhen,
+        operations::CreateLoginsAuditThen,
+    >
+    where
+        W: Fn(operations::CreateLoginsAuditWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::CreateLoginsAuditWhen::new,
+            operations::CreateLoginsAuditThen::new,
+        )
+    }
+    fn create_files_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateFilesAuditWhen,
+        operations::CreateFilesAuditThen,
+    >
+    where
+        W: Fn(operations::CreateFilesAuditWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::CreateFilesAuditWhen::new,
+            operations::CreateFilesAuditThen::new,
+        )
+    }
+    fn create_permissions_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreatePermissionsAuditWhen,
+        operations::CreatePermissionsAuditThen,
+    >
+    where
+        W: Fn(operations::CreatePermissionsAuditWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::CreatePermissionsAuditWhen::new,
+            operations::CreatePermissionsAuditThen::new,
+        )
+    }
+    fn create_users_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateUsersAuditWhen,
+        operations::CreateUsersAuditThen,
+    >
+    where
+        W: Fn(operations::CreateUsersAuditWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::CreateUsersAuditWhen::new,
+            operations::CreateUsersAuditThen::new,
+        )
+    }
+    fn create_groups_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateGroupsAuditWhen,
+        operations::CreateGroupsAuditThen,
+    >
+    where
+        W: Fn(operations::CreateGroupsAuditWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::CreateGroupsAuditWhen::new,
+            operations::CreateGroupsAuditThen::new,
+        )
+    }
+    fn create_workgroup_settings_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateWorkgroupSettingsAuditWhen,
+        operations::CreateWorkgroupSettingsAuditThen,
+    >
+    where
+        W: Fn(operations::CreateWorkgroupSettingsAuditWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::CreateWorkgroupSettingsAuditWhen::new,
+            operations::CreateWorkgroupSettingsAuditThen::new,
+        )
+    }
+    fn create_workflows_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateWorkflowsAuditWhen,
+        operations::CreateWorkflowsAuditThen,
+    >
+    where
+        W: Fn(operations::CreateWorkflowsAuditWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::CreateWorkflowsAuditWhen::new,
+            operations::CreateWorkflowsAuditThen::new,
+        )
+    }
+    fn create_workflow_templates_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateWorkflowTemplatesAuditWhen,
+        operations::CreateWorkflowTemplatesAuditThen,
+    >
+    where
+        W: Fn(operations::CreateWorkflowTemplatesAuditWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::CreateWorkflowTemplatesAuditWhen::new,
+            operations::CreateWorkflowTemplatesAuditThen::new,
+        )
+    }
+    fn create_quality_docs_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateQualityDocsAuditWhen,
+        operations::CreateQualityDocsAuditThen,
+    >
+    where
+        W: Fn(operations::CreateQualityDocsAuditWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::CreateQualityDocsAuditWhen::new,
+            operations::CreateQualityDocsAuditThen::new,
+        )
+    }
+    fn create_quality_docs_categories_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateQualityDocsCategoriesAuditWhen,
+        operations::CreateQualityDocsCategoriesAuditThen,
+    >
+    where
+        W: Fn(operations::CreateQualityDocsCategoriesAuditWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::CreateQualityDocsCategoriesAuditWhen::new,
+            operations::CreateQualityDocsCategoriesAuditThen::new,
+        )
+    }
+    fn create_quality_docs_courses_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateQualityDocsCoursesAuditWhen,
+        operations::CreateQualityDocsCoursesAuditThen,
+    >
+    where
+        W: Fn(operations::CreateQualityDocsCoursesAuditWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::CreateQualityDocsCoursesAuditWhen::new,
+            operations::CreateQualityDocsCoursesAuditThen::new,
+        )
+    }
+    fn create_etmf_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateEtmfAuditWhen,
+        operations::CreateEtmfAuditThen,
+    >
+    where
+        W: Fn(operations::CreateEtmfAuditWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::CreateEtmfAuditWhen::new,
+            operations::CreateEtmfAuditThen::new,
+        )
+    }
+    fn create_snapshot_restore_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateSnapshotRestoreAuditWhen,
+        operations::CreateSnapshotRestoreAuditThen,
+    >
+    where
+        W: Fn(operations::CreateSnapshotRestoreAuditWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::CreateSnapshotRestoreAuditWhen::new,
+            operations::CreateSnapshotRestoreAuditThen::new,
+        )
+    }
+    fn create_upload_requests_audit_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateUploadRequestsAuditWhen,
+        operations::CreateUploadRequestsAuditThen,
+    >
+    where
+        W: Fn(operations::CreateUploadRequestsAuditWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::CreateUploadRequestsAuditWhen::new,
+            operations::CreateUploadRequestsAuditThen::new,
+        )
+    }
+    fn get_audit_job_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<'a, operations::GetAuditJobWhen, operations::GetAuditJobThen>
+    where
+        W: Fn(operations::GetAuditJobWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::GetAuditJobWhen::new,
+            operations::GetAuditJobThen::new,
+        )
+    }
+    fn get_audit_report_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::GetAuditReportWhen,
+        operations::GetAuditReportThen,
+    >
+    where
+        W: Fn(operations::GetAuditReportWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::GetAuditReportWhen::new,
+            operations::GetAuditReportThen::new,
+        )
+    }
+    fn delete_audit_report_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::DeleteAuditReportWhen,
+        operations::DeleteAuditReportThen,
+    >
+    where
+        W: Fn(operations::DeleteAuditReportWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::DeleteAuditReportWhen::new,
+            operations::DeleteAuditReportThen::new,
+        )
+    }
+    fn list_webhooks_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<'a, operations::ListWebhooksWhen, operations::ListWebhooksThen>
+    where
+        W: Fn(operations::ListWebhooksWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::ListWebhooksWhen::new,
+            operations::ListWebhooksThen::new,
+        )
+    }
+    fn create_webhook_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::CreateWebhookWhen,
+        operations::CreateWebhookThen,
+    >
+    where
+        W: Fn(operations::CreateWebhookWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::CreateWebhookWhen::new,
+            operations::CreateWebhookThen::new,
+        )
+    }
+    fn get_webhook_details_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::GetWebhookDetailsWhen,
+        operations::GetWebhookDetailsThen,
+    >
+    where
+        W: Fn(operations::GetWebhookDetailsWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::GetWebhookDetailsWhen::new,
+            operations::GetWebhookDetailsThen::new,
+        )
+    }
+    fn get_webhook_status_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::GetWebhookStatusWhen,
+        operations::GetWebhookStatusThen,
+    >
+    where
+        W: Fn(operations::GetWebhookStatusWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::GetWebhookStatusWhen::new,
+            operations::GetWebhookStatusThen::new,
+        )
+    }
+    fn set_webhook_status_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::SetWebhookStatusWhen,
+        operations::SetWebhookStatusThen,
+    >
+    where
+        W: Fn(operations::SetWebhookStatusWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::SetWebhookStatusWhen::new,
+            operations::SetWebhookStatusThen::new,
+        )
+    }
+    fn update_webhook_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::UpdateWebhookWhen,
+        operations::UpdateWebhookThen,
+    >
+    where
+        W: Fn(operations::UpdateWebhookWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::UpdateWebhookWhen::new,
+            operations::UpdateWebhookThen::new,
+        )
+    }
+    fn delete_webhook_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::DeleteWebhookWhen,
+        operations::DeleteWebhookThen,
+    >
+    where
+        W: Fn(operations::DeleteWebhookWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::DeleteWebhookWhen::new,
+            operations::DeleteWebhookThen::new,
+        )
+    }
+    fn whoami_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<'a, operations::WhoamiWhen, operations::WhoamiThen>
+    where
+        W: Fn(operations::WhoamiWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::WhoamiWhen::new,
+            operations::WhoamiThen::new,
+        )
+    }
+    fn get_events_cursor_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<
+        'a,
+        operations::GetEventsCursorWhen,
+        operations::GetEventsCursorThen,
+    >
+    where
+        W: Fn(operations::GetEventsCursorWhen) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::GetEventsCursorWhen::new,
+            operations::GetEventsCursorThen::new,
+        )
+    }
+    fn list_events_v1_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<'a, operations::ListEventsV1When, operations::ListEventsV1Then>
+    where
+        W: Fn(operations::ListEventsV1When) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::ListEventsV1When::new,
+            operations::ListEventsV1Then::new,
+        )
+    }
+    fn list_events_v2_sequence<'a, W>(
+        &'a self,
+        when_fn: W,
+    ) -> crate::Sequence<'a, operations::ListEventsV2When, operations::ListEventsV2Then>
+    where
+        W: Fn(operations::ListEventsV2When) + 'a,
+    {
+        crate::Sequence::new(
+            self,
+            when_fn,
+            operations::ListEventsV2When::new,
+            operations::ListEventsV2Then::new,
+        )
     }
 }
 ///The path the API lives under (the path of the spec's server URL, `/pubapi`): point the client under test at `server.url(BASE_PATH)`, which is what [`crate::base_url`] does.
