@@ -1781,5 +1781,3 @@ mod tests {
         }
     }
 }
-#[cfg(test)]
-mod display_walk;

@@ -1,4 +1,5 @@
-//! Every variant of each public error type, shown: no `Display` holds Rust's `Debug` text
+//! Every variant of each public error type, shown (a test module of the crate's root, so that
+//! no area imports the others for it): no `Display` holds Rust's `Debug` text
 //! (`Some(..)`, `None`, `Type { .. }`, `Variant(..)`, `a::path`, `["list"]`). A `Display` ends
 //! up in a log line or in front of a person, who should read words.
 //!
@@ -185,9 +186,9 @@ fn errors() -> Vec<Error> {
         }),
         Error::Checkpoint(FleetError::corrupt("checkpoint.json", "not a number")),
         Error::Removed {
-            operation: "askCopilot",
+            operation: pubapi_sdk::operations::id::ASK_COPILOT,
             sunset: SystemTime::UNIX_EPOCH,
-            successor: Some("askAssistant"),
+            successor: Some(pubapi_sdk::operations::id::ASK_ASSISTANT),
         },
         #[cfg(feature = "blocking")]
         Error::InAsyncContext,
@@ -219,7 +220,7 @@ fn no_error_display_shows_debug_text() {
         InputError::Impersonation(ImpersonationError::Empty),
         InputError::Path(PathError::Empty),
         InputError::PathValue {
-            operation: "getWebhookDetails",
+            operation: pubapi_sdk::operations::id::GET_WEBHOOK_DETAILS,
             parameter: "webhookId",
             error: PathError::Slash { element: "a/b".into() },
         },
