@@ -307,12 +307,14 @@ fn hybrid_search(body: &Value) -> Result<(), Refusal> {
         // A number past what an `i64` holds is past the bound too.
         let within = value.as_i64().is_some_and(|n| (min..=max).contains(&n));
         if !within {
-            let bound = if max == i64::MAX {
-                format!("at least {min}")
-            } else {
-                format!("{min} to {max}")
+            let problem = match value.as_i64() {
+                None if value.as_f64().is_some_and(|n| n.fract() != 0.0) => {
+                    format!("{value} is not a whole number")
+                }
+                Some(_) if max == i64::MAX => format!("{value} is below {min}"),
+                _ => format!("{value} is outside {min} to {max}"),
             };
-            return refuse(field, format!("{value} is outside {bound}"));
+            return refuse(field, problem);
         }
     }
     Ok(())
@@ -579,6 +581,11 @@ mod tests {
                 post(json!({"query": "policy", "limit": 1e300})),
                 Some("limit"),
             ),
+            (
+                "hybridSearch",
+                post(json!({"query": "policy", "page": 1.5})),
+                Some("page"),
+            ),
         ];
         for (id, request, field) in cases {
             let result = check(op(id), &request);
@@ -587,6 +594,34 @@ mod tests {
                 field,
                 "{id}: {result:?}"
             );
+        }
+    }
+
+    /// What a hybrid search's refusal says: the value and the bound it misses.
+    #[test]
+    fn a_hybrid_search_refusal_names_the_value_and_the_bound() {
+        let problem = |body: Value| check(op("hybridSearch"), &post(body)).unwrap_err().problem;
+        for (body, said) in [
+            (json!({"query": "ab"}), "2 characters, outside 3 to 250"),
+            (
+                json!({"query": "abc", "semanticWeight": 1.5}),
+                "1.5 is outside 0 to 1",
+            ),
+            (
+                json!({"query": "abc", "limit": 1001}),
+                "1001 is outside 1 to 1000",
+            ),
+            (json!({"query": "abc", "page": -1}), "-1 is below 0"),
+            (
+                json!({"query": "abc", "page": 1.5}),
+                "1.5 is not a whole number",
+            ),
+            (
+                json!({"query": "abc", "size": 1e300}),
+                "1e+300 is outside 1 to 9223372036854775807",
+            ),
+        ] {
+            assert_eq!(problem(body.clone()), said, "{body}");
         }
     }
 }
