@@ -318,8 +318,7 @@ Exit codes: as pubapi --help; 6 when the run stopped before the daily budget wou
 /// `pubapi audit export`.
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// The report kind (logins, workflows, …; not files, permissions, users, groups or
-    /// workgroup-settings, whose API ignores the time of day).
+    /// The report kind, any of the 14 (logins, files, workflows, …).
     pub kind: String,
     /// The first day to export, YYYY-MM-DD (UTC).
     #[arg(
@@ -1057,11 +1056,6 @@ fn export_settings(args: &ExportArgs) -> Result<ExportSettings, Failure> {
     }
     let request = AuditRequest::from_json(kind, Value::Object(body))
         .map_err(|e| Failure::usage(format!("--filters: {e}")))?;
-    if request.ignores_time() {
-        return Err(Failure::usage(format!(
-            "{kind} reports cannot be exported by day: their API ignores the time of day"
-        )));
-    }
     request
         .validate()
         .map_err(|e| Failure::usage(format!("--filters: {e}")))?;
@@ -1163,9 +1157,7 @@ fn export_failure(error: ExportError, args: &ExportArgs) -> Failure {
                 "restore {claim}, or remove it if every day in --out-dir was made with these --filters"
             ))
         }
-        ExportError::Missing(_) | ExportError::KindNotDaily(_) => {
-            Failure::usage(error.to_string())
-        }
+        ExportError::Missing(_) => Failure::usage(error.to_string()),
         ExportError::InvalidRequest(e) => Failure::usage(format!("--filters: {e}")),
         ExportError::Io { path, error } => {
             Failure::failed(format!("cannot use {}: {error}", path.display()))

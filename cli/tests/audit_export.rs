@@ -329,7 +329,7 @@ async fn flags_are_checked_before_anything_is_sent() {
         &[
             "audit",
             "export",
-            "users",
+            "files",
             "--since",
             "2026-03-01",
             "--state",
@@ -339,8 +339,12 @@ async fn flags_are_checked_before_anything_is_sent() {
         ],
     )
     .await;
+    // Files need `folders` or `file` in --filters.
     assert_eq!(run.code, 2, "{run:?}");
-    assert!(run.stderr.contains("ignores the time of day"), "{run:?}");
+    assert!(
+        run.stderr.contains("folders or file is required"),
+        "{run:?}"
+    );
     let run = pubapi(
         &sandbox,
         &[
@@ -360,4 +364,47 @@ async fn flags_are_checked_before_anything_is_sent() {
     assert!(run.stderr.contains("no such folder"), "{run:?}");
     assert_eq!(sandbox.counters().requests, 0);
     assert!(!dir.join("s").exists());
+}
+
+/// `pubapi audit export files` (a kind whose API ignores the time of day) writes one file per
+/// day that has ended, each of its own day's activity.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_export_of_files_writes_one_file_per_day() {
+    let sandbox = served(LimitsConfig::off()).await;
+    let dir = temp_dir("files");
+    let out = dir.join("d");
+    let state = dir.join("s").display().to_string();
+    let out_arg = out.display().to_string();
+    let args = [
+        "audit",
+        "export",
+        "files",
+        "--since",
+        "2026-03-08",
+        "--filters",
+        r#"{"folders": ["/Finance"]}"#,
+        "--state",
+        &state,
+        "--out-dir",
+        &out_arg,
+    ];
+    let run = pubapi(&sandbox, &args).await;
+    assert_eq!(run.code, 0, "{run:?}");
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| !name.starts_with(".pubapi-export-"))
+        .collect();
+    names.sort();
+    assert_eq!(names, ["files-2026-03-08.csv", "files-2026-03-09.csv"]);
+    for (day, other) in [("2026-03-08", "2026-03-09"), ("2026-03-09", "2026-03-08")] {
+        let text = std::fs::read_to_string(out.join(format!("files-{day}.csv"))).unwrap();
+        let rows: Vec<&str> = text.lines().skip(2).collect();
+        assert!(!rows.is_empty(), "no rows: {text}");
+        assert!(
+            rows.iter()
+                .all(|row| row.contains(day) && !row.contains(other)),
+            "a row of another day in {day}: {text}"
+        );
+    }
 }

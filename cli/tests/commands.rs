@@ -1618,3 +1618,31 @@ async fn an_audit_run_learns_a_served_sandboxs_time_scale_from_its_control_plane
             .starts_with("This report reflects activity up to")
     );
 }
+
+/// `pubapi search` outside the hybrid-search bounds (a weight of 1.5, a query of two
+/// characters) is a usage error naming the field and the bound, and nothing reaches the
+/// platform: no AI call of the day is spent on a 400.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_outside_the_bounds_is_refused_naming_the_field_with_nothing_sent() {
+    let served = Served::start().await;
+    let before = served.sandbox.counters().requests;
+    for (args, says) in [
+        (
+            ["search", "policy", "--semantic-weight", "1.5"],
+            "invalid semanticWeight: 1.5 is outside 0 to 1; nothing was sent",
+        ),
+        (
+            ["search", "ab", "--semantic-weight", "0.5"],
+            "invalid query: 2 characters, outside 3 to 250; nothing was sent",
+        ),
+    ] {
+        let run = served.run(&args).await;
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert!(run.stderr.contains(says), "{}", run.stderr);
+    }
+    assert_eq!(
+        served.sandbox.counters().requests,
+        before,
+        "nothing was sent"
+    );
+}

@@ -1,10 +1,11 @@
 //! The typed mocks of `pubapi-httpmock`: progenitor's `httpmock` generator run on the adapted
 //! spec (the one the client is generated from, so the mocks name the client's own types), then
 //! the `mock_*` code → code transforms (see [`crate::transforms`]) that give the mocks back what
-//! the spec transforms took away and make them fit the API's base path and path encoding.
+//! the spec transforms took away, make them fit the API's base path and path encoding, and
+//! let each operation answer in sequence.
 
 use crate::transforms::{
-    mock_base_path, mock_docs, mock_path_values_encoded, mock_removed_responses,
+    mock_base_path, mock_docs, mock_path_values_encoded, mock_removed_responses, mock_sequences,
 };
 use crate::{CodegenError, settings};
 use heck::{ToSnakeCase, ToUpperCamelCase};
@@ -19,6 +20,7 @@ pub(crate) fn generate(original: &OpenAPI, adapted: &OpenAPI) -> Result<syn::Fil
     mock_removed_responses::apply(&mut file, original, adapted)?;
     mock_path_values_encoded::apply(&mut file)?;
     mock_base_path::apply(&mut file, original)?;
+    mock_sequences::apply(&mut file, original)?;
     mock_docs::apply(&mut file, original)?;
     Ok(file)
 }

@@ -12,6 +12,9 @@ mod generated;
 
 pub use generated::*;
 
+mod sequence;
+pub use sequence::{Sequence, SequenceMock};
+
 /// The base URL of the API on `server` (`server.url(BASE_PATH)`): what the client under test
 /// is built with, so its requests reach the typed mocks.
 pub fn base_url(server: &MockServer) -> String {

@@ -242,14 +242,7 @@ impl AuditRequest {
     /// Whether the API ignores the time portion of this kind's dates (files, permissions,
     /// users, groups, workgroup-settings).
     pub fn ignores_time(&self) -> bool {
-        matches!(
-            self,
-            AuditRequest::Files(_)
-                | AuditRequest::Permissions(_)
-                | AuditRequest::Users(_)
-                | AuditRequest::Groups(_)
-                | AuditRequest::WorkgroupSettings(_)
-        )
+        kind_ignores_time(self.kind())
     }
 
     /// Checks what the reference requires, before anything is sent: dates as `YYYY-MM-DD`
@@ -332,6 +325,19 @@ impl AuditRequest {
         }
         Ok(())
     }
+}
+
+/// Whether the API ignores the time portion of the dates of `kind` (reference 4.7: files,
+/// permissions, users, groups, workgroup-settings).
+pub(crate) fn kind_ignores_time(kind: AuditReportKind) -> bool {
+    matches!(
+        kind,
+        AuditReportKind::Files
+            | AuditReportKind::Permissions
+            | AuditReportKind::Users
+            | AuditReportKind::Groups
+            | AuditReportKind::WorkgroupSettings
+    )
 }
 
 #[cfg(test)]

@@ -28,6 +28,7 @@ use crate::gateway::gateway_code;
 use crate::limits::LimitClass;
 use crate::path::PathError;
 use crate::retry_after::retry_after;
+use crate::time::HumanDuration;
 use crate::token::TokenError;
 use crate::verdict::{EndpointKind, Refusal, Verdict};
 
@@ -370,7 +371,7 @@ impl fmt::Display for Error {
                     )?;
                 }
                 if let Some(after) = retry_after {
-                    write!(f, ", retry after {}s", after.as_secs())?;
+                    write!(f, ", retry after {}", HumanDuration(*after))?;
                 }
                 tail(f, error)
             }
@@ -384,7 +385,7 @@ impl fmt::Display for Error {
                     None => f.write_str("daily quota exhausted")?,
                 }
                 if let Some(resets_in) = resets_in {
-                    write!(f, ", resets in {}s", resets_in.as_secs())?;
+                    write!(f, ", resets in {}", HumanDuration(*resets_in))?;
                 }
                 match error {
                     Some(error) => tail(f, error),
@@ -428,7 +429,7 @@ impl fmt::Display for Error {
                     None => Ok(()),
                 }
             }
-            Error::Timeout { elapsed } => write!(f, "timed out after {}ms", elapsed.as_millis()),
+            Error::Timeout { elapsed } => write!(f, "timed out after {}", HumanDuration(*elapsed)),
             Error::Decode { path, message, .. } => {
                 write!(f, "response body does not decode at {path}: {message}")
             }
@@ -605,6 +606,8 @@ struct Fields {
     gateway_code: Option<String>,
     retry_after: Option<Duration>,
     request_id: Option<crate::RequestId>,
+    /// The body was the gateway's `fault` envelope, in no format of the reference.
+    fault: bool,
 }
 
 /// What one error format yields from a body.
@@ -639,6 +642,7 @@ impl ApiError {
             gateway_code: gateway_code(headers).map(str::to_owned),
             retry_after: retry_after(headers, now),
             request_id: None,
+            fault: false,
             body,
         };
         // Only an object can be an error body (a struct would also read from an array).
@@ -659,6 +663,7 @@ impl ApiError {
         } else if let Ok(Fault { fault }) = serde_json::from_slice::<Fault>(&fields.body) {
             fields.message = fault.faultstring;
             fields.code = fault.detail.and_then(|detail| detail.errorcode);
+            fields.fault = true;
         }
         ApiError {
             fields: Box::new(fields),
@@ -687,9 +692,19 @@ impl ApiError {
     /// was not read as the AI format or has no code.
     pub fn ai_code(&self) -> Option<AiErrorCode> {
         match self.fields.format {
-            ErrorFormat::Ai => self.code().map(AiErrorCode::from),
+            // The gateway's envelope on an AI endpoint is not the AI format: its
+            // `errorcode` is the gateway's, not an `errorCode`.
+            ErrorFormat::Ai if !self.fields.fault => self.code().map(AiErrorCode::from),
             _ => None,
         }
+    }
+
+    /// Whether the body was the gateway's own envelope,
+    /// `{fault: {faultstring, detail: {errorcode}}}`, rather than one of the reference's three
+    /// formats: [`ApiError::code`] is then its `errorcode` and [`ApiError::message`] its
+    /// `faultstring`, and [`ApiError::ai_code`] is `None`.
+    pub fn is_gateway_fault(&self) -> bool {
+        self.fields.fault
     }
 
     /// The server's message: `errorMessage`, `message`, or the first
@@ -854,6 +869,7 @@ impl fmt::Debug for ApiError {
             gateway_code,
             retry_after,
             request_id,
+            fault,
         } = &*self.fields;
         f.debug_struct("ApiError")
             .field("status", status)
@@ -865,6 +881,7 @@ impl fmt::Debug for ApiError {
             .field("gateway_code", gateway_code)
             .field("retry_after", retry_after)
             .field("request_id", request_id)
+            .field("fault", fault)
             .field("body", &RawBody(body.clone()))
             .finish()
     }
@@ -1070,6 +1087,74 @@ mod tests {
         assert!(e.is_retryable());
     }
 
+    /// The gateway's `fault` envelope on an AI endpoint is not the AI format: no AI code,
+    /// whatever its `errorcode` (empty, a gateway code, or an AI code's spelling); the code
+    /// and message stay readable as the gateway's.
+    #[test]
+    fn a_gateway_fault_envelope_on_an_ai_endpoint_has_no_ai_code() {
+        for errorcode in [
+            "",
+            "policies.ratelimit.QuotaViolation",
+            "QUESTION_MANDATORY",
+        ] {
+            let body = serde_json::json!({"fault": {"faultstring": "Rate limit quota violation",
+                                                   "detail": {"errorcode": errorcode}}});
+            let e = Error::from_response(
+                ErrorFormat::Ai,
+                Area::Agents,
+                429,
+                &HeaderMap::new(),
+                Bytes::from(body.to_string()),
+                NOW,
+            );
+            assert_eq!(e.ai_code(), None, "{errorcode:?}");
+            let api = e.api_error().expect("a response");
+            assert!(api.is_gateway_fault());
+            assert_eq!(api.ai_code(), None);
+            assert_eq!(api.code(), Some(errorcode));
+            assert_eq!(api.message(), Some("Rate limit quota violation"));
+        }
+        let ai = respond(
+            ErrorFormat::Ai,
+            Area::Agents,
+            400,
+            r#"{"errorMessage":"","errorCode":"QUESTION_MANDATORY"}"#,
+        );
+        assert!(!ai.api_error().unwrap().is_gateway_fault());
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(500))]
+
+        /// On an AI endpoint, an AI code is read exactly when the body carries a string
+        /// `errorCode`: the gateway's envelope, any other object, or any bytes give `None`.
+        #[test]
+        fn an_ai_code_only_from_an_errorcode_of_the_body(
+            envelope in proptest::option::of((".{0,20}", proptest::option::of(".{0,20}"))),
+            error_code in proptest::option::of("[A-Z_]{0,20}"),
+            status in 400u16..600,
+            garbage in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
+            raw in proptest::prelude::any::<bool>(),
+        ) {
+            let mut body = serde_json::Map::new();
+            if let Some((faultstring, errorcode)) = &envelope {
+                body.insert("fault".into(), serde_json::json!({"faultstring": faultstring,
+                                                               "detail": {"errorcode": errorcode}}));
+            }
+            if let Some(code) = &error_code {
+                body.insert("errorCode".into(), code.as_str().into());
+            }
+            let bytes = if raw { garbage } else { serde_json::to_vec(&body).unwrap() };
+            let e = Error::from_response(ErrorFormat::Ai, Area::Assistant, status, &HeaderMap::new(), Bytes::from(bytes), NOW);
+            let expected = if raw { None } else { error_code.as_deref().map(AiErrorCode::from) };
+            // Random bytes may happen to be an AI body; they never are in 40 bytes of noise
+            // that is not JSON.
+            let garbage_is_ai = raw && e.api_error().is_some_and(|a| a.code().is_some());
+            proptest::prop_assume!(!garbage_is_ai);
+            proptest::prop_assert_eq!(e.ai_code(), expected);
+        }
+    }
+
     #[test]
     fn ai_403_on_agents_is_feature_not_enabled() {
         let e = respond(ErrorFormat::Ai, Area::Agents, 403, "");
@@ -1167,7 +1252,7 @@ mod tests {
         assert!(!e.is_retryable());
         assert_eq!(
             e.to_string(),
-            "daily ai quota exhausted, resets in 7200s (429)"
+            "daily ai quota exhausted, resets in 2h (429)"
         );
     }
 
@@ -1660,7 +1745,7 @@ mod tests {
         let e = Error::Timeout {
             elapsed: Duration::from_secs(180),
         };
-        assert_eq!(e.to_string(), "timed out after 180000ms");
+        assert_eq!(e.to_string(), "timed out after 3m");
         assert!(e.is_retryable());
         assert_eq!(e.status(), None);
         assert!(e.source().is_none());
@@ -1673,10 +1758,7 @@ mod tests {
             resets_in: Some(Duration::from_secs(60)),
             error: None,
         };
-        assert_eq!(
-            e.to_string(),
-            "daily general quota exhausted, resets in 60s"
-        );
+        assert_eq!(e.to_string(), "daily general quota exhausted, resets in 1m");
         assert_eq!(e.code(), None);
         assert!(e.source().is_none());
     }

@@ -12,6 +12,8 @@ mod audit_request;
 #[cfg_attr(docsrs, doc(cfg(feature = "blocking")))]
 pub mod blocking;
 pub mod client;
+#[cfg(test)]
+mod display_walk;
 pub mod error;
 pub mod events;
 pub mod fleet;

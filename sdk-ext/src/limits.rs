@@ -64,6 +64,30 @@ impl Budget {
     }
 }
 
+/// `2 per second, 1000 per day`: each limited window, shortest first; `unlimited` when none
+/// is (what a [`BudgetConflict`] names).
+impl fmt::Display for Budget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let windows = [
+            (self.per_second, "second"),
+            (self.per_minute, "minute"),
+            (self.per_hour, "hour"),
+            (self.per_day, "day"),
+        ];
+        let mut separator = "";
+        for (limit, window) in windows {
+            if let Some(limit) = limit {
+                write!(f, "{separator}{limit} per {window}")?;
+                separator = ", ";
+            }
+        }
+        if separator.is_empty() {
+            f.write_str("unlimited")?;
+        }
+        Ok(())
+    }
+}
+
 /// The budgets of one token, by [`LimitClass`].
 ///
 /// ```
@@ -92,6 +116,13 @@ impl Limits {
             LimitClass::General => self.general,
             LimitClass::Ai => self.ai,
         }
+    }
+}
+
+/// `general 2 per second, 1000 per day; ai 10 per minute, 100 per day`.
+impl fmt::Display for Limits {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "general {}; ai {}", self.general, self.ai)
     }
 }
 
@@ -148,6 +179,18 @@ impl Pacing {
             margin,
             burst: true,
         }
+    }
+}
+
+/// `even starts with a 100ms margin` or `bursts with a 100ms margin`.
+impl fmt::Display for Pacing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let how = if self.burst { "bursts" } else { "even starts" };
+        write!(
+            f,
+            "{how} with a {} margin",
+            crate::time::HumanDuration(self.margin)
+        )
     }
 }
 
@@ -353,6 +396,28 @@ mod tests {
         };
         assert_eq!(limits.budget(LimitClass::General).per_second, Some(5));
         assert_eq!(limits.budget(LimitClass::Ai).per_day, Some(7));
+    }
+
+    /// What a [`BudgetConflict`] names: the settings in words, not Rust's `Debug`.
+    #[test]
+    fn limits_and_pacing_display_in_words() {
+        assert_eq!(
+            Limits::default().to_string(),
+            "general 2 per second, 1000 per day; ai 10 per minute, 100 per day"
+        );
+        assert_eq!(
+            Budget::new(None, None).with_per_hour(Some(100)).to_string(),
+            "100 per hour"
+        );
+        assert_eq!(Budget::new(None, None).to_string(), "unlimited");
+        assert_eq!(
+            Pacing::default().to_string(),
+            "even starts with a 100ms margin"
+        );
+        assert_eq!(
+            Pacing::burst(Duration::from_secs(1)).to_string(),
+            "bursts with a 1s margin"
+        );
     }
 
     #[test]

@@ -452,7 +452,7 @@ impl fmt::Display for GrantError {
             GrantError::Throttled { retry_after, .. } => {
                 f.write_str("token endpoint still throttled (409)")?;
                 if let Some(after) = retry_after {
-                    write!(f, ", retry after {}s", after.as_secs())?;
+                    write!(f, ", retry after {}", crate::time::HumanDuration(*after))?;
                 }
                 Ok(())
             }

@@ -151,10 +151,69 @@ pub(crate) fn millis_text(at: Timestamp) -> String {
     at.as_millisecond().to_string()
 }
 
+/// A duration as a person reads it in a message: `3h 21m 47s`, `2m`, `45s`, `2d 4h` (the
+/// three largest units at most, none that is zero); below a second, milliseconds (`250ms`).
+/// What the SDK's `Display` of an error shows for a wait, a reset or a retry.
+///
+/// ```
+/// use std::time::Duration;
+/// use pubapi_sdk_ext::time::HumanDuration;
+///
+/// assert_eq!(HumanDuration(Duration::from_secs(12_107)).to_string(), "3h 21m 47s");
+/// assert_eq!(HumanDuration(Duration::from_secs(120)).to_string(), "2m");
+/// assert_eq!(HumanDuration(Duration::from_millis(250)).to_string(), "250ms");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HumanDuration(pub std::time::Duration);
+
+impl fmt::Display for HumanDuration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secs = self.0.as_secs();
+        if secs == 0 {
+            return write!(f, "{}ms", self.0.as_millis());
+        }
+        let units = [
+            (secs / 86_400, "d"),
+            (secs / 3600 % 24, "h"),
+            (secs / 60 % 60, "m"),
+            (secs % 60, "s"),
+        ];
+        let first = units
+            .iter()
+            .position(|(n, _)| *n > 0)
+            .unwrap_or(units.len());
+        let mut separator = "";
+        for (n, unit) in units[first..].iter().take(3).filter(|(n, _)| *n > 0) {
+            write!(f, "{separator}{n}{unit}")?;
+            separator = " ";
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn durations_read_as_a_person_reads_them() {
+        use std::time::Duration;
+        for (duration, shown) in [
+            (Duration::from_secs(12_107), "3h 21m 47s"),
+            (Duration::from_secs(7200), "2h"),
+            (Duration::from_secs(90), "1m 30s"),
+            (Duration::from_secs(45), "45s"),
+            (Duration::from_secs(2 * 86_400 + 4 * 3600 + 59), "2d 4h"),
+            (Duration::from_secs(86_400 + 61), "1d 1m"),
+            (Duration::from_millis(1_999), "1s"),
+            (Duration::from_millis(250), "250ms"),
+            (Duration::ZERO, "0ms"),
+            (Duration::MAX, "213503982334601d 7h"),
+        ] {
+            assert_eq!(HumanDuration(duration).to_string(), shown, "{duration:?}");
+        }
+    }
 
     #[test]
     fn iso_8601_forms_the_platform_sends_are_read() {

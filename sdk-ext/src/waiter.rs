@@ -12,6 +12,9 @@ use std::future::Future;
 use std::time::Duration;
 use tokio::time::Instant;
 
+use crate::error::ApiError;
+use crate::time::HumanDuration;
+
 /// What the acceptor says about one poll.
 #[derive(Debug)]
 pub enum Verdict<T, E> {
@@ -228,11 +231,16 @@ impl<E: fmt::Display> fmt::Display for WaitError<E> {
                 waited,
                 started,
             } => {
-                write!(
-                    f,
-                    "failed after {polls} polls in {}s: {error}",
-                    waited.as_secs()
-                )?;
+                match polls {
+                    // What failed was the start (or the client), not a poll.
+                    0 => write!(f, "failed before the first poll: {error}")?,
+                    polls => write!(
+                        f,
+                        "failed after {} in {}: {error}",
+                        Polls(*polls),
+                        HumanDuration(*waited)
+                    )?,
+                }
                 match started {
                     Some(started) => write!(f, " (after starting {started})"),
                     None => Ok(()),
@@ -243,7 +251,12 @@ impl<E: fmt::Display> fmt::Display for WaitError<E> {
                 waited,
                 started,
             } => {
-                write!(f, "timed out after {polls} polls in {}s", waited.as_secs())?;
+                write!(
+                    f,
+                    "timed out after {} in {}",
+                    Polls(*polls),
+                    HumanDuration(*waited)
+                )?;
                 match started {
                     Some(started) => write!(
                         f,
@@ -252,6 +265,18 @@ impl<E: fmt::Display> fmt::Display for WaitError<E> {
                     None => Ok(()),
                 }
             }
+        }
+    }
+}
+
+/// `1 poll`, `3 polls`.
+struct Polls(u32);
+
+impl fmt::Display for Polls {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            1 => f.write_str("1 poll"),
+            n => write!(f, "{n} polls"),
         }
     }
 }
@@ -266,13 +291,15 @@ impl<E: std::error::Error + 'static> std::error::Error for WaitError<E> {
     }
 }
 
-/// An error that may carry the server's answer: what [`WaitError::status`] and
-/// [`WaitError::code`] reach through.
+/// An error that may carry the server's answer: what [`WaitError::status`],
+/// [`WaitError::code`] and [`WaitError::api_error`] reach through.
 pub trait ServerAnswer {
     /// The HTTP status of the server's answer, when there was one.
     fn status(&self) -> Option<u16>;
     /// The server's error code, when there was one.
     fn code(&self) -> Option<&str>;
+    /// The server's answer, when the error was built from one.
+    fn api_error(&self) -> Option<&ApiError>;
 }
 
 impl ServerAnswer for crate::Error {
@@ -282,6 +309,10 @@ impl ServerAnswer for crate::Error {
 
     fn code(&self) -> Option<&str> {
         crate::Error::code(self)
+    }
+
+    fn api_error(&self) -> Option<&ApiError> {
+        crate::Error::api_error(self)
     }
 }
 
@@ -298,6 +329,28 @@ impl<E: ServerAnswer> WaitError<E> {
     pub fn code(&self) -> Option<&str> {
         match self {
             WaitError::Failed { error, .. } => error.code(),
+            WaitError::TimedOut { .. } => None,
+        }
+    }
+
+    /// The server's answer that failed the wait (a quota, a 500, a job the platform no
+    /// longer knows), with its status, code, messages, `Retry-After` and request id; none for
+    /// a timeout or a failure without an answer. One call instead of a match through
+    /// [`WaitError::Failed`] and the error inside it.
+    ///
+    /// ```no_run
+    /// # use pubapi_sdk_ext::ai::AiWait;
+    /// # async fn run(client: pubapi_sdk_ext::Client) {
+    /// if let Err(e) = client.agents().ask_and_wait("agent-1", "Summarise Q3", AiWait::default()).await {
+    ///     if let Some(answer) = e.api_error() {
+    ///         eprintln!("{} {:?}", answer.status(), answer.request_id());
+    ///     }
+    /// }
+    /// # }
+    /// ```
+    pub fn api_error(&self) -> Option<&ApiError> {
+        match self {
+            WaitError::Failed { error, .. } => error.api_error(),
             WaitError::TimedOut { .. } => None,
         }
     }
@@ -398,7 +451,7 @@ mod tests {
         }
         assert_eq!(chain.matches("no job 7").count(), 1, "{chain}");
         assert!(
-            chain.starts_with("failed after 3 polls in 360s: not found"),
+            chain.starts_with("failed after 3 polls in 6m: not found"),
             "{chain}"
         );
         let timed_out: WaitError<crate::Error> = WaitError::TimedOut {
@@ -497,7 +550,7 @@ mod tests {
             Err(e @ WaitError::TimedOut { .. }) => {
                 assert_eq!(e.polls(), 3);
                 assert_eq!(e.waited(), secs(240));
-                assert_eq!(e.to_string(), "timed out after 3 polls in 240s");
+                assert_eq!(e.to_string(), "timed out after 3 polls in 4m");
             }
             other => panic!("{other:?}"),
         }

@@ -860,3 +860,68 @@ async fn an_agent_question_carries_the_optional_fields_the_platforms_clients_sen
     ));
     assert_eq!(script.seen().len(), 2);
 }
+
+/// A hybrid search outside the spec's bounds (`semanticWeight` 0 to 1, `query` 3 to 250
+/// characters, `limit` 1 to 1,000) is refused before sending, on the handle and on the
+/// generated request builder alike, with a typed error naming the field and the bound: no
+/// AI call of the day is spent on a 400.
+#[tokio::test(start_paused = true)]
+async fn hybrid_search_out_of_bounds_is_refused_before_sending_naming_the_field() {
+    let script = Script::new(Vec::new(), Answer::json(200, r#"{"results": []}"#));
+    let client = client(&script);
+    let weight = |w: f64| HybridSearchRequest {
+        semantic_weight: Some(w),
+        ..HybridSearchRequest::new("policy").unwrap()
+    };
+    let cases = [
+        (weight(1.5), "semanticWeight", "1.5 is outside 0 to 1"),
+        (weight(-0.25), "semanticWeight", "-0.25 is outside 0 to 1"),
+        (
+            HybridSearchRequest::new("ab").unwrap(),
+            "query",
+            "2 characters, outside 3 to 250",
+        ),
+        (
+            HybridSearchRequest {
+                limit: std::num::NonZeroU64::new(1001),
+                ..HybridSearchRequest::new("policy").unwrap()
+            },
+            "limit",
+            "1001 is outside 1 to 1000",
+        ),
+    ];
+    for (request, field, problem) in cases {
+        for via_builder in [false, true] {
+            let error = if via_builder {
+                client
+                    .sdk()
+                    .hybrid_search()
+                    .body(request.clone())
+                    .send()
+                    .await
+                    .map(|_| ())
+                    .map_err(pubapi_sdk_ext::Error::from)
+                    .unwrap_err()
+            } else {
+                client.search().page(request.clone()).await.unwrap_err()
+            };
+            match &error {
+                pubapi_sdk_ext::Error::InvalidInput(
+                    pubapi_sdk_ext::error::InputError::Invalid {
+                        field: refused,
+                        problem: why,
+                    },
+                ) => {
+                    assert_eq!((*refused, why.as_str()), (field, problem), "{error}");
+                }
+                other => panic!("{field}: {other:?}"),
+            }
+            assert!(error.to_string().ends_with("nothing was sent"), "{error}");
+        }
+    }
+    assert_eq!(script.seen().len(), 0, "nothing reached the server");
+    // The bounds themselves pass.
+    client.search().page(weight(1.0)).await.unwrap();
+    client.search().page(weight(0.0)).await.unwrap();
+    assert_eq!(script.seen().len(), 2);
+}

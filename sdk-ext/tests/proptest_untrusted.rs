@@ -307,6 +307,37 @@ proptest! {
         }
     }
 
+    /// An event whose optional `customProperties` is any JSON at all is still an event, by
+    /// `Delivery::parse` and by the receiver (never a dead letter): an object is read, `null`
+    /// is none, and any other type is not read and kept in `extra` as sent.
+    #[test]
+    fn an_optional_custom_properties_of_any_type_never_costs_the_event(
+        kind in any::<Index>(),
+        value in arb_json(),
+    ) {
+        let types = testing::all_event_types();
+        let mut element = testing::sample_event(kind.get(&types), "e-1");
+        element["customProperties"] = value;
+        let body = serde_json::to_vec(&json!({ "data": [element] })).unwrap();
+        // As read back from the text (a float's last digit may differ from `value`'s).
+        let value = serde_json::from_slice::<Value>(&body).unwrap()["data"][0]["customProperties"].clone();
+        let delivery = Delivery::parse(&body).unwrap();
+        let [DeliveryItem::Event(event)] = &delivery.items[..] else {
+            return Err(TestCaseError::fail(format!("not one event: {:?}", delivery.items)));
+        };
+        match &value {
+            Value::Object(_) => prop_assert!(event.custom_properties.is_some()),
+            Value::Null => prop_assert!(event.custom_properties.is_none()),
+            other => {
+                prop_assert!(event.custom_properties.is_none());
+                prop_assert_eq!(event.extra.get("customProperties"), Some(other));
+            }
+        }
+        let keep = Keep::default();
+        let outcome = block_on(receiver().handle(&testing::authorized_headers(SECRET), &body, &keep));
+        prop_assert_eq!((outcome.accepted, outcome.dead_letters), (1, 0));
+    }
+
     // -- act-as --------------------------------------------------------------------------------
 
     /// A username is accepted exactly when it is 1 to 256 bytes of visible ASCII and inner

@@ -583,25 +583,82 @@ async fn ndjson_days_hold_one_event_a_line_of_that_day() {
     }
 }
 
+/// The five kinds whose API ignores the time of day (files, permissions, users, groups,
+/// workgroup-settings) are exported by day too: each day is asked for as the same-day range
+/// `date_start = date_end = D`, which reads exactly that day, so each file holds the events
+/// of its own day and no other.
 #[tokio::test]
-async fn kinds_whose_api_ignores_the_time_of_day_are_refused_at_build() {
+async fn kinds_whose_api_ignores_the_time_of_day_write_one_file_per_day() {
     let sb = sandbox().await;
     let client = sb.client_for("admin");
-    let error = DailyExport::builder(&client, AuditReportKind::Users)
-        .start(Start::SinceLast)
-        .state_file("s")
-        .out_dir(".")
-        .build()
-        .unwrap_err();
-    assert!(matches!(error, ExportError::KindNotDaily(_)), "{error:?}");
-    let error = DailyExport::builder(&client, AuditReportKind::Logins)
-        .start(Start::SinceLast)
-        .state_file("s")
-        .out_dir(".")
-        .build()
-        .unwrap_err();
-    // Logins need `events`: the SDK's check names the field.
-    assert!(matches!(error, ExportError::InvalidRequest(_)), "{error:?}");
+    let kinds = [
+        (
+            AuditReportKind::Files,
+            "files",
+            serde_json::json!({"folders": ["/Finance"]}),
+        ),
+        (
+            AuditReportKind::Permissions,
+            "permissions",
+            serde_json::json!({}),
+        ),
+        (AuditReportKind::Users, "users", serde_json::json!({})),
+        (AuditReportKind::Groups, "groups", serde_json::json!({})),
+        (
+            AuditReportKind::WorkgroupSettings,
+            "workgroup-settings",
+            serde_json::json!({}),
+        ),
+    ];
+    for (kind, name, filters) in kinds {
+        let dir = temp_dir(&format!("plain-date-{name}"));
+        let summary = DailyExport::builder(&client, kind)
+            .start(Start::Since(day("2026-03-08")))
+            .state_file(dir.join("state"))
+            .out_dir(dir.join("out"))
+            .format(ExportFormat::Ndjson)
+            .filters(filters.as_object().unwrap().clone())
+            .build()
+            .unwrap()
+            .run()
+            .await
+            .unwrap();
+        let days: Vec<String> = summary.written.iter().map(|w| w.day.to_string()).collect();
+        assert_eq!(days, ["2026-03-08", "2026-03-09"], "{name}");
+        for written in &summary.written {
+            let date = written.day.to_string();
+            assert_eq!(
+                written.path.file_name().unwrap().to_str().unwrap(),
+                format!("{name}-{date}.ndjson")
+            );
+            let text = std::fs::read_to_string(&written.path).unwrap();
+            if kind == AuditReportKind::Files {
+                assert!(!text.is_empty(), "file activity on {date}");
+            }
+            for line in text.lines() {
+                let event: serde_json::Value = serde_json::from_str(line).unwrap();
+                assert!(event.to_string().contains(&date), "{name} {date}: {line}");
+            }
+        }
+    }
+}
+
+/// A kind's required filters are the SDK's to check when the export is built: nothing sent.
+#[tokio::test]
+async fn an_export_without_a_kinds_required_filter_is_refused_at_build() {
+    let sb = sandbox().await;
+    let client = sb.client_for("admin");
+    for kind in [AuditReportKind::Logins, AuditReportKind::Files] {
+        let error = DailyExport::builder(&client, kind)
+            .start(Start::SinceLast)
+            .state_file("s")
+            .out_dir(".")
+            .build()
+            .unwrap_err();
+        // Logins need `events`, files `folders` or `file`: the SDK's check names the field.
+        assert!(matches!(error, ExportError::InvalidRequest(_)), "{error:?}");
+    }
+    assert_eq!(sb.counters().requests, 0);
 }
 
 #[tokio::test]

@@ -16,9 +16,11 @@
 //!   parameter (`getAuditReport` `offset` `maximum` is `GET_AUDIT_REPORT_OFFSET_MAXIMUM`).
 //!
 //! Keywords: `minLength`/`maxLength` and `minItems`/`maxItems` as `usize`, an integer's
-//! `minimum`/`maximum` as `i64`, and `x-pubapi-max-items` (the most comma-separated items of a
-//! list the reference writes as one string, such as a webhook's `path`) as `usize`. Number
-//! bounds are not emitted: nothing checks them before sending.
+//! `minimum`/`maximum` as `i64`, a number's as `f64`, `x-pubapi-max-items` (the most
+//! comma-separated items of a list the reference writes as one string, such as a webhook's
+//! `path`) as `usize`, and `x-pubapi-min-chars`/`x-pubapi-max-chars` (a string's length in
+//! characters that only the platform's clients show, checked before sending rather than by
+//! the generated type, such as a hybrid search's `query`) as `usize`.
 
 use crate::CodegenError;
 use openapiv3::{
@@ -26,8 +28,13 @@ use openapiv3::{
 };
 use quote::quote;
 
-/// The extension bounding the items of a comma-separated list written as one string.
-const MAX_ITEMS_EXTENSION: &str = "x-pubapi-max-items";
+/// The extensions whose value is a count: the items of a comma-separated list written as one
+/// string, and a string's length in characters checked before sending.
+const COUNT_EXTENSIONS: [&str; 3] = [
+    "x-pubapi-max-items",
+    "x-pubapi-min-chars",
+    "x-pubapi-max-chars",
+];
 
 /// One bound of the spec.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,13 +53,15 @@ struct Limit {
 enum Value {
     Count(usize),
     Integer(i64),
+    Number(f64),
 }
 
 /// Builds the `limits` module.
 ///
 /// # Errors
-/// [`CodegenError::Unsupported`] when two bounds would get the same constant name, or
-/// `x-pubapi-max-items` is not a non-negative integer.
+/// [`CodegenError::Unsupported`] when two bounds would get the same constant name, or a count
+/// extension (`x-pubapi-max-items`, `x-pubapi-min-chars`, `x-pubapi-max-chars`) is not a
+/// non-negative integer.
 pub fn item(spec: &OpenAPI) -> Result<syn::Item, CodegenError> {
     let limits = collect(spec)?;
     let constants = limits.iter().map(|limit| {
@@ -64,10 +73,11 @@ pub fn item(spec: &OpenAPI) -> Result<syn::Item, CodegenError> {
         match limit.value {
             Value::Count(n) => quote! { #[doc = #doc] pub const #name: usize = #n; },
             Value::Integer(n) => quote! { #[doc = #doc] pub const #name: i64 = #n; },
+            Value::Number(n) => quote! { #[doc = #doc] pub const #name: f64 = #n; },
         }
     });
     let tokens = quote! {
-        /// Every length, item-count and integer bound `spec/openapi.yaml` writes on a named value
+        /// Every length, item-count, integer and number bound `spec/openapi.yaml` writes on a named value
         /// (a component schema's property, a parameter), as a constant named after the owner, the
         /// property and the keyword: the SDK's own checks read them, so the spec says each limit
         /// once.
@@ -157,21 +167,28 @@ fn bounds(
             found.extend(integer.minimum.map(|n| ("minimum", Value::Integer(n))));
             found.extend(integer.maximum.map(|n| ("maximum", Value::Integer(n))));
         }
+        SchemaKind::Type(Type::Number(number)) => {
+            found.extend(number.minimum.map(|n| ("minimum", Value::Number(n))));
+            found.extend(number.maximum.map(|n| ("maximum", Value::Number(n))));
+        }
         SchemaKind::Type(Type::Array(array)) => {
             found.extend(array.min_items.map(|n| ("minItems", Value::Count(n))));
             found.extend(array.max_items.map(|n| ("maxItems", Value::Count(n))));
         }
         _ => {}
     }
-    if let Some(value) = schema.schema_data.extensions.get(MAX_ITEMS_EXTENSION) {
+    for extension in COUNT_EXTENSIONS {
+        let Some(value) = schema.schema_data.extensions.get(extension) else {
+            continue;
+        };
         let n = value
             .as_u64()
             .and_then(|n| usize::try_from(n).ok())
             .ok_or_else(|| CodegenError::Unsupported {
                 operation: subject.to_string(),
-                problem: format!("{MAX_ITEMS_EXTENSION} is not a count"),
+                problem: format!("{extension} is not a count"),
             })?;
-        found.push((MAX_ITEMS_EXTENSION, Value::Count(n)));
+        found.push((extension, Value::Count(n)));
     }
     let owner: Vec<String> = owner.iter().map(|part| shouty(part)).collect();
     for (keyword, value) in found {
@@ -220,6 +237,15 @@ mod tests {
             (
                 "paths: {}\ncomponents:\n  schemas:\n    WebhookCreateRequest:\n      type: object\n      properties:\n        path: {type: string, x-pubapi-max-items: 100}\n",
                 &["pub const WEBHOOK_CREATE_REQUEST_PATH_MAX_ITEMS : usize = 100usize"],
+            ),
+            (
+                "paths: {}\ncomponents:\n  schemas:\n    HybridSearchRequest:\n      type: object\n      properties:\n        query: {type: string, x-pubapi-min-chars: 3, x-pubapi-max-chars: 250}\n        semanticWeight: {type: number, minimum: 0, maximum: 1}\n",
+                &[
+                    "pub const HYBRID_SEARCH_REQUEST_QUERY_MIN_CHARS : usize = 3usize",
+                    "pub const HYBRID_SEARCH_REQUEST_QUERY_MAX_CHARS : usize = 250usize",
+                    "pub const HYBRID_SEARCH_REQUEST_SEMANTIC_WEIGHT_MINIMUM : f64 = 0f64",
+                    "pub const HYBRID_SEARCH_REQUEST_SEMANTIC_WEIGHT_MAXIMUM : f64 = 1f64",
+                ],
             ),
         ];
         for (yaml, constants) in cases {

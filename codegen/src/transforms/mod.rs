@@ -42,12 +42,13 @@
 //! ambiguous.
 //!
 //! The typed mocks of `pubapi-httpmock` are progenitor's `httpmock` output for the same
-//! adapted spec, then four code → code transforms: [`mock_removed_responses`] (every response
+//! adapted spec, then five code → code transforms: [`mock_removed_responses`] (every response
 //! the spec transforms removed, the three error formats among them, gets its typed `Then`
 //! method back, and each declared response header a typed setter), [`mock_path_values_encoded`]
 //! (a path value is matched as the client percent-encodes it, regex-escaped),
 //! [`mock_base_path`] (the path regexes sit below the server URL's path, `/pubapi`, written once
-//! as `BASE_PATH`) and [`mock_docs`] (every wrapper and method documented from the spec).
+//! as `BASE_PATH`), [`mock_sequences`] (each operation's mock also answers in sequence, for
+//! retry tests) and [`mock_docs`] (every wrapper and method documented from the spec).
 //!
 //! Limits that need no transform: security schemes are ignored (`pubapi-sdk-ext` adds the
 //! bearer token in its request policy); `requestBody.required: false` is ignored (the builder
@@ -68,6 +69,7 @@ pub mod mock_base_path;
 pub mod mock_docs;
 pub mod mock_path_values_encoded;
 pub mod mock_removed_responses;
+pub mod mock_sequences;
 pub mod no_content_as_none;
 pub mod open_enums;
 pub mod open_object_extras;

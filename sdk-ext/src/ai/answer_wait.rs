@@ -254,6 +254,15 @@ pub enum AskError {
 }
 
 impl AskError {
+    /// The server's answer of a call that failed ([`AskError::Api`]); none for an execution
+    /// that ended `FAILED` or awaits confirmation (those came with a success status).
+    pub fn api_error(&self) -> Option<&crate::error::ApiError> {
+        match self {
+            AskError::Api(e) => e.api_error(),
+            _ => None,
+        }
+    }
+
     /// The pending actions of an execution awaiting the user's confirmation.
     pub fn pending_actions(&self) -> &[serde_json::Value] {
         match self {
@@ -309,6 +318,10 @@ impl crate::waiter::ServerAnswer for AskError {
             AskError::Api(e) => e.code(),
             _ => None,
         }
+    }
+
+    fn api_error(&self) -> Option<&crate::error::ApiError> {
+        AskError::api_error(self)
     }
 }
 

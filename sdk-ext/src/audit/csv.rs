@@ -181,6 +181,17 @@ impl std::error::Error for CsvError {
     }
 }
 
+impl CsvError {
+    /// The server's answer that refused the download ([`CsvError::Api`]), or that a broken
+    /// download ended with; none for a local failure.
+    pub fn api_error(&self) -> Option<&crate::error::ApiError> {
+        match self {
+            CsvError::Api(e) | CsvError::Broken { error: e, .. } => e.api_error(),
+            CsvError::RowTooLarge { .. } | CsvError::Write(_) | CsvError::NotCsv { .. } => None,
+        }
+    }
+}
+
 /// One row of a CSV report, read in place: its fields are borrowed from the reader's buffer,
 /// which the next row reuses (as the `csv` crate's `ByteRecord`). From
 /// [`CsvRows::next_record`]; [`CsvRecord::to_owned`] keeps a copy ([`CsvRow`]).

@@ -45,11 +45,12 @@
 //!   on the same day for the same kind, format and filters, and is refused
 //!   ([`ExportError::StateMismatch`]) otherwise; [`Start::SinceLast`] needs the file.
 //!
-//! Day boundaries: a day `D` is asked for as `date_start = DT00:00:00Z`,
-//! `date_end = (D+1)T00:00:00Z`. The reference does not say whether `date_end` is inclusive,
-//! so an event at exactly midnight may be in two files; none is lost. The kinds whose API
-//! ignores the time of day (files, permissions, users, groups, workgroup-settings) cannot be
-//! asked for one day and are refused ([`ExportError::KindNotDaily`]).
+//! Day boundaries: every kind of the 14 is exported by day. A day `D` is asked for as
+//! `date_start = DT00:00:00Z`, `date_end = (D+1)T00:00:00Z`. The reference does not say
+//! whether `date_end` is inclusive, so an event at exactly midnight may be in two files; none
+//! is lost. The kinds whose API ignores the time of day (files, permissions, users, groups,
+//! workgroup-settings) are asked for the same-day range `date_start = date_end = D`: a
+//! plain-date `date_end` is the last day covered, so that range reads exactly day `D`.
 //!
 //! ```no_run
 //! use pubapi_sdk::types::AuditReportKind;
@@ -74,7 +75,7 @@ use super::{
     ReportRead,
 };
 use crate::Client;
-use crate::error::Error;
+use crate::error::{ApiError, Error};
 use crate::limits::LimitClass;
 use crate::prelude::*;
 use crate::waiter::WaitError;
@@ -293,7 +294,6 @@ impl DailyExportBuilder {
     ///
     /// # Errors
     /// [`ExportError::Missing`] for a required setting not given,
-    /// [`ExportError::KindNotDaily`] for a kind whose API ignores the time of day,
     /// [`ExportError::InvalidRequest`] when the filters do not make a valid request, or the
     /// page size is above what the platform takes.
     pub fn build(self) -> Result<DailyExport, ExportError> {
@@ -319,10 +319,7 @@ impl DailyExportBuilder {
             offset: 0,
         };
         read.check().map_err(ExportError::InvalidRequest)?;
-        let probe = export.request(ExportDay { days: 20_000 })?;
-        if probe.ignores_time() {
-            return Err(ExportError::KindNotDaily(export.kind));
-        }
+        export.request(ExportDay { days: 20_000 })?;
         Ok(export)
     }
 }
@@ -407,8 +404,6 @@ impl fmt::Display for BudgetStop {
 pub enum ExportError {
     /// A required builder setting was not given (its name).
     Missing(&'static str),
-    /// The kind's API ignores the time of day, so one day cannot be asked for.
-    KindNotDaily(AuditReportKind),
     /// The filters do not make a valid request.
     InvalidRequest(Error),
     /// Another run holds the lock on the state file.
@@ -517,10 +512,6 @@ impl fmt::Display for ExportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ExportError::Missing(what) => write!(f, "the export needs its {what}"),
-            ExportError::KindNotDaily(kind) => write!(
-                f,
-                "{kind} reports cannot be exported by day: their API ignores the time of day"
-            ),
             ExportError::InvalidRequest(_) => f.write_str("the export's request is invalid"),
             ExportError::Locked { lock } => write!(
                 f,
@@ -597,8 +588,8 @@ impl fmt::Display for DayError {
             DayError::Api(e) => write!(f, "{e}"),
             DayError::TimedOut { polls, waited } => write!(
                 f,
-                "the job did not finish in {}s ({polls} polls)",
-                waited.as_secs()
+                "the job did not finish in {} ({polls} polls)",
+                crate::time::HumanDuration(*waited)
             ),
             DayError::Download(e) => write!(f, "{e}"),
             DayError::Read(e) => write!(f, "{e}"),
@@ -624,7 +615,31 @@ impl std::error::Error for DayError {
     }
 }
 
+impl ExportError {
+    /// The server's answer behind the error: a refused request, the server time's call, or
+    /// a day's job, poll or read (see [`DayError::api_error`]); none for the export's own
+    /// files and settings.
+    pub fn api_error(&self) -> Option<&ApiError> {
+        match self {
+            ExportError::InvalidRequest(e) | ExportError::ServerTime(e) => e.api_error(),
+            ExportError::Day { error, .. } => error.api_error(),
+            _ => None,
+        }
+    }
+}
+
 impl DayError {
+    /// The server's answer that failed the day: the job's creation or poll, the CSV download
+    /// or the JSON report's read; none for a timeout or a file that could not be written.
+    pub fn api_error(&self) -> Option<&ApiError> {
+        match self {
+            DayError::Api(e) => e.api_error(),
+            DayError::Download(e) => e.api_error(),
+            DayError::Read(e) => e.api_error(),
+            DayError::TimedOut { .. } | DayError::Write(_) | DayError::State { .. } => None,
+        }
+    }
+
     /// Whether the report read failed because the platform no longer has it (404).
     fn report_gone(&self) -> bool {
         matches!(
@@ -882,15 +897,22 @@ impl DailyExport {
         }
     }
 
-    /// The request for `day`.
+    /// The request for `day`: from its midnight to the next (UTC), or, for a kind whose API
+    /// ignores the time of day, the same-day range `day` to `day` (a plain-date `date_end`
+    /// is the last day covered).
     fn request(&self, day: ExportDay) -> Result<AuditRequest, ExportError> {
         let mut body = self.filters.clone();
         body.insert("format".into(), json!(self.format.api_format().to_string()));
-        body.insert("date_start".into(), json!(format!("{day}T00:00:00Z")));
-        body.insert(
-            "date_end".into(),
-            json!(format!("{}T00:00:00Z", day.next())),
-        );
+        let (start, end) = if crate::audit_request::kind_ignores_time(self.kind) {
+            (day.to_string(), day.to_string())
+        } else {
+            (
+                format!("{day}T00:00:00Z"),
+                format!("{}T00:00:00Z", day.next()),
+            )
+        };
+        body.insert("date_start".into(), json!(start));
+        body.insert("date_end".into(), json!(end));
         let request = AuditRequest::from_json(self.kind, Value::Object(body))
             .map_err(ExportError::InvalidRequest)?;
         request.validate().map_err(ExportError::InvalidRequest)?;

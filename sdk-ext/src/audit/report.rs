@@ -101,6 +101,13 @@ impl std::fmt::Display for ReadError {
     }
 }
 
+impl ReadError {
+    /// The server's answer that stopped the read (a 404, a quota), when it was one.
+    pub fn api_error(&self) -> Option<&crate::error::ApiError> {
+        self.error.api_error()
+    }
+}
+
 impl std::error::Error for ReadError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         Some(&self.error)

@@ -1139,8 +1139,9 @@ pub(crate) fn backfill(
                 .enumerate()
                 .filter(|(_, e)| e.id().is_none_or(|id| id <= top))
                 .collect();
-            // Newest first; events without an id after the others, in the page's order.
-            events.sort_by_key(|(_, e)| std::cmp::Reverse(e.id().unwrap_or(i64::MIN)));
+            // Newest first; events without an id after the others, in the page's order (a key
+            // of their own: sharing `i64::MIN`'s, they would part two copies of that id).
+            events.sort_by_key(|(_, e)| (e.id().is_none(), std::cmp::Reverse(e.id())));
             events.dedup_by(|(_, a), (_, b)| a.id().is_some() && a.id() == b.id());
             let lowest = events.iter().filter_map(|(_, e)| e.id()).min();
             let reached_oldest =

@@ -10,6 +10,7 @@
 //! | `summarizeDocument` | no key named twice in an object |
 //! | `create<Kind>Audit` | [`AuditRequest::validate`](crate::audit::AuditRequest::validate): dates, `date_end` after `date_start`, the kind's required filters |
 //! | `listEventsV1`, `listEventsV2` | `count` in 1..=100, no empty `type` entry |
+//! | `hybridSearch` | `query` 3 to 250 characters, `semanticWeight` 0 to 1, `limit` 1 to 1,000, `page` at least 0, `size` at least 1 (the spec's bounds: the platform's clients keep them) |
 
 use crate::audit_request::AuditRequest;
 use crate::error::{Error, InputError};
@@ -77,6 +78,7 @@ pub(crate) fn check(operation: &Operation, request: &reqwest::Request) -> Result
         }
         id::SUMMARIZE_DOCUMENT => no_key_twice(request),
         id::LIST_EVENTS_V1 | id::LIST_EVENTS_V2 => events_query(request.url()),
+        id::HYBRID_SEARCH => hybrid_search(&body()),
         id if id.starts_with("create") && id.ends_with("Audit") => {
             let bytes = request.body().and_then(reqwest::Body::as_bytes);
             match bytes.and_then(|bytes| AuditRequest::from_body(id, bytes)) {
@@ -250,6 +252,72 @@ pub(crate) fn question_text(question: &str, max_chars: Option<usize>) -> Result<
         }
         _ => Ok(()),
     }
+}
+
+/// The bounds of a hybrid search the spec writes (the platform's clients keep them; a search
+/// outside them costs one of the day's AI calls for a 400). A field of another JSON type is
+/// the server's to refuse.
+fn hybrid_search(body: &Value) -> Result<(), Refusal> {
+    if let Some(query) = body.get("query").and_then(Value::as_str) {
+        let (min, max) = (
+            limits::HYBRID_SEARCH_REQUEST_QUERY_MIN_CHARS,
+            limits::HYBRID_SEARCH_REQUEST_QUERY_MAX_CHARS,
+        );
+        let chars = query.chars().count();
+        if !(min..=max).contains(&chars) {
+            return refuse(
+                "query",
+                format!("{chars} characters, outside {min} to {max}"),
+            );
+        }
+    }
+    if let Some(weight) = body.get("semanticWeight").and_then(Value::as_f64) {
+        let (min, max) = (
+            limits::HYBRID_SEARCH_REQUEST_SEMANTIC_WEIGHT_MINIMUM,
+            limits::HYBRID_SEARCH_REQUEST_SEMANTIC_WEIGHT_MAXIMUM,
+        );
+        if !(min..=max).contains(&weight) {
+            return refuse(
+                "semanticWeight",
+                format!("{weight} is outside {min} to {max}"),
+            );
+        }
+    }
+    let integers = [
+        (
+            "limit",
+            limits::HYBRID_SEARCH_REQUEST_LIMIT_MINIMUM,
+            limits::HYBRID_SEARCH_REQUEST_LIMIT_MAXIMUM,
+        ),
+        (
+            "page",
+            limits::HYBRID_SEARCH_REQUEST_PAGE_MINIMUM,
+            limits::HYBRID_SEARCH_REQUEST_PAGE_MAXIMUM,
+        ),
+        (
+            "size",
+            limits::HYBRID_SEARCH_REQUEST_SIZE_MINIMUM,
+            limits::HYBRID_SEARCH_REQUEST_SIZE_MAXIMUM,
+        ),
+    ];
+    for (field, min, max) in integers {
+        let Some(value) = body.get(field).filter(|v| v.is_number()) else {
+            continue;
+        };
+        // A number past what an `i64` holds is past the bound too.
+        let within = value.as_i64().is_some_and(|n| (min..=max).contains(&n));
+        if !within {
+            let problem = match value.as_i64() {
+                None if value.as_f64().is_some_and(|n| n.fract() != 0.0) => {
+                    format!("{value} is not a whole number")
+                }
+                Some(_) if max == i64::MAX => format!("{value} is below {min}"),
+                _ => format!("{value} is outside {min} to {max}"),
+            };
+            return refuse(field, problem);
+        }
+    }
+    Ok(())
 }
 
 fn events_query(url: &reqwest::Url) -> Result<(), Refusal> {
@@ -456,6 +524,68 @@ mod tests {
             ("listEventsV1", get("id=0&count=100&type=note"), None),
             ("listEventsV2", get("id=0&type=note%7C"), Some("type")),
             ("whoami", get(""), None),
+            ("hybridSearch", post(json!({"query": "ab"})), Some("query")),
+            ("hybridSearch", post(json!({"query": "abc"})), None),
+            (
+                "hybridSearch",
+                post(json!({"query": "é".repeat(250)})),
+                None,
+            ),
+            (
+                "hybridSearch",
+                post(json!({"query": "x".repeat(251)})),
+                Some("query"),
+            ),
+            (
+                "hybridSearch",
+                post(json!({"query": "policy", "semanticWeight": 1.5})),
+                Some("semanticWeight"),
+            ),
+            (
+                "hybridSearch",
+                post(json!({"query": "policy", "semanticWeight": -0.1})),
+                Some("semanticWeight"),
+            ),
+            (
+                "hybridSearch",
+                post(json!({"query": "policy", "semanticWeight": 0, "limit": 1000, "page": 0})),
+                None,
+            ),
+            (
+                "hybridSearch",
+                post(json!({"query": "policy", "semanticWeight": 1.0, "limit": 1})),
+                None,
+            ),
+            (
+                "hybridSearch",
+                post(json!({"query": "policy", "limit": 1001})),
+                Some("limit"),
+            ),
+            (
+                "hybridSearch",
+                post(json!({"query": "policy", "limit": 0})),
+                Some("limit"),
+            ),
+            (
+                "hybridSearch",
+                post(json!({"query": "policy", "page": -1})),
+                Some("page"),
+            ),
+            (
+                "hybridSearch",
+                post(json!({"query": "policy", "size": 0})),
+                Some("size"),
+            ),
+            (
+                "hybridSearch",
+                post(json!({"query": "policy", "limit": 1e300})),
+                Some("limit"),
+            ),
+            (
+                "hybridSearch",
+                post(json!({"query": "policy", "page": 1.5})),
+                Some("page"),
+            ),
         ];
         for (id, request, field) in cases {
             let result = check(op(id), &request);
@@ -464,6 +594,34 @@ mod tests {
                 field,
                 "{id}: {result:?}"
             );
+        }
+    }
+
+    /// What a hybrid search's refusal says: the value and the bound it misses.
+    #[test]
+    fn a_hybrid_search_refusal_names_the_value_and_the_bound() {
+        let problem = |body: Value| check(op("hybridSearch"), &post(body)).unwrap_err().problem;
+        for (body, said) in [
+            (json!({"query": "ab"}), "2 characters, outside 3 to 250"),
+            (
+                json!({"query": "abc", "semanticWeight": 1.5}),
+                "1.5 is outside 0 to 1",
+            ),
+            (
+                json!({"query": "abc", "limit": 1001}),
+                "1001 is outside 1 to 1000",
+            ),
+            (json!({"query": "abc", "page": -1}), "-1 is below 0"),
+            (
+                json!({"query": "abc", "page": 1.5}),
+                "1.5 is not a whole number",
+            ),
+            (
+                json!({"query": "abc", "size": 1e300}),
+                "1e+300 is outside 1 to 9223372036854775807",
+            ),
+        ] {
+            assert_eq!(problem(body.clone()), said, "{body}");
         }
     }
 }

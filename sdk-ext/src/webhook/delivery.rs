@@ -13,7 +13,9 @@ use super::{EventData, EventType, WebhookCustomProperties, WebhookUser};
 /// object) becomes [`DeliveryItem::Malformed`] with its raw JSON, so one bad element does not
 /// cost the rest of the batch. An element whose `data` does not match its event type is still
 /// an event, with [`EventData::Unknown`]. An element that repeats an envelope field is
-/// malformed too (its `eventId` would be ambiguous).
+/// malformed too (its `eventId` would be ambiguous). An optional field of another type
+/// (`customProperties` that is not an object) is not read, with a warning, and the event is
+/// kept: see [`WebhookEvent::custom_properties`].
 ///
 /// Elements are found without building a tree of the whole body and read one at a time;
 /// [`Receiver`](super::Receiver) reads them the same way, and also bounds how many and how
@@ -106,6 +108,9 @@ pub(crate) fn read_element(raw: &[u8]) -> Result<WebhookEvent, String> {
     // Typed straight from its text: no `Value` of it next to the typed copy.
     let data = super::scan::member(raw, "data").and_then(|range| raw.get(range));
     let data = EventData::from_json(&envelope.event_type, data);
+    let mut extra = envelope.extra;
+    let custom_properties =
+        custom_properties(envelope.custom_properties, &mut extra, &envelope.event_id);
     Ok(WebhookEvent {
         event_id: envelope.event_id,
         domain: envelope.domain,
@@ -114,11 +119,37 @@ pub(crate) fn read_element(raw: &[u8]) -> Result<WebhookEvent, String> {
         action_source: envelope.action_source,
         event_type: envelope.event_type,
         webhook_id: envelope.webhook_id,
-        custom_properties: envelope.custom_properties,
+        custom_properties,
         data,
-        extra: envelope.extra,
+        extra,
     })
 }
+
+/// `customProperties` as the reference's object. It is optional, so a value of another JSON
+/// type (`false`, `[]`, a string) does not cost the event: it is not read, a warning says so,
+/// and the value stays in `extra` under `customProperties`, as sent.
+fn custom_properties(
+    value: Option<Value>,
+    extra: &mut Map<String, Value>,
+    event_id: &str,
+) -> Option<WebhookCustomProperties> {
+    let value = value?;
+    match WebhookCustomProperties::deserialize(&value) {
+        Ok(properties) => Some(properties),
+        Err(error) => {
+            tracing::warn!(
+                event_id,
+                %error,
+                "webhook event's customProperties is not an object; kept in extra, not read"
+            );
+            extra.insert(CUSTOM_PROPERTIES.to_owned(), value);
+            None
+        }
+    }
+}
+
+/// The wire name of [`WebhookEvent::custom_properties`].
+const CUSTOM_PROPERTIES: &str = "customProperties";
 
 /// Why an element cannot be an event, found without building anything of it: every
 /// envelope field present, once, and the element an object. `None` when it could be one.
@@ -154,8 +185,9 @@ struct Envelope {
     action_source: String,
     event_type: EventType,
     webhook_id: String,
+    /// Read as [`WebhookCustomProperties`] by [`custom_properties`].
     #[serde(default)]
-    custom_properties: Option<WebhookCustomProperties>,
+    custom_properties: Option<Value>,
     #[serde(default, rename = "data")]
     _data: serde::de::IgnoredAny,
     #[serde(flatten)]
@@ -215,7 +247,10 @@ pub struct WebhookEvent {
     pub event_type: EventType,
     /// The registration this delivery belongs to (`webhookId`).
     pub webhook_id: String,
-    /// Project information (`customProperties`, optional).
+    /// Project information (`customProperties`, optional). `None` when the element has
+    /// none, or has one that is not an object (`false`, `[]`, a string): such a value is not
+    /// read (a `tracing` warning says so) and is kept as sent in
+    /// [`extra`](Self::extra)`["customProperties"]`; the event is kept.
     pub custom_properties: Option<WebhookCustomProperties>,
     /// The typed `data`.
     pub data: EventData,
@@ -261,8 +296,9 @@ struct RawEvent {
     action_source: String,
     event_type: EventType,
     webhook_id: String,
+    /// Read as [`WebhookCustomProperties`] by [`custom_properties`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    custom_properties: Option<WebhookCustomProperties>,
+    custom_properties: Option<Value>,
     #[serde(default)]
     data: Value,
     #[serde(flatten)]
@@ -272,6 +308,8 @@ struct RawEvent {
 impl From<RawEvent> for WebhookEvent {
     fn from(raw: RawEvent) -> Self {
         let data = EventData::from_value(&raw.event_type, raw.data);
+        let mut extra = raw.extra;
+        let custom_properties = custom_properties(raw.custom_properties, &mut extra, &raw.event_id);
         WebhookEvent {
             event_id: raw.event_id,
             domain: raw.domain,
@@ -280,9 +318,9 @@ impl From<RawEvent> for WebhookEvent {
             action_source: raw.action_source,
             event_type: raw.event_type,
             webhook_id: raw.webhook_id,
-            custom_properties: raw.custom_properties,
+            custom_properties,
             data,
-            extra: raw.extra,
+            extra,
         }
     }
 }
@@ -298,7 +336,9 @@ impl From<WebhookEvent> for RawEvent {
             action_source: event.action_source,
             event_type: event.event_type,
             webhook_id: event.webhook_id,
-            custom_properties: event.custom_properties,
+            custom_properties: event
+                .custom_properties
+                .and_then(|properties| serde_json::to_value(properties).ok()),
             data,
             extra: event.extra,
         }

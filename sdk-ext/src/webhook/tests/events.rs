@@ -98,6 +98,101 @@ fn optional_user_fields_and_custom_properties_are_read() {
     assert_eq!(props.file_updated, Some(json!(true)));
 }
 
+/// Keeps what a `tracing` subscriber writes.
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
+    type Writer = Captured;
+
+    fn make_writer(&'a self) -> Captured {
+        self.clone()
+    }
+}
+
+/// `customProperties` is optional (reference 2.10): one of another JSON type costs the
+/// event nothing. It is not read, a warning names the event, the value stays in `extra`
+/// as sent, and the event is handed over (not a dead letter), by `Delivery::parse`, by
+/// `DeliveryItem::from_value` and by the receiver alike.
+#[test]
+fn custom_properties_of_another_type_are_dropped_with_a_warning_and_the_event_kept() {
+    for value in [
+        json!(false),
+        json!([]),
+        json!("p-1"),
+        json!(7),
+        json!([{"PROJECT_ID": 1}]),
+    ] {
+        let mut element = testing::sample_event(&EventType::FsAddFolder, "e-7");
+        element["customProperties"] = value.clone();
+        let body = serde_json::to_vec(&json!({ "data": [element.clone()] })).unwrap();
+
+        let captured = Captured::default();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(captured.clone())
+            .with_ansi(false)
+            .finish();
+        let delivery =
+            tracing::subscriber::with_default(subscriber, || Delivery::parse(&body).unwrap());
+        let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        assert!(
+            log.contains("WARN") && log.contains("customProperties"),
+            "{value}: {log}"
+        );
+        assert!(log.contains("e-7"), "the warning names the event: {log}");
+
+        let from_value = DeliveryItem::from_value(element);
+        for item in [&delivery.items[0], &from_value] {
+            let DeliveryItem::Event(event) = item else {
+                panic!("{value}: {item:?}")
+            };
+            assert_eq!(event.custom_properties, None, "{value}");
+            assert_eq!(event.extra.get("customProperties"), Some(&value));
+            assert!(!event.data.is_unknown());
+            // Written back as it came.
+            let written = serde_json::to_value(event.as_ref()).unwrap();
+            assert_eq!(written["customProperties"], value);
+        }
+
+        let receiver = crate::webhook::Receiver::builder()
+            .secret(crate::webhook::WebhookSecret::new("s3cret-0123456789abcdef").unwrap())
+            .build()
+            .unwrap();
+        let keep = KeepBatches::default();
+        let headers = testing::authorized_headers("s3cret-0123456789abcdef");
+        let outcome = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(receiver.handle(&headers, &body, &keep));
+        assert_eq!((outcome.accepted, outcome.dead_letters), (1, 0), "{value}");
+    }
+}
+
+/// Keeps the batches a receiver hands over.
+#[derive(Default)]
+struct KeepBatches(std::sync::Mutex<Vec<crate::webhook::Batch>>);
+
+impl crate::webhook::DeliveryHandler for KeepBatches {
+    async fn handle_batch(
+        &self,
+        batch: crate::webhook::Batch,
+    ) -> Result<(), crate::webhook::HandlerError> {
+        self.0.lock().unwrap().push(batch);
+        Ok(())
+    }
+}
+
 #[test]
 fn fs_add_file_is_typed() {
     let event = parse_event(
