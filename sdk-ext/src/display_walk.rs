@@ -521,6 +521,7 @@ fn no_wrapper_error_display_shows_debug_text() {
         ReceiverBuildError::ZeroMaxItems,
         ReceiverBuildError::InvalidReceiverName,
         ReceiverBuildError::DedupSettingsWithStore,
+        ReceiverBuildError::RecentDeliveriesWithoutStore,
     ], {
         ReceiverBuildError::MissingSecret => "MissingSecret",
         ReceiverBuildError::ZeroDedupCapacity => "ZeroDedupCapacity",
@@ -528,6 +529,7 @@ fn no_wrapper_error_display_shows_debug_text() {
         ReceiverBuildError::ZeroMaxBodyBytes => "ZeroMaxBodyBytes",
         ReceiverBuildError::ZeroMaxItems => "ZeroMaxItems",
         ReceiverBuildError::InvalidReceiverName => "InvalidReceiverName",
+        ReceiverBuildError::RecentDeliveriesWithoutStore => "RecentDeliveriesWithoutStore",
         ReceiverBuildError::DedupSettingsWithStore => "DedupSettingsWithStore",
     });
 }
