@@ -329,6 +329,9 @@ pub enum FleetErrorKind {
     Corrupt,
     /// Another consumer holds the stream's lease now: the save was refused.
     LeaseLost,
+    /// The store's address is not one this crate can use (a malformed Redis URL, a `ca` file
+    /// that cannot be read): trying again will not mend it; the configuration must change.
+    Invalid,
 }
 
 impl FleetError {
@@ -356,6 +359,14 @@ impl FleetError {
         }
     }
 
+    /// The store's address is not one this crate can use: `message` names the problem.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        FleetError {
+            kind: FleetErrorKind::Invalid,
+            message: message.into(),
+        }
+    }
+
     pub(crate) fn new(message: impl Into<String>) -> Self {
         Self::unavailable(message)
     }
@@ -367,6 +378,7 @@ impl fmt::Display for FleetError {
             FleetErrorKind::Unavailable => write!(f, "fleet store failed: {}", self.message),
             FleetErrorKind::Corrupt => write!(f, "fleet store corrupt: {}", self.message),
             FleetErrorKind::LeaseLost => write!(f, "lease lost: {}", self.message),
+            FleetErrorKind::Invalid => write!(f, "fleet store misconfigured: {}", self.message),
         }
     }
 }

@@ -9,13 +9,12 @@
 //! has left the longest window and sets an expiry. Replicas' clocks never enter the decision.
 
 pub use super::redis_connection::DEFAULT_PREFIX;
-use super::redis_connection::{RESPONSE_TIMEOUT, connect, redis_error};
+use super::redis_connection::{Connection, RESPONSE_TIMEOUT, connect, redis_error};
 pub use super::redis_streams::RedisCheckpoints;
 use super::{Answer, FleetBudget, FleetError, Reservation, Reserve};
 use crate::limits::LimitClass;
 use crate::token::TokenFingerprint;
 use pubapi_sdk::hooks::BoxFuture;
-use redis::aio::ConnectionManager;
 use std::time::Duration;
 
 /// Books the earliest start; see the module doc. Returns `{status, wait_us, long_wait_us,
@@ -115,7 +114,7 @@ return {0, slot - now, long - now, generation, lost, now}
 /// prefix.
 #[derive(Clone)]
 pub struct RedisBudget {
-    connection: ConnectionManager,
+    connection: Connection,
     prefix: String,
     script: redis::Script,
     /// Makes the bookings of this store distinct from every other process's members of the
@@ -341,9 +340,15 @@ impl RedisBudget {
 }
 
 impl RedisBudget {
-    /// The sorted set of `token`'s `class`.
+    /// The sorted set of `token`'s `class`: the fingerprint is the key's hash tag, so a
+    /// token's keys share one Redis Cluster slot (one script touches them together).
     fn key(&self, token: &TokenFingerprint, class: LimitClass) -> String {
-        format!("{}{token}:{}", self.prefix, class.as_str())
+        format!("{}{{{token}}}:{}", self.prefix, class.as_str())
+    }
+
+    /// The generation of `token`'s windows, in the same slot as its sorted sets.
+    fn generation_key(&self, token: &TokenFingerprint) -> String {
+        format!("{}{{{token}}}:generation", self.prefix)
     }
 
     /// The member of this store's booking `id` (the script names recorded history the same
@@ -361,7 +366,7 @@ impl RedisBudget {
             .saturating_add(micros(RESPONSE_TIMEOUT));
         let mut invocation = self.script.key(self.key(request.token, request.class));
         invocation
-            .key(format!("{}generation", self.prefix))
+            .key(self.generation_key(request.token))
             .arg(limit(request.budget.per_second))
             .arg(limit(request.budget.per_minute))
             .arg(limit(request.budget.per_day))
@@ -597,7 +602,7 @@ mod tests {
         let client = redis::Client::open(server.url()).unwrap();
         let mut connection = client.get_multiplexed_async_connection().await.unwrap();
         redis::cmd("ZCARD")
-            .arg(format!("pubapi:{fingerprint}:general"))
+            .arg(format!("pubapi:{{{fingerprint}}}:general"))
             .query_async(&mut connection)
             .await
             .unwrap()

@@ -12,10 +12,9 @@
 //! write. Ids are compared as decimal text in the scripts (Lua's numbers are doubles, which
 //! cannot tell ids near the ends of the `i64` range apart).
 
-use super::redis_connection::{DEFAULT_PREFIX, connect, redis_error};
+use super::redis_connection::{Connection, DEFAULT_PREFIX, connect, redis_error};
 use super::{Acquired, CheckpointStore, FleetError, Lease};
 use pubapi_sdk::hooks::BoxFuture;
-use redis::aio::ConnectionManager;
 use std::time::Duration;
 
 /// Takes the lease when nobody holds it. `KEYS`: lease, fence; `ARGV`: lease time in ms.
@@ -80,7 +79,7 @@ return 1
 /// `<prefix>checkpoint:<name>`, beside `<prefix>lease:<name>`.
 #[derive(Clone)]
 pub struct RedisCheckpoints {
-    connection: ConnectionManager,
+    connection: Connection,
     prefix: String,
     lease_time: Duration,
 }
@@ -109,8 +108,10 @@ impl RedisCheckpoints {
         self
     }
 
+    /// The key `what` of stream `name`: the name is the key's hash tag, so a stream's keys
+    /// share one Redis Cluster slot (one script touches them together).
     fn key(&self, what: &str, name: &str) -> String {
-        format!("{}{what}:{name}", self.prefix)
+        format!("{}{{{name}}}:{what}", self.prefix)
     }
 
     fn millis(&self) -> u64 {
