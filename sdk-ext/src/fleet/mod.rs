@@ -10,6 +10,10 @@
 //! | event stream checkpoints | [`CheckpointStore`] | [`FileCheckpoints`] (replaced atomically) | `RedisCheckpoints` |
 //! | the webhook receiver's dedup set | see [`crate::webhook`] | in memory | Redis `SET NX` |
 //!
+//! The Redis stores take one URL that says which Redis: one server, Sentinel or Cluster, with
+//! or without TLS; the `redis` module's doc lists the forms and what each piece of state needs
+//! Redis to keep (persistence, eviction).
+//!
 //! A client joins a fleet with [`crate::ClientBuilder::fleet`]; every client of one token in a
 //! process must join the same fleet with the same limits and pacing, or `build()` refuses it
 //! ([`crate::limits::BudgetConflict`]).
@@ -96,8 +100,9 @@ mod file;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub mod redis;
+// Crate-visible: the webhook dedup store may open the same connection.
 #[cfg(feature = "redis")]
-mod redis_connection;
+pub(crate) mod redis_connection;
 #[cfg(feature = "redis")]
 mod redis_streams;
 

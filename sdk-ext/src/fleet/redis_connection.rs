@@ -47,7 +47,7 @@ const SENTINEL_PORT: u16 = 26379;
 /// A connection to the fleet's Redis, whichever way it is deployed; cheap to clone (clones
 /// share the connection).
 #[derive(Clone)]
-pub(super) enum Connection {
+pub(crate) enum Connection {
     /// One server (`redis://`, `rediss://`).
     Single(ConnectionManager),
     /// The primary of a Sentinel deployment (`redis+sentinel://`, `rediss+sentinel://`).
@@ -63,7 +63,7 @@ pub(super) enum Connection {
 /// [`FleetError`] of kind [`Invalid`](super::FleetErrorKind::Invalid) naming the problem when
 /// the URL is malformed or its `ca` file cannot be read;
 /// [`Unavailable`](super::FleetErrorKind::Unavailable) when the servers cannot be reached now.
-pub(super) async fn connect(url: &str) -> Result<Connection, FleetError> {
+pub(crate) async fn connect(url: &str) -> Result<Connection, FleetError> {
     match Target::parse(url)? {
         Target::Single { url, ca } => {
             let client = match ca {
@@ -132,6 +132,17 @@ fn certificates(path: &str) -> Result<TlsCertificates, FleetError> {
     })
 }
 
+impl std::fmt::Debug for Connection {
+    // Which form only: a client's debug output includes the password, if any.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Connection::Single(_) => "Connection::Single",
+            Connection::Sentinel(_) => "Connection::Sentinel",
+            Connection::Cluster(_) => "Connection::Cluster",
+        })
+    }
+}
+
 impl ConnectionLike for Connection {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         match self {
@@ -164,7 +175,7 @@ impl ConnectionLike for Connection {
 }
 
 /// The primary of a Sentinel deployment, and the sentinels that name it.
-pub(super) struct SentinelLink {
+pub(crate) struct SentinelLink {
     /// Asks the sentinels; locked while one caller finds the primary again, so callers that
     /// failed together find it once.
     sentinels: tokio::sync::Mutex<SentinelClient>,
@@ -232,9 +243,7 @@ impl SentinelLink {
             }
         }
         let mut sentinels = builder.build().map_err(invalid)?;
-        let primary = find_primary(&mut sentinels, 0)
-            .await
-            .map_err(redis_error)?;
+        let primary = find_primary(&mut sentinels, 0).await.map_err(redis_error)?;
         Ok(SentinelLink {
             sentinels: tokio::sync::Mutex::new(sentinels),
             primary: Mutex::new(primary),
@@ -418,7 +427,9 @@ fn malformed(problem: impl std::fmt::Display) -> FleetError {
 impl Target {
     fn parse(url: &str) -> Result<Target, FleetError> {
         let Some((scheme, rest)) = url.split_once("://") else {
-            return Err(malformed("no scheme (`redis://`, `redis+sentinel://`, ...)"));
+            return Err(malformed(
+                "no scheme (`redis://`, `redis+sentinel://`, ...)",
+            ));
         };
         let (tls, form) = match scheme {
             "redis+sentinel" => (false, Form::Sentinel),
@@ -499,9 +510,13 @@ impl Target {
                 };
                 nodes.primary = Some(decode(primary, "primary name")?);
                 if let Some(db) = second {
-                    nodes.db = db.parse::<i64>().ok().filter(|db| *db >= 0).ok_or_else(|| {
-                        malformed(format_args!("database {db:?} is not a number"))
-                    })?;
+                    nodes.db = db
+                        .parse::<i64>()
+                        .ok()
+                        .filter(|db| *db >= 0)
+                        .ok_or_else(|| {
+                            malformed(format_args!("database {db:?} is not a number"))
+                        })?;
                 }
                 Ok(Target::Sentinel(nodes))
             }
@@ -521,7 +536,12 @@ impl Target {
     fn single(url: &str, tls: bool) -> Result<Target, FleetError> {
         let (base, query) = match url.split_once('?') {
             Some((base, query)) => (base, query),
-            None => return Ok(Target::Single { url: url.to_string(), ca: None }),
+            None => {
+                return Ok(Target::Single {
+                    url: url.to_string(),
+                    ca: None,
+                });
+            }
         };
         let (query, fragment) = match query.split_once('#') {
             Some((query, fragment)) => (query, Some(fragment)),
@@ -558,7 +578,11 @@ enum Form {
 /// The `ca` parameter of a Sentinel or Cluster URL's query, the only one there is.
 fn ca_parameter(query: Option<&str>, tls: bool) -> Result<Option<String>, FleetError> {
     let mut ca = None;
-    for pair in query.into_iter().flat_map(|q| q.split('&')).filter(|p| !p.is_empty()) {
+    for pair in query
+        .into_iter()
+        .flat_map(|q| q.split('&'))
+        .filter(|p| !p.is_empty())
+    {
         match pair.split_once('=') {
             Some(("ca", path)) => ca = Some(pair_value(path, tls)?),
             _ => {
@@ -627,7 +651,9 @@ fn parse_host(text: &str, default_port: u16) -> Result<Host, FleetError> {
             .parse::<u16>()
             .ok()
             .filter(|p| *p != 0)
-            .ok_or_else(|| malformed(format_args!("port {port:?} of host {name:?} is not a port")))?,
+            .ok_or_else(|| {
+                malformed(format_args!("port {port:?} of host {name:?} is not a port"))
+            })?,
     };
     Ok(Host {
         name: name.to_string(),
@@ -649,8 +675,9 @@ mod tests {
 
     #[test]
     fn a_sentinel_url_names_the_sentinels_the_primary_and_the_database() {
-        let target = Target::parse("rediss+sentinel://app:p%40ss@s1:26380,[::1],s3/main/2?ca=/etc/ca.pem")
-            .unwrap();
+        let target =
+            Target::parse("rediss+sentinel://app:p%40ss@s1:26380,[::1],s3/main/2?ca=/etc/ca.pem")
+                .unwrap();
         assert_eq!(
             target,
             Target::Sentinel(Nodes {
@@ -704,22 +731,43 @@ mod tests {
     fn a_malformed_url_is_refused_with_its_problem_named() {
         let table = [
             ("127.0.0.1:6379", "no scheme"),
-            ("redis+sentinal://h:1/m", "unknown scheme \"redis+sentinal\""),
+            (
+                "redis+sentinal://h:1/m",
+                "unknown scheme \"redis+sentinal\"",
+            ),
             ("redis+sentinel://h:26379", "names its primary"),
             ("redis+sentinel://h:26379/", "names its primary"),
-            ("redis+sentinel://h:26379/m/x", "database \"x\" is not a number"),
-            ("redis+sentinel://h:26379/m/-1", "database \"-1\" is not a number"),
+            (
+                "redis+sentinel://h:26379/m/x",
+                "database \"x\" is not a number",
+            ),
+            (
+                "redis+sentinel://h:26379/m/-1",
+                "database \"-1\" is not a number",
+            ),
             ("redis+sentinel://h:26379/m/0/x", "too many path segments"),
             ("redis+sentinel:///m", "a host is empty"),
             ("redis+cluster://a:7000,,b:7001", "a host is empty"),
             ("redis+cluster://a:7000,", "a host is empty"),
-            ("redis+cluster://h:port", "port \"port\" of host \"h\" is not a port"),
-            ("redis+cluster://h:70000", "port \"70000\" of host \"h\" is not a port"),
-            ("redis+cluster://h:0", "port \"0\" of host \"h\" is not a port"),
+            (
+                "redis+cluster://h:port",
+                "port \"port\" of host \"h\" is not a port",
+            ),
+            (
+                "redis+cluster://h:70000",
+                "port \"70000\" of host \"h\" is not a port",
+            ),
+            (
+                "redis+cluster://h:0",
+                "port \"0\" of host \"h\" is not a port",
+            ),
             ("redis+cluster://[::1:7000", "unclosed `[`"),
             ("redis+cluster://[::1]7000", "is not host:port"),
             ("redis+cluster://h:7000/0", "has no path"),
-            ("redis+cluster://h:7000?ca=/ca.pem", "a `ca` file is for TLS"),
+            (
+                "redis+cluster://h:7000?ca=/ca.pem",
+                "a `ca` file is for TLS",
+            ),
             ("rediss+cluster://h:7000?ca=", "names no file"),
             ("rediss+cluster://h:7000?tls=1", "unknown parameter \"tls\""),
             ("rediss+cluster://h:7000#insecure", "fragment"),
@@ -734,7 +782,10 @@ mod tests {
                 "{url}: {:?} does not say {problem:?}",
                 error.message
             );
-            assert!(!error.message.contains("%FF"), "{url}: the URL is not repeated");
+            assert!(
+                !error.message.contains("%FF"),
+                "{url}: the URL is not repeated"
+            );
         }
     }
 

@@ -1,11 +1,12 @@
 //! Stream checkpoints and leases on Redis (feature `redis`), re-exported from
 //! `fleet::redis`.
 //!
-//! Per stream name, under the prefix:
-//! - `checkpoint:<name>`: the checkpoint, the decimal text of an `i64`;
-//! - `lease:<name>`: the holder's fencing token, set with `SET NX PX` and renewed while the
+//! Per stream name, under the prefix, with the name in braces as the keys' hash tag (a
+//! stream's keys share one Redis Cluster slot, so one script may touch them together):
+//! - `{<name>}:checkpoint`: the checkpoint, the decimal text of an `i64`;
+//! - `{<name>}:lease`: the holder's fencing token, set with `SET NX PX` and renewed while the
 //!   holder runs;
-//! - `lease:<name>:fence`: a hash, `last` the last token handed out (`HINCRBY`, so tokens
+//! - `{<name>}:lease:fence`: a hash, `last` the last token handed out (`HINCRBY`, so tokens
 //!   grow with every acquisition) and `released` the last token given up by its holder.
 //!
 //! Each operation is one Lua script: atomic, so no replica reads between another's check and
@@ -76,7 +77,7 @@ return 1
 
 /// Stream checkpoints on Redis, and the lease that makes one replica of a fleet the
 /// stream's consumer (see [`crate::fleet`]): one key per stream name,
-/// `<prefix>checkpoint:<name>`, beside `<prefix>lease:<name>`.
+/// `<prefix>{<name>}:checkpoint`, beside `<prefix>{<name>}:lease`.
 #[derive(Clone)]
 pub struct RedisCheckpoints {
     connection: Connection,
@@ -88,10 +89,16 @@ impl RedisCheckpoints {
     /// The lease time unless set with [`RedisCheckpoints::lease_time`].
     pub const DEFAULT_LEASE_TIME: Duration = Duration::from_secs(10);
 
-    /// Connects to `url` with keys under [`DEFAULT_PREFIX`].
+    /// Connects to the Redis `url` names, with keys under [`DEFAULT_PREFIX`]: one server
+    /// (`redis://host:port/db`), Sentinel (`redis+sentinel://host:port,host:port/<primary-name>`)
+    /// or Cluster (`redis+cluster://host:port,host:port`), over TLS with `rediss`; see
+    /// [which Redis](super::redis#which-redis), and [what Redis must
+    /// keep](super::redis#what-redis-must-keep) for checkpoints and leases.
     ///
     /// # Errors
-    /// [`FleetError`] when the URL is invalid or the server cannot be reached now.
+    /// [`FleetError`] of kind [`Invalid`](super::FleetErrorKind::Invalid) naming the problem
+    /// when the URL is malformed, of kind [`Unavailable`](super::FleetErrorKind::Unavailable)
+    /// when the servers cannot be reached now.
     pub async fn connect(url: &str) -> Result<Self, FleetError> {
         Ok(RedisCheckpoints {
             connection: connect(url).await?,

@@ -135,7 +135,12 @@ pub struct Outcome {
     pub workers: Vec<WorkerReport>,
     /// For a failover: from the fault until the new primary took over (named by the
     /// sentinels, or the cluster whole again).
+    #[allow(dead_code, reason = "read by the failover tests only")]
     pub failover: Option<Duration>,
+    /// For a failover: the starts the store holds at the end, on the primary that took over
+    /// (every start of the run once the processes followed it).
+    #[allow(dead_code, reason = "read by the failover tests only")]
+    pub stored: Option<usize>,
 }
 
 impl Outcome {
@@ -305,6 +310,7 @@ pub fn run(scenario: &Scenario, worker_args: &[&str]) -> Outcome {
         std::thread::sleep(Duration::from_millis(50));
     }
     let workers = children.iter_mut().map(report_of).collect();
+    let stored = redis.stored("pubapi:*:general");
     drop(runtime);
     let mut arrivals: Vec<Arrival> = arrivals
         .lock()
@@ -321,6 +327,7 @@ pub fn run(scenario: &Scenario, worker_args: &[&str]) -> Outcome {
         arrivals,
         workers,
         failover,
+        stored,
     }
 }
 
@@ -337,6 +344,16 @@ impl Store {
             Fault::SentinelKill | Fault::SentinelFailover => Store::Sentinel(SentinelSet::start()),
             Fault::ClusterKill => Store::Cluster(RedisCluster::start()),
             _ => Store::One(RedisServer::start()),
+        }
+    }
+
+    /// The size of the sorted set matching `pattern` on the primary now, for a replicated
+    /// store.
+    fn stored(&self, pattern: &str) -> Option<usize> {
+        match self {
+            Store::One(_) => None,
+            Store::Sentinel(set) => set.stored(pattern),
+            Store::Cluster(cluster) => cluster.stored(pattern),
         }
     }
 

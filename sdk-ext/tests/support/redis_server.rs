@@ -187,6 +187,13 @@ fn cli(port: u16, args: &[&str]) -> Option<String> {
         .then_some(text)
 }
 
+/// The size of the first sorted set matching `pattern` on the server on `port`.
+fn zcard(port: u16, pattern: &str) -> Option<usize> {
+    let keys = cli(port, &["KEYS", pattern])?;
+    let key = keys.lines().next()?.trim();
+    cli(port, &["ZCARD", key])?.trim().parse().ok()
+}
+
 /// Waits up to `limit` for `ready`, checking every 50 ms; returns how long it took.
 ///
 /// # Panics
@@ -254,10 +261,8 @@ impl SentinelSet {
         };
         for _ in 0..3 {
             let port = free_port();
-            let dir = std::env::temp_dir().join(format!(
-                "pubapi-sentinel-{}-{port}",
-                std::process::id()
-            ));
+            let dir =
+                std::env::temp_dir().join(format!("pubapi-sentinel-{}-{port}", std::process::id()));
             std::fs::create_dir_all(&dir).expect("a directory for redis-sentinel");
             // A sentinel rewrites its configuration file: one writable file each.
             let config = dir.join("sentinel.conf");
@@ -288,8 +293,7 @@ impl SentinelSet {
             Duration::from_secs(20),
             || {
                 ports.iter().all(|port| {
-                    let Some(info) = cli(*port, &["SENTINEL", "MASTER", Self::PRIMARY_NAME])
-                    else {
+                    let Some(info) = cli(*port, &["SENTINEL", "MASTER", Self::PRIMARY_NAME]) else {
                         return false;
                     };
                     let lines: Vec<&str> = info.lines().collect();
@@ -303,14 +307,10 @@ impl SentinelSet {
                 })
             },
         );
-        wait_for(
-            "the replica is in sync",
-            Duration::from_secs(20),
-            || {
-                cli(set.servers[1].port, &["INFO", "replication"])
-                    .is_some_and(|info| info.contains("master_link_status:up"))
-            },
-        );
+        wait_for("the replica is in sync", Duration::from_secs(20), || {
+            cli(set.servers[1].port, &["INFO", "replication"])
+                .is_some_and(|info| info.contains("master_link_status:up"))
+        });
         set
     }
 
@@ -337,6 +337,11 @@ impl SentinelSet {
             )?;
             answer.lines().nth(1)?.trim().parse().ok()
         })
+    }
+
+    /// The size of the sorted set matching `pattern` on the primary the sentinels name.
+    pub fn stored(&self, pattern: &str) -> Option<usize> {
+        zcard(self.primary_port()?, pattern)
     }
 
     /// Kills the primary the sentinels name (SIGKILL) and returns its port.
@@ -378,8 +383,7 @@ impl SentinelSet {
     pub fn wait_for_new_primary(&self, old: u16, limit: Duration) -> Duration {
         wait_for("a new primary", limit, || {
             self.primary_port().is_some_and(|port| {
-                port != old
-                    && cli(port, &["ROLE"]).is_some_and(|role| role.starts_with("master"))
+                port != old && cli(port, &["ROLE"]).is_some_and(|role| role.starts_with("master"))
             })
         })
     }
@@ -467,11 +471,19 @@ impl RedisCluster {
 
     /// The port of the running primary that holds a key matching `pattern` (`KEYS`).
     pub fn primary_holding(&self, pattern: &str) -> Option<u16> {
-        self.nodes.iter().filter(|n| n.child.is_some()).find_map(|n| {
-            let role = cli(n.port, &["ROLE"])?;
-            let keys = cli(n.port, &["KEYS", pattern])?;
-            (role.starts_with("master") && !keys.trim().is_empty()).then_some(n.port)
-        })
+        self.nodes
+            .iter()
+            .filter(|n| n.child.is_some())
+            .find_map(|n| {
+                let role = cli(n.port, &["ROLE"])?;
+                let keys = cli(n.port, &["KEYS", pattern])?;
+                (role.starts_with("master") && !keys.trim().is_empty()).then_some(n.port)
+            })
+    }
+
+    /// The size of the sorted set matching `pattern` on the primary that holds it.
+    pub fn stored(&self, pattern: &str) -> Option<usize> {
+        zcard(self.primary_holding(pattern)?, pattern)
     }
 
     /// Kills the node on `port` (SIGKILL).
