@@ -993,7 +993,7 @@ mod on_redis {
     #[tokio::test]
     async fn a_redis_key_holding_garbage_ends_the_stream_at_once_naming_the_key() {
         let server = redis_server::RedisServer::start();
-        set(&server, "pubapi:checkpoint:v2-all", "twelve").await;
+        set(&server, "pubapi:{v2-all}:checkpoint", "twelve").await;
         let script = events_api(Store::new(1, 30));
         let mut stream = client(&script)
             .events()
@@ -1004,7 +1004,7 @@ mod on_redis {
             Some(Err(pubapi_sdk_ext::Error::Checkpoint(error))) => {
                 assert_eq!(error.kind, FleetErrorKind::Corrupt, "{error}");
                 assert!(
-                    error.message.contains("pubapi:checkpoint:v2-all"),
+                    error.message.contains("pubapi:{v2-all}:checkpoint"),
                     "{error}"
                 );
             }
@@ -1030,7 +1030,7 @@ mod on_redis {
             first.save_checkpoint().await.unwrap();
         }
         // The first stalls past its lease (as if stopped): its key runs out, another takes it.
-        set(&server, "pubapi:lease:v2-all", "0").await;
+        set(&server, "pubapi:{v2-all}:lease", "0").await;
         let mut second = client(&script)
             .events()
             .stream(EventsVersion::V2)
@@ -1047,7 +1047,7 @@ mod on_redis {
             .await
             .unwrap();
         let _: () = redis::cmd("DEL")
-            .arg("pubapi:lease:v2-all")
+            .arg("pubapi:{v2-all}:lease")
             .query_async(&mut raw)
             .await
             .unwrap();

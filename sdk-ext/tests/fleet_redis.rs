@@ -159,7 +159,7 @@ async fn a_key_holding_no_checkpoint_is_corrupt_and_named_and_a_stopped_server_i
         "99999999999999999999",
     ] {
         let _: () = redis::cmd("SET")
-            .arg("pubapi:checkpoint:s")
+            .arg("pubapi:{s}:checkpoint")
             .arg(garbage)
             .query_async(&mut raw)
             .await
@@ -170,18 +170,18 @@ async fn a_key_holding_no_checkpoint_is_corrupt_and_named_and_a_stopped_server_i
         ] {
             assert_eq!(error.kind, FleetErrorKind::Corrupt, "{garbage:?}: {error}");
             assert!(
-                error.message.contains("pubapi:checkpoint:s"),
+                error.message.contains("pubapi:{s}:checkpoint"),
                 "{garbage:?}: {error}"
             );
         }
     }
     let _: () = redis::cmd("DEL")
-        .arg("pubapi:checkpoint:s")
+        .arg("pubapi:{s}:checkpoint")
         .query_async(&mut raw)
         .await
         .unwrap();
     let _: () = redis::cmd("HSET")
-        .arg("pubapi:checkpoint:s")
+        .arg("pubapi:{s}:checkpoint")
         .arg("id")
         .arg(5)
         .query_async(&mut raw)

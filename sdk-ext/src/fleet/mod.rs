@@ -10,6 +10,10 @@
 //! | event stream checkpoints | [`CheckpointStore`] | [`FileCheckpoints`] (replaced atomically) | `RedisCheckpoints` |
 //! | the webhook receiver's dedup set | see [`crate::webhook`] | in memory | Redis `SET NX` |
 //!
+//! The Redis stores take one URL that says which Redis: one server, Sentinel or Cluster, with
+//! or without TLS; the `redis` module's doc lists the forms and what each piece of state needs
+//! Redis to keep (persistence, eviction).
+//!
 //! A client joins a fleet with [`crate::ClientBuilder::fleet`]; every client of one token in a
 //! process must join the same fleet with the same limits and pacing, or `build()` refuses it
 //! ([`crate::limits::BudgetConflict`]).
@@ -115,8 +119,9 @@ mod file;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub mod redis;
+// Crate-visible: the webhook dedup store may open the same connection.
 #[cfg(feature = "redis")]
-mod redis_connection;
+pub(crate) mod redis_connection;
 #[cfg(feature = "redis")]
 mod redis_streams;
 
@@ -357,6 +362,9 @@ pub enum FleetErrorKind {
     Corrupt,
     /// Another consumer holds the stream's lease now: the save was refused.
     LeaseLost,
+    /// The store's address is not one this crate can use (a malformed Redis URL, a `ca` file
+    /// that cannot be read): trying again will not mend it; the configuration must change.
+    Invalid,
 }
 
 impl FleetError {
@@ -384,6 +392,14 @@ impl FleetError {
         }
     }
 
+    /// The store's address is not one this crate can use: `message` names the problem.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        FleetError {
+            kind: FleetErrorKind::Invalid,
+            message: message.into(),
+        }
+    }
+
     pub(crate) fn new(message: impl Into<String>) -> Self {
         Self::unavailable(message)
     }
@@ -395,6 +411,7 @@ impl fmt::Display for FleetError {
             FleetErrorKind::Unavailable => write!(f, "fleet store failed: {}", self.message),
             FleetErrorKind::Corrupt => write!(f, "fleet store corrupt: {}", self.message),
             FleetErrorKind::LeaseLost => write!(f, "lease lost: {}", self.message),
+            FleetErrorKind::Invalid => write!(f, "fleet store misconfigured: {}", self.message),
         }
     }
 }

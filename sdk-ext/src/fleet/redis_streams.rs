@@ -1,11 +1,12 @@
 //! Stream checkpoints and leases on Redis (feature `redis`), re-exported from
 //! `fleet::redis`.
 //!
-//! Per stream name, under the prefix:
-//! - `checkpoint:<name>`: the checkpoint, the decimal text of an `i64`;
-//! - `lease:<name>`: the holder's fencing token, set with `SET NX PX` and renewed while the
+//! Per stream name, under the prefix, with the name in braces as the keys' hash tag (a
+//! stream's keys share one Redis Cluster slot, so one script may touch them together):
+//! - `{<name>}:checkpoint`: the checkpoint, the decimal text of an `i64`;
+//! - `{<name>}:lease`: the holder's fencing token, set with `PX` and renewed while the
 //!   holder runs;
-//! - `lease:<name>:fence`: a hash, `last` the last token handed out, `released` the last
+//! - `{<name>}:lease:fence`: a hash, `last` the last token handed out, `released` the last
 //!   token given up by its holder, and `quiet_until` (the server's clock, ms) while nobody may
 //!   take the lease after the store was found without a record of the stream.
 //!
@@ -37,10 +38,9 @@
 //! A checkpoint the store lost is reported by the stream (`StreamNotice::CheckpointLost`), not
 //! skipped over; see [`crate::events::EventStream::save_checkpoint`].
 
-use super::redis_connection::{DEFAULT_PREFIX, connect, redis_error};
+use super::redis_connection::{Connection, DEFAULT_PREFIX, connect, redis_error};
 use super::{Acquired, CheckpointStore, FleetError, Lease};
 use pubapi_sdk::hooks::BoxFuture;
-use redis::aio::ConnectionManager;
 use std::time::Duration;
 
 /// Takes the lease when nobody holds it. `KEYS`: lease, fence; `ARGV`: lease time in ms.
@@ -116,10 +116,10 @@ return {1, saved}
 
 /// Stream checkpoints on Redis, and the lease that makes one replica of a fleet the
 /// stream's consumer (see [`crate::fleet`]): one key per stream name,
-/// `<prefix>checkpoint:<name>`, beside `<prefix>lease:<name>`.
+/// `<prefix>{<name>}:checkpoint`, beside `<prefix>{<name>}:lease`.
 #[derive(Clone)]
 pub struct RedisCheckpoints {
-    connection: ConnectionManager,
+    connection: Connection,
     prefix: String,
     lease_time: Duration,
 }
@@ -128,10 +128,16 @@ impl RedisCheckpoints {
     /// The lease time unless set with [`RedisCheckpoints::lease_time`].
     pub const DEFAULT_LEASE_TIME: Duration = Duration::from_secs(10);
 
-    /// Connects to `url` with keys under [`DEFAULT_PREFIX`].
+    /// Connects to the Redis `url` names, with keys under [`DEFAULT_PREFIX`]: one server
+    /// (`redis://host:port/db`), Sentinel (`redis+sentinel://host:port,host:port/<primary-name>`)
+    /// or Cluster (`redis+cluster://host:port,host:port`), over TLS with `rediss`; see
+    /// [which Redis](super::redis#which-redis), and [what Redis must
+    /// keep](super::redis#what-redis-must-keep) for checkpoints and leases.
     ///
     /// # Errors
-    /// [`FleetError`] when the URL is invalid or the server cannot be reached now.
+    /// [`FleetError`] of kind [`Invalid`](super::FleetErrorKind::Invalid) naming the problem
+    /// when the URL is malformed, of kind [`Unavailable`](super::FleetErrorKind::Unavailable)
+    /// when the servers cannot be reached now.
     pub async fn connect(url: &str) -> Result<Self, FleetError> {
         Ok(RedisCheckpoints {
             connection: connect(url).await?,
@@ -148,8 +154,10 @@ impl RedisCheckpoints {
         self
     }
 
+    /// The key `what` of stream `name`: the name is the key's hash tag, so a stream's keys
+    /// share one Redis Cluster slot (one script touches them together).
     fn key(&self, what: &str, name: &str) -> String {
-        format!("{}{what}:{name}", self.prefix)
+        format!("{}{{{name}}}:{what}", self.prefix)
     }
 
     fn millis(&self) -> u64 {

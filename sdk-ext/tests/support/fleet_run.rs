@@ -19,7 +19,7 @@ use pubapi_sdk::hooks::BoxFuture;
 use pubapi_sdk_ext::fleet::{Fleet, redis::RedisBudget};
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::{Client, Limits, Pacing, SecretToken, Transport};
-use redis_server::RedisServer;
+use redis_server::{RedisCluster, RedisServer, SentinelSet};
 use std::fmt::Write as _;
 use std::io::Read;
 use std::process::{Child, Command, Stdio};
@@ -43,6 +43,10 @@ const WHOAMI: &str =
 
 /// What happens to the store, from [`Scenario::at`] for [`Scenario::lasting`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(
+    dead_code,
+    reason = "each test crate that includes this file runs some of the faults"
+)]
 pub enum Fault {
     /// Nothing: the store answers throughout.
     None,
@@ -58,6 +62,15 @@ pub enum Fault {
     /// arrives. (Holding the commands instead, with `CLIENT PAUSE`, delays them before the
     /// store reads its clock, and every start stays on its slot.)
     Slow,
+    /// Sentinel (a primary, a replica, three sentinels): the primary killed (SIGKILL); the
+    /// sentinels promote the replica. It stays down.
+    SentinelKill,
+    /// Sentinel: a failover requested of the sentinels (`SENTINEL FAILOVER`); the old primary
+    /// becomes a replica.
+    SentinelFailover,
+    /// Cluster (three primaries, a replica each): the primary holding the token's keys killed
+    /// (SIGKILL); its replica takes over. It stays down.
+    ClusterKill,
 }
 
 /// A fleet, its calls and the store's fault.
@@ -120,6 +133,14 @@ pub struct Outcome {
     pub arrivals: Vec<Arrival>,
     /// By worker number.
     pub workers: Vec<WorkerReport>,
+    /// For a failover: from the fault until the new primary took over (named by the
+    /// sentinels, or the cluster whole again).
+    #[allow(dead_code, reason = "read by the failover tests only")]
+    pub failover: Option<Duration>,
+    /// For a failover: the starts the store holds at the end, on the primary that took over
+    /// (every start of the run once the processes followed it).
+    #[allow(dead_code, reason = "read by the failover tests only")]
+    pub stored: Option<usize>,
 }
 
 impl Outcome {
@@ -254,12 +275,12 @@ impl Outcome {
 pub fn run(scenario: &Scenario, worker_args: &[&str]) -> Outcome {
     work_if_asked();
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
-    let mut redis = RedisServer::start();
+    let mut redis = Store::start(scenario.fault);
     let (base, arrivals) = runtime.block_on(serve());
     let slow = Arc::new(AtomicBool::new(false));
-    let store = match scenario.fault {
-        Fault::Slow => {
-            let port = runtime.block_on(slow_proxy(redis.port(), slow.clone()));
+    let store = match (scenario.fault, &redis) {
+        (Fault::Slow, Store::One(server)) => {
+            let port = runtime.block_on(slow_proxy(server.port(), slow.clone()));
             format!("redis://127.0.0.1:{port}/")
         }
         _ => redis.url(),
@@ -279,7 +300,7 @@ pub fn run(scenario: &Scenario, worker_args: &[&str]) -> Outcome {
                 .expect("a worker process")
         })
         .collect();
-    apply(scenario, &mut redis, &slow, started);
+    let failover = apply(scenario, &mut redis, &slow, started);
     let deadline = started + RUN_DEADLINE;
     while Instant::now() < deadline
         && children
@@ -289,6 +310,7 @@ pub fn run(scenario: &Scenario, worker_args: &[&str]) -> Outcome {
         std::thread::sleep(Duration::from_millis(50));
     }
     let workers = children.iter_mut().map(report_of).collect();
+    let stored = redis.stored("pubapi:*:general");
     drop(runtime);
     let mut arrivals: Vec<Arrival> = arrivals
         .lock()
@@ -304,19 +326,81 @@ pub fn run(scenario: &Scenario, worker_args: &[&str]) -> Outcome {
         scenario: *scenario,
         arrivals,
         workers,
+        failover,
+        stored,
     }
 }
 
+/// The store of a run: one server, or a replicated deployment for a failover.
+enum Store {
+    One(RedisServer),
+    Sentinel(SentinelSet),
+    Cluster(RedisCluster),
+}
+
+impl Store {
+    fn start(fault: Fault) -> Store {
+        match fault {
+            Fault::SentinelKill | Fault::SentinelFailover => Store::Sentinel(SentinelSet::start()),
+            Fault::ClusterKill => Store::Cluster(RedisCluster::start()),
+            _ => Store::One(RedisServer::start()),
+        }
+    }
+
+    /// The size of the sorted set matching `pattern` on the primary now, for a replicated
+    /// store.
+    fn stored(&self, pattern: &str) -> Option<usize> {
+        match self {
+            Store::One(_) => None,
+            Store::Sentinel(set) => set.stored(pattern),
+            Store::Cluster(cluster) => cluster.stored(pattern),
+        }
+    }
+
+    fn url(&self) -> String {
+        match self {
+            Store::One(server) => server.url(),
+            Store::Sentinel(set) => set.url(),
+            Store::Cluster(cluster) => cluster.url(),
+        }
+    }
+}
+
+/// How long a failover may take before the run fails.
+const FAILOVER_LIMIT: Duration = Duration::from_secs(30);
+
 /// Applies the scenario's fault to the store, on time from `started`, and returns when it is
-/// over.
-fn apply(scenario: &Scenario, redis: &mut RedisServer, slow: &AtomicBool, started: Instant) {
+/// over: for a failover, how long it took.
+fn apply(
+    scenario: &Scenario,
+    store: &mut Store,
+    slow: &AtomicBool,
+    started: Instant,
+) -> Option<Duration> {
     let wait_until = |at: Duration| {
         std::thread::sleep((started + at).saturating_duration_since(Instant::now()));
     };
     let end = scenario.at + scenario.lasting;
     wait_until(scenario.at);
+    let redis = match store {
+        Store::One(server) => server,
+        Store::Sentinel(set) => {
+            let old = match scenario.fault {
+                Fault::SentinelFailover => set.request_failover(),
+                _ => set.kill_primary(),
+            };
+            return Some(set.wait_for_new_primary(old, FAILOVER_LIMIT));
+        }
+        Store::Cluster(cluster) => {
+            let port = cluster
+                .primary_holding("pubapi:*")
+                .expect("a primary holds the token's keys");
+            cluster.kill(port);
+            return Some(cluster.wait_for_three_primaries(FAILOVER_LIMIT));
+        }
+    };
     match scenario.fault {
-        Fault::None => {}
+        Fault::None | Fault::SentinelKill | Fault::SentinelFailover | Fault::ClusterKill => {}
         Fault::RestartEmpty => {
             redis.stop();
             wait_until(end);
@@ -339,6 +423,7 @@ fn apply(scenario: &Scenario, redis: &mut RedisServer, slow: &AtomicBool, starte
             slow.store(false, Ordering::Relaxed);
         }
     }
+    None
 }
 
 /// The report a worker printed, once it has exited (killed if it has not).

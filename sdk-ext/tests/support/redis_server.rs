@@ -14,6 +14,8 @@ pub struct RedisServer {
     child: Option<Child>,
     port: u16,
     dir: PathBuf,
+    /// Arguments after the defaults (a replica's `--replicaof`, a cluster node's settings).
+    extra: Vec<String>,
 }
 
 impl RedisServer {
@@ -24,16 +26,19 @@ impl RedisServer {
     /// When `redis-server` is not installed (`apt-get install -y redis-server`) or does not
     /// answer within 10 s.
     pub fn start() -> RedisServer {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free loopback port")
-            .port();
+        Self::start_on(free_port(), Vec::new())
+    }
+
+    /// Starts a server on `port` as [`Self::start`] does, with `extra` arguments after the
+    /// defaults.
+    fn start_on(port: u16, extra: Vec<String>) -> RedisServer {
         let dir = std::env::temp_dir().join(format!("pubapi-redis-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("a directory for redis-server");
         let mut server = RedisServer {
             child: None,
             port,
             dir,
+            extra,
         };
         server.restart();
         server
@@ -68,6 +73,7 @@ impl RedisServer {
             .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .arg("--dir")
             .arg(&self.dir)
+            .args(&self.extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -151,10 +157,360 @@ impl RedisServer {
     }
 }
 
+/// A free loopback port.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
 impl Drop for RedisServer {
     fn drop(&mut self) {
         // A suspended process dies of SIGKILL too.
         self.stop();
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `redis-cli -p <port> <args>`: what it printed, or `None` when it failed or printed an
+/// error.
+fn cli(port: u16, args: &[&str]) -> Option<String> {
+    let output = Command::new("redis-cli")
+        .args(["-h", "127.0.0.1", "-p", &port.to_string()])
+        .args(args)
+        .stderr(Stdio::null())
+        .output()
+        .expect("redis-cli is installed (apt-get install -y redis-tools)");
+    let text = String::from_utf8(output.stdout).ok()?;
+    (output.status.success() && !text.starts_with("ERR") && !text.starts_with("(error)"))
+        .then_some(text)
+}
+
+/// The size of the first sorted set matching `pattern` on the server on `port`.
+fn zcard(port: u16, pattern: &str) -> Option<usize> {
+    let keys = cli(port, &["KEYS", pattern])?;
+    let key = keys.lines().next()?.trim();
+    cli(port, &["ZCARD", key])?.trim().parse().ok()
+}
+
+/// Waits up to `limit` for `ready`, checking every 50 ms; returns how long it took.
+///
+/// # Panics
+/// When `ready` is still false after `limit`, with `what` in the message.
+fn wait_for(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) -> Duration {
+    let started = Instant::now();
+    while !ready() {
+        assert!(started.elapsed() < limit, "{what} within {limit:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    started.elapsed()
+}
+
+/// A free loopback port whose cluster bus port (10000 more) is free too.
+fn free_cluster_port() -> u16 {
+    loop {
+        let port = free_port();
+        if port < 55_000 && TcpListener::bind(("127.0.0.1", port + 10_000)).is_ok() {
+            return port;
+        }
+    }
+}
+
+/// A Sentinel deployment on loopback ports: a primary, one replica and three sentinels
+/// (Debian's `redis-sentinel`) that monitor the primary as [`SentinelSet::PRIMARY_NAME`]
+/// with a quorum of 2, see it down after 1 s without an answer and fail it over.
+#[derive(Debug)]
+#[allow(
+    dead_code,
+    reason = "each test crate that includes this file uses a part of it"
+)]
+pub struct SentinelSet {
+    /// The first primary, then its replica.
+    servers: Vec<RedisServer>,
+    sentinels: Vec<(Child, u16, PathBuf)>,
+}
+
+#[allow(
+    dead_code,
+    reason = "each test crate that includes this file uses a part of it"
+)]
+impl SentinelSet {
+    /// The name the sentinels monitor the primary under.
+    pub const PRIMARY_NAME: &str = "m";
+
+    /// Starts the servers and the sentinels and waits until every sentinel knows the replica
+    /// and the two other sentinels.
+    ///
+    /// # Panics
+    /// When `redis-server` or `redis-sentinel` is not installed, or the deployment is not
+    /// ready within 20 s.
+    pub fn start() -> SentinelSet {
+        let primary = RedisServer::start();
+        let replica = RedisServer::start_on(
+            free_port(),
+            vec![
+                "--replicaof".into(),
+                "127.0.0.1".into(),
+                primary.port.to_string(),
+            ],
+        );
+        let mut set = SentinelSet {
+            servers: vec![primary, replica],
+            sentinels: Vec::new(),
+        };
+        for _ in 0..3 {
+            let port = free_port();
+            let dir =
+                std::env::temp_dir().join(format!("pubapi-sentinel-{}-{port}", std::process::id()));
+            std::fs::create_dir_all(&dir).expect("a directory for redis-sentinel");
+            // A sentinel rewrites its configuration file: one writable file each.
+            let config = dir.join("sentinel.conf");
+            std::fs::write(
+                &config,
+                format!(
+                    "port {port}\nbind 127.0.0.1\ndir {}\n\
+                     sentinel monitor {name} 127.0.0.1 {primary} 2\n\
+                     sentinel down-after-milliseconds {name} 1000\n\
+                     sentinel failover-timeout {name} 3000\n",
+                    dir.display(),
+                    name = Self::PRIMARY_NAME,
+                    primary = set.servers[0].port,
+                ),
+            )
+            .expect("a sentinel configuration file");
+            let child = Command::new("redis-sentinel")
+                .arg(&config)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("redis-sentinel is installed (apt-get install -y redis-sentinel)");
+            set.sentinels.push((child, port, dir));
+        }
+        let ports: Vec<u16> = set.sentinels.iter().map(|s| s.1).collect();
+        wait_for(
+            "every sentinel knows the replica and the other sentinels",
+            Duration::from_secs(20),
+            || {
+                ports.iter().all(|port| {
+                    let Some(info) = cli(*port, &["SENTINEL", "MASTER", Self::PRIMARY_NAME]) else {
+                        return false;
+                    };
+                    let lines: Vec<&str> = info.lines().collect();
+                    let field = |name: &str| {
+                        lines
+                            .iter()
+                            .position(|l| *l == name)
+                            .and_then(|i| lines.get(i + 1).copied())
+                    };
+                    field("num-slaves") == Some("1") && field("num-other-sentinels") == Some("2")
+                })
+            },
+        );
+        wait_for("the replica is in sync", Duration::from_secs(20), || {
+            cli(set.servers[1].port, &["INFO", "replication"])
+                .is_some_and(|info| info.contains("master_link_status:up"))
+        });
+        set
+    }
+
+    /// `redis+sentinel://<sentinels>/<primary name>`.
+    pub fn url(&self) -> String {
+        let sentinels: Vec<String> = self
+            .sentinels
+            .iter()
+            .map(|s| format!("127.0.0.1:{}", s.1))
+            .collect();
+        format!(
+            "redis+sentinel://{}/{}",
+            sentinels.join(","),
+            Self::PRIMARY_NAME
+        )
+    }
+
+    /// The port of the primary the first sentinel that answers names.
+    pub fn primary_port(&self) -> Option<u16> {
+        self.sentinels.iter().find_map(|s| {
+            let answer = cli(
+                s.1,
+                &["SENTINEL", "GET-MASTER-ADDR-BY-NAME", Self::PRIMARY_NAME],
+            )?;
+            answer.lines().nth(1)?.trim().parse().ok()
+        })
+    }
+
+    /// The size of the sorted set matching `pattern` on the primary the sentinels name.
+    pub fn stored(&self, pattern: &str) -> Option<usize> {
+        zcard(self.primary_port()?, pattern)
+    }
+
+    /// Kills the primary the sentinels name (SIGKILL) and returns its port.
+    ///
+    /// # Panics
+    /// When no sentinel names a primary.
+    pub fn kill_primary(&mut self) -> u16 {
+        let port = self.primary_port().expect("the sentinels name a primary");
+        if let Some(server) = self.servers.iter_mut().find(|s| s.port == port) {
+            server.stop();
+        }
+        port
+    }
+
+    /// Asks a sentinel to fail the primary over (`SENTINEL FAILOVER`) and returns the old
+    /// primary's port.
+    ///
+    /// # Panics
+    /// When no sentinel names a primary or the sentinel refuses.
+    pub fn request_failover(&self) -> u16 {
+        let port = self.primary_port().expect("the sentinels name a primary");
+        let answer = cli(
+            self.sentinels[0].1,
+            &["SENTINEL", "FAILOVER", Self::PRIMARY_NAME],
+        );
+        assert_eq!(
+            answer.as_deref().map(str::trim),
+            Some("OK"),
+            "SENTINEL FAILOVER"
+        );
+        port
+    }
+
+    /// Waits up to `limit` until the sentinels name a primary other than `old` and that
+    /// server says it is one; returns how long it took.
+    ///
+    /// # Panics
+    /// When it does not happen within `limit`.
+    pub fn wait_for_new_primary(&self, old: u16, limit: Duration) -> Duration {
+        wait_for("a new primary", limit, || {
+            self.primary_port().is_some_and(|port| {
+                port != old && cli(port, &["ROLE"]).is_some_and(|role| role.starts_with("master"))
+            })
+        })
+    }
+}
+
+impl Drop for SentinelSet {
+    fn drop(&mut self) {
+        for (child, _, dir) in &mut self.sentinels {
+            let _ = child.kill();
+            let _ = child.wait();
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// A Redis Cluster on loopback ports: three primaries with one replica each, a node seen
+/// failed after 1 s without an answer (`cluster-node-timeout 1000`).
+#[derive(Debug)]
+#[allow(
+    dead_code,
+    reason = "each test crate that includes this file uses a part of it"
+)]
+pub struct RedisCluster {
+    nodes: Vec<RedisServer>,
+}
+
+#[allow(
+    dead_code,
+    reason = "each test crate that includes this file uses a part of it"
+)]
+impl RedisCluster {
+    /// Starts six nodes, makes them a cluster (`redis-cli --cluster create
+    /// --cluster-replicas 1`) and waits until every node says it is `ok` and every replica is
+    /// in sync.
+    ///
+    /// # Panics
+    /// When `redis-server` or `redis-cli` is not installed, or the cluster is not ready
+    /// within 30 s.
+    pub fn start() -> RedisCluster {
+        let nodes: Vec<RedisServer> = (0..6)
+            .map(|_| {
+                RedisServer::start_on(
+                    free_cluster_port(),
+                    ["--cluster-enabled", "yes", "--cluster-node-timeout", "1000"]
+                        .map(String::from)
+                        .to_vec(),
+                )
+            })
+            .collect();
+        let addresses: Vec<String> = nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.port))
+            .collect();
+        let created = Command::new("redis-cli")
+            .args(["--cluster", "create"])
+            .args(&addresses)
+            .args(["--cluster-replicas", "1", "--cluster-yes"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("redis-cli is installed (apt-get install -y redis-tools)");
+        assert!(created.success(), "redis-cli --cluster create");
+        let cluster = RedisCluster { nodes };
+        wait_for("the cluster is ok", Duration::from_secs(30), || {
+            cluster.nodes.iter().all(|n| {
+                cli(n.port, &["CLUSTER", "INFO"]).is_some_and(|i| i.contains("cluster_state:ok"))
+            }) && cluster.nodes.iter().all(|n| {
+                cli(n.port, &["INFO", "replication"]).is_some_and(|i| {
+                    i.contains("role:master") || i.contains("master_link_status:up")
+                })
+            })
+        });
+        cluster
+    }
+
+    /// `redis+cluster://<every node>`.
+    pub fn url(&self) -> String {
+        let nodes: Vec<String> = self
+            .nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.port))
+            .collect();
+        format!("redis+cluster://{}", nodes.join(","))
+    }
+
+    /// The port of the running primary that holds a key matching `pattern` (`KEYS`).
+    pub fn primary_holding(&self, pattern: &str) -> Option<u16> {
+        self.nodes
+            .iter()
+            .filter(|n| n.child.is_some())
+            .find_map(|n| {
+                let role = cli(n.port, &["ROLE"])?;
+                let keys = cli(n.port, &["KEYS", pattern])?;
+                (role.starts_with("master") && !keys.trim().is_empty()).then_some(n.port)
+            })
+    }
+
+    /// The size of the sorted set matching `pattern` on the primary that holds it.
+    pub fn stored(&self, pattern: &str) -> Option<usize> {
+        zcard(self.primary_holding(pattern)?, pattern)
+    }
+
+    /// Kills the node on `port` (SIGKILL).
+    pub fn kill(&mut self, port: u16) {
+        if let Some(node) = self.nodes.iter_mut().find(|n| n.port == port) {
+            node.stop();
+        }
+    }
+
+    /// Waits up to `limit` until three running nodes say they are primaries and the cluster
+    /// is `ok` again; returns how long it took.
+    ///
+    /// # Panics
+    /// When it does not happen within `limit`.
+    pub fn wait_for_three_primaries(&self, limit: Duration) -> Duration {
+        wait_for("three primaries again", limit, || {
+            let running: Vec<&RedisServer> =
+                self.nodes.iter().filter(|n| n.child.is_some()).collect();
+            running
+                .iter()
+                .filter(|n| cli(n.port, &["ROLE"]).is_some_and(|r| r.starts_with("master")))
+                .count()
+                == 3
+                && running.iter().all(|n| {
+                    cli(n.port, &["CLUSTER", "INFO"])
+                        .is_some_and(|i| i.contains("cluster_state:ok"))
+                })
+        })
     }
 }
