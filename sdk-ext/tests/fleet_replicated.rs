@@ -256,7 +256,7 @@ async fn a_tls_only_server_is_reached_through_rediss_with_its_ca_and_refused_wit
     let budget = RedisBudget::connect(&url).await.expect("a TLS connection");
     let token = SecretToken::try_from("tls-token")
         .expect("a token")
-        .fingerprint_in("https://acme.test/pubapi");
+        .fingerprint();
     let answer = budget
         .reserve(Reserve {
             token: &token,
