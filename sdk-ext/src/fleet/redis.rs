@@ -121,8 +121,9 @@ if per_minute >= 0 then horizon = 60000000 end
 if per_hour >= 0 then horizon = 3600000000 end
 if per_day >= 0 then horizon = 86400000000 end
 if with_history then
-  for i = 16, #ARGV, 2 do
-    local at = now + tonumber(ARGV[i + 1])
+  local anchor = tonumber(ARGV[16])
+  for i = 17, #ARGV, 2 do
+    local at = anchor + tonumber(ARGV[i + 1])
     if at > now - horizon - margin then
       redis.call('ZADD', key, at, nonce .. '-' .. ARGV[i])
     end
@@ -445,7 +446,12 @@ impl RedisBudget {
             .arg(format!("{:x}-{}", self.nonce, unix_us()))
             .arg(if request.book { "1" } else { "0" })
             .arg(format!("{:x}", self.nonce))
-            .arg(if request.history.is_some() { "1" } else { "0" });
+            .arg(if request.history.is_some() { "1" } else { "0" })
+            // History is placed from when the request left, on the server's clock, not from
+            // when the script runs: a request that reaches the store late (a failover, a
+            // slow link) would otherwise move the process's starts, its booked ones too,
+            // later than they are, and others would be booked where it sends.
+            .arg(deadline.saturating_sub(micros(RESPONSE_TIMEOUT)));
         for start in request.history.unwrap_or_default() {
             invocation.arg(start.id).arg(start.offset_us);
         }

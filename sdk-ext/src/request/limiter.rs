@@ -42,6 +42,9 @@ use unseen::{Reach, Unseen};
 
 const SECOND: Duration = Duration::from_secs(1);
 const HOUR: Duration = Duration::from_secs(60 * 60);
+/// A process that wakes later than its fleet start by more than this (or the pacing margin,
+/// when larger) books again: a timer's ordinary lateness is a millisecond or two.
+const LATE_WAKE: Duration = Duration::from_millis(25);
 /// How many times a process that woke too late for its fleet start books again.
 const MAX_REBOOKS: u32 = 2;
 /// A send this close to its slot counts as on time.
@@ -858,12 +861,10 @@ impl RateLimiter {
                 tokio::time::sleep_until(at).await;
             }
             let now = Instant::now();
-            let classes = self.lock();
-            let log = &classes[index(class)];
-            if let Some(until) = log.blocked_until
-                && until > now
-            {
-                drop(classes);
+            let blocked = self.lock()[index(class)]
+                .blocked_until
+                .filter(|until| *until > now);
+            if let Some(until) = blocked {
                 // Not made: the grant goes back to the store as it drops.
                 drop(grant);
                 return Ok(Err(LimitError::DailyBudgetExhausted {
@@ -871,17 +872,24 @@ impl RateLimiter {
                     available_in: until - now,
                 }));
             }
-            drop(classes);
             // Woken later than the booked start by more than the margin (the process was
             // descheduled, the runtime busy): sent now, the call would crowd the starts the
             // fleet booked after it, which its own log cannot move. Given back, booked again.
             let late = now.saturating_duration_since(at);
-            if late > pacing.margin.max(ON_TIME) && rebooking < MAX_REBOOKS {
+            if late > pacing.margin.max(LATE_WAKE) && rebooking < MAX_REBOOKS {
                 tracing::warn!(
                     late_ms = late.as_millis() as u64,
                     "woke later than the fleet's booked start by more than the margin: booking again"
                 );
-                drop(grant);
+                // Given back before booking again, so that the store never counts both (a
+                // day at its limit would refuse the new one).
+                let id = grant.keep();
+                self.lock()[index(class)].remove(id);
+                if let Err(error) = link.fleet.budget.give_back(&link.token, class, id).await {
+                    link.health().to_give_back.push((class, id, Instant::now()));
+                    self.store_failed(link, &error);
+                    return Err(None);
+                }
                 continue;
             }
             let id = grant.keep();
