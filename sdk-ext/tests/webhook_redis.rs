@@ -279,7 +279,7 @@ async fn keys_are_namespaced_claims_expire_after_the_lease_and_records_after_the
     assert_eq!(
         key,
         format!(
-            "acme:dedup:orders:event:{}",
+            "acme:dedup:{{orders}}:event:{}",
             DedupKey::event(NAME, DOMAIN, "e-1").digest_hex()
         )
     );
@@ -341,7 +341,7 @@ async fn keys_are_namespaced_claims_expire_after_the_lease_and_records_after_the
         .await
         .unwrap();
     keys.sort();
-    assert_eq!(keys, [key, "acme:dedup:orders:generation".to_owned()]);
+    assert_eq!(keys, [key, "acme:dedup:{orders}:generation".to_owned()]);
 }
 
 /// How Redis loses what the store wrote.
@@ -479,4 +479,36 @@ async fn recent_set_forgets_the_oldest_past_its_count_after_redis_lost_the_set()
     let oldest = receiver.handle(&headers, &body, &recorder).await;
     assert_eq!((oldest.status, oldest.accepted), (200, 1));
     assert_eq!(recorder.event_ids(), ["e-1", "e-2", "e-3", "e-1"]);
+}
+
+#[tokio::test]
+async fn a_delivery_reaches_the_handler_once_across_replicas_on_sentinel_and_on_a_cluster() {
+    use support::redis_server::{RedisCluster, SentinelSet};
+    let sentinel = SentinelSet::start();
+    let cluster = RedisCluster::start();
+    for url in [sentinel.url(), cluster.url()] {
+        let recorder = Recorder::default();
+        let first = replica_with(RedisDedup::connect(&url).await.unwrap());
+        let second = replica_with(RedisDedup::connect(&url).await.unwrap());
+        let (headers, body) = testing::one_event(SECRET, "e-1");
+        let handled = first.handle(&headers, &body, &recorder).await;
+        assert_eq!((handled.status, handled.accepted), (200, 1), "{url}");
+        let elsewhere = second.handle(&headers, &body, &recorder).await;
+        assert_eq!(
+            (elsewhere.status, elsewhere.accepted, elsewhere.duplicates),
+            (200, 0, 1),
+            "{url}"
+        );
+        assert_eq!(recorder.event_ids(), ["e-1"], "{url}");
+    }
+}
+
+#[tokio::test]
+async fn a_malformed_redis_url_is_refused_naming_the_problem_not_the_password() {
+    let error = RedisDedup::connect("redis+sentinel://user:s3cret@/")
+        .await
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(!message.contains("s3cret"), "{message}");
+    assert!(!message.is_empty());
 }

@@ -264,7 +264,7 @@ pub trait CheckpointStore: Send + Sync + fmt::Debug + 'static {
     /// current lease, keeping the saved id when it is larger (a checkpoint never goes back),
     /// and answers the checkpoint the store held before (`None` when it held none): a store
     /// that lost its data answers less than the stream saved last, and the stream says so
-    /// ([`StreamNotice::CheckpointLost`]).
+    /// ([`StreamNotice::CheckpointLost`](crate::events::StreamNotice::CheckpointLost)).
     ///
     /// # Errors
     /// [`FleetErrorKind::LeaseLost`] when another consumer holds the stream now, or nobody

@@ -58,9 +58,9 @@
 //! | state | when Redis loses it | what the fleet does | what Redis needs |
 //! |---|---|---|---|
 //! | quota windows | restart without data, `FLUSHALL`, failover to a replica that lacks the last writes | notices (the generation, or the failure a failover is) and records every process's starts again; a process paces on its share meanwhile | no persistence; `maxmemory-policy noeviction` (the default): the windows expire, so a `volatile-*` policy may evict one unnoticed |
-//! | stream checkpoints | the same | starts again from the checkpoint it finds (events handled again) | persistence (`appendonly yes`; `appendfsync always` loses no save, `everysec` up to a second of them), and on Sentinel `min-replicas-to-write 1` so a failover loses little |
-//! | stream leases and fencing tokens | the same | see [`crate::fleet`]: the fence must survive the store's loss | as checkpoints |
-//! | webhook dedup set | the same | a delivery seen before the loss runs its handler again | as checkpoints |
+//! | stream checkpoints | the same | a consumer that saw a newer checkpoint says so (`StreamNotice::CheckpointLost`), resumes from it and writes it again; one that saw none starts as its builder says | persistence (`appendonly yes`; `appendfsync always` loses no save, `everysec` up to a second of them), and on Sentinel `min-replicas-to-write 1` so a failover loses little |
+//! | stream leases and fencing tokens | the same | tokens from the server's clock never repeat; a stream the store has no record of is quiet for one lease time, by which the old holder found its lease gone and stopped: never two holders | nothing more (persistence keeps the quiet time away) |
+//! | webhook dedup set (`RedisDedup`, `RedisDedup::connect` takes these URLs) | the same | the process that handed a delivery over finds it in its recent set (bounded in count and time) and writes it back; another replica hands it over again | as checkpoints |
 //!
 //! A Cluster's manual failover (`CLUSTER FAILOVER`, without `FORCE`) waits for the replica to
 //! catch up and loses nothing; a crashed primary's does not wait.

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use pubapi_sdk::hooks::BoxFuture;
 use redis::aio::ConnectionManager;
+
+use crate::fleet::redis_connection::{Connection, connect};
 use redis::{RedisResult, Script};
 
 use super::DEFAULT_DEDUP_WINDOW;
@@ -34,19 +36,23 @@ end
 return released
 ";
 
-/// A [`DedupStore`] on Redis, through a [`ConnectionManager`]: every replica of a receiver
+/// A [`DedupStore`] on Redis, through a [`ConnectionManager`] ([`RedisDedup::new`]) or any
+/// Redis the fleet's URLs name, Sentinel and Cluster included ([`RedisDedup::connect`]): every
+/// replica of a receiver
 /// that shares it hands a delivery over once, also after a restart.
 ///
 /// # Keys
 ///
-/// One key per event: `<prefix><receiver name>:event:<digest>`, and one per delivery with
-/// dead letters: `<prefix><receiver name>:dead-letters:<digest>`, where the prefix defaults
+/// One key per event: `<prefix>{<receiver name>}:event:<digest>`, and one per delivery with
+/// dead letters: `<prefix>{<receiver name>}:dead-letters:<digest>` (the receiver's name in
+/// braces is the keys' hash tag: on a Redis Cluster a receiver's keys share one slot, so one
+/// claim may touch them together), where the prefix defaults
 /// to [`DEFAULT_KEY_PREFIX`](Self::DEFAULT_KEY_PREFIX) (`pubapi:webhook:dedup:`), the name
 /// is the one given to [`ReceiverBuilder::dedup_store`](super::ReceiverBuilder::dedup_store),
 /// and the digest is [`DedupKey::digest_hex`] (SHA-256 of the receiver name, domain and
 /// `eventId`: keys have a fixed size whatever the sender puts in `eventId`). Find one event's
 /// key with [`redis_key`](Self::redis_key). One more key per receiver, without expiry:
-/// `<prefix><receiver name>:generation` (see [Data loss](Self#data-loss)).
+/// `<prefix>{<receiver name>}:generation` (see [Data loss](Self#data-loss)).
 ///
 /// # Claim, commit, release
 ///
@@ -102,7 +108,7 @@ return released
 ///   by default): the process that handed an event over does not hand it over again, and
 ///   records it in Redis again; another replica that never handed it over cannot know it;
 /// - **the generation key**: the first claim on an empty Redis sets
-///   `<prefix><receiver name>:generation` to a new random value, and every claim reads it.
+///   `<prefix>{<receiver name>}:generation` to a new random value, and every claim reads it.
 ///   A process that finds a value other than the one it read before knows that Redis lost
 ///   its data since: it logs a warning once per loss and counts it
 ///   ([`losses_detected`](Self::losses_detected)). This detects a Redis that lost
@@ -140,7 +146,7 @@ return released
 /// ```
 #[derive(Clone)]
 pub struct RedisDedup {
-    connection: ConnectionManager,
+    connection: Connection,
     prefix: Arc<str>,
     ttl: Duration,
     lease: Duration,
@@ -165,6 +171,30 @@ impl RedisDedup {
     /// A store on `connection` with the default prefix, TTL, lease and timeout.
     #[must_use]
     pub fn new(connection: ConnectionManager) -> Self {
+        Self::on(Connection::Single(connection))
+    }
+
+    /// A store on the Redis that `url` names, in the forms the fleet takes (see
+    /// [`crate::fleet::redis`]: `redis://`, `rediss://`, `redis+sentinel://…/<primary>`,
+    /// `redis+cluster://…`), with the default prefix, TTL, lease and timeout.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// use pubapi_sdk_ext::webhook::RedisDedup;
+    ///
+    /// let dedup = RedisDedup::connect("redis+sentinel://s1:26379,s2:26379,s3:26379/main").await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`DedupError`] when the URL is malformed (naming the problem, never the password) or
+    /// the servers cannot be reached now.
+    pub async fn connect(url: &str) -> Result<Self, DedupError> {
+        Ok(Self::on(connect(url).await.map_err(DedupError::new)?))
+    }
+
+    fn on(connection: Connection) -> Self {
         RedisDedup {
             connection,
             prefix: Self::DEFAULT_KEY_PREFIX.into(),
@@ -214,7 +244,7 @@ impl RedisDedup {
     #[must_use]
     pub fn redis_key(&self, receiver: &str, key: &DedupKey) -> String {
         format!(
-            "{}{receiver}:{}:{}",
+            "{}{{{receiver}}}:{}:{}",
             self.prefix,
             key.kind().as_str(),
             key.digest_hex()
@@ -231,7 +261,7 @@ impl RedisDedup {
 
     /// The key whose value changes when Redis loses the receiver's keys.
     fn generation_key(&self, receiver: &str) -> String {
-        format!("{}{receiver}:{GENERATION}", self.prefix)
+        format!("{}{{{receiver}}}:{GENERATION}", self.prefix)
     }
 
     /// Remembers the generation a claim read, and says once when it changed.
@@ -265,7 +295,7 @@ impl RedisDedup {
     /// Runs `operation`, once more if the connection was dropped, within the timeout.
     async fn run<T, F, Fut>(&self, operation: F) -> Result<T, DedupError>
     where
-        F: Fn(ConnectionManager) -> Fut,
+        F: Fn(Connection) -> Fut,
         Fut: Future<Output = RedisResult<T>>,
     {
         let attempts = async {
