@@ -354,8 +354,8 @@ impl fmt::Display for LimitError {
                 available_in,
             } => write!(
                 f,
-                "daily {class} budget exhausted, next slot in {}s",
-                available_in.as_secs()
+                "daily {class} budget exhausted, next slot in {}",
+                crate::time::HumanDuration(*available_in)
             ),
             LimitError::WouldExceedDeadline {
                 class,
@@ -363,9 +363,9 @@ impl fmt::Display for LimitError {
                 max_wait,
             } => write!(
                 f,
-                "{class} slot is {}ms away, more than the {}ms allowed",
-                wait.as_millis(),
-                max_wait.as_millis()
+                "{class} slot is {} away, more than the {} allowed",
+                crate::time::HumanDuration(*wait),
+                crate::time::HumanDuration(*max_wait)
             ),
             LimitError::NoBudget { class } => write!(f, "no {class} budget configured"),
         }

@@ -331,22 +331,17 @@ impl RateLimiter {
             })
         };
         if self.inner.limits != limits {
-            return conflict(
-                "limits",
-                format!("{:?}", self.inner.limits),
-                format!("{limits:?}"),
-            );
+            return conflict("limits", self.inner.limits.to_string(), limits.to_string());
         }
         if self.inner.pacing != pacing {
-            return conflict(
-                "pacing",
-                format!("{:?}", self.inner.pacing),
-                format!("{pacing:?}"),
-            );
+            return conflict("pacing", self.inner.pacing.to_string(), pacing.to_string());
         }
-        let existing = fleet_identity(self.inner.fleet.as_ref().map(|link| &link.fleet));
-        let requested = fleet_identity(fleet);
-        if existing != requested {
+        let known = self.inner.fleet.as_ref().map(|link| &link.fleet);
+        if fleet_identity(known) != fleet_identity(fleet) {
+            let (existing, mut requested) = (fleet_words(known), fleet_words(fleet));
+            if existing == requested {
+                requested.push_str(", on another store");
+            }
             return conflict("fleet", existing, requested);
         }
         Ok(())
@@ -1098,6 +1093,17 @@ fn fleet_identity(fleet: Option<&Fleet>) -> String {
     }
 }
 
+/// A fleet in a person's words, for [`BudgetConflict`].
+fn fleet_words(fleet: Option<&Fleet>) -> String {
+    match fleet {
+        None => "no fleet".to_string(),
+        Some(fleet) => format!(
+            "a fleet whose processes keep to 1/{} of the budget while its store is down",
+            fleet.fallback_share
+        ),
+    }
+}
+
 fn index(class: LimitClass) -> usize {
     match class {
         LimitClass::General => 0,
@@ -1553,7 +1559,7 @@ mod tests {
         );
         assert_eq!(
             err.to_string(),
-            "daily general budget exhausted, next slot in 86340s"
+            "daily general budget exhausted, next slot in 23h 59m"
         );
         let quota = limiter.quota(GENERAL);
         assert_eq!(
@@ -1748,7 +1754,7 @@ mod tests {
                 max_wait: secs(1)
             }
             .to_string(),
-            "ai slot is 2000ms away, more than the 1000ms allowed"
+            "ai slot is 2s away, more than the 1s allowed"
         );
     }
 
@@ -2116,6 +2122,10 @@ mod tests {
             assert!(message.contains(setting), "{message}");
             assert!(message.contains("isolated_budget"), "{message}");
             assert!(!message.contains("configured-token"), "{message}");
+            // In words: no Rust Debug text (`Budget {`, `Some(`, a store's struct).
+            for debug in ["{", "Some(", "None", "::"] {
+                assert!(!message.contains(debug), "{setting}: {message}");
+            }
         }
     }
 
