@@ -389,6 +389,41 @@ async fn an_empty_or_garbled_state_file_is_refused_before_any_call_and_left_as_i
     assert!(files_in(&dir.join("out")).is_empty());
 }
 
+#[tokio::test]
+async fn a_state_file_past_its_cap_is_refused_before_it_is_read_or_anything_is_sent() {
+    let sb = sandbox().await;
+    let client = sb.client_for("admin");
+    let dir = temp_dir("huge-state");
+    // 64 MiB (sparse): read whole, it would cost that much and more in heap.
+    let state = std::fs::File::create(dir.join("state")).unwrap();
+    state.set_len(64 * 1024 * 1024).unwrap();
+    let error = export(&client, &dir, Start::SinceLast)
+        .run()
+        .await
+        .unwrap_err();
+    match &error {
+        ExportError::StateCorrupt { path, problem } => {
+            assert_eq!(path, &dir.join("state"));
+            assert!(problem.contains("more than a state file"), "{problem}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(sb.counters().requests, 0);
+}
+
+#[tokio::test]
+async fn a_run_leaves_no_lock_file_beside_its_state() {
+    let sb = sandbox().await;
+    let client = sb.client_for("admin");
+    let dir = temp_dir("no-lock-left");
+    export(&client, &dir, Start::Since(day("2026-03-08")))
+        .run()
+        .await
+        .unwrap();
+    assert!(dir.join("state").exists());
+    assert!(!dir.join("state.lock").exists());
+}
+
 /// A sandbox, an admin's client, and a folder in which the logins export has written
 /// March 8 and 9.
 async fn after_march_8_and_9(name: &str) -> (Sandbox, Client, PathBuf) {

@@ -737,8 +737,25 @@ enum Step {
 /// The OS lock on `<state>.lock`, held while the value lives.
 #[derive(Debug)]
 struct Lock {
-    _file: File,
+    file: Option<File>,
+    path: PathBuf,
 }
+
+impl Drop for Lock {
+    /// Removes the lock file while still holding it (a run that locks checks that the path
+    /// still names the file it locked), so nothing is left beside the state file; where it
+    /// cannot be removed it stays, empty of meaning.
+    fn drop(&mut self) {
+        if cfg!(unix) {
+            let _ = std::fs::remove_file(&self.path);
+        }
+        drop(self.file.take());
+    }
+}
+
+/// The largest state file read (its filters, a job and a read offset take a few KiB): a
+/// larger one is refused as corrupt before it is read, before anything is sent.
+const MAX_STATE_LEN: u64 = 1024 * 1024;
 
 impl DailyExport {
     /// The calls a day is expected to take by default: create, 3 polls, read, delete.
@@ -925,18 +942,29 @@ impl DailyExport {
             path: lock.clone(),
             error,
         };
-        let file = File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&lock)
-            .map_err(io)?;
-        match file.try_lock() {
-            Ok(()) => Ok(Lock { _file: file }),
-            Err(TryLockError::WouldBlock) => Err(ExportError::Locked { lock }),
-            Err(TryLockError::Error(error)) => Err(io(error)),
+        // A run that finished removed the file between our open and our lock: open the new
+        // one (twice at most; a third time, it is as good as locked).
+        for _ in 0..3 {
+            let file = File::options()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&lock)
+                .map_err(io)?;
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(TryLockError::WouldBlock) => return Err(ExportError::Locked { lock }),
+                Err(TryLockError::Error(error)) => return Err(io(error)),
+            }
+            if crate::fleet::file::names_file(&lock, &file).map_err(io)? {
+                return Ok(Lock {
+                    file: Some(file),
+                    path: lock,
+                });
+            }
         }
+        Err(ExportError::Locked { lock })
     }
 
     /// The export's first day, the first day to write, and whether the state is new: from
@@ -945,6 +973,17 @@ impl DailyExport {
         &self,
     ) -> Result<(ExportDay, ExportDay, bool, Option<PendingJob>), ExportError> {
         let path = &self.state_file;
+        if let Ok(meta) = std::fs::metadata(path)
+            && meta.len() > MAX_STATE_LEN
+        {
+            return Err(ExportError::StateCorrupt {
+                path: path.clone(),
+                problem: format!(
+                    "it holds {} bytes, more than a state file ({MAX_STATE_LEN} at most)",
+                    meta.len()
+                ),
+            });
+        }
         let text = match std::fs::read(path) {
             Ok(text) => Some(text),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,

@@ -163,7 +163,7 @@ impl FileCheckpoints {
 
 /// Whether `path` still names `file` (on Unix: the same device and inode). A holder that
 /// released removed it, so a file locked after that removal is no longer the lock.
-fn names_file(path: &Path, file: &File) -> std::io::Result<bool> {
+pub(crate) fn names_file(path: &Path, file: &File) -> std::io::Result<bool> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;

@@ -115,7 +115,7 @@
 //! [`StreamStart::Latest`]: crate::events::StreamStart::Latest
 //! [`StreamStart::Oldest`]: crate::events::StreamStart::Oldest
 
-mod file;
+pub(crate) mod file;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub mod redis;
