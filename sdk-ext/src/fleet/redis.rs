@@ -4,8 +4,9 @@
 //!
 //! The windows of a token's class are one sorted set, `<prefix>{<fingerprint>}:<class>`,
 //! whose scores are start instants in microseconds of the Redis server's clock, beside the
-//! token's generation, `<prefix>{<fingerprint>}:generation` (the fingerprint in braces is the
-//! keys' hash tag: a token's keys share one Cluster slot). A reservation is one
+//! token's generation, `<prefix>{<fingerprint>}:generation`, and the run id of the server that
+//! set it, `<prefix>{<fingerprint>}:server` (the fingerprint in braces is the keys' hash tag: a
+//! token's keys share one Cluster slot). A reservation is one
 //! Lua script (one round trip, atomic: no read-modify-write race between replicas) that reads
 //! `TIME`, finds the earliest start that keeps every window (second, minute, day, each kept
 //! the pacing margin longer, and even spacing unless bursts are allowed), books it, trims what
@@ -83,7 +84,12 @@ use std::time::Duration;
 /// The generation key (one per token, in its windows' slot) holds a random value set by the
 /// token's first booking on a server without it: a server restarted without its data has
 /// none, so a caller that knew another one learns that the windows lost what it had sent
-/// (`lost` = 1) and records its own starts again.
+/// (`lost` = 1) and records its own starts again. Beside it, the server key holds the run id
+/// of the server that set it (`INFO server`): another server holding the keys now (a
+/// failover, a restart with its data) sets a new generation too, because the processes that
+/// saw the old server fail paced on their shares unseen, and one that saw no failure (its
+/// calls all went elsewhere) would otherwise book into their starts. So every process
+/// records its starts again and keeps its share as a floor for the grace that follows.
 const RESERVE: &str = r#"
 local key = KEYS[1]
 local per_second = tonumber(ARGV[1])
@@ -105,14 +111,17 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 if deadline > 0 and now > deadline then return {-3, 0, 0, '', 0, now} end
 local generation = redis.call('GET', KEYS[2])
+local run_id = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)') or ''
+local served_by = redis.call('GET', KEYS[3])
 local lost = 0
-if not generation then
+if not generation or (served_by and served_by ~= run_id) then
   generation = candidate
   redis.call('SET', KEYS[2], generation)
   if known ~= '' then lost = 1 end
 elseif known ~= '' and known ~= generation then
   lost = 1
 end
+if served_by ~= run_id then redis.call('SET', KEYS[3], run_id) end
 if (lost == 1 or known ~= generation) and not with_history then
   return {-4, 0, 0, generation, lost, now}
 end
@@ -416,6 +425,11 @@ impl RedisBudget {
         format!("{}{{{token}}}:generation", self.prefix)
     }
 
+    /// The key of the run id of the server that set the token's generation.
+    fn server_key(&self, token: &TokenFingerprint) -> String {
+        format!("{}{{{token}}}:server", self.prefix)
+    }
+
     /// The member of this store's booking `id` (the script names recorded history the same
     /// way).
     fn member(&self, id: u64) -> String {
@@ -432,6 +446,7 @@ impl RedisBudget {
         let mut invocation = self.script.key(self.key(request.token, request.class));
         invocation
             .key(self.generation_key(request.token))
+            .key(self.server_key(request.token))
             .arg(limit(request.budget.per_second))
             .arg(limit(request.budget.per_minute))
             .arg(limit(request.budget.per_day))
@@ -728,6 +743,49 @@ mod tests {
             );
         }
         assert_eq!(stored(&server, "restart-token").await, 5);
+    }
+
+    #[tokio::test]
+    async fn another_server_holding_the_keys_has_every_process_record_its_starts_and_keep_its_share()
+     {
+        let server = RedisServer::start();
+        // A process that saw no failure: its calls went to the server that holds the keys.
+        let limiter = quick_process(&server, "failover-token").await;
+        for _ in 0..2 {
+            start(&limiter).await;
+        }
+        // Another server holds them now (a failover to a replica that had them all): its run
+        // id is not the one that set the generation.
+        let fingerprint = SecretToken::try_from("failover-token")
+            .unwrap()
+            .fingerprint();
+        let client = redis::Client::open(server.url()).unwrap();
+        let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+        let () = redis::cmd("SET")
+            .arg(format!("pubapi:{{{fingerprint}}}:server"))
+            .arg("0000another0000")
+            .query_async(&mut connection)
+            .await
+            .unwrap();
+        // The process's share (a quarter of 20 per second) is its floor for the grace.
+        let mut starts = Vec::new();
+        for _ in 0..3 {
+            let permit = limiter
+                .acquire(GENERAL, Duration::from_secs(5))
+                .await
+                .unwrap();
+            starts.push(Instant::now());
+            permit.sent();
+        }
+        for pair in starts.windows(2) {
+            assert!(
+                pair[1] - pair[0] >= Duration::from_millis(199),
+                "{:?}",
+                pair[1] - pair[0]
+            );
+        }
+        // Its starts recorded again, each once.
+        assert_eq!(stored(&server, "failover-token").await, 5);
     }
 
     async fn flush(server: &RedisServer) {
