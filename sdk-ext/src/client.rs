@@ -248,7 +248,7 @@ impl ClientBuilder {
                 .limiter_for(&token)
                 .map_err(BuildError::BudgetConflict)?;
         }
-        let policy = Policy::new(shared.clone(), None);
+        let policy = Policy::new(shared.clone(), None, None);
         let sdk = pubapi_sdk::Client::new_with_client(
             &base_url,
             http,
@@ -258,6 +258,7 @@ impl ClientBuilder {
             sdk,
             shared,
             act_as: None,
+            options: None,
         })
     }
 }

@@ -1,9 +1,10 @@
 //! The request policy of `Client`, driven through a scripted transport with paused time, so
 //! schedules are asserted exactly.
 
+use pubapi_sdk_ext::options::{CallOptions, CallOptionsError};
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::testing::{Answer, Script};
-use pubapi_sdk_ext::{ActAs, Client, Error, LimitClass, RetryConfig, SecretToken};
+use pubapi_sdk_ext::{ActAs, Client, Error, LimitClass, RequestId, RetryConfig, SecretToken};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -848,4 +849,123 @@ async fn two_processes_without_a_fleet_that_fill_the_ai_minute_get_at_most_one_4
     let gateway = gateway.lock().unwrap();
     assert_eq!(gateway.accepted.len(), 20);
     assert!(gateway.throttled.iter().all(|n| *n <= 1), "{gateway:?}");
+}
+
+/// A client of the default retries, and a view of it that sends its calls once.
+fn client_and_view_without_retries(script: &Arc<Script>) -> (Client, Client) {
+    let client = client(script);
+    let once = client.with_options(CallOptions::new().retries(0)).unwrap();
+    (client, once)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_per_call_option_of_no_retries_sends_an_ai_call_once_while_the_client_retries_another() {
+    let throttled = || Answer::empty(429).header("retry-after", "1");
+    let script = Script::new(vec![throttled(), throttled()], Answer::json(200, "[]"));
+    let (client, once) = client_and_view_without_retries(&script);
+
+    let error = once.agents().list().await.unwrap_err();
+    assert_eq!(error.status(), Some(429), "{error}");
+    assert_eq!(script.seen().len(), 1, "sent once");
+
+    // The client's default (3 attempts): throttled, then the empty list.
+    assert!(client.agents().list().await.unwrap().is_empty());
+    assert_eq!(script.seen().len(), 3, "the client's call was sent twice");
+    // One budget: the view's call counts for the client too.
+    assert_eq!(client.quota(LimitClass::Ai).remaining_today, Some(100 - 3));
+}
+
+#[tokio::test(start_paused = true)]
+async fn more_retries_per_call_than_the_client_allows_are_taken() {
+    let script = Script::new(vec![Answer::empty(503); 4], ok_whoami());
+    let client = client_with(&script, RetryConfig::default().with_max_attempts(1));
+    let patient = client.with_options(CallOptions::new().retries(4)).unwrap();
+    patient.identity().whoami().await.unwrap();
+    assert_eq!(script.seen().len(), 5);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_caller_given_request_id_is_sent_on_every_attempt_and_kept_on_the_error() {
+    let id: RequestId = "0192f3a8-5b1c-7d2e-8f3a-9c4b5d6e7f80".parse().unwrap();
+    let script = Script::new(
+        vec![Answer::empty(503), Answer::empty(503)],
+        Answer::json(404, r#"{"code":"not_found","message":"no such webhook"}"#),
+    );
+    let view = client(&script)
+        .with_options(CallOptions::new().request_id(id))
+        .unwrap();
+    let error = view.webhooks().details("w1").await.unwrap_err();
+    let seen = script.seen();
+    assert_eq!(seen.len(), 3);
+    for attempt in &seen {
+        assert_eq!(attempt.headers["x-request-id"], id.as_str());
+    }
+    assert_eq!(error.request_id(), Some(id));
+}
+
+#[tokio::test(start_paused = true)]
+async fn extra_headers_of_a_view_are_sent_on_every_attempt_with_the_views_impersonation() {
+    let script = Script::new(vec![Answer::empty(503)], ok_whoami());
+    let view = client(&script)
+        .act_as(ActAs::username("bob").unwrap())
+        .with_options(
+            CallOptions::new().header("x-tenant".parse().unwrap(), "blue".parse().unwrap()),
+        )
+        .unwrap();
+    // The options stay on an act-as view of the view.
+    let alice = view.act_as(ActAs::username("alice").unwrap());
+    view.identity().whoami().await.unwrap();
+    alice.sdk().whoami().send().await.unwrap();
+    let seen = script.seen();
+    assert_eq!(seen.len(), 3);
+    for (attempt, who) in seen.iter().zip(["bob", "bob", "alice"]) {
+        assert_eq!(attempt.headers["x-tenant"], "blue");
+        assert_eq!(attempt.headers["x-service-act-as"], who);
+        assert_eq!(
+            attempt.headers.get_all("x-service-act-as").iter().count(),
+            1
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn headers_the_sdk_sets_itself_are_refused_with_nothing_sent() {
+    let script = Script::new(vec![], ok_whoami());
+    let client = client(&script);
+    for name in [
+        "authorization",
+        "x-request-id",
+        "x-service-act-as-email",
+        "host",
+    ] {
+        let options = CallOptions::new().header(name.parse().unwrap(), "x".parse().unwrap());
+        let error = client.with_options(options).unwrap_err();
+        assert_eq!(
+            error,
+            CallOptionsError::ReservedHeader {
+                name: name.parse().unwrap()
+            }
+        );
+        assert!(error.to_string().contains(name), "{error}");
+    }
+    assert!(script.seen().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_per_call_operation_timeout_shorter_than_the_retry_after_ends_the_call_at_once() {
+    let throttled = || Answer::empty(429).header("retry-after", "5");
+    let script = Script::new(vec![throttled(), throttled()], ok_whoami());
+    let client = client(&script);
+    let hurried = client
+        .with_options(CallOptions::new().operation_timeout(secs(3)))
+        .unwrap();
+    let started = Instant::now();
+    let error = hurried.identity().whoami().await.unwrap_err();
+    assert_eq!(error.status(), Some(429));
+    assert_eq!((script.seen().len(), started.elapsed()), (1, secs(0)));
+    // The client's own deadline (180 s) waits the 5 seconds.
+    client.identity().whoami().await.unwrap();
+    let times = script.times();
+    assert_eq!(times.len(), 3);
+    assert_eq!(times[2] - times[1], secs(5));
 }

@@ -12,7 +12,9 @@
 //!    operation's path shape with every path value one valid segment.
 //! 3. **impersonate** ([`policy`]): exactly one act-as header, the call's own (validated) or
 //!    the view's.
-//! 4. then each attempt, until the operation's deadline ([`retry::RetryConfig`]), in the
+//! 4. then each attempt, until the operation's deadline ([`retry::RetryConfig`], or the view's
+//!    [`CallOptions`](crate::options::CallOptions), which may also add headers, give the id
+//!    and bound each attempt), in the
 //!    named phases of [`policy`] (`try_op`, `try_attempt`, `decide`, `finish`):
 //!    1. **token**: from the client's [`TokenSource`](crate::TokenSource);
 //!    2. **pace** ([`limiter`]): wait for a slot of the token's pacer (shared by every

@@ -11,6 +11,7 @@ use crate::act_as::{ACT_AS, ACT_AS_EMAIL, ActAs};
 use crate::fleet::Fleet;
 use crate::limits::BudgetConflict;
 use crate::limits::{Limits, Pacing, ServerCounters};
+use crate::options::CallOptions;
 use crate::request::limiter::RateLimiter;
 use crate::request::rejection::LocalRejection;
 use crate::request::replay::Replay;
@@ -200,11 +201,21 @@ impl fmt::Debug for Shared {
 pub(crate) struct Policy {
     shared: Arc<Shared>,
     act_as: Option<ActAs>,
+    /// The view's call settings ([`crate::Client::with_options`]).
+    options: Option<Arc<CallOptions>>,
 }
 
 impl Policy {
-    pub(crate) fn new(shared: Arc<Shared>, act_as: Option<ActAs>) -> Self {
-        Policy { shared, act_as }
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        act_as: Option<ActAs>,
+        options: Option<Arc<CallOptions>>,
+    ) -> Self {
+        Policy {
+            shared,
+            act_as,
+            options,
+        }
     }
 
     /// Runs one operation: the checks, then the attempts (token, pacing, sending, retries)
@@ -217,7 +228,11 @@ impl Policy {
         mut request: reqwest::Request,
         operation: &'static Operation,
     ) -> BoxFuture<'a, reqwest::Result<reqwest::Response>> {
-        let (request_id, request_id_header) = RequestId::next_with_header();
+        let options = self.options.as_deref();
+        let (request_id, request_id_header) = match options {
+            Some(options) => options.apply(&mut request),
+            None => RequestId::next_with_header(),
+        };
         // OpenTelemetry's names for an HTTP client's span, and the SDK's own under `pubapi.`;
         // nothing secret: no token, act-as value, query or body.
         let span = if !tracing::level_enabled!(tracing::Level::INFO) {
@@ -252,6 +267,7 @@ impl Policy {
             operation,
             span,
             request_id: request_id_header,
+            options,
         };
         Box::pin(op.try_op(Slot::Request(request)))
     }
@@ -347,6 +363,8 @@ struct Op<'a> {
     span: tracing::Span,
     /// The call's id, as its header: the id itself is read back from it when the call ends.
     request_id: http::HeaderValue,
+    /// The view's call settings, if it has any.
+    options: Option<&'a CallOptions>,
 }
 
 /// `duration` in nanoseconds, saturated (584 years).
@@ -437,6 +455,13 @@ enum Next {
 }
 
 impl<'a> Op<'a> {
+    /// How long the call may take: the view's setting, or the client's.
+    fn operation_timeout(&self) -> Duration {
+        self.options
+            .and_then(|options| options.operation_timeout)
+            .unwrap_or(self.shared.retry.operation_timeout())
+    }
+
     /// The attempts, then the end of the call: every way out of the loop passes through
     /// [`Op::finish`].
     ///
@@ -519,7 +544,7 @@ impl<'a> Op<'a> {
         let shared = self.shared;
         let class = self.operation.limit_class;
         progress.attempt += 1;
-        let timeout = shared.retry.operation_timeout();
+        let timeout = self.operation_timeout();
         // The first attempt starts when the call does; the deadline is worked out only for
         // a call that needs a second.
         let (now, left) = if progress.attempt == 1 {
@@ -701,7 +726,10 @@ impl<'a> Op<'a> {
             );
         }
         // The shared generator is locked only if a backoff is drawn.
-        let decision = self.shared.retry.decide(
+        let decision = self.shared.retry.decide_within(
+            self.options
+                .and_then(|options| options.max_attempts)
+                .unwrap_or(self.shared.retry.max_attempts()),
             &verdict,
             operation.is_idempotent(),
             progress.attempt,
@@ -717,7 +745,7 @@ impl<'a> Op<'a> {
             Decision::Retry { after }
                 if after
                     >= progress
-                        .deadline(self.shared.retry.operation_timeout())
+                        .deadline(self.operation_timeout())
                         .saturating_duration_since(Instant::now()) =>
             {
                 tracing::debug!(
@@ -1046,6 +1074,29 @@ mod tests {
         ));
     }
 
+    /// reqwest's per-request timeout bounds each attempt of a view's call; the client's calls
+    /// have none of their own.
+    #[tokio::test(start_paused = true)]
+    async fn a_per_call_attempt_timeout_is_on_every_attempt_of_the_views_calls_only() {
+        let recorder = Arc::new(Recorder::default());
+        recorder.statuses.lock().unwrap().push_back(503);
+        let client = client_on(&recorder, RetryConfig::default());
+        let view = client
+            .with_options(CallOptions::new().attempt_timeout(Duration::from_secs(5)))
+            .unwrap();
+        let _ = view.identity().whoami().await;
+        let _ = client.identity().whoami().await;
+        let timeouts: Vec<_> = recorder
+            .sent
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|request| request.timeout().copied())
+            .collect();
+        let five = Some(Duration::from_secs(5));
+        assert_eq!(timeouts, [five, five, None]);
+    }
+
     /// A client on `recorder` with `retry`.
     fn client_on(recorder: &Arc<Recorder>, retry: RetryConfig) -> crate::Client {
         crate::Client::builder()
@@ -1135,7 +1186,7 @@ mod tests {
             .token(SecretToken::try_from("t0k3n").unwrap())
             .build()
             .unwrap();
-        let policy = Policy::new(client.shared.clone(), None);
+        let policy = Policy::new(client.shared.clone(), None, None);
         let http = reqwest::Client::new();
         let operation = pubapi_sdk::operations::by_method_name("whoami").unwrap();
         let request = reqwest::Request::new(
