@@ -969,3 +969,22 @@ async fn a_per_call_operation_timeout_shorter_than_the_retry_after_ends_the_call
     assert_eq!(times.len(), 3);
     assert_eq!(times[2] - times[1], secs(5));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_success_status_the_spec_does_not_document_is_an_error_with_the_calls_request_id() {
+    for status in [201, 202, 204] {
+        let script = Script::new(vec![], Answer::empty(status));
+        let error = client(&script)
+            .identity()
+            .whoami()
+            .await
+            .expect_err("whoami documents 200 only");
+        let sent = script.seen()[0].headers["x-request-id"].clone();
+        assert_eq!(error.status(), Some(status), "{error}");
+        assert_eq!(
+            error.request_id().map(|id| id.to_string()).as_deref(),
+            Some(sent.to_str().unwrap()),
+            "{status}: {error:?}"
+        );
+    }
+}

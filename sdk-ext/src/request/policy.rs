@@ -803,7 +803,14 @@ impl<'a> Op<'a> {
         telemetry::request(operation.id, ended);
         let request_id = RequestId::of_header(&self.request_id);
         match result {
-            Ok(Ok(response)) if !verdict::has_error_body(response.status().as_u16()) => {
+            Ok(Ok(mut response)) if !verdict::has_error_body(response.status().as_u16()) => {
+                // A status the spec does not document becomes the generated code's
+                // unexpected answer, and then an error: it keeps the call's id too.
+                if let Some(id) = request_id
+                    && !documents(operation, response.status())
+                {
+                    response.extensions_mut().insert(id);
+                }
                 Finished::Done(Ok(response))
             }
             Ok(Err(error)) => Finished::Done(Err(match request_id {
@@ -827,6 +834,14 @@ impl<'a> Op<'a> {
             })),
         }
     }
+}
+
+/// Whether the spec documents `status` as an answer of `operation`.
+fn documents(operation: &'static Operation, status: http::StatusCode) -> bool {
+    operation
+        .responses
+        .iter()
+        .any(|response| response.status == status.as_str())
 }
 
 /// How a call ends ([`Op::finish`]): at once, or after a wait.
