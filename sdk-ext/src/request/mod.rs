@@ -41,6 +41,7 @@
 //! The token endpoint's requests, which a [`TokenSource`](crate::TokenSource) sends itself,
 //! reuse steps 4.2 to 4.5 through [`token_endpoint`] (re-exported from [`crate::token`]).
 
+pub(crate) mod attempt;
 pub(crate) mod failed;
 pub(crate) mod into_error;
 pub(crate) mod limiter;

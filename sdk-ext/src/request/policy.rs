@@ -12,6 +12,7 @@ use crate::fleet::Fleet;
 use crate::limits::BudgetConflict;
 use crate::limits::{Limits, Pacing, ServerCounters};
 use crate::options::CallOptions;
+use crate::request::attempt;
 use crate::request::limiter::RateLimiter;
 use crate::request::rejection::LocalRejection;
 use crate::request::replay::Replay;
@@ -233,7 +234,8 @@ impl Policy {
             Some(options) => options.apply(&mut request),
             None => RequestId::next_with_header(),
         };
-        // OpenTelemetry's names for an HTTP client's span, and the SDK's own under `pubapi.`;
+        // The call's span, parent of one client span per attempt ([`attempt`]): OpenTelemetry's
+        // names of what the call is, its error status, and the SDK's own under `pubapi.`;
         // nothing secret: no token, act-as value, query or body.
         let span = if !tracing::level_enabled!(tracing::Level::INFO) {
             // Nothing listens at this level: not even the fields are worked out.
@@ -241,7 +243,7 @@ impl Policy {
         } else {
             tracing::info_span!(
                 "pubapi.request",
-                otel.kind = "client",
+                otel.status_code = tracing::field::Empty,
                 http.request.method = operation.method,
                 server.address = request.url().host_str().unwrap_or_default(),
                 url.template = operation.path,
@@ -550,7 +552,7 @@ impl<'a> Op<'a> {
         let (now, left) = if progress.attempt == 1 {
             (progress.started, timeout)
         } else {
-            record(&self.span, "pubapi.attempt", progress.attempt);
+            record(&self.span, "pubapi.attempt", i64::from(progress.attempt));
             let now = Instant::now();
             let deadline = progress.deadline(timeout);
             if now >= deadline {
@@ -595,7 +597,8 @@ impl<'a> Op<'a> {
                 record(
                     &self.span,
                     "pubapi.limiter_wait_ms",
-                    progress.limiter_waited_ns / 1_000_000,
+                    // An `i64`, which `tracing-opentelemetry` exports as a number.
+                    (progress.limiter_waited_ns / 1_000_000) as i64,
                 );
             }
             telemetry::limiter_wait(class, permit.waited());
@@ -606,13 +609,33 @@ impl<'a> Op<'a> {
             headers.insert(http::header::AUTHORIZATION, token.header_value());
             headers.insert(REQUEST_ID_HEADER, self.request_id.clone());
             *slot = Slot::Sent(Replay::of(&request, shared.transport.is_none()));
+            let span = attempt::span(&self.span, self.operation, &request, progress.attempt);
+            // After the replay is made: each attempt carries its own span's context.
+            #[cfg(feature = "otel")]
+            attempt::inject(&span, request.headers_mut());
+            #[cfg(feature = "metrics")]
+            let sent = (Instant::now(), request.url().clone());
             // Nothing was awaited since the permit came.
             permit.sent_in_same_poll();
-            shared.send(self.http, request, &self.span)
+            let sending = shared.send(self.http, request, &span);
+            #[cfg(feature = "metrics")]
+            let sending = (sending, sent);
+            (sending, span)
         };
+        let (sending, span) = sending;
+        #[cfg(feature = "metrics")]
+        let (sending, (sent_at, url)) = sending;
         // The HTTP client's read timeout bounds the wait for the head and every read of
         // the body (see `ClientBuilder::attempt_timeout`): no timer of our own here.
         let result = sending.await;
+        let (ended, error_type) = match &result {
+            Ok(response) => (Ended::Status(response.status().as_u16()), None),
+            Err(error) => (Ended::Transport, Some(transport_error_type(error))),
+        };
+        attempt::end(&span, ended, error_type);
+        #[cfg(feature = "metrics")]
+        attempt::duration(self.operation, &url, ended, error_type, sent_at.elapsed());
+        drop(span);
         let verdict = self.judge(&result, &limiter);
         Ok(Attempted {
             result,
@@ -785,18 +808,21 @@ impl<'a> Op<'a> {
         let ended = match &result {
             Err(_) => {
                 record(span, "error.type", "local");
+                record(span, "otel.status_code", "ERROR");
                 Ended::Local
             }
             Ok(Ok(response)) => {
                 let status = response.status().as_u16();
-                record(span, "http.response.status_code", status);
+                record(span, "http.response.status_code", i64::from(status));
                 if verdict::has_error_body(status) && !span.is_disabled() {
                     record(span, "error.type", status.to_string());
+                    record(span, "otel.status_code", "ERROR");
                 }
                 Ended::Status(status)
             }
             Ok(Err(error)) => {
                 record(span, "error.type", transport_error_type(error));
+                record(span, "otel.status_code", "ERROR");
                 Ended::Transport
             }
         };
