@@ -16,6 +16,7 @@ pub mod error;
 pub mod events;
 pub mod fleet;
 mod gateway;
+pub mod interceptor;
 pub mod limits;
 mod loopback;
 pub mod options;

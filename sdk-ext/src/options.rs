@@ -169,7 +169,7 @@ impl CallOptions {
 }
 
 /// Whether the SDK sets `name` itself.
-fn is_reserved(name: &HeaderName) -> bool {
+pub(crate) fn is_reserved(name: &HeaderName) -> bool {
     [
         header::AUTHORIZATION,
         header::HOST,

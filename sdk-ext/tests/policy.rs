@@ -1,6 +1,7 @@
 //! The request policy of `Client`, driven through a scripted transport with paused time, so
 //! schedules are asserted exactly.
 
+use pubapi_sdk_ext::interceptor::{Attempt, AttemptHeaders, Interceptor};
 use pubapi_sdk_ext::options::{CallOptions, CallOptionsError};
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::testing::{Answer, Script};
@@ -987,4 +988,124 @@ async fn a_success_status_the_spec_does_not_document_is_an_error_with_the_calls_
             "{status}: {error:?}"
         );
     }
+}
+
+/// Adds `x-tenant: blue` before every attempt, tries to change the token, and notes what it
+/// saw (`name.before n id`, `name.after n status`) in `log`.
+#[derive(Debug)]
+struct Noting {
+    name: &'static str,
+    log: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Interceptor for Noting {
+    fn before_send(&self, attempt: &Attempt<'_>, headers: &mut AttemptHeaders<'_>) {
+        headers
+            .append("x-tenant".parse().unwrap(), "blue".parse().unwrap())
+            .unwrap();
+        let token = headers.insert(
+            "authorization".parse().unwrap(),
+            "Bearer x".parse().unwrap(),
+        );
+        assert!(token.is_err(), "the token is the sdk's");
+        let id = attempt.request_id().unwrap();
+        self.log.lock().unwrap().push(format!(
+            "{}.before {} {} {id}",
+            self.name,
+            attempt.operation(),
+            attempt.number()
+        ));
+    }
+
+    fn after_receive(
+        &self,
+        attempt: &Attempt<'_>,
+        answer: &mut pubapi_sdk_ext::reqwest::Result<pubapi_sdk_ext::reqwest::Response>,
+    ) {
+        let status = answer.as_ref().unwrap().status().as_u16();
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("{}.after {} {status}", self.name, attempt.number()));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn interceptors_add_a_header_seen_once_on_every_attempt_in_order_around_it() {
+    let script = Script::new(vec![Answer::empty(503), Answer::empty(503)], ok_whoami());
+    let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let noting = |name| {
+        Arc::new(Noting {
+            name,
+            log: log.clone(),
+        })
+    };
+    let client = script
+        .builder()
+        .token(SecretToken::try_from(CANARY).unwrap())
+        .interceptor(noting("outer"))
+        .interceptor(noting("inner"))
+        .build()
+        .unwrap();
+    client.identity().whoami().await.unwrap();
+    let seen = script.seen();
+    assert_eq!(seen.len(), 3);
+    let id = seen[0].headers["x-request-id"].to_str().unwrap().to_owned();
+    for attempt in &seen {
+        let tenants: Vec<_> = attempt.headers.get_all("x-tenant").iter().collect();
+        assert_eq!(tenants, ["blue", "blue"], "one from each interceptor");
+        assert_eq!(
+            attempt.headers["authorization"],
+            format!("Bearer {CANARY}").as_str()
+        );
+    }
+    let mut expected = Vec::new();
+    for (number, status) in [(1, 503), (2, 503), (3, 200)] {
+        expected.extend([
+            format!("outer.before whoami {number} {id}"),
+            format!("inner.before whoami {number} {id}"),
+            format!("inner.after {number} {status}"),
+            format!("outer.after {number} {status}"),
+        ]);
+    }
+    assert_eq!(*log.lock().unwrap(), expected);
+}
+
+/// Turns the first answer it sees into a 503.
+#[derive(Debug, Default)]
+struct FirstFails(std::sync::atomic::AtomicBool);
+
+impl Interceptor for FirstFails {
+    fn after_receive(
+        &self,
+        _attempt: &Attempt<'_>,
+        answer: &mut pubapi_sdk_ext::reqwest::Result<pubapi_sdk_ext::reqwest::Response>,
+    ) {
+        if !self.0.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            let failed = pubapi_sdk_ext::http::Response::builder()
+                .status(503)
+                .body(Vec::<u8>::new())
+                .unwrap();
+            *answer = Ok(failed.into());
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_answer_an_interceptor_replaces_is_retried_on_the_clients_budget() {
+    let script = Script::new(vec![], ok_whoami());
+    let client = script
+        .builder()
+        .token(SecretToken::try_from(CANARY).unwrap())
+        .interceptor(Arc::new(FirstFails::default()))
+        .build()
+        .unwrap();
+    client.identity().whoami().await.unwrap();
+    let times = script.times();
+    assert_eq!(times.len(), 2, "the injected 503 was retried");
+    assert!(times[1] >= Duration::from_millis(550), "paced: {times:?}");
+    assert_eq!(
+        client.quota(LimitClass::General).remaining_today,
+        Some(1000 - 2)
+    );
 }

@@ -20,7 +20,11 @@
 //!    2. **pace** ([`limiter`]): wait for a slot of the token's pacer (shared by every
 //!       client of the token in the process, or through a [fleet](crate::fleet)'s store);
 //!    3. **send** through the client's [`Transport`](crate::Transport), with the bearer
-//!       token, keeping what the next attempt needs to send it again ([`replay`]);
+//!       token, keeping what the next attempt needs to send it again ([`replay`]), in a
+//!       span of the attempt's own ([`attempt`]); the builder's
+//!       [interceptors](crate::interceptor) add their headers before (after the replay is
+//!       kept, so each attempt has only theirs) and see the answer after, in the attempt's
+//!       span; with feature `otel`, the attempt's trace context is the last header set;
 //!    4. **judge** ([`crate::verdict`], the one place that reads a status): success,
 //!       throttled, daily quota used up, server error, no answer, or final; the gateway's
 //!       counters and a used-up quota go to the pacer;

@@ -9,6 +9,7 @@
 
 use crate::act_as::{ACT_AS, ACT_AS_EMAIL, ActAs};
 use crate::fleet::Fleet;
+use crate::interceptor::{self, Interceptor};
 use crate::limits::BudgetConflict;
 use crate::limits::{Limits, Pacing, ServerCounters};
 use crate::options::CallOptions;
@@ -50,6 +51,8 @@ pub(crate) struct Shared {
     /// The builder's transport; `None` sends through reqwest directly, without boxing each
     /// attempt's future as a `Transport` must.
     transport: Option<Arc<dyn Transport>>,
+    /// The builder's interceptors, in the order added.
+    interceptors: Box<[Arc<dyn Interceptor>]>,
     settings: Settings,
     rng: Mutex<SplitMix64>,
 }
@@ -67,6 +70,7 @@ impl Shared {
         budgets: Budgets,
         retry: RetryConfig,
         transport: Option<Arc<dyn Transport>>,
+        interceptors: Box<[Arc<dyn Interceptor>]>,
         settings: Settings,
     ) -> Self {
         Shared {
@@ -77,6 +81,7 @@ impl Shared {
             later_in_use: AtomicBool::new(false),
             retry,
             transport,
+            interceptors,
             settings,
             rng: Mutex::new(SplitMix64::from_entropy()),
         }
@@ -193,6 +198,7 @@ impl fmt::Debug for Shared {
                 "transport",
                 &self.transport.as_deref().unwrap_or(&ReqwestTransport),
             )
+            .field("interceptors", &self.interceptors)
             .finish()
     }
 }
@@ -610,6 +616,18 @@ impl<'a> Op<'a> {
             headers.insert(REQUEST_ID_HEADER, self.request_id.clone());
             *slot = Slot::Sent(Replay::of(&request, shared.transport.is_none()));
             let span = attempt::span(&self.span, self.operation, &request, progress.attempt);
+            // After the replay is made, so that each attempt carries only what they set for
+            // it; in the attempt's span, for their events.
+            if !shared.interceptors.is_empty() {
+                let _in_span = span.enter();
+                interceptor::before_send(
+                    &shared.interceptors,
+                    self.operation,
+                    progress.attempt,
+                    RequestId::of_header(&self.request_id),
+                    &mut request,
+                );
+            }
             // After the replay is made: each attempt carries its own span's context.
             #[cfg(feature = "otel")]
             attempt::inject(&span, request.headers_mut());
@@ -627,7 +645,17 @@ impl<'a> Op<'a> {
         let (sending, (sent_at, url)) = sending;
         // The HTTP client's read timeout bounds the wait for the head and every read of
         // the body (see `ClientBuilder::attempt_timeout`): no timer of our own here.
-        let result = sending.await;
+        let mut result = sending.await;
+        if !shared.interceptors.is_empty() {
+            let _in_span = span.enter();
+            interceptor::after_receive(
+                &shared.interceptors,
+                self.operation,
+                progress.attempt,
+                RequestId::of_header(&self.request_id),
+                &mut result,
+            );
+        }
         let (ended, error_type) = match &result {
             Ok(response) => (Ended::Status(response.status().as_u16()), None),
             Err(error) => (Ended::Transport, Some(transport_error_type(error))),
@@ -1255,6 +1283,7 @@ mod tests {
             },
             RetryConfig::default(),
             None,
+            Box::new([]),
             Settings {
                 call_removed_operations: false,
             },
