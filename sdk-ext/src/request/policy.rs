@@ -240,9 +240,10 @@ impl Policy {
             Some(options) => options.apply(&mut request),
             None => RequestId::next_with_header(),
         };
-        // The call's span, parent of one client span per attempt ([`attempt`]): OpenTelemetry's
-        // names of what the call is, its error status, and the SDK's own under `pubapi.`;
-        // nothing secret: no token, act-as value, query or body.
+        // The call's span, the logical operation: parent of one HTTP client span per attempt
+        // ([`attempt`]), which has the conventions' HTTP attributes; here how the call ended
+        // (`error.type`, the error status) and the SDK's own fields under `pubapi.`; nothing
+        // secret: no token, act-as value, query or body.
         let span = if !tracing::level_enabled!(tracing::Level::INFO) {
             // Nothing listens at this level: not even the fields are worked out.
             tracing::Span::none()
@@ -250,10 +251,6 @@ impl Policy {
             tracing::info_span!(
                 "pubapi.request",
                 otel.status_code = tracing::field::Empty,
-                http.request.method = operation.method,
-                server.address = request.url().host_str().unwrap_or_default(),
-                url.template = operation.path,
-                http.response.status_code = tracing::field::Empty,
                 error.r#type = tracing::field::Empty,
                 pubapi.operation = operation.id,
                 pubapi.limit_class = operation.limit_class.as_str(),
@@ -824,9 +821,9 @@ impl<'a> Op<'a> {
     /// After the last attempt (steps 5 and 6 of the [module doc](super)): a failed answer has
     /// its body read and kept, with the call's id (the typed error reads both there); a
     /// transport failure gets the id on its URL ([`crate::request_id::mark`]); a refusal
-    /// becomes the error that carries it. The end goes on the span (OpenTelemetry's
-    /// `http.response.status_code` and `error.type`) and into the metrics. A success is
-    /// handed back at once; what needs a wait (a failed body to read, a refusal to turn into
+    /// becomes the error that carries it. The end goes on the call's span (OpenTelemetry's
+    /// `error.type` and the error status; the status is on the attempt's span) and into the
+    /// metrics. A success is handed back at once; what needs a wait (a failed body to read, a refusal to turn into
     /// an error) comes back as [`Finished::Later`].
     fn finish(
         &self,
@@ -841,7 +838,6 @@ impl<'a> Op<'a> {
             }
             Ok(Ok(response)) => {
                 let status = response.status().as_u16();
-                record(span, "http.response.status_code", i64::from(status));
                 if verdict::has_error_body(status) && !span.is_disabled() {
                     record(span, "error.type", status.to_string());
                     record(span, "otel.status_code", "ERROR");
