@@ -9,7 +9,8 @@
 //! recorder that keeps every counter and histogram in a map (as an exporter would).
 //!
 //! `cargo bench -p pubapi-sdk-ext --bench overhead` (add `--features metrics` for the
-//! metrics variant)
+//! metrics variant; in counted mode, `--features otel` adds the signals `otel`: spans into an
+//! OpenTelemetry SDK through `tracing-opentelemetry`, and `traceparent` on every attempt)
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use pubapi_sdk::types::Whoami;
@@ -168,7 +169,7 @@ fn overhead(c: &mut Criterion) {
     let ext_call = || async { ext.identity().whoami().await.unwrap() };
 
     // Counted mode, for instruction counts that do not depend on how busy the machine is:
-    // `PUBAPI_OVERHEAD_COUNT=<variant>:<sequential|concurrent>:<off|on>:<calls>` (a variant is
+    // `PUBAPI_OVERHEAD_COUNT=<variant>:<sequential|concurrent>:<off|on|otel>:<calls>` (a variant is
     // `generated_client`, `generated_client_same_http_settings`,
     // `generated_client_own_timeouts` or `sdk_ext`)
     // makes exactly that many calls (after a warm-up of 64) and exits; two counts' difference
@@ -179,8 +180,12 @@ fn overhead(c: &mut Criterion) {
             panic!("PUBAPI_OVERHEAD_COUNT={spec}: want variant:mode:signals:calls");
         };
         let calls: usize = calls.parse().expect("a number of calls");
-        if signals == "on" {
-            signals_on();
+        match signals {
+            "on" => signals_on(),
+            #[cfg(feature = "otel")]
+            "otel" => signals_otel(),
+            "off" => {}
+            other => panic!("unknown signals {other}"),
         }
         let call = || async {
             match variant {
@@ -306,6 +311,29 @@ fn signals_on() {
     .unwrap();
     #[cfg(feature = "metrics")]
     metrics::set_global_recorder(keeping::Keeping::default()).unwrap();
+}
+
+/// Spans through `tracing-opentelemetry` into an OpenTelemetry SDK that keeps no span (no
+/// processor: what is measured is the SDK's side, not an exporter's), and W3C trace context
+/// propagated on every attempt (feature `otel`): the call's and each attempt's span become
+/// OpenTelemetry spans, and each attempt carries its `traceparent`.
+#[cfg(feature = "otel")]
+fn signals_otel() {
+    use opentelemetry::trace::TracerProvider as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    opentelemetry::global::set_text_map_propagator(
+        opentelemetry_sdk::propagation::TraceContextPropagator::new(),
+    );
+    let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
+    let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("bench"));
+    tracing::subscriber::set_global_default(
+        tracing_subscriber::registry()
+            .with(tracing_subscriber::filter::LevelFilter::INFO)
+            .with(layer),
+    )
+    .unwrap();
+    // Kept for the whole run.
+    std::mem::forget(provider);
 }
 
 /// A recorder that keeps every value in a map by key, as an exporter does.

@@ -2,6 +2,7 @@
 
 use crate::Client;
 use crate::fleet::Fleet;
+use crate::interceptor::Interceptor;
 use crate::limits::{Limits, Pacing};
 use crate::loopback::is_loopback;
 use crate::request::limiter::RateLimiter;
@@ -63,6 +64,7 @@ pub struct ClientBuilder {
     connect_timeout: Duration,
     attempt_timeout: Duration,
     transport: Option<Arc<dyn Transport>>,
+    interceptors: Vec<Arc<dyn Interceptor>>,
     allow_plain_http: bool,
     call_removed_operations: bool,
     pacing: Pacing,
@@ -80,6 +82,7 @@ impl Default for ClientBuilder {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             attempt_timeout: DEFAULT_ATTEMPT_TIMEOUT,
             transport: None,
+            interceptors: Vec::new(),
             allow_plain_http: false,
             call_removed_operations: false,
             pacing: Pacing::default(),
@@ -96,6 +99,7 @@ impl fmt::Debug for ClientBuilder {
             .field("token", &self.token)
             .field("limits", &self.limits)
             .field("retry", &self.retry)
+            .field("interceptors", &self.interceptors)
             .finish_non_exhaustive()
     }
 }
@@ -199,6 +203,13 @@ impl ClientBuilder {
         self
     }
 
+    /// Adds an interceptor around every attempt (see [`crate::interceptor`]): it runs before
+    /// sending after those added earlier, and after receiving before them.
+    pub fn interceptor(mut self, interceptor: Arc<dyn Interceptor>) -> Self {
+        self.interceptors.push(interceptor);
+        self
+    }
+
     /// Builds the client.
     ///
     /// Every client of one token in the process paces on one budget, whatever base URL it
@@ -237,6 +248,7 @@ impl ClientBuilder {
             budget,
             self.retry,
             self.transport,
+            self.interceptors.into(),
             Settings {
                 call_removed_operations: self.call_removed_operations,
             },
@@ -248,7 +260,7 @@ impl ClientBuilder {
                 .limiter_for(&token)
                 .map_err(BuildError::BudgetConflict)?;
         }
-        let policy = Policy::new(shared.clone(), None);
+        let policy = Policy::new(shared.clone(), None, None);
         let sdk = pubapi_sdk::Client::new_with_client(
             &base_url,
             http,
@@ -258,6 +270,7 @@ impl ClientBuilder {
             sdk,
             shared,
             act_as: None,
+            options: None,
         })
     }
 }

@@ -18,8 +18,10 @@ pub mod error;
 pub mod events;
 pub mod fleet;
 mod gateway;
+pub mod interceptor;
 pub mod limits;
 mod loopback;
+pub mod options;
 pub mod password_grant;
 pub mod path;
 mod request;
@@ -90,6 +92,7 @@ use api::{
     Agents, Assistant, Audit, Copilot, Documents, Events, Identity, KnowledgeBases, Search,
     Webhooks,
 };
+use options::CallOptions;
 use pubapi_sdk::hooks::Inner;
 use request::policy::{Policy, Shared};
 use std::fmt;
@@ -128,6 +131,7 @@ pub struct Client {
     sdk: pubapi_sdk::Client,
     shared: Arc<Shared>,
     act_as: Option<ActAs>,
+    options: Option<Arc<CallOptions>>,
 }
 
 impl Client {
@@ -156,12 +160,53 @@ impl Client {
     /// an admin's. The view shares the token's pacer: impersonated calls count against the
     /// token's own budget. `self` is unchanged, so one client can serve many users.
     pub fn act_as(&self, who: ActAs) -> Client {
-        self.view(Some(who))
+        self.view(Some(who), self.options.clone())
     }
 
     /// A view of this client that does not impersonate anyone.
     pub fn without_act_as(&self) -> Client {
-        self.view(None)
+        self.view(None, self.options.clone())
+    }
+
+    /// A view of this client whose calls take `options` (retries, timeouts, request id, extra
+    /// headers; see [`options`]): every area handle, request builder and the generated
+    /// client of the view. It shares the token, the pacer, the retry budget and whom it acts
+    /// as with `self`; on a view that has options already, what `options` sets is put over
+    /// them (headers are added).
+    ///
+    /// ```
+    /// use pubapi_sdk_ext::options::CallOptions;
+    /// use pubapi_sdk_ext::{Client, SecretToken};
+    ///
+    /// let client = Client::builder()
+    ///     .domain("acme.example.com")
+    ///     .token(SecretToken::try_from("t0k3n")?)
+    ///     .build()?;
+    /// // An AI question sent once, whatever the client's retries.
+    /// let once = client.with_options(CallOptions::new().retries(0))?;
+    /// assert_eq!(once.call_options().and_then(|o| o.max_attempts()), Some(1));
+    ///
+    /// // A header the SDK sets itself is refused before anything is sent.
+    /// let token = CallOptions::new().header("authorization".parse()?, "x".parse()?);
+    /// assert!(client.with_options(token).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`CallOptionsError`](options::CallOptionsError) for a header the SDK sets itself or a
+    /// timeout of zero.
+    pub fn with_options(&self, options: CallOptions) -> Result<Client, options::CallOptionsError> {
+        options.check()?;
+        let options = match &self.options {
+            Some(older) => older.merged(options),
+            None => options,
+        };
+        Ok(self.view(self.act_as.clone(), Some(Arc::new(options))))
+    }
+
+    /// The options this view's calls take ([`Client::with_options`]), if any.
+    pub fn call_options(&self) -> Option<&CallOptions> {
+        self.options.as_deref()
     }
 
     /// Whom this view acts as.
@@ -198,9 +243,13 @@ impl Client {
         request: reqwest::Request,
         operation: &'static pubapi_sdk::operations::Operation,
     ) -> reqwest::Result<reqwest::Response> {
-        Policy::new(self.shared.clone(), self.act_as.clone())
-            .run(self.http(), request, operation)
-            .await
+        Policy::new(
+            self.shared.clone(),
+            self.act_as.clone(),
+            self.options.clone(),
+        )
+        .run(self.http(), request, operation)
+        .await
     }
 
     /// The reqwest client (redirects not followed) for requests built by hand.
@@ -208,8 +257,8 @@ impl Client {
         progenitor_client::ClientInfo::client(&self.sdk)
     }
 
-    fn view(&self, act_as: Option<ActAs>) -> Client {
-        let policy = Policy::new(self.shared.clone(), act_as.clone());
+    fn view(&self, act_as: Option<ActAs>, options: Option<Arc<CallOptions>>) -> Client {
+        let policy = Policy::new(self.shared.clone(), act_as.clone(), options.clone());
         let sdk = pubapi_sdk::Client::new_with_client(
             self.base_url(),
             self.http().clone(),
@@ -219,6 +268,7 @@ impl Client {
             sdk,
             shared: self.shared.clone(),
             act_as,
+            options,
         }
     }
 }
@@ -285,6 +335,7 @@ impl fmt::Debug for Client {
         f.debug_struct("Client")
             .field("base_url", &self.base_url())
             .field("act_as", &self.act_as)
+            .field("options", &self.options)
             .field("shared", &self.shared)
             .finish()
     }

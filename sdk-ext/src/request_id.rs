@@ -112,6 +112,57 @@ impl RequestId {
     }
 }
 
+impl RequestId {
+    /// The header value of this id (for a caller-given id; the SDK's own come with theirs).
+    pub(crate) fn header_value(&self) -> http::HeaderValue {
+        // Hex digits and dashes only: always a valid header value.
+        http::HeaderValue::from_bytes(&self.0).unwrap_or(http::HeaderValue::from_static(""))
+    }
+}
+
+/// A caller's own id, such as the id of the request a service is answering
+/// ([`CallOptions::request_id`](crate::options::CallOptions::request_id)): any RFC 9562 UUID
+/// in its 36-character text form (any version; upper-case digits are written lower-case).
+///
+/// ```
+/// use pubapi_sdk_ext::RequestId;
+///
+/// let id: RequestId = "0192F3A8-5B1C-7D2E-8F3A-9C4B5D6E7F80".parse()?;
+/// assert_eq!(id.as_str(), "0192f3a8-5b1c-7d2e-8f3a-9c4b5d6e7f80");
+/// assert!("req-42".parse::<RequestId>().is_err());
+/// # Ok::<(), pubapi_sdk_ext::request_id::InvalidRequestId>(())
+/// ```
+impl std::str::FromStr for RequestId {
+    type Err = InvalidRequestId;
+
+    fn from_str(text: &str) -> Result<RequestId, InvalidRequestId> {
+        let bytes: [u8; 36] = text.as_bytes().try_into().map_err(|_| InvalidRequestId)?;
+        let mut id = [0; 36];
+        for (i, (byte, out)) in bytes.iter().zip(&mut id).enumerate() {
+            *out = match (i, byte) {
+                (8 | 13 | 18 | 23, b'-') => b'-',
+                (8 | 13 | 18 | 23, _) => return Err(InvalidRequestId),
+                (_, b) if b.is_ascii_hexdigit() => b.to_ascii_lowercase(),
+                _ => return Err(InvalidRequestId),
+            };
+        }
+        Ok(RequestId(id))
+    }
+}
+
+/// A request id given as text that is not a UUID's 36-character form (8-4-4-4-12 hex
+/// digits). It does not repeat the text, which may come from outside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InvalidRequestId;
+
+impl fmt::Display for InvalidRequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a request id is a uuid: 8-4-4-4-12 hex digits")
+    }
+}
+
+impl std::error::Error for InvalidRequestId {}
+
 /// Writes `value`'s low hex digits into `text[range]` from the right, skipping the dashes.
 fn write_hex(text: &mut [u8; 36], range: std::ops::Range<usize>, mut value: u64) {
     for i in range.rev().filter(|i| !matches!(i, 8 | 13 | 18 | 23)) {
@@ -211,6 +262,28 @@ mod tests {
         let millis = u64::from_str_radix(&text[..13].replace('-', ""), 16).unwrap();
         // The block may have been written by an earlier test of this thread.
         assert!(millis <= after && millis + 60_000 >= before, "{text}");
+    }
+
+    #[test]
+    fn a_caller_given_id_parses_only_as_a_uuid() {
+        let cases = [
+            ("0192f3a8-5b1c-7d2e-8f3a-9c4b5d6e7f80", true),
+            ("0192F3A8-5B1C-4D2E-8F3A-9C4B5D6E7F80", true),
+            ("0192f3a85b1c7d2e8f3a9c4b5d6e7f80", false),
+            ("0192f3a8-5b1c-7d2e-8f3a-9c4b5d6e7f8", false),
+            ("0192f3a8-5b1c-7d2e-8f3a-9c4b5d6e7f8g", false),
+            ("0192f3a8+5b1c-7d2e-8f3a-9c4b5d6e7f80", false),
+            ("0192f3a8-5b1c-7d2e-8f3a-9c4b5d6e7f80 ", false),
+            ("", false),
+        ];
+        for (text, valid) in cases {
+            let parsed = text.parse::<RequestId>();
+            assert_eq!(parsed.is_ok(), valid, "{text:?}");
+            if let Ok(id) = parsed {
+                assert_eq!(id.as_str(), text.to_ascii_lowercase());
+                assert_eq!(id.header_value().to_str().unwrap(), id.as_str());
+            }
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! | `pubapi_attempts_total` | counter | `operation`, `status` | every attempt, retries included |
 //! | `pubapi_retries_total` | counter | `operation`, `reason` | retries, by what was retried (`throttled`, `server_error`, `transport`, `unauthorized`) |
 //! | `pubapi_throttles_total` | counter | `code` | throttle answers, by gateway code (`ERR_403_DEVELOPER_OVER_QPS`, `…_OVER_RATE`, `unknown` for a code the SDK does not know, `none` for a 429 without one) |
+//! | `http.client.request.duration` | histogram | `http.request.method`, `server.address`, `server.port`, `url.template`, `http.response.status_code`, `error.type` | seconds from sending an attempt to its answer's head (or its failure), as OpenTelemetry's HTTP client conventions name it; `error.type` is the status of an answer of 400 or more, or `timeout`, `connect`, `transport` |
 //! | `pubapi_limiter_wait_seconds` | histogram | `class` | how long calls waited for their slot |
 //! | `pubapi_fleet_store_seconds` | histogram | `class` | how long the fleet's budget store took to answer a booking |
 //! | `pubapi_fleet_store_down_total` | counter | `reason` | times a process found the fleet's budget store down and paced on its share (`failed`, `slow`) |
@@ -105,6 +106,41 @@ pub(crate) fn throttle(code: &'static str) {
     counter!("pubapi_throttles_total", "code" => code).increment(1);
     #[cfg(not(feature = "metrics"))]
     let _ = code;
+}
+
+/// An attempt of `operation` to `address`:`port` ended as `ended` after `took`
+/// (`http.client.request.duration`, in seconds). Only with the feature: without it, the
+/// policy does not even read the clock for it.
+#[cfg(feature = "metrics")]
+pub(crate) fn request_duration(
+    operation: &'static pubapi_sdk::operations::Operation,
+    address: &str,
+    port: u16,
+    ended: Ended,
+    error_type: Option<&'static str>,
+    took: Duration,
+) {
+    {
+        let mut labels = vec![
+            metrics::Label::new("http.request.method", operation.method),
+            metrics::Label::new("server.address", address.to_owned()),
+            metrics::Label::new("server.port", port.to_string()),
+            metrics::Label::new("url.template", operation.path),
+        ];
+        if let Ended::Status(status) = ended {
+            labels.push(metrics::Label::new(
+                "http.response.status_code",
+                ended.label(),
+            ));
+            if status >= 400 {
+                labels.push(metrics::Label::new("error.type", ended.label()));
+            }
+        }
+        if let Some(error_type) = error_type {
+            labels.push(metrics::Label::new("error.type", error_type));
+        }
+        histogram!("http.client.request.duration", labels).record(took.as_secs_f64());
+    }
 }
 
 /// A call waited this long for its slot.

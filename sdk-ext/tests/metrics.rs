@@ -206,6 +206,44 @@ fn a_call_its_retries_a_throttle_and_the_gateways_counters_are_counted_without_s
 }
 
 #[test]
+fn every_attempt_is_in_the_http_client_request_duration_with_the_conventions_attributes() {
+    let recorded = Recorded::default();
+    let script = Script::new(
+        vec![Answer::empty(503)],
+        Answer::json(200, r#"{"username":"admin"}"#),
+    );
+    script.delay_every(1, std::time::Duration::from_millis(250));
+    with_recorder(&recorded, async {
+        script.client().sdk().whoami().send().await.unwrap();
+    });
+    let name = "http.client.request.duration";
+    let common = [
+        ("http.request.method", "GET"),
+        ("server.address", "sandbox.test"),
+        ("server.port", "80"),
+        ("url.template", "/v1/whoami"),
+    ];
+    let table = [
+        (
+            &[("http.response.status_code", "503"), ("error.type", "503")][..],
+            0.25,
+        ),
+        (&[("http.response.status_code", "200")][..], 0.25),
+    ];
+    for (labels, seconds) in table {
+        let labels: Vec<_> = common.iter().chain(labels).copied().collect();
+        assert_eq!(recorded.sum(name, &labels), seconds, "{labels:?}");
+    }
+    assert_eq!(recorded.count(name), 2);
+    let everything = format!("{:?}", recorded.0.lock().unwrap());
+    let error_types = everything.matches("\"error.type\"").count();
+    assert_eq!(
+        error_types, 1,
+        "only the 503 has an error.type: {everything}"
+    );
+}
+
+#[test]
 fn the_webhook_receiver_counts_deliveries_by_status_and_the_duplicates_it_left_out() {
     use pubapi_sdk_ext::webhook::testing::{self, DeliveryBuilder};
     use pubapi_sdk_ext::webhook::{Batch, EventType, HandlerError, WebhookSecret};

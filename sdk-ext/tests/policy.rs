@@ -1,9 +1,11 @@
 //! The request policy of `Client`, driven through a scripted transport with paused time, so
 //! schedules are asserted exactly.
 
+use pubapi_sdk_ext::interceptor::{Attempt, AttemptHeaders, Interceptor};
+use pubapi_sdk_ext::options::{CallOptions, CallOptionsError};
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::testing::{Answer, Script};
-use pubapi_sdk_ext::{ActAs, Client, Error, LimitClass, RetryConfig, SecretToken};
+use pubapi_sdk_ext::{ActAs, Client, Error, LimitClass, RequestId, RetryConfig, SecretToken};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -848,4 +850,262 @@ async fn two_processes_without_a_fleet_that_fill_the_ai_minute_get_at_most_one_4
     let gateway = gateway.lock().unwrap();
     assert_eq!(gateway.accepted.len(), 20);
     assert!(gateway.throttled.iter().all(|n| *n <= 1), "{gateway:?}");
+}
+
+/// A client of the default retries, and a view of it that sends its calls once.
+fn client_and_view_without_retries(script: &Arc<Script>) -> (Client, Client) {
+    let client = client(script);
+    let once = client.with_options(CallOptions::new().retries(0)).unwrap();
+    (client, once)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_per_call_option_of_no_retries_sends_an_ai_call_once_while_the_client_retries_another() {
+    let throttled = || Answer::empty(429).header("retry-after", "1");
+    let script = Script::new(vec![throttled(), throttled()], Answer::json(200, "[]"));
+    let (client, once) = client_and_view_without_retries(&script);
+
+    let error = once.agents().list().await.unwrap_err();
+    assert_eq!(error.status(), Some(429), "{error}");
+    assert_eq!(script.seen().len(), 1, "sent once");
+
+    // The client's default (3 attempts): throttled, then the empty list.
+    assert!(client.agents().list().await.unwrap().is_empty());
+    assert_eq!(script.seen().len(), 3, "the client's call was sent twice");
+    // One budget: the view's call counts for the client too.
+    assert_eq!(client.quota(LimitClass::Ai).remaining_today, Some(100 - 3));
+}
+
+#[tokio::test(start_paused = true)]
+async fn more_retries_per_call_than_the_client_allows_are_taken() {
+    let script = Script::new(vec![Answer::empty(503); 4], ok_whoami());
+    let client = client_with(&script, RetryConfig::default().with_max_attempts(1));
+    let patient = client.with_options(CallOptions::new().retries(4)).unwrap();
+    patient.identity().whoami().await.unwrap();
+    assert_eq!(script.seen().len(), 5);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_caller_given_request_id_is_sent_on_every_attempt_and_kept_on_the_error() {
+    let id: RequestId = "0192f3a8-5b1c-7d2e-8f3a-9c4b5d6e7f80".parse().unwrap();
+    let script = Script::new(
+        vec![Answer::empty(503), Answer::empty(503)],
+        Answer::json(404, r#"{"code":"not_found","message":"no such webhook"}"#),
+    );
+    let view = client(&script)
+        .with_options(CallOptions::new().request_id(id))
+        .unwrap();
+    let error = view.webhooks().details("w1").await.unwrap_err();
+    let seen = script.seen();
+    assert_eq!(seen.len(), 3);
+    for attempt in &seen {
+        assert_eq!(attempt.headers["x-request-id"], id.as_str());
+    }
+    assert_eq!(error.request_id(), Some(id));
+}
+
+#[tokio::test(start_paused = true)]
+async fn extra_headers_of_a_view_are_sent_on_every_attempt_with_the_views_impersonation() {
+    let script = Script::new(vec![Answer::empty(503)], ok_whoami());
+    let view = client(&script)
+        .act_as(ActAs::username("bob").unwrap())
+        .with_options(
+            CallOptions::new().header("x-tenant".parse().unwrap(), "blue".parse().unwrap()),
+        )
+        .unwrap();
+    // The options stay on an act-as view of the view.
+    let alice = view.act_as(ActAs::username("alice").unwrap());
+    view.identity().whoami().await.unwrap();
+    alice.sdk().whoami().send().await.unwrap();
+    let seen = script.seen();
+    assert_eq!(seen.len(), 3);
+    for (attempt, who) in seen.iter().zip(["bob", "bob", "alice"]) {
+        assert_eq!(attempt.headers["x-tenant"], "blue");
+        assert_eq!(attempt.headers["x-service-act-as"], who);
+        assert_eq!(
+            attempt.headers.get_all("x-service-act-as").iter().count(),
+            1
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn headers_the_sdk_sets_itself_are_refused_with_nothing_sent() {
+    let script = Script::new(vec![], ok_whoami());
+    let client = client(&script);
+    for name in [
+        "authorization",
+        "x-request-id",
+        "x-service-act-as-email",
+        "host",
+    ] {
+        let options = CallOptions::new().header(name.parse().unwrap(), "x".parse().unwrap());
+        let error = client.with_options(options).unwrap_err();
+        assert_eq!(
+            error,
+            CallOptionsError::ReservedHeader {
+                name: name.parse().unwrap()
+            }
+        );
+        assert!(error.to_string().contains(name), "{error}");
+    }
+    assert!(script.seen().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_per_call_operation_timeout_shorter_than_the_retry_after_ends_the_call_at_once() {
+    let throttled = || Answer::empty(429).header("retry-after", "5");
+    let script = Script::new(vec![throttled(), throttled()], ok_whoami());
+    let client = client(&script);
+    let hurried = client
+        .with_options(CallOptions::new().operation_timeout(secs(3)))
+        .unwrap();
+    let started = Instant::now();
+    let error = hurried.identity().whoami().await.unwrap_err();
+    assert_eq!(error.status(), Some(429));
+    assert_eq!((script.seen().len(), started.elapsed()), (1, secs(0)));
+    // The client's own deadline (180 s) waits the 5 seconds.
+    client.identity().whoami().await.unwrap();
+    let times = script.times();
+    assert_eq!(times.len(), 3);
+    assert_eq!(times[2] - times[1], secs(5));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_success_status_the_spec_does_not_document_is_an_error_with_the_calls_request_id() {
+    for status in [201, 202, 204] {
+        let script = Script::new(vec![], Answer::empty(status));
+        let error = client(&script)
+            .identity()
+            .whoami()
+            .await
+            .expect_err("whoami documents 200 only");
+        let sent = script.seen()[0].headers["x-request-id"].clone();
+        assert_eq!(error.status(), Some(status), "{error}");
+        assert_eq!(
+            error.request_id().map(|id| id.to_string()).as_deref(),
+            Some(sent.to_str().unwrap()),
+            "{status}: {error:?}"
+        );
+    }
+}
+
+/// Adds `x-tenant: blue` before every attempt, tries to change the token, and notes what it
+/// saw (`name.before n id`, `name.after n status`) in `log`.
+#[derive(Debug)]
+struct Noting {
+    name: &'static str,
+    log: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Interceptor for Noting {
+    fn before_send(&self, attempt: &Attempt<'_>, headers: &mut AttemptHeaders<'_>) {
+        headers
+            .append("x-tenant".parse().unwrap(), "blue".parse().unwrap())
+            .unwrap();
+        let token = headers.insert(
+            "authorization".parse().unwrap(),
+            "Bearer x".parse().unwrap(),
+        );
+        assert!(token.is_err(), "the token is the sdk's");
+        let id = attempt.request_id().unwrap();
+        self.log.lock().unwrap().push(format!(
+            "{}.before {} {} {id}",
+            self.name,
+            attempt.operation(),
+            attempt.number()
+        ));
+    }
+
+    fn after_receive(
+        &self,
+        attempt: &Attempt<'_>,
+        answer: &mut pubapi_sdk_ext::reqwest::Result<pubapi_sdk_ext::reqwest::Response>,
+    ) {
+        let status = answer.as_ref().unwrap().status().as_u16();
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("{}.after {} {status}", self.name, attempt.number()));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn interceptors_add_a_header_seen_once_on_every_attempt_in_order_around_it() {
+    let script = Script::new(vec![Answer::empty(503), Answer::empty(503)], ok_whoami());
+    let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let noting = |name| {
+        Arc::new(Noting {
+            name,
+            log: log.clone(),
+        })
+    };
+    let client = script
+        .builder()
+        .token(SecretToken::try_from(CANARY).unwrap())
+        .interceptor(noting("outer"))
+        .interceptor(noting("inner"))
+        .build()
+        .unwrap();
+    client.identity().whoami().await.unwrap();
+    let seen = script.seen();
+    assert_eq!(seen.len(), 3);
+    let id = seen[0].headers["x-request-id"].to_str().unwrap().to_owned();
+    for attempt in &seen {
+        let tenants: Vec<_> = attempt.headers.get_all("x-tenant").iter().collect();
+        assert_eq!(tenants, ["blue", "blue"], "one from each interceptor");
+        assert_eq!(
+            attempt.headers["authorization"],
+            format!("Bearer {CANARY}").as_str()
+        );
+    }
+    let mut expected = Vec::new();
+    for (number, status) in [(1, 503), (2, 503), (3, 200)] {
+        expected.extend([
+            format!("outer.before whoami {number} {id}"),
+            format!("inner.before whoami {number} {id}"),
+            format!("inner.after {number} {status}"),
+            format!("outer.after {number} {status}"),
+        ]);
+    }
+    assert_eq!(*log.lock().unwrap(), expected);
+}
+
+/// Turns the first answer it sees into a 503.
+#[derive(Debug, Default)]
+struct FirstFails(std::sync::atomic::AtomicBool);
+
+impl Interceptor for FirstFails {
+    fn after_receive(
+        &self,
+        _attempt: &Attempt<'_>,
+        answer: &mut pubapi_sdk_ext::reqwest::Result<pubapi_sdk_ext::reqwest::Response>,
+    ) {
+        if !self.0.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            let failed = pubapi_sdk_ext::http::Response::builder()
+                .status(503)
+                .body(Vec::<u8>::new())
+                .unwrap();
+            *answer = Ok(failed.into());
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_answer_an_interceptor_replaces_is_retried_on_the_clients_budget() {
+    let script = Script::new(vec![], ok_whoami());
+    let client = script
+        .builder()
+        .token(SecretToken::try_from(CANARY).unwrap())
+        .interceptor(Arc::new(FirstFails::default()))
+        .build()
+        .unwrap();
+    client.identity().whoami().await.unwrap();
+    let times = script.times();
+    assert_eq!(times.len(), 2, "the injected 503 was retried");
+    assert!(times[1] >= Duration::from_millis(550), "paced: {times:?}");
+    assert_eq!(
+        client.quota(LimitClass::General).remaining_today,
+        Some(1000 - 2)
+    );
 }

@@ -1,7 +1,7 @@
-//! Tracing and request ids: a span per request with OpenTelemetry's names for an HTTP
-//! client's span (`http.request.method`, `server.address`, `url.template`,
-//! `http.response.status_code`, `error.type`) and the SDK's own (operation, limit class,
-//! request id, attempt, limiter wait), never the token or impersonation values; one request
+//! Tracing and request ids: a span per call and one per attempt under it, which has
+//! OpenTelemetry's names for an HTTP client's span (`http.request.method`, `server.address`,
+//! `url.template`, `http.response.status_code`, `error.type`), the call's the SDK's own
+//! (operation, limit class, request id, attempt, limiter wait), never the token or impersonation values; one request
 //! id per call, the same on every attempt, kept on its error. In its own test binary,
 //! because tracing caches per-callsite interest process-wide: every test here captures.
 

@@ -135,6 +135,20 @@ impl Client {
         self.inner.acting_as()
     }
 
+    /// A view of this client whose calls take `options` (see
+    /// [`Client::with_options`](crate::Client::with_options)); it shares this client's
+    /// runtime.
+    ///
+    /// # Errors
+    /// [`CallOptionsError`](crate::options::CallOptionsError) for a header the SDK sets itself
+    /// or a timeout of zero.
+    pub fn with_options(
+        &self,
+        options: crate::options::CallOptions,
+    ) -> Result<Client, crate::options::CallOptionsError> {
+        Ok(self.with(self.inner.with_options(options)?))
+    }
+
     /// The base URL, e.g. `https://acme.example.com/pubapi`.
     pub fn base_url(&self) -> &str {
         self.inner.base_url()

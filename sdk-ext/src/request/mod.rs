@@ -12,13 +12,19 @@
 //!    operation's path shape with every path value one valid segment.
 //! 3. **impersonate** ([`policy`]): exactly one act-as header, the call's own (validated) or
 //!    the view's.
-//! 4. then each attempt, until the operation's deadline ([`retry::RetryConfig`]), in the
+//! 4. then each attempt, until the operation's deadline ([`retry::RetryConfig`], or the view's
+//!    [`CallOptions`](crate::options::CallOptions), which may also add headers, give the id
+//!    and bound each attempt), in the
 //!    named phases of [`policy`] (`try_op`, `try_attempt`, `decide`, `finish`):
 //!    1. **token**: from the client's [`TokenSource`](crate::TokenSource);
 //!    2. **pace** ([`limiter`]): wait for a slot of the token's pacer (shared by every
 //!       client of the token in the process, or through a [fleet](crate::fleet)'s store);
 //!    3. **send** through the client's [`Transport`](crate::Transport), with the bearer
-//!       token, keeping what the next attempt needs to send it again ([`replay`]);
+//!       token, keeping what the next attempt needs to send it again ([`replay`]), in a
+//!       span of the attempt's own ([`attempt`]); the builder's
+//!       [interceptors](crate::interceptor) add their headers before (after the replay is
+//!       kept, so each attempt has only theirs) and see the answer after, in the attempt's
+//!       span; with feature `otel`, the attempt's trace context is the last header set;
 //!    4. **judge** ([`crate::verdict`], the one place that reads a status): success,
 //!       throttled, daily quota used up, server error, no answer, or final; the gateway's
 //!       counters and a used-up quota go to the pacer;
@@ -39,6 +45,7 @@
 //! The token endpoint's requests, which a [`TokenSource`](crate::TokenSource) sends itself,
 //! reuse steps 4.2 to 4.5 through [`token_endpoint`] (re-exported from [`crate::token`]).
 
+pub(crate) mod attempt;
 pub(crate) mod failed;
 pub(crate) mod into_error;
 pub(crate) mod limiter;

@@ -9,8 +9,11 @@
 
 use crate::act_as::{ACT_AS, ACT_AS_EMAIL, ActAs};
 use crate::fleet::Fleet;
+use crate::interceptor::{self, Interceptor};
 use crate::limits::BudgetConflict;
 use crate::limits::{Limits, Pacing, ServerCounters};
+use crate::options::CallOptions;
+use crate::request::attempt;
 use crate::request::limiter::RateLimiter;
 use crate::request::rejection::LocalRejection;
 use crate::request::replay::Replay;
@@ -48,6 +51,8 @@ pub(crate) struct Shared {
     /// The builder's transport; `None` sends through reqwest directly, without boxing each
     /// attempt's future as a `Transport` must.
     transport: Option<Arc<dyn Transport>>,
+    /// The builder's interceptors, in the order added.
+    interceptors: Box<[Arc<dyn Interceptor>]>,
     settings: Settings,
     rng: Mutex<SplitMix64>,
 }
@@ -65,6 +70,7 @@ impl Shared {
         budgets: Budgets,
         retry: RetryConfig,
         transport: Option<Arc<dyn Transport>>,
+        interceptors: Box<[Arc<dyn Interceptor>]>,
         settings: Settings,
     ) -> Self {
         Shared {
@@ -75,6 +81,7 @@ impl Shared {
             later_in_use: AtomicBool::new(false),
             retry,
             transport,
+            interceptors,
             settings,
             rng: Mutex::new(SplitMix64::from_entropy()),
         }
@@ -191,6 +198,7 @@ impl fmt::Debug for Shared {
                 "transport",
                 &self.transport.as_deref().unwrap_or(&ReqwestTransport),
             )
+            .field("interceptors", &self.interceptors)
             .finish()
     }
 }
@@ -200,11 +208,21 @@ impl fmt::Debug for Shared {
 pub(crate) struct Policy {
     shared: Arc<Shared>,
     act_as: Option<ActAs>,
+    /// The view's call settings ([`crate::Client::with_options`]).
+    options: Option<Arc<CallOptions>>,
 }
 
 impl Policy {
-    pub(crate) fn new(shared: Arc<Shared>, act_as: Option<ActAs>) -> Self {
-        Policy { shared, act_as }
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        act_as: Option<ActAs>,
+        options: Option<Arc<CallOptions>>,
+    ) -> Self {
+        Policy {
+            shared,
+            act_as,
+            options,
+        }
     }
 
     /// Runs one operation: the checks, then the attempts (token, pacing, sending, retries)
@@ -217,20 +235,22 @@ impl Policy {
         mut request: reqwest::Request,
         operation: &'static Operation,
     ) -> BoxFuture<'a, reqwest::Result<reqwest::Response>> {
-        let (request_id, request_id_header) = RequestId::next_with_header();
-        // OpenTelemetry's names for an HTTP client's span, and the SDK's own under `pubapi.`;
-        // nothing secret: no token, act-as value, query or body.
+        let options = self.options.as_deref();
+        let (request_id, request_id_header) = match options {
+            Some(options) => options.apply(&mut request),
+            None => RequestId::next_with_header(),
+        };
+        // The call's span, the logical operation: parent of one HTTP client span per attempt
+        // ([`attempt`]), which has the conventions' HTTP attributes; here how the call ended
+        // (`error.type`, the error status) and the SDK's own fields under `pubapi.`; nothing
+        // secret: no token, act-as value, query or body.
         let span = if !tracing::level_enabled!(tracing::Level::INFO) {
             // Nothing listens at this level: not even the fields are worked out.
             tracing::Span::none()
         } else {
             tracing::info_span!(
                 "pubapi.request",
-                otel.kind = "client",
-                http.request.method = operation.method,
-                server.address = request.url().host_str().unwrap_or_default(),
-                url.template = operation.path,
-                http.response.status_code = tracing::field::Empty,
+                otel.status_code = tracing::field::Empty,
                 error.r#type = tracing::field::Empty,
                 pubapi.operation = operation.id,
                 pubapi.limit_class = operation.limit_class.as_str(),
@@ -252,6 +272,7 @@ impl Policy {
             operation,
             span,
             request_id: request_id_header,
+            options,
         };
         Box::pin(op.try_op(Slot::Request(request)))
     }
@@ -347,6 +368,8 @@ struct Op<'a> {
     span: tracing::Span,
     /// The call's id, as its header: the id itself is read back from it when the call ends.
     request_id: http::HeaderValue,
+    /// The view's call settings, if it has any.
+    options: Option<&'a CallOptions>,
 }
 
 /// `duration` in nanoseconds, saturated (584 years).
@@ -437,6 +460,13 @@ enum Next {
 }
 
 impl<'a> Op<'a> {
+    /// How long the call may take: the view's setting, or the client's.
+    fn operation_timeout(&self) -> Duration {
+        self.options
+            .and_then(|options| options.operation_timeout)
+            .unwrap_or(self.shared.retry.operation_timeout())
+    }
+
     /// The attempts, then the end of the call: every way out of the loop passes through
     /// [`Op::finish`].
     ///
@@ -519,13 +549,13 @@ impl<'a> Op<'a> {
         let shared = self.shared;
         let class = self.operation.limit_class;
         progress.attempt += 1;
-        let timeout = shared.retry.operation_timeout();
+        let timeout = self.operation_timeout();
         // The first attempt starts when the call does; the deadline is worked out only for
         // a call that needs a second.
         let (now, left) = if progress.attempt == 1 {
             (progress.started, timeout)
         } else {
-            record(&self.span, "pubapi.attempt", progress.attempt);
+            record(&self.span, "pubapi.attempt", i64::from(progress.attempt));
             let now = Instant::now();
             let deadline = progress.deadline(timeout);
             if now >= deadline {
@@ -570,7 +600,8 @@ impl<'a> Op<'a> {
                 record(
                     &self.span,
                     "pubapi.limiter_wait_ms",
-                    progress.limiter_waited_ns / 1_000_000,
+                    // An `i64`, which `tracing-opentelemetry` exports as a number.
+                    (progress.limiter_waited_ns / 1_000_000) as i64,
                 );
             }
             telemetry::limiter_wait(class, permit.waited());
@@ -581,13 +612,55 @@ impl<'a> Op<'a> {
             headers.insert(http::header::AUTHORIZATION, token.header_value());
             headers.insert(REQUEST_ID_HEADER, self.request_id.clone());
             *slot = Slot::Sent(Replay::of(&request, shared.transport.is_none()));
+            let span = attempt::span(&self.span, self.operation, &request, progress.attempt);
+            // After the replay is made, so that each attempt carries only what they set for
+            // it; in the attempt's span, for their events.
+            if !shared.interceptors.is_empty() {
+                let _in_span = span.enter();
+                interceptor::before_send(
+                    &shared.interceptors,
+                    self.operation,
+                    progress.attempt,
+                    RequestId::of_header(&self.request_id),
+                    &mut request,
+                );
+            }
+            // After the replay is made: each attempt carries its own span's context.
+            #[cfg(feature = "otel")]
+            attempt::inject(&span, request.headers_mut());
+            #[cfg(feature = "metrics")]
+            let sent = (Instant::now(), request.url().clone());
             // Nothing was awaited since the permit came.
             permit.sent_in_same_poll();
-            shared.send(self.http, request, &self.span)
+            let sending = shared.send(self.http, request, &span);
+            #[cfg(feature = "metrics")]
+            let sending = (sending, sent);
+            (sending, span)
         };
+        let (sending, span) = sending;
+        #[cfg(feature = "metrics")]
+        let (sending, (sent_at, url)) = sending;
         // The HTTP client's read timeout bounds the wait for the head and every read of
         // the body (see `ClientBuilder::attempt_timeout`): no timer of our own here.
-        let result = sending.await;
+        let mut result = sending.await;
+        if !shared.interceptors.is_empty() {
+            let _in_span = span.enter();
+            interceptor::after_receive(
+                &shared.interceptors,
+                self.operation,
+                progress.attempt,
+                RequestId::of_header(&self.request_id),
+                &mut result,
+            );
+        }
+        let (ended, error_type) = match &result {
+            Ok(response) => (Ended::Status(response.status().as_u16()), None),
+            Err(error) => (Ended::Transport, Some(transport_error_type(error))),
+        };
+        attempt::end(&span, ended, error_type);
+        #[cfg(feature = "metrics")]
+        attempt::duration(self.operation, &url, ended, error_type, sent_at.elapsed());
+        drop(span);
         let verdict = self.judge(&result, &limiter);
         Ok(Attempted {
             result,
@@ -701,7 +774,10 @@ impl<'a> Op<'a> {
             );
         }
         // The shared generator is locked only if a backoff is drawn.
-        let decision = self.shared.retry.decide(
+        let decision = self.shared.retry.decide_within(
+            self.options
+                .and_then(|options| options.max_attempts)
+                .unwrap_or(self.shared.retry.max_attempts()),
             &verdict,
             operation.is_idempotent(),
             progress.attempt,
@@ -717,7 +793,7 @@ impl<'a> Op<'a> {
             Decision::Retry { after }
                 if after
                     >= progress
-                        .deadline(self.shared.retry.operation_timeout())
+                        .deadline(self.operation_timeout())
                         .saturating_duration_since(Instant::now()) =>
             {
                 tracing::debug!(
@@ -745,9 +821,9 @@ impl<'a> Op<'a> {
     /// After the last attempt (steps 5 and 6 of the [module doc](super)): a failed answer has
     /// its body read and kept, with the call's id (the typed error reads both there); a
     /// transport failure gets the id on its URL ([`crate::request_id::mark`]); a refusal
-    /// becomes the error that carries it. The end goes on the span (OpenTelemetry's
-    /// `http.response.status_code` and `error.type`) and into the metrics. A success is
-    /// handed back at once; what needs a wait (a failed body to read, a refusal to turn into
+    /// becomes the error that carries it. The end goes on the call's span (OpenTelemetry's
+    /// `error.type` and the error status; the status is on the attempt's span) and into the
+    /// metrics. A success is handed back at once; what needs a wait (a failed body to read, a refusal to turn into
     /// an error) comes back as [`Finished::Later`].
     fn finish(
         &self,
@@ -757,25 +833,34 @@ impl<'a> Op<'a> {
         let ended = match &result {
             Err(_) => {
                 record(span, "error.type", "local");
+                record(span, "otel.status_code", "ERROR");
                 Ended::Local
             }
             Ok(Ok(response)) => {
                 let status = response.status().as_u16();
-                record(span, "http.response.status_code", status);
                 if verdict::has_error_body(status) && !span.is_disabled() {
                     record(span, "error.type", status.to_string());
+                    record(span, "otel.status_code", "ERROR");
                 }
                 Ended::Status(status)
             }
             Ok(Err(error)) => {
                 record(span, "error.type", transport_error_type(error));
+                record(span, "otel.status_code", "ERROR");
                 Ended::Transport
             }
         };
         telemetry::request(operation.id, ended);
         let request_id = RequestId::of_header(&self.request_id);
         match result {
-            Ok(Ok(response)) if !verdict::has_error_body(response.status().as_u16()) => {
+            Ok(Ok(mut response)) if !verdict::has_error_body(response.status().as_u16()) => {
+                // A status the spec does not document becomes the generated code's
+                // unexpected answer, and then an error: it keeps the call's id too.
+                if let Some(id) = request_id
+                    && !documents(operation, response.status())
+                {
+                    response.extensions_mut().insert(id);
+                }
                 Finished::Done(Ok(response))
             }
             Ok(Err(error)) => Finished::Done(Err(match request_id {
@@ -799,6 +884,14 @@ impl<'a> Op<'a> {
             })),
         }
     }
+}
+
+/// Whether the spec documents `status` as an answer of `operation`.
+fn documents(operation: &'static Operation, status: http::StatusCode) -> bool {
+    operation
+        .responses
+        .iter()
+        .any(|response| response.status == status.as_str())
 }
 
 /// How a call ends ([`Op::finish`]): at once, or after a wait.
@@ -1046,6 +1139,29 @@ mod tests {
         ));
     }
 
+    /// reqwest's per-request timeout bounds each attempt of a view's call; the client's calls
+    /// have none of their own.
+    #[tokio::test(start_paused = true)]
+    async fn a_per_call_attempt_timeout_is_on_every_attempt_of_the_views_calls_only() {
+        let recorder = Arc::new(Recorder::default());
+        recorder.statuses.lock().unwrap().push_back(503);
+        let client = client_on(&recorder, RetryConfig::default());
+        let view = client
+            .with_options(CallOptions::new().attempt_timeout(Duration::from_secs(5)))
+            .unwrap();
+        let _ = view.identity().whoami().await;
+        let _ = client.identity().whoami().await;
+        let timeouts: Vec<_> = recorder
+            .sent
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|request| request.timeout().copied())
+            .collect();
+        let five = Some(Duration::from_secs(5));
+        assert_eq!(timeouts, [five, five, None]);
+    }
+
     /// A client on `recorder` with `retry`.
     fn client_on(recorder: &Arc<Recorder>, retry: RetryConfig) -> crate::Client {
         crate::Client::builder()
@@ -1135,7 +1251,7 @@ mod tests {
             .token(SecretToken::try_from("t0k3n").unwrap())
             .build()
             .unwrap();
-        let policy = Policy::new(client.shared.clone(), None);
+        let policy = Policy::new(client.shared.clone(), None, None);
         let http = reqwest::Client::new();
         let operation = pubapi_sdk::operations::by_method_name("whoami").unwrap();
         let request = reqwest::Request::new(
@@ -1163,6 +1279,7 @@ mod tests {
             },
             RetryConfig::default(),
             None,
+            Box::new([]),
             Settings {
                 call_removed_operations: false,
             },

@@ -233,6 +233,28 @@ impl RetryConfig {
         waited_so_far: Duration,
         rng: &mut impl Jitter,
     ) -> Decision {
+        let max_attempts = self.max_attempts;
+        self.decide_within(
+            max_attempts,
+            verdict,
+            method_is_idempotent,
+            attempt,
+            waited_so_far,
+            rng,
+        )
+    }
+
+    /// [`RetryConfig::decide`] with `max_attempts` in place of the config's (a call's own,
+    /// [`crate::options::CallOptions::retries`]).
+    pub(crate) fn decide_within(
+        &self,
+        max_attempts: u32,
+        verdict: &Verdict,
+        method_is_idempotent: bool,
+        attempt: u32,
+        waited_so_far: Duration,
+        rng: &mut impl Jitter,
+    ) -> Decision {
         let (retry_after, cost) = match *verdict {
             Verdict::Success => {
                 self.succeeded();
@@ -267,7 +289,7 @@ impl RetryConfig {
                 )
             }
         };
-        if attempt >= self.max_attempts {
+        if attempt >= max_attempts {
             return Decision::GiveUp(GiveUpReason::AttemptsExhausted { attempts: attempt });
         }
         let after = match retry_after {
