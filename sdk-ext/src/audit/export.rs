@@ -83,7 +83,7 @@ use futures_util::StreamExt;
 use pubapi_sdk::types::{AuditFormat, AuditReportKind};
 use serde_json::{Map, Value, json};
 use std::fmt;
-use std::fs::{File, TryLockError};
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -942,29 +942,13 @@ impl DailyExport {
             path: lock.clone(),
             error,
         };
-        // A run that finished removed the file between our open and our lock: open the new
-        // one (twice at most; a third time, it is as good as locked).
-        for _ in 0..3 {
-            let file = File::options()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&lock)
-                .map_err(io)?;
-            match file.try_lock() {
-                Ok(()) => {}
-                Err(TryLockError::WouldBlock) => return Err(ExportError::Locked { lock }),
-                Err(TryLockError::Error(error)) => return Err(io(error)),
-            }
-            if crate::fleet::file::names_file(&lock, &file).map_err(io)? {
-                return Ok(Lock {
-                    file: Some(file),
-                    path: lock,
-                });
-            }
+        match crate::fleet::file::lock_at(&lock).map_err(io)? {
+            Some(file) => Ok(Lock {
+                file: Some(file),
+                path: lock,
+            }),
+            None => Err(ExportError::Locked { lock }),
         }
-        Err(ExportError::Locked { lock })
     }
 
     /// The export's first day, the first day to write, and whether the state is new: from

@@ -115,26 +115,7 @@ impl FileCheckpoints {
         let lock_path = self.lock_path();
         let fail =
             |e: std::io::Error| FleetError::unavailable(format!("{}: {e}", lock_path.display()));
-        let mut file = 'locked: {
-            // A holder that released removed the file between our open and our lock: open
-            // the new one (twice at most; a third time, stand by and try again later).
-            for _ in 0..3 {
-                let file = File::options()
-                    .read(true)
-                    .write(true)
-                    .create(true)
-                    .truncate(false)
-                    .open(&lock_path)
-                    .map_err(fail)?;
-                match file.try_lock() {
-                    Ok(()) => {}
-                    Err(TryLockError::WouldBlock) => return Ok(None),
-                    Err(TryLockError::Error(e)) => return Err(fail(e)),
-                }
-                if names_file(&lock_path, &file).map_err(fail)? {
-                    break 'locked file;
-                }
-            }
+        let Some(mut file) = lock_at(&lock_path).map_err(fail)? else {
             return Ok(None);
         };
         // `<token> held` while a process holds it, `<token> released` after a release.
@@ -161,9 +142,33 @@ impl FileCheckpoints {
     }
 }
 
+/// Opens (creating it) and locks the lock file at `path`: `None` while another process holds
+/// it. A holder that releases removes the file while it still holds it, so the file locked
+/// here must still be the one `path` names: when it is not, the new one is opened (twice at
+/// most; a third time, it counts as held and the caller tries again later).
+pub(crate) fn lock_at(path: &Path) -> std::io::Result<Option<File>> {
+    for _ in 0..3 {
+        let file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => return Ok(None),
+            Err(TryLockError::Error(e)) => return Err(e),
+        }
+        if names_file(path, &file)? {
+            return Ok(Some(file));
+        }
+    }
+    Ok(None)
+}
+
 /// Whether `path` still names `file` (on Unix: the same device and inode). A holder that
 /// released removed it, so a file locked after that removal is no longer the lock.
-pub(crate) fn names_file(path: &Path, file: &File) -> std::io::Result<bool> {
+fn names_file(path: &Path, file: &File) -> std::io::Result<bool> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
