@@ -134,7 +134,7 @@ impl FileCheckpoints {
                 "its lease token is at the end of its range (delete the lock file while no consumer runs)",
             )
         })?;
-        held.token = next.max(unix_micros());
+        held.token = next.max(u64::try_from(super::unix_us()).unwrap_or(0));
         held.taken_over = state.taken_over;
         write_state(&mut file, held.token, "held").map_err(fail)?;
         held.file = Some(file);
@@ -184,13 +184,6 @@ fn names_file(path: &Path, file: &File) -> std::io::Result<bool> {
         let _ = (path, file);
         Ok(true)
     }
-}
-
-/// Microseconds since the Unix epoch on this machine (0 before it).
-fn unix_micros() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
 }
 
 /// The longest lock file read: `<token> released` and a line end take 30 bytes.

@@ -69,7 +69,7 @@
 pub use super::redis_connection::DEFAULT_PREFIX;
 use super::redis_connection::{Connection, RESPONSE_TIMEOUT, connect, redis_error};
 pub use super::redis_streams::RedisCheckpoints;
-use super::{Answer, FleetBudget, FleetError, Reservation, Reserve};
+use super::{Answer, FleetBudget, FleetError, Reservation, Reserve, unix_us};
 use crate::limits::LimitClass;
 use crate::token::TokenFingerprint;
 use pubapi_sdk::hooks::BoxFuture;
@@ -295,13 +295,6 @@ impl Clock {
     fn server_time(&self, local_us: i64) -> i64 {
         local_us.saturating_add(self.offset_us)
     }
-}
-
-/// Microseconds since the Unix epoch on this machine.
-fn unix_us() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
 }
 
 /// `url` without a password or user name, for `Debug` and for comparing fleets.
@@ -726,22 +719,7 @@ mod tests {
         // Emptied under the process's connection (a restart breaks the connection, which the
         // process sees as an outage; a failover to an empty replica or a flush does not).
         flush(&server).await;
-        let mut starts = Vec::new();
-        for _ in 0..3 {
-            let permit = limiter
-                .acquire(GENERAL, Duration::from_secs(5))
-                .await
-                .unwrap();
-            starts.push(Instant::now());
-            permit.sent();
-        }
-        for pair in starts.windows(2) {
-            assert!(
-                pair[1] - pair[0] >= Duration::from_millis(199),
-                "{:?}",
-                pair[1] - pair[0]
-            );
-        }
+        three_starts_on_the_share(&limiter).await;
         assert_eq!(stored(&server, "restart-token").await, 5);
     }
 
@@ -768,6 +746,14 @@ mod tests {
             .await
             .unwrap();
         // The process's share (a quarter of 20 per second) is its floor for the grace.
+        three_starts_on_the_share(&limiter).await;
+        // Its starts recorded again, each once.
+        assert_eq!(stored(&server, "failover-token").await, 5);
+    }
+
+    /// Three starts of `limiter`'s process during a grace: at least 199 ms apart (a quarter
+    /// of 20 per second).
+    async fn three_starts_on_the_share(limiter: &RateLimiter) {
         let mut starts = Vec::new();
         for _ in 0..3 {
             let permit = limiter
@@ -784,8 +770,6 @@ mod tests {
                 pair[1] - pair[0]
             );
         }
-        // Its starts recorded again, each once.
-        assert_eq!(stored(&server, "failover-token").await, 5);
     }
 
     async fn flush(server: &RedisServer) {

@@ -152,16 +152,13 @@ const FLEET_RETRY_AFTER: Duration = Duration::from_secs(2);
 const FLEET_GRACE: Duration = Duration::from_millis(3500);
 
 /// Marks `link`'s store down: calls pace on the share until [`FLEET_RETRY_AFTER`] from now,
-/// and what they book is unseen by the store; warns once per outage.
-fn mark_down(link: &FleetLink, health: &mut Health, error: &FleetError) {
+/// and what they book is unseen by the store; warns once per outage. `reason` labels the
+/// metric: `failed` or `slow`.
+fn mark_down(link: &FleetLink, health: &mut Health, error: &FleetError, reason: &'static str) {
     health.retry_at = Some(Instant::now() + FLEET_RETRY_AFTER);
     health.unsynced = [true; 2];
     health.slow_answers = 0;
-    crate::telemetry::fleet_store_down(if error.message.starts_with(SLOW_STORE) {
-        "slow"
-    } else {
-        "failed"
-    });
+    crate::telemetry::fleet_store_down(reason);
     if std::mem::replace(&mut health.failing, true) {
         tracing::debug!(%error, "the fleet's budget store still fails");
     } else {
@@ -183,9 +180,6 @@ const SLOW_ANSWER: Duration = Duration::from_millis(500);
 /// which keeps the fleet within the budget without waiting on the store, and asks it again
 /// after [`FLEET_RETRY_AFTER`].
 const SLOW_ANSWERS_IN_A_ROW: u32 = 3;
-
-/// How the error of a store found too slow begins.
-const SLOW_STORE: &str = "answered slower than";
 
 /// How long a start counts: the longest window of `budget`, and the margin.
 fn longest_window(budget: Budget, pacing: Pacing) -> Duration {
@@ -436,7 +430,7 @@ impl RateLimiter {
     /// and have a task give it this process's starts once it answers.
     fn store_failed(&self, link: &FleetLink, error: &FleetError) {
         let mut health = link.health();
-        mark_down(link, &mut health, error);
+        mark_down(link, &mut health, error, "failed");
         self.resync_later(health);
     }
 
@@ -475,7 +469,7 @@ impl RateLimiter {
         // Down again: what is booked from now on is booked on the share, unseen, including
         // in a class whose history has just been given.
         let still_down = |error: &FleetError| {
-            mark_down(link, &mut link.health(), error);
+            mark_down(link, &mut link.health(), error, "failed");
             Resync::Failed
         };
         let turn = link.turn.lock().await;
@@ -710,11 +704,11 @@ impl RateLimiter {
         health.slow_answers += 1;
         if health.slow_answers >= SLOW_ANSWERS_IN_A_ROW {
             let error = FleetError::unavailable(format!(
-                "{SLOW_STORE} {} ms {SLOW_ANSWERS_IN_A_ROW} times in a row (the last in {} ms)",
+                "answered slower than {} ms {SLOW_ANSWERS_IN_A_ROW} times in a row (the last in {} ms)",
                 SLOW_ANSWER.as_millis(),
                 answered_in.as_millis()
             ));
-            mark_down(link, &mut health, &error);
+            mark_down(link, &mut health, &error, "slow");
             self.resync_later(health);
         }
     }
