@@ -469,6 +469,11 @@ fn module(path: &str) -> ModPath {
         .collect()
 }
 
+/// Fails with `heading` and one problem a line when there are any.
+fn assert_none(problems: &[String], heading: &str) {
+    assert!(problems.is_empty(), "{heading}:\n{}", problems.join("\n"));
+}
+
 /// Every crate of the workspace, read.
 fn house() -> Vec<Crate> {
     HOUSE
@@ -497,7 +502,7 @@ fn no_import_circle_at_any_level_of_any_crate() {
         }
         cycles.extend(krate.cycles());
     }
-    assert!(cycles.is_empty(), "import circles:\n{}", cycles.join("\n"));
+    assert_none(&cycles, "import circles");
 }
 
 #[test]
@@ -561,11 +566,7 @@ fn no_operation_id_is_written_as_a_string_outside_codegen_and_tests() {
             }
         }
     }
-    assert!(
-        found.is_empty(),
-        "operationIds as strings:\n{}",
-        found.join("\n")
-    );
+    assert_none(&found, "operationIds as strings");
 }
 
 /// Where `impl Client` is written, and where the handles live, in `pubapi-sdk-ext`: each
@@ -616,11 +617,7 @@ fn every_area_accessor_is_in_one_impl_block_file_and_every_handle_in_the_handles
         krate.code.keys()
     );
     let problems = door_problems(&krate);
-    assert!(
-        problems.is_empty(),
-        "accessors or handles out of place:\n{}",
-        problems.join("\n")
-    );
+    assert_none(&problems, "accessors or handles out of place");
 }
 
 #[test]
@@ -812,10 +809,9 @@ fn nothing_api_builds_on_climbs_back_into_it_by_use_or_by_accessor() {
         );
     }
     let problems = climbs_into_api(&krate);
-    assert!(
-        problems.is_empty(),
-        "modules api/ builds on reach back into api/ (src/api/mod.rs: the handles sit on top):\n{}",
-        problems.join("\n")
+    assert_none(
+        &problems,
+        "modules api/ builds on reach back into api/ (src/api/mod.rs: the handles sit on top)",
     );
 }
 
@@ -903,11 +899,7 @@ fn every_module_file_starts_with_its_module_doc() {
         files.len()
     );
     let missing = without_module_doc(&files);
-    assert!(
-        missing.is_empty(),
-        "module files without a module doc:\n{}",
-        missing.join("\n")
-    );
+    assert_none(&missing, "module files without a module doc");
 }
 
 /// The most lines a handwritten file under a `src/` holds.
@@ -932,11 +924,7 @@ fn too_big(files: &[(String, String)]) -> Vec<String> {
 #[test]
 fn no_handwritten_file_under_a_src_holds_more_than_1000_lines() {
     let too_big = too_big(&handwritten_files());
-    assert!(
-        too_big.is_empty(),
-        "files too big to read as one room:\n{}",
-        too_big.join("\n")
-    );
+    assert_none(&too_big, "files too big to read as one room");
 }
 
 #[test]
