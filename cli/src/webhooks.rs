@@ -60,10 +60,13 @@ pub async fn run(session: &Session, command: WebhooksCommand) -> Result<(), Fail
             };
             let details = hooks.details(&id).await?;
             let again = from_details(&details)?;
-            match hooks
-                .renew_if_expiring(&id, &again, window, SystemTime::now())
-                .await?
-            {
+            // The CLI's one reading of the wall clock: the SDK takes "now" as an argument.
+            #[allow(
+                clippy::disallowed_methods,
+                reason = "the command line is where now enters"
+            )]
+            let now = SystemTime::now();
+            match hooks.renew_if_expiring(&id, &again, window, now).await? {
                 Some(renewed) => {
                     eprintln!("webhook {id} renewed as {}", renewed.webhook_id);
                     summaries(session, &[renewed])

@@ -8,7 +8,6 @@ use crate::transforms::{
     mock_base_path, mock_docs, mock_path_values_encoded, mock_removed_responses, mock_sequences,
 };
 use crate::{CodegenError, settings};
-use heck::{ToSnakeCase, ToUpperCamelCase};
 use openapiv3::OpenAPI;
 
 /// Generates the `pubapi-httpmock` file from the spec as written (`original`) and the spec
@@ -25,61 +24,11 @@ pub(crate) fn generate(original: &OpenAPI, adapted: &OpenAPI) -> Result<syn::Fil
     Ok(file)
 }
 
-/// The name progenitor gives the `When` wrapper of operation `operation_id`.
-pub(crate) fn when_type(operation_id: &str) -> String {
-    format!("{}_when", operation_id.to_snake_case()).to_upper_camel_case()
-}
-
-/// The name progenitor gives the `Then` wrapper of operation `operation_id`.
-pub(crate) fn then_type(operation_id: &str) -> String {
-    format!("{}_then", operation_id.to_snake_case()).to_upper_camel_case()
-}
-
-/// The name progenitor gives the `Then` method answering `status`: the snake-case canonical
-/// reason (`404` → `not_found`).
-pub(crate) fn status_method(status: u16) -> Option<String> {
-    let reason = http::StatusCode::from_u16(status)
-        .ok()?
-        .canonical_reason()?;
-    Some(reason.to_snake_case())
-}
-
-/// The `impl` block of the type named `type_name` inside `pub mod operations`.
-pub(crate) fn impl_block_mut<'a>(
-    file: &'a mut syn::File,
-    type_name: &str,
-) -> Option<&'a mut syn::ItemImpl> {
-    let operations = file.items.iter_mut().find_map(|item| match item {
-        syn::Item::Mod(m) if m.ident == "operations" => Some(m),
-        _ => None,
-    })?;
-    let (_, items) = operations.content.as_mut()?;
-    items.iter_mut().find_map(|item| match item {
-        syn::Item::Impl(block)
-            if block.trait_.is_none()
-                && matches!(&*block.self_ty, syn::Type::Path(p) if p.path.is_ident(type_name)) =>
-        {
-            Some(block)
-        }
-        _ => None,
-    })
-}
-
-/// The names of the methods of an `impl` block.
-pub(crate) fn method_names(block: &syn::ItemImpl) -> Vec<String> {
-    block
-        .items
-        .iter()
-        .filter_map(|item| match item {
-            syn::ImplItem::Fn(f) => Some(f.sig.ident.to_string()),
-            _ => None,
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::transforms::mock_shape::{
+        impl_block_mut, method_names, status_method, then_type, when_type,
+    };
     use crate::walk::{operation_name, operations, resolve_response};
     use openapiv3::StatusCode;
     use quote::ToTokens;
@@ -139,15 +88,5 @@ mod tests {
             error_types.into_iter().collect::<Vec<_>>(),
             ["AiError", "GeneralError", "WebhookError"]
         );
-    }
-
-    #[test]
-    fn names_follow_progenitor() {
-        assert_eq!(when_type("listEventsV1"), "ListEventsV1When");
-        assert_eq!(then_type("deleteWebhook"), "DeleteWebhookThen");
-        assert_eq!(status_method(404).as_deref(), Some("not_found"));
-        assert_eq!(status_method(303).as_deref(), Some("see_other"));
-        assert_eq!(status_method(429).as_deref(), Some("too_many_requests"));
-        assert_eq!(status_method(999), None);
     }
 }

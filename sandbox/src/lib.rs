@@ -231,6 +231,12 @@ fn build_client(builder: pubapi_sdk_ext::ClientBuilder) -> pubapi_sdk_ext::Clien
     }
 }
 
+/// The wall clock, epoch milliseconds: the sandbox's one reading of it, where a real-time
+/// [`SandboxClock`] starts; every state machine reads the sandbox clock from then on.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the sandbox's one reading of the wall clock, the start of its own clock"
+)]
 fn wall_clock_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)

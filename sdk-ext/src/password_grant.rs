@@ -209,8 +209,7 @@ impl PasswordGrant {
                 .map_err(GrantError::Http)?,
         };
         let status = response.status().as_u16();
-        let retry_after =
-            crate::retry_after::retry_after(response.headers(), std::time::SystemTime::now());
+        let retry_after = crate::retry_after::retry_after(response.headers(), crate::time::now());
         // A token answer is a few hundred bytes: an endless body is not read to its end.
         let body = crate::request::failed::read_capped(response)
             .await

@@ -151,6 +151,18 @@ pub(crate) fn millis_text(at: Timestamp) -> String {
     at.as_millisecond().to_string()
 }
 
+/// The wall clock: the one place `pubapi-sdk-ext` reads the machine's time of day (the
+/// workspace's `clippy.toml` refuses `SystemTime::now` elsewhere). It is for comparing with a
+/// time the server sent or the spec states (a `Retry-After` date, a token's expiry, a sunset, a
+/// lease); what waits or paces reads tokio's clock instead, which tests pause.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the crate's one reading of the wall clock"
+)]
+pub(crate) fn now() -> std::time::SystemTime {
+    std::time::SystemTime::now()
+}
+
 /// A duration as a person reads it in a message: `3h 21m 47s`, `2m`, `45s`, `2d 4h` (the
 /// three largest units at most, none that is zero); below a second, milliseconds (`250ms`).
 /// What the SDK's `Display` of an error shows for a wait, a reset or a retry.

@@ -433,7 +433,8 @@ mod tests {
             404,
             &http::HeaderMap::new(),
             body,
-            std::time::SystemTime::now(),
+            // No `Retry-After`: the time of the answer plays no part.
+            std::time::SystemTime::UNIX_EPOCH,
         );
         let failed = WaitError::Failed {
             error,

@@ -1,11 +1,24 @@
 //! The house rules, checked on the source as rust-analyzer's `tidy` checks its own: what a
-//! reviewer would otherwise have to remember.
+//! reviewer would otherwise have to remember. They read every crate of the workspace (the
+//! codegen, xtask, the handwritten files of `pubapi-sdk` and `pubapi-httpmock`, `pubapi-sdk-ext`,
+//! the sandbox, the CLI and the test kit) as plain text; the generated files (first line
+//! `// @generated`) are left out. Each failure names the file and what to do.
 //!
-//! - **No import circle at any level** of `pubapi-sdk-ext`, `pubapi-sandbox` and `pubapi-cli`:
-//!   among the modules of every folder, the uses (outside comments and test code) form a graph
-//!   without cycles, so each module can be read knowing only the ones it depends on. A use
-//!   reaches the module that holds the item, through the re-exports of the modules on the
-//!   way (`crate::audit::CsvReport` is `audit::report`'s when `audit` re-exports it).
+//! - **No import circle at any level of any crate**: among the modules of every folder, the
+//!   uses (outside comments and test code) form a graph without cycles, so each module can be
+//!   read knowing only the ones it depends on. A use reaches the module that holds the item,
+//!   through the re-exports of the modules on the way (`crate::audit::CsvReport` is
+//!   `audit::report`'s when `audit` re-exports it).
+//! - **Nothing `api/` builds on climbs back into it** in `pubapi-sdk-ext` (the rule
+//!   `api/mod.rs` states): a module in an area `api/` uses (`audit`, `events`, …, and what
+//!   they use in turn) neither uses `crate::api::…` nor calls an area accessor of the `Client`
+//!   (`client.audit()`, `.events()`, …, the methods of the root's `impl Client` that hand out an
+//!   `api` handle). A call reaches the handle as surely as a `use` does.
+//! - **Every module file starts with its module doc** (`//!`, or `#![doc = …]` for a crate
+//!   root that takes its README), so a reader learns what a file is for, and how its parts fit,
+//!   before its code.
+//! - **No handwritten file under a `src/` holds more than 1,000 lines**: a bigger one is split
+//!   along its seams into a folder of modules.
 //! - **No operationId written as a string** outside the codegen and tests: code that names an
 //!   operation uses `pubapi_sdk::operations::id::…`, so a spec that renames one breaks the
 //!   build instead of leaving a string that matches nothing.
@@ -21,12 +34,75 @@ use std::path::{Path, PathBuf};
 /// A module's path from the crate root (`["audit", "report"]`); the root is empty.
 type ModPath = Vec<String>;
 
-/// One crate's modules: each one's code (comments and test items left out), and the items
-/// each re-exports from a child (`pub use report::CsvReport` in `audit`).
+/// One crate's modules: each one's code (comments and test items left out), the file that
+/// holds it (from the workspace root), and the items each re-exports from a child
+/// (`pub use report::CsvReport` in `audit`).
 struct Crate {
     name: &'static str,
     code: BTreeMap<ModPath, String>,
+    files: BTreeMap<ModPath, String>,
     reexports: BTreeMap<(ModPath, String), ModPath>,
+}
+
+/// Every crate of the workspace that has a `src/`: its name and folder.
+const HOUSE: [(&str, &str); 9] = [
+    ("pubapi_codegen", "codegen"),
+    ("xtask", "xtask"),
+    ("pubapi_sdk", "sdk"),
+    ("pubapi_httpmock", "httpmock"),
+    ("pubapi_sdk_ext", "sdk-ext"),
+    ("pubapi_sandbox", "sandbox"),
+    ("pubapi_cli", "cli"),
+    ("pubapi_testkit", "tests"),
+    ("readme", "tests/readme"),
+];
+
+/// The crates that are neither the codegen nor tests.
+const NOT_CODEGEN_OR_TESTS: [&str; 6] = [
+    "xtask",
+    "pubapi_sdk",
+    "pubapi_httpmock",
+    "pubapi_sdk_ext",
+    "pubapi_sandbox",
+    "pubapi_cli",
+];
+
+/// The workspace root.
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Whether `text` is a file `cargo xtask regenerate` writes.
+fn generated(text: &str) -> bool {
+    text.starts_with("// @generated")
+}
+
+/// Every handwritten `.rs` file under a `src/` of the workspace: its path from the workspace
+/// root, and its text.
+fn handwritten_files() -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for (_, folder) in HOUSE {
+        let mut files = Vec::new();
+        rust_files(&root().join(folder).join("src"), &mut files);
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            if !generated(&text) {
+                found.push((shown(&file), text));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// `file` from the workspace root, with `/` between folders.
+fn shown(file: &Path) -> String {
+    let relative = file.strip_prefix(root()).unwrap();
+    relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// The code of a file without comments and without the items marked `#[cfg(test)]`; the
@@ -104,18 +180,21 @@ fn mod_path(src: &Path, file: &Path) -> ModPath {
 }
 
 fn load(name: &'static str, folder: &str) -> Crate {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join(folder)
-        .join("src");
+    let src = root().join(folder).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
     let mut code = BTreeMap::new();
+    let mut shown_files = BTreeMap::new();
     let mut test_only: BTreeSet<ModPath> = BTreeSet::new();
     for file in &files {
         let module = mod_path(&src, file);
+        let text = std::fs::read_to_string(file).unwrap();
+        if generated(&text) {
+            continue;
+        }
         let mut test_mods = BTreeSet::new();
-        let text = code_of(&std::fs::read_to_string(file).unwrap(), &mut test_mods);
+        let text = code_of(&text, &mut test_mods);
+        shown_files.insert(module.clone(), shown(file));
         for child in test_mods {
             let mut path = module.clone();
             path.push(child);
@@ -125,6 +204,7 @@ fn load(name: &'static str, folder: &str) -> Crate {
     }
     // A module declared under `#[cfg(test)]` is test code, with everything inside it.
     code.retain(|module: &ModPath, _| !test_only.iter().any(|t| module.starts_with(t)));
+    shown_files.retain(|module, _| code.contains_key(module));
     let mut reexports = BTreeMap::new();
     for (module, text) in &code {
         for (item, child) in reexports_of(text) {
@@ -138,6 +218,7 @@ fn load(name: &'static str, folder: &str) -> Crate {
     Crate {
         name,
         code,
+        files: shown_files,
         reexports,
     }
 }
@@ -311,7 +392,16 @@ impl Crate {
         graphs
     }
 
-    /// Every import circle, once, as `folder: a → b → a`.
+    /// The file that holds `module` (its path in the crate when the crate was not read from
+    /// files).
+    fn file(&self, module: &ModPath) -> String {
+        self.files
+            .get(module)
+            .cloned()
+            .unwrap_or_else(|| format!("{}::{}", self.name, module.join("::")))
+    }
+
+    /// Every import circle, once, as `folder: a → b → a (files): what to do`.
     fn cycles(&self) -> Vec<String> {
         let mut cycles = Vec::new();
         for (folder, graph) in self.sibling_graphs() {
@@ -321,12 +411,25 @@ impl Crate {
                 if let Some(cycle) = cycle_from(&graph, start, &mut path)
                     && seen.insert(cycle.iter().cloned().collect())
                 {
-                    let folder = if folder.is_empty() {
+                    let label = if folder.is_empty() {
                         format!("{} (root)", self.name)
                     } else {
                         format!("{}::{}", self.name, folder.join("::"))
                     };
-                    cycles.push(format!("{folder}: {}", cycle.join(" → ")));
+                    let files: Vec<String> = cycle[1..]
+                        .iter()
+                        .map(|name| {
+                            let mut module = folder.clone();
+                            module.push(name.clone());
+                            self.file(&module)
+                        })
+                        .collect();
+                    cycles.push(format!(
+                        "{label}: {} ({}): move what one takes from the other into a module \
+                         below both, so the uses go one way",
+                        cycle.join(" → "),
+                        files.join(", ")
+                    ));
                 }
             }
         }
@@ -366,27 +469,40 @@ fn module(path: &str) -> ModPath {
         .collect()
 }
 
-fn crates() -> [Crate; 3] {
-    [
-        load("pubapi_sdk_ext", "sdk-ext"),
-        load("pubapi_sandbox", "sandbox"),
-        load("pubapi_cli", "cli"),
-    ]
+/// Fails with `heading` and one problem a line when there are any.
+fn assert_none(problems: &[String], heading: &str) {
+    assert!(problems.is_empty(), "{heading}:\n{}", problems.join("\n"));
+}
+
+/// Every crate of the workspace, read.
+fn house() -> Vec<Crate> {
+    HOUSE
+        .iter()
+        .map(|(name, folder)| load(name, folder))
+        .collect()
 }
 
 #[test]
 fn no_import_circle_at_any_level_of_any_crate() {
     let mut cycles = Vec::new();
-    for krate in crates() {
+    for krate in house() {
         assert!(
-            krate.code.len() > 8,
-            "the modules of {} were not found: {:?}",
+            krate.code.contains_key(&module("")),
+            "the root of {} (src/lib.rs or src/main.rs) was not found: {:?}",
             krate.name,
             krate.code.keys()
         );
+        if krate.name == "pubapi_sdk_ext" {
+            assert!(
+                krate.code.len() > 8,
+                "the modules of {} were not found: {:?}",
+                krate.name,
+                krate.code.keys()
+            );
+        }
         cycles.extend(krate.cycles());
     }
-    assert!(cycles.is_empty(), "import circles:\n{}", cycles.join("\n"));
+    assert_none(&cycles, "import circles");
 }
 
 #[test]
@@ -411,6 +527,7 @@ fn the_reader_follows_uses_through_groups_parents_and_reexports() {
             (module("b"), "use crate::{c, a::Report};\n".into()),
             (module("c"), "fn f() { let _ = self::x; }\n".into()),
         ]),
+        files: BTreeMap::new(),
         reexports: BTreeMap::from([((module("a"), "Report".into()), module("a::report"))]),
     };
     let graphs = krate.sibling_graphs();
@@ -420,32 +537,36 @@ fn the_reader_follows_uses_through_groups_parents_and_reexports() {
     );
     assert_eq!(
         krate.cycles(),
-        vec!["example::a: csv → report → csv".to_string()]
+        vec![
+            "example::a: csv → report → csv (example::a::report, example::a::csv): move what one \
+             takes from the other into a module below both, so the uses go one way"
+                .to_string()
+        ]
     );
 }
 
 #[test]
 fn no_operation_id_is_written_as_a_string_outside_codegen_and_tests() {
     let mut found = Vec::new();
-    for krate in crates() {
+    let house = house();
+    let crates = house
+        .iter()
+        .filter(|krate| NOT_CODEGEN_OR_TESTS.contains(&krate.name));
+    assert_eq!(crates.clone().count(), NOT_CODEGEN_OR_TESTS.len());
+    for krate in crates {
         for (module, code) in &krate.code {
             for operation in pubapi_sdk::operations::ALL {
                 if code.contains(&format!("\"{}\"", operation.id)) {
                     found.push(format!(
-                        "{}::{}: \"{}\" (use pubapi_sdk::operations::id::…)",
-                        krate.name,
-                        module.join("::"),
+                        "{}: \"{}\" (use pubapi_sdk::operations::id::…)",
+                        krate.file(module),
                         operation.id
                     ));
                 }
             }
         }
     }
-    assert!(
-        found.is_empty(),
-        "operationIds as strings:\n{}",
-        found.join("\n")
-    );
+    assert_none(&found, "operationIds as strings");
 }
 
 /// Where `impl Client` is written, and where the handles live, in `pubapi-sdk-ext`: each
@@ -496,11 +617,7 @@ fn every_area_accessor_is_in_one_impl_block_file_and_every_handle_in_the_handles
         krate.code.keys()
     );
     let problems = door_problems(&krate);
-    assert!(
-        problems.is_empty(),
-        "accessors or handles out of place:\n{}",
-        problems.join("\n")
-    );
+    assert_none(&problems, "accessors or handles out of place");
 }
 
 #[test]
@@ -519,6 +636,7 @@ fn the_door_rule_sees_an_impl_or_a_handle_out_of_place() {
                 "impl super::Client {\n}\n".into(),
             ),
         ]),
+        files: BTreeMap::new(),
         reexports: BTreeMap::new(),
     };
     assert_eq!(
@@ -527,6 +645,321 @@ fn the_door_rule_sees_an_impl_or_a_handle_out_of_place() {
             "ai: `impl Client` belongs in lib.rs only (every accessor in one block)",
             "ai: a handle (`client: &'a Client`) belongs in src/api/",
             "blocking::audit: `impl Client` belongs in blocking/mod.rs only (every accessor in one block)",
+        ]
+    );
+}
+
+/// `code` with the insides of its string and character literals blanked, so a call written in
+/// a message (`"use client.assistant().ask_and_wait(..)"`) is not read as a call.
+fn without_literals(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    let mut chars = code.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            // A raw string: `r"…"` or `r#"…"#`.
+            'r' if matches!(chars.peek(), Some('"' | '#'))
+                && !out.ends_with(|p: char| p.is_ascii_alphanumeric() || p == '_') =>
+            {
+                let mut hashes = 0;
+                while chars.peek() == Some(&'#') {
+                    chars.next();
+                    hashes += 1;
+                }
+                if chars.next_if_eq(&'"').is_none() {
+                    out.push('r');
+                    out.extend(std::iter::repeat_n('#', hashes));
+                    continue;
+                }
+                out.push_str("r\"");
+                let close = format!("\"{}", "#".repeat(hashes));
+                let mut inside = String::new();
+                for c in chars.by_ref() {
+                    inside.push(c);
+                    if inside.ends_with(&close) {
+                        break;
+                    }
+                }
+                out.push('"');
+            }
+            '"' => {
+                out.push('"');
+                while let Some(c) = chars.next() {
+                    match c {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+                out.push('"');
+            }
+            // `'"'` and `'\''`; a lifetime (`'a`) has no closing quote and stays.
+            '\'' if matches!(chars.peek(), Some('"' | '\\')) => {
+                out.push('\'');
+                for c in chars.by_ref() {
+                    if c == '\'' {
+                        break;
+                    }
+                }
+                out.push('\'');
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// The area accessors of the async client: the methods of the root's `impl Client` that hand
+/// out a handle `api` re-exports (`pub fn audit(&self) -> Audit<'_>`).
+fn area_accessors(krate: &Crate) -> BTreeSet<String> {
+    let api = module("api");
+    let handles: BTreeSet<&String> = krate
+        .reexports
+        .keys()
+        .filter(|(from, _)| *from == api)
+        .map(|(_, item)| item)
+        .collect();
+    let root = krate.code.get(&module("")).map_or("", String::as_str);
+    root.lines()
+        .filter_map(|line| {
+            let signature = line.trim_start().strip_prefix("pub fn ")?;
+            let name = ident(signature);
+            let returned = ident(signature.split("-> ").nth(1)?.trim_start());
+            handles.contains(&returned).then_some(name)
+        })
+        .collect()
+}
+
+/// Where a module that `api/` builds on reaches back into `api/`, each as
+/// `file: what (what to do)`: the top-level modules `api` uses, and the ones they use in
+/// turn, and everything inside them, neither use `api` nor call an area accessor.
+fn climbs_into_api(krate: &Crate) -> Vec<String> {
+    let top = krate
+        .sibling_graphs()
+        .remove(&module(""))
+        .unwrap_or_default();
+    let mut below: BTreeSet<String> = BTreeSet::new();
+    let mut todo = vec!["api".to_string()];
+    while let Some(from) = todo.pop() {
+        for to in top.get(&from).into_iter().flatten() {
+            if to != "api" && below.insert(to.clone()) {
+                todo.push(to.clone());
+            }
+        }
+    }
+    let accessors = area_accessors(krate);
+    // A name that is also a method outside `api/` and the root (`Delivery::events`) counts
+    // as the accessor only when called on something named like a client.
+    let other_methods: BTreeSet<&String> = accessors
+        .iter()
+        .filter(|name| {
+            krate.code.iter().any(|(module, code)| {
+                module.first().is_some_and(|m| m != "api") && code.contains(&format!("fn {name}("))
+            })
+        })
+        .collect();
+    let uses = krate.uses();
+    let mut problems = Vec::new();
+    for (module, code) in &krate.code {
+        if !module.first().is_some_and(|top| below.contains(top)) {
+            continue;
+        }
+        let file = krate.file(module);
+        let what_to_do = "api/ builds on this module: call the area's machinery the handle \
+                          calls into, or take what it needs as an argument";
+        if let Some(used) = uses[module]
+            .iter()
+            .find(|used| used.first().is_some_and(|m| m == "api"))
+        {
+            problems.push(format!(
+                "{file}: uses crate::{} ({what_to_do})",
+                used.join("::")
+            ));
+        }
+        let code = without_literals(code);
+        for name in &accessors {
+            let call = format!(".{name}()");
+            let climbs = code.match_indices(&call).any(|(at, _)| {
+                let before = &code[..at];
+                let receiver = &before[before
+                    .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .map_or(0, |i| i + 1)..];
+                !other_methods.contains(name) || receiver.to_lowercase().contains("client")
+            });
+            if climbs {
+                problems.push(format!(
+                    "{file}: calls `.{name}()`, the Client's accessor of an `api` handle \
+                     ({what_to_do})"
+                ));
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn nothing_api_builds_on_climbs_back_into_it_by_use_or_by_accessor() {
+    let krate = load("pubapi_sdk_ext", "sdk-ext");
+    let accessors = area_accessors(&krate);
+    for expected in ["agents", "audit", "events", "webhooks", "identity"] {
+        assert!(
+            accessors.contains(expected),
+            "the accessor {expected} was not found in the root's impl Client: {accessors:?}"
+        );
+    }
+    let problems = climbs_into_api(&krate);
+    assert_none(
+        &problems,
+        "modules api/ builds on reach back into api/ (src/api/mod.rs: the handles sit on top)",
+    );
+}
+
+#[test]
+fn the_climb_rule_sees_a_use_and_an_accessor_call_and_nothing_in_a_string() {
+    let krate = Crate {
+        name: "example",
+        code: BTreeMap::from([
+            (
+                module(""),
+                "pub use api::{Audit, Events};\nimpl Client {\n    pub fn audit(&self) -> Audit<'_> {}\n    pub fn events(&self) -> Events<'_> {}\n}\n".into(),
+            ),
+            (module("api"), "pub use audit::Audit;\npub use events::Events;\n".into()),
+            (module("api::audit"), "use crate::audit::Job;\nuse crate::events::Stream;\n".into()),
+            (module("api::events"), "use crate::waiter::Wait;\n".into()),
+            (module("audit"), "pub mod job;\npub mod export;\n".into()),
+            (module("audit::job"), "fn f() { let _ = \"client.audit()\"; }\n".into()),
+            (
+                module("audit::export"),
+                "fn f(&self) { self.client.audit().remove(); }\n".into(),
+            ),
+            // `events()` of its own type, called on a delivery: not the accessor.
+            (
+                module("events"),
+                "fn events(&self) {}\nfn g(d: D) { d.events(); }\n".into(),
+            ),
+            (module("waiter"), "use crate::api::Events;\n".into()),
+            // Above api/: it may use the handles.
+            (module("blocking"), "use crate::api::Audit;\nfn f() { client.audit(); }\n".into()),
+        ]),
+        files: BTreeMap::from([(module("audit::export"), "src/audit/export.rs".to_string())]),
+        reexports: BTreeMap::from([
+            ((module(""), "Audit".into()), module("api")),
+            ((module("api"), "Audit".into()), module("api::audit")),
+            ((module("api"), "Events".into()), module("api::events")),
+        ]),
+    };
+    assert_eq!(
+        area_accessors(&krate),
+        BTreeSet::from(["audit".to_string(), "events".to_string()])
+    );
+    let problems = climbs_into_api(&krate);
+    assert_eq!(problems.len(), 2, "{problems:#?}");
+    assert!(
+        problems[0].starts_with("src/audit/export.rs: calls `.audit()`"),
+        "{problems:#?}"
+    );
+    assert!(
+        problems[1].starts_with("example::waiter: uses crate::api::events"),
+        "{problems:#?}"
+    );
+    assert_eq!(
+        without_literals(r##"f("a.b()", r#"c"d"#, '"', 'x', &'a str)"##),
+        r##"f("", r"", '', 'x', &'a str)"##
+    );
+}
+
+/// The files that do not start with their module doc: the first line that is neither blank
+/// nor an inner attribute must be `//!`, unless an inner attribute is the doc
+/// (`#![doc = include_str!("../README.md")]`).
+fn without_module_doc(files: &[(String, String)]) -> Vec<String> {
+    files
+        .iter()
+        .filter(|(_, text)| {
+            let first = text.lines().map(str::trim).find(|line| {
+                !line.is_empty() && (!line.starts_with("#![") || line.starts_with("#![doc"))
+            });
+            !first.is_some_and(|line| line.starts_with("//!") || line.starts_with("#![doc"))
+        })
+        .map(|(file, _)| {
+            format!(
+                "{file}: begin it with `//!` lines saying what the module is for and how its \
+                 parts fit"
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn every_module_file_starts_with_its_module_doc() {
+    let files = handwritten_files();
+    assert!(
+        files.len() > 100,
+        "the sources were not found: {}",
+        files.len()
+    );
+    let missing = without_module_doc(&files);
+    assert_none(&missing, "module files without a module doc");
+}
+
+/// The most lines a handwritten file under a `src/` holds.
+const MAX_LINES: usize = 1_000;
+
+/// The files over [`MAX_LINES`], each with its count and what to do.
+fn too_big(files: &[(String, String)]) -> Vec<String> {
+    files
+        .iter()
+        .filter_map(|(file, text)| {
+            let lines = text.lines().count();
+            (lines > MAX_LINES).then(|| {
+                format!(
+                    "{file}: {lines} lines (at most {MAX_LINES}): split it along its seams into \
+                     a folder of modules whose mod.rs says how the parts fit"
+                )
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn no_handwritten_file_under_a_src_holds_more_than_1000_lines() {
+    let too_big = too_big(&handwritten_files());
+    assert_none(&too_big, "files too big to read as one room");
+}
+
+#[test]
+fn the_doc_and_size_rules_see_a_missing_doc_and_a_big_file() {
+    let files = [
+        ("a.rs", "//! A.\nfn a() {}\n".to_string()),
+        (
+            "lib.rs",
+            "#![doc = include_str!(\"../README.md\")]\n#![warn(missing_docs)]\n".into(),
+        ),
+        ("b.rs", "#![allow(dead_code)]\n\n//! B.\n".into()),
+        ("c.rs", "use std::fmt;\n//! Too late.\n".into()),
+        (
+            "d.rs",
+            "/// An item's doc, not the module's.\nfn d() {}\n".into(),
+        ),
+        (
+            "big.rs",
+            "//! Big.\n".to_string() + &"fn f() {}\n".repeat(MAX_LINES),
+        ),
+        (
+            "edge.rs",
+            "//! Edge.\n".to_string() + &"fn f() {}\n".repeat(MAX_LINES - 1),
+        ),
+    ]
+    .map(|(file, text)| (file.to_string(), text));
+    let missing = without_module_doc(&files);
+    assert_eq!(missing.len(), 2, "{missing:#?}");
+    assert!(missing[0].starts_with("c.rs: begin it with `//!`"));
+    assert!(missing[1].starts_with("d.rs: "));
+    assert_eq!(
+        too_big(&files),
+        [
+            "big.rs: 1001 lines (at most 1000): split it along its seams into a folder of modules \
+          whose mod.rs says how the parts fit"
         ]
     );
 }

@@ -10,7 +10,7 @@
 //! already. An item it cannot place in the spec is an error, so nothing ships undocumented.
 
 use crate::CodegenError;
-use crate::mocks::{status_method, then_type, when_type};
+use crate::transforms::mock_shape::{status_method, then_type, when_type};
 use crate::walk::{operation_name, operations, resolve_parameter, resolve_response};
 use heck::ToSnakeCase;
 use openapiv3::{OpenAPI, Operation, StatusCode};
@@ -239,20 +239,8 @@ impl VisitMut for Documenter<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transforms::fixture::spec;
+    use crate::transforms::mock_shape::fixture::delete_webhook;
     use quote::ToTokens;
-
-    const SPEC: &str = "paths:
-  /hooks/{id}:
-    delete:
-      operationId: deleteWebhook
-      summary: Delete a webhook.
-      parameters:
-        - {name: id, in: path, required: true, description: The webhook id., schema: {type: string}}
-        - {name: X-Service-Act-As, in: header, description: Acts as this user., schema: {type: string}}
-      responses:
-        '204': {description: The webhook was deleted.}
-";
 
     #[test]
     fn wrappers_methods_and_trait_methods_get_the_specs_words() {
@@ -272,7 +260,7 @@ mod tests {
             }
             pub trait MockServerExt { fn delete_webhook<F>(&self, config_fn: F); }
         };
-        assert_eq!(apply(&mut file, &spec(SPEC)).unwrap(), 6);
+        assert_eq!(apply(&mut file, &delete_webhook()).unwrap(), 6);
         let out = file.into_token_stream().to_string();
         for expected in [
             "The request of `deleteWebhook` (`DELETE /hooks/{id}`: Delete a webhook)",
@@ -297,7 +285,7 @@ mod tests {
         let mut file: syn::File = syn::parse_quote! {
             impl DeleteWebhookThen { pub fn im_a_teapot(self) -> Self { self } }
         };
-        let err = apply(&mut file, &spec(SPEC)).unwrap_err();
+        let err = apply(&mut file, &delete_webhook()).unwrap_err();
         assert!(
             err.to_string().contains("DeleteWebhookThen::im_a_teapot"),
             "{err}"

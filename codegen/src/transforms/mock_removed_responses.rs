@@ -19,7 +19,7 @@
 //! schema it cannot type, and a name that would collide with a method progenitor wrote.
 
 use crate::CodegenError;
-use crate::mocks::{impl_block_mut, method_names, status_method, then_type};
+use crate::transforms::mock_shape::{impl_block_mut, method_names, status_method, then_type};
 use crate::walk::{operation_name, operations};
 use heck::{ToSnakeCase, ToUpperCamelCase};
 use openapiv3::{
@@ -264,22 +264,13 @@ fn header_setter(
 mod tests {
     use super::*;
     use crate::transforms::fixture::spec;
+    use crate::transforms::mock_shape::fixture::delete_webhook_and;
     use quote::ToTokens;
 
-    const SPEC: &str = "paths:
-  /hooks/{id}:
-    delete:
-      operationId: deleteWebhook
-      responses:
-        '204': {description: deleted}
-        '404':
-          description: unknown hook
-          content: {application/json: {schema: {$ref: '#/components/schemas/WebhookError'}}}
-        '429':
-          description: throttled
-          headers:
-            Retry-After: {$ref: '#/components/headers/RetryAfter'}
-  /report:
+    /// The fixture with a report beside it, JSON or CSV.
+    fn spec_text() -> String {
+        delete_webhook_and(
+            "  /report:
     get:
       operationId: getReport
       responses:
@@ -288,13 +279,9 @@ mod tests {
           content:
             text/csv: {schema: {type: string}}
             application/json: {schema: {$ref: '#/components/schemas/Report'}}
-components:
-  headers:
-    RetryAfter: {description: Seconds until the limit resets., schema: {type: integer}}
-  schemas:
-    WebhookError: {type: object}
-    Report: {type: object}
-";
+",
+        )
+    }
 
     fn progenitor_output() -> syn::File {
         syn::parse_quote! {
@@ -313,7 +300,7 @@ components:
 
     /// The spec as progenitor sees it: errors and the CSV taken away.
     fn adapted() -> OpenAPI {
-        let mut adapted = spec(SPEC);
+        let mut adapted = spec(&spec_text());
         crate::transforms::apply_spec_transforms(&mut adapted).expect("fixture adapts");
         adapted
     }
@@ -321,7 +308,7 @@ components:
     #[test]
     fn removed_error_statuses_get_typed_and_bodiless_methods_and_headers_a_setter() {
         let mut file = progenitor_output();
-        let added = apply(&mut file, &spec(SPEC), &adapted()).unwrap();
+        let added = apply(&mut file, &spec(&spec_text()), &adapted()).unwrap();
         assert_eq!(added, 4);
         let out = file.into_token_stream().to_string();
         assert!(
@@ -341,7 +328,7 @@ components:
     #[test]
     fn a_media_type_removed_next_to_json_gets_a_method_of_its_own() {
         let mut file = progenitor_output();
-        apply(&mut file, &spec(SPEC), &adapted()).unwrap();
+        apply(&mut file, &spec(&spec_text()), &adapted()).unwrap();
         let out = file.into_token_stream().to_string();
         assert!(
             out.contains("pub fn ok_csv (self , value : & str) -> Self { Self (self . 0 . status (200u16) . header (\"content-type\" , \"text/csv\") . body (value)) }"),
@@ -351,7 +338,7 @@ components:
 
     #[test]
     fn an_inline_json_error_schema_is_refused() {
-        let text = SPEC.replace(
+        let text = spec_text().replace(
             "{$ref: '#/components/schemas/WebhookError'}",
             "{type: object}",
         );
@@ -374,7 +361,7 @@ components:
                 impl GetReportThen {}
             }
         };
-        let err = apply(&mut file, &spec(SPEC), &adapted()).unwrap_err();
+        let err = apply(&mut file, &spec(&spec_text()), &adapted()).unwrap_err();
         assert!(err.to_string().contains("written twice"), "{err}");
     }
 
@@ -382,7 +369,7 @@ components:
     fn an_operation_without_its_then_wrapper_is_an_error() {
         let mut file: syn::File = syn::parse_quote! { pub mod operations {} };
         assert!(matches!(
-            apply(&mut file, &spec(SPEC), &adapted()),
+            apply(&mut file, &spec(&spec_text()), &adapted()),
             Err(CodegenError::Unparseable(_))
         ));
     }

@@ -10,7 +10,7 @@
 //! `Then` (or a bare status) a number of times.
 
 use crate::CodegenError;
-use crate::mocks::{then_type, when_type};
+use crate::transforms::mock_shape::{then_type, when_type};
 use crate::walk::{operation_name, operations};
 use heck::ToSnakeCase;
 use openapiv3::OpenAPI;
@@ -116,17 +116,8 @@ fn trait_methods(file: &syn::File) -> Option<Vec<String>> {
 mod tests {
     use super::*;
     use crate::transforms::fixture::spec;
+    use crate::transforms::mock_shape::fixture::delete_webhook;
     use quote::ToTokens;
-
-    const SPEC: &str = "paths:
-  /hooks/{id}:
-    delete:
-      operationId: deleteWebhook
-      parameters:
-        - {name: id, in: path, required: true, schema: {type: string}}
-      responses:
-        '204': {description: Deleted.}
-";
 
     fn mocks() -> syn::File {
         syn::parse_quote! {
@@ -151,7 +142,7 @@ mod tests {
     #[test]
     fn each_operation_gets_a_sequence_of_its_typed_pair() {
         let mut file = mocks();
-        assert_eq!(apply(&mut file, &spec(SPEC)).unwrap(), 1);
+        assert_eq!(apply(&mut file, &delete_webhook()).unwrap(), 1);
         let out = file.into_token_stream().to_string();
         assert_eq!(
             out.matches("fn delete_webhook_sequence < 'a , W >").count(),
@@ -177,7 +168,7 @@ mod tests {
     fn progenitors_output_of_another_shape_is_an_error() {
         let mut empty: syn::File = syn::parse_quote! { pub mod operations {} };
         assert!(matches!(
-            apply(&mut empty, &spec(SPEC)),
+            apply(&mut empty, &delete_webhook()),
             Err(CodegenError::Unparseable(_))
         ));
         let other = "paths:

@@ -70,6 +70,7 @@ pub mod mock_docs;
 pub mod mock_path_values_encoded;
 pub mod mock_removed_responses;
 pub mod mock_sequences;
+pub(crate) mod mock_shape;
 pub mod no_content_as_none;
 pub mod open_enums;
 pub mod open_object_extras;
