@@ -109,14 +109,16 @@ async fn consume(
     args: &TailArgs,
     stream: &mut EventStream,
 ) -> Result<(), Failure> {
-    let mut printed = 0u64;
-    let mut said_nothing_new = false;
+    let mut tail = Tail {
+        printed: 0,
+        said_nothing_new: false,
+    };
     // The stream ends only after an error no later poll can mend: that error is the exit's.
     let mut last_error: Option<Failure> = None;
     let interrupted = tokio::signal::ctrl_c();
     tokio::pin!(interrupted);
     loop {
-        if args.max_events.is_some_and(|max| printed >= max) {
+        if args.max_events.is_some_and(|max| tail.printed >= max) {
             return Ok(());
         }
         let item = tokio::select! {
@@ -132,60 +134,22 @@ async fn consume(
             eprintln!("pubapi: {mended} (the stream went on)");
         }
         match item {
-            Ok(StreamItem::Event(event)) => {
-                session.out.json_line(&event.raw)?;
-                printed += 1;
-                save(stream).await?;
-            }
+            Ok(StreamItem::Event(event)) => tail.print(session, stream, &event.raw).await?,
             // Printed as sent: a line like the others, which a reader may refuse in turn.
             Ok(StreamItem::Undecodable(event)) => {
                 eprintln!(
                     "pubapi: an event the SDK cannot read ({}); printed as sent",
                     event.error
                 );
-                session.out.json_line(&event.raw)?;
-                printed += 1;
-                save(stream).await?;
+                tail.print(session, stream, &event.raw).await?;
             }
-            Ok(StreamItem::Notice(StreamNotice::CaughtUp { next_poll_in })) => {
-                save(stream).await?;
-                if printed == 0 && !said_nothing_new {
-                    said_nothing_new = true;
-                    eprintln!("{}", nothing_new(args.checkpoint.as_deref()));
-                }
-                if args.no_follow {
+            Ok(StreamItem::Notice(notice)) => {
+                if tail.notice(args, stream, notice).await? == Next::Stop {
                     return Ok(());
                 }
-                eprintln!(
-                    "caught up; next poll in {}",
-                    crate::failure::human(next_poll_in)
-                );
             }
-            Ok(StreamItem::Notice(StreamNotice::MayHaveMissed { cursor, oldest })) => {
-                eprintln!(
-                    "the platform no longer keeps the events after {cursor} and before \
-                     {oldest} (it keeps 30 days): some may be missing"
-                );
-            }
-            Ok(StreamItem::Notice(StreamNotice::Skipped { .. })) => save(stream).await?,
-            Ok(StreamItem::Notice(StreamNotice::StandingBy { .. })) => {
-                let file = args.checkpoint.as_deref().unwrap_or(Path::new("?"));
-                let lock = FileCheckpoints::new(file).lock_path();
-                let busy = format!(
-                    "another process is tailing through {} (it holds {})",
-                    file.display(),
-                    lock.display()
-                );
-                if args.no_follow {
-                    return Err(Failure::failed(busy));
-                }
-                eprintln!("{busy}: standing by until it stops");
-            }
-            Ok(StreamItem::Notice(StreamNotice::LeaseLost { .. })) => {
-                eprintln!("another process took the checkpoint file over: standing by");
-            }
-            // Notices and items of a later SDK: nothing to print or save.
-            Ok(StreamItem::Notice(_)) | Ok(_) => {}
+            // Items of a later SDK: nothing to print or save.
+            Ok(_) => {}
             Err(pubapi_sdk_ext::Error::Checkpoint(error))
                 if error.kind == FleetErrorKind::Unavailable =>
             {
@@ -203,6 +167,84 @@ async fn consume(
                 }
             }
         }
+    }
+}
+
+/// What `tail` has done so far: the events it printed, and whether it said "nothing new".
+struct Tail {
+    printed: u64,
+    said_nothing_new: bool,
+}
+
+/// Whether the tail goes on after a notice.
+#[derive(PartialEq)]
+enum Next {
+    Go,
+    Stop,
+}
+
+impl Tail {
+    /// Prints one event as a JSON line and saves the checkpoint after it.
+    async fn print(
+        &mut self,
+        session: &Session,
+        stream: &EventStream,
+        raw: &impl serde::Serialize,
+    ) -> Result<(), Failure> {
+        session.out.json_line(raw)?;
+        self.printed += 1;
+        save(stream).await
+    }
+
+    /// Says what a notice means to a person, saving the checkpoint where it moved.
+    async fn notice(
+        &mut self,
+        args: &TailArgs,
+        stream: &EventStream,
+        notice: StreamNotice,
+    ) -> Result<Next, Failure> {
+        match notice {
+            StreamNotice::CaughtUp { next_poll_in } => {
+                save(stream).await?;
+                if self.printed == 0 && !self.said_nothing_new {
+                    self.said_nothing_new = true;
+                    eprintln!("{}", nothing_new(args.checkpoint.as_deref()));
+                }
+                if args.no_follow {
+                    return Ok(Next::Stop);
+                }
+                eprintln!(
+                    "caught up; next poll in {}",
+                    crate::failure::human(next_poll_in)
+                );
+            }
+            StreamNotice::MayHaveMissed { cursor, oldest } => {
+                eprintln!(
+                    "the platform no longer keeps the events after {cursor} and before \
+                     {oldest} (it keeps 30 days): some may be missing"
+                );
+            }
+            StreamNotice::Skipped { .. } => save(stream).await?,
+            StreamNotice::StandingBy { .. } => {
+                let file = args.checkpoint.as_deref().unwrap_or(Path::new("?"));
+                let lock = FileCheckpoints::new(file).lock_path();
+                let busy = format!(
+                    "another process is tailing through {} (it holds {})",
+                    file.display(),
+                    lock.display()
+                );
+                if args.no_follow {
+                    return Err(Failure::failed(busy));
+                }
+                eprintln!("{busy}: standing by until it stops");
+            }
+            StreamNotice::LeaseLost { .. } => {
+                eprintln!("another process took the checkpoint file over: standing by");
+            }
+            // Notices of a later SDK: nothing to print or save.
+            _ => {}
+        }
+        Ok(Next::Go)
     }
 }
 

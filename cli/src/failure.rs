@@ -197,79 +197,79 @@ impl From<Error> for Failure {
                 ..
             }
         );
-        let (exit, hint): (Exit, Option<String>) = match &error {
-            Error::InvalidInput(_) => (Exit::Usage, None),
-            Error::Unauthorized(_) => (
-                Exit::Api,
-                Some(
-                    "the token is invalid, revoked or expired (tokens stop working when their \
-                     user changes the password): set a new PUBAPI_TOKEN or update the profile"
-                        .into(),
-                ),
-            ),
-            Error::Forbidden { reason, .. } => (
-                Exit::Api,
-                Some(match reason {
-                    ForbiddenReason::MissingScope => {
-                        "the token lacks the scope this needs: create a token with it".into()
-                    }
-                    ForbiddenReason::FeatureNotEnabled => {
-                        "the feature is not enabled for this domain: ask its administrator".into()
-                    }
-                    ForbiddenReason::MayNotRunReports => {
-                        "audit reports need an admin, or a power user allowed to run reports".into()
-                    }
-                    _ => {
-                        "this user may not do this; --act-as (admin tokens) acts as another".into()
-                    }
-                }),
-            ),
-            Error::NotFound(_) => (
-                Exit::Api,
-                Some("check the id or path; the list commands show what exists".into()),
-            ),
-            Error::Throttled { retry_after, .. } => (
-                Exit::Quota,
-                Some(match retry_after {
-                    Some(after) => format!("try again in {}", human(*after)),
-                    None => "try again in a minute".into(),
-                }),
-            ),
-            Error::QuotaExhausted { resets_in, .. } => (
-                Exit::Quota,
-                Some(match resets_in {
-                    Some(after) => format!(
-                        "the budget frees up in {}; `pubapi quota` shows what is left",
-                        human(*after)
-                    ),
-                    None => "`pubapi quota` shows what is left".into(),
-                }),
-            ),
-            Error::Transport(_) | Error::Timeout { .. } => (
-                Exit::Unreachable,
-                Some(
-                    "check PUBAPI_DOMAIN (or PUBAPI_BASE_URL) and the network, then try again"
-                        .into(),
-                ),
-            ),
-            Error::Removed { .. } => (Exit::Api, None),
-            Error::Checkpoint(e) if e.kind == FleetErrorKind::Corrupt => (
-                Exit::Usage,
-                Some(
-                    "the checkpoint file holds something else than pubapi's checkpoints: \
-                     restore it, or move it away to start again from --from"
-                        .into(),
-                ),
-            ),
-            Error::Checkpoint(_) => (Exit::Failed, None),
-            _ => (Exit::Api, None),
-        };
+        let (exit, hint) = exit_and_hint(&error);
         Failure {
             exit,
             message,
             hint,
             user_refused,
         }
+    }
+}
+
+/// The exit code an SDK error ends the command with, and what the person can do about it.
+fn exit_and_hint(error: &Error) -> (Exit, Option<String>) {
+    match error {
+        Error::InvalidInput(_) => (Exit::Usage, None),
+        Error::Unauthorized(_) => (
+            Exit::Api,
+            Some(
+                "the token is invalid, revoked or expired (tokens stop working when their \
+                     user changes the password): set a new PUBAPI_TOKEN or update the profile"
+                    .into(),
+            ),
+        ),
+        Error::Forbidden { reason, .. } => (
+            Exit::Api,
+            Some(match reason {
+                ForbiddenReason::MissingScope => {
+                    "the token lacks the scope this needs: create a token with it".into()
+                }
+                ForbiddenReason::FeatureNotEnabled => {
+                    "the feature is not enabled for this domain: ask its administrator".into()
+                }
+                ForbiddenReason::MayNotRunReports => {
+                    "audit reports need an admin, or a power user allowed to run reports".into()
+                }
+                _ => "this user may not do this; --act-as (admin tokens) acts as another".into(),
+            }),
+        ),
+        Error::NotFound(_) => (
+            Exit::Api,
+            Some("check the id or path; the list commands show what exists".into()),
+        ),
+        Error::Throttled { retry_after, .. } => (
+            Exit::Quota,
+            Some(match retry_after {
+                Some(after) => format!("try again in {}", human(*after)),
+                None => "try again in a minute".into(),
+            }),
+        ),
+        Error::QuotaExhausted { resets_in, .. } => (
+            Exit::Quota,
+            Some(match resets_in {
+                Some(after) => format!(
+                    "the budget frees up in {}; `pubapi quota` shows what is left",
+                    human(*after)
+                ),
+                None => "`pubapi quota` shows what is left".into(),
+            }),
+        ),
+        Error::Transport(_) | Error::Timeout { .. } => (
+            Exit::Unreachable,
+            Some("check PUBAPI_DOMAIN (or PUBAPI_BASE_URL) and the network, then try again".into()),
+        ),
+        Error::Removed { .. } => (Exit::Api, None),
+        Error::Checkpoint(e) if e.kind == FleetErrorKind::Corrupt => (
+            Exit::Usage,
+            Some(
+                "the checkpoint file holds something else than pubapi's checkpoints: \
+                     restore it, or move it away to start again from --from"
+                    .into(),
+            ),
+        ),
+        Error::Checkpoint(_) => (Exit::Failed, None),
+        _ => (Exit::Api, None),
     }
 }
 
