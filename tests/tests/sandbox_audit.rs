@@ -4,6 +4,7 @@
 use pubapi_sdk::types::{AuditReportKind, LoginsAuditRequest};
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
+use pubapi_testkit::AUDIT_KINDS;
 use pubapi_testkit::sandbox::{CSV_TITLE_PREFIX, Sandbox, SandboxConfig, Violation};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -120,22 +121,7 @@ async fn creation_validates_bodies_like_the_reference() {
 #[tokio::test]
 async fn every_kind_accepts_a_minimal_body() {
     let sb = sandbox().await;
-    for kind in [
-        "logins",
-        "files",
-        "permissions",
-        "users",
-        "groups",
-        "workgroup-settings",
-        "workflows",
-        "workflow-templates",
-        "quality-docs",
-        "quality-docs-categories",
-        "quality-docs-courses",
-        "etmf",
-        "snapshot-restore",
-        "upload-requests",
-    ] {
+    for kind in AUDIT_KINDS {
         let mut body = json!({"format": "json", "date_start": "2025-03-01", "date_end": "2025-03-02T12:00:00Z"});
         match kind {
             "logins" => body["events"] = json!(["logins"]),

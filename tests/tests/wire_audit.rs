@@ -10,6 +10,7 @@ use pubapi_sdk::{ResponseValue, types};
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::audit::{JobState, ReportLocation};
 use pubapi_sdk_ext::prelude::*;
+use pubapi_testkit::AUDIT_KINDS;
 use serde_json::{Value, json};
 use std::fmt::Debug;
 use std::str::FromStr;
@@ -1190,24 +1191,6 @@ async fn get_audit_job_303_reaches_the_generated_client_with_its_location() {
 const CSV: &str = "Username,Event,IP Address,Access,Time\r\n\
                    alice,Login,203.0.113.7,Web,2026-01-05T08:00:00Z\r\n";
 
-/// Every report kind and its path segment.
-const KINDS: &[&str] = &[
-    "logins",
-    "files",
-    "permissions",
-    "users",
-    "groups",
-    "workgroup-settings",
-    "workflows",
-    "workflow-templates",
-    "quality-docs",
-    "quality-docs-categories",
-    "quality-docs-courses",
-    "etmf",
-    "snapshot-restore",
-    "upload-requests",
-];
-
 /// A finished JSON report of each kind whose event shape the reference describes.
 fn described_reports() -> Vec<(&'static str, Value)> {
     let report = |events: Value| {
@@ -1325,14 +1308,14 @@ async fn get_audit_report_request_full_encodes_kind_and_id_and_sends_count_and_o
 
 #[tokio::test]
 async fn get_audit_report_request_full_sends_every_report_kind_as_its_path_segment() {
-    for kind in KINDS {
+    for kind in AUDIT_KINDS {
         let server = MockServer::start_async().await;
         let body = json!({"total_count": 0, "offset": 0, "count": 0, "events": []});
         let seen = wire::serve(&server, Reply::json(200, &body)).await;
         wire::client(&server)
             .sdk()
             .get_audit_report()
-            .type_(*kind)
+            .type_(kind)
             .id("job-1")
             .offset(0_u64)
             .count(0_u64)
