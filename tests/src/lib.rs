@@ -5,7 +5,22 @@ pub use pubapi_sandbox as sandbox;
 pub use pubapi_sandbox::conformance;
 
 use pubapi_sandbox::{Sandbox, SandboxConfig};
-use pubapi_sdk_ext::{Client, ClientBuilder, SecretToken};
+use pubapi_sdk_ext::{Client, ClientBuilder, Error, SecretToken};
+
+/// The error `call` fails with, as the SDK's [`Error`] (a generated call's error converted, as
+/// [`Error::from`] does for a caller); panics with the value when the call succeeds.
+///
+/// `let error = error_of(client.sdk().whoami().send()).await;`
+pub async fn error_of<T, E>(call: impl std::future::IntoFuture<Output = Result<T, E>>) -> Error
+where
+    T: std::fmt::Debug,
+    Error: From<E>,
+{
+    match call.await {
+        Ok(value) => panic!("the call succeeded, where it must fail: {value:?}"),
+        Err(error) => Error::from(error),
+    }
+}
 
 /// The fourteen audit report kinds of the reference, in the spec's order (`AuditReportKind`):
 /// each is the path segment of its creation (`/v1/audit/{kind}`) and of its report

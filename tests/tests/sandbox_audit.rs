@@ -5,6 +5,7 @@ use pubapi_sdk::types::{AuditReportKind, LoginsAuditRequest};
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
 use pubapi_testkit::AUDIT_KINDS;
+use pubapi_testkit::error_of;
 use pubapi_testkit::sandbox::{CSV_TITLE_PREFIX, Sandbox, SandboxConfig, Violation};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -610,15 +611,15 @@ async fn audit_end_to_end_through_the_client() {
         .send()
         .await
         .unwrap();
-    let gone = client
-        .sdk()
-        .get_audit_report()
-        .type_(AuditReportKind::Logins)
-        .id(&id)
-        .send()
-        .await
-        .map_err(Error::from)
-        .unwrap_err();
+    let gone = error_of(
+        client
+            .sdk()
+            .get_audit_report()
+            .type_(AuditReportKind::Logins)
+            .id(&id)
+            .send(),
+    )
+    .await;
     assert!(matches!(gone, Error::NotFound(_)), "{gone:?}");
     sb.assert_conformant();
 }
