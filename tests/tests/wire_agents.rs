@@ -57,67 +57,35 @@ fn question(text: &str) -> types::builder::AgentAskRequest {
 
 // ------------------------------------------------------------------ listAgents
 
-#[tokio::test]
-async fn list_agents_request_full_sends_sort_by_and_sort_order_as_query() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &agents_body())).await;
-    wire::bob(&server)
-        .sdk()
-        .list_agents()
-        .sort_by(types::AgentSortBy::CreatedOn)
-        .sort_order(types::AgentSortOrder::Desc)
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::get("/v1/ai/agents/list")
+wire::request_tests! {
+    list_agents_request_full_sends_sort_by_and_sort_order_as_query:
+        bob, Reply::json(200, &agents_body()),
+        |sdk| sdk
+            .list_agents()
+            .sort_by(types::AgentSortBy::CreatedOn)
+            .sort_order(types::AgentSortOrder::Desc)
+        => Expect::get("/v1/ai/agents/list")
             .query("sortBy=createdOn&sortOrder=desc")
-            .act_as(wire::BOB),
-    )
-    .await;
-}
+            .act_as(wire::BOB);
 
-#[tokio::test]
-async fn list_agents_request_full_sends_the_default_sort_values_when_given() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &agents_body())).await;
-    wire::client(&server)
-        .sdk()
-        .list_agents()
-        .sort_by(types::AgentSortBy::Name)
-        .sort_order(types::AgentSortOrder::Asc)
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::get("/v1/ai/agents/list").query("sortBy=name&sortOrder=asc"))
-        .await;
-}
+    list_agents_request_full_sends_the_default_sort_values_when_given:
+        client, Reply::json(200, &agents_body()),
+        |sdk| sdk
+            .list_agents()
+            .sort_by(types::AgentSortBy::Name)
+            .sort_order(types::AgentSortOrder::Asc)
+        => Expect::get("/v1/ai/agents/list").query("sortBy=name&sortOrder=asc");
 
-#[tokio::test]
-async fn list_agents_request_minimal_sends_no_query() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &agents_body())).await;
-    wire::client(&server)
-        .sdk()
-        .list_agents()
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::get("/v1/ai/agents/list")).await;
+    list_agents_request_minimal_sends_no_query:
+        client, Reply::json(200, &agents_body()),
+        |sdk| sdk.list_agents()
+        => Expect::get("/v1/ai/agents/list");
 }
 
 #[tokio::test]
 async fn list_agents_success_decodes_every_agent_field() {
-    let server = MockServer::start_async().await;
     let body = agents_body();
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let agents = wire::client(&server)
-        .sdk()
-        .list_agents()
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+    let agents = wire::decoded!(Reply::json(200, &body), |sdk| sdk.list_agents());
     assert_eq!(agents.len(), 2);
     assert_eq!(agents[0].created_by.as_deref(), Some("Alice Admin"));
     wire::assert_round_trip(&agents, &body);
@@ -245,23 +213,12 @@ async fn ask_agent_request_full_sends_a_field_the_reference_does_not_name_throug
     asking_sends(request, body).await;
 }
 
-#[tokio::test]
-async fn ask_agent_request_minimal_sends_only_the_question() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
-    wire::client(&server)
-        .sdk()
-        .ask_agent()
-        .agent_id("agt-1")
-        .body(question("Does clause 7 follow the playbook?"))
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post("/v1/ai/agents/agt-1/ask")
-            .json(json!({"question": "Does clause 7 follow the playbook?"})),
-    )
-    .await;
+wire::request_tests! {
+    ask_agent_request_minimal_sends_only_the_question:
+        client, Reply::json(200, &ask_body()),
+        |sdk| sdk.ask_agent().agent_id("agt-1").body(question("Does clause 7 follow the playbook?"))
+        => Expect::post("/v1/ai/agents/agt-1/ask")
+            .json(json!({"question": "Does clause 7 follow the playbook?"}));
 }
 
 #[tokio::test]
@@ -301,18 +258,11 @@ async fn ask_agent_request_full_refuses_a_key_of_extra_that_is_a_field_of_its_ow
 
 #[tokio::test]
 async fn ask_agent_success_decodes_request_id_and_conversation_id() {
-    let server = MockServer::start_async().await;
     let body = ask_body();
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let submitted = wire::client(&server)
-        .sdk()
+    let submitted = wire::decoded!(Reply::json(200, &body), |sdk| sdk
         .ask_agent()
         .agent_id("agt-1")
-        .body(question("Does clause 7 follow the playbook?"))
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .body(question("Does clause 7 follow the playbook?")));
     assert_eq!(submitted.request_id, "req-42");
     wire::assert_round_trip(&submitted, &body);
     assert_decoded!(submitted);
@@ -340,75 +290,39 @@ async fn ask_agent_errors_decode_ai_format_including_unknown_agent_404() {
 
 #[tokio::test]
 async fn ask_agent_forward_compat_ignores_unknown_fields() {
-    let server = MockServer::start_async().await;
     let known = ask_body();
     let sent = wire::with_unknown_fields(&known, &[""]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let submitted = wire::client(&server)
-        .sdk()
+    let submitted = wire::decoded!(Reply::json(200, &sent), |sdk| sdk
         .ask_agent()
         .agent_id("agt-1")
-        .body(question("Does clause 7 follow the playbook?"))
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .body(question("Does clause 7 follow the playbook?")));
     wire::assert_round_trip(&submitted, &known);
 }
 
 // ------------------------------------------------------------------ getAgentRequestStatus
 
-#[tokio::test]
-async fn get_agent_request_status_request_full_encodes_both_path_ids() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &status_body())).await;
-    wire::bob(&server)
-        .sdk()
-        .get_agent_request_status()
-        .agent_id(AWKWARD_ID)
-        .request_id("req 42+b")
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::get(&format!(
+wire::request_tests! {
+    get_agent_request_status_request_full_encodes_both_path_ids:
+        bob, Reply::json(200, &status_body()),
+        |sdk| sdk.get_agent_request_status().agent_id(AWKWARD_ID).request_id("req 42+b")
+        => Expect::get(&format!(
             "/v1/ai/agents/{AWKWARD_ID_ENCODED}/ask/req%2042%2Bb/status"
         ))
-        .act_as(wire::BOB),
-    )
-    .await;
-}
+        .act_as(wire::BOB);
 
-#[tokio::test]
-async fn get_agent_request_status_request_minimal_sends_plain_ids() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &status_body())).await;
-    wire::client(&server)
-        .sdk()
-        .get_agent_request_status()
-        .agent_id("agt-1")
-        .request_id("req-42")
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::get("/v1/ai/agents/agt-1/ask/req-42/status"))
-        .await;
+    get_agent_request_status_request_minimal_sends_plain_ids:
+        client, Reply::json(200, &status_body()),
+        |sdk| sdk.get_agent_request_status().agent_id("agt-1").request_id("req-42")
+        => Expect::get("/v1/ai/agents/agt-1/ask/req-42/status");
 }
 
 #[tokio::test]
 async fn get_agent_request_status_success_decodes_status_answer_citations_and_time() {
-    let server = MockServer::start_async().await;
     let body = status_body();
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let result = wire::client(&server)
-        .sdk()
+    let result = wire::decoded!(Reply::json(200, &body), |sdk| sdk
         .get_agent_request_status()
         .agent_id("agt-1")
-        .request_id("req-42")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .request_id("req-42"));
     assert_eq!(result.status, "COMPLETED");
     assert_eq!(result.citations[0].type_.as_deref(), Some("WEB_SEARCH"));
     wire::assert_round_trip(&result, &body);

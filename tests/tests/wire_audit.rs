@@ -1062,50 +1062,24 @@ fn completed() -> types::AuditJobStatus {
     }
 }
 
-#[tokio::test]
-async fn get_audit_job_request_full_encodes_the_job_id() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &json!({"status": "running"}))).await;
-    wire::bob(&server)
-        .sdk()
-        .get_audit_job()
-        .id(AWKWARD_ID)
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::get(&format!("/v1/audit/jobs/{AWKWARD_ID_ENCODED}")).act_as(wire::BOB),
-    )
-    .await;
-}
+wire::request_tests! {
+    get_audit_job_request_full_encodes_the_job_id:
+        bob, Reply::json(200, &json!({"status": "running"})),
+        |sdk| sdk.get_audit_job().id(AWKWARD_ID)
+        => Expect::get(&format!("/v1/audit/jobs/{AWKWARD_ID_ENCODED}")).act_as(wire::BOB);
 
-#[tokio::test]
-async fn get_audit_job_request_minimal_sends_the_plain_id() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &json!({"status": "running"}))).await;
-    wire::client(&server)
-        .sdk()
-        .get_audit_job()
-        .id("job-1")
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::get("/v1/audit/jobs/job-1")).await;
+    get_audit_job_request_minimal_sends_the_plain_id:
+        client, Reply::json(200, &json!({"status": "running"})),
+        |sdk| sdk.get_audit_job().id("job-1")
+        => Expect::get("/v1/audit/jobs/job-1");
 }
 
 #[tokio::test]
 async fn get_audit_job_success_decodes_running_while_the_report_is_generated() {
-    let server = MockServer::start_async().await;
     let body = json!({"status": "running"});
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let job = wire::client(&server)
-        .sdk()
+    let job = wire::decoded!(Reply::json(200, &body), |sdk| sdk
         .get_audit_job()
-        .id("job-1")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .id("job-1"));
     assert_eq!(job.status, types::AuditJobState::from("running"));
     wire::assert_round_trip(&job, &body);
     assert_decoded!(job);
@@ -1132,18 +1106,11 @@ async fn get_audit_job_errors_decode_general_format_and_throttles() {
 
 #[tokio::test]
 async fn get_audit_job_forward_compat_accepts_unknown_fields_and_an_unknown_status() {
-    let server = MockServer::start_async().await;
     let known = json!({"status": "queued"});
     let sent = wire::with_unknown_fields(&known, &[""]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let job = wire::client(&server)
-        .sdk()
+    let job = wire::decoded!(Reply::json(200, &sent), |sdk| sdk
         .get_audit_job()
-        .id("job-1")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .id("job-1"));
     assert_eq!(job.status, types::AuditJobState::from("queued"));
     wire::assert_round_trip(&job, &known);
 }
@@ -1416,18 +1383,11 @@ async fn get_audit_report_errors_decode_general_format_and_throttles() {
 #[tokio::test]
 async fn get_audit_report_forward_compat_ignores_unknown_fields_and_keeps_them_in_events() {
     let (kind, known) = described_reports().remove(0);
-    let server = MockServer::start_async().await;
     let sent = wire::with_unknown_fields(&known, &["", "/events/0"]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let report = wire::client(&server)
-        .sdk()
+    let report = wire::decoded!(Reply::json(200, &sent), |sdk| sdk
         .get_audit_report()
         .type_(kind)
-        .id("job-1")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .id("job-1"));
     let mut expected = known.clone();
     expected["events"] = sent["events"].clone();
     wire::assert_round_trip(&report, &expected);
@@ -1473,42 +1433,23 @@ async fn get_audit_report_csv_is_a_decode_error_with_the_csv_through_the_generat
 
 // ------------------------------------------------------------------ deleteAuditReport
 
-#[tokio::test]
-async fn delete_audit_report_request_full_encodes_kind_and_id() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::status(204)).await;
-    wire::bob(&server)
-        .sdk()
-        .delete_audit_report()
-        .type_(types::AuditReportKind::QualityDocsCategories)
-        .id(AWKWARD_ID)
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::delete(&format!(
+wire::request_tests! {
+    delete_audit_report_request_full_encodes_kind_and_id:
+        bob, Reply::status(204),
+        |sdk| sdk
+            .delete_audit_report()
+            .type_(types::AuditReportKind::QualityDocsCategories)
+            .id(AWKWARD_ID)
+        => Expect::delete(&format!(
             "/v1/audit/quality-docs-categories/{AWKWARD_ID_ENCODED}"
         ))
         .accept_any()
-        .act_as(wire::BOB),
-    )
-    .await;
-}
+        .act_as(wire::BOB);
 
-#[tokio::test]
-async fn delete_audit_report_request_minimal_sends_no_body_and_accepts_anything() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::status(204)).await;
-    wire::client(&server)
-        .sdk()
-        .delete_audit_report()
-        .type_(types::AuditReportKind::Logins)
-        .id("job-1")
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::delete("/v1/audit/logins/job-1").accept_any())
-        .await;
+    delete_audit_report_request_minimal_sends_no_body_and_accepts_anything:
+        client, Reply::status(204),
+        |sdk| sdk.delete_audit_report().type_(types::AuditReportKind::Logins).id("job-1")
+        => Expect::delete("/v1/audit/logins/job-1").accept_any();
 }
 
 #[tokio::test]

@@ -56,68 +56,43 @@ fn history_json() -> Value {
 
 // ------------------------------------------------------------------ askDocument
 
-#[tokio::test]
-async fn ask_document_request_full_encodes_the_entry_id_and_sends_every_field() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
-    wire::bob(&server)
-        .sdk()
-        .ask_document()
-        .entry_id(AWKWARD_ID)
-        .body(
-            types::DocumentAskRequest::builder()
-                .question("What is the notice period?")
-                .include_citations(true)
-                .chat_history(history()),
-        )
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post(&format!("/v1/ai/document/{AWKWARD_ID_ENCODED}/ask"))
+wire::request_tests! {
+    ask_document_request_full_encodes_the_entry_id_and_sends_every_field:
+        bob, Reply::json(200, &ask_body()),
+        |sdk| sdk
+            .ask_document()
+            .entry_id(AWKWARD_ID)
+            .body(
+                types::DocumentAskRequest::builder()
+                    .question("What is the notice period?")
+                    .include_citations(true)
+                    .chat_history(history()),
+            )
+        => Expect::post(&format!("/v1/ai/document/{AWKWARD_ID_ENCODED}/ask"))
             .act_as(wire::BOB)
             .json(json!({
                 "question": "What is the notice period?",
                 "includeCitations": true,
                 "chatHistory": history_json()
-            })),
-    )
-    .await;
-}
+            }));
 
-#[tokio::test]
-async fn ask_document_request_minimal_sends_only_the_question() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
-    wire::client(&server)
-        .sdk()
-        .ask_document()
-        .entry_id("ent-1001")
-        .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post("/v1/ai/document/ent-1001/ask")
-            .json(json!({"question": "What is the notice period?"})),
-    )
-    .await;
+    ask_document_request_minimal_sends_only_the_question:
+        client, Reply::json(200, &ask_body()),
+        |sdk| sdk
+            .ask_document()
+            .entry_id("ent-1001")
+            .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
+        => Expect::post("/v1/ai/document/ent-1001/ask")
+            .json(json!({"question": "What is the notice period?"}));
 }
 
 #[tokio::test]
 async fn ask_document_success_decodes_the_answer_and_its_citations() {
-    let server = MockServer::start_async().await;
     let body = ask_body();
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let answer = wire::client(&server)
-        .sdk()
+    let answer = wire::decoded!(Reply::json(200, &body), |sdk| sdk
         .ask_document()
         .entry_id("ent-1001")
-        .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .body(types::DocumentAskRequest::builder().question("What is the notice period?")));
     assert_eq!(answer.citations[0].chunks.len(), 2);
     wire::assert_round_trip(&answer, &body);
     assert_decoded!(answer);
@@ -125,18 +100,11 @@ async fn ask_document_success_decodes_the_answer_and_its_citations() {
 
 #[tokio::test]
 async fn ask_document_success_without_citations_decodes_the_answer_alone() {
-    let server = MockServer::start_async().await;
     let body = json!({"response": {"text": "90 days."}});
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let answer = wire::client(&server)
-        .sdk()
+    let answer = wire::decoded!(Reply::json(200, &body), |sdk| sdk
         .ask_document()
         .entry_id("ent-1001")
-        .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .body(types::DocumentAskRequest::builder().question("What is the notice period?")));
     assert!(answer.citations.is_empty());
     wire::assert_round_trip(&answer, &body);
 }
@@ -184,56 +152,31 @@ async fn ask_document_forward_compat_ignores_unknown_fields_at_every_level() {
 
 // ------------------------------------------------------------------ summarizeDocument
 
-#[tokio::test]
-async fn summarize_document_request_full_encodes_the_entry_id_and_sends_the_chat_history() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &summary_body())).await;
-    wire::bob(&server)
-        .sdk()
-        .summarize_document()
-        .entry_id(AWKWARD_ID)
-        .body(types::DocumentSummaryRequest::builder().chat_history(history()))
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post(&format!("/v1/ai/document/{AWKWARD_ID_ENCODED}/summary"))
+wire::request_tests! {
+    summarize_document_request_full_encodes_the_entry_id_and_sends_the_chat_history:
+        bob, Reply::json(200, &summary_body()),
+        |sdk| sdk
+            .summarize_document()
+            .entry_id(AWKWARD_ID)
+            .body(types::DocumentSummaryRequest::builder().chat_history(history()))
+        => Expect::post(&format!("/v1/ai/document/{AWKWARD_ID_ENCODED}/summary"))
             .act_as(wire::BOB)
-            .json(json!({"chatHistory": history_json()})),
-    )
-    .await;
-}
+            .json(json!({"chatHistory": history_json()}));
 
-/// The reference makes the summary body optional; the generated client always sends one, an
-/// empty object when nothing is set.
-#[tokio::test]
-async fn summarize_document_request_minimal_sends_an_empty_object() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &summary_body())).await;
-    wire::client(&server)
-        .sdk()
-        .summarize_document()
-        .entry_id("ent-1001")
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::post("/v1/ai/document/ent-1001/summary").json(json!({})))
-        .await;
+    /// The reference makes the summary body optional; the generated client always sends one, an
+    /// empty object when nothing is set.
+    summarize_document_request_minimal_sends_an_empty_object:
+        client, Reply::json(200, &summary_body()),
+        |sdk| sdk.summarize_document().entry_id("ent-1001")
+        => Expect::post("/v1/ai/document/ent-1001/summary").json(json!({}));
 }
 
 #[tokio::test]
 async fn summarize_document_success_decodes_the_summary_text() {
-    let server = MockServer::start_async().await;
     let body = summary_body();
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let summary = wire::client(&server)
-        .sdk()
+    let summary = wire::decoded!(Reply::json(200, &body), |sdk| sdk
         .summarize_document()
-        .entry_id("ent-1001")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .entry_id("ent-1001"));
     wire::assert_round_trip(&summary, &body);
     assert_decoded!(summary);
 }
@@ -259,17 +202,10 @@ async fn summarize_document_errors_decode_ai_format_and_a_500_without_body() {
 
 #[tokio::test]
 async fn summarize_document_forward_compat_ignores_unknown_fields() {
-    let server = MockServer::start_async().await;
     let known = summary_body();
     let sent = wire::with_unknown_fields(&known, &["", "/response"]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let summary = wire::client(&server)
-        .sdk()
+    let summary = wire::decoded!(Reply::json(200, &sent), |sdk| sdk
         .summarize_document()
-        .entry_id("ent-1001")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .entry_id("ent-1001"));
     wire::assert_round_trip(&summary, &known);
 }

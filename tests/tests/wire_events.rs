@@ -109,108 +109,61 @@ const FOLDER_QUERY: &str = "/Shared/Q1%20reports%20%26%20plans";
 
 // ------------------------------------------------------------------ getEventsCursor
 
-#[tokio::test]
-async fn get_events_cursor_request_full_through_a_view_sends_the_impersonation_header() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &cursor_body())).await;
-    wire::bob(&server)
-        .sdk()
-        .get_events_cursor()
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::get("/v1/events/cursor").act_as(wire::BOB))
-        .await;
-}
+wire::request_tests! {
+    get_events_cursor_request_full_through_a_view_sends_the_impersonation_header:
+        bob, Reply::json(200, &cursor_body()),
+        |sdk| sdk.get_events_cursor()
+        => Expect::get("/v1/events/cursor").act_as(wire::BOB);
 
-#[tokio::test]
-async fn get_events_cursor_request_minimal_sends_no_query() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &cursor_body())).await;
-    wire::client(&server)
-        .sdk()
-        .get_events_cursor()
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::get("/v1/events/cursor")).await;
+    get_events_cursor_request_minimal_sends_no_query:
+        client, Reply::json(200, &cursor_body()),
+        |sdk| sdk.get_events_cursor()
+        => Expect::get("/v1/events/cursor");
 }
 
 #[tokio::test]
 async fn get_events_cursor_success_decodes_time_and_event_ids() {
-    let server = MockServer::start_async().await;
     let body = cursor_body();
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let cursor = wire::client(&server)
-        .sdk()
-        .get_events_cursor()
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+    let cursor = wire::decoded!(Reply::json(200, &body), |sdk| sdk.get_events_cursor());
     assert_eq!(cursor.latest_event_id, 120_346);
     assert_eq!(cursor.oldest_event_id, 100);
     wire::assert_round_trip(&cursor, &body);
     assert_decoded!(cursor);
 }
 
-#[tokio::test]
-async fn get_events_cursor_errors_decode_401_and_general_throttle_403() {
-    wire::assert_errors("getEventsCursor", &[401, 403], |client| async move {
-        client
-            .sdk()
-            .get_events_cursor()
-            .send()
-            .await
-            .map_err(Error::from)
-            .map(drop)
-    })
-    .await;
+wire::error_tests! {
+    get_events_cursor_errors_decode_401_and_general_throttle_403:
+        "getEventsCursor", [401, 403],
+        |sdk| sdk.get_events_cursor();
 }
 
 #[tokio::test]
 async fn get_events_cursor_forward_compat_ignores_unknown_fields() {
-    let server = MockServer::start_async().await;
     let known = cursor_body();
     let sent = wire::with_unknown_fields(&known, &[""]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let cursor = wire::client(&server)
-        .sdk()
-        .get_events_cursor()
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+    let cursor = wire::decoded!(Reply::json(200, &sent), |sdk| sdk.get_events_cursor());
     wire::assert_round_trip(&cursor, &known);
 }
 
 // ------------------------------------------------------------------ listEventsV1
 
-#[tokio::test]
-async fn list_events_v1_request_full_sends_every_query_parameter_encoded() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &v1_body())).await;
-    wire::bob(&server)
-        .sdk()
-        .list_events_v1()
-        .id(120_000_i64)
-        .folder(FOLDER)
-        .suppress(types::EventSuppress::App)
-        .type_("file_system|note|permission_change")
-        .count(100_u64)
-        .reverse(1_i64)
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::get("/v1/events")
+wire::request_tests! {
+    list_events_v1_request_full_sends_every_query_parameter_encoded:
+        bob, Reply::json(200, &v1_body()),
+        |sdk| sdk
+            .list_events_v1()
+            .id(120_000_i64)
+            .folder(FOLDER)
+            .suppress(types::EventSuppress::App)
+            .type_("file_system|note|permission_change")
+            .count(100_u64)
+            .reverse(1_i64)
+        => Expect::get("/v1/events")
             .query(&format!(
                 "count=100&folder={FOLDER_QUERY}&id=120000&reverse=1&suppress=app\
                  &type=file_system%7Cnote%7Cpermission_change"
             ))
-            .act_as(wire::BOB),
-    )
-    .await;
+            .act_as(wire::BOB);
 }
 
 #[tokio::test]
@@ -239,19 +192,11 @@ async fn list_events_v1_request_full_sends_the_other_suppress_values() {
     }
 }
 
-#[tokio::test]
-async fn list_events_v1_request_minimal_sends_only_the_cursor_id() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &v1_body())).await;
-    wire::client(&server)
-        .sdk()
-        .list_events_v1()
-        .id(120_000_i64)
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::get("/v1/events").query("id=120000"))
-        .await;
+wire::request_tests! {
+    list_events_v1_request_minimal_sends_only_the_cursor_id:
+        client, Reply::json(200, &v1_body()),
+        |sdk| sdk.list_events_v1().id(120_000_i64)
+        => Expect::get("/v1/events").query("id=120000");
 }
 
 #[tokio::test]
@@ -308,19 +253,10 @@ async fn list_events_v1_success_decodes_the_page_and_file_system_data() {
     assert_decoded!(page);
 }
 
-#[tokio::test]
-async fn list_events_v1_errors_decode_400_with_every_problem_401_and_general_throttle_403() {
-    wire::assert_errors("listEventsV1", &[400, 401, 403], |client| async move {
-        client
-            .sdk()
-            .list_events_v1()
-            .id(120_000_i64)
-            .send()
-            .await
-            .map_err(Error::from)
-            .map(drop)
-    })
-    .await;
+wire::error_tests! {
+    list_events_v1_errors_decode_400_with_every_problem_401_and_general_throttle_403:
+        "listEventsV1", [400, 401, 403],
+        |sdk| sdk.list_events_v1().id(120_000_i64);
 }
 
 #[tokio::test]
@@ -375,46 +311,28 @@ async fn list_events_v1_204_nothing_after_the_cursor_is_none_through_the_generat
 
 // ------------------------------------------------------------------ listEventsV2
 
-#[tokio::test]
-async fn list_events_v2_request_full_sends_every_query_parameter_encoded() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &v2_body())).await;
-    wire::bob_by_email(&server)
-        .sdk()
-        .list_events_v2()
-        .id(120_000_i64)
-        .folder(FOLDER)
-        .suppress(types::EventSuppress::User)
-        .type_("permission_change")
-        .count(50_u64)
-        .reverse(1_i64)
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::get("/v2/events")
+wire::request_tests! {
+    list_events_v2_request_full_sends_every_query_parameter_encoded:
+        bob_by_email, Reply::json(200, &v2_body()),
+        |sdk| sdk
+            .list_events_v2()
+            .id(120_000_i64)
+            .folder(FOLDER)
+            .suppress(types::EventSuppress::User)
+            .type_("permission_change")
+            .count(50_u64)
+            .reverse(1_i64)
+        => Expect::get("/v2/events")
             .query(&format!(
                 "count=50&folder={FOLDER_QUERY}&id=120000&reverse=1&suppress=user\
                  &type=permission_change"
             ))
-            .act_as_email(wire::BOB_EMAIL),
-    )
-    .await;
-}
+            .act_as_email(wire::BOB_EMAIL);
 
-#[tokio::test]
-async fn list_events_v2_request_minimal_sends_only_the_cursor_id() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &v2_body())).await;
-    wire::client(&server)
-        .sdk()
-        .list_events_v2()
-        .id(-1_i64)
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::get("/v2/events").query("id=-1"))
-        .await;
+    list_events_v2_request_minimal_sends_only_the_cursor_id:
+        client, Reply::json(200, &v2_body()),
+        |sdk| sdk.list_events_v2().id(-1_i64)
+        => Expect::get("/v2/events").query("id=-1");
 }
 
 #[tokio::test]
@@ -479,19 +397,10 @@ async fn list_events_v2_success_decodes_a_null_change_context() {
     assert_eq!(attributes.change_context, None);
 }
 
-#[tokio::test]
-async fn list_events_v2_errors_decode_400_with_every_problem_401_and_general_throttle_403() {
-    wire::assert_errors("listEventsV2", &[400, 401, 403], |client| async move {
-        client
-            .sdk()
-            .list_events_v2()
-            .id(120_000_i64)
-            .send()
-            .await
-            .map_err(Error::from)
-            .map(drop)
-    })
-    .await;
+wire::error_tests! {
+    list_events_v2_errors_decode_400_with_every_problem_401_and_general_throttle_403:
+        "listEventsV2", [400, 401, 403],
+        |sdk| sdk.list_events_v2().id(120_000_i64);
 }
 
 #[tokio::test]

@@ -150,34 +150,19 @@ async fn list_knowledge_bases_request_full_typed_filters_send_user_id_and_epoch_
     }
 }
 
-#[tokio::test]
-async fn list_knowledge_bases_request_minimal_sends_the_required_empty_object() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &page_body())).await;
-    wire::client(&server)
-        .sdk()
-        .list_knowledge_bases()
-        .body(types::KnowledgeBaseListRequest::builder())
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::post("/v1/ai/kb/list").json(json!({})))
-        .await;
+wire::request_tests! {
+    list_knowledge_bases_request_minimal_sends_the_required_empty_object:
+        client, Reply::json(200, &page_body()),
+        |sdk| sdk.list_knowledge_bases().body(types::KnowledgeBaseListRequest::builder())
+        => Expect::post("/v1/ai/kb/list").json(json!({}));
 }
 
 #[tokio::test]
 async fn list_knowledge_bases_success_decodes_the_page_and_every_knowledge_base_field() {
-    let server = MockServer::start_async().await;
     let body = page_body();
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let page = wire::client(&server)
-        .sdk()
+    let page = wire::decoded!(Reply::json(200, &body), |sdk| sdk
         .list_knowledge_bases()
-        .body(types::KnowledgeBaseListRequest::builder())
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .body(types::KnowledgeBaseListRequest::builder()));
     assert_eq!(page.file_limit, Some(5000));
     let kb = &page.content[0];
     assert_eq!(kb.created_by_user.as_ref().unwrap().user_id, Some(1001));
@@ -236,73 +221,46 @@ async fn list_knowledge_bases_forward_compat_accepts_unknown_fields_status_and_s
 
 // ------------------------------------------------------------------ askKnowledgeBase
 
-#[tokio::test]
-async fn ask_knowledge_base_request_full_encodes_the_kb_id_and_sends_every_field() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &answer_body())).await;
-    wire::bob(&server)
-        .sdk()
-        .ask_knowledge_base()
-        .kb_id(AWKWARD_ID)
-        .body(
-            ask("What is the notice period?")
-                .include_citations(true)
-                .chat_history(types::ChatHistory {
-                    messages: vec![types::ChatMessage {
-                        role: Some("user".into()),
-                        content: Some("Hello".into()),
-                        ..Default::default()
-                    }],
-                }),
-        )
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post(&format!("/v1/ai/kb/{AWKWARD_ID_ENCODED}/ask"))
+wire::request_tests! {
+    ask_knowledge_base_request_full_encodes_the_kb_id_and_sends_every_field:
+        bob, Reply::json(200, &answer_body()),
+        |sdk| sdk
+            .ask_knowledge_base()
+            .kb_id(AWKWARD_ID)
+            .body(
+                ask("What is the notice period?")
+                    .include_citations(true)
+                    .chat_history(types::ChatHistory {
+                        messages: vec![types::ChatMessage {
+                            role: Some("user".into()),
+                            content: Some("Hello".into()),
+                            ..Default::default()
+                        }],
+                    }),
+            )
+        => Expect::post(&format!("/v1/ai/kb/{AWKWARD_ID_ENCODED}/ask"))
             .act_as(wire::BOB)
             .json(json!({
                 "question": "What is the notice period?",
                 "includeCitations": true,
                 "chatHistory": {"messages": [{"role": "user", "content": "Hello"}]}
-            })),
-    )
-    .await;
-}
+            }));
 
-#[tokio::test]
-async fn ask_knowledge_base_request_minimal_sends_only_the_question() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &answer_body())).await;
-    wire::client(&server)
-        .sdk()
-        .ask_knowledge_base()
-        .kb_id("kb-1")
-        .body(ask("What is the notice period?"))
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post("/v1/ai/kb/kb-1/ask").json(json!({"question": "What is the notice period?"})),
-    )
-    .await;
+    ask_knowledge_base_request_minimal_sends_only_the_question:
+        client, Reply::json(200, &answer_body()),
+        |sdk| sdk.ask_knowledge_base().kb_id("kb-1").body(ask("What is the notice period?"))
+        => Expect::post("/v1/ai/kb/kb-1/ask")
+            .json(json!({"question": "What is the notice period?"}));
 }
 
 /// The reference does not show the fields of the answer: it is kept whole as a JSON object.
 #[tokio::test]
 async fn ask_knowledge_base_success_keeps_the_unspecified_answer_object_whole() {
-    let server = MockServer::start_async().await;
     let body = answer_body();
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let answer = wire::client(&server)
-        .sdk()
+    let answer = wire::decoded!(Reply::json(200, &body), |sdk| sdk
         .ask_knowledge_base()
         .kb_id("kb-1")
-        .body(ask("What is the notice period?"))
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .body(ask("What is the notice period?")));
     wire::assert_round_trip(&answer, &body);
     assert_decoded!(answer);
 }
@@ -329,18 +287,11 @@ async fn ask_knowledge_base_errors_decode_ai_format_including_unknown_kb_404() {
 
 #[tokio::test]
 async fn ask_knowledge_base_forward_compat_keeps_unknown_fields_of_the_open_answer() {
-    let server = MockServer::start_async().await;
     let sent = wire::with_unknown_fields(&answer_body(), &["", "/response"]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let answer = wire::client(&server)
-        .sdk()
+    let answer = wire::decoded!(Reply::json(200, &sent), |sdk| sdk
         .ask_knowledge_base()
         .kb_id("kb-1")
-        .body(ask("What is the notice period?"))
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .body(ask("What is the notice period?")));
     // An open object: the new fields are kept, not dropped.
     wire::assert_round_trip(&answer, &sent);
 }

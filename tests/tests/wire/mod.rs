@@ -5,9 +5,12 @@
 //! operation must send (method, encoded path, raw query, every header, JSON body);
 //! [`assert_errors`] walks the error statuses the reference documents for an operation, each
 //! in the area's error format; [`assert_decoded!`] snapshots a decoded success body with ids
-//! and times redacted, after [`assert_round_trip`] has shown that no field was lost. A test that
-//! only needs one operation answered (not the exact request recorded) uses the typed mocks of
-//! `pubapi-httpmock` instead (`server.get_audit_job(|when, then| ..)`).
+//! and times redacted, after [`assert_round_trip`] has shown that no field was lost. The shapes
+//! that repeat from operation to operation are tables: [`request_tests!`] (one call, the exact
+//! request), [`error_tests!`] (the documented errors) and [`decoded!`] (one call's decoded
+//! success), each row named after its test. A test that only needs one operation answered (not
+//! the exact request recorded) uses the typed mocks of `pubapi-httpmock` instead
+//! (`server.get_audit_job(|when, then| ..)`).
 //!
 //! Test names follow `<operation>_<point>_<behaviour>` (the operation's generated method name,
 //! then `request_full`, `request_minimal`, `success`, `errors` or `forward_compat`), or
@@ -16,7 +19,7 @@
 //! of tests (`wire/lists/<file>.snap`, checked against the test harness).
 
 // Each test file uses a part of the helpers.
-#![allow(dead_code)]
+#![allow(dead_code, unused_macros)]
 
 use httpmock::{HttpMockRequest, Mock, MockServer};
 use pubapi_sdk::operations::{self, Operation};
@@ -362,6 +365,78 @@ impl Expect {
         self
     }
 }
+
+// ------------------------------------------------------------------ tables of tests
+
+/// Tests that send one call and check the exact request it became, one row a test: its
+/// name (and doc), the client that sends (a function of this module: `client`, `bob`,
+/// `bob_by_email`), the [`Reply`], the call on the generated client up to `.send()` (the
+/// closure's argument is `client.sdk()`) and the [`Expect`]ed request.
+///
+/// ```text
+/// request_tests! {
+///     /// No sort given, no query sent.
+///     list_agents_request_minimal_sends_no_query:
+///         client, Reply::json(200, &agents_body()),
+///         |sdk| sdk.list_agents()
+///         => Expect::get("/v1/ai/agents/list");
+/// }
+/// ```
+macro_rules! request_tests {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident: $view:ident, $reply:expr, |$sdk:ident| $call:expr => $expect:expr;
+    )*) => {$(
+        $(#[$doc])*
+        #[tokio::test]
+        async fn $name() {
+            let server = httpmock::MockServer::start_async().await;
+            let seen = $crate::wire::serve(&server, $reply).await;
+            let client = $crate::wire::$view(&server);
+            let $sdk = client.sdk();
+            $call.send().await.unwrap();
+            seen.assert_only($expect).await;
+        }
+    )*};
+}
+#[allow(unused_imports)]
+pub(crate) use request_tests;
+
+/// Tests of the documented error statuses of an operation ([`assert_errors`]), one row a
+/// test: its name (and doc), the operation id, the statuses the reference documents and the
+/// call on the generated client up to `.send()` (the closure's argument is `client.sdk()`).
+macro_rules! error_tests {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident: $operation:expr, $statuses:expr, |$sdk:ident| $call:expr;
+    )*) => {$(
+        $(#[$doc])*
+        #[tokio::test]
+        async fn $name() {
+            $crate::wire::assert_errors($operation, &$statuses, |client| async move {
+                let $sdk = client.sdk();
+                $call.send().await.map_err(pubapi_sdk_ext::Error::from).map(drop)
+            })
+            .await;
+        }
+    )*};
+}
+#[allow(unused_imports)]
+pub(crate) use error_tests;
+
+/// The decoded success of one call on the generated client (up to `.send()`; the closure's
+/// argument is `client.sdk()`), sent by [`client`] to a server answering `reply`.
+macro_rules! decoded {
+    ($reply:expr, |$sdk:ident| $call:expr $(,)?) => {{
+        let server = httpmock::MockServer::start_async().await;
+        let _seen = $crate::wire::serve(&server, $reply).await;
+        let client = $crate::wire::client(&server);
+        let $sdk = client.sdk();
+        $call.send().await.unwrap().into_inner()
+    }};
+}
+#[allow(unused_imports)]
+pub(crate) use decoded;
 
 // ------------------------------------------------------------------ success bodies
 
