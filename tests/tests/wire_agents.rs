@@ -92,40 +92,20 @@ async fn list_agents_success_decodes_every_agent_field() {
     assert_decoded!(agents);
 }
 
-#[tokio::test]
-async fn list_agents_errors_decode_ai_format_and_feature_not_enabled_403() {
-    wire::assert_errors(
-        "listAgents",
-        &[400, 401, 403, 429, 500],
-        |client| async move {
-            client
-                .sdk()
-                .list_agents()
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
+wire::error_tests! {
+    list_agents_errors_decode_ai_format_and_feature_not_enabled_403:
+        "listAgents", [400, 401, 403, 429, 500],
+        |sdk| sdk.list_agents();
 }
 
 #[tokio::test]
 async fn list_agents_forward_compat_accepts_unknown_fields_status_sub_type_and_category() {
-    let server = MockServer::start_async().await;
     let mut known = agents_body();
     known[0]["status"] = json!("SUSPENDED");
     known[0]["subType"] = json!("SYSTEM_PROVIDED");
     known[0]["category"] = json!("LEGAL");
     let sent = wire::with_unknown_fields(&known, &["/0", "/1"]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let agents = wire::client(&server)
-        .sdk()
-        .list_agents()
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+    let agents = wire::decoded!(Reply::json(200, &sent), |sdk| sdk.list_agents());
     assert_eq!(agents[0].status.as_deref(), Some("SUSPENDED"));
     wire::assert_round_trip(&agents, &known);
 }
@@ -268,24 +248,13 @@ async fn ask_agent_success_decodes_request_id_and_conversation_id() {
     assert_decoded!(submitted);
 }
 
-#[tokio::test]
-async fn ask_agent_errors_decode_ai_format_including_unknown_agent_404() {
-    wire::assert_errors(
-        "askAgent",
-        &[400, 401, 403, 404, 429, 500],
-        |client| async move {
-            client
-                .sdk()
-                .ask_agent()
-                .agent_id("agt-1")
-                .body(question("Does clause 7 follow the playbook?"))
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
+wire::error_tests! {
+    ask_agent_errors_decode_ai_format_including_unknown_agent_404:
+        "askAgent", [400, 401, 403, 404, 429, 500],
+        |sdk| sdk
+            .ask_agent()
+            .agent_id("agt-1")
+            .body(question("Does clause 7 follow the playbook?"));
 }
 
 #[tokio::test]
@@ -364,43 +333,22 @@ async fn get_agent_request_status_success_decodes_pending_running_and_failed() {
     }
 }
 
-#[tokio::test]
-async fn get_agent_request_status_errors_decode_ai_format_including_unknown_request_404() {
-    wire::assert_errors(
-        "getAgentRequestStatus",
-        &[400, 401, 403, 404, 429, 500],
-        |client| async move {
-            client
-                .sdk()
-                .get_agent_request_status()
-                .agent_id("agt-1")
-                .request_id("req-42")
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
+wire::error_tests! {
+    get_agent_request_status_errors_decode_ai_format_including_unknown_request_404:
+        "getAgentRequestStatus", [400, 401, 403, 404, 429, 500],
+        |sdk| sdk.get_agent_request_status().agent_id("agt-1").request_id("req-42");
 }
 
 #[tokio::test]
 async fn get_agent_request_status_forward_compat_accepts_unknown_fields_status_and_citation_type() {
-    let server = MockServer::start_async().await;
     let mut known = status_body();
     known["status"] = json!("WAITING_FOR_TOOL");
     known["citations"][0]["type"] = json!("KNOWLEDGE_BASE");
     let sent = wire::with_unknown_fields(&known, &["", "/citations/0"]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let result = wire::client(&server)
-        .sdk()
+    let result = wire::decoded!(Reply::json(200, &sent), |sdk| sdk
         .get_agent_request_status()
         .agent_id("agt-1")
-        .request_id("req-42")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .request_id("req-42"));
     assert_eq!(result.status, "WAITING_FOR_TOOL");
     wire::assert_round_trip(&result, &known);
 }

@@ -5,7 +5,6 @@ mod wire;
 
 use httpmock::MockServer;
 use pubapi_sdk::types;
-use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
 use serde_json::{Value, json};
 use wire::{AWKWARD_ID, AWKWARD_ID_ENCODED, Expect, Reply, assert_decoded};
@@ -151,19 +150,12 @@ wire::error_tests! {
 
 #[tokio::test]
 async fn ask_assistant_forward_compat_accepts_unknown_fields_and_execution_status() {
-    let server = MockServer::start_async().await;
     let mut known = ask_body();
     known["executionStatus"] = json!("QUEUED");
     let sent = wire::with_unknown_fields(&known, &[""]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let started = wire::client(&server)
-        .sdk()
+    let started = wire::decoded!(Reply::json(200, &sent), |sdk| sdk
         .ask_assistant()
-        .body(ask("What is the notice period?"))
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .body(ask("What is the notice period?")));
     assert_eq!(started.execution_status.as_deref(), Some("QUEUED"));
     wire::assert_round_trip(&started, &known);
 }
@@ -260,28 +252,14 @@ async fn get_assistant_status_success_decodes_failed_and_awaiting_confirmation_w
     }
 }
 
-#[tokio::test]
-async fn get_assistant_status_errors_decode_ai_format_including_unknown_execution_404() {
-    wire::assert_errors(
-        "getAssistantStatus",
-        &[400, 401, 404, 429, 500],
-        |client| async move {
-            client
-                .sdk()
-                .get_assistant_status()
-                .execution_id("exe-99")
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
+wire::error_tests! {
+    get_assistant_status_errors_decode_ai_format_including_unknown_execution_404:
+        "getAssistantStatus", [400, 401, 404, 429, 500],
+        |sdk| sdk.get_assistant_status().execution_id("exe-99");
 }
 
 #[tokio::test]
 async fn get_assistant_status_forward_compat_accepts_unknown_fields_statuses_and_intent() {
-    let server = MockServer::start_async().await;
     let mut known = status_body();
     known["status"] = json!("CANCELLED");
     known["intent"] = json!("SUMMARIZATION");
@@ -295,15 +273,9 @@ async fn get_assistant_status_forward_compat_accepts_unknown_fields_statuses_and
             "/toolCalls/call-1",
         ],
     );
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let status = wire::client(&server)
-        .sdk()
+    let status = wire::decoded!(Reply::json(200, &sent), |sdk| sdk
         .get_assistant_status()
-        .execution_id("exe-99")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .execution_id("exe-99"));
     assert_eq!(status.status, "CANCELLED");
     assert_eq!(
         status.tool_calls["call-1"].status.as_deref(),

@@ -1085,23 +1085,10 @@ async fn get_audit_job_success_decodes_running_while_the_report_is_generated() {
     assert_decoded!(job);
 }
 
-#[tokio::test]
-async fn get_audit_job_errors_decode_general_format_and_throttles() {
-    wire::assert_errors(
-        "getAuditJob",
-        &[400, 401, 403, 404, 429],
-        |client| async move {
-            client
-                .sdk()
-                .get_audit_job()
-                .id("job-1")
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
+wire::error_tests! {
+    get_audit_job_errors_decode_general_format_and_throttles:
+        "getAuditJob", [400, 401, 403, 404, 429],
+        |sdk| sdk.get_audit_job().id("job-1");
 }
 
 #[tokio::test]
@@ -1340,42 +1327,21 @@ async fn get_audit_report_success_decodes_json_reports_of_the_six_described_kind
 /// The event shapes of the other eight kinds are not shown: their events are kept whole.
 #[tokio::test]
 async fn get_audit_report_success_keeps_events_of_kinds_without_a_described_shape() {
-    let server = MockServer::start_async().await;
     let body = json!({
         "total_count": 1, "offset": 0, "count": 1,
         "events": [{"workflow": "Contract review", "action": "WORKFLOW_CREATED", "actor": {"id": 1001}}]
     });
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let report = wire::client(&server)
-        .sdk()
+    let report = wire::decoded!(Reply::json(200, &body), |sdk| sdk
         .get_audit_report()
         .type_(types::AuditReportKind::Workflows)
-        .id("job-1")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .id("job-1"));
     wire::assert_round_trip(&report, &body);
 }
 
-#[tokio::test]
-async fn get_audit_report_errors_decode_general_format_and_throttles() {
-    wire::assert_errors(
-        "getAuditReport",
-        &[400, 401, 403, 404, 429],
-        |client| async move {
-            client
-                .sdk()
-                .get_audit_report()
-                .type_(types::AuditReportKind::Logins)
-                .id("job-1")
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
+wire::error_tests! {
+    get_audit_report_errors_decode_general_format_and_throttles:
+        "getAuditReport", [400, 401, 403, 404, 429],
+        |sdk| sdk.get_audit_report().type_(types::AuditReportKind::Logins).id("job-1");
 }
 
 /// Unknown top-level fields are dropped; events are open objects, so their new fields are kept,
@@ -1469,24 +1435,10 @@ async fn delete_audit_report_success_is_a_204_without_content() {
     assert_eq!(seen.calls().await, 1);
 }
 
-#[tokio::test]
-async fn delete_audit_report_errors_decode_general_format_and_throttles() {
-    wire::assert_errors(
-        "deleteAuditReport",
-        &[400, 401, 403, 404, 429],
-        |client| async move {
-            client
-                .sdk()
-                .delete_audit_report()
-                .type_(types::AuditReportKind::Logins)
-                .id("job-1")
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
+wire::error_tests! {
+    delete_audit_report_errors_decode_general_format_and_throttles:
+        "deleteAuditReport", [400, 401, 403, 404, 429],
+        |sdk| sdk.delete_audit_report().type_(types::AuditReportKind::Logins).id("job-1");
 }
 
 /// The 204 has no body to extend; headers the reference does not name do not disturb it.

@@ -3,9 +3,7 @@
 
 mod wire;
 
-use httpmock::MockServer;
 use pubapi_sdk::types;
-use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
 use serde_json::{Value, json};
 use wire::{AWKWARD_ID, AWKWARD_ID_ENCODED, Expect, Reply, assert_decoded};
@@ -109,44 +107,26 @@ async fn ask_document_success_without_citations_decodes_the_answer_alone() {
     wire::assert_round_trip(&answer, &body);
 }
 
-#[tokio::test]
-async fn ask_document_errors_decode_ai_format_and_a_500_without_body() {
-    wire::assert_errors(
-        "askDocument",
-        &[400, 401, 404, 429, 500],
-        |client| async move {
-            client
-                .sdk()
-                .ask_document()
-                .entry_id("ent-1001")
-                .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
+wire::error_tests! {
+    ask_document_errors_decode_ai_format_and_a_500_without_body:
+        "askDocument", [400, 401, 404, 429, 500],
+        |sdk| sdk
+            .ask_document()
+            .entry_id("ent-1001")
+            .body(types::DocumentAskRequest::builder().question("What is the notice period?"));
 }
 
 #[tokio::test]
 async fn ask_document_forward_compat_ignores_unknown_fields_at_every_level() {
-    let server = MockServer::start_async().await;
     let known = ask_body();
     let sent = wire::with_unknown_fields(
         &known,
         &["", "/response", "/citations/0", "/citations/0/chunks/1"],
     );
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let answer = wire::client(&server)
-        .sdk()
+    let answer = wire::decoded!(Reply::json(200, &sent), |sdk| sdk
         .ask_document()
         .entry_id("ent-1001")
-        .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .body(types::DocumentAskRequest::builder().question("What is the notice period?")));
     wire::assert_round_trip(&answer, &known);
 }
 
@@ -181,23 +161,10 @@ async fn summarize_document_success_decodes_the_summary_text() {
     assert_decoded!(summary);
 }
 
-#[tokio::test]
-async fn summarize_document_errors_decode_ai_format_and_a_500_without_body() {
-    wire::assert_errors(
-        "summarizeDocument",
-        &[400, 401, 404, 429, 500],
-        |client| async move {
-            client
-                .sdk()
-                .summarize_document()
-                .entry_id("ent-1001")
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
+wire::error_tests! {
+    summarize_document_errors_decode_ai_format_and_a_500_without_body:
+        "summarizeDocument", [400, 401, 404, 429, 500],
+        |sdk| sdk.summarize_document().entry_id("ent-1001");
 }
 
 #[tokio::test]

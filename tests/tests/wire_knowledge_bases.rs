@@ -4,7 +4,6 @@ mod wire;
 
 use httpmock::MockServer;
 use pubapi_sdk::types;
-use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
 use serde_json::{Value, json};
 use wire::{AWKWARD_ID, AWKWARD_ID_ENCODED, Expect, Reply, assert_decoded};
@@ -171,28 +170,14 @@ async fn list_knowledge_bases_success_decodes_the_page_and_every_knowledge_base_
     assert_decoded!(page);
 }
 
-#[tokio::test]
-async fn list_knowledge_bases_errors_decode_ai_format() {
-    wire::assert_errors(
-        "listKnowledgeBases",
-        &[400, 401, 429, 500],
-        |client| async move {
-            client
-                .sdk()
-                .list_knowledge_bases()
-                .body(types::KnowledgeBaseListRequest::builder())
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
+wire::error_tests! {
+    list_knowledge_bases_errors_decode_ai_format:
+        "listKnowledgeBases", [400, 401, 429, 500],
+        |sdk| sdk.list_knowledge_bases().body(types::KnowledgeBaseListRequest::builder());
 }
 
 #[tokio::test]
 async fn list_knowledge_bases_forward_compat_accepts_unknown_fields_status_and_sub_status() {
-    let server = MockServer::start_async().await;
     let mut known = page_body();
     known["content"][0]["status"] = json!("ARCHIVED");
     known["content"][0]["subStatus"] = json!("REINDEXING");
@@ -206,15 +191,9 @@ async fn list_knowledge_bases_forward_compat_accepts_unknown_fields_status_and_s
             "/content/0/createdByUser",
         ],
     );
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let page = wire::client(&server)
-        .sdk()
+    let page = wire::decoded!(Reply::json(200, &sent), |sdk| sdk
         .list_knowledge_bases()
-        .body(types::KnowledgeBaseListRequest::builder())
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .body(types::KnowledgeBaseListRequest::builder()));
     assert_eq!(page.content[0].status.as_deref(), Some("ARCHIVED"));
     wire::assert_round_trip(&page, &known);
 }
@@ -265,24 +244,10 @@ async fn ask_knowledge_base_success_keeps_the_unspecified_answer_object_whole() 
     assert_decoded!(answer);
 }
 
-#[tokio::test]
-async fn ask_knowledge_base_errors_decode_ai_format_including_unknown_kb_404() {
-    wire::assert_errors(
-        "askKnowledgeBase",
-        &[400, 401, 404, 429, 500],
-        |client| async move {
-            client
-                .sdk()
-                .ask_knowledge_base()
-                .kb_id("kb-1")
-                .body(ask("What is the notice period?"))
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
+wire::error_tests! {
+    ask_knowledge_base_errors_decode_ai_format_including_unknown_kb_404:
+        "askKnowledgeBase", [400, 401, 404, 429, 500],
+        |sdk| sdk.ask_knowledge_base().kb_id("kb-1").body(ask("What is the notice period?"));
 }
 
 #[tokio::test]

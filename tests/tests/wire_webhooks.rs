@@ -102,23 +102,10 @@ async fn create_webhook_success_decodes_the_201_registration() {
     assert_decoded!(created);
 }
 
-#[tokio::test]
-async fn create_webhook_errors_decode_webhooks_format_including_quota_409() {
-    wire::assert_errors(
-        "createWebhook",
-        &[400, 401, 403, 409, 500],
-        |client| async move {
-            client
-                .sdk()
-                .create_webhook()
-                .body(create(HOOK_URL))
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
+wire::error_tests! {
+    create_webhook_errors_decode_webhooks_format_including_quota_409:
+        "createWebhook", [400, 401, 403, 409, 500],
+        |sdk| sdk.create_webhook().body(create(HOOK_URL));
 }
 
 #[tokio::test]
@@ -164,18 +151,10 @@ wire::error_tests! {
 
 #[tokio::test]
 async fn list_webhooks_forward_compat_accepts_unknown_fields_and_an_unknown_status() {
-    let server = MockServer::start_async().await;
     let mut known = list_body();
     known[1]["status"] = json!("expired");
     let sent = wire::with_unknown_fields(&known, &["/0", "/1"]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let hooks = wire::client(&server)
-        .sdk()
-        .list_webhooks()
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+    let hooks = wire::decoded!(Reply::json(200, &sent), |sdk| sdk.list_webhooks());
     assert_eq!(hooks[1].status, state("expired"));
     wire::assert_round_trip(&hooks, &known);
 }
@@ -206,41 +185,21 @@ async fn get_webhook_details_success_decodes_the_full_registration() {
     assert_decoded!(hook);
 }
 
-#[tokio::test]
-async fn get_webhook_details_errors_decode_webhooks_format_including_unknown_hook_404() {
-    wire::assert_errors(
-        "getWebhookDetails",
-        &[401, 403, 404, 500],
-        |client| async move {
-            client
-                .sdk()
-                .get_webhook_details()
-                .webhook_id("wh-1")
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
+wire::error_tests! {
+    get_webhook_details_errors_decode_webhooks_format_including_unknown_hook_404:
+        "getWebhookDetails", [401, 403, 404, 500],
+        |sdk| sdk.get_webhook_details().webhook_id("wh-1");
 }
 
 #[tokio::test]
 async fn get_webhook_details_forward_compat_accepts_unknown_fields_status_and_event_names() {
-    let server = MockServer::start_async().await;
     let mut known = details_body();
     known["status"] = json!("suspended");
     known["eventType"] = json!(["user:create", "workflow:*"]);
     let sent = wire::with_unknown_fields(&known, &[""]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let hook = wire::client(&server)
-        .sdk()
+    let hook = wire::decoded!(Reply::json(200, &sent), |sdk| sdk
         .get_webhook_details()
-        .webhook_id("wh-1")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .webhook_id("wh-1"));
     assert_eq!(hook.status, Some(state("suspended")));
     wire::assert_round_trip(&hook, &known);
 }
@@ -295,23 +254,10 @@ async fn get_webhook_status_success_with_a_mistyped_field_is_a_decode_error_nami
     }
 }
 
-#[tokio::test]
-async fn get_webhook_status_errors_decode_webhooks_format_including_unknown_hook_404() {
-    wire::assert_errors(
-        "getWebhookStatus",
-        &[401, 403, 404, 500],
-        |client| async move {
-            client
-                .sdk()
-                .get_webhook_status()
-                .webhook_id("wh-1")
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
+wire::error_tests! {
+    get_webhook_status_errors_decode_webhooks_format_including_unknown_hook_404:
+        "getWebhookStatus", [401, 403, 404, 500],
+        |sdk| sdk.get_webhook_status().webhook_id("wh-1");
 }
 
 #[tokio::test]
@@ -359,24 +305,13 @@ async fn set_webhook_status_success_decodes_the_summary_with_the_new_status() {
     assert_decoded!(summary);
 }
 
-#[tokio::test]
-async fn set_webhook_status_errors_decode_webhooks_format_including_invalid_status_400() {
-    wire::assert_errors(
-        "setWebhookStatus",
-        &[400, 401, 403, 404, 500],
-        |client| async move {
-            client
-                .sdk()
-                .set_webhook_status()
-                .webhook_id("wh-1")
-                .body(types::WebhookStatusRequest::builder().status(state("enabled")))
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
+wire::error_tests! {
+    set_webhook_status_errors_decode_webhooks_format_including_invalid_status_400:
+        "setWebhookStatus", [400, 401, 403, 404, 500],
+        |sdk| sdk
+            .set_webhook_status()
+            .webhook_id("wh-1")
+            .body(types::WebhookStatusRequest::builder().status(state("enabled")));
 }
 
 #[tokio::test]
@@ -442,24 +377,10 @@ async fn update_webhook_success_is_a_200_without_content() {
     assert_eq!(seen.calls().await, 1);
 }
 
-#[tokio::test]
-async fn update_webhook_errors_decode_webhooks_format() {
-    wire::assert_errors(
-        "updateWebhook",
-        &[400, 401, 403, 404, 500],
-        |client| async move {
-            client
-                .sdk()
-                .update_webhook()
-                .webhook_id("wh-1")
-                .body(update(HOOK_URL))
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
+wire::error_tests! {
+    update_webhook_errors_decode_webhooks_format:
+        "updateWebhook", [400, 401, 403, 404, 500],
+        |sdk| sdk.update_webhook().webhook_id("wh-1").body(update(HOOK_URL));
 }
 
 /// The update answers without content; a body added later is not read.
@@ -511,23 +432,10 @@ async fn delete_webhook_success_is_a_204_without_content() {
     assert_eq!(seen.calls().await, 1);
 }
 
-#[tokio::test]
-async fn delete_webhook_errors_decode_webhooks_format_including_unknown_hook_404() {
-    wire::assert_errors(
-        "deleteWebhook",
-        &[401, 403, 404, 500],
-        |client| async move {
-            client
-                .sdk()
-                .delete_webhook()
-                .webhook_id("wh-1")
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
+wire::error_tests! {
+    delete_webhook_errors_decode_webhooks_format_including_unknown_hook_404:
+        "deleteWebhook", [401, 403, 404, 500],
+        |sdk| sdk.delete_webhook().webhook_id("wh-1");
 }
 
 /// The 204 has no body to extend; headers the reference does not name do not disturb it.
