@@ -1076,13 +1076,10 @@ wire::request_tests! {
 
 #[tokio::test]
 async fn get_audit_job_success_decodes_running_while_the_report_is_generated() {
-    let body = json!({"status": "running"});
-    let job = wire::decoded!(Reply::json(200, &body), |sdk| sdk
+    let job = wire::success!(json!({"status": "running"}), |sdk| sdk
         .get_audit_job()
         .id("job-1"));
     assert_eq!(job.status, types::AuditJobState::from("running"));
-    wire::assert_round_trip(&job, &body);
-    assert_decoded!(job);
 }
 
 wire::error_tests! {

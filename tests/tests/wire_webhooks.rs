@@ -135,12 +135,9 @@ wire::request_tests! {
 
 #[tokio::test]
 async fn list_webhooks_success_decodes_every_summary() {
-    let body = list_body();
-    let hooks = wire::decoded!(Reply::json(200, &body), |sdk| sdk.list_webhooks());
+    let hooks = wire::success!(list_body(), |sdk| sdk.list_webhooks());
     assert_eq!(hooks.len(), 2);
     assert_eq!(hooks[1].status, state("disabled"));
-    wire::assert_round_trip(&hooks, &body);
-    assert_decoded!(hooks);
 }
 
 wire::error_tests! {
@@ -175,14 +172,11 @@ wire::request_tests! {
 
 #[tokio::test]
 async fn get_webhook_details_success_decodes_the_full_registration() {
-    let body = details_body();
-    let hook = wire::decoded!(Reply::json(200, &body), |sdk| sdk
+    let hook = wire::success!(details_body(), |sdk| sdk
         .get_webhook_details()
         .webhook_id("wh-1"));
     assert_eq!(hook.event_type, ["fs:add_file", "comment:*"]);
     assert_eq!(hook.auth_header.as_deref(), Some("Bearer delivery-secret"));
-    wire::assert_round_trip(&hook, &body);
-    assert_decoded!(hook);
 }
 
 wire::error_tests! {
@@ -220,13 +214,10 @@ wire::request_tests! {
 
 #[tokio::test]
 async fn get_webhook_status_success_decodes_id_expiry_and_status() {
-    let body = summary_body("disabled");
-    let summary = wire::decoded!(Reply::json(200, &body), |sdk| sdk
+    let summary = wire::success!(summary_body("disabled"), |sdk| sdk
         .get_webhook_status()
         .webhook_id("wh-1"));
     assert_eq!(summary.status, state("disabled"));
-    wire::assert_round_trip(&summary, &body);
-    assert_decoded!(summary);
 }
 
 /// A success body that does not fit is a decode error naming the JSON path, with the body.
@@ -295,14 +286,11 @@ wire::request_tests! {
 
 #[tokio::test]
 async fn set_webhook_status_success_decodes_the_summary_with_the_new_status() {
-    let body = summary_body("disabled");
-    let summary = wire::decoded!(Reply::json(200, &body), |sdk| sdk
+    let summary = wire::success!(summary_body("disabled"), |sdk| sdk
         .set_webhook_status()
         .webhook_id("wh-1")
         .body(types::WebhookStatusRequest::builder().status(state("disabled"))));
     assert_eq!(summary.status, state("disabled"));
-    wire::assert_round_trip(&summary, &body);
-    assert_decoded!(summary);
 }
 
 wire::error_tests! {

@@ -7,10 +7,10 @@
 //! in the area's error format; [`assert_decoded!`] snapshots a decoded success body with ids
 //! and times redacted, after [`assert_round_trip`] has shown that no field was lost. The shapes
 //! that repeat from operation to operation are tables: [`request_tests!`] (one call, the exact
-//! request), [`error_tests!`] (the documented errors) and [`decoded!`] (one call's decoded
-//! success), each row named after its test. A test that only needs one operation answered (not
-//! the exact request recorded) uses the typed mocks of `pubapi-httpmock` instead
-//! (`server.get_audit_job(|when, then| ..)`).
+//! request), [`error_tests!`] (the documented errors), [`decoded!`] (one call's decoded success)
+//! and [`success!`] (that, round-tripped and snapshotted), each row named after its test. A test
+//! that only needs one operation answered (not the exact request recorded) uses the typed mocks of
+//! `pubapi-httpmock` instead (`server.get_audit_job(|when, then| ..)`).
 //!
 //! Test names follow `<operation>_<point>_<behaviour>` (the operation's generated method name,
 //! then `request_full`, `request_minimal`, `success`, `errors` or `forward_compat`), or
@@ -437,6 +437,22 @@ macro_rules! decoded {
 }
 #[allow(unused_imports)]
 pub(crate) use decoded;
+
+/// The decoded success of one call (as [`decoded!`]) answered with status 200 and `body`,
+/// after checking that it serializes back to exactly `body` ([`assert_round_trip`]) and
+/// snapshotting it ([`assert_decoded!`], named after the test); the test goes on with the
+/// checks of its own fields.
+macro_rules! success {
+    ($body:expr, |$sdk:ident| $call:expr $(,)?) => {{
+        let body: serde_json::Value = $body;
+        let decoded = $crate::wire::decoded!($crate::wire::Reply::json(200, &body), |$sdk| $call);
+        $crate::wire::assert_round_trip(&decoded, &body);
+        $crate::wire::assert_decoded!(decoded);
+        decoded
+    }};
+}
+#[allow(unused_imports)]
+pub(crate) use success;
 
 // ------------------------------------------------------------------ success bodies
 
