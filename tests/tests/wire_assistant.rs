@@ -149,12 +149,10 @@ wire::error_tests! {
 async fn ask_assistant_forward_compat_accepts_unknown_fields_and_execution_status() {
     let mut known = ask_body();
     known["executionStatus"] = json!("QUEUED");
-    let sent = wire::with_unknown_fields(&known, &[""]);
-    let started = wire::decoded!(Reply::json(200, &sent), |sdk| sdk
+    let started = wire::forward_compat!(&known, &[""], |sdk| sdk
         .ask_assistant()
         .body(ask("What is the notice period?")));
     assert_eq!(started.execution_status.as_deref(), Some("QUEUED"));
-    wire::assert_round_trip(&started, &known);
 }
 
 // ------------------------------------------------------------------ getAssistantStatus

@@ -1090,13 +1090,10 @@ wire::error_tests! {
 
 #[tokio::test]
 async fn get_audit_job_forward_compat_accepts_unknown_fields_and_an_unknown_status() {
-    let known = json!({"status": "queued"});
-    let sent = wire::with_unknown_fields(&known, &[""]);
-    let job = wire::decoded!(Reply::json(200, &sent), |sdk| sdk
+    let job = wire::forward_compat!(&json!({"status": "queued"}), &[""], |sdk| sdk
         .get_audit_job()
         .id("job-1"));
     assert_eq!(job.status, types::AuditJobState::from("queued"));
-    wire::assert_round_trip(&job, &known);
 }
 
 /// The generated client does not decode the 303 (redirects are not followed): the finished

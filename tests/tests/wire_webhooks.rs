@@ -190,12 +190,10 @@ async fn get_webhook_details_forward_compat_accepts_unknown_fields_status_and_ev
     let mut known = details_body();
     known["status"] = json!("suspended");
     known["eventType"] = json!(["user:create", "workflow:*"]);
-    let sent = wire::with_unknown_fields(&known, &[""]);
-    let hook = wire::decoded!(Reply::json(200, &sent), |sdk| sdk
+    let hook = wire::forward_compat!(&known, &[""], |sdk| sdk
         .get_webhook_details()
         .webhook_id("wh-1"));
     assert_eq!(hook.status, Some(state("suspended")));
-    wire::assert_round_trip(&hook, &known);
 }
 
 // ------------------------------------------------------------------ getWebhookStatus
@@ -253,13 +251,10 @@ wire::error_tests! {
 
 #[tokio::test]
 async fn get_webhook_status_forward_compat_accepts_unknown_fields_and_an_unknown_status() {
-    let known = summary_body("expired");
-    let sent = wire::with_unknown_fields(&known, &[""]);
-    let summary = wire::decoded!(Reply::json(200, &sent), |sdk| sdk
+    let summary = wire::forward_compat!(&summary_body("expired"), &[""], |sdk| sdk
         .get_webhook_status()
         .webhook_id("wh-1"));
     assert_eq!(summary.status, state("expired"));
-    wire::assert_round_trip(&summary, &known);
 }
 
 // ------------------------------------------------------------------ setWebhookStatus
@@ -304,14 +299,11 @@ wire::error_tests! {
 
 #[tokio::test]
 async fn set_webhook_status_forward_compat_accepts_unknown_fields_and_an_unknown_status() {
-    let known = summary_body("disabled_by_admin");
-    let sent = wire::with_unknown_fields(&known, &[""]);
-    let summary = wire::decoded!(Reply::json(200, &sent), |sdk| sdk
+    let summary = wire::forward_compat!(&summary_body("disabled_by_admin"), &[""], |sdk| sdk
         .set_webhook_status()
         .webhook_id("wh-1")
         .body(types::WebhookStatusRequest::builder().status(state("disabled"))));
     assert_eq!(summary.status, state("disabled_by_admin"));
-    wire::assert_round_trip(&summary, &known);
 }
 
 // ------------------------------------------------------------------ updateWebhook

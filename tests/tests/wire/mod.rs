@@ -8,7 +8,8 @@
 //! and times redacted, after [`assert_round_trip`] has shown that no field was lost. The shapes
 //! that repeat from operation to operation are tables: [`request_tests!`] (one call, the exact
 //! request), [`error_tests!`] (the documented errors), [`decoded!`] (one call's decoded success)
-//! and [`success!`] (that, round-tripped and snapshotted), each row named after its test. A test
+//! [`success!`] (that, round-tripped and snapshotted) and [`forward_compat!`] (unknown fields
+//! ignored), each row named after its test. A test
 //! that only needs one operation answered (not the exact request recorded) uses the typed mocks of
 //! `pubapi-httpmock` instead (`server.get_audit_job(|when, then| ..)`).
 //!
@@ -453,6 +454,22 @@ macro_rules! success {
 }
 #[allow(unused_imports)]
 pub(crate) use success;
+
+/// The decoded success of one call (as [`decoded!`]) answered with status 200 and `known`
+/// grown by an unknown field at each JSON pointer of `at` ([`with_unknown_fields`]), after
+/// checking that it serializes back to exactly `known`: the unknown fields are ignored, and
+/// nothing known is lost.
+macro_rules! forward_compat {
+    ($known:expr, $at:expr, |$sdk:ident| $call:expr $(,)?) => {{
+        let known: &serde_json::Value = $known;
+        let sent = $crate::wire::with_unknown_fields(known, $at);
+        let decoded = $crate::wire::decoded!($crate::wire::Reply::json(200, &sent), |$sdk| $call);
+        $crate::wire::assert_round_trip(&decoded, known);
+        decoded
+    }};
+}
+#[allow(unused_imports)]
+pub(crate) use forward_compat;
 
 // ------------------------------------------------------------------ success bodies
 
