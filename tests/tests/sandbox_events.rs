@@ -424,71 +424,50 @@ async fn an_id_that_is_not_an_integer_is_refused() {
     sb.assert_conformant();
 }
 
-#[tokio::test]
-async fn a_count_outside_1_to_100_is_refused() {
+/// Each `(value, description)` of `cases`: `id=0&{param}={value}` is refused with one
+/// `INVALID_VALUE` of that description, by both lists.
+async fn assert_invalid(param: &str, cases: impl IntoIterator<Item = (&'static str, String)>) {
     let sb = sandbox_with_events().await;
-    for value in ["0", "101", "500", "-1", "ten", "50.0", ""] {
-        let description = format!("`count` must be an integer from 1 to 100, not {value:?}");
-        assert_refused(
-            &sb,
-            &format!("id=0&count={value}"),
-            &[("INVALID_VALUE", &description)],
-        )
-        .await;
+    for (value, description) in cases {
+        let query = format!("id=0&{param}={value}");
+        assert_refused(&sb, &query, &[("INVALID_VALUE", &description)]).await;
     }
     sb.assert_conformant();
 }
 
 #[tokio::test]
+async fn a_count_outside_1_to_100_is_refused() {
+    let values = ["0", "101", "500", "-1", "ten", "50.0", ""];
+    let description = |v| format!("`count` must be an integer from 1 to 100, not {v:?}");
+    assert_invalid("count", values.map(|v| (v, description(v)))).await;
+}
+
+#[tokio::test]
 async fn an_unknown_type_is_refused() {
-    let sb = sandbox_with_events().await;
-    for (value, unknown) in [
+    let cases = [
         ("bogus", "bogus"),
         ("file_system%7Cbogus", "bogus"),
         ("FILE_SYSTEM", "FILE_SYSTEM"),
         ("note%7C", ""),
         ("", ""),
-    ] {
-        let description =
-            format!("`type` holds {unknown:?}, not one of file_system, note, permission_change");
-        assert_refused(
-            &sb,
-            &format!("id=0&type={value}"),
-            &[("INVALID_VALUE", &description)],
-        )
-        .await;
-    }
-    sb.assert_conformant();
+    ];
+    let description =
+        |u| format!("`type` holds {u:?}, not one of file_system, note, permission_change");
+    assert_invalid("type", cases.map(|(v, unknown)| (v, description(unknown)))).await;
 }
 
 #[tokio::test]
 async fn an_unknown_suppress_value_is_refused() {
-    let sb = sandbox_with_events().await;
-    for value in ["bot", "APP", "all", ""] {
-        let description = format!("`suppress` must be app, user or none, not {value:?}");
-        assert_refused(
-            &sb,
-            &format!("id=0&suppress={value}"),
-            &[("INVALID_VALUE", &description)],
-        )
-        .await;
-    }
-    sb.assert_conformant();
+    let values = ["bot", "APP", "all", ""];
+    let description = |v| format!("`suppress` must be app, user or none, not {v:?}");
+    assert_invalid("suppress", values.map(|v| (v, description(v)))).await;
 }
 
 #[tokio::test]
 async fn a_reverse_other_than_0_or_1_is_refused() {
-    let sb = sandbox_with_events().await;
-    for value in ["2", "-1", "true", "yes", ""] {
-        let description = format!("`reverse` must be 0 or 1, not {value:?}");
-        assert_refused(
-            &sb,
-            &format!("id=0&reverse={value}"),
-            &[("INVALID_VALUE", &description)],
-        )
-        .await;
-    }
-    sb.assert_conformant();
+    let values = ["2", "-1", "true", "yes", ""];
+    let description = |v| format!("`reverse` must be 0 or 1, not {v:?}");
+    assert_invalid("reverse", values.map(|v| (v, description(v)))).await;
 }
 
 #[tokio::test]
