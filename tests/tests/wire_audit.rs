@@ -1414,19 +1414,13 @@ wire::request_tests! {
 
 #[tokio::test]
 async fn delete_audit_report_success_is_a_204_without_content() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::status(204)).await;
-    let response = wire::client(&server)
-        .sdk()
+    let (response, calls) = wire::answered!(client, Reply::status(204), |sdk| sdk
         .delete_audit_report()
         .type_(types::AuditReportKind::Logins)
-        .id("job-1")
-        .send()
-        .await
-        .unwrap();
+        .id("job-1"));
     assert_eq!(response.status(), 204);
     let () = response.into_inner();
-    assert_eq!(seen.calls().await, 1);
+    assert_eq!(calls, 1);
 }
 
 wire::error_tests! {

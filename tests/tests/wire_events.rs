@@ -288,19 +288,12 @@ async fn list_events_v1_forward_compat_accepts_unknown_fields_type_action_and_so
 /// codegen's `no_content_as_none`); one request, no retry.
 #[tokio::test]
 async fn list_events_v1_204_nothing_after_the_cursor_is_none_through_the_generated_client() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::status(204)).await;
-    let client = wire::single_attempt_client(&server);
-    let page = client
-        .sdk()
+    let (page, calls) = wire::answered!(single_attempt_client, Reply::status(204), |sdk| sdk
         .list_events_v1()
-        .id(120_346_i64)
-        .send()
-        .await
-        .unwrap();
+        .id(120_346_i64));
     assert_eq!(page.status(), 204);
     assert_eq!(page.into_inner(), None);
-    assert_eq!(seen.calls().await, 1, "one request, no retry");
+    assert_eq!(calls, 1, "one request, no retry");
 }
 
 // ------------------------------------------------------------------ listEventsV2
@@ -445,19 +438,12 @@ async fn list_events_v2_forward_compat_accepts_unknown_fields_and_open_values() 
 /// See `list_events_v1_204_…`: the same for v2.
 #[tokio::test]
 async fn list_events_v2_204_nothing_after_the_cursor_is_none_through_the_generated_client() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::status(204)).await;
-    let client = wire::single_attempt_client(&server);
-    let page = client
-        .sdk()
+    let (page, calls) = wire::answered!(single_attempt_client, Reply::status(204), |sdk| sdk
         .list_events_v2()
-        .id(120_346_i64)
-        .send()
-        .await
-        .unwrap();
+        .id(120_346_i64));
     assert_eq!(page.status(), 204);
     assert_eq!(page.into_inner(), None);
-    assert_eq!(seen.calls().await, 1, "one request, no retry");
+    assert_eq!(calls, 1, "one request, no retry");
 }
 
 // ------------------------------------------------------------------ through Client::events_page

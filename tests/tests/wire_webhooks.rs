@@ -342,19 +342,13 @@ wire::request_tests! {
 
 #[tokio::test]
 async fn update_webhook_success_is_a_200_without_content() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::status(200)).await;
-    let response = wire::client(&server)
-        .sdk()
+    let (response, calls) = wire::answered!(client, Reply::status(200), |sdk| sdk
         .update_webhook()
         .webhook_id("wh-1")
-        .body(update(HOOK_URL))
-        .send()
-        .await
-        .unwrap();
+        .body(update(HOOK_URL)));
     assert_eq!(response.status(), 200);
     let () = response.into_inner();
-    assert_eq!(seen.calls().await, 1);
+    assert_eq!(calls, 1);
 }
 
 wire::error_tests! {
@@ -398,18 +392,12 @@ wire::request_tests! {
 
 #[tokio::test]
 async fn delete_webhook_success_is_a_204_without_content() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::status(204)).await;
-    let response = wire::client(&server)
-        .sdk()
+    let (response, calls) = wire::answered!(client, Reply::status(204), |sdk| sdk
         .delete_webhook()
-        .webhook_id("wh-1")
-        .send()
-        .await
-        .unwrap();
+        .webhook_id("wh-1"));
     assert_eq!(response.status(), 204);
     let () = response.into_inner();
-    assert_eq!(seen.calls().await, 1);
+    assert_eq!(calls, 1);
 }
 
 wire::error_tests! {

@@ -8,8 +8,9 @@
 //! and times redacted, after [`assert_round_trip`] has shown that no field was lost. The shapes
 //! that repeat from operation to operation are tables: [`request_tests!`] (one call, the exact
 //! request), [`error_tests!`] (the documented errors), [`decoded!`] (one call's decoded success)
-//! [`success!`] (that, round-tripped and snapshotted) and [`forward_compat!`] (unknown fields
-//! ignored), each row named after its test. A test
+//! [`success!`] (that, round-tripped and snapshotted), [`forward_compat!`] (unknown fields
+//! ignored) and [`answered!`] (one call's response and the count of requests), each row named
+//! after its test. A test
 //! that only needs one operation answered (not the exact request recorded) uses the typed mocks of
 //! `pubapi-httpmock` instead (`server.get_audit_job(|when, then| ..)`).
 //!
@@ -470,6 +471,23 @@ macro_rules! forward_compat {
 }
 #[allow(unused_imports)]
 pub(crate) use forward_compat;
+
+/// One call on the generated client (up to `.send()`; the closure's argument is
+/// `client.sdk()`), sent by `view` (a function of this module: `client`,
+/// `single_attempt_client`, …) to a server answering `reply`: the response, unwrapped, and how
+/// many requests arrived.
+macro_rules! answered {
+    ($view:ident, $reply:expr, |$sdk:ident| $call:expr $(,)?) => {{
+        let server = httpmock::MockServer::start_async().await;
+        let seen = $crate::wire::serve(&server, $reply).await;
+        let client = $crate::wire::$view(&server);
+        let $sdk = client.sdk();
+        let response = $call.send().await.unwrap();
+        (response, seen.calls().await)
+    }};
+}
+#[allow(unused_imports)]
+pub(crate) use answered;
 
 // ------------------------------------------------------------------ success bodies
 
