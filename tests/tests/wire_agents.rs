@@ -89,12 +89,6 @@ async fn list_agents_success_decodes_every_agent_field() {
     assert_eq!(agents[0].created_by.as_deref(), Some("Alice Admin"));
 }
 
-wire::error_tests! {
-    list_agents_errors_decode_ai_format_and_feature_not_enabled_403:
-        "listAgents", [400, 401, 403, 429, 500],
-        |sdk| sdk.list_agents();
-}
-
 #[tokio::test]
 async fn list_agents_forward_compat_accepts_unknown_fields_status_sub_type_and_category() {
     let mut known = agents_body();
@@ -240,15 +234,6 @@ async fn ask_agent_success_decodes_request_id_and_conversation_id() {
     assert_eq!(submitted.request_id, "req-42");
 }
 
-wire::error_tests! {
-    ask_agent_errors_decode_ai_format_including_unknown_agent_404:
-        "askAgent", [400, 401, 403, 404, 429, 500],
-        |sdk| sdk
-            .ask_agent()
-            .agent_id("agt-1")
-            .body(question("Does clause 7 follow the playbook?"));
-}
-
 #[tokio::test]
 async fn ask_agent_forward_compat_ignores_unknown_fields() {
     wire::forward_compat!(&ask_body(), &[""], |sdk| sdk
@@ -319,12 +304,6 @@ async fn get_agent_request_status_success_decodes_pending_running_and_failed() {
     }
 }
 
-wire::error_tests! {
-    get_agent_request_status_errors_decode_ai_format_including_unknown_request_404:
-        "getAgentRequestStatus", [400, 401, 403, 404, 429, 500],
-        |sdk| sdk.get_agent_request_status().agent_id("agt-1").request_id("req-42");
-}
-
 #[tokio::test]
 async fn get_agent_request_status_forward_compat_accepts_unknown_fields_status_and_citation_type() {
     let mut known = status_body();
@@ -335,4 +314,24 @@ async fn get_agent_request_status_forward_compat_accepts_unknown_fields_status_a
         .agent_id("agt-1")
         .request_id("req-42"));
     assert_eq!(result.status, "WAITING_FOR_TOOL");
+}
+
+// ------------------------------------------------------------------ the documented errors
+
+// The error statuses the reference documents for each operation, in the area's format.
+wire::error_tests! {
+    list_agents_errors_decode_ai_format_and_feature_not_enabled_403:
+        "listAgents", [400, 401, 403, 429, 500],
+        |sdk| sdk.list_agents();
+
+    ask_agent_errors_decode_ai_format_including_unknown_agent_404:
+        "askAgent", [400, 401, 403, 404, 429, 500],
+        |sdk| sdk
+            .ask_agent()
+            .agent_id("agt-1")
+            .body(question("Does clause 7 follow the playbook?"));
+
+    get_agent_request_status_errors_decode_ai_format_including_unknown_request_404:
+        "getAgentRequestStatus", [400, 401, 403, 404, 429, 500],
+        |sdk| sdk.get_agent_request_status().agent_id("agt-1").request_id("req-42");
 }

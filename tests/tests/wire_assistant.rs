@@ -139,12 +139,6 @@ async fn ask_assistant_success_decodes_the_execution_handle() {
     assert_eq!(started.truncated, Some(false));
 }
 
-wire::error_tests! {
-    ask_assistant_errors_decode_ai_format:
-        "askAssistant", [400, 401, 429, 500],
-        |sdk| sdk.ask_assistant().body(ask("What is the notice period?"));
-}
-
 #[tokio::test]
 async fn ask_assistant_forward_compat_accepts_unknown_fields_and_execution_status() {
     let mut known = ask_body();
@@ -244,12 +238,6 @@ async fn get_assistant_status_success_decodes_failed_and_awaiting_confirmation_w
     }
 }
 
-wire::error_tests! {
-    get_assistant_status_errors_decode_ai_format_including_unknown_execution_404:
-        "getAssistantStatus", [400, 401, 404, 429, 500],
-        |sdk| sdk.get_assistant_status().execution_id("exe-99");
-}
-
 #[tokio::test]
 async fn get_assistant_status_forward_compat_accepts_unknown_fields_statuses_and_intent() {
     let mut known = status_body();
@@ -274,4 +262,17 @@ async fn get_assistant_status_forward_compat_accepts_unknown_fields_statuses_and
         Some("TIMED_OUT")
     );
     wire::assert_round_trip(&status, &known);
+}
+
+// ------------------------------------------------------------------ the documented errors
+
+// The error statuses the reference documents for each operation, in the area's format.
+wire::error_tests! {
+    ask_assistant_errors_decode_ai_format:
+        "askAssistant", [400, 401, 429, 500],
+        |sdk| sdk.ask_assistant().body(ask("What is the notice period?"));
+
+    get_assistant_status_errors_decode_ai_format_including_unknown_execution_404:
+        "getAssistantStatus", [400, 401, 404, 429, 500],
+        |sdk| sdk.get_assistant_status().execution_id("exe-99");
 }

@@ -1082,12 +1082,6 @@ async fn get_audit_job_success_decodes_running_while_the_report_is_generated() {
     assert_eq!(job.status, types::AuditJobState::from("running"));
 }
 
-wire::error_tests! {
-    get_audit_job_errors_decode_general_format_and_throttles:
-        "getAuditJob", [400, 401, 403, 404, 429],
-        |sdk| sdk.get_audit_job().id("job-1");
-}
-
 #[tokio::test]
 async fn get_audit_job_forward_compat_accepts_unknown_fields_and_an_unknown_status() {
     let job = wire::forward_compat!(&json!({"status": "queued"}), &[""], |sdk| sdk
@@ -1332,12 +1326,6 @@ async fn get_audit_report_success_keeps_events_of_kinds_without_a_described_shap
     wire::assert_round_trip(&report, &body);
 }
 
-wire::error_tests! {
-    get_audit_report_errors_decode_general_format_and_throttles:
-        "getAuditReport", [400, 401, 403, 404, 429],
-        |sdk| sdk.get_audit_report().type_(types::AuditReportKind::Logins).id("job-1");
-}
-
 /// Unknown top-level fields are dropped; events are open objects, so their new fields are kept,
 /// and the typed events ignore them.
 #[tokio::test]
@@ -1421,12 +1409,6 @@ async fn delete_audit_report_success_is_a_204_without_content() {
     assert_eq!(response.status(), 204);
     let () = response.into_inner();
     assert_eq!(calls, 1);
-}
-
-wire::error_tests! {
-    delete_audit_report_errors_decode_general_format_and_throttles:
-        "deleteAuditReport", [400, 401, 403, 404, 429],
-        |sdk| sdk.delete_audit_report().type_(types::AuditReportKind::Logins).id("job-1");
 }
 
 /// The 204 has no body to extend; headers the reference does not name do not disturb it.
@@ -1577,4 +1559,21 @@ async fn get_audit_report_csv_errors_through_audit_report_csv_decode_general_for
         },
     )
     .await;
+}
+
+// ------------------------------------------------------------------ the documented errors
+
+// The error statuses the reference documents for each operation, in the area's format.
+wire::error_tests! {
+    get_audit_job_errors_decode_general_format_and_throttles:
+        "getAuditJob", [400, 401, 403, 404, 429],
+        |sdk| sdk.get_audit_job().id("job-1");
+
+    get_audit_report_errors_decode_general_format_and_throttles:
+        "getAuditReport", [400, 401, 403, 404, 429],
+        |sdk| sdk.get_audit_report().type_(types::AuditReportKind::Logins).id("job-1");
+
+    delete_audit_report_errors_decode_general_format_and_throttles:
+        "deleteAuditReport", [400, 401, 403, 404, 429],
+        |sdk| sdk.delete_audit_report().type_(types::AuditReportKind::Logins).id("job-1");
 }

@@ -104,15 +104,6 @@ async fn ask_document_success_without_citations_decodes_the_answer_alone() {
     wire::assert_round_trip(&answer, &body);
 }
 
-wire::error_tests! {
-    ask_document_errors_decode_ai_format_and_a_500_without_body:
-        "askDocument", [400, 401, 404, 429, 500],
-        |sdk| sdk
-            .ask_document()
-            .entry_id("ent-1001")
-            .body(types::DocumentAskRequest::builder().question("What is the notice period?"));
-}
-
 #[tokio::test]
 async fn ask_document_forward_compat_ignores_unknown_fields_at_every_level() {
     let known = ask_body();
@@ -155,15 +146,25 @@ async fn summarize_document_success_decodes_the_summary_text() {
         .entry_id("ent-1001"));
 }
 
-wire::error_tests! {
-    summarize_document_errors_decode_ai_format_and_a_500_without_body:
-        "summarizeDocument", [400, 401, 404, 429, 500],
-        |sdk| sdk.summarize_document().entry_id("ent-1001");
-}
-
 #[tokio::test]
 async fn summarize_document_forward_compat_ignores_unknown_fields() {
     wire::forward_compat!(&summary_body(), &["", "/response"], |sdk| sdk
         .summarize_document()
         .entry_id("ent-1001"));
+}
+
+// ------------------------------------------------------------------ the documented errors
+
+// The error statuses the reference documents for each operation, in the area's format.
+wire::error_tests! {
+    ask_document_errors_decode_ai_format_and_a_500_without_body:
+        "askDocument", [400, 401, 404, 429, 500],
+        |sdk| sdk
+            .ask_document()
+            .entry_id("ent-1001")
+            .body(types::DocumentAskRequest::builder().question("What is the notice period?"));
+
+    summarize_document_errors_decode_ai_format_and_a_500_without_body:
+        "summarizeDocument", [400, 401, 404, 429, 500],
+        |sdk| sdk.summarize_document().entry_id("ent-1001");
 }

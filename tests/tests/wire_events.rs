@@ -128,12 +128,6 @@ async fn get_events_cursor_success_decodes_time_and_event_ids() {
     assert_eq!(cursor.oldest_event_id, 100);
 }
 
-wire::error_tests! {
-    get_events_cursor_errors_decode_401_and_general_throttle_403:
-        "getEventsCursor", [401, 403],
-        |sdk| sdk.get_events_cursor();
-}
-
 #[tokio::test]
 async fn get_events_cursor_forward_compat_ignores_unknown_fields() {
     wire::forward_compat!(&cursor_body(), &[""], |sdk| sdk.get_events_cursor());
@@ -245,12 +239,6 @@ async fn list_events_v1_success_decodes_the_page_and_file_system_data() {
     assert_eq!(typed_data(moved), body["events"][0]["data"]);
     wire::assert_round_trip(&page, &body);
     assert_decoded!(page);
-}
-
-wire::error_tests! {
-    list_events_v1_errors_decode_400_with_every_problem_401_and_general_throttle_403:
-        "listEventsV1", [400, 401, 403],
-        |sdk| sdk.list_events_v1().id(120_000_i64);
 }
 
 #[tokio::test]
@@ -382,12 +370,6 @@ async fn list_events_v2_success_decodes_a_null_change_context() {
         .as_ref()
         .unwrap();
     assert_eq!(attributes.change_context, None);
-}
-
-wire::error_tests! {
-    list_events_v2_errors_decode_400_with_every_problem_401_and_general_throttle_403:
-        "listEventsV2", [400, 401, 403],
-        |sdk| sdk.list_events_v2().id(120_000_i64);
 }
 
 #[tokio::test]
@@ -564,4 +546,21 @@ async fn list_events_v2_errors_through_events_page_decode_400_with_every_problem
             .map(drop)
     })
     .await;
+}
+
+// ------------------------------------------------------------------ the documented errors
+
+// The error statuses the reference documents for each operation, in the area's format.
+wire::error_tests! {
+    get_events_cursor_errors_decode_401_and_general_throttle_403:
+        "getEventsCursor", [401, 403],
+        |sdk| sdk.get_events_cursor();
+
+    list_events_v1_errors_decode_400_with_every_problem_401_and_general_throttle_403:
+        "listEventsV1", [400, 401, 403],
+        |sdk| sdk.list_events_v1().id(120_000_i64);
+
+    list_events_v2_errors_decode_400_with_every_problem_401_and_general_throttle_403:
+        "listEventsV2", [400, 401, 403],
+        |sdk| sdk.list_events_v2().id(120_000_i64);
 }

@@ -167,12 +167,6 @@ async fn list_knowledge_bases_success_decodes_the_page_and_every_knowledge_base_
     assert_eq!(kb.last_processed_at, Some(1_767_229_200_000));
 }
 
-wire::error_tests! {
-    list_knowledge_bases_errors_decode_ai_format:
-        "listKnowledgeBases", [400, 401, 429, 500],
-        |sdk| sdk.list_knowledge_bases().body(types::KnowledgeBaseListRequest::builder());
-}
-
 #[tokio::test]
 async fn list_knowledge_bases_forward_compat_accepts_unknown_fields_status_and_sub_status() {
     let mut known = page_body();
@@ -238,12 +232,6 @@ async fn ask_knowledge_base_success_keeps_the_unspecified_answer_object_whole() 
         .body(ask("What is the notice period?")));
 }
 
-wire::error_tests! {
-    ask_knowledge_base_errors_decode_ai_format_including_unknown_kb_404:
-        "askKnowledgeBase", [400, 401, 404, 429, 500],
-        |sdk| sdk.ask_knowledge_base().kb_id("kb-1").body(ask("What is the notice period?"));
-}
-
 #[tokio::test]
 async fn ask_knowledge_base_forward_compat_keeps_unknown_fields_of_the_open_answer() {
     let sent = wire::with_unknown_fields(&answer_body(), &["", "/response"]);
@@ -253,4 +241,17 @@ async fn ask_knowledge_base_forward_compat_keeps_unknown_fields_of_the_open_answ
         .body(ask("What is the notice period?")));
     // An open object: the new fields are kept, not dropped.
     wire::assert_round_trip(&answer, &sent);
+}
+
+// ------------------------------------------------------------------ the documented errors
+
+// The error statuses the reference documents for each operation, in the area's format.
+wire::error_tests! {
+    list_knowledge_bases_errors_decode_ai_format:
+        "listKnowledgeBases", [400, 401, 429, 500],
+        |sdk| sdk.list_knowledge_bases().body(types::KnowledgeBaseListRequest::builder());
+
+    ask_knowledge_base_errors_decode_ai_format_including_unknown_kb_404:
+        "askKnowledgeBase", [400, 401, 404, 429, 500],
+        |sdk| sdk.ask_knowledge_base().kb_id("kb-1").body(ask("What is the notice period?"));
 }

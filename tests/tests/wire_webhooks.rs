@@ -102,12 +102,6 @@ async fn create_webhook_success_decodes_the_201_registration() {
     assert_decoded!(created);
 }
 
-wire::error_tests! {
-    create_webhook_errors_decode_webhooks_format_including_quota_409:
-        "createWebhook", [400, 401, 403, 409, 500],
-        |sdk| sdk.create_webhook().body(create(HOOK_URL));
-}
-
 #[tokio::test]
 async fn create_webhook_forward_compat_accepts_unknown_fields_and_an_unknown_status() {
     let known = summary_body("pending_verification");
@@ -138,12 +132,6 @@ async fn list_webhooks_success_decodes_every_summary() {
     let hooks = wire::success!(list_body(), |sdk| sdk.list_webhooks());
     assert_eq!(hooks.len(), 2);
     assert_eq!(hooks[1].status, state("disabled"));
-}
-
-wire::error_tests! {
-    list_webhooks_errors_decode_webhooks_format:
-        "listWebhooks", [401, 403, 500],
-        |sdk| sdk.list_webhooks();
 }
 
 #[tokio::test]
@@ -177,12 +165,6 @@ async fn get_webhook_details_success_decodes_the_full_registration() {
         .webhook_id("wh-1"));
     assert_eq!(hook.event_type, ["fs:add_file", "comment:*"]);
     assert_eq!(hook.auth_header.as_deref(), Some("Bearer delivery-secret"));
-}
-
-wire::error_tests! {
-    get_webhook_details_errors_decode_webhooks_format_including_unknown_hook_404:
-        "getWebhookDetails", [401, 403, 404, 500],
-        |sdk| sdk.get_webhook_details().webhook_id("wh-1");
 }
 
 #[tokio::test]
@@ -243,12 +225,6 @@ async fn get_webhook_status_success_with_a_mistyped_field_is_a_decode_error_nami
     }
 }
 
-wire::error_tests! {
-    get_webhook_status_errors_decode_webhooks_format_including_unknown_hook_404:
-        "getWebhookStatus", [401, 403, 404, 500],
-        |sdk| sdk.get_webhook_status().webhook_id("wh-1");
-}
-
 #[tokio::test]
 async fn get_webhook_status_forward_compat_accepts_unknown_fields_and_an_unknown_status() {
     let summary = wire::forward_compat!(&summary_body("expired"), &[""], |sdk| sdk
@@ -286,15 +262,6 @@ async fn set_webhook_status_success_decodes_the_summary_with_the_new_status() {
         .webhook_id("wh-1")
         .body(types::WebhookStatusRequest::builder().status(state("disabled"))));
     assert_eq!(summary.status, state("disabled"));
-}
-
-wire::error_tests! {
-    set_webhook_status_errors_decode_webhooks_format_including_invalid_status_400:
-        "setWebhookStatus", [400, 401, 403, 404, 500],
-        |sdk| sdk
-            .set_webhook_status()
-            .webhook_id("wh-1")
-            .body(types::WebhookStatusRequest::builder().status(state("enabled")));
 }
 
 #[tokio::test]
@@ -351,12 +318,6 @@ async fn update_webhook_success_is_a_200_without_content() {
     assert_eq!(calls, 1);
 }
 
-wire::error_tests! {
-    update_webhook_errors_decode_webhooks_format:
-        "updateWebhook", [400, 401, 403, 404, 500],
-        |sdk| sdk.update_webhook().webhook_id("wh-1").body(update(HOOK_URL));
-}
-
 /// The update answers without content; a body added later is not read.
 #[tokio::test]
 async fn update_webhook_forward_compat_ignores_a_body_on_the_200() {
@@ -400,12 +361,6 @@ async fn delete_webhook_success_is_a_204_without_content() {
     assert_eq!(calls, 1);
 }
 
-wire::error_tests! {
-    delete_webhook_errors_decode_webhooks_format_including_unknown_hook_404:
-        "deleteWebhook", [401, 403, 404, 500],
-        |sdk| sdk.delete_webhook().webhook_id("wh-1");
-}
-
 /// The 204 has no body to extend; headers the reference does not name do not disturb it.
 #[tokio::test]
 async fn delete_webhook_forward_compat_ignores_unknown_headers_on_the_204() {
@@ -422,4 +377,40 @@ async fn delete_webhook_forward_compat_ignores_unknown_headers_on_the_204() {
         .await
         .unwrap();
     assert_eq!(response.status(), 204);
+}
+
+// ------------------------------------------------------------------ the documented errors
+
+// The error statuses the reference documents for each operation, in the area's format.
+wire::error_tests! {
+    create_webhook_errors_decode_webhooks_format_including_quota_409:
+        "createWebhook", [400, 401, 403, 409, 500],
+        |sdk| sdk.create_webhook().body(create(HOOK_URL));
+
+    list_webhooks_errors_decode_webhooks_format:
+        "listWebhooks", [401, 403, 500],
+        |sdk| sdk.list_webhooks();
+
+    get_webhook_details_errors_decode_webhooks_format_including_unknown_hook_404:
+        "getWebhookDetails", [401, 403, 404, 500],
+        |sdk| sdk.get_webhook_details().webhook_id("wh-1");
+
+    get_webhook_status_errors_decode_webhooks_format_including_unknown_hook_404:
+        "getWebhookStatus", [401, 403, 404, 500],
+        |sdk| sdk.get_webhook_status().webhook_id("wh-1");
+
+    set_webhook_status_errors_decode_webhooks_format_including_invalid_status_400:
+        "setWebhookStatus", [400, 401, 403, 404, 500],
+        |sdk| sdk
+            .set_webhook_status()
+            .webhook_id("wh-1")
+            .body(types::WebhookStatusRequest::builder().status(state("enabled")));
+
+    update_webhook_errors_decode_webhooks_format:
+        "updateWebhook", [400, 401, 403, 404, 500],
+        |sdk| sdk.update_webhook().webhook_id("wh-1").body(update(HOOK_URL));
+
+    delete_webhook_errors_decode_webhooks_format_including_unknown_hook_404:
+        "deleteWebhook", [401, 403, 404, 500],
+        |sdk| sdk.delete_webhook().webhook_id("wh-1");
 }
