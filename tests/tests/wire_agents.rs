@@ -57,31 +57,6 @@ fn question(text: &str) -> types::builder::AgentAskRequest {
 
 // ------------------------------------------------------------------ listAgents
 
-wire::request_tests! {
-    list_agents_request_full_sends_sort_by_and_sort_order_as_query:
-        bob, Reply::json(200, &agents_body()),
-        |sdk| sdk
-            .list_agents()
-            .sort_by(types::AgentSortBy::CreatedOn)
-            .sort_order(types::AgentSortOrder::Desc)
-        => Expect::get("/v1/ai/agents/list")
-            .query("sortBy=createdOn&sortOrder=desc")
-            .act_as(wire::BOB);
-
-    list_agents_request_full_sends_the_default_sort_values_when_given:
-        client, Reply::json(200, &agents_body()),
-        |sdk| sdk
-            .list_agents()
-            .sort_by(types::AgentSortBy::Name)
-            .sort_order(types::AgentSortOrder::Asc)
-        => Expect::get("/v1/ai/agents/list").query("sortBy=name&sortOrder=asc");
-
-    list_agents_request_minimal_sends_no_query:
-        client, Reply::json(200, &agents_body()),
-        |sdk| sdk.list_agents()
-        => Expect::get("/v1/ai/agents/list");
-}
-
 #[tokio::test]
 async fn list_agents_success_decodes_every_agent_field() {
     let agents = wire::success!(agents_body(), |sdk| sdk.list_agents());
@@ -182,14 +157,6 @@ async fn ask_agent_request_full_sends_a_field_the_reference_does_not_name_throug
     asking_sends(request, body).await;
 }
 
-wire::request_tests! {
-    ask_agent_request_minimal_sends_only_the_question:
-        client, Reply::json(200, &ask_body()),
-        |sdk| sdk.ask_agent().agent_id("agt-1").body(question("Does clause 7 follow the playbook?"))
-        => Expect::post("/v1/ai/agents/agt-1/ask")
-            .json(json!({"question": "Does clause 7 follow the playbook?"}));
-}
-
 #[tokio::test]
 async fn ask_agent_request_minimal_refuses_a_question_over_35000_characters_before_sending() {
     let server = MockServer::start_async().await;
@@ -243,21 +210,6 @@ async fn ask_agent_forward_compat_ignores_unknown_fields() {
 }
 
 // ------------------------------------------------------------------ getAgentRequestStatus
-
-wire::request_tests! {
-    get_agent_request_status_request_full_encodes_both_path_ids:
-        bob, Reply::json(200, &status_body()),
-        |sdk| sdk.get_agent_request_status().agent_id(AWKWARD_ID).request_id("req 42+b")
-        => Expect::get(&format!(
-            "/v1/ai/agents/{AWKWARD_ID_ENCODED}/ask/req%2042%2Bb/status"
-        ))
-        .act_as(wire::BOB);
-
-    get_agent_request_status_request_minimal_sends_plain_ids:
-        client, Reply::json(200, &status_body()),
-        |sdk| sdk.get_agent_request_status().agent_id("agt-1").request_id("req-42")
-        => Expect::get("/v1/ai/agents/agt-1/ask/req-42/status");
-}
 
 #[tokio::test]
 async fn get_agent_request_status_success_decodes_status_answer_citations_and_time() {
@@ -314,6 +266,54 @@ async fn get_agent_request_status_forward_compat_accepts_unknown_fields_status_a
         .agent_id("agt-1")
         .request_id("req-42"));
     assert_eq!(result.status, "WAITING_FOR_TOOL");
+}
+
+// ------------------------------------------------------------------ the exact requests
+
+// One call of each operation and the exact request it must become: every field and header in
+// the full form, only what is required in the minimal one.
+wire::request_tests! {
+    list_agents_request_full_sends_sort_by_and_sort_order_as_query:
+        bob, Reply::json(200, &agents_body()),
+        |sdk| sdk
+            .list_agents()
+            .sort_by(types::AgentSortBy::CreatedOn)
+            .sort_order(types::AgentSortOrder::Desc)
+        => Expect::get("/v1/ai/agents/list")
+            .query("sortBy=createdOn&sortOrder=desc")
+            .act_as(wire::BOB);
+
+    list_agents_request_full_sends_the_default_sort_values_when_given:
+        client, Reply::json(200, &agents_body()),
+        |sdk| sdk
+            .list_agents()
+            .sort_by(types::AgentSortBy::Name)
+            .sort_order(types::AgentSortOrder::Asc)
+        => Expect::get("/v1/ai/agents/list").query("sortBy=name&sortOrder=asc");
+
+    list_agents_request_minimal_sends_no_query:
+        client, Reply::json(200, &agents_body()),
+        |sdk| sdk.list_agents()
+        => Expect::get("/v1/ai/agents/list");
+
+    ask_agent_request_minimal_sends_only_the_question:
+        client, Reply::json(200, &ask_body()),
+        |sdk| sdk.ask_agent().agent_id("agt-1").body(question("Does clause 7 follow the playbook?"))
+        => Expect::post("/v1/ai/agents/agt-1/ask")
+            .json(json!({"question": "Does clause 7 follow the playbook?"}));
+
+    get_agent_request_status_request_full_encodes_both_path_ids:
+        bob, Reply::json(200, &status_body()),
+        |sdk| sdk.get_agent_request_status().agent_id(AWKWARD_ID).request_id("req 42+b")
+        => Expect::get(&format!(
+            "/v1/ai/agents/{AWKWARD_ID_ENCODED}/ask/req%2042%2Bb/status"
+        ))
+        .act_as(wire::BOB);
+
+    get_agent_request_status_request_minimal_sends_plain_ids:
+        client, Reply::json(200, &status_body()),
+        |sdk| sdk.get_agent_request_status().agent_id("agt-1").request_id("req-42")
+        => Expect::get("/v1/ai/agents/agt-1/ask/req-42/status");
 }
 
 // ------------------------------------------------------------------ the documented errors

@@ -122,14 +122,6 @@ async fn ask_assistant_request_full_sends_every_field_of_the_reference_and_the_c
     .await;
 }
 
-wire::request_tests! {
-    ask_assistant_request_minimal_sends_only_the_question:
-        client, Reply::json(200, &ask_body()),
-        |sdk| sdk.ask_assistant().body(ask("What is the notice period?"))
-        => Expect::post("/v1/ai/assistant/ask")
-            .json(json!({"question": "What is the notice period?"}));
-}
-
 #[tokio::test]
 async fn ask_assistant_success_decodes_the_execution_handle() {
     let started = wire::success!(ask_body(), |sdk| sdk
@@ -150,20 +142,6 @@ async fn ask_assistant_forward_compat_accepts_unknown_fields_and_execution_statu
 }
 
 // ------------------------------------------------------------------ getAssistantStatus
-
-wire::request_tests! {
-    get_assistant_status_request_full_encodes_the_execution_id_and_sends_include_citations:
-        bob, Reply::json(200, &status_body()),
-        |sdk| sdk.get_assistant_status().execution_id(AWKWARD_ID).include_citations(false)
-        => Expect::get(&format!("/v1/ai/assistant/{AWKWARD_ID_ENCODED}/status"))
-            .query("includeCitations=false")
-            .act_as(wire::BOB);
-
-    get_assistant_status_request_minimal_sends_no_query:
-        client, Reply::json(200, &status_body()),
-        |sdk| sdk.get_assistant_status().execution_id("exe-99")
-        => Expect::get("/v1/ai/assistant/exe-99/status");
-}
 
 #[tokio::test]
 async fn get_assistant_status_success_decodes_answer_citations_and_tool_calls() {
@@ -262,6 +240,30 @@ async fn get_assistant_status_forward_compat_accepts_unknown_fields_statuses_and
         Some("TIMED_OUT")
     );
     wire::assert_round_trip(&status, &known);
+}
+
+// ------------------------------------------------------------------ the exact requests
+
+// One call of each operation and the exact request it must become: every field and header in
+// the full form, only what is required in the minimal one.
+wire::request_tests! {
+    ask_assistant_request_minimal_sends_only_the_question:
+        client, Reply::json(200, &ask_body()),
+        |sdk| sdk.ask_assistant().body(ask("What is the notice period?"))
+        => Expect::post("/v1/ai/assistant/ask")
+            .json(json!({"question": "What is the notice period?"}));
+
+    get_assistant_status_request_full_encodes_the_execution_id_and_sends_include_citations:
+        bob, Reply::json(200, &status_body()),
+        |sdk| sdk.get_assistant_status().execution_id(AWKWARD_ID).include_citations(false)
+        => Expect::get(&format!("/v1/ai/assistant/{AWKWARD_ID_ENCODED}/status"))
+            .query("includeCitations=false")
+            .act_as(wire::BOB);
+
+    get_assistant_status_request_minimal_sends_no_query:
+        client, Reply::json(200, &status_body()),
+        |sdk| sdk.get_assistant_status().execution_id("exe-99")
+        => Expect::get("/v1/ai/assistant/exe-99/status");
 }
 
 // ------------------------------------------------------------------ the documented errors

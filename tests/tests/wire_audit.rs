@@ -1062,18 +1062,6 @@ fn completed() -> types::AuditJobStatus {
     }
 }
 
-wire::request_tests! {
-    get_audit_job_request_full_encodes_the_job_id:
-        bob, Reply::json(200, &json!({"status": "running"})),
-        |sdk| sdk.get_audit_job().id(AWKWARD_ID)
-        => Expect::get(&format!("/v1/audit/jobs/{AWKWARD_ID_ENCODED}")).act_as(wire::BOB);
-
-    get_audit_job_request_minimal_sends_the_plain_id:
-        client, Reply::json(200, &json!({"status": "running"})),
-        |sdk| sdk.get_audit_job().id("job-1")
-        => Expect::get("/v1/audit/jobs/job-1");
-}
-
 #[tokio::test]
 async fn get_audit_job_success_decodes_running_while_the_report_is_generated() {
     let job = wire::success!(json!({"status": "running"}), |sdk| sdk
@@ -1381,25 +1369,6 @@ async fn get_audit_report_csv_is_a_decode_error_with_the_csv_through_the_generat
 
 // ------------------------------------------------------------------ deleteAuditReport
 
-wire::request_tests! {
-    delete_audit_report_request_full_encodes_kind_and_id:
-        bob, Reply::status(204),
-        |sdk| sdk
-            .delete_audit_report()
-            .type_(types::AuditReportKind::QualityDocsCategories)
-            .id(AWKWARD_ID)
-        => Expect::delete(&format!(
-            "/v1/audit/quality-docs-categories/{AWKWARD_ID_ENCODED}"
-        ))
-        .accept_any()
-        .act_as(wire::BOB);
-
-    delete_audit_report_request_minimal_sends_no_body_and_accepts_anything:
-        client, Reply::status(204),
-        |sdk| sdk.delete_audit_report().type_(types::AuditReportKind::Logins).id("job-1")
-        => Expect::delete("/v1/audit/logins/job-1").accept_any();
-}
-
 #[tokio::test]
 async fn delete_audit_report_success_is_a_204_without_content() {
     let (response, calls) = wire::answered!(client, Reply::status(204), |sdk| sdk
@@ -1559,6 +1528,39 @@ async fn get_audit_report_csv_errors_through_audit_report_csv_decode_general_for
         },
     )
     .await;
+}
+
+// ------------------------------------------------------------------ the exact requests
+
+// One call of each operation and the exact request it must become: every field and header in
+// the full form, only what is required in the minimal one.
+wire::request_tests! {
+    get_audit_job_request_full_encodes_the_job_id:
+        bob, Reply::json(200, &json!({"status": "running"})),
+        |sdk| sdk.get_audit_job().id(AWKWARD_ID)
+        => Expect::get(&format!("/v1/audit/jobs/{AWKWARD_ID_ENCODED}")).act_as(wire::BOB);
+
+    get_audit_job_request_minimal_sends_the_plain_id:
+        client, Reply::json(200, &json!({"status": "running"})),
+        |sdk| sdk.get_audit_job().id("job-1")
+        => Expect::get("/v1/audit/jobs/job-1");
+
+    delete_audit_report_request_full_encodes_kind_and_id:
+        bob, Reply::status(204),
+        |sdk| sdk
+            .delete_audit_report()
+            .type_(types::AuditReportKind::QualityDocsCategories)
+            .id(AWKWARD_ID)
+        => Expect::delete(&format!(
+            "/v1/audit/quality-docs-categories/{AWKWARD_ID_ENCODED}"
+        ))
+        .accept_any()
+        .act_as(wire::BOB);
+
+    delete_audit_report_request_minimal_sends_no_body_and_accepts_anything:
+        client, Reply::status(204),
+        |sdk| sdk.delete_audit_report().type_(types::AuditReportKind::Logins).id("job-1")
+        => Expect::delete("/v1/audit/logins/job-1").accept_any();
 }
 
 // ------------------------------------------------------------------ the documented errors

@@ -54,36 +54,6 @@ fn history_json() -> Value {
 
 // ------------------------------------------------------------------ askDocument
 
-wire::request_tests! {
-    ask_document_request_full_encodes_the_entry_id_and_sends_every_field:
-        bob, Reply::json(200, &ask_body()),
-        |sdk| sdk
-            .ask_document()
-            .entry_id(AWKWARD_ID)
-            .body(
-                types::DocumentAskRequest::builder()
-                    .question("What is the notice period?")
-                    .include_citations(true)
-                    .chat_history(history()),
-            )
-        => Expect::post(&format!("/v1/ai/document/{AWKWARD_ID_ENCODED}/ask"))
-            .act_as(wire::BOB)
-            .json(json!({
-                "question": "What is the notice period?",
-                "includeCitations": true,
-                "chatHistory": history_json()
-            }));
-
-    ask_document_request_minimal_sends_only_the_question:
-        client, Reply::json(200, &ask_body()),
-        |sdk| sdk
-            .ask_document()
-            .entry_id("ent-1001")
-            .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
-        => Expect::post("/v1/ai/document/ent-1001/ask")
-            .json(json!({"question": "What is the notice period?"}));
-}
-
 #[tokio::test]
 async fn ask_document_success_decodes_the_answer_and_its_citations() {
     let answer = wire::success!(ask_body(), |sdk| sdk
@@ -120,7 +90,53 @@ async fn ask_document_forward_compat_ignores_unknown_fields_at_every_level() {
 
 // ------------------------------------------------------------------ summarizeDocument
 
+#[tokio::test]
+async fn summarize_document_success_decodes_the_summary_text() {
+    wire::success!(summary_body(), |sdk| sdk
+        .summarize_document()
+        .entry_id("ent-1001"));
+}
+
+#[tokio::test]
+async fn summarize_document_forward_compat_ignores_unknown_fields() {
+    wire::forward_compat!(&summary_body(), &["", "/response"], |sdk| sdk
+        .summarize_document()
+        .entry_id("ent-1001"));
+}
+
+// ------------------------------------------------------------------ the exact requests
+
+// One call of each operation and the exact request it must become: every field and header in
+// the full form, only what is required in the minimal one.
 wire::request_tests! {
+    ask_document_request_full_encodes_the_entry_id_and_sends_every_field:
+        bob, Reply::json(200, &ask_body()),
+        |sdk| sdk
+            .ask_document()
+            .entry_id(AWKWARD_ID)
+            .body(
+                types::DocumentAskRequest::builder()
+                    .question("What is the notice period?")
+                    .include_citations(true)
+                    .chat_history(history()),
+            )
+        => Expect::post(&format!("/v1/ai/document/{AWKWARD_ID_ENCODED}/ask"))
+            .act_as(wire::BOB)
+            .json(json!({
+                "question": "What is the notice period?",
+                "includeCitations": true,
+                "chatHistory": history_json()
+            }));
+
+    ask_document_request_minimal_sends_only_the_question:
+        client, Reply::json(200, &ask_body()),
+        |sdk| sdk
+            .ask_document()
+            .entry_id("ent-1001")
+            .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
+        => Expect::post("/v1/ai/document/ent-1001/ask")
+            .json(json!({"question": "What is the notice period?"}));
+
     summarize_document_request_full_encodes_the_entry_id_and_sends_the_chat_history:
         bob, Reply::json(200, &summary_body()),
         |sdk| sdk
@@ -137,20 +153,6 @@ wire::request_tests! {
         client, Reply::json(200, &summary_body()),
         |sdk| sdk.summarize_document().entry_id("ent-1001")
         => Expect::post("/v1/ai/document/ent-1001/summary").json(json!({}));
-}
-
-#[tokio::test]
-async fn summarize_document_success_decodes_the_summary_text() {
-    wire::success!(summary_body(), |sdk| sdk
-        .summarize_document()
-        .entry_id("ent-1001"));
-}
-
-#[tokio::test]
-async fn summarize_document_forward_compat_ignores_unknown_fields() {
-    wire::forward_compat!(&summary_body(), &["", "/response"], |sdk| sdk
-        .summarize_document()
-        .entry_id("ent-1001"));
 }
 
 // ------------------------------------------------------------------ the documented errors

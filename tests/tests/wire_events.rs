@@ -109,18 +109,6 @@ const FOLDER_QUERY: &str = "/Shared/Q1%20reports%20%26%20plans";
 
 // ------------------------------------------------------------------ getEventsCursor
 
-wire::request_tests! {
-    get_events_cursor_request_full_through_a_view_sends_the_impersonation_header:
-        bob, Reply::json(200, &cursor_body()),
-        |sdk| sdk.get_events_cursor()
-        => Expect::get("/v1/events/cursor").act_as(wire::BOB);
-
-    get_events_cursor_request_minimal_sends_no_query:
-        client, Reply::json(200, &cursor_body()),
-        |sdk| sdk.get_events_cursor()
-        => Expect::get("/v1/events/cursor");
-}
-
 #[tokio::test]
 async fn get_events_cursor_success_decodes_time_and_event_ids() {
     let cursor = wire::success!(cursor_body(), |sdk| sdk.get_events_cursor());
@@ -134,25 +122,6 @@ async fn get_events_cursor_forward_compat_ignores_unknown_fields() {
 }
 
 // ------------------------------------------------------------------ listEventsV1
-
-wire::request_tests! {
-    list_events_v1_request_full_sends_every_query_parameter_encoded:
-        bob, Reply::json(200, &v1_body()),
-        |sdk| sdk
-            .list_events_v1()
-            .id(120_000_i64)
-            .folder(FOLDER)
-            .suppress(types::EventSuppress::App)
-            .type_("file_system|note|permission_change")
-            .count(100_u64)
-            .reverse(1_i64)
-        => Expect::get("/v1/events")
-            .query(&format!(
-                "count=100&folder={FOLDER_QUERY}&id=120000&reverse=1&suppress=app\
-                 &type=file_system%7Cnote%7Cpermission_change"
-            ))
-            .act_as(wire::BOB);
-}
 
 #[tokio::test]
 async fn list_events_v1_request_full_sends_the_other_suppress_values() {
@@ -178,13 +147,6 @@ async fn list_events_v1_request_full_sends_the_other_suppress_values() {
         )
         .await;
     }
-}
-
-wire::request_tests! {
-    list_events_v1_request_minimal_sends_only_the_cursor_id:
-        client, Reply::json(200, &v1_body()),
-        |sdk| sdk.list_events_v1().id(120_000_i64)
-        => Expect::get("/v1/events").query("id=120000");
 }
 
 #[tokio::test]
@@ -285,30 +247,6 @@ async fn list_events_v1_204_nothing_after_the_cursor_is_none_through_the_generat
 }
 
 // ------------------------------------------------------------------ listEventsV2
-
-wire::request_tests! {
-    list_events_v2_request_full_sends_every_query_parameter_encoded:
-        bob_by_email, Reply::json(200, &v2_body()),
-        |sdk| sdk
-            .list_events_v2()
-            .id(120_000_i64)
-            .folder(FOLDER)
-            .suppress(types::EventSuppress::User)
-            .type_("permission_change")
-            .count(50_u64)
-            .reverse(1_i64)
-        => Expect::get("/v2/events")
-            .query(&format!(
-                "count=50&folder={FOLDER_QUERY}&id=120000&reverse=1&suppress=user\
-                 &type=permission_change"
-            ))
-            .act_as_email(wire::BOB_EMAIL);
-
-    list_events_v2_request_minimal_sends_only_the_cursor_id:
-        client, Reply::json(200, &v2_body()),
-        |sdk| sdk.list_events_v2().id(-1_i64)
-        => Expect::get("/v2/events").query("id=-1");
-}
 
 #[tokio::test]
 async fn list_events_v2_success_decodes_permission_change_events_and_their_attributes() {
@@ -546,6 +484,66 @@ async fn list_events_v2_errors_through_events_page_decode_400_with_every_problem
             .map(drop)
     })
     .await;
+}
+
+// ------------------------------------------------------------------ the exact requests
+
+// One call of each operation and the exact request it must become: every field and header in
+// the full form, only what is required in the minimal one.
+wire::request_tests! {
+    get_events_cursor_request_full_through_a_view_sends_the_impersonation_header:
+        bob, Reply::json(200, &cursor_body()),
+        |sdk| sdk.get_events_cursor()
+        => Expect::get("/v1/events/cursor").act_as(wire::BOB);
+
+    get_events_cursor_request_minimal_sends_no_query:
+        client, Reply::json(200, &cursor_body()),
+        |sdk| sdk.get_events_cursor()
+        => Expect::get("/v1/events/cursor");
+
+    list_events_v1_request_full_sends_every_query_parameter_encoded:
+        bob, Reply::json(200, &v1_body()),
+        |sdk| sdk
+            .list_events_v1()
+            .id(120_000_i64)
+            .folder(FOLDER)
+            .suppress(types::EventSuppress::App)
+            .type_("file_system|note|permission_change")
+            .count(100_u64)
+            .reverse(1_i64)
+        => Expect::get("/v1/events")
+            .query(&format!(
+                "count=100&folder={FOLDER_QUERY}&id=120000&reverse=1&suppress=app\
+                 &type=file_system%7Cnote%7Cpermission_change"
+            ))
+            .act_as(wire::BOB);
+
+    list_events_v1_request_minimal_sends_only_the_cursor_id:
+        client, Reply::json(200, &v1_body()),
+        |sdk| sdk.list_events_v1().id(120_000_i64)
+        => Expect::get("/v1/events").query("id=120000");
+
+    list_events_v2_request_full_sends_every_query_parameter_encoded:
+        bob_by_email, Reply::json(200, &v2_body()),
+        |sdk| sdk
+            .list_events_v2()
+            .id(120_000_i64)
+            .folder(FOLDER)
+            .suppress(types::EventSuppress::User)
+            .type_("permission_change")
+            .count(50_u64)
+            .reverse(1_i64)
+        => Expect::get("/v2/events")
+            .query(&format!(
+                "count=50&folder={FOLDER_QUERY}&id=120000&reverse=1&suppress=user\
+                 &type=permission_change"
+            ))
+            .act_as_email(wire::BOB_EMAIL);
+
+    list_events_v2_request_minimal_sends_only_the_cursor_id:
+        client, Reply::json(200, &v2_body()),
+        |sdk| sdk.list_events_v2().id(-1_i64)
+        => Expect::get("/v2/events").query("id=-1");
 }
 
 // ------------------------------------------------------------------ the documented errors

@@ -149,13 +149,6 @@ async fn list_knowledge_bases_request_full_typed_filters_send_user_id_and_epoch_
     }
 }
 
-wire::request_tests! {
-    list_knowledge_bases_request_minimal_sends_the_required_empty_object:
-        client, Reply::json(200, &page_body()),
-        |sdk| sdk.list_knowledge_bases().body(types::KnowledgeBaseListRequest::builder())
-        => Expect::post("/v1/ai/kb/list").json(json!({}));
-}
-
 #[tokio::test]
 async fn list_knowledge_bases_success_decodes_the_page_and_every_knowledge_base_field() {
     let page = wire::success!(page_body(), |sdk| sdk
@@ -191,7 +184,36 @@ async fn list_knowledge_bases_forward_compat_accepts_unknown_fields_status_and_s
 
 // ------------------------------------------------------------------ askKnowledgeBase
 
+/// The reference does not show the fields of the answer: it is kept whole as a JSON object.
+#[tokio::test]
+async fn ask_knowledge_base_success_keeps_the_unspecified_answer_object_whole() {
+    wire::success!(answer_body(), |sdk| sdk
+        .ask_knowledge_base()
+        .kb_id("kb-1")
+        .body(ask("What is the notice period?")));
+}
+
+#[tokio::test]
+async fn ask_knowledge_base_forward_compat_keeps_unknown_fields_of_the_open_answer() {
+    let sent = wire::with_unknown_fields(&answer_body(), &["", "/response"]);
+    let answer = wire::decoded!(Reply::json(200, &sent), |sdk| sdk
+        .ask_knowledge_base()
+        .kb_id("kb-1")
+        .body(ask("What is the notice period?")));
+    // An open object: the new fields are kept, not dropped.
+    wire::assert_round_trip(&answer, &sent);
+}
+
+// ------------------------------------------------------------------ the exact requests
+
+// One call of each operation and the exact request it must become: every field and header in
+// the full form, only what is required in the minimal one.
 wire::request_tests! {
+    list_knowledge_bases_request_minimal_sends_the_required_empty_object:
+        client, Reply::json(200, &page_body()),
+        |sdk| sdk.list_knowledge_bases().body(types::KnowledgeBaseListRequest::builder())
+        => Expect::post("/v1/ai/kb/list").json(json!({}));
+
     ask_knowledge_base_request_full_encodes_the_kb_id_and_sends_every_field:
         bob, Reply::json(200, &answer_body()),
         |sdk| sdk
@@ -221,26 +243,6 @@ wire::request_tests! {
         |sdk| sdk.ask_knowledge_base().kb_id("kb-1").body(ask("What is the notice period?"))
         => Expect::post("/v1/ai/kb/kb-1/ask")
             .json(json!({"question": "What is the notice period?"}));
-}
-
-/// The reference does not show the fields of the answer: it is kept whole as a JSON object.
-#[tokio::test]
-async fn ask_knowledge_base_success_keeps_the_unspecified_answer_object_whole() {
-    wire::success!(answer_body(), |sdk| sdk
-        .ask_knowledge_base()
-        .kb_id("kb-1")
-        .body(ask("What is the notice period?")));
-}
-
-#[tokio::test]
-async fn ask_knowledge_base_forward_compat_keeps_unknown_fields_of_the_open_answer() {
-    let sent = wire::with_unknown_fields(&answer_body(), &["", "/response"]);
-    let answer = wire::decoded!(Reply::json(200, &sent), |sdk| sdk
-        .ask_knowledge_base()
-        .kb_id("kb-1")
-        .body(ask("What is the notice period?")));
-    // An open object: the new fields are kept, not dropped.
-    wire::assert_round_trip(&answer, &sent);
 }
 
 // ------------------------------------------------------------------ the documented errors

@@ -56,32 +56,6 @@ const HOOK_URL: &str = "https://hooks.acme.example.com/pubapi";
 
 // ------------------------------------------------------------------ createWebhook
 
-wire::request_tests! {
-    create_webhook_request_full_sends_url_event_types_paths_and_auth_header:
-        bob, Reply::json(201, &summary_body("enabled")),
-        |sdk| sdk
-            .create_webhook()
-            .body(
-                create(HOOK_URL)
-                    .event_type(filters(&["fs:add_file", "fs:*", "group:create"]))
-                    .path(Some("/Shared/Contracts,/Shared/Legal".parse().unwrap()))
-                    .auth_header("Bearer delivery-secret".to_string()),
-            )
-        => Expect::post("/v1/webhooks").act_as(wire::BOB).json(json!({
-        "url": HOOK_URL,
-        "eventType": ["fs:add_file", "fs:*", "group:create"],
-        "path": "/Shared/Contracts,/Shared/Legal",
-        "authHeader": "Bearer delivery-secret"
-    }));
-
-    /// An omitted `eventType` means all events; an empty array would be refused (at least one
-    /// item if given), so none is sent.
-    create_webhook_request_minimal_sends_only_the_url:
-        client, Reply::json(201, &summary_body("enabled")),
-        |sdk| sdk.create_webhook().body(create(HOOK_URL))
-        => Expect::post("/v1/webhooks").json(json!({"url": HOOK_URL}));
-}
-
 #[tokio::test]
 async fn create_webhook_success_decodes_the_201_registration() {
     let server = MockServer::start_async().await;
@@ -115,18 +89,6 @@ async fn create_webhook_forward_compat_accepts_unknown_fields_and_an_unknown_sta
 
 // ------------------------------------------------------------------ listWebhooks
 
-wire::request_tests! {
-    list_webhooks_request_full_through_a_view_sends_the_impersonation_header:
-        bob_by_email, Reply::json(200, &list_body()),
-        |sdk| sdk.list_webhooks()
-        => Expect::get("/v1/webhooks").act_as_email(wire::BOB_EMAIL);
-
-    list_webhooks_request_minimal_sends_no_query_and_no_body:
-        client, Reply::json(200, &list_body()),
-        |sdk| sdk.list_webhooks()
-        => Expect::get("/v1/webhooks");
-}
-
 #[tokio::test]
 async fn list_webhooks_success_decodes_every_summary() {
     let hooks = wire::success!(list_body(), |sdk| sdk.list_webhooks());
@@ -145,18 +107,6 @@ async fn list_webhooks_forward_compat_accepts_unknown_fields_and_an_unknown_stat
 }
 
 // ------------------------------------------------------------------ getWebhookDetails
-
-wire::request_tests! {
-    get_webhook_details_request_full_encodes_the_webhook_id:
-        bob, Reply::json(200, &details_body()),
-        |sdk| sdk.get_webhook_details().webhook_id(AWKWARD_ID)
-        => Expect::get(&format!("/v1/webhooks/{AWKWARD_ID_ENCODED}/details")).act_as(wire::BOB);
-
-    get_webhook_details_request_minimal_sends_the_plain_id:
-        client, Reply::json(200, &details_body()),
-        |sdk| sdk.get_webhook_details().webhook_id("wh-1")
-        => Expect::get("/v1/webhooks/wh-1/details");
-}
 
 #[tokio::test]
 async fn get_webhook_details_success_decodes_the_full_registration() {
@@ -179,18 +129,6 @@ async fn get_webhook_details_forward_compat_accepts_unknown_fields_status_and_ev
 }
 
 // ------------------------------------------------------------------ getWebhookStatus
-
-wire::request_tests! {
-    get_webhook_status_request_full_encodes_the_webhook_id:
-        bob, Reply::json(200, &summary_body("enabled")),
-        |sdk| sdk.get_webhook_status().webhook_id(AWKWARD_ID)
-        => Expect::get(&format!("/v1/webhooks/{AWKWARD_ID_ENCODED}/status")).act_as(wire::BOB);
-
-    get_webhook_status_request_minimal_sends_the_plain_id:
-        client, Reply::json(200, &summary_body("enabled")),
-        |sdk| sdk.get_webhook_status().webhook_id("wh-1")
-        => Expect::get("/v1/webhooks/wh-1/status");
-}
 
 #[tokio::test]
 async fn get_webhook_status_success_decodes_id_expiry_and_status() {
@@ -235,26 +173,6 @@ async fn get_webhook_status_forward_compat_accepts_unknown_fields_and_an_unknown
 
 // ------------------------------------------------------------------ setWebhookStatus
 
-wire::request_tests! {
-    set_webhook_status_request_full_encodes_the_id_and_sends_disabled:
-        bob, Reply::json(200, &summary_body("disabled")),
-        |sdk| sdk
-            .set_webhook_status()
-            .webhook_id(AWKWARD_ID)
-            .body(types::WebhookStatusRequest::builder().status(state("disabled")))
-        => Expect::post(&format!("/v1/webhooks/{AWKWARD_ID_ENCODED}/status"))
-            .act_as(wire::BOB)
-            .json(json!({"status": "disabled"}));
-
-    set_webhook_status_request_minimal_sends_enabled:
-        client, Reply::json(200, &summary_body("enabled")),
-        |sdk| sdk
-            .set_webhook_status()
-            .webhook_id("wh-1")
-            .body(types::WebhookStatusRequest::builder().status(state("enabled")))
-        => Expect::post("/v1/webhooks/wh-1/status").json(json!({"status": "enabled"}));
-}
-
 #[tokio::test]
 async fn set_webhook_status_success_decodes_the_summary_with_the_new_status() {
     let summary = wire::success!(summary_body("disabled"), |sdk| sdk
@@ -274,38 +192,6 @@ async fn set_webhook_status_forward_compat_accepts_unknown_fields_and_an_unknown
 }
 
 // ------------------------------------------------------------------ updateWebhook
-
-wire::request_tests! {
-    update_webhook_request_full_encodes_the_id_and_sends_every_field:
-        bob, Reply::status(200),
-        |sdk| sdk
-            .update_webhook()
-            .webhook_id(AWKWARD_ID)
-            .body(
-                update(HOOK_URL)
-                    .event_type(filters(&["permission:*", "meta:add_metadata_key"]))
-                    .path(Some("/Shared/Contracts".parse().unwrap()))
-                    .auth_header("Bearer rotated-secret".to_string())
-                    .status(state("disabled")),
-            )
-        => Expect::put(&format!("/v1/webhooks/{AWKWARD_ID_ENCODED}"))
-            .accept_any()
-            .act_as(wire::BOB)
-            .json(json!({
-                "url": HOOK_URL,
-                "eventType": ["permission:*", "meta:add_metadata_key"],
-                "path": "/Shared/Contracts",
-                "authHeader": "Bearer rotated-secret",
-                "status": "disabled"
-            }));
-
-    update_webhook_request_minimal_sends_only_the_url:
-        client, Reply::status(200),
-        |sdk| sdk.update_webhook().webhook_id("wh-1").body(update(HOOK_URL))
-        => Expect::put("/v1/webhooks/wh-1")
-            .accept_any()
-            .json(json!({"url": HOOK_URL}));
-}
 
 #[tokio::test]
 async fn update_webhook_success_is_a_200_without_content() {
@@ -337,20 +223,6 @@ async fn update_webhook_forward_compat_ignores_a_body_on_the_200() {
 
 // ------------------------------------------------------------------ deleteWebhook
 
-wire::request_tests! {
-    delete_webhook_request_full_encodes_the_webhook_id:
-        bob, Reply::status(204),
-        |sdk| sdk.delete_webhook().webhook_id(AWKWARD_ID)
-        => Expect::delete(&format!("/v1/webhooks/{AWKWARD_ID_ENCODED}"))
-            .accept_any()
-            .act_as(wire::BOB);
-
-    delete_webhook_request_minimal_sends_no_body_and_accepts_anything:
-        client, Reply::status(204),
-        |sdk| sdk.delete_webhook().webhook_id("wh-1")
-        => Expect::delete("/v1/webhooks/wh-1").accept_any();
-}
-
 #[tokio::test]
 async fn delete_webhook_success_is_a_204_without_content() {
     let (response, calls) = wire::answered!(client, Reply::status(204), |sdk| sdk
@@ -377,6 +249,126 @@ async fn delete_webhook_forward_compat_ignores_unknown_headers_on_the_204() {
         .await
         .unwrap();
     assert_eq!(response.status(), 204);
+}
+
+// ------------------------------------------------------------------ the exact requests
+
+// One call of each operation and the exact request it must become: every field and header in
+// the full form, only what is required in the minimal one.
+wire::request_tests! {
+    create_webhook_request_full_sends_url_event_types_paths_and_auth_header:
+        bob, Reply::json(201, &summary_body("enabled")),
+        |sdk| sdk
+            .create_webhook()
+            .body(
+                create(HOOK_URL)
+                    .event_type(filters(&["fs:add_file", "fs:*", "group:create"]))
+                    .path(Some("/Shared/Contracts,/Shared/Legal".parse().unwrap()))
+                    .auth_header("Bearer delivery-secret".to_string()),
+            )
+        => Expect::post("/v1/webhooks").act_as(wire::BOB).json(json!({
+        "url": HOOK_URL,
+        "eventType": ["fs:add_file", "fs:*", "group:create"],
+        "path": "/Shared/Contracts,/Shared/Legal",
+        "authHeader": "Bearer delivery-secret"
+    }));
+
+    /// An omitted `eventType` means all events; an empty array would be refused (at least one
+    /// item if given), so none is sent.
+    create_webhook_request_minimal_sends_only_the_url:
+        client, Reply::json(201, &summary_body("enabled")),
+        |sdk| sdk.create_webhook().body(create(HOOK_URL))
+        => Expect::post("/v1/webhooks").json(json!({"url": HOOK_URL}));
+
+    list_webhooks_request_full_through_a_view_sends_the_impersonation_header:
+        bob_by_email, Reply::json(200, &list_body()),
+        |sdk| sdk.list_webhooks()
+        => Expect::get("/v1/webhooks").act_as_email(wire::BOB_EMAIL);
+
+    list_webhooks_request_minimal_sends_no_query_and_no_body:
+        client, Reply::json(200, &list_body()),
+        |sdk| sdk.list_webhooks()
+        => Expect::get("/v1/webhooks");
+
+    get_webhook_details_request_full_encodes_the_webhook_id:
+        bob, Reply::json(200, &details_body()),
+        |sdk| sdk.get_webhook_details().webhook_id(AWKWARD_ID)
+        => Expect::get(&format!("/v1/webhooks/{AWKWARD_ID_ENCODED}/details")).act_as(wire::BOB);
+
+    get_webhook_details_request_minimal_sends_the_plain_id:
+        client, Reply::json(200, &details_body()),
+        |sdk| sdk.get_webhook_details().webhook_id("wh-1")
+        => Expect::get("/v1/webhooks/wh-1/details");
+
+    get_webhook_status_request_full_encodes_the_webhook_id:
+        bob, Reply::json(200, &summary_body("enabled")),
+        |sdk| sdk.get_webhook_status().webhook_id(AWKWARD_ID)
+        => Expect::get(&format!("/v1/webhooks/{AWKWARD_ID_ENCODED}/status")).act_as(wire::BOB);
+
+    get_webhook_status_request_minimal_sends_the_plain_id:
+        client, Reply::json(200, &summary_body("enabled")),
+        |sdk| sdk.get_webhook_status().webhook_id("wh-1")
+        => Expect::get("/v1/webhooks/wh-1/status");
+
+    set_webhook_status_request_full_encodes_the_id_and_sends_disabled:
+        bob, Reply::json(200, &summary_body("disabled")),
+        |sdk| sdk
+            .set_webhook_status()
+            .webhook_id(AWKWARD_ID)
+            .body(types::WebhookStatusRequest::builder().status(state("disabled")))
+        => Expect::post(&format!("/v1/webhooks/{AWKWARD_ID_ENCODED}/status"))
+            .act_as(wire::BOB)
+            .json(json!({"status": "disabled"}));
+
+    set_webhook_status_request_minimal_sends_enabled:
+        client, Reply::json(200, &summary_body("enabled")),
+        |sdk| sdk
+            .set_webhook_status()
+            .webhook_id("wh-1")
+            .body(types::WebhookStatusRequest::builder().status(state("enabled")))
+        => Expect::post("/v1/webhooks/wh-1/status").json(json!({"status": "enabled"}));
+
+    update_webhook_request_full_encodes_the_id_and_sends_every_field:
+        bob, Reply::status(200),
+        |sdk| sdk
+            .update_webhook()
+            .webhook_id(AWKWARD_ID)
+            .body(
+                update(HOOK_URL)
+                    .event_type(filters(&["permission:*", "meta:add_metadata_key"]))
+                    .path(Some("/Shared/Contracts".parse().unwrap()))
+                    .auth_header("Bearer rotated-secret".to_string())
+                    .status(state("disabled")),
+            )
+        => Expect::put(&format!("/v1/webhooks/{AWKWARD_ID_ENCODED}"))
+            .accept_any()
+            .act_as(wire::BOB)
+            .json(json!({
+                "url": HOOK_URL,
+                "eventType": ["permission:*", "meta:add_metadata_key"],
+                "path": "/Shared/Contracts",
+                "authHeader": "Bearer rotated-secret",
+                "status": "disabled"
+            }));
+
+    update_webhook_request_minimal_sends_only_the_url:
+        client, Reply::status(200),
+        |sdk| sdk.update_webhook().webhook_id("wh-1").body(update(HOOK_URL))
+        => Expect::put("/v1/webhooks/wh-1")
+            .accept_any()
+            .json(json!({"url": HOOK_URL}));
+
+    delete_webhook_request_full_encodes_the_webhook_id:
+        bob, Reply::status(204),
+        |sdk| sdk.delete_webhook().webhook_id(AWKWARD_ID)
+        => Expect::delete(&format!("/v1/webhooks/{AWKWARD_ID_ENCODED}"))
+            .accept_any()
+            .act_as(wire::BOB);
+
+    delete_webhook_request_minimal_sends_no_body_and_accepts_anything:
+        client, Reply::status(204),
+        |sdk| sdk.delete_webhook().webhook_id("wh-1")
+        => Expect::delete("/v1/webhooks/wh-1").accept_any();
 }
 
 // ------------------------------------------------------------------ the documented errors
