@@ -102,70 +102,32 @@ fn categories_json() -> Value {
 /// `create_logins_audit::success_decodes_the_202_job_id_and_location`.
 macro_rules! creation_tests {
     ($method:ident, $operation:literal, $path:literal) => {
-        /// Every filter and every value of each filter's enum, acting as another user.
-        #[tokio::test]
-        async fn request_full_sends_every_filter() {
-            let server = MockServer::start_async().await;
-            let seen = wire::serve(&server, accepted()).await;
-            wire::bob(&server)
-                .sdk()
-                .$method()
-                .body(full())
-                .send()
-                .await
-                .unwrap();
-            seen.assert_only(Expect::post($path).act_as(wire::BOB).json(full_json()))
-                .await;
-        }
+        wire::request_tests! {
+            /// Every filter and every value of each filter's enum, acting as another user.
+            request_full_sends_every_filter:
+                bob, accepted(),
+                |sdk| sdk.$method().body(full())
+                => Expect::post($path).act_as(wire::BOB).json(full_json());
 
-        /// The required fields and the defaults the generated builder fills in; the omitted
-        /// filters are left out.
-        #[tokio::test]
-        async fn request_minimal_sends_the_required_fields_and_defaults() {
-            let server = MockServer::start_async().await;
-            let seen = wire::serve(&server, accepted()).await;
-            wire::client(&server)
-                .sdk()
-                .$method()
-                .body(minimal())
-                .send()
-                .await
-                .unwrap();
-            seen.assert_only(Expect::post($path).json(minimal_json()))
-                .await;
+            /// The required fields and the defaults the generated builder fills in; the omitted
+            /// filters are left out.
+            request_minimal_sends_the_required_fields_and_defaults:
+                client, accepted(),
+                |sdk| sdk.$method().body(minimal())
+                => Expect::post($path).json(minimal_json());
         }
 
         #[tokio::test]
         async fn success_decodes_the_202_job_id_and_location() {
-            let server = MockServer::start_async().await;
-            let _seen = wire::serve(&server, accepted()).await;
-            let response = wire::client(&server)
-                .sdk()
-                .$method()
-                .body(minimal())
-                .send()
-                .await
-                .unwrap();
+            let (response, _) =
+                wire::answered!(client, accepted(), |sdk| sdk.$method().body(minimal()));
             assert_decoded!(job_created(response));
         }
 
-        #[tokio::test]
-        async fn errors_decode_general_format_and_throttles() {
-            wire::assert_errors(
-                $operation,
-                &[400, 401, 403, 404, 429],
-                |client| async move {
-                    client
-                        .sdk()
-                        .$method()
-                        .body(minimal())
-                        .send()
-                        .await
-                        .map_err(Error::from)
-                        .map(drop)
-                },
-            )
-            .await;
+        wire::error_tests! {
+            errors_decode_general_format_and_throttles:
+                $operation, [400, 401, 403, 404, 429],
+                |sdk| sdk.$method().body(minimal());
         }
 
         #[tokio::test]
