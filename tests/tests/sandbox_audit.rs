@@ -473,39 +473,19 @@ async fn reports_are_404_before_they_are_ready_after_deletion_and_for_another_ty
     let sb = sandbox().await;
     let raw = sb.raw();
     let token = sb.admin_token();
+    let status_of = async |path: &str| raw.get(path, &token).await.status;
     let id = create(&sb, "logins", &logins("json")).await;
-    let early = raw.get(&format!("/v1/audit/logins/{id}"), &token).await;
-    assert_eq!(early.status, 404);
+    assert_eq!(status_of(&format!("/v1/audit/logins/{id}")).await, 404);
     sb.advance(Duration::from_secs(300));
-    assert_eq!(
-        raw.get(&format!("/v1/audit/files/{id}"), &token)
-            .await
-            .status,
-        404
-    );
-    assert_eq!(
-        raw.get(&format!("/v1/audit/bogus/{id}"), &token)
-            .await
-            .status,
-        400
-    );
+    assert_eq!(status_of(&format!("/v1/audit/files/{id}")).await, 404);
+    assert_eq!(status_of(&format!("/v1/audit/bogus/{id}")).await, 400);
     let deleted = raw
         .request("DELETE", &format!("/v1/audit/logins/{id}"), Some(&token))
         .send()
         .await;
     assert_eq!((deleted.status, deleted.body.len()), (204, 0));
-    assert_eq!(
-        raw.get(&format!("/v1/audit/logins/{id}"), &token)
-            .await
-            .status,
-        404
-    );
-    assert_eq!(
-        raw.get(&format!("/v1/audit/jobs/{id}"), &token)
-            .await
-            .status,
-        404
-    );
+    assert_eq!(status_of(&format!("/v1/audit/logins/{id}")).await, 404);
+    assert_eq!(status_of(&format!("/v1/audit/jobs/{id}")).await, 404);
     let again = raw
         .request("DELETE", &format!("/v1/audit/logins/{id}"), Some(&token))
         .send()
