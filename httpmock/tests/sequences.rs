@@ -3,22 +3,16 @@
 //! own default retries (3 attempts, backoff from 1 s: these tests take a few real seconds,
 //! as the retries' waits are real against a real server).
 
-use httpmock::MockServer;
-use pubapi_httpmock::{MockServerExt, base_url};
-use pubapi_sdk::types::{WebhookError, WebhookSummary};
-use pubapi_sdk_ext::{Budget, Client, Error, Limits, SecretToken, serde_json};
+mod support;
 
-/// The client under test, with the default retries; no pacing, so only the retries' own
-/// waits take time.
+use httpmock::MockServer;
+use pubapi_httpmock::MockServerExt;
+use pubapi_sdk::types::{WebhookError, WebhookSummary};
+use pubapi_sdk_ext::{Client, Error, serde_json};
+
+/// The client under test, with the default retries.
 fn client(server: &MockServer) -> Client {
-    Client::builder()
-        .isolated_budget()
-        .base_url(&base_url(server))
-        .token(SecretToken::try_from("t").expect("a token"))
-        .limits(Limits {
-            general: Budget::new(None, None),
-            ai: Budget::new(None, None),
-        })
+    support::client_builder(server)
         .build()
         .expect("the client builds")
 }

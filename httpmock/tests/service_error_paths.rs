@@ -4,26 +4,21 @@
 //! request no mock matches with a 404 of its own, which a test of a 404 path must not mistake
 //! for the mock's.
 
+mod support;
+
 use httpmock::MockServer;
-use pubapi_httpmock::{MockServerExt, base_url};
+use pubapi_httpmock::MockServerExt;
 use pubapi_sdk::types::{
     AiError, AuditFormat, GatewayErrorCode, GeneralError, GeneralErrorItem, LoginEvent,
     LoginsAuditRequest, WebhookError,
 };
 use pubapi_sdk_ext::error::ForbiddenReason;
-use pubapi_sdk_ext::{Budget, Client, Error, Limits, RetryConfig, SecretToken};
+use pubapi_sdk_ext::{Client, Error, RetryConfig};
 use std::time::Duration;
 
 /// The client under test: no pacing, one attempt (each error is seen as it is sent).
 fn client(server: &MockServer) -> Client {
-    Client::builder()
-        .isolated_budget()
-        .base_url(&base_url(server))
-        .token(SecretToken::try_from("t").expect("a token"))
-        .limits(Limits {
-            general: Budget::new(None, None),
-            ai: Budget::new(None, None),
-        })
+    support::client_builder(server)
         .retry(RetryConfig::default().with_max_attempts(1))
         .build()
         .expect("the client builds")

@@ -1,8 +1,8 @@
 //! The `pubapi-sandbox` binary prints its base URL and an admin token first, serves, and
 //! stops on Ctrl-C (SIGINT).
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::io::{BufRead, BufReader, Lines};
+use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// `GET url` with a bearer token, the body as JSON.
@@ -30,24 +30,33 @@ impl Drop for Started {
     }
 }
 
-#[tokio::test]
-async fn the_binary_prints_its_url_and_token_then_serves_until_interrupted() {
+/// The binary started with `args` (its stdout piped, its stderr as given), the lines it goes on
+/// to print, and the base URL and admin token of its first line
+/// (`PUBAPI_BASE_URL=… PUBAPI_TOKEN=…`).
+fn start(args: &[&str], stderr: Stdio) -> (Started, Lines<BufReader<ChildStdout>>, String, String) {
     let mut started = Started(
         Command::new(env!("CARGO_BIN_EXE_pubapi-sandbox"))
-            .args(["--port", "0", "--time-scale", "60"])
+            .args(args)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("the binary starts"),
     );
-    let child = &mut started.0;
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut lines = BufReader::new(started.0.stdout.take().unwrap()).lines();
     let first = lines.next().unwrap().unwrap();
     let (url_part, token_part) = first.split_once(' ').unwrap();
     let base_url = url_part.strip_prefix("PUBAPI_BASE_URL=").unwrap();
     let token = token_part.strip_prefix("PUBAPI_TOKEN=").unwrap();
+    (started, lines, base_url.to_owned(), token.to_owned())
+}
+
+#[tokio::test]
+async fn the_binary_prints_its_url_and_token_then_serves_until_interrupted() {
+    let (mut started, _lines, base_url, token) =
+        start(&["--port", "0", "--time-scale", "60"], Stdio::null());
+    let child = &mut started.0;
     assert!(base_url.starts_with("http://127.0.0.1:") && base_url.ends_with("/pubapi"));
-    let me = get_json(&format!("{base_url}/v1/whoami"), token).await;
+    let me = get_json(&format!("{base_url}/v1/whoami"), &token).await;
     assert_eq!(me["username"], "admin");
 
     let interrupted = Command::new("kill")
@@ -202,26 +211,8 @@ async fn the_binary_alone_makes_activity_that_reaches_a_loopback_receiver() {
 
 #[tokio::test]
 async fn with_dash_v_it_logs_each_request_and_its_banner_reads_as_words() {
-    let mut started = Started(
-        Command::new(env!("CARGO_BIN_EXE_pubapi-sandbox"))
-            .args(["--port", "0", "-v"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the binary starts"),
-    );
+    let (mut started, mut out, base_url, token) = start(&["--port", "0", "-v"], Stdio::piped());
     let child = &mut started.0;
-    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
-    let first = out.next().unwrap().unwrap();
-    let (url_part, token_part) = first.split_once(' ').unwrap();
-    let base_url = url_part
-        .strip_prefix("PUBAPI_BASE_URL=")
-        .unwrap()
-        .to_string();
-    let token = token_part
-        .strip_prefix("PUBAPI_TOKEN=")
-        .unwrap()
-        .to_string();
     let mut banner = Vec::new();
     for line in out.by_ref() {
         let line = line.unwrap();

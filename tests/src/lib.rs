@@ -5,7 +5,42 @@ pub use pubapi_sandbox as sandbox;
 pub use pubapi_sandbox::conformance;
 
 use pubapi_sandbox::{Sandbox, SandboxConfig};
-use pubapi_sdk_ext::{Client, ClientBuilder, SecretToken};
+use pubapi_sdk_ext::{Client, ClientBuilder, Error, SecretToken};
+
+/// The error `call` fails with, as the SDK's [`Error`] (a generated call's error converted, as
+/// [`Error::from`] does for a caller); panics with the value when the call succeeds.
+///
+/// `let error = error_of(client.sdk().whoami().send()).await;`
+pub async fn error_of<T, E>(call: impl std::future::IntoFuture<Output = Result<T, E>>) -> Error
+where
+    T: std::fmt::Debug,
+    Error: From<E>,
+{
+    match call.await {
+        Ok(value) => panic!("the call succeeded, where it must fail: {value:?}"),
+        Err(error) => Error::from(error),
+    }
+}
+
+/// The fourteen audit report kinds of the reference, in the spec's order (`AuditReportKind`):
+/// each is the path segment of its creation (`/v1/audit/{kind}`) and of its report
+/// (`/v1/audit/{kind}/{job id}`). The tests that walk every kind read this one list.
+pub const AUDIT_KINDS: [&str; 14] = [
+    "logins",
+    "files",
+    "permissions",
+    "users",
+    "groups",
+    "workgroup-settings",
+    "workflows",
+    "workflow-templates",
+    "quality-docs",
+    "quality-docs-categories",
+    "quality-docs-courses",
+    "etmf",
+    "snapshot-restore",
+    "upload-requests",
+];
 
 /// The client the short example programs (`tests/examples/`) use: the platform (or a sandbox
 /// served elsewhere) when `PUBAPI_DOMAIN` or `PUBAPI_BASE_URL`, and `PUBAPI_TOKEN` are set;
@@ -97,4 +132,24 @@ fn example_config() -> SandboxConfig {
     config.ai.assistant_polls = 1;
     config.webhooks.allow_http_loopback = true;
     config
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AUDIT_KINDS;
+    use pubapi_sdk::types::AuditReportKind;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn audit_kinds_are_the_spec_report_kinds_each_once() {
+        let kinds: BTreeSet<AuditReportKind> = AUDIT_KINDS
+            .iter()
+            .map(|kind| kind.parse().expect("a kind of the spec"))
+            .collect();
+        assert_eq!(kinds.len(), AUDIT_KINDS.len());
+        let written: Vec<String> = kinds.iter().map(ToString::to_string).collect();
+        let mut sorted = AUDIT_KINDS.map(String::from).to_vec();
+        sorted.sort_by_key(|kind| kind.parse::<AuditReportKind>().unwrap());
+        assert_eq!(written, sorted);
+    }
 }

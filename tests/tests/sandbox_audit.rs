@@ -4,6 +4,8 @@
 use pubapi_sdk::types::{AuditReportKind, LoginsAuditRequest};
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
+use pubapi_testkit::AUDIT_KINDS;
+use pubapi_testkit::error_of;
 use pubapi_testkit::sandbox::{CSV_TITLE_PREFIX, Sandbox, SandboxConfig, Violation};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -120,22 +122,7 @@ async fn creation_validates_bodies_like_the_reference() {
 #[tokio::test]
 async fn every_kind_accepts_a_minimal_body() {
     let sb = sandbox().await;
-    for kind in [
-        "logins",
-        "files",
-        "permissions",
-        "users",
-        "groups",
-        "workgroup-settings",
-        "workflows",
-        "workflow-templates",
-        "quality-docs",
-        "quality-docs-categories",
-        "quality-docs-courses",
-        "etmf",
-        "snapshot-restore",
-        "upload-requests",
-    ] {
+    for kind in AUDIT_KINDS {
         let mut body = json!({"format": "json", "date_start": "2025-03-01", "date_end": "2025-03-02T12:00:00Z"});
         match kind {
             "logins" => body["events"] = json!(["logins"]),
@@ -486,39 +473,19 @@ async fn reports_are_404_before_they_are_ready_after_deletion_and_for_another_ty
     let sb = sandbox().await;
     let raw = sb.raw();
     let token = sb.admin_token();
+    let status_of = async |path: &str| raw.get(path, &token).await.status;
     let id = create(&sb, "logins", &logins("json")).await;
-    let early = raw.get(&format!("/v1/audit/logins/{id}"), &token).await;
-    assert_eq!(early.status, 404);
+    assert_eq!(status_of(&format!("/v1/audit/logins/{id}")).await, 404);
     sb.advance(Duration::from_secs(300));
-    assert_eq!(
-        raw.get(&format!("/v1/audit/files/{id}"), &token)
-            .await
-            .status,
-        404
-    );
-    assert_eq!(
-        raw.get(&format!("/v1/audit/bogus/{id}"), &token)
-            .await
-            .status,
-        400
-    );
+    assert_eq!(status_of(&format!("/v1/audit/files/{id}")).await, 404);
+    assert_eq!(status_of(&format!("/v1/audit/bogus/{id}")).await, 400);
     let deleted = raw
         .request("DELETE", &format!("/v1/audit/logins/{id}"), Some(&token))
         .send()
         .await;
     assert_eq!((deleted.status, deleted.body.len()), (204, 0));
-    assert_eq!(
-        raw.get(&format!("/v1/audit/logins/{id}"), &token)
-            .await
-            .status,
-        404
-    );
-    assert_eq!(
-        raw.get(&format!("/v1/audit/jobs/{id}"), &token)
-            .await
-            .status,
-        404
-    );
+    assert_eq!(status_of(&format!("/v1/audit/logins/{id}")).await, 404);
+    assert_eq!(status_of(&format!("/v1/audit/jobs/{id}")).await, 404);
     let again = raw
         .request("DELETE", &format!("/v1/audit/logins/{id}"), Some(&token))
         .send()
@@ -624,15 +591,15 @@ async fn audit_end_to_end_through_the_client() {
         .send()
         .await
         .unwrap();
-    let gone = client
-        .sdk()
-        .get_audit_report()
-        .type_(AuditReportKind::Logins)
-        .id(&id)
-        .send()
-        .await
-        .map_err(Error::from)
-        .unwrap_err();
+    let gone = error_of(
+        client
+            .sdk()
+            .get_audit_report()
+            .type_(AuditReportKind::Logins)
+            .id(&id)
+            .send(),
+    )
+    .await;
     assert!(matches!(gone, Error::NotFound(_)), "{gone:?}");
     sb.assert_conformant();
 }

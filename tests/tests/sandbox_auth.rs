@@ -2,6 +2,7 @@
 
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::{ActAs, Error};
+use pubapi_testkit::error_of;
 use pubapi_testkit::sandbox::{Sandbox, SandboxConfig, TestReceiver};
 use serde_json::{Value, json};
 
@@ -72,14 +73,13 @@ async fn unknown_token_gets_401_in_the_area_format() {
 #[tokio::test]
 async fn unknown_token_is_unauthorized_through_the_client() {
     let sb = sandbox().await;
-    let error = sb
-        .client_with_token("revoked-token")
-        .sdk()
-        .list_webhooks()
-        .send()
-        .await
-        .map_err(Error::from)
-        .unwrap_err();
+    let error = error_of(
+        sb.client_with_token("revoked-token")
+            .sdk()
+            .list_webhooks()
+            .send(),
+    )
+    .await;
     assert!(matches!(error, Error::Unauthorized(_)), "{error:?}");
     assert_eq!(error.code(), Some("gateway_error_forbidden_not_authorized"));
     sb.assert_conformant();
@@ -133,14 +133,7 @@ async fn agents_answer_403_when_the_feature_is_off() {
     let list = sb.raw().get("/v1/ai/agents/list", &sb.admin_token()).await;
     assert_eq!(list.status, 403);
     assert_eq!(list.json()["errorCode"], "AGENTS_NOT_ENABLED");
-    let error = sb
-        .client_for("admin")
-        .sdk()
-        .list_agents()
-        .send()
-        .await
-        .map_err(Error::from)
-        .unwrap_err();
+    let error = error_of(sb.client_for("admin").sdk().list_agents().send()).await;
     assert!(matches!(error, Error::Forbidden { .. }), "{error:?}");
     // Other AI endpoints still work.
     let search = sb
@@ -217,16 +210,16 @@ async fn impersonation_through_the_client_runs_with_the_users_permissions() {
     let me = sam.sdk().whoami().send().await.unwrap().into_inner();
     assert_eq!(me.username, "sam");
     // sam may not run reports, even through an admin token.
-    let error = sam
-        .sdk()
-        .create_logins_audit()
-        .body(
-            serde_json::from_value::<pubapi_sdk::types::LoginsAuditRequest>(logins_body()).unwrap(),
-        )
-        .send()
-        .await
-        .map_err(Error::from)
-        .unwrap_err();
+    let error = error_of(
+        sam.sdk()
+            .create_logins_audit()
+            .body(
+                serde_json::from_value::<pubapi_sdk::types::LoginsAuditRequest>(logins_body())
+                    .unwrap(),
+            )
+            .send(),
+    )
+    .await;
     assert!(matches!(error, Error::Forbidden { .. }), "{error:?}");
     sb.assert_conformant();
 }

@@ -3,27 +3,11 @@
 //! schema, headers), as do the webhook deliveries it sends. (Every other sandbox test ends
 //! with the same check on its own traffic.)
 
+use pubapi_testkit::AUDIT_KINDS;
 use pubapi_testkit::conformance::Validator;
 use pubapi_testkit::sandbox::{LimitsConfig, Sandbox, SandboxConfig, TestReceiver};
 use serde_json::{Value, json};
 use std::time::Duration;
-
-const KINDS: [&str; 14] = [
-    "logins",
-    "files",
-    "permissions",
-    "users",
-    "groups",
-    "workgroup-settings",
-    "workflows",
-    "workflow-templates",
-    "quality-docs",
-    "quality-docs-categories",
-    "quality-docs-courses",
-    "etmf",
-    "snapshot-restore",
-    "upload-requests",
-];
 
 fn audit_body(kind: &str, format: &str) -> Value {
     let mut body =
@@ -132,7 +116,7 @@ async fn drive(sb: &Sandbox) {
 
     // Audit: every kind, json and csv, with the errors.
     let mut jobs = Vec::new();
-    for kind in KINDS {
+    for kind in AUDIT_KINDS {
         let format = if jobs.len() % 2 == 0 { "json" } else { "csv" };
         let reply = raw
             .post(

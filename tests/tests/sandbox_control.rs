@@ -3,6 +3,7 @@
 
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
+use pubapi_testkit::error_of;
 use pubapi_testkit::sandbox::{LimitsConfig, Sandbox, SandboxConfig};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -144,13 +145,7 @@ async fn a_cut_body_breaks_the_connection_after_the_bytes_asked_for() {
         .isolated_budget()
         .build()
         .unwrap();
-    let error = client
-        .sdk()
-        .whoami()
-        .send()
-        .await
-        .map_err(Error::from)
-        .unwrap_err();
+    let error = error_of(client.sdk().whoami().send()).await;
     assert!(matches!(error, Error::Transport(_)), "{error:?}");
 }
 

@@ -29,6 +29,25 @@ fn ids(page: &Value) -> Vec<i64> {
         .unwrap_or_default()
 }
 
+/// The ids of the v2 page of `query`, read with `token`.
+async fn v2_ids(sb: &Sandbox, query: &str, token: &str) -> Vec<i64> {
+    ids(&list(sb, "v2", query, token).await.1)
+}
+
+/// `count` folders `{prefix}0`, `{prefix}1`, … made by the sandbox's own activity, one event each.
+fn create_folders(sb: &Sandbox, prefix: &str, count: usize) {
+    for i in 0..count {
+        sb.activity()
+            .create_folder(&format!("{prefix}{i}"))
+            .unwrap();
+    }
+}
+
+/// The values of `keys` in `object`, in order.
+fn fields<const N: usize>(object: &Value, keys: [&str; N]) -> [Value; N] {
+    keys.map(|key| object[key].clone())
+}
+
 /// Folder /P, file /P/a.txt, a note on it, a permission change on /P (ids 1 to 4).
 fn activity(sb: &Sandbox) {
     let sam = sb.activity_as("sam");
@@ -46,21 +65,15 @@ async fn cursor_reports_the_latest_and_oldest_ids() {
     let token = sb.admin_token();
     let empty = sb.raw().get("/v1/events/cursor", &token).await.json();
     assert_eq!(
-        (
-            empty["latest_event_id"].clone(),
-            empty["oldest_event_id"].clone()
-        ),
-        (json!(0), json!(0))
+        fields(&empty, ["latest_event_id", "oldest_event_id"]),
+        [json!(0), json!(0)]
     );
     assert_eq!(empty["timestamp"], "2025-03-03T09:00:00.000Z");
     activity(&sb);
     let cursor = sb.raw().get("/v1/events/cursor", &token).await.json();
     assert_eq!(
-        (
-            cursor["latest_event_id"].clone(),
-            cursor["oldest_event_id"].clone()
-        ),
-        (json!(4), json!(1))
+        fields(&cursor, ["latest_event_id", "oldest_event_id"]),
+        [json!(4), json!(1)]
     );
     sb.assert_conformant();
 }
@@ -74,12 +87,8 @@ async fn events_follow_the_cursor_and_204_means_nothing_follows() {
     assert_eq!(status, 200);
     assert_eq!(ids(&page), vec![1, 2, 3, 4]);
     assert_eq!(
-        (
-            page["latest_id"].clone(),
-            page["oldest_id"].clone(),
-            page["count"].clone()
-        ),
-        (json!(4), json!(1), json!(4))
+        fields(&page, ["latest_id", "oldest_id", "count"]),
+        [json!(4), json!(1), json!(4)]
     );
     let (status, page) = list(&sb, "v2", "id=2", &token).await;
     assert_eq!((status, ids(&page)), (200, vec![3, 4]));
@@ -149,8 +158,10 @@ async fn v1_returns_permission_changes_only_on_request_and_v2_by_default() {
     assert_eq!(ids(&v1_asked), vec![4]);
     let (_, v2) = list(&sb, "v2", "id=0", &token).await;
     assert_eq!(ids(&v2), vec![1, 2, 3, 4]);
-    let (_, piped) = list(&sb, "v2", "id=0&type=note%7Cpermission_change", &token).await;
-    assert_eq!(ids(&piped), vec![3, 4]);
+    assert_eq!(
+        v2_ids(&sb, "id=0&type=note%7Cpermission_change", &token).await,
+        vec![3, 4]
+    );
     let (_, v1_all) = list(
         &sb,
         "v1",
@@ -173,10 +184,11 @@ async fn folder_filter_includes_subfolders_and_does_not_follow_moves() {
     sam.move_entry("/A", "/B").unwrap(); // 5
     sam.create_file("/B/sub/y.txt", "y").unwrap(); // 6
     let token = sb.admin_token();
-    let (_, under_a) = list(&sb, "v2", "id=0&folder=/A", &token).await;
-    assert_eq!(ids(&under_a), vec![1, 2, 3, 5]);
-    let (_, under_b) = list(&sb, "v2", "id=0&folder=%2FB%2F", &token).await;
-    assert_eq!(ids(&under_b), vec![5, 6]);
+    assert_eq!(
+        v2_ids(&sb, "id=0&folder=/A", &token).await,
+        vec![1, 2, 3, 5]
+    );
+    assert_eq!(v2_ids(&sb, "id=0&folder=%2FB%2F", &token).await, vec![5, 6]);
     sb.assert_conformant();
 }
 
@@ -190,40 +202,38 @@ async fn suppress_drops_the_users_or_the_applications_own_events() {
         .create_folder("/I")
         .unwrap(); // sam through the admin's client (sandbox-app)
     let sam = sb.token("sam").unwrap();
-    let (_, none) = list(&sb, "v2", "id=0&suppress=none", &sam).await;
-    assert_eq!(ids(&none), vec![1, 2, 3]);
-    let (_, user) = list(&sb, "v2", "id=0&suppress=user", &sam).await;
-    assert_eq!(ids(&user), vec![2]);
+    assert_eq!(v2_ids(&sb, "id=0&suppress=none", &sam).await, vec![1, 2, 3]);
+    assert_eq!(v2_ids(&sb, "id=0&suppress=user", &sam).await, vec![2]);
     let (_, app) = list(&sb, "v2", "id=0&suppress=app", &sam).await;
     assert_eq!(ids(&app), vec![2]);
-    let (_, nora_app) = list(&sb, "v2", "id=0&suppress=app", &sb.token("nora").unwrap()).await;
-    assert_eq!(ids(&nora_app), vec![1, 3]);
+    assert_eq!(
+        v2_ids(&sb, "id=0&suppress=app", &sb.token("nora").unwrap()).await,
+        vec![1, 3]
+    );
     sb.assert_conformant();
 }
 
 #[tokio::test]
 async fn count_pages_are_windows_of_ids_from_1_to_100() {
     let sb = sandbox().await;
-    for i in 0..120 {
-        sb.activity().create_folder(&format!("/F{i}")).unwrap();
-    }
+    create_folders(&sb, "/F", 120);
     let token = sb.admin_token();
     let (_, first) = list(&sb, "v2", "id=0&count=2", &token).await;
     assert_eq!(
         (ids(&first), first["latest_id"].clone()),
         (vec![1, 2], json!(2))
     );
-    let (_, default) = list(&sb, "v2", "id=0", &token).await;
-    assert_eq!(ids(&default).len(), 50);
-    let (_, largest) = list(&sb, "v2", "id=0&count=100", &token).await;
-    assert_eq!(ids(&largest), (1..=100).collect::<Vec<_>>());
-    let (_, smallest) = list(&sb, "v2", "id=0&count=1", &token).await;
-    assert_eq!(ids(&smallest), vec![1]);
+    assert_eq!(v2_ids(&sb, "id=0", &token).await.len(), 50);
+    assert_eq!(
+        v2_ids(&sb, "id=0&count=100", &token).await,
+        (1..=100).collect::<Vec<_>>()
+    );
+    assert_eq!(v2_ids(&sb, "id=0&count=1", &token).await, vec![1]);
     // Filters drop events inside the window; latest_id still moves on.
     let (_, notes) = list(&sb, "v2", "id=0&count=10&type=note", &token).await;
     assert_eq!(
-        (notes["count"].clone(), notes["latest_id"].clone()),
-        (json!(0), json!(10))
+        fields(&notes, ["count", "latest_id"]),
+        [json!(0), json!(10)]
     );
     sb.assert_conformant();
 }
@@ -231,20 +241,19 @@ async fn count_pages_are_windows_of_ids_from_1_to_100() {
 #[tokio::test]
 async fn reverse_walks_backwards() {
     let sb = sandbox().await;
-    for i in 0..5 {
-        sb.activity().create_folder(&format!("/R{i}")).unwrap();
-    }
+    create_folders(&sb, "/R", 5);
     let token = sb.admin_token();
     let (_, back) = list(&sb, "v2", "id=5&count=2&reverse=1", &token).await;
     assert_eq!(ids(&back), vec![4, 5]);
     assert_eq!(
-        (back["oldest_id"].clone(), back["latest_id"].clone()),
-        (json!(4), json!(5))
+        fields(&back, ["oldest_id", "latest_id"]),
+        [json!(4), json!(5)]
     );
-    let (_, start) = list(&sb, "v2", "id=1&count=3&reverse=1", &token).await;
-    assert_eq!(ids(&start), vec![1]);
-    let (_, ignored) = list(&sb, "v2", "id=3&count=2&reverse=0", &token).await;
-    assert_eq!(ids(&ignored), vec![4, 5]);
+    assert_eq!(v2_ids(&sb, "id=1&count=3&reverse=1", &token).await, vec![1]);
+    assert_eq!(
+        v2_ids(&sb, "id=3&count=2&reverse=0", &token).await,
+        vec![4, 5]
+    );
     sb.assert_conformant();
 }
 
@@ -256,12 +265,9 @@ async fn a_cursor_below_the_oldest_starts_at_the_oldest_and_retention_keeps_the_
         ..EventsConfig::default()
     };
     let sb = Sandbox::start(config).await;
-    for i in 0..5 {
-        sb.activity().create_folder(&format!("/K{i}")).unwrap();
-    }
+    create_folders(&sb, "/K", 5);
     assert_eq!(sb.stored_events(), 3);
-    let (_, page) = list(&sb, "v2", "id=0", &sb.admin_token()).await;
-    assert_eq!(ids(&page), vec![3, 4, 5]);
+    assert_eq!(v2_ids(&sb, "id=0", &sb.admin_token()).await, vec![3, 4, 5]);
     sb.assert_conformant();
 }
 
@@ -280,11 +286,8 @@ async fn events_older_than_30_days_are_dropped() {
         .await
         .json();
     assert_eq!(
-        (
-            cursor["oldest_event_id"].clone(),
-            cursor["latest_event_id"].clone()
-        ),
-        (json!(2), json!(2))
+        fields(&cursor, ["oldest_event_id", "latest_event_id"]),
+        [json!(2), json!(2)]
     );
     sb.assert_conformant();
 }
@@ -292,9 +295,7 @@ async fn events_older_than_30_days_are_dropped() {
 #[tokio::test]
 async fn polls_closer_than_5_minutes_after_catching_up_are_counted() {
     let sb = sandbox().await;
-    for i in 0..3 {
-        sb.activity().create_folder(&format!("/W{i}")).unwrap();
-    }
+    create_folders(&sb, "/W", 3);
     let token = sb.admin_token();
     // Paging through full pages right away is fine.
     list(&sb, "v2", "id=0&count=1", &token).await;
@@ -424,71 +425,50 @@ async fn an_id_that_is_not_an_integer_is_refused() {
     sb.assert_conformant();
 }
 
-#[tokio::test]
-async fn a_count_outside_1_to_100_is_refused() {
+/// Each `(value, description)` of `cases`: `id=0&{param}={value}` is refused with one
+/// `INVALID_VALUE` of that description, by both lists.
+async fn assert_invalid(param: &str, cases: impl IntoIterator<Item = (&'static str, String)>) {
     let sb = sandbox_with_events().await;
-    for value in ["0", "101", "500", "-1", "ten", "50.0", ""] {
-        let description = format!("`count` must be an integer from 1 to 100, not {value:?}");
-        assert_refused(
-            &sb,
-            &format!("id=0&count={value}"),
-            &[("INVALID_VALUE", &description)],
-        )
-        .await;
+    for (value, description) in cases {
+        let query = format!("id=0&{param}={value}");
+        assert_refused(&sb, &query, &[("INVALID_VALUE", &description)]).await;
     }
     sb.assert_conformant();
 }
 
 #[tokio::test]
+async fn a_count_outside_1_to_100_is_refused() {
+    let values = ["0", "101", "500", "-1", "ten", "50.0", ""];
+    let description = |v| format!("`count` must be an integer from 1 to 100, not {v:?}");
+    assert_invalid("count", values.map(|v| (v, description(v)))).await;
+}
+
+#[tokio::test]
 async fn an_unknown_type_is_refused() {
-    let sb = sandbox_with_events().await;
-    for (value, unknown) in [
+    let cases = [
         ("bogus", "bogus"),
         ("file_system%7Cbogus", "bogus"),
         ("FILE_SYSTEM", "FILE_SYSTEM"),
         ("note%7C", ""),
         ("", ""),
-    ] {
-        let description =
-            format!("`type` holds {unknown:?}, not one of file_system, note, permission_change");
-        assert_refused(
-            &sb,
-            &format!("id=0&type={value}"),
-            &[("INVALID_VALUE", &description)],
-        )
-        .await;
-    }
-    sb.assert_conformant();
+    ];
+    let description =
+        |u| format!("`type` holds {u:?}, not one of file_system, note, permission_change");
+    assert_invalid("type", cases.map(|(v, unknown)| (v, description(unknown)))).await;
 }
 
 #[tokio::test]
 async fn an_unknown_suppress_value_is_refused() {
-    let sb = sandbox_with_events().await;
-    for value in ["bot", "APP", "all", ""] {
-        let description = format!("`suppress` must be app, user or none, not {value:?}");
-        assert_refused(
-            &sb,
-            &format!("id=0&suppress={value}"),
-            &[("INVALID_VALUE", &description)],
-        )
-        .await;
-    }
-    sb.assert_conformant();
+    let values = ["bot", "APP", "all", ""];
+    let description = |v| format!("`suppress` must be app, user or none, not {v:?}");
+    assert_invalid("suppress", values.map(|v| (v, description(v)))).await;
 }
 
 #[tokio::test]
 async fn a_reverse_other_than_0_or_1_is_refused() {
-    let sb = sandbox_with_events().await;
-    for value in ["2", "-1", "true", "yes", ""] {
-        let description = format!("`reverse` must be 0 or 1, not {value:?}");
-        assert_refused(
-            &sb,
-            &format!("id=0&reverse={value}"),
-            &[("INVALID_VALUE", &description)],
-        )
-        .await;
-    }
-    sb.assert_conformant();
+    let values = ["2", "-1", "true", "yes", ""];
+    let description = |v| format!("`reverse` must be 0 or 1, not {v:?}");
+    assert_invalid("reverse", values.map(|v| (v, description(v)))).await;
 }
 
 #[tokio::test]

@@ -3,6 +3,7 @@
 
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
+use pubapi_testkit::error_of;
 use pubapi_testkit::sandbox::{Fault, Sandbox, SandboxConfig};
 use std::time::{Duration, Instant};
 
@@ -74,14 +75,7 @@ async fn dropped_connections_get_no_reply() {
 async fn malformed_json_is_a_decode_error_for_the_client() {
     let sb = sandbox().await;
     sb.inject(Fault::on("getEventsCursor").times(1).malformed_json());
-    let error = sb
-        .client_for("admin")
-        .sdk()
-        .get_events_cursor()
-        .send()
-        .await
-        .map_err(Error::from)
-        .unwrap_err();
+    let error = error_of(sb.client_for("admin").sdk().get_events_cursor().send()).await;
     assert!(matches!(error, Error::Decode { .. }), "{error:?}");
     sb.assert_conformant();
 }

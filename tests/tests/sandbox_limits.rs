@@ -3,6 +3,7 @@
 
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::{Error, LimitClass, SecretToken};
+use pubapi_testkit::error_of;
 use pubapi_testkit::sandbox::{LimitsConfig, Sandbox, SandboxConfig, Violation};
 use serde_json::json;
 use std::time::Duration;
@@ -172,13 +173,7 @@ async fn the_client_reports_a_server_side_daily_quota_as_quota_exhausted() {
     for _ in 0..2 {
         client.sdk().whoami().send().await.unwrap();
     }
-    let error = client
-        .sdk()
-        .whoami()
-        .send()
-        .await
-        .map_err(Error::from)
-        .unwrap_err();
+    let error = error_of(client.sdk().whoami().send()).await;
     match &error {
         Error::QuotaExhausted {
             class, resets_in, ..

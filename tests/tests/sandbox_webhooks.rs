@@ -6,6 +6,7 @@ use pubapi_sdk::types::{WebhookCreateRequest, WebhookStatusRequest, WebhookUpdat
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::webhook::{Delivery, EventData};
+use pubapi_testkit::error_of;
 use pubapi_testkit::sandbox::{
     Role, Sandbox, SandboxConfig, TestReceiver, UserConfig, WebhooksConfig,
 };
@@ -588,14 +589,7 @@ async fn webhooks_end_to_end_through_the_client() {
         .send()
         .await
         .unwrap();
-    let gone = client
-        .sdk()
-        .get_webhook_status()
-        .webhook_id(&id)
-        .send()
-        .await
-        .map_err(Error::from)
-        .unwrap_err();
+    let gone = error_of(client.sdk().get_webhook_status().webhook_id(&id).send()).await;
     assert!(matches!(gone, Error::NotFound(_)), "{gone:?}");
     assert_eq!(gone.code(), Some("hook_not_found_error"));
     sb.assert_conformant();

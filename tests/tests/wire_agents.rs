@@ -9,7 +9,7 @@ use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::error::InputError;
 use pubapi_sdk_ext::prelude::*;
 use serde_json::{Value, json};
-use wire::{AWKWARD_ID, AWKWARD_ID_ENCODED, Expect, Reply, assert_decoded};
+use wire::{AWKWARD_ID, AWKWARD_ID_ENCODED, Expect, Reply};
 
 fn agents_body() -> Value {
     json!([
@@ -58,108 +58,20 @@ fn question(text: &str) -> types::builder::AgentAskRequest {
 // ------------------------------------------------------------------ listAgents
 
 #[tokio::test]
-async fn list_agents_request_full_sends_sort_by_and_sort_order_as_query() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &agents_body())).await;
-    wire::bob(&server)
-        .sdk()
-        .list_agents()
-        .sort_by(types::AgentSortBy::CreatedOn)
-        .sort_order(types::AgentSortOrder::Desc)
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::get("/v1/ai/agents/list")
-            .query("sortBy=createdOn&sortOrder=desc")
-            .act_as(wire::BOB),
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn list_agents_request_full_sends_the_default_sort_values_when_given() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &agents_body())).await;
-    wire::client(&server)
-        .sdk()
-        .list_agents()
-        .sort_by(types::AgentSortBy::Name)
-        .sort_order(types::AgentSortOrder::Asc)
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::get("/v1/ai/agents/list").query("sortBy=name&sortOrder=asc"))
-        .await;
-}
-
-#[tokio::test]
-async fn list_agents_request_minimal_sends_no_query() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &agents_body())).await;
-    wire::client(&server)
-        .sdk()
-        .list_agents()
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::get("/v1/ai/agents/list")).await;
-}
-
-#[tokio::test]
 async fn list_agents_success_decodes_every_agent_field() {
-    let server = MockServer::start_async().await;
-    let body = agents_body();
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let agents = wire::client(&server)
-        .sdk()
-        .list_agents()
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+    let agents = wire::success!(agents_body(), |sdk| sdk.list_agents());
     assert_eq!(agents.len(), 2);
     assert_eq!(agents[0].created_by.as_deref(), Some("Alice Admin"));
-    wire::assert_round_trip(&agents, &body);
-    assert_decoded!(agents);
-}
-
-#[tokio::test]
-async fn list_agents_errors_decode_ai_format_and_feature_not_enabled_403() {
-    wire::assert_errors(
-        "listAgents",
-        &[400, 401, 403, 429, 500],
-        |client| async move {
-            client
-                .sdk()
-                .list_agents()
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
 }
 
 #[tokio::test]
 async fn list_agents_forward_compat_accepts_unknown_fields_status_sub_type_and_category() {
-    let server = MockServer::start_async().await;
     let mut known = agents_body();
     known[0]["status"] = json!("SUSPENDED");
     known[0]["subType"] = json!("SYSTEM_PROVIDED");
     known[0]["category"] = json!("LEGAL");
-    let sent = wire::with_unknown_fields(&known, &["/0", "/1"]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let agents = wire::client(&server)
-        .sdk()
-        .list_agents()
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+    let agents = wire::forward_compat!(&known, &["/0", "/1"], |sdk| sdk.list_agents());
     assert_eq!(agents[0].status.as_deref(), Some("SUSPENDED"));
-    wire::assert_round_trip(&agents, &known);
 }
 
 // ------------------------------------------------------------------ askAgent
@@ -246,25 +158,6 @@ async fn ask_agent_request_full_sends_a_field_the_reference_does_not_name_throug
 }
 
 #[tokio::test]
-async fn ask_agent_request_minimal_sends_only_the_question() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
-    wire::client(&server)
-        .sdk()
-        .ask_agent()
-        .agent_id("agt-1")
-        .body(question("Does clause 7 follow the playbook?"))
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post("/v1/ai/agents/agt-1/ask")
-            .json(json!({"question": "Does clause 7 follow the playbook?"})),
-    )
-    .await;
-}
-
-#[tokio::test]
 async fn ask_agent_request_minimal_refuses_a_question_over_35000_characters_before_sending() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
@@ -301,118 +194,31 @@ async fn ask_agent_request_full_refuses_a_key_of_extra_that_is_a_field_of_its_ow
 
 #[tokio::test]
 async fn ask_agent_success_decodes_request_id_and_conversation_id() {
-    let server = MockServer::start_async().await;
-    let body = ask_body();
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let submitted = wire::client(&server)
-        .sdk()
+    let submitted = wire::success!(ask_body(), |sdk| sdk
         .ask_agent()
         .agent_id("agt-1")
-        .body(question("Does clause 7 follow the playbook?"))
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .body(question("Does clause 7 follow the playbook?")));
     assert_eq!(submitted.request_id, "req-42");
-    wire::assert_round_trip(&submitted, &body);
-    assert_decoded!(submitted);
-}
-
-#[tokio::test]
-async fn ask_agent_errors_decode_ai_format_including_unknown_agent_404() {
-    wire::assert_errors(
-        "askAgent",
-        &[400, 401, 403, 404, 429, 500],
-        |client| async move {
-            client
-                .sdk()
-                .ask_agent()
-                .agent_id("agt-1")
-                .body(question("Does clause 7 follow the playbook?"))
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
 }
 
 #[tokio::test]
 async fn ask_agent_forward_compat_ignores_unknown_fields() {
-    let server = MockServer::start_async().await;
-    let known = ask_body();
-    let sent = wire::with_unknown_fields(&known, &[""]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let submitted = wire::client(&server)
-        .sdk()
+    wire::forward_compat!(&ask_body(), &[""], |sdk| sdk
         .ask_agent()
         .agent_id("agt-1")
-        .body(question("Does clause 7 follow the playbook?"))
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
-    wire::assert_round_trip(&submitted, &known);
+        .body(question("Does clause 7 follow the playbook?")));
 }
 
 // ------------------------------------------------------------------ getAgentRequestStatus
 
 #[tokio::test]
-async fn get_agent_request_status_request_full_encodes_both_path_ids() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &status_body())).await;
-    wire::bob(&server)
-        .sdk()
-        .get_agent_request_status()
-        .agent_id(AWKWARD_ID)
-        .request_id("req 42+b")
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::get(&format!(
-            "/v1/ai/agents/{AWKWARD_ID_ENCODED}/ask/req%2042%2Bb/status"
-        ))
-        .act_as(wire::BOB),
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn get_agent_request_status_request_minimal_sends_plain_ids() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &status_body())).await;
-    wire::client(&server)
-        .sdk()
-        .get_agent_request_status()
-        .agent_id("agt-1")
-        .request_id("req-42")
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::get("/v1/ai/agents/agt-1/ask/req-42/status"))
-        .await;
-}
-
-#[tokio::test]
 async fn get_agent_request_status_success_decodes_status_answer_citations_and_time() {
-    let server = MockServer::start_async().await;
-    let body = status_body();
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let result = wire::client(&server)
-        .sdk()
+    let result = wire::success!(status_body(), |sdk| sdk
         .get_agent_request_status()
         .agent_id("agt-1")
-        .request_id("req-42")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .request_id("req-42"));
     assert_eq!(result.status, "COMPLETED");
     assert_eq!(result.citations[0].type_.as_deref(), Some("WEB_SEARCH"));
-    wire::assert_round_trip(&result, &body);
-    assert_decoded!(result);
 }
 
 /// The statuses the platform's clients know besides `COMPLETED` (facts note): `PENDING`,
@@ -451,42 +257,81 @@ async fn get_agent_request_status_success_decodes_pending_running_and_failed() {
 }
 
 #[tokio::test]
-async fn get_agent_request_status_errors_decode_ai_format_including_unknown_request_404() {
-    wire::assert_errors(
-        "getAgentRequestStatus",
-        &[400, 401, 403, 404, 429, 500],
-        |client| async move {
-            client
-                .sdk()
-                .get_agent_request_status()
-                .agent_id("agt-1")
-                .request_id("req-42")
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
 async fn get_agent_request_status_forward_compat_accepts_unknown_fields_status_and_citation_type() {
-    let server = MockServer::start_async().await;
     let mut known = status_body();
     known["status"] = json!("WAITING_FOR_TOOL");
     known["citations"][0]["type"] = json!("KNOWLEDGE_BASE");
-    let sent = wire::with_unknown_fields(&known, &["", "/citations/0"]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let result = wire::client(&server)
-        .sdk()
+    let result = wire::forward_compat!(&known, &["", "/citations/0"], |sdk| sdk
         .get_agent_request_status()
         .agent_id("agt-1")
-        .request_id("req-42")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .request_id("req-42"));
     assert_eq!(result.status, "WAITING_FOR_TOOL");
-    wire::assert_round_trip(&result, &known);
+}
+
+// ------------------------------------------------------------------ the exact requests
+
+// One call of each operation and the exact request it must become: every field and header in
+// the full form, only what is required in the minimal one.
+wire::request_tests! {
+    list_agents_request_full_sends_sort_by_and_sort_order_as_query:
+        bob, Reply::json(200, &agents_body()),
+        |sdk| sdk
+            .list_agents()
+            .sort_by(types::AgentSortBy::CreatedOn)
+            .sort_order(types::AgentSortOrder::Desc)
+        => Expect::get("/v1/ai/agents/list")
+            .query("sortBy=createdOn&sortOrder=desc")
+            .act_as(wire::BOB);
+
+    list_agents_request_full_sends_the_default_sort_values_when_given:
+        client, Reply::json(200, &agents_body()),
+        |sdk| sdk
+            .list_agents()
+            .sort_by(types::AgentSortBy::Name)
+            .sort_order(types::AgentSortOrder::Asc)
+        => Expect::get("/v1/ai/agents/list").query("sortBy=name&sortOrder=asc");
+
+    list_agents_request_minimal_sends_no_query:
+        client, Reply::json(200, &agents_body()),
+        |sdk| sdk.list_agents()
+        => Expect::get("/v1/ai/agents/list");
+
+    ask_agent_request_minimal_sends_only_the_question:
+        client, Reply::json(200, &ask_body()),
+        |sdk| sdk.ask_agent().agent_id("agt-1").body(question("Does clause 7 follow the playbook?"))
+        => Expect::post("/v1/ai/agents/agt-1/ask")
+            .json(json!({"question": "Does clause 7 follow the playbook?"}));
+
+    get_agent_request_status_request_full_encodes_both_path_ids:
+        bob, Reply::json(200, &status_body()),
+        |sdk| sdk.get_agent_request_status().agent_id(AWKWARD_ID).request_id("req 42+b")
+        => Expect::get(&format!(
+            "/v1/ai/agents/{AWKWARD_ID_ENCODED}/ask/req%2042%2Bb/status"
+        ))
+        .act_as(wire::BOB);
+
+    get_agent_request_status_request_minimal_sends_plain_ids:
+        client, Reply::json(200, &status_body()),
+        |sdk| sdk.get_agent_request_status().agent_id("agt-1").request_id("req-42")
+        => Expect::get("/v1/ai/agents/agt-1/ask/req-42/status");
+}
+
+// ------------------------------------------------------------------ the documented errors
+
+// The error statuses the reference documents for each operation, in the area's format.
+wire::error_tests! {
+    list_agents_errors_decode_ai_format_and_feature_not_enabled_403:
+        "listAgents", [400, 401, 403, 429, 500],
+        |sdk| sdk.list_agents();
+
+    ask_agent_errors_decode_ai_format_including_unknown_agent_404:
+        "askAgent", [400, 401, 403, 404, 429, 500],
+        |sdk| sdk
+            .ask_agent()
+            .agent_id("agt-1")
+            .body(question("Does clause 7 follow the playbook?"));
+
+    get_agent_request_status_errors_decode_ai_format_including_unknown_request_404:
+        "getAgentRequestStatus", [400, 401, 403, 404, 429, 500],
+        |sdk| sdk.get_agent_request_status().agent_id("agt-1").request_id("req-42");
 }

@@ -5,10 +5,9 @@ mod wire;
 
 use httpmock::MockServer;
 use pubapi_sdk::types;
-use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
 use serde_json::{Value, json};
-use wire::{AWKWARD_ID, AWKWARD_ID_ENCODED, Expect, Reply, assert_decoded};
+use wire::{AWKWARD_ID, AWKWARD_ID_ENCODED, Expect, Reply};
 
 fn ask_body() -> Value {
     json!({
@@ -124,146 +123,42 @@ async fn ask_assistant_request_full_sends_every_field_of_the_reference_and_the_c
 }
 
 #[tokio::test]
-async fn ask_assistant_request_minimal_sends_only_the_question() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
-    wire::client(&server)
-        .sdk()
-        .ask_assistant()
-        .body(ask("What is the notice period?"))
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post("/v1/ai/assistant/ask")
-            .json(json!({"question": "What is the notice period?"})),
-    )
-    .await;
-}
-
-#[tokio::test]
 async fn ask_assistant_success_decodes_the_execution_handle() {
-    let server = MockServer::start_async().await;
-    let body = ask_body();
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let started = wire::client(&server)
-        .sdk()
+    let started = wire::success!(ask_body(), |sdk| sdk
         .ask_assistant()
-        .body(ask("What is the notice period?"))
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .body(ask("What is the notice period?")));
     assert_eq!(started.execution_id, "exe-99");
     assert_eq!(started.truncated, Some(false));
-    wire::assert_round_trip(&started, &body);
-    assert_decoded!(started);
-}
-
-#[tokio::test]
-async fn ask_assistant_errors_decode_ai_format() {
-    wire::assert_errors("askAssistant", &[400, 401, 429, 500], |client| async move {
-        client
-            .sdk()
-            .ask_assistant()
-            .body(ask("What is the notice period?"))
-            .send()
-            .await
-            .map_err(Error::from)
-            .map(drop)
-    })
-    .await;
 }
 
 #[tokio::test]
 async fn ask_assistant_forward_compat_accepts_unknown_fields_and_execution_status() {
-    let server = MockServer::start_async().await;
     let mut known = ask_body();
     known["executionStatus"] = json!("QUEUED");
-    let sent = wire::with_unknown_fields(&known, &[""]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let started = wire::client(&server)
-        .sdk()
+    let started = wire::forward_compat!(&known, &[""], |sdk| sdk
         .ask_assistant()
-        .body(ask("What is the notice period?"))
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .body(ask("What is the notice period?")));
     assert_eq!(started.execution_status.as_deref(), Some("QUEUED"));
-    wire::assert_round_trip(&started, &known);
 }
 
 // ------------------------------------------------------------------ getAssistantStatus
 
 #[tokio::test]
-async fn get_assistant_status_request_full_encodes_the_execution_id_and_sends_include_citations() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &status_body())).await;
-    wire::bob(&server)
-        .sdk()
-        .get_assistant_status()
-        .execution_id(AWKWARD_ID)
-        .include_citations(false)
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::get(&format!("/v1/ai/assistant/{AWKWARD_ID_ENCODED}/status"))
-            .query("includeCitations=false")
-            .act_as(wire::BOB),
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn get_assistant_status_request_minimal_sends_no_query() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &status_body())).await;
-    wire::client(&server)
-        .sdk()
-        .get_assistant_status()
-        .execution_id("exe-99")
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::get("/v1/ai/assistant/exe-99/status"))
-        .await;
-}
-
-#[tokio::test]
 async fn get_assistant_status_success_decodes_answer_citations_and_tool_calls() {
-    let server = MockServer::start_async().await;
-    let body = status_body();
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let status = wire::client(&server)
-        .sdk()
+    let status = wire::success!(status_body(), |sdk| sdk
         .get_assistant_status()
-        .execution_id("exe-99")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .execution_id("exe-99"));
     assert_eq!(status.status, "COMPLETED");
     assert_eq!(status.last_updated, Some(1_772_360_130_000));
     assert_eq!(status.tool_calls["call-1"].input["limit"], json!(5));
-    wire::assert_round_trip(&status, &body);
-    assert_decoded!(status);
 }
 
 #[tokio::test]
 async fn get_assistant_status_success_while_in_progress_decodes_a_bare_status() {
-    let server = MockServer::start_async().await;
     let body = json!({"status": "IN_PROGRESS", "numToolCalls": 0});
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let status = wire::client(&server)
-        .sdk()
+    let status = wire::decoded!(Reply::json(200, &body), |sdk| sdk
         .get_assistant_status()
-        .execution_id("exe-99")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .execution_id("exe-99"));
     assert_eq!(status.status, "IN_PROGRESS");
     assert!(status.tool_calls.is_empty() && status.citations.is_empty());
     wire::assert_round_trip(&status, &body);
@@ -322,27 +217,7 @@ async fn get_assistant_status_success_decodes_failed_and_awaiting_confirmation_w
 }
 
 #[tokio::test]
-async fn get_assistant_status_errors_decode_ai_format_including_unknown_execution_404() {
-    wire::assert_errors(
-        "getAssistantStatus",
-        &[400, 401, 404, 429, 500],
-        |client| async move {
-            client
-                .sdk()
-                .get_assistant_status()
-                .execution_id("exe-99")
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
 async fn get_assistant_status_forward_compat_accepts_unknown_fields_statuses_and_intent() {
-    let server = MockServer::start_async().await;
     let mut known = status_body();
     known["status"] = json!("CANCELLED");
     known["intent"] = json!("SUMMARIZATION");
@@ -356,19 +231,50 @@ async fn get_assistant_status_forward_compat_accepts_unknown_fields_statuses_and
             "/toolCalls/call-1",
         ],
     );
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let status = wire::client(&server)
-        .sdk()
+    let status = wire::decoded!(Reply::json(200, &sent), |sdk| sdk
         .get_assistant_status()
-        .execution_id("exe-99")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .execution_id("exe-99"));
     assert_eq!(status.status, "CANCELLED");
     assert_eq!(
         status.tool_calls["call-1"].status.as_deref(),
         Some("TIMED_OUT")
     );
     wire::assert_round_trip(&status, &known);
+}
+
+// ------------------------------------------------------------------ the exact requests
+
+// One call of each operation and the exact request it must become: every field and header in
+// the full form, only what is required in the minimal one.
+wire::request_tests! {
+    ask_assistant_request_minimal_sends_only_the_question:
+        client, Reply::json(200, &ask_body()),
+        |sdk| sdk.ask_assistant().body(ask("What is the notice period?"))
+        => Expect::post("/v1/ai/assistant/ask")
+            .json(json!({"question": "What is the notice period?"}));
+
+    get_assistant_status_request_full_encodes_the_execution_id_and_sends_include_citations:
+        bob, Reply::json(200, &status_body()),
+        |sdk| sdk.get_assistant_status().execution_id(AWKWARD_ID).include_citations(false)
+        => Expect::get(&format!("/v1/ai/assistant/{AWKWARD_ID_ENCODED}/status"))
+            .query("includeCitations=false")
+            .act_as(wire::BOB);
+
+    get_assistant_status_request_minimal_sends_no_query:
+        client, Reply::json(200, &status_body()),
+        |sdk| sdk.get_assistant_status().execution_id("exe-99")
+        => Expect::get("/v1/ai/assistant/exe-99/status");
+}
+
+// ------------------------------------------------------------------ the documented errors
+
+// The error statuses the reference documents for each operation, in the area's format.
+wire::error_tests! {
+    ask_assistant_errors_decode_ai_format:
+        "askAssistant", [400, 401, 429, 500],
+        |sdk| sdk.ask_assistant().body(ask("What is the notice period?"));
+
+    get_assistant_status_errors_decode_ai_format_including_unknown_execution_404:
+        "getAssistantStatus", [400, 401, 404, 429, 500],
+        |sdk| sdk.get_assistant_status().execution_id("exe-99");
 }

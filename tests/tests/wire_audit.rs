@@ -10,6 +10,7 @@ use pubapi_sdk::{ResponseValue, types};
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::audit::{JobState, ReportLocation};
 use pubapi_sdk_ext::prelude::*;
+use pubapi_testkit::AUDIT_KINDS;
 use serde_json::{Value, json};
 use std::fmt::Debug;
 use std::str::FromStr;
@@ -101,70 +102,32 @@ fn categories_json() -> Value {
 /// `create_logins_audit::success_decodes_the_202_job_id_and_location`.
 macro_rules! creation_tests {
     ($method:ident, $operation:literal, $path:literal) => {
-        /// Every filter and every value of each filter's enum, acting as another user.
-        #[tokio::test]
-        async fn request_full_sends_every_filter() {
-            let server = MockServer::start_async().await;
-            let seen = wire::serve(&server, accepted()).await;
-            wire::bob(&server)
-                .sdk()
-                .$method()
-                .body(full())
-                .send()
-                .await
-                .unwrap();
-            seen.assert_only(Expect::post($path).act_as(wire::BOB).json(full_json()))
-                .await;
-        }
+        wire::request_tests! {
+            /// Every filter and every value of each filter's enum, acting as another user.
+            request_full_sends_every_filter:
+                bob, accepted(),
+                |sdk| sdk.$method().body(full())
+                => Expect::post($path).act_as(wire::BOB).json(full_json());
 
-        /// The required fields and the defaults the generated builder fills in; the omitted
-        /// filters are left out.
-        #[tokio::test]
-        async fn request_minimal_sends_the_required_fields_and_defaults() {
-            let server = MockServer::start_async().await;
-            let seen = wire::serve(&server, accepted()).await;
-            wire::client(&server)
-                .sdk()
-                .$method()
-                .body(minimal())
-                .send()
-                .await
-                .unwrap();
-            seen.assert_only(Expect::post($path).json(minimal_json()))
-                .await;
+            /// The required fields and the defaults the generated builder fills in; the omitted
+            /// filters are left out.
+            request_minimal_sends_the_required_fields_and_defaults:
+                client, accepted(),
+                |sdk| sdk.$method().body(minimal())
+                => Expect::post($path).json(minimal_json());
         }
 
         #[tokio::test]
         async fn success_decodes_the_202_job_id_and_location() {
-            let server = MockServer::start_async().await;
-            let _seen = wire::serve(&server, accepted()).await;
-            let response = wire::client(&server)
-                .sdk()
-                .$method()
-                .body(minimal())
-                .send()
-                .await
-                .unwrap();
+            let (response, _) =
+                wire::answered!(client, accepted(), |sdk| sdk.$method().body(minimal()));
             assert_decoded!(job_created(response));
         }
 
-        #[tokio::test]
-        async fn errors_decode_general_format_and_throttles() {
-            wire::assert_errors(
-                $operation,
-                &[400, 401, 403, 404, 429],
-                |client| async move {
-                    client
-                        .sdk()
-                        .$method()
-                        .body(minimal())
-                        .send()
-                        .await
-                        .map_err(Error::from)
-                        .map(drop)
-                },
-            )
-            .await;
+        wire::error_tests! {
+            errors_decode_general_format_and_throttles:
+                $operation, [400, 401, 403, 404, 429],
+                |sdk| sdk.$method().body(minimal());
         }
 
         #[tokio::test]
@@ -1062,89 +1025,19 @@ fn completed() -> types::AuditJobStatus {
 }
 
 #[tokio::test]
-async fn get_audit_job_request_full_encodes_the_job_id() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &json!({"status": "running"}))).await;
-    wire::bob(&server)
-        .sdk()
-        .get_audit_job()
-        .id(AWKWARD_ID)
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::get(&format!("/v1/audit/jobs/{AWKWARD_ID_ENCODED}")).act_as(wire::BOB),
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn get_audit_job_request_minimal_sends_the_plain_id() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &json!({"status": "running"}))).await;
-    wire::client(&server)
-        .sdk()
-        .get_audit_job()
-        .id("job-1")
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::get("/v1/audit/jobs/job-1")).await;
-}
-
-#[tokio::test]
 async fn get_audit_job_success_decodes_running_while_the_report_is_generated() {
-    let server = MockServer::start_async().await;
-    let body = json!({"status": "running"});
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let job = wire::client(&server)
-        .sdk()
+    let job = wire::success!(json!({"status": "running"}), |sdk| sdk
         .get_audit_job()
-        .id("job-1")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .id("job-1"));
     assert_eq!(job.status, types::AuditJobState::from("running"));
-    wire::assert_round_trip(&job, &body);
-    assert_decoded!(job);
-}
-
-#[tokio::test]
-async fn get_audit_job_errors_decode_general_format_and_throttles() {
-    wire::assert_errors(
-        "getAuditJob",
-        &[400, 401, 403, 404, 429],
-        |client| async move {
-            client
-                .sdk()
-                .get_audit_job()
-                .id("job-1")
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
 }
 
 #[tokio::test]
 async fn get_audit_job_forward_compat_accepts_unknown_fields_and_an_unknown_status() {
-    let server = MockServer::start_async().await;
-    let known = json!({"status": "queued"});
-    let sent = wire::with_unknown_fields(&known, &[""]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let job = wire::client(&server)
-        .sdk()
+    let job = wire::forward_compat!(&json!({"status": "queued"}), &[""], |sdk| sdk
         .get_audit_job()
-        .id("job-1")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .id("job-1"));
     assert_eq!(job.status, types::AuditJobState::from("queued"));
-    wire::assert_round_trip(&job, &known);
 }
 
 /// The generated client does not decode the 303 (redirects are not followed): the finished
@@ -1189,24 +1082,6 @@ async fn get_audit_job_303_reaches_the_generated_client_with_its_location() {
 /// A logins report as CSV (the one column set the reference shows).
 const CSV: &str = "Username,Event,IP Address,Access,Time\r\n\
                    alice,Login,203.0.113.7,Web,2026-01-05T08:00:00Z\r\n";
-
-/// Every report kind and its path segment.
-const KINDS: &[&str] = &[
-    "logins",
-    "files",
-    "permissions",
-    "users",
-    "groups",
-    "workgroup-settings",
-    "workflows",
-    "workflow-templates",
-    "quality-docs",
-    "quality-docs-categories",
-    "quality-docs-courses",
-    "etmf",
-    "snapshot-restore",
-    "upload-requests",
-];
 
 /// A finished JSON report of each kind whose event shape the reference describes.
 fn described_reports() -> Vec<(&'static str, Value)> {
@@ -1325,14 +1200,14 @@ async fn get_audit_report_request_full_encodes_kind_and_id_and_sends_count_and_o
 
 #[tokio::test]
 async fn get_audit_report_request_full_sends_every_report_kind_as_its_path_segment() {
-    for kind in KINDS {
+    for kind in AUDIT_KINDS {
         let server = MockServer::start_async().await;
         let body = json!({"total_count": 0, "offset": 0, "count": 0, "events": []});
         let seen = wire::serve(&server, Reply::json(200, &body)).await;
         wire::client(&server)
             .sdk()
             .get_audit_report()
-            .type_(*kind)
+            .type_(kind)
             .id("job-1")
             .offset(0_u64)
             .count(0_u64)
@@ -1390,42 +1265,15 @@ async fn get_audit_report_success_decodes_json_reports_of_the_six_described_kind
 /// The event shapes of the other eight kinds are not shown: their events are kept whole.
 #[tokio::test]
 async fn get_audit_report_success_keeps_events_of_kinds_without_a_described_shape() {
-    let server = MockServer::start_async().await;
     let body = json!({
         "total_count": 1, "offset": 0, "count": 1,
         "events": [{"workflow": "Contract review", "action": "WORKFLOW_CREATED", "actor": {"id": 1001}}]
     });
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let report = wire::client(&server)
-        .sdk()
+    let report = wire::decoded!(Reply::json(200, &body), |sdk| sdk
         .get_audit_report()
         .type_(types::AuditReportKind::Workflows)
-        .id("job-1")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .id("job-1"));
     wire::assert_round_trip(&report, &body);
-}
-
-#[tokio::test]
-async fn get_audit_report_errors_decode_general_format_and_throttles() {
-    wire::assert_errors(
-        "getAuditReport",
-        &[400, 401, 403, 404, 429],
-        |client| async move {
-            client
-                .sdk()
-                .get_audit_report()
-                .type_(types::AuditReportKind::Logins)
-                .id("job-1")
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
 }
 
 /// Unknown top-level fields are dropped; events are open objects, so their new fields are kept,
@@ -1433,18 +1281,11 @@ async fn get_audit_report_errors_decode_general_format_and_throttles() {
 #[tokio::test]
 async fn get_audit_report_forward_compat_ignores_unknown_fields_and_keeps_them_in_events() {
     let (kind, known) = described_reports().remove(0);
-    let server = MockServer::start_async().await;
     let sent = wire::with_unknown_fields(&known, &["", "/events/0"]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let report = wire::client(&server)
-        .sdk()
+    let report = wire::decoded!(Reply::json(200, &sent), |sdk| sdk
         .get_audit_report()
         .type_(kind)
-        .id("job-1")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .id("job-1"));
     let mut expected = known.clone();
     expected["events"] = sent["events"].clone();
     wire::assert_round_trip(&report, &expected);
@@ -1491,78 +1332,14 @@ async fn get_audit_report_csv_is_a_decode_error_with_the_csv_through_the_generat
 // ------------------------------------------------------------------ deleteAuditReport
 
 #[tokio::test]
-async fn delete_audit_report_request_full_encodes_kind_and_id() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::status(204)).await;
-    wire::bob(&server)
-        .sdk()
-        .delete_audit_report()
-        .type_(types::AuditReportKind::QualityDocsCategories)
-        .id(AWKWARD_ID)
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::delete(&format!(
-            "/v1/audit/quality-docs-categories/{AWKWARD_ID_ENCODED}"
-        ))
-        .accept_any()
-        .act_as(wire::BOB),
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn delete_audit_report_request_minimal_sends_no_body_and_accepts_anything() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::status(204)).await;
-    wire::client(&server)
-        .sdk()
-        .delete_audit_report()
-        .type_(types::AuditReportKind::Logins)
-        .id("job-1")
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::delete("/v1/audit/logins/job-1").accept_any())
-        .await;
-}
-
-#[tokio::test]
 async fn delete_audit_report_success_is_a_204_without_content() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::status(204)).await;
-    let response = wire::client(&server)
-        .sdk()
+    let (response, calls) = wire::answered!(client, Reply::status(204), |sdk| sdk
         .delete_audit_report()
         .type_(types::AuditReportKind::Logins)
-        .id("job-1")
-        .send()
-        .await
-        .unwrap();
+        .id("job-1"));
     assert_eq!(response.status(), 204);
     let () = response.into_inner();
-    assert_eq!(seen.calls().await, 1);
-}
-
-#[tokio::test]
-async fn delete_audit_report_errors_decode_general_format_and_throttles() {
-    wire::assert_errors(
-        "deleteAuditReport",
-        &[400, 401, 403, 404, 429],
-        |client| async move {
-            client
-                .sdk()
-                .delete_audit_report()
-                .type_(types::AuditReportKind::Logins)
-                .id("job-1")
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
+    assert_eq!(calls, 1);
 }
 
 /// The 204 has no body to extend; headers the reference does not name do not disturb it.
@@ -1713,4 +1490,54 @@ async fn get_audit_report_csv_errors_through_audit_report_csv_decode_general_for
         },
     )
     .await;
+}
+
+// ------------------------------------------------------------------ the exact requests
+
+// One call of each operation and the exact request it must become: every field and header in
+// the full form, only what is required in the minimal one.
+wire::request_tests! {
+    get_audit_job_request_full_encodes_the_job_id:
+        bob, Reply::json(200, &json!({"status": "running"})),
+        |sdk| sdk.get_audit_job().id(AWKWARD_ID)
+        => Expect::get(&format!("/v1/audit/jobs/{AWKWARD_ID_ENCODED}")).act_as(wire::BOB);
+
+    get_audit_job_request_minimal_sends_the_plain_id:
+        client, Reply::json(200, &json!({"status": "running"})),
+        |sdk| sdk.get_audit_job().id("job-1")
+        => Expect::get("/v1/audit/jobs/job-1");
+
+    delete_audit_report_request_full_encodes_kind_and_id:
+        bob, Reply::status(204),
+        |sdk| sdk
+            .delete_audit_report()
+            .type_(types::AuditReportKind::QualityDocsCategories)
+            .id(AWKWARD_ID)
+        => Expect::delete(&format!(
+            "/v1/audit/quality-docs-categories/{AWKWARD_ID_ENCODED}"
+        ))
+        .accept_any()
+        .act_as(wire::BOB);
+
+    delete_audit_report_request_minimal_sends_no_body_and_accepts_anything:
+        client, Reply::status(204),
+        |sdk| sdk.delete_audit_report().type_(types::AuditReportKind::Logins).id("job-1")
+        => Expect::delete("/v1/audit/logins/job-1").accept_any();
+}
+
+// ------------------------------------------------------------------ the documented errors
+
+// The error statuses the reference documents for each operation, in the area's format.
+wire::error_tests! {
+    get_audit_job_errors_decode_general_format_and_throttles:
+        "getAuditJob", [400, 401, 403, 404, 429],
+        |sdk| sdk.get_audit_job().id("job-1");
+
+    get_audit_report_errors_decode_general_format_and_throttles:
+        "getAuditReport", [400, 401, 403, 404, 429],
+        |sdk| sdk.get_audit_report().type_(types::AuditReportKind::Logins).id("job-1");
+
+    delete_audit_report_errors_decode_general_format_and_throttles:
+        "deleteAuditReport", [400, 401, 403, 404, 429],
+        |sdk| sdk.delete_audit_report().type_(types::AuditReportKind::Logins).id("job-1");
 }

@@ -3,12 +3,10 @@
 
 mod wire;
 
-use httpmock::MockServer;
 use pubapi_sdk::types;
-use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
 use serde_json::{Value, json};
-use wire::{AWKWARD_ID, AWKWARD_ID_ENCODED, Expect, Reply, assert_decoded};
+use wire::{AWKWARD_ID, AWKWARD_ID_ENCODED, Expect, Reply};
 
 fn ask_body() -> Value {
     json!({
@@ -57,219 +55,118 @@ fn history_json() -> Value {
 // ------------------------------------------------------------------ askDocument
 
 #[tokio::test]
-async fn ask_document_request_full_encodes_the_entry_id_and_sends_every_field() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
-    wire::bob(&server)
-        .sdk()
-        .ask_document()
-        .entry_id(AWKWARD_ID)
-        .body(
-            types::DocumentAskRequest::builder()
-                .question("What is the notice period?")
-                .include_citations(true)
-                .chat_history(history()),
-        )
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post(&format!("/v1/ai/document/{AWKWARD_ID_ENCODED}/ask"))
-            .act_as(wire::BOB)
-            .json(json!({
-                "question": "What is the notice period?",
-                "includeCitations": true,
-                "chatHistory": history_json()
-            })),
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn ask_document_request_minimal_sends_only_the_question() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
-    wire::client(&server)
-        .sdk()
-        .ask_document()
-        .entry_id("ent-1001")
-        .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post("/v1/ai/document/ent-1001/ask")
-            .json(json!({"question": "What is the notice period?"})),
-    )
-    .await;
-}
-
-#[tokio::test]
 async fn ask_document_success_decodes_the_answer_and_its_citations() {
-    let server = MockServer::start_async().await;
-    let body = ask_body();
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let answer = wire::client(&server)
-        .sdk()
+    let answer = wire::success!(ask_body(), |sdk| sdk
         .ask_document()
         .entry_id("ent-1001")
-        .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .body(types::DocumentAskRequest::builder().question("What is the notice period?")));
     assert_eq!(answer.citations[0].chunks.len(), 2);
-    wire::assert_round_trip(&answer, &body);
-    assert_decoded!(answer);
 }
 
 #[tokio::test]
 async fn ask_document_success_without_citations_decodes_the_answer_alone() {
-    let server = MockServer::start_async().await;
     let body = json!({"response": {"text": "90 days."}});
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let answer = wire::client(&server)
-        .sdk()
+    let answer = wire::decoded!(Reply::json(200, &body), |sdk| sdk
         .ask_document()
         .entry_id("ent-1001")
-        .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .body(types::DocumentAskRequest::builder().question("What is the notice period?")));
     assert!(answer.citations.is_empty());
     wire::assert_round_trip(&answer, &body);
 }
 
 #[tokio::test]
-async fn ask_document_errors_decode_ai_format_and_a_500_without_body() {
-    wire::assert_errors(
-        "askDocument",
-        &[400, 401, 404, 429, 500],
-        |client| async move {
-            client
-                .sdk()
-                .ask_document()
-                .entry_id("ent-1001")
-                .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
 async fn ask_document_forward_compat_ignores_unknown_fields_at_every_level() {
-    let server = MockServer::start_async().await;
     let known = ask_body();
     let sent = wire::with_unknown_fields(
         &known,
         &["", "/response", "/citations/0", "/citations/0/chunks/1"],
     );
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let answer = wire::client(&server)
-        .sdk()
+    let answer = wire::decoded!(Reply::json(200, &sent), |sdk| sdk
         .ask_document()
         .entry_id("ent-1001")
-        .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .body(types::DocumentAskRequest::builder().question("What is the notice period?")));
     wire::assert_round_trip(&answer, &known);
 }
 
 // ------------------------------------------------------------------ summarizeDocument
 
 #[tokio::test]
-async fn summarize_document_request_full_encodes_the_entry_id_and_sends_the_chat_history() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &summary_body())).await;
-    wire::bob(&server)
-        .sdk()
-        .summarize_document()
-        .entry_id(AWKWARD_ID)
-        .body(types::DocumentSummaryRequest::builder().chat_history(history()))
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post(&format!("/v1/ai/document/{AWKWARD_ID_ENCODED}/summary"))
-            .act_as(wire::BOB)
-            .json(json!({"chatHistory": history_json()})),
-    )
-    .await;
-}
-
-/// The reference makes the summary body optional; the generated client always sends one, an
-/// empty object when nothing is set.
-#[tokio::test]
-async fn summarize_document_request_minimal_sends_an_empty_object() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &summary_body())).await;
-    wire::client(&server)
-        .sdk()
-        .summarize_document()
-        .entry_id("ent-1001")
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::post("/v1/ai/document/ent-1001/summary").json(json!({})))
-        .await;
-}
-
-#[tokio::test]
 async fn summarize_document_success_decodes_the_summary_text() {
-    let server = MockServer::start_async().await;
-    let body = summary_body();
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let summary = wire::client(&server)
-        .sdk()
+    wire::success!(summary_body(), |sdk| sdk
         .summarize_document()
-        .entry_id("ent-1001")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
-    wire::assert_round_trip(&summary, &body);
-    assert_decoded!(summary);
-}
-
-#[tokio::test]
-async fn summarize_document_errors_decode_ai_format_and_a_500_without_body() {
-    wire::assert_errors(
-        "summarizeDocument",
-        &[400, 401, 404, 429, 500],
-        |client| async move {
-            client
-                .sdk()
-                .summarize_document()
-                .entry_id("ent-1001")
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
+        .entry_id("ent-1001"));
 }
 
 #[tokio::test]
 async fn summarize_document_forward_compat_ignores_unknown_fields() {
-    let server = MockServer::start_async().await;
-    let known = summary_body();
-    let sent = wire::with_unknown_fields(&known, &["", "/response"]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let summary = wire::client(&server)
-        .sdk()
+    wire::forward_compat!(&summary_body(), &["", "/response"], |sdk| sdk
         .summarize_document()
-        .entry_id("ent-1001")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
-    wire::assert_round_trip(&summary, &known);
+        .entry_id("ent-1001"));
+}
+
+// ------------------------------------------------------------------ the exact requests
+
+// One call of each operation and the exact request it must become: every field and header in
+// the full form, only what is required in the minimal one.
+wire::request_tests! {
+    ask_document_request_full_encodes_the_entry_id_and_sends_every_field:
+        bob, Reply::json(200, &ask_body()),
+        |sdk| sdk
+            .ask_document()
+            .entry_id(AWKWARD_ID)
+            .body(
+                types::DocumentAskRequest::builder()
+                    .question("What is the notice period?")
+                    .include_citations(true)
+                    .chat_history(history()),
+            )
+        => Expect::post(&format!("/v1/ai/document/{AWKWARD_ID_ENCODED}/ask"))
+            .act_as(wire::BOB)
+            .json(json!({
+                "question": "What is the notice period?",
+                "includeCitations": true,
+                "chatHistory": history_json()
+            }));
+
+    ask_document_request_minimal_sends_only_the_question:
+        client, Reply::json(200, &ask_body()),
+        |sdk| sdk
+            .ask_document()
+            .entry_id("ent-1001")
+            .body(types::DocumentAskRequest::builder().question("What is the notice period?"))
+        => Expect::post("/v1/ai/document/ent-1001/ask")
+            .json(json!({"question": "What is the notice period?"}));
+
+    summarize_document_request_full_encodes_the_entry_id_and_sends_the_chat_history:
+        bob, Reply::json(200, &summary_body()),
+        |sdk| sdk
+            .summarize_document()
+            .entry_id(AWKWARD_ID)
+            .body(types::DocumentSummaryRequest::builder().chat_history(history()))
+        => Expect::post(&format!("/v1/ai/document/{AWKWARD_ID_ENCODED}/summary"))
+            .act_as(wire::BOB)
+            .json(json!({"chatHistory": history_json()}));
+
+    /// The reference makes the summary body optional; the generated client always sends one, an
+    /// empty object when nothing is set.
+    summarize_document_request_minimal_sends_an_empty_object:
+        client, Reply::json(200, &summary_body()),
+        |sdk| sdk.summarize_document().entry_id("ent-1001")
+        => Expect::post("/v1/ai/document/ent-1001/summary").json(json!({}));
+}
+
+// ------------------------------------------------------------------ the documented errors
+
+// The error statuses the reference documents for each operation, in the area's format.
+wire::error_tests! {
+    ask_document_errors_decode_ai_format_and_a_500_without_body:
+        "askDocument", [400, 401, 404, 429, 500],
+        |sdk| sdk
+            .ask_document()
+            .entry_id("ent-1001")
+            .body(types::DocumentAskRequest::builder().question("What is the notice period?"));
+
+    summarize_document_errors_decode_ai_format_and_a_500_without_body:
+        "summarizeDocument", [400, 401, 404, 429, 500],
+        |sdk| sdk.summarize_document().entry_id("ent-1001");
 }

@@ -110,108 +110,18 @@ const FOLDER_QUERY: &str = "/Shared/Q1%20reports%20%26%20plans";
 // ------------------------------------------------------------------ getEventsCursor
 
 #[tokio::test]
-async fn get_events_cursor_request_full_through_a_view_sends_the_impersonation_header() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &cursor_body())).await;
-    wire::bob(&server)
-        .sdk()
-        .get_events_cursor()
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::get("/v1/events/cursor").act_as(wire::BOB))
-        .await;
-}
-
-#[tokio::test]
-async fn get_events_cursor_request_minimal_sends_no_query() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &cursor_body())).await;
-    wire::client(&server)
-        .sdk()
-        .get_events_cursor()
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::get("/v1/events/cursor")).await;
-}
-
-#[tokio::test]
 async fn get_events_cursor_success_decodes_time_and_event_ids() {
-    let server = MockServer::start_async().await;
-    let body = cursor_body();
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let cursor = wire::client(&server)
-        .sdk()
-        .get_events_cursor()
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+    let cursor = wire::success!(cursor_body(), |sdk| sdk.get_events_cursor());
     assert_eq!(cursor.latest_event_id, 120_346);
     assert_eq!(cursor.oldest_event_id, 100);
-    wire::assert_round_trip(&cursor, &body);
-    assert_decoded!(cursor);
-}
-
-#[tokio::test]
-async fn get_events_cursor_errors_decode_401_and_general_throttle_403() {
-    wire::assert_errors("getEventsCursor", &[401, 403], |client| async move {
-        client
-            .sdk()
-            .get_events_cursor()
-            .send()
-            .await
-            .map_err(Error::from)
-            .map(drop)
-    })
-    .await;
 }
 
 #[tokio::test]
 async fn get_events_cursor_forward_compat_ignores_unknown_fields() {
-    let server = MockServer::start_async().await;
-    let known = cursor_body();
-    let sent = wire::with_unknown_fields(&known, &[""]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let cursor = wire::client(&server)
-        .sdk()
-        .get_events_cursor()
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
-    wire::assert_round_trip(&cursor, &known);
+    wire::forward_compat!(&cursor_body(), &[""], |sdk| sdk.get_events_cursor());
 }
 
 // ------------------------------------------------------------------ listEventsV1
-
-#[tokio::test]
-async fn list_events_v1_request_full_sends_every_query_parameter_encoded() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &v1_body())).await;
-    wire::bob(&server)
-        .sdk()
-        .list_events_v1()
-        .id(120_000_i64)
-        .folder(FOLDER)
-        .suppress(types::EventSuppress::App)
-        .type_("file_system|note|permission_change")
-        .count(100_u64)
-        .reverse(1_i64)
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::get("/v1/events")
-            .query(&format!(
-                "count=100&folder={FOLDER_QUERY}&id=120000&reverse=1&suppress=app\
-                 &type=file_system%7Cnote%7Cpermission_change"
-            ))
-            .act_as(wire::BOB),
-    )
-    .await;
-}
 
 #[tokio::test]
 async fn list_events_v1_request_full_sends_the_other_suppress_values() {
@@ -237,21 +147,6 @@ async fn list_events_v1_request_full_sends_the_other_suppress_values() {
         )
         .await;
     }
-}
-
-#[tokio::test]
-async fn list_events_v1_request_minimal_sends_only_the_cursor_id() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &v1_body())).await;
-    wire::client(&server)
-        .sdk()
-        .list_events_v1()
-        .id(120_000_i64)
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::get("/v1/events").query("id=120000"))
-        .await;
 }
 
 #[tokio::test]
@@ -309,21 +204,6 @@ async fn list_events_v1_success_decodes_the_page_and_file_system_data() {
 }
 
 #[tokio::test]
-async fn list_events_v1_errors_decode_400_with_every_problem_401_and_general_throttle_403() {
-    wire::assert_errors("listEventsV1", &[400, 401, 403], |client| async move {
-        client
-            .sdk()
-            .list_events_v1()
-            .id(120_000_i64)
-            .send()
-            .await
-            .map_err(Error::from)
-            .map(drop)
-    })
-    .await;
-}
-
-#[tokio::test]
 async fn list_events_v1_forward_compat_accepts_unknown_fields_type_action_and_source() {
     let server = MockServer::start_async().await;
     let mut known = v1_body();
@@ -358,64 +238,15 @@ async fn list_events_v1_forward_compat_accepts_unknown_fields_type_action_and_so
 /// codegen's `no_content_as_none`); one request, no retry.
 #[tokio::test]
 async fn list_events_v1_204_nothing_after_the_cursor_is_none_through_the_generated_client() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::status(204)).await;
-    let client = wire::single_attempt_client(&server);
-    let page = client
-        .sdk()
+    let (page, calls) = wire::answered!(single_attempt_client, Reply::status(204), |sdk| sdk
         .list_events_v1()
-        .id(120_346_i64)
-        .send()
-        .await
-        .unwrap();
+        .id(120_346_i64));
     assert_eq!(page.status(), 204);
     assert_eq!(page.into_inner(), None);
-    assert_eq!(seen.calls().await, 1, "one request, no retry");
+    assert_eq!(calls, 1, "one request, no retry");
 }
 
 // ------------------------------------------------------------------ listEventsV2
-
-#[tokio::test]
-async fn list_events_v2_request_full_sends_every_query_parameter_encoded() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &v2_body())).await;
-    wire::bob_by_email(&server)
-        .sdk()
-        .list_events_v2()
-        .id(120_000_i64)
-        .folder(FOLDER)
-        .suppress(types::EventSuppress::User)
-        .type_("permission_change")
-        .count(50_u64)
-        .reverse(1_i64)
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::get("/v2/events")
-            .query(&format!(
-                "count=50&folder={FOLDER_QUERY}&id=120000&reverse=1&suppress=user\
-                 &type=permission_change"
-            ))
-            .act_as_email(wire::BOB_EMAIL),
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn list_events_v2_request_minimal_sends_only_the_cursor_id() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &v2_body())).await;
-    wire::client(&server)
-        .sdk()
-        .list_events_v2()
-        .id(-1_i64)
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::get("/v2/events").query("id=-1"))
-        .await;
-}
 
 #[tokio::test]
 async fn list_events_v2_success_decodes_permission_change_events_and_their_attributes() {
@@ -480,21 +311,6 @@ async fn list_events_v2_success_decodes_a_null_change_context() {
 }
 
 #[tokio::test]
-async fn list_events_v2_errors_decode_400_with_every_problem_401_and_general_throttle_403() {
-    wire::assert_errors("listEventsV2", &[400, 401, 403], |client| async move {
-        client
-            .sdk()
-            .list_events_v2()
-            .id(120_000_i64)
-            .send()
-            .await
-            .map_err(Error::from)
-            .map(drop)
-    })
-    .await;
-}
-
-#[tokio::test]
 async fn list_events_v2_forward_compat_accepts_unknown_fields_and_open_values() {
     let server = MockServer::start_async().await;
     let mut known = v2_body();
@@ -542,19 +358,12 @@ async fn list_events_v2_forward_compat_accepts_unknown_fields_and_open_values() 
 /// See `list_events_v1_204_…`: the same for v2.
 #[tokio::test]
 async fn list_events_v2_204_nothing_after_the_cursor_is_none_through_the_generated_client() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::status(204)).await;
-    let client = wire::single_attempt_client(&server);
-    let page = client
-        .sdk()
+    let (page, calls) = wire::answered!(single_attempt_client, Reply::status(204), |sdk| sdk
         .list_events_v2()
-        .id(120_346_i64)
-        .send()
-        .await
-        .unwrap();
+        .id(120_346_i64));
     assert_eq!(page.status(), 204);
     assert_eq!(page.into_inner(), None);
-    assert_eq!(seen.calls().await, 1, "one request, no retry");
+    assert_eq!(calls, 1, "one request, no retry");
 }
 
 // ------------------------------------------------------------------ through Client::events_page
@@ -675,4 +484,81 @@ async fn list_events_v2_errors_through_events_page_decode_400_with_every_problem
             .map(drop)
     })
     .await;
+}
+
+// ------------------------------------------------------------------ the exact requests
+
+// One call of each operation and the exact request it must become: every field and header in
+// the full form, only what is required in the minimal one.
+wire::request_tests! {
+    get_events_cursor_request_full_through_a_view_sends_the_impersonation_header:
+        bob, Reply::json(200, &cursor_body()),
+        |sdk| sdk.get_events_cursor()
+        => Expect::get("/v1/events/cursor").act_as(wire::BOB);
+
+    get_events_cursor_request_minimal_sends_no_query:
+        client, Reply::json(200, &cursor_body()),
+        |sdk| sdk.get_events_cursor()
+        => Expect::get("/v1/events/cursor");
+
+    list_events_v1_request_full_sends_every_query_parameter_encoded:
+        bob, Reply::json(200, &v1_body()),
+        |sdk| sdk
+            .list_events_v1()
+            .id(120_000_i64)
+            .folder(FOLDER)
+            .suppress(types::EventSuppress::App)
+            .type_("file_system|note|permission_change")
+            .count(100_u64)
+            .reverse(1_i64)
+        => Expect::get("/v1/events")
+            .query(&format!(
+                "count=100&folder={FOLDER_QUERY}&id=120000&reverse=1&suppress=app\
+                 &type=file_system%7Cnote%7Cpermission_change"
+            ))
+            .act_as(wire::BOB);
+
+    list_events_v1_request_minimal_sends_only_the_cursor_id:
+        client, Reply::json(200, &v1_body()),
+        |sdk| sdk.list_events_v1().id(120_000_i64)
+        => Expect::get("/v1/events").query("id=120000");
+
+    list_events_v2_request_full_sends_every_query_parameter_encoded:
+        bob_by_email, Reply::json(200, &v2_body()),
+        |sdk| sdk
+            .list_events_v2()
+            .id(120_000_i64)
+            .folder(FOLDER)
+            .suppress(types::EventSuppress::User)
+            .type_("permission_change")
+            .count(50_u64)
+            .reverse(1_i64)
+        => Expect::get("/v2/events")
+            .query(&format!(
+                "count=50&folder={FOLDER_QUERY}&id=120000&reverse=1&suppress=user\
+                 &type=permission_change"
+            ))
+            .act_as_email(wire::BOB_EMAIL);
+
+    list_events_v2_request_minimal_sends_only_the_cursor_id:
+        client, Reply::json(200, &v2_body()),
+        |sdk| sdk.list_events_v2().id(-1_i64)
+        => Expect::get("/v2/events").query("id=-1");
+}
+
+// ------------------------------------------------------------------ the documented errors
+
+// The error statuses the reference documents for each operation, in the area's format.
+wire::error_tests! {
+    get_events_cursor_errors_decode_401_and_general_throttle_403:
+        "getEventsCursor", [401, 403],
+        |sdk| sdk.get_events_cursor();
+
+    list_events_v1_errors_decode_400_with_every_problem_401_and_general_throttle_403:
+        "listEventsV1", [400, 401, 403],
+        |sdk| sdk.list_events_v1().id(120_000_i64);
+
+    list_events_v2_errors_decode_400_with_every_problem_401_and_general_throttle_403:
+        "listEventsV2", [400, 401, 403],
+        |sdk| sdk.list_events_v2().id(120_000_i64);
 }

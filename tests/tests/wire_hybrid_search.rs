@@ -2,12 +2,10 @@
 
 mod wire;
 
-use httpmock::MockServer;
 use pubapi_sdk::types;
-use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
 use serde_json::{Value, json};
-use wire::{Expect, Reply, assert_decoded};
+use wire::{Expect, Reply};
 
 fn results_body() -> Value {
     json!({
@@ -31,30 +29,24 @@ fn results_body() -> Value {
     })
 }
 
-#[tokio::test]
-async fn hybrid_search_request_full_sends_every_field_of_the_reference() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &results_body())).await;
-    wire::bob(&server)
-        .sdk()
-        .hybrid_search()
-        .body(
-            types::HybridSearchRequest::builder()
-                .query("notice period".to_string())
-                .semantic_weight(0.75)
-                .folder_path("/Shared/Contracts 2026".to_string())
-                .limit(std::num::NonZeroU64::new(50))
-                .file_types(vec!["pdf".to_string(), "docx".to_string()])
-                .date_from("2026-01-01".parse::<types::CalendarDate>().ok())
-                .date_to("2026-03-31".parse::<types::CalendarDate>().ok())
-                .page(2)
-                .size(std::num::NonZeroU64::new(10)),
-        )
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post("/v1/hybrid-search")
+wire::request_tests! {
+    hybrid_search_request_full_sends_every_field_of_the_reference:
+        bob, Reply::json(200, &results_body()),
+        |sdk| sdk
+            .hybrid_search()
+            .body(
+                types::HybridSearchRequest::builder()
+                    .query("notice period".to_string())
+                    .semantic_weight(0.75)
+                    .folder_path("/Shared/Contracts 2026".to_string())
+                    .limit(std::num::NonZeroU64::new(50))
+                    .file_types(vec!["pdf".to_string(), "docx".to_string()])
+                    .date_from("2026-01-01".parse::<types::CalendarDate>().ok())
+                    .date_to("2026-03-31".parse::<types::CalendarDate>().ok())
+                    .page(2)
+                    .size(std::num::NonZeroU64::new(10)),
+            )
+        => Expect::post("/v1/hybrid-search")
             .act_as(wire::BOB)
             .json(json!({
                 "query": "notice period",
@@ -66,74 +58,39 @@ async fn hybrid_search_request_full_sends_every_field_of_the_reference() {
                 "dateTo": "2026-03-31",
                 "page": 2,
                 "size": 10
-            })),
-    )
-    .await;
-}
+            }));
 
-/// The query is the one required field (the platform refuses a search without one): the
-/// constructor sends it and nothing the caller did not set.
-#[tokio::test]
-async fn hybrid_search_request_minimal_sends_only_the_query() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &results_body())).await;
-    wire::client(&server)
-        .sdk()
-        .hybrid_search()
-        .body(types::HybridSearchRequest::new("notice period").unwrap())
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::post("/v1/hybrid-search").json(json!({"query": "notice period"})))
-        .await;
+    /// The query is the one required field (the platform refuses a search without one): the
+    /// constructor sends it and nothing the caller did not set.
+    hybrid_search_request_minimal_sends_only_the_query:
+        client, Reply::json(200, &results_body()),
+        |sdk| sdk.hybrid_search().body(types::HybridSearchRequest::new("notice period").unwrap())
+        => Expect::post("/v1/hybrid-search").json(json!({"query": "notice period"}));
 }
 
 #[tokio::test]
 async fn hybrid_search_success_decodes_results_chunks_scores_and_paging() {
-    let server = MockServer::start_async().await;
-    let body = results_body();
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let found = wire::client(&server)
-        .sdk()
+    let found = wire::success!(results_body(), |sdk| sdk
         .hybrid_search()
-        .body(types::HybridSearchRequest::builder().query("notice period".to_string()))
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .body(types::HybridSearchRequest::builder().query("notice period".to_string())));
     assert_eq!(found.results[0].chunks[0].score, Some(0.87));
-    wire::assert_round_trip(&found, &body);
-    assert_decoded!(found);
 }
 
-#[tokio::test]
-async fn hybrid_search_errors_decode_ai_format() {
-    wire::assert_errors("hybridSearch", &[400, 401, 429, 500], |client| async move {
-        client
-            .sdk()
+wire::error_tests! {
+    hybrid_search_errors_decode_ai_format:
+        "hybridSearch", [400, 401, 429, 500],
+        |sdk| sdk
             .hybrid_search()
-            .body(types::HybridSearchRequest::builder().query("notice period".to_string()))
-            .send()
-            .await
-            .map_err(Error::from)
-            .map(drop)
-    })
-    .await;
+            .body(types::HybridSearchRequest::builder().query("notice period".to_string()));
 }
 
 #[tokio::test]
 async fn hybrid_search_forward_compat_ignores_unknown_fields_at_every_level() {
-    let server = MockServer::start_async().await;
-    let known = results_body();
-    let sent = wire::with_unknown_fields(&known, &["", "/results/0", "/results/0/chunks/1"]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let found = wire::client(&server)
-        .sdk()
-        .hybrid_search()
-        .body(types::HybridSearchRequest::builder().query("notice period".to_string()))
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
-    wire::assert_round_trip(&found, &known);
+    wire::forward_compat!(
+        &results_body(),
+        &["", "/results/0", "/results/0/chunks/1"],
+        |sdk| sdk
+            .hybrid_search()
+            .body(types::HybridSearchRequest::builder().query("notice period".to_string()))
+    );
 }

@@ -3,7 +3,6 @@
 mod wire;
 
 use httpmock::MockServer;
-use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
 use serde_json::{Value, json};
 use wire::{Expect, Reply, assert_decoded};
@@ -26,34 +25,19 @@ async fn whoami_request_full_through_a_view_sends_the_impersonation_header() {
         .await;
 }
 
-#[tokio::test]
-async fn whoami_request_full_through_an_email_view_sends_the_email_header_only() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &whoami_body())).await;
-    wire::bob_by_email(&server)
-        .sdk()
-        .whoami()
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::get("/v1/whoami").act_as_email(wire::BOB_EMAIL))
-        .await;
-}
+wire::request_tests! {
+    whoami_request_full_through_an_email_view_sends_the_email_header_only:
+        bob_by_email, Reply::json(200, &whoami_body()),
+        |sdk| sdk.whoami()
+        => Expect::get("/v1/whoami").act_as_email(wire::BOB_EMAIL);
 
-#[tokio::test]
-async fn whoami_request_full_with_both_per_call_headers_sends_only_the_username() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &whoami_body())).await;
-    wire::client(&server)
-        .sdk()
-        .whoami()
-        .x_service_act_as(wire::BOB)
-        .x_service_act_as_email("someone.else@acme.example.com")
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::get("/v1/whoami").act_as(wire::BOB))
-        .await;
+    whoami_request_full_with_both_per_call_headers_sends_only_the_username:
+        client, Reply::json(200, &whoami_body()),
+        |sdk| sdk
+            .whoami()
+            .x_service_act_as(wire::BOB)
+            .x_service_act_as_email("someone.else@acme.example.com")
+        => Expect::get("/v1/whoami").act_as(wire::BOB);
 }
 
 #[tokio::test]
@@ -78,32 +62,13 @@ async fn whoami_success_decodes_client_id_username_domain_and_scopes() {
     assert_decoded!(me);
 }
 
-#[tokio::test]
-async fn whoami_errors_decode_webhooks_format_401_and_general_throttle_403() {
-    wire::assert_errors("whoami", &[401, 403], |client| async move {
-        client
-            .sdk()
-            .whoami()
-            .send()
-            .await
-            .map_err(Error::from)
-            .map(drop)
-    })
-    .await;
+wire::error_tests! {
+    whoami_errors_decode_webhooks_format_401_and_general_throttle_403:
+        "whoami", [401, 403],
+        |sdk| sdk.whoami();
 }
 
 #[tokio::test]
 async fn whoami_forward_compat_ignores_unknown_fields() {
-    let server = MockServer::start_async().await;
-    let known = whoami_body();
-    let sent = wire::with_unknown_fields(&known, &[""]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let me = wire::client(&server)
-        .sdk()
-        .whoami()
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
-    wire::assert_round_trip(&me, &known);
+    wire::forward_compat!(&whoami_body(), &[""], |sdk| sdk.whoami());
 }

@@ -4,10 +4,9 @@ mod wire;
 
 use httpmock::MockServer;
 use pubapi_sdk::types;
-use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
 use serde_json::{Value, json};
-use wire::{AWKWARD_ID, AWKWARD_ID_ENCODED, Expect, Reply, assert_decoded};
+use wire::{AWKWARD_ID, AWKWARD_ID_ENCODED, Expect, Reply};
 
 fn knowledge_base() -> Value {
     json!({
@@ -151,63 +150,18 @@ async fn list_knowledge_bases_request_full_typed_filters_send_user_id_and_epoch_
 }
 
 #[tokio::test]
-async fn list_knowledge_bases_request_minimal_sends_the_required_empty_object() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &page_body())).await;
-    wire::client(&server)
-        .sdk()
-        .list_knowledge_bases()
-        .body(types::KnowledgeBaseListRequest::builder())
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::post("/v1/ai/kb/list").json(json!({})))
-        .await;
-}
-
-#[tokio::test]
 async fn list_knowledge_bases_success_decodes_the_page_and_every_knowledge_base_field() {
-    let server = MockServer::start_async().await;
-    let body = page_body();
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let page = wire::client(&server)
-        .sdk()
+    let page = wire::success!(page_body(), |sdk| sdk
         .list_knowledge_bases()
-        .body(types::KnowledgeBaseListRequest::builder())
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .body(types::KnowledgeBaseListRequest::builder()));
     assert_eq!(page.file_limit, Some(5000));
     let kb = &page.content[0];
     assert_eq!(kb.created_by_user.as_ref().unwrap().user_id, Some(1001));
     assert_eq!(kb.last_processed_at, Some(1_767_229_200_000));
-    wire::assert_round_trip(&page, &body);
-    assert_decoded!(page);
-}
-
-#[tokio::test]
-async fn list_knowledge_bases_errors_decode_ai_format() {
-    wire::assert_errors(
-        "listKnowledgeBases",
-        &[400, 401, 429, 500],
-        |client| async move {
-            client
-                .sdk()
-                .list_knowledge_bases()
-                .body(types::KnowledgeBaseListRequest::builder())
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
 }
 
 #[tokio::test]
 async fn list_knowledge_bases_forward_compat_accepts_unknown_fields_status_and_sub_status() {
-    let server = MockServer::start_async().await;
     let mut known = page_body();
     known["content"][0]["status"] = json!("ARCHIVED");
     known["content"][0]["subStatus"] = json!("REINDEXING");
@@ -221,126 +175,85 @@ async fn list_knowledge_bases_forward_compat_accepts_unknown_fields_status_and_s
             "/content/0/createdByUser",
         ],
     );
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let page = wire::client(&server)
-        .sdk()
+    let page = wire::decoded!(Reply::json(200, &sent), |sdk| sdk
         .list_knowledge_bases()
-        .body(types::KnowledgeBaseListRequest::builder())
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .body(types::KnowledgeBaseListRequest::builder()));
     assert_eq!(page.content[0].status.as_deref(), Some("ARCHIVED"));
     wire::assert_round_trip(&page, &known);
 }
 
 // ------------------------------------------------------------------ askKnowledgeBase
 
+/// The reference does not show the fields of the answer: it is kept whole as a JSON object.
 #[tokio::test]
-async fn ask_knowledge_base_request_full_encodes_the_kb_id_and_sends_every_field() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &answer_body())).await;
-    wire::bob(&server)
-        .sdk()
+async fn ask_knowledge_base_success_keeps_the_unspecified_answer_object_whole() {
+    wire::success!(answer_body(), |sdk| sdk
         .ask_knowledge_base()
-        .kb_id(AWKWARD_ID)
-        .body(
-            ask("What is the notice period?")
-                .include_citations(true)
-                .chat_history(types::ChatHistory {
-                    messages: vec![types::ChatMessage {
-                        role: Some("user".into()),
-                        content: Some("Hello".into()),
-                        ..Default::default()
-                    }],
-                }),
-        )
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post(&format!("/v1/ai/kb/{AWKWARD_ID_ENCODED}/ask"))
+        .kb_id("kb-1")
+        .body(ask("What is the notice period?")));
+}
+
+#[tokio::test]
+async fn ask_knowledge_base_forward_compat_keeps_unknown_fields_of_the_open_answer() {
+    let sent = wire::with_unknown_fields(&answer_body(), &["", "/response"]);
+    let answer = wire::decoded!(Reply::json(200, &sent), |sdk| sdk
+        .ask_knowledge_base()
+        .kb_id("kb-1")
+        .body(ask("What is the notice period?")));
+    // An open object: the new fields are kept, not dropped.
+    wire::assert_round_trip(&answer, &sent);
+}
+
+// ------------------------------------------------------------------ the exact requests
+
+// One call of each operation and the exact request it must become: every field and header in
+// the full form, only what is required in the minimal one.
+wire::request_tests! {
+    list_knowledge_bases_request_minimal_sends_the_required_empty_object:
+        client, Reply::json(200, &page_body()),
+        |sdk| sdk.list_knowledge_bases().body(types::KnowledgeBaseListRequest::builder())
+        => Expect::post("/v1/ai/kb/list").json(json!({}));
+
+    ask_knowledge_base_request_full_encodes_the_kb_id_and_sends_every_field:
+        bob, Reply::json(200, &answer_body()),
+        |sdk| sdk
+            .ask_knowledge_base()
+            .kb_id(AWKWARD_ID)
+            .body(
+                ask("What is the notice period?")
+                    .include_citations(true)
+                    .chat_history(types::ChatHistory {
+                        messages: vec![types::ChatMessage {
+                            role: Some("user".into()),
+                            content: Some("Hello".into()),
+                            ..Default::default()
+                        }],
+                    }),
+            )
+        => Expect::post(&format!("/v1/ai/kb/{AWKWARD_ID_ENCODED}/ask"))
             .act_as(wire::BOB)
             .json(json!({
                 "question": "What is the notice period?",
                 "includeCitations": true,
                 "chatHistory": {"messages": [{"role": "user", "content": "Hello"}]}
-            })),
-    )
-    .await;
+            }));
+
+    ask_knowledge_base_request_minimal_sends_only_the_question:
+        client, Reply::json(200, &answer_body()),
+        |sdk| sdk.ask_knowledge_base().kb_id("kb-1").body(ask("What is the notice period?"))
+        => Expect::post("/v1/ai/kb/kb-1/ask")
+            .json(json!({"question": "What is the notice period?"}));
 }
 
-#[tokio::test]
-async fn ask_knowledge_base_request_minimal_sends_only_the_question() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &answer_body())).await;
-    wire::client(&server)
-        .sdk()
-        .ask_knowledge_base()
-        .kb_id("kb-1")
-        .body(ask("What is the notice period?"))
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post("/v1/ai/kb/kb-1/ask").json(json!({"question": "What is the notice period?"})),
-    )
-    .await;
-}
+// ------------------------------------------------------------------ the documented errors
 
-/// The reference does not show the fields of the answer: it is kept whole as a JSON object.
-#[tokio::test]
-async fn ask_knowledge_base_success_keeps_the_unspecified_answer_object_whole() {
-    let server = MockServer::start_async().await;
-    let body = answer_body();
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let answer = wire::client(&server)
-        .sdk()
-        .ask_knowledge_base()
-        .kb_id("kb-1")
-        .body(ask("What is the notice period?"))
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
-    wire::assert_round_trip(&answer, &body);
-    assert_decoded!(answer);
-}
+// The error statuses the reference documents for each operation, in the area's format.
+wire::error_tests! {
+    list_knowledge_bases_errors_decode_ai_format:
+        "listKnowledgeBases", [400, 401, 429, 500],
+        |sdk| sdk.list_knowledge_bases().body(types::KnowledgeBaseListRequest::builder());
 
-#[tokio::test]
-async fn ask_knowledge_base_errors_decode_ai_format_including_unknown_kb_404() {
-    wire::assert_errors(
-        "askKnowledgeBase",
-        &[400, 401, 404, 429, 500],
-        |client| async move {
-            client
-                .sdk()
-                .ask_knowledge_base()
-                .kb_id("kb-1")
-                .body(ask("What is the notice period?"))
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn ask_knowledge_base_forward_compat_keeps_unknown_fields_of_the_open_answer() {
-    let server = MockServer::start_async().await;
-    let sent = wire::with_unknown_fields(&answer_body(), &["", "/response"]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let answer = wire::client(&server)
-        .sdk()
-        .ask_knowledge_base()
-        .kb_id("kb-1")
-        .body(ask("What is the notice period?"))
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
-    // An open object: the new fields are kept, not dropped.
-    wire::assert_round_trip(&answer, &sent);
+    ask_knowledge_base_errors_decode_ai_format_including_unknown_kb_404:
+        "askKnowledgeBase", [400, 401, 404, 429, 500],
+        |sdk| sdk.ask_knowledge_base().kb_id("kb-1").body(ask("What is the notice period?"));
 }

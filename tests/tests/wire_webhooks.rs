@@ -57,48 +57,6 @@ const HOOK_URL: &str = "https://hooks.acme.example.com/pubapi";
 // ------------------------------------------------------------------ createWebhook
 
 #[tokio::test]
-async fn create_webhook_request_full_sends_url_event_types_paths_and_auth_header() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(201, &summary_body("enabled"))).await;
-    wire::bob(&server)
-        .sdk()
-        .create_webhook()
-        .body(
-            create(HOOK_URL)
-                .event_type(filters(&["fs:add_file", "fs:*", "group:create"]))
-                .path(Some("/Shared/Contracts,/Shared/Legal".parse().unwrap()))
-                .auth_header("Bearer delivery-secret".to_string()),
-        )
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::post("/v1/webhooks").act_as(wire::BOB).json(json!({
-        "url": HOOK_URL,
-        "eventType": ["fs:add_file", "fs:*", "group:create"],
-        "path": "/Shared/Contracts,/Shared/Legal",
-        "authHeader": "Bearer delivery-secret"
-    })))
-    .await;
-}
-
-/// An omitted `eventType` means all events; an empty array would be refused (at least one
-/// item if given), so none is sent.
-#[tokio::test]
-async fn create_webhook_request_minimal_sends_only_the_url() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(201, &summary_body("enabled"))).await;
-    wire::client(&server)
-        .sdk()
-        .create_webhook()
-        .body(create(HOOK_URL))
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::post("/v1/webhooks").json(json!({"url": HOOK_URL})))
-        .await;
-}
-
-#[tokio::test]
 async fn create_webhook_success_decodes_the_201_registration() {
     let server = MockServer::start_async().await;
     let body = summary_body("enabled");
@@ -119,38 +77,12 @@ async fn create_webhook_success_decodes_the_201_registration() {
 }
 
 #[tokio::test]
-async fn create_webhook_errors_decode_webhooks_format_including_quota_409() {
-    wire::assert_errors(
-        "createWebhook",
-        &[400, 401, 403, 409, 500],
-        |client| async move {
-            client
-                .sdk()
-                .create_webhook()
-                .body(create(HOOK_URL))
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
 async fn create_webhook_forward_compat_accepts_unknown_fields_and_an_unknown_status() {
-    let server = MockServer::start_async().await;
     let known = summary_body("pending_verification");
     let sent = wire::with_unknown_fields(&known, &[""]);
-    let _seen = wire::serve(&server, Reply::json(201, &sent)).await;
-    let created = wire::client(&server)
-        .sdk()
+    let created = wire::decoded!(Reply::json(201, &sent), |sdk| sdk
         .create_webhook()
-        .body(create(HOOK_URL))
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .body(create(HOOK_URL)));
     assert_eq!(created.status, state("pending_verification"));
     wire::assert_round_trip(&created, &known);
 }
@@ -158,78 +90,18 @@ async fn create_webhook_forward_compat_accepts_unknown_fields_and_an_unknown_sta
 // ------------------------------------------------------------------ listWebhooks
 
 #[tokio::test]
-async fn list_webhooks_request_full_through_a_view_sends_the_impersonation_header() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &list_body())).await;
-    wire::bob_by_email(&server)
-        .sdk()
-        .list_webhooks()
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::get("/v1/webhooks").act_as_email(wire::BOB_EMAIL))
-        .await;
-}
-
-#[tokio::test]
-async fn list_webhooks_request_minimal_sends_no_query_and_no_body() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &list_body())).await;
-    wire::client(&server)
-        .sdk()
-        .list_webhooks()
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::get("/v1/webhooks")).await;
-}
-
-#[tokio::test]
 async fn list_webhooks_success_decodes_every_summary() {
-    let server = MockServer::start_async().await;
-    let body = list_body();
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let hooks = wire::client(&server)
-        .sdk()
-        .list_webhooks()
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+    let hooks = wire::success!(list_body(), |sdk| sdk.list_webhooks());
     assert_eq!(hooks.len(), 2);
     assert_eq!(hooks[1].status, state("disabled"));
-    wire::assert_round_trip(&hooks, &body);
-    assert_decoded!(hooks);
-}
-
-#[tokio::test]
-async fn list_webhooks_errors_decode_webhooks_format() {
-    wire::assert_errors("listWebhooks", &[401, 403, 500], |client| async move {
-        client
-            .sdk()
-            .list_webhooks()
-            .send()
-            .await
-            .map_err(Error::from)
-            .map(drop)
-    })
-    .await;
 }
 
 #[tokio::test]
 async fn list_webhooks_forward_compat_accepts_unknown_fields_and_an_unknown_status() {
-    let server = MockServer::start_async().await;
     let mut known = list_body();
     known[1]["status"] = json!("expired");
     let sent = wire::with_unknown_fields(&known, &["/0", "/1"]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let hooks = wire::client(&server)
-        .sdk()
-        .list_webhooks()
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+    let hooks = wire::decoded!(Reply::json(200, &sent), |sdk| sdk.list_webhooks());
     assert_eq!(hooks[1].status, state("expired"));
     wire::assert_round_trip(&hooks, &known);
 }
@@ -237,145 +109,33 @@ async fn list_webhooks_forward_compat_accepts_unknown_fields_and_an_unknown_stat
 // ------------------------------------------------------------------ getWebhookDetails
 
 #[tokio::test]
-async fn get_webhook_details_request_full_encodes_the_webhook_id() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &details_body())).await;
-    wire::bob(&server)
-        .sdk()
-        .get_webhook_details()
-        .webhook_id(AWKWARD_ID)
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::get(&format!("/v1/webhooks/{AWKWARD_ID_ENCODED}/details")).act_as(wire::BOB),
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn get_webhook_details_request_minimal_sends_the_plain_id() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &details_body())).await;
-    wire::client(&server)
-        .sdk()
-        .get_webhook_details()
-        .webhook_id("wh-1")
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::get("/v1/webhooks/wh-1/details"))
-        .await;
-}
-
-#[tokio::test]
 async fn get_webhook_details_success_decodes_the_full_registration() {
-    let server = MockServer::start_async().await;
-    let body = details_body();
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let hook = wire::client(&server)
-        .sdk()
+    let hook = wire::success!(details_body(), |sdk| sdk
         .get_webhook_details()
-        .webhook_id("wh-1")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .webhook_id("wh-1"));
     assert_eq!(hook.event_type, ["fs:add_file", "comment:*"]);
     assert_eq!(hook.auth_header.as_deref(), Some("Bearer delivery-secret"));
-    wire::assert_round_trip(&hook, &body);
-    assert_decoded!(hook);
-}
-
-#[tokio::test]
-async fn get_webhook_details_errors_decode_webhooks_format_including_unknown_hook_404() {
-    wire::assert_errors(
-        "getWebhookDetails",
-        &[401, 403, 404, 500],
-        |client| async move {
-            client
-                .sdk()
-                .get_webhook_details()
-                .webhook_id("wh-1")
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
 }
 
 #[tokio::test]
 async fn get_webhook_details_forward_compat_accepts_unknown_fields_status_and_event_names() {
-    let server = MockServer::start_async().await;
     let mut known = details_body();
     known["status"] = json!("suspended");
     known["eventType"] = json!(["user:create", "workflow:*"]);
-    let sent = wire::with_unknown_fields(&known, &[""]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let hook = wire::client(&server)
-        .sdk()
+    let hook = wire::forward_compat!(&known, &[""], |sdk| sdk
         .get_webhook_details()
-        .webhook_id("wh-1")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .webhook_id("wh-1"));
     assert_eq!(hook.status, Some(state("suspended")));
-    wire::assert_round_trip(&hook, &known);
 }
 
 // ------------------------------------------------------------------ getWebhookStatus
 
 #[tokio::test]
-async fn get_webhook_status_request_full_encodes_the_webhook_id() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &summary_body("enabled"))).await;
-    wire::bob(&server)
-        .sdk()
-        .get_webhook_status()
-        .webhook_id(AWKWARD_ID)
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::get(&format!("/v1/webhooks/{AWKWARD_ID_ENCODED}/status")).act_as(wire::BOB),
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn get_webhook_status_request_minimal_sends_the_plain_id() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &summary_body("enabled"))).await;
-    wire::client(&server)
-        .sdk()
-        .get_webhook_status()
-        .webhook_id("wh-1")
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::get("/v1/webhooks/wh-1/status"))
-        .await;
-}
-
-#[tokio::test]
 async fn get_webhook_status_success_decodes_id_expiry_and_status() {
-    let server = MockServer::start_async().await;
-    let body = summary_body("disabled");
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let summary = wire::client(&server)
-        .sdk()
+    let summary = wire::success!(summary_body("disabled"), |sdk| sdk
         .get_webhook_status()
-        .webhook_id("wh-1")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .webhook_id("wh-1"));
     assert_eq!(summary.status, state("disabled"));
-    wire::assert_round_trip(&summary, &body);
-    assert_decoded!(summary);
 }
 
 /// A success body that does not fit is a decode error naming the JSON path, with the body.
@@ -404,228 +164,44 @@ async fn get_webhook_status_success_with_a_mistyped_field_is_a_decode_error_nami
 }
 
 #[tokio::test]
-async fn get_webhook_status_errors_decode_webhooks_format_including_unknown_hook_404() {
-    wire::assert_errors(
-        "getWebhookStatus",
-        &[401, 403, 404, 500],
-        |client| async move {
-            client
-                .sdk()
-                .get_webhook_status()
-                .webhook_id("wh-1")
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
 async fn get_webhook_status_forward_compat_accepts_unknown_fields_and_an_unknown_status() {
-    let server = MockServer::start_async().await;
-    let known = summary_body("expired");
-    let sent = wire::with_unknown_fields(&known, &[""]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let summary = wire::client(&server)
-        .sdk()
+    let summary = wire::forward_compat!(&summary_body("expired"), &[""], |sdk| sdk
         .get_webhook_status()
-        .webhook_id("wh-1")
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .webhook_id("wh-1"));
     assert_eq!(summary.status, state("expired"));
-    wire::assert_round_trip(&summary, &known);
 }
 
 // ------------------------------------------------------------------ setWebhookStatus
 
 #[tokio::test]
-async fn set_webhook_status_request_full_encodes_the_id_and_sends_disabled() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &summary_body("disabled"))).await;
-    wire::bob(&server)
-        .sdk()
-        .set_webhook_status()
-        .webhook_id(AWKWARD_ID)
-        .body(types::WebhookStatusRequest::builder().status(state("disabled")))
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post(&format!("/v1/webhooks/{AWKWARD_ID_ENCODED}/status"))
-            .act_as(wire::BOB)
-            .json(json!({"status": "disabled"})),
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn set_webhook_status_request_minimal_sends_enabled() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &summary_body("enabled"))).await;
-    wire::client(&server)
-        .sdk()
-        .set_webhook_status()
-        .webhook_id("wh-1")
-        .body(types::WebhookStatusRequest::builder().status(state("enabled")))
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::post("/v1/webhooks/wh-1/status").json(json!({"status": "enabled"})))
-        .await;
-}
-
-#[tokio::test]
 async fn set_webhook_status_success_decodes_the_summary_with_the_new_status() {
-    let server = MockServer::start_async().await;
-    let body = summary_body("disabled");
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let summary = wire::client(&server)
-        .sdk()
+    let summary = wire::success!(summary_body("disabled"), |sdk| sdk
         .set_webhook_status()
         .webhook_id("wh-1")
-        .body(types::WebhookStatusRequest::builder().status(state("disabled")))
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .body(types::WebhookStatusRequest::builder().status(state("disabled"))));
     assert_eq!(summary.status, state("disabled"));
-    wire::assert_round_trip(&summary, &body);
-    assert_decoded!(summary);
-}
-
-#[tokio::test]
-async fn set_webhook_status_errors_decode_webhooks_format_including_invalid_status_400() {
-    wire::assert_errors(
-        "setWebhookStatus",
-        &[400, 401, 403, 404, 500],
-        |client| async move {
-            client
-                .sdk()
-                .set_webhook_status()
-                .webhook_id("wh-1")
-                .body(types::WebhookStatusRequest::builder().status(state("enabled")))
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
 }
 
 #[tokio::test]
 async fn set_webhook_status_forward_compat_accepts_unknown_fields_and_an_unknown_status() {
-    let server = MockServer::start_async().await;
-    let known = summary_body("disabled_by_admin");
-    let sent = wire::with_unknown_fields(&known, &[""]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let summary = wire::client(&server)
-        .sdk()
+    let summary = wire::forward_compat!(&summary_body("disabled_by_admin"), &[""], |sdk| sdk
         .set_webhook_status()
         .webhook_id("wh-1")
-        .body(types::WebhookStatusRequest::builder().status(state("disabled")))
-        .send()
-        .await
-        .unwrap()
-        .into_inner();
+        .body(types::WebhookStatusRequest::builder().status(state("disabled"))));
     assert_eq!(summary.status, state("disabled_by_admin"));
-    wire::assert_round_trip(&summary, &known);
 }
 
 // ------------------------------------------------------------------ updateWebhook
 
 #[tokio::test]
-async fn update_webhook_request_full_encodes_the_id_and_sends_every_field() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::status(200)).await;
-    wire::bob(&server)
-        .sdk()
-        .update_webhook()
-        .webhook_id(AWKWARD_ID)
-        .body(
-            update(HOOK_URL)
-                .event_type(filters(&["permission:*", "meta:add_metadata_key"]))
-                .path(Some("/Shared/Contracts".parse().unwrap()))
-                .auth_header("Bearer rotated-secret".to_string())
-                .status(state("disabled")),
-        )
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::put(&format!("/v1/webhooks/{AWKWARD_ID_ENCODED}"))
-            .accept_any()
-            .act_as(wire::BOB)
-            .json(json!({
-                "url": HOOK_URL,
-                "eventType": ["permission:*", "meta:add_metadata_key"],
-                "path": "/Shared/Contracts",
-                "authHeader": "Bearer rotated-secret",
-                "status": "disabled"
-            })),
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn update_webhook_request_minimal_sends_only_the_url() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::status(200)).await;
-    wire::client(&server)
-        .sdk()
-        .update_webhook()
-        .webhook_id("wh-1")
-        .body(update(HOOK_URL))
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::put("/v1/webhooks/wh-1")
-            .accept_any()
-            .json(json!({"url": HOOK_URL})),
-    )
-    .await;
-}
-
-#[tokio::test]
 async fn update_webhook_success_is_a_200_without_content() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::status(200)).await;
-    let response = wire::client(&server)
-        .sdk()
+    let (response, calls) = wire::answered!(client, Reply::status(200), |sdk| sdk
         .update_webhook()
         .webhook_id("wh-1")
-        .body(update(HOOK_URL))
-        .send()
-        .await
-        .unwrap();
+        .body(update(HOOK_URL)));
     assert_eq!(response.status(), 200);
     let () = response.into_inner();
-    assert_eq!(seen.calls().await, 1);
-}
-
-#[tokio::test]
-async fn update_webhook_errors_decode_webhooks_format() {
-    wire::assert_errors(
-        "updateWebhook",
-        &[400, 401, 403, 404, 500],
-        |client| async move {
-            client
-                .sdk()
-                .update_webhook()
-                .webhook_id("wh-1")
-                .body(update(HOOK_URL))
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
+    assert_eq!(calls, 1);
 }
 
 /// The update answers without content; a body added later is not read.
@@ -648,72 +224,13 @@ async fn update_webhook_forward_compat_ignores_a_body_on_the_200() {
 // ------------------------------------------------------------------ deleteWebhook
 
 #[tokio::test]
-async fn delete_webhook_request_full_encodes_the_webhook_id() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::status(204)).await;
-    wire::bob(&server)
-        .sdk()
-        .delete_webhook()
-        .webhook_id(AWKWARD_ID)
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::delete(&format!("/v1/webhooks/{AWKWARD_ID_ENCODED}"))
-            .accept_any()
-            .act_as(wire::BOB),
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn delete_webhook_request_minimal_sends_no_body_and_accepts_anything() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::status(204)).await;
-    wire::client(&server)
-        .sdk()
-        .delete_webhook()
-        .webhook_id("wh-1")
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::delete("/v1/webhooks/wh-1").accept_any())
-        .await;
-}
-
-#[tokio::test]
 async fn delete_webhook_success_is_a_204_without_content() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::status(204)).await;
-    let response = wire::client(&server)
-        .sdk()
+    let (response, calls) = wire::answered!(client, Reply::status(204), |sdk| sdk
         .delete_webhook()
-        .webhook_id("wh-1")
-        .send()
-        .await
-        .unwrap();
+        .webhook_id("wh-1"));
     assert_eq!(response.status(), 204);
     let () = response.into_inner();
-    assert_eq!(seen.calls().await, 1);
-}
-
-#[tokio::test]
-async fn delete_webhook_errors_decode_webhooks_format_including_unknown_hook_404() {
-    wire::assert_errors(
-        "deleteWebhook",
-        &[401, 403, 404, 500],
-        |client| async move {
-            client
-                .sdk()
-                .delete_webhook()
-                .webhook_id("wh-1")
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
-    )
-    .await;
+    assert_eq!(calls, 1);
 }
 
 /// The 204 has no body to extend; headers the reference does not name do not disturb it.
@@ -732,4 +249,160 @@ async fn delete_webhook_forward_compat_ignores_unknown_headers_on_the_204() {
         .await
         .unwrap();
     assert_eq!(response.status(), 204);
+}
+
+// ------------------------------------------------------------------ the exact requests
+
+// One call of each operation and the exact request it must become: every field and header in
+// the full form, only what is required in the minimal one.
+wire::request_tests! {
+    create_webhook_request_full_sends_url_event_types_paths_and_auth_header:
+        bob, Reply::json(201, &summary_body("enabled")),
+        |sdk| sdk
+            .create_webhook()
+            .body(
+                create(HOOK_URL)
+                    .event_type(filters(&["fs:add_file", "fs:*", "group:create"]))
+                    .path(Some("/Shared/Contracts,/Shared/Legal".parse().unwrap()))
+                    .auth_header("Bearer delivery-secret".to_string()),
+            )
+        => Expect::post("/v1/webhooks").act_as(wire::BOB).json(json!({
+        "url": HOOK_URL,
+        "eventType": ["fs:add_file", "fs:*", "group:create"],
+        "path": "/Shared/Contracts,/Shared/Legal",
+        "authHeader": "Bearer delivery-secret"
+    }));
+
+    /// An omitted `eventType` means all events; an empty array would be refused (at least one
+    /// item if given), so none is sent.
+    create_webhook_request_minimal_sends_only_the_url:
+        client, Reply::json(201, &summary_body("enabled")),
+        |sdk| sdk.create_webhook().body(create(HOOK_URL))
+        => Expect::post("/v1/webhooks").json(json!({"url": HOOK_URL}));
+
+    list_webhooks_request_full_through_a_view_sends_the_impersonation_header:
+        bob_by_email, Reply::json(200, &list_body()),
+        |sdk| sdk.list_webhooks()
+        => Expect::get("/v1/webhooks").act_as_email(wire::BOB_EMAIL);
+
+    list_webhooks_request_minimal_sends_no_query_and_no_body:
+        client, Reply::json(200, &list_body()),
+        |sdk| sdk.list_webhooks()
+        => Expect::get("/v1/webhooks");
+
+    get_webhook_details_request_full_encodes_the_webhook_id:
+        bob, Reply::json(200, &details_body()),
+        |sdk| sdk.get_webhook_details().webhook_id(AWKWARD_ID)
+        => Expect::get(&format!("/v1/webhooks/{AWKWARD_ID_ENCODED}/details")).act_as(wire::BOB);
+
+    get_webhook_details_request_minimal_sends_the_plain_id:
+        client, Reply::json(200, &details_body()),
+        |sdk| sdk.get_webhook_details().webhook_id("wh-1")
+        => Expect::get("/v1/webhooks/wh-1/details");
+
+    get_webhook_status_request_full_encodes_the_webhook_id:
+        bob, Reply::json(200, &summary_body("enabled")),
+        |sdk| sdk.get_webhook_status().webhook_id(AWKWARD_ID)
+        => Expect::get(&format!("/v1/webhooks/{AWKWARD_ID_ENCODED}/status")).act_as(wire::BOB);
+
+    get_webhook_status_request_minimal_sends_the_plain_id:
+        client, Reply::json(200, &summary_body("enabled")),
+        |sdk| sdk.get_webhook_status().webhook_id("wh-1")
+        => Expect::get("/v1/webhooks/wh-1/status");
+
+    set_webhook_status_request_full_encodes_the_id_and_sends_disabled:
+        bob, Reply::json(200, &summary_body("disabled")),
+        |sdk| sdk
+            .set_webhook_status()
+            .webhook_id(AWKWARD_ID)
+            .body(types::WebhookStatusRequest::builder().status(state("disabled")))
+        => Expect::post(&format!("/v1/webhooks/{AWKWARD_ID_ENCODED}/status"))
+            .act_as(wire::BOB)
+            .json(json!({"status": "disabled"}));
+
+    set_webhook_status_request_minimal_sends_enabled:
+        client, Reply::json(200, &summary_body("enabled")),
+        |sdk| sdk
+            .set_webhook_status()
+            .webhook_id("wh-1")
+            .body(types::WebhookStatusRequest::builder().status(state("enabled")))
+        => Expect::post("/v1/webhooks/wh-1/status").json(json!({"status": "enabled"}));
+
+    update_webhook_request_full_encodes_the_id_and_sends_every_field:
+        bob, Reply::status(200),
+        |sdk| sdk
+            .update_webhook()
+            .webhook_id(AWKWARD_ID)
+            .body(
+                update(HOOK_URL)
+                    .event_type(filters(&["permission:*", "meta:add_metadata_key"]))
+                    .path(Some("/Shared/Contracts".parse().unwrap()))
+                    .auth_header("Bearer rotated-secret".to_string())
+                    .status(state("disabled")),
+            )
+        => Expect::put(&format!("/v1/webhooks/{AWKWARD_ID_ENCODED}"))
+            .accept_any()
+            .act_as(wire::BOB)
+            .json(json!({
+                "url": HOOK_URL,
+                "eventType": ["permission:*", "meta:add_metadata_key"],
+                "path": "/Shared/Contracts",
+                "authHeader": "Bearer rotated-secret",
+                "status": "disabled"
+            }));
+
+    update_webhook_request_minimal_sends_only_the_url:
+        client, Reply::status(200),
+        |sdk| sdk.update_webhook().webhook_id("wh-1").body(update(HOOK_URL))
+        => Expect::put("/v1/webhooks/wh-1")
+            .accept_any()
+            .json(json!({"url": HOOK_URL}));
+
+    delete_webhook_request_full_encodes_the_webhook_id:
+        bob, Reply::status(204),
+        |sdk| sdk.delete_webhook().webhook_id(AWKWARD_ID)
+        => Expect::delete(&format!("/v1/webhooks/{AWKWARD_ID_ENCODED}"))
+            .accept_any()
+            .act_as(wire::BOB);
+
+    delete_webhook_request_minimal_sends_no_body_and_accepts_anything:
+        client, Reply::status(204),
+        |sdk| sdk.delete_webhook().webhook_id("wh-1")
+        => Expect::delete("/v1/webhooks/wh-1").accept_any();
+}
+
+// ------------------------------------------------------------------ the documented errors
+
+// The error statuses the reference documents for each operation, in the area's format.
+wire::error_tests! {
+    create_webhook_errors_decode_webhooks_format_including_quota_409:
+        "createWebhook", [400, 401, 403, 409, 500],
+        |sdk| sdk.create_webhook().body(create(HOOK_URL));
+
+    list_webhooks_errors_decode_webhooks_format:
+        "listWebhooks", [401, 403, 500],
+        |sdk| sdk.list_webhooks();
+
+    get_webhook_details_errors_decode_webhooks_format_including_unknown_hook_404:
+        "getWebhookDetails", [401, 403, 404, 500],
+        |sdk| sdk.get_webhook_details().webhook_id("wh-1");
+
+    get_webhook_status_errors_decode_webhooks_format_including_unknown_hook_404:
+        "getWebhookStatus", [401, 403, 404, 500],
+        |sdk| sdk.get_webhook_status().webhook_id("wh-1");
+
+    set_webhook_status_errors_decode_webhooks_format_including_invalid_status_400:
+        "setWebhookStatus", [400, 401, 403, 404, 500],
+        |sdk| sdk
+            .set_webhook_status()
+            .webhook_id("wh-1")
+            .body(types::WebhookStatusRequest::builder().status(state("enabled")));
+
+    update_webhook_errors_decode_webhooks_format:
+        "updateWebhook", [400, 401, 403, 404, 500],
+        |sdk| sdk.update_webhook().webhook_id("wh-1").body(update(HOOK_URL));
+
+    delete_webhook_errors_decode_webhooks_format_including_unknown_hook_404:
+        "deleteWebhook", [401, 403, 404, 500],
+        |sdk| sdk.delete_webhook().webhook_id("wh-1");
 }

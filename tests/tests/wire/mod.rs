@@ -5,8 +5,13 @@
 //! operation must send (method, encoded path, raw query, every header, JSON body);
 //! [`assert_errors`] walks the error statuses the reference documents for an operation, each
 //! in the area's error format; [`assert_decoded!`] snapshots a decoded success body with ids
-//! and times redacted, after [`assert_round_trip`] has shown that no field was lost. A test that
-//! only needs one operation answered (not the exact request recorded) uses the typed mocks of
+//! and times redacted, after [`assert_round_trip`] has shown that no field was lost. The shapes
+//! that repeat from operation to operation are tables: [`request_tests!`] (one call, the exact
+//! request), [`error_tests!`] (the documented errors), [`decoded!`] (one call's decoded success)
+//! [`success!`] (that, round-tripped and snapshotted), [`forward_compat!`] (unknown fields
+//! ignored) and [`answered!`] (one call's response and the count of requests), each row named
+//! after its test. A test
+//! that only needs one operation answered (not the exact request recorded) uses the typed mocks of
 //! `pubapi-httpmock` instead (`server.get_audit_job(|when, then| ..)`).
 //!
 //! Test names follow `<operation>_<point>_<behaviour>` (the operation's generated method name,
@@ -16,7 +21,7 @@
 //! of tests (`wire/lists/<file>.snap`, checked against the test harness).
 
 // Each test file uses a part of the helpers.
-#![allow(dead_code)]
+#![allow(dead_code, unused_macros)]
 
 use httpmock::{HttpMockRequest, Mock, MockServer};
 use pubapi_sdk::operations::{self, Operation};
@@ -362,6 +367,127 @@ impl Expect {
         self
     }
 }
+
+// ------------------------------------------------------------------ tables of tests
+
+/// Tests that send one call and check the exact request it became, one row a test: its
+/// name (and doc), the client that sends (a function of this module: `client`, `bob`,
+/// `bob_by_email`), the [`Reply`], the call on the generated client up to `.send()` (the
+/// closure's argument is `client.sdk()`) and the [`Expect`]ed request.
+///
+/// ```text
+/// request_tests! {
+///     /// No sort given, no query sent.
+///     list_agents_request_minimal_sends_no_query:
+///         client, Reply::json(200, &agents_body()),
+///         |sdk| sdk.list_agents()
+///         => Expect::get("/v1/ai/agents/list");
+/// }
+/// ```
+macro_rules! request_tests {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident: $view:ident, $reply:expr, |$sdk:ident| $call:expr => $expect:expr;
+    )*) => {$(
+        $(#[$doc])*
+        #[tokio::test]
+        async fn $name() {
+            let server = httpmock::MockServer::start_async().await;
+            let seen = $crate::wire::serve(&server, $reply).await;
+            let client = $crate::wire::$view(&server);
+            let $sdk = client.sdk();
+            $call.send().await.unwrap();
+            seen.assert_only($expect).await;
+        }
+    )*};
+}
+#[allow(unused_imports)]
+pub(crate) use request_tests;
+
+/// Tests of the documented error statuses of an operation ([`assert_errors`]), one row a
+/// test: its name (and doc), the operation id, the statuses the reference documents and the
+/// call on the generated client up to `.send()` (the closure's argument is `client.sdk()`).
+macro_rules! error_tests {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident: $operation:expr, $statuses:expr, |$sdk:ident| $call:expr;
+    )*) => {$(
+        $(#[$doc])*
+        #[tokio::test]
+        async fn $name() {
+            $crate::wire::assert_errors($operation, &$statuses, |client| async move {
+                let $sdk = client.sdk();
+                $call.send().await.map_err(pubapi_sdk_ext::Error::from).map(drop)
+            })
+            .await;
+        }
+    )*};
+}
+#[allow(unused_imports)]
+pub(crate) use error_tests;
+
+/// The decoded success of one call on the generated client (up to `.send()`; the closure's
+/// argument is `client.sdk()`), sent by [`client`] to a server answering `reply`.
+macro_rules! decoded {
+    ($reply:expr, |$sdk:ident| $call:expr $(,)?) => {{
+        let server = httpmock::MockServer::start_async().await;
+        let _seen = $crate::wire::serve(&server, $reply).await;
+        let client = $crate::wire::client(&server);
+        let $sdk = client.sdk();
+        $call.send().await.unwrap().into_inner()
+    }};
+}
+#[allow(unused_imports)]
+pub(crate) use decoded;
+
+/// The decoded success of one call (as [`decoded!`]) answered with status 200 and `body`,
+/// after checking that it serializes back to exactly `body` ([`assert_round_trip`]) and
+/// snapshotting it ([`assert_decoded!`], named after the test); the test goes on with the
+/// checks of its own fields.
+macro_rules! success {
+    ($body:expr, |$sdk:ident| $call:expr $(,)?) => {{
+        let body: serde_json::Value = $body;
+        let decoded = $crate::wire::decoded!($crate::wire::Reply::json(200, &body), |$sdk| $call);
+        $crate::wire::assert_round_trip(&decoded, &body);
+        $crate::wire::assert_decoded!(decoded);
+        decoded
+    }};
+}
+#[allow(unused_imports)]
+pub(crate) use success;
+
+/// The decoded success of one call (as [`decoded!`]) answered with status 200 and `known`
+/// grown by an unknown field at each JSON pointer of `at` ([`with_unknown_fields`]), after
+/// checking that it serializes back to exactly `known`: the unknown fields are ignored, and
+/// nothing known is lost.
+macro_rules! forward_compat {
+    ($known:expr, $at:expr, |$sdk:ident| $call:expr $(,)?) => {{
+        let known: &serde_json::Value = $known;
+        let sent = $crate::wire::with_unknown_fields(known, $at);
+        let decoded = $crate::wire::decoded!($crate::wire::Reply::json(200, &sent), |$sdk| $call);
+        $crate::wire::assert_round_trip(&decoded, known);
+        decoded
+    }};
+}
+#[allow(unused_imports)]
+pub(crate) use forward_compat;
+
+/// One call on the generated client (up to `.send()`; the closure's argument is
+/// `client.sdk()`), sent by `view` (a function of this module: `client`,
+/// `single_attempt_client`, …) to a server answering `reply`: the response, unwrapped, and how
+/// many requests arrived.
+macro_rules! answered {
+    ($view:ident, $reply:expr, |$sdk:ident| $call:expr $(,)?) => {{
+        let server = httpmock::MockServer::start_async().await;
+        let seen = $crate::wire::serve(&server, $reply).await;
+        let client = $crate::wire::$view(&server);
+        let $sdk = client.sdk();
+        let response = $call.send().await.unwrap();
+        (response, seen.calls().await)
+    }};
+}
+#[allow(unused_imports)]
+pub(crate) use answered;
 
 // ------------------------------------------------------------------ success bodies
 
