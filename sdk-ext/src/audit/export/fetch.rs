@@ -5,7 +5,9 @@
 use super::files::ReadSoFar;
 use super::state::PendingJob;
 use super::{DailyExport, DayError, ExportDay, ExportError};
-use crate::audit::{AuditJob, ReportLocation};
+use crate::audit::{
+    AuditJob, ReportLocation, create_audit_report, remove_audit_report, wait_for_audit_job,
+};
 use crate::error::Error;
 use crate::limits::LimitClass;
 use crate::prelude::*;
@@ -91,7 +93,7 @@ impl DailyExport {
         let left = if self.keep_reports {
             None
         } else {
-            match self.client.audit().remove(&at).await {
+            match remove_audit_report(&self.client, &at).await {
                 Ok(()) => None,
                 Err(error) => {
                     tracing::warn!(report = %at.id, %error, "the day's report was not deleted");
@@ -147,10 +149,7 @@ impl DailyExport {
                     ExportError::InvalidRequest(e) => DayError::Api(e),
                     other => DayError::Api(Error::invalid_input("date_start", other.to_string())),
                 })?;
-                let job = self
-                    .client
-                    .audit()
-                    .create(request)
+                let job = create_audit_report(&self.client, request)
                     .await
                     .map_err(DayError::Api)?;
                 let job = PendingJob {
@@ -181,7 +180,7 @@ impl DailyExport {
             kind: self.kind,
             format: self.format.api_format(),
         };
-        let outcome = self.client.audit().wait(&asked, self.wait.clone()).await;
+        let outcome = wait_for_audit_job(&self.client, &asked, self.wait.clone()).await;
         Ok((job, outcome))
     }
 
@@ -195,7 +194,7 @@ impl DailyExport {
             kind: self.kind,
             id: job.id.clone(),
         };
-        if let Err(error) = self.client.audit().remove(&at).await {
+        if let Err(error) = remove_audit_report(&self.client, &at).await {
             tracing::debug!(report = %at.id, %error, "a recorded job's report was not deleted");
         }
     }

@@ -3,7 +3,9 @@
 //! earlier run stopped.
 
 use super::{DailyExport, DayError, ExportFormat};
-use crate::audit::{CsvError, ReportLocation, ReportRead};
+use crate::audit::{
+    CsvError, ReportLocation, ReportRead, audit_report_csv, audit_report_events_as_sent,
+};
 use futures_util::StreamExt;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -45,7 +47,9 @@ impl DailyExport {
                 let mut file = tokio::fs::File::create(&part.path)
                     .await
                     .map_err(DayError::Write)?;
-                let report = self.client.audit().csv(at).await.map_err(DayError::Api)?;
+                let report = audit_report_csv(&self.client, at)
+                    .await
+                    .map_err(DayError::Api)?;
                 let bytes = report.copy_to(&mut file).await.map_err(|e| match e {
                     CsvError::Write(e) => DayError::Write(e),
                     other => DayError::Download(other),
@@ -60,7 +64,7 @@ impl DailyExport {
                     offset: so_far.events,
                 };
                 // As sent: every field the server sent, in its order and spelling.
-                let mut events = self.client.audit().events_as_sent(at.clone(), read);
+                let mut events = audit_report_events_as_sent(&self.client, at.clone(), read);
                 let mut writer = tokio::io::BufWriter::new(&mut file);
                 let stopped = loop {
                     let event = match events.next().await {

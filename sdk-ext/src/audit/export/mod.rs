@@ -76,6 +76,8 @@
 //! downloaded into its `.part` file and renamed in `files`, and recorded in `state`. The
 //! builder, the formats and each day's request are in `plan`; the errors in `error`.
 //! Uses go one way: `day` ← `error` ← `plan` ← `files` ← `state`, `claim` ← `fetch` ← here.
+//! The export calls the audit functions of [`crate::audit`] (the layer `client.audit()`
+//! calls into), never the handle: nothing `api/` builds on reaches back into `api/`.
 
 mod claim;
 mod day;
