@@ -2,10 +2,11 @@
 //! exit codes, messages and hints.
 
 use super::ExportArgs;
-use super::kinds::{COMMON, Shape, kinds};
+use super::kinds::{COMMON, kinds};
 use super::report::WAIT_DEADLINE;
 use crate::Session;
 use crate::failure::{Exit, Failure};
+use pubapi_sdk::audit_kinds::FilterShape;
 use pubapi_sdk::types::AuditReportKind;
 use pubapi_sdk_ext::audit::{
     AuditRequest, AuditWait, DailyExport, DayError, ExportDay, ExportError, ExportFormat, Start,
@@ -23,19 +24,16 @@ pub(super) struct ExportSettings {
 pub(super) fn export_settings(args: &ExportArgs) -> Result<ExportSettings, Failure> {
     let kind_spec = kinds()
         .iter()
-        .find(|k| k.name == args.kind)
+        .find(|k| k.name() == args.kind)
         .ok_or_else(|| {
-            let known: Vec<&str> = kinds().iter().map(|k| k.name.as_str()).collect();
+            let known: Vec<&str> = kinds().iter().map(|k| k.name()).collect();
             Failure::usage(format!(
                 "`{}` is not a report kind; kinds: {}",
                 args.kind,
                 known.join(", ")
             ))
         })?;
-    let kind: AuditReportKind = kind_spec
-        .name
-        .parse()
-        .map_err(|_| Failure::usage(format!("unknown report kind {}", kind_spec.name)))?;
+    let kind = kind_spec.kind.kind;
     let start = match (&args.since, args.since_last) {
         (Some(since), false) => Start::Since(ExportDay::parse(since).ok_or_else(|| {
             Failure::usage(format!(
@@ -71,11 +69,11 @@ pub(super) fn export_settings(args: &ExportArgs) -> Result<ExportSettings, Failu
     // A required list of known values left out means all of them, as in `audit <kind>`.
     for filter in &kind_spec.filters {
         if filter.required
-            && matches!(filter.shape, Shape::List { .. })
+            && matches!(filter.shape, FilterShape::List { .. })
             && !filter.values.is_empty()
-            && !filters.contains_key(&filter.name)
+            && !filters.contains_key(filter.name)
         {
-            filters.insert(filter.name.clone(), json!(filter.values));
+            filters.insert(filter.name.to_string(), json!(filter.values));
         }
     }
     let probe = json!({"format": "csv", "date_start": "2026-01-01T00:00:00Z", "date_end": "2026-01-02T00:00:00Z"});

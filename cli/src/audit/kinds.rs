@@ -5,7 +5,7 @@ use super::AuditCommand;
 use crate::failure::Failure;
 use clap::builder::PossibleValuesParser;
 use clap::{Arg, ArgAction, ArgMatches, Command};
-use pubapi_sdk::types::AuditReportKind;
+use pubapi_sdk::audit_kinds::{self, AuditKind, Filter, FilterShape};
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::audit::{AuditDate, AuditRequest};
 use pubapi_sdk_ext::error::InputError;
@@ -16,134 +16,38 @@ use std::sync::OnceLock;
 /// The fields every kind has, which are the common flags `--from`, `--to` and `--format`.
 pub(super) const COMMON: [&str; 3] = ["format", "date_start", "date_end"];
 
-/// One filter of a kind's request, from its schema.
-#[derive(Debug, Clone)]
-pub(super) struct Filter {
-    /// The property name (`access_points`).
-    pub(super) name: String,
-    /// `array`, `boolean`, `integer` or `string`.
-    pub(super) shape: Shape,
-    /// The enum's values, when the schema lists them.
-    pub(super) values: Vec<String>,
-    /// The description's first sentence.
-    pub(super) help: String,
-    /// In the schema's `required`.
-    pub(super) required: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Shape {
-    List { integers: bool },
-    Flag,
-    Integer,
-    Text,
-}
-
-/// One report kind: its path segment, summary and filters.
-#[derive(Debug, Clone)]
-pub(super) struct Kind {
-    pub(super) name: String,
-    pub(super) summary: String,
-    pub(super) filters: Vec<Filter>,
-}
-
-fn spec() -> &'static Value {
-    static SPEC: OnceLock<Value> = OnceLock::new();
-    SPEC.get_or_init(|| serde_yaml::from_str(pubapi_sdk::SPEC_YAML).unwrap_or(Value::Null))
-}
-
-fn resolve<'a>(spec: &'a Value, schema: &'a Value) -> &'a Value {
-    match schema["$ref"].as_str() {
-        Some(reference) => {
-            let name = reference.rsplit('/').next().unwrap_or_default();
-            &spec["components"]["schemas"][name]
-        }
-        None => schema,
-    }
-}
-
-fn first_sentence(text: &str) -> String {
-    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match text.find(". ") {
-        Some(end) => text[..=end].to_string(),
-        None => text,
-    }
-}
-
-/// The values a schema lists: its `enum`, or the reference's spellings of a value the spec
-/// takes in any letter case (`x-pubapi-spellings`, which the SDK sends).
-fn enum_values(spec: &Value, schema: &Value) -> Vec<String> {
-    let schema = resolve(spec, schema);
-    schema["enum"]
-        .as_array()
-        .or_else(|| schema["x-pubapi-spellings"].as_array())
-        .map(|values| {
-            values
-                .iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The 14 kinds, in the spec's order.
+/// The 14 kinds, from the SDK's table of them (`pubapi_sdk::audit_kinds`, generated from the
+/// spec), sorted by name, each with its filters sorted by name: the order of the help.
 pub(super) fn kinds() -> &'static [Kind] {
     static KINDS: OnceLock<Vec<Kind>> = OnceLock::new();
     KINDS.get_or_init(|| {
-        let spec = spec();
-        let Some(paths) = spec["paths"].as_object() else {
-            return Vec::new();
-        };
-        paths
+        let mut kinds: Vec<Kind> = audit_kinds::ALL
             .iter()
-            .filter_map(|(path, item)| {
-                let name = path.strip_prefix("/v1/audit/")?;
-                let post = item.get("post")?;
-                if name.contains('/') || name.contains('{') {
-                    return None;
-                }
-                let schema = resolve(
-                    spec,
-                    &post["requestBody"]["content"]["application/json"]["schema"],
-                );
-                let required: Vec<&str> = schema["required"]
-                    .as_array()
-                    .map(|r| r.iter().filter_map(Value::as_str).collect())
-                    .unwrap_or_default();
-                let filters = schema["properties"]
-                    .as_object()?
-                    .iter()
-                    .filter(|(property, _)| !COMMON.contains(&property.as_str()))
-                    .map(|(property, field)| {
-                        let field = resolve(spec, field);
-                        let (shape, values) = match field["type"].as_str() {
-                            Some("array") => (
-                                Shape::List {
-                                    integers: resolve(spec, &field["items"])["type"] == "integer",
-                                },
-                                enum_values(spec, &field["items"]),
-                            ),
-                            Some("boolean") => (Shape::Flag, Vec::new()),
-                            Some("integer") => (Shape::Integer, Vec::new()),
-                            _ => (Shape::Text, enum_values(spec, field)),
-                        };
-                        Filter {
-                            name: property.clone(),
-                            shape,
-                            values,
-                            help: first_sentence(field["description"].as_str().unwrap_or("")),
-                            required: required.contains(&property.as_str()),
-                        }
-                    })
-                    .collect();
-                Some(Kind {
-                    name: name.to_string(),
-                    summary: post["summary"].as_str().unwrap_or(name).to_string(),
-                    filters,
-                })
+            .map(|kind| {
+                let mut filters = kind.filters.to_vec();
+                filters.sort_by_key(|f| f.name);
+                Kind { kind, filters }
             })
-            .collect()
+            .collect();
+        kinds.sort_by_key(|k| k.kind.name);
+        kinds
     })
+}
+
+/// One report kind and its filters in the order of its flags.
+#[derive(Debug)]
+pub(super) struct Kind {
+    /// The kind: its name, operation, summary and precision.
+    pub(super) kind: &'static AuditKind,
+    /// Its filters, sorted by name.
+    pub(super) filters: Vec<Filter>,
+}
+
+impl Kind {
+    /// The kind's name, as in the paths (the subcommand).
+    pub(super) fn name(&self) -> &'static str {
+        self.kind.name
+    }
 }
 
 pub(super) fn flag_name(property: &str) -> String {
@@ -154,10 +58,11 @@ pub(super) fn kind_command(kind: &Kind) -> Command {
     let example = format!(
         "Example:\n  pubapi --sandbox audit {} --from 2026-01-01 --to 2026-02-01 --format csv \
          --out {}.csv",
-        kind.name, kind.name
+        kind.name(),
+        kind.name()
     );
-    let mut command = Command::new(kind.name.clone())
-        .about(kind.summary.clone())
+    let mut command = Command::new(kind.name())
+        .about(kind.kind.summary)
         .after_help(example)
         .arg(
             Arg::new("date_start")
@@ -176,33 +81,33 @@ pub(super) fn kind_command(kind: &Kind) -> Command {
         .arg(format_arg())
         .arg(out_arg());
     for filter in &kind.filters {
-        let mut arg = Arg::new(filter.name.clone())
-            .long(flag_name(&filter.name))
-            .help(filter.help.clone());
+        let mut arg = Arg::new(filter.name)
+            .long(flag_name(filter.name))
+            .help(filter.help);
         // A required list of known values (the logins report's `events`) means all of them
         // unless narrowed; any other required filter must be given.
         arg = match filter.shape {
-            Shape::List { .. } if filter.required && !filter.values.is_empty() => {
-                arg.default_values(filter.values.clone())
+            FilterShape::List { .. } if filter.required && !filter.values.is_empty() => {
+                arg.default_values(filter.values)
             }
             _ => arg.required(filter.required),
         };
         arg = match filter.shape {
-            Shape::List { .. } => arg
+            FilterShape::List { .. } => arg
                 .action(ArgAction::Append)
                 .value_delimiter(',')
                 .value_name("VALUE"),
-            Shape::Flag => arg
+            FilterShape::Flag => arg
                 .num_args(0..=1)
                 .require_equals(true)
                 .default_missing_value("true")
                 .value_parser(clap::value_parser!(bool))
                 .value_name("BOOL"),
-            Shape::Integer => arg.value_parser(clap::value_parser!(i64)).value_name("N"),
-            Shape::Text => arg.value_name("VALUE"),
+            FilterShape::Integer => arg.value_parser(clap::value_parser!(i64)).value_name("N"),
+            FilterShape::Text => arg.value_name("VALUE"),
         };
-        if !filter.values.is_empty() && filter.shape != Shape::Flag {
-            arg = arg.value_parser(PossibleValuesParser::new(filter.values.clone()));
+        if !filter.values.is_empty() && filter.shape != FilterShape::Flag {
+            arg = arg.value_parser(PossibleValuesParser::new(filter.values));
         }
         command = command.arg(arg);
     }
@@ -249,28 +154,25 @@ pub(super) fn request_of(kind: &Kind, matches: &ArgMatches) -> Result<AuditComma
         dates.push(value);
     }
     for filter in &kind.filters {
-        let id = filter.name.as_str();
+        let id = filter.name;
         let value = match filter.shape {
-            Shape::List { integers } => match matches.get_many::<String>(id) {
+            FilterShape::List { integers } => match matches.get_many::<String>(id) {
                 Some(values) => Some(Value::Array(
                     values
-                        .map(|v| list_item(v, integers, &filter.name))
+                        .map(|v| list_item(v, integers, filter.name))
                         .collect::<Result<_, _>>()?,
                 )),
                 None => None,
             },
-            Shape::Flag => matches.get_one::<bool>(id).map(|b| json!(b)),
-            Shape::Integer => matches.get_one::<i64>(id).map(|n| json!(n)),
-            Shape::Text => matches.get_one::<String>(id).map(|s| json!(s)),
+            FilterShape::Flag => matches.get_one::<bool>(id).map(|b| json!(b)),
+            FilterShape::Integer => matches.get_one::<i64>(id).map(|n| json!(n)),
+            FilterShape::Text => matches.get_one::<String>(id).map(|s| json!(s)),
         };
         if let Some(value) = value {
-            body.insert(filter.name.clone(), value);
+            body.insert(filter.name.to_string(), value);
         }
     }
-    let kind_id: AuditReportKind = kind
-        .name
-        .parse()
-        .map_err(|_| Failure::usage(format!("unknown report kind {}", kind.name)))?;
+    let kind_id = kind.kind.kind;
     let request = AuditRequest::from_json(kind_id, Value::Object(body)).map_err(in_flags)?;
     let to = dates.pop().unwrap_or_default();
     let from = dates.pop().unwrap_or_default();

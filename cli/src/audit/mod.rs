@@ -156,7 +156,7 @@ impl FromArgMatches for AuditCommand {
         let Some((name, sub)) = matches.subcommand() else {
             return Err(clap::Error::new(clap::error::ErrorKind::MissingSubcommand));
         };
-        match kinds().iter().find(|k| k.name == name) {
+        match kinds().iter().find(|k| k.name() == name) {
             Some(kind) => request_of(kind, sub).map_err(|failure| {
                 clap::Error::raw(clap::error::ErrorKind::ValueValidation, failure.message)
             }),
@@ -188,7 +188,7 @@ impl Subcommand for AuditCommand {
     }
 
     fn has_subcommand(name: &str) -> bool {
-        kinds().iter().any(|k| k.name == name) || JobCommand::has_subcommand(name)
+        kinds().iter().any(|k| k.name() == name) || JobCommand::has_subcommand(name)
     }
 }
 
@@ -293,14 +293,14 @@ pub async fn run(session: &Session, command: AuditCommand) -> Result<(), Failure
 
 #[cfg(test)]
 mod tests {
-    use super::kinds::Shape;
+    use pubapi_sdk::audit_kinds::FilterShape;
     use super::*;
     use crate::failure::Exit;
     use clap::Parser;
 
     #[test]
     fn every_kind_of_the_spec_is_a_subcommand() {
-        let names: Vec<&str> = kinds().iter().map(|k| k.name.as_str()).collect();
+        let names: Vec<&str> = kinds().iter().map(|k| k.name()).collect();
         assert_eq!(names.len(), 14, "{names:?}");
         for name in names {
             assert!(name.parse::<AuditReportKind>().is_ok(), "{name}");
@@ -309,11 +309,11 @@ mod tests {
 
     #[test]
     fn filters_come_with_their_enums_and_required_marks() {
-        let logins = kinds().iter().find(|k| k.name == "logins").unwrap();
+        let logins = kinds().iter().find(|k| k.name() == "logins").unwrap();
         let events = logins.filters.iter().find(|f| f.name == "events").unwrap();
         assert!(events.required);
         assert!(
-            events.values.iter().any(|v| v == "failed_attempts"),
+            events.values.iter().any(|v| *v == "failed_attempts"),
             "{events:?}"
         );
         let suppress = logins
@@ -321,7 +321,7 @@ mod tests {
             .iter()
             .find(|f| f.name == "suppress_emails")
             .unwrap();
-        assert_eq!(suppress.shape, Shape::Flag);
+        assert_eq!(suppress.shape, FilterShape::Flag);
     }
 
     fn audit_of(command: &crate::args::Command) -> &AuditCommand {

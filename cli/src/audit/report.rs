@@ -54,7 +54,7 @@ pub(super) fn job_id(text: &str) -> Result<&str, Failure> {
     let why = if text.trim().is_empty() {
         Some("it is empty".to_string())
     } else if let Some((kind, id)) = text.split_once('/') {
-        let report = kinds().iter().any(|k| k.name == kind) && !id.is_empty() && !id.contains('/');
+        let report = kinds().iter().any(|k| k.name() == kind) && !id.is_empty() && !id.contains('/');
         Some(if report {
             format!(
                 "it has a `/`; {text} looks like a report (KIND/ID): `pubapi audit get {text}` \
@@ -90,7 +90,7 @@ pub(super) fn location(text: &str) -> Result<ReportLocation, Failure> {
             ))
         })?;
     let kind = kind.parse::<AuditReportKind>().map_err(|_| {
-        let known: Vec<&str> = kinds().iter().map(|k| k.name.as_str()).collect();
+        let known: Vec<&str> = kinds().iter().map(|k| k.name()).collect();
         Failure::usage(format!(
             "`{kind}` is not a report kind; kinds: {}",
             known.join(", ")

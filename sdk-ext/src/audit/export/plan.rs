@@ -224,7 +224,7 @@ impl DailyExport {
     pub(super) fn request(&self, day: ExportDay) -> Result<AuditRequest, ExportError> {
         let mut body = self.filters.clone();
         body.insert("format".into(), json!(self.format.api_format().to_string()));
-        let (start, end) = if crate::audit_request::kind_ignores_time(self.kind) {
+        let (start, end) = if pubapi_sdk::audit_kinds::of(self.kind).ignores_time() {
             (day.to_string(), day.to_string())
         } else {
             (
