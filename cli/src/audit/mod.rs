@@ -27,7 +27,7 @@ use export::{export, export_settings};
 use kinds::{check_dates, in_flags, kind_command, kinds, request_of};
 use pubapi_sdk::types::{AuditFormat, AuditReportKind};
 use pubapi_sdk_ext::audit::{AuditRequest, JobState};
-use report::{PendingJob, check_out, download, job_id, location, out_file, wait};
+use report::{FollowUp, check_out, download, job_id, location, out_file, wait};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -235,7 +235,7 @@ pub async fn run(session: &Session, command: AuditCommand) -> Result<(), Failure
             let format = request.format();
             let job = session.client.audit().create(*request).await?;
             eprintln!("audit job {} created ({kind} report, {format})", job.id);
-            let pending = PendingJob {
+            let pending = FollowUp {
                 id: Some(job.id.clone()),
                 in_sandbox: session.sandbox.is_some(),
             };
@@ -293,10 +293,10 @@ pub async fn run(session: &Session, command: AuditCommand) -> Result<(), Failure
 
 #[cfg(test)]
 mod tests {
-    use pubapi_sdk::audit_kinds::FilterShape;
     use super::*;
     use crate::failure::Exit;
     use clap::Parser;
+    use pubapi_sdk::audit_kinds::FilterShape;
 
     #[test]
     fn every_kind_of_the_spec_is_a_subcommand() {

@@ -7,9 +7,11 @@ use crate::failure::{Exit, Failure};
 use crate::progress;
 use futures_util::StreamExt;
 use pubapi_sdk::types::{AuditFormat, AuditReportKind};
-use pubapi_sdk_ext::audit::{AuditWait, JobObserver, JobState, ReportLocation, ReportRead};
+use pubapi_sdk_ext::audit::{
+    AuditWait, JobObserver, JobState, PartFile, ReportLocation, ReportRead,
+};
 use pubapi_sdk_ext::waiter::WaitError;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -54,7 +56,8 @@ pub(super) fn job_id(text: &str) -> Result<&str, Failure> {
     let why = if text.trim().is_empty() {
         Some("it is empty".to_string())
     } else if let Some((kind, id)) = text.split_once('/') {
-        let report = kinds().iter().any(|k| k.name() == kind) && !id.is_empty() && !id.contains('/');
+        let report =
+            kinds().iter().any(|k| k.name() == kind) && !id.is_empty() && !id.contains('/');
         Some(if report {
             format!(
                 "it has a `/`; {text} looks like a report (KIND/ID): `pubapi audit get {text}` \
@@ -103,20 +106,22 @@ pub(super) fn location(text: &str) -> Result<ReportLocation, Failure> {
 }
 
 /// Says how to follow a job when the run stops before the job finishes (Ctrl-C, an error);
-/// nothing when the job was in this run's own sandbox, which ends with the run.
-pub(super) struct PendingJob {
+/// nothing when the job was in this run's own sandbox, which ends with the run. (A guard that
+/// prints, not a record: the daily export's pending job is the job it records in its state
+/// file, which the next run reads.)
+pub(super) struct FollowUp {
     pub(super) id: Option<String>,
     pub(super) in_sandbox: bool,
 }
 
-impl PendingJob {
+impl FollowUp {
     pub(super) fn done(mut self) -> Self {
         self.id = None;
         self
     }
 }
 
-impl Drop for PendingJob {
+impl Drop for FollowUp {
     fn drop(&mut self) {
         if let (Some(id), false) = (self.id.take(), self.in_sandbox) {
             eprintln!("the job {id} goes on without this run: pubapi audit status {id}");
@@ -205,53 +210,21 @@ pub(super) async fn wait(
     })
 }
 
-/// A report file being written: a temporary name beside the target, removed unless
-/// [`PartFile::commit`] renames it into place.
-struct PartFile {
-    part: PathBuf,
-    target: PathBuf,
-    committed: bool,
+/// The SDK's [`PartFile`] for `target` (named by this process), created: removed unless it
+/// is renamed into place.
+async fn create_part(target: &Path) -> Result<(PartFile, tokio::fs::File), Failure> {
+    let part = PartFile::beside(target, &std::process::id().to_string());
+    let file = tokio::fs::File::create(part.path())
+        .await
+        .map_err(|e| Failure::failed(format!("cannot write {}: {e}", part.path().display())))?;
+    Ok((part, file))
 }
 
-impl PartFile {
-    async fn create(target: &Path) -> Result<(PartFile, tokio::fs::File), Failure> {
-        let name = target
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "report".into());
-        let part = target.with_file_name(format!(".{name}.part-{}", std::process::id()));
-        let file = tokio::fs::File::create(&part)
-            .await
-            .map_err(|e| Failure::failed(format!("cannot write {}: {e}", part.display())))?;
-        Ok((
-            PartFile {
-                part,
-                target: target.to_path_buf(),
-                committed: false,
-            },
-            file,
-        ))
-    }
-
-    fn commit(mut self) -> Result<(), Failure> {
-        std::fs::rename(&self.part, &self.target).map_err(|e| {
-            Failure::failed(format!(
-                "cannot rename {} to {}: {e}",
-                self.part.display(),
-                self.target.display()
-            ))
-        })?;
-        self.committed = true;
-        Ok(())
-    }
-}
-
-impl Drop for PartFile {
-    fn drop(&mut self) {
-        if !self.committed {
-            let _ = std::fs::remove_file(&self.part);
-        }
-    }
+/// Renames the part file into place as `target`.
+fn commit(part: PartFile, target: &Path) -> Result<(), Failure> {
+    let from = part.path().display().to_string();
+    part.commit(target)
+        .map_err(|e| Failure::failed(format!("cannot rename {from} to {}: {e}", target.display())))
 }
 
 /// Counts what passes through into a progress bar.
@@ -298,10 +271,13 @@ pub(super) async fn download(
     out: Option<&Path>,
 ) -> Result<(), Failure> {
     let label = format!("report {}/{}", at.kind, at.id);
-    let (part, writer): (Option<PartFile>, Box<dyn AsyncWrite + Unpin + Send>) = match out {
+    let (part, writer): (
+        Option<(PartFile, &Path)>,
+        Box<dyn AsyncWrite + Unpin + Send>,
+    ) = match out {
         Some(path) => {
-            let (part, file) = PartFile::create(path).await?;
-            (Some(part), Box::new(file))
+            let (part, file) = create_part(path).await?;
+            (Some((part, path)), Box::new(file))
         }
         None => (None, Box::new(tokio::io::stdout())),
     };
@@ -323,8 +299,8 @@ pub(super) async fn download(
         }
         _ => write_events(session, at, writer, &what, label).await?,
     }
-    if let Some(part) = part {
-        part.commit()?;
+    if let Some((part, target)) = part {
+        commit(part, target)?;
         eprintln!("{} written", what);
     }
     Ok(())

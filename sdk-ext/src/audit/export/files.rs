@@ -4,11 +4,11 @@
 
 use super::{DailyExport, DayError, ExportFormat};
 use crate::audit::{
-    CsvError, ReportLocation, ReportRead, audit_report_csv, audit_report_events_as_sent,
+    CsvError, PartFile, ReportLocation, ReportRead, audit_report_csv, audit_report_events_as_sent,
 };
 use futures_util::StreamExt;
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use tokio::io::AsyncWriteExt;
 
 /// What an NDJSON day's `.part` file holds: the report's first `events` events, in its
@@ -32,19 +32,12 @@ impl DailyExport {
         read_so_far: Option<ReadSoFar>,
         keep: impl FnOnce(ReadSoFar) -> Result<(), DayError>,
     ) -> Result<u64, DayError> {
-        let name = target
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
         // Named by the job too: a part file is read on only by a run of its own job (another
         // export of the same filters may share the folder).
-        let part = PartFile {
-            path: target.with_file_name(format!(".{name}.{}.part", file_safe(&at.id))),
-            done: false,
-        };
+        let part = PartFile::beside(target, &at.id);
         let bytes = match self.format {
             ExportFormat::Csv => {
-                let mut file = tokio::fs::File::create(&part.path)
+                let mut file = tokio::fs::File::create(part.path())
                     .await
                     .map_err(DayError::Write)?;
                 let report = audit_report_csv(&self.client, at)
@@ -58,7 +51,7 @@ impl DailyExport {
                 bytes
             }
             ExportFormat::Ndjson => {
-                let (mut file, mut so_far) = open_part(&part.path, read_so_far).await?;
+                let (mut file, mut so_far) = open_part(part.path(), read_so_far).await?;
                 let read = ReportRead {
                     page_size: self.page_size,
                     offset: so_far.events,
@@ -95,26 +88,6 @@ impl DailyExport {
         Ok(bytes)
     }
 }
-
-/// `id` as part of a file name: ASCII letters, digits, `-` and `_` as they are, every other
-/// byte as `%XX` (a server's id never names another folder); an id that would take more than
-/// [`MAX_ID_IN_NAME`] bytes so is named by its SHA-256 instead (file names end at 255 bytes).
-fn file_safe(id: &str) -> String {
-    use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
-    const ESCAPED: &percent_encoding::AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_');
-    let mut safe = utf8_percent_encode(id, ESCAPED).to_string();
-    if safe.len() > MAX_ID_IN_NAME {
-        use sha2::{Digest, Sha256};
-        let digest = Sha256::digest(id.as_bytes());
-        safe = digest.iter().map(|byte| format!("{byte:02x}")).collect();
-        safe.insert_str(0, "sha256-");
-    }
-    safe
-}
-
-/// The most bytes of a job id in a part file's name: with the day file's name (at most 50
-/// bytes) and the dots, a name stays well within the 255 bytes a file name may have.
-const MAX_ID_IN_NAME: usize = 80;
 
 /// Removes the part files of `target`'s day left by jobs whose reads will not go on (the day
 /// is in place): best effort.
@@ -191,38 +164,6 @@ async fn open_part(
     Ok((file, ReadSoFar::default()))
 }
 
-/// A day's temporary file, removed unless renamed into place or kept for the next run.
-struct PartFile {
-    path: PathBuf,
-    done: bool,
-}
-
-impl PartFile {
-    /// Renames the file to `target`. A file removed meanwhile by another export of the same
-    /// filters, which put the day in place itself ([`remove_parts_of`]), is that day written.
-    fn commit(mut self, target: &Path) -> std::io::Result<()> {
-        match std::fs::rename(&self.path, target) {
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound && target.exists() => {}
-            other => other?,
-        }
-        self.done = true;
-        Ok(())
-    }
-
-    /// Left where it is: the state file records what it holds.
-    fn keep(mut self) {
-        self.done = true;
-    }
-}
-
-impl Drop for PartFile {
-    fn drop(&mut self) {
-        if !self.done {
-            let _ = std::fs::remove_file(&self.path);
-        }
-    }
-}
-
 /// Makes a rename in `dir` durable (best effort: not every platform syncs a folder).
 pub(super) fn sync_dir(dir: Option<&Path>) {
     let dir = match dir {
@@ -237,26 +178,6 @@ pub(super) fn sync_dir(dir: Option<&Path>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_job_id_in_a_part_files_name_names_no_other_folder() {
-        for (id, name) in [
-            ("j-17_a", "j-17_a"),
-            ("../x", "%2E%2E%2Fx"),
-            ("a/b\\c", "a%2Fb%5Cc"),
-            ("é", "%C3%A9"),
-        ] {
-            assert_eq!(file_safe(id), name);
-        }
-        // A long id is named by its digest: one name for one id, within the bound.
-        let long = "j".repeat(300);
-        let name = file_safe(&long);
-        assert_eq!(name.len(), "sha256-".len() + 64);
-        assert!(name.len() <= MAX_ID_IN_NAME, "{name}");
-        assert_eq!(name, file_safe(&long));
-        assert_ne!(name, file_safe(&"j".repeat(301)));
-        assert_eq!(file_safe(&"j".repeat(80)).len(), 80);
-    }
 
     #[test]
     fn a_day_in_place_takes_its_days_part_files_of_every_job_and_no_other_file() {
