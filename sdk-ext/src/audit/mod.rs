@@ -11,6 +11,7 @@ mod csv;
 mod event;
 mod event_time;
 pub mod export;
+mod fit;
 mod job;
 mod part_file;
 mod report;
