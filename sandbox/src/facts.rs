@@ -59,7 +59,12 @@ pub fn values(component: &str) -> &'static [&'static str] {
 /// (`pubapi_sdk::audit_kinds`, generated from the spec), in the spec's order.
 pub fn audit_kinds() -> &'static [&'static str] {
     static KINDS: OnceLock<Vec<&'static str>> = OnceLock::new();
-    KINDS.get_or_init(|| pubapi_sdk::audit_kinds::ALL.iter().map(|k| k.name).collect())
+    KINDS.get_or_init(|| {
+        pubapi_sdk::audit_kinds::ALL
+            .iter()
+            .map(|k| k.name)
+            .collect()
+    })
 }
 
 /// Every webhook event name of reference 6.2 (`EventType`).

@@ -239,7 +239,7 @@ fn row(kind: &Kind) -> proc_macro2::TokenStream {
 /// Every kind, in the order of their operations in the spec.
 fn collect(spec: &OpenAPI) -> Result<Vec<Kind>, CodegenError> {
     let names = component(spec, KIND_SCHEMA)
-        .map(|schema| values(schema))
+        .map(values)
         .filter(|names| !names.is_empty())
         .ok_or_else(|| refused(KIND_SCHEMA, "no such string enum in components.schemas"))?;
     let mut kinds = Vec::new();
@@ -338,12 +338,12 @@ fn filter(spec: &OpenAPI, name: &str, field: Option<&Schema>, required: bool) ->
                 items.map(|i| &i.schema_kind),
                 Some(SchemaKind::Type(Type::Integer(_)))
             );
-            let values = items.map(|i| values(i)).unwrap_or_default();
+            let values = items.map(values).unwrap_or_default();
             (Shape::List { integers }, values)
         }
         Some(SchemaKind::Type(Type::Boolean(_))) => (Shape::Flag, Vec::new()),
         Some(SchemaKind::Type(Type::Integer(_))) => (Shape::Integer, Vec::new()),
-        _ => (Shape::Text, field.map(|f| values(f)).unwrap_or_default()),
+        _ => (Shape::Text, field.map(values).unwrap_or_default()),
     };
     let description = field.and_then(|f| f.schema_data.description.as_deref());
     Filter {
