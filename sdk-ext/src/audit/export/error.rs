@@ -20,7 +20,7 @@ pub enum ExportError {
         /// The lock file.
         lock: PathBuf,
     },
-    /// [`Start::SinceLast`] and there is no state file.
+    /// [`Start::SinceLast`](super::Start::SinceLast) and there is no state file.
     NoState {
         /// The state file.
         path: PathBuf,
