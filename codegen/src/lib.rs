@@ -67,6 +67,7 @@ pub fn generate(spec_text: &str) -> Result<Generated, CodegenError> {
     file.items
         .push(transforms::operation_table::item(&original, &removals)?);
     file.items.push(transforms::limits::item(&original)?);
+    file.items.push(transforms::audit_kinds::item(&original)?);
 
     let spec_hash = spec::hash(spec_text);
     let code = format::render(&file, &spec_hash);

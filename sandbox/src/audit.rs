@@ -36,145 +36,136 @@ struct KindSpec {
 fn spec_of(kind: &str) -> KindSpec {
     use Field::*;
     let list = super::facts::values;
-    let (fields, suppress_emails, time_ignored): (Vec<(&'static str, Field)>, bool, bool) =
-        match kind {
-            "logins" => (
-                vec![
-                    ("events", Enum(list("LoginEvent"))),
-                    ("access_points", EnumAnyCase(list("AccessPoint"))),
-                    ("users", Strings),
-                ],
-                true,
-                false,
-            ),
-            "files" => (
-                vec![
-                    ("folders", Strings),
-                    ("file", Pattern),
-                    ("users", Strings),
-                    ("transaction_type", Enum(list("FileTransactionType"))),
-                ],
-                true,
-                true,
-            ),
-            "permissions" => (
-                vec![
-                    ("folders", Strings),
-                    ("assigners", Strings),
-                    ("assignee_users", Strings),
-                    ("assignee_groups", Strings),
-                ],
-                true,
-                true,
-            ),
-            "users" => (
-                vec![
-                    ("action_type", Enum(list("UserActionType"))),
-                    ("performed_by", Strings),
-                    ("include_system_actions", Bool),
-                    ("subject", Strings),
-                ],
-                false,
-                true,
-            ),
-            "groups" => (
-                vec![
-                    ("action_type", Enum(list("GroupActionType"))),
-                    ("users", Strings),
-                    ("include_system_actions", Bool),
-                    ("groups", Strings),
-                ],
-                false,
-                true,
-            ),
-            "workgroup-settings" => (vec![("users", Strings)], false, true),
-            "workflows" => (
-                vec![
-                    ("users", Strings),
-                    ("file", Pattern),
-                    ("workflow_actions", Enum(list("WorkflowAction"))),
-                    ("workflow_types", Enum(list("WorkflowType"))),
-                ],
-                true,
-                false,
-            ),
-            "workflow-templates" => (
-                vec![
-                    ("users", Strings),
-                    (
-                        "workflow_template_actions",
-                        Enum(list("WorkflowTemplateAction")),
-                    ),
-                ],
-                true,
-                false,
-            ),
-            "quality-docs" => (
-                vec![
-                    ("users", Strings),
-                    ("quality_document_id", Text),
-                    ("quality_docs_categories", Categories),
-                    ("quality_docs_actions", Enum(list("QualityDocsAction"))),
-                    ("quality_docs_statuses", Enum(list("QualityDocsStatus"))),
-                ],
-                true,
-                false,
-            ),
-            "quality-docs-categories" => (
-                vec![
-                    ("users", Strings),
-                    ("quality_docs_categories", Categories),
-                    (
-                        "quality_docs_categories_actions",
-                        Enum(list("QualityDocsCategoriesAction")),
-                    ),
-                ],
-                true,
-                false,
-            ),
-            "quality-docs-courses" => (
-                vec![
-                    ("users", Strings),
-                    ("quality_docs_courses_ids", Strings),
-                    (
-                        "quality_docs_courses_actions",
-                        Enum(list("QualityDocsCoursesAction")),
-                    ),
-                    (
-                        "quality_docs_courses_parameters",
-                        Enum(list("QualityDocsCoursesParameter")),
-                    ),
-                ],
-                true,
-                false,
-            ),
-            "etmf" => (
-                vec![
-                    ("users", Strings),
-                    ("etmf_actions", Enum(list("EtmfAction"))),
-                    ("etmf_study_ids", Strings),
-                    ("etmf_artifact_number", Text),
-                ],
-                true,
-                false,
-            ),
-            "snapshot-restore" => (
-                vec![("users", Strings), ("include_system_actions", Bool)],
-                true,
-                false,
-            ),
-            _ => (
-                vec![
-                    ("users", Strings),
-                    (
-                        "upload_requests_actions",
-                        Enum(list("UploadRequestsAction")),
-                    ),
-                ],
-                true,
-                false,
-            ),
-        };
+    let (fields, suppress_emails): (Vec<(&'static str, Field)>, bool) = match kind {
+        "logins" => (
+            vec![
+                ("events", Enum(list("LoginEvent"))),
+                ("access_points", EnumAnyCase(list("AccessPoint"))),
+                ("users", Strings),
+            ],
+            true,
+        ),
+        "files" => (
+            vec![
+                ("folders", Strings),
+                ("file", Pattern),
+                ("users", Strings),
+                ("transaction_type", Enum(list("FileTransactionType"))),
+            ],
+            true,
+        ),
+        "permissions" => (
+            vec![
+                ("folders", Strings),
+                ("assigners", Strings),
+                ("assignee_users", Strings),
+                ("assignee_groups", Strings),
+            ],
+            true,
+        ),
+        "users" => (
+            vec![
+                ("action_type", Enum(list("UserActionType"))),
+                ("performed_by", Strings),
+                ("include_system_actions", Bool),
+                ("subject", Strings),
+            ],
+            false,
+        ),
+        "groups" => (
+            vec![
+                ("action_type", Enum(list("GroupActionType"))),
+                ("users", Strings),
+                ("include_system_actions", Bool),
+                ("groups", Strings),
+            ],
+            false,
+        ),
+        "workgroup-settings" => (vec![("users", Strings)], false),
+        "workflows" => (
+            vec![
+                ("users", Strings),
+                ("file", Pattern),
+                ("workflow_actions", Enum(list("WorkflowAction"))),
+                ("workflow_types", Enum(list("WorkflowType"))),
+            ],
+            true,
+        ),
+        "workflow-templates" => (
+            vec![
+                ("users", Strings),
+                (
+                    "workflow_template_actions",
+                    Enum(list("WorkflowTemplateAction")),
+                ),
+            ],
+            true,
+        ),
+        "quality-docs" => (
+            vec![
+                ("users", Strings),
+                ("quality_document_id", Text),
+                ("quality_docs_categories", Categories),
+                ("quality_docs_actions", Enum(list("QualityDocsAction"))),
+                ("quality_docs_statuses", Enum(list("QualityDocsStatus"))),
+            ],
+            true,
+        ),
+        "quality-docs-categories" => (
+            vec![
+                ("users", Strings),
+                ("quality_docs_categories", Categories),
+                (
+                    "quality_docs_categories_actions",
+                    Enum(list("QualityDocsCategoriesAction")),
+                ),
+            ],
+            true,
+        ),
+        "quality-docs-courses" => (
+            vec![
+                ("users", Strings),
+                ("quality_docs_courses_ids", Strings),
+                (
+                    "quality_docs_courses_actions",
+                    Enum(list("QualityDocsCoursesAction")),
+                ),
+                (
+                    "quality_docs_courses_parameters",
+                    Enum(list("QualityDocsCoursesParameter")),
+                ),
+            ],
+            true,
+        ),
+        "etmf" => (
+            vec![
+                ("users", Strings),
+                ("etmf_actions", Enum(list("EtmfAction"))),
+                ("etmf_study_ids", Strings),
+                ("etmf_artifact_number", Text),
+            ],
+            true,
+        ),
+        "snapshot-restore" => (
+            vec![("users", Strings), ("include_system_actions", Bool)],
+            true,
+        ),
+        _ => (
+            vec![
+                ("users", Strings),
+                (
+                    "upload_requests_actions",
+                    Enum(list("UploadRequestsAction")),
+                ),
+            ],
+            true,
+        ),
+    };
+    // The precision is the spec's (`x-pubapi-date-precision`); a kind it does not list is
+    // refused before this is read.
+    let time_ignored = kind
+        .parse()
+        .is_ok_and(|kind| pubapi_sdk::audit_kinds::of(kind).ignores_time());
     KindSpec {
         fields,
         suppress_emails,

@@ -1,6 +1,8 @@
 //! The facts the sandbox checks requests with, read from the spec `pubapi-sdk` embeds
-//! ([`pubapi_sdk::SPEC_YAML`]): enum values, report kinds, event names, subscription
-//! wildcards, the agent question's `maxLength`. One source, so a value the spec adds or
+//! ([`pubapi_sdk::SPEC_YAML`]): enum values, event names, subscription wildcards, the agent
+//! question's `maxLength`; the report kinds come from the table generated from the same spec
+//! (`pubapi_sdk::audit_kinds`). This is the one run-time walker of the spec (the CLI reads
+//! the generated table). One source, so a value the spec adds or
 //! drops reaches the sandbox with the next build; the test
 //! `no_hand_kept_copies_of_spec_values` keeps copies from coming back.
 
@@ -53,9 +55,16 @@ pub fn values(component: &str) -> &'static [&'static str] {
     lists().get(component).map_or(&[], Vec::as_slice)
 }
 
-/// Every audit report kind, as in the paths (`AuditReportKind`).
+/// Every audit report kind, as in the paths: the names of the SDK's table of kinds
+/// (`pubapi_sdk::audit_kinds`, generated from the spec), in the spec's order.
 pub fn audit_kinds() -> &'static [&'static str] {
-    values("AuditReportKind")
+    static KINDS: OnceLock<Vec<&'static str>> = OnceLock::new();
+    KINDS.get_or_init(|| {
+        pubapi_sdk::audit_kinds::ALL
+            .iter()
+            .map(|k| k.name)
+            .collect()
+    })
 }
 
 /// Every webhook event name of reference 6.2 (`EventType`).

@@ -449,7 +449,7 @@ fn dispatch(shared: &Shared, req: &ApiRequest, caller: &Caller) -> Reply {
         id::GET_AUDIT_JOB => audit::job(shared, req, caller),
         id::GET_AUDIT_REPORT => audit::report(shared, req, caller),
         id::DELETE_AUDIT_REPORT => audit::delete(shared, req, caller),
-        id if id.starts_with("create") && id.ends_with("Audit") => {
+        id if pubapi_sdk::audit_kinds::by_operation(id).is_some() => {
             audit::create(shared, req, caller)
         }
         id::CREATE_WEBHOOK => webhooks::create(shared, req, caller),

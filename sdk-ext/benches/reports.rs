@@ -16,7 +16,8 @@
 //! baseline and SDK in turn) and printed before the timings, with the wall time of seven
 //! interleaved pairs of 1M-event reads (baseline, then SDK) and the ratio of each pair.
 //!
-//! `cargo bench -p pubapi-sdk-ext --bench reports`
+//! `cargo bench -p pubapi-sdk-ext --bench reports`; `PUBAPI_FROM_JSON_COUNT` (see
+//! [`from_json_counted`]) counts one audit event's decode under callgrind instead.
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use futures_util::StreamExt;
@@ -406,7 +407,45 @@ fn peak_of<T>(run: impl FnOnce() -> T) -> (T, usize) {
     (out, ALLOCATOR.peak_usage().saturating_sub(base))
 }
 
+/// `PUBAPI_FROM_JSON_COUNT=<variant>:<events>` types exactly that many login events, each
+/// from its own clone of one map, and exits: two counts' difference in callgrind, divided by
+/// the difference in events, is the cost of one event (a clone of the map, its decode, and
+/// the drop of what is left). Variants: `clone_only` (the clone and its drop: the floor),
+/// `plain_struct_by_value`, `plain_struct_by_ref`, `generated_type_by_ref` (what
+/// `from_json` did before it moved strings: the generated type read from the borrowed map)
+/// and `sdk_from_json`.
+fn from_json_counted(spec: &str) {
+    let (variant, events) = spec
+        .split_once(':')
+        .unwrap_or_else(|| panic!("PUBAPI_FROM_JSON_COUNT={spec}: want variant:events"));
+    let events: usize = events.parse().expect("a number of events");
+    let map = match login(7) {
+        serde_json::Value::Object(map) => map,
+        _ => unreachable!("a login event is an object"),
+    };
+    for _ in 0..events {
+        let map = black_box(map.clone());
+        match variant {
+            "clone_only" => drop(black_box(map)),
+            "plain_struct_by_value" => drop(black_box(PlainLogin::deserialize(map).unwrap())),
+            "plain_struct_by_ref" => drop(black_box(PlainLogin::deserialize(&map).unwrap())),
+            "generated_type_by_ref" => drop(black_box(
+                pubapi_sdk::types::LoginsAuditEvent::deserialize(&map).unwrap(),
+            )),
+            "sdk_from_json" => drop(black_box(AuditEvent::from_json(
+                AuditReportKind::Logins,
+                map,
+            ))),
+            other => panic!("unknown variant {other}"),
+        }
+    }
+}
+
 fn reports(c: &mut Criterion) {
+    if let Ok(spec) = std::env::var("PUBAPI_FROM_JSON_COUNT") {
+        from_json_counted(&spec);
+        std::process::exit(0);
+    }
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let page = report_page();
     let base = runtime.block_on(serve(Arc::new(page_events())));

@@ -1,13 +1,12 @@
-//! Audit request dates: `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM:SSZ`.
+//! Audit request dates: `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM:SSZ`, on `jiff`'s calendar.
 
+use jiff::civil::Date;
 use std::fmt;
 
 /// A date or UTC timestamp as the audit API accepts it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct AuditDate {
-    year: u16,
-    month: u8,
-    day: u8,
+    date: Date,
     /// Seconds since midnight; `None` for a date without time.
     time: Option<u32>,
 }
@@ -35,9 +34,8 @@ impl AuditDate {
         if bytes.get(4) != Some(&b'-') || bytes.get(7) != Some(&b'-') {
             return None;
         }
-        if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
-            return None;
-        }
+        // Four digits, two and two: each fits, and the calendar says whether the day exists.
+        let date = Date::new(year as i16, month as i8, day as i8).ok()?;
         let time = match bytes.len() {
             10 => None,
             20 if bytes[10] == b'T'
@@ -53,17 +51,17 @@ impl AuditDate {
             }
             _ => return None,
         };
-        Some(AuditDate {
-            year: year as u16,
-            month: month as u8,
-            day: day as u8,
-            time,
-        })
+        Some(AuditDate { date, time })
     }
 
     /// The same calendar day without its time (for reports whose API ignores the time).
     pub fn date_only(self) -> AuditDate {
         AuditDate { time: None, ..self }
+    }
+
+    /// The calendar date.
+    pub(crate) fn date(&self) -> Date {
+        self.date
     }
 
     /// Whether a time of day was given.
@@ -90,31 +88,15 @@ impl AuditDate {
     /// ```
     pub fn ends_after(&self, start: &AuditDate) -> bool {
         const END_OF_DAY: u32 = 24 * 3600;
-        let end = (
-            self.year,
-            self.month,
-            self.day,
-            self.time.unwrap_or(END_OF_DAY),
-        );
-        let begin = (start.year, start.month, start.day, start.time.unwrap_or(0));
+        let end = (self.date, self.time.unwrap_or(END_OF_DAY));
+        let begin = (start.date, start.time.unwrap_or(0));
         end > begin
-    }
-}
-
-fn days_in_month(year: u32, month: u32) -> u32 {
-    match month {
-        2 if (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400) => {
-            29
-        }
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
     }
 }
 
 impl fmt::Display for AuditDate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:04}-{:02}-{:02}", self.year, self.month, self.day)?;
+        write!(f, "{}", self.date)?;
         if let Some(t) = self.time {
             write!(f, "T{:02}:{:02}:{:02}Z", t / 3600, t / 60 % 60, t % 60)?;
         }
@@ -175,6 +157,57 @@ mod tests {
                 AuditDate::parse(end).unwrap(),
             );
             assert_eq!(end_date.ends_after(&start_date), valid, "{start} .. {end}");
+        }
+    }
+
+    /// The rule the parser kept by hand before it used `jiff`: the oracle of the property
+    /// below.
+    fn days_in_month(year: u32, month: u32) -> u32 {
+        match month {
+            2 if (year.is_multiple_of(4) && !year.is_multiple_of(100))
+                || year.is_multiple_of(400) =>
+            {
+                29
+            }
+            2 => 28,
+            4 | 6 | 9 | 11 => 30,
+            _ => 31,
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
+
+        /// A date parses exactly when the old rule said it exists (leap days, century years,
+        /// month ends, months 00 and 13), and prints back as given.
+        #[test]
+        fn a_date_exists_as_the_old_rule_said(year in 0u32..=9999, month in 0u32..=13, day in 0u32..=32) {
+            let text = format!("{year:04}-{month:02}-{day:02}");
+            let exists = (1..=12).contains(&month) && day >= 1 && day <= days_in_month(year, month);
+            let parsed = AuditDate::parse(&text);
+            proptest::prop_assert_eq!(parsed.is_some(), exists, "{}", text);
+            if let Some(date) = parsed {
+                proptest::prop_assert_eq!(date.to_string(), text);
+            }
+        }
+
+        /// Plain dates and timestamps order as the old fields did: by year, month, day, then
+        /// time (none first).
+        #[test]
+        fn dates_order_by_day_then_time(a in 0u32..=9999, b in 0u32..=9999, t in 0u32..86_400) {
+            let day = |y: u32| AuditDate::parse(&format!("{y:04}-12-31")).unwrap();
+            let timed = |y: u32| {
+                AuditDate::parse(&format!(
+                    "{y:04}-12-31T{:02}:{:02}:{:02}Z",
+                    t / 3600,
+                    t / 60 % 60,
+                    t % 60
+                ))
+                .unwrap()
+            };
+            proptest::prop_assert_eq!(day(a).cmp(&day(b)), a.cmp(&b));
+            proptest::prop_assert!(day(a) < timed(a));
+            proptest::prop_assert_eq!(timed(a).cmp(&day(b)), if a == b { std::cmp::Ordering::Greater } else { a.cmp(&b) });
         }
     }
 }

@@ -239,10 +239,10 @@ impl AuditRequest {
         each_kind!(self, r => r.format)
     }
 
-    /// Whether the API ignores the time portion of this kind's dates (files, permissions,
-    /// users, groups, workgroup-settings).
+    /// Whether the API ignores the time portion of this kind's dates (reference 4.7), as
+    /// the spec says it (`x-pubapi-date-precision`, read from `pubapi_sdk::audit_kinds`).
     pub fn ignores_time(&self) -> bool {
-        kind_ignores_time(self.kind())
+        pubapi_sdk::audit_kinds::of(self.kind()).ignores_time()
     }
 
     /// Checks what the reference requires, before anything is sent: dates as `YYYY-MM-DD`
@@ -325,19 +325,6 @@ impl AuditRequest {
         }
         Ok(())
     }
-}
-
-/// Whether the API ignores the time portion of the dates of `kind` (reference 4.7: files,
-/// permissions, users, groups, workgroup-settings).
-pub(crate) fn kind_ignores_time(kind: AuditReportKind) -> bool {
-    matches!(
-        kind,
-        AuditReportKind::Files
-            | AuditReportKind::Permissions
-            | AuditReportKind::Users
-            | AuditReportKind::Groups
-            | AuditReportKind::WorkgroupSettings
-    )
 }
 
 #[cfg(test)]

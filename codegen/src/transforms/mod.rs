@@ -58,6 +58,7 @@ use crate::CodegenError;
 use openapiv3::OpenAPI;
 
 pub mod alias_accessors;
+pub mod audit_kinds;
 pub mod drop_bodiless_success;
 pub mod drop_redirects;
 pub mod free_form_any_of;

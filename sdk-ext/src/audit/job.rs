@@ -151,77 +151,7 @@ pub(crate) async fn create_audit_report(
              (list assignee_groups too to include them)"
         );
     }
-    let sent = match request.clone() {
-        AuditRequest::Logins(b) => client.sdk().create_logins_audit().body(b).send().await,
-        AuditRequest::Files(b) => client.sdk().create_files_audit().body(b).send().await,
-        AuditRequest::Permissions(b) => {
-            client.sdk().create_permissions_audit().body(b).send().await
-        }
-        AuditRequest::Users(b) => client.sdk().create_users_audit().body(b).send().await,
-        AuditRequest::Groups(b) => client.sdk().create_groups_audit().body(b).send().await,
-        AuditRequest::WorkgroupSettings(b) => {
-            client
-                .sdk()
-                .create_workgroup_settings_audit()
-                .body(b)
-                .send()
-                .await
-        }
-        AuditRequest::Workflows(b) => client.sdk().create_workflows_audit().body(b).send().await,
-        AuditRequest::WorkflowTemplates(b) => {
-            client
-                .sdk()
-                .create_workflow_templates_audit()
-                .body(b)
-                .send()
-                .await
-        }
-        AuditRequest::QualityDocs(b) => {
-            client
-                .sdk()
-                .create_quality_docs_audit()
-                .body(b)
-                .send()
-                .await
-        }
-        AuditRequest::QualityDocsCategories(b) => {
-            client
-                .sdk()
-                .create_quality_docs_categories_audit()
-                .body(b)
-                .send()
-                .await
-        }
-        AuditRequest::QualityDocsCourses(b) => {
-            client
-                .sdk()
-                .create_quality_docs_courses_audit()
-                .body(b)
-                .send()
-                .await
-        }
-        AuditRequest::Etmf(b) => client.sdk().create_etmf_audit().body(b).send().await,
-        AuditRequest::SnapshotRestore(b) => {
-            client
-                .sdk()
-                .create_snapshot_restore_audit()
-                .body(b)
-                .send()
-                .await
-        }
-        AuditRequest::UploadRequests(b) => {
-            client
-                .sdk()
-                .create_upload_requests_audit()
-                .body(b)
-                .send()
-                .await
-        }
-    };
-    let created = match sent {
-        Ok(created) => created.into_inner(),
-        Err(e) => return Err(Error::from(e)),
-    };
+    let created = send_create(client, request.clone()).await?;
     let id = Some(created.id)
         .filter(|id| !id.is_empty())
         .ok_or_else(|| Error::Decode {
@@ -234,6 +164,45 @@ pub(crate) async fn create_audit_report(
         kind: request.kind(),
         format: request.format(),
     })
+}
+
+/// Sends the request to its kind's operation.
+async fn send_create(
+    client: &Client,
+    request: AuditRequest,
+) -> Result<pubapi_sdk::types::AuditJobCreated, Error> {
+    let sdk = client.sdk();
+    let sent = match request {
+        AuditRequest::Logins(b) => sdk.create_logins_audit().body(b).send().await,
+        AuditRequest::Files(b) => sdk.create_files_audit().body(b).send().await,
+        AuditRequest::Permissions(b) => sdk.create_permissions_audit().body(b).send().await,
+        AuditRequest::Users(b) => sdk.create_users_audit().body(b).send().await,
+        AuditRequest::Groups(b) => sdk.create_groups_audit().body(b).send().await,
+        AuditRequest::WorkgroupSettings(b) => {
+            sdk.create_workgroup_settings_audit().body(b).send().await
+        }
+        AuditRequest::Workflows(b) => sdk.create_workflows_audit().body(b).send().await,
+        AuditRequest::WorkflowTemplates(b) => {
+            sdk.create_workflow_templates_audit().body(b).send().await
+        }
+        AuditRequest::QualityDocs(b) => sdk.create_quality_docs_audit().body(b).send().await,
+        AuditRequest::QualityDocsCategories(b) => {
+            sdk.create_quality_docs_categories_audit()
+                .body(b)
+                .send()
+                .await
+        }
+        AuditRequest::QualityDocsCourses(b) => {
+            sdk.create_quality_docs_courses_audit().body(b).send().await
+        }
+        AuditRequest::Etmf(b) => sdk.create_etmf_audit().body(b).send().await,
+        AuditRequest::SnapshotRestore(b) => {
+            sdk.create_snapshot_restore_audit().body(b).send().await
+        }
+        AuditRequest::UploadRequests(b) => sdk.create_upload_requests_audit().body(b).send().await,
+    };
+    sent.map(|created| created.into_inner())
+        .map_err(Error::from)
 }
 
 /// Polls a job once (`GET /v1/audit/jobs/{id}`); 303 becomes [`JobState::Completed`] with

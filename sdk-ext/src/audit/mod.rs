@@ -3,13 +3,17 @@
 //!
 //! `client.audit()` ([`crate::api::Audit`]) reaches every audit operation, calling into this
 //! module; [`Audit::run`](crate::api::Audit::run) is the one-call version.
-//! [`DailyExport`] writes one file per whole UTC day, run after run (see [`export`]).
+//! [`DailyExport`] writes one file per whole UTC day, run after run (see [`export`]); it and
+//! the CLI write a report into a [`PartFile`] renamed into place when whole. The kinds, their
+//! filters and date precision are the spec's (`pubapi_sdk::audit_kinds`).
 
 mod csv;
 mod event;
 mod event_time;
 pub mod export;
+mod fit;
 mod job;
+mod part_file;
 mod report;
 
 pub use crate::audit_date::AuditDate;
@@ -22,6 +26,7 @@ pub use export::{
 };
 pub use job::{AuditJob, AuditWait, JobObserver, JobState, ReportLocation};
 pub(crate) use job::{audit_job_state, create_audit_report, wait_for_audit_job};
+pub use part_file::PartFile;
 pub use report::{
     DEFAULT_PAGE_SIZE, EventAsSent, FinishedReport, MAX_PAGE_BYTES, ReadError, ReadPlan,
     ReportPage, ReportRead, one_line,

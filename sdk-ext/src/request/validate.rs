@@ -79,7 +79,7 @@ pub(crate) fn check(operation: &Operation, request: &reqwest::Request) -> Result
         id::SUMMARIZE_DOCUMENT => no_key_twice(request),
         id::LIST_EVENTS_V1 | id::LIST_EVENTS_V2 => events_query(request.url()),
         id::HYBRID_SEARCH => hybrid_search(&body()),
-        id if id.starts_with("create") && id.ends_with("Audit") => {
+        id if pubapi_sdk::audit_kinds::by_operation(id).is_some() => {
             let bytes = request.body().and_then(reqwest::Body::as_bytes);
             match bytes.and_then(|bytes| AuditRequest::from_body(id, bytes)) {
                 Some(Ok(report)) => audit(&report),
