@@ -88,6 +88,10 @@ pub enum Error {
         resets_in: Option<Duration>,
         /// The response; `None` when the limiter refused before sending.
         error: Option<ApiError>,
+        /// The id of the call when the limiter refused a retry, after an attempt of the call
+        /// was sent (with a response, [`ApiError::request_id`] has it too); read it with
+        /// [`Error::request_id`].
+        request_id: Option<crate::RequestId>,
     },
     /// 5xx.
     Server(ApiError),
@@ -99,6 +103,9 @@ pub enum Error {
     Timeout {
         /// Time spent before giving up.
         elapsed: Duration,
+        /// The id of the call when an attempt of it was sent before the time ran out; read
+        /// it with [`Error::request_id`].
+        request_id: Option<crate::RequestId>,
     },
     /// A success body that does not match the expected type.
     Decode {
@@ -205,6 +212,7 @@ impl Error {
                 class: area.map(Area::limit_class),
                 resets_in: retry_after,
                 error: Some(error),
+                request_id: None,
             },
             Verdict::ServerError => Error::Server(error),
             Verdict::Refused(Refusal::Unauthorized) => Error::Unauthorized(error),
@@ -289,10 +297,16 @@ impl Error {
     /// The id of the call this error ends ([`crate::RequestId`], sent in `x-request-id`, the
     /// same for every attempt of the call): quote it to the platform's support, find it on
     /// the call's span. `None` for a refusal before anything was sent, or a response that did
-    /// not pass a client's policy.
+    /// not pass a client's policy. A call refused before a retry (its deadline, its pacer or
+    /// its token) keeps the id its sent attempts carried.
     pub fn request_id(&self) -> Option<crate::RequestId> {
         match self {
             Error::Transport(e) => crate::request_id::of_transport(e),
+            Error::Timeout { request_id, .. } | Error::QuotaExhausted { request_id, .. }
+                if request_id.is_some() =>
+            {
+                *request_id
+            }
             other => other.api_error().and_then(ApiError::request_id),
         }
     }
@@ -303,7 +317,13 @@ impl Error {
 
     /// Keeps the id of the call this error answers.
     pub(crate) fn with_request_id(mut self, id: Option<crate::RequestId>) -> Self {
-        if let (Some(id), Some(error)) = (id, self.api_error_mut()) {
+        let Some(id) = id else { return self };
+        if let Error::Timeout { request_id, .. } | Error::QuotaExhausted { request_id, .. } =
+            &mut self
+        {
+            *request_id = Some(id);
+        }
+        if let Some(error) = self.api_error_mut() {
             error.fields.request_id = Some(id);
         }
         self
@@ -332,10 +352,7 @@ impl fmt::Display for Error {
             if let Some((text, joined)) = e.summary() {
                 write!(f, ": {}", OneLine(&text, if joined { 120 } else { 80 }))?;
             }
-            match e.request_id() {
-                Some(id) => write!(f, " [request id {id}]"),
-                None => Ok(()),
-            }
+            sent_as(f, e.request_id())
         };
         match self {
             Error::Unauthorized(e) => {
@@ -379,6 +396,7 @@ impl fmt::Display for Error {
                 class,
                 resets_in,
                 error,
+                request_id,
             } => {
                 match class {
                     Some(class) => write!(f, "daily {class} quota exhausted")?,
@@ -389,7 +407,7 @@ impl fmt::Display for Error {
                 }
                 match error {
                     Some(error) => tail(f, error),
-                    None => Ok(()),
+                    None => sent_as(f, *request_id),
                 }
             }
             Error::Server(e) => {
@@ -424,12 +442,15 @@ impl fmt::Display for Error {
                     "no response"
                 };
                 write!(f, ": {what}")?;
-                match crate::request_id::of_transport(e) {
-                    Some(id) => write!(f, " [request id {id}]"),
-                    None => Ok(()),
-                }
+                sent_as(f, crate::request_id::of_transport(e))
             }
-            Error::Timeout { elapsed } => write!(f, "timed out after {}", HumanDuration(*elapsed)),
+            Error::Timeout {
+                elapsed,
+                request_id,
+            } => {
+                write!(f, "timed out after {}", HumanDuration(*elapsed))?;
+                sent_as(f, *request_id)
+            }
             Error::Decode { path, message, .. } => {
                 write!(f, "response body does not decode at {path}: {message}")
             }
@@ -459,6 +480,14 @@ impl fmt::Display for Error {
                  use the async client there",
             ),
         }
+    }
+}
+
+/// The id of the call an error ends, at the end of its `Display`, when it has one.
+fn sent_as(f: &mut fmt::Formatter<'_>, id: Option<crate::RequestId>) -> fmt::Result {
+    match id {
+        Some(id) => write!(f, " [request id {id}]"),
+        None => Ok(()),
     }
 }
 
@@ -1242,6 +1271,7 @@ mod tests {
             class,
             resets_in,
             error,
+            ..
         } = &e
         else {
             panic!("{e:?}")
@@ -1744,6 +1774,7 @@ mod tests {
     fn timeout_is_retryable_and_has_no_status() {
         let e = Error::Timeout {
             elapsed: Duration::from_secs(180),
+            request_id: None,
         };
         assert_eq!(e.to_string(), "timed out after 3m");
         assert!(e.is_retryable());
@@ -1757,6 +1788,7 @@ mod tests {
             class: Some(LimitClass::General),
             resets_in: Some(Duration::from_secs(60)),
             error: None,
+            request_id: None,
         };
         assert_eq!(e.to_string(), "daily general quota exhausted, resets in 1m");
         assert_eq!(e.code(), None);

@@ -530,7 +530,15 @@ impl<'a> Op<'a> {
                 Box::pin(tokio::time::sleep(after)).await;
                 progress.waited_ns = progress.waited_ns.saturating_add(nanos(after));
             };
-            match self.finish(result) {
+            // A refusal before a retry ends a call that was sent: its error keeps the id,
+            // on the URL of the request it would have sent again.
+            let sent = match (&result, &slot) {
+                (Err(_), Slot::Request(request)) if progress.attempt > 1 => {
+                    Some(request.url().clone())
+                }
+                _ => None,
+            };
+            match self.finish(result, sent) {
                 Finished::Done(result) => result,
                 Finished::Later(later) => later.await,
             }
@@ -821,13 +829,15 @@ impl<'a> Op<'a> {
     /// After the last attempt (steps 5 and 6 of the [module doc](super)): a failed answer has
     /// its body read and kept, with the call's id (the typed error reads both there); a
     /// transport failure gets the id on its URL ([`crate::request_id::mark`]); a refusal
-    /// becomes the error that carries it. The end goes on the call's span (OpenTelemetry's
+    /// becomes the error that carries it, with the id on `sent` (the URL of the request it
+    /// would have sent again) when an attempt was sent before it. The end goes on the call's span (OpenTelemetry's
     /// `error.type` and the error status; the status is on the attempt's span) and into the
     /// metrics. A success is handed back at once; what needs a wait (a failed body to read, a refusal to turn into
     /// an error) comes back as [`Finished::Later`].
     fn finish(
         &self,
         result: Result<reqwest::Result<reqwest::Response>, LocalRejection>,
+        sent: Option<reqwest::Url>,
     ) -> Finished {
         let (span, operation) = (&self.span, self.operation);
         let ended = match &result {
@@ -879,7 +889,15 @@ impl<'a> Op<'a> {
                         Ok(response)
                     }
                     Ok(Err(error)) => Err(error),
-                    Err(rejection) => Err(rejection.into_error().await),
+                    Err(rejection) => {
+                        let error = rejection.into_error().await;
+                        Err(match (sent, request_id) {
+                            (Some(url), Some(id)) => {
+                                crate::request_id::mark(error.with_url(url), id)
+                            }
+                            _ => error,
+                        })
+                    }
                 }
             })),
         }
