@@ -388,18 +388,41 @@ impl RateLimiter {
             }
             now = Instant::now();
         }
-        let booking = self.book(class, max_wait, now, share)?;
-        if booking.at <= now {
-            // Free now: nothing to wait for and nothing that could have moved it.
-            let (at, id) = booking.keep();
-            return Ok(Permit {
-                limiter: self,
-                class,
-                start: (at, id),
-                waited: now.saturating_duration_since(called),
-            });
+        match self.book_local(class, max_wait, now, share, called)? {
+            Acquired::Now(permit) => Ok(permit),
+            Acquired::Later(booking) => Box::pin(self.wait_for(booking, called)).await,
         }
-        Box::pin(self.wait_for(booking, called)).await
+    }
+
+    /// The local part of [`RateLimiter::acquire_from`], without a future: the permit when the
+    /// slot booked is free `now`, or the booking to wait for ([`RateLimiter::wait_for`]). A
+    /// limiter without a fleet is paced by this alone, so the usual call with a free slot
+    /// makes no future for it.
+    pub(crate) fn book_local(
+        &self,
+        class: LimitClass,
+        max_wait: Duration,
+        now: Instant,
+        share: u32,
+        called: Instant,
+    ) -> Result<Acquired<'_>, LimitError> {
+        let booking = self.book(class, max_wait, now, share)?;
+        if booking.at > now {
+            return Ok(Acquired::Later(booking));
+        }
+        // Free now: nothing to wait for and nothing that could have moved it.
+        let (at, id) = booking.keep();
+        Ok(Acquired::Now(Permit {
+            limiter: self,
+            class,
+            start: (at, id),
+            // Read only when a fleet's store was asked first.
+            waited: if now == called {
+                Duration::ZERO
+            } else {
+                now.saturating_duration_since(called)
+            },
+        }))
     }
 
     /// Books through the fleet's store, unless it failed less than [`FLEET_RETRY_AFTER`] ago;
@@ -896,7 +919,7 @@ impl RateLimiter {
 
     /// Waits for a slot booked in the future, following it when an earlier request that left
     /// late moves it.
-    async fn wait_for<'a>(
+    pub(crate) async fn wait_for<'a>(
         &'a self,
         booking: Booking<'a>,
         called: Instant,
@@ -1029,9 +1052,14 @@ impl RateLimiter {
         let slot = log
             .earliest(budget, pacing, now, share)
             .ok_or(LimitError::NoBudget { class })?;
-        let wait = slot.at - now;
-        if wait > max_wait {
-            return Err(LimitError::too_far(class, wait, slot.long - now, max_wait));
+        // Compared before subtracting: a free slot (the usual) costs no clock arithmetic.
+        if slot.at > now && slot.at - now > max_wait {
+            return Err(LimitError::too_far(
+                class,
+                slot.at - now,
+                slot.long - now,
+                max_wait,
+            ));
         }
         let id = log.next_id;
         log.next_id += 1;
@@ -1234,8 +1262,16 @@ impl ClassLog {
     }
 }
 
+/// What [`RateLimiter::book_local`] got: leave to send now, or a slot to wait for.
+pub(crate) enum Acquired<'a> {
+    /// The slot is free now.
+    Now(Permit<'a>),
+    /// The slot is later: wait for it with [`RateLimiter::wait_for`].
+    Later(Booking<'a>),
+}
+
 /// A booked slot, given back if the waiter goes away before it.
-struct Booking<'a> {
+pub(crate) struct Booking<'a> {
     limiter: &'a RateLimiter,
     class: LimitClass,
     at: Instant,
