@@ -1081,8 +1081,9 @@ impl RateLimiter {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// How many starts of `class` the log holds.
     #[cfg(test)]
-    fn log_len(&self, class: LimitClass) -> usize {
+    pub(crate) fn log_len(&self, class: LimitClass) -> usize {
         self.lock()[index(class)].starts.len()
     }
 }

@@ -274,7 +274,7 @@ impl Policy {
             request_id: request_id_header,
             options,
         };
-        Box::pin(op.try_op(Slot::Request(request)))
+        Box::pin(op.try_op(Outgoing::Request(request)))
     }
 
     /// The checks before any attempt (steps 1 to 3 of the [module doc](super)): a refusal
@@ -408,22 +408,23 @@ struct Progress {
 }
 
 /// Where an operation's request waits between its attempts: the request, until an attempt
-/// sends it; then what sends it again. One slot for both keeps the boxed future small.
-enum Slot {
+/// sends it; then what sends it again. One place for both keeps the boxed future small.
+/// (Not a pacer's slot: that is [`crate::request::limiter`]'s.)
+enum Outgoing {
     /// To be sent.
     Request(reqwest::Request),
     /// Sent, with what sends it again; `None` for a streaming body, which is sent once.
     Sent(Option<Replay>),
 }
 
-impl Slot {
+impl Outgoing {
     /// The request, to send: the slot is left empty until the attempt says what sends it
     /// again.
     fn take_request(&mut self) -> Option<reqwest::Request> {
-        match std::mem::replace(self, Slot::Sent(None)) {
-            Slot::Request(request) => Some(request),
-            Slot::Sent(replay) => {
-                *self = Slot::Sent(replay);
+        match std::mem::replace(self, Outgoing::Sent(None)) {
+            Outgoing::Request(request) => Some(request),
+            Outgoing::Sent(replay) => {
+                *self = Outgoing::Sent(replay);
                 None
             }
         }
@@ -431,14 +432,14 @@ impl Slot {
 
     /// Whether the request sent can be sent again.
     fn can_resend(&self) -> bool {
-        matches!(self, Slot::Sent(Some(_)))
+        matches!(self, Outgoing::Sent(Some(_)))
     }
 
     /// What sends the request again, taken out of the slot.
     fn take_replay(&mut self) -> Option<Replay> {
         match self {
-            Slot::Sent(replay) => replay.take(),
-            Slot::Request(_) => None,
+            Outgoing::Sent(replay) => replay.take(),
+            Outgoing::Request(_) => None,
         }
     }
 }
@@ -451,7 +452,7 @@ enum Pace<'l> {
     Wait(BoxFuture<'l, Result<Permit<'l>, crate::limits::LimitError>>),
 }
 
-/// One attempt's answer (or failure); what sends the request again is in the [`Slot`].
+/// One attempt's answer (or failure); what sends the request again is in the [`Outgoing`].
 struct Attempted<'a> {
     result: reqwest::Result<reqwest::Response>,
     verdict: Verdict,
@@ -463,7 +464,7 @@ struct Attempted<'a> {
 enum Next {
     /// Hand this back: a success, or the last answer.
     Return(reqwest::Result<reqwest::Response>),
-    /// Send the request in the [`Slot`] again after this long.
+    /// Send the request in the [`Outgoing`] again after this long.
     Retry(Duration),
 }
 
@@ -493,7 +494,7 @@ impl<'a> Op<'a> {
     )]
     fn try_op(
         self,
-        mut slot: Slot,
+        mut slot: Outgoing,
     ) -> impl Future<Output = reqwest::Result<reqwest::Response>> + Send + 'a {
         async move {
             let started = Instant::now();
@@ -544,7 +545,7 @@ impl<'a> Op<'a> {
             // A refusal before a retry ends a call that was sent: its error keeps the id,
             // on the URL of the request it would have sent again.
             let sent = match (&result, &slot) {
-                (Err(_), Slot::Request(request)) if progress.attempt > 1 => {
+                (Err(_), Outgoing::Request(request)) if progress.attempt > 1 => {
                     Some(request.url().clone())
                 }
                 _ => None,
@@ -562,7 +563,7 @@ impl<'a> Op<'a> {
     /// from the slot only when it leaves, and what sends it again is put there.
     async fn try_attempt(
         &self,
-        slot: &mut Slot,
+        slot: &mut Outgoing,
         progress: &mut Progress,
     ) -> Result<Attempted<'a>, LocalRejection> {
         let shared = self.shared;
@@ -597,6 +598,12 @@ impl<'a> Op<'a> {
                 (token, fetched, left.saturating_sub(fetched - now))
             }
         };
+        if let Some(transport) = &shared.transport
+            && transport.stops_before_transmit()
+        {
+            // Rare (a dry run), boxed: the usual call's future keeps no room for it.
+            return Box::pin(self.stop_before_transmit(&**transport, slot, token)).await;
+        }
         let limiter = shared.limiter_for(&token).map_err(LocalRejection::Budget)?;
         // The block ends the permit while the request is out.
         let sending = {
@@ -628,7 +635,7 @@ impl<'a> Op<'a> {
             headers.reserve(2);
             headers.insert(http::header::AUTHORIZATION, token.header_value());
             headers.insert(REQUEST_ID_HEADER, self.request_id.clone());
-            *slot = Slot::Sent(replay);
+            *slot = Outgoing::Sent(replay);
             let span = attempt::span(&self.span, self.operation, &request, progress.attempt);
             // After the replay is made, so that each attempt carries only what they set for
             // it; in the attempt's span, for their events.
@@ -678,6 +685,35 @@ impl<'a> Op<'a> {
         #[cfg(feature = "metrics")]
         attempt::duration(self.operation, &url, ended, error_type, sent_at.elapsed());
         drop(span);
+        let verdict = self.judge(&result, &limiter);
+        Ok(Attempted {
+            result,
+            verdict,
+            token,
+            limiter,
+        })
+    }
+
+    /// The attempt of a transport that stops before transmit (a dry run,
+    /// [`Transport::stops_before_transmit`]): the request, with the token and the call's id,
+    /// is handed to it without a slot of the pacer, once (nothing kept to send it again).
+    async fn stop_before_transmit(
+        &self,
+        transport: &'a dyn Transport,
+        slot: &mut Outgoing,
+        token: SecretToken,
+    ) -> Result<Attempted<'a>, LocalRejection> {
+        let limiter = self
+            .shared
+            .limiter_for(&token)
+            .map_err(LocalRejection::Budget)?;
+        let Some(mut request) = slot.take_request() else {
+            unreachable!("`try_op` puts the request back before every attempt")
+        };
+        let headers = request.headers_mut();
+        headers.insert(http::header::AUTHORIZATION, token.header_value());
+        headers.insert(REQUEST_ID_HEADER, self.request_id.clone());
+        let result = transport.send(self.http, request).await;
         let verdict = self.judge(&result, &limiter);
         Ok(Attempted {
             result,
@@ -750,7 +786,7 @@ impl<'a> Op<'a> {
     fn wants_fresh_token(
         &self,
         attempted: &Attempted<'a>,
-        slot: &Slot,
+        slot: &Outgoing,
         progress: &Progress,
     ) -> bool {
         slot.can_resend()
@@ -768,7 +804,7 @@ impl<'a> Op<'a> {
     async fn refresh_token(
         &self,
         attempted: Attempted<'a>,
-        slot: &mut Slot,
+        slot: &mut Outgoing,
         progress: &mut Progress,
     ) -> Next {
         let token = &attempted.token;
@@ -785,7 +821,7 @@ impl<'a> Op<'a> {
             telemetry::retry(self.operation.id, "unauthorized");
             return match replay.into_request(&attempted.result) {
                 Some(request) => {
-                    *slot = Slot::Request(request);
+                    *slot = Outgoing::Request(request);
                     Next::Retry(Duration::ZERO)
                 }
                 None => Next::Return(attempted.result),
@@ -796,7 +832,12 @@ impl<'a> Op<'a> {
 
     /// The retry step's decision on an attempt's verdict ([`RetryConfig::decide`]); a used-up
     /// quota blocks the pacer.
-    fn decide(&self, attempted: Attempted<'a>, slot: &mut Slot, progress: &mut Progress) -> Next {
+    fn decide(
+        &self,
+        attempted: Attempted<'a>,
+        slot: &mut Outgoing,
+        progress: &mut Progress,
+    ) -> Next {
         let Attempted {
             result,
             verdict,
@@ -847,7 +888,7 @@ impl<'a> Op<'a> {
                 match slot.take_replay().and_then(|r| r.into_request(&result)) {
                     Some(request) => {
                         telemetry::retry(operation.id, retry_reason(&verdict));
-                        *slot = Slot::Request(request);
+                        *slot = Outgoing::Request(request);
                         Next::Retry(after)
                     }
                     None => {
@@ -1234,6 +1275,68 @@ mod tests {
     }
 
     /// A client on `recorder` with `retry`.
+    /// A [`Recorder`] that stops before transmit, as a dry run does.
+    #[derive(Debug, Default)]
+    struct Stopping(Recorder);
+
+    impl Transport for Stopping {
+        fn send<'a>(
+            &'a self,
+            client: &'a reqwest::Client,
+            request: reqwest::Request,
+        ) -> BoxFuture<'a, reqwest::Result<reqwest::Response>> {
+            self.0.send(client, request)
+        }
+
+        fn stops_before_transmit(&self) -> bool {
+            true
+        }
+    }
+
+    /// A transport that stops before transmit (a dry run) is handed each request once, with
+    /// the token and the call's id, and takes no slot of the pacer: a daily budget of one is
+    /// still whole after three calls, and a 503 is not tried again. Its client's base URL
+    /// answers nothing: had anything been sent, the calls would fail to connect.
+    #[tokio::test(start_paused = true)]
+    async fn a_dry_run_takes_no_pacer_slot_and_is_handed_each_request_once() {
+        let dry = Arc::new(Stopping::default());
+        dry.0.statuses.lock().unwrap().extend([503, 503, 503]);
+        let one_a_day = crate::limits::Budget::new(None, Some(1));
+        let client = crate::Client::builder()
+            .isolated_budget()
+            .limits(Limits {
+                general: one_a_day,
+                ..Limits::default()
+            })
+            .base_url("http://127.0.0.1:1/pubapi")
+            .token(SecretToken::try_from("t0k3n").unwrap())
+            .transport(dry.clone())
+            .build()
+            .unwrap();
+        for _ in 0..3 {
+            let error = client.identity().whoami().await.unwrap_err();
+            assert_eq!(error.status(), Some(503), "{error}");
+        }
+        let sent = std::mem::take(&mut *dry.0.sent.lock().unwrap());
+        assert_eq!(sent.len(), 3);
+        for request in &sent {
+            assert_eq!(
+                request.headers()[http::header::AUTHORIZATION],
+                "Bearer t0k3n"
+            );
+            assert!(request.headers().contains_key(REQUEST_ID_HEADER));
+        }
+        let limiter = client.shared.limiter();
+        assert_eq!(limiter.log_len(crate::LimitClass::General), 0);
+        // The same client's pacer still has its one slot of the day.
+        assert!(
+            limiter
+                .acquire(crate::LimitClass::General, Duration::ZERO)
+                .await
+                .is_ok()
+        );
+    }
+
     fn client_on(recorder: &Arc<Recorder>, retry: RetryConfig) -> crate::Client {
         crate::Client::builder()
             .isolated_budget()
