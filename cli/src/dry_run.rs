@@ -1,5 +1,6 @@
 //! `--dry-run`: the client's transport is replaced by one that keeps the first request a
-//! command would send, as a `curl` command line, and sends nothing. The command stops there
+//! command would send, as a `curl` command line, and sends nothing: it stops before transmit
+//! ([`Transport::stops_before_transmit`]), so the request takes no slot of the token's pacer. The command stops there
 //! (it would need the answer to go on); what it checks before sending is checked as usual.
 //!
 //! The token never appears: the `Authorization` header reads `Bearer $PUBAPI_TOKEN`, for the
@@ -64,6 +65,11 @@ impl Transport for DryRun {
         self.keep(&request);
         // Never answered: the command is dropped once the request is printed.
         Box::pin(std::future::pending())
+    }
+
+    /// The client's policy hands the request over without a pacer slot.
+    fn stops_before_transmit(&self) -> bool {
+        true
     }
 }
 

@@ -163,17 +163,20 @@ fn errors() -> Vec<Error> {
             class: Some(LimitClass::Ai),
             resets_in: Some(Duration::from_secs(12_107)),
             error: Some(e()),
+            request_id: None,
         },
         Error::QuotaExhausted {
             class: None,
             resets_in: None,
             error: None,
+            request_id: None,
         },
         Error::Server(e()),
         Error::UnexpectedStatus(e()),
         Error::Transport(transport()),
         Error::Timeout {
             elapsed: Duration::from_secs(180),
+            request_id: None,
         },
         Error::Decode {
             path: "items[2].id".into(),

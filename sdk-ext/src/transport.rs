@@ -16,6 +16,15 @@ pub trait Transport: Send + Sync + fmt::Debug + 'static {
         client: &'a reqwest::Client,
         request: reqwest::Request,
     ) -> BoxFuture<'a, reqwest::Result<reqwest::Response>>;
+
+    /// Whether this transport stops each request before it is transmitted (a dry run, which
+    /// only shows what would be sent), as smithy-rs's orchestrator can stop before transmit:
+    /// the policy then hands it the request once the checks and the token are done, without
+    /// a slot of the token's pacer (nothing reaches the server, so nothing counts against
+    /// its limits), and sends it once, without retries. `false` by default.
+    fn stops_before_transmit(&self) -> bool {
+        false
+    }
 }
 
 /// Sends requests over the network with reqwest (rustls, redirects not followed).

@@ -2,6 +2,7 @@
 //! schedules are asserted exactly.
 
 use pubapi_sdk_ext::interceptor::{Attempt, AttemptHeaders, Interceptor};
+use pubapi_sdk_ext::limits::{Budget, Limits};
 use pubapi_sdk_ext::options::{CallOptions, CallOptionsError};
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::testing::{Answer, Script};
@@ -1108,4 +1109,77 @@ async fn an_answer_an_interceptor_replaces_is_retried_on_the_clients_budget() {
         client.quota(LimitClass::General).remaining_today,
         Some(1000 - 2)
     );
+}
+
+/// The default limits with `general` as the general API's budget.
+fn general_limit(general: Budget) -> Limits {
+    Limits {
+        general,
+        ..Limits::default()
+    }
+}
+
+/// A call whose retry is refused on this side (no slot of its pacer in the time left, its
+/// daily budget spent by its first attempt) was sent: its error keeps the id every attempt
+/// carried, as the answers' errors do, and says it.
+#[tokio::test(start_paused = true)]
+async fn a_retry_refused_on_this_side_keeps_the_id_of_the_call_it_ends() {
+    let hurried = RetryConfig::default()
+        .with_base_backoff(Duration::from_millis(100))
+        .with_max_backoff(Duration::from_millis(100))
+        .with_operation_timeout(Duration::from_millis(500));
+    let cases: [(&str, Limits, RetryConfig); 2] = [
+        (
+            "no slot in the time left",
+            general_limit(Budget::new(Some(1), None)),
+            hurried,
+        ),
+        (
+            "the daily budget spent",
+            general_limit(Budget::new(None, Some(1))),
+            RetryConfig::default(),
+        ),
+    ];
+    for (case, limits, retry) in cases {
+        let script = Script::new(vec![Answer::empty(503)], ok_whoami());
+        let client = script
+            .builder()
+            .limits(limits)
+            .retry(retry)
+            .build()
+            .unwrap();
+        let error = client.identity().whoami().await.unwrap_err();
+        let seen = script.seen();
+        assert_eq!(seen.len(), 1, "{case}: the retry is not sent");
+        let sent = seen[0].headers["x-request-id"].to_str().unwrap().to_owned();
+        assert_eq!(error.status(), None, "{case}: {error:?}");
+        assert_eq!(
+            error.request_id().map(|id| id.to_string()),
+            Some(sent.clone()),
+            "{case}: {error:?}"
+        );
+        assert!(
+            error.to_string().ends_with(&format!("[request id {sent}]")),
+            "{case}: {error}"
+        );
+        match (case, &error) {
+            ("no slot in the time left", Error::Timeout { .. }) => {}
+            ("the daily budget spent", Error::QuotaExhausted { error: None, .. }) => {}
+            _ => panic!("{case}: {error:?}"),
+        }
+    }
+    // Refused before anything was sent: no id.
+    let script = Script::new(vec![], ok_whoami());
+    let client = script
+        .builder()
+        .limits(general_limit(Budget::new(None, Some(1))))
+        .build()
+        .unwrap();
+    client.identity().whoami().await.unwrap();
+    let error = client.identity().whoami().await.unwrap_err();
+    assert!(
+        matches!(error, Error::QuotaExhausted { error: None, .. }),
+        "{error:?}"
+    );
+    assert_eq!(error.request_id(), None);
 }

@@ -33,18 +33,19 @@ pub(crate) fn span(
     let span = tracing::info_span!(
         parent: call,
         "pubapi.attempt",
+        // The fields recorded later first: a field is found by its name, in this order.
+        http.response.status_code = tracing::field::Empty,
+        error.r#type = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
+        http.request.resend_count = tracing::field::Empty,
         otel.name = tracing::field::display(SpanName(operation)),
         otel.kind = "client",
-        otel.status_code = tracing::field::Empty,
         http.request.method = operation.method,
         server.address = url.host_str().unwrap_or_default(),
         // Integers as `i64`: `tracing-opentelemetry` exports a `u64` as text.
         server.port = i64::from(url.port_or_known_default().unwrap_or_default()),
         url.full = tracing::field::display(ScrubbedUrl { url, operation }),
         url.template = operation.path,
-        http.request.resend_count = tracing::field::Empty,
-        http.response.status_code = tracing::field::Empty,
-        error.r#type = tracing::field::Empty,
     );
     if attempt > 1 {
         span.record("http.request.resend_count", i64::from(attempt - 1));

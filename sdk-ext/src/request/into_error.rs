@@ -63,10 +63,13 @@ impl Error {
     }
 
     /// The typed error of a `reqwest::Error`: the policy's refusal it carries
-    /// ([`LocalRejection::into_error`]), or a failure of the transport.
+    /// ([`LocalRejection::into_error`]), with the id of the call when an attempt of it was
+    /// sent before the refusal (on the error's URL, as a transport failure's), or a failure
+    /// of the transport.
     pub(crate) fn of_reqwest(error: reqwest::Error) -> Error {
         match LocalRejection::in_sources(&error) {
-            Some(rejection) => Error::from(rejection.clone()),
+            Some(rejection) => Error::from(rejection.clone())
+                .with_request_id(crate::request_id::of_transport(&error)),
             None => Error::Transport(error),
         }
     }
@@ -216,16 +219,24 @@ impl From<LocalRejection> for Error {
                 class: Some(class),
                 resets_in: Some(available_in),
                 error: None,
+                request_id: None,
             },
             LocalRejection::Limit(LimitError::NoBudget { class }) => Error::QuotaExhausted {
                 class: Some(class),
                 resets_in: None,
                 error: None,
+                request_id: None,
             },
             LocalRejection::Limit(LimitError::WouldExceedDeadline { max_wait, .. }) => {
-                Error::Timeout { elapsed: max_wait }
+                Error::Timeout {
+                    elapsed: max_wait,
+                    request_id: None,
+                }
             }
-            LocalRejection::Deadline { elapsed } => Error::Timeout { elapsed },
+            LocalRejection::Deadline { elapsed } => Error::Timeout {
+                elapsed,
+                request_id: None,
+            },
             LocalRejection::Removed {
                 operation,
                 sunset,
@@ -310,6 +321,7 @@ mod tests {
                 class,
                 resets_in,
                 error,
+                request_id: None,
             } => {
                 assert_eq!(class, Some(crate::LimitClass::Ai));
                 assert_eq!(resets_in, Some(Duration::from_secs(60)));

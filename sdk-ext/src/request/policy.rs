@@ -14,7 +14,7 @@ use crate::limits::BudgetConflict;
 use crate::limits::{Limits, Pacing, ServerCounters};
 use crate::options::CallOptions;
 use crate::request::attempt;
-use crate::request::limiter::RateLimiter;
+use crate::request::limiter::{Acquired, Permit, RateLimiter};
 use crate::request::rejection::LocalRejection;
 use crate::request::replay::Replay;
 use crate::request::retry::{Decision, RetryConfig};
@@ -274,7 +274,7 @@ impl Policy {
             request_id: request_id_header,
             options,
         };
-        Box::pin(op.try_op(Slot::Request(request)))
+        Box::pin(op.try_op(Outgoing::Request(request)))
     }
 
     /// The checks before any attempt (steps 1 to 3 of the [module doc](super)): a refusal
@@ -408,22 +408,23 @@ struct Progress {
 }
 
 /// Where an operation's request waits between its attempts: the request, until an attempt
-/// sends it; then what sends it again. One slot for both keeps the boxed future small.
-enum Slot {
+/// sends it; then what sends it again. One place for both keeps the boxed future small.
+/// (Not a pacer's slot: that is [`crate::request::limiter`]'s.)
+enum Outgoing {
     /// To be sent.
     Request(reqwest::Request),
     /// Sent, with what sends it again; `None` for a streaming body, which is sent once.
     Sent(Option<Replay>),
 }
 
-impl Slot {
+impl Outgoing {
     /// The request, to send: the slot is left empty until the attempt says what sends it
     /// again.
     fn take_request(&mut self) -> Option<reqwest::Request> {
-        match std::mem::replace(self, Slot::Sent(None)) {
-            Slot::Request(request) => Some(request),
-            Slot::Sent(replay) => {
-                *self = Slot::Sent(replay);
+        match std::mem::replace(self, Outgoing::Sent(None)) {
+            Outgoing::Request(request) => Some(request),
+            Outgoing::Sent(replay) => {
+                *self = Outgoing::Sent(replay);
                 None
             }
         }
@@ -431,19 +432,27 @@ impl Slot {
 
     /// Whether the request sent can be sent again.
     fn can_resend(&self) -> bool {
-        matches!(self, Slot::Sent(Some(_)))
+        matches!(self, Outgoing::Sent(Some(_)))
     }
 
     /// What sends the request again, taken out of the slot.
     fn take_replay(&mut self) -> Option<Replay> {
         match self {
-            Slot::Sent(replay) => replay.take(),
-            Slot::Request(_) => None,
+            Outgoing::Sent(replay) => replay.take(),
+            Outgoing::Request(_) => None,
         }
     }
 }
 
-/// One attempt's answer (or failure); what sends the request again is in the [`Slot`].
+/// What [`Op::pace`] found: leave to send now, or the wait for it.
+enum Pace<'l> {
+    /// The slot is free now.
+    Now(Permit<'l>),
+    /// The wait for a later slot (or for a fleet's store).
+    Wait(BoxFuture<'l, Result<Permit<'l>, crate::limits::LimitError>>),
+}
+
+/// One attempt's answer (or failure); what sends the request again is in the [`Outgoing`].
 struct Attempted<'a> {
     result: reqwest::Result<reqwest::Response>,
     verdict: Verdict,
@@ -455,7 +464,7 @@ struct Attempted<'a> {
 enum Next {
     /// Hand this back: a success, or the last answer.
     Return(reqwest::Result<reqwest::Response>),
-    /// Send the request in the [`Slot`] again after this long.
+    /// Send the request in the [`Outgoing`] again after this long.
     Retry(Duration),
 }
 
@@ -485,7 +494,7 @@ impl<'a> Op<'a> {
     )]
     fn try_op(
         self,
-        mut slot: Slot,
+        mut slot: Outgoing,
     ) -> impl Future<Output = reqwest::Result<reqwest::Response>> + Send + 'a {
         async move {
             let started = Instant::now();
@@ -504,11 +513,14 @@ impl<'a> Op<'a> {
                         Ok(attempted) => attempted,
                         Err(rejection) => break Err(rejection),
                     };
-                    if attempted.verdict == Verdict::Success {
-                        // Nothing to decide: the answer goes back as it is, and the retry
+                    if attempted.verdict == Verdict::Success
+                        && let Ok(response) = attempted.result
+                    {
+                        // Nothing to decide: the answer goes back as it is (through no
+                        // other step, each of which would move it again), and the retry
                         // budget gets its refund.
                         self.shared.retry.succeeded();
-                        break Ok(attempted.result);
+                        return Ok(self.succeeded(response));
                     }
                     let next = if self.wants_fresh_token(&attempted, &slot, &progress) {
                         // Rare: a revoked token, whose source is asked for a fresh one.
@@ -530,7 +542,15 @@ impl<'a> Op<'a> {
                 Box::pin(tokio::time::sleep(after)).await;
                 progress.waited_ns = progress.waited_ns.saturating_add(nanos(after));
             };
-            match self.finish(result) {
+            // A refusal before a retry ends a call that was sent: its error keeps the id,
+            // on the URL of the request it would have sent again.
+            let sent = match (&result, &slot) {
+                (Err(_), Outgoing::Request(request)) if progress.attempt > 1 => {
+                    Some(request.url().clone())
+                }
+                _ => None,
+            };
+            match self.finish(result, sent) {
                 Finished::Done(result) => result,
                 Finished::Later(later) => later.await,
             }
@@ -543,7 +563,7 @@ impl<'a> Op<'a> {
     /// from the slot only when it leaves, and what sends it again is put there.
     async fn try_attempt(
         &self,
-        slot: &mut Slot,
+        slot: &mut Outgoing,
         progress: &mut Progress,
     ) -> Result<Attempted<'a>, LocalRejection> {
         let shared = self.shared;
@@ -578,21 +598,25 @@ impl<'a> Op<'a> {
                 (token, fetched, left.saturating_sub(fetched - now))
             }
         };
+        if let Some(transport) = &shared.transport
+            && transport.stops_before_transmit()
+        {
+            // Rare (a dry run), boxed: the usual call's future keeps no room for it.
+            return Box::pin(self.stop_before_transmit(&**transport, slot, token)).await;
+        }
         let limiter = shared.limiter_for(&token).map_err(LocalRejection::Budget)?;
         // The block ends the permit while the request is out.
         let sending = {
-            let acquiring = limiter.acquire_from(class, left, now);
-            // A fleet's store may be slow or down, and says so in events.
-            let permit = if limiter.has_fleet() {
-                in_span(&self.span, acquiring)
-            } else {
-                Either::Right(acquiring)
-            }
-            .await
-            .map_err(LocalRejection::Limit)?;
+            let permit = match self.pace(&limiter, left, now)? {
+                Pace::Now(permit) => permit,
+                Pace::Wait(waiting) => waiting.await.map_err(LocalRejection::Limit)?,
+            };
             let Some(mut request) = slot.take_request() else {
                 unreachable!("`try_op` puts the request back before every attempt")
             };
+            // Kept before the token and the call's id are set: each attempt sets them again
+            // (see `Replay`).
+            let replay = Replay::of(&request, shared.transport.is_none());
             if !permit.waited().is_zero() {
                 progress.limiter_waited_ns = progress
                     .limiter_waited_ns
@@ -611,7 +635,7 @@ impl<'a> Op<'a> {
             headers.reserve(2);
             headers.insert(http::header::AUTHORIZATION, token.header_value());
             headers.insert(REQUEST_ID_HEADER, self.request_id.clone());
-            *slot = Slot::Sent(Replay::of(&request, shared.transport.is_none()));
+            *slot = Outgoing::Sent(replay);
             let span = attempt::span(&self.span, self.operation, &request, progress.attempt);
             // After the replay is made, so that each attempt carries only what they set for
             // it; in the attempt's span, for their events.
@@ -670,6 +694,59 @@ impl<'a> Op<'a> {
         })
     }
 
+    /// The attempt of a transport that stops before transmit (a dry run,
+    /// [`Transport::stops_before_transmit`]): the request, with the token and the call's id,
+    /// is handed to it without a slot of the pacer, once (nothing kept to send it again).
+    async fn stop_before_transmit(
+        &self,
+        transport: &'a dyn Transport,
+        slot: &mut Outgoing,
+        token: SecretToken,
+    ) -> Result<Attempted<'a>, LocalRejection> {
+        let limiter = self
+            .shared
+            .limiter_for(&token)
+            .map_err(LocalRejection::Budget)?;
+        let Some(mut request) = slot.take_request() else {
+            unreachable!("`try_op` puts the request back before every attempt")
+        };
+        let headers = request.headers_mut();
+        headers.insert(http::header::AUTHORIZATION, token.header_value());
+        headers.insert(REQUEST_ID_HEADER, self.request_id.clone());
+        let result = transport.send(self.http, request).await;
+        let verdict = self.judge(&result, &limiter);
+        Ok(Attempted {
+            result,
+            verdict,
+            token,
+            limiter,
+        })
+    }
+
+    /// A slot of `limiter`'s pacer for this call's class, looked for from `now` within `left`:
+    /// a free slot without a future (the usual, without a fleet), or the wait for one, boxed,
+    /// so that the call's future keeps no room for it.
+    fn pace<'l>(
+        &self,
+        limiter: &'l RateLimiter,
+        left: Duration,
+        now: Instant,
+    ) -> Result<Pace<'l>, LocalRejection> {
+        let class = self.operation.limit_class;
+        if limiter.has_fleet() {
+            // A fleet's store may be slow or down, and says so in events.
+            let acquiring = in_span(&self.span, limiter.acquire_from(class, left, now));
+            return Ok(Pace::Wait(Box::pin(acquiring)));
+        }
+        match limiter.book_local(class, left, now, 1, now) {
+            Ok(Acquired::Now(permit)) => Ok(Pace::Now(permit)),
+            Ok(Acquired::Later(booking)) => {
+                Ok(Pace::Wait(Box::pin(limiter.wait_for(booking, now))))
+            }
+            Err(error) => Err(LocalRejection::Limit(error)),
+        }
+    }
+
     /// The [`Verdict`] on an attempt's answer, told to the span, the metrics and the pacer
     /// (the gateway's counters).
     fn judge(&self, result: &reqwest::Result<reqwest::Response>, limiter: &RateLimiter) -> Verdict {
@@ -709,7 +786,7 @@ impl<'a> Op<'a> {
     fn wants_fresh_token(
         &self,
         attempted: &Attempted<'a>,
-        slot: &Slot,
+        slot: &Outgoing,
         progress: &Progress,
     ) -> bool {
         slot.can_resend()
@@ -727,7 +804,7 @@ impl<'a> Op<'a> {
     async fn refresh_token(
         &self,
         attempted: Attempted<'a>,
-        slot: &mut Slot,
+        slot: &mut Outgoing,
         progress: &mut Progress,
     ) -> Next {
         let token = &attempted.token;
@@ -744,7 +821,7 @@ impl<'a> Op<'a> {
             telemetry::retry(self.operation.id, "unauthorized");
             return match replay.into_request(&attempted.result) {
                 Some(request) => {
-                    *slot = Slot::Request(request);
+                    *slot = Outgoing::Request(request);
                     Next::Retry(Duration::ZERO)
                 }
                 None => Next::Return(attempted.result),
@@ -755,7 +832,12 @@ impl<'a> Op<'a> {
 
     /// The retry step's decision on an attempt's verdict ([`RetryConfig::decide`]); a used-up
     /// quota blocks the pacer.
-    fn decide(&self, attempted: Attempted<'a>, slot: &mut Slot, progress: &mut Progress) -> Next {
+    fn decide(
+        &self,
+        attempted: Attempted<'a>,
+        slot: &mut Outgoing,
+        progress: &mut Progress,
+    ) -> Next {
         let Attempted {
             result,
             verdict,
@@ -806,7 +888,7 @@ impl<'a> Op<'a> {
                 match slot.take_replay().and_then(|r| r.into_request(&result)) {
                     Some(request) => {
                         telemetry::retry(operation.id, retry_reason(&verdict));
-                        *slot = Slot::Request(request);
+                        *slot = Outgoing::Request(request);
                         Next::Retry(after)
                     }
                     None => {
@@ -821,13 +903,15 @@ impl<'a> Op<'a> {
     /// After the last attempt (steps 5 and 6 of the [module doc](super)): a failed answer has
     /// its body read and kept, with the call's id (the typed error reads both there); a
     /// transport failure gets the id on its URL ([`crate::request_id::mark`]); a refusal
-    /// becomes the error that carries it. The end goes on the call's span (OpenTelemetry's
+    /// becomes the error that carries it, with the id on `sent` (the URL of the request it
+    /// would have sent again) when an attempt was sent before it. The end goes on the call's span (OpenTelemetry's
     /// `error.type` and the error status; the status is on the attempt's span) and into the
     /// metrics. A success is handed back at once; what needs a wait (a failed body to read, a refusal to turn into
     /// an error) comes back as [`Finished::Later`].
     fn finish(
         &self,
         result: Result<reqwest::Result<reqwest::Response>, LocalRejection>,
+        sent: Option<reqwest::Url>,
     ) -> Finished {
         let (span, operation) = (&self.span, self.operation);
         let ended = match &result {
@@ -853,15 +937,8 @@ impl<'a> Op<'a> {
         telemetry::request(operation.id, ended);
         let request_id = RequestId::of_header(&self.request_id);
         match result {
-            Ok(Ok(mut response)) if !verdict::has_error_body(response.status().as_u16()) => {
-                // A status the spec does not document becomes the generated code's
-                // unexpected answer, and then an error: it keeps the call's id too.
-                if let Some(id) = request_id
-                    && !documents(operation, response.status())
-                {
-                    response.extensions_mut().insert(id);
-                }
-                Finished::Done(Ok(response))
+            Ok(Ok(response)) if !verdict::has_error_body(response.status().as_u16()) => {
+                Finished::Done(Ok(self.keep_id_if_undocumented(response)))
             }
             Ok(Err(error)) => Finished::Done(Err(match request_id {
                 Some(id) => crate::request_id::mark(error, id),
@@ -879,19 +956,54 @@ impl<'a> Op<'a> {
                         Ok(response)
                     }
                     Ok(Err(error)) => Err(error),
-                    Err(rejection) => Err(rejection.into_error().await),
+                    Err(rejection) => {
+                        let error = rejection.into_error().await;
+                        Err(match (sent, request_id) {
+                            (Some(url), Some(id)) => {
+                                crate::request_id::mark(error.with_url(url), id)
+                            }
+                            _ => error,
+                        })
+                    }
                 }
             })),
         }
     }
 }
 
+impl Op<'_> {
+    /// The end of a call whose answer is a success (the usual): into the metrics, and back
+    /// as it came (see [`Op::keep_id_if_undocumented`]).
+    fn succeeded(&self, response: reqwest::Response) -> reqwest::Response {
+        telemetry::request(self.operation.id, Ended::Status(response.status().as_u16()));
+        self.keep_id_if_undocumented(response)
+    }
+
+    /// A status the spec does not document becomes the generated code's unexpected answer,
+    /// and then an error: it keeps the call's id too.
+    fn keep_id_if_undocumented(&self, mut response: reqwest::Response) -> reqwest::Response {
+        if !documents(self.operation, response.status())
+            && let Some(id) = RequestId::of_header(&self.request_id)
+        {
+            response.extensions_mut().insert(id);
+        }
+        response
+    }
+}
+
 /// Whether the spec documents `status` as an answer of `operation`.
 fn documents(operation: &'static Operation, status: http::StatusCode) -> bool {
+    // Three digits compared as bytes: cheaper than the status's text, on every call.
+    let code = status.as_u16();
+    let digits = [
+        b'0' + (code / 100 % 10) as u8,
+        b'0' + (code / 10 % 10) as u8,
+        b'0' + (code % 10) as u8,
+    ];
     operation
         .responses
         .iter()
-        .any(|response| response.status == status.as_str())
+        .any(|response| response.status.as_bytes() == digits)
 }
 
 /// How a call ends ([`Op::finish`]): at once, or after a wait.
@@ -1073,260 +1185,4 @@ impl RequestPolicy for Policy {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::token::StaticToken;
-    use std::collections::VecDeque;
-
-    /// Keeps every request it is given and answers the statuses it holds, then 200; each
-    /// answer other than 200 carries `retry_after` as its `Retry-After`, when set.
-    #[derive(Debug, Default)]
-    struct Recorder {
-        statuses: Mutex<VecDeque<u16>>,
-        retry_after: Option<&'static str>,
-        sent: Mutex<Vec<reqwest::Request>>,
-    }
-
-    impl Transport for Recorder {
-        fn send<'a>(
-            &'a self,
-            _client: &'a reqwest::Client,
-            request: reqwest::Request,
-        ) -> BoxFuture<'a, reqwest::Result<reqwest::Response>> {
-            let status = self.statuses.lock().unwrap().pop_front().unwrap_or(200);
-            self.sent.lock().unwrap().push(request);
-            let mut response = http::Response::builder().status(status);
-            if let (Some(after), true) = (self.retry_after, status != 200) {
-                response = response.header(http::header::RETRY_AFTER, after);
-            }
-            let response = response.body(Vec::<u8>::new()).unwrap();
-            Box::pin(async move { Ok(response.into()) })
-        }
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_retry_resends_what_the_first_attempt_sent() {
-        let recorder = Arc::new(Recorder::default());
-        recorder.statuses.lock().unwrap().push_back(503);
-        let client = client_on(&recorder, RetryConfig::default());
-        let bob = client.act_as(ActAs::username("bob").unwrap());
-        // The empty body does not decode: only what was sent matters here.
-        let _ = bob.identity().whoami().await;
-        let sent = recorder.sent.lock().unwrap();
-        assert_eq!(sent.len(), 2);
-        let (first, retry) = (&sent[0], &sent[1]);
-        assert_eq!(
-            (
-                first.method(),
-                first.url(),
-                first.version(),
-                first.headers()
-            ),
-            (
-                retry.method(),
-                retry.url(),
-                retry.version(),
-                retry.headers()
-            )
-        );
-        assert_eq!(first.headers()["authorization"], "Bearer t0k3n");
-        assert_eq!(first.headers()[ACT_AS], "bob");
-        // Sent through reqwest, the generated client's request (an act-as view's whoami)
-        // would be kept for a retry without a copy.
-        assert!(matches!(
-            Replay::of(first, true),
-            Some(Replay::Inline { .. })
-        ));
-    }
-
-    /// reqwest's per-request timeout bounds each attempt of a view's call; the client's calls
-    /// have none of their own.
-    #[tokio::test(start_paused = true)]
-    async fn a_per_call_attempt_timeout_is_on_every_attempt_of_the_views_calls_only() {
-        let recorder = Arc::new(Recorder::default());
-        recorder.statuses.lock().unwrap().push_back(503);
-        let client = client_on(&recorder, RetryConfig::default());
-        let view = client
-            .with_options(CallOptions::new().attempt_timeout(Duration::from_secs(5)))
-            .unwrap();
-        let _ = view.identity().whoami().await;
-        let _ = client.identity().whoami().await;
-        let timeouts: Vec<_> = recorder
-            .sent
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|request| request.timeout().copied())
-            .collect();
-        let five = Some(Duration::from_secs(5));
-        assert_eq!(timeouts, [five, five, None]);
-    }
-
-    /// A client on `recorder` with `retry`.
-    fn client_on(recorder: &Arc<Recorder>, retry: RetryConfig) -> crate::Client {
-        crate::Client::builder()
-            .isolated_budget()
-            .base_url("http://127.0.0.1:1/pubapi")
-            .token(SecretToken::try_from("t0k3n").unwrap())
-            .transport(recorder.clone())
-            .retry(retry)
-            .build()
-            .unwrap()
-    }
-
-    /// Each success puts one token back into the retry budget (`RetryBudget`'s contract), the
-    /// successes handed back without the retry step's decision included: otherwise a
-    /// long-lived client's budget only drains, and after about 100 retries in its life it
-    /// never retries again.
-    #[tokio::test(start_paused = true)]
-    async fn a_success_through_the_client_refunds_the_retry_budget() {
-        let recorder = Arc::new(Recorder::default());
-        recorder.statuses.lock().unwrap().push_back(503);
-        let budget = crate::RetryBudget::new(10);
-        let client = client_on(
-            &recorder,
-            RetryConfig::default().with_budget(budget.clone()),
-        );
-        // The empty bodies do not decode: only what the budget holds matters here.
-        let _ = client.identity().whoami().await;
-        assert_eq!(recorder.sent.lock().unwrap().len(), 2);
-        assert_eq!(
-            budget.available(),
-            10 - 5 + 1,
-            "a retry takes 5, its success gives 1"
-        );
-        for _ in 0..3 {
-            let _ = client.identity().whoami().await;
-        }
-        assert_eq!(budget.available(), 9);
-        for _ in 0..3 {
-            let _ = client.identity().whoami().await;
-        }
-        assert_eq!(budget.available(), 10, "never over the capacity");
-    }
-
-    /// An operation timeout past what an instant can hold (`Duration::MAX`, "no deadline")
-    /// is worked out without overflowing when a call needs a second attempt.
-    #[tokio::test(start_paused = true)]
-    async fn an_operation_timeout_of_duration_max_is_no_overflow_on_a_retry() {
-        let recorder = Arc::new(Recorder::default());
-        recorder.statuses.lock().unwrap().extend([503, 503]);
-        let client = client_on(
-            &recorder,
-            RetryConfig::default().with_operation_timeout(Duration::MAX),
-        );
-        let _ = client.identity().whoami().await;
-        assert_eq!(recorder.sent.lock().unwrap().len(), 3);
-    }
-
-    /// A `Retry-After` past what an instant reaches, with every cap lifted: no overflow
-    /// when the policy checks it against the deadline; the call ends with the 429.
-    #[tokio::test(start_paused = true)]
-    async fn a_huge_retry_after_with_no_caps_is_no_overflow() {
-        let recorder = Arc::new(Recorder {
-            retry_after: Some("99999999999999999999"),
-            ..Recorder::default()
-        });
-        recorder.statuses.lock().unwrap().push_back(429);
-        let retry = RetryConfig::default()
-            .with_max_retry_after(Duration::MAX)
-            .with_max_total_wait(Duration::MAX)
-            .with_operation_timeout(Duration::MAX);
-        let client = client_on(&recorder, retry);
-        let error = client.identity().whoami().await.unwrap_err();
-        assert_eq!(error.status(), Some(429), "{error}");
-        assert_eq!(recorder.sent.lock().unwrap().len(), 1);
-    }
-
-    /// glibc serves blocks of up to 1,032 bytes from a per-thread cache; the boxed future
-    /// of every call once grew to 1,048 bytes unnoticed, and each call then cost about 1 k
-    /// instructions more in the allocator (`BENCHMARKS.md`). Checked in the build the tests
-    /// run in; the release build's future is smaller (1,016 bytes when this was written).
-    #[test]
-    fn the_boxed_call_fits_the_allocators_per_thread_cache() {
-        const THREAD_CACHE_MAX: usize = 1032;
-        let client = crate::Client::builder()
-            .isolated_budget()
-            .base_url("http://127.0.0.1:1/pubapi")
-            .token(SecretToken::try_from("t0k3n").unwrap())
-            .build()
-            .unwrap();
-        let policy = Policy::new(client.shared.clone(), None, None);
-        let http = reqwest::Client::new();
-        let operation = pubapi_sdk::operations::by_method_name("whoami").unwrap();
-        let request = reqwest::Request::new(
-            http::Method::GET,
-            "http://127.0.0.1:1/pubapi/v1/whoami".parse().unwrap(),
-        );
-        let call = policy.run(&http, request, operation);
-        let size = std::mem::size_of_val(&*call);
-        assert!(
-            size <= THREAD_CACHE_MAX,
-            "the boxed call is {size} bytes, over the {THREAD_CACHE_MAX} of the thread cache"
-        );
-    }
-
-    #[test]
-    fn the_quota_follows_the_token_used_last_through_a_rotation_and_back() {
-        let first = SecretToken::try_from("rotation-first").unwrap();
-        let second = SecretToken::try_from("rotation-second").unwrap();
-        let shared = Shared::new(
-            Arc::new(StaticToken::new(first.clone())),
-            Budgets::PerToken {
-                limits: Limits::default(),
-                pacing: Pacing::default(),
-                fleet: None,
-            },
-            RetryConfig::default(),
-            None,
-            Box::new([]),
-            Settings {
-                call_removed_operations: false,
-            },
-        );
-        let of_first = shared.limiter_for(&first).unwrap().into_owned();
-        assert!(shared.limiter().same_as(&of_first));
-        let of_second = shared.limiter_for(&second).unwrap().into_owned();
-        assert!(!of_second.same_as(&of_first));
-        assert!(shared.limiter().same_as(&of_second));
-        assert!(shared.limiter_for(&first).unwrap().same_as(&of_first));
-        assert!(shared.limiter().same_as(&of_first));
-        assert!(shared.limiter_for(&second).unwrap().same_as(&of_second));
-        assert!(shared.limiter().same_as(&of_second));
-    }
-
-    #[test]
-    fn a_template_without_values_is_checked_as_the_walk_over_its_segments_checks_it() {
-        let fixed = [
-            "",
-            "/",
-            "v1/whoami",
-            "/v1/whoami",
-            "/pubapi/v1/whoami",
-            "/pubapi//v1/whoami",
-            "/pubapi/v1/whoami/",
-            "/pubapi/xv1/whoami",
-            "/pubapi/v1/whoamix",
-        ];
-        let literal = pubapi_sdk::operations::ALL
-            .iter()
-            .filter(|operation| !operation.path.contains('{'));
-        for operation in literal {
-            let own = [
-                operation.path.to_string(),
-                format!("/pubapi{}", operation.path),
-                format!("/pubapi{}/", operation.path),
-                format!("/pubapi/x{}", &operation.path[1..]),
-                format!("/pubapi{}", &operation.path[..operation.path.len() - 1]),
-            ];
-            for path in fixed.iter().map(|p| p.to_string()).chain(own) {
-                assert_eq!(
-                    check_path(operation, &path).is_ok(),
-                    check_segments(operation, &path).is_ok(),
-                    "{} against {path:?}",
-                    operation.path
-                );
-            }
-        }
-    }
-}
+mod tests;

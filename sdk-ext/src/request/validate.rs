@@ -42,22 +42,22 @@ use serde_json::Value;
 
 /// A field of the request and what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Refusal {
+pub(crate) struct Violation {
     /// The field, as the reference names it.
     pub(crate) field: &'static str,
     /// What is wrong with it.
     pub(crate) problem: String,
 }
 
-fn refuse(field: &'static str, problem: impl Into<String>) -> Result<(), Refusal> {
-    Err(Refusal {
+fn refuse(field: &'static str, problem: impl Into<String>) -> Result<(), Violation> {
+    Err(Violation {
         field,
         problem: problem.into(),
     })
 }
 
 /// Checks `request` for `operation`; operations without rules pass.
-pub(crate) fn check(operation: &Operation, request: &reqwest::Request) -> Result<(), Refusal> {
+pub(crate) fn check(operation: &Operation, request: &reqwest::Request) -> Result<(), Violation> {
     let body = || {
         request
             .body()
@@ -92,7 +92,7 @@ pub(crate) fn check(operation: &Operation, request: &reqwest::Request) -> Result
 }
 
 /// The webhook URL rule alone (also used by `Registration`).
-pub(crate) fn webhook_url(url: &str) -> Result<(), Refusal> {
+pub(crate) fn webhook_url(url: &str) -> Result<(), Violation> {
     let parsed = match reqwest::Url::parse(url) {
         Ok(parsed) => parsed,
         Err(e) => return refuse("url", format!("{url:?} is not a URL: {e}")),
@@ -111,7 +111,7 @@ pub(crate) fn webhook_url(url: &str) -> Result<(), Refusal> {
     }
 }
 
-fn webhook(body: &Value) -> Result<(), Refusal> {
+fn webhook(body: &Value) -> Result<(), Violation> {
     if let Some(url) = body.get("url").and_then(Value::as_str) {
         webhook_url(url)?;
     }
@@ -151,7 +151,7 @@ fn webhook(body: &Value) -> Result<(), Refusal> {
 /// free JSON: a message turned into a `Value` before it is put there keeps one of the two,
 /// `extra`'s, with nothing left to find here. A body nested deeper than `serde_json` reads,
 /// 128 levels, is not walked past that depth.)
-fn no_key_twice(request: &reqwest::Request) -> Result<(), Refusal> {
+fn no_key_twice(request: &reqwest::Request) -> Result<(), Violation> {
     let Some(bytes) = request.body().and_then(reqwest::Body::as_bytes) else {
         return Ok(());
     };
@@ -232,7 +232,7 @@ fn twice_named_key(bytes: &[u8]) -> Option<String> {
     found.into_inner()
 }
 
-fn question(body: &Value, max_chars: Option<usize>) -> Result<(), Refusal> {
+fn question(body: &Value, max_chars: Option<usize>) -> Result<(), Violation> {
     match body.get("question").and_then(Value::as_str) {
         Some(question) => question_text(question, max_chars),
         None => Ok(()),
@@ -241,7 +241,7 @@ fn question(body: &Value, max_chars: Option<usize>) -> Result<(), Refusal> {
 
 /// The question rule alone (also used by `Agents::ask`): not blank, at most `max_chars`
 /// characters where the reference gives a limit.
-pub(crate) fn question_text(question: &str, max_chars: Option<usize>) -> Result<(), Refusal> {
+pub(crate) fn question_text(question: &str, max_chars: Option<usize>) -> Result<(), Violation> {
     if question.trim().is_empty() {
         return refuse("question", "is required (it is empty or blank)");
     }
@@ -257,7 +257,7 @@ pub(crate) fn question_text(question: &str, max_chars: Option<usize>) -> Result<
 /// The bounds of a hybrid search the spec writes (the platform's clients keep them; a search
 /// outside them costs one of the day's AI calls for a 400). A field of another JSON type is
 /// the server's to refuse.
-fn hybrid_search(body: &Value) -> Result<(), Refusal> {
+fn hybrid_search(body: &Value) -> Result<(), Violation> {
     if let Some(query) = body.get("query").and_then(Value::as_str) {
         let (min, max) = (
             limits::HYBRID_SEARCH_REQUEST_QUERY_MIN_CHARS,
@@ -320,7 +320,7 @@ fn hybrid_search(body: &Value) -> Result<(), Refusal> {
     Ok(())
 }
 
-fn events_query(url: &reqwest::Url) -> Result<(), Refusal> {
+fn events_query(url: &reqwest::Url) -> Result<(), Violation> {
     for (name, value) in url.query_pairs() {
         match &*name {
             "count" => match value.parse::<u64>() {
@@ -341,11 +341,11 @@ fn events_query(url: &reqwest::Url) -> Result<(), Refusal> {
     Ok(())
 }
 
-fn audit(report: &AuditRequest) -> Result<(), Refusal> {
+fn audit(report: &AuditRequest) -> Result<(), Violation> {
     match report.validate() {
         Ok(()) => Ok(()),
         Err(Error::InvalidInput(InputError::Invalid { field, problem })) => {
-            Err(Refusal { field, problem })
+            Err(Violation { field, problem })
         }
         Err(other) => refuse("request", other.to_string()),
     }
