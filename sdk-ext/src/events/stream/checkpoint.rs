@@ -1,11 +1,9 @@
-//! Checkpoints: where a walk resumes (the store's checkpoint, or the start asked for), the
-//! saves of [`EventStream::save_checkpoint`], and the [`Memory`] the stream and its walker
-//! share of what the store held, so that a store that lost its checkpoint is found out and
-//! written again ([`StreamNotice::CheckpointLost`]).
+//! Checkpoints: the saves of [`EventStream::save_checkpoint`], and the [`Memory`] the
+//! stream and its walker share of what the store held, so that a store that lost its
+//! checkpoint is found out and written again ([`StreamNotice::CheckpointLost`]); the walker
+//! reads the checkpoint it resumes after (`Walker::resolve`).
 
-use super::walker::Walker;
-use super::{EventStream, StreamNotice, StreamStart};
-use crate::error::Error;
+use super::{EventStream, StreamNotice};
 use crate::fleet::{FleetError, FleetErrorKind};
 use std::collections::VecDeque;
 
@@ -105,54 +103,6 @@ impl EventStream {
                     watch.lose();
                 }
                 Err(e)
-            }
-        }
-    }
-}
-
-impl Walker {
-    pub(super) async fn resolve(&mut self, start: StreamStart) -> Result<i64, Error> {
-        if let Some((store, name)) = &self.checkpoints {
-            match store.load(name).await {
-                Ok(found) => {
-                    if let Some(restored) = self.memory.lost(name, found) {
-                        // Written again now, so that a holder after this one finds it.
-                        if let Some(lease) = &self.lease {
-                            store
-                                .save(lease, restored)
-                                .await
-                                .map_err(Error::Checkpoint)?;
-                        }
-                        self.notices
-                            .push_back(StreamNotice::CheckpointLost { found, restored });
-                        return Ok(restored);
-                    }
-                    if let Some(saved) = found {
-                        self.memory.seen(saved);
-                        return Ok(saved);
-                    }
-                }
-                // Starting elsewhere would lose or repeat events: say so and try again later.
-                Err(e) => return Err(Error::Checkpoint(e)),
-            }
-        }
-        match start {
-            StreamStart::After(id) => Ok(id),
-            StreamStart::Latest | StreamStart::Oldest => {
-                let cursor = crate::events::events_cursor(&self.client).await?;
-                let (field, id) = match start {
-                    StreamStart::Latest => ("latest_event_id", Some(cursor.latest_event_id)),
-                    _ => (
-                        "oldest_event_id",
-                        Some(cursor.oldest_event_id.saturating_sub(1)),
-                    ),
-                };
-                // Starting from 0 instead would replay the whole history, or skip it.
-                id.ok_or_else(|| Error::Decode {
-                    path: field.into(),
-                    message: "the events cursor has no such id".into(),
-                    body: Default::default(),
-                })
             }
         }
     }

@@ -1,17 +1,18 @@
 //! The walker: the state an [`EventStream`] moves through windows of ids with, and its loop.
 //!
-//! One call of [`Walker::next`] hands out one item: it keeps the lease (`lease`), hands out
-//! what is buffered, waits for the next poll, resolves where to start (`checkpoint`) and
-//! reads the next [`Window`] into the buffer.
+//! One call of [`Walker::next`] hands out one item: it keeps the stream's lease (taking it,
+//! standing by, or saying it was lost, with the lease's parts from `lease`), hands out what
+//! is buffered, waits for the next poll, resolves where to start (the store's checkpoint,
+//! checked against the `checkpoint` memory) and reads the next [`Window`] into the buffer.
 
 use super::checkpoint::Memory;
-use super::lease::LeaseWatch;
+use super::lease::{Hold, LeaseWatch, spawn_renewal};
 use super::{EventStream, EventStreamBuilder, StreamItem, StreamNotice, StreamStart};
 use crate::Client;
 use crate::error::Error;
 use crate::events::window::{Entry, Window};
 use crate::events::{EventQuery, EventsVersion};
-use crate::fleet::{CheckpointStore, FleetError, FleetErrorKind, Lease};
+use crate::fleet::{Acquired, CheckpointStore, FleetError, FleetErrorKind, Lease};
 use crate::rng::SplitMix64;
 use std::collections::VecDeque;
 use std::ops::ControlFlow;
@@ -266,7 +267,7 @@ impl Walker {
     /// What to do after the checkpoint store failed: a store that cannot be reached is asked
     /// again after the returned backoff (and the failure is logged now); any other failure
     /// ends the stream (`None`).
-    pub(super) fn store_failed(&mut self, error: &FleetError) -> Option<Duration> {
+    fn store_failed(&mut self, error: &FleetError) -> Option<Duration> {
         if error.kind != FleetErrorKind::Unavailable {
             tracing::error!(%error, "the event stream's checkpoint store failed: the stream ends");
             self.ended = true;
@@ -281,15 +282,166 @@ impl Walker {
         Some(wait)
     }
 
-    pub(super) fn advance(&mut self, to: Option<i64>) {
+    fn advance(&mut self, to: Option<i64>) {
         if let Some(to) = to {
             self.cursor = Some(self.cursor.map_or(to, |cursor| cursor.max(to)));
         }
     }
 
-    pub(super) fn caught_up_notice(&self) -> StreamItem {
+    fn caught_up_notice(&self) -> StreamItem {
         StreamItem::Notice(StreamNotice::CaughtUp {
             next_poll_in: self.poll_interval,
         })
+    }
+
+    /// Holds the stream's lease before anything is handed out: takes it, or stands by while
+    /// another consumer holds it, or says it was lost. `None` while it is held (or there is
+    /// no store); otherwise the item to hand out.
+    async fn keep_lease(&mut self) -> Option<Result<StreamItem, Error>> {
+        let (store, name) = self.checkpoints.clone()?;
+        loop {
+            if let Some(lease) = &self.lease {
+                if self.watch.as_ref().is_some_and(|watch| watch.holds()) {
+                    return None;
+                }
+                let token = lease.token;
+                tracing::warn!(stream = %name, token, "the event stream's lease passed to another consumer: standing by");
+                self.give_up_lease();
+                return Some(Ok(StreamItem::Notice(StreamNotice::LeaseLost { token })));
+            }
+            if let Some(at) = self.next_try.take()
+                && at > Instant::now()
+            {
+                tokio::time::sleep_until(at).await;
+            }
+            let asked = Instant::now();
+            match store.acquire(&name).await {
+                Ok(Acquired::Lease(lease)) => {
+                    self.standing_by = false;
+                    self.store_failures = 0;
+                    let hold = match lease.expires_in {
+                        Some(lease_time) => Hold::Until(asked + lease_time),
+                        None => Hold::UntilReleased,
+                    };
+                    let watch = Arc::new(LeaseWatch::new(hold));
+                    if let Some(lease_time) = lease.expires_in {
+                        self.renewal = Some(spawn_renewal(
+                            store.clone(),
+                            lease.clone(),
+                            lease_time,
+                            watch.clone(),
+                        ));
+                    }
+                    self.watch = Some(watch);
+                    // Resume from what the store holds now: another holder may have moved it.
+                    self.start = Some(self.initial_start);
+                    self.announce = true;
+                    self.lease = Some(lease);
+                    return None;
+                }
+                Ok(Acquired::Busy { retry_in }) => {
+                    // What the holder saves, so that a store that loses it is found out. A
+                    // store that cannot be read now is asked again at the next try; one that
+                    // holds no checkpoint there ends the stream, as a holder's read would.
+                    match store.load(&name).await {
+                        Ok(Some(id)) => self.memory.seen(id),
+                        Err(e) if e.kind == FleetErrorKind::Corrupt => {
+                            self.store_failed(&e);
+                            return Some(Err(Error::Checkpoint(e)));
+                        }
+                        Ok(None) | Err(_) => {}
+                    }
+                    self.next_try = Some(Instant::now() + retry_in);
+                    if !std::mem::replace(&mut self.standing_by, true) {
+                        return Some(Ok(StreamItem::Notice(StreamNotice::StandingBy {
+                            retry_in,
+                        })));
+                    }
+                }
+                Err(e) => {
+                    let retry = self.store_failed(&e);
+                    self.next_try = retry.map(|wait| Instant::now() + wait);
+                    return Some(Err(Error::Checkpoint(e)));
+                }
+            }
+        }
+    }
+
+    /// Forgets a lost lease and what was read under it.
+    fn give_up_lease(&mut self) {
+        if let Some(renewal) = self.renewal.take() {
+            renewal.abort();
+        }
+        self.lease = None;
+        self.watch = None;
+        self.buffer.clear();
+        self.notices.clear();
+        self.window_end = None;
+        self.caught_up = false;
+        self.next_poll = None;
+    }
+
+    async fn resolve(&mut self, start: StreamStart) -> Result<i64, Error> {
+        if let Some((store, name)) = &self.checkpoints {
+            match store.load(name).await {
+                Ok(found) => {
+                    if let Some(restored) = self.memory.lost(name, found) {
+                        // Written again now, so that a holder after this one finds it.
+                        if let Some(lease) = &self.lease {
+                            store
+                                .save(lease, restored)
+                                .await
+                                .map_err(Error::Checkpoint)?;
+                        }
+                        self.notices
+                            .push_back(StreamNotice::CheckpointLost { found, restored });
+                        return Ok(restored);
+                    }
+                    if let Some(saved) = found {
+                        self.memory.seen(saved);
+                        return Ok(saved);
+                    }
+                }
+                // Starting elsewhere would lose or repeat events: say so and try again later.
+                Err(e) => return Err(Error::Checkpoint(e)),
+            }
+        }
+        match start {
+            StreamStart::After(id) => Ok(id),
+            StreamStart::Latest | StreamStart::Oldest => {
+                let cursor = crate::events::events_cursor(&self.client).await?;
+                let (field, id) = match start {
+                    StreamStart::Latest => ("latest_event_id", Some(cursor.latest_event_id)),
+                    _ => (
+                        "oldest_event_id",
+                        Some(cursor.oldest_event_id.saturating_sub(1)),
+                    ),
+                };
+                // Starting from 0 instead would replay the whole history, or skip it.
+                id.ok_or_else(|| Error::Decode {
+                    path: field.into(),
+                    message: "the events cursor has no such id".into(),
+                    body: Default::default(),
+                })
+            }
+        }
+    }
+}
+
+impl Drop for Walker {
+    fn drop(&mut self) {
+        if let Some(renewal) = self.renewal.take() {
+            renewal.abort();
+        }
+        // Released in the background when a runtime is there; otherwise the lease runs out
+        // (a file lock ends with its store).
+        if let (Some(lease), Some((store, _))) = (self.lease.take(), &self.checkpoints)
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let store = store.clone();
+            runtime.spawn(async move {
+                let _ = store.release(&lease).await;
+            });
+        }
     }
 }
