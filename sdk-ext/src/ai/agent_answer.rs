@@ -90,12 +90,8 @@ mod tests {
         assert!(matches!(check_question("  "), Err(Error::InvalidInput(_))));
     }
 
+    use crate::ai::test_time::at;
     use serde_json::json;
-    const AT: i64 = 1_767_607_200_000; // 2026-01-05T10:00:00Z
-
-    fn at() -> Option<jiff::Timestamp> {
-        Some(jiff::Timestamp::from_millisecond(AT).unwrap())
-    }
 
     #[test]
     fn agent_last_updated_is_an_iso_8601_utc_timestamp() {

@@ -77,12 +77,8 @@ impl AssistantToolCallExt for AssistantToolCall {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ai::test_time::{AT, at};
     use serde_json::json;
-    const AT: i64 = 1_767_607_200_000; // 2026-01-05T10:00:00Z
-
-    fn at() -> Option<jiff::Timestamp> {
-        Some(jiff::Timestamp::from_millisecond(AT).unwrap())
-    }
 
     #[test]
     fn assistant_last_updated_is_epoch_milliseconds() {

@@ -210,12 +210,8 @@ impl HybridSearchResultExt for HybridSearchResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ai::test_time::{AT, at};
     use serde_json::json;
-    const AT: i64 = 1_767_607_200_000; // 2026-01-05T10:00:00Z
-
-    fn at() -> Option<jiff::Timestamp> {
-        Some(jiff::Timestamp::from_millisecond(AT).unwrap())
-    }
 
     #[test]
     fn search_result_upload_time_is_epoch_milliseconds() {

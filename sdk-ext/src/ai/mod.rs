@@ -31,3 +31,15 @@ pub(crate) use kb_and_search_pages::pages;
 pub use kb_and_search_pages::{
     HybridSearchResultExt, KnowledgeBaseExt, KnowledgeBaseListFilters, KnowledgeBaseState,
 };
+
+/// The instant the time reads of the AI answers are tested with, 2026-01-05T10:00:00Z.
+#[cfg(test)]
+mod test_time {
+    /// It in epoch milliseconds.
+    pub(super) const AT: i64 = 1_767_607_200_000;
+
+    /// It as the instant a read gives.
+    pub(super) fn at() -> Option<jiff::Timestamp> {
+        Some(jiff::Timestamp::from_millisecond(AT).unwrap())
+    }
+}
