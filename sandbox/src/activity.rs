@@ -88,6 +88,50 @@ fn relocation(
     }
 }
 
+/// A change of `subject`'s permission from `old` to `new`: as the polling event's
+/// `changedPermissions`, and as the audit record's `change` (`+new`, `old >> new`, `-old`).
+fn permission_change(subject: &str, old: Option<&str>, new: Option<&str>) -> (Vec<Value>, String) {
+    let mut changed = Vec::new();
+    if let Some(old) = old {
+        changed.push(json!({ "action": "DELETE", "entry": { "subject": subject, "priv": old } }));
+    }
+    if let Some(new) = new {
+        changed.push(json!({ "action": "ADD", "entry": { "subject": subject, "priv": new } }));
+    }
+    let change = match (old, new) {
+        (None, Some(n)) => format!("+{n}"),
+        (Some(o), Some(n)) => format!("{o} >> {n}"),
+        (Some(o), None) => format!("-{o}"),
+        (None, None) => String::new(),
+    };
+    (changed, change)
+}
+
+/// What a change of one `entry` causes: the webhook event `name` with `data` (filtered on
+/// its path), a `file_system` polling event `action` and a files audit record
+/// `audit_action`.
+fn file_change(
+    actor: &Actor,
+    (action, audit_action): (&'static str, &str),
+    (name, data): (&str, Value),
+    entry: &FsEntry,
+    now: i64,
+) -> Happening {
+    Happening {
+        actor: actor.clone(),
+        custom_properties: None,
+        webhook: Some((name.into(), data, vec![entry.path.clone()])),
+        polling: Some(Polling {
+            kind: "file_system",
+            action,
+            data: fs_data(entry, None),
+            attributes: None,
+            paths: vec![entry.path.clone()],
+        }),
+        audit: Some(("files", file_audit(actor, entry, audit_action, now))),
+    }
+}
+
 fn fs_data(entry: &FsEntry, source: Option<&FsEntry>) -> Value {
     let mut data = json!({
         "target_path": entry.path,
@@ -171,23 +215,14 @@ impl Activity {
             let entry = world
                 .fs
                 .create_folder(path, (now, actor.user.id), &mut world.ids)?;
-            let happening = Happening {
-                actor: actor.clone(),
-                custom_properties: None,
-                webhook: Some((
-                    "fs:add_folder".into(),
-                    json!({ "targetPath": entry.path }),
-                    vec![entry.path.clone()],
-                )),
-                polling: Some(Polling {
-                    kind: "file_system",
-                    action: "create",
-                    data: fs_data(&entry, None),
-                    attributes: None,
-                    paths: vec![entry.path.clone()],
-                }),
-                audit: Some(("files", file_audit(actor, &entry, "create_folder", now))),
-            };
+            let data = json!({ "targetPath": entry.path });
+            let happening = file_change(
+                actor,
+                ("create", "create_folder"),
+                ("fs:add_folder", data),
+                &entry,
+                now,
+            );
             Ok((entry, happening))
         })
     }
@@ -200,30 +235,22 @@ impl Activity {
                 world
                     .fs
                     .write_file(path, content, (now, actor.user.id), &mut world.ids)?;
-            let happening = Happening {
-                actor: actor.clone(),
-                // A new version of a file is marked as an update (reference 2.10).
-                custom_properties: is_version.then(|| json!({ "fileUpdated": true })),
-                webhook: Some((
-                    "fs:add_file".into(),
-                    json!({
-                        "targetEntryId": entry.entry_id,
-                        "targetGroupId": entry.group_id,
-                        "targetFileChecksum": entry.checksum,
-                        "targetPath": entry.path,
-                        "itemType": if is_version { "version" } else { "file" },
-                    }),
-                    vec![entry.path.clone()],
-                )),
-                polling: Some(Polling {
-                    kind: "file_system",
-                    action: "create",
-                    data: fs_data(&entry, None),
-                    attributes: None,
-                    paths: vec![entry.path.clone()],
-                }),
-                audit: Some(("files", file_audit(actor, &entry, "upload", now))),
-            };
+            let data = json!({
+                "targetEntryId": entry.entry_id,
+                "targetGroupId": entry.group_id,
+                "targetFileChecksum": entry.checksum,
+                "targetPath": entry.path,
+                "itemType": if is_version { "version" } else { "file" },
+            });
+            let mut happening = file_change(
+                actor,
+                ("create", "upload"),
+                ("fs:add_file", data),
+                &entry,
+                now,
+            );
+            // A new version of a file is marked as an update (reference 2.10).
+            happening.custom_properties = is_version.then(|| json!({ "fileUpdated": true }));
             Ok((entry, happening))
         })
     }
@@ -311,19 +338,7 @@ impl Activity {
                     }),
                 )
             };
-            let happening = Happening {
-                actor: actor.clone(),
-                custom_properties: None,
-                webhook: Some((name.into(), data, vec![entry.path.clone()])),
-                polling: Some(Polling {
-                    kind: "file_system",
-                    action: "delete",
-                    data: fs_data(&entry, None),
-                    attributes: None,
-                    paths: vec![entry.path.clone()],
-                }),
-                audit: Some(("files", file_audit(actor, &entry, "delete", now))),
-            };
+            let happening = file_change(actor, ("delete", "delete"), (name, data), &entry, now);
             Ok((entry, happening))
         })
     }
@@ -340,23 +355,13 @@ impl Activity {
                 data["targetFileChecksum"] = json!(entry.checksum);
                 data["itemType"] = json!("file");
             }
-            let happening = Happening {
-                actor: actor.clone(),
-                custom_properties: None,
-                webhook: Some((
-                    "fs:restore_from_trash".into(),
-                    data,
-                    vec![entry.path.clone()],
-                )),
-                polling: Some(Polling {
-                    kind: "file_system",
-                    action: "restore",
-                    data: fs_data(&entry, None),
-                    attributes: None,
-                    paths: vec![entry.path.clone()],
-                }),
-                audit: Some(("files", file_audit(actor, &entry, "restore_trash", now))),
-            };
+            let happening = file_change(
+                actor,
+                ("restore", "restore_trash"),
+                ("fs:restore_from_trash", data),
+                &entry,
+                now,
+            );
             Ok((entry, happening))
         })
     }
@@ -456,22 +461,7 @@ impl Activity {
                 Some(u) => format!("user:{}", u.username),
                 None => format!("group:{assignee}"),
             };
-            let mut changed = Vec::new();
-            if let Some(old) = old {
-                changed.push(
-                    json!({ "action": "DELETE", "entry": { "subject": subject, "priv": old } }),
-                );
-            }
-            if let Some(new) = new {
-                changed
-                    .push(json!({ "action": "ADD", "entry": { "subject": subject, "priv": new } }));
-            }
-            let change = match (old, new) {
-                (None, Some(n)) => format!("+{n}"),
-                (Some(o), Some(n)) => format!("{o} >> {n}"),
-                (Some(o), None) => format!("-{o}"),
-                (None, None) => String::new(),
-            };
+            let (changed, change) = permission_change(&subject, old, new);
             let (assignee_name, assignee_id, group) = match &user {
                 Some(u) => (json!(u.username), json!(u.id), Value::Null),
                 None => (Value::Null, Value::Null, json!(assignee)),

@@ -22,8 +22,9 @@
 
 use crate::Exchange;
 use openapiv3::{
-    AdditionalProperties, ObjectType, OpenAPI, Operation, ParameterSchemaOrContent, ReferenceOr,
-    Response, Schema, SchemaKind, StatusCode, Type,
+    AdditionalProperties, AnySchema, IntegerType, ObjectType, OpenAPI, Operation,
+    ParameterSchemaOrContent, ReferenceOr, Response, Schema, SchemaKind, StatusCode, StringType,
+    Type,
 };
 use pubapi_sdk::operations::id;
 use serde_json::Value;
@@ -504,31 +505,7 @@ impl Validator {
         match &schema.schema_kind {
             SchemaKind::Type(Type::String(s)) => match value.as_str() {
                 None => problems.push(format!("{path}: expected a string, got {value}")),
-                Some(text) => {
-                    let allowed: Vec<&str> =
-                        s.enumeration.iter().flatten().map(String::as_str).collect();
-                    if !allowed.is_empty() && !allowed.contains(&text) {
-                        problems.push(format!("{path}: {text:?} is not one of {allowed:?}"));
-                    }
-                    if let Some(max) = s.max_length
-                        && text.chars().count() > max
-                    {
-                        problems.push(format!("{path}: longer than {max} characters"));
-                    }
-                    if let Some(min) = s.min_length
-                        && text.chars().count() < min
-                    {
-                        problems.push(format!("{path}: shorter than {min} characters"));
-                    }
-                    if let Some(pattern) = &s.pattern {
-                        match regress::Regex::new(pattern) {
-                            Ok(re) if re.find(text).is_none() => problems
-                                .push(format!("{path}: {text:?} does not match {pattern:?}")),
-                            Ok(_) => {}
-                            Err(e) => problems.push(format!("{path}: pattern {pattern:?}: {e}")),
-                        }
-                    }
-                }
+                Some(text) => check_string(s, text, path, problems),
             },
             SchemaKind::Type(Type::Number(_)) => {
                 if !value.is_number() {
@@ -543,22 +520,7 @@ impl Validator {
                     .or_else(|| value.as_u64().map(i128::from))
                 {
                     None => problems.push(format!("{path}: expected an integer, got {value}")),
-                    Some(n) => {
-                        let allowed: Vec<i128> = i
-                            .enumeration
-                            .iter()
-                            .flatten()
-                            .map(|v| i128::from(*v))
-                            .collect();
-                        if !allowed.is_empty() && !allowed.contains(&n) {
-                            problems.push(format!("{path}: {n} is not one of {allowed:?}"));
-                        }
-                        if i.minimum.is_some_and(|m| n < i128::from(m))
-                            || i.maximum.is_some_and(|m| n > i128::from(m))
-                        {
-                            problems.push(format!("{path}: {n} is out of range"));
-                        }
-                    }
+                    Some(n) => check_integer(i, n, path, problems),
                 }
             }
             SchemaKind::Type(Type::Boolean(_)) => {
@@ -591,32 +553,7 @@ impl Validator {
                 None => problems.push(format!("{path}: expected an object, got {value}")),
                 Some(map) => self.validate_object(o, map, path, request, problems),
             },
-            // An object that also says which of its optional fields it needs one of (the
-            // files audit: `anyOf` of `required` lists), or such a `required` list itself.
-            SchemaKind::Any(a) => {
-                match value.as_object() {
-                    Some(map) => self.validate_object(
-                        &ObjectType {
-                            properties: a.properties.clone(),
-                            required: a.required.clone(),
-                            additional_properties: a.additional_properties.clone(),
-                            min_properties: a.min_properties,
-                            max_properties: a.max_properties,
-                        },
-                        map,
-                        path,
-                        request,
-                        problems,
-                    ),
-                    None if a.typ.as_deref() == Some("object") => {
-                        problems.push(format!("{path}: expected an object, got {value}"));
-                    }
-                    None => {}
-                }
-                if !a.any_of.is_empty() {
-                    self.validate_alternatives(&a.any_of, value, path, request, problems);
-                }
-            }
+            SchemaKind::Any(a) => self.validate_any(a, value, path, request, problems),
             SchemaKind::AllOf { all_of } => {
                 for s in all_of {
                     self.validate(s, value, path, request, problems);
@@ -626,6 +563,40 @@ impl Validator {
                 self.validate_alternatives(options, value, path, request, problems);
             }
             SchemaKind::Not { .. } => {}
+        }
+    }
+
+    /// An object that also says which of its optional fields it needs one of (the files
+    /// audit: `anyOf` of `required` lists), or such a `required` list itself.
+    fn validate_any(
+        &self,
+        a: &AnySchema,
+        value: &Value,
+        path: &str,
+        request: bool,
+        problems: &mut Vec<String>,
+    ) {
+        match value.as_object() {
+            Some(map) => self.validate_object(
+                &ObjectType {
+                    properties: a.properties.clone(),
+                    required: a.required.clone(),
+                    additional_properties: a.additional_properties.clone(),
+                    min_properties: a.min_properties,
+                    max_properties: a.max_properties,
+                },
+                map,
+                path,
+                request,
+                problems,
+            ),
+            None if a.typ.as_deref() == Some("object") => {
+                problems.push(format!("{path}: expected an object, got {value}"));
+            }
+            None => {}
+        }
+        if !a.any_of.is_empty() {
+            self.validate_alternatives(&a.any_of, value, path, request, problems);
         }
     }
 
@@ -720,6 +691,50 @@ pub fn data_schema(event_type: &str) -> Option<&'static str> {
         }
         _ => return None,
     })
+}
+
+/// The checks of a string schema `s` on `text`: its enumeration, lengths and pattern.
+fn check_string(s: &StringType, text: &str, path: &str, problems: &mut Vec<String>) {
+    let allowed: Vec<&str> = s.enumeration.iter().flatten().map(String::as_str).collect();
+    if !allowed.is_empty() && !allowed.contains(&text) {
+        problems.push(format!("{path}: {text:?} is not one of {allowed:?}"));
+    }
+    if let Some(max) = s.max_length
+        && text.chars().count() > max
+    {
+        problems.push(format!("{path}: longer than {max} characters"));
+    }
+    if let Some(min) = s.min_length
+        && text.chars().count() < min
+    {
+        problems.push(format!("{path}: shorter than {min} characters"));
+    }
+    if let Some(pattern) = &s.pattern {
+        match regress::Regex::new(pattern) {
+            Ok(re) if re.find(text).is_none() => {
+                problems.push(format!("{path}: {text:?} does not match {pattern:?}"))
+            }
+            Ok(_) => {}
+            Err(e) => problems.push(format!("{path}: pattern {pattern:?}: {e}")),
+        }
+    }
+}
+
+/// The checks of an integer schema `i` on `n`: its enumeration and range.
+fn check_integer(i: &IntegerType, n: i128, path: &str, problems: &mut Vec<String>) {
+    let allowed: Vec<i128> = i
+        .enumeration
+        .iter()
+        .flatten()
+        .map(|v| i128::from(*v))
+        .collect();
+    if !allowed.is_empty() && !allowed.contains(&n) {
+        problems.push(format!("{path}: {n} is not one of {allowed:?}"));
+    }
+    if i.minimum.is_some_and(|m| n < i128::from(m)) || i.maximum.is_some_and(|m| n > i128::from(m))
+    {
+        problems.push(format!("{path}: {n} is out of range"));
+    }
 }
 
 #[cfg(test)]

@@ -699,6 +699,62 @@ fn default_gateway_faultstring() -> String {
     }
 }
 
+impl ActionRequest {
+    /// The fault action asked for, once its values are checked.
+    fn into_action(self) -> Result<FaultAction, String> {
+        let action = match self {
+            ActionRequest::Status { status } | ActionRequest::GatewayFault { status, .. }
+                if !(400..=599).contains(&status) =>
+            {
+                return Err(format!(
+                    "status {status} is not an error status (400 to 599)"
+                ));
+            }
+            ActionRequest::ServerError => FaultAction::ServerError,
+            ActionRequest::Status { status } => FaultAction::Status(status),
+            ActionRequest::DropConnection => FaultAction::DropConnection,
+            ActionRequest::MalformedJson => FaultAction::MalformedJson,
+            ActionRequest::Delay { ms } if ms <= MAX_DELAY_MS => {
+                FaultAction::Delay(Duration::from_millis(ms))
+            }
+            ActionRequest::Delay { ms } => {
+                return Err(format!("ms {ms} is longer than {MAX_DELAY_MS} (an hour)"));
+            }
+            ActionRequest::Throttle { retry_after }
+            | ActionRequest::QuotaExhausted { retry_after }
+                if retry_after > MAX_RETRY_AFTER =>
+            {
+                return Err(format!(
+                    "retryAfter {retry_after} is longer than {MAX_RETRY_AFTER} seconds (a day)"
+                ));
+            }
+            ActionRequest::Throttle { retry_after } => FaultAction::Throttle { retry_after },
+            ActionRequest::QuotaExhausted { retry_after } => {
+                FaultAction::QuotaExhausted { retry_after }
+            }
+            ActionRequest::SlowBody {
+                bytes_per_second: 0,
+            } => {
+                return Err("bytesPerSecond must be at least 1".to_string());
+            }
+            ActionRequest::SlowBody { bytes_per_second } => {
+                FaultAction::SlowBody { bytes_per_second }
+            }
+            ActionRequest::CutBody { after_bytes } => FaultAction::CutBody { after_bytes },
+            ActionRequest::GatewayFault {
+                status,
+                errorcode,
+                faultstring,
+            } => FaultAction::GatewayFault {
+                status,
+                errorcode,
+                faultstring,
+            },
+        };
+        Ok(action)
+    }
+}
+
 fn add_fault(shared: &Shared, request: FaultRequest) -> Result<Answer, String> {
     let operations = pubapi_sdk::operations::ALL;
     let fault = match (&request.operation, &request.tag) {
@@ -719,57 +775,7 @@ fn add_fault(shared: &Shared, request: FaultRequest) -> Result<Answer, String> {
         }
         (None, None) => Fault::on_any(),
     };
-    let action = match request.action {
-        ActionRequest::ServerError => FaultAction::ServerError,
-        ActionRequest::Status { status } if (400..=599).contains(&status) => {
-            FaultAction::Status(status)
-        }
-        ActionRequest::Status { status } => {
-            return Err(format!(
-                "status {status} is not an error status (400 to 599)"
-            ));
-        }
-        ActionRequest::DropConnection => FaultAction::DropConnection,
-        ActionRequest::MalformedJson => FaultAction::MalformedJson,
-        ActionRequest::Delay { ms } if ms <= MAX_DELAY_MS => {
-            FaultAction::Delay(Duration::from_millis(ms))
-        }
-        ActionRequest::Delay { ms } => {
-            return Err(format!("ms {ms} is longer than {MAX_DELAY_MS} (an hour)"));
-        }
-        ActionRequest::Throttle { retry_after } | ActionRequest::QuotaExhausted { retry_after }
-            if retry_after > MAX_RETRY_AFTER =>
-        {
-            return Err(format!(
-                "retryAfter {retry_after} is longer than {MAX_RETRY_AFTER} seconds (a day)"
-            ));
-        }
-        ActionRequest::Throttle { retry_after } => FaultAction::Throttle { retry_after },
-        ActionRequest::QuotaExhausted { retry_after } => {
-            FaultAction::QuotaExhausted { retry_after }
-        }
-        ActionRequest::SlowBody {
-            bytes_per_second: 0,
-        } => {
-            return Err("bytesPerSecond must be at least 1".to_string());
-        }
-        ActionRequest::SlowBody { bytes_per_second } => FaultAction::SlowBody { bytes_per_second },
-        ActionRequest::CutBody { after_bytes } => FaultAction::CutBody { after_bytes },
-        ActionRequest::GatewayFault { status, .. } if !(400..=599).contains(&status) => {
-            return Err(format!(
-                "status {status} is not an error status (400 to 599)"
-            ));
-        }
-        ActionRequest::GatewayFault {
-            status,
-            errorcode,
-            faultstring,
-        } => FaultAction::GatewayFault {
-            status,
-            errorcode,
-            faultstring,
-        },
-    };
+    let action = request.action.into_action()?;
     let mut fault = fault.after(request.after).action(action);
     if let Some(times) = request.times {
         if times == 0 {

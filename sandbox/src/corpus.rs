@@ -2,7 +2,7 @@
 //! each split into paragraph chunks. Files created through the activity API with content
 //! join it.
 
-use super::dates::{DAY_MS, days_from_civil};
+use super::dates::{DAY_MS, midnight_ms};
 
 /// A built-in document.
 #[derive(Debug, Clone, Copy)]
@@ -25,8 +25,7 @@ impl BuiltinDocument {
 
     /// Modification time, epoch milliseconds (noon UTC).
     pub fn modified_ms(&self) -> i64 {
-        let (y, m, d) = self.date;
-        days_from_civil(y, m, d) * DAY_MS + DAY_MS / 2
+        midnight_ms(self.date) + DAY_MS / 2
     }
 
     /// The text: paragraphs separated by blank lines.

@@ -1,49 +1,56 @@
-//! Calendar arithmetic on epoch milliseconds (UTC), without a date crate: ISO 8601
-//! formatting and the two request date forms of the reference (`YYYY-MM-DD` and
-//! `YYYY-MM-DDTHH:MM:SSZ`).
+//! Dates on epoch milliseconds (UTC), on `jiff`'s calendar: ISO 8601 formatting, the HTTP
+//! date, the CSV reports' short form, and the two request date forms of the reference
+//! (`YYYY-MM-DD` and `YYYY-MM-DDTHH:MM:SSZ`).
+//!
+//! Instants are split into a day (counted from 1970-01-01) and the milliseconds into it, so
+//! that every instant of the sandbox's clock, up to 9999-12-31T23:59:59.999Z, has its date
+//! (a `jiff::Timestamp` stops a day short of it).
+
+use jiff::civil::Date;
 
 /// Milliseconds in a day.
 pub const DAY_MS: i64 = 86_400_000;
 
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let m = i64::from(month);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+/// 1970-01-01, day 0.
+const EPOCH: Date = jiff::civil::date(1970, 1, 1);
+
+/// The date `(year, month, day)`, if there is one in years -9999 to 9999.
+fn civil((year, month, day): (i64, u32, u32)) -> Option<Date> {
+    let year = i16::try_from(year).ok()?;
+    let month = i8::try_from(month).ok()?;
+    let day = i8::try_from(day).ok()?;
+    Date::new(year, month, day).ok()
 }
 
-/// The date of a day number (inverse of [`days_from_civil`]).
-pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = if z >= 0 { z } else { z - 146_096 } / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
+/// Days since 1970-01-01 of `date`.
+fn days_of(date: Date) -> i64 {
+    i64::from(EPOCH.until(date).map_or(0, |span| span.get_days()))
 }
 
-fn days_in_month(year: i64, month: u32) -> u32 {
-    match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        _ if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
-        _ => 28,
-    }
+/// Epoch milliseconds of midnight UTC on the date `(year, month, day)` of a built-in table.
+///
+/// # Panics
+/// When the table holds no such date.
+pub fn midnight_ms(date: (i64, u32, u32)) -> i64 {
+    let date = civil(date).unwrap_or_else(|| panic!("{date:?} is not a date"));
+    days_of(date) * DAY_MS
+}
+
+/// The date of the instant `ms` and the seconds into its day (an instant before year -9999
+/// or after 9999 has the first or last date).
+fn date_and_seconds(ms: i64) -> (Date, i64) {
+    let days = ms.div_euclid(DAY_MS);
+    let date = jiff::Span::new()
+        .try_days(days)
+        .and_then(|span| EPOCH.checked_add(span))
+        .unwrap_or(if days < 0 { Date::MIN } else { Date::MAX });
+    (date, ms.rem_euclid(DAY_MS) / 1000)
 }
 
 /// `2025-03-03T09:00:00Z` (seconds precision, UTC).
 pub fn iso_seconds(ms: i64) -> String {
-    let days = ms.div_euclid(DAY_MS);
-    let rest = ms.rem_euclid(DAY_MS) / 1000;
-    let (y, m, d) = civil_from_days(days);
+    let (date, rest) = date_and_seconds(ms);
+    let (y, m, d) = (date.year(), date.month(), date.day());
     format!(
         "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
         rest / 3600,
@@ -68,11 +75,9 @@ pub fn http_date(ms: i64) -> String {
     const MONTHS: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
-    let days = ms.div_euclid(DAY_MS);
-    let rest = ms.rem_euclid(DAY_MS) / 1000;
-    let (y, m, d) = civil_from_days(days);
-    // 1970-01-01 was a Thursday.
-    let weekday = WEEKDAYS[(days + 4).rem_euclid(7) as usize];
+    let (date, rest) = date_and_seconds(ms);
+    let (y, m, d) = (date.year(), date.month(), date.day());
+    let weekday = WEEKDAYS[date.weekday().to_sunday_zero_offset() as usize];
     format!(
         "{weekday}, {d:02} {} {y:04} {:02}:{:02}:{:02} GMT",
         MONTHS[(m - 1) as usize],
@@ -87,9 +92,8 @@ pub fn http_date(ms: i64) -> String {
 /// client of the platform expects `This report reflects activity up to 2/24/17 23:59:59` for a
 /// report ending on 2017-02-24).
 pub fn us_short_datetime(ms: i64) -> String {
-    let days = ms.div_euclid(DAY_MS);
-    let rest = ms.rem_euclid(DAY_MS) / 1000;
-    let (y, m, d) = civil_from_days(days);
+    let (date, rest) = date_and_seconds(ms);
+    let (y, m, d) = (date.year(), date.month(), date.day());
     format!(
         "{m}/{d}/{:02} {:02}:{:02}:{:02}",
         y.rem_euclid(100),
@@ -102,7 +106,8 @@ pub fn us_short_datetime(ms: i64) -> String {
 /// `2025-03-03` (UTC).
 #[cfg(test)]
 fn iso_date(ms: i64) -> String {
-    let (y, m, d) = civil_from_days(ms.div_euclid(DAY_MS));
+    let (date, _) = date_and_seconds(ms);
+    let (y, m, d) = (date.year(), date.month(), date.day());
     format!("{y:04}-{m:02}-{d:02}")
 }
 
@@ -142,10 +147,7 @@ pub fn parse_request_date(text: &str) -> Option<RequestDate> {
     let year = digits(0..4)?;
     let month = u32::try_from(digits(5..7)?).ok()?;
     let day = u32::try_from(digits(8..10)?).ok()?;
-    if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
-        return None;
-    }
-    let mut ms = days_from_civil(year, month, day) * DAY_MS;
+    let mut ms = days_of(civil((year, month, day))?) * DAY_MS;
     if bytes.len() == 10 {
         return Some(RequestDate {
             ms,
@@ -177,16 +179,31 @@ mod tests {
     #[test]
     fn civil_round_trips() {
         for days in [-800_000, -1, 0, 1, 59, 365, 11_016, 20_150, 2_000_000] {
-            let (y, m, d) = civil_from_days(days);
-            assert_eq!(days_from_civil(y, m, d), days);
+            let (date, seconds) = date_and_seconds(days * DAY_MS + 1_999);
+            assert_eq!((days_of(date), seconds), (days, 1));
+            let ymd = (
+                i64::from(date.year()),
+                date.month() as u32,
+                date.day() as u32,
+            );
+            assert_eq!(midnight_ms(ymd), days * DAY_MS);
         }
-        assert_eq!(days_from_civil(1970, 1, 1), 0);
-        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
+        assert_eq!(midnight_ms((1970, 1, 1)), 0);
+        assert_eq!(midnight_ms((2000, 3, 1)), 11_017 * DAY_MS);
+    }
+
+    #[test]
+    fn the_clocks_last_instant_has_its_date() {
+        assert_eq!(iso_millis(crate::clock::MAX_MS), "9999-12-31T23:59:59.999Z");
+        assert_eq!(
+            http_date(crate::clock::MAX_MS),
+            "Fri, 31 Dec 9999 23:59:59 GMT"
+        );
     }
 
     #[test]
     fn formats_iso_8601() {
-        let ms = days_from_civil(2025, 3, 3) * DAY_MS + 9 * 3_600_000 + 5_123;
+        let ms = midnight_ms((2025, 3, 3)) + 9 * 3_600_000 + 5_123;
         assert_eq!(iso_seconds(ms), "2025-03-03T09:00:05Z");
         assert_eq!(iso_millis(ms), "2025-03-03T09:00:05.123Z");
         assert_eq!(iso_date(ms), "2025-03-03");
@@ -195,24 +212,24 @@ mod tests {
     #[test]
     fn formats_http_dates() {
         assert_eq!(
-            http_date(days_from_civil(2026, 9, 30) * DAY_MS),
+            http_date(midnight_ms((2026, 9, 30))),
             "Wed, 30 Sep 2026 00:00:00 GMT"
         );
         assert_eq!(http_date(0), "Thu, 01 Jan 1970 00:00:00 GMT");
         assert_eq!(
-            http_date(days_from_civil(2024, 2, 29) * DAY_MS + 86_399_999),
+            http_date(midnight_ms((2024, 2, 29)) + 86_399_999),
             "Thu, 29 Feb 2024 23:59:59 GMT"
         );
     }
 
     #[test]
     fn formats_the_short_us_form_of_csv_titles() {
-        let end = days_from_civil(2017, 2, 25) * DAY_MS - 1;
+        let end = midnight_ms((2017, 2, 25)) - 1;
         assert_eq!(us_short_datetime(end), "2/24/17 23:59:59");
-        let ms = days_from_civil(2025, 3, 3) * DAY_MS + 9 * 3_600_000 + 5_123;
+        let ms = midnight_ms((2025, 3, 3)) + 9 * 3_600_000 + 5_123;
         assert_eq!(us_short_datetime(ms), "3/3/25 09:00:05");
         assert_eq!(
-            us_short_datetime(days_from_civil(2100, 12, 31) * DAY_MS),
+            us_short_datetime(midnight_ms((2100, 12, 31))),
             "12/31/00 00:00:00"
         );
     }

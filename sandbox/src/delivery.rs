@@ -184,26 +184,7 @@ async fn attempt(shared: Arc<Shared>, http: reqwest::Client, pending: Pending) {
         shared.wakeup.notify_one();
         return;
     };
-    let remote_allowed = shared.config.webhooks.deliver_to_remote
-        || reqwest::Url::parse(&url)
-            .ok()
-            .and_then(|u| u.host_str().map(is_loopback))
-            .unwrap_or(false);
-    let result: Result<u16, String> = if remote_allowed {
-        let mut request = http
-            .post(&url)
-            .header("content-type", "application/json")
-            .body(serde_json::to_vec(&pending.body).unwrap_or_default());
-        if let Some(auth) = auth {
-            request = request.header("authorization", auth);
-        }
-        match request.send().await {
-            Ok(response) => Ok(response.status().as_u16()),
-            Err(e) => Err(failure(&e, shared.config.webhooks.delivery_timeout)),
-        }
-    } else {
-        Err("not sent: deliveries to non-loopback hosts are disabled in this sandbox".to_string())
-    };
+    let result = post(&shared, &http, &url, auth, &pending.body).await;
     let now = shared.now();
     let mut guard = shared.world();
     let world = &mut *guard;
@@ -249,6 +230,37 @@ async fn attempt(shared: Arc<Shared>, http: reqwest::Client, pending: Pending) {
     }
     drop(guard);
     shared.wakeup.notify_one();
+}
+
+/// Posts `body` to `url` (with its `authorization` header, if any); the status answered,
+/// or why there is none. Only to a loopback host unless the sandbox delivers to remote ones.
+async fn post(
+    shared: &Shared,
+    http: &reqwest::Client,
+    url: &str,
+    auth: Option<String>,
+    body: &serde_json::Value,
+) -> Result<u16, String> {
+    let remote_allowed = shared.config.webhooks.deliver_to_remote
+        || reqwest::Url::parse(url)
+            .ok()
+            .and_then(|u| u.host_str().map(is_loopback))
+            .unwrap_or(false);
+    if remote_allowed {
+        let mut request = http
+            .post(url)
+            .header("content-type", "application/json")
+            .body(serde_json::to_vec(body).unwrap_or_default());
+        if let Some(auth) = auth {
+            request = request.header("authorization", auth);
+        }
+        match request.send().await {
+            Ok(response) => Ok(response.status().as_u16()),
+            Err(e) => Err(failure(&e, shared.config.webhooks.delivery_timeout)),
+        }
+    } else {
+        Err("not sent: deliveries to non-loopback hosts are disabled in this sandbox".to_string())
+    }
 }
 
 /// Why an attempt got no status, its cause first, then every error of the chain (reqwest's

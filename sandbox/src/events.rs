@@ -178,6 +178,53 @@ struct ListQuery {
     reverse: bool,
 }
 
+impl ListQuery {
+    /// The types asked for, or the version's default: every type in v2; in v1,
+    /// `permission_change` only when requested (reference 4.9).
+    fn types(&self, v2: bool) -> Vec<&'static str> {
+        if !self.types.is_empty() {
+            self.types.clone()
+        } else if v2 {
+            polling_types().to_vec()
+        } else {
+            polling_types()
+                .iter()
+                .copied()
+                .filter(|t| *t != "permission_change")
+                .collect()
+        }
+    }
+
+    /// The window of ids `(lo, hi)` the query reads, within the stored `oldest..=latest`
+    /// (empty when `lo > hi`).
+    fn ids(&self, oldest: i64, latest: i64) -> (i64, i64) {
+        let (cursor, count) = (self.cursor, self.count);
+        if self.reverse {
+            (
+                cursor.saturating_sub(count - 1).max(oldest),
+                cursor.min(latest),
+            )
+        } else {
+            let start = cursor.saturating_add(1).max(oldest);
+            (start, start.saturating_add(count - 1).min(latest))
+        }
+    }
+
+    /// Whether `event` passes the folder and the suppression for `caller`.
+    fn passes(&self, event: &StoredEvent, caller: &Caller) -> bool {
+        let in_folder = match &self.folder {
+            Some(f) => event.paths.iter().any(|p| is_within(p, f)),
+            None => true,
+        };
+        in_folder
+            && match self.suppress {
+                "user" => event.actor != caller.user.id,
+                "app" => event.client_id != caller.client_id(),
+                _ => true,
+            }
+    }
+}
+
 /// One refusal: `(code, description)` of a general-format `Errors` entry.
 type Problem = (String, String);
 
@@ -268,26 +315,8 @@ pub fn list(shared: &Shared, req: &ApiRequest, caller: &Caller, v2: bool) -> Rep
         Ok(query) => query,
         Err(problems) => return general_errors(400, &problems),
     };
-    let ListQuery {
-        cursor,
-        folder,
-        suppress,
-        types,
-        count,
-        reverse,
-    } = query;
-    let types: Vec<&str> = if !types.is_empty() {
-        types
-    } else if v2 {
-        polling_types().to_vec()
-    } else {
-        // v1 returns `permission_change` only when requested (reference 4.9).
-        polling_types()
-            .iter()
-            .copied()
-            .filter(|t| *t != "permission_change")
-            .collect()
-    };
+    let types = query.types(v2);
+    let reverse = query.reverse;
     let now = shared.now();
     let config = &shared.config.events;
     let mut world = shared.world();
@@ -302,15 +331,7 @@ pub fn list(shared: &Shared, req: &ApiRequest, caller: &Caller, v2: bool) -> Rep
         }
     }
     let (oldest, latest) = (world.events.oldest_id(), world.events.latest_id());
-    let (lo, hi) = if reverse {
-        (
-            cursor.saturating_sub(count - 1).max(oldest),
-            cursor.min(latest),
-        )
-    } else {
-        let start = cursor.saturating_add(1).max(oldest);
-        (start, start.saturating_add(count - 1).min(latest))
-    };
+    let (lo, hi) = query.ids(oldest, latest);
     if world.events.is_empty() || lo > hi {
         if !reverse {
             world.events_caught_up.insert(caller.token.clone(), now);
@@ -320,16 +341,7 @@ pub fn list(shared: &Shared, req: &ApiRequest, caller: &Caller, v2: bool) -> Rep
     let events: Vec<Value> = world
         .events
         .range(lo, hi)
-        .filter(|e| types.contains(&e.kind))
-        .filter(|e| match &folder {
-            Some(f) => e.paths.iter().any(|p| is_within(p, f)),
-            None => true,
-        })
-        .filter(|e| match suppress {
-            "user" => e.actor != caller.user.id,
-            "app" => e.client_id != caller.client_id(),
-            _ => true,
-        })
+        .filter(|e| types.contains(&e.kind) && query.passes(e, caller))
         .map(StoredEvent::to_json)
         .collect();
     if !reverse {

@@ -324,13 +324,9 @@ impl FileSystem {
             .collect()
     }
 
-    /// Moves (or renames) an entry and everything below it; returns the moved entry.
-    pub fn move_entry(
-        &mut self,
-        from: &str,
-        to: &str,
-        now_ms: i64,
-    ) -> Result<FsEntry, ActivityError> {
+    /// The normalized paths of a move or copy of `from` to `to`, once `from` exists, `to`
+    /// does not and is not within it, and `to`'s parent folder exists.
+    fn relocation(&self, from: &str, to: &str) -> Result<(String, String), ActivityError> {
         let (from, to) = (normalize(from)?, normalize(to)?);
         if !self.entries.contains_key(&from) {
             return Err(ActivityError::NotFound(from));
@@ -339,6 +335,17 @@ impl FileSystem {
             return Err(ActivityError::AlreadyExists(to));
         }
         self.need_parent(&to)?;
+        Ok((from, to))
+    }
+
+    /// Moves (or renames) an entry and everything below it; returns the moved entry.
+    pub fn move_entry(
+        &mut self,
+        from: &str,
+        to: &str,
+        now_ms: i64,
+    ) -> Result<FsEntry, ActivityError> {
+        let (from, to) = self.relocation(from, to)?;
         for old in self.subtree(&from) {
             if let Some(mut entry) = self.entries.remove(&old) {
                 entry.path = format!("{to}{}", &old[from.len()..]);
@@ -358,14 +365,7 @@ impl FileSystem {
         (now_ms, by): (i64, i64),
         ids: &mut IdGen,
     ) -> Result<FsEntry, ActivityError> {
-        let (from, to) = (normalize(from)?, normalize(to)?);
-        if !self.entries.contains_key(&from) {
-            return Err(ActivityError::NotFound(from));
-        }
-        if self.entries.contains_key(&to) || is_within(&to, &from) {
-            return Err(ActivityError::AlreadyExists(to));
-        }
-        self.need_parent(&to)?;
+        let (from, to) = self.relocation(from, to)?;
         for old in self.subtree(&from) {
             let source = self.entries[&old].clone();
             let path = format!("{to}{}", &old[from.len()..]);

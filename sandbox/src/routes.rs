@@ -124,12 +124,7 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
             } else {
                 reply.header("Connection", "close")
             };
-            let who = Who {
-                token_user: token_user(&shared, &parts.headers),
-                impersonated_by: None,
-            };
-            record(&shared, None, method, rest, query, Vec::new(), &reply, who);
-            return dated(into_response(reply), shared.now());
+            return refused(&shared, None, &parts, query, reply);
         }
     };
     let read = read_body(
@@ -143,20 +138,7 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
         Ok(body) => body,
         Err(refused) => {
             let reply = unreadable(op, refused.status(), refused.code(), &refused.to_string());
-            record(
-                &shared,
-                Some(op),
-                method,
-                rest,
-                query,
-                Vec::new(),
-                &reply,
-                Who {
-                    token_user: token_user(&shared, &parts.headers),
-                    impersonated_by: None,
-                },
-            );
-            return dated(into_response(reply), shared.now());
+            return self::refused(&shared, Some(op), &parts, query, reply);
         }
     };
     let request = ApiRequest {
@@ -183,6 +165,25 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
         &reply,
         who,
     );
+    dated(into_response(reply), shared.now())
+}
+
+/// Answers `reply` to a request refused before any operation ran (its body not kept),
+/// recorded with the user of its token.
+fn refused(
+    shared: &Shared,
+    op: Option<&'static Operation>,
+    parts: &axum::http::request::Parts,
+    query: Vec<(String, String)>,
+    reply: Reply,
+) -> Response {
+    let rest = parts.uri.path().strip_prefix("/pubapi").unwrap_or("");
+    let who = Who {
+        token_user: token_user(shared, &parts.headers),
+        impersonated_by: None,
+    };
+    let method = parts.method.as_str();
+    record(shared, op, method, rest, query, Vec::new(), &reply, who);
     dated(into_response(reply), shared.now())
 }
 

@@ -197,6 +197,7 @@ pub(crate) async fn drain_body(
 }
 
 /// One open connection as the cap sees it.
+#[derive(Clone)]
 struct Tracked {
     /// Requests being served (a reply's body counts until it is sent).
     busy: Arc<AtomicUsize>,
@@ -236,6 +237,29 @@ struct Registry {
 }
 
 impl Registry {
+    /// Whether a new connection may open with at most `max_connections` open: when all
+    /// are taken, the one idle the longest, or else the slowest reader, is evicted for it;
+    /// `false` when there is none to evict.
+    fn make_room(&mut self, max_connections: usize, now_ms: u64) -> bool {
+        if self.open.len() < max_connections.max(1) {
+            return true;
+        }
+        let Some(id) = self.longest_idle().or_else(|| self.slowest_reader(now_ms)) else {
+            return false;
+        };
+        if let Some(evicted) = self.open.remove(&id) {
+            evicted.evict.notify_one();
+        }
+        true
+    }
+
+    /// Tracks a new connection; its id.
+    fn track(&mut self, tracked: Tracked) -> u64 {
+        self.next_id += 1;
+        self.open.insert(self.next_id, tracked);
+        self.next_id
+    }
+
     /// The connection idle the longest, if any is idle.
     fn longest_idle(&self) -> Option<u64> {
         self.open
@@ -297,49 +321,76 @@ pub(crate) async fn serve(
         };
         while connections.try_join_next().is_some() {}
         let _ = stream.set_nodelay(true);
-        let admitted = {
-            let mut registry = lock(&registry);
-            if registry.open.len() >= config.max_connections.max(1) {
-                match registry
-                    .longest_idle()
-                    .or_else(|| registry.slowest_reader(elapsed_ms(started)))
-                {
-                    Some(id) => {
-                        if let Some(evicted) = registry.open.remove(&id) {
-                            evicted.evict.notify_one();
-                        }
-                        true
-                    }
-                    None => false,
-                }
-            } else {
-                true
-            }
-        };
+        let admitted = lock(&registry).make_room(config.max_connections, elapsed_ms(started));
         if !admitted {
             refuse(stream, &refusals);
             continue;
         }
-        let busy = Arc::new(AtomicUsize::new(0));
-        let idle_since = Arc::new(AtomicU64::new(elapsed_ms(started)));
-        let evict = Arc::new(Notify::new());
-        let receiving = Arc::new(Receiving::default());
-        let id = {
-            let mut registry = lock(&registry);
-            registry.next_id += 1;
-            let id = registry.next_id;
-            registry.open.insert(
-                id,
-                Tracked {
-                    busy: busy.clone(),
-                    idle_since: idle_since.clone(),
-                    receiving: receiving.clone(),
-                    evict: evict.clone(),
-                },
-            );
-            id
+        // Tracked before its task runs, so that the next accept counts it.
+        let connection = Connection::track(&builder, &registry, &shutdown, started);
+        connections.spawn(connection.serve(stream, app.clone()));
+    }
+    drop(listener);
+    shutdown.send_replace(true);
+    let _ = tokio::time::timeout(SHUTDOWN_GRACE, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+}
+
+/// One connection, tracked in its server's registry.
+struct Connection {
+    builder: Arc<hyper::server::conn::http1::Builder>,
+    registry: Arc<Mutex<Registry>>,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+    started: Instant,
+    id: u64,
+    tracked: Tracked,
+}
+
+impl Connection {
+    /// A new connection, tracked in `registry` now.
+    fn track(
+        builder: &Arc<hyper::server::conn::http1::Builder>,
+        registry: &Arc<Mutex<Registry>>,
+        shutdown: &tokio::sync::watch::Sender<bool>,
+        started: Instant,
+    ) -> Connection {
+        let tracked = Tracked {
+            busy: Arc::new(AtomicUsize::new(0)),
+            idle_since: Arc::new(AtomicU64::new(elapsed_ms(started))),
+            receiving: Arc::new(Receiving::default()),
+            evict: Arc::new(Notify::new()),
         };
-        let tower = TowerToHyperService::new(app.clone());
+        let id = lock(registry).track(tracked.clone());
+        Connection {
+            builder: builder.clone(),
+            registry: registry.clone(),
+            shutdown: shutdown.subscribe(),
+            started,
+            id,
+            tracked,
+        }
+    }
+
+    /// Serves `app` on `stream` until the connection ends, is evicted, or the server shuts
+    /// down (then it finishes its requests); then it is no longer tracked.
+    async fn serve(self, stream: TcpStream, app: axum::Router) {
+        let Connection {
+            builder,
+            registry,
+            mut shutdown,
+            started,
+            id,
+            tracked:
+                Tracked {
+                    busy,
+                    idle_since,
+                    receiving,
+                    evict,
+                },
+        } = self;
+        let tower = TowerToHyperService::new(app);
         let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
             let guard = BusyGuard::enter(busy.clone(), idle_since.clone(), started);
             let request =
@@ -355,32 +406,21 @@ pub(crate) async fn serve(
                 }))
             }
         });
-        let builder = builder.clone();
-        let registry = registry.clone();
-        let mut shutdown = shutdown.subscribe();
-        connections.spawn(async move {
-            let connection = builder.serve_connection(TokioIo::new(stream), service);
-            tokio::pin!(connection);
-            let stopping = async move {
-                let _ = shutdown.wait_for(|stop| *stop).await;
-            };
-            tokio::select! {
-                _ = connection.as_mut() => {}
-                () = evict.notified() => {}
-                () = stopping => {
-                    connection.as_mut().graceful_shutdown();
-                    let _ = connection.await;
-                }
+        let connection = builder.serve_connection(TokioIo::new(stream), service);
+        tokio::pin!(connection);
+        let stopping = async move {
+            let _ = shutdown.wait_for(|stop| *stop).await;
+        };
+        tokio::select! {
+            _ = connection.as_mut() => {}
+            () = evict.notified() => {}
+            () = stopping => {
+                connection.as_mut().graceful_shutdown();
+                let _ = connection.await;
             }
-            lock(&registry).open.remove(&id);
-        });
+        }
+        lock(&registry).open.remove(&id);
     }
-    drop(listener);
-    shutdown.send_replace(true);
-    let _ = tokio::time::timeout(SHUTDOWN_GRACE, async {
-        while connections.join_next().await.is_some() {}
-    })
-    .await;
 }
 
 fn lock(registry: &Mutex<Registry>) -> std::sync::MutexGuard<'_, Registry> {

@@ -131,41 +131,9 @@ fn answer(shared: &Shared, body: &[u8]) -> Reply {
     let Some(client_id) = field("client_id") else {
         return oauth_error(400, "invalid_request", "client_id is missing");
     };
-    let (window, username, password) = match grant_type {
-        "password" => {
-            let (Some(username), Some(password)) = (field("username"), field("password")) else {
-                return oauth_error(
-                    400,
-                    "invalid_request",
-                    "grant_type=password takes username and password",
-                );
-            };
-            let window = TokenWindow::Internal {
-                client_id: client_id.to_string(),
-                username: username.to_string(),
-            };
-            (window, username, Some(password))
-        }
-        "authorization_code" => {
-            let Some(code) = field("code") else {
-                return oauth_error(
-                    400,
-                    "invalid_request",
-                    "grant_type=authorization_code takes code",
-                );
-            };
-            let window = TokenWindow::Public {
-                client_id: client_id.to_string(),
-            };
-            (window, code, None)
-        }
-        other => {
-            return oauth_error(
-                400,
-                "unsupported_grant_type",
-                &format!("grant_type {other:?} is not password or authorization_code"),
-            );
-        }
+    let (window, username, password) = match grant(grant_type, client_id, field) {
+        Ok(grant) => grant,
+        Err(reply) => return reply,
     };
     let now = shared.now();
     let mut world = shared.world();
@@ -210,6 +178,50 @@ fn answer(shared: &Shared, body: &[u8]) -> Reply {
             "invalid_grant",
             "the credentials do not match a user of this client",
         ),
+    }
+}
+
+/// What a grant of `grant_type` for `client_id` asks, from the form's fields: the token
+/// window it counts in, the user name (or the code) and the password (none for a code).
+fn grant<'f>(
+    grant_type: &str,
+    client_id: &str,
+    field: impl Fn(&str) -> Option<&'f str>,
+) -> Result<(TokenWindow, &'f str, Option<&'f str>), Reply> {
+    let takes = |what: &str| {
+        oauth_error(
+            400,
+            "invalid_request",
+            &format!("grant_type={grant_type} takes {what}"),
+        )
+    };
+    match grant_type {
+        "password" => match (field("username"), field("password")) {
+            (Some(username), Some(password)) => Ok((
+                TokenWindow::Internal {
+                    client_id: client_id.to_string(),
+                    username: username.to_string(),
+                },
+                username,
+                Some(password),
+            )),
+            _ => Err(takes("username and password")),
+        },
+        "authorization_code" => match field("code") {
+            Some(code) => Ok((
+                TokenWindow::Public {
+                    client_id: client_id.to_string(),
+                },
+                code,
+                None,
+            )),
+            None => Err(takes("code")),
+        },
+        other => Err(oauth_error(
+            400,
+            "unsupported_grant_type",
+            &format!("grant_type {other:?} is not password or authorization_code"),
+        )),
     }
 }
 

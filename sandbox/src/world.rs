@@ -224,55 +224,69 @@ impl World {
                 event,
             });
         }
-        if let Some((event_type, data, paths)) = happening.webhook {
-            let event_id = self.ids.id("evt-");
-            let mut user = json!({
-                "id": actor.user.id,
-                "displayName": actor.user.display_name,
-                "username": actor.user.username,
-                "email": actor.user.email,
-                "clientIdHash": client_id_hash(&actor.client_id),
+        if let Some(webhook) = happening.webhook {
+            let custom_properties = happening.custom_properties.as_ref();
+            self.schedule_deliveries(actor, webhook, custom_properties, now_ms, config);
+        }
+    }
+
+    /// Schedules a delivery of the webhook event `(event_type, data, paths)` to every enabled
+    /// registration whose filters it passes.
+    fn schedule_deliveries(
+        &mut self,
+        actor: &Actor,
+        (event_type, data, paths): (String, Value, Vec<String>),
+        custom_properties: Option<&Value>,
+        now_ms: i64,
+        config: &SandboxConfig,
+    ) {
+        let event_id = self.ids.id("evt-");
+        let mut user = json!({
+            "id": actor.user.id,
+            "displayName": actor.user.display_name,
+            "username": actor.user.username,
+            "email": actor.user.email,
+            "clientIdHash": client_id_hash(&actor.client_id),
+        });
+        if let Some(admin) = &actor.impersonated_by {
+            user["impersonatedBy"] = json!(admin);
+        }
+        let first_delay = config
+            .webhooks
+            .retry_schedule
+            .first()
+            .map_or(0, |d| d.as_millis() as i64);
+        let targets: Vec<String> = self
+            .webhooks
+            .all()
+            .iter()
+            .filter(|h| h.enabled && h.wants(&event_type, &paths))
+            .map(|h| h.id.clone())
+            .collect();
+        for webhook_id in targets {
+            let mut event = json!({
+                "eventId": event_id,
+                "domain": config.domain,
+                "timestamp": now_ms,
+                "user": user,
+                "actionSource": actor.source.as_str(),
+                "eventType": event_type,
+                "webhookId": webhook_id,
+                "data": data,
             });
-            if let Some(admin) = &actor.impersonated_by {
-                user["impersonatedBy"] = json!(admin);
+            if let Some(properties) = custom_properties {
+                event["customProperties"] = properties.clone();
             }
-            let first_delay = config
-                .webhooks
-                .retry_schedule
-                .first()
-                .map_or(0, |d| d.as_millis() as i64);
-            let targets: Vec<String> = self
-                .webhooks
-                .all()
-                .iter()
-                .filter(|h| h.enabled && h.wants(&event_type, &paths))
-                .map(|h| h.id.clone())
-                .collect();
-            for webhook_id in targets {
-                let mut event = json!({
-                    "eventId": event_id,
-                    "domain": config.domain,
-                    "timestamp": now_ms,
-                    "user": user,
-                    "actionSource": actor.source.as_str(),
-                    "eventType": event_type,
-                    "webhookId": webhook_id,
-                    "data": data,
-                });
-                if let Some(properties) = &happening.custom_properties {
-                    event["customProperties"] = properties.clone();
-                }
-                let body = json!({ "data": [event] });
-                self.deliveries.schedule(Pending {
-                    due_ms: now_ms + first_delay,
-                    seq: 0,
-                    webhook_id,
-                    attempt: 1,
-                    event_id: event_id.clone(),
-                    event_type: event_type.clone(),
-                    body,
-                });
-            }
+            let body = json!({ "data": [event] });
+            self.deliveries.schedule(Pending {
+                due_ms: now_ms + first_delay,
+                seq: 0,
+                webhook_id,
+                attempt: 1,
+                event_id: event_id.clone(),
+                event_type: event_type.clone(),
+                body,
+            });
         }
     }
 }

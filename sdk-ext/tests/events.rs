@@ -2,7 +2,8 @@
 
 use futures_util::StreamExt;
 use pubapi_sdk_ext::events::{
-    EventStream, EventsVersion, PollingEventType, StreamItem, StreamNotice, StreamStart,
+    EventStream, EventStreamBuilder, EventsVersion, PollingEventType, StreamItem, StreamNotice,
+    StreamStart,
 };
 use pubapi_sdk_ext::testing::{Answer, Script, Seen};
 use pubapi_sdk_ext::{Budget, Client, Limits};
@@ -29,6 +30,31 @@ impl Store {
             folder: |_| "/Shared/Team A",
         }))
     }
+}
+
+impl Store {
+    /// A store whose event `id` has the type `kind(id)`.
+    fn with_kind(oldest: i64, latest: i64, kind: fn(i64) -> &'static str) -> Arc<Mutex<Store>> {
+        let store = Store::new(oldest, latest);
+        store.lock().unwrap().kind = kind;
+        store
+    }
+}
+
+/// A stream of `version` read through `client` after the event `id`.
+fn after(client: &Client, version: EventsVersion, id: i64) -> EventStreamBuilder {
+    client
+        .events()
+        .stream(version)
+        .start(StreamStart::After(id))
+}
+
+/// The stream's next item is [`StreamNotice::CaughtUp`].
+async fn assert_caught_up(stream: &mut EventStream) {
+    assert!(matches!(
+        stream.next().await.unwrap().unwrap(),
+        StreamItem::Notice(StreamNotice::CaughtUp { .. })
+    ));
 }
 
 fn raw_param<'a>(seen: &'a Seen, name: &str) -> Option<&'a str> {
@@ -154,11 +180,7 @@ fn secs(s: u64) -> Duration {
 async fn caught_up_stream_waits_five_minutes_before_polling_again() {
     let store = Store::new(1, 10);
     let script = events_api(store.clone());
-    let mut stream = client(&script)
-        .events()
-        .stream(EventsVersion::V2)
-        .start(StreamStart::After(10))
-        .build();
+    let mut stream = after(&client(&script), EventsVersion::V2, 10).build();
     assert_eq!(
         stream.next().await.unwrap().unwrap(),
         StreamItem::Notice(StreamNotice::CaughtUp {
@@ -175,10 +197,7 @@ async fn caught_up_stream_waits_five_minutes_before_polling_again() {
 async fn poll_interval_below_five_minutes_is_raised() {
     let store = Store::new(1, 10);
     let script = events_api(store);
-    let mut stream = client(&script)
-        .events()
-        .stream(EventsVersion::V1)
-        .start(StreamStart::After(10))
+    let mut stream = after(&client(&script), EventsVersion::V1, 10)
         .poll_interval(secs(5))
         .build();
     stream.next().await.unwrap().unwrap();
@@ -190,11 +209,7 @@ async fn poll_interval_below_five_minutes_is_raised() {
 async fn full_pages_of_one_hundred_are_read_back_to_back_until_caught_up() {
     let store = Store::new(1, 250);
     let script = events_api(store);
-    let mut stream = client(&script)
-        .events()
-        .stream(EventsVersion::V2)
-        .start(StreamStart::After(0))
-        .build();
+    let mut stream = after(&client(&script), EventsVersion::V2, 0).build();
     let ids = take_events(&mut stream, 250).await;
     assert_eq!(ids, (1..=250).collect::<Vec<_>>());
     let seen = script.seen();
@@ -213,21 +228,13 @@ async fn resuming_from_a_checkpoint_after_a_restart_loses_and_repeats_nothing() 
     let store = Store::new(1, 300);
     let script = events_api(store);
     let client = client(&script);
-    let mut first = client
-        .events()
-        .stream(EventsVersion::V2)
-        .start(StreamStart::After(0))
-        .build();
+    let mut first = after(&client, EventsVersion::V2, 0).build();
     let mut delivered = take_events(&mut first, 130).await;
     let checkpoint = first.checkpoint().unwrap();
     assert_eq!(checkpoint, 130);
     drop(first); // the process restarts; only the checkpoint survives
 
-    let mut second = client
-        .events()
-        .stream(EventsVersion::V2)
-        .start(StreamStart::After(checkpoint))
-        .build();
+    let mut second = after(&client, EventsVersion::V2, checkpoint).build();
     delivered.extend(take_events(&mut second, 170).await);
     assert_eq!(delivered, (1..=300).collect::<Vec<_>>());
 }
@@ -236,11 +243,7 @@ async fn resuming_from_a_checkpoint_after_a_restart_loses_and_repeats_nothing() 
 async fn cursor_below_the_oldest_event_restarts_from_the_oldest_and_says_events_were_missed() {
     let store = Store::new(1000, 1004);
     let script = events_api(store);
-    let mut stream = client(&script)
-        .events()
-        .stream(EventsVersion::V2)
-        .start(StreamStart::After(5))
-        .build();
+    let mut stream = after(&client(&script), EventsVersion::V2, 5).build();
     assert_eq!(
         stream.next().await.unwrap().unwrap(),
         StreamItem::Notice(StreamNotice::MayHaveMissed {
@@ -259,10 +262,7 @@ async fn latest_start_reads_the_cursor_and_delivers_only_new_events() {
     let store = Store::new(1, 42);
     let script = events_api(store.clone());
     let mut stream = client(&script).events().stream(EventsVersion::V2).build();
-    assert!(matches!(
-        stream.next().await.unwrap().unwrap(),
-        StreamItem::Notice(StreamNotice::CaughtUp { .. })
-    ));
+    assert_caught_up(&mut stream).await;
     assert_eq!(stream.checkpoint(), Some(42));
     store.lock().unwrap().latest = 43;
     assert_eq!(take_events(&mut stream, 1).await, vec![43]);
@@ -291,10 +291,7 @@ async fn backfill_walks_backwards_to_the_oldest_event() {
 async fn stream_filters_are_sent_as_the_reference_names_them_with_the_folder_path_encoded() {
     let store = Store::new(1, 1);
     let script = events_api(store);
-    let mut stream = client(&script)
-        .events()
-        .stream(EventsVersion::V1)
-        .start(StreamStart::After(1))
+    let mut stream = after(&client(&script), EventsVersion::V1, 1)
         .folder("/Shared/Team A")
         .suppress(pubapi_sdk_ext::events::Suppress::App)
         .types([
@@ -320,11 +317,7 @@ async fn stream_filters_are_sent_as_the_reference_names_them_with_the_folder_pat
 async fn a_partial_page_is_followed_by_a_caught_up_notice_before_the_wait() {
     let store = Store::new(1, 3);
     let script = events_api(store);
-    let mut stream = client(&script)
-        .events()
-        .stream(EventsVersion::V2)
-        .start(StreamStart::After(0))
-        .build();
+    let mut stream = after(&client(&script), EventsVersion::V2, 0).build();
     assert_eq!(take_events(&mut stream, 3).await, vec![1, 2, 3]);
     assert_eq!(
         stream.next().await.unwrap().unwrap(),
@@ -366,11 +359,7 @@ async fn v1_stream_over_300_ids_with_11_matching_delivers_exactly_those_in_at_mo
     let store = Store::new(1, 300);
     store.lock().unwrap().kind = every_27th_is_a_file;
     let script = events_api(store);
-    let mut stream = client(&script)
-        .events()
-        .stream(EventsVersion::V1)
-        .start(StreamStart::After(0))
-        .build();
+    let mut stream = after(&client(&script), EventsVersion::V1, 0).build();
     let (ids, notices) = until_caught_up(&mut stream).await;
     assert_eq!(ids, (1..=11).map(|i| i * 27).collect::<Vec<_>>());
     assert!(notices.is_empty(), "{notices:?}");
@@ -387,32 +376,21 @@ async fn v1_stream_over_300_ids_with_11_matching_delivers_exactly_those_in_at_mo
 
 #[tokio::test(start_paused = true)]
 async fn a_window_without_a_matching_event_moves_the_checkpoint_and_is_not_read_again() {
-    let store = Store::new(1, 150);
-    store.lock().unwrap().kind = |id| {
+    let store = Store::with_kind(1, 150, |id| {
         if id == 120 {
             "file_system"
         } else {
             "permission_change"
         }
-    };
+    });
     let script = events_api(store.clone());
-    let mut stream = client(&script)
-        .events()
-        .stream(EventsVersion::V1)
-        .start(StreamStart::After(0))
-        .build();
+    let mut stream = after(&client(&script), EventsVersion::V1, 0).build();
     assert_eq!(take_events(&mut stream, 1).await, vec![120]);
     // The window 101..=150 ended at the newest event: everything up to 150 is read.
     assert_eq!(stream.checkpoint(), Some(150));
-    assert!(matches!(
-        stream.next().await.unwrap().unwrap(),
-        StreamItem::Notice(StreamNotice::CaughtUp { .. })
-    ));
+    assert_caught_up(&mut stream).await;
     store.lock().unwrap().latest = 151;
-    assert!(matches!(
-        stream.next().await.unwrap().unwrap(),
-        StreamItem::Notice(StreamNotice::CaughtUp { .. })
-    ));
+    assert_caught_up(&mut stream).await;
     assert_eq!(stream.checkpoint(), Some(151));
     let cursors: Vec<i64> = script
         .seen()
@@ -424,29 +402,20 @@ async fn a_window_without_a_matching_event_moves_the_checkpoint_and_is_not_read_
 
 #[tokio::test(start_paused = true)]
 async fn resuming_after_partly_filtered_windows_repeats_and_loses_nothing() {
-    let store = Store::new(1, 250);
-    store.lock().unwrap().kind = |id| {
+    let store = Store::with_kind(1, 250, |id| {
         if id % 3 == 0 {
             "note"
         } else {
             "permission_change"
         }
-    };
+    });
     let script = events_api(store);
     let client = client(&script);
-    let mut first = client
-        .events()
-        .stream(EventsVersion::V1)
-        .start(StreamStart::After(0))
-        .build();
+    let mut first = after(&client, EventsVersion::V1, 0).build();
     let mut delivered = take_events(&mut first, 40).await;
     let checkpoint = first.checkpoint().unwrap();
     drop(first);
-    let mut second = client
-        .events()
-        .stream(EventsVersion::V1)
-        .start(StreamStart::After(checkpoint))
-        .build();
+    let mut second = after(&client, EventsVersion::V1, checkpoint).build();
     delivered.extend(until_caught_up(&mut second).await.0);
     assert_eq!(delivered, (1..=83).map(|i| i * 3).collect::<Vec<_>>());
 }
@@ -463,35 +432,23 @@ async fn a_page_of_ids_at_or_below_the_cursor_catches_up_instead_of_polling_agai
             json!({"latest_id": 5, "oldest_id": 1, "count": 100, "events": events}).to_string(),
         )
     });
-    let mut stream = client(&script)
-        .events()
-        .stream(EventsVersion::V2)
-        .start(StreamStart::After(500))
-        .build();
-    assert!(matches!(
-        stream.next().await.unwrap().unwrap(),
-        StreamItem::Notice(StreamNotice::CaughtUp { .. })
-    ));
+    let mut stream = after(&client(&script), EventsVersion::V2, 500).build();
+    assert_caught_up(&mut stream).await;
     assert_eq!(script.seen().len(), 1);
     assert_eq!(stream.checkpoint(), Some(500));
 }
 
 #[tokio::test(start_paused = true)]
 async fn long_runs_of_empty_windows_say_how_far_the_checkpoint_moved() {
-    let store = Store::new(1, 5000);
-    store.lock().unwrap().kind = |id| {
+    let store = Store::with_kind(1, 5000, |id| {
         if id == 4000 {
             "file_system"
         } else {
             "permission_change"
         }
-    };
+    });
     let script = events_api(store);
-    let mut stream = client(&script)
-        .events()
-        .stream(EventsVersion::V1)
-        .start(StreamStart::After(0))
-        .build();
+    let mut stream = after(&client(&script), EventsVersion::V1, 0).build();
     assert_eq!(
         stream.next().await.unwrap().unwrap(),
         StreamItem::Notice(StreamNotice::Skipped { through: 1600 })
@@ -511,10 +468,7 @@ async fn folder_filter_with_spaces_and_plus_signs_reads_that_folder() {
         }
     };
     let script = events_api(store);
-    let mut stream = client(&script)
-        .events()
-        .stream(EventsVersion::V2)
-        .start(StreamStart::After(0))
+    let mut stream = after(&client(&script), EventsVersion::V2, 0)
         .folder("/Shared/a+b c")
         .build();
     let (ids, _) = until_caught_up(&mut stream).await;
@@ -524,14 +478,13 @@ async fn folder_filter_with_spaces_and_plus_signs_reads_that_folder() {
 
 #[tokio::test(start_paused = true)]
 async fn backfill_reads_past_windows_without_a_matching_event() {
-    let store = Store::new(1, 350);
-    store.lock().unwrap().kind = |id| {
+    let store = Store::with_kind(1, 350, |id| {
         if id == 10 || id == 340 {
             "file_system"
         } else {
             "permission_change"
         }
-    };
+    });
     let script = events_api(store);
     let ids: Vec<i64> = client(&script)
         .events()
@@ -590,11 +543,7 @@ async fn ids_at_the_ends_of_the_range_neither_panic_nor_stall() {
 
     let top = Store::new(i64::MAX - 3, i64::MAX);
     let script = events_api(top);
-    let mut stream = client(&script)
-        .events()
-        .stream(EventsVersion::V2)
-        .start(StreamStart::After(i64::MAX - 10))
-        .build();
+    let mut stream = after(&client(&script), EventsVersion::V2, i64::MAX - 10).build();
     let (ids, _) = until_caught_up(&mut stream).await;
     assert_eq!(ids, ((i64::MAX - 3)..=i64::MAX).collect::<Vec<_>>());
     assert_eq!(stream.checkpoint(), Some(i64::MAX));
@@ -604,10 +553,7 @@ async fn ids_at_the_ends_of_the_range_neither_panic_nor_stall() {
 async fn a_folder_that_is_no_path_ends_the_stream_with_a_typed_error_naming_it() {
     use pubapi_sdk_ext::error::InputError;
     let script = events_api(Store::new(1, 5));
-    let mut stream = client(&script)
-        .events()
-        .stream(EventsVersion::V2)
-        .start(StreamStart::After(0))
+    let mut stream = after(&client(&script), EventsVersion::V2, 0)
         .folder("/Shared/../admin")
         .build();
     match stream.next().await {
@@ -627,10 +573,7 @@ async fn a_folder_that_is_no_path_ends_the_stream_with_a_typed_error_naming_it()
 #[tokio::test(start_paused = true)]
 async fn a_folder_with_a_trailing_slash_reads_that_folder() {
     let script = events_api(Store::new(1, 3));
-    let mut stream = client(&script)
-        .events()
-        .stream(EventsVersion::V2)
-        .start(StreamStart::After(0))
+    let mut stream = after(&client(&script), EventsVersion::V2, 0)
         .folder("/Shared/Team A/")
         .build();
     assert_eq!(until_caught_up(&mut stream).await.0, vec![1, 2, 3]);
@@ -667,10 +610,7 @@ async fn a_stream_with_a_checkpoint_file_resumes_where_it_was_saved_whatever_its
     let _ = std::fs::remove_file(&path);
     let script = events_api(Store::new(1, 30));
     let store = Arc::new(FileCheckpoints::new(&path));
-    let mut first = client(&script)
-        .events()
-        .stream(EventsVersion::V2)
-        .start(StreamStart::After(0))
+    let mut first = after(&client(&script), EventsVersion::V2, 0)
         .checkpoints(store.clone(), "v2-all")
         .build();
     let mut delivered = take_events(&mut first, 12).await;
@@ -702,10 +642,7 @@ async fn a_corrupt_checkpoint_file_ends_the_stream_at_once_naming_the_file() {
     for garbage in [&b""[..], b"garbage", b"{\"v2-all\": \"12\"}"] {
         std::fs::write(&path, garbage).unwrap();
         let script = events_api(Store::new(1, 30));
-        let mut stream = client(&script)
-            .events()
-            .stream(EventsVersion::V2)
-            .start(StreamStart::After(0))
+        let mut stream = after(&client(&script), EventsVersion::V2, 0)
             .checkpoints(Arc::new(FileCheckpoints::new(&path)), "v2-all")
             .build();
         let started = tokio::time::Instant::now();
@@ -818,10 +755,7 @@ async fn a_second_stream_on_a_locked_checkpoint_file_stands_by_and_takes_over_wh
     let dir = scratch_dir("standby");
     let path = dir.join("cp");
     let script = events_api(Store::new(1, 30));
-    let mut first = client(&script)
-        .events()
-        .stream(EventsVersion::V2)
-        .start(StreamStart::After(0))
+    let mut first = after(&client(&script), EventsVersion::V2, 0)
         .checkpoints(Arc::new(FileCheckpoints::new(&path)), "v2-all")
         .build();
     let first_token = match first.next().await.unwrap().unwrap() {
@@ -839,10 +773,7 @@ async fn a_second_stream_on_a_locked_checkpoint_file_stands_by_and_takes_over_wh
     }
     assert_eq!(first.lease_token(), Some(first_token));
     // Another process's store on the same file (a lock belongs to its open file).
-    let mut second = client(&script)
-        .events()
-        .stream(EventsVersion::V2)
-        .start(StreamStart::After(0))
+    let mut second = after(&client(&script), EventsVersion::V2, 0)
         .checkpoints(Arc::new(FileCheckpoints::new(&path)), "v2-all")
         .build();
     assert_eq!(
@@ -1018,10 +949,7 @@ mod on_redis {
     async fn a_holder_whose_lease_passed_on_stops_handing_out_and_its_saves_are_refused() {
         let server = redis_server::RedisServer::start();
         let script = events_api(Store::new(1, 30));
-        let mut first = client(&script)
-            .events()
-            .stream(EventsVersion::V2)
-            .start(StreamStart::After(0))
+        let mut first = after(&client(&script), EventsVersion::V2, 0)
             .checkpoints(store(&server).await, "v2-all")
             .build();
         let mut delivered = Vec::new();
@@ -1031,10 +959,7 @@ mod on_redis {
         }
         // The first stalls past its lease (as if stopped): its key runs out, another takes it.
         set(&server, "pubapi:{v2-all}:lease", "0").await;
-        let mut second = client(&script)
-            .events()
-            .stream(EventsVersion::V2)
-            .start(StreamStart::After(0))
+        let mut second = after(&client(&script), EventsVersion::V2, 0)
             .checkpoints(store(&server).await, "v2-all")
             .build();
         assert!(matches!(
@@ -1106,11 +1031,7 @@ fn page_with_an_unreadable_event(broken_page: bool) -> Arc<Script> {
 async fn an_event_without_the_fields_every_event_has_is_handed_over_as_sent_and_the_stream_goes_on()
 {
     let script = page_with_an_unreadable_event(false);
-    let mut stream = client(&script)
-        .events()
-        .stream(EventsVersion::V2)
-        .start(StreamStart::After(0))
-        .build();
+    let mut stream = after(&client(&script), EventsVersion::V2, 0).build();
     let mut seen = Vec::new();
     loop {
         match stream.next().await.unwrap().unwrap() {
@@ -1155,11 +1076,7 @@ async fn an_event_without_the_fields_every_event_has_is_handed_over_as_sent_and_
 #[tokio::test(start_paused = true)]
 async fn a_page_that_is_not_a_page_stays_an_error_naming_the_field() {
     let script = page_with_an_unreadable_event(true);
-    let mut stream = client(&script)
-        .events()
-        .stream(EventsVersion::V2)
-        .start(StreamStart::After(0))
-        .build();
+    let mut stream = after(&client(&script), EventsVersion::V2, 0).build();
     for _ in 0..2 {
         match stream.next().await.unwrap() {
             Err(pubapi_sdk_ext::Error::Decode { path, .. }) => assert_eq!(path, "latest_id"),
@@ -1224,13 +1141,7 @@ async fn handed_over(stream: &mut EventStream) -> Vec<String> {
 async fn an_event_without_an_id_comes_after_the_one_before_it_and_again_to_a_consumer_that_stopped_on_it()
  {
     let script = api_with_events_without_ids(3, &[2]);
-    let stream = |after| {
-        client(&script)
-            .events()
-            .stream(EventsVersion::V2)
-            .start(StreamStart::After(after))
-            .build()
-    };
+    let stream = |id| after(&client(&script), EventsVersion::V2, id).build();
     assert_eq!(
         handed_over(&mut stream(0)).await,
         ["1@Some(1)", "UNone@Some(1)", "3@Some(3)"]
@@ -1246,10 +1157,7 @@ async fn an_event_without_an_id_comes_after_the_one_before_it_and_again_to_a_con
 async fn a_window_of_events_without_ids_moves_on_and_hands_each_over_once() {
     // One id per window: the window of id 2 holds only an event without an id.
     let script = api_with_events_without_ids(4, &[2, 3]);
-    let mut stream = client(&script)
-        .events()
-        .stream(EventsVersion::V2)
-        .start(StreamStart::After(0))
+    let mut stream = after(&client(&script), EventsVersion::V2, 0)
         .page_size(1)
         .build();
     assert_eq!(
@@ -1380,10 +1288,7 @@ mod on_redis_losing_data {
         let mut consumers = tokio::task::JoinSet::new();
         for consumer in 0..3 {
             let store = RedisCheckpoints::connect(&server.url()).await.unwrap();
-            let mut stream = client(&script)
-                .events()
-                .stream(EventsVersion::V2)
-                .start(StreamStart::After(0))
+            let mut stream = after(&client(&script), EventsVersion::V2, 0)
                 .checkpoints(Arc::new(store.lease_time(Duration::from_secs(1))), "v2-all")
                 .build();
             let (run, in_handler) = (run.clone(), in_handler.clone());

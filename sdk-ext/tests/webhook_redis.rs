@@ -143,9 +143,9 @@ async fn unreachable_redis_refuses_the_delivery_and_the_retry_after_it_is_back_i
     assert_eq!(recorder.event_ids(), ["e-1"]);
 }
 
-#[tokio::test]
-async fn redis_stopped_between_deliveries_refuses_only_while_it_is_down() {
-    let mut server = RedisServer::start();
+/// A server, and a receiver on it that has handed the event `e-1` to the recorder.
+async fn handled_e1() -> (RedisServer, Recorder, Receiver) {
+    let server = RedisServer::start();
     let recorder = Recorder::default();
     let receiver = replica(&server).await;
     let (headers, body) = testing::one_event(SECRET, "e-1");
@@ -153,6 +153,12 @@ async fn redis_stopped_between_deliveries_refuses_only_while_it_is_down() {
         receiver.handle(&headers, &body, &recorder).await.status,
         200
     );
+    (server, recorder, receiver)
+}
+
+#[tokio::test]
+async fn redis_stopped_between_deliveries_refuses_only_while_it_is_down() {
+    let (mut server, recorder, receiver) = handled_e1().await;
 
     server.stop();
     let (headers2, body2) = testing::one_event(SECRET, "e-2");
@@ -169,14 +175,7 @@ async fn redis_stopped_between_deliveries_refuses_only_while_it_is_down() {
 
 #[tokio::test]
 async fn redis_restarted_while_idle_answers_the_next_delivery_at_once() {
-    let mut server = RedisServer::start();
-    let recorder = Recorder::default();
-    let receiver = replica(&server).await;
-    let (headers, body) = testing::one_event(SECRET, "e-1");
-    assert_eq!(
-        receiver.handle(&headers, &body, &recorder).await.status,
-        200
-    );
+    let (mut server, recorder, receiver) = handled_e1().await;
 
     // The connection the receiver holds is dead; the store reconnects and sends again.
     server.restart();

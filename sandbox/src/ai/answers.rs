@@ -36,6 +36,26 @@ impl Hit {
     }
 }
 
+/// The citations of `hits`, one per hit, each chunk's text under `text_key` (the assistant
+/// says `sourceText`, the copilot `text`).
+pub(super) fn citations(hits: &[Hit], text_key: &str) -> Value {
+    let citations: Vec<Value> = hits
+        .iter()
+        .map(|h| {
+            let mut chunk = json!({ "chunkId": h.chunk_id() });
+            chunk[text_key] = json!(h.text());
+            json!({
+                "filename": h.doc.name(),
+                "entryId": h.doc.entry_id,
+                "objectId": h.doc.object_id,
+                "previewUrl": h.preview_url(),
+                "chunks": [chunk],
+            })
+        })
+        .collect();
+    Value::Array(citations)
+}
+
 /// Every matching chunk of `docs` for `query`, best first.
 pub fn rank(docs: &[FsEntry], query: &str, semantic_weight: f64) -> Vec<Hit> {
     let passages: Vec<(usize, usize, &str)> = docs

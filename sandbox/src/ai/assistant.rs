@@ -21,7 +21,7 @@
 //! [`FAIL_MARKER`]: super::FAIL_MARKER
 //! [`CONFIRM_MARKER`]: super::CONFIRM_MARKER
 
-use super::answers::{Hit, compose, question_and_selection, rank};
+use super::answers::{Hit, citations, compose, question_and_selection, rank};
 use super::body::markers;
 use crate::Shared;
 use crate::auth::Caller;
@@ -122,106 +122,90 @@ pub fn assistant_status(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> 
         return error(req.op, 404, "EXECUTION_NOT_FOUND", "no such execution");
     };
     execution.polls = execution.polls.saturating_add(1);
-    let thought = format!("Searching the documents for \"{}\".", execution.question);
-    if execution.polls <= shared.config.ai.assistant_polls {
-        return Reply::json(
-            200,
-            &json!({
-                "status": "IN_PROGRESS",
-                "thoughts": [thought],
-                "lastUpdated": now,
-                "numToolCalls": 0,
-                "pendingActions": [],
-                "toolCalls": {},
-            }),
-        );
-    }
-    match &execution.outcome {
-        Outcome::Completed => {}
-        Outcome::Failed => {
-            return Reply::json(
-                200,
-                &json!({
-                    "status": "FAILED",
-                    "responseText": ASSISTANT_FAILURE,
-                    "thoughts": [thought],
-                    "intent": "QUESTION_ANSWERING",
-                    "lastUpdated": now,
-                    "numToolCalls": 0,
-                    "pendingActions": [],
-                    "toolCalls": {},
-                }),
-            );
+    let in_progress = execution.polls <= shared.config.ai.assistant_polls;
+    Reply::json(200, &execution.status(now, in_progress, citations_wanted))
+}
+
+impl Execution {
+    /// The answer to a status poll at `now`.
+    fn status(&self, now: i64, in_progress: bool, citations_wanted: bool) -> Value {
+        let thought = format!("Searching the documents for \"{}\".", self.question);
+        if in_progress {
+            return status_body("IN_PROGRESS", &thought, now, json!({}));
         }
-        Outcome::AwaitingConfirmation(action_id) => {
-            let description = format!(
-                "Search every document of the domain for \"{}\" (needs the user's confirmation).",
-                execution.question.trim()
-            );
-            return Reply::json(
-                200,
-                &json!({
-                    "status": "AWAITING_USER_CONFIRMATION",
-                    "thoughts": [thought],
+        let (status, fields) = match &self.outcome {
+            Outcome::Completed => ("COMPLETED", self.completed(now, citations_wanted)),
+            Outcome::Failed => (
+                "FAILED",
+                json!({
+                    "responseText": ASSISTANT_FAILURE,
                     "intent": "QUESTION_ANSWERING",
-                    "lastUpdated": now,
-                    "numToolCalls": 0,
+                }),
+            ),
+            Outcome::AwaitingConfirmation(action_id) => (
+                "AWAITING_USER_CONFIRMATION",
+                json!({
+                    "intent": "QUESTION_ANSWERING",
                     "pendingActions": [{
                         "actionId": action_id,
                         "type": "TOOL_CALL_CONFIRMATION",
-                        "description": description,
+                        "description": format!(
+                            "Search every document of the domain for \"{}\" (needs the user's confirmation).",
+                            self.question.trim()
+                        ),
                     }],
-                    "toolCalls": {},
                 }),
-            );
+            ),
+        };
+        status_body(status, &thought, now, fields)
+    }
+
+    /// The fields of a completed execution's status: its answer, its one tool call and,
+    /// when wanted, its citations.
+    fn completed(&self, now: i64, citations_wanted: bool) -> Value {
+        let names: Vec<&str> = self.hits.iter().map(|h| h.doc.name()).collect();
+        let output = format!(
+            "{} matching passages in {}",
+            self.hits.len(),
+            names.join(", ")
+        );
+        let mut fields = json!({
+            "responseText": self.answer,
+            "intent": "QUESTION_ANSWERING",
+            "numToolCalls": 1,
+            "toolCalls": {
+                "call-1": {
+                    "name": "hybrid_search",
+                    "sourceDisplayName": "Content Platform",
+                    "toolDisplayName": "Search documents",
+                    "thought": "Find the passages that answer the question.",
+                    "input": { "query": self.question },
+                    "output": output,
+                    "status": "SUCCESS",
+                    "timestamp": iso_millis(now),
+                }
+            },
+        });
+        if citations_wanted {
+            fields["citations"] = citations(&self.hits, "sourceText");
         }
+        fields
     }
-    let citations: Vec<Value> = execution
-        .hits
-        .iter()
-        .map(|h| {
-            json!({
-                "filename": h.doc.name(),
-                "entryId": h.doc.entry_id,
-                "objectId": h.doc.object_id,
-                "previewUrl": h.preview_url(),
-                "chunks": [{ "chunkId": h.chunk_id(), "sourceText": h.text() }],
-            })
-        })
-        .collect();
-    let output = format!(
-        "{} matching passages in {}",
-        execution.hits.len(),
-        execution
-            .hits
-            .iter()
-            .map(|h| h.doc.name().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    let mut status = json!({
-        "status": "COMPLETED",
-        "responseText": execution.answer,
+}
+
+/// A status poll's answer: `status`, the fields every answer has (no tool calls or pending
+/// actions), and `fields` over them.
+fn status_body(status: &str, thought: &str, now: i64, fields: Value) -> Value {
+    let mut body = json!({
+        "status": status,
         "thoughts": [thought],
-        "intent": "QUESTION_ANSWERING",
         "lastUpdated": now,
-        "numToolCalls": 1,
+        "numToolCalls": 0,
         "pendingActions": [],
-        "toolCalls": {
-            "call-1": {
-                "name": "hybrid_search",
-                "sourceDisplayName": "Content Platform",
-                "toolDisplayName": "Search documents",
-                "thought": "Find the passages that answer the question.",
-                "input": { "query": execution.question },
-                "output": output,
-                "status": "SUCCESS",
-                "timestamp": iso_millis(now),
-            }
-        },
+        "toolCalls": {},
     });
-    if citations_wanted {
-        status["citations"] = json!(citations);
+    if let (Some(body), Value::Object(fields)) = (body.as_object_mut(), fields) {
+        body.extend(fields);
     }
-    Reply::json(200, &status)
+    body
 }

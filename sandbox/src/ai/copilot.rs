@@ -11,12 +11,12 @@
 //!
 //! [`ClockConfig::manual`]: crate::ClockConfig::manual
 
-use super::answers::{Hit, compose, question_and_selection, rank};
+use super::answers::{Hit, citations, compose, question_and_selection, rank};
 use super::body::include_citations;
 use crate::Shared;
 use crate::auth::Caller;
 use crate::http::{ApiRequest, Reply, deprecation_headers};
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// `POST /v1/ai/copilot/ask` (deprecated; answers synchronously with its deprecation
 /// headers; after its sunset the router answers 410 instead).
@@ -36,19 +36,7 @@ pub fn ask_copilot(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply
         "deprecationNotice": "This endpoint is deprecated and is removed on 30 September 2026; use POST /v1/ai/assistant/ask.",
     });
     if include_citations(&asked.body) {
-        let citations: Vec<Value> = hits
-            .iter()
-            .map(|h| {
-                json!({
-                    "filename": h.doc.name(),
-                    "entryId": h.doc.entry_id,
-                    "objectId": h.doc.object_id,
-                    "previewUrl": h.preview_url(),
-                    "chunks": [{ "chunkId": h.chunk_id(), "text": h.text() }],
-                })
-            })
-            .collect();
-        answer["citations"] = json!(citations);
+        answer["citations"] = citations(&hits, "text");
     }
     deprecation_headers(req.op, Reply::json(200, &answer))
 }

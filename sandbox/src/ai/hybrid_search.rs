@@ -3,7 +3,7 @@
 //! Where the reference shows a shape it wins: the reference's chunk `text` stays beside the
 //! `chunkText` the clients read.
 
-use super::answers::{documents_in, rank};
+use super::answers::{Hit, documents_in, rank};
 use super::body::{count_field, creator_filter, epoch_filter, not_blank, object_body};
 use crate::Shared;
 use crate::auth::Caller;
@@ -203,8 +203,37 @@ pub fn hybrid_search(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Rep
         .filter(|d| filters.pass(d, admin))
         .collect();
     let hits = rank(&docs, &query, weight);
+    let mut results = by_document(&hits);
+    // A stable sort: the preferred folder first, best first within each part.
+    results.sort_by_key(|(d, _)| !filters.preferred(d));
+    results.truncate(limit);
+    let total = results.len();
+    let total_pages = total.div_ceil(size);
+    let page_results: Vec<Value> = results
+        .into_iter()
+        .skip(page.saturating_mul(size))
+        .take(size)
+        .map(|(_, r)| r)
+        .collect();
+    Reply::json(
+        200,
+        &json!({
+            "results": page_results,
+            "totalElements": total,
+            "totalPages": total_pages,
+            "number": page,
+            "size": size,
+            "first": page == 0,
+            "last": page.saturating_add(1) >= total_pages,
+        }),
+    )
+}
+
+/// One result per document of `hits`, in the order of its best hit, each with up to three
+/// matching chunks.
+fn by_document(hits: &[Hit]) -> Vec<(&FsEntry, Value)> {
     let mut results: Vec<(&FsEntry, Value)> = Vec::new();
-    for hit in &hits {
+    for hit in hits {
         let chunk = json!({
             "chunkId": hit.chunk_id(),
             "score": round(hit.score),
@@ -236,29 +265,7 @@ pub fn hybrid_search(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Rep
             )),
         }
     }
-    // A stable sort: the preferred folder first, best first within each part.
-    results.sort_by_key(|(d, _)| !filters.preferred(d));
-    results.truncate(limit);
-    let total = results.len();
-    let total_pages = total.div_ceil(size);
-    let page_results: Vec<Value> = results
-        .into_iter()
-        .skip(page.saturating_mul(size))
-        .take(size)
-        .map(|(_, r)| r)
-        .collect();
-    Reply::json(
-        200,
-        &json!({
-            "results": page_results,
-            "totalElements": total,
-            "totalPages": total_pages,
-            "number": page,
-            "size": size,
-            "first": page == 0,
-            "last": page.saturating_add(1) >= total_pages,
-        }),
-    )
+    results
 }
 
 fn round(score: f64) -> f64 {

@@ -139,124 +139,13 @@ pub fn list_knowledge_bases(shared: &Shared, req: &ApiRequest, _caller: &Caller)
         Ok(body) => body,
         Err(reply) => return reply,
     };
-    let strings = |name: &str| -> Result<Option<Vec<String>>, Reply> {
-        match body.get(name) {
-            None => Ok(None),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|i| i.as_str().map(str::to_string))
-                .collect::<Option<Vec<_>>>()
-                .map(Some)
-                .ok_or_else(|| {
-                    error(
-                        req.op,
-                        400,
-                        "INVALID_REQUEST",
-                        &format!("{name} must be an array of strings"),
-                    )
-                }),
-            Some(_) => Err(error(
-                req.op,
-                400,
-                "INVALID_REQUEST",
-                &format!("{name} must be an array of strings"),
-            )),
-        }
-    };
-    let (statuses, sort_by, directions) = match (
-        strings("status"),
-        strings("sortBy"),
-        strings("sortDirection"),
-    ) {
-        (Ok(a), Ok(b), Ok(c)) => (a, b, c),
-        (Err(r), _, _) | (_, Err(r), _) | (_, _, Err(r)) => return r,
-    };
-    if let Some(bad) = statuses
-        .iter()
-        .flatten()
-        .find(|s| !crate::facts::values("KnowledgeBaseStatus").contains(&s.as_str()))
-    {
-        return error(
-            req.op,
-            400,
-            "INVALID_REQUEST",
-            &format!("unknown status {bad:?}"),
-        );
-    }
-    if let Some(bad) = sort_by
-        .iter()
-        .flatten()
-        .find(|s| !["name", "createdOn"].contains(&s.as_str()))
-    {
-        return error(
-            req.op,
-            400,
-            "INVALID_REQUEST",
-            &format!("unknown sortBy {bad:?}"),
-        );
-    }
-    if let Some(name) = [
-        "includePlaceholderData",
-        "includeProcessingStatistics",
-        "includePrompts",
-    ]
-    .into_iter()
-    .find(|name| body.get(*name).is_some_and(|v| !v.is_boolean()))
-    {
-        return error(
-            req.op,
-            400,
-            "INVALID_REQUEST",
-            &format!("{name} must be a boolean"),
-        );
-    }
-    let (after, before) = match (
-        epoch_filter(&body, "createdAfter", false),
-        epoch_filter(&body, "createdBefore", false),
-    ) {
-        (Ok(a), Ok(b)) => (a, b),
-        (Err(m), _) | (_, Err(m)) => return error(req.op, 400, "INVALID_REQUEST", &m),
-    };
-    let created_by = match creator_filter(shared, &body, false) {
-        Ok(c) => c,
+    let query = match KbList::read(shared, &body) {
+        Ok(query) => query,
         Err(m) => return error(req.op, 400, "INVALID_REQUEST", &m),
     };
-    let (page, size) = match (
-        count_field(&body, "page", 0, 0),
-        count_field(&body, "size", KB_PAGE_SIZE, 1),
-    ) {
-        (Ok(p), Ok(s)) => (p, s),
-        (Err(m), _) | (_, Err(m)) => return error(req.op, 400, "INVALID_REQUEST", &m),
-    };
     let admin_id = shared.world().users.admin().map(|(u, _)| u.id);
-    let mut kbs: Vec<&KbDef> = KNOWLEDGE_BASES
-        .iter()
-        .filter(|kb| {
-            statuses
-                .as_ref()
-                .is_none_or(|s| s.iter().any(|x| x == kb.status))
-        })
-        .filter(|kb| after.is_none_or(|a| date_ms(kb.created) >= a))
-        .filter(|kb| before.is_none_or(|b| date_ms(kb.created) < b))
-        // Every knowledge base of the sandbox was created by the first admin.
-        .filter(|_| created_by.is_none_or(|c| c.is_some() && c == admin_id))
-        .collect();
-    let field = sort_by
-        .as_ref()
-        .and_then(|s| s.first().cloned())
-        .unwrap_or_else(|| "name".into());
-    if field == "createdOn" {
-        kbs.sort_by_key(|kb| date_ms(kb.created));
-    } else {
-        kbs.sort_by_key(|kb| kb.name);
-    }
-    if directions
-        .as_ref()
-        .and_then(|d| d.first())
-        .is_some_and(|d| d.eq_ignore_ascii_case("desc"))
-    {
-        kbs.reverse();
-    }
+    let kbs = query.select(admin_id);
+    let (page, size) = (query.page, query.size);
     let total = kbs.len();
     let content: Vec<Value> = kbs
         .iter()
@@ -280,6 +169,109 @@ pub fn list_knowledge_bases(shared: &Shared, req: &ApiRequest, _caller: &Caller)
             "fileLimit": shared.config.ai.kb_file_limit,
         }),
     )
+}
+
+/// What a list request asks for, read from its body.
+struct KbList {
+    statuses: Option<Vec<String>>,
+    sort_by: Option<Vec<String>>,
+    directions: Option<Vec<String>>,
+    after: Option<i64>,
+    before: Option<i64>,
+    created_by: Option<Option<i64>>,
+    page: usize,
+    size: usize,
+}
+
+impl KbList {
+    /// Reads and checks a list request's body; otherwise the message of its 400.
+    fn read(shared: &Shared, body: &Map<String, Value>) -> Result<KbList, String> {
+        let statuses = strings(body, "status")?;
+        let sort_by = strings(body, "sortBy")?;
+        let directions = strings(body, "sortDirection")?;
+        if let Some(bad) = statuses
+            .iter()
+            .flatten()
+            .find(|s| !crate::facts::values("KnowledgeBaseStatus").contains(&s.as_str()))
+        {
+            return Err(format!("unknown status {bad:?}"));
+        }
+        if let Some(bad) = sort_by
+            .iter()
+            .flatten()
+            .find(|s| !["name", "createdOn"].contains(&s.as_str()))
+        {
+            return Err(format!("unknown sortBy {bad:?}"));
+        }
+        if let Some(name) = [
+            "includePlaceholderData",
+            "includeProcessingStatistics",
+            "includePrompts",
+        ]
+        .into_iter()
+        .find(|name| body.get(*name).is_some_and(|v| !v.is_boolean()))
+        {
+            return Err(format!("{name} must be a boolean"));
+        }
+        Ok(KbList {
+            statuses,
+            sort_by,
+            directions,
+            after: epoch_filter(body, "createdAfter", false)?,
+            before: epoch_filter(body, "createdBefore", false)?,
+            created_by: creator_filter(shared, body, false)?,
+            page: count_field(body, "page", 0, 0)?,
+            size: count_field(body, "size", KB_PAGE_SIZE, 1)?,
+        })
+    }
+
+    /// The knowledge bases the request selects, in the order it asks for.
+    fn select(&self, admin_id: Option<i64>) -> Vec<&'static KbDef> {
+        let mut kbs: Vec<&KbDef> = KNOWLEDGE_BASES
+            .iter()
+            .filter(|kb| {
+                self.statuses
+                    .as_ref()
+                    .is_none_or(|s| s.iter().any(|x| x == kb.status))
+            })
+            .filter(|kb| self.after.is_none_or(|a| date_ms(kb.created) >= a))
+            .filter(|kb| self.before.is_none_or(|b| date_ms(kb.created) < b))
+            // Every knowledge base of the sandbox was created by the first admin.
+            .filter(|_| self.created_by.is_none_or(|c| c.is_some() && c == admin_id))
+            .collect();
+        let field = self
+            .sort_by
+            .as_ref()
+            .and_then(|s| s.first().cloned())
+            .unwrap_or_else(|| "name".into());
+        if field == "createdOn" {
+            kbs.sort_by_key(|kb| date_ms(kb.created));
+        } else {
+            kbs.sort_by_key(|kb| kb.name);
+        }
+        if self
+            .directions
+            .as_ref()
+            .and_then(|d| d.first())
+            .is_some_and(|d| d.eq_ignore_ascii_case("desc"))
+        {
+            kbs.reverse();
+        }
+        kbs
+    }
+}
+
+/// The body's field `name` as an array of strings; `None` when absent.
+fn strings(body: &Map<String, Value>, name: &str) -> Result<Option<Vec<String>>, String> {
+    let items = match body.get(name) {
+        None => return Ok(None),
+        Some(Value::Array(items)) => items.iter().map(|i| i.as_str().map(str::to_string)),
+        Some(_) => return Err(format!("{name} must be an array of strings")),
+    };
+    let strings: Option<Vec<String>> = items.collect();
+    strings
+        .map(Some)
+        .ok_or_else(|| format!("{name} must be an array of strings"))
 }
 
 /// `POST /v1/ai/kb/{kb-id}/ask`.

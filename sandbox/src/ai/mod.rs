@@ -38,13 +38,13 @@ pub use documents::{ask_document, summarize_document};
 pub use hybrid_search::hybrid_search;
 pub use knowledge_bases::{ask_knowledge_base, list_knowledge_bases};
 
-use crate::dates::{DAY_MS, days_from_civil};
+use crate::dates::midnight_ms;
 use agents::AgentRequest;
 use assistant::Execution;
 
 /// Epoch milliseconds of a catalogue date (09:00 UTC that day).
-fn date_ms((y, m, d): (i64, u32, u32)) -> i64 {
-    days_from_civil(y, m, d) * DAY_MS + 9 * 3_600_000
+fn date_ms(date: (i64, u32, u32)) -> i64 {
+    midnight_ms(date) + 9 * 3_600_000
 }
 
 /// Agent requests and assistant executions.

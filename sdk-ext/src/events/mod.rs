@@ -26,16 +26,18 @@
 //! # Ok(()) }
 //! ```
 
+mod backfill;
 mod data;
 mod query;
 mod stream;
+mod window;
 
+pub(crate) use backfill::backfill;
 pub use data::{
     FileSystemData, PermissionChangeEvent, PollingEvent, PollingEventData, UndecodableEvent,
 };
 pub use pubapi_sdk::types::{ActionSource, PollingEventAction, PollingEventType};
 pub use query::{EventQuery, EventsVersion, Suppress};
-pub(crate) use stream::backfill;
 pub use stream::{EventStream, EventStreamBuilder, StreamItem, StreamNotice, StreamStart};
 
 use crate::Client;

@@ -424,6 +424,26 @@ fn malformed(problem: impl std::fmt::Display) -> FleetError {
     FleetError::invalid(format!("redis url: {problem}"))
 }
 
+/// The user name and password of a URL's `user:password` part, decoded; an empty one is
+/// none.
+fn user_and_password(
+    credentials: Option<&str>,
+) -> Result<(Option<String>, Option<String>), FleetError> {
+    let Some(credentials) = credentials else {
+        return Ok((None, None));
+    };
+    let (user, password) = match credentials.split_once(':') {
+        Some((user, password)) => (user, Some(password)),
+        None => (credentials, None),
+    };
+    let user = Some(decode(user, "user name")?).filter(|u| !u.is_empty());
+    let password = password
+        .map(|p| decode(p, "password"))
+        .transpose()?
+        .filter(|p| !p.is_empty());
+    Ok((user, password))
+}
+
 impl Target {
     fn parse(url: &str) -> Result<Target, FleetError> {
         let Some((scheme, rest)) = url.split_once("://") else {
@@ -462,21 +482,7 @@ impl Target {
             Some((credentials, hosts)) => (Some(credentials), hosts),
             None => (None, authority),
         };
-        let (username, password) = match credentials {
-            None => (None, None),
-            Some(credentials) => {
-                let (user, password) = match credentials.split_once(':') {
-                    Some((user, password)) => (user, Some(password)),
-                    None => (credentials, None),
-                };
-                let user = Some(decode(user, "user name")?).filter(|u| !u.is_empty());
-                let password = password
-                    .map(|p| decode(p, "password"))
-                    .transpose()?
-                    .filter(|p| !p.is_empty());
-                (user, password)
-            }
-        };
+        let (username, password) = user_and_password(credentials)?;
         let default_port = match form {
             Form::Sentinel => SENTINEL_PORT,
             Form::Cluster => REDIS_PORT,
@@ -485,13 +491,7 @@ impl Target {
             .split(',')
             .map(|host| parse_host(host, default_port))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut segments = path.split('/');
-        let first = segments.next().filter(|s| !s.is_empty());
-        let second = segments.next().filter(|s| !s.is_empty());
-        if segments.any(|s| !s.is_empty()) {
-            return Err(malformed("too many path segments"));
-        }
-        let mut nodes = Nodes {
+        let nodes = Nodes {
             tls,
             username,
             password,
@@ -500,6 +500,17 @@ impl Target {
             db: 0,
             ca,
         };
+        Target::of_path(form, nodes, path)
+    }
+
+    /// The Sentinel or Cluster target of `nodes`, with what the URL's `path` says.
+    fn of_path(form: Form, mut nodes: Nodes, path: &str) -> Result<Target, FleetError> {
+        let mut segments = path.split('/');
+        let first = segments.next().filter(|s| !s.is_empty());
+        let second = segments.next().filter(|s| !s.is_empty());
+        if segments.any(|s| !s.is_empty()) {
+            return Err(malformed("too many path segments"));
+        }
         match form {
             Form::Sentinel => {
                 let Some(primary) = first else {

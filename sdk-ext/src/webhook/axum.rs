@@ -125,10 +125,11 @@ mod tests {
         request
     }
 
-    #[tokio::test]
-    async fn axum_endpoint_answers_200_and_hands_over_events() {
+    /// Posts one `fs:add_folder` event sent with `secret`; the status answered and how many
+    /// times the handler ran.
+    async fn post_one_event(secret: &str) -> (StatusCode, usize) {
         let calls = Arc::new(AtomicUsize::new(0));
-        let (headers, body) = testing::DeliveryBuilder::new(SECRET)
+        let (headers, body) = testing::DeliveryBuilder::new(secret)
             .event(
                 EventType::FsAddFolder,
                 testing::sample_data(&EventType::FsAddFolder),
@@ -138,25 +139,17 @@ mod tests {
             .oneshot(request(headers, Body::from(body)))
             .await
             .unwrap();
-        assert_eq!(response.status(), StatusCode::OK);
-        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        (response.status(), calls.load(Ordering::SeqCst))
+    }
+
+    #[tokio::test]
+    async fn axum_endpoint_answers_200_and_hands_over_events() {
+        assert_eq!(post_one_event(SECRET).await, (StatusCode::OK, 1));
     }
 
     #[tokio::test]
     async fn axum_endpoint_answers_401_on_a_wrong_secret_without_calling_the_handler() {
-        let calls = Arc::new(AtomicUsize::new(0));
-        let (headers, body) = testing::DeliveryBuilder::new("wrong")
-            .event(
-                EventType::FsAddFolder,
-                testing::sample_data(&EventType::FsAddFolder),
-            )
-            .build();
-        let response = app(Arc::clone(&calls))
-            .oneshot(request(headers, Body::from(body)))
-            .await
-            .unwrap();
-        assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
-        assert_eq!(calls.load(Ordering::SeqCst), 0);
+        assert_eq!(post_one_event("wrong").await, (StatusCode::UNAUTHORIZED, 0));
     }
 
     #[tokio::test]

@@ -167,7 +167,15 @@ pub fn sample_event(event_type: &EventType, event_id: &str) -> Value {
 /// a type this SDK does not know.
 #[must_use]
 pub fn sample_data(event_type: &EventType) -> Value {
-    match event_type {
+    file_system_data(event_type)
+        .or_else(|| link_comment_permission_or_metadata_data(event_type))
+        .or_else(|| group_or_workflow_data(event_type))
+        .unwrap_or_else(|| json!({}))
+}
+
+/// A sample `data` of a file system event (`fs.*`); `None` for another type.
+fn file_system_data(event_type: &EventType) -> Option<Value> {
+    let data = match event_type {
         EventType::FsAddFile => json!({
             "targetEntryId": "ent-2001",
             "targetGroupId": "grp-3001",
@@ -224,6 +232,14 @@ pub fn sample_data(event_type: &EventType) -> Value {
             "fileGroupId": "grp-3003",
             "fileEntryId": "ent-2003"
         }),
+        _ => return None,
+    };
+    Some(data)
+}
+
+/// A sample `data` of a link, comment, permission or metadata event; `None` for another type.
+fn link_comment_permission_or_metadata_data(event_type: &EventType) -> Option<Value> {
+    let data = match event_type {
         EventType::LinkCreate | EventType::LinkDelete => json!({}),
         EventType::LinkCreateDownloadLink | EventType::LinkDeleteDownloadLink => json!({
             "sourcePath": "/Shared/Reports/q3.pdf",
@@ -237,11 +253,7 @@ pub fn sample_data(event_type: &EventType) -> Value {
             "linkType": "upload",
             "linkURL": "https://example.test/u/AbC123"
         }),
-        EventType::CommentSetComment => json!({
-            "targetPath": "/Shared/Reports/q3.pdf",
-            "comment": "Please review section 2."
-        }),
-        EventType::CommentRemoveComment => json!({
+        EventType::CommentSetComment | EventType::CommentRemoveComment => json!({
             "targetPath": "/Shared/Reports/q3.pdf",
             "comment": "Please review section 2."
         }),
@@ -261,6 +273,14 @@ pub fn sample_data(event_type: &EventType) -> Value {
             "namespace": "finance",
             "key": "quarter"
         }),
+        _ => return None,
+    };
+    Some(data)
+}
+
+/// A sample `data` of a group or workflow event; `None` for another type.
+fn group_or_workflow_data(event_type: &EventType) -> Option<Value> {
+    let data = match event_type {
         EventType::GroupCreate => group_data(json!({
             "members": ["grace", "linus"],
             "owner": "ada"
@@ -294,8 +314,9 @@ pub fn sample_data(event_type: &EventType) -> Value {
                 "creationDate": "2023-11-13T09:00:00Z"
             }))
         }
-        _ => json!({}),
-    }
+        _ => return None,
+    };
+    Some(data)
 }
 
 /// The fields every group event carries, plus `specific`.

@@ -1,6 +1,9 @@
-//! An agent's question (checked before sending) and its finished answer.
+//! An agent's question (checked before sending), its finished answer, and the typed time of
+//! an agent's status.
 
 use crate::error::Error;
+use crate::time::{self, TimeError};
+use jiff::Timestamp;
 use pubapi_sdk::types::{AgentAskRequest, AgentAskResponse, AgentRequestStatus};
 
 /// The longest question an agent accepts, in characters.
@@ -59,6 +62,21 @@ fn check_question(question: &str) -> Result<pubapi_sdk::types::AgentAskRequestQu
         .map_err(|e: pubapi_sdk::types::error::ConversionError| invalid(e.to_string()))
 }
 
+/// The time of an agent's execution result (reference 2.2).
+pub trait AgentRequestStatusExt {
+    /// `lastUpdated`, an ISO 8601 UTC timestamp, as an instant; `None` when absent.
+    ///
+    /// # Errors
+    /// [`TimeError`] naming `lastUpdated` and its text when it is not an ISO 8601 instant.
+    fn last_updated_at(&self) -> Result<Option<Timestamp>, TimeError>;
+}
+
+impl AgentRequestStatusExt for AgentRequestStatus {
+    fn last_updated_at(&self) -> Result<Option<Timestamp>, TimeError> {
+        time::optional_instant("lastUpdated", self.last_updated.as_deref())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,5 +88,26 @@ mod tests {
         let over = "é".repeat(MAX_QUESTION_CHARS + 1);
         assert!(matches!(check_question(&over), Err(Error::InvalidInput(_))));
         assert!(matches!(check_question("  "), Err(Error::InvalidInput(_))));
+    }
+
+    use crate::ai::test_time::at;
+    use serde_json::json;
+
+    #[test]
+    fn agent_last_updated_is_an_iso_8601_utc_timestamp() {
+        let status: AgentRequestStatus = serde_json::from_value(
+            json!({"status": "COMPLETED", "lastUpdated": "2026-01-05T10:00:00Z"}),
+        )
+        .unwrap();
+        assert_eq!(status.last_updated_at(), Ok(at()));
+        let bad: AgentRequestStatus =
+            serde_json::from_value(json!({"status": "COMPLETED", "lastUpdated": "soon"})).unwrap();
+        assert_eq!(
+            bad.last_updated_at().unwrap_err().to_string(),
+            "`lastUpdated` is not an iso 8601 instant: \"soon\""
+        );
+        let none: AgentRequestStatus =
+            serde_json::from_value(json!({"status": "RUNNING"})).unwrap();
+        assert_eq!(none.last_updated_at(), Ok(None));
     }
 }

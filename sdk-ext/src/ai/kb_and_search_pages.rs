@@ -1,13 +1,14 @@
-//! A knowledge base's typed state, and the page streams of the knowledge-base list and hybrid
-//! search.
+//! A knowledge base's typed state and times, a hybrid-search result's upload time, and the
+//! page streams of the knowledge-base list and hybrid search.
 
 use crate::error::Error;
-use crate::time::TimeError;
-use crate::time::millis_text;
+use crate::time::{self, TimeError, millis_text};
 use futures_util::StreamExt as _;
 use futures_util::stream::BoxStream;
 use jiff::Timestamp;
-use pubapi_sdk::types::{KnowledgeBase, KnowledgeBaseListRequest, KnowledgeBaseStatus, builder};
+use pubapi_sdk::types::{
+    HybridSearchResult, KnowledgeBase, KnowledgeBaseListRequest, KnowledgeBaseStatus, builder,
+};
 use std::collections::VecDeque;
 use std::fmt;
 
@@ -188,4 +189,52 @@ where
         }
     })
     .boxed()
+}
+
+/// The time of a hybrid-search result.
+pub trait HybridSearchResultExt {
+    /// `uploadedTimestamp`, when the current version was uploaded (epoch milliseconds), as an
+    /// instant; `None` when absent.
+    ///
+    /// # Errors
+    /// [`TimeError::OutOfRange`] when the number is outside the years -9999 to 9999.
+    fn uploaded_at(&self) -> Result<Option<Timestamp>, TimeError>;
+}
+
+impl HybridSearchResultExt for HybridSearchResult {
+    fn uploaded_at(&self) -> Result<Option<Timestamp>, TimeError> {
+        time::optional_epoch_millis("uploadedTimestamp", self.uploaded_timestamp)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ai::test_time::{AT, at};
+    use serde_json::json;
+
+    #[test]
+    fn search_result_upload_time_is_epoch_milliseconds() {
+        let result: HybridSearchResult =
+            serde_json::from_value(json!({"entryId": "e1", "uploadedTimestamp": AT})).unwrap();
+        assert_eq!(result.uploaded_at(), Ok(at()));
+    }
+
+    #[test]
+    fn knowledge_base_created_on_and_last_processed_at_are_epoch_milliseconds() {
+        use crate::ai::KnowledgeBaseExt;
+        let kb: pubapi_sdk::types::KnowledgeBase = serde_json::from_value(
+            json!({"id": "kb1", "createdOn": AT, "lastProcessedAt": AT + 1000}),
+        )
+        .unwrap();
+        assert_eq!(kb.created_at(), Ok(at()));
+        assert_eq!(
+            kb.processed_at().unwrap().unwrap().as_millisecond(),
+            AT + 1000
+        );
+        let far: pubapi_sdk::types::KnowledgeBase =
+            serde_json::from_value(json!({"id": "kb1", "createdOn": i64::MAX})).unwrap();
+        assert_eq!(far.created_at().unwrap_err().field(), "createdOn");
+        assert_eq!(far.processed_at(), Ok(None));
+    }
 }
