@@ -74,6 +74,10 @@ async fn the_history_ends_where_the_configured_clock_starts() {
             .with_sample_history(),
     )
     .await;
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the test compares the sandbox's real-time clock with the wall clock"
+    )]
     let wall = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()

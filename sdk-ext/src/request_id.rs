@@ -173,7 +173,7 @@ fn write_hex(text: &mut [u8; 36], range: std::ops::Range<usize>, mut value: u64)
 
 /// Milliseconds since the Unix epoch (0 for a clock set before it).
 fn unix_millis() -> u64 {
-    std::time::SystemTime::now()
+    crate::time::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }

@@ -27,6 +27,10 @@ const TEST: &str = "three_consumers_of_one_stream_hand_every_event_over_in_order
 const LEASE: Duration = Duration::from_millis(1500);
 const EVENTS: usize = 150;
 
+#[allow(
+    clippy::disallowed_methods,
+    reason = "worker processes stamp their hand-overs with the machine's clock"
+)]
 fn unix_ms() -> u128 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)

@@ -421,7 +421,7 @@ impl std::error::Error for FleetError {}
 /// Microseconds since the Unix epoch on this machine (0 before it): the file store's lease
 /// tokens and the Redis budget's reading of the server's clock.
 pub(crate) fn unix_us() -> i64 {
-    std::time::SystemTime::now()
+    crate::time::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
 }
