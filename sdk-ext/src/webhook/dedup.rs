@@ -237,6 +237,9 @@ impl Error for DedupError {
     }
 }
 
+/// What [`DedupStore::claim`] returns: in the order of the keys, what was found for each.
+pub type ClaimFuture<'a> = BoxFuture<'a, Result<Vec<Claim>, DedupError>>;
+
 /// Where a [`Receiver`](super::Receiver) remembers what it handed over: claim, then commit or
 /// release (see [Deduplication across replicas](super#deduplication-across-replicas)).
 ///
@@ -250,11 +253,7 @@ pub trait DedupStore: Send + Sync + fmt::Debug + 'static {
     ///
     /// When the store cannot answer. It should then hold no claim for `claimant` that does not
     /// expire on its own: the receiver refuses the delivery and releases nothing.
-    fn claim<'a>(
-        &'a self,
-        claimant: &'a Claimant,
-        keys: &'a [DedupKey],
-    ) -> BoxFuture<'a, Result<Vec<Claim>, DedupError>>;
+    fn claim<'a>(&'a self, claimant: &'a Claimant, keys: &'a [DedupKey]) -> ClaimFuture<'a>;
 
     /// Records `claimant`'s keys as handed over, remembered for [`window`](Self::window).
     ///
@@ -299,11 +298,7 @@ pub trait DedupStore: Send + Sync + fmt::Debug + 'static {
 }
 
 impl<S: DedupStore + ?Sized> DedupStore for Arc<S> {
-    fn claim<'a>(
-        &'a self,
-        claimant: &'a Claimant,
-        keys: &'a [DedupKey],
-    ) -> BoxFuture<'a, Result<Vec<Claim>, DedupError>> {
+    fn claim<'a>(&'a self, claimant: &'a Claimant, keys: &'a [DedupKey]) -> ClaimFuture<'a> {
         (**self).claim(claimant, keys)
     }
 
@@ -406,11 +401,7 @@ impl MemoryDedup {
 }
 
 impl DedupStore for MemoryDedup {
-    fn claim<'a>(
-        &'a self,
-        _claimant: &'a Claimant,
-        keys: &'a [DedupKey],
-    ) -> BoxFuture<'a, Result<Vec<Claim>, DedupError>> {
+    fn claim<'a>(&'a self, _claimant: &'a Claimant, keys: &'a [DedupKey]) -> ClaimFuture<'a> {
         let now = Instant::now();
         let mut memory = self.lock();
         let found = keys

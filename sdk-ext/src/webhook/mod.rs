@@ -139,8 +139,8 @@ mod tests;
 pub use client_id::client_id_hash;
 pub use data::EventData;
 pub use dedup::{
-    Claim, Claimant, DEAD_LETTER_DEDUP_CAPACITY, DedupError, DedupKey, DedupKind, DedupStore,
-    MemoryDedup,
+    Claim, ClaimFuture, Claimant, DEAD_LETTER_DEDUP_CAPACITY, DedupError, DedupKey, DedupKind,
+    DedupStore, MemoryDedup,
 };
 pub use delivery::{Delivery, DeliveryItem, WebhookEvent};
 pub use filter::{EventFilter, EventFilterError, Wildcard};

@@ -14,7 +14,7 @@ use crate::fleet::redis_connection::{Connection, connect};
 use redis::{RedisResult, Script};
 
 use super::DEFAULT_DEDUP_WINDOW;
-use super::dedup::{Claim, Claimant, DedupError, DedupKey, DedupStore};
+use super::dedup::{Claim, ClaimFuture, Claimant, DedupError, DedupKey, DedupStore};
 
 /// The value of a committed key.
 const DONE: &[u8] = b"done";
@@ -329,11 +329,7 @@ fn millis(duration: Duration) -> u64 {
 }
 
 impl DedupStore for RedisDedup {
-    fn claim<'a>(
-        &'a self,
-        claimant: &'a Claimant,
-        keys: &'a [DedupKey],
-    ) -> BoxFuture<'a, Result<Vec<Claim>, DedupError>> {
+    fn claim<'a>(&'a self, claimant: &'a Claimant, keys: &'a [DedupKey]) -> ClaimFuture<'a> {
         Box::pin(async move {
             let token = token(claimant);
             let generation = self.generation_key(claimant.receiver());

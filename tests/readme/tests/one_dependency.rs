@@ -9,8 +9,8 @@ use pubapi_sdk_ext::fleet::{Answer, CheckpointStore, FileCheckpoints, FleetBudge
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::transport::ReqwestTransport;
 use pubapi_sdk_ext::webhook::{
-    Batch, Claim, Claimant, DedupError, DedupKey, DedupStore, HandlerError, MemoryDedup, Receiver,
-    WebhookSecret,
+    Batch, ClaimFuture, Claimant, DedupError, DedupKey, DedupStore, HandlerError, MemoryDedup,
+    Receiver, WebhookSecret,
 };
 use pubapi_sdk_ext::{BoxFuture, Fleet, Transport, http, reqwest, sdk, serde_json, types};
 use std::sync::Arc;
@@ -161,11 +161,7 @@ struct CountingDedup {
 }
 
 impl DedupStore for CountingDedup {
-    fn claim<'a>(
-        &'a self,
-        claimant: &'a Claimant,
-        keys: &'a [DedupKey],
-    ) -> BoxFuture<'a, Result<Vec<Claim>, DedupError>> {
+    fn claim<'a>(&'a self, claimant: &'a Claimant, keys: &'a [DedupKey]) -> ClaimFuture<'a> {
         self.claims.fetch_add(1, Ordering::SeqCst);
         self.inner.claim(claimant, keys)
     }

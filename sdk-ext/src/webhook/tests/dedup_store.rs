@@ -8,8 +8,8 @@ use std::time::Duration;
 use pubapi_sdk::hooks::BoxFuture;
 
 use crate::webhook::{
-    Batch, Claim, Claimant, DedupError, DedupKey, DedupStore, EventType, HandlerError, MemoryDedup,
-    Receiver, ReceiverBuildError, WebhookSecret, testing,
+    Batch, ClaimFuture, Claimant, DedupError, DedupKey, DedupStore, EventType, HandlerError,
+    MemoryDedup, Receiver, ReceiverBuildError, WebhookSecret, testing,
 };
 
 const SECRET: &str = "dedup-store-secret-5e4d3c2b1a09f8e7";
@@ -38,11 +38,7 @@ impl Flaky {
 }
 
 impl DedupStore for Flaky {
-    fn claim<'a>(
-        &'a self,
-        claimant: &'a Claimant,
-        keys: &'a [DedupKey],
-    ) -> BoxFuture<'a, Result<Vec<Claim>, DedupError>> {
+    fn claim<'a>(&'a self, claimant: &'a Claimant, keys: &'a [DedupKey]) -> ClaimFuture<'a> {
         self.receivers
             .lock()
             .unwrap()

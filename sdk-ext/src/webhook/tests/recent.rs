@@ -9,9 +9,9 @@ use std::time::Duration;
 use pubapi_sdk::hooks::BoxFuture;
 
 use crate::webhook::{
-    Batch, Claim, Claimant, DEFAULT_RECENT_CAPACITY, DEFAULT_RECENT_WINDOW, DedupError, DedupKey,
-    DedupStore, HandleOutcome, HandlerError, MemoryDedup, Receiver, ReceiverBuildError,
-    WebhookSecret, testing,
+    Batch, Claim, ClaimFuture, Claimant, DEFAULT_RECENT_CAPACITY, DEFAULT_RECENT_WINDOW,
+    DedupError, DedupKey, DedupStore, HandleOutcome, HandlerError, MemoryDedup, Receiver,
+    ReceiverBuildError, WebhookSecret, testing,
 };
 
 const SECRET: &str = "recent-set-secret-9a8b7c6d5e4f3021";
@@ -46,11 +46,7 @@ impl Forgetful {
 }
 
 impl DedupStore for Forgetful {
-    fn claim<'a>(
-        &'a self,
-        claimant: &'a Claimant,
-        keys: &'a [DedupKey],
-    ) -> BoxFuture<'a, Result<Vec<Claim>, DedupError>> {
+    fn claim<'a>(&'a self, claimant: &'a Claimant, keys: &'a [DedupKey]) -> ClaimFuture<'a> {
         let memory = self.current();
         Box::pin(async move { memory.claim(claimant, keys).await })
     }
