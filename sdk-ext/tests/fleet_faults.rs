@@ -13,38 +13,16 @@
 #[path = "support/fleet_run.rs"]
 mod fleet_run;
 
-use fleet_run::{Fault, Outcome, Scenario};
-use std::sync::{Mutex, PoisonError};
-
-/// Held by the running scenario.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+use fleet_run::{Fault, Outcome};
 
 /// Runs the scenario of `fault` (`PUBAPI_FLEET_RUNS` times, once by default) in the test
 /// `name`, and fails with every run's arrivals when a rolling second held more than 2
 /// arrivals or a call was lost.
 fn keeps_two_per_second(name: &'static str, fault: Fault) {
-    let scenario = Scenario::four_by_fifteen(name, fault);
-    // A worker is this test alone, run again in a new process.
-    let worker_args = ["--exact", name, "--nocapture", "--test-threads=1"];
-    let runs: usize = std::env::var("PUBAPI_FLEET_RUNS")
-        .ok()
-        .and_then(|runs| runs.parse().ok())
-        .unwrap_or(1);
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
-    let mut failures = Vec::new();
-    println!("{}", Outcome::header());
-    for run in 1..=runs {
-        let outcome = fleet_run::run(&scenario, &worker_args);
-        println!("{}", outcome.row());
-        if outcome.busiest_second().len() > 2 || outcome.lost() > 0 {
-            failures.push(format!(
-                "run {run} of {runs}:\n{}\n{}\n{}",
-                Outcome::header(),
-                outcome.row(),
-                outcome.diagnosis()
-            ));
-        }
-    }
+    let (runs, failures) =
+        fleet_run::repeat(name, fault, 1, Outcome::header(), Outcome::row, |outcome| {
+            outcome.busiest_second().len() > 2 || outcome.lost() > 0
+        });
     assert!(
         failures.is_empty(),
         "more than 2 arrivals in a rolling second, or calls lost, in {} of {runs} runs\n{}",

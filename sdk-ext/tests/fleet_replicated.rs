@@ -15,13 +15,12 @@
 #[path = "support/fleet_run.rs"]
 mod fleet_run;
 
-use fleet_run::{Fault, Outcome, Scenario};
+use fleet_run::{Fault, Outcome};
 use pubapi_sdk_ext::fleet::redis::RedisBudget;
 use pubapi_sdk_ext::fleet::{FleetBudget, FleetErrorKind, Reservation, Reserve};
 use pubapi_sdk_ext::{Budget, LimitClass, Pacing, SecretToken};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 /// Runs of each failover scenario. Issue 33 asks for 10; at about 38 s a run (the cluster's
@@ -30,55 +29,38 @@ use std::time::Duration;
 /// 10 by hand (`-- --nocapture --test-threads=1` keeps the table together).
 const RUNS: usize = 1;
 
-/// Held by the running scenario.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
 /// Runs the scenario of `fault` ([`RUNS`] times, or `PUBAPI_FLEET_RUNS`) in the test `name`,
 /// prints a row per run with the failover's duration and the longest silence of the gateway,
 /// and fails with every run's arrivals when a rolling second held more than 2 arrivals or a
 /// call was lost.
 fn keeps_two_per_second(name: &'static str, fault: Fault) {
-    let scenario = Scenario::four_by_fifteen(name, fault);
-    // A worker is this test alone, run again in a new process.
-    let worker_args = ["--exact", name, "--nocapture", "--test-threads=1"];
-    let runs: usize = std::env::var("PUBAPI_FLEET_RUNS")
-        .ok()
-        .and_then(|runs| runs.parse().ok())
-        .unwrap_or(RUNS);
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
-    let mut failures = Vec::new();
-    println!(
+    let header = format!(
         "{}  failover s  longest silence s  stored",
         Outcome::header()
     );
-    for run in 1..=runs {
-        let outcome = fleet_run::run(&scenario, &worker_args);
+    let row = |outcome: &Outcome| {
         let silence = outcome
             .arrivals
             .windows(2)
             .map(|pair| pair[1].at - pair[0].at)
             .max()
             .unwrap_or_default();
-        println!(
+        format!(
             "{}  {:>10.3}  {:>17.3}  {:>6}",
             outcome.row(),
             outcome.failover.unwrap_or_default().as_secs_f64(),
             silence.as_secs_f64(),
             outcome.stored.unwrap_or_default()
-        );
-        // The processes followed the failover: the primary that took over holds every start
-        // (those it had from before, those booked on it, and those the processes recorded
-        // again after the failover).
+        )
+    };
+    // The processes followed the failover: the primary that took over holds every start
+    // (those it had from before, those booked on it, and those the processes recorded again
+    // after the failover).
+    let failed = |outcome: &Outcome| {
         let followed = outcome.stored == Some(outcome.expected());
-        if outcome.busiest_second().len() > 2 || outcome.lost() > 0 || !followed {
-            failures.push(format!(
-                "run {run} of {runs}:\n{}\n{}\n{}",
-                Outcome::header(),
-                outcome.row(),
-                outcome.diagnosis()
-            ));
-        }
-    }
+        outcome.busiest_second().len() > 2 || outcome.lost() > 0 || !followed
+    };
+    let (runs, failures) = fleet_run::repeat(name, fault, RUNS, &header, row, failed);
     assert!(
         failures.is_empty(),
         "more than 2 arrivals in a rolling second, calls lost, or starts missing on the new \

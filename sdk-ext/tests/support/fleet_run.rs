@@ -266,6 +266,52 @@ impl Outcome {
     }
 }
 
+/// Held by the running scenario: the arrivals are timed, and fleets sharing the CPU would
+/// bunch them by themselves.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Runs the scenario of `fault` in the test `name`, `PUBAPI_FLEET_RUNS` times (`runs` by
+/// default) and one scenario at a time, printing `header` and a row per run (`row`); returns
+/// the runs and, for each run that `failed` says failed, its arrivals and diagnosis.
+#[allow(
+    dead_code,
+    reason = "used by the fault tests, not by the pacing benchmark"
+)]
+pub fn repeat(
+    name: &'static str,
+    fault: Fault,
+    runs: usize,
+    header: &str,
+    row: impl Fn(&Outcome) -> String,
+    failed: impl Fn(&Outcome) -> bool,
+) -> (usize, Vec<String>) {
+    let scenario = Scenario::four_by_fifteen(name, fault);
+    // A worker is this test alone, run again in a new process.
+    let worker_args = ["--exact", name, "--nocapture", "--test-threads=1"];
+    let runs: usize = std::env::var("PUBAPI_FLEET_RUNS")
+        .ok()
+        .and_then(|runs| runs.parse().ok())
+        .unwrap_or(runs);
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut failures = Vec::new();
+    println!("{header}");
+    for number in 1..=runs {
+        let outcome = run(&scenario, &worker_args);
+        println!("{}", row(&outcome));
+        if failed(&outcome) {
+            failures.push(format!(
+                "run {number} of {runs}:\n{}\n{}\n{}",
+                Outcome::header(),
+                outcome.row(),
+                outcome.diagnosis()
+            ));
+        }
+    }
+    (runs, failures)
+}
+
 /// Runs `scenario` and returns what the server saw; in a worker (see [`work_if_asked`]),
 /// does the worker's job instead and exits. `worker_args` are the arguments that make this
 /// executable call `run` again (a test harness's filter for the calling test), if any.
