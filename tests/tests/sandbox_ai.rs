@@ -8,6 +8,7 @@ use pubapi_sdk::types::{
 };
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
+use pubapi_testkit::poll_every_second;
 use pubapi_testkit::sandbox::{
     AiConfig, ClockConfig, REMOVED_CODE, Sandbox, SandboxConfig, removal_ms,
 };
@@ -1583,7 +1584,7 @@ async fn ai_end_to_end_through_the_client() {
 /// with what the caller needs (the answer, the failure text, the pending actions).
 #[tokio::test]
 async fn waiters_end_on_every_final_status_against_the_sandbox() {
-    use pubapi_sdk_ext::ai::{AiWait, AskError};
+    use pubapi_sdk_ext::ai::AskError;
     use pubapi_sdk_ext::waiter::WaitError;
     let mut config = SandboxConfig::testing();
     config.ai = AiConfig {
@@ -1593,12 +1594,7 @@ async fn waiters_end_on_every_final_status_against_the_sandbox() {
     };
     let sb = Sandbox::start(config).await;
     let client = sb.client_for("admin");
-    let how = AiWait {
-        min_interval: Duration::from_secs(1),
-        max_interval: Duration::from_secs(1),
-        deadline: Duration::from_secs(30),
-        ..AiWait::default()
-    };
+    let how = poll_every_second(Duration::from_secs(30));
     let assistant = |question: &str| {
         let request = AssistantAskRequest::new(question).unwrap();
         let (client, how) = (client.clone(), how.clone());
