@@ -8,6 +8,7 @@ use pubapi_sdk::types::{
 };
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
+use pubapi_testkit::admin_post;
 use pubapi_testkit::poll_every_second;
 use pubapi_testkit::sandbox::{
     AiConfig, ClockConfig, REMOVED_CODE, Sandbox, SandboxConfig, removal_ms,
@@ -49,7 +50,7 @@ async fn statuses(sb: &Sandbox, path: &str, polls: usize) -> Vec<String> {
 }
 
 async fn post(sb: &Sandbox, path: &str, body: Value) -> (u16, Value) {
-    let reply = sb.raw().post(path, &sb.admin_token(), &body).await;
+    let reply = admin_post(sb, path, &body).await;
     (reply.status, reply.json())
 }
 
@@ -1258,14 +1259,12 @@ async fn knowledge_base_list_filters_by_epoch_milliseconds_and_user_ids() {
 #[tokio::test]
 async fn copilot_answers_with_its_deprecation_headers_before_its_sunset() {
     let sb = before_the_copilot_sunset().await;
-    let reply = sb
-        .raw()
-        .post(
-            "/v1/ai/copilot/ask",
-            &sb.admin_token(),
-            &json!({"question": "What does the 2025 roadmap focus on?", "includeCitations": true}),
-        )
-        .await;
+    let reply = admin_post(
+        &sb,
+        "/v1/ai/copilot/ask",
+        &json!({"question": "What does the 2025 roadmap focus on?", "includeCitations": true}),
+    )
+    .await;
     assert_eq!(reply.status, 200);
     assert_eq!(reply.header("deprecation"), Some("true"));
     assert_eq!(
@@ -1291,10 +1290,7 @@ async fn copilot_answers_with_its_deprecation_headers_before_its_sunset() {
     );
     assert_eq!(body["citations"][0]["filename"], "roadmap-2025.pptx");
     assert!(body["citations"][0]["objectId"].is_string());
-    let error = sb
-        .raw()
-        .post("/v1/ai/copilot/ask", &sb.admin_token(), &json!({}))
-        .await;
+    let error = admin_post(&sb, "/v1/ai/copilot/ask", &json!({})).await;
     assert_eq!(error.status, 400);
     assert_eq!(error.header("deprecation"), None);
     sb.assert_conformant();
@@ -1304,13 +1300,12 @@ async fn copilot_answers_with_its_deprecation_headers_before_its_sunset() {
 async fn copilot_is_removed_after_its_sunset() {
     let sb = before_the_copilot_sunset().await;
     let ask = || async {
-        sb.raw()
-            .post(
-                "/v1/ai/copilot/ask",
-                &sb.admin_token(),
-                &json!({"question": "What does the 2025 roadmap focus on?"}),
-            )
-            .await
+        admin_post(
+            &sb,
+            "/v1/ai/copilot/ask",
+            &json!({"question": "What does the 2025 roadmap focus on?"}),
+        )
+        .await
     };
     assert_eq!(ask().await.status, 200);
     // At the sunset itself the endpoint is gone.
@@ -1337,10 +1332,7 @@ async fn copilot_is_removed_after_its_sunset() {
         Some("</v1/ai/assistant/ask>; rel=\"successor-version\"")
     );
     // Removed means removed: a body the copilot would refuse gets the same 410.
-    let empty = sb
-        .raw()
-        .post("/v1/ai/copilot/ask", &sb.admin_token(), &json!({}))
-        .await;
+    let empty = admin_post(&sb, "/v1/ai/copilot/ask", &json!({})).await;
     assert_eq!(empty.status, 410);
     // An unknown token is still refused first.
     let anonymous = sb
@@ -1357,14 +1349,7 @@ async fn a_sandbox_on_the_real_clock_is_past_the_copilot_sunset() {
     // The real clock starts at the wall-clock time, which is after 30 September 2026.
     let sb = Sandbox::start(SandboxConfig::testing().with_clock(ClockConfig::real())).await;
     assert!(sb.now_ms() >= copilot_sunset_ms());
-    let reply = sb
-        .raw()
-        .post(
-            "/v1/ai/copilot/ask",
-            &sb.admin_token(),
-            &json!({"question": "roadmap"}),
-        )
-        .await;
+    let reply = admin_post(&sb, "/v1/ai/copilot/ask", &json!({"question": "roadmap"})).await;
     assert_eq!(reply.status, 410);
     assert_eq!(reply.json()["errorCode"], REMOVED_CODE);
 }
