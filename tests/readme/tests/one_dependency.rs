@@ -159,9 +159,6 @@ async fn a_checkpoint_store_is_implemented_from_pubapi_sdk_ext() {
     assert_eq!(store.saved.load(Ordering::SeqCst), 1);
 }
 
-/// What a dedup store's `claim` returns.
-type Claiming<'a> = BoxFuture<'a, Result<Vec<Claim>, DedupError>>;
-
 /// Remembers deliveries in memory and counts the claims: a caller's wrapper around a store.
 #[derive(Debug)]
 struct CountingDedup {
@@ -171,7 +168,11 @@ struct CountingDedup {
 }
 
 impl DedupStore for CountingDedup {
-    fn claim<'a>(&'a self, claimant: &'a Claimant, keys: &'a [DedupKey]) -> Claiming<'a> {
+    fn claim<'a>(
+        &'a self,
+        claimant: &'a Claimant,
+        keys: &'a [DedupKey],
+    ) -> BoxFuture<'a, Result<Vec<Claim>, DedupError>> {
         self.claims.fetch_add(1, Ordering::SeqCst);
         self.inner.claim(claimant, keys)
     }
