@@ -57,13 +57,9 @@ pub async fn agents(session: &Session, command: AgentsCommand) -> Result<(), Fai
         AgentsCommand::Ask { agent, question } => {
             let who = format!("agent {agent}");
             let spinner = progress::status(format!("{who}: asking"));
-            let answer = session
-                .client
-                .agents()
-                .ask_and_wait(&agent, &question, ai_wait(session, &spinner, &who))
-                .await;
-            spinner.finish_and_clear();
-            let answer = answer?;
+            let agents = session.client.agents();
+            let asked = agents.ask_and_wait(&agent, &question, ai_wait(session, &spinner, &who));
+            let answer = spinning(&spinner, asked).await?;
             if session.out.json {
                 return session.out.json_document(&json!({
                     "request": answer.request,
@@ -77,6 +73,13 @@ pub async fn agents(session: &Session, command: AgentsCommand) -> Result<(), Fai
     }
 }
 
+/// What `work` gives once done, with `spinner` cleared away first.
+async fn spinning<T>(spinner: &ProgressBar, work: impl Future<Output = T>) -> T {
+    let done = work.await;
+    spinner.finish_and_clear();
+    done
+}
+
 /// Runs `pubapi assistant …`.
 pub async fn assistant(session: &Session, command: AssistantCommand) -> Result<(), Failure> {
     let AssistantCommand::Ask {
@@ -86,13 +89,9 @@ pub async fn assistant(session: &Session, command: AssistantCommand) -> Result<(
     let mut request = AssistantAskRequest::new(question).map_err(question_error)?;
     request.include_citations = Some(citations);
     let spinner = progress::status("assistant: asking");
-    let answer = session
-        .client
-        .assistant()
-        .ask_and_wait(request, ai_wait(session, &spinner, "assistant"))
-        .await;
-    spinner.finish_and_clear();
-    let answer = answer?;
+    let assistant = session.client.assistant();
+    let asked = assistant.ask_and_wait(request, ai_wait(session, &spinner, "assistant"));
+    let answer = spinning(&spinner, asked).await?;
     if session.out.json {
         return session.out.json_document(&json!({
             "execution": answer.execution,

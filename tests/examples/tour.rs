@@ -19,13 +19,14 @@ use pubapi_sdk_ext::events::{
 };
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::types::{
-    AssistantAskRequest, AuditFormat, DocumentAskRequest, DocumentSummaryRequest,
+    self, AssistantAskRequest, AuditFormat, DocumentAskRequest, DocumentSummaryRequest,
     HybridSearchRequest, KnowledgeBaseAskRequest, KnowledgeBaseListRequest, KnowledgeBaseStatus,
     LoginEvent, LoginsAuditRequest,
 };
 use pubapi_sdk_ext::webhook::registration::Registration;
 use pubapi_sdk_ext::webhook::{self, Batch, EventData, HandlerError, Receiver, WebhookSecret};
 use pubapi_sdk_ext::{Budget, Client, Limits, SecretToken};
+use pubapi_testkit::poll_every_second;
 use pubapi_testkit::sandbox::{ClockConfig, LimitsConfig, Sandbox, SandboxConfig, iso_seconds};
 use std::error::Error;
 use std::sync::Arc;
@@ -39,6 +40,14 @@ const TIME_SCALE: f64 = 240.0;
 
 fn section(title: &str) {
     println!("\n== {title}");
+}
+
+/// Prints each line of a listing, indented, or why the listing is not available.
+fn print_listed(listed: std::result::Result<Vec<String>, pubapi_sdk_ext::Error>) {
+    match listed {
+        Ok(lines) => lines.iter().for_each(|line| println!("  {line}")),
+        Err(e) => println!("  not available: {e}"),
+    }
 }
 
 fn short(text: &str, max: usize) -> String {
@@ -59,21 +68,16 @@ async fn main() -> Result<()> {
     let base_url = std::env::var("PUBAPI_BASE_URL")
         .ok()
         .filter(|u| !u.is_empty());
-    match (token, domain, base_url) {
-        (Some(token), Some(domain), _) => {
-            println!("pubapi tour — read-only, against {domain}");
-            let client = Client::builder()
-                .domain(&domain)
-                .token(SecretToken::try_from(token)?)
-                .build()?;
-            read_only(&client).await;
-        }
-        (Some(token), None, Some(base_url)) => {
-            println!("pubapi tour — read-only, against {base_url}");
-            let client = Client::builder()
-                .base_url(&base_url)
-                .token(SecretToken::try_from(token)?)
-                .build()?;
+    // The domain's platform, else one served at the base URL; with a token, read only.
+    let platform = match (domain, base_url) {
+        (Some(domain), _) => Some((Client::builder().domain(&domain), domain)),
+        (None, Some(base_url)) => Some((Client::builder().base_url(&base_url), base_url)),
+        (None, None) => None,
+    };
+    match (token, platform) {
+        (Some(token), Some((builder, place))) => {
+            println!("pubapi tour — read-only, against {place}");
+            let client = builder.token(SecretToken::try_from(token)?).build()?;
             read_only(&client).await;
         }
         _ => sandbox_tour().await?,
@@ -96,48 +100,37 @@ async fn read_only(client: &Client) {
         Err(e) => println!("  whoami failed: {e}"),
     }
     section("agents");
-    match client.agents().list().await {
-        Ok(agents) => {
-            for agent in agents.iter() {
-                println!(
-                    "  {} — {}",
-                    agent.name.as_deref().unwrap_or("?"),
-                    agent.description.as_deref().unwrap_or("")
-                );
-            }
-        }
-        Err(e) => println!("  not available: {e}"),
-    }
+    let agents = client.agents().list().await;
+    print_listed(agents.map(|agents| {
+        let line = |agent: &types::Agent| {
+            let description = agent.description.as_deref().unwrap_or("");
+            format!("{} — {description}", agent.name.as_deref().unwrap_or("?"))
+        };
+        agents.iter().map(line).collect()
+    }));
     section("knowledge bases");
-    match client
-        .knowledge_bases()
-        .page(KnowledgeBaseListRequest::default())
-        .await
-    {
-        Ok(page) => {
-            for kb in &page.content {
-                println!(
-                    "  {} [{}]",
-                    kb.name.as_deref().unwrap_or("?"),
-                    kb.status.as_deref().unwrap_or("?")
-                );
-            }
-        }
-        Err(e) => println!("  not available: {e}"),
-    }
+    let bases = client.knowledge_bases();
+    let first_page = bases.page(KnowledgeBaseListRequest::default()).await;
+    print_listed(first_page.map(|page| {
+        let line = |kb: &types::KnowledgeBase| {
+            let status = kb.status.as_deref().unwrap_or("?");
+            format!("{} [{status}]", kb.name.as_deref().unwrap_or("?"))
+        };
+        page.content.iter().map(line).collect()
+    }));
     section("hybrid search");
     let request = HybridSearchRequest {
         size: std::num::NonZeroU64::new(5),
         ..HybridSearchRequest::new("policy").expect("a non-blank query")
     };
-    match client.search().page(request).await {
-        Ok(found) => {
-            for hit in &found.results {
-                println!("  {}", hit.filename.as_deref().unwrap_or("?"));
-            }
-        }
-        Err(e) => println!("  not available: {e}"),
-    }
+    print_listed(client.search().page(request).await.map(|found| {
+        let name = |hit: &types::HybridSearchResult| hit.filename.clone();
+        found
+            .results
+            .iter()
+            .map(|hit| name(hit).unwrap_or("?".into()))
+            .collect()
+    }));
     section("webhooks");
     match client.webhooks().list().await {
         Ok(hooks) => println!("  {} registered for this user and client", hooks.len()),
@@ -168,12 +161,7 @@ async fn read_only(client: &Client) {
 
 /// Polls for AI answers once a second: the sandbox answers after a few polls.
 fn ai_wait() -> AiWait {
-    AiWait {
-        min_interval: Duration::from_secs(1),
-        max_interval: Duration::from_secs(1),
-        deadline: Duration::from_secs(60),
-        ..AiWait::default()
-    }
+    poll_every_second(Duration::from_secs(60))
 }
 
 fn print_event(event: &pubapi_sdk_ext::types::PollingEvent) {

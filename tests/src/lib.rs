@@ -4,8 +4,10 @@
 pub use pubapi_sandbox as sandbox;
 pub use pubapi_sandbox::conformance;
 
-use pubapi_sandbox::{Sandbox, SandboxConfig};
+use pubapi_sandbox::{RawResponse, Sandbox, SandboxConfig};
+use pubapi_sdk_ext::ai::AiWait;
 use pubapi_sdk_ext::{Client, ClientBuilder, Error, SecretToken};
+use std::time::Duration;
 
 /// The error `call` fails with, as the SDK's [`Error`] (a generated call's error converted, as
 /// [`Error::from`] does for a caller); panics with the value when the call succeeds.
@@ -19,6 +21,24 @@ where
     match call.await {
         Ok(value) => panic!("the call succeeded, where it must fail: {value:?}"),
         Err(error) => Error::from(error),
+    }
+}
+
+/// What the sandbox answers to a POST of `body` (JSON) to `path` with the admin's token, sent
+/// as it is (no SDK checks): the tests of the sandbox's own answers start from here.
+pub async fn admin_post(sb: &Sandbox, path: &str, body: &serde_json::Value) -> RawResponse {
+    sb.raw().post(path, &sb.admin_token(), body).await
+}
+
+/// Waits for an AI answer by polling once a second until `deadline`: the sandbox answers after
+/// a set number of polls, so a test or an example waits seconds, not the platform's intervals.
+pub fn poll_every_second(deadline: Duration) -> AiWait {
+    let second = Duration::from_secs(1);
+    AiWait {
+        min_interval: second,
+        max_interval: second,
+        deadline,
+        ..AiWait::default()
     }
 }
 

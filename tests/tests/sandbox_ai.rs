@@ -8,6 +8,8 @@ use pubapi_sdk::types::{
 };
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
+use pubapi_testkit::admin_post;
+use pubapi_testkit::poll_every_second;
 use pubapi_testkit::sandbox::{
     AiConfig, ClockConfig, REMOVED_CODE, Sandbox, SandboxConfig, removal_ms,
 };
@@ -48,7 +50,7 @@ async fn statuses(sb: &Sandbox, path: &str, polls: usize) -> Vec<String> {
 }
 
 async fn post(sb: &Sandbox, path: &str, body: Value) -> (u16, Value) {
-    let reply = sb.raw().post(path, &sb.admin_token(), &body).await;
+    let reply = admin_post(sb, path, &body).await;
     (reply.status, reply.json())
 }
 
@@ -1257,14 +1259,12 @@ async fn knowledge_base_list_filters_by_epoch_milliseconds_and_user_ids() {
 #[tokio::test]
 async fn copilot_answers_with_its_deprecation_headers_before_its_sunset() {
     let sb = before_the_copilot_sunset().await;
-    let reply = sb
-        .raw()
-        .post(
-            "/v1/ai/copilot/ask",
-            &sb.admin_token(),
-            &json!({"question": "What does the 2025 roadmap focus on?", "includeCitations": true}),
-        )
-        .await;
+    let reply = admin_post(
+        &sb,
+        "/v1/ai/copilot/ask",
+        &json!({"question": "What does the 2025 roadmap focus on?", "includeCitations": true}),
+    )
+    .await;
     assert_eq!(reply.status, 200);
     assert_eq!(reply.header("deprecation"), Some("true"));
     assert_eq!(
@@ -1290,10 +1290,7 @@ async fn copilot_answers_with_its_deprecation_headers_before_its_sunset() {
     );
     assert_eq!(body["citations"][0]["filename"], "roadmap-2025.pptx");
     assert!(body["citations"][0]["objectId"].is_string());
-    let error = sb
-        .raw()
-        .post("/v1/ai/copilot/ask", &sb.admin_token(), &json!({}))
-        .await;
+    let error = admin_post(&sb, "/v1/ai/copilot/ask", &json!({})).await;
     assert_eq!(error.status, 400);
     assert_eq!(error.header("deprecation"), None);
     sb.assert_conformant();
@@ -1303,13 +1300,12 @@ async fn copilot_answers_with_its_deprecation_headers_before_its_sunset() {
 async fn copilot_is_removed_after_its_sunset() {
     let sb = before_the_copilot_sunset().await;
     let ask = || async {
-        sb.raw()
-            .post(
-                "/v1/ai/copilot/ask",
-                &sb.admin_token(),
-                &json!({"question": "What does the 2025 roadmap focus on?"}),
-            )
-            .await
+        admin_post(
+            &sb,
+            "/v1/ai/copilot/ask",
+            &json!({"question": "What does the 2025 roadmap focus on?"}),
+        )
+        .await
     };
     assert_eq!(ask().await.status, 200);
     // At the sunset itself the endpoint is gone.
@@ -1336,10 +1332,7 @@ async fn copilot_is_removed_after_its_sunset() {
         Some("</v1/ai/assistant/ask>; rel=\"successor-version\"")
     );
     // Removed means removed: a body the copilot would refuse gets the same 410.
-    let empty = sb
-        .raw()
-        .post("/v1/ai/copilot/ask", &sb.admin_token(), &json!({}))
-        .await;
+    let empty = admin_post(&sb, "/v1/ai/copilot/ask", &json!({})).await;
     assert_eq!(empty.status, 410);
     // An unknown token is still refused first.
     let anonymous = sb
@@ -1356,14 +1349,7 @@ async fn a_sandbox_on_the_real_clock_is_past_the_copilot_sunset() {
     // The real clock starts at the wall-clock time, which is after 30 September 2026.
     let sb = Sandbox::start(SandboxConfig::testing().with_clock(ClockConfig::real())).await;
     assert!(sb.now_ms() >= copilot_sunset_ms());
-    let reply = sb
-        .raw()
-        .post(
-            "/v1/ai/copilot/ask",
-            &sb.admin_token(),
-            &json!({"question": "roadmap"}),
-        )
-        .await;
+    let reply = admin_post(&sb, "/v1/ai/copilot/ask", &json!({"question": "roadmap"})).await;
     assert_eq!(reply.status, 410);
     assert_eq!(reply.json()["errorCode"], REMOVED_CODE);
 }
@@ -1583,7 +1569,7 @@ async fn ai_end_to_end_through_the_client() {
 /// with what the caller needs (the answer, the failure text, the pending actions).
 #[tokio::test]
 async fn waiters_end_on_every_final_status_against_the_sandbox() {
-    use pubapi_sdk_ext::ai::{AiWait, AskError};
+    use pubapi_sdk_ext::ai::AskError;
     use pubapi_sdk_ext::waiter::WaitError;
     let mut config = SandboxConfig::testing();
     config.ai = AiConfig {
@@ -1593,12 +1579,7 @@ async fn waiters_end_on_every_final_status_against_the_sandbox() {
     };
     let sb = Sandbox::start(config).await;
     let client = sb.client_for("admin");
-    let how = AiWait {
-        min_interval: Duration::from_secs(1),
-        max_interval: Duration::from_secs(1),
-        deadline: Duration::from_secs(30),
-        ..AiWait::default()
-    };
+    let how = poll_every_second(Duration::from_secs(30));
     let assistant = |question: &str| {
         let request = AssistantAskRequest::new(question).unwrap();
         let (client, how) = (client.clone(), how.clone());

@@ -5,6 +5,7 @@ use pubapi_sdk::types::{AuditReportKind, LoginsAuditRequest};
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
 use pubapi_testkit::AUDIT_KINDS;
+use pubapi_testkit::admin_post;
 use pubapi_testkit::error_of;
 use pubapi_testkit::sandbox::{CSV_TITLE_PREFIX, Sandbox, SandboxConfig, Violation};
 use serde_json::{Value, json};
@@ -137,10 +138,7 @@ async fn every_kind_accepts_a_minimal_body() {
 #[tokio::test]
 async fn creation_answers_202_with_the_job_location() {
     let sb = sandbox().await;
-    let reply = sb
-        .raw()
-        .post("/v1/audit/logins", &sb.admin_token(), &logins("json"))
-        .await;
+    let reply = admin_post(&sb, "/v1/audit/logins", &logins("json")).await;
     assert_eq!(reply.status, 202);
     let id = reply.json()["id"].as_str().unwrap().to_string();
     assert_eq!(

@@ -2,6 +2,7 @@
 
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::{ActAs, Error};
+use pubapi_testkit::admin_post;
 use pubapi_testkit::error_of;
 use pubapi_testkit::sandbox::{Sandbox, SandboxConfig, TestReceiver};
 use serde_json::{Value, json};
@@ -116,10 +117,7 @@ async fn audit_is_refused_when_the_plan_has_no_audit_reporting() {
     let mut config = SandboxConfig::testing();
     config.audit.enabled = false;
     let sb = Sandbox::start(config).await;
-    let admin = sb
-        .raw()
-        .post("/v1/audit/logins", &sb.admin_token(), &logins_body())
-        .await;
+    let admin = admin_post(&sb, "/v1/audit/logins", &logins_body()).await;
     assert_eq!(admin.status, 403);
     assert_eq!(admin.json()["Errors"][0]["code"], "AUDIT_NOT_ENABLED");
     sb.assert_conformant();
@@ -136,14 +134,7 @@ async fn agents_answer_403_when_the_feature_is_off() {
     let error = error_of(sb.client_for("admin").sdk().list_agents().send()).await;
     assert!(matches!(error, Error::Forbidden { .. }), "{error:?}");
     // Other AI endpoints still work.
-    let search = sb
-        .raw()
-        .post(
-            "/v1/hybrid-search",
-            &sb.admin_token(),
-            &json!({"query": "hotel"}),
-        )
-        .await;
+    let search = admin_post(&sb, "/v1/hybrid-search", &json!({"query": "hotel"})).await;
     assert_eq!(search.status, 200);
     sb.assert_conformant();
 }
@@ -264,14 +255,12 @@ async fn impersonation_by_a_non_admin_or_of_an_unknown_user_is_refused() {
 async fn impersonated_activity_is_delivered_with_impersonated_by() {
     let sb = sandbox().await;
     let receiver = TestReceiver::start(&[]).await;
-    let created = sb
-        .raw()
-        .post(
-            "/v1/webhooks",
-            &sb.admin_token(),
-            &json!({"url": receiver.url(), "authHeader": "secret-1"}),
-        )
-        .await;
+    let created = admin_post(
+        &sb,
+        "/v1/webhooks",
+        &json!({"url": receiver.url(), "authHeader": "secret-1"}),
+    )
+    .await;
     assert_eq!(created.status, 201);
     sb.activity_as("sam")
         .impersonated_by("admin")

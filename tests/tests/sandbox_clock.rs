@@ -1,6 +1,7 @@
 //! The sandbox clock drives every state machine: manual (advanced by tests) or real time
 //! sped up by a scale.
 
+use pubapi_testkit::admin_post;
 use pubapi_testkit::sandbox::{ClockConfig, MANUAL_START_MS, Sandbox, SandboxConfig};
 use serde_json::json;
 use std::time::Duration;
@@ -52,10 +53,7 @@ async fn answers_carry_the_sandbox_clock_as_their_http_date() {
 async fn a_scaled_clock_finishes_audit_jobs_in_real_time_fractions() {
     // 600x: the 5-minute job takes half a real second; 2-minute poll spacing is 0.2 s.
     let sb = Sandbox::start(SandboxConfig::testing().with_clock(ClockConfig::scaled(600.0))).await;
-    let created = sb
-        .raw()
-        .post("/v1/audit/logins", &sb.admin_token(), &logins())
-        .await;
+    let created = admin_post(&sb, "/v1/audit/logins", &logins()).await;
     let id = created.json()["id"].as_str().unwrap().to_string();
     let path = format!("/v1/audit/jobs/{id}");
     let mut polls = Vec::new();

@@ -3,6 +3,7 @@
 //! token opens it to any `Host`; abusive values are 400 naming the field, never a panic; a
 //! delivery attempt says why it failed.
 
+use pubapi_testkit::admin_post;
 use pubapi_testkit::sandbox::{
     LimitsConfig, MAX_MS, Sandbox, SandboxConfig, TestReceiver, WebhooksConfig,
 };
@@ -280,29 +281,20 @@ async fn at_the_clocks_end_every_state_machine_answers_without_overflow() {
     sandbox.advance(Duration::MAX);
     assert_eq!(sandbox.now_ms(), MAX_MS);
 
-    let raw = sandbox.raw();
-    let token = sandbox.admin_token();
     let receiver = TestReceiver::start(&[]).await;
-    let created = raw
-        .request("POST", "/v1/webhooks", Some(&token))
-        .json(&json!({"url": receiver.url(), "eventType": ["fs:*"]}))
-        .send()
-        .await;
+    let hook = json!({"url": receiver.url(), "eventType": ["fs:*"]});
+    let created = admin_post(&sandbox, "/v1/webhooks", &hook).await;
     assert_eq!(created.status, 201, "{}", created.text());
     // It expires with the clock, not a year past its end.
     assert_eq!(created.json()["expires"].as_i64(), Some(MAX_MS / 1000));
-    let job = raw
-        .request("POST", "/v1/audit/logins", Some(&token))
-        .json(&json!({"format": "json", "date_start": "9999-12-30", "date_end": "9999-12-31"}))
-        .send()
-        .await;
+    let last_days = json!({"format": "json", "date_start": "9999-12-30", "date_end": "9999-12-31"});
+    let job = admin_post(&sandbox, "/v1/audit/logins", &last_days).await;
     assert!(job.status < 500, "{} {}", job.status, job.text());
     // The windows at the end of time (the two calls above filled this second's): throttled
     // with a Retry-After, never a panic.
-    let replies = futures_util::future::join_all(
-        (0..4).map(|_| raw.request("GET", "/v1/whoami", Some(&token)).send()),
-    )
-    .await;
+    let (raw, token) = (sandbox.raw(), sandbox.admin_token());
+    let replies =
+        futures_util::future::join_all((0..4).map(|_| raw.get("/v1/whoami", &token))).await;
     for reply in replies {
         assert_eq!(reply.status, 403, "{}", reply.text());
         assert!(reply.header("retry-after").is_some());

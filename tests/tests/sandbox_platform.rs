@@ -7,6 +7,7 @@
 
 use pubapi_sdk_ext::limits::ServerCounters;
 use pubapi_sdk_ext::{Error, LimitClass};
+use pubapi_testkit::admin_post;
 use pubapi_testkit::sandbox::{
     INACTIVE_CODE, LimitsConfig, Sandbox, SandboxConfig, TOKEN_PATH, TestReceiver, Violation,
 };
@@ -383,14 +384,7 @@ async fn password_grant_obtains_the_token_and_types_refusals_and_the_hourly_409(
 async fn deliveries_carry_custom_properties_for_a_new_version_and_project_activity() {
     let sb = sandbox(LimitsConfig::generous()).await;
     let receiver = TestReceiver::start(&[]).await;
-    let reply = sb
-        .raw()
-        .post(
-            "/v1/webhooks",
-            &sb.admin_token(),
-            &json!({"url": receiver.url()}),
-        )
-        .await;
+    let reply = admin_post(&sb, "/v1/webhooks", &json!({"url": receiver.url()})).await;
     assert_eq!(reply.status, 201);
     let a = sb.activity();
     let folder = a.create_folder("/Project").unwrap();

@@ -6,6 +6,7 @@ use pubapi_sdk::types::{WebhookCreateRequest, WebhookStatusRequest, WebhookUpdat
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::webhook::{Delivery, EventData};
+use pubapi_testkit::admin_post;
 use pubapi_testkit::error_of;
 use pubapi_testkit::sandbox::{
     Role, Sandbox, SandboxConfig, TestReceiver, UserConfig, WebhooksConfig,
@@ -29,14 +30,7 @@ async fn register(sb: &Sandbox, user: &str, body: Value) -> String {
 #[tokio::test]
 async fn registration_answers_201_enabled_with_an_expiry() {
     let sb = sandbox().await;
-    let reply = sb
-        .raw()
-        .post(
-            "/v1/webhooks",
-            &sb.admin_token(),
-            &json!({"url": "https://hooks.example.com/in", "eventType": ["fs:*"], "path": "/P", "authHeader": "s3cret"}),
-        )
-        .await;
+    let reply = admin_post(&sb, "/v1/webhooks", &json!({"url": "https://hooks.example.com/in", "eventType": ["fs:*"], "path": "/P", "authHeader": "s3cret"})).await;
     assert_eq!(reply.status, 201);
     let body = reply.json();
     assert_eq!(body["status"], "enabled");
@@ -117,14 +111,12 @@ async fn http_to_loopback_is_refused_outside_test_mode() {
         ..WebhooksConfig::default()
     };
     let sb = Sandbox::start(config).await;
-    let reply = sb
-        .raw()
-        .post(
-            "/v1/webhooks",
-            &sb.admin_token(),
-            &json!({"url": "http://127.0.0.1:9/in"}),
-        )
-        .await;
+    let reply = admin_post(
+        &sb,
+        "/v1/webhooks",
+        &json!({"url": "http://127.0.0.1:9/in"}),
+    )
+    .await;
     assert_eq!(reply.json()["code"], "hook_invalid_url");
     sb.assert_conformant();
 }
@@ -281,14 +273,12 @@ async fn the_quota_per_client_id_gives_409() {
     let sb = Sandbox::start(config).await;
     register(&sb, "admin", json!({"url": "https://a.example.com"})).await;
     register(&sb, "sam", json!({"url": "https://b.example.com"})).await;
-    let third = sb
-        .raw()
-        .post(
-            "/v1/webhooks",
-            &sb.admin_token(),
-            &json!({"url": "https://c.example.com"}),
-        )
-        .await;
+    let third = admin_post(
+        &sb,
+        "/v1/webhooks",
+        &json!({"url": "https://c.example.com"}),
+    )
+    .await;
     assert_eq!(
         (third.status, third.json()["code"].as_str()),
         (409, Some("hook_quota_error"))
@@ -473,13 +463,12 @@ async fn a_webhook_is_disabled_after_4_failed_attempts() {
     sb.activity().create_folder("/Quiet").unwrap();
     sb.settle().await;
     assert_eq!(receiver.received().len(), 4);
-    sb.raw()
-        .post(
-            &format!("/v1/webhooks/{id}/status"),
-            &sb.admin_token(),
-            &json!({"status": "enabled"}),
-        )
-        .await;
+    admin_post(
+        &sb,
+        &format!("/v1/webhooks/{id}/status"),
+        &json!({"status": "enabled"}),
+    )
+    .await;
     sb.activity().create_folder("/Loud").unwrap();
     sb.settle().await;
     assert_eq!(receiver.received().len(), 5);
@@ -494,13 +483,12 @@ async fn disabling_cancels_pending_retries() {
     sb.activity().create_folder("/Cancel").unwrap();
     sb.settle().await;
     assert_eq!(sb.pending_deliveries(), 1);
-    sb.raw()
-        .post(
-            &format!("/v1/webhooks/{id}/status"),
-            &sb.admin_token(),
-            &json!({"status": "disabled"}),
-        )
-        .await;
+    admin_post(
+        &sb,
+        &format!("/v1/webhooks/{id}/status"),
+        &json!({"status": "disabled"}),
+    )
+    .await;
     assert_eq!(sb.pending_deliveries(), 0);
     sb.advance(Duration::from_secs(3600));
     sb.settle().await;

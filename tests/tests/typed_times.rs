@@ -5,6 +5,7 @@
 //! instant the sandbox's clock stood at.
 
 use pubapi_sdk::types::{AssistantAskRequest, HybridSearchRequest, KnowledgeBaseListRequest};
+use pubapi_sdk_ext::Client;
 use pubapi_sdk_ext::ai::{
     AgentRequestStatusExt, AiWait, AssistantStatusResponseExt, HybridSearchResultExt,
     KnowledgeBaseExt,
@@ -13,17 +14,18 @@ use pubapi_sdk_ext::events::{EventsCursorExt, EventsVersion};
 use pubapi_sdk_ext::jiff::Timestamp;
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::webhook::{Registration, WebhookExpiry};
-use pubapi_testkit::sandbox::{AiConfig, Sandbox, SandboxConfig};
+use pubapi_testkit::poll_every_second;
+use pubapi_testkit::sandbox::{Sandbox, SandboxConfig};
 use std::time::Duration;
 
-async fn sandbox() -> Sandbox {
+/// A sandbox whose AI answers at the first poll, and its admin's client.
+async fn sandbox_and_admin() -> (Sandbox, Client) {
     let mut config = SandboxConfig::testing();
-    config.ai = AiConfig {
-        agent_polls: 0,
-        assistant_polls: 0,
-        ..AiConfig::default()
-    };
-    Sandbox::start(config).await
+    config.ai.agent_polls = 0;
+    config.ai.assistant_polls = 0;
+    let sb = Sandbox::start(config).await;
+    let client = sb.client_for("admin");
+    (sb, client)
 }
 
 fn now(sb: &Sandbox) -> Timestamp {
@@ -31,19 +33,13 @@ fn now(sb: &Sandbox) -> Timestamp {
 }
 
 fn how() -> AiWait {
-    AiWait {
-        min_interval: Duration::from_secs(1),
-        max_interval: Duration::from_secs(1),
-        deadline: Duration::from_secs(30),
-        ..AiWait::default()
-    }
+    poll_every_second(Duration::from_secs(30))
 }
 
 #[tokio::test]
 async fn event_timestamp_and_cursor_timestamp_are_iso_8601_instants() {
-    let sb = sandbox().await;
+    let (sb, client) = sandbox_and_admin().await;
     sb.activity_as("sam").create_folder("/P").unwrap();
-    let client = sb.client_for("admin");
     let event = client
         .events()
         .backfill(EventsVersion::V2, i64::MAX)
@@ -59,8 +55,7 @@ async fn event_timestamp_and_cursor_timestamp_are_iso_8601_instants() {
 
 #[tokio::test]
 async fn agent_last_updated_is_an_iso_8601_utc_instant_and_assistant_last_updated_epoch_ms() {
-    let sb = sandbox().await;
-    let client = sb.client_for("admin");
+    let (sb, client) = sandbox_and_admin().await;
     let agent = client
         .agents()
         .ask_and_wait("agt-policy-helper", "Hotel costs?", how())
@@ -82,13 +77,9 @@ async fn agent_last_updated_is_an_iso_8601_utc_instant_and_assistant_last_update
 
 #[tokio::test]
 async fn knowledge_base_created_on_and_search_upload_time_are_epoch_milliseconds() {
-    let sb = sandbox().await;
-    let client = sb.client_for("admin");
-    let page = client
-        .knowledge_bases()
-        .page(KnowledgeBaseListRequest::default())
-        .await
-        .unwrap();
+    let (sb, client) = sandbox_and_admin().await;
+    let request = KnowledgeBaseListRequest::default();
+    let page = client.knowledge_bases().page(request).await.unwrap();
     let finance = page
         .content
         .iter()
@@ -115,8 +106,7 @@ async fn knowledge_base_created_on_and_search_upload_time_are_epoch_milliseconds
 
 #[tokio::test]
 async fn webhook_expires_is_unix_seconds() {
-    let sb = sandbox().await;
-    let client = sb.client_for("admin");
+    let (sb, client) = sandbox_and_admin().await;
     let registration = Registration::new("https://hooks.example.com/in").unwrap();
     let summary = client.webhooks().create(&registration).await.unwrap();
     let expires = summary.expires_at().unwrap().unwrap();

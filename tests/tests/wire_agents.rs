@@ -235,17 +235,10 @@ async fn get_agent_request_status_success_decodes_pending_running_and_failed() {
             "lastUpdated": "2026-03-01T10:15:04Z"
         }),
     ] {
-        let server = MockServer::start_async().await;
-        let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-        let result = wire::client(&server)
-            .sdk()
+        let result = wire::decoded!(Reply::json(200, &body), |sdk| sdk
             .get_agent_request_status()
             .agent_id("agt-1")
-            .request_id("req-42")
-            .send()
-            .await
-            .unwrap()
-            .into_inner();
+            .request_id("req-42"));
         assert_eq!(Some(result.status.as_str()), body["status"].as_str());
         assert_eq!(
             result.response_text.as_deref(),

@@ -192,16 +192,9 @@ async fn get_assistant_status_success_decodes_failed_and_awaiting_confirmation_w
         "toolCalls": {}
     });
     for body in [failed, awaiting] {
-        let server = MockServer::start_async().await;
-        let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-        let status = wire::client(&server)
-            .sdk()
+        let status = wire::decoded!(Reply::json(200, &body), |sdk| sdk
             .get_assistant_status()
-            .execution_id("exe-99")
-            .send()
-            .await
-            .unwrap()
-            .into_inner();
+            .execution_id("exe-99"));
         assert_eq!(Some(status.status.as_str()), body["status"].as_str());
         assert_eq!(
             status.response_text.as_deref(),

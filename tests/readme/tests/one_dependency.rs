@@ -12,10 +12,28 @@ use pubapi_sdk_ext::webhook::{
     Batch, ClaimFuture, Claimant, DedupError, DedupKey, DedupStore, HandlerError, MemoryDedup,
     Receiver, WebhookSecret,
 };
-use pubapi_sdk_ext::{BoxFuture, Fleet, Transport, http, reqwest, sdk, serde_json, types};
+use pubapi_sdk_ext::{
+    BoxFuture, Client, ClientBuilder, Fleet, Transport, http, reqwest, sdk, serde_json, types,
+};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+
+/// A sandbox and its client for `user`, built by `configure` from the builder sdk-ext names
+/// (the sandbox stops serving when it is dropped).
+async fn client_of(
+    user: &str,
+    configure: impl FnOnce(ClientBuilder) -> ClientBuilder,
+) -> (Sandbox, Client) {
+    let sandbox = Sandbox::start(SandboxConfig::testing()).await;
+    let client = configure(sandbox.client_builder_for(user))
+        .build()
+        .expect("client builds");
+    (sandbox, client)
+}
+
+/// What a transport's `send` returns.
+type Sending<'a> = BoxFuture<'a, reqwest::Result<reqwest::Response>>;
 
 /// Sends with reqwest and counts what it sent: a caller's wrapper around the transport.
 #[derive(Debug, Default)]
@@ -24,11 +42,7 @@ struct CountingTransport {
 }
 
 impl Transport for CountingTransport {
-    fn send<'a>(
-        &'a self,
-        client: &'a reqwest::Client,
-        request: reqwest::Request,
-    ) -> BoxFuture<'a, reqwest::Result<reqwest::Response>> {
+    fn send<'a>(&'a self, client: &'a reqwest::Client, request: reqwest::Request) -> Sending<'a> {
         self.sent.fetch_add(1, Ordering::SeqCst);
         ReqwestTransport.send(client, request)
     }
@@ -36,14 +50,11 @@ impl Transport for CountingTransport {
 
 #[tokio::test]
 async fn generated_client_and_transport_are_named_from_pubapi_sdk_ext() {
-    let sandbox = Sandbox::start(SandboxConfig::testing()).await;
     let transport = Arc::new(CountingTransport::default());
-    let client = sandbox
-        .client_builder_for("admin")
-        .isolated_budget()
-        .transport(transport.clone())
-        .build()
-        .expect("client builds");
+    let (_sandbox, client) = client_of("admin", |builder| {
+        builder.isolated_budget().transport(transport.clone())
+    })
+    .await;
 
     let generated: &sdk::Client = client.sdk();
     let response: Result<sdk::ResponseValue<types::Whoami>, sdk::Error<()>> =
@@ -78,14 +89,10 @@ impl FleetBudget for GrantingBudget {
 
 #[tokio::test]
 async fn a_fleet_budget_is_implemented_from_pubapi_sdk_ext() {
-    let sandbox = Sandbox::start(SandboxConfig::testing()).await;
     let budget = Arc::new(GrantingBudget::default());
     // Its own user: a token's clients in one process share one budget, fleet included.
-    let client = sandbox
-        .client_builder_for("sam")
-        .fleet(Fleet::new(budget.clone()))
-        .build()
-        .expect("client builds");
+    let (_sandbox, client) =
+        client_of("sam", |builder| builder.fleet(Fleet::new(budget.clone()))).await;
 
     let me = client.identity().whoami().await.expect("whoami answers");
 
