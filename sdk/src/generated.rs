@@ -631,7 +631,6 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             AgentSortOrder::Asc
         }
     }
-    #[cfg(feature = "ai")]
     ///Error body of the AI endpoints. Observed codes: `QUESTION_MANDATORY` (question missing), `INTERNAL_SERVER_ERROR`; the complete list of codes is not shown.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -649,7 +648,6 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
         )]
         pub error_message: ::std::option::Option<::std::string::String>,
     }
-    #[cfg(feature = "ai")]
     impl AiError {
         pub fn builder() -> builder::AiError {
             Default::default()
@@ -3407,7 +3405,6 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             self.as_str().cmp(other.as_str())
         }
     }
-    #[cfg(any(feature = "audit", feature = "events"))]
     ///Error body of the general API and of audit reporting; one entry per problem found.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -3419,13 +3416,11 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         )]
         pub errors: ::std::vec::Vec<GeneralErrorItem>,
     }
-    #[cfg(any(feature = "audit", feature = "events"))]
     impl GeneralError {
         pub fn builder() -> builder::GeneralError {
             Default::default()
         }
     }
-    #[cfg(any(feature = "audit", feature = "events"))]
     ///One problem found in the request.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -3437,7 +3432,6 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub description: ::std::option::Option<::std::string::String>,
     }
-    #[cfg(any(feature = "audit", feature = "events"))]
     impl GeneralErrorItem {
         pub fn builder() -> builder::GeneralErrorItem {
             Default::default()
@@ -9341,7 +9335,6 @@ Known values: enabled, disabled.*/
                 }
             }
         }
-        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct AiError {
             error_code: ::std::result::Result<
@@ -9353,7 +9346,6 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
-        #[cfg(feature = "ai")]
         impl ::std::default::Default for AiError {
             fn default() -> Self {
                 Self {
@@ -9362,7 +9354,6 @@ Known values: enabled, disabled.*/
                 }
             }
         }
-        #[cfg(feature = "ai")]
         impl AiError {
             pub fn error_code<T>(mut self, value: T) -> Self
             where
@@ -9389,7 +9380,6 @@ Known values: enabled, disabled.*/
                 self
             }
         }
-        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<AiError> for super::AiError {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -9401,7 +9391,6 @@ Known values: enabled, disabled.*/
                 })
             }
         }
-        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::AiError> for AiError {
             fn from(value: super::AiError) -> Self {
                 Self {
@@ -14446,7 +14435,6 @@ Known values: enabled, disabled.*/
                 }
             }
         }
-        #[cfg(any(feature = "audit", feature = "events"))]
         #[derive(Clone, Debug)]
         pub struct GeneralError {
             errors: ::std::result::Result<
@@ -14454,7 +14442,6 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
-        #[cfg(any(feature = "audit", feature = "events"))]
         impl ::std::default::Default for GeneralError {
             fn default() -> Self {
                 Self {
@@ -14462,7 +14449,6 @@ Known values: enabled, disabled.*/
                 }
             }
         }
-        #[cfg(any(feature = "audit", feature = "events"))]
         impl GeneralError {
             pub fn errors<T>(mut self, value: T) -> Self
             where
@@ -14477,7 +14463,6 @@ Known values: enabled, disabled.*/
                 self
             }
         }
-        #[cfg(any(feature = "audit", feature = "events"))]
         impl ::std::convert::TryFrom<GeneralError> for super::GeneralError {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -14486,13 +14471,11 @@ Known values: enabled, disabled.*/
                 Ok(Self { errors: value.errors? })
             }
         }
-        #[cfg(any(feature = "audit", feature = "events"))]
         impl ::std::convert::From<super::GeneralError> for GeneralError {
             fn from(value: super::GeneralError) -> Self {
                 Self { errors: Ok(value.errors) }
             }
         }
-        #[cfg(any(feature = "audit", feature = "events"))]
         #[derive(Clone, Debug)]
         pub struct GeneralErrorItem {
             code: ::std::result::Result<
@@ -14504,7 +14487,6 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
-        #[cfg(any(feature = "audit", feature = "events"))]
         impl ::std::default::Default for GeneralErrorItem {
             fn default() -> Self {
                 Self {
@@ -14513,7 +14495,6 @@ Known values: enabled, disabled.*/
                 }
             }
         }
-        #[cfg(any(feature = "audit", feature = "events"))]
         impl GeneralErrorItem {
             pub fn code<T>(mut self, value: T) -> Self
             where
@@ -14540,7 +14521,6 @@ Known values: enabled, disabled.*/
                 self
             }
         }
-        #[cfg(any(feature = "audit", feature = "events"))]
         impl ::std::convert::TryFrom<GeneralErrorItem> for super::GeneralErrorItem {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -14552,7 +14532,6 @@ Known values: enabled, disabled.*/
                 })
             }
         }
-        #[cfg(any(feature = "audit", feature = "events"))]
         impl ::std::convert::From<super::GeneralErrorItem> for GeneralErrorItem {
             fn from(value: super::GeneralErrorItem) -> Self {
                 Self {

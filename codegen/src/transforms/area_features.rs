@@ -17,6 +17,11 @@
 //!   `$ref`s lead to, which also finds the payload shapes an `anyOf` no longer names after
 //!   `free_form_any_of`). A name seen where it is not a use only widens a gate, which is safe.
 //!
+//! The error bodies (the schemas marked with
+//! [`x-pubapi-error-format`](super::operation_facts::ERROR_FORMAT)) stay ungated too: every
+//! answer of every area is judged by the same code in `pubapi-sdk-ext`, which decodes the three
+//! formats by status.
+//!
 //! The cross-cutting tables ([`operation_table`](super::operation_table) and
 //! [`limits`](super::limits)) stay ungated: the request path of `pubapi-sdk-ext` reads them
 //! for every area, and they are constants, cheap to compile.
@@ -193,6 +198,16 @@ pub fn apply(file: &mut syn::File, spec: &OpenAPI) -> Result<Gated, CodegenError
     }
     for (component, gate) in spec_reach(spec)? {
         roots.push((gate, BTreeSet::from([component])));
+    }
+    for (name, schema) in spec.components.iter().flat_map(|c| &c.schemas) {
+        let extensions = match schema {
+            openapiv3::ReferenceOr::Item(schema) => &schema.schema_data.extensions,
+            openapiv3::ReferenceOr::Reference { .. } => continue,
+        };
+        if extensions.contains_key(super::operation_facts::ERROR_FORMAT) {
+            let rust = heck::ToUpperCamelCase::to_upper_camel_case(name.as_str());
+            roots.push((Gate::Always, BTreeSet::from([rust])));
+        }
     }
 
     let Some(types) = crate::code::module_mut(&mut file.items, "types") else {
@@ -513,7 +528,7 @@ mod tests {
     }
 
     /// Two areas, a type only one reaches, one both reach, one that only identity reaches,
-    /// a serde default, and a payload shape reached only through the spec.
+    /// a serde default, a payload shape reached only through the spec, and an error body.
     #[test]
     fn gates_traits_builders_and_the_types_only_an_area_reaches() {
         let spec = fixture::spec(
@@ -524,7 +539,8 @@ mod tests {
              components:\n\
              \x20 schemas:\n\
              \x20   Page: {type: object}\n\
-             \x20   Shape: {type: object}\n",
+             \x20   Shape: {type: object}\n\
+             \x20   Oops: {type: object, x-pubapi-error-format: general}\n",
         );
         let mut file: syn::File = syn::parse_quote! {
             pub mod types {
@@ -534,6 +550,7 @@ mod tests {
                 pub struct Shape;
                 pub struct Me { pub s: Shared }
                 pub struct Orphan;
+                pub struct Oops;
                 pub mod defaults { pub(super) fn flag() -> bool { true } }
             }
             pub mod builder {
@@ -570,6 +587,7 @@ mod tests {
             "identity reaches it"
         );
         assert!(!gate_before("pub struct Me").starts_with("#[cfg"));
+        assert!(!gate_before("pub struct Oops").starts_with("#[cfg"), "an error format");
         assert_eq!(gate_before("pub struct A<'a>"), audit);
         assert_eq!(gate_before("pub trait ClientAuditExt"), audit);
         assert_eq!(gate_before("impl ClientAuditExt for Client"), audit);
