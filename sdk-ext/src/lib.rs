@@ -1,12 +1,30 @@
 #![doc = include_str!("../README.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs, unreachable_pub)]
+// With some areas left out (features `ai`, `audit`, `events`, `webhooks`), helpers only those
+// areas use go unused: allowed there, as tokio does for its features; a build with every area
+// (CI's clippy) still finds dead code.
+#![cfg_attr(
+    not(all(
+        feature = "ai",
+        feature = "audit",
+        feature = "events",
+        feature = "webhooks"
+    )),
+    allow(dead_code, unused_imports, unused_variables, unreachable_pub)
+)]
 
 pub mod act_as;
+#[cfg(feature = "ai")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ai")))]
 pub mod ai;
 pub mod api;
+#[cfg(feature = "audit")]
+#[cfg_attr(docsrs, doc(cfg(feature = "audit")))]
 pub mod audit;
+#[cfg(feature = "audit")]
 mod audit_date;
+#[cfg(feature = "audit")]
 mod audit_request;
 #[cfg(feature = "blocking")]
 #[cfg_attr(docsrs, doc(cfg(feature = "blocking")))]
@@ -15,6 +33,8 @@ pub mod client;
 #[cfg(test)]
 mod display_walk;
 pub mod error;
+#[cfg(feature = "events")]
+#[cfg_attr(docsrs, doc(cfg(feature = "events")))]
 pub mod events;
 pub mod fleet;
 mod gateway;
@@ -37,6 +57,8 @@ pub mod token;
 pub mod transport;
 mod verdict;
 pub mod waiter;
+#[cfg(feature = "webhooks")]
+#[cfg_attr(docsrs, doc(cfg(feature = "webhooks")))]
 pub mod webhook;
 
 pub use act_as::ActAs;
@@ -88,10 +110,15 @@ pub use reqwest;
 /// (`serde_json::Value`, `serde_json::Map`).
 pub use serde_json;
 
-use api::{
-    Agents, Assistant, Audit, Copilot, Documents, Events, Identity, KnowledgeBases, Search,
-    Webhooks,
-};
+#[cfg(feature = "audit")]
+use api::Audit;
+#[cfg(feature = "events")]
+use api::Events;
+use api::Identity;
+#[cfg(feature = "webhooks")]
+use api::Webhooks;
+#[cfg(feature = "ai")]
+use api::{Agents, Assistant, Copilot, Documents, KnowledgeBases, Search};
 use options::CallOptions;
 use pubapi_sdk::hooks::Inner;
 use request::policy::{Policy, Shared};
@@ -277,16 +304,22 @@ impl Client {
 /// (the handles are in [`api`]).
 impl Client {
     /// The agents: list, ask, poll, ask and wait.
+    #[cfg(feature = "ai")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "ai")))]
     pub fn agents(&self) -> Agents<'_> {
         Agents { client: self }
     }
 
     /// The assistant: ask, poll, ask and wait.
+    #[cfg(feature = "ai")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "ai")))]
     pub fn assistant(&self) -> Assistant<'_> {
         Assistant { client: self }
     }
 
     /// The deprecated synchronous copilot.
+    #[cfg(feature = "ai")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "ai")))]
     #[deprecated(
         note = "the copilot is removed on 30 September 2026: use `client.assistant().ask_and_wait(..)`"
     )]
@@ -295,31 +328,43 @@ impl Client {
     }
 
     /// Document Q&A: a question about one document version, or its summary.
+    #[cfg(feature = "ai")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "ai")))]
     pub fn documents(&self) -> Documents<'_> {
         Documents { client: self }
     }
 
     /// The knowledge bases: list them page by page or as a stream, ask one.
+    #[cfg(feature = "ai")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "ai")))]
     pub fn knowledge_bases(&self) -> KnowledgeBases<'_> {
         KnowledgeBases { client: self }
     }
 
     /// Hybrid search: one page, or every result as a stream.
+    #[cfg(feature = "ai")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "ai")))]
     pub fn search(&self) -> Search<'_> {
         Search { client: self }
     }
 
     /// Audit reports v1: create, wait, read JSON pages or CSV, delete; or all in one call.
+    #[cfg(feature = "audit")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "audit")))]
     pub fn audit(&self) -> Audit<'_> {
         Audit { client: self }
     }
 
     /// The events API: the cursor, single pages, a resumable stream, a backfill.
+    #[cfg(feature = "events")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "events")))]
     pub fn events(&self) -> Events<'_> {
         Events { client: self }
     }
 
     /// Webhook registrations (they need the `Service.webhooks` scope).
+    #[cfg(feature = "webhooks")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "webhooks")))]
     pub fn webhooks(&self) -> Webhooks<'_> {
         Webhooks { client: self }
     }
@@ -348,9 +393,16 @@ pub mod prelude {
     pub use futures_util::Stream;
     /// `.next()` on the SDK's streams (event streams, report events, search results).
     pub use futures_util::StreamExt;
+    #[cfg(feature = "audit")]
+    pub use pubapi_sdk::prelude::ClientAuditExt;
+    #[cfg(feature = "events")]
+    pub use pubapi_sdk::prelude::ClientEventsExt;
+    pub use pubapi_sdk::prelude::ClientIdentityExt;
+    #[cfg(feature = "webhooks")]
+    pub use pubapi_sdk::prelude::ClientWebhooksExt;
+    #[cfg(feature = "ai")]
     pub use pubapi_sdk::prelude::{
-        ClientAgentsExt, ClientAssistantExt, ClientAuditExt, ClientCopilotExt, ClientDocumentAiExt,
-        ClientEventsExt, ClientHybridSearchExt, ClientIdentityExt, ClientKnowledgeBasesExt,
-        ClientWebhooksExt,
+        ClientAgentsExt, ClientAssistantExt, ClientCopilotExt, ClientDocumentAiExt,
+        ClientHybridSearchExt, ClientKnowledgeBasesExt,
     };
 }

@@ -14,25 +14,46 @@
 //!
 //! The blocking client ([`crate::blocking`], feature `blocking`) has the same handles, under
 //! the same names, in its own module.
+//!
+//! Each handle is there with its area's feature (`ai`, `audit`, `events`, `webhooks`; all by
+//! default), like the area's module and the generated code it calls; [`Identity`] always is.
 
+#[cfg(feature = "ai")]
 mod agents;
+#[cfg(feature = "ai")]
 mod assistant;
+#[cfg(feature = "audit")]
 mod audit;
+#[cfg(feature = "ai")]
 mod copilot;
+#[cfg(feature = "ai")]
 mod documents;
+#[cfg(feature = "events")]
 mod events;
 mod identity;
+#[cfg(feature = "ai")]
 mod knowledge_bases;
+#[cfg(feature = "ai")]
 mod search;
+#[cfg(feature = "webhooks")]
 mod webhooks;
 
+#[cfg(feature = "ai")]
 pub use agents::Agents;
+#[cfg(feature = "ai")]
 pub use assistant::Assistant;
+#[cfg(feature = "audit")]
 pub use audit::Audit;
+#[cfg(feature = "ai")]
 pub use copilot::Copilot;
+#[cfg(feature = "ai")]
 pub use documents::Documents;
+#[cfg(feature = "events")]
 pub use events::Events;
 pub use identity::Identity;
+#[cfg(feature = "ai")]
 pub use knowledge_bases::KnowledgeBases;
+#[cfg(feature = "ai")]
 pub use search::Search;
+#[cfg(feature = "webhooks")]
 pub use webhooks::Webhooks;

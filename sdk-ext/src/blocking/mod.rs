@@ -47,19 +47,28 @@
 //! [`AiWait`]: crate::ai::AiWait
 //! [`AuditWait`]: crate::audit::AuditWait
 
+#[cfg(feature = "ai")]
 mod ai;
+#[cfg(feature = "audit")]
 mod audit;
+#[cfg(feature = "events")]
 mod events;
 mod identity;
+#[cfg(feature = "webhooks")]
 mod webhooks;
 
+#[cfg(feature = "ai")]
 pub use ai::{Agents, Assistant, Copilot, Documents, KnowledgeBases, Search};
+#[cfg(feature = "audit")]
 pub use audit::{Audit, CsvReport, CsvRows, FinishedReport};
+#[cfg(feature = "events")]
 pub use events::{EventStream, Events};
 pub use identity::Identity;
+#[cfg(feature = "webhooks")]
 pub use webhooks::Webhooks;
 
 use crate::act_as::ActAs;
+#[cfg(feature = "audit")]
 use crate::audit::{CsvError, ReadError};
 use crate::client::{BuildError, ClientBuilder};
 use crate::error::Error;
@@ -204,16 +213,19 @@ impl Client {
 /// The handles of the areas of the API, one accessor each, as on the async client.
 impl Client {
     /// The agents: list, ask, poll, ask and wait.
+    #[cfg(feature = "ai")]
     pub fn agents(&self) -> Agents<'_> {
         Agents { client: self }
     }
 
     /// The assistant: ask, poll, ask and wait.
+    #[cfg(feature = "ai")]
     pub fn assistant(&self) -> Assistant<'_> {
         Assistant { client: self }
     }
 
     /// The deprecated synchronous copilot.
+    #[cfg(feature = "ai")]
     #[deprecated(
         note = "the copilot is removed on 30 September 2026: use `client.assistant().ask_and_wait(..)`"
     )]
@@ -222,31 +234,37 @@ impl Client {
     }
 
     /// Document Q&A: a question about one document version, or its summary.
+    #[cfg(feature = "ai")]
     pub fn documents(&self) -> Documents<'_> {
         Documents { client: self }
     }
 
     /// The knowledge bases: list them page by page or one at a time, ask one.
+    #[cfg(feature = "ai")]
     pub fn knowledge_bases(&self) -> KnowledgeBases<'_> {
         KnowledgeBases { client: self }
     }
 
     /// Hybrid search: one page, or every result one at a time.
+    #[cfg(feature = "ai")]
     pub fn search(&self) -> Search<'_> {
         Search { client: self }
     }
 
     /// Audit reports v1: create, wait, read JSON pages or CSV, delete; or all in one call.
+    #[cfg(feature = "audit")]
     pub fn audit(&self) -> Audit<'_> {
         Audit { client: self }
     }
 
     /// The events API: the cursor, single pages, a resumable stream, a backfill.
+    #[cfg(feature = "events")]
     pub fn events(&self) -> Events<'_> {
         Events { client: self }
     }
 
     /// Webhook registrations (they need the `Service.webhooks` scope).
+    #[cfg(feature = "webhooks")]
     pub fn webhooks(&self) -> Webhooks<'_> {
         Webhooks { client: self }
     }
@@ -339,6 +357,7 @@ impl<E: From<Error>> Refused for WaitError<E> {
     }
 }
 
+#[cfg(feature = "audit")]
 impl Refused for ReadError {
     fn in_async_context(handed_out: u64) -> Self {
         ReadError {
@@ -348,6 +367,7 @@ impl Refused for ReadError {
     }
 }
 
+#[cfg(feature = "audit")]
 impl Refused for CsvError {
     fn in_async_context(_: u64) -> Self {
         CsvError::Api(Error::InAsyncContext)
