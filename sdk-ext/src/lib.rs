@@ -303,76 +303,7 @@ impl Client {
 /// The handles of the areas of the API, one accessor each: every way into an area starts here
 /// (the handles are in [`api`]).
 impl Client {
-    /// The agents: list, ask, poll, ask and wait.
-    #[cfg(feature = "ai")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "ai")))]
-    pub fn agents(&self) -> Agents<'_> {
-        Agents { client: self }
-    }
-
-    /// The assistant: ask, poll, ask and wait.
-    #[cfg(feature = "ai")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "ai")))]
-    pub fn assistant(&self) -> Assistant<'_> {
-        Assistant { client: self }
-    }
-
-    /// The deprecated synchronous copilot.
-    #[cfg(feature = "ai")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "ai")))]
-    #[deprecated(
-        note = "the copilot is removed on 30 September 2026: use `client.assistant().ask_and_wait(..)`"
-    )]
-    pub fn copilot(&self) -> Copilot<'_> {
-        Copilot { client: self }
-    }
-
-    /// Document Q&A: a question about one document version, or its summary.
-    #[cfg(feature = "ai")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "ai")))]
-    pub fn documents(&self) -> Documents<'_> {
-        Documents { client: self }
-    }
-
-    /// The knowledge bases: list them page by page or as a stream, ask one.
-    #[cfg(feature = "ai")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "ai")))]
-    pub fn knowledge_bases(&self) -> KnowledgeBases<'_> {
-        KnowledgeBases { client: self }
-    }
-
-    /// Hybrid search: one page, or every result as a stream.
-    #[cfg(feature = "ai")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "ai")))]
-    pub fn search(&self) -> Search<'_> {
-        Search { client: self }
-    }
-
-    /// Audit reports v1: create, wait, read JSON pages or CSV, delete; or all in one call.
-    #[cfg(feature = "audit")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "audit")))]
-    pub fn audit(&self) -> Audit<'_> {
-        Audit { client: self }
-    }
-
-    /// The events API: the cursor, single pages, a resumable stream, a backfill.
-    #[cfg(feature = "events")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "events")))]
-    pub fn events(&self) -> Events<'_> {
-        Events { client: self }
-    }
-
-    /// Webhook registrations (they need the `Service.webhooks` scope).
-    #[cfg(feature = "webhooks")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "webhooks")))]
-    pub fn webhooks(&self) -> Webhooks<'_> {
-        Webhooks { client: self }
-    }
-
-    /// Who the token belongs to (`whoami`).
-    pub fn identity(&self) -> Identity<'_> {
-        Identity { client: self }
-    }
+    api::area_accessors!("as a stream");
 }
 
 impl fmt::Debug for Client {
