@@ -118,22 +118,15 @@ mod search;
 #[cfg(feature = "webhooks")]
 mod webhooks;
 
-#[cfg(feature = "ai")]
-pub use agents::Agents;
-#[cfg(feature = "ai")]
-pub use assistant::Assistant;
 #[cfg(feature = "audit")]
 pub use audit::Audit;
-#[cfg(feature = "ai")]
-pub use copilot::Copilot;
-#[cfg(feature = "ai")]
-pub use documents::Documents;
 #[cfg(feature = "events")]
 pub use events::Events;
 pub use identity::Identity;
-#[cfg(feature = "ai")]
-pub use knowledge_bases::KnowledgeBases;
-#[cfg(feature = "ai")]
-pub use search::Search;
 #[cfg(feature = "webhooks")]
 pub use webhooks::Webhooks;
+#[cfg(feature = "ai")]
+pub use {
+    agents::Agents, assistant::Assistant, copilot::Copilot, documents::Documents,
+    knowledge_bases::KnowledgeBases, search::Search,
+};
