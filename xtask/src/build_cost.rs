@@ -64,13 +64,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 "#;
 
-/// What to build: `--debug`, `--release` (both when neither is given).
+/// What to build: `--debug`, `--release` (both when neither is given), `--rounds N` (every
+/// crate built N times over, in turn; the fastest build of each counts, which takes most of a
+/// busy machine's noise and the first build's cold caches out).
 pub(crate) fn run(root: &Path, args: &[&str]) -> Result<String, String> {
     let mut profiles: Vec<&str> = Vec::new();
-    for arg in args {
+    let mut rounds = 1u32;
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
         match *arg {
             "--debug" => profiles.push("debug"),
             "--release" => profiles.push("release"),
+            "--rounds" => {
+                rounds = args
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .filter(|n| *n > 0)
+                    .ok_or("build-cost: --rounds takes a number above 0")?;
+            }
             other => return Err(format!("build-cost: unknown argument {other}")),
         }
     }
@@ -85,21 +96,31 @@ pub(crate) fn run(root: &Path, args: &[&str]) -> Result<String, String> {
         write_crate(&dir.join(&krate.name), krate, &lock)?;
     }
     let started = Instant::now();
-    let mut rows: Vec<(String, Vec<Duration>)> = Vec::new();
-    for krate in &crates {
-        let mut times = Vec::new();
-        for profile in &profiles {
-            let time = clean_build(&dir.join(&krate.name), profile == &"release")?;
-            eprintln!(
-                "{:<10} {profile:<8} {:>7.1} s",
-                krate.name,
-                time.as_secs_f64()
-            );
-            times.push(time);
+    let mut rows: Vec<(String, Vec<Duration>)> = crates
+        .iter()
+        .map(|krate| (krate.name.clone(), vec![Duration::MAX; profiles.len()]))
+        .collect();
+    for round in 1..=rounds {
+        for (krate, (_, fastest)) in crates.iter().zip(&mut rows) {
+            for (profile, fastest) in profiles.iter().zip(fastest.iter_mut()) {
+                let time = clean_build(&dir.join(&krate.name), profile == &"release")?;
+                eprintln!(
+                    "round {round}: {:<10} {profile:<8} {:>7.1} s",
+                    krate.name,
+                    time.as_secs_f64()
+                );
+                *fastest = (*fastest).min(time);
+            }
         }
-        rows.push((krate.name.clone(), times));
     }
-    Ok(table(&profiles, &rows, started.elapsed()))
+    let mut command: Vec<String> = profiles.iter().map(|p| format!("--{p}")).collect();
+    command.push(format!("--rounds {rounds}"));
+    Ok(table(
+        &profiles,
+        &rows,
+        started.elapsed(),
+        &command.join(" "),
+    ))
 }
 
 /// The bare crate first (the baseline), then each area alone, then every area.
@@ -176,7 +197,12 @@ fn clean_build(dir: &Path, release: bool) -> Result<Duration, String> {
 }
 
 /// The Markdown table: a row per crate, wall time and ratio to `bare` per profile.
-fn table(profiles: &[&str], rows: &[(String, Vec<Duration>)], total: Duration) -> String {
+fn table(
+    profiles: &[&str],
+    rows: &[(String, Vec<Duration>)],
+    total: Duration,
+    command: &str,
+) -> String {
     let mut out = String::from("| user crate |");
     for profile in profiles {
         out.push_str(&format!(" {profile} (s) | {profile} ÷ bare |"));
@@ -200,13 +226,8 @@ fn table(profiles: &[&str], rows: &[(String, Vec<Duration>)], total: Duration) -
         }
     }
     out.push_str(&format!(
-        "\n\nwhole run: {:.0} s (`cargo xtask build-cost {}`)",
+        "\n\nwhole run: {:.0} s (`cargo xtask build-cost {command}`)",
         total.as_secs_f64(),
-        profiles
-            .iter()
-            .map(|p| format!("--{p}"))
-            .collect::<Vec<_>>()
-            .join(" ")
     ));
     out
 }
@@ -221,7 +242,7 @@ mod tests {
             ("bare".to_string(), vec![Duration::from_secs(40)]),
             ("audit".to_string(), vec![Duration::from_secs(44)]),
         ];
-        let table = table(&["debug"], &rows, Duration::from_secs(84));
+        let table = table(&["debug"], &rows, Duration::from_secs(84), "--debug");
         assert!(
             table.contains("| bare: reqwest + serde + tokio | 40.0 | 1.00× |"),
             "{table}"
