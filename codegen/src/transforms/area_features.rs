@@ -587,7 +587,10 @@ mod tests {
             "identity reaches it"
         );
         assert!(!gate_before("pub struct Me").starts_with("#[cfg"));
-        assert!(!gate_before("pub struct Oops").starts_with("#[cfg"), "an error format");
+        assert!(
+            !gate_before("pub struct Oops").starts_with("#[cfg"),
+            "an error format"
+        );
         assert_eq!(gate_before("pub struct A<'a>"), audit);
         assert_eq!(gate_before("pub trait ClientAuditExt"), audit);
         assert_eq!(gate_before("impl ClientAuditExt for Client"), audit);
