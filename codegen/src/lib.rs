@@ -64,6 +64,7 @@ pub fn generate(spec_text: &str) -> Result<Generated, CodegenError> {
     transforms::open_object_extras::apply(&mut file);
     transforms::alias_accessors::apply(&mut file, &original)?;
     transforms::schemars_derive::apply(&mut file);
+    transforms::area_features::apply(&mut file, &original)?;
     file.items
         .push(transforms::operation_table::item(&original, &removals)?);
     file.items.push(transforms::limits::item(&original)?);

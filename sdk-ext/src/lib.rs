@@ -1,12 +1,30 @@
 #![doc = include_str!("../README.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs, unreachable_pub)]
+// With some areas left out (features `ai`, `audit`, `events`, `webhooks`), helpers only those
+// areas use go unused: allowed there, as tokio does for its features; a build with every area
+// (CI's clippy) still finds dead code.
+#![cfg_attr(
+    not(all(
+        feature = "ai",
+        feature = "audit",
+        feature = "events",
+        feature = "webhooks"
+    )),
+    allow(dead_code, unused_imports, unused_variables, unreachable_pub)
+)]
 
 pub mod act_as;
+#[cfg(feature = "ai")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ai")))]
 pub mod ai;
 pub mod api;
+#[cfg(feature = "audit")]
+#[cfg_attr(docsrs, doc(cfg(feature = "audit")))]
 pub mod audit;
+#[cfg(feature = "audit")]
 mod audit_date;
+#[cfg(feature = "audit")]
 mod audit_request;
 #[cfg(feature = "blocking")]
 #[cfg_attr(docsrs, doc(cfg(feature = "blocking")))]
@@ -15,6 +33,8 @@ pub mod client;
 #[cfg(test)]
 mod display_walk;
 pub mod error;
+#[cfg(feature = "events")]
+#[cfg_attr(docsrs, doc(cfg(feature = "events")))]
 pub mod events;
 pub mod fleet;
 mod gateway;
@@ -37,6 +57,8 @@ pub mod token;
 pub mod transport;
 mod verdict;
 pub mod waiter;
+#[cfg(feature = "webhooks")]
+#[cfg_attr(docsrs, doc(cfg(feature = "webhooks")))]
 pub mod webhook;
 
 pub use act_as::ActAs;
@@ -88,10 +110,15 @@ pub use reqwest;
 /// (`serde_json::Value`, `serde_json::Map`).
 pub use serde_json;
 
-use api::{
-    Agents, Assistant, Audit, Copilot, Documents, Events, Identity, KnowledgeBases, Search,
-    Webhooks,
-};
+#[cfg(feature = "audit")]
+use api::Audit;
+#[cfg(feature = "events")]
+use api::Events;
+use api::Identity;
+#[cfg(feature = "webhooks")]
+use api::Webhooks;
+#[cfg(feature = "ai")]
+use api::{Agents, Assistant, Copilot, Documents, KnowledgeBases, Search};
 use options::CallOptions;
 use pubapi_sdk::hooks::Inner;
 use request::policy::{Policy, Shared};
@@ -276,58 +303,7 @@ impl Client {
 /// The handles of the areas of the API, one accessor each: every way into an area starts here
 /// (the handles are in [`api`]).
 impl Client {
-    /// The agents: list, ask, poll, ask and wait.
-    pub fn agents(&self) -> Agents<'_> {
-        Agents { client: self }
-    }
-
-    /// The assistant: ask, poll, ask and wait.
-    pub fn assistant(&self) -> Assistant<'_> {
-        Assistant { client: self }
-    }
-
-    /// The deprecated synchronous copilot.
-    #[deprecated(
-        note = "the copilot is removed on 30 September 2026: use `client.assistant().ask_and_wait(..)`"
-    )]
-    pub fn copilot(&self) -> Copilot<'_> {
-        Copilot { client: self }
-    }
-
-    /// Document Q&A: a question about one document version, or its summary.
-    pub fn documents(&self) -> Documents<'_> {
-        Documents { client: self }
-    }
-
-    /// The knowledge bases: list them page by page or as a stream, ask one.
-    pub fn knowledge_bases(&self) -> KnowledgeBases<'_> {
-        KnowledgeBases { client: self }
-    }
-
-    /// Hybrid search: one page, or every result as a stream.
-    pub fn search(&self) -> Search<'_> {
-        Search { client: self }
-    }
-
-    /// Audit reports v1: create, wait, read JSON pages or CSV, delete; or all in one call.
-    pub fn audit(&self) -> Audit<'_> {
-        Audit { client: self }
-    }
-
-    /// The events API: the cursor, single pages, a resumable stream, a backfill.
-    pub fn events(&self) -> Events<'_> {
-        Events { client: self }
-    }
-
-    /// Webhook registrations (they need the `Service.webhooks` scope).
-    pub fn webhooks(&self) -> Webhooks<'_> {
-        Webhooks { client: self }
-    }
-
-    /// Who the token belongs to (`whoami`).
-    pub fn identity(&self) -> Identity<'_> {
-        Identity { client: self }
-    }
+    api::area_accessors!("as a stream");
 }
 
 impl fmt::Debug for Client {
@@ -348,9 +324,16 @@ pub mod prelude {
     pub use futures_util::Stream;
     /// `.next()` on the SDK's streams (event streams, report events, search results).
     pub use futures_util::StreamExt;
+    #[cfg(feature = "audit")]
+    pub use pubapi_sdk::prelude::ClientAuditExt;
+    #[cfg(feature = "events")]
+    pub use pubapi_sdk::prelude::ClientEventsExt;
+    pub use pubapi_sdk::prelude::ClientIdentityExt;
+    #[cfg(feature = "webhooks")]
+    pub use pubapi_sdk::prelude::ClientWebhooksExt;
+    #[cfg(feature = "ai")]
     pub use pubapi_sdk::prelude::{
-        ClientAgentsExt, ClientAssistantExt, ClientAuditExt, ClientCopilotExt, ClientDocumentAiExt,
-        ClientEventsExt, ClientHybridSearchExt, ClientIdentityExt, ClientKnowledgeBasesExt,
-        ClientWebhooksExt,
+        ClientAgentsExt, ClientAssistantExt, ClientCopilotExt, ClientDocumentAiExt,
+        ClientHybridSearchExt, ClientKnowledgeBasesExt,
     };
 }

@@ -140,6 +140,7 @@ pub enum WaitError<E> {
 pub enum Started {
     /// A question asked of an agent: wait again with
     /// [`Agents::wait`](crate::api::Agents::wait).
+    #[cfg(feature = "ai")]
     #[non_exhaustive]
     AgentQuestion {
         /// The agent asked.
@@ -149,9 +150,11 @@ pub enum Started {
     },
     /// A question asked of the assistant: wait again with
     /// [`Assistant::wait`](crate::api::Assistant::wait).
+    #[cfg(feature = "ai")]
     AssistantQuestion(crate::types::AssistantAskResponse),
     /// A report job: wait again with [`Audit::wait`](crate::api::Audit::wait) on the
     /// `AuditJob { id, kind, format }` these make.
+    #[cfg(feature = "audit")]
     #[non_exhaustive]
     AuditJob {
         /// The job's id (also its report's).
@@ -166,13 +169,19 @@ pub enum Started {
 impl fmt::Display for Started {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            #[cfg(feature = "ai")]
             Started::AgentQuestion { agent_id, request } => {
                 write!(f, "request {} of agent {agent_id}", request.request_id)
             }
+            #[cfg(feature = "ai")]
             Started::AssistantQuestion(execution) => {
                 write!(f, "assistant execution {}", execution.execution_id)
             }
+            #[cfg(feature = "audit")]
             Started::AuditJob { id, kind, .. } => write!(f, "{kind} report job {id}"),
+            // Without the areas that wait, nothing can be started.
+            #[cfg(not(any(feature = "ai", feature = "audit")))]
+            _ => match *self {},
         }
     }
 }
@@ -188,6 +197,7 @@ impl<E> WaitError<E> {
     }
 
     /// The same error, saying that the call had started `what` before it waited.
+    #[cfg(any(feature = "ai", feature = "audit"))]
     pub(crate) fn after_starting(mut self, what: Started) -> Self {
         match &mut self {
             WaitError::Failed { started, .. } | WaitError::TimedOut { started, .. } => {

@@ -10,6 +10,7 @@ use progenitor_client::{encode_path, ClientHooks, OperationInfo, RequestBuilderE
 /// Types used as operation parameters and responses.
 #[allow(clippy::all)]
 pub mod types {
+    #[cfg(feature = "audit")]
     ///Access point filter value: `Web`, `FTP` or `Mobile` as listed by the reference, in any letter case. The letter case in which values are matched is not shown (a sample request uses lower case, and the platform's clients send `web`, `mobile`, `ftp`), so the pattern accepts every case; `x-pubapi-spellings` are the reference's spellings, which the SDK sends (codegen turns them into the enum).
     #[derive(
         ::serde::Deserialize,
@@ -30,6 +31,7 @@ pub mod types {
         Ftp,
         Mobile,
     }
+    #[cfg(feature = "audit")]
     impl ::std::fmt::Display for AccessPoint {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
@@ -39,6 +41,7 @@ pub mod types {
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::str::FromStr for AccessPoint {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -52,6 +55,7 @@ pub mod types {
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<&str> for AccessPoint {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -60,6 +64,7 @@ pub mod types {
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<::std::string::String> for AccessPoint {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -68,6 +73,7 @@ pub mod types {
             value.parse()
         }
     }
+    #[cfg(feature = "events")]
     /**Source of a polling event. `Other` covers FTP, AD_KIT, EGD, OUTLOOK, GDRIVE_INTEG, SALESFORCE, MALWARE_DETECTION, TRASH_CLEANUP, BULK_IMPORT, UNKNOWN.
 
 Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.*/
@@ -97,6 +103,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
         /// A value the spec does not list, kept verbatim.
         Unknown(::std::string::String),
     }
+    #[cfg(feature = "events")]
     impl ActionSource {
         /// The values the spec lists, in spec order.
         pub const KNOWN: &'static [&'static str] = &[
@@ -128,6 +135,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             Self::KNOWN.contains(&self.as_str())
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::convert::From<::std::string::String> for ActionSource {
         fn from(value: ::std::string::String) -> Self {
             match value.as_str() {
@@ -143,11 +151,13 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             }
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::convert::From<&str> for ActionSource {
         fn from(value: &str) -> Self {
             Self::from(value.to_string())
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::convert::From<ActionSource> for ::std::string::String {
         fn from(value: ActionSource) -> Self {
             match value {
@@ -156,43 +166,52 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             }
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::str::FromStr for ActionSource {
         type Err = ::std::convert::Infallible;
         fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
             Ok(Self::from(value))
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::fmt::Display for ActionSource {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             f.write_str(self.as_str())
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::convert::AsRef<str> for ActionSource {
         fn as_ref(&self) -> &str {
             self.as_str()
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::cmp::PartialEq for ActionSource {
         fn eq(&self, other: &Self) -> bool {
             self.as_str() == other.as_str()
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::cmp::Eq for ActionSource {}
+    #[cfg(feature = "events")]
     impl ::std::cmp::PartialEq<str> for ActionSource {
         fn eq(&self, other: &str) -> bool {
             self.as_str() == other
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::cmp::PartialEq<&str> for ActionSource {
         fn eq(&self, other: &&str) -> bool {
             self.as_str() == *other
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::hash::Hash for ActionSource {
         fn hash<H: ::std::hash::Hasher>(&self, state: &mut H) {
             self.as_str().hash(state);
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::cmp::PartialOrd for ActionSource {
         fn partial_cmp(
             &self,
@@ -201,11 +220,13 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             Some(self.cmp(other))
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::cmp::Ord for ActionSource {
         fn cmp(&self, other: &Self) -> ::std::cmp::Ordering {
             self.as_str().cmp(other.as_str())
         }
     }
+    #[cfg(feature = "ai")]
     ///An AI agent. `agentId` is required: the reference's field table (2.1) marks no field optional and the id is what a listing is for (it names the agent to ask).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -238,11 +259,13 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
         )]
         pub sub_type: ::std::option::Option<::std::string::String>,
     }
+    #[cfg(feature = "ai")]
     impl Agent {
         pub fn builder() -> builder::Agent {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///Agent question request body. Other optional fields exist; the reference does not show their names. The optional fields below are the ones the platform's own clients send (additional properties stay allowed).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -279,6 +302,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "ai")]
     impl AgentAskRequest {
         ///A `AgentAskRequest` with its required fields (`question`) set and the optional fields left unset. Fails with an error naming the field when a value breaks the spec's constraint on it.
         pub fn new(
@@ -305,26 +329,31 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             })
         }
     }
+    #[cfg(feature = "ai")]
     impl AgentAskRequest {
         pub fn builder() -> builder::AgentAskRequest {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///The question, at most 35,000 characters; required, so it holds a character other than white space (the platform answers `QUESTION_MANDATORY` without one).
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct AgentAskRequestQuestion(::std::string::String);
+    #[cfg(feature = "ai")]
     impl ::std::ops::Deref for AgentAskRequestQuestion {
         type Target = ::std::string::String;
         fn deref(&self) -> &::std::string::String {
             &self.0
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::From<AgentAskRequestQuestion> for ::std::string::String {
         fn from(value: AgentAskRequestQuestion) -> Self {
             value.0
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::str::FromStr for AgentAskRequestQuestion {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -344,6 +373,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             Ok(Self(value.to_string()))
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::TryFrom<&str> for AgentAskRequestQuestion {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -352,6 +382,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             value.parse()
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::TryFrom<::std::string::String> for AgentAskRequestQuestion {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -360,6 +391,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             value.parse()
         }
     }
+    #[cfg(feature = "ai")]
     impl<'de> ::serde::Deserialize<'de> for AgentAskRequestQuestion {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
@@ -372,6 +404,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
                 })
         }
     }
+    #[cfg(feature = "ai")]
     ///Submission response of an agent question.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -385,11 +418,13 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
         #[serde(rename = "requestId")]
         pub request_id: ::std::string::String,
     }
+    #[cfg(feature = "ai")]
     impl AgentAskResponse {
         pub fn builder() -> builder::AgentAskResponse {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///A citation of an agent answer.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -403,32 +438,38 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
         #[serde(rename = "type", skip_serializing_if = "::std::option::Option::is_none")]
         pub type_: ::std::option::Option<::std::string::String>,
     }
+    #[cfg(feature = "ai")]
     impl AgentCitation {
         pub fn builder() -> builder::AgentCitation {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///Array of agents (response of `listAgents`).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[serde(transparent)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct AgentList(pub ::std::vec::Vec<Agent>);
+    #[cfg(feature = "ai")]
     impl ::std::ops::Deref for AgentList {
         type Target = ::std::vec::Vec<Agent>;
         fn deref(&self) -> &::std::vec::Vec<Agent> {
             &self.0
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::From<AgentList> for ::std::vec::Vec<Agent> {
         fn from(value: AgentList) -> Self {
             value.0
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::From<::std::vec::Vec<Agent>> for AgentList {
         fn from(value: ::std::vec::Vec<Agent>) -> Self {
             Self(value)
         }
     }
+    #[cfg(feature = "ai")]
     ///Execution result of an agent question (agent status).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -450,11 +491,13 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
         ///Execution status; `COMPLETED` or `FAILED` end polling. The initial status and the full value set are not shown.
         pub status: ::std::string::String,
     }
+    #[cfg(feature = "ai")]
     impl AgentRequestStatus {
         pub fn builder() -> builder::AgentRequestStatus {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///Sort field of the agent list.
     #[derive(
         ::serde::Deserialize,
@@ -475,6 +518,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
         #[serde(rename = "createdOn")]
         CreatedOn,
     }
+    #[cfg(feature = "ai")]
     impl ::std::fmt::Display for AgentSortBy {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
@@ -483,6 +527,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             }
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::str::FromStr for AgentSortBy {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -495,6 +540,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             }
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::TryFrom<&str> for AgentSortBy {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -503,6 +549,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             value.parse()
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::TryFrom<::std::string::String> for AgentSortBy {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -511,11 +558,13 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             value.parse()
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::default::Default for AgentSortBy {
         fn default() -> Self {
             AgentSortBy::Name
         }
     }
+    #[cfg(feature = "ai")]
     ///Sort order of the agent list.
     #[derive(
         ::serde::Deserialize,
@@ -536,6 +585,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
         #[serde(rename = "desc")]
         Desc,
     }
+    #[cfg(feature = "ai")]
     impl ::std::fmt::Display for AgentSortOrder {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
@@ -544,6 +594,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             }
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::str::FromStr for AgentSortOrder {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -556,6 +607,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             }
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::TryFrom<&str> for AgentSortOrder {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -564,6 +616,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             value.parse()
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::TryFrom<::std::string::String> for AgentSortOrder {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -572,6 +625,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             value.parse()
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::default::Default for AgentSortOrder {
         fn default() -> Self {
             AgentSortOrder::Asc
@@ -599,6 +653,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///Answer text wrapper (`response` of document AI and copilot answers).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -607,11 +662,13 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub text: ::std::option::Option<::std::string::String>,
     }
+    #[cfg(feature = "ai")]
     impl AiResponseText {
         pub fn builder() -> builder::AiResponseText {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///Assistant ask request. The inner shape of mcpSelectionId and modelDetails and the meaning of conversationId on input are not shown.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -651,6 +708,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
         )]
         pub selected_items: ::std::option::Option<SelectedItems>,
     }
+    #[cfg(feature = "ai")]
     impl AssistantAskRequest {
         ///A `AssistantAskRequest` with its required fields (`question`) set and the optional fields left unset. Fails with an error naming the field when a value breaks the spec's constraint on it.
         pub fn new(
@@ -677,26 +735,31 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             })
         }
     }
+    #[cfg(feature = "ai")]
     impl AssistantAskRequest {
         pub fn builder() -> builder::AssistantAskRequest {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///The question; required, so it holds a character other than white space (the platform answers `QUESTION_MANDATORY` without one).
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct AssistantAskRequestQuestion(::std::string::String);
+    #[cfg(feature = "ai")]
     impl ::std::ops::Deref for AssistantAskRequestQuestion {
         type Target = ::std::string::String;
         fn deref(&self) -> &::std::string::String {
             &self.0
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::From<AssistantAskRequestQuestion> for ::std::string::String {
         fn from(value: AssistantAskRequestQuestion) -> Self {
             value.0
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::str::FromStr for AssistantAskRequestQuestion {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -713,6 +776,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             Ok(Self(value.to_string()))
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::TryFrom<&str> for AssistantAskRequestQuestion {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -721,6 +785,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             value.parse()
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::TryFrom<::std::string::String> for AssistantAskRequestQuestion {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -729,6 +794,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             value.parse()
         }
     }
+    #[cfg(feature = "ai")]
     impl<'de> ::serde::Deserialize<'de> for AssistantAskRequestQuestion {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
@@ -741,6 +807,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
                 })
         }
     }
+    #[cfg(feature = "ai")]
     ///Assistant ask response, returned immediately; the answer is produced asynchronously.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -765,11 +832,13 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub truncated: ::std::option::Option<bool>,
     }
+    #[cfg(feature = "ai")]
     impl AssistantAskResponse {
         pub fn builder() -> builder::AssistantAskResponse {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///A citation of an assistant answer.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -795,11 +864,13 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
         )]
         pub preview_url: ::std::option::Option<::std::string::String>,
     }
+    #[cfg(feature = "ai")]
     impl AssistantCitation {
         pub fn builder() -> builder::AssistantCitation {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///A cited chunk of an assistant answer.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -815,11 +886,13 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
         )]
         pub source_text: ::std::option::Option<::std::string::String>,
     }
+    #[cfg(feature = "ai")]
     impl AssistantCitationChunk {
         pub fn builder() -> builder::AssistantCitationChunk {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///Assistant status response.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -869,11 +942,13 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             AssistantToolCall,
         >,
     }
+    #[cfg(feature = "ai")]
     impl AssistantStatusResponse {
         pub fn builder() -> builder::AssistantStatusResponse {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///A tool call made by the assistant.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -905,11 +980,13 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
         )]
         pub tool_display_name: ::std::option::Option<::std::string::String>,
     }
+    #[cfg(feature = "ai")]
     impl AssistantToolCall {
         pub fn builder() -> builder::AssistantToolCall {
             Default::default()
         }
     }
+    #[cfg(feature = "audit")]
     ///Report format.
     #[derive(
         ::serde::Deserialize,
@@ -930,6 +1007,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
         #[serde(rename = "json")]
         Json,
     }
+    #[cfg(feature = "audit")]
     impl ::std::fmt::Display for AuditFormat {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
@@ -938,6 +1016,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::str::FromStr for AuditFormat {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -950,6 +1029,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<&str> for AuditFormat {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -958,6 +1038,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<::std::string::String> for AuditFormat {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -966,6 +1047,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     ///Body of the 202 answer of an audit report creation.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -973,11 +1055,13 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
         ///Job id.
         pub id: ::std::string::String,
     }
+    #[cfg(feature = "audit")]
     impl AuditJobCreated {
         pub fn builder() -> builder::AuditJobCreated {
             Default::default()
         }
     }
+    #[cfg(feature = "audit")]
     /**Audit job status.
 
 Known values: running, completed.*/
@@ -995,6 +1079,7 @@ Known values: running, completed.*/
         /// A value the spec does not list, kept verbatim.
         Unknown(::std::string::String),
     }
+    #[cfg(feature = "audit")]
     impl AuditJobState {
         /// The values the spec lists, in spec order.
         pub const KNOWN: &'static [&'static str] = &["running", "completed"];
@@ -1011,6 +1096,7 @@ Known values: running, completed.*/
             Self::KNOWN.contains(&self.as_str())
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::From<::std::string::String> for AuditJobState {
         fn from(value: ::std::string::String) -> Self {
             match value.as_str() {
@@ -1020,11 +1106,13 @@ Known values: running, completed.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::From<&str> for AuditJobState {
         fn from(value: &str) -> Self {
             Self::from(value.to_string())
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::From<AuditJobState> for ::std::string::String {
         fn from(value: AuditJobState) -> Self {
             match value {
@@ -1033,43 +1121,52 @@ Known values: running, completed.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::str::FromStr for AuditJobState {
         type Err = ::std::convert::Infallible;
         fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
             Ok(Self::from(value))
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::fmt::Display for AuditJobState {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             f.write_str(self.as_str())
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::AsRef<str> for AuditJobState {
         fn as_ref(&self) -> &str {
             self.as_str()
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::cmp::PartialEq for AuditJobState {
         fn eq(&self, other: &Self) -> bool {
             self.as_str() == other.as_str()
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::cmp::Eq for AuditJobState {}
+    #[cfg(feature = "audit")]
     impl ::std::cmp::PartialEq<str> for AuditJobState {
         fn eq(&self, other: &str) -> bool {
             self.as_str() == other
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::cmp::PartialEq<&str> for AuditJobState {
         fn eq(&self, other: &&str) -> bool {
             self.as_str() == *other
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::hash::Hash for AuditJobState {
         fn hash<H: ::std::hash::Hasher>(&self, state: &mut H) {
             self.as_str().hash(state);
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::cmp::PartialOrd for AuditJobState {
         fn partial_cmp(
             &self,
@@ -1078,22 +1175,26 @@ Known values: running, completed.*/
             Some(self.cmp(other))
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::cmp::Ord for AuditJobState {
         fn cmp(&self, other: &Self) -> ::std::cmp::Ordering {
             self.as_str().cmp(other.as_str())
         }
     }
+    #[cfg(feature = "audit")]
     ///Audit job status body: `{status: running}` (200) while generating, `{status: completed}` (303) when ready.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct AuditJobStatus {
         pub status: AuditJobState,
     }
+    #[cfg(feature = "audit")]
     impl AuditJobStatus {
         pub fn builder() -> builder::AuditJobStatus {
             Default::default()
         }
     }
+    #[cfg(feature = "audit")]
     ///Finished JSON audit report. The event shapes are described for logins, files, permissions, users, groups and workgroup-settings (`LoginsAuditEvent`, `FilesAuditEvent`, `PermissionsAuditEvent`, `UsersAuditEvent`, `GroupsAuditEvent`, `WorkgroupSettingsAuditEvent`); the event shapes of the other report types (workflows, workflow-templates, quality-docs, quality-docs-categories, quality-docs-courses, etmf, snapshot-restore, upload-requests) are not shown, so events are free-form objects.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -1110,11 +1211,13 @@ Known values: running, completed.*/
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub total_count: ::std::option::Option<i64>,
     }
+    #[cfg(feature = "audit")]
     impl AuditReport {
         pub fn builder() -> builder::AuditReport {
             Default::default()
         }
     }
+    #[cfg(feature = "audit")]
     ///Audit report kind (path element of report creation and retrieval).
     #[derive(
         ::serde::Deserialize,
@@ -1159,6 +1262,7 @@ Known values: running, completed.*/
         #[serde(rename = "upload-requests")]
         UploadRequests,
     }
+    #[cfg(feature = "audit")]
     impl ::std::fmt::Display for AuditReportKind {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
@@ -1179,6 +1283,7 @@ Known values: running, completed.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::str::FromStr for AuditReportKind {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -1203,6 +1308,7 @@ Known values: running, completed.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<&str> for AuditReportKind {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -1211,6 +1317,7 @@ Known values: running, completed.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<::std::string::String> for AuditReportKind {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -1219,21 +1326,25 @@ Known values: running, completed.*/
             value.parse()
         }
     }
+    #[cfg(feature = "ai")]
     ///A calendar date, `YYYY-MM-DD` (reference 2.7 and 2.8; ISO 8601, Gregorian calendar): month 01 to 12, each month's days (February 29 only in a leap year: a year divisible by 4 and not by 100, or by 400).
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct CalendarDate(::std::string::String);
+    #[cfg(feature = "ai")]
     impl ::std::ops::Deref for CalendarDate {
         type Target = ::std::string::String;
         fn deref(&self) -> &::std::string::String {
             &self.0
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::From<CalendarDate> for ::std::string::String {
         fn from(value: CalendarDate) -> Self {
             value.0
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::str::FromStr for CalendarDate {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -1255,6 +1366,7 @@ Known values: running, completed.*/
             Ok(Self(value.to_string()))
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::TryFrom<&str> for CalendarDate {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -1263,6 +1375,7 @@ Known values: running, completed.*/
             value.parse()
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::TryFrom<::std::string::String> for CalendarDate {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -1271,6 +1384,7 @@ Known values: running, completed.*/
             value.parse()
         }
     }
+    #[cfg(feature = "ai")]
     impl<'de> ::serde::Deserialize<'de> for CalendarDate {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
@@ -1283,6 +1397,7 @@ Known values: running, completed.*/
                 })
         }
     }
+    #[cfg(feature = "events")]
     ///Permission changes of a `permission_change` polling event.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -1294,11 +1409,13 @@ Known values: running, completed.*/
         )]
         pub changed_permissions: ::std::vec::Vec<ChangedPermission>,
     }
+    #[cfg(feature = "events")]
     impl ChangePermissionEvent {
         pub fn builder() -> builder::ChangePermissionEvent {
             Default::default()
         }
     }
+    #[cfg(feature = "events")]
     ///One changed permission entry.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -1308,11 +1425,13 @@ Known values: running, completed.*/
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub entry: ::std::option::Option<PermissionEntry>,
     }
+    #[cfg(feature = "events")]
     impl ChangedPermission {
         pub fn builder() -> builder::ChangedPermission {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///Previous conversation turns. The shape of a message element is not shown.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -1321,11 +1440,13 @@ Known values: running, completed.*/
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub messages: ::std::vec::Vec<ChatMessage>,
     }
+    #[cfg(feature = "ai")]
     impl ChatHistory {
         pub fn builder() -> builder::ChatHistory {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///One previous turn of a conversation. The reference does not show the shape of a message; `role` and `content` are what the platform's clients send (additional properties stay allowed).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, Default)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -1339,11 +1460,13 @@ Known values: running, completed.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "ai")]
     impl ChatMessage {
         pub fn builder() -> builder::ChatMessage {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///`data` of `comment:remove_comment`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -1356,11 +1479,13 @@ Known values: running, completed.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl CommentRemoveCommentData {
         pub fn builder() -> builder::CommentRemoveCommentData {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///`data` of `comment:set_comment`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -1371,11 +1496,13 @@ Known values: running, completed.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl CommentSetCommentData {
         pub fn builder() -> builder::CommentSetCommentData {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///Copilot request (deprecated endpoint).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -1398,6 +1525,7 @@ Known values: running, completed.*/
         )]
         pub selected_items: ::std::option::Option<SelectedItems>,
     }
+    #[cfg(feature = "ai")]
     impl CopilotAskRequest {
         ///A `CopilotAskRequest` with its required fields (`question`) set and the optional fields left unset. Fails with an error naming the field when a value breaks the spec's constraint on it.
         pub fn new(
@@ -1421,26 +1549,31 @@ Known values: running, completed.*/
             })
         }
     }
+    #[cfg(feature = "ai")]
     impl CopilotAskRequest {
         pub fn builder() -> builder::CopilotAskRequest {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///The question; required, so it holds a character other than white space (the platform answers `QUESTION_MANDATORY` without one).
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct CopilotAskRequestQuestion(::std::string::String);
+    #[cfg(feature = "ai")]
     impl ::std::ops::Deref for CopilotAskRequestQuestion {
         type Target = ::std::string::String;
         fn deref(&self) -> &::std::string::String {
             &self.0
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::From<CopilotAskRequestQuestion> for ::std::string::String {
         fn from(value: CopilotAskRequestQuestion) -> Self {
             value.0
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::str::FromStr for CopilotAskRequestQuestion {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -1457,6 +1590,7 @@ Known values: running, completed.*/
             Ok(Self(value.to_string()))
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::TryFrom<&str> for CopilotAskRequestQuestion {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -1465,6 +1599,7 @@ Known values: running, completed.*/
             value.parse()
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::TryFrom<::std::string::String> for CopilotAskRequestQuestion {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -1473,6 +1608,7 @@ Known values: running, completed.*/
             value.parse()
         }
     }
+    #[cfg(feature = "ai")]
     impl<'de> ::serde::Deserialize<'de> for CopilotAskRequestQuestion {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
@@ -1485,6 +1621,7 @@ Known values: running, completed.*/
                 })
         }
     }
+    #[cfg(feature = "ai")]
     ///Copilot response (deprecated endpoint).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -1505,11 +1642,13 @@ Known values: running, completed.*/
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub response: ::std::option::Option<AiResponseText>,
     }
+    #[cfg(feature = "ai")]
     impl CopilotAskResponse {
         pub fn builder() -> builder::CopilotAskResponse {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///A citation of a copilot answer (as document AI citations, plus objectId and previewUrl).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -1534,11 +1673,13 @@ Known values: running, completed.*/
         )]
         pub preview_url: ::std::option::Option<::std::string::String>,
     }
+    #[cfg(feature = "ai")]
     impl CopilotCitation {
         pub fn builder() -> builder::CopilotCitation {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///Ask-document request.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -1556,6 +1697,7 @@ Known values: running, completed.*/
         ///The question; required, so it holds a character other than white space (the platform answers `QUESTION_MANDATORY` without one).
         pub question: DocumentAskRequestQuestion,
     }
+    #[cfg(feature = "ai")]
     impl DocumentAskRequest {
         ///A `DocumentAskRequest` with its required fields (`question`) set and the optional fields left unset. Fails with an error naming the field when a value breaks the spec's constraint on it.
         pub fn new(
@@ -1578,26 +1720,31 @@ Known values: running, completed.*/
             })
         }
     }
+    #[cfg(feature = "ai")]
     impl DocumentAskRequest {
         pub fn builder() -> builder::DocumentAskRequest {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///The question; required, so it holds a character other than white space (the platform answers `QUESTION_MANDATORY` without one).
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct DocumentAskRequestQuestion(::std::string::String);
+    #[cfg(feature = "ai")]
     impl ::std::ops::Deref for DocumentAskRequestQuestion {
         type Target = ::std::string::String;
         fn deref(&self) -> &::std::string::String {
             &self.0
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::From<DocumentAskRequestQuestion> for ::std::string::String {
         fn from(value: DocumentAskRequestQuestion) -> Self {
             value.0
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::str::FromStr for DocumentAskRequestQuestion {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -1614,6 +1761,7 @@ Known values: running, completed.*/
             Ok(Self(value.to_string()))
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::TryFrom<&str> for DocumentAskRequestQuestion {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -1622,6 +1770,7 @@ Known values: running, completed.*/
             value.parse()
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::TryFrom<::std::string::String> for DocumentAskRequestQuestion {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -1630,6 +1779,7 @@ Known values: running, completed.*/
             value.parse()
         }
     }
+    #[cfg(feature = "ai")]
     impl<'de> ::serde::Deserialize<'de> for DocumentAskRequestQuestion {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
@@ -1642,6 +1792,7 @@ Known values: running, completed.*/
                 })
         }
     }
+    #[cfg(feature = "ai")]
     ///Ask-document response.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -1652,11 +1803,13 @@ Known values: running, completed.*/
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub response: ::std::option::Option<AiResponseText>,
     }
+    #[cfg(feature = "ai")]
     impl DocumentAskResponse {
         pub fn builder() -> builder::DocumentAskResponse {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///A citation of a document AI answer.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -1671,11 +1824,13 @@ Known values: running, completed.*/
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub filename: ::std::option::Option<::std::string::String>,
     }
+    #[cfg(feature = "ai")]
     impl DocumentCitation {
         pub fn builder() -> builder::DocumentCitation {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///A cited chunk (document AI and copilot citations).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -1688,11 +1843,13 @@ Known values: running, completed.*/
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub text: ::std::option::Option<::std::string::String>,
     }
+    #[cfg(feature = "ai")]
     impl DocumentCitationChunk {
         pub fn builder() -> builder::DocumentCitationChunk {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///Summary request body (the body itself is optional).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -1703,11 +1860,13 @@ Known values: running, completed.*/
         )]
         pub chat_history: ::std::option::Option<ChatHistory>,
     }
+    #[cfg(feature = "ai")]
     impl DocumentSummaryRequest {
         pub fn builder() -> builder::DocumentSummaryRequest {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///Summary response.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -1715,11 +1874,13 @@ Known values: running, completed.*/
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub response: ::std::option::Option<AiResponseText>,
     }
+    #[cfg(feature = "ai")]
     impl DocumentSummaryResponse {
         pub fn builder() -> builder::DocumentSummaryResponse {
             Default::default()
         }
     }
+    #[cfg(feature = "audit")]
     ///eTMF report action filter value (`etmf_actions`).
     #[derive(
         ::serde::Deserialize,
@@ -1826,6 +1987,7 @@ Known values: running, completed.*/
         #[serde(rename = "ARTIFACT_BLINDED")]
         ArtifactBlinded,
     }
+    #[cfg(feature = "audit")]
     impl ::std::fmt::Display for EtmfAction {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
@@ -1887,6 +2049,7 @@ Known values: running, completed.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::str::FromStr for EtmfAction {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -1950,6 +2113,7 @@ Known values: running, completed.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<&str> for EtmfAction {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -1958,6 +2122,7 @@ Known values: running, completed.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<::std::string::String> for EtmfAction {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -1966,6 +2131,7 @@ Known values: running, completed.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     ///Body of `POST /v1/audit/etmf`. `date_end` must be after `date_start`. An omitted filter array means no restriction.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -1988,6 +2154,7 @@ Known values: running, completed.*/
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub users: ::std::vec::Vec<::std::string::String>,
     }
+    #[cfg(feature = "audit")]
     impl EtmfAuditRequest {
         ///A `EtmfAuditRequest` with its required fields (`date_start`, `date_end`, `format`) set and the optional fields left unset. Fails with an error naming the field when a value breaks the spec's constraint on it.
         pub fn new(
@@ -2028,11 +2195,13 @@ Known values: running, completed.*/
             })
         }
     }
+    #[cfg(feature = "audit")]
     impl EtmfAuditRequest {
         pub fn builder() -> builder::EtmfAuditRequest {
             Default::default()
         }
     }
+    #[cfg(feature = "events")]
     ///A page of polling events.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -2045,11 +2214,13 @@ Known values: running, completed.*/
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub oldest_id: ::std::option::Option<i64>,
     }
+    #[cfg(feature = "events")]
     impl EventPage {
         pub fn builder() -> builder::EventPage {
             Default::default()
         }
     }
+    #[cfg(feature = "events")]
     ///Drops events caused by the current application (`app`) or user (`user`); `none` drops nothing.
     #[derive(
         ::serde::Deserialize,
@@ -2072,6 +2243,7 @@ Known values: running, completed.*/
         #[serde(rename = "none")]
         None,
     }
+    #[cfg(feature = "events")]
     impl ::std::fmt::Display for EventSuppress {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
@@ -2081,6 +2253,7 @@ Known values: running, completed.*/
             }
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::str::FromStr for EventSuppress {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -2094,6 +2267,7 @@ Known values: running, completed.*/
             }
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::convert::TryFrom<&str> for EventSuppress {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -2102,6 +2276,7 @@ Known values: running, completed.*/
             value.parse()
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::convert::TryFrom<::std::string::String> for EventSuppress {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -2110,11 +2285,13 @@ Known values: running, completed.*/
             value.parse()
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::default::Default for EventSuppress {
         fn default() -> Self {
             EventSuppress::None
         }
     }
+    #[cfg(feature = "webhooks")]
     /**Canonical webhook event name (section 6.2); when several names apply, the most specific is delivered. Other workflow events (edited, cancelled, step events, e-signature captured) are planned and not available; user events (`user:create`, `user:delete`, `user:disable`, `user:enable`) are not available in v1.
 
 Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_file, fs:move_folder, fs:delete_file, fs:delete_folder, fs:restore_from_trash, fs:delete_from_trash, fs:lock_file, fs:unlock_file, fs:upload_link, fs:folder_project_activity, link:create, link:delete, link:create_download_link, link:delete_download_link, link:create_upload_link, link:delete_upload_link, comment:set_comment, comment:remove_comment, permission:permission_change, meta:add_metadata_key, meta:delete_metadata_key, group:create, group:delete, group:rename, group:add_members, group:remove_members, group:add_owner, group:remove_owner, workflow:created, workflow:completed, workflow:approvaltask_approved, workflow:approvaltask_rejected.*/
@@ -2200,6 +2377,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
         /// A value the spec does not list, kept verbatim.
         Unknown(::std::string::String),
     }
+    #[cfg(feature = "webhooks")]
     impl EventType {
         /// The values the spec lists, in spec order.
         pub const KNOWN: &'static [&'static str] = &[
@@ -2287,6 +2465,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
             Self::KNOWN.contains(&self.as_str())
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::From<::std::string::String> for EventType {
         fn from(value: ::std::string::String) -> Self {
             match value.as_str() {
@@ -2330,11 +2509,13 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
             }
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::From<&str> for EventType {
         fn from(value: &str) -> Self {
             Self::from(value.to_string())
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::From<EventType> for ::std::string::String {
         fn from(value: EventType) -> Self {
             match value {
@@ -2343,43 +2524,52 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
             }
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::str::FromStr for EventType {
         type Err = ::std::convert::Infallible;
         fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
             Ok(Self::from(value))
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::fmt::Display for EventType {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             f.write_str(self.as_str())
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::AsRef<str> for EventType {
         fn as_ref(&self) -> &str {
             self.as_str()
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::cmp::PartialEq for EventType {
         fn eq(&self, other: &Self) -> bool {
             self.as_str() == other.as_str()
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::cmp::Eq for EventType {}
+    #[cfg(feature = "webhooks")]
     impl ::std::cmp::PartialEq<str> for EventType {
         fn eq(&self, other: &str) -> bool {
             self.as_str() == other
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::cmp::PartialEq<&str> for EventType {
         fn eq(&self, other: &&str) -> bool {
             self.as_str() == *other
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::hash::Hash for EventType {
         fn hash<H: ::std::hash::Hasher>(&self, state: &mut H) {
             self.as_str().hash(state);
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::cmp::PartialOrd for EventType {
         fn partial_cmp(
             &self,
@@ -2388,11 +2578,13 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
             Some(self.cmp(other))
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::cmp::Ord for EventType {
         fn cmp(&self, other: &Self) -> ::std::cmp::Ordering {
             self.as_str().cmp(other.as_str())
         }
     }
+    #[cfg(feature = "events")]
     ///Extra object of a `permission_change` polling event (v2).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -2427,11 +2619,13 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
         )]
         pub target_folder_id: ::std::option::Option<::std::string::String>,
     }
+    #[cfg(feature = "events")]
     impl EventTypeSpecificAttributes {
         pub fn builder() -> builder::EventTypeSpecificAttributes {
             Default::default()
         }
     }
+    #[cfg(feature = "events")]
     ///Events cursor.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -2442,11 +2636,13 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub timestamp: ::std::option::Option<::std::string::String>,
     }
+    #[cfg(feature = "events")]
     impl EventsCursor {
         pub fn builder() -> builder::EventsCursor {
             Default::default()
         }
     }
+    #[cfg(feature = "events")]
     ///`data` of a `file_system` polling event. Source fields apply to copy and move.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -2468,11 +2664,13 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub target_path: ::std::option::Option<::std::string::String>,
     }
+    #[cfg(feature = "events")]
     impl FileSystemEventData {
         pub fn builder() -> builder::FileSystemEventData {
             Default::default()
         }
     }
+    #[cfg(feature = "audit")]
     ///Files report transaction type filter value.
     #[derive(
         ::serde::Deserialize,
@@ -2513,6 +2711,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
         #[serde(rename = "download_link")]
         DownloadLink,
     }
+    #[cfg(feature = "audit")]
     impl ::std::fmt::Display for FileTransactionType {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
@@ -2531,6 +2730,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::str::FromStr for FileTransactionType {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -2553,6 +2753,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<&str> for FileTransactionType {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -2561,6 +2762,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<::std::string::String> for FileTransactionType {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -2569,6 +2771,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     ///Event of a files report (JSON); a subset of the fields appears per event. JSON types of the id and info fields are not shown.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -2606,11 +2809,13 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub username: ::std::option::Option<::std::string::String>,
     }
+    #[cfg(feature = "audit")]
     impl FilesAuditEvent {
         pub fn builder() -> builder::FilesAuditEvent {
             Default::default()
         }
     }
+    #[cfg(feature = "audit")]
     ///Body of `POST /v1/audit/files`. `date_end` must be after `date_start`. The time portion of a date is ignored. An omitted filter array means no restriction. `folders` is required unless `file` is given (reference 4.7), so the body has at least one of them (`anyOf`).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -2634,6 +2839,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub users: ::std::vec::Vec<::std::string::String>,
     }
+    #[cfg(feature = "audit")]
     impl FilesAuditRequest {
         ///A `FilesAuditRequest` with its required fields (`date_start`, `date_end`, `format`) set and the optional fields left unset. Fails with an error naming the field when a value breaks the spec's constraint on it.
         pub fn new(
@@ -2674,26 +2880,31 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
             })
         }
     }
+    #[cfg(feature = "audit")]
     impl FilesAuditRequest {
         pub fn builder() -> builder::FilesAuditRequest {
             Default::default()
         }
     }
+    #[cfg(feature = "audit")]
     ///File name; may contain a `*` wildcard but not at the start (so it starts with another character and is not empty).
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct FilesAuditRequestFile(::std::string::String);
+    #[cfg(feature = "audit")]
     impl ::std::ops::Deref for FilesAuditRequestFile {
         type Target = ::std::string::String;
         fn deref(&self) -> &::std::string::String {
             &self.0
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::From<FilesAuditRequestFile> for ::std::string::String {
         fn from(value: FilesAuditRequestFile) -> Self {
             value.0
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::str::FromStr for FilesAuditRequestFile {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -2707,6 +2918,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
             Ok(Self(value.to_string()))
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<&str> for FilesAuditRequestFile {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -2715,6 +2927,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<::std::string::String> for FilesAuditRequestFile {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -2723,6 +2936,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     impl<'de> ::serde::Deserialize<'de> for FilesAuditRequestFile {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
@@ -2735,21 +2949,25 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
                 })
         }
     }
+    #[cfg(feature = "audit")]
     ///`FilesAuditRequestFoldersItem`
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct FilesAuditRequestFoldersItem(::std::string::String);
+    #[cfg(feature = "audit")]
     impl ::std::ops::Deref for FilesAuditRequestFoldersItem {
         type Target = ::std::string::String;
         fn deref(&self) -> &::std::string::String {
             &self.0
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::From<FilesAuditRequestFoldersItem> for ::std::string::String {
         fn from(value: FilesAuditRequestFoldersItem) -> Self {
             value.0
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::str::FromStr for FilesAuditRequestFoldersItem {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -2763,6 +2981,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
             Ok(Self(value.to_string()))
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<&str> for FilesAuditRequestFoldersItem {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -2771,6 +2990,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<::std::string::String>
     for FilesAuditRequestFoldersItem {
         type Error = self::error::ConversionError;
@@ -2780,6 +3000,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     impl<'de> ::serde::Deserialize<'de> for FilesAuditRequestFoldersItem {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
@@ -2792,6 +3013,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
                 })
         }
     }
+    #[cfg(feature = "webhooks")]
     ///`data` of `fs:add_file`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -2809,11 +3031,13 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl FsAddFileData {
         pub fn builder() -> builder::FsAddFileData {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///`data` of `fs:add_folder`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -2823,11 +3047,13 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl FsAddFolderData {
         pub fn builder() -> builder::FsAddFolderData {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///`data` of `fs:copy_file`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -2845,11 +3071,13 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl FsCopyFileData {
         pub fn builder() -> builder::FsCopyFileData {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///`data` of `fs:copy_folder`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -2861,11 +3089,13 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl FsCopyFolderData {
         pub fn builder() -> builder::FsCopyFolderData {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///`data` of `fs:delete_file`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -2886,11 +3116,13 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl FsDeleteFileData {
         pub fn builder() -> builder::FsDeleteFileData {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///`data` of `fs:delete_folder`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -2900,11 +3132,13 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl FsDeleteFolderData {
         pub fn builder() -> builder::FsDeleteFolderData {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///`data` of `fs:delete_from_trash`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -2914,11 +3148,13 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl FsDeleteFromTrashData {
         pub fn builder() -> builder::FsDeleteFromTrashData {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///`data` of `fs:folder_project_activity`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -2928,11 +3164,13 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl FsFolderProjectActivityData {
         pub fn builder() -> builder::FsFolderProjectActivityData {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///`data` of `fs:lock_file` and `fs:unlock_file`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -2948,11 +3186,13 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl FsLockFileData {
         pub fn builder() -> builder::FsLockFileData {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///`data` of `fs:move_file`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -2968,11 +3208,13 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl FsMoveFileData {
         pub fn builder() -> builder::FsMoveFileData {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///`data` of `fs:move_folder`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -2984,11 +3226,13 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl FsMoveFolderData {
         pub fn builder() -> builder::FsMoveFolderData {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///`data` of `fs:restore_from_trash`. For files also targetEntryId, targetGroupId, targetFileChecksum and (optionally) itemType.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -3023,11 +3267,13 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl FsRestoreFromTrashData {
         pub fn builder() -> builder::FsRestoreFromTrashData {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///`data` of `fs:upload_link`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -3045,6 +3291,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl FsUploadLinkData {
         pub fn builder() -> builder::FsUploadLinkData {
             Default::default()
@@ -3190,6 +3437,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             Default::default()
         }
     }
+    #[cfg(feature = "audit")]
     ///Groups report action type filter value.
     #[derive(
         ::serde::Deserialize,
@@ -3216,6 +3464,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         #[serde(rename = "DELETE")]
         Delete,
     }
+    #[cfg(feature = "audit")]
     impl ::std::fmt::Display for GroupActionType {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
@@ -3227,6 +3476,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::str::FromStr for GroupActionType {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -3242,6 +3492,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<&str> for GroupActionType {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -3250,6 +3501,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<::std::string::String> for GroupActionType {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -3258,6 +3510,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             value.parse()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///`data` of `group:create`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -3275,11 +3528,13 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl GroupCreateData {
         pub fn builder() -> builder::GroupCreateData {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///`data` of `group:delete` and `group:rename` (no extra fields beyond the ones every group event carries: `user`, `groupName`, `groupId`).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -3293,11 +3548,13 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl GroupEventData {
         pub fn builder() -> builder::GroupEventData {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///`data` of `group:add_members` and `group:remove_members`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -3313,11 +3570,13 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl GroupMembersData {
         pub fn builder() -> builder::GroupMembersData {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///`data` of `group:add_owner` and `group:remove_owner`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -3333,11 +3592,13 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl GroupOwnerData {
         pub fn builder() -> builder::GroupOwnerData {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///The `user` object carried by every group event.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -3352,11 +3613,13 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl GroupUser {
         pub fn builder() -> builder::GroupUser {
             Default::default()
         }
     }
+    #[cfg(feature = "audit")]
     ///Event of a groups report (JSON).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -3378,11 +3641,13 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub time: ::std::option::Option<::std::string::String>,
     }
+    #[cfg(feature = "audit")]
     impl GroupsAuditEvent {
         pub fn builder() -> builder::GroupsAuditEvent {
             Default::default()
         }
     }
+    #[cfg(feature = "audit")]
     ///Body of `POST /v1/audit/groups`. `date_end` must be after `date_start`. The time portion of a date is ignored. An omitted filter array means no restriction. `suppress_emails` is not accepted by this kind.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -3403,6 +3668,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub users: ::std::vec::Vec<::std::string::String>,
     }
+    #[cfg(feature = "audit")]
     impl GroupsAuditRequest {
         ///A `GroupsAuditRequest` with its required fields (`date_start`, `date_end`, `format`) set and the optional fields left unset. Fails with an error naming the field when a value breaks the spec's constraint on it.
         pub fn new(
@@ -3442,11 +3708,13 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             })
         }
     }
+    #[cfg(feature = "audit")]
     impl GroupsAuditRequest {
         pub fn builder() -> builder::GroupsAuditRequest {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///A matching chunk of a hybrid search hit.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -3470,17 +3738,20 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         #[serde(rename = "type", skip_serializing_if = "::std::option::Option::is_none")]
         pub type_: ::std::option::Option<::std::string::String>,
     }
+    #[cfg(feature = "ai")]
     impl HybridSearchChunk {
         ///`text`, or `chunkText` where the platform sends it under that name.
         pub fn text(&self) -> ::std::option::Option<&str> {
             self.text.as_deref().or(self.chunk_text.as_deref())
         }
     }
+    #[cfg(feature = "ai")]
     impl HybridSearchChunk {
         pub fn builder() -> builder::HybridSearchChunk {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///Hybrid search request. Which fields are required, the range of semanticWeight and the bounds of limit, page and size are not shown by the reference; the platform's clients always send a query (3 to 250 characters), and the platform refuses a search without one, so `query` is required here.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -3574,6 +3845,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub size: ::std::option::Option<::std::num::NonZeroU64>,
     }
+    #[cfg(feature = "ai")]
     impl HybridSearchRequest {
         ///A `HybridSearchRequest` with its required fields (`query`) set and the optional fields left unset. Fails with an error naming the field when a value breaks the spec's constraint on it.
         pub fn new(
@@ -3610,11 +3882,13 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             })
         }
     }
+    #[cfg(feature = "ai")]
     impl HybridSearchRequest {
         pub fn builder() -> builder::HybridSearchRequest {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///`HybridSearchRequestCreatedBy`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[serde(untagged)]
@@ -3623,6 +3897,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         Int64(i64),
         String(HybridSearchRequestCreatedByString),
     }
+    #[cfg(feature = "ai")]
     impl ::std::fmt::Display for HybridSearchRequestCreatedBy {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match self {
@@ -3631,6 +3906,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             }
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::str::FromStr for HybridSearchRequestCreatedBy {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -3645,6 +3921,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             }
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::TryFrom<&str> for HybridSearchRequestCreatedBy {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -3653,6 +3930,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             value.parse()
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::TryFrom<::std::string::String>
     for HybridSearchRequestCreatedBy {
         type Error = self::error::ConversionError;
@@ -3662,33 +3940,39 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             value.parse()
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::From<i64> for HybridSearchRequestCreatedBy {
         fn from(value: i64) -> Self {
             Self::Int64(value)
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::From<HybridSearchRequestCreatedByString>
     for HybridSearchRequestCreatedBy {
         fn from(value: HybridSearchRequestCreatedByString) -> Self {
             Self::String(value)
         }
     }
+    #[cfg(feature = "ai")]
     ///`HybridSearchRequestCreatedByString`
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct HybridSearchRequestCreatedByString(::std::string::String);
+    #[cfg(feature = "ai")]
     impl ::std::ops::Deref for HybridSearchRequestCreatedByString {
         type Target = ::std::string::String;
         fn deref(&self) -> &::std::string::String {
             &self.0
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::From<HybridSearchRequestCreatedByString>
     for ::std::string::String {
         fn from(value: HybridSearchRequestCreatedByString) -> Self {
             value.0
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::str::FromStr for HybridSearchRequestCreatedByString {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -3700,6 +3984,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             Ok(Self(value.to_string()))
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::TryFrom<&str> for HybridSearchRequestCreatedByString {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -3708,6 +3993,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             value.parse()
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::TryFrom<::std::string::String>
     for HybridSearchRequestCreatedByString {
         type Error = self::error::ConversionError;
@@ -3717,6 +4003,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             value.parse()
         }
     }
+    #[cfg(feature = "ai")]
     impl<'de> ::serde::Deserialize<'de> for HybridSearchRequestCreatedByString {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
@@ -3729,21 +4016,25 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
                 })
         }
     }
+    #[cfg(feature = "ai")]
     ///Search text, not blank (the platform refuses a search without one; its clients send 3 to 250 characters: `x-pubapi-min-chars`, `x-pubapi-max-chars`, checked before sending rather than by the type, which the reference does not bound).
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct HybridSearchRequestQuery(::std::string::String);
+    #[cfg(feature = "ai")]
     impl ::std::ops::Deref for HybridSearchRequestQuery {
         type Target = ::std::string::String;
         fn deref(&self) -> &::std::string::String {
             &self.0
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::From<HybridSearchRequestQuery> for ::std::string::String {
         fn from(value: HybridSearchRequestQuery) -> Self {
             value.0
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::str::FromStr for HybridSearchRequestQuery {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -3757,6 +4048,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             Ok(Self(value.to_string()))
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::TryFrom<&str> for HybridSearchRequestQuery {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -3765,6 +4057,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             value.parse()
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::TryFrom<::std::string::String> for HybridSearchRequestQuery {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -3773,6 +4066,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             value.parse()
         }
     }
+    #[cfg(feature = "ai")]
     impl<'de> ::serde::Deserialize<'de> for HybridSearchRequestQuery {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
@@ -3785,6 +4079,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
                 })
         }
     }
+    #[cfg(feature = "ai")]
     ///Hybrid search response.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -3810,11 +4105,13 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         )]
         pub total_pages: ::std::option::Option<i64>,
     }
+    #[cfg(feature = "ai")]
     impl HybridSearchResponse {
         pub fn builder() -> builder::HybridSearchResponse {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///A hybrid search hit.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -3846,11 +4143,13 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         )]
         pub uploaded_timestamp: ::std::option::Option<i64>,
     }
+    #[cfg(feature = "ai")]
     impl HybridSearchResult {
         pub fn builder() -> builder::HybridSearchResult {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///A knowledge base.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -3922,11 +4221,13 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         #[serde(rename = "type", skip_serializing_if = "::std::option::Option::is_none")]
         pub type_: ::std::option::Option<::std::string::String>,
     }
+    #[cfg(feature = "ai")]
     impl KnowledgeBase {
         pub fn builder() -> builder::KnowledgeBase {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///The answer of an ask-KB response.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, Default)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -3936,11 +4237,13 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "ai")]
     impl KnowledgeBaseAnswer {
         pub fn builder() -> builder::KnowledgeBaseAnswer {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///Ask-KB request.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -3958,6 +4261,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         ///The question; required, so it holds a character other than white space (the platform answers `QUESTION_MANDATORY` without one).
         pub question: KnowledgeBaseAskRequestQuestion,
     }
+    #[cfg(feature = "ai")]
     impl KnowledgeBaseAskRequest {
         ///A `KnowledgeBaseAskRequest` with its required fields (`question`) set and the optional fields left unset. Fails with an error naming the field when a value breaks the spec's constraint on it.
         pub fn new(
@@ -3980,27 +4284,32 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             })
         }
     }
+    #[cfg(feature = "ai")]
     impl KnowledgeBaseAskRequest {
         pub fn builder() -> builder::KnowledgeBaseAskRequest {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///The question; required, so it holds a character other than white space (the platform answers `QUESTION_MANDATORY` without one).
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct KnowledgeBaseAskRequestQuestion(::std::string::String);
+    #[cfg(feature = "ai")]
     impl ::std::ops::Deref for KnowledgeBaseAskRequestQuestion {
         type Target = ::std::string::String;
         fn deref(&self) -> &::std::string::String {
             &self.0
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::From<KnowledgeBaseAskRequestQuestion>
     for ::std::string::String {
         fn from(value: KnowledgeBaseAskRequestQuestion) -> Self {
             value.0
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::str::FromStr for KnowledgeBaseAskRequestQuestion {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -4017,6 +4326,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             Ok(Self(value.to_string()))
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::TryFrom<&str> for KnowledgeBaseAskRequestQuestion {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -4025,6 +4335,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             value.parse()
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::TryFrom<::std::string::String>
     for KnowledgeBaseAskRequestQuestion {
         type Error = self::error::ConversionError;
@@ -4034,6 +4345,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             value.parse()
         }
     }
+    #[cfg(feature = "ai")]
     impl<'de> ::serde::Deserialize<'de> for KnowledgeBaseAskRequestQuestion {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
@@ -4046,6 +4358,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
                 })
         }
     }
+    #[cfg(feature = "ai")]
     ///Ask-KB response. The reference does not show its fields; these are the ones the platform's clients read; other fields are kept (`extra`).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, Default)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -4062,11 +4375,13 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "ai")]
     impl KnowledgeBaseAskResponse {
         pub fn builder() -> builder::KnowledgeBaseAskResponse {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///A document an ask-KB answer cites (the platform's clients' shape).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, Default)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -4093,11 +4408,13 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "ai")]
     impl KnowledgeBaseCitation {
         pub fn builder() -> builder::KnowledgeBaseCitation {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///A cited chunk; the platform's clients read its text as `sourceText`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, Default)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -4118,17 +4435,20 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "ai")]
     impl KnowledgeBaseCitationChunk {
         ///`sourceText`, or `text` where the platform sends it under that name.
         pub fn source_text(&self) -> ::std::option::Option<&str> {
             self.source_text.as_deref().or(self.text.as_deref())
         }
     }
+    #[cfg(feature = "ai")]
     impl KnowledgeBaseCitationChunk {
         pub fn builder() -> builder::KnowledgeBaseCitationChunk {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///The user who created a knowledge base.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -4159,11 +4479,13 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         )]
         pub user_name: ::std::option::Option<::std::string::String>,
     }
+    #[cfg(feature = "ai")]
     impl KnowledgeBaseCreator {
         pub fn builder() -> builder::KnowledgeBaseCreator {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///Knowledge base list request (the body is required; all fields are optional). The value formats of createdBy, createdAfter and createdBefore, and the request fields that select the page, are not shown. The three filters stay `string` on the wire, as the reference types them; the platform's clients send numbers (an integer user id, epoch milliseconds), so the SDK's typed setters send those numbers as decimal strings (`"1001"`, `"1727740800000"`), and the sandbox takes the decimal string, a JSON number (the platform's clients' form), a date (`YYYY-MM-DD` or `YYYY-MM-DDTHH:MM:SSZ`) or a username, and filters by them.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -4223,11 +4545,13 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub status: ::std::vec::Vec<KnowledgeBaseStatus>,
     }
+    #[cfg(feature = "ai")]
     impl KnowledgeBaseListRequest {
         pub fn builder() -> builder::KnowledgeBaseListRequest {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///A page of knowledge bases.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -4266,11 +4590,13 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         )]
         pub total_pages: ::std::option::Option<i64>,
     }
+    #[cfg(feature = "ai")]
     impl KnowledgeBasePage {
         pub fn builder() -> builder::KnowledgeBasePage {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///A path of a knowledge base.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -4289,11 +4615,13 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub status: ::std::option::Option<::std::string::String>,
     }
+    #[cfg(feature = "ai")]
     impl KnowledgeBasePath {
         pub fn builder() -> builder::KnowledgeBasePath {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///Sort field of the knowledge base list.
     #[derive(
         ::serde::Deserialize,
@@ -4314,6 +4642,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         #[serde(rename = "createdOn")]
         CreatedOn,
     }
+    #[cfg(feature = "ai")]
     impl ::std::fmt::Display for KnowledgeBaseSortField {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
@@ -4322,6 +4651,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             }
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::str::FromStr for KnowledgeBaseSortField {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -4334,6 +4664,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             }
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::TryFrom<&str> for KnowledgeBaseSortField {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -4342,6 +4673,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             value.parse()
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::TryFrom<::std::string::String> for KnowledgeBaseSortField {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -4350,6 +4682,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             value.parse()
         }
     }
+    #[cfg(feature = "ai")]
     ///Knowledge base state named by the reference (transitions not shown).
     #[derive(
         ::serde::Deserialize,
@@ -4372,6 +4705,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         #[serde(rename = "CREATED")]
         Created,
     }
+    #[cfg(feature = "ai")]
     impl ::std::fmt::Display for KnowledgeBaseStatus {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
@@ -4381,6 +4715,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             }
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::str::FromStr for KnowledgeBaseStatus {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -4394,6 +4729,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             }
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::TryFrom<&str> for KnowledgeBaseStatus {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -4402,6 +4738,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             value.parse()
         }
     }
+    #[cfg(feature = "ai")]
     impl ::std::convert::TryFrom<::std::string::String> for KnowledgeBaseStatus {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -4410,6 +4747,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             value.parse()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///`data` of `link:create_download_link` and `link:delete_download_link`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -4425,11 +4763,13 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl LinkDownloadLinkData {
         pub fn builder() -> builder::LinkDownloadLinkData {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///`data` of `link:create` and `link:delete` (no extra fields).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[serde(transparent)]
@@ -4437,6 +4777,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
     pub struct LinkEventData(
         pub ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     );
+    #[cfg(feature = "webhooks")]
     impl ::std::ops::Deref for LinkEventData {
         type Target = ::serde_json::Map<::std::string::String, ::serde_json::Value>;
         fn deref(
@@ -4445,12 +4786,14 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             &self.0
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::From<LinkEventData>
     for ::serde_json::Map<::std::string::String, ::serde_json::Value> {
         fn from(value: LinkEventData) -> Self {
             value.0
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::From<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     > for LinkEventData {
@@ -4460,6 +4803,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             Self(value)
         }
     }
+    #[cfg(feature = "webhooks")]
     ///`data` of `link:create_upload_link` and `link:delete_upload_link`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -4475,26 +4819,31 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl LinkUploadLinkData {
         pub fn builder() -> builder::LinkUploadLinkData {
             Default::default()
         }
     }
+    #[cfg(feature = "events")]
     ///`ListEventsV1Reverse`
     #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
     #[serde(transparent)]
     pub struct ListEventsV1Reverse(i64);
+    #[cfg(feature = "events")]
     impl ::std::ops::Deref for ListEventsV1Reverse {
         type Target = i64;
         fn deref(&self) -> &i64 {
             &self.0
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::convert::From<ListEventsV1Reverse> for i64 {
         fn from(value: ListEventsV1Reverse) -> Self {
             value.0
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::convert::TryFrom<i64> for ListEventsV1Reverse {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -4507,6 +4856,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             }
         }
     }
+    #[cfg(feature = "events")]
     impl<'de> ::serde::Deserialize<'de> for ListEventsV1Reverse {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
@@ -4516,21 +4866,25 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
                 .map_err(|e| { <D::Error as ::serde::de::Error>::custom(e.to_string()) })
         }
     }
+    #[cfg(feature = "events")]
     ///`ListEventsV2Reverse`
     #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
     #[serde(transparent)]
     pub struct ListEventsV2Reverse(i64);
+    #[cfg(feature = "events")]
     impl ::std::ops::Deref for ListEventsV2Reverse {
         type Target = i64;
         fn deref(&self) -> &i64 {
             &self.0
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::convert::From<ListEventsV2Reverse> for i64 {
         fn from(value: ListEventsV2Reverse) -> Self {
             value.0
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::convert::TryFrom<i64> for ListEventsV2Reverse {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -4543,6 +4897,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             }
         }
     }
+    #[cfg(feature = "events")]
     impl<'de> ::serde::Deserialize<'de> for ListEventsV2Reverse {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
@@ -4552,6 +4907,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
                 .map_err(|e| { <D::Error as ::serde::de::Error>::custom(e.to_string()) })
         }
     }
+    #[cfg(feature = "audit")]
     ///Login report event filter value.
     #[derive(
         ::serde::Deserialize,
@@ -4578,6 +4934,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         #[serde(rename = "failed_attempts")]
         FailedAttempts,
     }
+    #[cfg(feature = "audit")]
     impl ::std::fmt::Display for LoginEvent {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
@@ -4589,6 +4946,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::str::FromStr for LoginEvent {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -4604,6 +4962,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<&str> for LoginEvent {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -4612,6 +4971,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<::std::string::String> for LoginEvent {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -4620,6 +4980,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     ///Event of a logins report (JSON). CSV columns are Username, Event, IP Address, Access, Time.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -4637,11 +4998,13 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub username: ::std::option::Option<::std::string::String>,
     }
+    #[cfg(feature = "audit")]
     impl LoginsAuditEvent {
         pub fn builder() -> builder::LoginsAuditEvent {
             Default::default()
         }
     }
+    #[cfg(feature = "audit")]
     ///Body of `POST /v1/audit/logins`. `date_end` must be after `date_start`. An omitted filter array means no restriction.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -4661,6 +5024,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub users: ::std::vec::Vec<::std::string::String>,
     }
+    #[cfg(feature = "audit")]
     impl LoginsAuditRequest {
         ///A `LoginsAuditRequest` with its required fields (`date_start`, `date_end`, `format`, `events`) set and the optional fields left unset. Fails with an error naming the field when a value breaks the spec's constraint on it.
         pub fn new(
@@ -4702,11 +5066,13 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             })
         }
     }
+    #[cfg(feature = "audit")]
     impl LoginsAuditRequest {
         pub fn builder() -> builder::LoginsAuditRequest {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///`data` of `meta:add_metadata_key` and `meta:delete_metadata_key`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -4720,11 +5086,13 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl MetaKeyData {
         pub fn builder() -> builder::MetaKeyData {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///The model an assistant question asks for. The reference does not show its shape; `name` and `version` are what the platform's clients send (additional properties stay allowed).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, Default)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -4738,11 +5106,13 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "ai")]
     impl ModelDetails {
         pub fn builder() -> builder::ModelDetails {
             Default::default()
         }
     }
+    #[cfg(feature = "events")]
     /**Kind of a changed permission entry.
 
 Known values: ADD, DELETE.*/
@@ -4760,6 +5130,7 @@ Known values: ADD, DELETE.*/
         /// A value the spec does not list, kept verbatim.
         Unknown(::std::string::String),
     }
+    #[cfg(feature = "events")]
     impl PermissionChangeAction {
         /// The values the spec lists, in spec order.
         pub const KNOWN: &'static [&'static str] = &["ADD", "DELETE"];
@@ -4776,6 +5147,7 @@ Known values: ADD, DELETE.*/
             Self::KNOWN.contains(&self.as_str())
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::convert::From<::std::string::String> for PermissionChangeAction {
         fn from(value: ::std::string::String) -> Self {
             match value.as_str() {
@@ -4785,11 +5157,13 @@ Known values: ADD, DELETE.*/
             }
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::convert::From<&str> for PermissionChangeAction {
         fn from(value: &str) -> Self {
             Self::from(value.to_string())
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::convert::From<PermissionChangeAction> for ::std::string::String {
         fn from(value: PermissionChangeAction) -> Self {
             match value {
@@ -4798,43 +5172,52 @@ Known values: ADD, DELETE.*/
             }
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::str::FromStr for PermissionChangeAction {
         type Err = ::std::convert::Infallible;
         fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
             Ok(Self::from(value))
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::fmt::Display for PermissionChangeAction {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             f.write_str(self.as_str())
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::convert::AsRef<str> for PermissionChangeAction {
         fn as_ref(&self) -> &str {
             self.as_str()
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::cmp::PartialEq for PermissionChangeAction {
         fn eq(&self, other: &Self) -> bool {
             self.as_str() == other.as_str()
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::cmp::Eq for PermissionChangeAction {}
+    #[cfg(feature = "events")]
     impl ::std::cmp::PartialEq<str> for PermissionChangeAction {
         fn eq(&self, other: &str) -> bool {
             self.as_str() == other
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::cmp::PartialEq<&str> for PermissionChangeAction {
         fn eq(&self, other: &&str) -> bool {
             self.as_str() == *other
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::hash::Hash for PermissionChangeAction {
         fn hash<H: ::std::hash::Hasher>(&self, state: &mut H) {
             self.as_str().hash(state);
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::cmp::PartialOrd for PermissionChangeAction {
         fn partial_cmp(
             &self,
@@ -4843,11 +5226,13 @@ Known values: ADD, DELETE.*/
             Some(self.cmp(other))
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::cmp::Ord for PermissionChangeAction {
         fn cmp(&self, other: &Self) -> ::std::cmp::Ordering {
             self.as_str().cmp(other.as_str())
         }
     }
+    #[cfg(feature = "webhooks")]
     ///`data` of `permission:permission_change`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -4879,11 +5264,13 @@ Known values: ADD, DELETE.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl PermissionChangeData {
         pub fn builder() -> builder::PermissionChangeData {
             Default::default()
         }
     }
+    #[cfg(feature = "events")]
     ///`data` of a `permission_change` polling event (v2).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -4895,11 +5282,13 @@ Known values: ADD, DELETE.*/
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub target_path: ::std::option::Option<::std::string::String>,
     }
+    #[cfg(feature = "events")]
     impl PermissionChangeEventData {
         pub fn builder() -> builder::PermissionChangeEventData {
             Default::default()
         }
     }
+    #[cfg(feature = "events")]
     ///A permission entry.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -4911,11 +5300,13 @@ Known values: ADD, DELETE.*/
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub subject: ::std::option::Option<::std::string::String>,
     }
+    #[cfg(feature = "events")]
     impl PermissionEntry {
         pub fn builder() -> builder::PermissionEntry {
             Default::default()
         }
     }
+    #[cfg(feature = "audit")]
     ///Event of a permissions report (JSON). `change` uses a plus prefix for a grant (for example plus a role name) and two right angle brackets between old and new role for a role change.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -4937,11 +5328,13 @@ Known values: ADD, DELETE.*/
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub time: ::std::option::Option<::std::string::String>,
     }
+    #[cfg(feature = "audit")]
     impl PermissionsAuditEvent {
         pub fn builder() -> builder::PermissionsAuditEvent {
             Default::default()
         }
     }
+    #[cfg(feature = "audit")]
     ///Body of `POST /v1/audit/permissions`. `date_end` must be after `date_start`. The time portion of a date is ignored. An omitted filter array means no restriction (except as stated per field).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -4965,6 +5358,7 @@ Known values: ADD, DELETE.*/
         #[serde(default)]
         pub suppress_emails: bool,
     }
+    #[cfg(feature = "audit")]
     impl PermissionsAuditRequest {
         ///A `PermissionsAuditRequest` with its required fields (`date_start`, `date_end`, `format`) set and the optional fields left unset. Fails with an error naming the field when a value breaks the spec's constraint on it.
         pub fn new(
@@ -5005,11 +5399,13 @@ Known values: ADD, DELETE.*/
             })
         }
     }
+    #[cfg(feature = "audit")]
     impl PermissionsAuditRequest {
         pub fn builder() -> builder::PermissionsAuditRequest {
             Default::default()
         }
     }
+    #[cfg(feature = "events")]
     ///An event of the Events API. `data` is a `FileSystemEventData` for `file_system` events and a `PermissionChangeEventData` for `permission_change` events (v2); the `data` shape of `note` events is not shown. `timestamp` is required with `id` and `type`: the reference (2.11) marks only `object_detail` optional.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -5040,11 +5436,13 @@ Known values: ADD, DELETE.*/
         #[serde(rename = "type")]
         pub type_: PollingEventType,
     }
+    #[cfg(feature = "events")]
     impl PollingEvent {
         pub fn builder() -> builder::PollingEvent {
             Default::default()
         }
     }
+    #[cfg(feature = "events")]
     /**Polling event action; a rename is reported as `move`; `permission_change` for permission events.
 
 Known values: create, delete, restore, move, copy, permission_change.*/
@@ -5070,6 +5468,7 @@ Known values: create, delete, restore, move, copy, permission_change.*/
         /// A value the spec does not list, kept verbatim.
         Unknown(::std::string::String),
     }
+    #[cfg(feature = "events")]
     impl PollingEventAction {
         /// The values the spec lists, in spec order.
         pub const KNOWN: &'static [&'static str] = &[
@@ -5097,6 +5496,7 @@ Known values: create, delete, restore, move, copy, permission_change.*/
             Self::KNOWN.contains(&self.as_str())
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::convert::From<::std::string::String> for PollingEventAction {
         fn from(value: ::std::string::String) -> Self {
             match value.as_str() {
@@ -5110,11 +5510,13 @@ Known values: create, delete, restore, move, copy, permission_change.*/
             }
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::convert::From<&str> for PollingEventAction {
         fn from(value: &str) -> Self {
             Self::from(value.to_string())
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::convert::From<PollingEventAction> for ::std::string::String {
         fn from(value: PollingEventAction) -> Self {
             match value {
@@ -5123,43 +5525,52 @@ Known values: create, delete, restore, move, copy, permission_change.*/
             }
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::str::FromStr for PollingEventAction {
         type Err = ::std::convert::Infallible;
         fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
             Ok(Self::from(value))
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::fmt::Display for PollingEventAction {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             f.write_str(self.as_str())
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::convert::AsRef<str> for PollingEventAction {
         fn as_ref(&self) -> &str {
             self.as_str()
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::cmp::PartialEq for PollingEventAction {
         fn eq(&self, other: &Self) -> bool {
             self.as_str() == other.as_str()
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::cmp::Eq for PollingEventAction {}
+    #[cfg(feature = "events")]
     impl ::std::cmp::PartialEq<str> for PollingEventAction {
         fn eq(&self, other: &str) -> bool {
             self.as_str() == other
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::cmp::PartialEq<&str> for PollingEventAction {
         fn eq(&self, other: &&str) -> bool {
             self.as_str() == *other
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::hash::Hash for PollingEventAction {
         fn hash<H: ::std::hash::Hasher>(&self, state: &mut H) {
             self.as_str().hash(state);
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::cmp::PartialOrd for PollingEventAction {
         fn partial_cmp(
             &self,
@@ -5168,11 +5579,13 @@ Known values: create, delete, restore, move, copy, permission_change.*/
             Some(self.cmp(other))
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::cmp::Ord for PollingEventAction {
         fn cmp(&self, other: &Self) -> ::std::cmp::Ordering {
             self.as_str().cmp(other.as_str())
         }
     }
+    #[cfg(feature = "events")]
     /**Polling event type.
 
 Known values: file_system, note, permission_change.*/
@@ -5192,6 +5605,7 @@ Known values: file_system, note, permission_change.*/
         /// A value the spec does not list, kept verbatim.
         Unknown(::std::string::String),
     }
+    #[cfg(feature = "events")]
     impl PollingEventType {
         /// The values the spec lists, in spec order.
         pub const KNOWN: &'static [&'static str] = &[
@@ -5213,6 +5627,7 @@ Known values: file_system, note, permission_change.*/
             Self::KNOWN.contains(&self.as_str())
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::convert::From<::std::string::String> for PollingEventType {
         fn from(value: ::std::string::String) -> Self {
             match value.as_str() {
@@ -5223,11 +5638,13 @@ Known values: file_system, note, permission_change.*/
             }
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::convert::From<&str> for PollingEventType {
         fn from(value: &str) -> Self {
             Self::from(value.to_string())
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::convert::From<PollingEventType> for ::std::string::String {
         fn from(value: PollingEventType) -> Self {
             match value {
@@ -5236,43 +5653,52 @@ Known values: file_system, note, permission_change.*/
             }
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::str::FromStr for PollingEventType {
         type Err = ::std::convert::Infallible;
         fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
             Ok(Self::from(value))
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::fmt::Display for PollingEventType {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             f.write_str(self.as_str())
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::convert::AsRef<str> for PollingEventType {
         fn as_ref(&self) -> &str {
             self.as_str()
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::cmp::PartialEq for PollingEventType {
         fn eq(&self, other: &Self) -> bool {
             self.as_str() == other.as_str()
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::cmp::Eq for PollingEventType {}
+    #[cfg(feature = "events")]
     impl ::std::cmp::PartialEq<str> for PollingEventType {
         fn eq(&self, other: &str) -> bool {
             self.as_str() == other
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::cmp::PartialEq<&str> for PollingEventType {
         fn eq(&self, other: &&str) -> bool {
             self.as_str() == *other
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::hash::Hash for PollingEventType {
         fn hash<H: ::std::hash::Hasher>(&self, state: &mut H) {
             self.as_str().hash(state);
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::cmp::PartialOrd for PollingEventType {
         fn partial_cmp(
             &self,
@@ -5281,11 +5707,13 @@ Known values: file_system, note, permission_change.*/
             Some(self.cmp(other))
         }
     }
+    #[cfg(feature = "events")]
     impl ::std::cmp::Ord for PollingEventType {
         fn cmp(&self, other: &Self) -> ::std::cmp::Ordering {
             self.as_str().cmp(other.as_str())
         }
     }
+    #[cfg(feature = "audit")]
     ///Quality docs report action filter value (`quality_docs_actions`).
     #[derive(
         ::serde::Deserialize,
@@ -5332,6 +5760,7 @@ Known values: file_system, note, permission_change.*/
         #[serde(rename = "DRAFT_DELETED")]
         DraftDeleted,
     }
+    #[cfg(feature = "audit")]
     impl ::std::fmt::Display for QualityDocsAction {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
@@ -5353,6 +5782,7 @@ Known values: file_system, note, permission_change.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::str::FromStr for QualityDocsAction {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -5378,6 +5808,7 @@ Known values: file_system, note, permission_change.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<&str> for QualityDocsAction {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -5386,6 +5817,7 @@ Known values: file_system, note, permission_change.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<::std::string::String> for QualityDocsAction {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -5394,6 +5826,7 @@ Known values: file_system, note, permission_change.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     ///Body of `POST /v1/audit/quality-docs`. `date_end` must be after `date_start`. An omitted filter array means no restriction.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -5417,6 +5850,7 @@ Known values: file_system, note, permission_change.*/
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub users: ::std::vec::Vec<::std::string::String>,
     }
+    #[cfg(feature = "audit")]
     impl QualityDocsAuditRequest {
         ///A `QualityDocsAuditRequest` with its required fields (`date_start`, `date_end`, `format`) set and the optional fields left unset. Fails with an error naming the field when a value breaks the spec's constraint on it.
         pub fn new(
@@ -5458,11 +5892,13 @@ Known values: file_system, note, permission_change.*/
             })
         }
     }
+    #[cfg(feature = "audit")]
     impl QualityDocsAuditRequest {
         pub fn builder() -> builder::QualityDocsAuditRequest {
             Default::default()
         }
     }
+    #[cfg(feature = "audit")]
     ///Quality docs categories report action filter value (`quality_docs_categories_actions`).
     #[derive(
         ::serde::Deserialize,
@@ -5487,6 +5923,7 @@ Known values: file_system, note, permission_change.*/
         #[serde(rename = "SUBCATEGORY_MODIFIED")]
         SubcategoryModified,
     }
+    #[cfg(feature = "audit")]
     impl ::std::fmt::Display for QualityDocsCategoriesAction {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
@@ -5497,6 +5934,7 @@ Known values: file_system, note, permission_change.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::str::FromStr for QualityDocsCategoriesAction {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -5511,6 +5949,7 @@ Known values: file_system, note, permission_change.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<&str> for QualityDocsCategoriesAction {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -5519,6 +5958,7 @@ Known values: file_system, note, permission_change.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<::std::string::String> for QualityDocsCategoriesAction {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -5527,6 +5967,7 @@ Known values: file_system, note, permission_change.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     ///Body of `POST /v1/audit/quality-docs-categories`. `date_end` must be after `date_start`. An omitted filter array means no restriction.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -5547,6 +5988,7 @@ Known values: file_system, note, permission_change.*/
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub users: ::std::vec::Vec<::std::string::String>,
     }
+    #[cfg(feature = "audit")]
     impl QualityDocsCategoriesAuditRequest {
         ///A `QualityDocsCategoriesAuditRequest` with its required fields (`date_start`, `date_end`, `format`) set and the optional fields left unset. Fails with an error naming the field when a value breaks the spec's constraint on it.
         pub fn new(
@@ -5586,11 +6028,13 @@ Known values: file_system, note, permission_change.*/
             })
         }
     }
+    #[cfg(feature = "audit")]
     impl QualityDocsCategoriesAuditRequest {
         pub fn builder() -> builder::QualityDocsCategoriesAuditRequest {
             Default::default()
         }
     }
+    #[cfg(feature = "audit")]
     ///Quality docs category filter (`quality_docs_categories` item).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -5605,11 +6049,13 @@ Known values: file_system, note, permission_change.*/
         )]
         pub subcategory_ids: ::std::vec::Vec<::std::string::String>,
     }
+    #[cfg(feature = "audit")]
     impl QualityDocsCategoryFilter {
         pub fn builder() -> builder::QualityDocsCategoryFilter {
             Default::default()
         }
     }
+    #[cfg(feature = "audit")]
     ///Quality docs courses report action filter value (`quality_docs_courses_actions`).
     #[derive(
         ::serde::Deserialize,
@@ -5634,6 +6080,7 @@ Known values: file_system, note, permission_change.*/
         #[serde(rename = "COURSE_DOCUMENT_STATUS_CHANGED")]
         CourseDocumentStatusChanged,
     }
+    #[cfg(feature = "audit")]
     impl ::std::fmt::Display for QualityDocsCoursesAction {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
@@ -5646,6 +6093,7 @@ Known values: file_system, note, permission_change.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::str::FromStr for QualityDocsCoursesAction {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -5660,6 +6108,7 @@ Known values: file_system, note, permission_change.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<&str> for QualityDocsCoursesAction {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -5668,6 +6117,7 @@ Known values: file_system, note, permission_change.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<::std::string::String> for QualityDocsCoursesAction {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -5676,6 +6126,7 @@ Known values: file_system, note, permission_change.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     ///Body of `POST /v1/audit/quality-docs-courses`. `date_end` must be after `date_start`. An omitted filter array means no restriction.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -5699,6 +6150,7 @@ Known values: file_system, note, permission_change.*/
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub users: ::std::vec::Vec<::std::string::String>,
     }
+    #[cfg(feature = "audit")]
     impl QualityDocsCoursesAuditRequest {
         ///A `QualityDocsCoursesAuditRequest` with its required fields (`date_start`, `date_end`, `format`) set and the optional fields left unset. Fails with an error naming the field when a value breaks the spec's constraint on it.
         pub fn new(
@@ -5739,11 +6191,13 @@ Known values: file_system, note, permission_change.*/
             })
         }
     }
+    #[cfg(feature = "audit")]
     impl QualityDocsCoursesAuditRequest {
         pub fn builder() -> builder::QualityDocsCoursesAuditRequest {
             Default::default()
         }
     }
+    #[cfg(feature = "audit")]
     ///Quality docs courses report parameter filter value (`quality_docs_courses_parameters`).
     #[derive(
         ::serde::Deserialize,
@@ -5780,6 +6234,7 @@ Known values: file_system, note, permission_change.*/
         #[serde(rename = "DOCUMENT_STATUS")]
         DocumentStatus,
     }
+    #[cfg(feature = "audit")]
     impl ::std::fmt::Display for QualityDocsCoursesParameter {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
@@ -5796,6 +6251,7 @@ Known values: file_system, note, permission_change.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::str::FromStr for QualityDocsCoursesParameter {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -5816,6 +6272,7 @@ Known values: file_system, note, permission_change.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<&str> for QualityDocsCoursesParameter {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -5824,6 +6281,7 @@ Known values: file_system, note, permission_change.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<::std::string::String> for QualityDocsCoursesParameter {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -5832,6 +6290,7 @@ Known values: file_system, note, permission_change.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     ///Quality docs report status filter value (`quality_docs_statuses`).
     #[derive(
         ::serde::Deserialize,
@@ -5856,6 +6315,7 @@ Known values: file_system, note, permission_change.*/
         #[serde(rename = "OBSOLETE")]
         Obsolete,
     }
+    #[cfg(feature = "audit")]
     impl ::std::fmt::Display for QualityDocsStatus {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
@@ -5866,6 +6326,7 @@ Known values: file_system, note, permission_change.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::str::FromStr for QualityDocsStatus {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -5880,6 +6341,7 @@ Known values: file_system, note, permission_change.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<&str> for QualityDocsStatus {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -5888,6 +6350,7 @@ Known values: file_system, note, permission_change.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<::std::string::String> for QualityDocsStatus {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -5896,21 +6359,25 @@ Known values: file_system, note, permission_change.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     ///A bound of an audit report's period: a date `YYYY-MM-DD` or an ISO 8601 timestamp `YYYY-MM-DDTHH:MM:SSZ` (reference 2.8 and 4.7): the date as in `CalendarDate` (each month's days, February 29 only in a leap year), hour 00 to 23, minute and second 00 to 59. `date_end` must be after `date_start` (reference 4.7): a timestamp is that instant; a plain date begins at its midnight as `date_start` and, as `date_end`, is the last day covered and ends at the end of that day (as the platform's clients document it), so a same-day range of plain dates is that day.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct ReportDate(::std::string::String);
+    #[cfg(feature = "audit")]
     impl ::std::ops::Deref for ReportDate {
         type Target = ::std::string::String;
         fn deref(&self) -> &::std::string::String {
             &self.0
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::From<ReportDate> for ::std::string::String {
         fn from(value: ReportDate) -> Self {
             value.0
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::str::FromStr for ReportDate {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -5932,6 +6399,7 @@ Known values: file_system, note, permission_change.*/
             Ok(Self(value.to_string()))
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<&str> for ReportDate {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -5940,6 +6408,7 @@ Known values: file_system, note, permission_change.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<::std::string::String> for ReportDate {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -5948,6 +6417,7 @@ Known values: file_system, note, permission_change.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     impl<'de> ::serde::Deserialize<'de> for ReportDate {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
@@ -5960,6 +6430,7 @@ Known values: file_system, note, permission_change.*/
                 })
         }
     }
+    #[cfg(feature = "ai")]
     ///A selected file (`{entryId string}`, reference 2.4). `filePath` is sent by the platform's clients (additional properties stay allowed).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -5976,11 +6447,13 @@ Known values: file_system, note, permission_change.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "ai")]
     impl SelectedFile {
         pub fn builder() -> builder::SelectedFile {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///A selected folder (`{id string}`, reference 2.4).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -5988,11 +6461,13 @@ Known values: file_system, note, permission_change.*/
         ///Folder id.
         pub id: ::std::string::String,
     }
+    #[cfg(feature = "ai")]
     impl SelectedFolder {
         pub fn builder() -> builder::SelectedFolder {
             Default::default()
         }
     }
+    #[cfg(feature = "ai")]
     ///Files and folders the question is restricted to.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -6002,11 +6477,13 @@ Known values: file_system, note, permission_change.*/
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub folders: ::std::vec::Vec<SelectedFolder>,
     }
+    #[cfg(feature = "ai")]
     impl SelectedItems {
         pub fn builder() -> builder::SelectedItems {
             Default::default()
         }
     }
+    #[cfg(feature = "audit")]
     ///Body of `POST /v1/audit/snapshot-restore`. `date_end` must be after `date_start`. An omitted filter array means no restriction.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -6024,6 +6501,7 @@ Known values: file_system, note, permission_change.*/
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub users: ::std::vec::Vec<::std::string::String>,
     }
+    #[cfg(feature = "audit")]
     impl SnapshotRestoreAuditRequest {
         ///A `SnapshotRestoreAuditRequest` with its required fields (`date_start`, `date_end`, `format`) set and the optional fields left unset. Fails with an error naming the field when a value breaks the spec's constraint on it.
         pub fn new(
@@ -6062,11 +6540,13 @@ Known values: file_system, note, permission_change.*/
             })
         }
     }
+    #[cfg(feature = "audit")]
     impl SnapshotRestoreAuditRequest {
         pub fn builder() -> builder::SnapshotRestoreAuditRequest {
             Default::default()
         }
     }
+    #[cfg(feature = "audit")]
     ///Upload requests report action filter value (`upload_requests_actions`).
     #[derive(
         ::serde::Deserialize,
@@ -6105,6 +6585,7 @@ Known values: file_system, note, permission_change.*/
         #[serde(rename = "REQUEST_CANCELED")]
         RequestCanceled,
     }
+    #[cfg(feature = "audit")]
     impl ::std::fmt::Display for UploadRequestsAction {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
@@ -6122,6 +6603,7 @@ Known values: file_system, note, permission_change.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::str::FromStr for UploadRequestsAction {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -6143,6 +6625,7 @@ Known values: file_system, note, permission_change.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<&str> for UploadRequestsAction {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -6151,6 +6634,7 @@ Known values: file_system, note, permission_change.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<::std::string::String> for UploadRequestsAction {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -6159,6 +6643,7 @@ Known values: file_system, note, permission_change.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     ///Body of `POST /v1/audit/upload-requests`. `date_end` must be after `date_start`. An omitted filter array means no restriction.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -6175,6 +6660,7 @@ Known values: file_system, note, permission_change.*/
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub users: ::std::vec::Vec<::std::string::String>,
     }
+    #[cfg(feature = "audit")]
     impl UploadRequestsAuditRequest {
         ///A `UploadRequestsAuditRequest` with its required fields (`date_start`, `date_end`, `format`) set and the optional fields left unset. Fails with an error naming the field when a value breaks the spec's constraint on it.
         pub fn new(
@@ -6213,11 +6699,13 @@ Known values: file_system, note, permission_change.*/
             })
         }
     }
+    #[cfg(feature = "audit")]
     impl UploadRequestsAuditRequest {
         pub fn builder() -> builder::UploadRequestsAuditRequest {
             Default::default()
         }
     }
+    #[cfg(feature = "audit")]
     ///Users report action type filter value.
     #[derive(
         ::serde::Deserialize,
@@ -6248,6 +6736,7 @@ Known values: file_system, note, permission_change.*/
         #[serde(rename = "PASSWORD_CHANGE")]
         PasswordChange,
     }
+    #[cfg(feature = "audit")]
     impl ::std::fmt::Display for UserActionType {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
@@ -6261,6 +6750,7 @@ Known values: file_system, note, permission_change.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::str::FromStr for UserActionType {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -6278,6 +6768,7 @@ Known values: file_system, note, permission_change.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<&str> for UserActionType {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -6286,6 +6777,7 @@ Known values: file_system, note, permission_change.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<::std::string::String> for UserActionType {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -6294,6 +6786,7 @@ Known values: file_system, note, permission_change.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     ///Event of a users report (JSON).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -6318,11 +6811,13 @@ Known values: file_system, note, permission_change.*/
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub subject_id: ::std::option::Option<::serde_json::Value>,
     }
+    #[cfg(feature = "audit")]
     impl UsersAuditEvent {
         pub fn builder() -> builder::UsersAuditEvent {
             Default::default()
         }
     }
+    #[cfg(feature = "audit")]
     ///Body of `POST /v1/audit/users`. `date_end` must be after `date_start`. The time portion of a date is ignored. An omitted filter array means no restriction. `suppress_emails` is not accepted by this kind.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -6343,6 +6838,7 @@ Known values: file_system, note, permission_change.*/
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub subject: ::std::vec::Vec<::std::string::String>,
     }
+    #[cfg(feature = "audit")]
     impl UsersAuditRequest {
         ///A `UsersAuditRequest` with its required fields (`date_start`, `date_end`, `format`) set and the optional fields left unset. Fails with an error naming the field when a value breaks the spec's constraint on it.
         pub fn new(
@@ -6382,11 +6878,13 @@ Known values: file_system, note, permission_change.*/
             })
         }
     }
+    #[cfg(feature = "audit")]
     impl UsersAuditRequest {
         pub fn builder() -> builder::UsersAuditRequest {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///A full webhook registration. `webhookId` is required, as in `WebhookSummary`: the reference's table (2.9) marks no field optional.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -6418,6 +6916,7 @@ Known values: file_system, note, permission_change.*/
         #[serde(rename = "webhookId")]
         pub webhook_id: ::std::string::String,
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::fmt::Debug for Webhook {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             f.debug_struct("Webhook")
@@ -6431,11 +6930,13 @@ Known values: file_system, note, permission_change.*/
                 .finish()
         }
     }
+    #[cfg(feature = "webhooks")]
     impl Webhook {
         pub fn builder() -> builder::Webhook {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///Webhook registration request.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -6459,6 +6960,7 @@ Known values: file_system, note, permission_change.*/
         ///HTTPS endpoint; needs a TLS certificate signed by a public certificate authority (self-signed certificates are refused).
         pub url: ::std::string::String,
     }
+    #[cfg(feature = "webhooks")]
     impl WebhookCreateRequest {
         ///A `WebhookCreateRequest` with its required fields (`url`) set and the optional fields left unset.
         pub fn new(url: impl ::std::convert::Into<::std::string::String>) -> Self {
@@ -6471,6 +6973,7 @@ Known values: file_system, note, permission_change.*/
             }
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::fmt::Debug for WebhookCreateRequest {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             f.debug_struct("WebhookCreateRequest")
@@ -6481,26 +6984,31 @@ Known values: file_system, note, permission_change.*/
                 .finish()
         }
     }
+    #[cfg(feature = "webhooks")]
     impl WebhookCreateRequest {
         pub fn builder() -> builder::WebhookCreateRequest {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///Comma-separated, at most 100 folder paths (`x-pubapi-max-items`: the most comma-separated items); omitted means all paths.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct WebhookCreateRequestPath(::std::string::String);
+    #[cfg(feature = "webhooks")]
     impl ::std::ops::Deref for WebhookCreateRequestPath {
         type Target = ::std::string::String;
         fn deref(&self) -> &::std::string::String {
             &self.0
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::From<WebhookCreateRequestPath> for ::std::string::String {
         fn from(value: WebhookCreateRequestPath) -> Self {
             value.0
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::str::FromStr for WebhookCreateRequestPath {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -6512,6 +7020,7 @@ Known values: file_system, note, permission_change.*/
             Ok(Self(value.to_string()))
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::TryFrom<&str> for WebhookCreateRequestPath {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -6520,6 +7029,7 @@ Known values: file_system, note, permission_change.*/
             value.parse()
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::TryFrom<::std::string::String> for WebhookCreateRequestPath {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -6528,6 +7038,7 @@ Known values: file_system, note, permission_change.*/
             value.parse()
         }
     }
+    #[cfg(feature = "webhooks")]
     impl<'de> ::serde::Deserialize<'de> for WebhookCreateRequestPath {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
@@ -6540,6 +7051,7 @@ Known values: file_system, note, permission_change.*/
                 })
         }
     }
+    #[cfg(feature = "webhooks")]
     ///Optional custom properties of a delivered event; only these keys can occur. Their value types are not shown. Other keys, should they occur anyway, are kept (`extra`).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq, Default)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -6573,11 +7085,13 @@ Known values: file_system, note, permission_change.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl WebhookCustomProperties {
         pub fn builder() -> builder::WebhookCustomProperties {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///Body of a webhook delivery: the service sends HTTP POST with `Content-Type: application/json` and this body to the registered `url`, with an `authorization` header holding the registered `authHeader` (validate it on every request). The receiver must answer HTTP 200; any other code schedules a retry. Retries: immediately, then after 1 minute, 10 minutes and 1 hour (4 attempts in total); after all fail, the registration becomes disabled. The endpoint needs a TLS certificate signed by a public certificate authority. Delivery timeouts are not shown.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -6585,6 +7099,7 @@ Known values: file_system, note, permission_change.*/
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub data: ::std::vec::Vec<WebhookEvent>,
     }
+    #[cfg(feature = "webhooks")]
     impl WebhookDelivery {
         pub fn builder() -> builder::WebhookDelivery {
             Default::default()
@@ -6609,6 +7124,7 @@ Known values: file_system, note, permission_change.*/
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///One delivered event (reference 2.10: every field but `customProperties` is listed as present; `data` is the payload).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -6636,11 +7152,13 @@ Known values: file_system, note, permission_change.*/
         #[serde(rename = "webhookId")]
         pub webhook_id: ::std::string::String,
     }
+    #[cfg(feature = "webhooks")]
     impl WebhookEvent {
         pub fn builder() -> builder::WebhookEvent {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///An `eventType` subscription entry: an exact event name (see `EventType`) or one of the wildcards `fs:*`, `link:*`, `comment:*`, `permission:*`, `meta:*`. Workflow and group events have no wildcard.
     #[derive(
         ::serde::Deserialize,
@@ -6739,6 +7257,7 @@ Known values: file_system, note, permission_change.*/
         #[serde(rename = "meta:*")]
         Meta,
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::fmt::Display for WebhookEventTypeFilter {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
@@ -6794,6 +7313,7 @@ Known values: file_system, note, permission_change.*/
             }
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::str::FromStr for WebhookEventTypeFilter {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -6849,6 +7369,7 @@ Known values: file_system, note, permission_change.*/
             }
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::TryFrom<&str> for WebhookEventTypeFilter {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -6857,6 +7378,7 @@ Known values: file_system, note, permission_change.*/
             value.parse()
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::TryFrom<::std::string::String> for WebhookEventTypeFilter {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -6865,6 +7387,7 @@ Known values: file_system, note, permission_change.*/
             value.parse()
         }
     }
+    #[cfg(feature = "webhooks")]
     /**What an `fs:*` event added, deleted or restored (`itemType`).
 
 Known values: file, version.*/
@@ -6882,6 +7405,7 @@ Known values: file, version.*/
         /// A value the spec does not list, kept verbatim.
         Unknown(::std::string::String),
     }
+    #[cfg(feature = "webhooks")]
     impl WebhookItemType {
         /// The values the spec lists, in spec order.
         pub const KNOWN: &'static [&'static str] = &["file", "version"];
@@ -6898,6 +7422,7 @@ Known values: file, version.*/
             Self::KNOWN.contains(&self.as_str())
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::From<::std::string::String> for WebhookItemType {
         fn from(value: ::std::string::String) -> Self {
             match value.as_str() {
@@ -6907,11 +7432,13 @@ Known values: file, version.*/
             }
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::From<&str> for WebhookItemType {
         fn from(value: &str) -> Self {
             Self::from(value.to_string())
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::From<WebhookItemType> for ::std::string::String {
         fn from(value: WebhookItemType) -> Self {
             match value {
@@ -6920,43 +7447,52 @@ Known values: file, version.*/
             }
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::str::FromStr for WebhookItemType {
         type Err = ::std::convert::Infallible;
         fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
             Ok(Self::from(value))
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::fmt::Display for WebhookItemType {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             f.write_str(self.as_str())
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::AsRef<str> for WebhookItemType {
         fn as_ref(&self) -> &str {
             self.as_str()
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::cmp::PartialEq for WebhookItemType {
         fn eq(&self, other: &Self) -> bool {
             self.as_str() == other.as_str()
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::cmp::Eq for WebhookItemType {}
+    #[cfg(feature = "webhooks")]
     impl ::std::cmp::PartialEq<str> for WebhookItemType {
         fn eq(&self, other: &str) -> bool {
             self.as_str() == other
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::cmp::PartialEq<&str> for WebhookItemType {
         fn eq(&self, other: &&str) -> bool {
             self.as_str() == *other
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::hash::Hash for WebhookItemType {
         fn hash<H: ::std::hash::Hasher>(&self, state: &mut H) {
             self.as_str().hash(state);
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::cmp::PartialOrd for WebhookItemType {
         fn partial_cmp(
             &self,
@@ -6965,11 +7501,13 @@ Known values: file, version.*/
             Some(self.cmp(other))
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::cmp::Ord for WebhookItemType {
         fn cmp(&self, other: &Self) -> ::std::cmp::Ordering {
             self.as_str().cmp(other.as_str())
         }
     }
+    #[cfg(feature = "webhooks")]
     /**What a link event's link points to (`linkType`): `file` or `folder` for download links, `upload` for upload links.
 
 Known values: file, folder, upload.*/
@@ -6989,6 +7527,7 @@ Known values: file, folder, upload.*/
         /// A value the spec does not list, kept verbatim.
         Unknown(::std::string::String),
     }
+    #[cfg(feature = "webhooks")]
     impl WebhookLinkType {
         /// The values the spec lists, in spec order.
         pub const KNOWN: &'static [&'static str] = &["file", "folder", "upload"];
@@ -7006,6 +7545,7 @@ Known values: file, folder, upload.*/
             Self::KNOWN.contains(&self.as_str())
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::From<::std::string::String> for WebhookLinkType {
         fn from(value: ::std::string::String) -> Self {
             match value.as_str() {
@@ -7016,11 +7556,13 @@ Known values: file, folder, upload.*/
             }
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::From<&str> for WebhookLinkType {
         fn from(value: &str) -> Self {
             Self::from(value.to_string())
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::From<WebhookLinkType> for ::std::string::String {
         fn from(value: WebhookLinkType) -> Self {
             match value {
@@ -7029,43 +7571,52 @@ Known values: file, folder, upload.*/
             }
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::str::FromStr for WebhookLinkType {
         type Err = ::std::convert::Infallible;
         fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
             Ok(Self::from(value))
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::fmt::Display for WebhookLinkType {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             f.write_str(self.as_str())
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::AsRef<str> for WebhookLinkType {
         fn as_ref(&self) -> &str {
             self.as_str()
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::cmp::PartialEq for WebhookLinkType {
         fn eq(&self, other: &Self) -> bool {
             self.as_str() == other.as_str()
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::cmp::Eq for WebhookLinkType {}
+    #[cfg(feature = "webhooks")]
     impl ::std::cmp::PartialEq<str> for WebhookLinkType {
         fn eq(&self, other: &str) -> bool {
             self.as_str() == other
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::cmp::PartialEq<&str> for WebhookLinkType {
         fn eq(&self, other: &&str) -> bool {
             self.as_str() == *other
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::hash::Hash for WebhookLinkType {
         fn hash<H: ::std::hash::Hasher>(&self, state: &mut H) {
             self.as_str().hash(state);
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::cmp::PartialOrd for WebhookLinkType {
         fn partial_cmp(
             &self,
@@ -7074,32 +7625,38 @@ Known values: file, folder, upload.*/
             Some(self.cmp(other))
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::cmp::Ord for WebhookLinkType {
         fn cmp(&self, other: &Self) -> ::std::cmp::Ordering {
             self.as_str().cmp(other.as_str())
         }
     }
+    #[cfg(feature = "webhooks")]
     ///Webhooks of the authenticated user and client id (response of `listWebhooks`).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[serde(transparent)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct WebhookList(pub ::std::vec::Vec<WebhookSummary>);
+    #[cfg(feature = "webhooks")]
     impl ::std::ops::Deref for WebhookList {
         type Target = ::std::vec::Vec<WebhookSummary>;
         fn deref(&self) -> &::std::vec::Vec<WebhookSummary> {
             &self.0
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::From<WebhookList> for ::std::vec::Vec<WebhookSummary> {
         fn from(value: WebhookList) -> Self {
             value.0
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::From<::std::vec::Vec<WebhookSummary>> for WebhookList {
         fn from(value: ::std::vec::Vec<WebhookSummary>) -> Self {
             Self(value)
         }
     }
+    #[cfg(feature = "webhooks")]
     /**Webhook status.
 
 Known values: enabled, disabled.*/
@@ -7117,6 +7674,7 @@ Known values: enabled, disabled.*/
         /// A value the spec does not list, kept verbatim.
         Unknown(::std::string::String),
     }
+    #[cfg(feature = "webhooks")]
     impl WebhookState {
         /// The values the spec lists, in spec order.
         pub const KNOWN: &'static [&'static str] = &["enabled", "disabled"];
@@ -7133,6 +7691,7 @@ Known values: enabled, disabled.*/
             Self::KNOWN.contains(&self.as_str())
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::From<::std::string::String> for WebhookState {
         fn from(value: ::std::string::String) -> Self {
             match value.as_str() {
@@ -7142,11 +7701,13 @@ Known values: enabled, disabled.*/
             }
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::From<&str> for WebhookState {
         fn from(value: &str) -> Self {
             Self::from(value.to_string())
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::From<WebhookState> for ::std::string::String {
         fn from(value: WebhookState) -> Self {
             match value {
@@ -7155,43 +7716,52 @@ Known values: enabled, disabled.*/
             }
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::str::FromStr for WebhookState {
         type Err = ::std::convert::Infallible;
         fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
             Ok(Self::from(value))
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::fmt::Display for WebhookState {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             f.write_str(self.as_str())
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::AsRef<str> for WebhookState {
         fn as_ref(&self) -> &str {
             self.as_str()
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::cmp::PartialEq for WebhookState {
         fn eq(&self, other: &Self) -> bool {
             self.as_str() == other.as_str()
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::cmp::Eq for WebhookState {}
+    #[cfg(feature = "webhooks")]
     impl ::std::cmp::PartialEq<str> for WebhookState {
         fn eq(&self, other: &str) -> bool {
             self.as_str() == other
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::cmp::PartialEq<&str> for WebhookState {
         fn eq(&self, other: &&str) -> bool {
             self.as_str() == *other
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::hash::Hash for WebhookState {
         fn hash<H: ::std::hash::Hasher>(&self, state: &mut H) {
             self.as_str().hash(state);
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::cmp::PartialOrd for WebhookState {
         fn partial_cmp(
             &self,
@@ -7200,17 +7770,20 @@ Known values: enabled, disabled.*/
             Some(self.cmp(other))
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::cmp::Ord for WebhookState {
         fn cmp(&self, other: &Self) -> ::std::cmp::Ordering {
             self.as_str().cmp(other.as_str())
         }
     }
+    #[cfg(feature = "webhooks")]
     ///Request to enable or disable a webhook.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
     pub struct WebhookStatusRequest {
         pub status: WebhookState,
     }
+    #[cfg(feature = "webhooks")]
     impl WebhookStatusRequest {
         ///A `WebhookStatusRequest` with its required fields (`status`) set and the optional fields left unset.
         pub fn new(status: impl ::std::convert::Into<WebhookState>) -> Self {
@@ -7218,11 +7791,13 @@ Known values: enabled, disabled.*/
             Self { status }
         }
     }
+    #[cfg(feature = "webhooks")]
     impl WebhookStatusRequest {
         pub fn builder() -> builder::WebhookStatusRequest {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///Webhook id, expiry and status.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -7234,11 +7809,13 @@ Known values: enabled, disabled.*/
         #[serde(rename = "webhookId")]
         pub webhook_id: ::std::string::String,
     }
+    #[cfg(feature = "webhooks")]
     impl WebhookSummary {
         pub fn builder() -> builder::WebhookSummary {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///Webhook update request; same rules as creation. Whether fields omitted in an update keep their value or are cleared is not shown.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -7264,6 +7841,7 @@ Known values: enabled, disabled.*/
         ///HTTPS endpoint (publicly signed TLS certificate).
         pub url: ::std::string::String,
     }
+    #[cfg(feature = "webhooks")]
     impl WebhookUpdateRequest {
         ///A `WebhookUpdateRequest` with its required fields (`url`) set and the optional fields left unset.
         pub fn new(url: impl ::std::convert::Into<::std::string::String>) -> Self {
@@ -7277,6 +7855,7 @@ Known values: enabled, disabled.*/
             }
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::fmt::Debug for WebhookUpdateRequest {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             f.debug_struct("WebhookUpdateRequest")
@@ -7288,26 +7867,31 @@ Known values: enabled, disabled.*/
                 .finish()
         }
     }
+    #[cfg(feature = "webhooks")]
     impl WebhookUpdateRequest {
         pub fn builder() -> builder::WebhookUpdateRequest {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///Comma-separated, at most 100 folder paths (`x-pubapi-max-items`: the most comma-separated items).
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct WebhookUpdateRequestPath(::std::string::String);
+    #[cfg(feature = "webhooks")]
     impl ::std::ops::Deref for WebhookUpdateRequestPath {
         type Target = ::std::string::String;
         fn deref(&self) -> &::std::string::String {
             &self.0
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::From<WebhookUpdateRequestPath> for ::std::string::String {
         fn from(value: WebhookUpdateRequestPath) -> Self {
             value.0
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::str::FromStr for WebhookUpdateRequestPath {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -7319,6 +7903,7 @@ Known values: enabled, disabled.*/
             Ok(Self(value.to_string()))
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::TryFrom<&str> for WebhookUpdateRequestPath {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -7327,6 +7912,7 @@ Known values: enabled, disabled.*/
             value.parse()
         }
     }
+    #[cfg(feature = "webhooks")]
     impl ::std::convert::TryFrom<::std::string::String> for WebhookUpdateRequestPath {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -7335,6 +7921,7 @@ Known values: enabled, disabled.*/
             value.parse()
         }
     }
+    #[cfg(feature = "webhooks")]
     impl<'de> ::serde::Deserialize<'de> for WebhookUpdateRequestPath {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
@@ -7347,6 +7934,7 @@ Known values: enabled, disabled.*/
                 })
         }
     }
+    #[cfg(feature = "webhooks")]
     ///The user who performed the delivered action. Fields the reference does not list are kept (`extra`).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -7371,6 +7959,7 @@ Known values: enabled, disabled.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl WebhookUser {
         pub fn builder() -> builder::WebhookUser {
             Default::default()
@@ -7396,6 +7985,7 @@ Known values: enabled, disabled.*/
             Default::default()
         }
     }
+    #[cfg(feature = "audit")]
     ///Workflows report action filter value (`workflow_actions`).
     #[derive(
         ::serde::Deserialize,
@@ -7460,6 +8050,7 @@ Known values: enabled, disabled.*/
         #[serde(rename = "WORKFLOW_EDITED")]
         WorkflowEdited,
     }
+    #[cfg(feature = "audit")]
     impl ::std::fmt::Display for WorkflowAction {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
@@ -7492,6 +8083,7 @@ Known values: enabled, disabled.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::str::FromStr for WorkflowAction {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -7528,6 +8120,7 @@ Known values: enabled, disabled.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<&str> for WorkflowAction {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -7536,6 +8129,7 @@ Known values: enabled, disabled.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<::std::string::String> for WorkflowAction {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -7544,6 +8138,7 @@ Known values: enabled, disabled.*/
             value.parse()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///`data` of `workflow:approvaltask_approved` and `workflow:approvaltask_rejected`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -7564,11 +8159,13 @@ Known values: enabled, disabled.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl WorkflowApprovalTaskData {
         pub fn builder() -> builder::WorkflowApprovalTaskData {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///The `assignee` of a workflow approval task event.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -7582,11 +8179,13 @@ Known values: enabled, disabled.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl WorkflowAssignee {
         pub fn builder() -> builder::WorkflowAssignee {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///`data` of `workflow:completed`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -7605,11 +8204,13 @@ Known values: enabled, disabled.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl WorkflowCompletedData {
         pub fn builder() -> builder::WorkflowCompletedData {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///`data` of `workflow:created` (workflow common fields plus definitionJson).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -7623,11 +8224,13 @@ Known values: enabled, disabled.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl WorkflowCreatedData {
         pub fn builder() -> builder::WorkflowCreatedData {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///The `firstEntity` object carried by every workflow event.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -7643,11 +8246,13 @@ Known values: enabled, disabled.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl WorkflowFirstEntity {
         pub fn builder() -> builder::WorkflowFirstEntity {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///The `workflow` object carried by every workflow event.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -7671,11 +8276,13 @@ Known values: enabled, disabled.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl WorkflowInfo {
         pub fn builder() -> builder::WorkflowInfo {
             Default::default()
         }
     }
+    #[cfg(feature = "webhooks")]
     ///The `step` of a workflow approval task event.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -7688,11 +8295,13 @@ Known values: enabled, disabled.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    #[cfg(feature = "webhooks")]
     impl WorkflowStep {
         pub fn builder() -> builder::WorkflowStep {
             Default::default()
         }
     }
+    #[cfg(feature = "audit")]
     ///Workflow templates report action filter value (`workflow_template_actions`).
     #[derive(
         ::serde::Deserialize,
@@ -7723,6 +8332,7 @@ Known values: enabled, disabled.*/
         #[serde(rename = "ITEM_REMOVED")]
         ItemRemoved,
     }
+    #[cfg(feature = "audit")]
     impl ::std::fmt::Display for WorkflowTemplateAction {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
@@ -7736,6 +8346,7 @@ Known values: enabled, disabled.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::str::FromStr for WorkflowTemplateAction {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -7753,6 +8364,7 @@ Known values: enabled, disabled.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<&str> for WorkflowTemplateAction {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -7761,6 +8373,7 @@ Known values: enabled, disabled.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<::std::string::String> for WorkflowTemplateAction {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -7769,6 +8382,7 @@ Known values: enabled, disabled.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     ///Body of `POST /v1/audit/workflow-templates`. `date_end` must be after `date_start`. An omitted filter array means no restriction.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -7785,6 +8399,7 @@ Known values: enabled, disabled.*/
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub workflow_template_actions: ::std::vec::Vec<WorkflowTemplateAction>,
     }
+    #[cfg(feature = "audit")]
     impl WorkflowTemplatesAuditRequest {
         ///A `WorkflowTemplatesAuditRequest` with its required fields (`date_start`, `date_end`, `format`) set and the optional fields left unset. Fails with an error naming the field when a value breaks the spec's constraint on it.
         pub fn new(
@@ -7823,11 +8438,13 @@ Known values: enabled, disabled.*/
             })
         }
     }
+    #[cfg(feature = "audit")]
     impl WorkflowTemplatesAuditRequest {
         pub fn builder() -> builder::WorkflowTemplatesAuditRequest {
             Default::default()
         }
     }
+    #[cfg(feature = "audit")]
     ///Workflows report type filter value (`workflow_types`).
     #[derive(
         ::serde::Deserialize,
@@ -7856,6 +8473,7 @@ Known values: enabled, disabled.*/
         #[serde(rename = "TEMPLATE")]
         Template,
     }
+    #[cfg(feature = "audit")]
     impl ::std::fmt::Display for WorkflowType {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
@@ -7868,6 +8486,7 @@ Known values: enabled, disabled.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::str::FromStr for WorkflowType {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -7884,6 +8503,7 @@ Known values: enabled, disabled.*/
             }
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<&str> for WorkflowType {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -7892,6 +8512,7 @@ Known values: enabled, disabled.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<::std::string::String> for WorkflowType {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -7900,6 +8521,7 @@ Known values: enabled, disabled.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     ///Body of `POST /v1/audit/workflows`. `date_end` must be after `date_start`. An omitted filter array means no restriction.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -7921,6 +8543,7 @@ Known values: enabled, disabled.*/
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub workflow_types: ::std::vec::Vec<WorkflowType>,
     }
+    #[cfg(feature = "audit")]
     impl WorkflowsAuditRequest {
         ///A `WorkflowsAuditRequest` with its required fields (`date_start`, `date_end`, `format`) set and the optional fields left unset. Fails with an error naming the field when a value breaks the spec's constraint on it.
         pub fn new(
@@ -7961,26 +8584,31 @@ Known values: enabled, disabled.*/
             })
         }
     }
+    #[cfg(feature = "audit")]
     impl WorkflowsAuditRequest {
         pub fn builder() -> builder::WorkflowsAuditRequest {
             Default::default()
         }
     }
+    #[cfg(feature = "audit")]
     ///Pattern on the workflow name; `*` allowed, but not first (so it starts with another character and is not empty).
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct WorkflowsAuditRequestFile(::std::string::String);
+    #[cfg(feature = "audit")]
     impl ::std::ops::Deref for WorkflowsAuditRequestFile {
         type Target = ::std::string::String;
         fn deref(&self) -> &::std::string::String {
             &self.0
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::From<WorkflowsAuditRequestFile> for ::std::string::String {
         fn from(value: WorkflowsAuditRequestFile) -> Self {
             value.0
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::str::FromStr for WorkflowsAuditRequestFile {
         type Err = self::error::ConversionError;
         fn from_str(
@@ -7994,6 +8622,7 @@ Known values: enabled, disabled.*/
             Ok(Self(value.to_string()))
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<&str> for WorkflowsAuditRequestFile {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -8002,6 +8631,7 @@ Known values: enabled, disabled.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     impl ::std::convert::TryFrom<::std::string::String> for WorkflowsAuditRequestFile {
         type Error = self::error::ConversionError;
         fn try_from(
@@ -8010,6 +8640,7 @@ Known values: enabled, disabled.*/
             value.parse()
         }
     }
+    #[cfg(feature = "audit")]
     impl<'de> ::serde::Deserialize<'de> for WorkflowsAuditRequestFile {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
@@ -8022,6 +8653,7 @@ Known values: enabled, disabled.*/
                 })
         }
     }
+    #[cfg(feature = "audit")]
     ///Event of a workgroup-settings report (JSON).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -8043,11 +8675,13 @@ Known values: enabled, disabled.*/
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub time: ::std::option::Option<::std::string::String>,
     }
+    #[cfg(feature = "audit")]
     impl WorkgroupSettingsAuditEvent {
         pub fn builder() -> builder::WorkgroupSettingsAuditEvent {
             Default::default()
         }
     }
+    #[cfg(feature = "audit")]
     ///Body of `POST /v1/audit/workgroup-settings`. `date_end` must be after `date_start`. The time portion of a date is ignored. An omitted filter array means no restriction. `suppress_emails` is not accepted by this kind.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
@@ -8059,6 +8693,7 @@ Known values: enabled, disabled.*/
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub users: ::std::vec::Vec<::std::string::String>,
     }
+    #[cfg(feature = "audit")]
     impl WorkgroupSettingsAuditRequest {
         ///A `WorkgroupSettingsAuditRequest` with its required fields (`date_start`, `date_end`, `format`) set and the optional fields left unset. Fails with an error naming the field when a value breaks the spec's constraint on it.
         pub fn new(
@@ -8095,6 +8730,7 @@ Known values: enabled, disabled.*/
             })
         }
     }
+    #[cfg(feature = "audit")]
     impl WorkgroupSettingsAuditRequest {
         pub fn builder() -> builder::WorkgroupSettingsAuditRequest {
             Default::default()
@@ -8102,6 +8738,7 @@ Known values: enabled, disabled.*/
     }
     /// Types for composing complex structures.
     pub mod builder {
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct Agent {
             agent_id: ::std::result::Result<
@@ -8137,6 +8774,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for Agent {
             fn default() -> Self {
                 Self {
@@ -8151,6 +8789,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl Agent {
             pub fn agent_id<T>(mut self, value: T) -> Self
             where
@@ -8249,6 +8888,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<Agent> for super::Agent {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -8266,6 +8906,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::Agent> for Agent {
             fn from(value: super::Agent) -> Self {
                 Self {
@@ -8280,6 +8921,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct AgentAskRequest {
             chat_history: ::std::result::Result<
@@ -8311,6 +8953,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for AgentAskRequest {
             fn default() -> Self {
                 Self {
@@ -8324,6 +8967,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl AgentAskRequest {
             pub fn chat_history<T>(mut self, value: T) -> Self
             where
@@ -8416,6 +9060,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<AgentAskRequest> for super::AgentAskRequest {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -8432,6 +9077,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::AgentAskRequest> for AgentAskRequest {
             fn from(value: super::AgentAskRequest) -> Self {
                 Self {
@@ -8445,6 +9091,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct AgentAskResponse {
             conversation_id: ::std::result::Result<
@@ -8456,6 +9103,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for AgentAskResponse {
             fn default() -> Self {
                 Self {
@@ -8464,6 +9112,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl AgentAskResponse {
             pub fn conversation_id<T>(mut self, value: T) -> Self
             where
@@ -8492,6 +9141,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<AgentAskResponse> for super::AgentAskResponse {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -8503,6 +9153,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::AgentAskResponse> for AgentAskResponse {
             fn from(value: super::AgentAskResponse) -> Self {
                 Self {
@@ -8511,6 +9162,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct AgentCitation {
             preview_url: ::std::result::Result<
@@ -8522,6 +9174,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for AgentCitation {
             fn default() -> Self {
                 Self {
@@ -8530,6 +9183,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl AgentCitation {
             pub fn preview_url<T>(mut self, value: T) -> Self
             where
@@ -8556,6 +9210,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<AgentCitation> for super::AgentCitation {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -8567,6 +9222,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::AgentCitation> for AgentCitation {
             fn from(value: super::AgentCitation) -> Self {
                 Self {
@@ -8575,6 +9231,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct AgentRequestStatus {
             citations: ::std::result::Result<
@@ -8591,6 +9248,7 @@ Known values: enabled, disabled.*/
             >,
             status: ::std::result::Result<::std::string::String, ::std::string::String>,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for AgentRequestStatus {
             fn default() -> Self {
                 Self {
@@ -8601,6 +9259,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl AgentRequestStatus {
             pub fn citations<T>(mut self, value: T) -> Self
             where
@@ -8651,6 +9310,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<AgentRequestStatus> for super::AgentRequestStatus {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -8664,6 +9324,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::AgentRequestStatus> for AgentRequestStatus {
             fn from(value: super::AgentRequestStatus) -> Self {
                 Self {
@@ -8738,6 +9399,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct AiResponseText {
             text: ::std::result::Result<
@@ -8745,6 +9407,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for AiResponseText {
             fn default() -> Self {
                 Self {
@@ -8752,6 +9415,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl AiResponseText {
             pub fn text<T>(mut self, value: T) -> Self
             where
@@ -8766,6 +9430,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<AiResponseText> for super::AiResponseText {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -8774,11 +9439,13 @@ Known values: enabled, disabled.*/
                 Ok(Self { text: value.text? })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::AiResponseText> for AiResponseText {
             fn from(value: super::AiResponseText) -> Self {
                 Self { text: Ok(value.text) }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct AssistantAskRequest {
             chat_history: ::std::result::Result<
@@ -8810,6 +9477,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for AssistantAskRequest {
             fn default() -> Self {
                 Self {
@@ -8823,6 +9491,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl AssistantAskRequest {
             pub fn chat_history<T>(mut self, value: T) -> Self
             where
@@ -8917,6 +9586,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<AssistantAskRequest>
         for super::AssistantAskRequest {
             type Error = super::error::ConversionError;
@@ -8934,6 +9604,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::AssistantAskRequest> for AssistantAskRequest {
             fn from(value: super::AssistantAskRequest) -> Self {
                 Self {
@@ -8947,6 +9618,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct AssistantAskResponse {
             actions: ::std::result::Result<
@@ -8970,6 +9642,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for AssistantAskResponse {
             fn default() -> Self {
                 Self {
@@ -8981,6 +9654,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl AssistantAskResponse {
             pub fn actions<T>(mut self, value: T) -> Self
             where
@@ -9047,6 +9721,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<AssistantAskResponse>
         for super::AssistantAskResponse {
             type Error = super::error::ConversionError;
@@ -9062,6 +9737,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::AssistantAskResponse> for AssistantAskResponse {
             fn from(value: super::AssistantAskResponse) -> Self {
                 Self {
@@ -9073,6 +9749,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct AssistantCitation {
             chunks: ::std::result::Result<
@@ -9096,6 +9773,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for AssistantCitation {
             fn default() -> Self {
                 Self {
@@ -9107,6 +9785,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl AssistantCitation {
             pub fn chunks<T>(mut self, value: T) -> Self
             where
@@ -9171,6 +9850,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<AssistantCitation> for super::AssistantCitation {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -9185,6 +9865,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::AssistantCitation> for AssistantCitation {
             fn from(value: super::AssistantCitation) -> Self {
                 Self {
@@ -9196,6 +9877,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct AssistantCitationChunk {
             chunk_id: ::std::result::Result<
@@ -9207,6 +9889,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for AssistantCitationChunk {
             fn default() -> Self {
                 Self {
@@ -9215,6 +9898,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl AssistantCitationChunk {
             pub fn chunk_id<T>(mut self, value: T) -> Self
             where
@@ -9241,6 +9925,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<AssistantCitationChunk>
         for super::AssistantCitationChunk {
             type Error = super::error::ConversionError;
@@ -9253,6 +9938,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::AssistantCitationChunk>
         for AssistantCitationChunk {
             fn from(value: super::AssistantCitationChunk) -> Self {
@@ -9262,6 +9948,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct AssistantStatusResponse {
             citations: ::std::result::Result<
@@ -9301,6 +9988,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for AssistantStatusResponse {
             fn default() -> Self {
                 Self {
@@ -9316,6 +10004,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl AssistantStatusResponse {
             pub fn citations<T>(mut self, value: T) -> Self
             where
@@ -9435,6 +10124,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<AssistantStatusResponse>
         for super::AssistantStatusResponse {
             type Error = super::error::ConversionError;
@@ -9454,6 +10144,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::AssistantStatusResponse>
         for AssistantStatusResponse {
             fn from(value: super::AssistantStatusResponse) -> Self {
@@ -9470,6 +10161,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct AssistantToolCall {
             input: ::std::result::Result<
@@ -9505,6 +10197,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for AssistantToolCall {
             fn default() -> Self {
                 Self {
@@ -9519,6 +10212,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl AssistantToolCall {
             pub fn input<T>(mut self, value: T) -> Self
             where
@@ -9623,6 +10317,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<AssistantToolCall> for super::AssistantToolCall {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -9640,6 +10335,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::AssistantToolCall> for AssistantToolCall {
             fn from(value: super::AssistantToolCall) -> Self {
                 Self {
@@ -9654,10 +10350,12 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         #[derive(Clone, Debug)]
         pub struct AuditJobCreated {
             id: ::std::result::Result<::std::string::String, ::std::string::String>,
         }
+        #[cfg(feature = "audit")]
         impl ::std::default::Default for AuditJobCreated {
             fn default() -> Self {
                 Self {
@@ -9665,6 +10363,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         impl AuditJobCreated {
             pub fn id<T>(mut self, value: T) -> Self
             where
@@ -9677,6 +10376,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::TryFrom<AuditJobCreated> for super::AuditJobCreated {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -9685,15 +10385,18 @@ Known values: enabled, disabled.*/
                 Ok(Self { id: value.id? })
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::From<super::AuditJobCreated> for AuditJobCreated {
             fn from(value: super::AuditJobCreated) -> Self {
                 Self { id: Ok(value.id) }
             }
         }
+        #[cfg(feature = "audit")]
         #[derive(Clone, Debug)]
         pub struct AuditJobStatus {
             status: ::std::result::Result<super::AuditJobState, ::std::string::String>,
         }
+        #[cfg(feature = "audit")]
         impl ::std::default::Default for AuditJobStatus {
             fn default() -> Self {
                 Self {
@@ -9701,6 +10404,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         impl AuditJobStatus {
             pub fn status<T>(mut self, value: T) -> Self
             where
@@ -9715,6 +10419,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::TryFrom<AuditJobStatus> for super::AuditJobStatus {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -9723,11 +10428,13 @@ Known values: enabled, disabled.*/
                 Ok(Self { status: value.status? })
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::From<super::AuditJobStatus> for AuditJobStatus {
             fn from(value: super::AuditJobStatus) -> Self {
                 Self { status: Ok(value.status) }
             }
         }
+        #[cfg(feature = "audit")]
         #[derive(Clone, Debug)]
         pub struct AuditReport {
             count: ::std::result::Result<
@@ -9749,6 +10456,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "audit")]
         impl ::std::default::Default for AuditReport {
             fn default() -> Self {
                 Self {
@@ -9759,6 +10467,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         impl AuditReport {
             pub fn count<T>(mut self, value: T) -> Self
             where
@@ -9813,6 +10522,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::TryFrom<AuditReport> for super::AuditReport {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -9826,6 +10536,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::From<super::AuditReport> for AuditReport {
             fn from(value: super::AuditReport) -> Self {
                 Self {
@@ -9836,6 +10547,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "events")]
         #[derive(Clone, Debug)]
         pub struct ChangePermissionEvent {
             changed_permissions: ::std::result::Result<
@@ -9843,6 +10555,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "events")]
         impl ::std::default::Default for ChangePermissionEvent {
             fn default() -> Self {
                 Self {
@@ -9850,6 +10563,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "events")]
         impl ChangePermissionEvent {
             pub fn changed_permissions<T>(mut self, value: T) -> Self
             where
@@ -9866,6 +10580,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "events")]
         impl ::std::convert::TryFrom<ChangePermissionEvent>
         for super::ChangePermissionEvent {
             type Error = super::error::ConversionError;
@@ -9877,6 +10592,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "events")]
         impl ::std::convert::From<super::ChangePermissionEvent>
         for ChangePermissionEvent {
             fn from(value: super::ChangePermissionEvent) -> Self {
@@ -9885,6 +10601,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "events")]
         #[derive(Clone, Debug)]
         pub struct ChangedPermission {
             action: ::std::result::Result<
@@ -9896,6 +10613,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "events")]
         impl ::std::default::Default for ChangedPermission {
             fn default() -> Self {
                 Self {
@@ -9904,6 +10622,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "events")]
         impl ChangedPermission {
             pub fn action<T>(mut self, value: T) -> Self
             where
@@ -9934,6 +10653,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "events")]
         impl ::std::convert::TryFrom<ChangedPermission> for super::ChangedPermission {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -9945,6 +10665,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "events")]
         impl ::std::convert::From<super::ChangedPermission> for ChangedPermission {
             fn from(value: super::ChangedPermission) -> Self {
                 Self {
@@ -9953,6 +10674,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct ChatHistory {
             messages: ::std::result::Result<
@@ -9960,6 +10682,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for ChatHistory {
             fn default() -> Self {
                 Self {
@@ -9967,6 +10690,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl ChatHistory {
             pub fn messages<T>(mut self, value: T) -> Self
             where
@@ -9981,6 +10705,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<ChatHistory> for super::ChatHistory {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -9989,6 +10714,7 @@ Known values: enabled, disabled.*/
                 Ok(Self { messages: value.messages? })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::ChatHistory> for ChatHistory {
             fn from(value: super::ChatHistory) -> Self {
                 Self {
@@ -9996,6 +10722,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct ChatMessage {
             content: ::std::result::Result<
@@ -10011,6 +10738,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for ChatMessage {
             fn default() -> Self {
                 Self {
@@ -10020,6 +10748,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl ChatMessage {
             pub fn content<T>(mut self, value: T) -> Self
             where
@@ -10060,6 +10789,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<ChatMessage> for super::ChatMessage {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -10072,6 +10802,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::ChatMessage> for ChatMessage {
             fn from(value: super::ChatMessage) -> Self {
                 Self {
@@ -10081,6 +10812,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct CommentRemoveCommentData {
             comment: ::std::result::Result<
@@ -10096,6 +10828,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for CommentRemoveCommentData {
             fn default() -> Self {
                 Self {
@@ -10105,6 +10838,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl CommentRemoveCommentData {
             pub fn comment<T>(mut self, value: T) -> Self
             where
@@ -10145,6 +10879,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<CommentRemoveCommentData>
         for super::CommentRemoveCommentData {
             type Error = super::error::ConversionError;
@@ -10158,6 +10893,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::CommentRemoveCommentData>
         for CommentRemoveCommentData {
             fn from(value: super::CommentRemoveCommentData) -> Self {
@@ -10168,6 +10904,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct CommentSetCommentData {
             comment: ::std::result::Result<::std::string::String, ::std::string::String>,
@@ -10180,6 +10917,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for CommentSetCommentData {
             fn default() -> Self {
                 Self {
@@ -10189,6 +10927,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl CommentSetCommentData {
             pub fn comment<T>(mut self, value: T) -> Self
             where
@@ -10229,6 +10968,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<CommentSetCommentData>
         for super::CommentSetCommentData {
             type Error = super::error::ConversionError;
@@ -10242,6 +10982,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::CommentSetCommentData>
         for CommentSetCommentData {
             fn from(value: super::CommentSetCommentData) -> Self {
@@ -10252,6 +10993,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct CopilotAskRequest {
             chat_history: ::std::result::Result<
@@ -10271,6 +11013,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for CopilotAskRequest {
             fn default() -> Self {
                 Self {
@@ -10281,6 +11024,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl CopilotAskRequest {
             pub fn chat_history<T>(mut self, value: T) -> Self
             where
@@ -10335,6 +11079,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<CopilotAskRequest> for super::CopilotAskRequest {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -10348,6 +11093,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::CopilotAskRequest> for CopilotAskRequest {
             fn from(value: super::CopilotAskRequest) -> Self {
                 Self {
@@ -10358,6 +11104,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct CopilotAskResponse {
             citations: ::std::result::Result<
@@ -10377,6 +11124,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for CopilotAskResponse {
             fn default() -> Self {
                 Self {
@@ -10387,6 +11135,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl CopilotAskResponse {
             pub fn citations<T>(mut self, value: T) -> Self
             where
@@ -10441,6 +11190,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<CopilotAskResponse> for super::CopilotAskResponse {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -10454,6 +11204,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::CopilotAskResponse> for CopilotAskResponse {
             fn from(value: super::CopilotAskResponse) -> Self {
                 Self {
@@ -10464,6 +11215,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct CopilotCitation {
             chunks: ::std::result::Result<
@@ -10487,6 +11239,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for CopilotCitation {
             fn default() -> Self {
                 Self {
@@ -10498,6 +11251,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl CopilotCitation {
             pub fn chunks<T>(mut self, value: T) -> Self
             where
@@ -10562,6 +11316,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<CopilotCitation> for super::CopilotCitation {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -10576,6 +11331,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::CopilotCitation> for CopilotCitation {
             fn from(value: super::CopilotCitation) -> Self {
                 Self {
@@ -10587,6 +11343,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct DocumentAskRequest {
             chat_history: ::std::result::Result<
@@ -10602,6 +11359,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for DocumentAskRequest {
             fn default() -> Self {
                 Self {
@@ -10611,6 +11369,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl DocumentAskRequest {
             pub fn chat_history<T>(mut self, value: T) -> Self
             where
@@ -10651,6 +11410,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<DocumentAskRequest> for super::DocumentAskRequest {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -10663,6 +11423,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::DocumentAskRequest> for DocumentAskRequest {
             fn from(value: super::DocumentAskRequest) -> Self {
                 Self {
@@ -10672,6 +11433,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct DocumentAskResponse {
             citations: ::std::result::Result<
@@ -10683,6 +11445,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for DocumentAskResponse {
             fn default() -> Self {
                 Self {
@@ -10691,6 +11454,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl DocumentAskResponse {
             pub fn citations<T>(mut self, value: T) -> Self
             where
@@ -10717,6 +11481,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<DocumentAskResponse>
         for super::DocumentAskResponse {
             type Error = super::error::ConversionError;
@@ -10729,6 +11494,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::DocumentAskResponse> for DocumentAskResponse {
             fn from(value: super::DocumentAskResponse) -> Self {
                 Self {
@@ -10737,6 +11503,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct DocumentCitation {
             chunks: ::std::result::Result<
@@ -10752,6 +11519,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for DocumentCitation {
             fn default() -> Self {
                 Self {
@@ -10761,6 +11529,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl DocumentCitation {
             pub fn chunks<T>(mut self, value: T) -> Self
             where
@@ -10801,6 +11570,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<DocumentCitation> for super::DocumentCitation {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -10813,6 +11583,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::DocumentCitation> for DocumentCitation {
             fn from(value: super::DocumentCitation) -> Self {
                 Self {
@@ -10822,6 +11593,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct DocumentCitationChunk {
             chunk_id: ::std::result::Result<
@@ -10833,6 +11605,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for DocumentCitationChunk {
             fn default() -> Self {
                 Self {
@@ -10841,6 +11614,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl DocumentCitationChunk {
             pub fn chunk_id<T>(mut self, value: T) -> Self
             where
@@ -10867,6 +11641,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<DocumentCitationChunk>
         for super::DocumentCitationChunk {
             type Error = super::error::ConversionError;
@@ -10879,6 +11654,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::DocumentCitationChunk>
         for DocumentCitationChunk {
             fn from(value: super::DocumentCitationChunk) -> Self {
@@ -10888,6 +11664,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct DocumentSummaryRequest {
             chat_history: ::std::result::Result<
@@ -10895,6 +11672,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for DocumentSummaryRequest {
             fn default() -> Self {
                 Self {
@@ -10902,6 +11680,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl DocumentSummaryRequest {
             pub fn chat_history<T>(mut self, value: T) -> Self
             where
@@ -10916,6 +11695,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<DocumentSummaryRequest>
         for super::DocumentSummaryRequest {
             type Error = super::error::ConversionError;
@@ -10927,6 +11707,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::DocumentSummaryRequest>
         for DocumentSummaryRequest {
             fn from(value: super::DocumentSummaryRequest) -> Self {
@@ -10935,6 +11716,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct DocumentSummaryResponse {
             response: ::std::result::Result<
@@ -10942,6 +11724,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for DocumentSummaryResponse {
             fn default() -> Self {
                 Self {
@@ -10949,6 +11732,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl DocumentSummaryResponse {
             pub fn response<T>(mut self, value: T) -> Self
             where
@@ -10963,6 +11747,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<DocumentSummaryResponse>
         for super::DocumentSummaryResponse {
             type Error = super::error::ConversionError;
@@ -10972,6 +11757,7 @@ Known values: enabled, disabled.*/
                 Ok(Self { response: value.response? })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::DocumentSummaryResponse>
         for DocumentSummaryResponse {
             fn from(value: super::DocumentSummaryResponse) -> Self {
@@ -10980,6 +11766,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         #[derive(Clone, Debug)]
         pub struct EtmfAuditRequest {
             date_end: ::std::result::Result<super::ReportDate, ::std::string::String>,
@@ -11003,6 +11790,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "audit")]
         impl ::std::default::Default for EtmfAuditRequest {
             fn default() -> Self {
                 Self {
@@ -11017,6 +11805,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         impl EtmfAuditRequest {
             pub fn date_end<T>(mut self, value: T) -> Self
             where
@@ -11121,6 +11910,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::TryFrom<EtmfAuditRequest> for super::EtmfAuditRequest {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -11138,6 +11928,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::From<super::EtmfAuditRequest> for EtmfAuditRequest {
             fn from(value: super::EtmfAuditRequest) -> Self {
                 Self {
@@ -11152,6 +11943,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "events")]
         #[derive(Clone, Debug)]
         pub struct EventPage {
             count: ::std::result::Result<
@@ -11168,6 +11960,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "events")]
         impl ::std::default::Default for EventPage {
             fn default() -> Self {
                 Self {
@@ -11178,6 +11971,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "events")]
         impl EventPage {
             pub fn count<T>(mut self, value: T) -> Self
             where
@@ -11228,6 +12022,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "events")]
         impl ::std::convert::TryFrom<EventPage> for super::EventPage {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -11241,6 +12036,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "events")]
         impl ::std::convert::From<super::EventPage> for EventPage {
             fn from(value: super::EventPage) -> Self {
                 Self {
@@ -11251,6 +12047,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "events")]
         #[derive(Clone, Debug)]
         pub struct EventTypeSpecificAttributes {
             change_context: ::std::result::Result<
@@ -11274,6 +12071,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "events")]
         impl ::std::default::Default for EventTypeSpecificAttributes {
             fn default() -> Self {
                 Self {
@@ -11285,6 +12083,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "events")]
         impl EventTypeSpecificAttributes {
             pub fn change_context<T>(mut self, value: T) -> Self
             where
@@ -11357,6 +12156,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "events")]
         impl ::std::convert::TryFrom<EventTypeSpecificAttributes>
         for super::EventTypeSpecificAttributes {
             type Error = super::error::ConversionError;
@@ -11372,6 +12172,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "events")]
         impl ::std::convert::From<super::EventTypeSpecificAttributes>
         for EventTypeSpecificAttributes {
             fn from(value: super::EventTypeSpecificAttributes) -> Self {
@@ -11384,6 +12185,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "events")]
         #[derive(Clone, Debug)]
         pub struct EventsCursor {
             latest_event_id: ::std::result::Result<i64, ::std::string::String>,
@@ -11393,6 +12195,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "events")]
         impl ::std::default::Default for EventsCursor {
             fn default() -> Self {
                 Self {
@@ -11406,6 +12209,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "events")]
         impl EventsCursor {
             pub fn latest_event_id<T>(mut self, value: T) -> Self
             where
@@ -11448,6 +12252,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "events")]
         impl ::std::convert::TryFrom<EventsCursor> for super::EventsCursor {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -11460,6 +12265,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "events")]
         impl ::std::convert::From<super::EventsCursor> for EventsCursor {
             fn from(value: super::EventsCursor) -> Self {
                 Self {
@@ -11469,6 +12275,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "events")]
         #[derive(Clone, Debug)]
         pub struct FileSystemEventData {
             is_folder: ::std::result::Result<
@@ -11500,6 +12307,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "events")]
         impl ::std::default::Default for FileSystemEventData {
             fn default() -> Self {
                 Self {
@@ -11513,6 +12321,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "events")]
         impl FileSystemEventData {
             pub fn is_folder<T>(mut self, value: T) -> Self
             where
@@ -11603,6 +12412,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "events")]
         impl ::std::convert::TryFrom<FileSystemEventData>
         for super::FileSystemEventData {
             type Error = super::error::ConversionError;
@@ -11620,6 +12430,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "events")]
         impl ::std::convert::From<super::FileSystemEventData> for FileSystemEventData {
             fn from(value: super::FileSystemEventData) -> Self {
                 Self {
@@ -11633,6 +12444,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         #[derive(Clone, Debug)]
         pub struct FilesAuditEvent {
             access: ::std::result::Result<
@@ -11684,6 +12496,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "audit")]
         impl ::std::default::Default for FilesAuditEvent {
             fn default() -> Self {
                 Self {
@@ -11702,6 +12515,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         impl FilesAuditEvent {
             pub fn access<T>(mut self, value: T) -> Self
             where
@@ -11848,6 +12662,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::TryFrom<FilesAuditEvent> for super::FilesAuditEvent {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -11869,6 +12684,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::From<super::FilesAuditEvent> for FilesAuditEvent {
             fn from(value: super::FilesAuditEvent) -> Self {
                 Self {
@@ -11887,6 +12703,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         #[derive(Clone, Debug)]
         pub struct FilesAuditRequest {
             date_end: ::std::result::Result<super::ReportDate, ::std::string::String>,
@@ -11910,6 +12727,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "audit")]
         impl ::std::default::Default for FilesAuditRequest {
             fn default() -> Self {
                 Self {
@@ -11924,6 +12742,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         impl FilesAuditRequest {
             pub fn date_end<T>(mut self, value: T) -> Self
             where
@@ -12030,6 +12849,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::TryFrom<FilesAuditRequest> for super::FilesAuditRequest {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -12047,6 +12867,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::From<super::FilesAuditRequest> for FilesAuditRequest {
             fn from(value: super::FilesAuditRequest) -> Self {
                 Self {
@@ -12061,6 +12882,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct FsAddFileData {
             item_type: ::std::result::Result<
@@ -12088,6 +12910,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for FsAddFileData {
             fn default() -> Self {
                 Self {
@@ -12106,6 +12929,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl FsAddFileData {
             pub fn item_type<T>(mut self, value: T) -> Self
             where
@@ -12188,6 +13012,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<FsAddFileData> for super::FsAddFileData {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -12203,6 +13028,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::FsAddFileData> for FsAddFileData {
             fn from(value: super::FsAddFileData) -> Self {
                 Self {
@@ -12215,6 +13041,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct FsAddFolderData {
             target_path: ::std::result::Result<
@@ -12226,6 +13053,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for FsAddFolderData {
             fn default() -> Self {
                 Self {
@@ -12234,6 +13062,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl FsAddFolderData {
             pub fn target_path<T>(mut self, value: T) -> Self
             where
@@ -12262,6 +13091,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<FsAddFolderData> for super::FsAddFolderData {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -12273,6 +13103,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::FsAddFolderData> for FsAddFolderData {
             fn from(value: super::FsAddFolderData) -> Self {
                 Self {
@@ -12281,6 +13112,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct FsCopyFileData {
             source_path: ::std::result::Result<
@@ -12308,6 +13140,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for FsCopyFileData {
             fn default() -> Self {
                 Self {
@@ -12326,6 +13159,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl FsCopyFileData {
             pub fn source_path<T>(mut self, value: T) -> Self
             where
@@ -12408,6 +13242,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<FsCopyFileData> for super::FsCopyFileData {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -12423,6 +13258,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::FsCopyFileData> for FsCopyFileData {
             fn from(value: super::FsCopyFileData) -> Self {
                 Self {
@@ -12435,6 +13271,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct FsCopyFolderData {
             source_path: ::std::result::Result<
@@ -12450,6 +13287,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for FsCopyFolderData {
             fn default() -> Self {
                 Self {
@@ -12459,6 +13297,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl FsCopyFolderData {
             pub fn source_path<T>(mut self, value: T) -> Self
             where
@@ -12499,6 +13338,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<FsCopyFolderData> for super::FsCopyFolderData {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -12511,6 +13351,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::FsCopyFolderData> for FsCopyFolderData {
             fn from(value: super::FsCopyFolderData) -> Self {
                 Self {
@@ -12520,6 +13361,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct FsDeleteFileData {
             item_type: ::std::result::Result<
@@ -12547,6 +13389,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for FsDeleteFileData {
             fn default() -> Self {
                 Self {
@@ -12565,6 +13408,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl FsDeleteFileData {
             pub fn item_type<T>(mut self, value: T) -> Self
             where
@@ -12649,6 +13493,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<FsDeleteFileData> for super::FsDeleteFileData {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -12664,6 +13509,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::FsDeleteFileData> for FsDeleteFileData {
             fn from(value: super::FsDeleteFileData) -> Self {
                 Self {
@@ -12676,6 +13522,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct FsDeleteFolderData {
             target_path: ::std::result::Result<
@@ -12687,6 +13534,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for FsDeleteFolderData {
             fn default() -> Self {
                 Self {
@@ -12695,6 +13543,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl FsDeleteFolderData {
             pub fn target_path<T>(mut self, value: T) -> Self
             where
@@ -12723,6 +13572,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<FsDeleteFolderData> for super::FsDeleteFolderData {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -12734,6 +13584,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::FsDeleteFolderData> for FsDeleteFolderData {
             fn from(value: super::FsDeleteFolderData) -> Self {
                 Self {
@@ -12742,6 +13593,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct FsDeleteFromTrashData {
             target_path: ::std::result::Result<
@@ -12753,6 +13605,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for FsDeleteFromTrashData {
             fn default() -> Self {
                 Self {
@@ -12761,6 +13614,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl FsDeleteFromTrashData {
             pub fn target_path<T>(mut self, value: T) -> Self
             where
@@ -12789,6 +13643,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<FsDeleteFromTrashData>
         for super::FsDeleteFromTrashData {
             type Error = super::error::ConversionError;
@@ -12801,6 +13656,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::FsDeleteFromTrashData>
         for FsDeleteFromTrashData {
             fn from(value: super::FsDeleteFromTrashData) -> Self {
@@ -12810,6 +13666,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct FsFolderProjectActivityData {
             target_path: ::std::result::Result<
@@ -12821,6 +13678,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for FsFolderProjectActivityData {
             fn default() -> Self {
                 Self {
@@ -12829,6 +13687,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl FsFolderProjectActivityData {
             pub fn target_path<T>(mut self, value: T) -> Self
             where
@@ -12857,6 +13716,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<FsFolderProjectActivityData>
         for super::FsFolderProjectActivityData {
             type Error = super::error::ConversionError;
@@ -12869,6 +13729,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::FsFolderProjectActivityData>
         for FsFolderProjectActivityData {
             fn from(value: super::FsFolderProjectActivityData) -> Self {
@@ -12878,6 +13739,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct FsLockFileData {
             target_entry_id: ::std::result::Result<
@@ -12901,6 +13763,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for FsLockFileData {
             fn default() -> Self {
                 Self {
@@ -12918,6 +13781,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl FsLockFileData {
             pub fn target_entry_id<T>(mut self, value: T) -> Self
             where
@@ -12988,6 +13852,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<FsLockFileData> for super::FsLockFileData {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -13002,6 +13867,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::FsLockFileData> for FsLockFileData {
             fn from(value: super::FsLockFileData) -> Self {
                 Self {
@@ -13013,6 +13879,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct FsMoveFileData {
             source_path: ::std::result::Result<
@@ -13036,6 +13903,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for FsMoveFileData {
             fn default() -> Self {
                 Self {
@@ -13051,6 +13919,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl FsMoveFileData {
             pub fn source_path<T>(mut self, value: T) -> Self
             where
@@ -13119,6 +13988,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<FsMoveFileData> for super::FsMoveFileData {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -13133,6 +14003,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::FsMoveFileData> for FsMoveFileData {
             fn from(value: super::FsMoveFileData) -> Self {
                 Self {
@@ -13144,6 +14015,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct FsMoveFolderData {
             source_path: ::std::result::Result<
@@ -13159,6 +14031,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for FsMoveFolderData {
             fn default() -> Self {
                 Self {
@@ -13168,6 +14041,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl FsMoveFolderData {
             pub fn source_path<T>(mut self, value: T) -> Self
             where
@@ -13208,6 +14082,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<FsMoveFolderData> for super::FsMoveFolderData {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -13220,6 +14095,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::FsMoveFolderData> for FsMoveFolderData {
             fn from(value: super::FsMoveFolderData) -> Self {
                 Self {
@@ -13229,6 +14105,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct FsRestoreFromTrashData {
             is_folder: ::std::result::Result<bool, ::std::string::String>,
@@ -13257,6 +14134,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for FsRestoreFromTrashData {
             fn default() -> Self {
                 Self {
@@ -13270,6 +14148,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl FsRestoreFromTrashData {
             pub fn is_folder<T>(mut self, value: T) -> Self
             where
@@ -13366,6 +14245,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<FsRestoreFromTrashData>
         for super::FsRestoreFromTrashData {
             type Error = super::error::ConversionError;
@@ -13383,6 +14263,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::FsRestoreFromTrashData>
         for FsRestoreFromTrashData {
             fn from(value: super::FsRestoreFromTrashData) -> Self {
@@ -13397,6 +14278,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct FsUploadLinkData {
             file_checksum: ::std::result::Result<
@@ -13424,6 +14306,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for FsUploadLinkData {
             fn default() -> Self {
                 Self {
@@ -13444,6 +14327,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl FsUploadLinkData {
             pub fn file_checksum<T>(mut self, value: T) -> Self
             where
@@ -13522,6 +14406,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<FsUploadLinkData> for super::FsUploadLinkData {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -13537,6 +14422,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::FsUploadLinkData> for FsUploadLinkData {
             fn from(value: super::FsUploadLinkData) -> Self {
                 Self {
@@ -13654,6 +14540,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct GroupCreateData {
             group_id: ::std::result::Result<::serde_json::Value, ::std::string::String>,
@@ -13672,6 +14559,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for GroupCreateData {
             fn default() -> Self {
                 Self {
@@ -13684,6 +14572,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl GroupCreateData {
             pub fn group_id<T>(mut self, value: T) -> Self
             where
@@ -13760,6 +14649,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<GroupCreateData> for super::GroupCreateData {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -13775,6 +14665,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::GroupCreateData> for GroupCreateData {
             fn from(value: super::GroupCreateData) -> Self {
                 Self {
@@ -13787,6 +14678,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct GroupEventData {
             group_id: ::std::result::Result<::serde_json::Value, ::std::string::String>,
@@ -13800,6 +14692,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for GroupEventData {
             fn default() -> Self {
                 Self {
@@ -13810,6 +14703,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl GroupEventData {
             pub fn group_id<T>(mut self, value: T) -> Self
             where
@@ -13862,6 +14756,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<GroupEventData> for super::GroupEventData {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -13875,6 +14770,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::GroupEventData> for GroupEventData {
             fn from(value: super::GroupEventData) -> Self {
                 Self {
@@ -13885,6 +14781,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct GroupMembersData {
             group_id: ::std::result::Result<::serde_json::Value, ::std::string::String>,
@@ -13902,6 +14799,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for GroupMembersData {
             fn default() -> Self {
                 Self {
@@ -13913,6 +14811,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl GroupMembersData {
             pub fn group_id<T>(mut self, value: T) -> Self
             where
@@ -13977,6 +14876,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<GroupMembersData> for super::GroupMembersData {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -13991,6 +14891,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::GroupMembersData> for GroupMembersData {
             fn from(value: super::GroupMembersData) -> Self {
                 Self {
@@ -14002,6 +14903,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct GroupOwnerData {
             group_id: ::std::result::Result<::serde_json::Value, ::std::string::String>,
@@ -14016,6 +14918,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for GroupOwnerData {
             fn default() -> Self {
                 Self {
@@ -14027,6 +14930,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl GroupOwnerData {
             pub fn group_id<T>(mut self, value: T) -> Self
             where
@@ -14091,6 +14995,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<GroupOwnerData> for super::GroupOwnerData {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -14105,6 +15010,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::GroupOwnerData> for GroupOwnerData {
             fn from(value: super::GroupOwnerData) -> Self {
                 Self {
@@ -14116,6 +15022,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct GroupUser {
             email: ::std::result::Result<::std::string::String, ::std::string::String>,
@@ -14133,6 +15040,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for GroupUser {
             fn default() -> Self {
                 Self {
@@ -14144,6 +15052,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl GroupUser {
             pub fn email<T>(mut self, value: T) -> Self
             where
@@ -14206,6 +15115,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<GroupUser> for super::GroupUser {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -14220,6 +15130,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::GroupUser> for GroupUser {
             fn from(value: super::GroupUser) -> Self {
                 Self {
@@ -14231,6 +15142,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         #[derive(Clone, Debug)]
         pub struct GroupsAuditEvent {
             action: ::std::result::Result<
@@ -14262,6 +15174,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "audit")]
         impl ::std::default::Default for GroupsAuditEvent {
             fn default() -> Self {
                 Self {
@@ -14275,6 +15188,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         impl GroupsAuditEvent {
             pub fn action<T>(mut self, value: T) -> Self
             where
@@ -14361,6 +15275,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::TryFrom<GroupsAuditEvent> for super::GroupsAuditEvent {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -14377,6 +15292,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::From<super::GroupsAuditEvent> for GroupsAuditEvent {
             fn from(value: super::GroupsAuditEvent) -> Self {
                 Self {
@@ -14390,6 +15306,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         #[derive(Clone, Debug)]
         pub struct GroupsAuditRequest {
             action_type: ::std::result::Result<
@@ -14409,6 +15326,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "audit")]
         impl ::std::default::Default for GroupsAuditRequest {
             fn default() -> Self {
                 Self {
@@ -14422,6 +15340,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         impl GroupsAuditRequest {
             pub fn action_type<T>(mut self, value: T) -> Self
             where
@@ -14510,6 +15429,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::TryFrom<GroupsAuditRequest> for super::GroupsAuditRequest {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -14526,6 +15446,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::From<super::GroupsAuditRequest> for GroupsAuditRequest {
             fn from(value: super::GroupsAuditRequest) -> Self {
                 Self {
@@ -14539,6 +15460,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct HybridSearchChunk {
             chunk_id: ::std::result::Result<
@@ -14562,6 +15484,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for HybridSearchChunk {
             fn default() -> Self {
                 Self {
@@ -14573,6 +15496,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl HybridSearchChunk {
             pub fn chunk_id<T>(mut self, value: T) -> Self
             where
@@ -14635,6 +15559,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<HybridSearchChunk> for super::HybridSearchChunk {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -14649,6 +15574,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::HybridSearchChunk> for HybridSearchChunk {
             fn from(value: super::HybridSearchChunk) -> Self {
                 Self {
@@ -14660,6 +15586,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct HybridSearchRequest {
             collection_id: ::std::result::Result<
@@ -14731,6 +15658,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for HybridSearchRequest {
             fn default() -> Self {
                 Self {
@@ -14754,6 +15682,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl HybridSearchRequest {
             pub fn collection_id<T>(mut self, value: T) -> Self
             where
@@ -14980,6 +15909,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<HybridSearchRequest>
         for super::HybridSearchRequest {
             type Error = super::error::ConversionError;
@@ -15007,6 +15937,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::HybridSearchRequest> for HybridSearchRequest {
             fn from(value: super::HybridSearchRequest) -> Self {
                 Self {
@@ -15030,6 +15961,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct HybridSearchResponse {
             first: ::std::result::Result<
@@ -15061,6 +15993,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for HybridSearchResponse {
             fn default() -> Self {
                 Self {
@@ -15074,6 +16007,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl HybridSearchResponse {
             pub fn first<T>(mut self, value: T) -> Self
             where
@@ -15162,6 +16096,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<HybridSearchResponse>
         for super::HybridSearchResponse {
             type Error = super::error::ConversionError;
@@ -15179,6 +16114,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::HybridSearchResponse> for HybridSearchResponse {
             fn from(value: super::HybridSearchResponse) -> Self {
                 Self {
@@ -15192,6 +16128,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct HybridSearchResult {
             chunks: ::std::result::Result<
@@ -15219,6 +16156,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for HybridSearchResult {
             fn default() -> Self {
                 Self {
@@ -15231,6 +16169,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl HybridSearchResult {
             pub fn chunks<T>(mut self, value: T) -> Self
             where
@@ -15307,6 +16246,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<HybridSearchResult> for super::HybridSearchResult {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -15322,6 +16262,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::HybridSearchResult> for HybridSearchResult {
             fn from(value: super::HybridSearchResult) -> Self {
                 Self {
@@ -15334,6 +16275,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct KnowledgeBase {
             created_by: ::std::result::Result<
@@ -15405,6 +16347,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for KnowledgeBase {
             fn default() -> Self {
                 Self {
@@ -15428,6 +16371,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl KnowledgeBase {
             pub fn created_by<T>(mut self, value: T) -> Self
             where
@@ -15640,6 +16584,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<KnowledgeBase> for super::KnowledgeBase {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -15666,6 +16611,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::KnowledgeBase> for KnowledgeBase {
             fn from(value: super::KnowledgeBase) -> Self {
                 Self {
@@ -15689,6 +16635,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct KnowledgeBaseAnswer {
             text: ::std::result::Result<
@@ -15700,6 +16647,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for KnowledgeBaseAnswer {
             fn default() -> Self {
                 Self {
@@ -15708,6 +16656,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl KnowledgeBaseAnswer {
             pub fn text<T>(mut self, value: T) -> Self
             where
@@ -15736,6 +16685,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<KnowledgeBaseAnswer>
         for super::KnowledgeBaseAnswer {
             type Error = super::error::ConversionError;
@@ -15748,6 +16698,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::KnowledgeBaseAnswer> for KnowledgeBaseAnswer {
             fn from(value: super::KnowledgeBaseAnswer) -> Self {
                 Self {
@@ -15756,6 +16707,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct KnowledgeBaseAskRequest {
             chat_history: ::std::result::Result<
@@ -15771,6 +16723,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for KnowledgeBaseAskRequest {
             fn default() -> Self {
                 Self {
@@ -15780,6 +16733,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl KnowledgeBaseAskRequest {
             pub fn chat_history<T>(mut self, value: T) -> Self
             where
@@ -15820,6 +16774,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<KnowledgeBaseAskRequest>
         for super::KnowledgeBaseAskRequest {
             type Error = super::error::ConversionError;
@@ -15833,6 +16788,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::KnowledgeBaseAskRequest>
         for KnowledgeBaseAskRequest {
             fn from(value: super::KnowledgeBaseAskRequest) -> Self {
@@ -15843,6 +16799,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct KnowledgeBaseAskResponse {
             citations: ::std::result::Result<
@@ -15862,6 +16819,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for KnowledgeBaseAskResponse {
             fn default() -> Self {
                 Self {
@@ -15872,6 +16830,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl KnowledgeBaseAskResponse {
             pub fn citations<T>(mut self, value: T) -> Self
             where
@@ -15930,6 +16889,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<KnowledgeBaseAskResponse>
         for super::KnowledgeBaseAskResponse {
             type Error = super::error::ConversionError;
@@ -15944,6 +16904,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::KnowledgeBaseAskResponse>
         for KnowledgeBaseAskResponse {
             fn from(value: super::KnowledgeBaseAskResponse) -> Self {
@@ -15955,6 +16916,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct KnowledgeBaseCitation {
             chunks: ::std::result::Result<
@@ -15982,6 +16944,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for KnowledgeBaseCitation {
             fn default() -> Self {
                 Self {
@@ -15994,6 +16957,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl KnowledgeBaseCitation {
             pub fn chunks<T>(mut self, value: T) -> Self
             where
@@ -16072,6 +17036,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<KnowledgeBaseCitation>
         for super::KnowledgeBaseCitation {
             type Error = super::error::ConversionError;
@@ -16088,6 +17053,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::KnowledgeBaseCitation>
         for KnowledgeBaseCitation {
             fn from(value: super::KnowledgeBaseCitation) -> Self {
@@ -16101,6 +17067,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct KnowledgeBaseCitationChunk {
             chunk_id: ::std::result::Result<
@@ -16120,6 +17087,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for KnowledgeBaseCitationChunk {
             fn default() -> Self {
                 Self {
@@ -16130,6 +17098,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl KnowledgeBaseCitationChunk {
             pub fn chunk_id<T>(mut self, value: T) -> Self
             where
@@ -16182,6 +17151,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<KnowledgeBaseCitationChunk>
         for super::KnowledgeBaseCitationChunk {
             type Error = super::error::ConversionError;
@@ -16196,6 +17166,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::KnowledgeBaseCitationChunk>
         for KnowledgeBaseCitationChunk {
             fn from(value: super::KnowledgeBaseCitationChunk) -> Self {
@@ -16207,6 +17178,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct KnowledgeBaseCreator {
             avatar_eos_object_id: ::std::result::Result<
@@ -16230,6 +17202,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for KnowledgeBaseCreator {
             fn default() -> Self {
                 Self {
@@ -16241,6 +17214,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl KnowledgeBaseCreator {
             pub fn avatar_eos_object_id<T>(mut self, value: T) -> Self
             where
@@ -16305,6 +17279,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<KnowledgeBaseCreator>
         for super::KnowledgeBaseCreator {
             type Error = super::error::ConversionError;
@@ -16320,6 +17295,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::KnowledgeBaseCreator> for KnowledgeBaseCreator {
             fn from(value: super::KnowledgeBaseCreator) -> Self {
                 Self {
@@ -16331,6 +17307,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct KnowledgeBaseListRequest {
             created_after: ::std::result::Result<
@@ -16378,6 +17355,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for KnowledgeBaseListRequest {
             fn default() -> Self {
                 Self {
@@ -16395,6 +17373,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl KnowledgeBaseListRequest {
             pub fn created_after<T>(mut self, value: T) -> Self
             where
@@ -16543,6 +17522,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<KnowledgeBaseListRequest>
         for super::KnowledgeBaseListRequest {
             type Error = super::error::ConversionError;
@@ -16564,6 +17544,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::KnowledgeBaseListRequest>
         for KnowledgeBaseListRequest {
             fn from(value: super::KnowledgeBaseListRequest) -> Self {
@@ -16584,6 +17565,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct KnowledgeBasePage {
             content: ::std::result::Result<
@@ -16627,6 +17609,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for KnowledgeBasePage {
             fn default() -> Self {
                 Self {
@@ -16643,6 +17626,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl KnowledgeBasePage {
             pub fn content<T>(mut self, value: T) -> Self
             where
@@ -16769,6 +17753,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<KnowledgeBasePage> for super::KnowledgeBasePage {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -16788,6 +17773,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::KnowledgeBasePage> for KnowledgeBasePage {
             fn from(value: super::KnowledgeBasePage) -> Self {
                 Self {
@@ -16804,6 +17790,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct KnowledgeBasePath {
             folder_id: ::std::result::Result<
@@ -16827,6 +17814,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for KnowledgeBasePath {
             fn default() -> Self {
                 Self {
@@ -16838,6 +17826,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl KnowledgeBasePath {
             pub fn folder_id<T>(mut self, value: T) -> Self
             where
@@ -16898,6 +17887,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<KnowledgeBasePath> for super::KnowledgeBasePath {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -16912,6 +17902,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::KnowledgeBasePath> for KnowledgeBasePath {
             fn from(value: super::KnowledgeBasePath) -> Self {
                 Self {
@@ -16923,6 +17914,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct LinkDownloadLinkData {
             link_id: ::std::result::Result<::std::string::String, ::std::string::String>,
@@ -16943,6 +17935,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for LinkDownloadLinkData {
             fn default() -> Self {
                 Self {
@@ -16954,6 +17947,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl LinkDownloadLinkData {
             pub fn link_id<T>(mut self, value: T) -> Self
             where
@@ -17018,6 +18012,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<LinkDownloadLinkData>
         for super::LinkDownloadLinkData {
             type Error = super::error::ConversionError;
@@ -17033,6 +18028,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::LinkDownloadLinkData> for LinkDownloadLinkData {
             fn from(value: super::LinkDownloadLinkData) -> Self {
                 Self {
@@ -17044,6 +18040,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct LinkUploadLinkData {
             link_id: ::std::result::Result<::std::string::String, ::std::string::String>,
@@ -17064,6 +18061,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for LinkUploadLinkData {
             fn default() -> Self {
                 Self {
@@ -17075,6 +18073,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl LinkUploadLinkData {
             pub fn link_id<T>(mut self, value: T) -> Self
             where
@@ -17139,6 +18138,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<LinkUploadLinkData> for super::LinkUploadLinkData {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -17153,6 +18153,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::LinkUploadLinkData> for LinkUploadLinkData {
             fn from(value: super::LinkUploadLinkData) -> Self {
                 Self {
@@ -17164,6 +18165,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         #[derive(Clone, Debug)]
         pub struct LoginsAuditEvent {
             access: ::std::result::Result<
@@ -17191,6 +18193,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "audit")]
         impl ::std::default::Default for LoginsAuditEvent {
             fn default() -> Self {
                 Self {
@@ -17203,6 +18206,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         impl LoginsAuditEvent {
             pub fn access<T>(mut self, value: T) -> Self
             where
@@ -17277,6 +18281,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::TryFrom<LoginsAuditEvent> for super::LoginsAuditEvent {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -17292,6 +18297,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::From<super::LoginsAuditEvent> for LoginsAuditEvent {
             fn from(value: super::LoginsAuditEvent) -> Self {
                 Self {
@@ -17304,6 +18310,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         #[derive(Clone, Debug)]
         pub struct LoginsAuditRequest {
             access_points: ::std::result::Result<
@@ -17323,6 +18330,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "audit")]
         impl ::std::default::Default for LoginsAuditRequest {
             fn default() -> Self {
                 Self {
@@ -17336,6 +18344,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         impl LoginsAuditRequest {
             pub fn access_points<T>(mut self, value: T) -> Self
             where
@@ -17424,6 +18433,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::TryFrom<LoginsAuditRequest> for super::LoginsAuditRequest {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -17440,6 +18450,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::From<super::LoginsAuditRequest> for LoginsAuditRequest {
             fn from(value: super::LoginsAuditRequest) -> Self {
                 Self {
@@ -17453,6 +18464,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct MetaKeyData {
             key: ::std::result::Result<::std::string::String, ::std::string::String>,
@@ -17473,6 +18485,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for MetaKeyData {
             fn default() -> Self {
                 Self {
@@ -17486,6 +18499,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl MetaKeyData {
             pub fn key<T>(mut self, value: T) -> Self
             where
@@ -17552,6 +18566,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<MetaKeyData> for super::MetaKeyData {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -17566,6 +18581,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::MetaKeyData> for MetaKeyData {
             fn from(value: super::MetaKeyData) -> Self {
                 Self {
@@ -17577,6 +18593,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct ModelDetails {
             name: ::std::result::Result<
@@ -17592,6 +18609,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for ModelDetails {
             fn default() -> Self {
                 Self {
@@ -17601,6 +18619,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl ModelDetails {
             pub fn name<T>(mut self, value: T) -> Self
             where
@@ -17641,6 +18660,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<ModelDetails> for super::ModelDetails {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -17653,6 +18673,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::ModelDetails> for ModelDetails {
             fn from(value: super::ModelDetails) -> Self {
                 Self {
@@ -17662,6 +18683,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct PermissionChangeData {
             assignee: ::std::result::Result<
@@ -17701,6 +18723,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for PermissionChangeData {
             fn default() -> Self {
                 Self {
@@ -17720,6 +18743,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl PermissionChangeData {
             pub fn assignee<T>(mut self, value: T) -> Self
             where
@@ -17832,6 +18856,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<PermissionChangeData>
         for super::PermissionChangeData {
             type Error = super::error::ConversionError;
@@ -17851,6 +18876,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::PermissionChangeData> for PermissionChangeData {
             fn from(value: super::PermissionChangeData) -> Self {
                 Self {
@@ -17866,6 +18892,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "events")]
         #[derive(Clone, Debug)]
         pub struct PermissionChangeEventData {
             is_folder: ::std::result::Result<
@@ -17877,6 +18904,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "events")]
         impl ::std::default::Default for PermissionChangeEventData {
             fn default() -> Self {
                 Self {
@@ -17885,6 +18913,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "events")]
         impl PermissionChangeEventData {
             pub fn is_folder<T>(mut self, value: T) -> Self
             where
@@ -17911,6 +18940,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "events")]
         impl ::std::convert::TryFrom<PermissionChangeEventData>
         for super::PermissionChangeEventData {
             type Error = super::error::ConversionError;
@@ -17923,6 +18953,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "events")]
         impl ::std::convert::From<super::PermissionChangeEventData>
         for PermissionChangeEventData {
             fn from(value: super::PermissionChangeEventData) -> Self {
@@ -17932,6 +18963,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "events")]
         #[derive(Clone, Debug)]
         pub struct PermissionEntry {
             priv_: ::std::result::Result<
@@ -17943,6 +18975,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "events")]
         impl ::std::default::Default for PermissionEntry {
             fn default() -> Self {
                 Self {
@@ -17951,6 +18984,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "events")]
         impl PermissionEntry {
             pub fn priv_<T>(mut self, value: T) -> Self
             where
@@ -17977,6 +19011,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "events")]
         impl ::std::convert::TryFrom<PermissionEntry> for super::PermissionEntry {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -17988,6 +19023,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "events")]
         impl ::std::convert::From<super::PermissionEntry> for PermissionEntry {
             fn from(value: super::PermissionEntry) -> Self {
                 Self {
@@ -17996,6 +19032,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         #[derive(Clone, Debug)]
         pub struct PermissionsAuditEvent {
             assignee: ::std::result::Result<
@@ -18027,6 +19064,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "audit")]
         impl ::std::default::Default for PermissionsAuditEvent {
             fn default() -> Self {
                 Self {
@@ -18040,6 +19078,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         impl PermissionsAuditEvent {
             pub fn assignee<T>(mut self, value: T) -> Self
             where
@@ -18126,6 +19165,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::TryFrom<PermissionsAuditEvent>
         for super::PermissionsAuditEvent {
             type Error = super::error::ConversionError;
@@ -18143,6 +19183,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::From<super::PermissionsAuditEvent>
         for PermissionsAuditEvent {
             fn from(value: super::PermissionsAuditEvent) -> Self {
@@ -18157,6 +19198,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         #[derive(Clone, Debug)]
         pub struct PermissionsAuditRequest {
             assignee_groups: ::std::result::Result<
@@ -18180,6 +19222,7 @@ Known values: enabled, disabled.*/
             format: ::std::result::Result<super::AuditFormat, ::std::string::String>,
             suppress_emails: ::std::result::Result<bool, ::std::string::String>,
         }
+        #[cfg(feature = "audit")]
         impl ::std::default::Default for PermissionsAuditRequest {
             fn default() -> Self {
                 Self {
@@ -18194,6 +19237,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         impl PermissionsAuditRequest {
             pub fn assignee_groups<T>(mut self, value: T) -> Self
             where
@@ -18298,6 +19342,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::TryFrom<PermissionsAuditRequest>
         for super::PermissionsAuditRequest {
             type Error = super::error::ConversionError;
@@ -18316,6 +19361,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::From<super::PermissionsAuditRequest>
         for PermissionsAuditRequest {
             fn from(value: super::PermissionsAuditRequest) -> Self {
@@ -18331,6 +19377,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "events")]
         #[derive(Clone, Debug)]
         pub struct PollingEvent {
             action: ::std::result::Result<
@@ -18364,6 +19411,7 @@ Known values: enabled, disabled.*/
             >,
             type_: ::std::result::Result<super::PollingEventType, ::std::string::String>,
         }
+        #[cfg(feature = "events")]
         impl ::std::default::Default for PollingEvent {
             fn default() -> Self {
                 Self {
@@ -18379,6 +19427,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "events")]
         impl PollingEvent {
             pub fn action<T>(mut self, value: T) -> Self
             where
@@ -18495,6 +19544,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "events")]
         impl ::std::convert::TryFrom<PollingEvent> for super::PollingEvent {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -18514,6 +19564,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "events")]
         impl ::std::convert::From<super::PollingEvent> for PollingEvent {
             fn from(value: super::PollingEvent) -> Self {
                 Self {
@@ -18531,6 +19582,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         #[derive(Clone, Debug)]
         pub struct QualityDocsAuditRequest {
             date_end: ::std::result::Result<super::ReportDate, ::std::string::String>,
@@ -18558,6 +19610,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "audit")]
         impl ::std::default::Default for QualityDocsAuditRequest {
             fn default() -> Self {
                 Self {
@@ -18573,6 +19626,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         impl QualityDocsAuditRequest {
             pub fn date_end<T>(mut self, value: T) -> Self
             where
@@ -18695,6 +19749,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::TryFrom<QualityDocsAuditRequest>
         for super::QualityDocsAuditRequest {
             type Error = super::error::ConversionError;
@@ -18714,6 +19769,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::From<super::QualityDocsAuditRequest>
         for QualityDocsAuditRequest {
             fn from(value: super::QualityDocsAuditRequest) -> Self {
@@ -18730,6 +19786,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         #[derive(Clone, Debug)]
         pub struct QualityDocsCategoriesAuditRequest {
             date_end: ::std::result::Result<super::ReportDate, ::std::string::String>,
@@ -18749,6 +19806,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "audit")]
         impl ::std::default::Default for QualityDocsCategoriesAuditRequest {
             fn default() -> Self {
                 Self {
@@ -18762,6 +19820,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         impl QualityDocsCategoriesAuditRequest {
             pub fn date_end<T>(mut self, value: T) -> Self
             where
@@ -18858,6 +19917,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::TryFrom<QualityDocsCategoriesAuditRequest>
         for super::QualityDocsCategoriesAuditRequest {
             type Error = super::error::ConversionError;
@@ -18876,6 +19936,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::From<super::QualityDocsCategoriesAuditRequest>
         for QualityDocsCategoriesAuditRequest {
             fn from(value: super::QualityDocsCategoriesAuditRequest) -> Self {
@@ -18892,6 +19953,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         #[derive(Clone, Debug)]
         pub struct QualityDocsCategoryFilter {
             id: ::std::result::Result<::std::string::String, ::std::string::String>,
@@ -18900,6 +19962,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "audit")]
         impl ::std::default::Default for QualityDocsCategoryFilter {
             fn default() -> Self {
                 Self {
@@ -18908,6 +19971,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         impl QualityDocsCategoryFilter {
             pub fn id<T>(mut self, value: T) -> Self
             where
@@ -18934,6 +19998,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::TryFrom<QualityDocsCategoryFilter>
         for super::QualityDocsCategoryFilter {
             type Error = super::error::ConversionError;
@@ -18946,6 +20011,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::From<super::QualityDocsCategoryFilter>
         for QualityDocsCategoryFilter {
             fn from(value: super::QualityDocsCategoryFilter) -> Self {
@@ -18955,6 +20021,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         #[derive(Clone, Debug)]
         pub struct QualityDocsCoursesAuditRequest {
             date_end: ::std::result::Result<super::ReportDate, ::std::string::String>,
@@ -18978,6 +20045,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "audit")]
         impl ::std::default::Default for QualityDocsCoursesAuditRequest {
             fn default() -> Self {
                 Self {
@@ -18992,6 +20060,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         impl QualityDocsCoursesAuditRequest {
             pub fn date_end<T>(mut self, value: T) -> Self
             where
@@ -19102,6 +20171,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::TryFrom<QualityDocsCoursesAuditRequest>
         for super::QualityDocsCoursesAuditRequest {
             type Error = super::error::ConversionError;
@@ -19121,6 +20191,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::From<super::QualityDocsCoursesAuditRequest>
         for QualityDocsCoursesAuditRequest {
             fn from(value: super::QualityDocsCoursesAuditRequest) -> Self {
@@ -19138,6 +20209,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct SelectedFile {
             entry_id: ::std::result::Result<
@@ -19153,6 +20225,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for SelectedFile {
             fn default() -> Self {
                 Self {
@@ -19162,6 +20235,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl SelectedFile {
             pub fn entry_id<T>(mut self, value: T) -> Self
             where
@@ -19202,6 +20276,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<SelectedFile> for super::SelectedFile {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -19214,6 +20289,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::SelectedFile> for SelectedFile {
             fn from(value: super::SelectedFile) -> Self {
                 Self {
@@ -19223,10 +20299,12 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct SelectedFolder {
             id: ::std::result::Result<::std::string::String, ::std::string::String>,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for SelectedFolder {
             fn default() -> Self {
                 Self {
@@ -19234,6 +20312,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl SelectedFolder {
             pub fn id<T>(mut self, value: T) -> Self
             where
@@ -19246,6 +20325,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<SelectedFolder> for super::SelectedFolder {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -19254,11 +20334,13 @@ Known values: enabled, disabled.*/
                 Ok(Self { id: value.id? })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::SelectedFolder> for SelectedFolder {
             fn from(value: super::SelectedFolder) -> Self {
                 Self { id: Ok(value.id) }
             }
         }
+        #[cfg(feature = "ai")]
         #[derive(Clone, Debug)]
         pub struct SelectedItems {
             files: ::std::result::Result<
@@ -19270,6 +20352,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "ai")]
         impl ::std::default::Default for SelectedItems {
             fn default() -> Self {
                 Self {
@@ -19278,6 +20361,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "ai")]
         impl SelectedItems {
             pub fn files<T>(mut self, value: T) -> Self
             where
@@ -19304,6 +20388,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::TryFrom<SelectedItems> for super::SelectedItems {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -19315,6 +20400,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "ai")]
         impl ::std::convert::From<super::SelectedItems> for SelectedItems {
             fn from(value: super::SelectedItems) -> Self {
                 Self {
@@ -19323,6 +20409,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         #[derive(Clone, Debug)]
         pub struct SnapshotRestoreAuditRequest {
             date_end: ::std::result::Result<super::ReportDate, ::std::string::String>,
@@ -19335,6 +20422,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "audit")]
         impl ::std::default::Default for SnapshotRestoreAuditRequest {
             fn default() -> Self {
                 Self {
@@ -19347,6 +20435,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         impl SnapshotRestoreAuditRequest {
             pub fn date_end<T>(mut self, value: T) -> Self
             where
@@ -19425,6 +20514,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::TryFrom<SnapshotRestoreAuditRequest>
         for super::SnapshotRestoreAuditRequest {
             type Error = super::error::ConversionError;
@@ -19441,6 +20531,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::From<super::SnapshotRestoreAuditRequest>
         for SnapshotRestoreAuditRequest {
             fn from(value: super::SnapshotRestoreAuditRequest) -> Self {
@@ -19454,6 +20545,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         #[derive(Clone, Debug)]
         pub struct UploadRequestsAuditRequest {
             date_end: ::std::result::Result<super::ReportDate, ::std::string::String>,
@@ -19469,6 +20561,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "audit")]
         impl ::std::default::Default for UploadRequestsAuditRequest {
             fn default() -> Self {
                 Self {
@@ -19481,6 +20574,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         impl UploadRequestsAuditRequest {
             pub fn date_end<T>(mut self, value: T) -> Self
             where
@@ -19559,6 +20653,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::TryFrom<UploadRequestsAuditRequest>
         for super::UploadRequestsAuditRequest {
             type Error = super::error::ConversionError;
@@ -19575,6 +20670,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::From<super::UploadRequestsAuditRequest>
         for UploadRequestsAuditRequest {
             fn from(value: super::UploadRequestsAuditRequest) -> Self {
@@ -19588,6 +20684,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         #[derive(Clone, Debug)]
         pub struct UsersAuditEvent {
             action: ::std::result::Result<
@@ -19623,6 +20720,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "audit")]
         impl ::std::default::Default for UsersAuditEvent {
             fn default() -> Self {
                 Self {
@@ -19637,6 +20735,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         impl UsersAuditEvent {
             pub fn action<T>(mut self, value: T) -> Self
             where
@@ -19737,6 +20836,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::TryFrom<UsersAuditEvent> for super::UsersAuditEvent {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -19754,6 +20854,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::From<super::UsersAuditEvent> for UsersAuditEvent {
             fn from(value: super::UsersAuditEvent) -> Self {
                 Self {
@@ -19768,6 +20869,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         #[derive(Clone, Debug)]
         pub struct UsersAuditRequest {
             action_type: ::std::result::Result<
@@ -19787,6 +20889,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "audit")]
         impl ::std::default::Default for UsersAuditRequest {
             fn default() -> Self {
                 Self {
@@ -19800,6 +20903,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         impl UsersAuditRequest {
             pub fn action_type<T>(mut self, value: T) -> Self
             where
@@ -19888,6 +20992,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::TryFrom<UsersAuditRequest> for super::UsersAuditRequest {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -19904,6 +21009,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::From<super::UsersAuditRequest> for UsersAuditRequest {
             fn from(value: super::UsersAuditRequest) -> Self {
                 Self {
@@ -19917,6 +21023,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone)]
         pub struct Webhook {
             auth_header: ::std::result::Result<
@@ -19948,6 +21055,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::fmt::Debug for Webhook {
             fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 f.debug_struct("Webhook")
@@ -19961,6 +21069,7 @@ Known values: enabled, disabled.*/
                     .finish()
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for Webhook {
             fn default() -> Self {
                 Self {
@@ -19974,6 +21083,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl Webhook {
             pub fn auth_header<T>(mut self, value: T) -> Self
             where
@@ -20060,6 +21170,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<Webhook> for super::Webhook {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -20076,6 +21187,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::Webhook> for Webhook {
             fn from(value: super::Webhook) -> Self {
                 Self {
@@ -20089,6 +21201,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone)]
         pub struct WebhookCreateRequest {
             auth_header: ::std::result::Result<
@@ -20105,6 +21218,7 @@ Known values: enabled, disabled.*/
             >,
             url: ::std::result::Result<::std::string::String, ::std::string::String>,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::fmt::Debug for WebhookCreateRequest {
             fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 f.debug_struct("WebhookCreateRequest")
@@ -20115,6 +21229,7 @@ Known values: enabled, disabled.*/
                     .finish()
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for WebhookCreateRequest {
             fn default() -> Self {
                 Self {
@@ -20125,6 +21240,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl WebhookCreateRequest {
             pub fn auth_header<T>(mut self, value: T) -> Self
             where
@@ -20179,6 +21295,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<WebhookCreateRequest>
         for super::WebhookCreateRequest {
             type Error = super::error::ConversionError;
@@ -20193,6 +21310,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::WebhookCreateRequest> for WebhookCreateRequest {
             fn from(value: super::WebhookCreateRequest) -> Self {
                 Self {
@@ -20203,6 +21321,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct WebhookCustomProperties {
             file_updated: ::std::result::Result<
@@ -20226,6 +21345,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for WebhookCustomProperties {
             fn default() -> Self {
                 Self {
@@ -20237,6 +21357,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl WebhookCustomProperties {
             pub fn file_updated<T>(mut self, value: T) -> Self
             where
@@ -20305,6 +21426,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<WebhookCustomProperties>
         for super::WebhookCustomProperties {
             type Error = super::error::ConversionError;
@@ -20321,6 +21443,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::WebhookCustomProperties>
         for WebhookCustomProperties {
             fn from(value: super::WebhookCustomProperties) -> Self {
@@ -20335,6 +21458,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct WebhookDelivery {
             data: ::std::result::Result<
@@ -20342,6 +21466,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for WebhookDelivery {
             fn default() -> Self {
                 Self {
@@ -20349,6 +21474,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl WebhookDelivery {
             pub fn data<T>(mut self, value: T) -> Self
             where
@@ -20363,6 +21489,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<WebhookDelivery> for super::WebhookDelivery {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -20371,6 +21498,7 @@ Known values: enabled, disabled.*/
                 Ok(Self { data: value.data? })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::WebhookDelivery> for WebhookDelivery {
             fn from(value: super::WebhookDelivery) -> Self {
                 Self { data: Ok(value.data) }
@@ -20459,6 +21587,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct WebhookEvent {
             action_source: ::std::result::Result<
@@ -20486,6 +21615,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for WebhookEvent {
             fn default() -> Self {
                 Self {
@@ -20503,6 +21633,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl WebhookEvent {
             pub fn action_source<T>(mut self, value: T) -> Self
             where
@@ -20619,6 +21750,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<WebhookEvent> for super::WebhookEvent {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -20637,6 +21769,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::WebhookEvent> for WebhookEvent {
             fn from(value: super::WebhookEvent) -> Self {
                 Self {
@@ -20652,10 +21785,12 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct WebhookStatusRequest {
             status: ::std::result::Result<super::WebhookState, ::std::string::String>,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for WebhookStatusRequest {
             fn default() -> Self {
                 Self {
@@ -20663,6 +21798,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl WebhookStatusRequest {
             pub fn status<T>(mut self, value: T) -> Self
             where
@@ -20677,6 +21813,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<WebhookStatusRequest>
         for super::WebhookStatusRequest {
             type Error = super::error::ConversionError;
@@ -20686,11 +21823,13 @@ Known values: enabled, disabled.*/
                 Ok(Self { status: value.status? })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::WebhookStatusRequest> for WebhookStatusRequest {
             fn from(value: super::WebhookStatusRequest) -> Self {
                 Self { status: Ok(value.status) }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct WebhookSummary {
             expires: ::std::result::Result<
@@ -20703,6 +21842,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for WebhookSummary {
             fn default() -> Self {
                 Self {
@@ -20712,6 +21852,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl WebhookSummary {
             pub fn expires<T>(mut self, value: T) -> Self
             where
@@ -20750,6 +21891,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<WebhookSummary> for super::WebhookSummary {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -20762,6 +21904,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::WebhookSummary> for WebhookSummary {
             fn from(value: super::WebhookSummary) -> Self {
                 Self {
@@ -20771,6 +21914,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone)]
         pub struct WebhookUpdateRequest {
             auth_header: ::std::result::Result<
@@ -20791,6 +21935,7 @@ Known values: enabled, disabled.*/
             >,
             url: ::std::result::Result<::std::string::String, ::std::string::String>,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::fmt::Debug for WebhookUpdateRequest {
             fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 f.debug_struct("WebhookUpdateRequest")
@@ -20802,6 +21947,7 @@ Known values: enabled, disabled.*/
                     .finish()
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for WebhookUpdateRequest {
             fn default() -> Self {
                 Self {
@@ -20813,6 +21959,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl WebhookUpdateRequest {
             pub fn auth_header<T>(mut self, value: T) -> Self
             where
@@ -20879,6 +22026,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<WebhookUpdateRequest>
         for super::WebhookUpdateRequest {
             type Error = super::error::ConversionError;
@@ -20894,6 +22042,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::WebhookUpdateRequest> for WebhookUpdateRequest {
             fn from(value: super::WebhookUpdateRequest) -> Self {
                 Self {
@@ -20905,6 +22054,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct WebhookUser {
             client_id_hash: ::std::result::Result<
@@ -20930,6 +22080,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for WebhookUser {
             fn default() -> Self {
                 Self {
@@ -20943,6 +22094,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl WebhookUser {
             pub fn client_id_hash<T>(mut self, value: T) -> Self
             where
@@ -21033,6 +22185,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<WebhookUser> for super::WebhookUser {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -21049,6 +22202,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::WebhookUser> for WebhookUser {
             fn from(value: super::WebhookUser) -> Self {
                 Self {
@@ -21164,6 +22318,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct WorkflowApprovalTaskData {
             assignee: ::std::result::Result<
@@ -21190,6 +22345,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for WorkflowApprovalTaskData {
             fn default() -> Self {
                 Self {
@@ -21210,6 +22366,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl WorkflowApprovalTaskData {
             pub fn assignee<T>(mut self, value: T) -> Self
             where
@@ -21314,6 +22471,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<WorkflowApprovalTaskData>
         for super::WorkflowApprovalTaskData {
             type Error = super::error::ConversionError;
@@ -21332,6 +22490,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::WorkflowApprovalTaskData>
         for WorkflowApprovalTaskData {
             fn from(value: super::WorkflowApprovalTaskData) -> Self {
@@ -21347,6 +22506,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct WorkflowAssignee {
             display_name: ::std::result::Result<
@@ -21364,6 +22524,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for WorkflowAssignee {
             fn default() -> Self {
                 Self {
@@ -21375,6 +22536,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl WorkflowAssignee {
             pub fn display_name<T>(mut self, value: T) -> Self
             where
@@ -21437,6 +22599,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<WorkflowAssignee> for super::WorkflowAssignee {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -21451,6 +22614,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::WorkflowAssignee> for WorkflowAssignee {
             fn from(value: super::WorkflowAssignee) -> Self {
                 Self {
@@ -21462,6 +22626,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct WorkflowCompletedData {
             completion_date: ::std::result::Result<
@@ -21483,6 +22648,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for WorkflowCompletedData {
             fn default() -> Self {
                 Self {
@@ -21501,6 +22667,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl WorkflowCompletedData {
             pub fn completion_date<T>(mut self, value: T) -> Self
             where
@@ -21583,6 +22750,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<WorkflowCompletedData>
         for super::WorkflowCompletedData {
             type Error = super::error::ConversionError;
@@ -21599,6 +22767,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::WorkflowCompletedData>
         for WorkflowCompletedData {
             fn from(value: super::WorkflowCompletedData) -> Self {
@@ -21612,6 +22781,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct WorkflowCreatedData {
             definition_json: ::std::result::Result<
@@ -21628,6 +22798,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for WorkflowCreatedData {
             fn default() -> Self {
                 Self {
@@ -21640,6 +22811,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl WorkflowCreatedData {
             pub fn definition_json<T>(mut self, value: T) -> Self
             where
@@ -21694,6 +22866,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<WorkflowCreatedData>
         for super::WorkflowCreatedData {
             type Error = super::error::ConversionError;
@@ -21708,6 +22881,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::WorkflowCreatedData> for WorkflowCreatedData {
             fn from(value: super::WorkflowCreatedData) -> Self {
                 Self {
@@ -21718,6 +22892,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct WorkflowFirstEntity {
             entry_id: ::std::result::Result<
@@ -21738,6 +22913,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for WorkflowFirstEntity {
             fn default() -> Self {
                 Self {
@@ -21749,6 +22925,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl WorkflowFirstEntity {
             pub fn entry_id<T>(mut self, value: T) -> Self
             where
@@ -21813,6 +22990,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<WorkflowFirstEntity>
         for super::WorkflowFirstEntity {
             type Error = super::error::ConversionError;
@@ -21828,6 +23006,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::WorkflowFirstEntity> for WorkflowFirstEntity {
             fn from(value: super::WorkflowFirstEntity) -> Self {
                 Self {
@@ -21839,6 +23018,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct WorkflowInfo {
             action_status: ::std::result::Result<
@@ -21861,6 +23041,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for WorkflowInfo {
             fn default() -> Self {
                 Self {
@@ -21876,6 +23057,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl WorkflowInfo {
             pub fn action_status<T>(mut self, value: T) -> Self
             where
@@ -21962,6 +23144,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<WorkflowInfo> for super::WorkflowInfo {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -21978,6 +23161,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::WorkflowInfo> for WorkflowInfo {
             fn from(value: super::WorkflowInfo) -> Self {
                 Self {
@@ -21991,6 +23175,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         #[derive(Clone, Debug)]
         pub struct WorkflowStep {
             id: ::std::result::Result<::serde_json::Value, ::std::string::String>,
@@ -22001,6 +23186,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::default::Default for WorkflowStep {
             fn default() -> Self {
                 Self {
@@ -22011,6 +23197,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "webhooks")]
         impl WorkflowStep {
             pub fn id<T>(mut self, value: T) -> Self
             where
@@ -22061,6 +23248,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::TryFrom<WorkflowStep> for super::WorkflowStep {
             type Error = super::error::ConversionError;
             fn try_from(
@@ -22074,6 +23262,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "webhooks")]
         impl ::std::convert::From<super::WorkflowStep> for WorkflowStep {
             fn from(value: super::WorkflowStep) -> Self {
                 Self {
@@ -22084,6 +23273,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         #[derive(Clone, Debug)]
         pub struct WorkflowTemplatesAuditRequest {
             date_end: ::std::result::Result<super::ReportDate, ::std::string::String>,
@@ -22099,6 +23289,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "audit")]
         impl ::std::default::Default for WorkflowTemplatesAuditRequest {
             fn default() -> Self {
                 Self {
@@ -22111,6 +23302,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         impl WorkflowTemplatesAuditRequest {
             pub fn date_end<T>(mut self, value: T) -> Self
             where
@@ -22191,6 +23383,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::TryFrom<WorkflowTemplatesAuditRequest>
         for super::WorkflowTemplatesAuditRequest {
             type Error = super::error::ConversionError;
@@ -22207,6 +23400,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::From<super::WorkflowTemplatesAuditRequest>
         for WorkflowTemplatesAuditRequest {
             fn from(value: super::WorkflowTemplatesAuditRequest) -> Self {
@@ -22220,6 +23414,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         #[derive(Clone, Debug)]
         pub struct WorkflowsAuditRequest {
             date_end: ::std::result::Result<super::ReportDate, ::std::string::String>,
@@ -22243,6 +23438,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "audit")]
         impl ::std::default::Default for WorkflowsAuditRequest {
             fn default() -> Self {
                 Self {
@@ -22257,6 +23453,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         impl WorkflowsAuditRequest {
             pub fn date_end<T>(mut self, value: T) -> Self
             where
@@ -22363,6 +23560,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::TryFrom<WorkflowsAuditRequest>
         for super::WorkflowsAuditRequest {
             type Error = super::error::ConversionError;
@@ -22381,6 +23579,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::From<super::WorkflowsAuditRequest>
         for WorkflowsAuditRequest {
             fn from(value: super::WorkflowsAuditRequest) -> Self {
@@ -22396,6 +23595,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         #[derive(Clone, Debug)]
         pub struct WorkgroupSettingsAuditEvent {
             actor: ::std::result::Result<
@@ -22427,6 +23627,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "audit")]
         impl ::std::default::Default for WorkgroupSettingsAuditEvent {
             fn default() -> Self {
                 Self {
@@ -22440,6 +23641,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         impl WorkgroupSettingsAuditEvent {
             pub fn actor<T>(mut self, value: T) -> Self
             where
@@ -22528,6 +23730,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::TryFrom<WorkgroupSettingsAuditEvent>
         for super::WorkgroupSettingsAuditEvent {
             type Error = super::error::ConversionError;
@@ -22545,6 +23748,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::From<super::WorkgroupSettingsAuditEvent>
         for WorkgroupSettingsAuditEvent {
             fn from(value: super::WorkgroupSettingsAuditEvent) -> Self {
@@ -22559,6 +23763,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         #[derive(Clone, Debug)]
         pub struct WorkgroupSettingsAuditRequest {
             date_end: ::std::result::Result<super::ReportDate, ::std::string::String>,
@@ -22569,6 +23774,7 @@ Known values: enabled, disabled.*/
                 ::std::string::String,
             >,
         }
+        #[cfg(feature = "audit")]
         impl ::std::default::Default for WorkgroupSettingsAuditRequest {
             fn default() -> Self {
                 Self {
@@ -22579,6 +23785,7 @@ Known values: enabled, disabled.*/
                 }
             }
         }
+        #[cfg(feature = "audit")]
         impl WorkgroupSettingsAuditRequest {
             pub fn date_end<T>(mut self, value: T) -> Self
             where
@@ -22629,6 +23836,7 @@ Known values: enabled, disabled.*/
                 self
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::TryFrom<WorkgroupSettingsAuditRequest>
         for super::WorkgroupSettingsAuditRequest {
             type Error = super::error::ConversionError;
@@ -22643,6 +23851,7 @@ Known values: enabled, disabled.*/
                 })
             }
         }
+        #[cfg(feature = "audit")]
         impl ::std::convert::From<super::WorkgroupSettingsAuditRequest>
         for WorkgroupSettingsAuditRequest {
             fn from(value: super::WorkgroupSettingsAuditRequest) -> Self {
@@ -22657,6 +23866,7 @@ Known values: enabled, disabled.*/
     }
     /// Generation of default values for serde.
     pub mod defaults {
+        #[cfg(feature = "audit")]
         pub(super) fn default_bool<const V: bool>() -> bool {
             V
         }
@@ -22693,6 +23903,7 @@ Known values: enabled, disabled.*/
             }
         }
     }
+    #[cfg(feature = "events")]
     /// On the wire a string (the open enum's or the checked string's text).
     #[cfg(feature = "schemars")]
     impl ::schemars::JsonSchema for ActionSource {
@@ -22705,6 +23916,7 @@ Known values: enabled, disabled.*/
             <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
         }
     }
+    #[cfg(feature = "ai")]
     /// On the wire a string (the open enum's or the checked string's text).
     #[cfg(feature = "schemars")]
     impl ::schemars::JsonSchema for AgentAskRequestQuestion {
@@ -22717,6 +23929,7 @@ Known values: enabled, disabled.*/
             <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
         }
     }
+    #[cfg(feature = "ai")]
     /// On the wire a string (the open enum's or the checked string's text).
     #[cfg(feature = "schemars")]
     impl ::schemars::JsonSchema for AssistantAskRequestQuestion {
@@ -22729,6 +23942,7 @@ Known values: enabled, disabled.*/
             <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
         }
     }
+    #[cfg(feature = "audit")]
     /// On the wire a string (the open enum's or the checked string's text).
     #[cfg(feature = "schemars")]
     impl ::schemars::JsonSchema for AuditJobState {
@@ -22741,6 +23955,7 @@ Known values: enabled, disabled.*/
             <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
         }
     }
+    #[cfg(feature = "ai")]
     /// On the wire a string (the open enum's or the checked string's text).
     #[cfg(feature = "schemars")]
     impl ::schemars::JsonSchema for CalendarDate {
@@ -22753,6 +23968,7 @@ Known values: enabled, disabled.*/
             <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
         }
     }
+    #[cfg(feature = "ai")]
     /// On the wire a string (the open enum's or the checked string's text).
     #[cfg(feature = "schemars")]
     impl ::schemars::JsonSchema for CopilotAskRequestQuestion {
@@ -22765,6 +23981,7 @@ Known values: enabled, disabled.*/
             <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
         }
     }
+    #[cfg(feature = "ai")]
     /// On the wire a string (the open enum's or the checked string's text).
     #[cfg(feature = "schemars")]
     impl ::schemars::JsonSchema for DocumentAskRequestQuestion {
@@ -22777,6 +23994,7 @@ Known values: enabled, disabled.*/
             <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
         }
     }
+    #[cfg(feature = "webhooks")]
     /// On the wire a string (the open enum's or the checked string's text).
     #[cfg(feature = "schemars")]
     impl ::schemars::JsonSchema for EventType {
@@ -22789,6 +24007,7 @@ Known values: enabled, disabled.*/
             <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
         }
     }
+    #[cfg(feature = "audit")]
     /// On the wire a string (the open enum's or the checked string's text).
     #[cfg(feature = "schemars")]
     impl ::schemars::JsonSchema for FilesAuditRequestFile {
@@ -22801,6 +24020,7 @@ Known values: enabled, disabled.*/
             <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
         }
     }
+    #[cfg(feature = "audit")]
     /// On the wire a string (the open enum's or the checked string's text).
     #[cfg(feature = "schemars")]
     impl ::schemars::JsonSchema for FilesAuditRequestFoldersItem {
@@ -22825,6 +24045,7 @@ Known values: enabled, disabled.*/
             <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
         }
     }
+    #[cfg(feature = "ai")]
     /// On the wire a string (the open enum's or the checked string's text).
     #[cfg(feature = "schemars")]
     impl ::schemars::JsonSchema for HybridSearchRequestCreatedByString {
@@ -22837,6 +24058,7 @@ Known values: enabled, disabled.*/
             <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
         }
     }
+    #[cfg(feature = "ai")]
     /// On the wire a string (the open enum's or the checked string's text).
     #[cfg(feature = "schemars")]
     impl ::schemars::JsonSchema for HybridSearchRequestQuery {
@@ -22849,6 +24071,7 @@ Known values: enabled, disabled.*/
             <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
         }
     }
+    #[cfg(feature = "ai")]
     /// On the wire a string (the open enum's or the checked string's text).
     #[cfg(feature = "schemars")]
     impl ::schemars::JsonSchema for KnowledgeBaseAskRequestQuestion {
@@ -22861,6 +24084,7 @@ Known values: enabled, disabled.*/
             <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
         }
     }
+    #[cfg(feature = "events")]
     /// On the wire a string (the open enum's or the checked string's text).
     #[cfg(feature = "schemars")]
     impl ::schemars::JsonSchema for ListEventsV1Reverse {
@@ -22873,6 +24097,7 @@ Known values: enabled, disabled.*/
             <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
         }
     }
+    #[cfg(feature = "events")]
     /// On the wire a string (the open enum's or the checked string's text).
     #[cfg(feature = "schemars")]
     impl ::schemars::JsonSchema for ListEventsV2Reverse {
@@ -22885,6 +24110,7 @@ Known values: enabled, disabled.*/
             <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
         }
     }
+    #[cfg(feature = "events")]
     /// On the wire a string (the open enum's or the checked string's text).
     #[cfg(feature = "schemars")]
     impl ::schemars::JsonSchema for PermissionChangeAction {
@@ -22897,6 +24123,7 @@ Known values: enabled, disabled.*/
             <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
         }
     }
+    #[cfg(feature = "events")]
     /// On the wire a string (the open enum's or the checked string's text).
     #[cfg(feature = "schemars")]
     impl ::schemars::JsonSchema for PollingEventAction {
@@ -22909,6 +24136,7 @@ Known values: enabled, disabled.*/
             <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
         }
     }
+    #[cfg(feature = "events")]
     /// On the wire a string (the open enum's or the checked string's text).
     #[cfg(feature = "schemars")]
     impl ::schemars::JsonSchema for PollingEventType {
@@ -22921,6 +24149,7 @@ Known values: enabled, disabled.*/
             <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
         }
     }
+    #[cfg(feature = "audit")]
     /// On the wire a string (the open enum's or the checked string's text).
     #[cfg(feature = "schemars")]
     impl ::schemars::JsonSchema for ReportDate {
@@ -22933,6 +24162,7 @@ Known values: enabled, disabled.*/
             <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
         }
     }
+    #[cfg(feature = "webhooks")]
     /// On the wire a string (the open enum's or the checked string's text).
     #[cfg(feature = "schemars")]
     impl ::schemars::JsonSchema for WebhookCreateRequestPath {
@@ -22945,6 +24175,7 @@ Known values: enabled, disabled.*/
             <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
         }
     }
+    #[cfg(feature = "webhooks")]
     /// On the wire a string (the open enum's or the checked string's text).
     #[cfg(feature = "schemars")]
     impl ::schemars::JsonSchema for WebhookItemType {
@@ -22957,6 +24188,7 @@ Known values: enabled, disabled.*/
             <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
         }
     }
+    #[cfg(feature = "webhooks")]
     /// On the wire a string (the open enum's or the checked string's text).
     #[cfg(feature = "schemars")]
     impl ::schemars::JsonSchema for WebhookLinkType {
@@ -22969,6 +24201,7 @@ Known values: enabled, disabled.*/
             <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
         }
     }
+    #[cfg(feature = "webhooks")]
     /// On the wire a string (the open enum's or the checked string's text).
     #[cfg(feature = "schemars")]
     impl ::schemars::JsonSchema for WebhookState {
@@ -22981,6 +24214,7 @@ Known values: enabled, disabled.*/
             <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
         }
     }
+    #[cfg(feature = "webhooks")]
     /// On the wire a string (the open enum's or the checked string's text).
     #[cfg(feature = "schemars")]
     impl ::schemars::JsonSchema for WebhookUpdateRequestPath {
@@ -22993,6 +24227,7 @@ Known values: enabled, disabled.*/
             <::std::string::String as ::schemars::JsonSchema>::json_schema(generator)
         }
     }
+    #[cfg(feature = "audit")]
     /// On the wire a string (the open enum's or the checked string's text).
     #[cfg(feature = "schemars")]
     impl ::schemars::JsonSchema for WorkflowsAuditRequestFile {
@@ -23152,6 +24387,7 @@ impl ClientInfo<crate::hooks::Inner> for Client {
     }
 }
 impl ClientHooks<crate::hooks::Inner> for &Client {}
+#[cfg(feature = "ai")]
 ///AI agents (list, asynchronous questions, polling of the execution).
 pub trait ClientAgentsExt {
     /**List AI agents
@@ -23218,6 +24454,7 @@ let response = client.get_agent_request_status()
 ```*/
     fn get_agent_request_status(&self) -> builder::GetAgentRequestStatus<'_>;
 }
+#[cfg(feature = "ai")]
 impl ClientAgentsExt for Client {
     fn list_agents(&self) -> builder::ListAgents<'_> {
         builder::ListAgents::new(self)
@@ -23229,6 +24466,7 @@ impl ClientAgentsExt for Client {
         builder::GetAgentRequestStatus::new(self)
     }
 }
+#[cfg(feature = "ai")]
 ///Asynchronous AI assistant about the domain or selected files and folders.
 pub trait ClientAssistantExt {
     /**Ask the AI assistant (asynchronous)
@@ -23272,6 +24510,7 @@ let response = client.get_assistant_status()
 ```*/
     fn get_assistant_status(&self) -> builder::GetAssistantStatus<'_>;
 }
+#[cfg(feature = "ai")]
 impl ClientAssistantExt for Client {
     fn ask_assistant(&self) -> builder::AskAssistant<'_> {
         builder::AskAssistant::new(self)
@@ -23280,6 +24519,7 @@ impl ClientAssistantExt for Client {
         builder::GetAssistantStatus::new(self)
     }
 }
+#[cfg(feature = "audit")]
 ///Audit reporting v1 (asynchronous report jobs, retrieval, deletion).
 pub trait ClientAuditExt {
     /**Create a logins audit report
@@ -23622,6 +24862,7 @@ let response = client.delete_audit_report()
 ```*/
     fn delete_audit_report(&self) -> builder::DeleteAuditReport<'_>;
 }
+#[cfg(feature = "audit")]
 impl ClientAuditExt for Client {
     fn create_logins_audit(&self) -> builder::CreateLoginsAudit<'_> {
         builder::CreateLoginsAudit::new(self)
@@ -23683,6 +24924,7 @@ impl ClientAuditExt for Client {
         builder::DeleteAuditReport::new(self)
     }
 }
+#[cfg(feature = "ai")]
 ///Deprecated synchronous copilot question endpoint (removed on 30 September 2026).
 pub trait ClientCopilotExt {
     /**Ask the copilot (deprecated, synchronous)
@@ -23708,11 +24950,13 @@ let response = client.ask_copilot()
     )]
     fn ask_copilot(&self) -> builder::AskCopilot<'_>;
 }
+#[cfg(feature = "ai")]
 impl ClientCopilotExt for Client {
     fn ask_copilot(&self) -> builder::AskCopilot<'_> {
         builder::AskCopilot::new(self)
     }
 }
+#[cfg(feature = "ai")]
 ///Questions about, and summaries of, one document version.
 pub trait ClientDocumentAiExt {
     /**Ask a question about one document version
@@ -23758,6 +25002,7 @@ let response = client.summarize_document()
 ```*/
     fn summarize_document(&self) -> builder::SummarizeDocument<'_>;
 }
+#[cfg(feature = "ai")]
 impl ClientDocumentAiExt for Client {
     fn ask_document(&self) -> builder::AskDocument<'_> {
         builder::AskDocument::new(self)
@@ -23766,6 +25011,7 @@ impl ClientDocumentAiExt for Client {
         builder::SummarizeDocument::new(self)
     }
 }
+#[cfg(feature = "events")]
 ///Cursor-based polling of file system, note and permission-change events.
 pub trait ClientEventsExt {
     /**Get the current events cursor
@@ -23844,6 +25090,7 @@ let response = client.list_events_v2()
 ```*/
     fn list_events_v2(&self) -> builder::ListEventsV2<'_>;
 }
+#[cfg(feature = "events")]
 impl ClientEventsExt for Client {
     fn get_events_cursor(&self) -> builder::GetEventsCursor<'_> {
         builder::GetEventsCursor::new(self)
@@ -23855,6 +25102,7 @@ impl ClientEventsExt for Client {
         builder::ListEventsV2::new(self)
     }
 }
+#[cfg(feature = "ai")]
 ///Hybrid semantic plus keyword search.
 pub trait ClientHybridSearchExt {
     /**Hybrid semantic plus keyword search
@@ -23877,6 +25125,7 @@ let response = client.hybrid_search()
 ```*/
     fn hybrid_search(&self) -> builder::HybridSearch<'_>;
 }
+#[cfg(feature = "ai")]
 impl ClientHybridSearchExt for Client {
     fn hybrid_search(&self) -> builder::HybridSearch<'_> {
         builder::HybridSearch::new(self)
@@ -23907,6 +25156,7 @@ impl ClientIdentityExt for Client {
         builder::Whoami::new(self)
     }
 }
+#[cfg(feature = "ai")]
 ///List knowledge bases and ask a question of one.
 pub trait ClientKnowledgeBasesExt {
     /**List knowledge bases
@@ -23950,6 +25200,7 @@ let response = client.ask_knowledge_base()
 ```*/
     fn ask_knowledge_base(&self) -> builder::AskKnowledgeBase<'_>;
 }
+#[cfg(feature = "ai")]
 impl ClientKnowledgeBasesExt for Client {
     fn list_knowledge_bases(&self) -> builder::ListKnowledgeBases<'_> {
         builder::ListKnowledgeBases::new(self)
@@ -23958,6 +25209,7 @@ impl ClientKnowledgeBasesExt for Client {
         builder::AskKnowledgeBase::new(self)
     }
 }
+#[cfg(feature = "webhooks")]
 ///Push subscriptions (register, inspect, update, enable/disable, delete).
 pub trait ClientWebhooksExt {
     /**List webhooks
@@ -24096,6 +25348,7 @@ let response = client.delete_webhook()
 ```*/
     fn delete_webhook(&self) -> builder::DeleteWebhook<'_>;
 }
+#[cfg(feature = "webhooks")]
 impl ClientWebhooksExt for Client {
     fn list_webhooks(&self) -> builder::ListWebhooks<'_> {
         builder::ListWebhooks::new(self)
@@ -24128,6 +25381,7 @@ pub mod builder {
         encode_path, ByteStream, ClientInfo, ClientHooks, Error, OperationInfo,
         RequestBuilderExt, ResponseValue,
     };
+    #[cfg(feature = "ai")]
     /**Builder for [`ClientAgentsExt::list_agents`]
 
 [`ClientAgentsExt::list_agents`]: super::ClientAgentsExt::list_agents*/
@@ -24139,6 +25393,7 @@ pub mod builder {
         x_service_act_as: Result<Option<::std::string::String>, String>,
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
     }
+    #[cfg(feature = "ai")]
     impl<'a> ListAgents<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -24254,6 +25509,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "ai")]
     /**Builder for [`ClientAgentsExt::ask_agent`]
 
 [`ClientAgentsExt::ask_agent`]: super::ClientAgentsExt::ask_agent*/
@@ -24265,6 +25521,7 @@ pub mod builder {
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
         body: Result<types::builder::AgentAskRequest, String>,
     }
+    #[cfg(feature = "ai")]
     impl<'a> AskAgent<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -24400,6 +25657,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "ai")]
     /**Builder for [`ClientAgentsExt::get_agent_request_status`]
 
 [`ClientAgentsExt::get_agent_request_status`]: super::ClientAgentsExt::get_agent_request_status*/
@@ -24411,6 +25669,7 @@ pub mod builder {
         x_service_act_as: Result<Option<::std::string::String>, String>,
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
     }
+    #[cfg(feature = "ai")]
     impl<'a> GetAgentRequestStatus<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -24530,6 +25789,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "ai")]
     /**Builder for [`ClientDocumentAiExt::ask_document`]
 
 [`ClientDocumentAiExt::ask_document`]: super::ClientDocumentAiExt::ask_document*/
@@ -24541,6 +25801,7 @@ pub mod builder {
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
         body: Result<types::builder::DocumentAskRequest, String>,
     }
+    #[cfg(feature = "ai")]
     impl<'a> AskDocument<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -24676,6 +25937,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "ai")]
     /**Builder for [`ClientDocumentAiExt::summarize_document`]
 
 [`ClientDocumentAiExt::summarize_document`]: super::ClientDocumentAiExt::summarize_document*/
@@ -24687,6 +25949,7 @@ pub mod builder {
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
         body: Result<types::builder::DocumentSummaryRequest, String>,
     }
+    #[cfg(feature = "ai")]
     impl<'a> SummarizeDocument<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -24824,6 +26087,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "ai")]
     /**Builder for [`ClientAssistantExt::ask_assistant`]
 
 [`ClientAssistantExt::ask_assistant`]: super::ClientAssistantExt::ask_assistant*/
@@ -24834,6 +26098,7 @@ pub mod builder {
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
         body: Result<types::builder::AssistantAskRequest, String>,
     }
+    #[cfg(feature = "ai")]
     impl<'a> AskAssistant<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -24946,6 +26211,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "ai")]
     /**Builder for [`ClientAssistantExt::get_assistant_status`]
 
 [`ClientAssistantExt::get_assistant_status`]: super::ClientAssistantExt::get_assistant_status*/
@@ -24957,6 +26223,7 @@ pub mod builder {
         x_service_act_as: Result<Option<::std::string::String>, String>,
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
     }
+    #[cfg(feature = "ai")]
     impl<'a> GetAssistantStatus<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -25081,6 +26348,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "ai")]
     /**Builder for [`ClientCopilotExt::ask_copilot`]
 
 [`ClientCopilotExt::ask_copilot`]: super::ClientCopilotExt::ask_copilot*/
@@ -25091,6 +26359,7 @@ pub mod builder {
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
         body: Result<types::builder::CopilotAskRequest, String>,
     }
+    #[cfg(feature = "ai")]
     impl<'a> AskCopilot<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -25203,6 +26472,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "ai")]
     /**Builder for [`ClientKnowledgeBasesExt::list_knowledge_bases`]
 
 [`ClientKnowledgeBasesExt::list_knowledge_bases`]: super::ClientKnowledgeBasesExt::list_knowledge_bases*/
@@ -25213,6 +26483,7 @@ pub mod builder {
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
         body: Result<types::builder::KnowledgeBaseListRequest, String>,
     }
+    #[cfg(feature = "ai")]
     impl<'a> ListKnowledgeBases<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -25328,6 +26599,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "ai")]
     /**Builder for [`ClientKnowledgeBasesExt::ask_knowledge_base`]
 
 [`ClientKnowledgeBasesExt::ask_knowledge_base`]: super::ClientKnowledgeBasesExt::ask_knowledge_base*/
@@ -25339,6 +26611,7 @@ pub mod builder {
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
         body: Result<types::builder::KnowledgeBaseAskRequest, String>,
     }
+    #[cfg(feature = "ai")]
     impl<'a> AskKnowledgeBase<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -25471,6 +26744,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "ai")]
     /**Builder for [`ClientHybridSearchExt::hybrid_search`]
 
 [`ClientHybridSearchExt::hybrid_search`]: super::ClientHybridSearchExt::hybrid_search*/
@@ -25481,6 +26755,7 @@ pub mod builder {
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
         body: Result<types::builder::HybridSearchRequest, String>,
     }
+    #[cfg(feature = "ai")]
     impl<'a> HybridSearch<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -25593,6 +26868,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "audit")]
     /**Builder for [`ClientAuditExt::create_logins_audit`]
 
 [`ClientAuditExt::create_logins_audit`]: super::ClientAuditExt::create_logins_audit*/
@@ -25603,6 +26879,7 @@ pub mod builder {
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
         body: Result<types::builder::LoginsAuditRequest, String>,
     }
+    #[cfg(feature = "audit")]
     impl<'a> CreateLoginsAudit<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -25715,6 +26992,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "audit")]
     /**Builder for [`ClientAuditExt::create_files_audit`]
 
 [`ClientAuditExt::create_files_audit`]: super::ClientAuditExt::create_files_audit*/
@@ -25725,6 +27003,7 @@ pub mod builder {
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
         body: Result<types::builder::FilesAuditRequest, String>,
     }
+    #[cfg(feature = "audit")]
     impl<'a> CreateFilesAudit<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -25837,6 +27116,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "audit")]
     /**Builder for [`ClientAuditExt::create_permissions_audit`]
 
 [`ClientAuditExt::create_permissions_audit`]: super::ClientAuditExt::create_permissions_audit*/
@@ -25847,6 +27127,7 @@ pub mod builder {
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
         body: Result<types::builder::PermissionsAuditRequest, String>,
     }
+    #[cfg(feature = "audit")]
     impl<'a> CreatePermissionsAudit<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -25962,6 +27243,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "audit")]
     /**Builder for [`ClientAuditExt::create_users_audit`]
 
 [`ClientAuditExt::create_users_audit`]: super::ClientAuditExt::create_users_audit*/
@@ -25972,6 +27254,7 @@ pub mod builder {
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
         body: Result<types::builder::UsersAuditRequest, String>,
     }
+    #[cfg(feature = "audit")]
     impl<'a> CreateUsersAudit<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -26084,6 +27367,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "audit")]
     /**Builder for [`ClientAuditExt::create_groups_audit`]
 
 [`ClientAuditExt::create_groups_audit`]: super::ClientAuditExt::create_groups_audit*/
@@ -26094,6 +27378,7 @@ pub mod builder {
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
         body: Result<types::builder::GroupsAuditRequest, String>,
     }
+    #[cfg(feature = "audit")]
     impl<'a> CreateGroupsAudit<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -26206,6 +27491,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "audit")]
     /**Builder for [`ClientAuditExt::create_workgroup_settings_audit`]
 
 [`ClientAuditExt::create_workgroup_settings_audit`]: super::ClientAuditExt::create_workgroup_settings_audit*/
@@ -26216,6 +27502,7 @@ pub mod builder {
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
         body: Result<types::builder::WorkgroupSettingsAuditRequest, String>,
     }
+    #[cfg(feature = "audit")]
     impl<'a> CreateWorkgroupSettingsAudit<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -26332,6 +27619,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "audit")]
     /**Builder for [`ClientAuditExt::create_workflows_audit`]
 
 [`ClientAuditExt::create_workflows_audit`]: super::ClientAuditExt::create_workflows_audit*/
@@ -26342,6 +27630,7 @@ pub mod builder {
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
         body: Result<types::builder::WorkflowsAuditRequest, String>,
     }
+    #[cfg(feature = "audit")]
     impl<'a> CreateWorkflowsAudit<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -26456,6 +27745,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "audit")]
     /**Builder for [`ClientAuditExt::create_workflow_templates_audit`]
 
 [`ClientAuditExt::create_workflow_templates_audit`]: super::ClientAuditExt::create_workflow_templates_audit*/
@@ -26466,6 +27756,7 @@ pub mod builder {
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
         body: Result<types::builder::WorkflowTemplatesAuditRequest, String>,
     }
+    #[cfg(feature = "audit")]
     impl<'a> CreateWorkflowTemplatesAudit<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -26582,6 +27873,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "audit")]
     /**Builder for [`ClientAuditExt::create_quality_docs_audit`]
 
 [`ClientAuditExt::create_quality_docs_audit`]: super::ClientAuditExt::create_quality_docs_audit*/
@@ -26592,6 +27884,7 @@ pub mod builder {
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
         body: Result<types::builder::QualityDocsAuditRequest, String>,
     }
+    #[cfg(feature = "audit")]
     impl<'a> CreateQualityDocsAudit<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -26707,6 +28000,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "audit")]
     /**Builder for [`ClientAuditExt::create_quality_docs_categories_audit`]
 
 [`ClientAuditExt::create_quality_docs_categories_audit`]: super::ClientAuditExt::create_quality_docs_categories_audit*/
@@ -26717,6 +28011,7 @@ pub mod builder {
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
         body: Result<types::builder::QualityDocsCategoriesAuditRequest, String>,
     }
+    #[cfg(feature = "audit")]
     impl<'a> CreateQualityDocsCategoriesAudit<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -26833,6 +28128,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "audit")]
     /**Builder for [`ClientAuditExt::create_quality_docs_courses_audit`]
 
 [`ClientAuditExt::create_quality_docs_courses_audit`]: super::ClientAuditExt::create_quality_docs_courses_audit*/
@@ -26843,6 +28139,7 @@ pub mod builder {
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
         body: Result<types::builder::QualityDocsCoursesAuditRequest, String>,
     }
+    #[cfg(feature = "audit")]
     impl<'a> CreateQualityDocsCoursesAudit<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -26959,6 +28256,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "audit")]
     /**Builder for [`ClientAuditExt::create_etmf_audit`]
 
 [`ClientAuditExt::create_etmf_audit`]: super::ClientAuditExt::create_etmf_audit*/
@@ -26969,6 +28267,7 @@ pub mod builder {
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
         body: Result<types::builder::EtmfAuditRequest, String>,
     }
+    #[cfg(feature = "audit")]
     impl<'a> CreateEtmfAudit<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -27081,6 +28380,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "audit")]
     /**Builder for [`ClientAuditExt::create_snapshot_restore_audit`]
 
 [`ClientAuditExt::create_snapshot_restore_audit`]: super::ClientAuditExt::create_snapshot_restore_audit*/
@@ -27091,6 +28391,7 @@ pub mod builder {
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
         body: Result<types::builder::SnapshotRestoreAuditRequest, String>,
     }
+    #[cfg(feature = "audit")]
     impl<'a> CreateSnapshotRestoreAudit<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -27207,6 +28508,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "audit")]
     /**Builder for [`ClientAuditExt::create_upload_requests_audit`]
 
 [`ClientAuditExt::create_upload_requests_audit`]: super::ClientAuditExt::create_upload_requests_audit*/
@@ -27217,6 +28519,7 @@ pub mod builder {
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
         body: Result<types::builder::UploadRequestsAuditRequest, String>,
     }
+    #[cfg(feature = "audit")]
     impl<'a> CreateUploadRequestsAudit<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -27333,6 +28636,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "audit")]
     /**Builder for [`ClientAuditExt::get_audit_job`]
 
 [`ClientAuditExt::get_audit_job`]: super::ClientAuditExt::get_audit_job*/
@@ -27343,6 +28647,7 @@ pub mod builder {
         x_service_act_as: Result<Option<::std::string::String>, String>,
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
     }
+    #[cfg(feature = "audit")]
     impl<'a> GetAuditJob<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -27441,6 +28746,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "audit")]
     /**Builder for [`ClientAuditExt::get_audit_report`]
 
 [`ClientAuditExt::get_audit_report`]: super::ClientAuditExt::get_audit_report*/
@@ -27454,6 +28760,7 @@ pub mod builder {
         x_service_act_as: Result<Option<::std::string::String>, String>,
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
     }
+    #[cfg(feature = "audit")]
     impl<'a> GetAuditReport<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -27597,6 +28904,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "audit")]
     /**Builder for [`ClientAuditExt::delete_audit_report`]
 
 [`ClientAuditExt::delete_audit_report`]: super::ClientAuditExt::delete_audit_report*/
@@ -27608,6 +28916,7 @@ pub mod builder {
         x_service_act_as: Result<Option<::std::string::String>, String>,
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
     }
+    #[cfg(feature = "audit")]
     impl<'a> DeleteAuditReport<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -27709,6 +29018,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "webhooks")]
     /**Builder for [`ClientWebhooksExt::list_webhooks`]
 
 [`ClientWebhooksExt::list_webhooks`]: super::ClientWebhooksExt::list_webhooks*/
@@ -27718,6 +29028,7 @@ pub mod builder {
         x_service_act_as: Result<Option<::std::string::String>, String>,
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
     }
+    #[cfg(feature = "webhooks")]
     impl<'a> ListWebhooks<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -27797,6 +29108,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "webhooks")]
     /**Builder for [`ClientWebhooksExt::create_webhook`]
 
 [`ClientWebhooksExt::create_webhook`]: super::ClientWebhooksExt::create_webhook*/
@@ -27807,6 +29119,7 @@ pub mod builder {
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
         body: Result<types::builder::WebhookCreateRequest, String>,
     }
+    #[cfg(feature = "webhooks")]
     impl<'a> CreateWebhook<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -27921,6 +29234,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "webhooks")]
     /**Builder for [`ClientWebhooksExt::get_webhook_details`]
 
 [`ClientWebhooksExt::get_webhook_details`]: super::ClientWebhooksExt::get_webhook_details*/
@@ -27931,6 +29245,7 @@ pub mod builder {
         x_service_act_as: Result<Option<::std::string::String>, String>,
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
     }
+    #[cfg(feature = "webhooks")]
     impl<'a> GetWebhookDetails<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -28027,6 +29342,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "webhooks")]
     /**Builder for [`ClientWebhooksExt::get_webhook_status`]
 
 [`ClientWebhooksExt::get_webhook_status`]: super::ClientWebhooksExt::get_webhook_status*/
@@ -28037,6 +29353,7 @@ pub mod builder {
         x_service_act_as: Result<Option<::std::string::String>, String>,
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
     }
+    #[cfg(feature = "webhooks")]
     impl<'a> GetWebhookStatus<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -28135,6 +29452,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "webhooks")]
     /**Builder for [`ClientWebhooksExt::set_webhook_status`]
 
 [`ClientWebhooksExt::set_webhook_status`]: super::ClientWebhooksExt::set_webhook_status*/
@@ -28146,6 +29464,7 @@ pub mod builder {
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
         body: Result<types::builder::WebhookStatusRequest, String>,
     }
+    #[cfg(feature = "webhooks")]
     impl<'a> SetWebhookStatus<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -28283,6 +29602,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "webhooks")]
     /**Builder for [`ClientWebhooksExt::update_webhook`]
 
 [`ClientWebhooksExt::update_webhook`]: super::ClientWebhooksExt::update_webhook*/
@@ -28294,6 +29614,7 @@ pub mod builder {
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
         body: Result<types::builder::WebhookUpdateRequest, String>,
     }
+    #[cfg(feature = "webhooks")]
     impl<'a> UpdateWebhook<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -28425,6 +29746,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "webhooks")]
     /**Builder for [`ClientWebhooksExt::delete_webhook`]
 
 [`ClientWebhooksExt::delete_webhook`]: super::ClientWebhooksExt::delete_webhook*/
@@ -28435,6 +29757,7 @@ pub mod builder {
         x_service_act_as: Result<Option<::std::string::String>, String>,
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
     }
+    #[cfg(feature = "webhooks")]
     impl<'a> DeleteWebhook<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -28611,6 +29934,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "events")]
     /**Builder for [`ClientEventsExt::get_events_cursor`]
 
 [`ClientEventsExt::get_events_cursor`]: super::ClientEventsExt::get_events_cursor*/
@@ -28620,6 +29944,7 @@ pub mod builder {
         x_service_act_as: Result<Option<::std::string::String>, String>,
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
     }
+    #[cfg(feature = "events")]
     impl<'a> GetEventsCursor<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -28701,6 +30026,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "events")]
     /**Builder for [`ClientEventsExt::list_events_v1`]
 
 [`ClientEventsExt::list_events_v1`]: super::ClientEventsExt::list_events_v1*/
@@ -28716,6 +30042,7 @@ pub mod builder {
         x_service_act_as: Result<Option<::std::string::String>, String>,
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
     }
+    #[cfg(feature = "events")]
     impl<'a> ListEventsV1<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -28912,6 +30239,7 @@ pub mod builder {
             }
         }
     }
+    #[cfg(feature = "events")]
     /**Builder for [`ClientEventsExt::list_events_v2`]
 
 [`ClientEventsExt::list_events_v2`]: super::ClientEventsExt::list_events_v2*/
@@ -28927,6 +30255,7 @@ pub mod builder {
         x_service_act_as: Result<Option<::std::string::String>, String>,
         x_service_act_as_email: Result<Option<::std::string::String>, String>,
     }
+    #[cfg(feature = "events")]
     impl<'a> ListEventsV2<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
@@ -29129,15 +30458,24 @@ pub mod builder {
 pub mod prelude {
     #[allow(unused_imports)]
     pub use super::Client;
+    #[cfg(feature = "ai")]
     pub use super::ClientAgentsExt;
+    #[cfg(feature = "ai")]
     pub use super::ClientAssistantExt;
+    #[cfg(feature = "audit")]
     pub use super::ClientAuditExt;
+    #[cfg(feature = "ai")]
     pub use super::ClientCopilotExt;
+    #[cfg(feature = "ai")]
     pub use super::ClientDocumentAiExt;
+    #[cfg(feature = "events")]
     pub use super::ClientEventsExt;
+    #[cfg(feature = "ai")]
     pub use super::ClientHybridSearchExt;
     pub use super::ClientIdentityExt;
+    #[cfg(feature = "ai")]
     pub use super::ClientKnowledgeBasesExt;
+    #[cfg(feature = "webhooks")]
     pub use super::ClientWebhooksExt;
 }
 /// Every operation of `spec/openapi.yaml` as the spec documents it (before the codegen
@@ -31266,6 +32604,7 @@ pub mod limits {
 /// created by one `POST /v1/audit/<kind>`): their operations, their filters and how
 /// precisely each reads its dates (`x-pubapi-date-precision`), so code that needs
 /// them reads this table instead of keeping a list of its own.
+#[cfg(feature = "audit")]
 pub mod audit_kinds {
     use crate::types::AuditReportKind;
     /// How precisely a report kind reads the dates of its period (reference 4.7).

@@ -4,25 +4,32 @@
 //! cargo xtask regenerate          write sdk/src/generated.rs, httpmock/src/generated.rs and
 //!                                 sdk/openapi.yaml from spec/openapi.yaml
 //! cargo xtask regenerate --check  fail when either is stale
+//! cargo xtask build-cost [--debug] [--release] [--rounds N]
+//!                                 clean builds of throwaway user crates (each area feature
+//!                                 alone, all, and a bare reqwest + serde + tokio crate), timed
 //! ```
+
+mod build_cost;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo xtask regenerate [--check]";
+const USAGE: &str =
+    "usage: cargo xtask regenerate [--check]\n       cargo xtask build-cost [--debug] [--release]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let check = match args.as_slice() {
-        ["regenerate"] => false,
-        ["regenerate", "--check"] => true,
+    let outcome = match args.as_slice() {
+        ["regenerate"] => regenerate(&workspace_root(), false),
+        ["regenerate", "--check"] => regenerate(&workspace_root(), true),
+        ["build-cost", rest @ ..] => build_cost::run(&workspace_root(), rest),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::from(2);
         }
     };
-    match regenerate(&workspace_root(), check) {
+    match outcome {
         Ok(message) => {
             println!("{message}");
             ExitCode::SUCCESS

@@ -84,6 +84,7 @@ pub fn item(spec: &OpenAPI) -> Result<syn::Item, CodegenError> {
         /// created by one `POST /v1/audit/<kind>`): their operations, their filters and how
         /// precisely each reads its dates (`x-pubapi-date-precision`), so code that needs
         /// them reads this table instead of keeping a list of its own.
+        #[cfg(feature = "audit")]
         pub mod audit_kinds {
             use crate::types::AuditReportKind;
 

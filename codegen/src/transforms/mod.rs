@@ -29,7 +29,9 @@
 //! [`alias_accessors`] (a value the platform sends under two names, `x-pubapi-alias-of`, gets
 //! one accessor reading either; a serde alias would refuse a body carrying both),
 //! [`schemars_derive`] (the types implement `schemars::JsonSchema` behind the `schemars`
-//! feature of `pubapi-sdk`),
+//! feature of `pubapi-sdk`), [`area_features`] (the code of an area, its trait, builders and
+//! the types only it reaches, compiles only with the area's feature: `ai`, `audit`, `events`,
+//! `webhooks`),
 //! [`mark_deprecated`] (progenitor ignores `deprecated: true`),
 //! [`redact_secrets`] (derived `Debug` would print `format: password` fields such as the
 //! webhook `authHeader`), [`strict_path_encoding`] (progenitor's `encode_path` lets `\` and dot
@@ -58,6 +60,7 @@ use crate::CodegenError;
 use openapiv3::OpenAPI;
 
 pub mod alias_accessors;
+pub mod area_features;
 pub mod audit_kinds;
 pub mod drop_bodiless_success;
 pub mod drop_redirects;

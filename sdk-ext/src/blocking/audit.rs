@@ -30,42 +30,43 @@ fn csv_report(client: &Client, at: &ReportLocation) -> Result<CsvReport, Error> 
     })
 }
 
-/// Audit reports v1: `client.audit()` (see [`crate::api::Audit`]).
-#[derive(Debug, Clone, Copy)]
-pub struct Audit<'a> {
-    pub(super) client: &'a Client,
+blocking_handle! {
+    /// Audit reports v1: `client.audit()` (see [`crate::api::Audit`]).
+    Audit = audit {
+        /// Creates a report job after validating the request; nothing is sent when validation
+        /// fails.
+        fn create(&self, request: impl Into<AuditRequest>) -> Result<AuditJob, Error> => call;
+
+        /// Polls a job once.
+        fn job_state(&self, job_id: &str) -> Result<JobState, Error> => call;
+
+        /// Blocks until `job` completes, polling no more often than every 2 minutes, within
+        /// `how.deadline` (see [`crate::api::Audit::wait`]).
+        fn wait(
+            &self,
+            job: &AuditJob,
+            how: AuditWait,
+        ) -> Result<ReportLocation, WaitError<Error>> => call;
+
+        /// One page of a JSON report: events `offset..offset + count`.
+        fn page(
+            &self,
+            at: &ReportLocation,
+            offset: u64,
+            count: u64,
+        ) -> Result<ReportPage, Error> => call;
+
+        /// What reading the report with `read` will cost against today's budget.
+        fn plan(&self, at: &ReportLocation, read: ReportRead) -> Result<ReadPlan, Error> => call;
+
+        /// Deletes a finished report.
+        fn remove(&self, at: &ReportLocation) -> Result<(), Error> => call;
+    }
 }
 
+/// The reads of the audit handle that start where they resume, and the calls that wrap what
+/// they get in a blocking type.
 impl Audit<'_> {
-    /// Creates a report job after validating the request; nothing is sent when validation
-    /// fails.
-    pub fn create(&self, request: impl Into<AuditRequest>) -> Result<AuditJob, Error> {
-        self.client.call(self.client.inner.audit().create(request))
-    }
-
-    /// Polls a job once.
-    pub fn job_state(&self, job_id: &str) -> Result<JobState, Error> {
-        self.client
-            .call(self.client.inner.audit().job_state(job_id))
-    }
-
-    /// Blocks until `job` completes, polling no more often than every 2 minutes, within
-    /// `how.deadline` (see [`crate::api::Audit::wait`]).
-    pub fn wait(&self, job: &AuditJob, how: AuditWait) -> Result<ReportLocation, WaitError<Error>> {
-        self.client.call(self.client.inner.audit().wait(job, how))
-    }
-
-    /// One page of a JSON report: events `offset..offset + count`.
-    pub fn page(&self, at: &ReportLocation, offset: u64, count: u64) -> Result<ReportPage, Error> {
-        self.client
-            .call(self.client.inner.audit().page(at, offset, count))
-    }
-
-    /// What reading the report with `read` will cost against today's budget.
-    pub fn plan(&self, at: &ReportLocation, read: ReportRead) -> Result<ReadPlan, Error> {
-        self.client.call(self.client.inner.audit().plan(at, read))
-    }
-
     /// The events of a JSON report, one at a time, fetched `read.page_size` at a time from
     /// `read.offset` (one page in memory). An error ends the iterator and says where to
     /// resume.
@@ -86,11 +87,6 @@ impl Audit<'_> {
     /// Starts downloading a CSV report (`Accept: text/csv`).
     pub fn csv(&self, at: &ReportLocation) -> Result<CsvReport, Error> {
         csv_report(self.client, at)
-    }
-
-    /// Deletes a finished report.
-    pub fn remove(&self, at: &ReportLocation) -> Result<(), Error> {
-        self.client.call(self.client.inner.audit().remove(at))
     }
 
     /// Creates the report and blocks until it is ready (see [`crate::api::Audit::run`]).

@@ -9,30 +9,28 @@ use pubapi_sdk::types::{EventPage, EventsCursor};
 use std::fmt;
 use std::sync::Arc;
 
-/// The events API: `client.events()`, for the cursor, single pages, the resumable stream
-/// ([`Events::stream`]) and the backfill ([`Events::backfill`]) (see [`crate::api::Events`]).
-#[derive(Debug, Clone, Copy)]
-pub struct Events<'a> {
-    pub(super) client: &'a Client,
+blocking_handle! {
+    /// The events API: `client.events()`, for the cursor, single pages, the resumable stream
+    /// ([`Events::stream`]) and the backfill ([`Events::backfill`]) (see [`crate::api::Events`]).
+    Events = events {
+        /// `GET /v1/events/cursor`: the ids of the newest and oldest stored events.
+        fn cursor(&self) -> Result<EventsCursor, Error> => call;
+
+        /// One page of `GET /v1/events` or `/v2/events`; `None` when nothing follows the cursor.
+        /// The query is checked before sending.
+        fn page(
+            &self,
+            version: EventsVersion,
+            query: &EventQuery,
+        ) -> Result<Option<EventPage>, Error> => call;
+
+        /// Walks the events list backwards from `from` (inclusive) to the oldest stored event,
+        /// newest first, one event at a time (see [`crate::api::Events::backfill`]).
+        fn backfill(&self, version: EventsVersion, from: i64) -> Iter<PollingEvent, Error> => iter;
+    }
 }
 
 impl Events<'_> {
-    /// `GET /v1/events/cursor`: the ids of the newest and oldest stored events.
-    pub fn cursor(&self) -> Result<EventsCursor, Error> {
-        self.client.call(self.client.inner.events().cursor())
-    }
-
-    /// One page of `GET /v1/events` or `/v2/events`; `None` when nothing follows the cursor.
-    /// The query is checked before sending.
-    pub fn page(
-        &self,
-        version: EventsVersion,
-        query: &EventQuery,
-    ) -> Result<Option<EventPage>, Error> {
-        self.client
-            .call(self.client.inner.events().page(version, query))
-    }
-
     /// A resumable stream of the `version` events list, to set up and `build()` into an
     /// [`Iterator`] (see [`crate::api::Events::stream`]).
     ///
@@ -51,13 +49,6 @@ impl Events<'_> {
     /// ```
     pub fn stream(&self, version: EventsVersion) -> EventStreamBuilder<Client> {
         EventStreamBuilder::new(self.client.clone(), version)
-    }
-
-    /// Walks the events list backwards from `from` (inclusive) to the oldest stored event,
-    /// newest first, one event at a time (see [`crate::api::Events::backfill`]).
-    pub fn backfill(&self, version: EventsVersion, from: i64) -> Iter<PollingEvent, Error> {
-        let inner = self.client.inner.events().backfill(version, from);
-        self.client.iter(inner)
     }
 }
 

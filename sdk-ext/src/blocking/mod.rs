@@ -47,19 +47,63 @@
 //! [`AiWait`]: crate::ai::AiWait
 //! [`AuditWait`]: crate::audit::AuditWait
 
+/// Writes a blocking handle from the async handle of the same area: the struct, and for each
+/// listed method, one of the same name and arguments that runs the async handle's method on
+/// the client's runtime. `=> call` for a method whose future gives a `Result`, `=> iter` for
+/// one that gives a stream (read as an [`Iter`]). Methods that do more (wrap what comes back,
+/// start where a read resumes) are written by hand in a second `impl` block of the handle.
+macro_rules! blocking_handle {
+    (
+        $(#[$attr:meta])*
+        $handle:ident = $accessor:ident {
+            $(
+                $(#[$method_attr:meta])*
+                fn $method:ident(&self $(, $arg:ident: $ty:ty)* $(,)?) -> $ret:ty => $run:ident;
+            )*
+        }
+    ) => {
+        $(#[$attr])*
+        #[derive(Debug, Clone, Copy)]
+        pub struct $handle<'a> {
+            pub(super) client: &'a $crate::blocking::Client,
+        }
+
+        impl $handle<'_> {
+            $(
+                $(#[$method_attr])*
+                pub fn $method(&self $(, $arg: $ty)*) -> $ret {
+                    // The copilot's accessor is deprecated; its blocking mirror says so itself.
+                    #[allow(deprecated)]
+                    let handle = self.client.inner.$accessor();
+                    self.client.$run(handle.$method($($arg),*))
+                }
+            )*
+        }
+    };
+}
+
+#[cfg(feature = "ai")]
 mod ai;
+#[cfg(feature = "audit")]
 mod audit;
+#[cfg(feature = "events")]
 mod events;
 mod identity;
+#[cfg(feature = "webhooks")]
 mod webhooks;
 
+#[cfg(feature = "ai")]
 pub use ai::{Agents, Assistant, Copilot, Documents, KnowledgeBases, Search};
+#[cfg(feature = "audit")]
 pub use audit::{Audit, CsvReport, CsvRows, FinishedReport};
+#[cfg(feature = "events")]
 pub use events::{EventStream, Events};
 pub use identity::Identity;
+#[cfg(feature = "webhooks")]
 pub use webhooks::Webhooks;
 
 use crate::act_as::ActAs;
+#[cfg(feature = "audit")]
 use crate::audit::{CsvError, ReadError};
 use crate::client::{BuildError, ClientBuilder};
 use crate::error::Error;
@@ -203,58 +247,7 @@ impl Client {
 
 /// The handles of the areas of the API, one accessor each, as on the async client.
 impl Client {
-    /// The agents: list, ask, poll, ask and wait.
-    pub fn agents(&self) -> Agents<'_> {
-        Agents { client: self }
-    }
-
-    /// The assistant: ask, poll, ask and wait.
-    pub fn assistant(&self) -> Assistant<'_> {
-        Assistant { client: self }
-    }
-
-    /// The deprecated synchronous copilot.
-    #[deprecated(
-        note = "the copilot is removed on 30 September 2026: use `client.assistant().ask_and_wait(..)`"
-    )]
-    pub fn copilot(&self) -> Copilot<'_> {
-        Copilot { client: self }
-    }
-
-    /// Document Q&A: a question about one document version, or its summary.
-    pub fn documents(&self) -> Documents<'_> {
-        Documents { client: self }
-    }
-
-    /// The knowledge bases: list them page by page or one at a time, ask one.
-    pub fn knowledge_bases(&self) -> KnowledgeBases<'_> {
-        KnowledgeBases { client: self }
-    }
-
-    /// Hybrid search: one page, or every result one at a time.
-    pub fn search(&self) -> Search<'_> {
-        Search { client: self }
-    }
-
-    /// Audit reports v1: create, wait, read JSON pages or CSV, delete; or all in one call.
-    pub fn audit(&self) -> Audit<'_> {
-        Audit { client: self }
-    }
-
-    /// The events API: the cursor, single pages, a resumable stream, a backfill.
-    pub fn events(&self) -> Events<'_> {
-        Events { client: self }
-    }
-
-    /// Webhook registrations (they need the `Service.webhooks` scope).
-    pub fn webhooks(&self) -> Webhooks<'_> {
-        Webhooks { client: self }
-    }
-
-    /// Who the token belongs to (`whoami`).
-    pub fn identity(&self) -> Identity<'_> {
-        Identity { client: self }
-    }
+    crate::api::area_accessors!("one at a time");
 }
 
 /// Whether this thread belongs to a tokio runtime, where `block_on` would panic (inside an
@@ -339,6 +332,7 @@ impl<E: From<Error>> Refused for WaitError<E> {
     }
 }
 
+#[cfg(feature = "audit")]
 impl Refused for ReadError {
     fn in_async_context(handed_out: u64) -> Self {
         ReadError {
@@ -348,6 +342,7 @@ impl Refused for ReadError {
     }
 }
 
+#[cfg(feature = "audit")]
 impl Refused for CsvError {
     fn in_async_context(_: u64) -> Self {
         CsvError::Api(Error::InAsyncContext)

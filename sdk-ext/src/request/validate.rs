@@ -12,10 +12,13 @@
 //! | `listEventsV1`, `listEventsV2` | `count` in 1..=100, no empty `type` entry |
 //! | `hybridSearch` | `query` 3 to 250 characters, `semanticWeight` 0 to 1, `limit` 1 to 1,000, `page` at least 0, `size` at least 1 (the spec's bounds: the platform's clients keep them) |
 
+#[cfg(feature = "audit")]
 use crate::audit_request::AuditRequest;
 use crate::error::{Error, InputError};
 use crate::loopback::is_loopback;
+#[cfg(feature = "webhooks")]
 use crate::webhook::EventFilter;
+#[cfg(feature = "webhooks")]
 use crate::webhook::registration::MAX_PATHS;
 
 use pubapi_sdk::limits;
@@ -67,6 +70,7 @@ pub(crate) fn check(operation: &Operation, request: &reqwest::Request) -> Result
     };
     use pubapi_sdk::operations::id;
     match operation.id {
+        #[cfg(feature = "webhooks")]
         id::CREATE_WEBHOOK | id::UPDATE_WEBHOOK => webhook(&body()),
         id::ASK_AGENT => {
             no_key_twice(request)?;
@@ -79,6 +83,7 @@ pub(crate) fn check(operation: &Operation, request: &reqwest::Request) -> Result
         id::SUMMARIZE_DOCUMENT => no_key_twice(request),
         id::LIST_EVENTS_V1 | id::LIST_EVENTS_V2 => events_query(request.url()),
         id::HYBRID_SEARCH => hybrid_search(&body()),
+        #[cfg(feature = "audit")]
         id if pubapi_sdk::audit_kinds::by_operation(id).is_some() => {
             let bytes = request.body().and_then(reqwest::Body::as_bytes);
             match bytes.and_then(|bytes| AuditRequest::from_body(id, bytes)) {
@@ -111,6 +116,7 @@ pub(crate) fn webhook_url(url: &str) -> Result<(), Violation> {
     }
 }
 
+#[cfg(feature = "webhooks")]
 fn webhook(body: &Value) -> Result<(), Violation> {
     if let Some(url) = body.get("url").and_then(Value::as_str) {
         webhook_url(url)?;
@@ -341,6 +347,7 @@ fn events_query(url: &reqwest::Url) -> Result<(), Violation> {
     Ok(())
 }
 
+#[cfg(feature = "audit")]
 fn audit(report: &AuditRequest) -> Result<(), Violation> {
     match report.validate() {
         Ok(()) => Ok(()),

@@ -1,0 +1,274 @@
+//! `cargo xtask build-cost`: what depending on `pubapi-sdk-ext` costs a user's clean build.
+//!
+//! It writes throwaway user crates in a folder outside the workspace (a crate per area
+//! feature alone, one with every area, and a bare crate on reqwest + serde + tokio with the
+//! SDK's reqwest features), builds each from clean (its own target folder, removed first) in
+//! debug and in release, one after the other in one run, and prints the wall times with their
+//! ratio to the bare crate. Every crate starts from a copy of the workspace's `Cargo.lock`, so
+//! all build the same dependency versions.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// The SDK's area features, each measured alone.
+const AREAS: [&str; 4] = ["ai", "audit", "events", "webhooks"];
+
+/// The reqwest features of the workspace (`[workspace.dependencies]`), so the bare crate
+/// compiles the same HTTP stack as the SDK.
+const REQWEST: &str = r#"reqwest = { version = "0.13", default-features = false, features = ["json", "query", "stream", "rustls"] }"#;
+
+/// A user crate to build.
+struct UserCrate {
+    /// Its name in the table and folder.
+    name: String,
+    /// Its `[dependencies]` lines.
+    dependencies: String,
+    /// Its `src/main.rs`.
+    main: &'static str,
+}
+
+const SDK_MAIN: &str = r#"#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let client = pubapi_sdk_ext::Client::builder()
+        .domain("acme.example.com")
+        .token(pubapi_sdk_ext::SecretToken::try_from("t0k3n")?)
+        .build()?;
+    if std::env::args().count() > 1 {
+        let me = client.identity().whoami().await?;
+        println!("{}", me.username);
+    }
+    Ok(())
+}
+"#;
+
+const BARE_MAIN: &str = r#"#[derive(serde::Deserialize)]
+struct Whoami {
+    username: String,
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let client = reqwest::Client::builder().build()?;
+    if std::env::args().count() > 1 {
+        let me: Whoami = client
+            .get("https://acme.example.com/pubapi/v1/whoami")
+            .bearer_auth("t0k3n")
+            .send()
+            .await?
+            .json()
+            .await?;
+        println!("{}", me.username);
+    }
+    Ok(())
+}
+"#;
+
+/// What to build: `--debug`, `--release` (both when neither is given), `--rounds N` (every
+/// crate built N times over, in turn; the fastest build of each counts, which takes most of a
+/// busy machine's noise and the first build's cold caches out).
+pub(crate) fn run(root: &Path, args: &[&str]) -> Result<String, String> {
+    let mut profiles: Vec<&str> = Vec::new();
+    let mut rounds = 1u32;
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match *arg {
+            "--debug" => profiles.push("debug"),
+            "--release" => profiles.push("release"),
+            "--rounds" => {
+                rounds = args
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .filter(|n| *n > 0)
+                    .ok_or("build-cost: --rounds takes a number above 0")?;
+            }
+            other => return Err(format!("build-cost: unknown argument {other}")),
+        }
+    }
+    if profiles.is_empty() {
+        profiles = vec!["debug", "release"];
+    }
+    let crates = user_crates(root);
+    let dir = std::env::temp_dir().join("pubapi-build-cost");
+    let lock = std::fs::read_to_string(root.join("Cargo.lock"))
+        .map_err(|e| format!("cannot read Cargo.lock: {e}"))?;
+    for krate in &crates {
+        write_crate(&dir.join(&krate.name), krate, &lock)?;
+    }
+    let started = Instant::now();
+    let mut rows: Vec<(String, Vec<Duration>)> = crates
+        .iter()
+        .map(|krate| (krate.name.clone(), vec![Duration::MAX; profiles.len()]))
+        .collect();
+    for round in 1..=rounds {
+        for (krate, (_, fastest)) in crates.iter().zip(&mut rows) {
+            for (profile, fastest) in profiles.iter().zip(fastest.iter_mut()) {
+                let time = clean_build(&dir.join(&krate.name), profile == &"release")?;
+                eprintln!(
+                    "round {round}: {:<10} {profile:<8} {:>7.1} s",
+                    krate.name,
+                    time.as_secs_f64()
+                );
+                *fastest = (*fastest).min(time);
+            }
+        }
+    }
+    let mut command: Vec<String> = profiles.iter().map(|p| format!("--{p}")).collect();
+    command.push(format!("--rounds {rounds}"));
+    Ok(table(
+        &profiles,
+        &rows,
+        started.elapsed(),
+        &command.join(" "),
+    ))
+}
+
+/// The bare crate first (the baseline), then each area alone, then every area.
+fn user_crates(root: &Path) -> Vec<UserCrate> {
+    let sdk = root.join("sdk-ext");
+    let sdk = sdk.display();
+    let tokio = r#"tokio = { version = "1", features = ["rt", "macros"] }"#;
+    let mut crates = vec![UserCrate {
+        name: "bare".into(),
+        dependencies: format!(
+            "{REQWEST}\nserde = {{ version = \"1\", features = [\"derive\"] }}\nserde_json = \"1\"\n{tokio}\n"
+        ),
+        main: BARE_MAIN,
+    }];
+    for area in AREAS {
+        crates.push(UserCrate {
+            name: area.into(),
+            dependencies: format!(
+                "pubapi-sdk-ext = {{ path = \"{sdk}\", default-features = false, features = [\"{area}\"] }}\n{tokio}\n"
+            ),
+            main: SDK_MAIN,
+        });
+    }
+    crates.push(UserCrate {
+        name: "all".into(),
+        dependencies: format!("pubapi-sdk-ext = {{ path = \"{sdk}\" }}\n{tokio}\n"),
+        main: SDK_MAIN,
+    });
+    crates
+}
+
+fn write_crate(dir: &Path, krate: &UserCrate, lock: &str) -> Result<(), String> {
+    let write = |path: PathBuf, text: &str| {
+        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    };
+    std::fs::create_dir_all(dir.join("src"))
+        .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let manifest = format!(
+        "[package]\nname = \"user-{}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
+         # Its own workspace: not a member of any around it.\n[workspace]\n\n[dependencies]\n{}",
+        krate.name, krate.dependencies
+    );
+    write(dir.join("Cargo.toml"), &manifest)?;
+    write(dir.join("src/main.rs"), krate.main)?;
+    write(dir.join("Cargo.lock"), lock)
+}
+
+/// Removes the crate's target folder and builds it; the wall time of the build.
+fn clean_build(dir: &Path, release: bool) -> Result<Duration, String> {
+    let target = dir.join("target");
+    if target.exists() {
+        std::fs::remove_dir_all(&target)
+            .map_err(|e| format!("cannot remove {}: {e}", target.display()))?;
+    }
+    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    command
+        .arg("build")
+        .arg("--quiet")
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", &target)
+        .env_remove("RUSTFLAGS");
+    if release {
+        command.arg("--release");
+    }
+    let started = Instant::now();
+    let status = command
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    let time = started.elapsed();
+    if !status.success() {
+        return Err(format!("cargo build failed in {}", dir.display()));
+    }
+    Ok(time)
+}
+
+/// The Markdown table: a row per crate, wall time and ratio to `bare` per profile.
+fn table(
+    profiles: &[&str],
+    rows: &[(String, Vec<Duration>)],
+    total: Duration,
+    command: &str,
+) -> String {
+    let mut out = String::from("| user crate |");
+    for profile in profiles {
+        out.push_str(&format!(" {profile} (s) | {profile} ÷ bare |"));
+    }
+    out.push_str("\n|---|");
+    out.push_str(&"---:|---:|".repeat(profiles.len()));
+    let bare = &rows[0].1;
+    for (name, times) in rows {
+        let label = match name.as_str() {
+            "bare" => "bare: reqwest + serde + tokio".to_string(),
+            "all" => "pubapi-sdk-ext, every area (default)".to_string(),
+            area => format!("pubapi-sdk-ext, `{area}` only"),
+        };
+        out.push_str(&format!("\n| {label} |"));
+        for (time, base) in times.iter().zip(bare) {
+            out.push_str(&format!(
+                " {:.1} | {:.2}× |",
+                time.as_secs_f64(),
+                time.as_secs_f64() / base.as_secs_f64()
+            ));
+        }
+    }
+    out.push_str(&format!(
+        "\n\nwhole run: {:.0} s (`cargo xtask build-cost {command}`)",
+        total.as_secs_f64(),
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_divides_by_the_bare_crate() {
+        let rows = vec![
+            ("bare".to_string(), vec![Duration::from_secs(40)]),
+            ("audit".to_string(), vec![Duration::from_secs(44)]),
+        ];
+        let table = table(&["debug"], &rows, Duration::from_secs(84), "--debug");
+        assert!(
+            table.contains("| bare: reqwest + serde + tokio | 40.0 | 1.00× |"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| pubapi-sdk-ext, `audit` only | 44.0 | 1.10× |"),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn a_crate_per_area_alone_beside_the_bare_one_and_all() {
+        let crates = user_crates(Path::new("/w"));
+        let names: Vec<&str> = crates.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["bare", "ai", "audit", "events", "webhooks", "all"]);
+        assert!(crates[2].dependencies.contains(
+            r#"pubapi-sdk-ext = { path = "/w/sdk-ext", default-features = false, features = ["audit"] }"#
+        ));
+        assert!(crates[0].dependencies.contains(REQWEST));
+    }
+
+    /// The bare crate keeps the SDK's HTTP stack when the workspace changes it.
+    #[test]
+    fn the_bare_crate_has_the_workspace_reqwest() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+        let manifest = std::fs::read_to_string(root).unwrap();
+        assert!(manifest.lines().any(|line| line == REQWEST), "{REQWEST}");
+    }
+}
