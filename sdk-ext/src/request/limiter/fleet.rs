@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::fleet::{FleetError, Reservation, Reserve};
+use crate::fleet::{FleetError, HistoryStart, Reservation, Reserve};
 use crate::limits::{LimitClass, LimitError};
 
 use super::health::FleetLink;
@@ -58,8 +58,6 @@ impl RateLimiter {
         max_wait: Duration,
     ) -> Result<Result<Permit<'_>, LimitError>, Option<FleetError>> {
         let called = Instant::now();
-        let budget = self.inner.limits.budget(class);
-        let pacing = self.inner.pacing;
         for rebooking in 0..=MAX_REBOOKS {
             let max_wait = max_wait.saturating_sub(called.elapsed());
             let turn = link.turn.lock().await;
@@ -67,115 +65,9 @@ impl RateLimiter {
             if link.health().down_at(Instant::now()) {
                 return Err(None);
             }
-            let mut wait = None;
-            // After an answer that came too late to use, ask for a start at least twice that
-            // answer's time ahead.
-            let mut ahead = Duration::ZERO;
-            for _ in 0..4 {
-                let now = Instant::now();
-                let (unsynced, share, generation) = {
-                    let health = link.health();
-                    let share = match health.grace_until {
-                        Some(until) if until > now => link.fleet.fallback_share,
-                        _ => 1,
-                    };
-                    (
-                        health.unsynced[index(class)],
-                        share,
-                        health.generation.clone(),
-                    )
-                };
-                // The process's own floor: its windows, its spacing, its share during a grace.
-                let (floor, id, history) = {
-                    let mut classes = self.lock();
-                    let log = &mut classes[index(class)];
-                    log.prune(budget, pacing, now);
-                    let Some(slot) = log.earliest(budget, pacing, now, share) else {
-                        return Ok(Err(LimitError::NoBudget { class }));
-                    };
-                    let floor = (slot.at - now).max(ahead);
-                    if floor > max_wait {
-                        return Ok(Err(LimitError::too_far(
-                            class,
-                            floor,
-                            slot.long - now,
-                            max_wait,
-                        )));
-                    }
-                    let id = log.next_id;
-                    log.next_id += 1;
-                    (floor, id, unsynced.then(|| log.history(now)))
-                };
-                let request = Reserve {
-                    token: &link.token,
-                    class,
-                    budget,
-                    pacing,
-                    max_wait,
-                    not_before: floor,
-                    book: true,
-                    id,
-                    history: history.as_deref(),
-                    generation: &generation,
-                };
-                let asked = Instant::now();
-                // Armed while the store may hold a start this call will not make: a caller that
-                // stops waiting now, or for the start, gives it back.
-                let grant = FleetGrant {
-                    limiter: self,
-                    class,
-                    id,
-                    armed: true,
-                };
-                // On an error the grant drops armed: the store may have booked before its answer
-                // was lost; it is given back once the store answers again (found down first, so
-                // that no give-back waits for a store that does not answer), and the process
-                // books again on its share.
-                let answer = match link.fleet.budget.reserve(request).await {
-                    Ok(answer) => answer,
-                    Err(error) => {
-                        self.store_failed(link, &error);
-                        return Err(None);
-                    }
-                };
-                let answered_in = asked.elapsed();
-                crate::telemetry::fleet_store_answer(class, answered_in);
-                self.answered(link, class, &answer, unsynced.then_some(id + 1));
-                self.timed(link, answered_in);
-                match answer.reservation {
-                    Reservation::Granted { wait: granted } => {
-                        wait = Some((granted, grant));
-                        break;
-                    }
-                    Reservation::Refused { wait, long_wait } => {
-                        grant.keep();
-                        return Ok(Err(LimitError::too_far(class, wait, long_wait, max_wait)));
-                    }
-                    Reservation::NoBudget => {
-                        grant.keep();
-                        return Ok(Err(LimitError::NoBudget { class }));
-                    }
-                    // The store is not the one the process knew: again, with the history.
-                    Reservation::HistoryNeeded => {
-                        grant.keep();
-                        link.health().unsynced[index(class)] = true;
-                    }
-                    // Booked in the past, where nobody will start: given back as the grant drops,
-                    // and the next asks further ahead.
-                    Reservation::Missed { late_by } => {
-                        drop(grant);
-                        tracing::debug!(
-                            late_by_ms = late_by.as_millis() as u64,
-                            "the fleet's store answered after the start it booked: booking again"
-                        );
-                        ahead = ahead.max(answered_in * 2);
-                    }
-                }
-            }
-            let Some((wait, grant)) = wait else {
-                return Err(Some(FleetError::new(
-                    "the store answered four times without a start to use",
-                )));
+            let (wait, grant) = match self.granted_start(link, class, max_wait).await? {
+                Ok(granted) => granted,
+                Err(refused) => return Ok(Err(refused)),
             };
             let at = Instant::now() + wait;
             // Entered at once, so the next booking's floor counts it.
@@ -185,35 +77,17 @@ impl RateLimiter {
                 tokio::time::sleep_until(at).await;
             }
             let now = Instant::now();
-            let blocked = self.lock()[index(class)]
-                .blocked_until
-                .filter(|until| *until > now);
-            if let Some(until) = blocked {
+            if let Some(refused) = self.blocked_at(class, now) {
                 // Not made: the grant goes back to the store as it drops.
                 drop(grant);
-                return Ok(Err(LimitError::DailyBudgetExhausted {
-                    class,
-                    available_in: until - now,
-                }));
+                return Ok(Err(refused));
             }
             // Woken later than the booked start by more than the margin (the process was
             // descheduled, the runtime busy): sent now, the call would crowd the starts the
             // fleet booked after it, which its own log cannot move. Given back, booked again.
             let late = now.saturating_duration_since(at);
-            if late > pacing.margin.max(LATE_WAKE) && rebooking < MAX_REBOOKS {
-                tracing::warn!(
-                    late_ms = late.as_millis() as u64,
-                    "woke later than the fleet's booked start by more than the margin: booking again"
-                );
-                // Given back before booking again, so that the store never counts both (a
-                // day at its limit would refuse the new one).
-                let id = grant.keep();
-                self.lock()[index(class)].remove(id);
-                if let Err(error) = link.fleet.budget.give_back(&link.token, class, id).await {
-                    link.health().to_give_back.push((class, id, Instant::now()));
-                    self.store_failed(link, &error);
-                    return Err(None);
-                }
+            if late > self.inner.pacing.margin.max(LATE_WAKE) && rebooking < MAX_REBOOKS {
+                self.give_back_to_book_again(link, grant, late).await?;
                 continue;
             }
             let id = grant.keep();
@@ -228,6 +102,174 @@ impl RateLimiter {
             "the process woke too late for every start the store booked",
         )))
     }
+
+    /// Asks the store for a start of `class` within `max_wait`, the caller holding the turn:
+    /// the wait and the grant, or the refusal; `Err` as [`RateLimiter::reserve_in_fleet`]'s.
+    async fn granted_start(
+        &self,
+        link: &FleetLink,
+        class: LimitClass,
+        max_wait: Duration,
+    ) -> Result<Result<(Duration, FleetGrant<'_>), LimitError>, Option<FleetError>> {
+        let (budget, pacing) = (self.inner.limits.budget(class), self.inner.pacing);
+        // After an answer that came too late to use, ask for a start at least twice that
+        // answer's time ahead.
+        let mut ahead = Duration::ZERO;
+        for _ in 0..4 {
+            let now = Instant::now();
+            let (unsynced, share, generation) = booking_state(link, class, now);
+            let (floor, id, history) =
+                match self.fleet_floor(class, now, share, ahead, max_wait, unsynced) {
+                    Ok(floor) => floor,
+                    Err(refused) => return Ok(Err(refused)),
+                };
+            let request = Reserve {
+                token: &link.token,
+                class,
+                budget,
+                pacing,
+                max_wait,
+                not_before: floor,
+                book: true,
+                id,
+                history: history.as_deref(),
+                generation: &generation,
+            };
+            let asked = Instant::now();
+            // Armed while the store may hold a start this call will not make: a caller that
+            // stops waiting now, or for the start, gives it back.
+            let grant = FleetGrant {
+                limiter: self,
+                class,
+                id,
+                armed: true,
+            };
+            // On an error the grant drops armed: the store may have booked before its answer
+            // was lost; it is given back once the store answers again (found down first, so
+            // that no give-back waits for a store that does not answer), and the process
+            // books again on its share.
+            let answer = match link.fleet.budget.reserve(request).await {
+                Ok(answer) => answer,
+                Err(error) => {
+                    self.store_failed(link, &error);
+                    return Err(None);
+                }
+            };
+            let answered_in = asked.elapsed();
+            crate::telemetry::fleet_store_answer(class, answered_in);
+            self.answered(link, class, &answer, unsynced.then_some(id + 1));
+            self.timed(link, answered_in);
+            match answer.reservation {
+                Reservation::Granted { wait } => return Ok(Ok((wait, grant))),
+                Reservation::Refused { wait, long_wait } => {
+                    grant.keep();
+                    return Ok(Err(LimitError::too_far(class, wait, long_wait, max_wait)));
+                }
+                Reservation::NoBudget => {
+                    grant.keep();
+                    return Ok(Err(LimitError::NoBudget { class }));
+                }
+                // The store is not the one the process knew: again, with the history.
+                Reservation::HistoryNeeded => {
+                    grant.keep();
+                    link.health().unsynced[index(class)] = true;
+                }
+                // Booked in the past, where nobody will start: given back as the grant drops,
+                // and the next asks further ahead.
+                Reservation::Missed { late_by } => {
+                    drop(grant);
+                    tracing::debug!(
+                        late_by_ms = late_by.as_millis() as u64,
+                        "the fleet's store answered after the start it booked: booking again"
+                    );
+                    ahead = ahead.max(answered_in * 2);
+                }
+            }
+        }
+        Err(Some(FleetError::new(
+            "the store answered four times without a start to use",
+        )))
+    }
+
+    /// The process's own floor for a start of `class` asked of the store at `now`: its
+    /// windows, its spacing, its share during a grace, and at least `ahead`; with the id it
+    /// takes and, when the store has not seen the class's starts (`unsynced`), the history.
+    /// The refusal when that floor is past `max_wait`.
+    fn fleet_floor(
+        &self,
+        class: LimitClass,
+        now: Instant,
+        share: u32,
+        ahead: Duration,
+        max_wait: Duration,
+        unsynced: bool,
+    ) -> Result<(Duration, u64, Option<Vec<HistoryStart>>), LimitError> {
+        let (budget, pacing) = (self.inner.limits.budget(class), self.inner.pacing);
+        let mut classes = self.lock();
+        let log = &mut classes[index(class)];
+        log.prune(budget, pacing, now);
+        let Some(slot) = log.earliest(budget, pacing, now, share) else {
+            return Err(LimitError::NoBudget { class });
+        };
+        let floor = (slot.at - now).max(ahead);
+        if floor > max_wait {
+            return Err(LimitError::too_far(class, floor, slot.long - now, max_wait));
+        }
+        let id = log.next_id;
+        log.next_id += 1;
+        Ok((floor, id, unsynced.then(|| log.history(now))))
+    }
+
+    /// The refusal of a start of `class` at `now` that the server's block forbids.
+    fn blocked_at(&self, class: LimitClass, now: Instant) -> Option<LimitError> {
+        let blocked = self.lock()[index(class)]
+            .blocked_until
+            .filter(|until| *until > now);
+        blocked.map(|until| LimitError::DailyBudgetExhausted {
+            class,
+            available_in: until - now,
+        })
+    }
+
+    /// Gives back a start the process woke `late` for, before it books again, so that the
+    /// store never counts both (a day at its limit would refuse the new one); `Err(None)`
+    /// when the store failed (recorded).
+    async fn give_back_to_book_again(
+        &self,
+        link: &FleetLink,
+        grant: FleetGrant<'_>,
+        late: Duration,
+    ) -> Result<(), Option<FleetError>> {
+        tracing::warn!(
+            late_ms = late.as_millis() as u64,
+            "woke later than the fleet's booked start by more than the margin: booking again"
+        );
+        let class = grant.class;
+        let id = grant.keep();
+        self.lock()[index(class)].remove(id);
+        if let Err(error) = link.fleet.budget.give_back(&link.token, class, id).await {
+            link.health().to_give_back.push((class, id, Instant::now()));
+            self.store_failed(link, &error);
+            return Err(None);
+        }
+        Ok(())
+    }
+}
+
+/// What a booking through the store starts from at `now`: whether the store has not seen the
+/// class's starts, the share to keep to (the fallback share during a grace), and the store's
+/// generation as last seen.
+fn booking_state(link: &FleetLink, class: LimitClass, now: Instant) -> (bool, u32, String) {
+    let health = link.health();
+    let share = match health.grace_until {
+        Some(until) if until > now => link.fleet.fallback_share,
+        _ => 1,
+    };
+    (
+        health.unsynced[index(class)],
+        share,
+        health.generation.clone(),
+    )
 }
 
 /// A start the fleet's store may hold for a call that has not been made yet: dropped armed

@@ -104,7 +104,12 @@ pub(super) const FLEET_GRACE: Duration = Duration::from_millis(3500);
 /// Marks `link`'s store down: calls pace on the share until [`FLEET_RETRY_AFTER`] from now,
 /// and what they book is unseen by the store; warns once per outage. `reason` labels the
 /// metric: `failed` or `slow`.
-pub(super) fn mark_down(link: &FleetLink, health: &mut Health, error: &FleetError, reason: &'static str) {
+pub(super) fn mark_down(
+    link: &FleetLink,
+    health: &mut Health,
+    error: &FleetError,
+    reason: &'static str,
+) {
     health.retry_at = Some(Instant::now() + FLEET_RETRY_AFTER);
     health.unsynced = [true; 2];
     health.slow_answers = 0;

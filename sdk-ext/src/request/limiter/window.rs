@@ -154,7 +154,13 @@ impl ClassLog {
     /// Booked starts are ascending and every new one is at or after the
     /// last, so a window of `k` is respected when the new start is at least
     /// one window after the k-th latest start.
-    pub(super) fn earliest(&self, budget: Budget, pacing: Pacing, now: Instant, share: u32) -> Option<Slot> {
+    pub(super) fn earliest(
+        &self,
+        budget: Budget,
+        pacing: Pacing,
+        now: Instant,
+        share: u32,
+    ) -> Option<Slot> {
         let after_kth_latest = |k: u32, window: Duration| -> Option<Instant> {
             let k = if k == 0 { 0 } else { (k / share).max(1) };
             let k = usize::try_from(k).ok().filter(|k| *k > 0)?;
