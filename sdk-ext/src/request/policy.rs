@@ -313,7 +313,7 @@ impl Policy {
             return Ok(());
         };
         let sunset = SystemTime::UNIX_EPOCH + Duration::from_secs(sunset);
-        if self.shared.settings.call_removed_operations || SystemTime::now() < sunset {
+        if self.shared.settings.call_removed_operations || crate::time::now() < sunset {
             return Ok(());
         }
         Err(LocalRejection::Removed {
