@@ -11,6 +11,21 @@ use crate::rng::SplitMix64;
 use tokio::task::JoinSet;
 use tokio::time::{sleep, sleep_until, timeout};
 
+/// `FleetBudget::give_back` of a test store that records the ids in its `given_back`
+/// ([`GivenBack`]); written before the submodules, which use it too.
+macro_rules! gives_back_to_its_record {
+    () => {
+        fn give_back<'a>(
+            &'a self,
+            _: &'a TokenFingerprint,
+            _: LimitClass,
+            id: u64,
+        ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<(), FleetError>> {
+            self.given_back.record(id)
+        }
+    };
+}
+
 mod fleet;
 mod health;
 

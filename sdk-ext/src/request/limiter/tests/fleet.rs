@@ -98,14 +98,7 @@ struct PausedStore {
 }
 
 impl crate::fleet::FleetBudget for PausedStore {
-    fn give_back<'a>(
-        &'a self,
-        _: &'a TokenFingerprint,
-        _: LimitClass,
-        id: u64,
-    ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<(), FleetError>> {
-        self.given_back.record(id)
-    }
+    gives_back_to_its_record!();
 
     fn reserve<'a>(
         &'a self,
@@ -161,14 +154,7 @@ struct LateOnceStore {
 }
 
 impl crate::fleet::FleetBudget for LateOnceStore {
-    fn give_back<'a>(
-        &'a self,
-        _: &'a TokenFingerprint,
-        _: LimitClass,
-        id: u64,
-    ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<(), FleetError>> {
-        self.given_back.record(id)
-    }
+    gives_back_to_its_record!();
 
     fn reserve<'a>(
         &'a self,
@@ -223,14 +209,7 @@ struct StallOnceStore {
 }
 
 impl crate::fleet::FleetBudget for StallOnceStore {
-    fn give_back<'a>(
-        &'a self,
-        _: &'a TokenFingerprint,
-        _: LimitClass,
-        id: u64,
-    ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<(), FleetError>> {
-        self.given_back.record(id)
-    }
+    gives_back_to_its_record!();
 
     fn reserve<'a>(
         &'a self,

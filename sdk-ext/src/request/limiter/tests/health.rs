@@ -184,14 +184,7 @@ struct LostOnceStore {
 }
 
 impl crate::fleet::FleetBudget for LostOnceStore {
-    fn give_back<'a>(
-        &'a self,
-        _: &'a TokenFingerprint,
-        _: LimitClass,
-        id: u64,
-    ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<(), FleetError>> {
-        self.given_back.record(id)
-    }
+    gives_back_to_its_record!();
 
     fn reserve<'a>(
         &'a self,
