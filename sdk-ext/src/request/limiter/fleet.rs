@@ -135,31 +135,9 @@ impl RateLimiter {
                 history: history.as_deref(),
                 generation: &generation,
             };
-            let asked = Instant::now();
-            // Armed while the store may hold a start this call will not make: a caller that
-            // stops waiting now, or for the start, gives it back.
-            let grant = FleetGrant {
-                limiter: self,
-                class,
-                id,
-                armed: true,
-            };
-            // On an error the grant drops armed: the store may have booked before its answer
-            // was lost; it is given back once the store answers again (found down first, so
-            // that no give-back waits for a store that does not answer), and the process
-            // books again on its share.
-            let answer = match link.fleet.budget.reserve(request).await {
-                Ok(answer) => answer,
-                Err(error) => {
-                    self.store_failed(link, &error);
-                    return Err(None);
-                }
-            };
-            let answered_in = asked.elapsed();
-            crate::telemetry::fleet_store_answer(class, answered_in);
-            self.answered(link, class, &answer, unsynced.then_some(id + 1));
-            self.timed(link, answered_in);
-            match answer.reservation {
+            let (reservation, answered_in, grant) =
+                self.ask(link, request, unsynced.then_some(id + 1)).await?;
+            match reservation {
                 Reservation::Granted { wait } => return Ok(Ok((wait, grant))),
                 Reservation::Refused { wait, long_wait } => {
                     grant.keep();
@@ -189,6 +167,43 @@ impl RateLimiter {
         Err(Some(FleetError::new(
             "the store answered four times without a start to use",
         )))
+    }
+
+    /// Sends `request` (booking its start) and takes in the answer ([`RateLimiter::answered`],
+    /// [`RateLimiter::timed`]): what the store said, how long it took, and the grant of the
+    /// start, armed; `Err(None)` when the store failed (recorded).
+    async fn ask(
+        &self,
+        link: &FleetLink,
+        request: Reserve<'_>,
+        synced_before: Option<u64>,
+    ) -> Result<(Reservation, Duration, FleetGrant<'_>), Option<FleetError>> {
+        let class = request.class;
+        let asked = Instant::now();
+        // Armed while the store may hold a start this call will not make: a caller that
+        // stops waiting now, or for the start, gives it back.
+        let grant = FleetGrant {
+            limiter: self,
+            class,
+            id: request.id,
+            armed: true,
+        };
+        // On an error the grant drops armed: the store may have booked before its answer
+        // was lost; it is given back once the store answers again (found down first, so
+        // that no give-back waits for a store that does not answer), and the process
+        // books again on its share.
+        let answer = match link.fleet.budget.reserve(request).await {
+            Ok(answer) => answer,
+            Err(error) => {
+                self.store_failed(link, &error);
+                return Err(None);
+            }
+        };
+        let answered_in = asked.elapsed();
+        crate::telemetry::fleet_store_answer(class, answered_in);
+        self.answered(link, class, &answer, synced_before);
+        self.timed(link, answered_in);
+        Ok((answer.reservation, answered_in, grant))
     }
 
     /// The process's own floor for a start of `class` asked of the store at `now`: its
