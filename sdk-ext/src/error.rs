@@ -15,11 +15,11 @@
 //! value; the server's own message is in the [`ApiError`] returned by
 //! `source()`.
 //!
-//! The parts: this module holds [`Error`], how it is built and what it answers;
-//! [`api_error`] the failed answer a variant keeps ([`ApiError`], its body decoded in the
-//! operation's error format, [`AiErrorCode`], [`RawBody`]); [`input`] the refusals of input
-//! before anything is sent ([`InputError`]); [`display`] the one-line `Display` of [`Error`],
-//! built on the other two.
+//! The parts: this file holds [`Error`], how it is built and what it answers; `error/api_error.rs`
+//! the failed answer a variant keeps ([`ApiError`], its body decoded in the operation's error
+//! format, [`AiErrorCode`], [`RawBody`]); `error/input.rs` the refusals of input before anything
+//! is sent ([`InputError`]); `error/display.rs` the one-line `Display` of [`Error`], built on
+//! the other two.
 
 use std::error::Error as StdError;
 use std::time::{Duration, SystemTime};

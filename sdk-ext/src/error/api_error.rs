@@ -14,8 +14,8 @@ use super::ErrorFormat;
 use crate::gateway::gateway_code;
 use crate::retry_after::retry_after;
 
-/// The `errorCode` of an AI error body (read with [`Error::ai_code`](super::Error::ai_code)): the codes the reference
-/// names, and any other kept verbatim in [`AiErrorCode::Other`].
+/// The `errorCode` of an AI error body (read with [`Error::ai_code`](super::Error::ai_code)): the
+/// codes the reference names, and any other kept verbatim in [`AiErrorCode::Other`].
 ///
 /// Written here, not generated: the reference says its list of codes is not complete, so the
 /// spec keeps `errorCode` a plain string (an `enum` there would be a closed set).

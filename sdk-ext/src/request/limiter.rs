@@ -194,15 +194,14 @@ impl RateLimiter {
     /// Waits for the earliest start slot of `class` and returns once the
     /// request may be sent; call [`Permit::sent`] when it leaves.
     ///
-    /// The slot is booked at once, so concurrent callers get distinct slots
-    /// in call order. When the slot is free now, this returns without a timer.
-    /// Fails without booking when the slot is more than `max_wait` away: with
-    /// [`LimitError::DailyBudgetExhausted`] when a long window (day, minute)
-    /// or a block from [`RateLimiter::server_exhausted`] is the cause, with
-    /// [`LimitError::WouldExceedDeadline`] when only the per-second queue is.
-    /// If the returned future is dropped while waiting, the slot is given back (to the
-    /// fleet's store too, see [`FleetGrant`]); slots booked after it keep their places, which
-    /// can only make the limiter stricter.
+    /// The slot is booked at once, so concurrent callers get distinct slots in call order. When the
+    /// slot is free now, this returns without a timer. Fails without booking when the slot is more
+    /// than `max_wait` away: with [`LimitError::DailyBudgetExhausted`] when a long window (day,
+    /// minute) or a block from [`RateLimiter::server_exhausted`] is the cause, with
+    /// [`LimitError::WouldExceedDeadline`] when only the per-second queue is. If the returned
+    /// future is dropped while waiting, the slot is given back (to the fleet's store too, see
+    /// [`FleetGrant`](fleet::FleetGrant)); slots booked after it keep their places, which can only
+    /// make the limiter stricter.
     pub(crate) async fn acquire(
         &self,
         class: LimitClass,

@@ -3,8 +3,8 @@
 //!
 //! For each attempt: wait for the pacer's slot (shared by every clone of the client, so
 //! impersonated calls count against the token's own budget), add the bearer token and the
-//! impersonation header, send, take the [`Verdict`] on the answer, and retry only where the
-//! retry step allows it. Refusals that never reach the server come back as a
+//! impersonation header, send, take the [`Verdict`](crate::verdict::Verdict) on the answer, and
+//! retry only where the retry step allows it. Refusals that never reach the server come back as a
 //! [`LocalRejection`], carried by an error without a status.
 //!
 //! The parts, each a phase of the module doc's list: this module holds what a client shares

@@ -25,8 +25,9 @@ pub(super) const LATE_WAKE: Duration = Duration::from_millis(25);
 pub(super) const MAX_REBOOKS: u32 = 2;
 
 impl RateLimiter {
-    /// Books through the fleet's store, unless it failed less than [`FLEET_RETRY_AFTER`] ago;
-    /// `Err` with the share of the budget to pace to locally when the store failed.
+    /// Books through the fleet's store, unless it failed less than
+    /// [`FLEET_RETRY_AFTER`](super::health::FLEET_RETRY_AFTER) ago; `Err` with the share of the
+    /// budget to pace to locally when the store failed.
     pub(super) async fn through_fleet(
         &self,
         link: &FleetLink,

@@ -42,8 +42,8 @@ pub(super) struct ClassLog {
     pub(super) blocked_until: Option<Instant>,
     /// What the server's headers said last.
     pub(super) server: Option<ServerCounters>,
-    /// Calls the server counted that this log has no start for (another client of the token,
-    /// a restart), where its counters place them ([`unseen`]).
+    /// Calls the server counted that this log has no start for (another client of the token, a
+    /// restart), where its counters place them ([`unseen`](super::unseen)).
     pub(super) unseen: Unseen,
     /// The last answer that carried the day's count: when it came and the count.
     pub(super) answered: Option<(Instant, u32)>,

@@ -21,12 +21,12 @@ use tokio::time::Instant;
 
 use super::{Shared, record, transport_error_type};
 
-/// One operation on its way through the attempts (step 4 of the [module doc](super)), in
-/// named phases as smithy-rs's orchestrator has them: [`Op::try_op`] runs the attempts and
-/// ends the call; [`Op::try_attempt`] is one attempt, from the token to the [`Verdict`] on
-/// its answer; [`Op::decide`] chooses, from the verdict, between handing the answer back
-/// and trying again ([`Op::refresh_token`] first, for a revoked token); [`Op::finish`] puts the call's end on its span, in the metrics and
-/// on the answer.
+/// One operation on its way through the attempts (step 4 of the [module doc](crate::request)), in
+/// named phases as smithy-rs's orchestrator has them: [`Op::try_op`] runs the attempts and ends the
+/// call; [`Op::try_attempt`] is one attempt, from the token to the [`Verdict`] on its answer;
+/// [`Op::decide`] chooses, from the verdict, between handing the answer back and trying again
+/// ([`Op::refresh_token`] first, for a revoked token); [`Op::finish`] puts the call's end on its
+/// span, in the metrics and on the answer.
 pub(super) struct Op<'a> {
     pub(super) shared: &'a Shared,
     pub(super) http: &'a reqwest::Client,
@@ -223,8 +223,9 @@ impl<'a> Op<'a> {
         }
     }
 
-    /// The retry step's decision on an attempt's verdict ([`RetryConfig::decide`]); a used-up
-    /// quota blocks the pacer.
+    /// The retry step's decision on an attempt's verdict
+    /// ([`RetryConfig::decide`](crate::request::retry::RetryConfig::decide)); a used-up quota
+    /// blocks the pacer.
     pub(super) fn decide(
         &self,
         attempted: Attempted<'a>,
@@ -293,14 +294,14 @@ impl<'a> Op<'a> {
         }
     }
 
-    /// After the last attempt (steps 5 and 6 of the [module doc](super)): a failed answer has
-    /// its body read and kept, with the call's id (the typed error reads both there); a
-    /// transport failure gets the id on its URL ([`crate::request_id::mark`]); a refusal
-    /// becomes the error that carries it, with the id on `sent` (the URL of the request it
-    /// would have sent again) when an attempt was sent before it. The end goes on the call's span (OpenTelemetry's
+    /// After the last attempt (steps 5 and 6 of the [module doc](crate::request)): a failed answer
+    /// has its body read and kept, with the call's id (the typed error reads both there); a
+    /// transport failure gets the id on its URL ([`crate::request_id::mark`]); a refusal becomes
+    /// the error that carries it, with the id on `sent` (the URL of the request it would have sent
+    /// again) when an attempt was sent before it. The end goes on the call's span (OpenTelemetry's
     /// `error.type` and the error status; the status is on the attempt's span) and into the
-    /// metrics. A success is handed back at once; what needs a wait (a failed body to read, a refusal to turn into
-    /// an error) comes back as [`Finished::Later`].
+    /// metrics. A success is handed back at once; what needs a wait (a failed body to read, a
+    /// refusal to turn into an error) comes back as [`Finished::Later`].
     pub(super) fn finish(
         &self,
         result: Result<reqwest::Result<reqwest::Response>, LocalRejection>,

@@ -298,7 +298,7 @@ impl<'a> Op<'a> {
 }
 
 /// The metrics label of a throttle answer: the SDK's name of its gateway code.
-pub(super) fn throttle_label(verdict: &Verdict, headers: &http::HeaderMap) -> Option<&'static str> {
+fn throttle_label(verdict: &Verdict, headers: &http::HeaderMap) -> Option<&'static str> {
     use crate::gateway::{OVER_QPS, OVER_RATE};
     match verdict {
         Verdict::Throttled { .. } | Verdict::QuotaExhausted { .. } => {

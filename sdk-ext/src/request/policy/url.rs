@@ -50,7 +50,7 @@ pub(super) fn check_segments(
     Ok(())
 }
 
-pub(super) fn shape_error(operation: &'static Operation, path: &str) -> LocalRejection {
+fn shape_error(operation: &'static Operation, path: &str) -> LocalRejection {
     LocalRejection::Path {
         template: operation.path,
         sent: path.to_string(),
@@ -102,6 +102,6 @@ pub(super) fn encode_path_queries(
 }
 
 /// Form-encodes one query name or value, as the generated builder does.
-pub(super) fn url_form(text: &str) -> String {
+fn url_form(text: &str) -> String {
     form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }
