@@ -29,24 +29,8 @@ impl<'a> Op<'a> {
         progress: &mut Progress,
     ) -> Result<Attempted<'a>, LocalRejection> {
         let shared = self.shared;
-        let class = self.operation.limit_class;
         progress.attempt += 1;
-        let timeout = self.operation_timeout();
-        // The first attempt starts when the call does; the deadline is worked out only for
-        // a call that needs a second.
-        let (now, left) = if progress.attempt == 1 {
-            (progress.started, timeout)
-        } else {
-            record(&self.span, "pubapi.attempt", i64::from(progress.attempt));
-            let now = Instant::now();
-            let deadline = progress.deadline(timeout);
-            if now >= deadline {
-                return Err(LocalRejection::Deadline {
-                    elapsed: now - progress.started,
-                });
-            }
-            (now, deadline - now)
-        };
+        let (now, left) = self.attempt_window(progress)?;
         // The token first: its fingerprint picks the limiter, and nothing slow stands
         // between the slot and the send.
         let (token, now, left) = match shared.token.ready() {
@@ -79,38 +63,15 @@ impl<'a> Op<'a> {
             // Kept before the token and the call's id are set: each attempt sets them again
             // (see `Replay`).
             let replay = Replay::of(&request, shared.transport.is_none());
-            if !permit.waited().is_zero() {
-                progress.limiter_waited_ns = progress
-                    .limiter_waited_ns
-                    .saturating_add(nanos(permit.waited()));
-                record(
-                    &self.span,
-                    "pubapi.limiter_wait_ms",
-                    // An `i64`, which `tracing-opentelemetry` exports as a number.
-                    (progress.limiter_waited_ns / 1_000_000) as i64,
-                );
-            }
-            telemetry::limiter_wait(class, permit.waited());
+            self.record_limiter_wait(progress, permit.waited());
             // The token and the call's id are set on every attempt, not kept for the
             // next one (see `Replay`).
-            let headers = request.headers_mut();
-            headers.reserve(2);
-            headers.insert(http::header::AUTHORIZATION, token.header_value());
-            headers.insert(REQUEST_ID_HEADER, self.request_id.clone());
+            self.set_token_and_id(&mut request, &token);
             *slot = Outgoing::Sent(replay);
             let span = attempt::span(&self.span, self.operation, &request, progress.attempt);
             // After the replay is made, so that each attempt carries only what they set for
             // it; in the attempt's span, for their events.
-            if !shared.interceptors.is_empty() {
-                let _in_span = span.enter();
-                interceptor::before_send(
-                    &shared.interceptors,
-                    self.operation,
-                    progress.attempt,
-                    RequestId::of_header(&self.request_id),
-                    &mut request,
-                );
-            }
+            self.before_send(&span, progress.attempt, &mut request);
             // After the replay is made: each attempt carries its own span's context.
             #[cfg(feature = "otel")]
             attempt::inject(&span, request.headers_mut());
@@ -129,24 +90,11 @@ impl<'a> Op<'a> {
         // The HTTP client's read timeout bounds the wait for the head and every read of
         // the body (see `ClientBuilder::attempt_timeout`): no timer of our own here.
         let mut result = sending.await;
-        if !shared.interceptors.is_empty() {
-            let _in_span = span.enter();
-            interceptor::after_receive(
-                &shared.interceptors,
-                self.operation,
-                progress.attempt,
-                RequestId::of_header(&self.request_id),
-                &mut result,
-            );
-        }
-        let (ended, error_type) = match &result {
-            Ok(response) => (Ended::Status(response.status().as_u16()), None),
-            Err(error) => (Ended::Transport, Some(transport_error_type(error))),
-        };
-        attempt::end(&span, ended, error_type);
+        self.after_receive(&span, progress.attempt, &mut result);
+        #[cfg(not(feature = "metrics"))]
+        self.end_attempt(span, &result);
         #[cfg(feature = "metrics")]
-        attempt::duration(self.operation, &url, ended, error_type, sent_at.elapsed());
-        drop(span);
+        self.end_attempt(span, &result, (sent_at, url));
         let verdict = self.judge(&result, &limiter);
         Ok(Attempted {
             result,
@@ -154,6 +102,92 @@ impl<'a> Op<'a> {
             token,
             limiter,
         })
+    }
+
+    /// When attempt `progress.attempt` starts and the time it has: the first starts when the
+    /// call does, with the whole timeout; a later one is refused once the deadline (worked out
+    /// only for a call that needs a second attempt) has passed.
+    fn attempt_window(&self, progress: &Progress) -> Result<(Instant, Duration), LocalRejection> {
+        let timeout = self.operation_timeout();
+        if progress.attempt == 1 {
+            return Ok((progress.started, timeout));
+        }
+        record(&self.span, "pubapi.attempt", i64::from(progress.attempt));
+        let now = Instant::now();
+        let deadline = progress.deadline(timeout);
+        if now >= deadline {
+            return Err(LocalRejection::Deadline {
+                elapsed: now - progress.started,
+            });
+        }
+        Ok((now, deadline - now))
+    }
+
+    /// Counts the wait for a slot of the pacer: on the call's span (in all) and in the
+    /// metrics.
+    fn record_limiter_wait(&self, progress: &mut Progress, waited: Duration) {
+        if !waited.is_zero() {
+            progress.limiter_waited_ns = progress.limiter_waited_ns.saturating_add(nanos(waited));
+            record(
+                &self.span,
+                "pubapi.limiter_wait_ms",
+                // An `i64`, which `tracing-opentelemetry` exports as a number.
+                (progress.limiter_waited_ns / 1_000_000) as i64,
+            );
+        }
+        telemetry::limiter_wait(self.operation.limit_class, waited);
+    }
+
+    /// The builder's interceptors add their headers to the request of attempt `attempt`, in
+    /// the attempt's `span`, for their events.
+    fn before_send(&self, span: &tracing::Span, attempt: u32, request: &mut reqwest::Request) {
+        let interceptors = &self.shared.interceptors;
+        if !interceptors.is_empty() {
+            let _in_span = span.enter();
+            let id = RequestId::of_header(&self.request_id);
+            interceptor::before_send(interceptors, self.operation, attempt, id, request);
+        }
+    }
+
+    /// The builder's interceptors see the answer of attempt `attempt`, in its `span`.
+    fn after_receive(
+        &self,
+        span: &tracing::Span,
+        attempt: u32,
+        result: &mut reqwest::Result<reqwest::Response>,
+    ) {
+        let interceptors = &self.shared.interceptors;
+        if !interceptors.is_empty() {
+            let _in_span = span.enter();
+            let id = RequestId::of_header(&self.request_id);
+            interceptor::after_receive(interceptors, self.operation, attempt, id, result);
+        }
+    }
+
+    /// Sets the bearer token and the call's id on an attempt's request (every attempt sets
+    /// them again, see `Replay`).
+    fn set_token_and_id(&self, request: &mut reqwest::Request, token: &SecretToken) {
+        let headers = request.headers_mut();
+        headers.reserve(2);
+        headers.insert(http::header::AUTHORIZATION, token.header_value());
+        headers.insert(REQUEST_ID_HEADER, self.request_id.clone());
+    }
+
+    /// Ends the attempt's `span` with how `result` ended; with feature `metrics`, records the
+    /// attempt's duration since it was `sent` (when, and to which URL).
+    fn end_attempt(
+        &self,
+        span: tracing::Span,
+        result: &reqwest::Result<reqwest::Response>,
+        #[cfg(feature = "metrics")] sent: (Instant, reqwest::Url),
+    ) {
+        let (ended, error_type) = match result {
+            Ok(response) => (Ended::Status(response.status().as_u16()), None),
+            Err(error) => (Ended::Transport, Some(transport_error_type(error))),
+        };
+        attempt::end(&span, ended, error_type);
+        #[cfg(feature = "metrics")]
+        attempt::duration(self.operation, &sent.1, ended, error_type, sent.0.elapsed());
     }
 
     /// The attempt of a transport that stops before transmit (a dry run,
@@ -172,9 +206,7 @@ impl<'a> Op<'a> {
         let Some(mut request) = slot.take_request() else {
             unreachable!("`try_op` puts the request back before every attempt")
         };
-        let headers = request.headers_mut();
-        headers.insert(http::header::AUTHORIZATION, token.header_value());
-        headers.insert(REQUEST_ID_HEADER, self.request_id.clone());
+        self.set_token_and_id(&mut request, &token);
         let result = transport.send(self.http, request).await;
         let verdict = self.judge(&result, &limiter);
         Ok(Attempted {
