@@ -112,7 +112,7 @@ pub(crate) fn judge(
 
 /// [`judge`], reading the clock only for a `Retry-After` given as a date.
 pub(crate) fn judge_now(status: u16, headers: &HeaderMap, endpoint: EndpointKind) -> Verdict {
-    judge_with_clock(status, headers, endpoint, SystemTime::now)
+    judge_with_clock(status, headers, endpoint, crate::time::now)
 }
 
 fn judge_with_clock(

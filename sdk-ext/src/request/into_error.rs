@@ -7,7 +7,6 @@ use crate::request::rejection::LocalRejection;
 use crate::verdict::EndpointKind;
 use bytes::Bytes;
 use pubapi_sdk::operations::Operation;
-use std::time::SystemTime;
 
 impl Error {
     /// Converts a failed response (status not 2xx) into the typed error, reading its body
@@ -52,7 +51,7 @@ impl Error {
         headers: &http::HeaderMap,
         body: Bytes,
     ) -> Error {
-        let now = SystemTime::now();
+        let now = crate::time::now();
         let (format, endpoint) = match operation {
             Some(op) => (op.error_format, EndpointKind::of_class(op.limit_class)),
             None => (ErrorFormat::General, EndpointKind::General),

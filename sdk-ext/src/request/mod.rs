@@ -7,18 +7,21 @@
 //!
 //! 1. **validate** ([`validate`]): the reference's rules the spec cannot state (webhook URLs,
 //!    event names, questions, audit dates, event counts).
-//! 2. **check the operation and its URL** ([`policy`]): an operation past its sunset is
-//!    refused, path-valued query parameters are re-encoded, and the URL must still have the
-//!    operation's path shape with every path value one valid segment.
+//! 2. **check the operation and its URL** ([`policy`], the URL's in its `url` part): an
+//!    operation past its sunset is refused, path-valued query parameters are re-encoded, and
+//!    the URL must still have the operation's path shape with every path value one valid
+//!    segment.
 //! 3. **impersonate** ([`policy`]): exactly one act-as header, the call's own (validated) or
 //!    the view's.
 //! 4. then each attempt, until the operation's deadline ([`retry::RetryConfig`], or the view's
 //!    [`CallOptions`](crate::options::CallOptions), which may also add headers, give the id
 //!    and bound each attempt), in the
-//!    named phases of [`policy`] (`try_op`, `try_attempt`, `decide`, `finish`):
+//!    named phases of [`policy`] (`try_op`, `decide` and `finish` in its `call` part,
+//!    `try_attempt` in its own):
 //!    1. **token**: from the client's [`TokenSource`](crate::TokenSource);
 //!    2. **pace** ([`limiter`]): wait for a slot of the token's pacer (shared by every
-//!       client of the token in the process, or through a [fleet](crate::fleet)'s store);
+//!       client of the token in the process, or through a [fleet](crate::fleet)'s store: the
+//!       limiter's `fleet` and `health` parts);
 //!    3. **send** through the client's [`Transport`](crate::Transport), with the bearer
 //!       token, keeping what the next attempt needs to send it again ([`replay`]), in a
 //!       span of the attempt's own ([`attempt`]); the builder's

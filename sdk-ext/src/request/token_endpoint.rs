@@ -15,7 +15,7 @@ use crate::verdict::{EndpointKind, judge, judge_transport};
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Mutex;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 /// Which flow a token request belongs to, and so which hourly window it counts against.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -217,7 +217,7 @@ where
                 response.status().as_u16(),
                 response.headers(),
                 EndpointKind::Token,
-                SystemTime::now(),
+                crate::time::now(),
             ),
             Err(error) => judge_transport(error),
         };

@@ -1,6 +1,9 @@
 //! Unit tests of [`super`], kept apart so the module holds the code alone.
 
+use super::url::check_segments;
 use super::*;
+use crate::request::replay::Replay;
+use crate::request_id::REQUEST_ID_HEADER;
 use crate::token::StaticToken;
 use std::collections::VecDeque;
 
