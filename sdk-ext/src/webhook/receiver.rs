@@ -108,7 +108,7 @@ const MAX_RECEIVER_NAME_BYTES: usize = 64;
 ///
 /// # Deduplication memory
 ///
-/// By default deduplication lives in this process's memory ([`MemoryDedup`]): forgotten on
+/// By default deduplication lives in this process's memory ([`MemoryDedup`](crate::webhook::MemoryDedup)): forgotten on
 /// restart, not shared between replicas. To share it between replicas and keep it across
 /// restarts, give the receiver a shared store with
 /// [`dedup_store`](ReceiverBuilder::dedup_store) (`RedisDedup`, feature `redis`). Otherwise,

@@ -71,7 +71,7 @@ impl Memory {
 
 impl EventStream {
     /// Saves [`EventStream::checkpoint`] in the store given to
-    /// [`EventStreamBuilder::checkpoints`], fenced by the stream's lease (nothing to do
+    /// [`EventStreamBuilder::checkpoints`](super::EventStreamBuilder::checkpoints), fenced by the stream's lease (nothing to do
     /// without a store, while standing by, or before the first item). Call it after
     /// processing each item: then a consumer that dies leaves at most one event handled and
     /// not saved.

@@ -118,7 +118,7 @@ impl ReceiverBuilder {
 
     /// Bounds the receiver's second line behind a [`dedup_store`](Self::dedup_store): the keys
     /// of the last `count` events this process handed over (and, apart from them, of the dead
-    /// letters of its last [`DEAD_LETTER_DEDUP_CAPACITY`](super::DEAD_LETTER_DEDUP_CAPACITY)
+    /// letters of its last [`DEAD_LETTER_DEDUP_CAPACITY`](crate::webhook::DEAD_LETTER_DEDUP_CAPACITY)
     /// deliveries that had some), each for `window` after the handler returned `Ok`. Defaults:
     /// [`DEFAULT_RECENT_CAPACITY`](super::DEFAULT_RECENT_CAPACITY) and
     /// [`DEFAULT_RECENT_WINDOW`](super::DEFAULT_RECENT_WINDOW); a window longer than the
@@ -130,7 +130,7 @@ impl ReceiverBuilder {
     /// memory pressure; or a commit that failed, whose claim then expired) answers that an
     /// event it was told about is new. When this process handed that event over within these
     /// bounds, the receiver counts it as a duplicate instead (answered 200 like any duplicate,
-    /// in [`HandleOutcome::forgotten_by_store`]), logs a warning, and records it in the store
+    /// in [`HandleOutcome::forgotten_by_store`](super::HandleOutcome::forgotten_by_store)), logs a warning, and records it in the store
     /// again. So **the same process never hands one event over twice within these bounds**,
     /// whatever the store lost. What this does not cover:
     ///
