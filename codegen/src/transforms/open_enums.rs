@@ -19,6 +19,10 @@
 //! `ERR_403_DEVELOPER_OVER_QPS` → `Err403DeveloperOverQps`), with `*` read as `any`
 //! (`fs:*` → `FsAny`). Two values with one name, a value named `Unknown` or a value that gives
 //! no identifier are refused.
+//!
+//! [`apply`] finds each opened newtype and swaps in `open_enum`'s items, which are written in
+//! four steps: the `variants` named from the values, the enum's `declaration`, its
+//! `conversions` to and from the text, and its `identity_by_text`.
 
 use super::Removal;
 use crate::CodegenError;
@@ -141,11 +145,34 @@ fn is_newtype_impl(item: &syn::Item, name: &str) -> bool {
     from_name && self_name.is_some_and(|i| i == "String")
 }
 
+/// The open enum that replaces the newtype `name`: its declaration, its conversions to and
+/// from the text, and its identity by the text.
 fn open_enum(
     name: &str,
     values: &[String],
     docs: &[syn::Attribute],
 ) -> Result<Vec<syn::Item>, CodegenError> {
+    let variants = variants(name, values)?;
+    let ty = format_ident!("{name}");
+    let declaration = declaration(&ty, &variants, docs);
+    let conversions = conversions(&ty, &variants);
+    let identity = identity_by_text(&ty);
+    let tokens = quote! {
+        #declaration
+        #conversions
+        #identity
+    };
+    let file: syn::File =
+        syn::parse2(tokens).map_err(|e| CodegenError::Unparseable(e.to_string()))?;
+    Ok(file.items)
+}
+
+/// Each value with its variant, in spec order; refused when two values give one variant or a
+/// value gives none.
+fn variants<'a>(
+    name: &str,
+    values: &'a [String],
+) -> Result<Vec<(syn::Ident, &'a str)>, CodegenError> {
     let refused = |problem: String| CodegenError::Unsupported {
         operation: format!("schema {name}"),
         problem,
@@ -160,7 +187,16 @@ fn open_enum(
         }
         variants.push((format_ident!("{v}"), value));
     }
-    let ty = format_ident!("{name}");
+    Ok(variants)
+}
+
+/// The enum itself (the newtype's docs, one variant per value and `Unknown`), with `KNOWN`,
+/// `as_str` and `is_known`.
+fn declaration(
+    ty: &syn::Ident,
+    variants: &[(syn::Ident, &str)],
+    docs: &[syn::Attribute],
+) -> proc_macro2::TokenStream {
     let decls = variants.iter().map(|(v, value)| {
         let doc = format!("`{value}`");
         quote! { #[doc = #doc] #v, }
@@ -168,11 +204,8 @@ fn open_enum(
     let to_str = variants
         .iter()
         .map(|(v, value)| quote! { Self::#v => #value, });
-    let from_str = variants
-        .iter()
-        .map(|(v, value)| quote! { #value => Self::#v, });
     let known = variants.iter().map(|(_, value)| *value);
-    let tokens = quote! {
+    quote! {
         #(#docs)*
         ///
         /// An open enum: a value this version does not know is kept verbatim in `Unknown`
@@ -200,6 +233,17 @@ fn open_enum(
                 Self::KNOWN.contains(&self.as_str())
             }
         }
+    }
+}
+
+/// The conversions from and to the text: `From<String>` (what serde reads through),
+/// `From<&str>`, `From<X> for String` (what serde writes through), `FromStr`, `Display` and
+/// `AsRef<str>`.
+fn conversions(ty: &syn::Ident, variants: &[(syn::Ident, &str)]) -> proc_macro2::TokenStream {
+    let from_str = variants
+        .iter()
+        .map(|(v, value)| quote! { #value => Self::#v, });
+    quote! {
         impl ::std::convert::From<::std::string::String> for #ty {
             fn from(value: ::std::string::String) -> Self {
                 match value.as_str() {
@@ -237,6 +281,13 @@ fn open_enum(
                 self.as_str()
             }
         }
+    }
+}
+
+/// Equality (with `str` and `&str` too), hashing and ordering by the text, so
+/// `Unknown("enabled".into())` equals `Enabled`.
+fn identity_by_text(ty: &syn::Ident) -> proc_macro2::TokenStream {
+    quote! {
         impl ::std::cmp::PartialEq for #ty {
             fn eq(&self, other: &Self) -> bool {
                 self.as_str() == other.as_str()
@@ -268,10 +319,7 @@ fn open_enum(
                 self.as_str().cmp(other.as_str())
             }
         }
-    };
-    let file: syn::File =
-        syn::parse2(tokens).map_err(|e| CodegenError::Unparseable(e.to_string()))?;
-    Ok(file.items)
+    }
 }
 
 #[cfg(test)]
