@@ -10,6 +10,10 @@
 //!
 //! A fact that is missing or ambiguous is refused with [`CodegenError::Unsupported`] naming the
 //! operation (or tag) and the problem, so a new operation cannot silently fall into a default.
+//!
+//! [`areas`] reads the tags once; [`of`] then reads one operation's facts, one step each: its
+//! area from its tag, its error format (the formats of the error schemas it references, or its
+//! own), and its idempotency.
 
 use crate::CodegenError;
 use crate::walk::{OperationRef, resolve_response, schema_ref_name, status_class};
@@ -113,14 +117,72 @@ pub(crate) fn of(
     op: &OperationRef<'_>,
     name: &str,
 ) -> Result<OperationFacts, CodegenError> {
+    Ok(OperationFacts {
+        area: area_of(areas, op, name)?,
+        error_format: error_format_of(spec, op, name)?,
+        idempotent: idempotent_of(op, name)?,
+    })
+}
+
+/// The index of the operation's one tag among the declared areas.
+fn area_of(areas: &[AreaFact], op: &OperationRef<'_>, name: &str) -> Result<usize, CodegenError> {
     let [tag] = op.operation.tags.as_slice() else {
         return Err(refused(name, "needs exactly one tag"));
     };
-    let area = areas
+    areas
         .iter()
         .position(|a| &a.tag == tag)
-        .ok_or_else(|| refused(name, format!("its tag {tag} is not declared in `tags`")))?;
+        .ok_or_else(|| refused(name, format!("its tag {tag} is not declared in `tags`")))
+}
 
+/// The one error format of the operation: the one its error schemas say, or, where its error
+/// bodies are not shown, the one it says itself; never both, never two.
+fn error_format_of(
+    spec: &OpenAPI,
+    op: &OperationRef<'_>,
+    name: &str,
+) -> Result<&'static str, CodegenError> {
+    let formats = schema_error_formats(spec, op, name)?;
+    let own = match op.operation.extensions.get(ERROR_FORMAT) {
+        None => None,
+        Some(value) => Some(known_error_format(value).ok_or_else(|| {
+            refused(
+                name,
+                format!("{ERROR_FORMAT} is {value}, not one of {ERROR_FORMATS:?}"),
+            )
+        })?),
+    };
+    match (formats.len(), own) {
+        (0, Some(own)) => Ok(own),
+        (0, None) => Err(refused(
+            name,
+            format!(
+                "no error format: no error response references a schema marked \
+                 {ERROR_FORMAT}, and the operation does not say {ERROR_FORMAT} itself"
+            ),
+        )),
+        (1, None) => Ok(formats.into_iter().next().unwrap_or("general")),
+        (1, Some(_)) => Err(refused(
+            name,
+            format!(
+                "{ERROR_FORMAT} on the operation repeats what its error schemas say; \
+                 say it once"
+            ),
+        )),
+        _ => Err(refused(
+            name,
+            format!("ambiguous error format: its error responses use {formats:?}"),
+        )),
+    }
+}
+
+/// The formats of the component schemas the operation's 4xx/5xx (and default) responses
+/// reference; each such schema must say its format.
+fn schema_error_formats(
+    spec: &OpenAPI,
+    op: &OperationRef<'_>,
+    name: &str,
+) -> Result<BTreeSet<&'static str>, CodegenError> {
     let mut formats = BTreeSet::new();
     let error_responses = op
         .operation
@@ -130,96 +192,51 @@ pub(crate) fn of(
         .filter(|(code, _)| status_class(code) >= 4)
         .map(|(_, r)| r)
         .chain(op.operation.responses.default.as_ref());
-    for response in error_responses {
-        let Some(response) = resolve_response(spec, response) else {
-            continue;
-        };
-        for media in response.content.values() {
-            let Some(ReferenceOr::Reference { reference }) = &media.schema else {
-                continue;
-            };
-            let Some(schema_name) = schema_ref_name(reference) else {
-                continue;
-            };
-            let schema = spec
-                .components
-                .as_ref()
-                .and_then(|c| c.schemas.get(schema_name))
-                .and_then(ReferenceOr::as_item);
-            let value = schema.and_then(|s| s.schema_data.extensions.get(ERROR_FORMAT));
-            let format = value
-                .and_then(serde_json::Value::as_str)
-                .and_then(|v| ERROR_FORMATS.into_iter().find(|known| *known == v))
-                .ok_or_else(|| {
-                    refused(
-                        name,
-                        format!(
-                            "error schema {schema_name} has no {ERROR_FORMAT} of {ERROR_FORMATS:?}"
-                        ),
-                    )
-                })?;
-            formats.insert(format);
-        }
+    let referenced = error_responses
+        .filter_map(|response| resolve_response(spec, response))
+        .flat_map(|response| response.content.values())
+        .filter_map(|media| match &media.schema {
+            Some(ReferenceOr::Reference { reference }) => schema_ref_name(reference),
+            _ => None,
+        });
+    for schema_name in referenced {
+        let schema = spec
+            .components
+            .as_ref()
+            .and_then(|c| c.schemas.get(schema_name))
+            .and_then(ReferenceOr::as_item);
+        let format = schema
+            .and_then(|s| s.schema_data.extensions.get(ERROR_FORMAT))
+            .and_then(known_error_format)
+            .ok_or_else(|| {
+                refused(
+                    name,
+                    format!(
+                        "error schema {schema_name} has no {ERROR_FORMAT} of {ERROR_FORMATS:?}"
+                    ),
+                )
+            })?;
+        formats.insert(format);
     }
-    let own = match op.operation.extensions.get(ERROR_FORMAT) {
-        None => None,
-        Some(value) => Some(
-            value
-                .as_str()
-                .and_then(|v| ERROR_FORMATS.into_iter().find(|known| *known == v))
-                .ok_or_else(|| {
-                    refused(
-                        name,
-                        format!("{ERROR_FORMAT} is {value}, not one of {ERROR_FORMATS:?}"),
-                    )
-                })?,
-        ),
-    };
-    let error_format = match (formats.len(), own) {
-        (0, Some(own)) => own,
-        (0, None) => {
-            return Err(refused(
-                name,
-                format!(
-                    "no error format: no error response references a schema marked \
-                     {ERROR_FORMAT}, and the operation does not say {ERROR_FORMAT} itself"
-                ),
-            ));
-        }
-        (1, None) => formats.into_iter().next().unwrap_or("general"),
-        (1, Some(_)) => {
-            return Err(refused(
-                name,
-                format!(
-                    "{ERROR_FORMAT} on the operation repeats what its error schemas say; \
-                     say it once"
-                ),
-            ));
-        }
-        _ => {
-            return Err(refused(
-                name,
-                format!("ambiguous error format: its error responses use {formats:?}"),
-            ));
-        }
-    };
+    Ok(formats)
+}
 
-    let idempotent = match op.operation.extensions.get(IDEMPOTENT) {
-        None => matches!(op.method, "get" | "put" | "delete" | "head"),
-        Some(serde_json::Value::Bool(b)) => *b,
-        Some(other) => {
-            return Err(refused(
-                name,
-                format!("{IDEMPOTENT} is {other}, not true or false"),
-            ));
-        }
-    };
+/// The value as one of [`ERROR_FORMATS`], if it is one.
+fn known_error_format(value: &serde_json::Value) -> Option<&'static str> {
+    let value = value.as_str()?;
+    ERROR_FORMATS.into_iter().find(|known| *known == value)
+}
 
-    Ok(OperationFacts {
-        area,
-        error_format,
-        idempotent,
-    })
+/// Whether retrying is safe: by the method, unless the operation says [`IDEMPOTENT`].
+fn idempotent_of(op: &OperationRef<'_>, name: &str) -> Result<bool, CodegenError> {
+    match op.operation.extensions.get(IDEMPOTENT) {
+        None => Ok(matches!(op.method, "get" | "put" | "delete" | "head")),
+        Some(serde_json::Value::Bool(b)) => Ok(*b),
+        Some(other) => Err(refused(
+            name,
+            format!("{IDEMPOTENT} is {other}, not true or false"),
+        )),
+    }
 }
 
 #[cfg(test)]
