@@ -17,6 +17,10 @@
 //!
 //! It refuses (rather than guesses) a status range, an inline JSON error schema, a header
 //! schema it cannot type, and a name that would collide with a method progenitor wrote.
+//!
+//! [`apply`] compares, operation by operation, the spec as written with what progenitor saw
+//! (`seen_by_progenitor`): `missing_methods` gathers each response's `response_methods` and
+//! the header setters, and `add_to_then` adds them to the operation's `Then` wrapper.
 
 use crate::CodegenError;
 use crate::transforms::mock_shape::{impl_block_mut, method_names, status_method, then_type};
@@ -31,6 +35,12 @@ use std::collections::BTreeMap;
 
 const JSON: &str = "application/json";
 
+/// What progenitor saw of each operation: its statuses, each with its media types.
+type Seen = BTreeMap<String, Vec<(StatusCode, Vec<String>)>>;
+
+/// A method to add: its name (to refuse a second one) and its tokens.
+type Method = (String, TokenStream);
+
 /// Adds the methods to `file` and returns how many it added.
 ///
 /// # Errors
@@ -41,7 +51,34 @@ pub fn apply(
     original: &OpenAPI,
     adapted: &OpenAPI,
 ) -> Result<usize, CodegenError> {
-    let seen_by_progenitor: BTreeMap<String, Vec<(StatusCode, Vec<String>)>> = operations(adapted)
+    let seen_by_progenitor = seen_by_progenitor(adapted);
+    let mut added = 0;
+    for op in operations(original) {
+        let name = operation_name(op.path, op.method, op.operation);
+        let seen = seen_by_progenitor
+            .get(&name)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let methods = missing_methods(original, op.operation, &name, seen)?;
+        if !methods.is_empty() {
+            added += add_to_then(file, &name, methods)?;
+        }
+    }
+    Ok(added)
+}
+
+/// The refusal of an operation's shape.
+fn unsupported(operation: &str, problem: String) -> CodegenError {
+    CodegenError::Unsupported {
+        operation: operation.to_string(),
+        problem,
+    }
+}
+
+/// The statuses and media types of every operation of the adapted spec, which is what
+/// progenitor wrote `Then` methods for.
+fn seen_by_progenitor(adapted: &OpenAPI) -> Seen {
+    operations(adapted)
         .into_iter()
         .map(|op| {
             let name = operation_name(op.path, op.method, op.operation);
@@ -59,93 +96,113 @@ pub fn apply(
                 .collect();
             (name, responses)
         })
-        .collect();
+        .collect()
+}
 
+/// The methods one operation's `Then` lacks: those of each response progenitor did not write
+/// in full, then a setter per header its responses declare (the first declaration of a name).
+fn missing_methods(
+    original: &OpenAPI,
+    operation: &openapiv3::Operation,
+    name: &str,
+    seen: &[(StatusCode, Vec<String>)],
+) -> Result<Vec<Method>, CodegenError> {
+    let mut methods: Vec<Method> = Vec::new();
+    let mut headers: BTreeMap<String, TokenStream> = BTreeMap::new();
+    for (code, response) in &operation.responses.responses {
+        let response = crate::walk::resolve_response(original, response)
+            .ok_or_else(|| unsupported(name, format!("response {code} does not resolve")))?;
+        for (header, value) in &response.headers {
+            if !headers.contains_key(header) {
+                headers.insert(header.clone(), header_setter(original, header, value)?);
+            }
+        }
+        let progenitor_media = seen.iter().find(|(c, _)| c == code).map(|(_, m)| m);
+        methods.extend(response_methods(name, code, response, progenitor_media)?);
+    }
+    methods.extend(headers);
+    Ok(methods)
+}
+
+/// The methods of one response: none when progenitor wrote all its media types; else a
+/// bodiless method for a removed status without a body, a typed one for a removed JSON body,
+/// and a text one per other removed media type (`ok_csv` beside a JSON `ok`).
+fn response_methods(
+    name: &str,
+    code: &StatusCode,
+    response: &Response,
+    progenitor_media: Option<&Vec<String>>,
+) -> Result<Vec<Method>, CodegenError> {
+    let missing: Vec<&String> = match progenitor_media {
+        None => response.content.keys().collect(),
+        Some(media) => response
+            .content
+            .keys()
+            .filter(|m| !media.contains(m))
+            .collect(),
+    };
+    if progenitor_media.is_some() && missing.is_empty() {
+        return Ok(Vec::new());
+    }
+    let StatusCode::Code(status) = code else {
+        return Err(unsupported(
+            name,
+            format!("status range {code} in a removed response"),
+        ));
+    };
+    let Some(method) = status_method(*status) else {
+        return Err(unsupported(
+            name,
+            format!("status {status} has no canonical reason"),
+        ));
+    };
+    let doc = response_doc(*status, response);
+    let mut methods = Vec::new();
+    if progenitor_media.is_none() && missing.is_empty() {
+        methods.push((method.clone(), bodiless(&method, *status, &doc)));
+    }
+    for media in missing {
+        if media == JSON {
+            let ty = json_body_type(response)
+                .ok_or_else(|| unsupported(name, format!("{status} JSON body is not a $ref")))?;
+            methods.push((method.clone(), json(&method, *status, &ty, &doc)));
+        } else {
+            let subtype = media.rsplit('/').next().unwrap_or(media).to_snake_case();
+            let name = if progenitor_media.is_none() && !response.content.contains_key(JSON) {
+                method.clone()
+            } else {
+                format!("{method}_{subtype}")
+            };
+            methods.push((name.clone(), text(&name, *status, media, &doc)));
+        }
+    }
+    Ok(methods)
+}
+
+/// Adds `methods` to the operation's `Then` wrapper, refusing a name it already has.
+fn add_to_then(
+    file: &mut syn::File,
+    name: &str,
+    methods: Vec<Method>,
+) -> Result<usize, CodegenError> {
+    let then = then_type(name);
+    let block = impl_block_mut(file, &then).ok_or_else(|| {
+        CodegenError::Unparseable(format!("no `impl {then}` in progenitor's httpmock output"))
+    })?;
+    let mut taken = method_names(block);
     let mut added = 0;
-    for op in operations(original) {
-        let name = operation_name(op.path, op.method, op.operation);
-        let unsupported = |problem: String| CodegenError::Unsupported {
-            operation: name.clone(),
-            problem,
-        };
-        let seen = seen_by_progenitor
-            .get(&name)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        let mut methods: Vec<(String, TokenStream)> = Vec::new();
-        let mut headers: BTreeMap<String, TokenStream> = BTreeMap::new();
-        for (code, response) in &op.operation.responses.responses {
-            let response = crate::walk::resolve_response(original, response)
-                .ok_or_else(|| unsupported(format!("response {code} does not resolve")))?;
-            for (header, value) in &response.headers {
-                if !headers.contains_key(header) {
-                    headers.insert(header.clone(), header_setter(original, header, value)?);
-                }
-            }
-            let progenitor_media = seen.iter().find(|(c, _)| c == code).map(|(_, m)| m);
-            let missing: Vec<&String> = match progenitor_media {
-                None => response.content.keys().collect(),
-                Some(media) => response
-                    .content
-                    .keys()
-                    .filter(|m| !media.contains(m))
-                    .collect(),
-            };
-            if progenitor_media.is_some() && missing.is_empty() {
-                continue;
-            }
-            let StatusCode::Code(status) = code else {
-                return Err(unsupported(format!(
-                    "status range {code} in a removed response"
-                )));
-            };
-            let Some(method) = status_method(*status) else {
-                return Err(unsupported(format!(
-                    "status {status} has no canonical reason"
-                )));
-            };
-            let doc = response_doc(*status, response);
-            if progenitor_media.is_none() && missing.is_empty() {
-                methods.push((method.clone(), bodiless(&method, *status, &doc)));
-            }
-            for media in missing {
-                if media == JSON {
-                    let ty = json_body_type(response)
-                        .ok_or_else(|| unsupported(format!("{status} JSON body is not a $ref")))?;
-                    methods.push((method.clone(), json(&method, *status, &ty, &doc)));
-                } else {
-                    let subtype = media.rsplit('/').next().unwrap_or(media).to_snake_case();
-                    let name = if progenitor_media.is_none() && !response.content.contains_key(JSON)
-                    {
-                        method.clone()
-                    } else {
-                        format!("{method}_{subtype}")
-                    };
-                    methods.push((name.clone(), text(&name, *status, media, &doc)));
-                }
-            }
+    for (method, tokens) in methods {
+        if taken.contains(&method) {
+            return Err(unsupported(
+                name,
+                format!("`{then}::{method}` would be written twice"),
+            ));
         }
-        methods.extend(headers);
-        if methods.is_empty() {
-            continue;
-        }
-        let then = then_type(&name);
-        let block = impl_block_mut(file, &then).ok_or_else(|| {
-            CodegenError::Unparseable(format!("no `impl {then}` in progenitor's httpmock output"))
-        })?;
-        let mut taken = method_names(block);
-        for (method, tokens) in methods {
-            if taken.contains(&method) {
-                return Err(unsupported(format!(
-                    "`{then}::{method}` would be written twice"
-                )));
-            }
-            taken.push(method);
-            block
-                .items
-                .push(syn::parse2(tokens).map_err(|e| CodegenError::Unparseable(e.to_string()))?);
-            added += 1;
-        }
+        taken.push(method);
+        block
+            .items
+            .push(syn::parse2(tokens).map_err(|e| CodegenError::Unparseable(e.to_string()))?);
+        added += 1;
     }
     Ok(added)
 }
