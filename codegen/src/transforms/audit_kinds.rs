@@ -13,6 +13,9 @@
 //! A kind without its operation, an operation under `/v1/audit/<kind>` whose kind is not in
 //! the enum, or an operation without a valid precision is refused with
 //! [`CodegenError::Unsupported`], so a new kind cannot fall into a default.
+//!
+//! [`item`] reads the kinds (`collect`, each `kind` with its `filter`s) and writes the module:
+//! the fixed `filter_types` and `kind_type`, one `row` of `ALL` per kind, and the lookups.
 
 use crate::CodegenError;
 use crate::walk::schema_ref_name;
@@ -79,6 +82,8 @@ pub fn item(spec: &OpenAPI) -> Result<syn::Item, CodegenError> {
         let at = proc_macro2::Literal::usize_unsuffixed(at);
         quote! { AuditReportKind::#variant => &ALL[#at], }
     });
+    let filter_types = filter_types();
+    let kind_type = kind_type();
     let tokens = quote! {
         /// The audit report kinds of `spec/openapi.yaml` (the `AuditReportKind` enum, each
         /// created by one `POST /v1/audit/<kind>`): their operations, their filters and how
@@ -88,74 +93,9 @@ pub fn item(spec: &OpenAPI) -> Result<syn::Item, CodegenError> {
         pub mod audit_kinds {
             use crate::types::AuditReportKind;
 
-            /// How precisely a report kind reads the dates of its period (reference 4.7).
-            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-            pub enum DatePrecision {
-                /// Whole days: the time portion of a date is ignored.
-                Date,
-                /// Instants: a timestamp is that instant, a plain date its midnight (UTC).
-                DateTime,
-            }
+            #filter_types
 
-            /// The shape of a filter's value in the request body.
-            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-            pub enum FilterShape {
-                /// An array of strings, or of integers.
-                List {
-                    /// Whether the items are integers.
-                    integers: bool,
-                },
-                /// A boolean.
-                Flag,
-                /// An integer.
-                Integer,
-                /// A string.
-                Text,
-            }
-
-            /// One filter of a kind: a field of its request body besides `format`,
-            /// `date_start` and `date_end`.
-            #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-            pub struct Filter {
-                /// The field's name, e.g. `access_points`.
-                pub name: &'static str,
-                /// The shape of its value.
-                pub shape: FilterShape,
-                /// The values the spec lists for it (for a list, for its items): its
-                /// `enum`, or the reference's spellings of a value matched in any letter
-                /// case; empty when any value goes.
-                pub values: &'static [&'static str],
-                /// The first sentence of its description.
-                pub help: &'static str,
-                /// Whether the request must have it.
-                pub required: bool,
-            }
-
-            /// One audit report kind.
-            #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-            pub struct AuditKind {
-                /// The kind.
-                pub kind: AuditReportKind,
-                /// Its name, as in the paths: `workgroup-settings`.
-                pub name: &'static str,
-                /// The operationId that creates its reports: `createWorkgroupSettingsAudit`.
-                pub operation_id: &'static str,
-                /// The operation's summary.
-                pub summary: &'static str,
-                /// The component schema of its request body.
-                pub request_schema: &'static str,
-                /// How precisely it reads its dates (`x-pubapi-date-precision`).
-                pub date_precision: DatePrecision,
-                /// Its filters, in the spec's order.
-                pub filters: &'static [Filter],
-            }
-
-            impl AuditKind {
-                /// Whether the API ignores the time portion of this kind's dates.
-                pub fn ignores_time(&self) -> bool {
-                    self.date_precision == DatePrecision::Date
-                }
-            }
+            #kind_type
 
             /// Every kind, in the spec's order.
             pub const ALL: &[AuditKind] = &[#(#rows)*];
@@ -181,11 +121,93 @@ pub fn item(spec: &OpenAPI) -> Result<syn::Item, CodegenError> {
     syn::parse2(tokens).map_err(|e| CodegenError::Unparseable(e.to_string()))
 }
 
+/// The fixed types a kind's dates and filters are described in: `DatePrecision`,
+/// `FilterShape` and `Filter`.
+fn filter_types() -> proc_macro2::TokenStream {
+    quote! {
+        /// How precisely a report kind reads the dates of its period (reference 4.7).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum DatePrecision {
+            /// Whole days: the time portion of a date is ignored.
+            Date,
+            /// Instants: a timestamp is that instant, a plain date its midnight (UTC).
+            DateTime,
+        }
+
+        /// The shape of a filter's value in the request body.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum FilterShape {
+            /// An array of strings, or of integers.
+            List {
+                /// Whether the items are integers.
+                integers: bool,
+            },
+            /// A boolean.
+            Flag,
+            /// An integer.
+            Integer,
+            /// A string.
+            Text,
+        }
+
+        /// One filter of a kind: a field of its request body besides `format`,
+        /// `date_start` and `date_end`.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Filter {
+            /// The field's name, e.g. `access_points`.
+            pub name: &'static str,
+            /// The shape of its value.
+            pub shape: FilterShape,
+            /// The values the spec lists for it (for a list, for its items): its
+            /// `enum`, or the reference's spellings of a value matched in any letter
+            /// case; empty when any value goes.
+            pub values: &'static [&'static str],
+            /// The first sentence of its description.
+            pub help: &'static str,
+            /// Whether the request must have it.
+            pub required: bool,
+        }
+    }
+}
+
+/// The fixed `AuditKind` row type.
+fn kind_type() -> proc_macro2::TokenStream {
+    quote! {
+        /// One audit report kind.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct AuditKind {
+            /// The kind.
+            pub kind: AuditReportKind,
+            /// Its name, as in the paths: `workgroup-settings`.
+            pub name: &'static str,
+            /// The operationId that creates its reports: `createWorkgroupSettingsAudit`.
+            pub operation_id: &'static str,
+            /// The operation's summary.
+            pub summary: &'static str,
+            /// The component schema of its request body.
+            pub request_schema: &'static str,
+            /// How precisely it reads its dates (`x-pubapi-date-precision`).
+            pub date_precision: DatePrecision,
+            /// Its filters, in the spec's order.
+            pub filters: &'static [Filter],
+        }
+
+        impl AuditKind {
+            /// Whether the API ignores the time portion of this kind's dates.
+            pub fn ignores_time(&self) -> bool {
+                self.date_precision == DatePrecision::Date
+            }
+        }
+    }
+}
+
+/// The `AuditReportKind` variant of a kind's name (`workgroup-settings` → `WorkgroupSettings`).
 fn variant(name: &str) -> syn::Ident {
     let name = heck::ToUpperCamelCase::to_upper_camel_case(name);
     syn::Ident::new(&name, proc_macro2::Span::call_site())
 }
 
+/// A kind's `AuditKind { .. }` literal in `ALL`, its filters written out.
 fn row(kind: &Kind) -> proc_macro2::TokenStream {
     let Kind {
         name,
