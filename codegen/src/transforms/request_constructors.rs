@@ -26,6 +26,10 @@
 //!   `Default::default()` (`None`, an empty `Vec`, `false`).
 //!
 //! Schemas without required fields keep typify's `Default`, which is then honest.
+//!
+//! [`apply`] finds each of the [`targets`] in `mod types` and inserts its `constructor` after
+//! it, which is written in steps: a `parameter` per required field, the `initialisers` of every
+//! field, and the `new_fn` around them.
 
 use crate::CodegenError;
 use openapiv3::{OpenAPI, ReferenceOr, SchemaKind, Type};
@@ -149,6 +153,18 @@ fn serde_value(field: &syn::Field, key: &str) -> Option<String> {
     found
 }
 
+/// One required field as a parameter of `new`.
+struct Parameter {
+    /// How `new` takes it: `impl TryInto<T, Error: Display>` or `impl Into<T>`.
+    declaration: proc_macro2::TokenStream,
+    /// The statement that turns it into the field's value.
+    conversion: proc_macro2::TokenStream,
+    /// Whether the conversion can fail (the field's type is a checked newtype).
+    fallible: bool,
+}
+
+/// The `impl Name { pub fn new(..) }` of one target: a parameter per required field, in the
+/// order of `required`, and every other field at its default.
 fn constructor(
     strukt: &syn::ItemStruct,
     required: &[String],
@@ -162,56 +178,86 @@ fn constructor(
     };
     let by_wire: Vec<(String, &syn::Field)> =
         fields.named.iter().map(|f| (wire_name(f), f)).collect();
-    let mut params = Vec::new();
-    let mut conversions = Vec::new();
-    let mut fallible = false;
+    let mut parameters = Vec::new();
     for wire in required {
         let (_, field) = by_wire
             .iter()
             .find(|(w, _)| w == wire)
             .ok_or_else(|| unparseable(format!("{name} has no field for required {wire}")))?;
-        let ident = field.ident.as_ref().expect("named field");
-        let ty = &field.ty;
-        let is_checked = match ty {
-            syn::Type::Path(p) => p
-                .path
-                .segments
-                .last()
-                .is_some_and(|s| checked.contains(&s.ident.to_string())),
-            _ => false,
-        };
-        if is_checked {
-            fallible = true;
-            params.push(
-                quote!(#ident: impl ::std::convert::TryInto<#ty, Error: ::std::fmt::Display>),
-            );
-            conversions.push(quote! {
+        parameters.push(parameter(field, wire, checked));
+    }
+    let inits = initialisers(fields, required);
+    syn::parse2(new_fn(name, required, &parameters, &inits)).map_err(|e| unparseable(e.to_string()))
+}
+
+/// A required field as a parameter: a checked newtype through `TryInto` (its error prefixed
+/// with the wire name), anything else through `Into`.
+fn parameter(field: &syn::Field, wire: &str, checked: &BTreeSet<String>) -> Parameter {
+    let ident = field.ident.as_ref().expect("named field");
+    let ty = &field.ty;
+    let is_checked = match ty {
+        syn::Type::Path(p) => p
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| checked.contains(&s.ident.to_string())),
+        _ => false,
+    };
+    if is_checked {
+        Parameter {
+            declaration: quote!(#ident: impl ::std::convert::TryInto<#ty, Error: ::std::fmt::Display>),
+            conversion: quote! {
                 let #ident = #ident.try_into().map_err(|e| {
                     self::error::ConversionError::from(::std::format!("{}: {}", #wire, e))
                 })?;
-            });
-        } else {
-            params.push(quote!(#ident: impl ::std::convert::Into<#ty>));
-            conversions.push(quote!(let #ident = #ident.into();));
+            },
+            fallible: true,
+        }
+    } else {
+        Parameter {
+            declaration: quote!(#ident: impl ::std::convert::Into<#ty>),
+            conversion: quote!(let #ident = #ident.into();),
+            fallible: false,
         }
     }
-    let inits = fields.named.iter().map(|f| {
-        let ident = f.ident.as_ref().expect("named field");
-        if required.contains(&wire_name(f)) {
-            quote!(#ident)
-        } else if let Some(path) = serde_value(f, "default") {
-            let path: syn::Path = syn::parse_str(&path).expect("serde default is a path");
-            quote!(#ident: #path())
-        } else {
-            quote!(#ident: ::std::default::Default::default())
-        }
-    });
+}
+
+/// The struct literal's fields: a required one by its parameter, an optional one by its serde
+/// default or `Default::default()`.
+fn initialisers(fields: &syn::FieldsNamed, required: &[String]) -> Vec<proc_macro2::TokenStream> {
+    fields
+        .named
+        .iter()
+        .map(|f| {
+            let ident = f.ident.as_ref().expect("named field");
+            if required.contains(&wire_name(f)) {
+                quote!(#ident)
+            } else if let Some(path) = serde_value(f, "default") {
+                let path: syn::Path = syn::parse_str(&path).expect("serde default is a path");
+                quote!(#ident: #path())
+            } else {
+                quote!(#ident: ::std::default::Default::default())
+            }
+        })
+        .collect()
+}
+
+/// The `impl` block with `new`, returning `Result` when a parameter's conversion can fail and
+/// `Self` otherwise.
+fn new_fn(
+    name: &syn::Ident,
+    required: &[String],
+    parameters: &[Parameter],
+    inits: &[proc_macro2::TokenStream],
+) -> proc_macro2::TokenStream {
+    let params = parameters.iter().map(|p| &p.declaration);
+    let conversions = parameters.iter().map(|p| &p.conversion);
     let listed = required
         .iter()
         .map(|r| format!("`{r}`"))
         .collect::<Vec<_>>()
         .join(", ");
-    let item = if fallible {
+    if parameters.iter().any(|p| p.fallible) {
         let doc = format!(
             "A `{name}` with its required fields ({listed}) set and the optional fields left \
              unset. Fails with an error naming the field when a value breaks the spec's \
@@ -240,8 +286,7 @@ fn constructor(
                 }
             }
         }
-    };
-    syn::parse2(item).map_err(|e| unparseable(e.to_string()))
+    }
 }
 
 #[cfg(test)]
