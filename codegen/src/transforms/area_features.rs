@@ -25,6 +25,11 @@
 //! The cross-cutting tables ([`operation_table`](super::operation_table) and
 //! [`limits`](super::limits)) stay ungated: the request path of `pubapi-sdk-ext` reads them
 //! for every area, and they are constants, cheap to compile.
+//!
+//! [`apply`] goes in steps: the gate of each tag (`tag_gates`) and of each builder its trait
+//! returns (`builder_gates`); `gate_areas` gates the traits, impls, builders and re-exports and
+//! collects the names the builders mention; `spec_roots` adds what the spec says an area reaches
+//! and the error bodies; `gate_types` then gates the `types` items by what reaches them.
 
 use crate::CodegenError;
 use crate::walk::{operations, schema_ref_name};
@@ -129,12 +134,32 @@ pub struct Gated {
     pub unreached: BTreeSet<String>,
 }
 
+/// The gate of each item: by the name of the extension trait, the builder or the `types` item.
+type Gates = BTreeMap<String, Gate>;
+
+/// Names a gate reaches: where the search of the `types` items starts.
+type Roots = Vec<(Gate, BTreeSet<String>)>;
+
 /// Gates the generated code of each area behind its feature.
 ///
 /// # Errors
 /// A tag of the spec that belongs to no feature ([`feature_of`]).
 pub fn apply(file: &mut syn::File, spec: &OpenAPI) -> Result<Gated, CodegenError> {
-    let mut tag_gates: BTreeMap<String, Gate> = BTreeMap::new();
+    let tag_gates = tag_gates(spec)?;
+    let builder_gates = builder_gates(file, &tag_gates);
+    let mut gated = Gated::default();
+    let mut roots = gate_areas(file, &tag_gates, &builder_gates, &mut gated);
+    roots.extend(spec_roots(spec)?);
+    let Some(types) = crate::code::module_mut(&mut file.items, "types") else {
+        return Ok(gated);
+    };
+    gate_types(types, &roots, &mut gated);
+    Ok(gated)
+}
+
+/// The gate of each tag, by the name of its extension trait (`ClientAuditExt`).
+fn tag_gates(spec: &OpenAPI) -> Result<Gates, CodegenError> {
+    let mut tag_gates = Gates::new();
     for tag in &spec.tags {
         let trait_name = format!(
             "Client{}Ext",
@@ -142,9 +167,12 @@ pub fn apply(file: &mut syn::File, spec: &OpenAPI) -> Result<Gated, CodegenError
         );
         tag_gates.insert(trait_name, gate_of(&tag.name)?);
     }
+    Ok(tag_gates)
+}
 
-    // The builders each extension trait returns belong to its tag.
-    let mut builder_gates: BTreeMap<String, Gate> = BTreeMap::new();
+/// The gate of each builder: the builders each extension trait returns belong to its tag.
+fn builder_gates(file: &syn::File, tag_gates: &Gates) -> Gates {
+    let mut builder_gates = Gates::new();
     for item in &file.items {
         if let syn::Item::Trait(t) = item
             && let Some(gate) = tag_gates.get(&t.ident.to_string())
@@ -154,9 +182,18 @@ pub fn apply(file: &mut syn::File, spec: &OpenAPI) -> Result<Gated, CodegenError
             }
         }
     }
+    builder_gates
+}
 
-    let mut gated = Gated::default();
-    let mut roots: Vec<(Gate, BTreeSet<String>)> = Vec::new();
+/// Gates each area's extension trait, its impl, its builders and its `prelude` re-export;
+/// returns the names each gated builder mentions, the first roots of the `types` search.
+fn gate_areas(
+    file: &mut syn::File,
+    tag_gates: &Gates,
+    builder_gates: &Gates,
+    gated: &mut Gated,
+) -> Roots {
+    let mut roots = Roots::new();
     for item in &mut file.items {
         match item {
             syn::Item::Trait(t) => {
@@ -175,7 +212,7 @@ pub fn apply(file: &mut syn::File, spec: &OpenAPI) -> Result<Gated, CodegenError
             }
             syn::Item::Mod(m) if m.ident == "builder" => {
                 for item in m.content.iter_mut().flat_map(|(_, items)| items) {
-                    let Some(name) = item_name(item, &builder_gates) else {
+                    let Some(name) = item_name(item, builder_gates) else {
                         continue;
                     };
                     let gate = builder_gates[&name].clone();
@@ -196,6 +233,13 @@ pub fn apply(file: &mut syn::File, spec: &OpenAPI) -> Result<Gated, CodegenError
             _ => {}
         }
     }
+    roots
+}
+
+/// The roots the spec adds: each component schema an area's operations reach through `$ref`s,
+/// and the error bodies, needed in every build.
+fn spec_roots(spec: &OpenAPI) -> Result<Roots, CodegenError> {
+    let mut roots = Roots::new();
     for (component, gate) in spec_reach(spec)? {
         roots.push((gate, BTreeSet::from([component])));
     }
@@ -209,24 +253,19 @@ pub fn apply(file: &mut syn::File, spec: &OpenAPI) -> Result<Gated, CodegenError
             roots.push((Gate::Always, BTreeSet::from([rust])));
         }
     }
-
-    let Some(types) = crate::code::module_mut(&mut file.items, "types") else {
-        return Ok(gated);
-    };
-    gate_types(types, &roots, &mut gated);
-    Ok(gated)
+    Ok(roots)
 }
 
 /// Gates the items of the `types` module (and of its `builder`, `defaults` and `error`
 /// modules) by the areas that reach them from `roots`.
-fn gate_types(types: &mut [syn::Item], roots: &[(Gate, BTreeSet<String>)], gated: &mut Gated) {
+fn gate_types(types: &mut [syn::Item], roots: &Roots, gated: &mut Gated) {
     // Every named item of `types` and its modules; an item and its builder share a name.
     let mut names: BTreeSet<String> = BTreeSet::new();
     collect_names(types, &mut names);
     let mut uses: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     collect_uses(types, &names, &mut uses);
 
-    let mut gates: BTreeMap<String, Gate> = BTreeMap::new();
+    let mut gates = Gates::new();
     for (gate, mentioned) in roots {
         let mut todo: Vec<&String> = mentioned.iter().filter(|n| names.contains(*n)).collect();
         while let Some(name) = todo.pop() {
@@ -274,12 +313,7 @@ fn collect_uses(
     }
 }
 
-fn gate_named(
-    items: &mut [syn::Item],
-    names: &BTreeSet<String>,
-    gates: &BTreeMap<String, Gate>,
-    gated: &mut Gated,
-) {
+fn gate_named(items: &mut [syn::Item], names: &BTreeSet<String>, gates: &Gates, gated: &mut Gated) {
     for item in items {
         if let syn::Item::Mod(m) = item {
             if let Some((_, inner)) = m.content.as_mut() {
@@ -401,14 +435,14 @@ fn walk_tokens(tokens: TokenStream, out: &mut BTreeSet<String>) {
 
 /// The component schemas each area's operations reach in the spec (through `$ref`s, nested
 /// component to component), as Rust type names with the union of their gates.
-fn spec_reach(spec: &OpenAPI) -> Result<BTreeMap<String, Gate>, CodegenError> {
+fn spec_reach(spec: &OpenAPI) -> Result<Gates, CodegenError> {
     let components: BTreeMap<&str, serde_json::Value> = spec
         .components
         .iter()
         .flat_map(|c| &c.schemas)
         .map(|(name, schema)| Ok((name.as_str(), to_json(schema)?)))
         .collect::<Result<_, CodegenError>>()?;
-    let mut out: BTreeMap<String, Gate> = BTreeMap::new();
+    let mut out = Gates::new();
     for op in operations(spec) {
         let [tag] = op.operation.tags.as_slice() else {
             continue;
