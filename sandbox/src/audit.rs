@@ -5,164 +5,207 @@
 //! Format: a report is CSV when the job asked for `csv`, unless the request's `Accept` names
 //! only `application/json`; it is JSON when the job asked for `json`, unless `Accept` names
 //! only `text/csv`.
+//!
+//! A creation body is read against its kind's row of `KINDS` (its filter fields and whether it
+//! takes `suppress_emails`): `validate` checks the format, the range of the dates, then each
+//! filter (`check_field`) and the rules of the kind, and reports every problem it finds.
 
 use super::Shared;
 use super::auth::Caller;
 use super::clock::{later, millis};
-use super::dates::parse_request_date;
+use super::dates::{RequestDate, parse_request_date};
 use super::http::{ApiRequest, Reply, error, general_errors};
 use super::limits::Violation;
 use super::reports::{KnownUser, Report, whole_days};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
+/// How a filter field of a creation body is checked.
 #[derive(Debug, Clone, Copy)]
 enum Field {
+    /// An array of strings.
     Strings,
-    Enum(&'static [&'static str]),
-    /// One of these values in any letter case; the body is given the listed spelling.
-    EnumAnyCase(&'static [&'static str]),
+    /// An array of values of the spec's string schema of this name (its `enum`).
+    Enum(&'static str),
+    /// An array of values of the spec's string schema of this name in any letter case
+    /// (its `x-pubapi-spellings`); the body is given the listed spelling.
+    EnumAnyCase(&'static str),
+    /// A boolean.
     Bool,
+    /// A string.
     Text,
+    /// A name that may hold a `*` wildcard, but not first.
     Pattern,
+    /// An array of `{id, subcategoryIds?}`.
     Categories,
 }
 
+/// What a creation body of one kind accepts.
 struct KindSpec {
-    fields: Vec<(&'static str, Field)>,
+    /// Its filter fields (besides `format`, `date_start` and `date_end`).
+    fields: Fields,
+    /// Whether it accepts `suppress_emails`.
     suppress_emails: bool,
+    /// Whether it reads whole days (the time portion of its dates ignored).
     time_ignored: bool,
 }
 
+/// A kind's filter fields: each name with how it is checked.
+type Fields = &'static [(&'static str, Field)];
+
+/// The filter fields of each kind (reference 4.7) and whether it accepts `suppress_emails`,
+/// in the spec's order of kinds.
+const KINDS: &[(&str, Fields, bool)] = &[
+    (
+        "logins",
+        &[
+            ("events", Field::Enum("LoginEvent")),
+            ("access_points", Field::EnumAnyCase("AccessPoint")),
+            ("users", Field::Strings),
+        ],
+        true,
+    ),
+    (
+        "files",
+        &[
+            ("folders", Field::Strings),
+            ("file", Field::Pattern),
+            ("users", Field::Strings),
+            ("transaction_type", Field::Enum("FileTransactionType")),
+        ],
+        true,
+    ),
+    (
+        "permissions",
+        &[
+            ("folders", Field::Strings),
+            ("assigners", Field::Strings),
+            ("assignee_users", Field::Strings),
+            ("assignee_groups", Field::Strings),
+        ],
+        true,
+    ),
+    (
+        "users",
+        &[
+            ("action_type", Field::Enum("UserActionType")),
+            ("performed_by", Field::Strings),
+            ("include_system_actions", Field::Bool),
+            ("subject", Field::Strings),
+        ],
+        false,
+    ),
+    (
+        "groups",
+        &[
+            ("action_type", Field::Enum("GroupActionType")),
+            ("users", Field::Strings),
+            ("include_system_actions", Field::Bool),
+            ("groups", Field::Strings),
+        ],
+        false,
+    ),
+    ("workgroup-settings", &[("users", Field::Strings)], false),
+    (
+        "workflows",
+        &[
+            ("users", Field::Strings),
+            ("file", Field::Pattern),
+            ("workflow_actions", Field::Enum("WorkflowAction")),
+            ("workflow_types", Field::Enum("WorkflowType")),
+        ],
+        true,
+    ),
+    (
+        "workflow-templates",
+        &[
+            ("users", Field::Strings),
+            (
+                "workflow_template_actions",
+                Field::Enum("WorkflowTemplateAction"),
+            ),
+        ],
+        true,
+    ),
+    (
+        "quality-docs",
+        &[
+            ("users", Field::Strings),
+            ("quality_document_id", Field::Text),
+            ("quality_docs_categories", Field::Categories),
+            ("quality_docs_actions", Field::Enum("QualityDocsAction")),
+            ("quality_docs_statuses", Field::Enum("QualityDocsStatus")),
+        ],
+        true,
+    ),
+    (
+        "quality-docs-categories",
+        &[
+            ("users", Field::Strings),
+            ("quality_docs_categories", Field::Categories),
+            (
+                "quality_docs_categories_actions",
+                Field::Enum("QualityDocsCategoriesAction"),
+            ),
+        ],
+        true,
+    ),
+    (
+        "quality-docs-courses",
+        &[
+            ("users", Field::Strings),
+            ("quality_docs_courses_ids", Field::Strings),
+            (
+                "quality_docs_courses_actions",
+                Field::Enum("QualityDocsCoursesAction"),
+            ),
+            (
+                "quality_docs_courses_parameters",
+                Field::Enum("QualityDocsCoursesParameter"),
+            ),
+        ],
+        true,
+    ),
+    (
+        "etmf",
+        &[
+            ("users", Field::Strings),
+            ("etmf_actions", Field::Enum("EtmfAction")),
+            ("etmf_study_ids", Field::Strings),
+            ("etmf_artifact_number", Field::Text),
+        ],
+        true,
+    ),
+    (
+        "snapshot-restore",
+        &[
+            ("users", Field::Strings),
+            ("include_system_actions", Field::Bool),
+        ],
+        true,
+    ),
+    (
+        "upload-requests",
+        &[
+            ("users", Field::Strings),
+            (
+                "upload_requests_actions",
+                Field::Enum("UploadRequestsAction"),
+            ),
+        ],
+        true,
+    ),
+];
+
+/// What a body of `kind` accepts: its row of [`KINDS`] (a kind it does not list is refused
+/// before this is read; it is read as `upload-requests`, the last) and the spec's precision.
 fn spec_of(kind: &str) -> KindSpec {
-    use Field::*;
-    let list = super::facts::values;
-    let (fields, suppress_emails): (Vec<(&'static str, Field)>, bool) = match kind {
-        "logins" => (
-            vec![
-                ("events", Enum(list("LoginEvent"))),
-                ("access_points", EnumAnyCase(list("AccessPoint"))),
-                ("users", Strings),
-            ],
-            true,
-        ),
-        "files" => (
-            vec![
-                ("folders", Strings),
-                ("file", Pattern),
-                ("users", Strings),
-                ("transaction_type", Enum(list("FileTransactionType"))),
-            ],
-            true,
-        ),
-        "permissions" => (
-            vec![
-                ("folders", Strings),
-                ("assigners", Strings),
-                ("assignee_users", Strings),
-                ("assignee_groups", Strings),
-            ],
-            true,
-        ),
-        "users" => (
-            vec![
-                ("action_type", Enum(list("UserActionType"))),
-                ("performed_by", Strings),
-                ("include_system_actions", Bool),
-                ("subject", Strings),
-            ],
-            false,
-        ),
-        "groups" => (
-            vec![
-                ("action_type", Enum(list("GroupActionType"))),
-                ("users", Strings),
-                ("include_system_actions", Bool),
-                ("groups", Strings),
-            ],
-            false,
-        ),
-        "workgroup-settings" => (vec![("users", Strings)], false),
-        "workflows" => (
-            vec![
-                ("users", Strings),
-                ("file", Pattern),
-                ("workflow_actions", Enum(list("WorkflowAction"))),
-                ("workflow_types", Enum(list("WorkflowType"))),
-            ],
-            true,
-        ),
-        "workflow-templates" => (
-            vec![
-                ("users", Strings),
-                (
-                    "workflow_template_actions",
-                    Enum(list("WorkflowTemplateAction")),
-                ),
-            ],
-            true,
-        ),
-        "quality-docs" => (
-            vec![
-                ("users", Strings),
-                ("quality_document_id", Text),
-                ("quality_docs_categories", Categories),
-                ("quality_docs_actions", Enum(list("QualityDocsAction"))),
-                ("quality_docs_statuses", Enum(list("QualityDocsStatus"))),
-            ],
-            true,
-        ),
-        "quality-docs-categories" => (
-            vec![
-                ("users", Strings),
-                ("quality_docs_categories", Categories),
-                (
-                    "quality_docs_categories_actions",
-                    Enum(list("QualityDocsCategoriesAction")),
-                ),
-            ],
-            true,
-        ),
-        "quality-docs-courses" => (
-            vec![
-                ("users", Strings),
-                ("quality_docs_courses_ids", Strings),
-                (
-                    "quality_docs_courses_actions",
-                    Enum(list("QualityDocsCoursesAction")),
-                ),
-                (
-                    "quality_docs_courses_parameters",
-                    Enum(list("QualityDocsCoursesParameter")),
-                ),
-            ],
-            true,
-        ),
-        "etmf" => (
-            vec![
-                ("users", Strings),
-                ("etmf_actions", Enum(list("EtmfAction"))),
-                ("etmf_study_ids", Strings),
-                ("etmf_artifact_number", Text),
-            ],
-            true,
-        ),
-        "snapshot-restore" => (
-            vec![("users", Strings), ("include_system_actions", Bool)],
-            true,
-        ),
-        _ => (
-            vec![
-                ("users", Strings),
-                (
-                    "upload_requests_actions",
-                    Enum(list("UploadRequestsAction")),
-                ),
-            ],
-            true,
-        ),
-    };
-    // The precision is the spec's (`x-pubapi-date-precision`); a kind it does not list is
-    // refused before this is read.
+    let (_, fields, suppress_emails) = KINDS
+        .iter()
+        .find(|(name, _, _)| *name == kind)
+        .or(KINDS.last())
+        .copied()
+        .unwrap_or(("", &[], false));
+    // The precision is the spec's (`x-pubapi-date-precision`).
     let time_ignored = kind
         .parse()
         .is_ok_and(|kind| pubapi_sdk::audit_kinds::of(kind).ignores_time());
@@ -190,6 +233,11 @@ fn problem(code: &str, description: String) -> Problem {
     (code.to_string(), description)
 }
 
+/// An `INVALID_VALUE` problem.
+fn invalid(description: String) -> Problem {
+    problem("INVALID_VALUE", description)
+}
+
 /// Validates a creation body of `kind`; every problem found is reported.
 pub fn validate(kind: &str, body: Option<Value>) -> Result<Validated, Vec<Problem>> {
     let Some(Value::Object(mut map)) = body else {
@@ -200,35 +248,63 @@ pub fn validate(kind: &str, body: Option<Value>) -> Result<Validated, Vec<Proble
     };
     let spec = spec_of(kind);
     let mut problems = Vec::new();
-    let format = match map.get("format") {
+    let format = format_of(&map, &mut problems);
+    let range = range_of(&map, &spec, &mut problems);
+    check_suppress_emails(kind, &map, &spec, &mut problems);
+    for (name, field) in spec.fields {
+        if let Some(value) = map.get_mut(*name) {
+            check_field(name, *field, value, &mut problems);
+        }
+    }
+    check_kind_rules(kind, &map, &mut problems);
+    match (problems.is_empty(), format, range) {
+        (true, Some(format), Some(range)) => Ok(Validated {
+            format,
+            range,
+            body: Value::Object(map),
+        }),
+        _ => Err(problems),
+    }
+}
+
+/// The body's `format`: `csv` or `json`.
+fn format_of(map: &Map<String, Value>, problems: &mut Vec<Problem>) -> Option<String> {
+    match map.get("format") {
         None => {
             problems.push(problem("MISSING_FIELD", "`format` is required".into()));
             None
         }
         Some(Value::String(f)) if f == "csv" || f == "json" => Some(f.clone()),
         Some(other) => {
-            problems.push(problem(
-                "INVALID_VALUE",
-                format!("`format` must be `csv` or `json`, not {other}"),
-            ));
+            problems.push(invalid(format!(
+                "`format` must be `csv` or `json`, not {other}"
+            )));
             None
         }
-    };
-    let mut date = |name: &str| match map.get(name) {
+    }
+}
+
+/// The date field `name`: a date or a UTC timestamp.
+fn date_of(
+    map: &Map<String, Value>,
+    name: &str,
+    problems: &mut Vec<Problem>,
+) -> Option<RequestDate> {
+    match map.get(name) {
         None => {
             problems.push(problem("MISSING_FIELD", format!("`{name}` is required")));
             None
         }
-        Some(Value::String(text)) => match parse_request_date(text) {
-            Some(d) => Some(d),
-            None => {
+        Some(Value::String(text)) => {
+            let date = parse_request_date(text);
+            if date.is_none() {
                 problems.push(problem(
                     "INVALID_DATE",
                     format!("`{name}` must be YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ, not {text:?}"),
                 ));
-                None
             }
-        },
+            date
+        }
         Some(other) => {
             problems.push(problem(
                 "INVALID_DATE",
@@ -236,30 +312,46 @@ pub fn validate(kind: &str, body: Option<Value>) -> Result<Validated, Vec<Proble
             ));
             None
         }
-    };
-    let start = date("date_start");
-    let end = date("date_end");
-    let mut range = None;
-    if let (Some(start), Some(end)) = (start, end) {
-        // A plain-date `date_end` is the last day covered (the platform's clients document it
-        // so), so it ends at the end of that day and a same-day range is after its start, as
-        // the reference requires; a timestamp `date_end` ends at that instant.
-        let (s, e) = if spec.time_ignored {
-            whole_days(start.day_start(), end.day_start())
-        } else if end.has_time {
-            (start.ms, end.ms)
-        } else {
-            (start.ms, whole_days(end.ms, end.ms).1)
-        };
-        if e <= s {
-            problems.push(problem(
-                "INVALID_DATE_RANGE",
-                "`date_end` must be after `date_start`".into(),
-            ));
-        } else {
-            range = Some((s, e));
-        }
     }
+}
+
+/// The report range of `date_start` and `date_end`, in epoch milliseconds; it must not be
+/// empty.
+fn range_of(
+    map: &Map<String, Value>,
+    spec: &KindSpec,
+    problems: &mut Vec<Problem>,
+) -> Option<(i64, i64)> {
+    let start = date_of(map, "date_start", problems);
+    let end = date_of(map, "date_end", problems);
+    let (start, end) = (start?, end?);
+    // A plain-date `date_end` is the last day covered (the platform's clients document it
+    // so), so it ends at the end of that day and a same-day range is after its start, as
+    // the reference requires; a timestamp `date_end` ends at that instant.
+    let (s, e) = if spec.time_ignored {
+        whole_days(start.day_start(), end.day_start())
+    } else if end.has_time {
+        (start.ms, end.ms)
+    } else {
+        (start.ms, whole_days(end.ms, end.ms).1)
+    };
+    if e <= s {
+        problems.push(problem(
+            "INVALID_DATE_RANGE",
+            "`date_end` must be after `date_start`".into(),
+        ));
+        return None;
+    }
+    Some((s, e))
+}
+
+/// `suppress_emails`: a boolean, and only for the kinds that accept it.
+fn check_suppress_emails(
+    kind: &str,
+    map: &Map<String, Value>,
+    spec: &KindSpec,
+    problems: &mut Vec<Problem>,
+) {
     match map.get("suppress_emails") {
         None | Some(Value::Bool(_)) if spec.suppress_emails => {}
         None => {}
@@ -267,16 +359,15 @@ pub fn validate(kind: &str, body: Option<Value>) -> Result<Validated, Vec<Proble
             "INVALID_FIELD",
             format!("`suppress_emails` is not accepted by {kind} reports"),
         )),
-        Some(other) => problems.push(problem(
-            "INVALID_VALUE",
-            format!("`suppress_emails` must be a boolean, not {other}"),
-        )),
+        Some(other) => problems.push(invalid(format!(
+            "`suppress_emails` must be a boolean, not {other}"
+        ))),
     }
-    for (name, field) in spec.fields {
-        if let Some(value) = map.get_mut(name) {
-            check_field(name, field, value, &mut problems);
-        }
-    }
+}
+
+/// The rules of one kind beyond its fields: logins need `events`; files need `folders`
+/// (absolute paths) unless `file` is given.
+fn check_kind_rules(kind: &str, map: &Map<String, Value>, problems: &mut Vec<Problem>) {
     match kind {
         "logins" if !map.contains_key("events") => problems.push(problem(
             "MISSING_FIELD",
@@ -292,133 +383,105 @@ pub fn validate(kind: &str, body: Option<Value>) -> Result<Validated, Vec<Proble
             if let Some(Value::Array(folders)) = map.get("folders") {
                 for folder in folders.iter().filter_map(Value::as_str) {
                     if !folder.starts_with('/') {
-                        problems.push(problem(
-                            "INVALID_VALUE",
-                            format!("folder {folder:?} is not an absolute path"),
-                        ));
+                        problems.push(invalid(format!(
+                            "folder {folder:?} is not an absolute path"
+                        )));
                     }
                 }
             }
         }
         _ => {}
     }
-    match (problems.is_empty(), format, range) {
-        (true, Some(format), Some(range)) => Ok(Validated {
-            format,
-            range,
-            body: Value::Object(map),
-        }),
-        _ => Err(problems),
-    }
+}
+
+/// The strings of an array of strings; `None` for anything else.
+fn strings(value: &Value) -> Option<Vec<String>> {
+    value
+        .as_array()?
+        .iter()
+        .map(|v| v.as_str().map(str::to_string))
+        .collect()
 }
 
 /// Checks one filter field; an [`Field::EnumAnyCase`] value is given its listed spelling.
 fn check_field(name: &str, field: Field, value: &mut Value, problems: &mut Vec<Problem>) {
-    let strings = |value: &Value| -> Option<Vec<String>> {
-        value
-            .as_array()?
-            .iter()
-            .map(|v| v.as_str().map(str::to_string))
-            .collect()
-    };
+    let wrong = |what: &str| invalid(format!("`{name}` must be {what}"));
     match field {
-        Field::Strings => {
-            if strings(value).is_none() {
-                problems.push(problem(
-                    "INVALID_VALUE",
-                    format!("`{name}` must be an array of strings"),
-                ));
-            }
-        }
-        Field::Enum(allowed) => match strings(value) {
-            None => problems.push(problem(
-                "INVALID_VALUE",
-                format!("`{name}` must be an array of strings"),
-            )),
-            Some(values) => {
-                for v in values.iter().filter(|v| !allowed.contains(&v.as_str())) {
-                    problems.push(problem(
-                        "INVALID_VALUE",
-                        format!(
-                            "{v:?} is not a valid `{name}` value (one of {})",
-                            allowed.join(", ")
-                        ),
-                    ));
+        Field::Strings | Field::Enum(_) | Field::EnumAnyCase(_) => {
+            let Some(values) = strings(value) else {
+                problems.push(wrong("an array of strings"));
+                return;
+            };
+            match field {
+                Field::Enum(schema) => check_listed(name, &values, values_of(schema), problems),
+                Field::EnumAnyCase(schema) => {
+                    *value = spelled(name, &values, values_of(schema), problems);
                 }
-            }
-        },
-        Field::EnumAnyCase(allowed) => match strings(value) {
-            None => problems.push(problem(
-                "INVALID_VALUE",
-                format!("`{name}` must be an array of strings"),
-            )),
-            Some(values) => {
-                let mut listed = Vec::with_capacity(values.len());
-                for v in &values {
-                    match allowed.iter().find(|a| a.eq_ignore_ascii_case(v)) {
-                        Some(a) => listed.push(Value::from(*a)),
-                        None => problems.push(problem(
-                            "INVALID_VALUE",
-                            format!(
-                                "{v:?} is not a valid `{name}` value (one of {}, in any case)",
-                                allowed.join(", ")
-                            ),
-                        )),
-                    }
-                }
-                *value = Value::Array(listed);
-            }
-        },
-        Field::Bool => {
-            if !value.is_boolean() {
-                problems.push(problem(
-                    "INVALID_VALUE",
-                    format!("`{name}` must be a boolean"),
-                ));
+                _ => {}
             }
         }
-        Field::Text => {
-            if !value.is_string() {
-                problems.push(problem(
-                    "INVALID_VALUE",
-                    format!("`{name}` must be a string"),
-                ));
-            }
-        }
+        Field::Bool if !value.is_boolean() => problems.push(wrong("a boolean")),
+        Field::Text if !value.is_string() => problems.push(wrong("a string")),
         Field::Pattern => match value.as_str() {
-            None => problems.push(problem(
-                "INVALID_VALUE",
-                format!("`{name}` must be a string"),
-            )),
+            None => problems.push(wrong("a string")),
             // Reference 4.7: a name that "may contain a `*` wildcard but not at the start";
             // an empty one names nothing (the spec's `pattern: '^[^*]'`).
-            Some("") => problems.push(problem(
-                "INVALID_VALUE",
-                format!("`{name}` is empty: give a name or leave the field out"),
-            )),
-            Some(p) if p.starts_with('*') => problems.push(problem(
-                "INVALID_VALUE",
-                format!("`{name}` may contain a `*` wildcard but not at the start"),
-            )),
+            Some("") => problems.push(invalid(format!(
+                "`{name}` is empty: give a name or leave the field out"
+            ))),
+            Some(p) if p.starts_with('*') => problems.push(invalid(format!(
+                "`{name}` may contain a `*` wildcard but not at the start"
+            ))),
             Some(_) => {}
         },
-        Field::Categories => {
-            let valid = value.as_array().is_some_and(|items| {
-                items.iter().all(|item| {
-                    item.get("id").is_some_and(Value::is_string)
-                        && item
-                            .get("subcategoryIds")
-                            .is_none_or(|s| strings(s).is_some())
-                })
-            });
-            if !valid {
-                problems.push(problem(
-                    "INVALID_VALUE",
-                    format!("`{name}` must be an array of {{id, subcategoryIds?}}"),
-                ));
-            }
+        Field::Categories if !is_categories(value) => {
+            problems.push(wrong("an array of {id, subcategoryIds?}"));
+        }
+        Field::Bool | Field::Text | Field::Categories => {}
+    }
+}
+
+/// The values the spec lists for a string schema.
+fn values_of(schema: &str) -> &'static [&'static str] {
+    super::facts::values(schema)
+}
+
+/// Each of `values` must be one of `allowed`, as written.
+fn check_listed(name: &str, values: &[String], allowed: &[&str], problems: &mut Vec<Problem>) {
+    for v in values.iter().filter(|v| !allowed.contains(&v.as_str())) {
+        problems.push(invalid(format!(
+            "{v:?} is not a valid `{name}` value (one of {})",
+            allowed.join(", ")
+        )));
+    }
+}
+
+/// Each of `values` must be one of `allowed` in any letter case; the listed spellings of those
+/// that are.
+fn spelled(name: &str, values: &[String], allowed: &[&str], problems: &mut Vec<Problem>) -> Value {
+    let mut listed = Vec::with_capacity(values.len());
+    for v in values {
+        match allowed.iter().find(|a| a.eq_ignore_ascii_case(v)) {
+            Some(a) => listed.push(Value::from(*a)),
+            None => problems.push(invalid(format!(
+                "{v:?} is not a valid `{name}` value (one of {}, in any case)",
+                allowed.join(", ")
+            ))),
         }
     }
+    Value::Array(listed)
+}
+
+/// Whether the value is an array of `{id, subcategoryIds?}` with string ids.
+fn is_categories(value: &Value) -> bool {
+    value.as_array().is_some_and(|items| {
+        items.iter().all(|item| {
+            item.get("id").is_some_and(Value::is_string)
+                && item
+                    .get("subcategoryIds")
+                    .is_none_or(|s| strings(s).is_some())
+        })
+    })
 }
 
 /// One report job.
