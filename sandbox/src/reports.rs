@@ -9,6 +9,9 @@
 //! job was created) in the platform's short form
 //! `2/24/17 23:59:59` (UTC). The header follows (the logins columns are the reference's),
 //! then one row per event.
+//!
+//! A synthetic event is drawn from a generator seeded by the report and its index: a `Draw`
+//! picks users and values the job's filters name (or samples) and writes the kind's shape.
 
 use super::dates::{DAY_MS, iso_seconds, us_short_datetime};
 use super::fs::is_within;
@@ -169,139 +172,194 @@ impl Report {
         out
     }
 
+    /// The `i`th synthetic event: the same for the same seed, kind and `i`, drawn by a
+    /// [`Draw`] in the kind's shape.
     fn synthetic_event(&self, i: u64) -> Value {
-        let mut r = Rng(mix(self.seed
-            ^ hash_str(self.kind)
-            ^ i.wrapping_mul(0x9E37)));
+        let mut draw = Draw {
+            report: self,
+            r: Rng(mix(self.seed
+                ^ hash_str(self.kind)
+                ^ i.wrapping_mul(0x9E37))),
+        };
         let time = iso_seconds(self.synthetic_time(i));
-        let user = |r: &mut Rng, field: &str| -> KnownUser {
-            match filter_list(&self.filters, field) {
-                Some(names) if !names.is_empty() => {
-                    let name = names[r.below(names.len())].clone();
-                    let id = self
-                        .users
-                        .iter()
-                        .find(|u| u.username == name)
-                        .map_or(2000 + (hash_str(&name) % 1000) as i64, |u| u.id);
-                    KnownUser { username: name, id }
-                }
-                _ if !self.users.is_empty() => self.users[r.below(self.users.len())].clone(),
-                _ => KnownUser {
-                    username: "user".into(),
-                    id: 2000,
-                },
-            }
-        };
-        let choose = |r: &mut Rng, field: &str, pool: &[&str]| -> String {
-            match filter_list(&self.filters, field) {
-                Some(values) if !values.is_empty() => values[r.below(values.len())].clone(),
-                _ => pool[r.below(pool.len())].to_string(),
-            }
-        };
-        let ip = format!("10.{}.{}.{}", r.below(256), r.below(256), 1 + r.below(254));
+        let ip = format!(
+            "10.{}.{}.{}",
+            draw.below(256),
+            draw.below(256),
+            1 + draw.below(254)
+        );
         match self.kind {
-            "logins" => {
-                let u = user(&mut r, "users");
-                json!({
-                    "username": u.username,
-                    "user_id": u.id,
-                    "event": choose(&mut r, "events", super::facts::values("LoginEvent")),
-                    "ip_address": ip,
-                    "access": choose(&mut r, "access_points", super::facts::values("AccessPoint")),
-                    "time": time,
-                })
-            }
-            "files" => {
-                let u = user(&mut r, "users");
-                let folder = match filter_list(&self.filters, "folders") {
-                    Some(f) if !f.is_empty() => f[r.below(f.len())].clone(),
-                    _ => ["/Company/Policies", "/Engineering", "/Finance"][r.below(3)].to_string(),
-                };
-                let file = format!("report-{:04}.pdf", r.below(10_000));
-                json!({
-                    "username": u.username,
-                    "user_id": u.id,
-                    "file": file,
-                    "target_path": format!("{folder}/{file}"),
-                    "transaction": choose(&mut r, "transaction_type", &["upload", "download", "preview", "copy", "move"]),
-                    "access": ({
-                        let points = super::facts::values("AccessPoint");
-                        points.get(r.below(points.len())).copied().unwrap_or_default()
-                    }),
-                    "time": time,
-                    "ipAddress": ip,
-                    "file_checksum": format!("{:032x}", u128::from(r.next()) << 64 | u128::from(r.next())),
-                })
-            }
-            "permissions" => {
-                let assigner = user(&mut r, "assigners");
-                let assignee = user(&mut r, "assignee_users");
-                let roles = ["Viewer", "Editor", "Owner"];
-                let change = if r.below(2) == 0 {
-                    format!("+{}", roles[r.below(3)])
-                } else {
-                    format!("{} >> {}", roles[r.below(3)], roles[r.below(3)])
-                };
-                json!({
-                    "folder": (["/Company/Policies", "/Engineering", "/Finance"][r.below(3)]),
-                    "assignee": assignee.username,
-                    "assignee_id": assignee.id,
-                    "assigner": assigner.username,
-                    "assigner_id": assigner.id,
-                    "change": change,
-                    "time": time,
-                })
-            }
-            "users" => {
-                let by = user(&mut r, "performed_by");
-                let subject = user(&mut r, "subject");
-                json!({
-                    "performed_by": by.username,
-                    "performed_by_id": by.id,
-                    "subject": subject.username,
-                    "subject_id": subject.id,
-                    "action": choose(&mut r, "action_type", &["CREATE", "UPDATE", "DISABLE", "ENABLE", "PASSWORD_RESET"]),
-                    "action_info": "",
-                    "date_and_time": time,
-                    "action_source": "WebUI",
-                })
-            }
-            "groups" => {
-                let actor = user(&mut r, "users");
-                json!({
-                    "time": time,
-                    "actor": actor.username,
-                    "actor_id": actor.id,
-                    "group": choose(&mut r, "groups", &["Engineering", "Finance", "Sales"]),
-                    "action": choose(&mut r, "action_type", &["CREATE", "ADD_USERS", "REMOVE_USERS", "RENAME"]),
-                    "action_info": "",
-                    "source": "WebUI",
-                })
-            }
-            "workgroup-settings" => {
-                let actor = user(&mut r, "users");
-                json!({
-                    "time": time,
-                    "actor": actor.username,
-                    "ip_address": ip,
-                    "setting_screen": "Security",
-                    "setting_name": (["Password minimum length", "Session timeout", "Public links"][r.below(3)]),
-                    "old_value": format!("{}", 8 + r.below(4)),
-                    "new_value": format!("{}", 12 + r.below(4)),
-                })
-            }
-            kind => {
-                let actor = user(&mut r, "users");
-                let (field, pool) = other_actions(kind);
-                json!({
-                    "time": time,
-                    "username": actor.username,
-                    "user_id": actor.id,
-                    "action": choose(&mut r, field, pool),
-                    "details": format!("{kind} event {i}"),
-                })
-            }
+            "logins" => draw.login(time, ip),
+            "files" => draw.file(time, ip),
+            "permissions" => draw.permission(time),
+            "users" => draw.user_action(time),
+            "groups" => draw.group_action(time),
+            "workgroup-settings" => draw.setting(time, ip),
+            kind => draw.other(kind, time, i),
         }
+    }
+}
+
+/// The draws of one synthetic event: its seeded generator, and the report whose filters and
+/// users a drawn value honours.
+struct Draw<'a> {
+    report: &'a Report,
+    r: Rng,
+}
+
+impl Draw<'_> {
+    /// The next number of the generator.
+    fn next(&mut self) -> u64 {
+        self.r.next()
+    }
+
+    /// A number below `n`.
+    fn below(&mut self, n: usize) -> usize {
+        self.r.below(n)
+    }
+
+    /// A user: one the job's `field` filter names (a known user's id, else one made from the
+    /// name), else a known user, else a placeholder.
+    fn user(&mut self, field: &str) -> KnownUser {
+        let users = &self.report.users;
+        match filter_list(&self.report.filters, field) {
+            Some(names) if !names.is_empty() => {
+                let name = names[self.r.below(names.len())].clone();
+                let id = users
+                    .iter()
+                    .find(|u| u.username == name)
+                    .map_or(2000 + (hash_str(&name) % 1000) as i64, |u| u.id);
+                KnownUser { username: name, id }
+            }
+            _ if !users.is_empty() => users[self.r.below(users.len())].clone(),
+            _ => KnownUser {
+                username: "user".into(),
+                id: 2000,
+            },
+        }
+    }
+
+    /// A value: one the job's `field` filter names, else one of `pool`.
+    fn choose(&mut self, field: &str, pool: &[&str]) -> String {
+        match filter_list(&self.report.filters, field) {
+            Some(values) if !values.is_empty() => values[self.r.below(values.len())].clone(),
+            _ => pool[self.r.below(pool.len())].to_string(),
+        }
+    }
+
+    /// A `logins` event.
+    fn login(&mut self, time: String, ip: String) -> Value {
+        let u = self.user("users");
+        json!({
+            "username": u.username,
+            "user_id": u.id,
+            "event": self.choose("events", super::facts::values("LoginEvent")),
+            "ip_address": ip,
+            "access": self.choose("access_points", super::facts::values("AccessPoint")),
+            "time": time,
+        })
+    }
+
+    /// A `files` event: a file of a filtered (or sample) folder.
+    fn file(&mut self, time: String, ip: String) -> Value {
+        let u = self.user("users");
+        let folder = match filter_list(&self.report.filters, "folders") {
+            Some(f) if !f.is_empty() => f[self.below(f.len())].clone(),
+            _ => ["/Company/Policies", "/Engineering", "/Finance"][self.below(3)].to_string(),
+        };
+        let file = format!("report-{:04}.pdf", self.below(10_000));
+        json!({
+            "username": u.username,
+            "user_id": u.id,
+            "file": file,
+            "target_path": format!("{folder}/{file}"),
+            "transaction": self.choose("transaction_type", &["upload", "download", "preview", "copy", "move"]),
+            "access": ({
+                let points = super::facts::values("AccessPoint");
+                points.get(self.below(points.len())).copied().unwrap_or_default()
+            }),
+            "time": time,
+            "ipAddress": ip,
+            "file_checksum": format!("{:032x}", u128::from(self.next()) << 64 | u128::from(self.next())),
+        })
+    }
+
+    /// A `permissions` event: a role given or changed on a sample folder.
+    fn permission(&mut self, time: String) -> Value {
+        let assigner = self.user("assigners");
+        let assignee = self.user("assignee_users");
+        let roles = ["Viewer", "Editor", "Owner"];
+        let change = if self.below(2) == 0 {
+            format!("+{}", roles[self.below(3)])
+        } else {
+            format!("{} >> {}", roles[self.below(3)], roles[self.below(3)])
+        };
+        json!({
+            "folder": (["/Company/Policies", "/Engineering", "/Finance"][self.below(3)]),
+            "assignee": assignee.username,
+            "assignee_id": assignee.id,
+            "assigner": assigner.username,
+            "assigner_id": assigner.id,
+            "change": change,
+            "time": time,
+        })
+    }
+
+    /// A `users` event.
+    fn user_action(&mut self, time: String) -> Value {
+        let by = self.user("performed_by");
+        let subject = self.user("subject");
+        json!({
+            "performed_by": by.username,
+            "performed_by_id": by.id,
+            "subject": subject.username,
+            "subject_id": subject.id,
+            "action": self.choose("action_type", &["CREATE", "UPDATE", "DISABLE", "ENABLE", "PASSWORD_RESET"]),
+            "action_info": "",
+            "date_and_time": time,
+            "action_source": "WebUI",
+        })
+    }
+
+    /// A `groups` event.
+    fn group_action(&mut self, time: String) -> Value {
+        let actor = self.user("users");
+        json!({
+            "time": time,
+            "actor": actor.username,
+            "actor_id": actor.id,
+            "group": self.choose("groups", &["Engineering", "Finance", "Sales"]),
+            "action": self.choose("action_type", &["CREATE", "ADD_USERS", "REMOVE_USERS", "RENAME"]),
+            "action_info": "",
+            "source": "WebUI",
+        })
+    }
+
+    /// A `workgroup-settings` event: a sample security setting changed.
+    fn setting(&mut self, time: String, ip: String) -> Value {
+        let actor = self.user("users");
+        json!({
+            "time": time,
+            "actor": actor.username,
+            "ip_address": ip,
+            "setting_screen": "Security",
+            "setting_name": (["Password minimum length", "Session timeout", "Public links"][self.below(3)]),
+            "old_value": format!("{}", 8 + self.below(4)),
+            "new_value": format!("{}", 12 + self.below(4)),
+        })
+    }
+
+    /// An event of the other kinds: an action of the kind's list.
+    fn other(&mut self, kind: &str, time: String, i: u64) -> Value {
+        let actor = self.user("users");
+        let (field, pool) = other_actions(kind);
+        json!({
+            "time": time,
+            "username": actor.username,
+            "user_id": actor.id,
+            "action": self.choose(field, pool),
+            "details": format!("{kind} event {i}"),
+        })
     }
 }
 
