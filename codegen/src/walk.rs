@@ -1,8 +1,8 @@
 //! Traversal helpers shared by the spec transforms.
 
 use openapiv3::{
-    AdditionalProperties, OpenAPI, Operation, Parameter, ReferenceOr, Response, Schema, SchemaKind,
-    StatusCode, Type,
+    AdditionalProperties, Components, OpenAPI, Operation, Parameter, ReferenceOr, Response, Schema,
+    SchemaKind, StatusCode, Type,
 };
 
 /// The HTTP methods progenitor generates, in the order we visit them.
@@ -68,21 +68,31 @@ pub(crate) fn operation_name(path: &str, method: &str, operation: &Operation) ->
         .unwrap_or_else(|| format!("{} {path}", method.to_uppercase()))
 }
 
+/// Resolves an item that may be a `$ref` to `<prefix><name>`, looked up by `lookup` in the
+/// spec's components (one level: a reference to a reference resolves to nothing).
+pub(crate) fn resolve<'a, T>(
+    spec: &'a OpenAPI,
+    item: &'a ReferenceOr<T>,
+    prefix: &str,
+    lookup: impl FnOnce(&'a Components, &str) -> Option<&'a ReferenceOr<T>>,
+) -> Option<&'a T> {
+    match item {
+        ReferenceOr::Item(t) => Some(t),
+        ReferenceOr::Reference { reference } => {
+            let name = reference.strip_prefix(prefix)?;
+            lookup(spec.components.as_ref()?, name)?.as_item()
+        }
+    }
+}
+
 /// Resolves a response that may be a `$ref` into `#/components/responses`.
 pub(crate) fn resolve_response<'a>(
     spec: &'a OpenAPI,
     response: &'a ReferenceOr<Response>,
 ) -> Option<&'a Response> {
-    match response {
-        ReferenceOr::Item(r) => Some(r),
-        ReferenceOr::Reference { reference } => {
-            let name = reference.strip_prefix("#/components/responses/")?;
-            match spec.components.as_ref()?.responses.get(name)? {
-                ReferenceOr::Item(r) => Some(r),
-                ReferenceOr::Reference { .. } => None,
-            }
-        }
-    }
+    resolve(spec, response, "#/components/responses/", |c, name| {
+        c.responses.get(name)
+    })
 }
 
 /// Resolves a parameter that may be a `$ref` into `#/components/parameters`.
@@ -90,16 +100,9 @@ pub(crate) fn resolve_parameter<'a>(
     spec: &'a OpenAPI,
     parameter: &'a ReferenceOr<Parameter>,
 ) -> Option<&'a Parameter> {
-    match parameter {
-        ReferenceOr::Item(p) => Some(p),
-        ReferenceOr::Reference { reference } => {
-            let name = reference.strip_prefix("#/components/parameters/")?;
-            match spec.components.as_ref()?.parameters.get(name)? {
-                ReferenceOr::Item(p) => Some(p),
-                ReferenceOr::Reference { .. } => None,
-            }
-        }
-    }
+    resolve(spec, parameter, "#/components/parameters/", |c, name| {
+        c.parameters.get(name)
+    })
 }
 
 /// The status code as written in the spec (`200`, `4XX`).
@@ -160,6 +163,19 @@ pub(crate) fn visit_schema_mut(
         match child {
             ReferenceOr::Item(s) => visit_schema_mut(s, f, on_ref),
             ReferenceOr::Reference { reference } => on_ref(reference),
+        }
+    }
+}
+
+/// Calls `f` on every component schema and every schema nested in it (its `$ref`s not
+/// followed).
+pub(crate) fn visit_component_schemas_mut(spec: &mut OpenAPI, f: &mut dyn FnMut(&mut Schema)) {
+    let Some(components) = spec.components.as_mut() else {
+        return;
+    };
+    for schema in components.schemas.values_mut() {
+        if let ReferenceOr::Item(schema) = schema {
+            visit_schema_mut(schema, f, &mut |_| {});
         }
     }
 }

@@ -8,7 +8,7 @@
 //! instead (`pubapi-sdk-ext`), so progenitor gets the last alternative, the free-form object.
 //! The shapes stay components and are generated as types.
 
-use crate::walk::visit_schema_mut;
+use crate::walk::visit_component_schemas_mut;
 use openapiv3::{OpenAPI, ReferenceOr, Schema, SchemaKind, Type};
 
 /// Whether `schema` is a free-form object (`type: object` without properties).
@@ -24,30 +24,18 @@ fn free_form(schema: &ReferenceOr<Schema>) -> bool {
 /// description kept); returns how many it replaced.
 pub fn apply(spec: &mut OpenAPI) -> usize {
     let mut changed = 0;
-    let Some(components) = spec.components.as_mut() else {
-        return 0;
-    };
-    for schema in components.schemas.values_mut() {
-        let ReferenceOr::Item(schema) = schema else {
-            continue;
+    visit_component_schemas_mut(spec, &mut |s| {
+        let SchemaKind::AnyOf { any_of } = &mut s.schema_kind else {
+            return;
         };
-        visit_schema_mut(
-            schema,
-            &mut |s| {
-                let SchemaKind::AnyOf { any_of } = &mut s.schema_kind else {
-                    return;
-                };
-                if !any_of.last().is_some_and(free_form) {
-                    return;
-                }
-                if let Some(ReferenceOr::Item(last)) = any_of.pop() {
-                    s.schema_kind = last.schema_kind;
-                    changed += 1;
-                }
-            },
-            &mut |_| {},
-        );
-    }
+        if !any_of.last().is_some_and(free_form) {
+            return;
+        }
+        if let Some(ReferenceOr::Item(last)) = any_of.pop() {
+            s.schema_kind = last.schema_kind;
+            changed += 1;
+        }
+    });
     changed
 }
 

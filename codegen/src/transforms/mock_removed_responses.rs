@@ -277,13 +277,10 @@ fn header_setter(
         operation: format!("response header {name}"),
         problem: problem.to_string(),
     };
-    let header = match header {
-        ReferenceOr::Item(h) => h,
-        ReferenceOr::Reference { reference } => reference
-            .strip_prefix("#/components/headers/")
-            .and_then(|n| spec.components.as_ref()?.headers.get(n)?.as_item())
-            .ok_or_else(|| unsupported("does not resolve"))?,
-    };
+    let header = crate::walk::resolve(spec, header, "#/components/headers/", |c, n| {
+        c.headers.get(n)
+    })
+    .ok_or_else(|| unsupported("does not resolve"))?;
     let ParameterSchemaOrContent::Schema(schema) = &header.format else {
         return Err(unsupported("has content instead of a schema"));
     };

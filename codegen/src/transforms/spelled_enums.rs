@@ -7,8 +7,8 @@
 //! reference's spelling, so the schema lists it in `x-pubapi-spellings`, and this transform
 //! gives progenitor `enum: <spellings>` instead of the pattern.
 
-use crate::walk::visit_schema_mut;
-use openapiv3::{OpenAPI, ReferenceOr, SchemaKind, Type};
+use crate::walk::visit_component_schemas_mut;
+use openapiv3::{OpenAPI, SchemaKind, Type};
 
 /// The extension listing the spellings the SDK sends.
 pub const SPELLINGS: &str = "x-pubapi-spellings";
@@ -17,36 +17,24 @@ pub const SPELLINGS: &str = "x-pubapi-spellings";
 /// them; returns how many schemas it changed.
 pub fn apply(spec: &mut OpenAPI) -> usize {
     let mut changed = 0;
-    let Some(components) = spec.components.as_mut() else {
-        return 0;
-    };
-    for schema in components.schemas.values_mut() {
-        let ReferenceOr::Item(schema) = schema else {
-            continue;
+    visit_component_schemas_mut(spec, &mut |s| {
+        let Some(spellings) = s.schema_data.extensions.get(SPELLINGS) else {
+            return;
         };
-        visit_schema_mut(
-            schema,
-            &mut |s| {
-                let Some(spellings) = s.schema_data.extensions.get(SPELLINGS) else {
-                    return;
-                };
-                let values: Vec<Option<String>> = spellings
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|v| v.as_str().map(|v| Some(v.to_string())))
-                    .collect();
-                if let SchemaKind::Type(Type::String(t)) = &mut s.schema_kind
-                    && !values.is_empty()
-                {
-                    t.pattern = None;
-                    t.enumeration = values;
-                    changed += 1;
-                }
-            },
-            &mut |_| {},
-        );
-    }
+        let values: Vec<Option<String>> = spellings
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(|v| Some(v.to_string())))
+            .collect();
+        if let SchemaKind::Type(Type::String(t)) = &mut s.schema_kind
+            && !values.is_empty()
+        {
+            t.pattern = None;
+            t.enumeration = values;
+            changed += 1;
+        }
+    });
     changed
 }
 
