@@ -1,8 +1,8 @@
 //! Traversal helpers shared by the spec transforms.
 
 use openapiv3::{
-    AdditionalProperties, Components, OpenAPI, Operation, Parameter, ReferenceOr, Response, Schema,
-    SchemaKind, StatusCode, Type,
+    AdditionalProperties, Components, Header, OpenAPI, Operation, Parameter, ReferenceOr, Response,
+    Schema, SchemaKind, StatusCode, Type,
 };
 
 /// The HTTP methods progenitor generates, in the order we visit them.
@@ -68,19 +68,40 @@ pub(crate) fn operation_name(path: &str, method: &str, operation: &Operation) ->
         .unwrap_or_else(|| format!("{} {path}", method.to_uppercase()))
 }
 
-/// Resolves an item that may be a `$ref` to `<prefix><name>`, looked up by `lookup` in the
-/// spec's components (one level: a reference to a reference resolves to nothing).
-pub(crate) fn resolve<'a, T>(
+/// A kind of component a `$ref` can name: where such references point, and where the spec
+/// keeps the components of the kind.
+pub(crate) trait Component: Sized {
+    /// The prefix of a reference to one, e.g. `#/components/responses/`.
+    const PREFIX: &'static str;
+    /// The component of this kind named `name`.
+    fn get<'a>(components: &'a Components, name: &str) -> Option<&'a ReferenceOr<Self>>;
+}
+
+/// Implements [`Component`] for each type, kept in the `Components` field of the same name.
+macro_rules! components {
+    ($($kind:ty => $field:ident),* $(,)?) => {$(
+        impl Component for $kind {
+            const PREFIX: &'static str = concat!("#/components/", stringify!($field), "/");
+            fn get<'a>(components: &'a Components, name: &str) -> Option<&'a ReferenceOr<Self>> {
+                components.$field.get(name)
+            }
+        }
+    )*};
+}
+
+components!(Response => responses, Parameter => parameters, Header => headers);
+
+/// Resolves an item that may be a `$ref` into the spec's components (one level: a reference to
+/// a reference resolves to nothing).
+pub(crate) fn resolve<'a, T: Component>(
     spec: &'a OpenAPI,
     item: &'a ReferenceOr<T>,
-    prefix: &str,
-    lookup: impl FnOnce(&'a Components, &str) -> Option<&'a ReferenceOr<T>>,
 ) -> Option<&'a T> {
     match item {
         ReferenceOr::Item(t) => Some(t),
         ReferenceOr::Reference { reference } => {
-            let name = reference.strip_prefix(prefix)?;
-            lookup(spec.components.as_ref()?, name)?.as_item()
+            let name = reference.strip_prefix(T::PREFIX)?;
+            T::get(spec.components.as_ref()?, name)?.as_item()
         }
     }
 }
@@ -90,19 +111,7 @@ pub(crate) fn resolve_response<'a>(
     spec: &'a OpenAPI,
     response: &'a ReferenceOr<Response>,
 ) -> Option<&'a Response> {
-    resolve(spec, response, "#/components/responses/", |c, name| {
-        c.responses.get(name)
-    })
-}
-
-/// Resolves a parameter that may be a `$ref` into `#/components/parameters`.
-pub(crate) fn resolve_parameter<'a>(
-    spec: &'a OpenAPI,
-    parameter: &'a ReferenceOr<Parameter>,
-) -> Option<&'a Parameter> {
-    resolve(spec, parameter, "#/components/parameters/", |c, name| {
-        c.parameters.get(name)
-    })
+    resolve(spec, response)
 }
 
 /// The status code as written in the spec (`200`, `4XX`).

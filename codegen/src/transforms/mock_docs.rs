@@ -11,7 +11,7 @@
 
 use crate::CodegenError;
 use crate::transforms::mock_shape::{status_method, then_type, when_type};
-use crate::walk::{operation_name, operations, resolve_parameter, resolve_response};
+use crate::walk::{operation_name, operations, resolve, resolve_response};
 use heck::ToSnakeCase;
 use openapiv3::{OpenAPI, Operation, StatusCode};
 use std::collections::BTreeMap;
@@ -99,7 +99,7 @@ fn when_methods(spec: &OpenAPI, operation: &Operation) -> BTreeMap<String, Strin
         ),
     ]);
     for parameter in &operation.parameters {
-        let Some(parameter) = resolve_parameter(spec, parameter) else {
+        let Some(parameter) = resolve(spec, parameter) else {
             continue;
         };
         let data = parameter.parameter_data_ref();

@@ -277,10 +277,8 @@ fn header_setter(
         operation: format!("response header {name}"),
         problem: problem.to_string(),
     };
-    let header = crate::walk::resolve(spec, header, "#/components/headers/", |c, n| {
-        c.headers.get(n)
-    })
-    .ok_or_else(|| unsupported("does not resolve"))?;
+    let header =
+        crate::walk::resolve(spec, header).ok_or_else(|| unsupported("does not resolve"))?;
     let ParameterSchemaOrContent::Schema(schema) = &header.format else {
         return Err(unsupported("has content instead of a schema"));
     };

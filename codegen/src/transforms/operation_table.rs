@@ -14,7 +14,7 @@ use super::Removal;
 use super::operation_facts::{self, AreaFact};
 use crate::CodegenError;
 use crate::walk::{
-    OperationRef, operation_name, operations, resolve_parameter, resolve_response, status_label,
+    OperationRef, operation_name, operations, resolve, resolve_response, status_label,
 };
 use openapiv3::{OpenAPI, Parameter};
 use proc_macro2::TokenStream;
@@ -385,7 +385,7 @@ fn path_queries<'a>(spec: &'a OpenAPI, operation: &'a openapiv3::Operation) -> V
     operation
         .parameters
         .iter()
-        .filter_map(|parameter| resolve_parameter(spec, parameter))
+        .filter_map(|parameter| resolve(spec, parameter))
         .filter_map(|parameter| match parameter {
             Parameter::Query { parameter_data, .. }
                 if parameter_data.extensions.get(PATH_ENCODING)
