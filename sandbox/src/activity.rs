@@ -88,6 +88,37 @@ fn relocation(
     }
 }
 
+/// What only adds an audit record of `kind` (no webhook, no polling event).
+fn audit_only(actor: &Actor, kind: &'static str, event: Value) -> Happening {
+    Happening {
+        actor: actor.clone(),
+        custom_properties: None,
+        webhook: None,
+        polling: None,
+        audit: Some((kind, event)),
+    }
+}
+
+/// The entry at `path` (normalised), or `NotFound`.
+fn entry_at(world: &World, path: &str) -> Result<FsEntry, ActivityError> {
+    let path = normalize(path)?;
+    world
+        .fs
+        .get(&path)
+        .cloned()
+        .ok_or(ActivityError::NotFound(path))
+}
+
+/// The folder at `path` (normalised): `NotFound`, or `WrongKind` for a file.
+fn folder_at(world: &World, path: &str) -> Result<FsEntry, ActivityError> {
+    let entry = entry_at(world, path)?;
+    if entry.is_folder {
+        Ok(entry)
+    } else {
+        Err(ActivityError::WrongKind(normalize(path)?))
+    }
+}
+
 /// A change of `subject`'s permission from `old` to `new`: as the polling event's
 /// `changedPermissions`, and as the audit record's `change` (`+new`, `old >> new`, `-old`).
 fn permission_change(subject: &str, old: Option<&str>, new: Option<&str>) -> (Vec<Value>, String) {
@@ -258,63 +289,47 @@ impl Activity {
     /// Moves or renames a file or folder (`fs:move_file` / `fs:move_folder`, a `move`
     /// event).
     pub fn move_entry(&self, from: &str, to: &str) -> Result<FsEntry, ActivityError> {
-        self.happen(|world, actor, now| {
-            let source = world
-                .fs
-                .get(&normalize(from)?)
-                .cloned()
-                .ok_or_else(|| ActivityError::NotFound(from.to_string()))?;
-            let entry = world.fs.move_entry(from, to, now)?;
-            let (name, data) = if entry.is_folder {
-                (
-                    "fs:move_folder",
-                    json!({ "sourcePath": source.path, "targetPath": entry.path }),
-                )
-            } else {
-                (
-                    "fs:move_file",
-                    json!({
-                        "sourcePath": source.path,
-                        "targetPath": entry.path,
-                        "targetGroupId": entry.group_id,
-                        "targetEntryId": entry.entry_id,
-                    }),
-                )
-            };
-            let happening = relocation(actor, "move", (name, data), &entry, &source, now);
-            Ok((entry, happening))
+        self.relocate("move", from, |world, _actor, now| {
+            Ok(world.fs.move_entry(from, to, now)?)
         })
     }
 
     /// Copies a file or folder (`fs:copy_file` / `fs:copy_folder`, a `copy` event).
     pub fn copy_entry(&self, from: &str, to: &str) -> Result<FsEntry, ActivityError> {
+        self.relocate("copy", from, |world, actor, now| {
+            Ok(world
+                .fs
+                .copy_entry(from, to, (now, actor.user.id), &mut world.ids)?)
+        })
+    }
+
+    /// Moves or copies (`action`) the entry at `from` with `relocate`, and records the
+    /// `fs:<action>_file` or `fs:<action>_folder` event: the source and target paths, and
+    /// for a file the target's ids (and, for a copy, the new file's checksum).
+    fn relocate(
+        &self,
+        action: &'static str,
+        from: &str,
+        relocate: impl FnOnce(&mut World, &Actor, i64) -> Result<FsEntry, ActivityError>,
+    ) -> Result<FsEntry, ActivityError> {
         self.happen(|world, actor, now| {
             let source = world
                 .fs
                 .get(&normalize(from)?)
                 .cloned()
                 .ok_or_else(|| ActivityError::NotFound(from.to_string()))?;
-            let entry = world
-                .fs
-                .copy_entry(from, to, (now, actor.user.id), &mut world.ids)?;
-            let (name, data) = if entry.is_folder {
-                (
-                    "fs:copy_folder",
-                    json!({ "sourcePath": source.path, "targetPath": entry.path }),
-                )
-            } else {
-                (
-                    "fs:copy_file",
-                    json!({
-                        "sourcePath": source.path,
-                        "targetPath": entry.path,
-                        "targetEntryId": entry.entry_id,
-                        "targetGroupId": entry.group_id,
-                        "targetFileChecksum": entry.checksum,
-                    }),
-                )
-            };
-            let happening = relocation(actor, "copy", (name, data), &entry, &source, now);
+            let entry = relocate(world, actor, now)?;
+            let mut data = json!({ "sourcePath": source.path, "targetPath": entry.path });
+            if !entry.is_folder {
+                data["targetGroupId"] = json!(entry.group_id);
+                data["targetEntryId"] = json!(entry.entry_id);
+                if action == "copy" {
+                    data["targetFileChecksum"] = json!(entry.checksum);
+                }
+            }
+            let item = if entry.is_folder { "folder" } else { "file" };
+            let name = format!("fs:{action}_{item}");
+            let happening = relocation(actor, action, (&name, data), &entry, &source, now);
             Ok((entry, happening))
         })
     }
@@ -378,15 +393,7 @@ impl Activity {
         action_info: &str,
     ) -> Result<(), ActivityError> {
         self.happen(|world, actor, _now| {
-            let path = normalize(folder)?;
-            let entry = world
-                .fs
-                .get(&path)
-                .cloned()
-                .ok_or_else(|| ActivityError::NotFound(path.clone()))?;
-            if !entry.is_folder {
-                return Err(ActivityError::WrongKind(path));
-            }
+            let entry = folder_at(world, folder)?;
             let happening = Happening {
                 actor: actor.clone(),
                 custom_properties: Some(json!({
@@ -409,12 +416,7 @@ impl Activity {
     /// Adds a note (comment) to a file or folder (`comment:set_comment`, a `note` event).
     pub fn add_note(&self, path: &str, text: &str) -> Result<(), ActivityError> {
         self.happen(|world, actor, _now| {
-            let path = normalize(path)?;
-            let entry = world
-                .fs
-                .get(&path)
-                .cloned()
-                .ok_or_else(|| ActivityError::NotFound(path.clone()))?;
+            let entry = entry_at(world, path)?;
             let happening = Happening {
                 actor: actor.clone(),
                 custom_properties: None,
@@ -447,15 +449,7 @@ impl Activity {
         new: Option<&str>,
     ) -> Result<(), ActivityError> {
         self.happen(|world, actor, now| {
-            let path = normalize(folder)?;
-            let entry = world
-                .fs
-                .get(&path)
-                .cloned()
-                .ok_or_else(|| ActivityError::NotFound(path.clone()))?;
-            if !entry.is_folder {
-                return Err(ActivityError::WrongKind(path));
-            }
+            let entry = folder_at(world, folder)?;
             let user = world.users.by_username(assignee).cloned();
             let subject = match &user {
                 Some(u) => format!("user:{}", u.username),
@@ -518,24 +512,15 @@ impl Activity {
     /// `Web`, `FTP`, `Mobile`).
     pub fn login(&self, event: &str, ip_address: &str, access: &str) -> Result<(), ActivityError> {
         self.happen(|_world, actor, now| {
-            let happening = Happening {
-                actor: actor.clone(),
-                custom_properties: None,
-                webhook: None,
-                polling: None,
-                audit: Some((
-                    "logins",
-                    json!({
-                        "username": actor.user.username,
-                        "user_id": actor.user.id,
-                        "event": event,
-                        "ip_address": ip_address,
-                        "access": access,
-                        "time": iso_seconds(now),
-                    }),
-                )),
-            };
-            Ok(((), happening))
+            let record = json!({
+                "username": actor.user.username,
+                "user_id": actor.user.id,
+                "event": event,
+                "ip_address": ip_address,
+                "access": access,
+                "time": iso_seconds(now),
+            });
+            Ok(((), audit_only(actor, "logins", record)))
         })
     }
 
@@ -571,15 +556,6 @@ impl Activity {
         else {
             return Err(ActivityError::UnknownEventType(kind.to_string()));
         };
-        self.happen(|_world, actor, _now| {
-            let happening = Happening {
-                actor: actor.clone(),
-                custom_properties: None,
-                webhook: None,
-                polling: None,
-                audit: Some((kind, event)),
-            };
-            Ok(((), happening))
-        })
+        self.happen(|_world, actor, _now| Ok(((), audit_only(actor, kind, event))))
     }
 }
