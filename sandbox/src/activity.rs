@@ -290,16 +290,16 @@ impl Activity {
     /// event).
     pub fn move_entry(&self, from: &str, to: &str) -> Result<FsEntry, ActivityError> {
         self.relocate("move", from, |world, _actor, now| {
-            Ok(world.fs.move_entry(from, to, now)?)
+            world.fs.move_entry(from, to, now)
         })
     }
 
     /// Copies a file or folder (`fs:copy_file` / `fs:copy_folder`, a `copy` event).
     pub fn copy_entry(&self, from: &str, to: &str) -> Result<FsEntry, ActivityError> {
         self.relocate("copy", from, |world, actor, now| {
-            Ok(world
+            world
                 .fs
-                .copy_entry(from, to, (now, actor.user.id), &mut world.ids)?)
+                .copy_entry(from, to, (now, actor.user.id), &mut world.ids)
         })
     }
 
