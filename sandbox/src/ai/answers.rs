@@ -90,6 +90,20 @@ pub fn rank(docs: &[FsEntry], query: &str, semantic_weight: f64) -> Vec<Hit> {
     hits
 }
 
+/// The three best hits of `docs` for `question`: what an answer is composed from and cites.
+pub(super) fn best_hits(docs: &[FsEntry], question: &str) -> Vec<Hit> {
+    rank(docs, question, 0.5).into_iter().take(3).collect()
+}
+
+/// A synchronous answer from `hits` that starts a conversation: `response.text` and a new
+/// `conversationId`.
+pub(super) fn answer_in_new_conversation(shared: &Shared, hits: &[Hit]) -> Value {
+    json!({
+        "response": { "text": compose(hits) },
+        "conversationId": shared.world().ids.id("conv-"),
+    })
+}
+
 /// An answer composed from the best hit (and the hits it cites).
 pub(super) fn compose(hits: &[Hit]) -> String {
     match hits.first() {

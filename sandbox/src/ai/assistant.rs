@@ -21,7 +21,7 @@
 //! [`FAIL_MARKER`]: super::FAIL_MARKER
 //! [`CONFIRM_MARKER`]: super::CONFIRM_MARKER
 
-use super::answers::{Hit, citations, compose, question_and_selection, rank};
+use super::answers::{Hit, best_hits, citations, compose, question_and_selection};
 use super::body::markers;
 use crate::Shared;
 use crate::auth::Caller;
@@ -59,10 +59,7 @@ pub fn ask_assistant(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Rep
         Err(reply) => return reply,
     };
     let marked = markers(&asked.question);
-    let hits: Vec<Hit> = rank(&asked.docs, &marked.question, 0.5)
-        .into_iter()
-        .take(3)
-        .collect();
+    let hits = best_hits(&asked.docs, &marked.question);
     let mut world = shared.world();
     let id = world.ids.id("exec-");
     let conversation_id = match asked.body.get("conversationId").and_then(Value::as_str) {

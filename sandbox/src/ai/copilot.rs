@@ -11,7 +11,7 @@
 //!
 //! [`ClockConfig::manual`]: crate::ClockConfig::manual
 
-use super::answers::{Hit, citations, compose, question_and_selection, rank};
+use super::answers::{answer_in_new_conversation, best_hits, citations, question_and_selection};
 use super::body::include_citations;
 use crate::Shared;
 use crate::auth::Caller;
@@ -25,16 +25,11 @@ pub fn ask_copilot(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> Reply
         Ok(asked) => asked,
         Err(reply) => return reply,
     };
-    let hits: Vec<Hit> = rank(&asked.docs, &asked.question, 0.5)
-        .into_iter()
-        .take(3)
-        .collect();
-    let conversation_id = shared.world().ids.id("conv-");
-    let mut answer = json!({
-        "response": { "text": compose(&hits) },
-        "conversationId": conversation_id,
-        "deprecationNotice": "This endpoint is deprecated and is removed on 30 September 2026; use POST /v1/ai/assistant/ask.",
-    });
+    let hits = best_hits(&asked.docs, &asked.question);
+    let mut answer = answer_in_new_conversation(shared, &hits);
+    answer["deprecationNotice"] = json!(
+        "This endpoint is deprecated and is removed on 30 September 2026; use POST /v1/ai/assistant/ask."
+    );
     if include_citations(&asked.body) {
         answer["citations"] = citations(&hits, "text");
     }

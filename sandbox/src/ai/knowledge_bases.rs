@@ -8,7 +8,8 @@
 //! `chunks[].sourceText`.
 
 use super::answers::{
-    CitationStyle, Hit, NO_ANSWER, compose, documents_in, grouped_citations, rank,
+    CitationStyle, NO_ANSWER, answer_in_new_conversation, best_hits, documents_in,
+    grouped_citations,
 };
 use super::body::{
     count_field, creator_filter, epoch_filter, include_citations, object_body, question,
@@ -292,16 +293,9 @@ pub fn ask_knowledge_base(shared: &Shared, req: &ApiRequest, _caller: &Caller) -
         Ok(q) => q,
         Err(reply) => return reply,
     };
-    let hits: Vec<Hit> = rank(&documents_in(shared, kb.folders), &question, 0.5)
-        .into_iter()
-        .take(3)
-        .collect();
-    let conversation_id = shared.world().ids.id("conv-");
-    let mut answer = json!({
-        "response": { "text": compose(&hits) },
-        "knowledgeBaseId": kb.id,
-        "conversationId": conversation_id,
-    });
+    let hits = best_hits(&documents_in(shared, kb.folders), &question);
+    let mut answer = answer_in_new_conversation(shared, &hits);
+    answer["knowledgeBaseId"] = json!(kb.id);
     if include_citations(&body) {
         answer["citations"] = json!(grouped_citations(&hits, CitationStyle::SourceText));
     }
