@@ -457,6 +457,12 @@ pub fn glob(pattern: &str, name: &str) -> bool {
     true
 }
 
+/// Whether `path` is within one of the folders the job's `folders` filter names (any path
+/// when it names none).
+fn in_folders(filters: &Value, path: &str) -> bool {
+    filter_list(filters, "folders").is_none_or(|folders| folders.iter().any(|f| is_within(path, f)))
+}
+
 /// Whether a recorded event passes the filters of a job of `kind`.
 pub fn passes(kind: &str, filters: &Value, event: &Value) -> bool {
     let field = |name: &str| event.get(name);
@@ -469,10 +475,7 @@ pub fn passes(kind: &str, filters: &Value, event: &Value) -> bool {
         }
         "files" => {
             let path = field("target_path").and_then(Value::as_str).unwrap_or("");
-            let folders_ok = match filter_list(filters, "folders") {
-                Some(folders) => folders.iter().any(|f| is_within(path, f)),
-                None => true,
-            };
+            let folders_ok = in_folders(filters, path);
             let name = path.rsplit('/').next().unwrap_or("");
             let file_ok = match filters.get("file").and_then(Value::as_str) {
                 Some(pattern) => glob(pattern, name),
@@ -485,10 +488,7 @@ pub fn passes(kind: &str, filters: &Value, event: &Value) -> bool {
         }
         "permissions" => {
             let folder = field("folder").and_then(Value::as_str).unwrap_or("");
-            let folders_ok = match filter_list(filters, "folders") {
-                Some(folders) => folders.iter().any(|f| is_within(folder, f)),
-                None => true,
-            };
+            let folders_ok = in_folders(filters, folder);
             let assignee = field("assignee").and_then(Value::as_str).unwrap_or("");
             let users = filter_list(filters, "assignee_users");
             let groups = filter_list(filters, "assignee_groups");
@@ -619,6 +619,12 @@ mod tests {
         }
     }
 
+    /// A logins report of the first 10 ms with `filters`: only the `records`, no synthetic
+    /// events.
+    fn recorded_logins(filters: Value, records: &[AuditRecord]) -> Report {
+        Report::new("logins", (0, 10), filters, 1, users(), records, 0)
+    }
+
     #[test]
     fn recorded_and_synthetic_events_merge_in_time_order() {
         let records = vec![login(50, "a"), login(0, "b"), login(1000, "c")];
@@ -662,40 +668,19 @@ mod tests {
     #[test]
     fn filters_select_recorded_events() {
         let records = vec![login(1, "a"), login(2, "b")];
-        let report = Report::new(
-            "logins",
-            (0, 10),
-            json!({"users": ["b"]}),
-            1,
-            users(),
-            &records,
-            0,
+        assert_eq!(
+            recorded_logins(json!({"users": ["b"]}), &records).total(),
+            1
         );
-        assert_eq!(report.total(), 1);
-        let report = Report::new(
-            "logins",
-            (0, 10),
-            json!({"events": ["logouts"]}),
-            1,
-            users(),
-            &records,
-            0,
+        assert_eq!(
+            recorded_logins(json!({"events": ["logouts"]}), &records).total(),
+            0
         );
-        assert_eq!(report.total(), 0);
     }
 
     #[test]
     fn csv_of_logins_has_the_reference_columns() {
-        let report = Report::new(
-            "logins",
-            (0, 10),
-            json!({}),
-            1,
-            users(),
-            &[login(1, "x,y")],
-            0,
-        );
-        let csv = report.csv();
+        let csv = recorded_logins(json!({}), &[login(1, "x,y")]).csv();
         let mut lines = csv.lines();
         assert_eq!(
             lines.next(),
