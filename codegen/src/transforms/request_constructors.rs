@@ -392,16 +392,20 @@ components:
         );
     }
 
+    /// The body of the `impl` the transform wrote for `ty` in `code`, without whitespace.
+    fn impl_of(code: &str, ty: &str) -> String {
+        let body = code
+            .split(&format!("impl {ty} {{"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("{ty} gets an impl"));
+        body[..body.find("\n    }\n").expect("impl ends")]
+            .split_whitespace()
+            .collect()
+    }
+
     #[test]
     fn checked_field_makes_the_constructor_fallible_and_names_the_field() {
-        let code = generated();
-        let ask = code
-            .split("impl AskRequest {")
-            .nth(1)
-            .expect("AskRequest gets an impl");
-        let new: String = ask[..ask.find("\n    }\n").expect("impl ends")]
-            .split_whitespace()
-            .collect();
+        let new = impl_of(&generated(), "AskRequest");
         assert!(new.contains("pubfnnew("), "{new}");
         assert!(
             new.contains("question:impl::std::convert::TryInto<AskRequestQuestion,Error:::std::fmt::Display,>"),
@@ -421,14 +425,7 @@ components:
 
     #[test]
     fn plain_fields_give_an_infallible_constructor_using_serde_defaults() {
-        let code = generated();
-        let hook = code
-            .split("impl HookRequest {")
-            .nth(1)
-            .expect("HookRequest gets an impl");
-        let new: String = hook[..hook.find("\n    }\n").expect("impl ends")]
-            .split_whitespace()
-            .collect();
+        let new = impl_of(&generated(), "HookRequest");
         assert!(
             new.contains("pubfnnew(url:impl::std::convert::Into<::std::string::String>)->Self"),
             "{new}"
