@@ -410,6 +410,16 @@ mod tests {
     /// The tags the fixtures use, with their limit classes.
     const TAGS: &str = "tags:\n  - {name: events, x-pubapi-limit-class: general}\n  - {name: copilot, x-pubapi-limit-class: ai}\n";
 
+    /// Asserts that the module written for the fixture's tags and `paths` (no removals)
+    /// holds each of `needles`, as tokens.
+    fn assert_written(paths: &str, needles: &[&str]) {
+        let s = spec(&format!("{TAGS}{paths}"));
+        let out = item(&s, &[]).unwrap().into_token_stream().to_string();
+        for needle in needles {
+            assert!(out.contains(needle), "{needle} in {out}");
+        }
+    }
+
     #[test]
     fn removed_statuses_are_marked_not_generated_unless_given_back() {
         let s = spec(&format!(
@@ -441,13 +451,9 @@ mod tests {
 
     #[test]
     fn every_operation_id_is_a_constant() {
-        let s = spec(&format!(
-            "{TAGS}paths:\n  /e:\n    get:\n      operationId: listEventsV2\n      tags: [events]\n      x-pubapi-error-format: general\n      responses:\n        '200': {{description: page}}\n",
-        ));
-        let out = item(&s, &[]).unwrap().into_token_stream().to_string();
-        assert!(
-            out.contains("pub const LIST_EVENTS_V2 : & str = \"listEventsV2\""),
-            "{out}"
+        assert_written(
+            "paths:\n  /e:\n    get:\n      operationId: listEventsV2\n      tags: [events]\n      x-pubapi-error-format: general\n      responses:\n        '200': {description: page}\n",
+            &["pub const LIST_EVENTS_V2 : & str = \"listEventsV2\""],
         );
     }
 
@@ -464,23 +470,20 @@ mod tests {
 
     #[test]
     fn query_parameters_marked_as_paths_are_listed() {
-        let s = spec(&format!(
-            "{TAGS}paths:\n  /e:\n    get:\n      operationId: listEvents\n      tags: [events]\n      x-pubapi-error-format: general\n      parameters:\n        - $ref: '#/components/parameters/Folder'\n        - {{name: id, in: query, schema: {{type: integer}}}}\n      responses:\n        '200': {{description: page}}\ncomponents:\n  parameters:\n    Folder: {{name: folder, in: query, x-pubapi-encoding: path, schema: {{type: string}}}}\n",
-        ));
-        let out = item(&s, &[]).unwrap().into_token_stream().to_string();
-        assert!(out.contains("path_queries : & [\"folder\"]"), "{out}");
-        assert!(out.contains("sunset : None , successor : None"), "{out}");
+        assert_written(
+            "paths:\n  /e:\n    get:\n      operationId: listEvents\n      tags: [events]\n      x-pubapi-error-format: general\n      parameters:\n        - $ref: '#/components/parameters/Folder'\n        - {name: id, in: query, schema: {type: integer}}\n      responses:\n        '200': {description: page}\ncomponents:\n  parameters:\n    Folder: {name: folder, in: query, x-pubapi-encoding: path, schema: {type: string}}\n",
+            &[
+                "path_queries : & [\"folder\"]",
+                "sunset : None , successor : None",
+            ],
+        );
     }
 
     #[test]
     fn sunset_and_successor_extensions_are_carried() {
-        let s = spec(&format!(
-            "{TAGS}paths:\n  /c:\n    post:\n      operationId: askCopilot\n      tags: [copilot]\n      deprecated: true\n      x-pubapi-sunset: 1790726400\n      x-pubapi-successor: askAssistant\n      x-pubapi-error-format: ai\n      responses:\n        '200': {{description: answer}}\n",
-        ));
-        let out = item(&s, &[]).unwrap().into_token_stream().to_string();
-        assert!(
-            out.contains("sunset : Some (1790726400u64) , successor : Some (\"askAssistant\")"),
-            "{out}"
+        assert_written(
+            "paths:\n  /c:\n    post:\n      operationId: askCopilot\n      tags: [copilot]\n      deprecated: true\n      x-pubapi-sunset: 1790726400\n      x-pubapi-successor: askAssistant\n      x-pubapi-error-format: ai\n      responses:\n        '200': {description: answer}\n",
+            &["sunset : Some (1790726400u64) , successor : Some (\"askAssistant\")"],
         );
     }
 }
