@@ -315,7 +315,7 @@ fn header_setter(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transforms::fixture::spec;
+    use crate::transforms::fixture::{assert_holds, spec};
     use crate::transforms::mock_shape::fixture::delete_webhook_and;
     use quote::ToTokens;
 
@@ -363,18 +363,15 @@ mod tests {
         let added = apply(&mut file, &spec(&spec_text()), &adapted()).unwrap();
         assert_eq!(added, 4);
         let out = file.into_token_stream().to_string();
-        assert!(
-            out.contains("pub fn not_found (self , value : & types :: WebhookError) -> Self { Self (self . 0 . status (404u16) . header (\"content-type\" , \"application/json\") . json_body_obj (value)) }"),
-            "{out}"
+        assert_holds(
+            &out,
+            &[
+                "pub fn not_found (self , value : & types :: WebhookError) -> Self { Self (self . 0 . status (404u16) . header (\"content-type\" , \"application/json\") . json_body_obj (value)) }",
+                "pub fn too_many_requests (self) -> Self { Self (self . 0 . status (429u16)) }",
+                "pub fn retry_after (self , value : u64) -> Self { Self (self . 0 . header (\"Retry-After\" , value . to_string ())) }",
+                "Answers `404`: unknown hook",
+            ],
         );
-        assert!(
-            out.contains(
-                "pub fn too_many_requests (self) -> Self { Self (self . 0 . status (429u16)) }"
-            ),
-            "{out}"
-        );
-        assert!(out.contains("pub fn retry_after (self , value : u64) -> Self { Self (self . 0 . header (\"Retry-After\" , value . to_string ())) }"), "{out}");
-        assert!(out.contains("Answers `404`: unknown hook"), "{out}");
     }
 
     #[test]

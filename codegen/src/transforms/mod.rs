@@ -141,4 +141,11 @@ pub(crate) mod fixture {
             format!("openapi: 3.0.3\ninfo: {{title: t, version: '1'}}\n{paths_and_components}");
         crate::spec::load(&text).expect("fixture spec parses")
     }
+
+    /// Asserts that `out` (a transform's output, as tokens) holds each of `needles`.
+    pub(crate) fn assert_holds(out: &str, needles: &[&str]) {
+        for needle in needles {
+            assert!(out.contains(needle), "{needle} in {out}");
+        }
+    }
 }

@@ -404,7 +404,7 @@ const PATH_ENCODING: &str = "x-pubapi-encoding";
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transforms::fixture::spec;
+    use crate::transforms::fixture::{assert_holds, spec};
     use quote::ToTokens;
 
     /// The tags the fixtures use, with their limit classes.
@@ -414,10 +414,10 @@ mod tests {
     /// holds each of `needles`, as tokens.
     fn assert_written(paths: &str, needles: &[&str]) {
         let s = spec(&format!("{TAGS}{paths}"));
-        let out = item(&s, &[]).unwrap().into_token_stream().to_string();
-        for needle in needles {
-            assert!(out.contains(needle), "{needle} in {out}");
-        }
+        assert_holds(
+            &item(&s, &[]).unwrap().into_token_stream().to_string(),
+            needles,
+        );
     }
 
     #[test]
