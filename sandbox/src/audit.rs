@@ -6,8 +6,8 @@
 //! only `application/json`; it is JSON when the job asked for `json`, unless `Accept` names
 //! only `text/csv`.
 //!
-//! A creation body is read against its kind's row of `KINDS` (its filter fields and whether it
-//! takes `suppress_emails`): `validate` checks the format, the range of the dates, then each
+//! A creation body is read against its kind's row of the spec's table of kinds
+//! (`pubapi_sdk::audit_kinds`: its filters, `suppress_emails` among them or not): `validate` checks the format, the range of the dates, then each
 //! filter (`check_field`) and the rules of the kind, and reports every problem it finds.
 
 use super::Shared;
@@ -17,6 +17,7 @@ use super::dates::{RequestDate, parse_request_date};
 use super::http::{ApiRequest, Reply, error, general_errors};
 use super::limits::Violation;
 use super::reports::{KnownUser, Report, whole_days};
+use pubapi_sdk::audit_kinds::{Filter, FilterShape};
 use serde_json::{Map, Value, json};
 
 /// How a filter field of a creation body is checked.
@@ -24,13 +25,16 @@ use serde_json::{Map, Value, json};
 enum Field {
     /// An array of strings.
     Strings,
-    /// An array of values of the spec's string schema of this name (its `enum`).
-    Enum(&'static str),
-    /// An array of values of the spec's string schema of this name in any letter case
-    /// (its `x-pubapi-spellings`); the body is given the listed spelling.
-    EnumAnyCase(&'static str),
+    /// An array of integers.
+    Integers,
+    /// An array of these values.
+    Enum(&'static [&'static str]),
+    /// An array of these values in any letter case; the body is given the listed spelling.
+    EnumAnyCase(&'static [&'static str]),
     /// A boolean.
     Bool,
+    /// An integer.
+    Integer,
     /// A string.
     Text,
     /// A name that may hold a `*` wildcard, but not first.
@@ -41,178 +45,46 @@ enum Field {
 
 /// What a creation body of one kind accepts.
 struct KindSpec {
-    /// Its filter fields (besides `format`, `date_start` and `date_end`).
-    fields: Fields,
+    /// Its filter fields (besides `format`, `date_start`, `date_end` and `suppress_emails`), in
+    /// its request schema's order.
+    fields: Vec<(&'static str, Field)>,
     /// Whether it accepts `suppress_emails`.
     suppress_emails: bool,
     /// Whether it reads whole days (the time portion of its dates ignored).
     time_ignored: bool,
 }
 
-/// A kind's filter fields: each name with how it is checked.
-type Fields = &'static [(&'static str, Field)];
-
-/// The filter fields of each kind (reference 4.7) and whether it accepts `suppress_emails`,
-/// in the spec's order of kinds.
-const KINDS: &[(&str, Fields, bool)] = &[
-    (
-        "logins",
-        &[
-            ("events", Field::Enum("LoginEvent")),
-            ("access_points", Field::EnumAnyCase("AccessPoint")),
-            ("users", Field::Strings),
-        ],
-        true,
-    ),
-    (
-        "files",
-        &[
-            ("folders", Field::Strings),
-            ("file", Field::Pattern),
-            ("users", Field::Strings),
-            ("transaction_type", Field::Enum("FileTransactionType")),
-        ],
-        true,
-    ),
-    (
-        "permissions",
-        &[
-            ("folders", Field::Strings),
-            ("assigners", Field::Strings),
-            ("assignee_users", Field::Strings),
-            ("assignee_groups", Field::Strings),
-        ],
-        true,
-    ),
-    (
-        "users",
-        &[
-            ("action_type", Field::Enum("UserActionType")),
-            ("performed_by", Field::Strings),
-            ("include_system_actions", Field::Bool),
-            ("subject", Field::Strings),
-        ],
-        false,
-    ),
-    (
-        "groups",
-        &[
-            ("action_type", Field::Enum("GroupActionType")),
-            ("users", Field::Strings),
-            ("include_system_actions", Field::Bool),
-            ("groups", Field::Strings),
-        ],
-        false,
-    ),
-    ("workgroup-settings", &[("users", Field::Strings)], false),
-    (
-        "workflows",
-        &[
-            ("users", Field::Strings),
-            ("file", Field::Pattern),
-            ("workflow_actions", Field::Enum("WorkflowAction")),
-            ("workflow_types", Field::Enum("WorkflowType")),
-        ],
-        true,
-    ),
-    (
-        "workflow-templates",
-        &[
-            ("users", Field::Strings),
-            (
-                "workflow_template_actions",
-                Field::Enum("WorkflowTemplateAction"),
-            ),
-        ],
-        true,
-    ),
-    (
-        "quality-docs",
-        &[
-            ("users", Field::Strings),
-            ("quality_document_id", Field::Text),
-            ("quality_docs_categories", Field::Categories),
-            ("quality_docs_actions", Field::Enum("QualityDocsAction")),
-            ("quality_docs_statuses", Field::Enum("QualityDocsStatus")),
-        ],
-        true,
-    ),
-    (
-        "quality-docs-categories",
-        &[
-            ("users", Field::Strings),
-            ("quality_docs_categories", Field::Categories),
-            (
-                "quality_docs_categories_actions",
-                Field::Enum("QualityDocsCategoriesAction"),
-            ),
-        ],
-        true,
-    ),
-    (
-        "quality-docs-courses",
-        &[
-            ("users", Field::Strings),
-            ("quality_docs_courses_ids", Field::Strings),
-            (
-                "quality_docs_courses_actions",
-                Field::Enum("QualityDocsCoursesAction"),
-            ),
-            (
-                "quality_docs_courses_parameters",
-                Field::Enum("QualityDocsCoursesParameter"),
-            ),
-        ],
-        true,
-    ),
-    (
-        "etmf",
-        &[
-            ("users", Field::Strings),
-            ("etmf_actions", Field::Enum("EtmfAction")),
-            ("etmf_study_ids", Field::Strings),
-            ("etmf_artifact_number", Field::Text),
-        ],
-        true,
-    ),
-    (
-        "snapshot-restore",
-        &[
-            ("users", Field::Strings),
-            ("include_system_actions", Field::Bool),
-        ],
-        true,
-    ),
-    (
-        "upload-requests",
-        &[
-            ("users", Field::Strings),
-            (
-                "upload_requests_actions",
-                Field::Enum("UploadRequestsAction"),
-            ),
-        ],
-        true,
-    ),
-];
-
-/// What a body of `kind` accepts: its row of [`KINDS`] (a kind it does not list is refused
-/// before this is read; it is read as `upload-requests`, the last) and the spec's precision.
+/// What a body of `kind` accepts, from the spec's table of kinds (`pubapi_sdk::audit_kinds`):
+/// its filters, whether one of them is `suppress_emails`, and its date precision. A kind the
+/// spec does not list is refused before this is read.
 fn spec_of(kind: &str) -> KindSpec {
-    let (_, fields, suppress_emails) = KINDS
-        .iter()
-        .find(|(name, _, _)| *name == kind)
-        .or(KINDS.last())
-        .copied()
-        .unwrap_or(("", &[], false));
-    // The precision is the spec's (`x-pubapi-date-precision`).
-    let time_ignored = kind
-        .parse()
-        .is_ok_and(|kind| pubapi_sdk::audit_kinds::of(kind).ignores_time());
+    let row = kind.parse().ok().map(pubapi_sdk::audit_kinds::of);
+    let filters = row.map_or(&[][..], |row| row.filters);
     KindSpec {
-        fields,
-        suppress_emails,
-        time_ignored,
+        fields: filters
+            .iter()
+            .filter(|f| f.name != "suppress_emails")
+            .map(|f| (f.name, field_of(f)))
+            .collect(),
+        suppress_emails: filters.iter().any(|f| f.name == "suppress_emails"),
+        time_ignored: row.is_some_and(|row| row.ignores_time()),
+    }
+}
+
+/// How a filter is checked: by its shape and values in the spec's table, but for what the
+/// table does not say: a file name's wildcard may not come first (`pattern: '^[^*]'`), access
+/// points match in any letter case (`x-pubapi-spellings`), and categories are objects.
+fn field_of(filter: &Filter) -> Field {
+    match (filter.name, filter.shape) {
+        ("file", _) => Field::Pattern,
+        ("access_points", _) => Field::EnumAnyCase(filter.values),
+        ("quality_docs_categories", _) => Field::Categories,
+        (_, FilterShape::Flag) => Field::Bool,
+        (_, FilterShape::Integer) => Field::Integer,
+        (_, FilterShape::Text) => Field::Text,
+        (_, FilterShape::List { integers: true }) => Field::Integers,
+        (_, FilterShape::List { .. }) if filter.values.is_empty() => Field::Strings,
+        (_, FilterShape::List { .. }) => Field::Enum(filter.values),
     }
 }
 
@@ -252,8 +124,8 @@ pub fn validate(kind: &str, body: Option<Value>) -> Result<Validated, Vec<Proble
     let range = range_of(&map, &spec, &mut problems);
     check_suppress_emails(kind, &map, &spec, &mut problems);
     for (name, field) in spec.fields {
-        if let Some(value) = map.get_mut(*name) {
-            check_field(name, *field, value, &mut problems);
+        if let Some(value) = map.get_mut(name) {
+            check_field(name, field, value, &mut problems);
         }
     }
     check_kind_rules(kind, &map, &mut problems);
@@ -413,14 +285,22 @@ fn check_field(name: &str, field: Field, value: &mut Value, problems: &mut Vec<P
                 return;
             };
             match field {
-                Field::Enum(schema) => check_listed(name, &values, values_of(schema), problems),
-                Field::EnumAnyCase(schema) => {
-                    *value = spelled(name, &values, values_of(schema), problems);
+                Field::Enum(allowed) => check_listed(name, &values, allowed, problems),
+                Field::EnumAnyCase(allowed) => {
+                    *value = spelled(name, &values, allowed, problems);
                 }
                 _ => {}
             }
         }
+        Field::Integers
+            if !value
+                .as_array()
+                .is_some_and(|items| items.iter().all(Value::is_i64)) =>
+        {
+            problems.push(wrong("an array of integers"));
+        }
         Field::Bool if !value.is_boolean() => problems.push(wrong("a boolean")),
+        Field::Integer if !value.is_i64() => problems.push(wrong("an integer")),
         Field::Text if !value.is_string() => problems.push(wrong("a string")),
         Field::Pattern => match value.as_str() {
             None => problems.push(wrong("a string")),
@@ -437,13 +317,8 @@ fn check_field(name: &str, field: Field, value: &mut Value, problems: &mut Vec<P
         Field::Categories if !is_categories(value) => {
             problems.push(wrong("an array of {id, subcategoryIds?}"));
         }
-        Field::Bool | Field::Text | Field::Categories => {}
+        Field::Integers | Field::Bool | Field::Integer | Field::Text | Field::Categories => {}
     }
-}
-
-/// The values the spec lists for a string schema.
-fn values_of(schema: &str) -> &'static [&'static str] {
-    super::facts::values(schema)
 }
 
 /// Each of `values` must be one of `allowed`, as written.
