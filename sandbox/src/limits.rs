@@ -183,6 +183,15 @@ pub struct LimitState {
     windows: HashMap<(String, bool), Windows>,
 }
 
+/// The budget class `ai` selects.
+fn class_of(ai: bool) -> LimitClass {
+    if ai {
+        LimitClass::Ai
+    } else {
+        LimitClass::General
+    }
+}
+
 impl LimitState {
     /// Admits one request of `token` (`ai` selects the AI budget) at `now_ms`, or says why
     /// not. Refused requests do not use the budget.
@@ -193,17 +202,12 @@ impl LimitState {
         now_ms: i64,
         limits: &LimitsConfig,
     ) -> Result<(), Throttle> {
-        let class = if ai {
-            LimitClass::Ai
-        } else {
-            LimitClass::General
-        };
         let Budget {
             per_second,
             per_minute,
             per_day,
             ..
-        } = limits.budget(class);
+        } = limits.budget(class_of(ai));
         let w = self.current(token, ai, now_ms);
         let (second, minute, day) = windows_of(now_ms);
         if per_day.is_some_and(|limit| w.in_day >= limit) {
@@ -239,16 +243,11 @@ impl LimitState {
         now_ms: i64,
         limits: &LimitsConfig,
     ) -> GatewayCounters {
-        let class = if ai {
-            LimitClass::Ai
-        } else {
-            LimitClass::General
-        };
         let Budget {
             per_second,
             per_day,
             ..
-        } = limits.budget(class);
+        } = limits.budget(class_of(ai));
         let w = self.current(token, ai, now_ms);
         GatewayCounters {
             qps_allotted: per_second,
@@ -348,6 +347,22 @@ mod tests {
 
     const T0: i64 = 1_740_992_400_000; // a whole second, 09:00 UTC
 
+    /// Token `t` after the `per_day` requests of its day's budget (of the AI class or the
+    /// general one), the `i`th at `at(i)`, each admitted; with the limits it ran under.
+    fn day_spent(ai: bool, per_day: u32, at: impl Fn(i64) -> i64) -> (LimitState, LimitsConfig) {
+        let mut limits = LimitsConfig::reference();
+        if ai {
+            limits.ai_per_day = Some(per_day);
+        } else {
+            limits.general_per_day = Some(per_day);
+        }
+        let mut state = LimitState::default();
+        for i in 0..i64::from(per_day) {
+            assert!(state.admit("t", ai, at(i), &limits).is_ok(), "request {i}");
+        }
+        (state, limits)
+    }
+
     #[test]
     fn per_second_window_resets_each_second() {
         let mut state = LimitState::default();
@@ -365,14 +380,7 @@ mod tests {
 
     #[test]
     fn daily_quota_says_when_the_day_ends() {
-        let mut state = LimitState::default();
-        let limits = LimitsConfig {
-            general_per_day: Some(3),
-            ..LimitsConfig::reference()
-        };
-        for i in 0..3 {
-            assert!(state.admit("t", false, T0 + i * 1000, &limits).is_ok());
-        }
+        let (mut state, limits) = day_spent(false, 3, |i| T0 + i * 1000);
         let refused = state.admit("t", false, T0 + 5000, &limits).unwrap_err();
         assert_eq!(refused.gateway_code(), "ERR_403_DEVELOPER_OVER_RATE");
         // 09:00:05 to midnight is 14h 59m 55s.
@@ -437,14 +445,7 @@ mod tests {
 
     #[test]
     fn ai_budget_is_separate_and_has_no_per_second_limit_by_default() {
-        let mut state = LimitState::default();
-        let limits = LimitsConfig {
-            ai_per_day: Some(5),
-            ..LimitsConfig::reference()
-        };
-        for _ in 0..5 {
-            assert!(state.admit("t", true, T0, &limits).is_ok());
-        }
+        let (mut state, limits) = day_spent(true, 5, |_| T0);
         assert!(matches!(
             state.admit("t", true, T0, &limits),
             Err(Throttle::OverRate { .. })
