@@ -11,7 +11,7 @@
 //! A fact that is missing or ambiguous is refused with [`CodegenError::Unsupported`] naming the
 //! operation (or tag) and the problem, so a new operation cannot silently fall into a default.
 //!
-//! [`areas`] reads the tags once; [`of`] then reads one operation's facts, one step each: its
+//! [`areas`] reads the tags once; `of` then reads one operation's facts, one step each: its
 //! area from its tag, its error format (the formats of the error schemas it references, or its
 //! own), and its idempotency.
 
