@@ -314,6 +314,12 @@ components:
         }
     }
 
+    /// The refusal of the fixture with `from` replaced by `to`.
+    fn refusal(from: &str, to: &str) -> String {
+        assert!(SPEC.contains(from), "{from:?} is not in the fixture");
+        problem(facts_of(&SPEC.replace(from, to)))
+    }
+
     #[test]
     fn area_and_limit_class_come_from_the_tag() {
         let s = spec(SPEC);
@@ -357,85 +363,90 @@ components:
 
     #[test]
     fn tag_without_limit_class_is_refused() {
-        let text = SPEC.replace(
-            "{name: events, x-pubapi-limit-class: general}",
-            "{name: events}",
-        );
         assert_eq!(
-            problem(facts_of(&text)),
+            refusal(
+                "{name: events, x-pubapi-limit-class: general}",
+                "{name: events}"
+            ),
             "tag events: no x-pubapi-limit-class"
         );
     }
 
     #[test]
     fn unknown_limit_class_is_refused() {
-        let text = SPEC.replace(
-            "x-pubapi-limit-class: general",
-            "x-pubapi-limit-class: gold",
+        assert!(
+            refusal(
+                "x-pubapi-limit-class: general",
+                "x-pubapi-limit-class: gold"
+            )
+            .contains("not one of")
         );
-        assert!(problem(facts_of(&text)).contains("not one of"));
     }
 
     #[test]
     fn undeclared_tag_is_refused() {
-        let text = SPEC.replace(
-            "tags: [events]\n      responses:\n        '200': {description: ok}\n        '400'",
-            "tags: [evts]\n      responses:\n        '200': {description: ok}\n        '400'",
-        );
         assert_eq!(
-            problem(facts_of(&text)),
+            refusal(
+                "tags: [events]\n      responses:\n        '200': {description: ok}\n        '400'",
+                "tags: [evts]\n      responses:\n        '200': {description: ok}\n        '400'"
+            ),
             "listEvents: its tag evts is not declared in `tags`"
         );
     }
 
     #[test]
     fn two_error_formats_in_one_operation_are_refused() {
-        let text = SPEC.replace(
-            "'500': {description: boom, content: {application/json: {schema: {$ref: '#/components/schemas/AiError'}}}}",
-            "'500': {description: boom, content: {application/json: {schema: {$ref: '#/components/schemas/WebhookError'}}}}",
-        );
-        assert!(problem(facts_of(&text)).starts_with("listKnowledgeBases: ambiguous error format"));
+        let ai = "'500': {description: boom, content: {application/json: {schema: {$ref: '#/components/schemas/AiError'}}}}";
+        let refused = refusal(ai, &ai.replace("AiError", "WebhookError"));
+        assert!(refused.starts_with("listKnowledgeBases: ambiguous error format"));
     }
 
     #[test]
     fn operation_without_any_error_format_is_refused() {
-        let text = SPEC.replace("      x-pubapi-error-format: general\n", "");
-        assert!(problem(facts_of(&text)).starts_with("getEventsCursor: no error format"));
+        assert!(
+            refusal("      x-pubapi-error-format: general\n", "")
+                .starts_with("getEventsCursor: no error format")
+        );
     }
 
     #[test]
     fn error_schema_without_the_marker_is_refused() {
-        let text = SPEC.replace(
-            "GeneralError: {type: object, x-pubapi-error-format: general}",
-            "GeneralError: {type: object}",
-        );
         assert!(
-            problem(facts_of(&text))
-                .contains("error schema GeneralError has no x-pubapi-error-format")
+            refusal(
+                "GeneralError: {type: object, x-pubapi-error-format: general}",
+                "GeneralError: {type: object}"
+            )
+            .contains("error schema GeneralError has no x-pubapi-error-format")
         );
     }
 
     #[test]
     fn format_said_twice_is_refused() {
-        let text = SPEC.replace(
-            "operationId: askKnowledgeBase\n",
-            "operationId: askKnowledgeBase\n      x-pubapi-error-format: ai\n",
+        assert!(
+            refusal(
+                "operationId: askKnowledgeBase\n",
+                "operationId: askKnowledgeBase\n      x-pubapi-error-format: ai\n"
+            )
+            .contains("say it once")
         );
-        assert!(problem(facts_of(&text)).contains("say it once"));
     }
 
     #[test]
     fn non_boolean_idempotent_is_refused() {
-        let text = SPEC.replace(
-            "x-pubapi-idempotent: true",
-            "x-pubapi-idempotent: yes please",
+        assert!(
+            refusal(
+                "x-pubapi-idempotent: true",
+                "x-pubapi-idempotent: yes please"
+            )
+            .contains("not true or false")
         );
-        assert!(problem(facts_of(&text)).contains("not true or false"));
     }
 
     #[test]
     fn colliding_area_variants_are_refused() {
-        let text = SPEC.replace("{name: events,", "{name: knowledge_bases,");
-        assert!(problem(facts_of(&text)).contains("also the variant of tag knowledge-bases"));
+        assert!(
+            refusal("{name: events,", "{name: knowledge_bases,")
+                .contains("also the variant of tag knowledge-bases")
+        );
     }
 }
