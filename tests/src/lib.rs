@@ -62,6 +62,37 @@ pub const AUDIT_KINDS: [&str; 14] = [
     "upload-requests",
 ];
 
+/// The sandbox's sample agent, which answers [`SAMPLE_QUESTION`] from its documents ("180
+/// euros per night").
+pub const SAMPLE_AGENT: &str = "agt-policy-helper";
+
+/// A question [`SAMPLE_AGENT`] answers.
+pub const SAMPLE_QUESTION: &str = "How much are hotel costs per night?";
+
+/// Four events of the activity feed, as `sam`: folder `/P`, file `/P/a.txt`, a note on it, and
+/// (by the admin) a permission change on `/P`; in a fresh sandbox their ids are 1 to 4.
+pub fn four_events(sb: &Sandbox) {
+    let sam = sb.activity_as("sam");
+    sam.create_folder("/P").unwrap();
+    sam.create_file("/P/a.txt", "alpha").unwrap();
+    sam.add_note("/P/a.txt", "looks good").unwrap();
+    sb.activity()
+        .change_permission("/P", "sam", None, Some("Editor"))
+        .unwrap();
+}
+
+/// The names of the files in a daily export's folder `dir`, sorted, temporary ones too, but
+/// for the export's claim on the folder (`.pubapi-export-logins-csv.json`).
+pub fn export_files_in(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name != ".pubapi-export-logins-csv.json")
+        .collect();
+    names.sort();
+    names
+}
+
 /// The client the short example programs (`tests/examples/`) use: the platform (or a sandbox
 /// served elsewhere) when `PUBAPI_DOMAIN` or `PUBAPI_BASE_URL`, and `PUBAPI_TOKEN` are set;
 /// else a sandbox in this process with its sample history, returned beside the client so it

@@ -6,6 +6,7 @@
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::events::{EventsVersion, PollingEventType, StreamStart};
 use pubapi_sdk_ext::prelude::*;
+use pubapi_testkit::four_events;
 use pubapi_testkit::sandbox::{EventsConfig, Sandbox, SandboxConfig, Violation};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -48,17 +49,6 @@ fn fields<const N: usize>(object: &Value, keys: [&str; N]) -> [Value; N] {
     keys.map(|key| object[key].clone())
 }
 
-/// Folder /P, file /P/a.txt, a note on it, a permission change on /P (ids 1 to 4).
-fn activity(sb: &Sandbox) {
-    let sam = sb.activity_as("sam");
-    sam.create_folder("/P").unwrap();
-    sam.create_file("/P/a.txt", "alpha").unwrap();
-    sam.add_note("/P/a.txt", "looks good").unwrap();
-    sb.activity()
-        .change_permission("/P", "sam", None, Some("Editor"))
-        .unwrap();
-}
-
 #[tokio::test]
 async fn cursor_reports_the_latest_and_oldest_ids() {
     let sb = sandbox().await;
@@ -69,7 +59,7 @@ async fn cursor_reports_the_latest_and_oldest_ids() {
         [json!(0), json!(0)]
     );
     assert_eq!(empty["timestamp"], "2025-03-03T09:00:00.000Z");
-    activity(&sb);
+    four_events(&sb);
     let cursor = sb.raw().get("/v1/events/cursor", &token).await.json();
     assert_eq!(
         fields(&cursor, ["latest_event_id", "oldest_event_id"]),
@@ -81,7 +71,7 @@ async fn cursor_reports_the_latest_and_oldest_ids() {
 #[tokio::test]
 async fn events_follow_the_cursor_and_204_means_nothing_follows() {
     let sb = sandbox().await;
-    activity(&sb);
+    four_events(&sb);
     let token = sb.admin_token();
     let (status, page) = list(&sb, "v2", "id=0", &token).await;
     assert_eq!(status, 200);
@@ -100,7 +90,7 @@ async fn events_follow_the_cursor_and_204_means_nothing_follows() {
 #[tokio::test]
 async fn event_shapes_follow_the_reference() {
     let sb = sandbox().await;
-    activity(&sb);
+    four_events(&sb);
     sb.activity_as("sam")
         .move_entry("/P/a.txt", "/P/b.txt")
         .unwrap();
@@ -150,7 +140,7 @@ async fn event_shapes_follow_the_reference() {
 #[tokio::test]
 async fn v1_returns_permission_changes_only_on_request_and_v2_by_default() {
     let sb = sandbox().await;
-    activity(&sb);
+    four_events(&sb);
     let token = sb.admin_token();
     let (_, v1) = list(&sb, "v1", "id=0", &token).await;
     assert_eq!(ids(&v1), vec![1, 2, 3]);
@@ -323,7 +313,7 @@ async fn events_end_to_end_through_the_client() {
         .unwrap()
         .into_inner();
     let start = cursor.latest_event_id;
-    activity(&sb);
+    four_events(&sb);
     let page = client
         .sdk()
         .list_events_v2()
@@ -394,7 +384,7 @@ async fn assert_refused(sb: &Sandbox, query: &str, problems: &[(&str, &str)]) {
 /// A sandbox with events 1 to 4: a refusal is not an empty page.
 async fn sandbox_with_events() -> Sandbox {
     let sb = sandbox().await;
-    activity(&sb);
+    four_events(&sb);
     sb
 }
 

@@ -7,10 +7,10 @@
 
 use pubapi_sdk_ext::limits::ServerCounters;
 use pubapi_sdk_ext::{Error, LimitClass};
-use pubapi_testkit::admin_post;
 use pubapi_testkit::sandbox::{
     INACTIVE_CODE, LimitsConfig, Sandbox, SandboxConfig, TOKEN_PATH, TestReceiver, Violation,
 };
+use pubapi_testkit::{SAMPLE_AGENT, SAMPLE_QUESTION, admin_post};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -632,11 +632,7 @@ async fn a_new_process_of_a_token_with_24_ai_calls_today_gets_its_answer_without
     };
     let answer = client
         .agents()
-        .ask_and_wait(
-            "agt-policy-helper",
-            "How much are hotel costs per night?",
-            how,
-        )
+        .ask_and_wait(SAMPLE_AGENT, SAMPLE_QUESTION, how)
         .await
         .unwrap();
     assert_eq!(answer.result.status.to_string(), "COMPLETED");
