@@ -3,6 +3,7 @@
 //! into which it injects faults between runs.
 
 use pubapi_sandbox::{ClockConfig, Fault, LimitsConfig, Sandbox, SandboxConfig};
+use pubapi_testkit::export_files_in;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -58,17 +59,6 @@ fn temp_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("d")).unwrap();
     dir
-}
-
-/// The files of `dir`, temporary ones too, but for the folder's claim.
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name != ".pubapi-export-logins-csv.json")
-        .collect();
-    names.sort();
-    names
 }
 
 /// The export's flags with the state file `s` and the folder `d` of `dir`.
@@ -133,7 +123,7 @@ async fn three_runs_across_two_sandbox_days_with_a_fault_mid_day_leave_one_compl
         ("", ""),
         "quiet on success"
     );
-    assert_eq!(files_in(&out), ["logins-2026-03-09.csv"]);
+    assert_eq!(export_files_in(&out), ["logins-2026-03-09.csv"]);
 
     // The next day, the report read breaks in the middle of March 10's download.
     sandbox.advance(Duration::from_secs(86_400));
@@ -146,7 +136,7 @@ async fn three_runs_across_two_sandbox_days_with_a_fault_mid_day_leave_one_compl
     );
     assert!(run.stderr.contains("the next run does it again"), "{run:?}");
     assert_eq!(
-        files_in(&out),
+        export_files_in(&out),
         ["logins-2026-03-09.csv"],
         "nothing half-written"
     );
@@ -164,7 +154,7 @@ async fn three_runs_across_two_sandbox_days_with_a_fault_mid_day_leave_one_compl
     );
 
     assert_eq!(
-        files_in(&out),
+        export_files_in(&out),
         ["logins-2026-03-09.csv", "logins-2026-03-10.csv"]
     );
     assert_complete_day(&out.join("logins-2026-03-09.csv"), "2026-03-09");
@@ -207,7 +197,7 @@ async fn three_runs_across_two_sandbox_days_with_a_fault_mid_day_leave_one_compl
         "{run:?}"
     );
     assert_eq!(
-        files_in(&out),
+        export_files_in(&out),
         ["logins-2026-03-09.csv", "logins-2026-03-10.csv"]
     );
 }
@@ -233,13 +223,13 @@ async fn an_export_that_would_overrun_the_daily_budget_stops_with_exit_code_6() 
         run.stderr.contains("the next run starts at 2026-03-08"),
         "{run:?}"
     );
-    assert_eq!(files_in(&dir.join("d")), ["logins-2026-03-07.csv"]);
+    assert_eq!(export_files_in(&dir.join("d")), ["logins-2026-03-07.csv"]);
     // The next sandbox day the budget is there again and the run goes on where it stopped.
     sandbox.advance(Duration::from_secs(86_400));
     let run = export(&sandbox, &dir, &["--since-last"]).await;
     assert_eq!(run.code, 6, "{run:?}");
     assert_eq!(
-        files_in(&dir.join("d")),
+        export_files_in(&dir.join("d")),
         ["logins-2026-03-07.csv", "logins-2026-03-08.csv"]
     );
 }
@@ -274,7 +264,7 @@ async fn a_damaged_state_file_or_a_held_lock_stops_the_run_before_any_call() {
     assert_eq!(run.code, 1, "{run:?}");
     assert!(run.stderr.contains("another export is running"), "{run:?}");
     assert_eq!(sandbox.counters().requests, 0);
-    assert!(files_in(&dir.join("d")).is_empty());
+    assert!(export_files_in(&dir.join("d")).is_empty());
     drop(lock);
     let run = export(&sandbox, &dir, &["--since", "2026-03-09"]).await;
     assert_eq!(run.code, 0, "{run:?}");
@@ -300,7 +290,7 @@ async fn an_export_with_other_filters_into_a_claimed_folder_is_a_usage_error_bef
         "{run:?}"
     );
     assert_eq!(sandbox.counters().requests, requests, "nothing was sent");
-    assert_eq!(files_in(&dir.join("d")), ["logins-2026-03-09.csv"]);
+    assert_eq!(export_files_in(&dir.join("d")), ["logins-2026-03-09.csv"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -12,6 +12,7 @@ use pubapi_sdk_ext::audit::{
 };
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::{Budget, Client, Limits};
+use pubapi_testkit::export_files_in;
 use pubapi_testkit::sandbox::{ClockConfig, Fault, Sandbox, SandboxConfig};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -66,17 +67,6 @@ fn export(client: &Client, dir: &Path, start: Start) -> DailyExport {
     export_builder(client, dir, start).build().unwrap()
 }
 
-/// The files of `dir`, temporary ones too, but for the folder's claim.
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name != ".pubapi-export-logins-csv.json")
-        .collect();
-    names.sort();
-    names
-}
-
 /// A whole CSV day file: the title row, the logins header, and rows of that day only.
 fn assert_whole_csv_day(path: &Path, day: &str) -> usize {
     let text = std::fs::read_to_string(path).unwrap();
@@ -115,7 +105,7 @@ async fn three_runs_across_two_days_with_a_fault_mid_day_leave_one_whole_file_pe
     assert_eq!(summary.server_today, Some(day("2026-03-10")));
     assert_eq!(summary.stopped, None);
     assert!(summary.reports_left.is_empty());
-    assert_eq!(files_in(&out), ["logins-2026-03-09.csv"]);
+    assert_eq!(export_files_in(&out), ["logins-2026-03-09.csv"]);
 
     // A day later, the report read breaks in the middle of March 10's download.
     sb.advance(Duration::from_secs(86_400));
@@ -134,7 +124,7 @@ async fn three_runs_across_two_days_with_a_fault_mid_day_leave_one_whole_file_pe
     }
     assert_eq!(sb.faults_left(), 0);
     // Nothing of the day is left behind, not even a temporary file.
-    assert_eq!(files_in(&out), ["logins-2026-03-09.csv"]);
+    assert_eq!(export_files_in(&out), ["logins-2026-03-09.csv"]);
 
     // Run 3, a new export on the same state file: March 10 is done again from scratch.
     let summary = export(&client, &dir, Start::SinceLast).run().await.unwrap();
@@ -142,7 +132,7 @@ async fn three_runs_across_two_days_with_a_fault_mid_day_leave_one_whole_file_pe
     assert_eq!(summary.written[0].day, day("2026-03-10"));
     assert_eq!(summary.next_day, day("2026-03-11"));
     assert_eq!(
-        files_in(&out),
+        export_files_in(&out),
         ["logins-2026-03-09.csv", "logins-2026-03-10.csv"]
     );
     let rows_9 = assert_whole_csv_day(&out.join("logins-2026-03-09.csv"), "2026-03-09");
@@ -181,12 +171,12 @@ async fn a_job_creation_that_fails_mid_run_keeps_the_days_before_and_the_next_ru
         other => panic!("{other:?}"),
     }
     sb.clear_faults();
-    assert_eq!(files_in(&dir.join("out")), ["logins-2026-03-07.csv"]);
+    assert_eq!(export_files_in(&dir.join("out")), ["logins-2026-03-07.csv"]);
     let summary = export(&client, &dir, Start::SinceLast).run().await.unwrap();
     let days: Vec<String> = summary.written.iter().map(|w| w.day.to_string()).collect();
     assert_eq!(days, ["2026-03-08", "2026-03-09"]);
     assert_eq!(
-        files_in(&dir.join("out")),
+        export_files_in(&dir.join("out")),
         [
             "logins-2026-03-07.csv",
             "logins-2026-03-08.csv",
@@ -220,7 +210,7 @@ async fn the_run_stops_cleanly_before_a_day_the_budget_would_not_cover() {
     assert_eq!((stop.needed, stop.left), (6, 3));
     assert!(stop.to_string().contains("2026-03-08"), "{stop}");
     assert_eq!(summary.next_day, day("2026-03-08"));
-    assert_eq!(files_in(&dir.join("out")), ["logins-2026-03-07.csv"]);
+    assert_eq!(export_files_in(&dir.join("out")), ["logins-2026-03-07.csv"]);
     // The state says where the next run starts.
     let state = std::fs::read_to_string(dir.join("state")).unwrap();
     assert!(state.contains("\"next_day\": \"2026-03-08\""), "{state}");
@@ -240,7 +230,7 @@ async fn a_quota_used_up_in_the_middle_of_a_day_is_a_budget_stop_with_nothing_ke
     let stop = summary.stopped.expect("stopped for the budget");
     assert_eq!((stop.day, stop.left), (day("2026-03-09"), 0));
     assert_eq!(stop.resets_in, Some(Duration::from_secs(3600)));
-    assert!(files_in(&dir.join("out")).is_empty());
+    assert!(export_files_in(&dir.join("out")).is_empty());
     // The client keeps to the block the platform asked for: the next run with it stops for
     // the budget before sending anything.
     let before = sb.counters().requests;
@@ -386,7 +376,7 @@ async fn an_empty_or_garbled_state_file_is_refused_before_any_call_and_left_as_i
         assert_eq!(std::fs::read_to_string(dir.join("state")).unwrap(), content);
     }
     assert_eq!(sb.counters().requests, 0);
-    assert!(files_in(&dir.join("out")).is_empty());
+    assert!(export_files_in(&dir.join("out")).is_empty());
 }
 
 #[tokio::test]
@@ -442,7 +432,7 @@ async fn a_folder_holds_the_days_of_one_set_of_filters_and_other_filters_are_ref
  {
     let (sb, client, dir) = after_march_8_and_9("claimed").await;
     let out = dir.join("out");
-    let days = files_in(&out);
+    let days = export_files_in(&out);
     assert_eq!(days, ["logins-2026-03-08.csv", "logins-2026-03-09.csv"]);
     let requests = sb.counters().requests;
     // Logins only, with a state file of its own: its days are not the first export's.
@@ -464,7 +454,7 @@ async fn a_folder_holds_the_days_of_one_set_of_filters_and_other_filters_are_ref
     assert!(claimed.contains("failed_attempts") && !asked.contains("failed_attempts"));
     assert!(error.to_string().contains("its own folder"), "{error}");
     assert_eq!(sb.counters().requests, requests, "nothing was sent");
-    assert_eq!(files_in(&out), days);
+    assert_eq!(export_files_in(&out), days);
     // The same filters with a state file of their own share the folder: the days there are
     // theirs.
     let again = export_builder(&client, &dir, Start::Since(day("2026-03-08")))
@@ -499,7 +489,7 @@ async fn a_garbled_folder_claim_is_refused_before_any_call_and_left_as_it_is() {
         assert_eq!(std::fs::read_to_string(&claim).unwrap(), content);
     }
     assert_eq!(sb.counters().requests, 0);
-    assert!(files_in(&dir.join("out")).is_empty());
+    assert!(export_files_in(&dir.join("out")).is_empty());
 }
 
 #[tokio::test]
