@@ -489,6 +489,16 @@ macro_rules! answered {
 #[allow(unused_imports)]
 pub(crate) use answered;
 
+/// Asserts an answer without content, as [`answered!`] gives it: its `status`, the empty body
+/// the generated client decodes as `()`, and exactly one request sent.
+#[track_caller]
+pub fn assert_no_content(answered: (pubapi_sdk::ResponseValue<()>, usize), status: u16) {
+    let (response, calls) = answered;
+    assert_eq!(response.status(), status);
+    let () = response.into_inner();
+    assert_eq!(calls, 1);
+}
+
 // ------------------------------------------------------------------ success bodies
 
 /// Asserts that `decoded`, serialized again, is exactly `body`: decoding kept every field the
