@@ -24,6 +24,14 @@ where
     }
 }
 
+/// A sandbox of [`SandboxConfig::testing`] with `change` made to its configuration:
+/// `let sb = sandbox_with(|config| config.audit.enabled = false).await;`
+pub async fn sandbox_with(change: impl FnOnce(&mut SandboxConfig)) -> Sandbox {
+    let mut config = SandboxConfig::testing();
+    change(&mut config);
+    Sandbox::start(config).await
+}
+
 /// What the sandbox answers to a POST of `body` (JSON) to `path` with the admin's token, sent
 /// as it is (no SDK checks): the tests of the sandbox's own answers start from here.
 pub async fn admin_post(sb: &Sandbox, path: &str, body: &serde_json::Value) -> RawResponse {

@@ -11,6 +11,7 @@ use pubapi_testkit::error_of;
 use pubapi_testkit::sandbox::{
     Role, Sandbox, SandboxConfig, TestReceiver, UserConfig, WebhooksConfig,
 };
+use pubapi_testkit::sandbox_with;
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -268,9 +269,7 @@ async fn details_status_update_and_delete() {
 
 #[tokio::test]
 async fn the_quota_per_client_id_gives_409() {
-    let mut config = SandboxConfig::testing();
-    config.webhooks.quota_per_client = 2;
-    let sb = Sandbox::start(config).await;
+    let sb = sandbox_with(|config| config.webhooks.quota_per_client = 2).await;
     register(&sb, "admin", json!({"url": "https://a.example.com"})).await;
     register(&sb, "sam", json!({"url": "https://b.example.com"})).await;
     let third = admin_post(
