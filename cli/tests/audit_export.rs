@@ -19,6 +19,17 @@ struct Run {
     stderr: String,
 }
 
+impl Run {
+    /// Asserts that the run ended with `code` and that its stderr says each of `says`.
+    #[track_caller]
+    fn assert_says(&self, code: i32, says: &[&str]) {
+        assert_eq!(self.code, code, "{self:?}");
+        for said in says {
+            assert!(self.stderr.contains(said), "{said:?}: {self:?}");
+        }
+    }
+}
+
 async fn served(limits: LimitsConfig) -> Sandbox {
     let mut config = SandboxConfig::default()
         .with_clock(ClockConfig::Manual {
@@ -111,9 +122,7 @@ async fn three_runs_across_two_sandbox_days_with_a_fault_mid_day_leave_one_compl
 
     // `--since-last` needs the state file, and says so.
     let run = export(&sandbox, &dir, &["--since-last"]).await;
-    assert_eq!(run.code, 2, "{run:?}");
-    assert!(run.stderr.contains("there is no state file"), "{run:?}");
-    assert!(run.stderr.contains("--since YYYY-MM-DD"), "{run:?}");
+    run.assert_says(2, &["there is no state file", "--since YYYY-MM-DD"]);
 
     // The first run names its first day. March 10 has not ended on the sandbox's clock.
     let run = export(&sandbox, &dir, &["--since", "2026-03-09"]).await;
@@ -129,12 +138,13 @@ async fn three_runs_across_two_sandbox_days_with_a_fault_mid_day_leave_one_compl
     sandbox.advance(Duration::from_secs(86_400));
     sandbox.inject(Fault::on("getAuditReport").times(1).cut_body(60));
     let run = export(&sandbox, &dir, &["--since-last"]).await;
-    assert_eq!(run.code, 3, "{run:?}");
-    assert!(
-        run.stderr.contains("the export of 2026-03-10 failed"),
-        "{run:?}"
+    run.assert_says(
+        3,
+        &[
+            "the export of 2026-03-10 failed",
+            "the next run does it again",
+        ],
     );
-    assert!(run.stderr.contains("the next run does it again"), "{run:?}");
     assert_eq!(
         export_files_in(&out),
         ["logins-2026-03-09.csv"],
@@ -143,14 +153,12 @@ async fn three_runs_across_two_sandbox_days_with_a_fault_mid_day_leave_one_compl
 
     // The third run writes March 10 from scratch.
     let run = export(&sandbox, &dir, &["--since-last", "-v"]).await;
-    assert_eq!(run.code, 0, "{run:?}");
-    assert!(
-        run.stderr.contains("logins-2026-03-10.csv written"),
-        "{run:?}"
-    );
-    assert!(
-        run.stderr.contains("the next day to export is 2026-03-11"),
-        "{run:?}"
+    run.assert_says(
+        0,
+        &[
+            "logins-2026-03-10.csv written",
+            "the next day to export is 2026-03-11",
+        ],
     );
 
     assert_eq!(
@@ -190,12 +198,7 @@ async fn three_runs_across_two_sandbox_days_with_a_fault_mid_day_leave_one_compl
     let run = export(&sandbox, &dir, &["--since", "2026-03-09"]).await;
     assert_eq!(run.code, 0, "{run:?}");
     let run = export(&sandbox, &dir, &["--since", "2026-03-01"]).await;
-    assert_eq!(run.code, 2, "{run:?}");
-    assert!(
-        run.stderr
-            .contains("is for since 2026-03-09, not 2026-03-01"),
-        "{run:?}"
-    );
+    run.assert_says(2, &["is for since 2026-03-09, not 2026-03-01"]);
     assert_eq!(
         export_files_in(&out),
         ["logins-2026-03-09.csv", "logins-2026-03-10.csv"]
@@ -213,16 +216,7 @@ async fn an_export_that_would_overrun_the_daily_budget_stops_with_exit_code_6() 
     .await;
     let dir = temp_dir("budget");
     let run = export(&sandbox, &dir, &["--since", "2026-03-07"]).await;
-    assert_eq!(run.code, 6, "{run:?}");
-    assert!(
-        run.stderr
-            .contains("stopped before 2026-03-08 for the daily budget: a day needs about 6 calls and 3 are left"),
-        "{run:?}"
-    );
-    assert!(
-        run.stderr.contains("the next run starts at 2026-03-08"),
-        "{run:?}"
-    );
+    run.assert_says(6, &["stopped before 2026-03-08 for the daily budget: a day needs about 6 calls and 3 are left", "the next run starts at 2026-03-08"]);
     assert_eq!(export_files_in(&dir.join("d")), ["logins-2026-03-07.csv"]);
     // The next sandbox day the budget is there again and the run goes on where it stopped.
     sandbox.advance(Duration::from_secs(86_400));
@@ -261,8 +255,7 @@ async fn a_damaged_state_file_or_a_held_lock_stops_the_run_before_any_call() {
     let lock = std::fs::File::create(dir.join("s.lock")).unwrap();
     lock.try_lock().unwrap();
     let run = export(&sandbox, &dir, &["--since", "2026-03-09"]).await;
-    assert_eq!(run.code, 1, "{run:?}");
-    assert!(run.stderr.contains("another export is running"), "{run:?}");
+    run.assert_says(1, &["another export is running"]);
     assert_eq!(sandbox.counters().requests, 0);
     assert!(export_files_in(&dir.join("d")).is_empty());
     drop(lock);
@@ -283,12 +276,7 @@ async fn an_export_with_other_filters_into_a_claimed_folder_is_a_usage_error_bef
     args.extend(["--filters".into(), r#"{"events": ["logins"]}"#.into()]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let run = pubapi(&sandbox, &args).await;
-    assert_eq!(run.code, 2, "{run:?}");
-    assert!(
-        run.stderr
-            .contains("other --filters needs its own --out-dir"),
-        "{run:?}"
-    );
+    run.assert_says(2, &["other --filters needs its own --out-dir"]);
     assert_eq!(sandbox.counters().requests, requests, "nothing was sent");
     assert_eq!(export_files_in(&dir.join("d")), ["logins-2026-03-09.csv"]);
 }
@@ -330,11 +318,7 @@ async fn flags_are_checked_before_anything_is_sent() {
     )
     .await;
     // Files need `folders` or `file` in --filters.
-    assert_eq!(run.code, 2, "{run:?}");
-    assert!(
-        run.stderr.contains("folders or file is required"),
-        "{run:?}"
-    );
+    run.assert_says(2, &["folders or file is required"]);
     let run = pubapi(
         &sandbox,
         &[
@@ -350,8 +334,7 @@ async fn flags_are_checked_before_anything_is_sent() {
         ],
     )
     .await;
-    assert_eq!(run.code, 2, "{run:?}");
-    assert!(run.stderr.contains("no such folder"), "{run:?}");
+    run.assert_says(2, &["no such folder"]);
     assert_eq!(sandbox.counters().requests, 0);
     assert!(!dir.join("s").exists());
 }
