@@ -38,6 +38,14 @@ pub async fn admin_post(sb: &Sandbox, path: &str, body: &serde_json::Value) -> R
     sb.raw().post(path, &sb.admin_token(), body).await
 }
 
+/// Asserts that the gateway refused a request: the `status` and the `x-gateway-error-code`
+/// header `code`.
+#[track_caller]
+pub fn assert_gateway_refused(response: &RawResponse, status: u16, code: &str) {
+    assert_eq!(response.status, status, "{}", response.text());
+    assert_eq!(response.header("x-gateway-error-code"), Some(code));
+}
+
 /// Waits for an AI answer by polling once a second until `deadline`: the sandbox answers after
 /// a set number of polls, so a test or an example waits seconds, not the platform's intervals.
 pub fn poll_every_second(deadline: Duration) -> AiWait {

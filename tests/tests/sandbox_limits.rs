@@ -3,6 +3,7 @@
 
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::{Error, LimitClass, SecretToken};
+use pubapi_testkit::assert_gateway_refused;
 use pubapi_testkit::error_of;
 use pubapi_testkit::sandbox::{LimitsConfig, Sandbox, SandboxConfig, Violation};
 use serde_json::json;
@@ -10,6 +11,12 @@ use std::time::Duration;
 
 async fn sandbox(limits: LimitsConfig) -> Sandbox {
     Sandbox::start(SandboxConfig::testing().with_limits(limits)).await
+}
+
+/// A sandbox with the limits `text` says, in the form of the sandbox's `--limits`
+/// (`general=2/s,1000/d,ai=10/m,100/d`; a window not named is unlimited).
+async fn limited(text: &str) -> Sandbox {
+    sandbox(text.parse().expect("limits")).await
 }
 
 #[tokio::test]
@@ -20,11 +27,7 @@ async fn general_api_allows_2_per_second_then_403_over_qps() {
     assert_eq!(raw.get("/v1/whoami", &token).await.status, 200);
     assert_eq!(raw.get("/v1/events/cursor", &token).await.status, 200);
     let third = raw.get("/v1/whoami", &token).await;
-    assert_eq!(third.status, 403);
-    assert_eq!(
-        third.header("x-gateway-error-code"),
-        Some("ERR_403_DEVELOPER_OVER_QPS")
-    );
+    assert_gateway_refused(&third, 403, "ERR_403_DEVELOPER_OVER_QPS");
     assert_eq!(third.header("retry-after"), Some("1"));
     assert!(third.body.is_empty());
     // Webhooks keep their error body on a throttle.
@@ -39,23 +42,14 @@ async fn general_api_allows_2_per_second_then_403_over_qps() {
 
 #[tokio::test]
 async fn daily_quota_gives_403_over_rate_until_midnight() {
-    let sb = sandbox(LimitsConfig {
-        general_per_second: Some(1000),
-        general_per_day: Some(5),
-        ..LimitsConfig::reference()
-    })
-    .await;
+    let sb = limited("general=1000/s,5/d,ai=10/m,100/d").await;
     let token = sb.admin_token();
     let raw = sb.raw();
     for _ in 0..5 {
         assert_eq!(raw.get("/v1/whoami", &token).await.status, 200);
     }
     let over = raw.get("/v1/whoami", &token).await;
-    assert_eq!(over.status, 403);
-    assert_eq!(
-        over.header("x-gateway-error-code"),
-        Some("ERR_403_DEVELOPER_OVER_RATE")
-    );
+    assert_gateway_refused(&over, 403, "ERR_403_DEVELOPER_OVER_RATE");
     // The manual clock starts at 09:00 UTC: 15 hours to the next day.
     assert_eq!(over.header("retry-after"), Some("54000"));
     let audit = raw.get("/v1/audit/jobs/x", &token).await;
@@ -90,11 +84,7 @@ async fn limits_apply_per_token() {
 
 #[tokio::test]
 async fn ai_allows_100_calls_a_day_then_429() {
-    let sb = sandbox(LimitsConfig {
-        general_per_second: Some(1000),
-        ..LimitsConfig::reference()
-    })
-    .await;
+    let sb = limited("general=1000/s,1000/d,ai=10/m,100/d").await;
     let token = sb.admin_token();
     let raw = sb.raw();
     for i in 0..100 {
@@ -108,12 +98,8 @@ async fn ai_allows_100_calls_a_day_then_429() {
         assert_eq!(ok.status, 200, "call {i}");
     }
     let over = raw.get("/v1/ai/agents/list", &token).await;
-    assert_eq!(over.status, 429);
+    assert_gateway_refused(&over, 429, "ERR_403_DEVELOPER_OVER_RATE");
     assert!(over.body.is_empty());
-    assert_eq!(
-        over.header("x-gateway-error-code"),
-        Some("ERR_403_DEVELOPER_OVER_RATE")
-    );
     // 9 minutes into the day's last 15 hours.
     assert_eq!(over.header("retry-after"), Some("53460"));
     // The general budget is separate.
@@ -127,19 +113,11 @@ async fn ai_allows_100_calls_a_day_then_429() {
 
 #[tokio::test]
 async fn ai_per_second_limit_is_configurable() {
-    let sb = sandbox(LimitsConfig {
-        ai_per_second: Some(1),
-        ..LimitsConfig::generous()
-    })
-    .await;
+    let sb = limited("ai=1/s").await;
     let token = sb.admin_token();
     assert_eq!(sb.raw().get("/v1/ai/agents/list", &token).await.status, 200);
     let over = sb.raw().get("/v1/ai/agents/list", &token).await;
-    assert_eq!(over.status, 429);
-    assert_eq!(
-        over.header("x-gateway-error-code"),
-        Some("ERR_403_DEVELOPER_OVER_QPS")
-    );
+    assert_gateway_refused(&over, 429, "ERR_403_DEVELOPER_OVER_QPS");
     assert_eq!(sb.counters().violations_of(Violation::AiOverQps), 1);
     sb.assert_conformant();
 }
@@ -158,12 +136,7 @@ async fn limits_scale() {
 
 #[tokio::test]
 async fn the_client_reports_a_server_side_daily_quota_as_quota_exhausted() {
-    let sb = sandbox(LimitsConfig {
-        general_per_second: Some(1000),
-        general_per_day: Some(2),
-        ..LimitsConfig::reference()
-    })
-    .await;
+    let sb = limited("general=1000/s,2/d,ai=10/m,100/d").await;
     // A client with the reference's own pacing, unaware of the smaller plan.
     let client = pubapi_sdk_ext::Client::builder()
         .base_url(sb.base_url())
