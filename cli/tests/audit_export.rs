@@ -2,33 +2,16 @@
 //! serves (`PUBAPI_BASE_URL`, `PUBAPI_TOKEN`), whose clock the test moves across days and
 //! into which it injects faults between runs.
 
+mod support;
+
 use pubapi_sandbox::{ClockConfig, Fault, LimitsConfig, Sandbox, SandboxConfig};
 use pubapi_testkit::export_files_in;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
+use support::{Run, finished};
 
 /// 2026-03-10T12:00:00Z: the sandbox's now at the start of every test.
 const NOON_MARCH_10_MS: i64 = 1_773_144_000_000;
-
-/// What a run printed and how it ended.
-#[derive(Debug)]
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    /// Asserts that the run ended with `code` and that its stderr says each of `says`.
-    #[track_caller]
-    fn assert_says(&self, code: i32, says: &[&str]) {
-        assert_eq!(self.code, code, "{self:?}");
-        for said in says {
-            assert!(self.stderr.contains(said), "{said:?}: {self:?}");
-        }
-    }
-}
 
 async fn served(limits: LimitsConfig) -> Sandbox {
     let mut config = SandboxConfig::default()
@@ -45,24 +28,15 @@ async fn served(limits: LimitsConfig) -> Sandbox {
 /// Runs `pubapi args` against `sandbox` to the end, off the runtime's threads, with no
 /// terminal (as cron runs it).
 async fn pubapi(sandbox: &Sandbox, args: &[&str]) -> Run {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_pubapi"));
-    for var in ["PUBAPI_DOMAIN", "PUBAPI_BASE_URL", "PUBAPI_TOKEN"] {
-        command.env_remove(var);
-    }
+    let mut command = support::pubapi();
     command
-        .env("PUBAPI_CONFIG", "/nonexistent/pubapi/config.toml")
         .env("PUBAPI_BASE_URL", sandbox.base_url())
         .env("PUBAPI_TOKEN", sandbox.admin_token())
         .stdin(std::process::Stdio::null())
         .args(args);
-    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+    tokio::task::spawn_blocking(move || finished(command.output().unwrap()))
         .await
-        .unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+        .unwrap()
 }
 
 fn temp_dir(name: &str) -> PathBuf {

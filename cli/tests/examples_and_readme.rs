@@ -195,10 +195,7 @@ fn manifest_value(manifest: &str, key: &str) -> String {
 
 /// The lines of `text` inside the sections it keeps: a line for which `starts` is
 /// `Some(kept)` begins a section (kept or not) and is not itself returned.
-fn section_lines<'a>(
-    text: &'a str,
-    starts: impl Fn(&str) -> Option<bool>,
-) -> impl Iterator<Item = &'a str> {
+fn section_lines(text: &str, starts: impl Fn(&str) -> Option<bool>) -> impl Iterator<Item = &str> {
     let mut kept = false;
     text.lines().filter(move |line| match starts(line) {
         Some(keep) => {
