@@ -32,6 +32,12 @@ pub async fn sandbox_with(change: impl FnOnce(&mut SandboxConfig)) -> Sandbox {
     Sandbox::start(config).await
 }
 
+/// What the sandbox answers to a GET of `path` with the admin's token, sent as it is (no SDK
+/// checks).
+pub async fn admin_get(sb: &Sandbox, path: &str) -> RawResponse {
+    sb.raw().get(path, &sb.admin_token()).await
+}
+
 /// What the sandbox answers to a POST of `body` (JSON) to `path` with the admin's token, sent
 /// as it is (no SDK checks): the tests of the sandbox's own answers start from here.
 pub async fn admin_post(sb: &Sandbox, path: &str, body: &serde_json::Value) -> RawResponse {

@@ -3,6 +3,7 @@
 
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::{Error, LimitClass, SecretToken};
+use pubapi_testkit::admin_get;
 use pubapi_testkit::assert_gateway_refused;
 use pubapi_testkit::error_of;
 use pubapi_testkit::sandbox::{LimitsConfig, Sandbox, SandboxConfig, Violation};
@@ -22,37 +23,33 @@ async fn limited(text: &str) -> Sandbox {
 #[tokio::test]
 async fn general_api_allows_2_per_second_then_403_over_qps() {
     let sb = sandbox(LimitsConfig::reference()).await;
-    let token = sb.admin_token();
-    let raw = sb.raw();
-    assert_eq!(raw.get("/v1/whoami", &token).await.status, 200);
-    assert_eq!(raw.get("/v1/events/cursor", &token).await.status, 200);
-    let third = raw.get("/v1/whoami", &token).await;
+    assert_eq!(admin_get(&sb, "/v1/whoami").await.status, 200);
+    assert_eq!(admin_get(&sb, "/v1/events/cursor").await.status, 200);
+    let third = admin_get(&sb, "/v1/whoami").await;
     assert_gateway_refused(&third, 403, "ERR_403_DEVELOPER_OVER_QPS");
     assert_eq!(third.header("retry-after"), Some("1"));
     assert!(third.body.is_empty());
     // Webhooks keep their error body on a throttle.
-    let hooks = raw.get("/v1/webhooks", &token).await;
+    let hooks = admin_get(&sb, "/v1/webhooks").await;
     assert_eq!(hooks.status, 403);
     assert_eq!(hooks.json()["code"], "ERR_403_DEVELOPER_OVER_QPS");
     assert_eq!(sb.counters().violations_of(Violation::OverQps), 2);
     sb.advance(Duration::from_secs(1));
-    assert_eq!(raw.get("/v1/whoami", &token).await.status, 200);
+    assert_eq!(admin_get(&sb, "/v1/whoami").await.status, 200);
     sb.assert_conformant();
 }
 
 #[tokio::test]
 async fn daily_quota_gives_403_over_rate_until_midnight() {
     let sb = limited("general=1000/s,5/d,ai=10/m,100/d").await;
-    let token = sb.admin_token();
-    let raw = sb.raw();
     for _ in 0..5 {
-        assert_eq!(raw.get("/v1/whoami", &token).await.status, 200);
+        assert_eq!(admin_get(&sb, "/v1/whoami").await.status, 200);
     }
-    let over = raw.get("/v1/whoami", &token).await;
+    let over = admin_get(&sb, "/v1/whoami").await;
     assert_gateway_refused(&over, 403, "ERR_403_DEVELOPER_OVER_RATE");
     // The manual clock starts at 09:00 UTC: 15 hours to the next day.
     assert_eq!(over.header("retry-after"), Some("54000"));
-    let audit = raw.get("/v1/audit/jobs/x", &token).await;
+    let audit = admin_get(&sb, "/v1/audit/jobs/x").await;
     assert_eq!(audit.status, 403);
     assert_eq!(
         audit.json()["Errors"][0]["code"],
@@ -60,7 +57,7 @@ async fn daily_quota_gives_403_over_rate_until_midnight() {
     );
     assert_eq!(sb.counters().violations_of(Violation::OverRate), 2);
     sb.advance(Duration::from_secs(15 * 3600));
-    assert_eq!(raw.get("/v1/whoami", &token).await.status, 200);
+    assert_eq!(admin_get(&sb, "/v1/whoami").await.status, 200);
     sb.assert_conformant();
 }
 
@@ -97,13 +94,13 @@ async fn ai_allows_100_calls_a_day_then_429() {
             .await;
         assert_eq!(ok.status, 200, "call {i}");
     }
-    let over = raw.get("/v1/ai/agents/list", &token).await;
+    let over = admin_get(&sb, "/v1/ai/agents/list").await;
     assert_gateway_refused(&over, 429, "ERR_403_DEVELOPER_OVER_RATE");
     assert!(over.body.is_empty());
     // 9 minutes into the day's last 15 hours.
     assert_eq!(over.header("retry-after"), Some("53460"));
     // The general budget is separate.
-    assert_eq!(raw.get("/v1/whoami", &token).await.status, 200);
+    assert_eq!(admin_get(&sb, "/v1/whoami").await.status, 200);
     let counters = sb.counters();
     assert_eq!(counters.violations_of(Violation::AiOverRate), 1);
     assert_eq!(counters.total_violations(), 1);
@@ -114,9 +111,8 @@ async fn ai_allows_100_calls_a_day_then_429() {
 #[tokio::test]
 async fn ai_per_second_limit_is_configurable() {
     let sb = limited("ai=1/s").await;
-    let token = sb.admin_token();
-    assert_eq!(sb.raw().get("/v1/ai/agents/list", &token).await.status, 200);
-    let over = sb.raw().get("/v1/ai/agents/list", &token).await;
+    assert_eq!(admin_get(&sb, "/v1/ai/agents/list").await.status, 200);
+    let over = admin_get(&sb, "/v1/ai/agents/list").await;
     assert_gateway_refused(&over, 429, "ERR_403_DEVELOPER_OVER_QPS");
     assert_eq!(sb.counters().violations_of(Violation::AiOverQps), 1);
     sb.assert_conformant();
@@ -125,12 +121,10 @@ async fn ai_per_second_limit_is_configurable() {
 #[tokio::test]
 async fn limits_scale() {
     let sb = sandbox(LimitsConfig::reference().scaled(10.0)).await;
-    let token = sb.admin_token();
-    let raw = sb.raw();
     for _ in 0..20 {
-        assert_eq!(raw.get("/v1/whoami", &token).await.status, 200);
+        assert_eq!(admin_get(&sb, "/v1/whoami").await.status, 200);
     }
-    assert_eq!(raw.get("/v1/whoami", &token).await.status, 403);
+    assert_eq!(admin_get(&sb, "/v1/whoami").await.status, 403);
     sb.assert_conformant();
 }
 

@@ -7,6 +7,7 @@
 
 use pubapi_sdk_ext::limits::ServerCounters;
 use pubapi_sdk_ext::{Error, LimitClass};
+use pubapi_testkit::admin_get;
 use pubapi_testkit::assert_gateway_refused;
 use pubapi_testkit::sandbox::{
     INACTIVE_CODE, LimitsConfig, Sandbox, SandboxConfig, TOKEN_PATH, TestReceiver, Violation,
@@ -55,22 +56,20 @@ async fn token_request(sb: &Sandbox, form: &[(&str, &str)]) -> (u16, Option<Stri
 #[tokio::test]
 async fn ai_calls_are_10_a_minute_then_429_over_qps_until_the_minute_ends() {
     let sb = sandbox(LimitsConfig::reference()).await;
-    let token = sb.admin_token();
-    let raw = sb.raw();
     for i in 0..10 {
-        let ok = raw.get("/v1/ai/agents/list", &token).await;
+        let ok = admin_get(&sb, "/v1/ai/agents/list").await;
         assert_eq!(ok.status, 200, "call {i}");
     }
     sb.advance(Duration::from_secs(15));
-    let over = raw.get("/v1/ai/agents/list", &token).await;
+    let over = admin_get(&sb, "/v1/ai/agents/list").await;
     assert_gateway_refused(&over, 429, "ERR_403_DEVELOPER_OVER_QPS");
     assert!(over.body.is_empty());
     assert_eq!(over.header("retry-after"), Some("45"));
     // The general API has no minute window.
     sb.advance(Duration::from_secs(1));
-    assert_eq!(raw.get("/v1/whoami", &token).await.status, 200);
+    assert_eq!(admin_get(&sb, "/v1/whoami").await.status, 200);
     sb.advance(Duration::from_secs(44));
-    assert_eq!(raw.get("/v1/ai/agents/list", &token).await.status, 200);
+    assert_eq!(admin_get(&sb, "/v1/ai/agents/list").await.status, 200);
     let counters = sb.counters();
     assert_eq!(counters.violations_of(Violation::AiOverMinute), 1);
     assert_eq!(counters.total_violations(), 1);
@@ -86,7 +85,6 @@ async fn ai_calls_are_10_a_minute_then_429_over_qps_until_the_minute_ends() {
 #[tokio::test]
 async fn answers_carry_the_gateway_counters_the_sdk_reads() {
     let sb = sandbox(LimitsConfig::reference()).await;
-    let token = sb.admin_token();
     let raw = sb.raw();
     let counters = |reply: &pubapi_testkit::sandbox::RawResponse| {
         [
@@ -98,16 +96,16 @@ async fn answers_carry_the_gateway_counters_the_sdk_reads() {
         .map(|name| reply.header(name).map(str::to_string))
     };
     let some = |values: [&str; 4]| values.map(|v| Some(v.to_string()));
-    let first = raw.get("/v1/whoami", &token).await;
+    let first = admin_get(&sb, "/v1/whoami").await;
     assert_eq!(counters(&first), some(["2", "1", "1000", "1"]));
-    let second = raw.get("/v1/events/cursor", &token).await;
+    let second = admin_get(&sb, "/v1/events/cursor").await;
     assert_eq!(counters(&second), some(["2", "2", "1000", "2"]));
     // A throttled answer counts nothing more.
-    let third = raw.get("/v1/whoami", &token).await;
+    let third = admin_get(&sb, "/v1/whoami").await;
     assert_eq!(third.status, 403);
     assert_eq!(counters(&third), some(["2", "2", "1000", "2"]));
     // AI has its own budget and no per-second limit to report.
-    let ai = raw.get("/v1/ai/agents/list", &token).await;
+    let ai = admin_get(&sb, "/v1/ai/agents/list").await;
     assert_eq!(
         counters(&ai),
         [None, None, Some("100".into()), Some("1".into())]
@@ -218,8 +216,7 @@ async fn the_gateway_fault_envelope_is_an_injectable_fault() {
     )
     .await;
     assert_eq!(status, 200);
-    let token = sb.admin_token();
-    let fault = sb.raw().get("/v1/webhooks", &token).await;
+    let fault = admin_get(&sb, "/v1/webhooks").await;
     assert_eq!(fault.status, 429);
     assert_eq!(
         fault.json(),
@@ -228,7 +225,7 @@ async fn the_gateway_fault_envelope_is_an_injectable_fault() {
             "detail": {"errorcode": "policies.ratelimit.QuotaViolation"},
         }})
     );
-    assert_eq!(sb.raw().get("/v1/webhooks", &token).await.status, 200);
+    assert_eq!(admin_get(&sb, "/v1/webhooks").await.status, 200);
     // The default is the gateway's answer to a token it does not accept, and the SDK reads
     // the envelope's code and message.
     control(
@@ -530,8 +527,8 @@ async fn violations_by_kind_traffic_and_conformance_are_readable_over_http() {
     })
     .await;
     let token = sb.admin_token();
-    assert_eq!(sb.raw().get("/v1/whoami", &token).await.status, 200);
-    assert_eq!(sb.raw().get("/v1/whoami", &token).await.status, 403);
+    assert_eq!(admin_get(&sb, "/v1/whoami").await.status, 200);
+    assert_eq!(admin_get(&sb, "/v1/whoami").await.status, 403);
     let (status, counters) = control(&sb, "GET", "/counters", None).await;
     assert_eq!(status, 200);
     assert_eq!(counters["requests"], 2);
@@ -610,14 +607,12 @@ async fn a_new_process_of_a_token_with_24_ai_calls_today_gets_its_answer_without
     let mut config = SandboxConfig::testing().with_limits(LimitsConfig::reference());
     config.ai.agent_polls = 1;
     let sb = Sandbox::start(config).await;
-    let token = sb.admin_token();
-    let raw = sb.raw();
     // 24 AI calls today, in three minutes of the sandbox's clock (10 a minute).
     for i in 0..24 {
         if i > 0 && i % 10 == 0 {
             sb.advance(Duration::from_secs(61));
         }
-        assert_eq!(raw.get("/v1/ai/agents/list", &token).await.status, 200);
+        assert_eq!(admin_get(&sb, "/v1/ai/agents/list").await.status, 200);
     }
     sb.advance(Duration::from_secs(61));
     // A new process: its pacer has seen none of them, the gateway's count says 24.
