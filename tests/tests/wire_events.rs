@@ -462,17 +462,13 @@ for_both_lists! {
 
 // One call of each operation and the exact request it must become: every field and header in
 // the full form, only what is required in the minimal one.
+wire::parameterless_get_tests! {
+    get_events_cursor_request_full_through_a_view_sends_the_impersonation_header: bob,
+    get_events_cursor_request_minimal_sends_no_query,
+    Reply::json(200, &cursor_body()), |sdk| sdk.get_events_cursor() => "/v1/events/cursor"
+}
+
 wire::request_tests! {
-    get_events_cursor_request_full_through_a_view_sends_the_impersonation_header:
-        bob, Reply::json(200, &cursor_body()),
-        |sdk| sdk.get_events_cursor()
-        => Expect::get("/v1/events/cursor").act_as(wire::BOB);
-
-    get_events_cursor_request_minimal_sends_no_query:
-        client, Reply::json(200, &cursor_body()),
-        |sdk| sdk.get_events_cursor()
-        => Expect::get("/v1/events/cursor");
-
     list_events_v1_request_full_sends_every_query_parameter_encoded:
         bob, Reply::json(200, &v1_body()),
         |sdk| sdk

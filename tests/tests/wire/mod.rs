@@ -404,6 +404,38 @@ macro_rules! request_tests {
 #[allow(unused_imports)]
 pub(crate) use request_tests;
 
+/// The two request tests of an operation without parameters, a GET of `path` (whoami, the
+/// events cursor, the webhooks list): through `view` ([`bob`] or [`bob_by_email`]) it sends
+/// that view's impersonation header, and through [`client`] the path alone. Each test's name
+/// (and doc) comes first, the view after the first; then the answer, the call on the
+/// generated client up to `.send()`, and the path.
+macro_rules! parameterless_get_tests {
+    (@seen bob, $expect:expr) => {
+        $expect.act_as($crate::wire::BOB)
+    };
+    (@seen bob_by_email, $expect:expr) => {
+        $expect.act_as_email($crate::wire::BOB_EMAIL)
+    };
+    (
+        $(#[$view_doc:meta])*
+        $through_a_view:ident: $view:ident,
+        $(#[$minimal_doc:meta])*
+        $minimal:ident,
+        $reply:expr, |$sdk:ident| $call:expr => $path:expr $(,)?
+    ) => {
+        $crate::wire::request_tests! {
+            $(#[$view_doc])*
+            $through_a_view: $view, $reply, |$sdk| $call
+                => $crate::wire::parameterless_get_tests!(@seen $view, Expect::get($path));
+
+            $(#[$minimal_doc])*
+            $minimal: client, $reply, |$sdk| $call => Expect::get($path);
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use parameterless_get_tests;
+
 /// Tests of the documented error statuses of an operation ([`assert_errors`]), one row a
 /// test: its name (and doc), the operation id, the statuses the reference documents and the
 /// call on the generated client up to `.send()` (the closure's argument is `client.sdk()`).
