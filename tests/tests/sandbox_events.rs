@@ -533,9 +533,9 @@ async fn an_event_stream_with_an_unknown_type_ends_with_the_servers_400() {
         .start(StreamStart::After(0))
         .types([PollingEventType::Unknown("task".into())])
         .build();
-    let error = match stream.next().await {
-        Some(Err(Error::InvalidRequest(error))) => error,
-        other => panic!("{other:?}"),
+    let first = stream.next().await;
+    let Some(Err(Error::InvalidRequest(error))) = first else {
+        panic!("{first:?}")
     };
     assert_eq!(error.status(), 400);
     assert_eq!(error.code(), Some("INVALID_VALUE"));
