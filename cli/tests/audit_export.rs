@@ -2,21 +2,16 @@
 //! serves (`PUBAPI_BASE_URL`, `PUBAPI_TOKEN`), whose clock the test moves across days and
 //! into which it injects faults between runs.
 
+mod support;
+
 use pubapi_sandbox::{ClockConfig, Fault, LimitsConfig, Sandbox, SandboxConfig};
+use pubapi_testkit::export_files_in;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
+use support::{Run, finished};
 
 /// 2026-03-10T12:00:00Z: the sandbox's now at the start of every test.
 const NOON_MARCH_10_MS: i64 = 1_773_144_000_000;
-
-/// What a run printed and how it ended.
-#[derive(Debug)]
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
 
 async fn served(limits: LimitsConfig) -> Sandbox {
     let mut config = SandboxConfig::default()
@@ -33,24 +28,15 @@ async fn served(limits: LimitsConfig) -> Sandbox {
 /// Runs `pubapi args` against `sandbox` to the end, off the runtime's threads, with no
 /// terminal (as cron runs it).
 async fn pubapi(sandbox: &Sandbox, args: &[&str]) -> Run {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_pubapi"));
-    for var in ["PUBAPI_DOMAIN", "PUBAPI_BASE_URL", "PUBAPI_TOKEN"] {
-        command.env_remove(var);
-    }
+    let mut command = support::pubapi();
     command
-        .env("PUBAPI_CONFIG", "/nonexistent/pubapi/config.toml")
         .env("PUBAPI_BASE_URL", sandbox.base_url())
         .env("PUBAPI_TOKEN", sandbox.admin_token())
         .stdin(std::process::Stdio::null())
         .args(args);
-    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+    tokio::task::spawn_blocking(move || finished(command.output().unwrap()))
         .await
-        .unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+        .unwrap()
 }
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -58,17 +44,6 @@ fn temp_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("d")).unwrap();
     dir
-}
-
-/// The files of `dir`, temporary ones too, but for the folder's claim.
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name != ".pubapi-export-logins-csv.json")
-        .collect();
-    names.sort();
-    names
 }
 
 /// The export's flags with the state file `s` and the folder `d` of `dir`.
@@ -121,9 +96,7 @@ async fn three_runs_across_two_sandbox_days_with_a_fault_mid_day_leave_one_compl
 
     // `--since-last` needs the state file, and says so.
     let run = export(&sandbox, &dir, &["--since-last"]).await;
-    assert_eq!(run.code, 2, "{run:?}");
-    assert!(run.stderr.contains("there is no state file"), "{run:?}");
-    assert!(run.stderr.contains("--since YYYY-MM-DD"), "{run:?}");
+    run.assert_says(2, &["there is no state file", "--since YYYY-MM-DD"]);
 
     // The first run names its first day. March 10 has not ended on the sandbox's clock.
     let run = export(&sandbox, &dir, &["--since", "2026-03-09"]).await;
@@ -133,38 +106,37 @@ async fn three_runs_across_two_sandbox_days_with_a_fault_mid_day_leave_one_compl
         ("", ""),
         "quiet on success"
     );
-    assert_eq!(files_in(&out), ["logins-2026-03-09.csv"]);
+    assert_eq!(export_files_in(&out), ["logins-2026-03-09.csv"]);
 
     // The next day, the report read breaks in the middle of March 10's download.
     sandbox.advance(Duration::from_secs(86_400));
     sandbox.inject(Fault::on("getAuditReport").times(1).cut_body(60));
     let run = export(&sandbox, &dir, &["--since-last"]).await;
-    assert_eq!(run.code, 3, "{run:?}");
-    assert!(
-        run.stderr.contains("the export of 2026-03-10 failed"),
-        "{run:?}"
+    run.assert_says(
+        3,
+        &[
+            "the export of 2026-03-10 failed",
+            "the next run does it again",
+        ],
     );
-    assert!(run.stderr.contains("the next run does it again"), "{run:?}");
     assert_eq!(
-        files_in(&out),
+        export_files_in(&out),
         ["logins-2026-03-09.csv"],
         "nothing half-written"
     );
 
     // The third run writes March 10 from scratch.
     let run = export(&sandbox, &dir, &["--since-last", "-v"]).await;
-    assert_eq!(run.code, 0, "{run:?}");
-    assert!(
-        run.stderr.contains("logins-2026-03-10.csv written"),
-        "{run:?}"
-    );
-    assert!(
-        run.stderr.contains("the next day to export is 2026-03-11"),
-        "{run:?}"
+    run.assert_says(
+        0,
+        &[
+            "logins-2026-03-10.csv written",
+            "the next day to export is 2026-03-11",
+        ],
     );
 
     assert_eq!(
-        files_in(&out),
+        export_files_in(&out),
         ["logins-2026-03-09.csv", "logins-2026-03-10.csv"]
     );
     assert_complete_day(&out.join("logins-2026-03-09.csv"), "2026-03-09");
@@ -200,14 +172,9 @@ async fn three_runs_across_two_sandbox_days_with_a_fault_mid_day_leave_one_compl
     let run = export(&sandbox, &dir, &["--since", "2026-03-09"]).await;
     assert_eq!(run.code, 0, "{run:?}");
     let run = export(&sandbox, &dir, &["--since", "2026-03-01"]).await;
-    assert_eq!(run.code, 2, "{run:?}");
-    assert!(
-        run.stderr
-            .contains("is for since 2026-03-09, not 2026-03-01"),
-        "{run:?}"
-    );
+    run.assert_says(2, &["is for since 2026-03-09, not 2026-03-01"]);
     assert_eq!(
-        files_in(&out),
+        export_files_in(&out),
         ["logins-2026-03-09.csv", "logins-2026-03-10.csv"]
     );
 }
@@ -223,23 +190,14 @@ async fn an_export_that_would_overrun_the_daily_budget_stops_with_exit_code_6() 
     .await;
     let dir = temp_dir("budget");
     let run = export(&sandbox, &dir, &["--since", "2026-03-07"]).await;
-    assert_eq!(run.code, 6, "{run:?}");
-    assert!(
-        run.stderr
-            .contains("stopped before 2026-03-08 for the daily budget: a day needs about 6 calls and 3 are left"),
-        "{run:?}"
-    );
-    assert!(
-        run.stderr.contains("the next run starts at 2026-03-08"),
-        "{run:?}"
-    );
-    assert_eq!(files_in(&dir.join("d")), ["logins-2026-03-07.csv"]);
+    run.assert_says(6, &["stopped before 2026-03-08 for the daily budget: a day needs about 6 calls and 3 are left", "the next run starts at 2026-03-08"]);
+    assert_eq!(export_files_in(&dir.join("d")), ["logins-2026-03-07.csv"]);
     // The next sandbox day the budget is there again and the run goes on where it stopped.
     sandbox.advance(Duration::from_secs(86_400));
     let run = export(&sandbox, &dir, &["--since-last"]).await;
     assert_eq!(run.code, 6, "{run:?}");
     assert_eq!(
-        files_in(&dir.join("d")),
+        export_files_in(&dir.join("d")),
         ["logins-2026-03-07.csv", "logins-2026-03-08.csv"]
     );
 }
@@ -271,10 +229,9 @@ async fn a_damaged_state_file_or_a_held_lock_stops_the_run_before_any_call() {
     let lock = std::fs::File::create(dir.join("s.lock")).unwrap();
     lock.try_lock().unwrap();
     let run = export(&sandbox, &dir, &["--since", "2026-03-09"]).await;
-    assert_eq!(run.code, 1, "{run:?}");
-    assert!(run.stderr.contains("another export is running"), "{run:?}");
+    run.assert_says(1, &["another export is running"]);
     assert_eq!(sandbox.counters().requests, 0);
-    assert!(files_in(&dir.join("d")).is_empty());
+    assert!(export_files_in(&dir.join("d")).is_empty());
     drop(lock);
     let run = export(&sandbox, &dir, &["--since", "2026-03-09"]).await;
     assert_eq!(run.code, 0, "{run:?}");
@@ -293,14 +250,9 @@ async fn an_export_with_other_filters_into_a_claimed_folder_is_a_usage_error_bef
     args.extend(["--filters".into(), r#"{"events": ["logins"]}"#.into()]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let run = pubapi(&sandbox, &args).await;
-    assert_eq!(run.code, 2, "{run:?}");
-    assert!(
-        run.stderr
-            .contains("other --filters needs its own --out-dir"),
-        "{run:?}"
-    );
+    run.assert_says(2, &["other --filters needs its own --out-dir"]);
     assert_eq!(sandbox.counters().requests, requests, "nothing was sent");
-    assert_eq!(files_in(&dir.join("d")), ["logins-2026-03-09.csv"]);
+    assert_eq!(export_files_in(&dir.join("d")), ["logins-2026-03-09.csv"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -340,11 +292,7 @@ async fn flags_are_checked_before_anything_is_sent() {
     )
     .await;
     // Files need `folders` or `file` in --filters.
-    assert_eq!(run.code, 2, "{run:?}");
-    assert!(
-        run.stderr.contains("folders or file is required"),
-        "{run:?}"
-    );
+    run.assert_says(2, &["folders or file is required"]);
     let run = pubapi(
         &sandbox,
         &[
@@ -360,8 +308,7 @@ async fn flags_are_checked_before_anything_is_sent() {
         ],
     )
     .await;
-    assert_eq!(run.code, 2, "{run:?}");
-    assert!(run.stderr.contains("no such folder"), "{run:?}");
+    run.assert_says(2, &["no such folder"]);
     assert_eq!(sandbox.counters().requests, 0);
     assert!(!dir.join("s").exists());
 }

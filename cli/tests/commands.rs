@@ -2,34 +2,36 @@
 //! served by the test (`PUBAPI_BASE_URL` and `PUBAPI_TOKEN`), so that state carries from
 //! one command to the next.
 
+mod support;
+
 use pubapi_sandbox::{ClockConfig, Fault, LimitsConfig, Sandbox, SandboxConfig};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, ChildStderr, Command, Stdio};
 use std::time::{Duration, Instant};
+use support::{Run, finished, pubapi};
 
-/// What a run printed and how it ended.
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
+/// The words of a command line, split at white space (the lines here quote nothing).
+fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
 }
 
-fn pubapi() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_pubapi"));
-    for var in ["PUBAPI_DOMAIN", "PUBAPI_BASE_URL", "PUBAPI_TOKEN"] {
-        command.env_remove(var);
-    }
-    command.env("PUBAPI_CONFIG", "/nonexistent/pubapi/config.toml");
-    command
+/// The words of `line`, then `rest` (paths, and arguments with spaces) as they are.
+fn argv<'a>(line: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let mut args = words(line);
+    args.extend_from_slice(rest);
+    args
 }
 
-fn finished(output: Output) -> Run {
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+/// `pubapi args` run to the end with the configuration file `config`.
+fn run_with_config(config: &Path, args: &[&str]) -> Run {
+    finished(
+        pubapi()
+            .env("PUBAPI_CONFIG", config)
+            .args(args)
+            .output()
+            .unwrap(),
+    )
 }
 
 fn run_sandboxed(args: &[&str]) -> Run {
@@ -67,6 +69,19 @@ impl Served {
         command
     }
 
+    /// Adds `fault` to the sandbox's answers.
+    fn inject(&self, fault: Fault) {
+        self.sandbox.inject(fault);
+    }
+
+    /// A new folder of `sam`'s: activity, for the events and the deliveries.
+    fn new_folder(&self, path: &str) {
+        self.sandbox
+            .activity_as("sam")
+            .create_folder(path)
+            .unwrap_or_else(|_| panic!("activity"));
+    }
+
     /// Runs `pubapi args` to the end, off the runtime's threads.
     async fn run(&self, args: &[&str]) -> Run {
         let mut command = self.command(args);
@@ -80,6 +95,47 @@ impl Served {
         );
         run
     }
+}
+
+/// `command` started with its stdout thrown away and its stderr piped (kept for the output a
+/// failing test prints).
+fn started(command: &mut Command) -> Child {
+    command
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// `command` started with `stdout` as given and its stderr piped, and a reader of its stderr.
+fn spawned(command: &mut Command, stdout: Stdio) -> (Child, BufReader<ChildStderr>) {
+    let mut child = command
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    (child, stderr)
+}
+
+/// Reads `stderr` up to a line that says `says`, for 30 s at most.
+fn wait_until_it_says(stderr: &mut impl BufRead, says: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut line = String::new();
+    while !line.contains(says) {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0 && Instant::now() < deadline);
+    }
+}
+
+/// The URL `webhooks listen` says it listens on, on the first line of its stderr.
+fn listening_url(stderr: &mut impl BufRead) -> String {
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    line.split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .to_string()
 }
 
 /// Ctrl-C for a child: SIGINT, as a terminal sends it.
@@ -96,6 +152,18 @@ fn temp_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// The checkpoint file `cp` of a tail in `dir`, as an argument.
+fn checkpoint_in(dir: &Path) -> String {
+    dir.join("cp").to_str().unwrap().to_owned()
+}
+
+/// A configuration file holding `toml`, in a folder of the test's own (`name`).
+fn config_file(name: &str, toml: &str) -> PathBuf {
+    let config = temp_dir(name).join("config.toml");
+    std::fs::write(&config, toml).unwrap();
+    config
 }
 
 fn event_ids(stdout: &str) -> Vec<i64> {
@@ -121,18 +189,10 @@ fn files_in(dir: &Path) -> Vec<String> {
 fn an_audit_run_on_the_sandbox_writes_a_csv_with_a_header_and_rows() {
     let dir = temp_dir("audit-csv");
     let out = dir.join("logins.csv");
-    let run = run_sandboxed(&[
-        "audit",
-        "logins",
-        "--from",
-        "2026-01-01",
-        "--to",
-        "2026-02-01",
-        "--format",
-        "csv",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let run = run_sandboxed(&argv(
+        "audit logins --from 2026-01-01 --to 2026-02-01 --format csv --out",
+        &[out.to_str().unwrap()],
+    ));
     assert_eq!(run.code, 0, "{}", run.stderr);
     let csv = std::fs::read_to_string(&out).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
@@ -160,18 +220,9 @@ fn an_audit_run_on_the_sandbox_writes_a_csv_with_a_header_and_rows() {
 
 #[test]
 fn a_json_report_is_one_array_of_the_events() {
-    let run = run_sandboxed(&[
-        "audit",
-        "logins",
-        "--from",
-        "2026-01-01",
-        "--to",
-        "2026-01-03",
-        "--events",
-        "failed_attempts",
-        "--format",
-        "json",
-    ]);
+    let run = run_sandboxed(&words(
+        "audit logins --from 2026-01-01 --to 2026-01-03 --events failed_attempts --format json",
+    ));
     assert_eq!(run.code, 0, "{}", run.stderr);
     let events: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).unwrap();
     assert!(!events.is_empty());
@@ -192,26 +243,12 @@ fn a_json_report_is_one_array_of_the_events() {
 fn exit_codes_tell_usage_api_and_network_failures_apart() {
     let cases: &[(&[&str], i32, &str)] = &[
         (
-            &[
-                "audit",
-                "users",
-                "--from",
-                "2026-02-01",
-                "--to",
-                "2026-01-01",
-            ],
+            &words("audit users --from 2026-02-01 --to 2026-01-01"),
             2,
             "--to 2026-01-01 is not after --from 2026-02-01",
         ),
         (
-            &[
-                "audit",
-                "logins",
-                "--from",
-                "yesterday",
-                "--to",
-                "2026-01-01",
-            ],
+            &words("audit logins --from yesterday --to 2026-01-01"),
             2,
             "--from",
         ),
@@ -219,26 +256,12 @@ fn exit_codes_tell_usage_api_and_network_failures_apart() {
         (&["audit", "status", "no-such-job"], 3, "404"),
         (&["agents", "ask", "agt-policy-helper", ""], 2, "question"),
         (
-            &[
-                "webhooks",
-                "create",
-                "--url",
-                "http://example.com/in",
-                "--event",
-                "fs:*",
-            ],
+            &words("webhooks create --url http://example.com/in --event fs:*"),
             2,
             "https",
         ),
         (
-            &[
-                "webhooks",
-                "create",
-                "--url",
-                "https://example.com/in",
-                "--event",
-                "fs:nope",
-            ],
+            &words("webhooks create --url https://example.com/in --event fs:nope"),
             2,
             "fs:nope",
         ),
@@ -263,12 +286,7 @@ fn exit_codes_tell_usage_api_and_network_failures_apart() {
             .output()
             .unwrap(),
     );
-    assert_eq!(unreachable.code, 5, "{}", unreachable.stderr);
-    assert!(
-        unreachable.stderr.contains("hint:"),
-        "{}",
-        unreachable.stderr
-    );
+    unreachable.assert_says(5, &["hint:"]);
     assert!(
         !unreachable.stderr.contains("tok-unreachable"),
         "{}",
@@ -324,8 +342,7 @@ fn help_of_the_main_commands() {
 async fn a_tail_stopped_and_started_again_prints_no_event_twice_and_skips_none() {
     let served = Served::start().await;
     let dir = temp_dir("tail");
-    let cp = dir.join("cp");
-    let cp = cp.to_str().unwrap();
+    let cp = &checkpoint_in(&dir);
     let all = served.run(&["events", "tail", "--no-follow"]).await;
     assert_eq!(all.code, 0, "{}", all.stderr);
     let all = event_ids(&all.stdout);
@@ -336,11 +353,7 @@ async fn a_tail_stopped_and_started_again_prints_no_event_twice_and_skips_none()
         .await;
     assert_eq!(first.code, 0, "{}", first.stderr);
     // New activity between the two runs is read by the second.
-    served
-        .sandbox
-        .activity_as("sam")
-        .create_folder("/Between")
-        .unwrap_or_else(|_| panic!("activity"));
+    served.new_folder("/Between");
     let second = served
         .run(&["events", "tail", "--checkpoint", cp, "--no-follow"])
         .await;
@@ -370,20 +383,12 @@ async fn ctrl_c_stops_a_tail_with_its_checkpoint_saved() {
     let served = Served::start().await;
     let dir = temp_dir("tail-int");
     let cp = dir.join("cp");
-    let mut child = served
-        .command(&["events", "tail", "--checkpoint", cp.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
+    let (child, mut stderr) = spawned(
+        &mut served.command(&["events", "tail", "--checkpoint", cp.to_str().unwrap()]),
+        Stdio::piped(),
+    );
     // Following: it says when it has caught up and waits.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !line.contains("caught up") {
-        line.clear();
-        assert!(stderr.read_line(&mut line).unwrap() > 0 && Instant::now() < deadline);
-    }
+    wait_until_it_says(&mut stderr, "caught up");
     interrupt(&child);
     let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
         .await
@@ -437,34 +442,18 @@ async fn a_second_tail_on_a_checkpoint_file_in_use_refuses_with_no_follow() {
     let served = Served::start().await;
     let dir = temp_dir("tail-locked");
     let cp = dir.join("cp");
-    let mut first = served
-        .command(&["events", "tail", "--checkpoint", cp.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(first.stderr.take().unwrap());
-    let mut line = String::new();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !line.contains("caught up") {
-        line.clear();
-        assert!(stderr.read_line(&mut line).unwrap() > 0 && Instant::now() < deadline);
-    }
-    let second = served
-        .run(&[
-            "events",
-            "tail",
-            "--checkpoint",
-            cp.to_str().unwrap(),
-            "--no-follow",
-        ])
-        .await;
-    assert_eq!(second.code, 1, "{}", second.stderr);
-    assert!(
-        second.stderr.contains("another process is tailing through"),
-        "{}",
-        second.stderr
+    let (mut first, mut stderr) = spawned(
+        &mut served.command(&["events", "tail", "--checkpoint", cp.to_str().unwrap()]),
+        Stdio::null(),
     );
+    wait_until_it_says(&mut stderr, "caught up");
+    let second = served
+        .run(&argv(
+            "events tail --checkpoint",
+            &[cp.to_str().unwrap(), "--no-follow"],
+        ))
+        .await;
+    second.assert_says(1, &["another process is tailing through"]);
     assert!(second.stdout.is_empty(), "{}", second.stdout);
     interrupt(&first);
     let status = tokio::task::spawn_blocking(move || first.wait().unwrap())
@@ -473,13 +462,10 @@ async fn a_second_tail_on_a_checkpoint_file_in_use_refuses_with_no_follow() {
     assert_eq!(status.code(), Some(130));
     // The first one gone, the file is free again.
     let third = served
-        .run(&[
-            "events",
-            "tail",
-            "--checkpoint",
-            cp.to_str().unwrap(),
-            "--no-follow",
-        ])
+        .run(&argv(
+            "events tail --checkpoint",
+            &[cp.to_str().unwrap(), "--no-follow"],
+        ))
         .await;
     assert_eq!(third.code, 0, "{}", third.stderr);
 }
@@ -487,26 +473,13 @@ async fn a_second_tail_on_a_checkpoint_file_in_use_refuses_with_no_follow() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_during_a_download_leaves_no_file_behind() {
     let served = Served::start().await;
-    served
-        .sandbox
-        .inject(Fault::on("getAuditReport").slow_body(200));
+    served.inject(Fault::on("getAuditReport").slow_body(200));
     let dir = temp_dir("audit-int");
     let out = dir.join("logins.csv");
-    let child = served
-        .command(&[
-            "audit",
-            "logins",
-            "--from",
-            "2026-01-01",
-            "--to",
-            "2026-03-01",
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = started(&mut served.command(&argv(
+        "audit logins --from 2026-01-01 --to 2026-03-01 --out",
+        &[out.to_str().unwrap()],
+    )));
     // The download has begun once a part file exists.
     let deadline = Instant::now() + Duration::from_secs(20);
     while files_in(&dir).is_empty() {
@@ -526,20 +499,7 @@ async fn ctrl_c_during_a_download_leaves_no_file_behind() {
 async fn webhooks_from_create_to_delete_and_a_quota_answer() {
     let served = Served::start().await;
     let created = served
-        .run(&[
-            "--json",
-            "webhooks",
-            "create",
-            "--url",
-            "http://127.0.0.1:9/in",
-            "--loopback-for-tests",
-            "--event",
-            "fs:*",
-            "--path",
-            "/Projects",
-            "--auth-header",
-            "hook-secret-123456",
-        ])
+        .run(&words("--json webhooks create --url http://127.0.0.1:9/in --loopback-for-tests --event fs:* --path /Projects --auth-header hook-secret-123456"))
         .await;
     assert_eq!(created.code, 0, "{}", created.stderr);
     let created: serde_json::Value = serde_json::from_str(&created.stdout).unwrap();
@@ -568,57 +528,25 @@ async fn webhooks_from_create_to_delete_and_a_quota_answer() {
     let deleted = served.run(&["webhooks", "delete", &new_id]).await;
     assert_eq!(deleted.code, 0, "{}", deleted.stderr);
 
-    served
-        .sandbox
-        .inject(Fault::on("whoami").quota_exhausted(3600));
+    served.inject(Fault::on("whoami").quota_exhausted(3600));
     let quota = served.run(&["whoami"]).await;
-    assert_eq!(quota.code, 4, "{}", quota.stderr);
-    assert!(quota.stderr.contains("hint:"), "{}", quota.stderr);
+    quota.assert_says(4, &["hint:"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn listen_prints_each_delivered_event_as_a_json_line() {
     let served = Served::start().await;
-    let mut child = served
-        .command(&[
-            "webhooks",
-            "listen",
-            "--port",
-            "0",
-            "--secret",
-            "listen-secret-4711",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .to_string();
+    let listen = words("webhooks listen --port 0 --secret listen-secret-4711");
+    let (mut child, mut stderr) = spawned(&mut served.command(&listen), Stdio::piped());
+    let url = listening_url(&mut stderr);
     let created = served
-        .run(&[
-            "webhooks",
-            "create",
-            "--url",
-            &url,
-            "--loopback-for-tests",
-            "--event",
-            "fs:*",
-            "--auth-header",
-            "listen-secret-4711",
-        ])
+        .run(&argv(
+            "webhooks create --loopback-for-tests --event fs:* --auth-header listen-secret-4711 --url",
+            &[&url],
+        ))
         .await;
     assert_eq!(created.code, 0, "{}", created.stderr);
-    served
-        .sandbox
-        .activity_as("sam")
-        .create_folder("/Heard")
-        .unwrap_or_else(|_| panic!("activity"));
+    served.new_folder("/Heard");
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let event = tokio::task::spawn_blocking(move || {
         let mut line = String::new();
@@ -638,21 +566,12 @@ async fn listen_prints_each_delivered_event_as_a_json_line() {
 
 #[test]
 fn a_profile_from_the_config_file_is_used_and_its_token_never_shown() {
-    let dir = temp_dir("profile");
-    let config = dir.join("config.toml");
-    std::fs::write(
-        &config,
+    let config = config_file(
+        "profile",
         "default = \"broken\"\n[profiles.broken]\nbase_url = \"http://127.0.0.1:9/pubapi\"\n\
          token = \"tok-secret-profile-987654321\"\n",
-    )
-    .unwrap();
-    let run = finished(
-        pubapi()
-            .env("PUBAPI_CONFIG", &config)
-            .args(["--act-as", "sam", "whoami"])
-            .output()
-            .unwrap(),
     );
+    let run = run_with_config(&config, &["--act-as", "sam", "whoami"]);
     assert_eq!(
         run.code, 5,
         "the profile's unreachable URL was used: {}",
@@ -675,12 +594,10 @@ async fn every_command_runs_against_a_served_sandbox_without_printing_the_token(
         (vec!["quota"], "general"),
         (vec!["agents", "list"], "agt-policy-helper"),
         (
-            vec![
-                "agents",
-                "ask",
-                "agt-policy-helper",
-                "How much are hotel costs per night?",
-            ],
+            argv(
+                "agents ask agt-policy-helper",
+                &["How much are hotel costs per night?"],
+            ),
             "180",
         ),
         (
@@ -693,12 +610,10 @@ async fn every_command_runs_against_a_served_sandbox_without_printing_the_token(
             "cites",
         ),
         (
-            vec![
-                "documents",
-                "ask",
-                "4100002",
-                "What is the daily meal allowance?",
-            ],
+            argv(
+                "documents ask 4100002",
+                &["What is the daily meal allowance?"],
+            ),
             "45 euros",
         ),
         (vec!["documents", "summarize", "4100002"], "travel"),
@@ -707,12 +622,10 @@ async fn every_command_runs_against_a_served_sandbox_without_printing_the_token(
             "kb-company-policies",
         ),
         (
-            vec![
-                "kb",
-                "ask",
-                "kb-company-policies",
-                "How long are invoices kept?",
-            ],
+            argv(
+                "kb ask kb-company-policies",
+                &["How long are invoices kept?"],
+            ),
             "seven years",
         ),
         (
@@ -720,46 +633,21 @@ async fn every_command_runs_against_a_served_sandbox_without_printing_the_token(
             "SCORE",
         ),
         (
-            vec![
-                "audit",
-                "files",
-                "--from",
-                "2026-01-01",
-                "--to",
-                "2026-01-31",
-                "--folders",
-                "/Projects",
-                "--out",
-                csv.to_str().unwrap(),
-            ],
+            argv(
+                "audit files --from 2026-01-01 --to 2026-01-31 --folders /Projects --out",
+                &[csv.to_str().unwrap()],
+            ),
             "written",
         ),
         (
-            vec![
-                "audit",
-                "users",
-                "--from",
-                "2026-01-01",
-                "--to",
-                "2026-01-31",
-                "--format",
-                "json",
-                "--out",
-                json.to_str().unwrap(),
-            ],
+            argv(
+                "audit users --from 2026-01-01 --to 2026-01-31 --format json --out",
+                &[json.to_str().unwrap()],
+            ),
             "written",
         ),
         (
-            vec![
-                "events",
-                "tail",
-                "--v1",
-                "--type",
-                "note",
-                "--no-follow",
-                "--max-events",
-                "2",
-            ],
+            words("events tail --v1 --type note --no-follow --max-events 2"),
             "\"note\"",
         ),
         (vec!["--json", "webhooks", "list"], "["),
@@ -776,14 +664,7 @@ async fn every_command_runs_against_a_served_sandbox_without_printing_the_token(
     }
     // The reports, then get and delete by the KIND/ID the run printed.
     let run = served
-        .run(&[
-            "audit",
-            "logins",
-            "--from",
-            "2026-01-01",
-            "--to",
-            "2026-01-02",
-        ])
+        .run(&words("audit logins --from 2026-01-01 --to 2026-01-02"))
         .await;
     assert!(
         run.stdout.starts_with("This report reflects"),
@@ -807,28 +688,17 @@ async fn every_command_runs_against_a_served_sandbox_without_printing_the_token(
     assert_eq!(gone.code, 3, "{}", gone.stderr);
     // A webhook updated in place.
     let created = served
-        .run(&[
-            "--json",
-            "webhooks",
-            "create",
-            "--url",
-            "https://hooks.example.com/a",
-            "--event",
-            "fs:*",
-        ])
+        .run(&words(
+            "--json webhooks create --url https://hooks.example.com/a --event fs:*",
+        ))
         .await;
     let created: serde_json::Value = serde_json::from_str(&created.stdout).unwrap();
     let id = created[0]["webhookId"].as_str().unwrap();
     let updated = served
-        .run(&[
-            "webhooks",
-            "update",
-            id,
-            "--url",
-            "https://hooks.example.com/b",
-            "--event",
-            "comment:*",
-        ])
+        .run(&argv(
+            "webhooks update --url https://hooks.example.com/b --event comment:*",
+            &[id],
+        ))
         .await;
     assert_eq!(updated.code, 0, "{}", updated.stderr);
     let details = served.run(&["webhooks", "details", id]).await;
@@ -844,8 +714,7 @@ async fn every_command_runs_against_a_served_sandbox_without_printing_the_token(
 fn a_sandbox_tail_stopped_and_started_again_prints_no_event_twice_and_skips_none() {
     // Every `--sandbox` run starts a sandbox with the same history under the same ids.
     let dir = temp_dir("sandbox-tail");
-    let cp = dir.join("cp");
-    let cp = cp.to_str().unwrap();
+    let cp = &checkpoint_in(&dir);
     let all = run_sandboxed(&["events", "tail", "--no-follow"]);
     let first = run_sandboxed(&["events", "tail", "--checkpoint", cp, "--max-events", "10"]);
     let second = run_sandboxed(&["events", "tail", "--checkpoint", cp, "--no-follow"]);
@@ -1001,29 +870,14 @@ async fn dry_run_prints_the_request_as_curl_with_the_token_as_a_variable_and_sen
             "curl -X POST '{BASE}/v1/ai/assistant/ask'",
         ),
         (
-            vec![
-                "audit",
-                "logins",
-                "--from",
-                "2026-01-01",
-                "--to",
-                "2026-01-02",
-                "--events",
-                "failed_attempts",
-            ],
+            words("audit logins --from 2026-01-01 --to 2026-01-02 --events failed_attempts"),
             "curl -X POST '{BASE}/v1/audit/logins'",
         ),
         (
-            vec![
-                "webhooks",
-                "create",
-                "--url",
-                "https://hooks.example.com/in",
-                "--event",
-                "fs:*",
-                "--auth-header-file",
-                secret_file.to_str().unwrap(),
-            ],
+            argv(
+                "webhooks create --url https://hooks.example.com/in --event fs:* --auth-header-file",
+                &[secret_file.to_str().unwrap()],
+            ),
             "curl -X POST '{BASE}/v1/webhooks'",
         ),
         (vec!["webhooks", "list"], "curl '{BASE}/v1/webhooks'"),
@@ -1055,17 +909,7 @@ async fn dry_run_prints_the_request_as_curl_with_the_token_as_a_variable_and_sen
     assert_eq!(gateway.calls(), 0, "a dry run sends nothing");
     // The body is there, a secret read from a file shows as the file, not its value.
     let create = gateway
-        .run(&[
-            "--dry-run",
-            "webhooks",
-            "create",
-            "--url",
-            "https://hooks.example.com/in",
-            "--event",
-            "fs:*",
-            "--auth-header-file",
-            secret_file.to_str().unwrap(),
-        ])
+        .run(&argv("--dry-run webhooks create --url https://hooks.example.com/in --event fs:* --auth-header-file", &[secret_file.to_str().unwrap()]))
         .await;
     assert!(
         create.stdout.contains("\"eventType\":[\"fs:*\"]"),
@@ -1096,15 +940,9 @@ async fn dry_run_prints_the_request_as_curl_with_the_token_as_a_variable_and_sen
     assert_eq!(String::from_utf8_lossy(&sent.stdout), "200", "{sent:?}");
     assert_eq!(gateway.calls(), 1);
     let listen = gateway
-        .run(&[
-            "--dry-run",
-            "webhooks",
-            "listen",
-            "--port",
-            "0",
-            "--secret",
-            "s-123456",
-        ])
+        .run(&words(
+            "--dry-run webhooks listen --port 0 --secret s-123456",
+        ))
         .await;
     assert_eq!(listen.code, 2, "{}", listen.stderr);
 }
@@ -1116,15 +954,7 @@ fn a_reader_that_stops_reading_ends_the_command_quietly() {
         &["--sandbox", "whoami"][..],
         &["--sandbox", "events", "tail", "--no-follow"],
         &["--sandbox", "--json", "agents", "list"],
-        &[
-            "--sandbox",
-            "audit",
-            "logins",
-            "--from",
-            "2026-01-01",
-            "--to",
-            "2026-01-03",
-        ],
+        &words("--sandbox audit logins --from 2026-01-01 --to 2026-01-03"),
         &["completions", "bash"],
     ] {
         // The reading end is closed before anything is written: every write is EPIPE.
@@ -1189,68 +1019,37 @@ fn date_errors_name_the_flags_in_plain_words() {
         }
     }
     // Users reports compare days: a time on the day before is not after, whatever its hour.
-    let run = run_sandboxed(&[
-        "audit",
-        "users",
-        "--from",
-        "2026-02-01T10:00:00Z",
-        "--to",
-        "2026-01-31T18:00:00Z",
-    ]);
-    assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(run.stderr.contains("compares days only"), "{}", run.stderr);
+    let run = run_sandboxed(&words(
+        "audit users --from 2026-02-01T10:00:00Z --to 2026-01-31T18:00:00Z",
+    ));
+    run.assert_says(2, &["compares days only"]);
 }
 
 #[test]
 fn an_http_webhook_url_is_refused_with_a_word_on_loopback_for_tests() {
-    let run = run_sandboxed(&[
-        "webhooks",
-        "create",
-        "--url",
-        "http://127.0.0.1:9000/in",
-        "--event",
-        "fs:*",
-    ]);
-    assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("--loopback-for-tests"),
-        "{}",
-        run.stderr
-    );
+    let run = run_sandboxed(&words(
+        "webhooks create --url http://127.0.0.1:9000/in --event fs:*",
+    ));
+    run.assert_says(2, &["--loopback-for-tests"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refusal_while_acting_as_someone_says_so_instead_of_suggesting_act_as() {
     let served = Served::start().await;
     let run = served.run(&["--act-as", "nobody", "whoami"]).await;
-    assert_eq!(run.code, 3, "{}", run.stderr);
-    assert!(run.stderr.contains("acts as nobody"), "{}", run.stderr);
+    run.assert_says(3, &["acts as nobody"]);
     assert!(!run.stderr.contains("acts as another"), "{}", run.stderr);
 }
 
 #[test]
 fn an_unknown_profile_lists_the_profiles_there_are() {
-    let dir = temp_dir("profiles");
-    let config = dir.join("config.toml");
-    std::fs::write(
-        &config,
+    let config = config_file(
+        "profiles",
         "[profiles.prod]\ndomain = \"acme.example.com\"\ntoken_env = \"X\"\n\
          [profiles.staging]\ndomain = \"staging.example.com\"\ntoken_env = \"X\"\n",
-    )
-    .unwrap();
-    let run = finished(
-        pubapi()
-            .env("PUBAPI_CONFIG", &config)
-            .args(["--profile", "prd", "whoami"])
-            .output()
-            .unwrap(),
     );
-    assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("its profiles: prod, staging"),
-        "{}",
-        run.stderr
-    );
+    let run = run_with_config(&config, &["--profile", "prd", "whoami"]);
+    run.assert_says(2, &["its profiles: prod, staging"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1265,19 +1064,8 @@ async fn listen_takes_its_secret_from_the_environment_or_a_file_and_says_when_it
             "env" => command.env("PUBAPI_WEBHOOK_SECRET", secret),
             _ => command.arg("--secret-file").arg(&file),
         };
-        let mut child = command
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("{how}: {line}"))
-            .to_string();
+        let (mut child, mut stderr) = spawned(&mut command, Stdio::null());
+        let url = listening_url(&mut stderr);
         let client = reqwest::Client::new();
         let post = |auth: &str| {
             client
@@ -1291,7 +1079,6 @@ async fn listen_takes_its_secret_from_the_environment_or_a_file_and_says_when_it
         assert_eq!(refused.status(), 401, "{how}");
         let taken = post(secret).await.unwrap();
         assert_eq!(taken.status(), 200, "{how}");
-        line.clear();
         let said = tokio::task::spawn_blocking(move || {
             let mut line = String::new();
             stderr.read_line(&mut line).unwrap();
@@ -1307,24 +1094,12 @@ async fn listen_takes_its_secret_from_the_environment_or_a_file_and_says_when_it
         let _ = child.wait();
     }
     let missing = served.run(&["webhooks", "listen", "--port", "0"]).await;
-    assert_eq!(missing.code, 2, "{}", missing.stderr);
-    assert!(
-        missing.stderr.contains("PUBAPI_WEBHOOK_SECRET"),
-        "{}",
-        missing.stderr
-    );
+    missing.assert_says(2, &["PUBAPI_WEBHOOK_SECRET"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hints_point_at_a_report_only_where_it_stays() {
-    let args = [
-        "audit",
-        "logins",
-        "--from",
-        "2026-01-01",
-        "--to",
-        "2026-01-02",
-    ];
+    let args = words("audit logins --from 2026-01-01 --to 2026-01-02");
     let sandboxed = run_sandboxed(&args);
     assert_eq!(sandboxed.code, 0, "{}", sandboxed.stderr);
     assert!(
@@ -1334,27 +1109,15 @@ async fn hints_point_at_a_report_only_where_it_stays() {
     );
     let served = Served::start().await;
     let kept = served.run(&args).await;
-    assert_eq!(kept.code, 0, "{}", kept.stderr);
-    assert!(
-        kept.stderr.contains("pubapi audit delete logins/"),
-        "{}",
-        kept.stderr
-    );
+    kept.assert_says(0, &["pubapi audit delete logins/"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn durations_read_as_hours_minutes_and_seconds() {
     let served = Served::start().await;
-    served
-        .sandbox
-        .inject(Fault::on("whoami").quota_exhausted(12_107));
+    served.inject(Fault::on("whoami").quota_exhausted(12_107));
     let run = served.run(&["whoami"]).await;
-    assert_eq!(run.code, 4, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("resets in 3h 21m 47s"),
-        "{}",
-        run.stderr
-    );
+    run.assert_says(4, &["resets in 3h 21m 47s"]);
     assert!(!run.stderr.contains("12107s"), "{}", run.stderr);
 }
 
@@ -1399,16 +1162,7 @@ fn out_dash_writes_the_report_to_standard_output_and_no_file() {
     let dir = temp_dir("out-dash");
     let run = run_sandboxed_in(
         &dir,
-        &[
-            "audit",
-            "logins",
-            "--from",
-            "2026-01-01",
-            "--to",
-            "2026-01-02",
-            "--out",
-            "-",
-        ],
+        &words("audit logins --from 2026-01-01 --to 2026-01-02 --out -"),
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
@@ -1457,39 +1211,25 @@ fn a_dry_run_creates_no_file_and_needs_no_folder_it_would_write_to() {
     let csv = missing.join("logins.csv");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (
-            vec![
-                "audit",
-                "export",
-                "logins",
-                "--since",
-                "2026-01-01",
-                "--state",
-                state.to_str().unwrap(),
-                "--out-dir",
-                missing.to_str().unwrap(),
-            ],
+            argv(
+                "audit export logins --since 2026-01-01 --state",
+                &[
+                    state.to_str().unwrap(),
+                    "--out-dir",
+                    missing.to_str().unwrap(),
+                ],
+            ),
             "/v1/whoami'",
         ),
         (
-            vec![
-                "audit",
-                "logins",
-                "--from",
-                "2026-01-01",
-                "--to",
-                "2026-01-02",
-                "--out",
-                csv.to_str().unwrap(),
-            ],
+            argv(
+                "audit logins --from 2026-01-01 --to 2026-01-02 --out",
+                &[csv.to_str().unwrap()],
+            ),
             "-X POST",
         ),
         (
-            vec![
-                "events",
-                "tail",
-                "--checkpoint",
-                checkpoint.to_str().unwrap(),
-            ],
+            argv("events tail --checkpoint", &[checkpoint.to_str().unwrap()]),
             "/v1/events/cursor",
         ),
     ];
@@ -1508,28 +1248,22 @@ fn a_dry_run_creates_no_file_and_needs_no_folder_it_would_write_to() {
 #[test]
 fn a_dry_run_on_the_built_in_sandbox_says_the_sandbox_is_gone_when_it_ends() {
     let run = run_sandboxed(&["--dry-run", "whoami"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.assert_says(
+        0,
+        &[
+            "names the built-in sandbox at http://127.0.0.1:",
+            "stops when this command ends",
+            "pubapi sandbox --port 8080",
+        ],
+    );
     assert!(run.stdout.contains("/v1/whoami'"), "{}", run.stdout);
-    assert!(
-        run.stderr
-            .contains("names the built-in sandbox at http://127.0.0.1:"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("stops when this command ends")
-            && run.stderr.contains("pubapi sandbox --port 8080"),
-        "{}",
-        run.stderr
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resumed_tail_with_nothing_new_says_so() {
     let served = Served::start().await;
     let dir = temp_dir("tail-nothing-new");
-    let cp = dir.join("cp");
-    let cp = cp.to_str().unwrap();
+    let cp = &checkpoint_in(&dir);
     let first = served
         .run(&["events", "tail", "--checkpoint", cp, "--no-follow"])
         .await;
@@ -1555,19 +1289,11 @@ fn a_damaged_checkpoint_file_is_named_in_a_users_words() {
     let dir = temp_dir("tail-damaged");
     let cp = dir.join("cp");
     std::fs::write(&cp, b"garbage\n").unwrap();
-    let run = run_sandboxed(&[
-        "events",
-        "tail",
-        "--no-follow",
-        "--checkpoint",
-        cp.to_str().unwrap(),
-    ]);
-    assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("the checkpoint file is damaged"),
-        "{}",
-        run.stderr
-    );
+    let run = run_sandboxed(&argv(
+        "events tail --no-follow --checkpoint",
+        &[cp.to_str().unwrap()],
+    ));
+    run.assert_says(2, &["the checkpoint file is damaged"]);
     assert!(!run.stderr.contains("fleet store"), "{}", run.stderr);
 }
 
@@ -1583,23 +1309,15 @@ async fn an_audit_run_learns_a_served_sandboxs_time_scale_from_its_control_plane
     let sandbox = Sandbox::start(config).await;
     let dir = temp_dir("served-scale");
     let out = dir.join("logins.csv");
-    let mut child = pubapi()
-        .env("PUBAPI_BASE_URL", sandbox.base_url())
-        .env("PUBAPI_TOKEN", sandbox.admin_token())
-        .args([
-            "audit",
-            "logins",
-            "--from",
-            "2026-01-01",
-            "--to",
-            "2026-01-02",
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = started(
+        pubapi()
+            .env("PUBAPI_BASE_URL", sandbox.base_url())
+            .env("PUBAPI_TOKEN", sandbox.admin_token())
+            .args(argv(
+                "audit logins --from 2026-01-01 --to 2026-01-02 --out",
+                &[out.to_str().unwrap()],
+            )),
+    );
     let started = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {

@@ -72,15 +72,7 @@ fn the_examples_print_what_a_person_reads_and_write_no_file_where_they_run() {
 /// name, one entry per command.
 fn cargo_commands(readme: &str, verb: &str) -> Vec<String> {
     let mut commands = Vec::new();
-    let mut in_sh = false;
-    for line in readme.lines() {
-        if line.starts_with("```") {
-            in_sh = line == "```sh";
-            continue;
-        }
-        if !in_sh {
-            continue;
-        }
+    for line in blocks(readme, "sh") {
         for part in line.split("&&") {
             let part = part.trim().trim_end_matches('\\').trim();
             if let Some(rest) = part.strip_prefix(&format!("cargo {verb} ")) {
@@ -138,18 +130,8 @@ fn the_readme_set_up_builds_what_its_commands_then_run() {
 
 /// The lines of the README's blocks fenced as `lang`.
 fn blocks<'a>(readme: &'a str, lang: &str) -> Vec<&'a str> {
-    let mut lines = Vec::new();
-    let mut inside = false;
-    for line in readme.lines() {
-        if line.starts_with("```") {
-            inside = line == format!("```{lang}");
-            continue;
-        }
-        if inside {
-            lines.push(line);
-        }
-    }
-    lines
+    let fence = format!("```{lang}");
+    section_lines(readme, |l| l.starts_with("```").then(|| l == fence)).collect()
 }
 
 #[test]
@@ -193,24 +175,35 @@ fn the_readmes_commands_write_under_target_and_make_the_folders_they_redirect_in
 /// `[features]` names and optional dependencies of the workspace crate in `dir`.
 fn features_of(dir: &str) -> (String, Vec<String>) {
     let manifest = std::fs::read_to_string(workspace().join(dir).join("Cargo.toml")).unwrap();
-    let name = manifest
+    let name = manifest_value(&manifest, "name");
+    let features = section_lines(&manifest, |l| l.starts_with('[').then(|| l == "[features]"))
+        .filter_map(|line| line.split_once(" = "))
+        .map(|(feature, _)| feature.trim().to_string())
+        .collect();
+    (name, features)
+}
+
+/// The value of the first line `key = "value"` of a manifest.
+fn manifest_value(manifest: &str, key: &str) -> String {
+    manifest
         .lines()
-        .find_map(|l| l.strip_prefix("name = "))
+        .find_map(|l| l.strip_prefix(&format!("{key} = ")))
         .unwrap()
         .trim_matches('"')
-        .to_string();
-    let mut features = Vec::new();
-    let mut in_features = false;
-    for line in manifest.lines() {
-        if line.starts_with('[') {
-            in_features = line == "[features]";
-            continue;
+        .to_string()
+}
+
+/// The lines of `text` inside the sections it keeps: a line for which `starts` is
+/// `Some(kept)` begins a section (kept or not) and is not itself returned.
+fn section_lines(text: &str, starts: impl Fn(&str) -> Option<bool>) -> impl Iterator<Item = &str> {
+    let mut kept = false;
+    text.lines().filter(move |line| match starts(line) {
+        Some(keep) => {
+            kept = keep;
+            false
         }
-        if in_features && let Some((feature, _)) = line.split_once(" = ") {
-            features.push(feature.trim().to_string());
-        }
-    }
-    (name, features)
+        None => kept,
+    })
 }
 
 #[test]
@@ -224,12 +217,7 @@ fn the_readmes_dependency_lines_resolve_before_the_crates_are_published() {
         .next()
         .unwrap();
     let root_manifest = std::fs::read_to_string(workspace().join("Cargo.toml")).unwrap();
-    let repository = root_manifest
-        .lines()
-        .find_map(|l| l.strip_prefix("repository = "))
-        .unwrap()
-        .trim_matches('"')
-        .to_string();
+    let repository = manifest_value(&root_manifest, "repository");
     let crates = ["sdk-ext", "sandbox", "httpmock"].map(features_of);
     let mut broken = Vec::new();
     let (mut by_git, mut by_path) = (0, 0);

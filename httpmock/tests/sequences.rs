@@ -6,7 +6,8 @@
 mod support;
 
 use httpmock::MockServer;
-use pubapi_httpmock::MockServerExt;
+use pubapi_httpmock::operations::{GetWebhookStatusThen, GetWebhookStatusWhen};
+use pubapi_httpmock::{MockServerExt, Sequence};
 use pubapi_sdk::types::{WebhookError, WebhookSummary};
 use pubapi_sdk_ext::{Client, Error, serde_json};
 
@@ -15,6 +16,25 @@ fn client(server: &MockServer) -> Client {
     support::client_builder(server)
         .build()
         .expect("the client builds")
+}
+
+/// The answers, in order, of `getWebhookStatus` for the hook `id`.
+fn status_of<'a>(
+    server: &'a MockServer,
+    id: &'a str,
+) -> Sequence<'a, GetWebhookStatusWhen, GetWebhookStatusThen> {
+    server.get_webhook_status_sequence(|when| {
+        when.webhook_id(id);
+    })
+}
+
+/// [`status_of`] starting with `times` answers 503 (the platform's transient server error).
+fn unavailable_first<'a>(
+    server: &'a MockServer,
+    id: &'a str,
+    times: usize,
+) -> Sequence<'a, GetWebhookStatusWhen, GetWebhookStatusThen> {
+    status_of(server, id).status(503).times(times)
 }
 
 fn summary(id: &str) -> WebhookSummary {
@@ -29,12 +49,7 @@ fn summary(id: &str) -> WebhookSummary {
 #[tokio::test]
 async fn a_typed_sequence_503_503_200_passes_through_the_default_retries() {
     let server = MockServer::start_async().await;
-    let status = server
-        .get_webhook_status_sequence(|when| {
-            when.webhook_id("wh 1");
-        })
-        .status(503)
-        .times(2)
+    let status = unavailable_first(&server, "wh 1", 2)
         .then(|then| {
             then.ok(&summary("wh 1"));
         })
@@ -53,12 +68,7 @@ async fn a_typed_sequence_503_503_200_passes_through_the_default_retries() {
 #[tokio::test]
 async fn a_step_past_the_retries_is_the_next_calls_answer() {
     let server = MockServer::start_async().await;
-    let status = server
-        .get_webhook_status_sequence(|when| {
-            when.webhook_id("wh-1");
-        })
-        .status(503)
-        .times(3)
+    let status = unavailable_first(&server, "wh-1", 3)
         .then(|then| {
             then.not_found(&WebhookError {
                 code: Some("hook_not_found_error".into()),
@@ -82,18 +92,12 @@ async fn a_step_past_the_retries_is_the_next_calls_answer() {
 #[tokio::test]
 async fn a_sequence_counts_only_its_own_requests_and_ends_unless_repeated() {
     let server = MockServer::start_async().await;
-    let one = server
-        .get_webhook_status_sequence(|when| {
-            when.webhook_id("one");
-        })
+    let one = status_of(&server, "one")
         .then(|then| {
             then.ok(&summary("one"));
         })
         .build();
-    let two = server
-        .get_webhook_status_sequence(|when| {
-            when.webhook_id("two");
-        })
+    let two = status_of(&server, "two")
         .then(|then| {
             then.ok(&summary("two"));
         })

@@ -8,6 +8,7 @@ mod support;
 
 use httpmock::MockServer;
 use pubapi_httpmock::MockServerExt;
+use pubapi_httpmock::operations::{AskAgentThen, DeleteWebhookThen};
 use pubapi_sdk::types::{
     AiError, AuditFormat, GatewayErrorCode, GeneralError, GeneralErrorItem, LoginEvent,
     LoginsAuditRequest, WebhookError,
@@ -74,72 +75,82 @@ async fn start_logins_report(client: &Client) -> Result<String, Vec<String>> {
 
 // ------------------------------------------------------------------ the tests
 
+/// An error body in the webhooks format: its `code` and `message`, no details.
+fn webhook_error(code: &str, message: Option<&str>) -> WebhookError {
+    WebhookError {
+        code: Some(code.into()),
+        message: message.map(Into::into),
+        details: None,
+    }
+}
+
+/// What `delete_stale_webhook` makes of the deletion of `wh-1` answered by `answer`; the
+/// mock must have been called once.
+async fn delete_answered(answer: impl FnOnce(DeleteWebhookThen)) -> Result<bool, Error> {
+    let server = MockServer::start_async().await;
+    let mock = server.delete_webhook(|when, then| {
+        when.webhook_id("wh-1");
+        answer(then);
+    });
+    let deleted = delete_stale_webhook(&client(&server), "wh-1").await;
+    mock.assert();
+    deleted
+}
+
+/// What `ask_if_agent_exists` makes of the question to `agent-1` answered by `answer`; the
+/// mock must have been called once.
+async fn ask_answered(answer: impl FnOnce(AskAgentThen)) -> Result<Option<String>, Error> {
+    let server = MockServer::start_async().await;
+    let mock = server.ask_agent(|when, then| {
+        when.agent_id("agent-1");
+        answer(then);
+    });
+    let asked = ask_if_agent_exists(&client(&server), "agent-1", "Summarise Q3").await;
+    mock.assert();
+    asked
+}
+
 #[tokio::test]
 async fn delete_stale_webhook_counts_a_404_hook_not_found_as_already_deleted() {
-    let server = MockServer::start_async().await;
-    let gone = server.delete_webhook(|when, then| {
-        when.webhook_id("wh-1");
-        then.not_found(&WebhookError {
-            code: Some("hook_not_found_error".into()),
-            ..Default::default()
-        });
+    let deleted = delete_answered(|then| {
+        then.not_found(&webhook_error("hook_not_found_error", None));
     });
-    assert!(
-        !delete_stale_webhook(&client(&server), "wh-1")
-            .await
-            .unwrap()
-    );
-    gone.assert();
+    assert!(!deleted.await.unwrap());
 }
 
 #[tokio::test]
 async fn delete_stale_webhook_deletes_on_204() {
-    let server = MockServer::start_async().await;
-    let deleted = server.delete_webhook(|when, then| {
-        when.webhook_id("wh-1");
+    let deleted = delete_answered(|then| {
         then.no_content();
     });
-    assert!(
-        delete_stale_webhook(&client(&server), "wh-1")
-            .await
-            .unwrap()
-    );
-    deleted.assert();
+    assert!(deleted.await.unwrap());
 }
 
 #[tokio::test]
 async fn delete_stale_webhook_passes_a_403_missing_scope_on() {
-    let server = MockServer::start_async().await;
-    let refused = server.delete_webhook(|when, then| {
-        when.webhook_id("wh-1");
-        then.forbidden(&WebhookError {
-            code: Some("missing_scope_error".into()),
-            message: Some("scope Service.webhooks required".into()),
-            details: None,
-        });
-    });
-    let error = delete_stale_webhook(&client(&server), "wh-1")
-        .await
-        .unwrap_err();
+    let error = delete_answered(|then| {
+        then.forbidden(&webhook_error(
+            "missing_scope_error",
+            Some("scope Service.webhooks required"),
+        ));
+    })
+    .await
+    .unwrap_err();
     assert!(
         matches!(&error, Error::Forbidden { reason: ForbiddenReason::MissingScope, error } if error.message() == Some("scope Service.webhooks required")),
         "{error:?}"
     );
-    refused.assert();
 }
 
 #[tokio::test]
 async fn delete_stale_webhook_passes_a_403_throttle_on_with_its_retry_after() {
-    let server = MockServer::start_async().await;
-    let throttled = server.delete_webhook(|when, then| {
-        when.webhook_id("wh-1");
+    let error = delete_answered(|then| {
         then.forbidden(&WebhookError::default())
             .retry_after(7)
             .x_gateway_error_code(GatewayErrorCode::Err403DeveloperOverQps);
-    });
-    let error = delete_stale_webhook(&client(&server), "wh-1")
-        .await
-        .unwrap_err();
+    })
+    .await
+    .unwrap_err();
     assert!(
         matches!(
             &error,
@@ -147,7 +158,6 @@ async fn delete_stale_webhook_passes_a_403_throttle_on_with_its_retry_after() {
         ),
         "{error:?}"
     );
-    throttled.assert();
 }
 
 /// The `When` narrows: a mock of one id does not answer another, and httpmock's own 404 for
@@ -193,34 +203,26 @@ async fn an_awkward_webhook_id_is_matched_as_the_client_encodes_it() {
 
 #[tokio::test]
 async fn ask_if_agent_exists_is_none_on_a_404_in_the_ai_format() {
-    let server = MockServer::start_async().await;
-    let gone = server.ask_agent(|when, then| {
-        when.agent_id("agent-1");
+    let answer = ask_answered(|then| {
         then.not_found(&AiError {
             error_code: Some("AGENT_NOT_FOUND".into()),
             error_message: Some("no such agent".into()),
         });
     });
-    let answer = ask_if_agent_exists(&client(&server), "agent-1", "Summarise Q3").await;
-    assert_eq!(answer.unwrap(), None);
-    gone.assert();
+    assert_eq!(answer.await.unwrap(), None);
 }
 
 #[tokio::test]
 async fn ask_if_agent_exists_passes_a_bodiless_429_on_as_throttled() {
-    let server = MockServer::start_async().await;
-    let throttled = server.ask_agent(|when, then| {
-        when.agent_id("agent-1");
+    let error = ask_answered(|then| {
         then.too_many_requests().retry_after(60);
-    });
-    let error = ask_if_agent_exists(&client(&server), "agent-1", "Summarise Q3")
-        .await
-        .unwrap_err();
+    })
+    .await
+    .unwrap_err();
     assert!(
         matches!(&error, Error::Throttled { retry_after: Some(after), .. } if *after == Duration::from_secs(60)),
         "{error:?}"
     );
-    throttled.assert();
 }
 
 #[tokio::test]

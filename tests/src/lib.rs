@@ -24,10 +24,32 @@ where
     }
 }
 
+/// A sandbox of [`SandboxConfig::testing`] with `change` made to its configuration:
+/// `let sb = sandbox_with(|config| config.audit.enabled = false).await;`
+pub async fn sandbox_with(change: impl FnOnce(&mut SandboxConfig)) -> Sandbox {
+    let mut config = SandboxConfig::testing();
+    change(&mut config);
+    Sandbox::start(config).await
+}
+
+/// What the sandbox answers to a GET of `path` with the admin's token, sent as it is (no SDK
+/// checks).
+pub async fn admin_get(sb: &Sandbox, path: &str) -> RawResponse {
+    sb.raw().get(path, &sb.admin_token()).await
+}
+
 /// What the sandbox answers to a POST of `body` (JSON) to `path` with the admin's token, sent
 /// as it is (no SDK checks): the tests of the sandbox's own answers start from here.
 pub async fn admin_post(sb: &Sandbox, path: &str, body: &serde_json::Value) -> RawResponse {
     sb.raw().post(path, &sb.admin_token(), body).await
+}
+
+/// Asserts that the gateway refused a request: the `status` and the `x-gateway-error-code`
+/// header `code`.
+#[track_caller]
+pub fn assert_gateway_refused(response: &RawResponse, status: u16, code: &str) {
+    assert_eq!(response.status, status, "{}", response.text());
+    assert_eq!(response.header("x-gateway-error-code"), Some(code));
 }
 
 /// Waits for an AI answer by polling once a second until `deadline`: the sandbox answers after
@@ -61,6 +83,37 @@ pub const AUDIT_KINDS: [&str; 14] = [
     "snapshot-restore",
     "upload-requests",
 ];
+
+/// The sandbox's sample agent, which answers [`SAMPLE_QUESTION`] from its documents ("180
+/// euros per night").
+pub const SAMPLE_AGENT: &str = "agt-policy-helper";
+
+/// A question [`SAMPLE_AGENT`] answers.
+pub const SAMPLE_QUESTION: &str = "How much are hotel costs per night?";
+
+/// Four events of the activity feed, as `sam`: folder `/P`, file `/P/a.txt`, a note on it, and
+/// (by the admin) a permission change on `/P`; in a fresh sandbox their ids are 1 to 4.
+pub fn four_events(sb: &Sandbox) {
+    let sam = sb.activity_as("sam");
+    sam.create_folder("/P").unwrap();
+    sam.create_file("/P/a.txt", "alpha").unwrap();
+    sam.add_note("/P/a.txt", "looks good").unwrap();
+    sb.activity()
+        .change_permission("/P", "sam", None, Some("Editor"))
+        .unwrap();
+}
+
+/// The names of the files in a daily export's folder `dir`, sorted, temporary ones too, but
+/// for the export's claim on the folder (`.pubapi-export-logins-csv.json`).
+pub fn export_files_in(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name != ".pubapi-export-logins-csv.json")
+        .collect();
+    names.sort();
+    names
+}
 
 /// The client the short example programs (`tests/examples/`) use: the platform (or a sandbox
 /// served elsewhere) when `PUBAPI_DOMAIN` or `PUBAPI_BASE_URL`, and `PUBAPI_TOKEN` are set;

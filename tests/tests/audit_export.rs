@@ -12,6 +12,7 @@ use pubapi_sdk_ext::audit::{
 };
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::{Budget, Client, Limits};
+use pubapi_testkit::export_files_in;
 use pubapi_testkit::sandbox::{ClockConfig, Fault, Sandbox, SandboxConfig};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -40,6 +41,13 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// What most tests start from: the sandbox, the admin's client, and a fresh folder for `name`.
+async fn started(name: &str) -> (Sandbox, Client, PathBuf) {
+    let sb = sandbox().await;
+    let client = sb.client_for("admin");
+    (sb, client, temp_dir(name))
+}
+
 /// The logins export of these tests, in `dir`, from `start`.
 fn export_builder(client: &Client, dir: &Path, start: Start) -> DailyExportBuilder {
     DailyExport::builder(client, AuditReportKind::Logins)
@@ -66,17 +74,6 @@ fn export(client: &Client, dir: &Path, start: Start) -> DailyExport {
     export_builder(client, dir, start).build().unwrap()
 }
 
-/// The files of `dir`, temporary ones too, but for the folder's claim.
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name != ".pubapi-export-logins-csv.json")
-        .collect();
-    names.sort();
-    names
-}
-
 /// A whole CSV day file: the title row, the logins header, and rows of that day only.
 fn assert_whole_csv_day(path: &Path, day: &str) -> usize {
     let text = std::fs::read_to_string(path).unwrap();
@@ -99,9 +96,7 @@ fn assert_whole_csv_day(path: &Path, day: &str) -> usize {
 
 #[tokio::test]
 async fn three_runs_across_two_days_with_a_fault_mid_day_leave_one_whole_file_per_day() {
-    let sb = sandbox().await;
-    let client = sb.client_for("admin");
-    let dir = temp_dir("three-runs");
+    let (sb, client, dir) = started("three-runs").await;
     let out = dir.join("out");
 
     // Run 1 on March 10: March 9 has ended, March 10 has not.
@@ -115,7 +110,7 @@ async fn three_runs_across_two_days_with_a_fault_mid_day_leave_one_whole_file_pe
     assert_eq!(summary.server_today, Some(day("2026-03-10")));
     assert_eq!(summary.stopped, None);
     assert!(summary.reports_left.is_empty());
-    assert_eq!(files_in(&out), ["logins-2026-03-09.csv"]);
+    assert_eq!(export_files_in(&out), ["logins-2026-03-09.csv"]);
 
     // A day later, the report read breaks in the middle of March 10's download.
     sb.advance(Duration::from_secs(86_400));
@@ -124,17 +119,11 @@ async fn three_runs_across_two_days_with_a_fault_mid_day_leave_one_whole_file_pe
         .run()
         .await
         .unwrap_err();
-    match &failed {
-        ExportError::Day {
-            day: failed_day,
-            written: 0,
-            error: DayError::Download(_),
-        } => assert_eq!(*failed_day, day("2026-03-10")),
-        other => panic!("{other:?}"),
-    }
+    let why = failed_on(&failed, "2026-03-10", 0);
+    assert!(matches!(why, DayError::Download(_)), "{failed:?}");
     assert_eq!(sb.faults_left(), 0);
     // Nothing of the day is left behind, not even a temporary file.
-    assert_eq!(files_in(&out), ["logins-2026-03-09.csv"]);
+    assert_eq!(export_files_in(&out), ["logins-2026-03-09.csv"]);
 
     // Run 3, a new export on the same state file: March 10 is done again from scratch.
     let summary = export(&client, &dir, Start::SinceLast).run().await.unwrap();
@@ -142,7 +131,7 @@ async fn three_runs_across_two_days_with_a_fault_mid_day_leave_one_whole_file_pe
     assert_eq!(summary.written[0].day, day("2026-03-10"));
     assert_eq!(summary.next_day, day("2026-03-11"));
     assert_eq!(
-        files_in(&out),
+        export_files_in(&out),
         ["logins-2026-03-09.csv", "logins-2026-03-10.csv"]
     );
     let rows_9 = assert_whole_csv_day(&out.join("logins-2026-03-09.csv"), "2026-03-09");
@@ -158,9 +147,7 @@ async fn three_runs_across_two_days_with_a_fault_mid_day_leave_one_whole_file_pe
 
 #[tokio::test]
 async fn a_job_creation_that_fails_mid_run_keeps_the_days_before_and_the_next_run_resumes() {
-    let sb = sandbox().await;
-    let client = sb.client_for("admin");
-    let dir = temp_dir("create-fault");
+    let (sb, client, dir) = started("create-fault").await;
     // March 7, 8 and 9 are whole; the second creation fails (after the client's retries).
     sb.inject(
         Fault::on("createLoginsAudit")
@@ -172,21 +159,15 @@ async fn a_job_creation_that_fails_mid_run_keeps_the_days_before_and_the_next_ru
         .run()
         .await
         .unwrap_err();
-    match &failed {
-        ExportError::Day {
-            day: failed_day,
-            written: 1,
-            error: DayError::Api(_),
-        } => assert_eq!(*failed_day, day("2026-03-08")),
-        other => panic!("{other:?}"),
-    }
+    let why = failed_on(&failed, "2026-03-08", 1);
+    assert!(matches!(why, DayError::Api(_)), "{failed:?}");
     sb.clear_faults();
-    assert_eq!(files_in(&dir.join("out")), ["logins-2026-03-07.csv"]);
+    assert_eq!(export_files_in(&dir.join("out")), ["logins-2026-03-07.csv"]);
     let summary = export(&client, &dir, Start::SinceLast).run().await.unwrap();
     let days: Vec<String> = summary.written.iter().map(|w| w.day.to_string()).collect();
     assert_eq!(days, ["2026-03-08", "2026-03-09"]);
     assert_eq!(
-        files_in(&dir.join("out")),
+        export_files_in(&dir.join("out")),
         [
             "logins-2026-03-07.csv",
             "logins-2026-03-08.csv",
@@ -220,7 +201,7 @@ async fn the_run_stops_cleanly_before_a_day_the_budget_would_not_cover() {
     assert_eq!((stop.needed, stop.left), (6, 3));
     assert!(stop.to_string().contains("2026-03-08"), "{stop}");
     assert_eq!(summary.next_day, day("2026-03-08"));
-    assert_eq!(files_in(&dir.join("out")), ["logins-2026-03-07.csv"]);
+    assert_eq!(export_files_in(&dir.join("out")), ["logins-2026-03-07.csv"]);
     // The state says where the next run starts.
     let state = std::fs::read_to_string(dir.join("state")).unwrap();
     assert!(state.contains("\"next_day\": \"2026-03-08\""), "{state}");
@@ -228,9 +209,7 @@ async fn the_run_stops_cleanly_before_a_day_the_budget_would_not_cover() {
 
 #[tokio::test]
 async fn a_quota_used_up_in_the_middle_of_a_day_is_a_budget_stop_with_nothing_kept() {
-    let sb = sandbox().await;
-    let client = sb.client_for("admin");
-    let dir = temp_dir("quota-mid-day");
+    let (sb, client, dir) = started("quota-mid-day").await;
     sb.inject(Fault::on("getAuditReport").times(1).quota_exhausted(3600));
     let summary = export(&client, &dir, Start::Since(day("2026-03-09")))
         .run()
@@ -240,7 +219,7 @@ async fn a_quota_used_up_in_the_middle_of_a_day_is_a_budget_stop_with_nothing_ke
     let stop = summary.stopped.expect("stopped for the budget");
     assert_eq!((stop.day, stop.left), (day("2026-03-09"), 0));
     assert_eq!(stop.resets_in, Some(Duration::from_secs(3600)));
-    assert!(files_in(&dir.join("out")).is_empty());
+    assert!(export_files_in(&dir.join("out")).is_empty());
     // The client keeps to the block the platform asked for: the next run with it stops for
     // the budget before sending anything.
     let before = sb.counters().requests;
@@ -367,9 +346,7 @@ async fn an_ndjson_day_cut_by_the_quota_is_read_on_by_the_next_run_from_where_it
 
 #[tokio::test]
 async fn an_empty_or_garbled_state_file_is_refused_before_any_call_and_left_as_it_is() {
-    let sb = sandbox().await;
-    let client = sb.client_for("admin");
-    let dir = temp_dir("bad-state");
+    let (sb, client, dir) = started("bad-state").await;
     for (content, empty) in [("", true), ("  \n", true), ("{\"next_day\": 3", false)] {
         std::fs::write(dir.join("state"), content).unwrap();
         for start in [Start::SinceLast, Start::Since(day("2026-03-01"))] {
@@ -386,14 +363,12 @@ async fn an_empty_or_garbled_state_file_is_refused_before_any_call_and_left_as_i
         assert_eq!(std::fs::read_to_string(dir.join("state")).unwrap(), content);
     }
     assert_eq!(sb.counters().requests, 0);
-    assert!(files_in(&dir.join("out")).is_empty());
+    assert!(export_files_in(&dir.join("out")).is_empty());
 }
 
 #[tokio::test]
 async fn a_state_file_past_its_cap_is_refused_before_it_is_read_or_anything_is_sent() {
-    let sb = sandbox().await;
-    let client = sb.client_for("admin");
-    let dir = temp_dir("huge-state");
+    let (sb, client, dir) = started("huge-state").await;
     // 64 MiB (sparse): read whole, it would cost that much and more in heap.
     let state = std::fs::File::create(dir.join("state")).unwrap();
     state.set_len(64 * 1024 * 1024).unwrap();
@@ -413,9 +388,7 @@ async fn a_state_file_past_its_cap_is_refused_before_it_is_read_or_anything_is_s
 
 #[tokio::test]
 async fn a_run_leaves_no_lock_file_beside_its_state() {
-    let sb = sandbox().await;
-    let client = sb.client_for("admin");
-    let dir = temp_dir("no-lock-left");
+    let (_sb, client, dir) = started("no-lock-left").await;
     export(&client, &dir, Start::Since(day("2026-03-08")))
         .run()
         .await
@@ -427,9 +400,7 @@ async fn a_run_leaves_no_lock_file_beside_its_state() {
 /// A sandbox, an admin's client, and a folder in which the logins export has written
 /// March 8 and 9.
 async fn after_march_8_and_9(name: &str) -> (Sandbox, Client, PathBuf) {
-    let sb = sandbox().await;
-    let client = sb.client_for("admin");
-    let dir = temp_dir(name);
+    let (sb, client, dir) = started(name).await;
     export(&client, &dir, Start::Since(day("2026-03-08")))
         .run()
         .await
@@ -442,7 +413,7 @@ async fn a_folder_holds_the_days_of_one_set_of_filters_and_other_filters_are_ref
  {
     let (sb, client, dir) = after_march_8_and_9("claimed").await;
     let out = dir.join("out");
-    let days = files_in(&out);
+    let days = export_files_in(&out);
     assert_eq!(days, ["logins-2026-03-08.csv", "logins-2026-03-09.csv"]);
     let requests = sb.counters().requests;
     // Logins only, with a state file of its own: its days are not the first export's.
@@ -464,7 +435,7 @@ async fn a_folder_holds_the_days_of_one_set_of_filters_and_other_filters_are_ref
     assert!(claimed.contains("failed_attempts") && !asked.contains("failed_attempts"));
     assert!(error.to_string().contains("its own folder"), "{error}");
     assert_eq!(sb.counters().requests, requests, "nothing was sent");
-    assert_eq!(files_in(&out), days);
+    assert_eq!(export_files_in(&out), days);
     // The same filters with a state file of their own share the folder: the days there are
     // theirs.
     let again = export_builder(&client, &dir, Start::Since(day("2026-03-08")))
@@ -480,9 +451,7 @@ async fn a_folder_holds_the_days_of_one_set_of_filters_and_other_filters_are_ref
 
 #[tokio::test]
 async fn a_garbled_folder_claim_is_refused_before_any_call_and_left_as_it_is() {
-    let sb = sandbox().await;
-    let client = sb.client_for("admin");
-    let dir = temp_dir("bad-claim");
+    let (sb, client, dir) = started("bad-claim").await;
     let claim = dir.join("out/.pubapi-export-logins-csv.json");
     let other_kind =
         r#"{"pubapi_audit_export_folder": 1, "kind": "emails", "format": "csv", "filters": {}}"#;
@@ -499,14 +468,12 @@ async fn a_garbled_folder_claim_is_refused_before_any_call_and_left_as_it_is() {
         assert_eq!(std::fs::read_to_string(&claim).unwrap(), content);
     }
     assert_eq!(sb.counters().requests, 0);
-    assert!(files_in(&dir.join("out")).is_empty());
+    assert!(export_files_in(&dir.join("out")).is_empty());
 }
 
 #[tokio::test]
 async fn since_last_needs_the_state_file_and_since_must_agree_with_it() {
-    let sb = sandbox().await;
-    let client = sb.client_for("admin");
-    let dir = temp_dir("start");
+    let (sb, client, dir) = started("start").await;
     let error = export(&client, &dir, Start::SinceLast)
         .run()
         .await
@@ -571,9 +538,7 @@ async fn since_last_needs_the_state_file_and_since_must_agree_with_it() {
 
 #[tokio::test]
 async fn a_second_run_on_a_state_file_in_use_refuses_at_once() {
-    let sb = sandbox().await;
-    let client = sb.client_for("admin");
-    let dir = temp_dir("locked");
+    let (sb, client, dir) = started("locked").await;
     let export = export(&client, &dir, Start::Since(day("2026-03-09")));
     let held = std::fs::File::create(export.lock_path()).unwrap();
     held.try_lock().unwrap();
@@ -587,9 +552,7 @@ async fn a_second_run_on_a_state_file_in_use_refuses_at_once() {
 
 #[tokio::test]
 async fn ndjson_days_hold_one_event_a_line_of_that_day() {
-    let sb = sandbox().await;
-    let client = sb.client_for("admin");
-    let dir = temp_dir("ndjson");
+    let (_sb, client, dir) = started("ndjson").await;
     let summary = DailyExport::builder(&client, AuditReportKind::Logins)
         .start(Start::Since(day("2026-03-08")))
         .state_file(dir.join("state"))
@@ -751,6 +714,22 @@ fn impatient_export(client: &Client, dir: &Path) -> DailyExport {
         .unwrap()
 }
 
+/// Asserts that an export `failed` on day `on`, after `written` days; why the day failed.
+#[track_caller]
+fn failed_on<'a>(failed: &'a ExportError, on: &str, written: usize) -> &'a DayError {
+    match failed {
+        ExportError::Day {
+            day: failed_day,
+            written: before,
+            error,
+        } => {
+            assert_eq!((*failed_day, *before), (day(on), written), "{failed:?}");
+            error
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
 async fn times_out(export: DailyExport) {
     match export.run().await.unwrap_err() {
         ExportError::Day {
@@ -839,9 +818,7 @@ async fn a_recorded_jobs_report_gone_at_read_time_is_made_again_in_the_same_run(
 
 #[tokio::test]
 async fn a_new_jobs_report_gone_at_read_time_fails_the_day_without_a_third_job() {
-    let sb = sandbox().await;
-    let client = sb.client_for("admin");
-    let dir = temp_dir("new-report-gone");
+    let (sb, client, dir) = started("new-report-gone").await;
     let march_9 = || export(&client, &dir, Start::Since(day("2026-03-09")));
     // The first run's report is gone when read: the day fails, its job stays recorded.
     sb.inject(Fault::on("getAuditReport").times(1).status(404));

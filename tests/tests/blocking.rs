@@ -13,6 +13,7 @@ use pubapi_sdk_ext::fleet::FileCheckpoints;
 use pubapi_sdk_ext::waiter::WaitError;
 use pubapi_sdk_ext::{BuildError, Error};
 use pubapi_testkit::sandbox::{Sandbox, SandboxConfig};
+use pubapi_testkit::{SAMPLE_AGENT, SAMPLE_QUESTION, four_events};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -57,17 +58,6 @@ fn operations(sb: &Sandbox) -> Vec<&'static str> {
         .collect()
 }
 
-/// Folder /P, file /P/a.txt, a note on it, a permission change on /P (ids 1 to 4).
-fn activity(sb: &Sandbox) {
-    let sam = sb.activity_as("sam");
-    sam.create_folder("/P").unwrap();
-    sam.create_file("/P/a.txt", "alpha").unwrap();
-    sam.add_note("/P/a.txt", "looks good").unwrap();
-    sb.activity()
-        .change_permission("/P", "sam", None, Some("Editor"))
-        .unwrap();
-}
-
 fn logins_request() -> LoginsAuditRequest {
     LoginsAuditRequest::new(
         "2025-03-01",
@@ -95,11 +85,7 @@ fn ask_and_wait_blocks_through_the_polls_until_the_agent_answers() {
     };
     let answer = client
         .agents()
-        .ask_and_wait(
-            "agt-policy-helper",
-            "How much are hotel costs per night?",
-            how,
-        )
+        .ask_and_wait(SAMPLE_AGENT, SAMPLE_QUESTION, how)
         .expect("an answer");
     assert_eq!(answer.result.status.to_string(), "COMPLETED");
     let text = answer.result.response_text.unwrap_or_default();
@@ -117,7 +103,7 @@ fn ask_and_wait_blocks_through_the_polls_until_the_agent_answers() {
     // In two steps: the ids in hand, waiting again costs no new question.
     let request = client
         .agents()
-        .ask("agt-policy-helper", "How much are hotel costs per night?")
+        .ask(SAMPLE_AGENT, SAMPLE_QUESTION)
         .expect("asked");
     let how = AiWait {
         min_interval: AiWait::FLOOR,
@@ -125,7 +111,7 @@ fn ask_and_wait_blocks_through_the_polls_until_the_agent_answers() {
     };
     let again = client
         .agents()
-        .wait("agt-policy-helper", &request, how)
+        .wait(SAMPLE_AGENT, &request, how)
         .expect("an answer");
     assert_eq!(again.request, request);
     assert_eq!(again.result.status.to_string(), "COMPLETED");
@@ -135,7 +121,7 @@ fn ask_and_wait_blocks_through_the_polls_until_the_agent_answers() {
 #[test]
 fn the_event_stream_is_an_iterator_that_stops_handing_out_once_caught_up() {
     let sb = serve(SandboxConfig::testing());
-    activity(&sb);
+    four_events(&sb);
     let client = client(&sb);
     let mut events = client
         .events()
@@ -176,7 +162,7 @@ fn event_cursor_and_agent_times_read_as_instants_on_the_blocking_client() {
     let mut config = SandboxConfig::testing();
     config.ai.agent_polls = 0;
     let sb = serve(config);
-    activity(&sb);
+    four_events(&sb);
     let client = client(&sb);
     let now = Timestamp::from_millisecond(sb.now_ms()).unwrap();
     let cursor = client.events().cursor().expect("the cursor");
@@ -194,33 +180,32 @@ fn event_cursor_and_agent_times_read_as_instants_on_the_blocking_client() {
     };
     let answer = client
         .agents()
-        .ask_and_wait("agt-policy-helper", "Hotel costs?", how)
+        .ask_and_wait(SAMPLE_AGENT, "Hotel costs?", how)
         .expect("an answer");
     let whole_seconds = Timestamp::from_second(sb.now_ms().div_euclid(1000)).unwrap();
     assert_eq!(answer.result.last_updated_at(), Ok(Some(whole_seconds)));
     sb.assert_conformant();
 }
 
-#[test]
-fn a_password_grant_supplies_the_blocking_clients_token() {
-    use pubapi_sdk_ext::PasswordGrant;
-    let sb = serve(SandboxConfig::testing());
+/// A blocking client whose token comes from the sandbox's password grant for `sam` with
+/// `password`.
+fn signed_in_as_sam(sb: &Sandbox, password: &str) -> Client {
     let url = sb
         .base_url()
         .replace("/pubapi", pubapi_testkit::sandbox::TOKEN_PATH);
-    let grant = PasswordGrant::new(&url, "sandbox-app", "sam", "sam-password").unwrap();
-    let client = sb
-        .client_builder_with_token("unused")
+    let grant = pubapi_sdk_ext::PasswordGrant::new(&url, "sandbox-app", "sam", password).unwrap();
+    sb.client_builder_with_token("unused")
         .token_source(Arc::new(grant))
         .build_blocking()
-        .expect("a blocking client");
+        .expect("a blocking client")
+}
+
+#[test]
+fn a_password_grant_supplies_the_blocking_clients_token() {
+    let sb = serve(SandboxConfig::testing());
+    let client = signed_in_as_sam(&sb, "sam-password");
     assert_eq!(client.identity().whoami().expect("whoami").username, "sam");
-    let refused = PasswordGrant::new(&url, "sandbox-app", "sam", "guess").unwrap();
-    let client = sb
-        .client_builder_with_token("unused")
-        .token_source(Arc::new(refused))
-        .build_blocking()
-        .expect("a blocking client");
+    let client = signed_in_as_sam(&sb, "guess");
     assert!(matches!(
         client.identity().whoami(),
         Err(Error::InvalidInput(_))
@@ -266,7 +251,7 @@ fn event_id(item: &StreamItem) -> Option<i64> {
 #[test]
 fn a_stream_with_a_checkpoint_file_saves_and_gives_its_lease_up_on_release_and_on_drop() {
     let sb = serve(SandboxConfig::testing());
-    activity(&sb);
+    four_events(&sb);
     let client = client(&sb);
     let dir = std::env::temp_dir().join(format!("pubapi-blocking-cp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -451,7 +436,7 @@ fn api_errors_come_through_typed() {
 
     let before = sb.traffic().len();
     assert!(matches!(
-        client.agents().ask("agt-policy-helper", "   "),
+        client.agents().ask(SAMPLE_AGENT, "   "),
         Err(Error::InvalidInput(_))
     ));
     assert_eq!(sb.traffic().len(), before, "a blank question is not sent");
@@ -460,7 +445,7 @@ fn api_errors_come_through_typed() {
 #[test]
 fn inside_an_async_runtime_it_refuses_with_a_typed_error_and_sends_nothing() {
     let sb = serve(SandboxConfig::testing());
-    activity(&sb);
+    four_events(&sb);
     let client = client(&sb);
     let events = client.events().backfill(EventsVersion::V2, i64::MAX);
     let stream = client
@@ -485,7 +470,7 @@ fn inside_an_async_runtime_it_refuses_with_a_typed_error_and_sends_nothing() {
         assert!(matches!(
             client
                 .agents()
-                .ask_and_wait("agt-policy-helper", "Hotel costs?", AiWait::default()),
+                .ask_and_wait(SAMPLE_AGENT, "Hotel costs?", AiWait::default()),
             Err(WaitError::Failed {
                 error: AskError::Api(Error::InAsyncContext),
                 polls: 0,

@@ -512,6 +512,14 @@ fn cycle_from(
     None
 }
 
+/// The code of a test crate's modules, from (module path, code) pairs.
+fn modules(files: &[(&str, &str)]) -> BTreeMap<ModPath, String> {
+    files
+        .iter()
+        .map(|(path, code)| (module(path), code.to_string()))
+        .collect()
+}
+
 /// `"a::b"` as a module path; `""` is the root.
 fn module(path: &str) -> ModPath {
     path.split("::")
@@ -584,17 +592,17 @@ fn the_reader_follows_uses_through_groups_parents_and_reexports() {
     assert_eq!(test_mods, BTreeSet::from(["tests".to_string()]));
     let krate = Crate {
         name: "example",
-        code: BTreeMap::from([
-            (module(""), lib),
+        code: modules(&[
+            ("", &lib),
             (
-                module("a"),
-                "pub use report::Report;\npub mod csv;\npub mod report;\n".into(),
+                "a",
+                "pub use report::Report;\npub mod csv;\npub mod report;\n",
             ),
             // A circle inside `a`, hidden behind `a`'s re-export.
-            (module("a::csv"), "use super::Report;\n".into()),
-            (module("a::report"), "use crate::a::csv::Reader;\n".into()),
-            (module("b"), "use crate::{c, a::Report};\n".into()),
-            (module("c"), "fn f() { let _ = self::x; }\n".into()),
+            ("a::csv", "use super::Report;\n"),
+            ("a::report", "use crate::a::csv::Reader;\n"),
+            ("b", "use crate::{c, a::Report};\n"),
+            ("c", "fn f() { let _ = self::x; }\n"),
         ]),
         files: BTreeMap::new(),
         reexports: BTreeMap::from([((module("a"), "Report".into()), module("a::report"))]),
@@ -694,16 +702,13 @@ fn the_door_rule_sees_an_impl_or_a_handle_out_of_place() {
     let handle = "pub struct Agents<'a> {\n    pub(crate) client: &'a Client,\n}\n";
     let krate = Crate {
         name: "example",
-        code: BTreeMap::from([
-            (module(""), "impl Client {\n}\n".into()),
-            (module("api::agents"), handle.into()),
-            (module("blocking"), "impl Client {\n}\n".into()),
-            (module("blocking::ai"), handle.into()),
-            (module("ai"), format!("{handle}impl Client {{\n}}\n")),
-            (
-                module("blocking::audit"),
-                "impl super::Client {\n}\n".into(),
-            ),
+        code: modules(&[
+            ("", "impl Client {\n}\n"),
+            ("api::agents", handle),
+            ("blocking", "impl Client {\n}\n"),
+            ("blocking::ai", handle),
+            ("ai", &format!("{handle}impl Client {{\n}}\n")),
+            ("blocking::audit", "impl super::Client {\n}\n"),
         ]),
         files: BTreeMap::new(),
         reexports: BTreeMap::new(),
@@ -892,28 +897,34 @@ fn nothing_api_builds_on_climbs_back_into_it_by_use_or_by_accessor() {
 fn the_climb_rule_sees_a_use_and_an_accessor_call_and_nothing_in_a_string() {
     let krate = Crate {
         name: "example",
-        code: BTreeMap::from([
+        code: modules(&[
             (
-                module(""),
-                "pub use api::{Audit, Events};\nimpl Client {\n    pub fn audit(&self) -> Audit<'_> {}\n    pub fn events(&self) -> Events<'_> {}\n}\n".into(),
+                "",
+                "pub use api::{Audit, Events};\nimpl Client {\n    pub fn audit(&self) -> Audit<'_> {}\n    pub fn events(&self) -> Events<'_> {}\n}\n",
             ),
-            (module("api"), "pub use audit::Audit;\npub use events::Events;\n".into()),
-            (module("api::audit"), "use crate::audit::Job;\nuse crate::events::Stream;\n".into()),
-            (module("api::events"), "use crate::waiter::Wait;\n".into()),
-            (module("audit"), "pub mod job;\npub mod export;\n".into()),
-            (module("audit::job"), "fn f() { let _ = \"client.audit()\"; }\n".into()),
+            ("api", "pub use audit::Audit;\npub use events::Events;\n"),
             (
-                module("audit::export"),
-                "fn f(&self) { self.client.audit().remove(); }\n".into(),
+                "api::audit",
+                "use crate::audit::Job;\nuse crate::events::Stream;\n",
+            ),
+            ("api::events", "use crate::waiter::Wait;\n"),
+            ("audit", "pub mod job;\npub mod export;\n"),
+            ("audit::job", "fn f() { let _ = \"client.audit()\"; }\n"),
+            (
+                "audit::export",
+                "fn f(&self) { self.client.audit().remove(); }\n",
             ),
             // `events()` of its own type, called on a delivery: not the accessor.
             (
-                module("events"),
-                "fn events(&self) {}\nfn g(d: D) { d.events(); }\n".into(),
+                "events",
+                "fn events(&self) {}\nfn g(d: D) { d.events(); }\n",
             ),
-            (module("waiter"), "use crate::api::Events;\n".into()),
+            ("waiter", "use crate::api::Events;\n"),
             // Above api/: it may use the handles.
-            (module("blocking"), "use crate::api::Audit;\nfn f() { client.audit(); }\n".into()),
+            (
+                "blocking",
+                "use crate::api::Audit;\nfn f() { client.audit(); }\n",
+            ),
         ]),
         files: BTreeMap::from([(module("audit::export"), "src/audit/export.rs".to_string())]),
         reexports: BTreeMap::from([

@@ -8,6 +8,7 @@ use pubapi_testkit::AUDIT_KINDS;
 use pubapi_testkit::admin_post;
 use pubapi_testkit::error_of;
 use pubapi_testkit::sandbox::{CSV_TITLE_PREFIX, Sandbox, SandboxConfig, Violation};
+use pubapi_testkit::sandbox_with;
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -191,9 +192,7 @@ async fn job_polls_closer_than_2_minutes_are_counted() {
 
 #[tokio::test]
 async fn early_polls_are_refused_with_429_when_enforced() {
-    let mut config = SandboxConfig::testing();
-    config.audit.enforce_poll_interval = true;
-    let sb = Sandbox::start(config).await;
+    let sb = sandbox_with(|config| config.audit.enforce_poll_interval = true).await;
     let id = create(&sb, "logins", &logins("json")).await;
     let path = format!("/v1/audit/jobs/{id}");
     let token = sb.admin_token();
@@ -495,9 +494,7 @@ async fn reports_are_404_before_they_are_ready_after_deletion_and_for_another_ty
 
 #[tokio::test]
 async fn a_million_event_report_is_paged_lazily() {
-    let mut config = SandboxConfig::testing();
-    config.audit.synthetic_events = 1_000_000;
-    let sb = Sandbox::start(config).await;
+    let sb = sandbox_with(|config| config.audit.synthetic_events = 1_000_000).await;
     let id = finished(&sb, "files", &json!({"format": "json", "date_start": "2025-01-01", "date_end": "2025-03-01", "file": "report*"})).await;
     let page = sb
         .raw()
@@ -604,9 +601,7 @@ async fn audit_end_to_end_through_the_client() {
 
 #[tokio::test]
 async fn a_whole_large_json_report_is_written_page_by_page() {
-    let mut config = SandboxConfig::testing();
-    config.audit.synthetic_events = 25_000;
-    let sb = Sandbox::start(config).await;
+    let sb = sandbox_with(|config| config.audit.synthetic_events = 25_000).await;
     let id = finished(&sb, "logins", &logins("json")).await;
     let token = sb.admin_token();
     let all = sb

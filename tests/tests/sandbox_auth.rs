@@ -5,6 +5,7 @@ use pubapi_sdk_ext::{ActAs, Error};
 use pubapi_testkit::admin_post;
 use pubapi_testkit::error_of;
 use pubapi_testkit::sandbox::{Sandbox, SandboxConfig, TestReceiver};
+use pubapi_testkit::sandbox_with;
 use serde_json::{Value, json};
 
 async fn sandbox() -> Sandbox {
@@ -114,9 +115,7 @@ async fn audit_is_for_admins_and_power_users_with_reports() {
 
 #[tokio::test]
 async fn audit_is_refused_when_the_plan_has_no_audit_reporting() {
-    let mut config = SandboxConfig::testing();
-    config.audit.enabled = false;
-    let sb = Sandbox::start(config).await;
+    let sb = sandbox_with(|config| config.audit.enabled = false).await;
     let admin = admin_post(&sb, "/v1/audit/logins", &logins_body()).await;
     assert_eq!(admin.status, 403);
     assert_eq!(admin.json()["Errors"][0]["code"], "AUDIT_NOT_ENABLED");
@@ -125,9 +124,7 @@ async fn audit_is_refused_when_the_plan_has_no_audit_reporting() {
 
 #[tokio::test]
 async fn agents_answer_403_when_the_feature_is_off() {
-    let mut config = SandboxConfig::testing();
-    config.ai.agents_enabled = false;
-    let sb = Sandbox::start(config).await;
+    let sb = sandbox_with(|config| config.ai.agents_enabled = false).await;
     let list = sb.raw().get("/v1/ai/agents/list", &sb.admin_token()).await;
     assert_eq!(list.status, 403);
     assert_eq!(list.json()["errorCode"], "AGENTS_NOT_ENABLED");
@@ -165,25 +162,23 @@ async fn admin_impersonates_by_username_or_email_and_email_is_ignored_when_both_
     let sb = sandbox().await;
     let admin = sb.admin_token();
     let raw = sb.raw();
-    let as_sam = raw
-        .request("GET", "/v1/whoami", Some(&admin))
-        .header("X-Service-Act-As", "sam")
-        .send()
-        .await;
-    assert_eq!(as_sam.json()["username"], "sam");
-    let by_email = raw
-        .request("GET", "/v1/whoami", Some(&admin))
-        .header("X-Service-Act-As-Email", "power@sandbox.example.com")
-        .send()
-        .await;
-    assert_eq!(by_email.json()["username"], "power");
-    let both = raw
-        .request("GET", "/v1/whoami", Some(&admin))
-        .header("X-Service-Act-As", "sam")
-        .header("X-Service-Act-As-Email", "power@sandbox.example.com")
-        .send()
-        .await;
-    assert_eq!(both.json()["username"], "sam");
+    let sam = ("X-Service-Act-As", "sam");
+    let power = ("X-Service-Act-As-Email", "power@sandbox.example.com");
+    for (headers, seen_as) in [
+        (vec![sam], "sam"),
+        (vec![power], "power"),
+        (vec![sam, power], "sam"),
+    ] {
+        let mut whoami = raw.request("GET", "/v1/whoami", Some(&admin));
+        for (name, value) in &headers {
+            whoami = whoami.header(name, value);
+        }
+        assert_eq!(
+            whoami.send().await.json()["username"],
+            seen_as,
+            "{headers:?}"
+        );
+    }
     let recorded: Vec<Option<String>> = sb
         .traffic()
         .iter()

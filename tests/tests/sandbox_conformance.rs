@@ -4,6 +4,7 @@
 //! with the same check on its own traffic.)
 
 use pubapi_testkit::AUDIT_KINDS;
+use pubapi_testkit::admin_post;
 use pubapi_testkit::conformance::Validator;
 use pubapi_testkit::sandbox::{LimitsConfig, Sandbox, SandboxConfig, TestReceiver};
 use serde_json::{Value, json};
@@ -33,13 +34,7 @@ async fn drive(sb: &Sandbox) {
     raw.get("/v1/whoami", "bad").await;
 
     // Webhooks.
-    let created = raw
-        .post(
-            "/v1/webhooks",
-            &admin,
-            &json!({"url": receiver.url(), "eventType": ["fs:*", "comment:*", "permission:*", "group:create"], "authHeader": "h"}),
-        )
-        .await;
+    let created = admin_post(sb, "/v1/webhooks", &json!({"url": receiver.url(), "eventType": ["fs:*", "comment:*", "permission:*", "group:create"], "authHeader": "h"})).await;
     let hook = created.json()["webhookId"].as_str().unwrap().to_string();
     raw.post("/v1/webhooks", &admin, &json!({"url": "ftp://x"}))
         .await;
@@ -57,18 +52,10 @@ async fn drive(sb: &Sandbox) {
     raw.get("/v1/webhooks/none/details", &admin).await;
     raw.get(&format!("/v1/webhooks/{hook}/status"), &admin)
         .await;
-    raw.post(
-        &format!("/v1/webhooks/{hook}/status"),
-        &admin,
-        &json!({"status": "disabled"}),
-    )
-    .await;
-    raw.post(
-        &format!("/v1/webhooks/{hook}/status"),
-        &admin,
-        &json!({"status": "x"}),
-    )
-    .await;
+    for status in ["disabled", "x"] {
+        let path = format!("/v1/webhooks/{hook}/status");
+        raw.post(&path, &admin, &json!({"status": status})).await;
+    }
     raw.request("PUT", &format!("/v1/webhooks/{hook}"), Some(&admin))
         .json(&json!({"url": receiver.url(), "status": "enabled"}))
         .send()
@@ -118,26 +105,11 @@ async fn drive(sb: &Sandbox) {
     let mut jobs = Vec::new();
     for kind in AUDIT_KINDS {
         let format = if jobs.len() % 2 == 0 { "json" } else { "csv" };
-        let reply = raw
-            .post(
-                &format!("/v1/audit/{kind}"),
-                &admin,
-                &audit_body(kind, format),
-            )
-            .await;
+        let path = format!("/v1/audit/{kind}");
+        let reply = raw.post(&path, &admin, &audit_body(kind, format)).await;
         jobs.push((kind, reply.json()["id"].as_str().unwrap().to_string()));
-        raw.post(
-            &format!("/v1/audit/{kind}"),
-            &admin,
-            &json!({"format": "xml"}),
-        )
-        .await;
-        raw.post(
-            &format!("/v1/audit/{kind}"),
-            &sam,
-            &audit_body(kind, "json"),
-        )
-        .await;
+        raw.post(&path, &admin, &json!({"format": "xml"})).await;
+        raw.post(&path, &sam, &audit_body(kind, "json")).await;
     }
     raw.post("/v1/audit/logins", "bad", &json!({})).await;
     for (_, id) in &jobs {
@@ -175,13 +147,12 @@ async fn drive(sb: &Sandbox) {
     raw.get("/v1/ai/agents/list", &admin).await;
     raw.get("/v1/ai/agents/list?sortBy=bogus", &admin).await;
     raw.get("/v1/ai/agents/list", "bad").await;
-    let asked = raw
-        .post(
-            "/v1/ai/agents/agt-engineering/ask",
-            &admin,
-            &json!({"question": "webhook retries"}),
-        )
-        .await;
+    let asked = admin_post(
+        sb,
+        "/v1/ai/agents/agt-engineering/ask",
+        &json!({"question": "webhook retries"}),
+    )
+    .await;
     let request = asked.json()["requestId"].as_str().unwrap().to_string();
     raw.post("/v1/ai/agents/agt-engineering/ask", &admin, &json!({}))
         .await;
@@ -218,13 +189,12 @@ async fn drive(sb: &Sandbox) {
     .await;
     raw.post("/v1/ai/document/0/summary", &admin, &json!({}))
         .await;
-    let execution = raw
-        .post(
-            "/v1/ai/assistant/ask",
-            &admin,
-            &json!({"question": "expense reports deadline", "includeCitations": true}),
-        )
-        .await;
+    let execution = admin_post(
+        sb,
+        "/v1/ai/assistant/ask",
+        &json!({"question": "expense reports deadline", "includeCitations": true}),
+    )
+    .await;
     let execution = execution.json()["executionId"]
         .as_str()
         .unwrap()

@@ -34,6 +34,13 @@ impl Control {
     }
 }
 
+/// A testing sandbox (its clock frozen) and its control plane.
+async fn started() -> (Sandbox, Control) {
+    let sandbox = Sandbox::start(SandboxConfig::testing()).await;
+    let control = Control::of(&sandbox);
+    (sandbox, control)
+}
+
 /// `GET /v1/whoami` with the admin token, as plain HTTP.
 async fn whoami(sandbox: &Sandbox) -> reqwest::Response {
     reqwest::Client::new()
@@ -46,8 +53,7 @@ async fn whoami(sandbox: &Sandbox) -> reqwest::Response {
 
 #[tokio::test]
 async fn faults_added_over_http_answer_their_status_then_let_requests_through() {
-    let sandbox = Sandbox::start(SandboxConfig::testing()).await;
-    let control = Control::of(&sandbox);
+    let (sandbox, control) = started().await;
     let cases = [
         (
             json!({"action": "status", "status": 503, "operation": "whoami", "times": 1}),
@@ -92,9 +98,8 @@ async fn faults_added_over_http_answer_their_status_then_let_requests_through() 
 
 #[tokio::test]
 async fn a_slow_body_arrives_whole_but_late() {
-    let sandbox = Sandbox::start(SandboxConfig::testing()).await;
+    let (sandbox, control) = started().await;
     let expected = whoami(&sandbox).await.bytes().await.unwrap();
-    let control = Control::of(&sandbox);
     let rate = 100;
     control
         .call(
@@ -120,9 +125,8 @@ async fn a_slow_body_arrives_whole_but_late() {
 
 #[tokio::test]
 async fn a_cut_body_breaks_the_connection_after_the_bytes_asked_for() {
-    let sandbox = Sandbox::start(SandboxConfig::testing()).await;
+    let (sandbox, control) = started().await;
     let whole = whoami(&sandbox).await.bytes().await.unwrap();
-    let control = Control::of(&sandbox);
     control
         .call(
             "POST",
@@ -151,8 +155,7 @@ async fn a_cut_body_breaks_the_connection_after_the_bytes_asked_for() {
 
 #[tokio::test]
 async fn the_clock_moves_forward_only() {
-    let sandbox = Sandbox::start(SandboxConfig::testing()).await;
-    let control = Control::of(&sandbox);
+    let (sandbox, control) = started().await;
     let start = sandbox.now_ms();
     let (status, clock) = control
         .call("POST", "/clock", Some(json!({"advanceSeconds": 90})))
@@ -190,8 +193,7 @@ async fn the_clock_moves_forward_only() {
 
 #[tokio::test]
 async fn limits_switch_between_reference_off_and_custom_numbers_while_running() {
-    let sandbox = Sandbox::start(SandboxConfig::testing()).await; // a frozen clock
-    let control = Control::of(&sandbox);
+    let (sandbox, control) = started().await; // a frozen clock
     // One frozen second: how many whoami calls get through before a 403.
     async fn admitted(sandbox: &Sandbox, calls: usize) -> usize {
         let mut ok = 0;
@@ -232,8 +234,7 @@ async fn limits_switch_between_reference_off_and_custom_numbers_while_running() 
 
 #[tokio::test]
 async fn reset_forgets_activity_webhooks_and_faults_but_keeps_users_and_tokens() {
-    let sandbox = Sandbox::start(SandboxConfig::testing()).await;
-    let control = Control::of(&sandbox);
+    let (sandbox, control) = started().await;
     let token = sandbox.admin_token();
     let (status, _) = control
         .call(
@@ -272,8 +273,7 @@ async fn reset_forgets_activity_webhooks_and_faults_but_keeps_users_and_tokens()
 
 #[tokio::test]
 async fn control_paths_name_what_is_wrong() {
-    let sandbox = Sandbox::start(SandboxConfig::testing()).await;
-    let control = Control::of(&sandbox);
+    let (sandbox, control) = started().await;
     let cases = [
         (
             "GET",

@@ -33,6 +33,11 @@ async fn control(
     (status, reply.json().await.unwrap_or(Value::Null))
 }
 
+/// A `POST /clock` of `body`, without extra headers.
+async fn set_clock(sandbox: &Sandbox, body: &str) -> (u16, Value) {
+    control(sandbox, "POST", "/clock", Some(body), &[]).await
+}
+
 #[tokio::test]
 async fn cross_site_and_rebound_requests_are_refused_and_change_nothing() {
     let sandbox = Sandbox::start(SandboxConfig::testing()).await;
@@ -92,70 +97,40 @@ async fn with_a_control_token_only_requests_carrying_it_drive_the_sandbox() {
 #[tokio::test]
 async fn abusive_control_values_are_400_naming_the_field() {
     let sandbox = Sandbox::start(SandboxConfig::testing()).await;
-    for (path, method, body, field) in [
+    // (body, the field the refusal names), for each control path
+    let clock = [
+        (r#"{"advanceMs": 18446744073709551615}"#, "advanceMs"),
+        (r#"{"advanceMs": 18446744073709551616}"#, "advanceMs"),
+        (r#"{"advanceSeconds": 1e300}"#, "advanceSeconds"),
+        (r#"{"advanceSeconds": -1}"#, "advanceSeconds"),
+        (r#"{"scale": 1e308}"#, "scale"),
+        (r#"{"scale": -1}"#, "scale"),
+        (r#"{"to": "1970-01-01"}"#, "to"),
+    ];
+    let faults = [
+        (r#"{"action": "delay", "ms": 18446744073709551615}"#, "ms"),
         (
-            "/clock",
-            "POST",
-            r#"{"advanceMs": 18446744073709551615}"#,
-            "advanceMs",
-        ),
-        (
-            "/clock",
-            "POST",
-            r#"{"advanceMs": 18446744073709551616}"#,
-            "advanceMs",
-        ),
-        (
-            "/clock",
-            "POST",
-            r#"{"advanceSeconds": 1e300}"#,
-            "advanceSeconds",
-        ),
-        (
-            "/clock",
-            "POST",
-            r#"{"advanceSeconds": -1}"#,
-            "advanceSeconds",
-        ),
-        ("/clock", "POST", r#"{"scale": 1e308}"#, "scale"),
-        ("/clock", "POST", r#"{"scale": -1}"#, "scale"),
-        ("/clock", "POST", r#"{"to": "1970-01-01"}"#, "to"),
-        (
-            "/faults",
-            "POST",
-            r#"{"action": "delay", "ms": 18446744073709551615}"#,
-            "ms",
-        ),
-        (
-            "/faults",
-            "POST",
             r#"{"action": "throttle", "retryAfter": 99999999}"#,
             "retryAfter",
         ),
-        (
-            "/faults",
-            "POST",
-            r#"{"action": "status", "status": 200}"#,
-            "status",
-        ),
-        (
-            "/faults",
-            "POST",
-            r#"{"action": "serverError", "times": -1}"#,
-            "times",
-        ),
-        (
-            "/limits",
-            "PUT",
-            r#"{"generalPerSecond": 0}"#,
-            "generalPerSecond",
-        ),
-        ("/limits", "PUT", r#"{"aiPerDay": 4294967296}"#, "aiPerDay"),
+        (r#"{"action": "status", "status": 200}"#, "status"),
+        (r#"{"action": "serverError", "times": -1}"#, "times"),
+    ];
+    let limits = [
+        (r#"{"generalPerSecond": 0}"#, "generalPerSecond"),
+        (r#"{"aiPerDay": 4294967296}"#, "aiPerDay"),
+    ];
+    for (path, method, cases) in [
+        ("/clock", "POST", &clock[..]),
+        ("/faults", "POST", &faults[..]),
+        ("/limits", "PUT", &limits[..]),
     ] {
-        let (status, answer) = control(&sandbox, method, path, Some(body), &[]).await;
-        assert_eq!(status, 400, "{body}: {answer}");
-        let error = answer["error"].as_str().unwrap_or_default();
-        assert!(error.contains(field), "{body}: {error}");
+        for (body, field) in cases {
+            let (status, answer) = control(&sandbox, method, path, Some(body), &[]).await;
+            assert_eq!(status, 400, "{body}: {answer}");
+            let error = answer["error"].as_str().unwrap_or_default();
+            assert!(error.contains(field), "{body}: {error}");
+        }
     }
     let (status, _) = control(&sandbox, "GET", "", None, &[]).await;
     assert_eq!(status, 200);
@@ -167,68 +142,30 @@ async fn names_paths_and_the_limits_text_are_range_checked_and_refusals_say_what
     let folder = |path: String| json!({"action": "createFolder", "path": path}).to_string();
     let megabyte_name = format!("/{}", "a".repeat(1_000_000));
     // (path, method, body, what the refusal says)
-    let cases = [
+    let names = [
+        (folder(megabyte_name), "a name is at most 255 bytes long"),
         (
-            "/activity",
-            "POST",
-            folder(megabyte_name),
-            "a name is at most 255 bytes long",
-        ),
-        (
-            "/activity",
-            "POST",
             folder(format!("/ok/{}", "b".repeat(256))),
             "at most 255 bytes",
         ),
+        (folder("/a\u{0}b".into()), "no control characters"),
+        (folder("/a\nb".into()), "no control characters"),
         (
-            "/activity",
-            "POST",
-            folder("/a\u{0}b".into()),
-            "no control characters",
-        ),
-        (
-            "/activity",
-            "POST",
-            folder("/a\nb".into()),
-            "no control characters",
-        ),
-        (
-            "/activity",
-            "POST",
             folder(format!("/{}", ["c"; 2100].join("/"))),
             "at most 4096 bytes",
         ),
-        (
-            "/limits",
-            "PUT",
-            json!("general=0/s").to_string(),
-            "general limit `0/s`",
-        ),
-        (
-            "/limits",
-            "PUT",
-            json!("ai=5/w").to_string(),
-            "ai limit `5/w`",
-        ),
-        (
-            "/limits",
-            "PUT",
-            json!("ai=10/m,x/d").to_string(),
-            "ai limit `x/d`",
-        ),
-        (
-            "/limits",
-            "PUT",
-            json!("general=1/m").to_string(),
-            "general limit `1/m`",
-        ),
-        (
-            "/limits",
-            "PUT",
-            json!("general=2/s,100").to_string(),
-            "general limit `100`",
-        ),
     ];
+    let limits = [
+        ("general=0/s", "general limit `0/s`"),
+        ("ai=5/w", "ai limit `5/w`"),
+        ("ai=10/m,x/d", "ai limit `x/d`"),
+        ("general=1/m", "general limit `1/m`"),
+        ("general=2/s,100", "general limit `100`"),
+    ];
+    let cases = names
+        .map(|(body, says)| ("/activity", "POST", body, says))
+        .into_iter()
+        .chain(limits.map(|(text, says)| ("/limits", "PUT", json!(text).to_string(), says)));
     for (path, method, body, says) in cases {
         let (status, answer) = control(&sandbox, method, path, Some(&body), &[]).await;
         let error = answer["error"].as_str().unwrap_or_default();
@@ -248,35 +185,13 @@ async fn names_paths_and_the_limits_text_are_range_checked_and_refusals_say_what
 async fn at_the_clocks_end_every_state_machine_answers_without_overflow() {
     let sandbox =
         Sandbox::start(SandboxConfig::testing().with_limits(LimitsConfig::reference())).await;
-    let (status, clock) = control(
-        &sandbox,
-        "POST",
-        "/clock",
-        Some(r#"{"to": "9999-12-31T23:59:59Z"}"#),
-        &[],
-    )
-    .await;
+    let (status, clock) = set_clock(&sandbox, r#"{"to": "9999-12-31T23:59:59Z"}"#).await;
     assert_eq!(status, 200, "{clock}");
-    let (status, clock) = control(
-        &sandbox,
-        "POST",
-        "/clock",
-        Some(r#"{"advanceMs": 999}"#),
-        &[],
-    )
-    .await;
+    let (status, clock) = set_clock(&sandbox, r#"{"advanceMs": 999}"#).await;
     assert_eq!((status, clock["nowMs"].as_i64()), (200, Some(MAX_MS)));
-    let (status, clock) =
-        control(&sandbox, "POST", "/clock", Some(r#"{"advanceMs": 1}"#), &[]).await;
+    let (status, clock) = set_clock(&sandbox, r#"{"advanceMs": 1}"#).await;
     assert_eq!(status, 400, "{clock}");
-    let (status, _) = control(
-        &sandbox,
-        "POST",
-        "/clock",
-        Some(r#"{"scale": 1000000}"#),
-        &[],
-    )
-    .await;
+    let (status, _) = set_clock(&sandbox, r#"{"scale": 1000000}"#).await;
     assert_eq!(status, 200);
     sandbox.advance(Duration::MAX);
     assert_eq!(sandbox.now_ms(), MAX_MS);

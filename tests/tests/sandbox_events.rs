@@ -6,6 +6,7 @@
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::events::{EventsVersion, PollingEventType, StreamStart};
 use pubapi_sdk_ext::prelude::*;
+use pubapi_testkit::four_events;
 use pubapi_testkit::sandbox::{EventsConfig, Sandbox, SandboxConfig, Violation};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -14,7 +15,20 @@ async fn sandbox() -> Sandbox {
     Sandbox::start(SandboxConfig::testing()).await
 }
 
-async fn list(sb: &Sandbox, version: &str, query: &str, token: &str) -> (u16, Value) {
+/// A sandbox with the events of [`four_events`] (ids 1 to 4).
+async fn sandbox_with_events() -> Sandbox {
+    let sb = sandbox().await;
+    four_events(&sb);
+    sb
+}
+
+/// The page of the events list `version` (`v1`, `v2`) for `query`, read by the admin.
+async fn list(sb: &Sandbox, version: &str, query: &str) -> (u16, Value) {
+    list_as(sb, version, query, &sb.admin_token()).await
+}
+
+/// [`list`], read with `token`.
+async fn list_as(sb: &Sandbox, version: &str, query: &str, token: &str) -> (u16, Value) {
     let reply = sb
         .raw()
         .get(&format!("/{version}/events?{query}"), token)
@@ -29,9 +43,14 @@ fn ids(page: &Value) -> Vec<i64> {
         .unwrap_or_default()
 }
 
-/// The ids of the v2 page of `query`, read with `token`.
-async fn v2_ids(sb: &Sandbox, query: &str, token: &str) -> Vec<i64> {
-    ids(&list(sb, "v2", query, token).await.1)
+/// The ids of the v2 page of `query`, read by the admin.
+async fn v2_ids(sb: &Sandbox, query: &str) -> Vec<i64> {
+    v2_ids_as(sb, query, &sb.admin_token()).await
+}
+
+/// [`v2_ids`], read with `token`.
+async fn v2_ids_as(sb: &Sandbox, query: &str, token: &str) -> Vec<i64> {
+    ids(&list_as(sb, "v2", query, token).await.1)
 }
 
 /// `count` folders `{prefix}0`, `{prefix}1`, … made by the sandbox's own activity, one event each.
@@ -43,68 +62,64 @@ fn create_folders(sb: &Sandbox, prefix: &str, count: usize) {
     }
 }
 
-/// The values of `keys` in `object`, in order.
-fn fields<const N: usize>(object: &Value, keys: [&str; N]) -> [Value; N] {
-    keys.map(|key| object[key].clone())
+/// A sandbox with the events of [`create_folders`]: `count` folders `{prefix}0`, ….
+async fn sandbox_with_folders(prefix: &str, count: usize) -> Sandbox {
+    let sb = sandbox().await;
+    create_folders(&sb, prefix, count);
+    sb
 }
 
-/// Folder /P, file /P/a.txt, a note on it, a permission change on /P (ids 1 to 4).
-fn activity(sb: &Sandbox) {
-    let sam = sb.activity_as("sam");
-    sam.create_folder("/P").unwrap();
-    sam.create_file("/P/a.txt", "alpha").unwrap();
-    sam.add_note("/P/a.txt", "looks good").unwrap();
-    sb.activity()
-        .change_permission("/P", "sam", None, Some("Editor"))
-        .unwrap();
+/// The values of `keys` in `object`, in order, as a JSON array.
+fn fields<const N: usize>(object: &Value, keys: [&str; N]) -> Value {
+    Value::Array(keys.iter().map(|key| object[*key].clone()).collect())
+}
+
+/// The events cursor, read by the admin.
+async fn cursor(sb: &Sandbox) -> Value {
+    let token = sb.admin_token();
+    sb.raw().get("/v1/events/cursor", &token).await.json()
+}
+
+/// The latest and the oldest event id of a `cursor`.
+fn latest_and_oldest(cursor: &Value) -> Value {
+    fields(cursor, ["latest_event_id", "oldest_event_id"])
 }
 
 #[tokio::test]
 async fn cursor_reports_the_latest_and_oldest_ids() {
     let sb = sandbox().await;
-    let token = sb.admin_token();
-    let empty = sb.raw().get("/v1/events/cursor", &token).await.json();
-    assert_eq!(
-        fields(&empty, ["latest_event_id", "oldest_event_id"]),
-        [json!(0), json!(0)]
-    );
+    let empty = cursor(&sb).await;
+    assert_eq!(latest_and_oldest(&empty), json!([0, 0]));
     assert_eq!(empty["timestamp"], "2025-03-03T09:00:00.000Z");
-    activity(&sb);
-    let cursor = sb.raw().get("/v1/events/cursor", &token).await.json();
-    assert_eq!(
-        fields(&cursor, ["latest_event_id", "oldest_event_id"]),
-        [json!(4), json!(1)]
-    );
+    four_events(&sb);
+    assert_eq!(latest_and_oldest(&cursor(&sb).await), json!([4, 1]));
     sb.assert_conformant();
 }
 
 #[tokio::test]
 async fn events_follow_the_cursor_and_204_means_nothing_follows() {
-    let sb = sandbox().await;
-    activity(&sb);
-    let token = sb.admin_token();
-    let (status, page) = list(&sb, "v2", "id=0", &token).await;
+    let sb = sandbox_with_events().await;
+    let (status, page) = list(&sb, "v2", "id=0").await;
     assert_eq!(status, 200);
     assert_eq!(ids(&page), vec![1, 2, 3, 4]);
     assert_eq!(
         fields(&page, ["latest_id", "oldest_id", "count"]),
-        [json!(4), json!(1), json!(4)]
+        json!([4, 1, 4])
     );
-    let (status, page) = list(&sb, "v2", "id=2", &token).await;
+    let (status, page) = list(&sb, "v2", "id=2").await;
     assert_eq!((status, ids(&page)), (200, vec![3, 4]));
-    let (status, page) = list(&sb, "v2", "id=4", &token).await;
+    let (status, page) = list(&sb, "v2", "id=4").await;
     assert_eq!((status, page), (204, Value::Null));
     sb.assert_conformant();
 }
 
 #[tokio::test]
 async fn event_shapes_follow_the_reference() {
-    let sb = sandbox().await;
-    activity(&sb);
+    let sb = sandbox_with_events().await;
     sb.activity_as("sam")
         .move_entry("/P/a.txt", "/P/b.txt")
         .unwrap();
-    let (_, page) = list(&sb, "v2", "id=0", &sb.admin_token()).await;
+    let (_, page) = list(&sb, "v2", "id=0").await;
     let events = page["events"].as_array().unwrap();
     let folder = &events[0];
     assert_eq!(
@@ -149,24 +164,21 @@ async fn event_shapes_follow_the_reference() {
 
 #[tokio::test]
 async fn v1_returns_permission_changes_only_on_request_and_v2_by_default() {
-    let sb = sandbox().await;
-    activity(&sb);
-    let token = sb.admin_token();
-    let (_, v1) = list(&sb, "v1", "id=0", &token).await;
+    let sb = sandbox_with_events().await;
+    let (_, v1) = list(&sb, "v1", "id=0").await;
     assert_eq!(ids(&v1), vec![1, 2, 3]);
-    let (_, v1_asked) = list(&sb, "v1", "id=0&type=permission_change", &token).await;
+    let (_, v1_asked) = list(&sb, "v1", "id=0&type=permission_change").await;
     assert_eq!(ids(&v1_asked), vec![4]);
-    let (_, v2) = list(&sb, "v2", "id=0", &token).await;
+    let (_, v2) = list(&sb, "v2", "id=0").await;
     assert_eq!(ids(&v2), vec![1, 2, 3, 4]);
     assert_eq!(
-        v2_ids(&sb, "id=0&type=note%7Cpermission_change", &token).await,
+        v2_ids(&sb, "id=0&type=note%7Cpermission_change").await,
         vec![3, 4]
     );
     let (_, v1_all) = list(
         &sb,
         "v1",
         "id=0&type=file_system%7Cnote%7Cpermission_change",
-        &token,
     )
     .await;
     assert_eq!(ids(&v1_all), vec![1, 2, 3, 4]);
@@ -183,12 +195,8 @@ async fn folder_filter_includes_subfolders_and_does_not_follow_moves() {
     sam.create_folder("/AB").unwrap(); // 4, not inside /A
     sam.move_entry("/A", "/B").unwrap(); // 5
     sam.create_file("/B/sub/y.txt", "y").unwrap(); // 6
-    let token = sb.admin_token();
-    assert_eq!(
-        v2_ids(&sb, "id=0&folder=/A", &token).await,
-        vec![1, 2, 3, 5]
-    );
-    assert_eq!(v2_ids(&sb, "id=0&folder=%2FB%2F", &token).await, vec![5, 6]);
+    assert_eq!(v2_ids(&sb, "id=0&folder=/A").await, vec![1, 2, 3, 5]);
+    assert_eq!(v2_ids(&sb, "id=0&folder=%2FB%2F").await, vec![5, 6]);
     sb.assert_conformant();
 }
 
@@ -202,12 +210,15 @@ async fn suppress_drops_the_users_or_the_applications_own_events() {
         .create_folder("/I")
         .unwrap(); // sam through the admin's client (sandbox-app)
     let sam = sb.token("sam").unwrap();
-    assert_eq!(v2_ids(&sb, "id=0&suppress=none", &sam).await, vec![1, 2, 3]);
-    assert_eq!(v2_ids(&sb, "id=0&suppress=user", &sam).await, vec![2]);
-    let (_, app) = list(&sb, "v2", "id=0&suppress=app", &sam).await;
+    assert_eq!(
+        v2_ids_as(&sb, "id=0&suppress=none", &sam).await,
+        vec![1, 2, 3]
+    );
+    assert_eq!(v2_ids_as(&sb, "id=0&suppress=user", &sam).await, vec![2]);
+    let (_, app) = list_as(&sb, "v2", "id=0&suppress=app", &sam).await;
     assert_eq!(ids(&app), vec![2]);
     assert_eq!(
-        v2_ids(&sb, "id=0&suppress=app", &sb.token("nora").unwrap()).await,
+        v2_ids_as(&sb, "id=0&suppress=app", &sb.token("nora").unwrap()).await,
         vec![1, 3]
     );
     sb.assert_conformant();
@@ -215,45 +226,32 @@ async fn suppress_drops_the_users_or_the_applications_own_events() {
 
 #[tokio::test]
 async fn count_pages_are_windows_of_ids_from_1_to_100() {
-    let sb = sandbox().await;
-    create_folders(&sb, "/F", 120);
-    let token = sb.admin_token();
-    let (_, first) = list(&sb, "v2", "id=0&count=2", &token).await;
+    let sb = sandbox_with_folders("/F", 120).await;
+    let (_, first) = list(&sb, "v2", "id=0&count=2").await;
     assert_eq!(
         (ids(&first), first["latest_id"].clone()),
         (vec![1, 2], json!(2))
     );
-    assert_eq!(v2_ids(&sb, "id=0", &token).await.len(), 50);
+    assert_eq!(v2_ids(&sb, "id=0").await.len(), 50);
     assert_eq!(
-        v2_ids(&sb, "id=0&count=100", &token).await,
+        v2_ids(&sb, "id=0&count=100").await,
         (1..=100).collect::<Vec<_>>()
     );
-    assert_eq!(v2_ids(&sb, "id=0&count=1", &token).await, vec![1]);
+    assert_eq!(v2_ids(&sb, "id=0&count=1").await, vec![1]);
     // Filters drop events inside the window; latest_id still moves on.
-    let (_, notes) = list(&sb, "v2", "id=0&count=10&type=note", &token).await;
-    assert_eq!(
-        fields(&notes, ["count", "latest_id"]),
-        [json!(0), json!(10)]
-    );
+    let (_, notes) = list(&sb, "v2", "id=0&count=10&type=note").await;
+    assert_eq!(fields(&notes, ["count", "latest_id"]), json!([0, 10]));
     sb.assert_conformant();
 }
 
 #[tokio::test]
 async fn reverse_walks_backwards() {
-    let sb = sandbox().await;
-    create_folders(&sb, "/R", 5);
-    let token = sb.admin_token();
-    let (_, back) = list(&sb, "v2", "id=5&count=2&reverse=1", &token).await;
+    let sb = sandbox_with_folders("/R", 5).await;
+    let (_, back) = list(&sb, "v2", "id=5&count=2&reverse=1").await;
     assert_eq!(ids(&back), vec![4, 5]);
-    assert_eq!(
-        fields(&back, ["oldest_id", "latest_id"]),
-        [json!(4), json!(5)]
-    );
-    assert_eq!(v2_ids(&sb, "id=1&count=3&reverse=1", &token).await, vec![1]);
-    assert_eq!(
-        v2_ids(&sb, "id=3&count=2&reverse=0", &token).await,
-        vec![4, 5]
-    );
+    assert_eq!(fields(&back, ["oldest_id", "latest_id"]), json!([4, 5]));
+    assert_eq!(v2_ids(&sb, "id=1&count=3&reverse=1").await, vec![1]);
+    assert_eq!(v2_ids(&sb, "id=3&count=2&reverse=0").await, vec![4, 5]);
     sb.assert_conformant();
 }
 
@@ -267,7 +265,7 @@ async fn a_cursor_below_the_oldest_starts_at_the_oldest_and_retention_keeps_the_
     let sb = Sandbox::start(config).await;
     create_folders(&sb, "/K", 5);
     assert_eq!(sb.stored_events(), 3);
-    assert_eq!(v2_ids(&sb, "id=0", &sb.admin_token()).await, vec![3, 4, 5]);
+    assert_eq!(v2_ids(&sb, "id=0").await, vec![3, 4, 5]);
     sb.assert_conformant();
 }
 
@@ -280,35 +278,41 @@ async fn events_older_than_30_days_are_dropped() {
     assert_eq!(sb.stored_events(), 2);
     sb.advance(Duration::from_secs(2 * 86_400));
     assert_eq!(sb.stored_events(), 1);
-    let cursor = sb
-        .raw()
-        .get("/v1/events/cursor", &sb.admin_token())
-        .await
-        .json();
-    assert_eq!(
-        fields(&cursor, ["oldest_event_id", "latest_event_id"]),
-        [json!(2), json!(2)]
-    );
+    assert_eq!(latest_and_oldest(&cursor(&sb).await), json!([2, 2]));
     sb.assert_conformant();
 }
 
 #[tokio::test]
 async fn polls_closer_than_5_minutes_after_catching_up_are_counted() {
-    let sb = sandbox().await;
-    create_folders(&sb, "/W", 3);
-    let token = sb.admin_token();
+    let sb = sandbox_with_folders("/W", 3).await;
     // Paging through full pages right away is fine.
-    list(&sb, "v2", "id=0&count=1", &token).await;
-    list(&sb, "v2", "id=1&count=1", &token).await;
-    list(&sb, "v2", "id=2&count=1", &token).await; // caught up
+    list(&sb, "v2", "id=0&count=1").await;
+    list(&sb, "v2", "id=1&count=1").await;
+    list(&sb, "v2", "id=2&count=1").await; // caught up
     assert_eq!(sb.counters().violations_of(Violation::EventsPollTooSoon), 0);
     sb.advance(Duration::from_secs(60));
-    assert_eq!(list(&sb, "v2", "id=3", &token).await.0, 204);
+    assert_eq!(list(&sb, "v2", "id=3").await.0, 204);
     assert_eq!(sb.counters().violations_of(Violation::EventsPollTooSoon), 1);
     sb.advance(Duration::from_secs(300));
-    list(&sb, "v2", "id=3", &token).await;
+    list(&sb, "v2", "id=3").await;
     assert_eq!(sb.counters().violations_of(Violation::EventsPollTooSoon), 1);
     sb.assert_conformant();
+}
+
+/// The page of events after `start`, through the generated client's list of `version`.
+async fn page_after(
+    client: &pubapi_sdk_ext::Client,
+    version: EventsVersion,
+    start: i64,
+) -> pubapi_sdk::types::EventPage {
+    let sdk = client.sdk();
+    match version {
+        EventsVersion::V1 => sdk.list_events_v1().id(start).send().await,
+        EventsVersion::V2 => sdk.list_events_v2().id(start).send().await,
+    }
+    .unwrap()
+    .into_inner()
+    .expect("a page, not the 204")
 }
 
 #[tokio::test]
@@ -323,31 +327,15 @@ async fn events_end_to_end_through_the_client() {
         .unwrap()
         .into_inner();
     let start = cursor.latest_event_id;
-    activity(&sb);
-    let page = client
-        .sdk()
-        .list_events_v2()
-        .id(start)
-        .send()
-        .await
-        .unwrap()
-        .into_inner()
-        .expect("a page, not the 204");
+    four_events(&sb);
+    let page = page_after(&client, EventsVersion::V2, start).await;
     assert_eq!(page.count, Some(4));
     let kinds: Vec<String> = page.events.iter().map(|e| e.type_.to_string()).collect();
     assert_eq!(
         kinds,
         vec!["file_system", "file_system", "note", "permission_change"]
     );
-    let v1 = client
-        .sdk()
-        .list_events_v1()
-        .id(start)
-        .send()
-        .await
-        .unwrap()
-        .into_inner()
-        .expect("a page, not the 204");
+    let v1 = page_after(&client, EventsVersion::V1, start).await;
     assert_eq!(v1.count, Some(3));
     sb.advance(Duration::from_secs(300));
     let caught_up = client
@@ -389,13 +377,6 @@ async fn assert_refused(sb: &Sandbox, query: &str, problems: &[(&str, &str)]) {
             "{version} {query}"
         );
     }
-}
-
-/// A sandbox with events 1 to 4: a refusal is not an empty page.
-async fn sandbox_with_events() -> Sandbox {
-    let sb = sandbox().await;
-    activity(&sb);
-    sb
 }
 
 #[tokio::test]
@@ -505,11 +486,10 @@ async fn every_problem_of_a_query_is_reported_once_in_the_order_of_the_reference
 #[tokio::test]
 async fn a_refused_query_is_not_a_poll() {
     let sb = sandbox_with_events().await;
-    let token = sb.admin_token();
-    assert_eq!(list(&sb, "v2", "id=4", &token).await.0, 204); // caught up
+    assert_eq!(list(&sb, "v2", "id=4").await.0, 204); // caught up
     sb.advance(Duration::from_secs(300));
-    assert_eq!(list(&sb, "v2", "id=4&count=0", &token).await.0, 400);
-    assert_eq!(list(&sb, "v2", "id=4", &token).await.0, 204);
+    assert_eq!(list(&sb, "v2", "id=4&count=0").await.0, 400);
+    assert_eq!(list(&sb, "v2", "id=4").await.0, 204);
     assert_eq!(sb.counters().violations_of(Violation::EventsPollTooSoon), 0);
     sb.assert_conformant();
 }
@@ -517,7 +497,6 @@ async fn a_refused_query_is_not_a_poll() {
 #[tokio::test]
 async fn every_value_the_reference_lists_is_accepted() {
     let sb = sandbox_with_events().await;
-    let token = sb.admin_token();
     for version in ["v1", "v2"] {
         for query in [
             "id=0&count=1",
@@ -534,7 +513,7 @@ async fn every_value_the_reference_lists_is_accepted() {
             "id=4&reverse=1",
             "id=0&folder=/P",
         ] {
-            let (status, _) = list(&sb, version, query, &token).await;
+            let (status, _) = list(&sb, version, query).await;
             assert_eq!(status, 200, "{version} {query}");
         }
     }
@@ -554,9 +533,9 @@ async fn an_event_stream_with_an_unknown_type_ends_with_the_servers_400() {
         .start(StreamStart::After(0))
         .types([PollingEventType::Unknown("task".into())])
         .build();
-    let error = match stream.next().await {
-        Some(Err(Error::InvalidRequest(error))) => error,
-        other => panic!("{other:?}"),
+    let first = stream.next().await;
+    let Some(Err(Error::InvalidRequest(error))) = first else {
+        panic!("{first:?}")
     };
     assert_eq!(error.status(), 400);
     assert_eq!(error.code(), Some("INVALID_VALUE"));

@@ -3,6 +3,7 @@
 
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
+use pubapi_testkit::assert_gateway_refused;
 use pubapi_testkit::error_of;
 use pubapi_testkit::sandbox::{Fault, Sandbox, SandboxConfig};
 use std::time::{Duration, Instant};
@@ -85,11 +86,7 @@ async fn throttles_are_retried_by_the_client_after_retry_after() {
     let sb = sandbox().await;
     sb.inject(Fault::on("listWebhooks").times(1).throttle(1));
     let raw = sb.raw().get("/v1/webhooks", &sb.admin_token()).await;
-    assert_eq!(raw.status, 403);
-    assert_eq!(
-        raw.header("x-gateway-error-code"),
-        Some("ERR_403_DEVELOPER_OVER_QPS")
-    );
+    assert_gateway_refused(&raw, 403, "ERR_403_DEVELOPER_OVER_QPS");
     sb.inject(Fault::on("listWebhooks").times(1).throttle(1));
     let hooks = sb
         .client_for("admin")

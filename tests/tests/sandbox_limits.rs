@@ -3,6 +3,8 @@
 
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::{Error, LimitClass, SecretToken};
+use pubapi_testkit::admin_get;
+use pubapi_testkit::assert_gateway_refused;
 use pubapi_testkit::error_of;
 use pubapi_testkit::sandbox::{LimitsConfig, Sandbox, SandboxConfig, Violation};
 use serde_json::json;
@@ -12,53 +14,42 @@ async fn sandbox(limits: LimitsConfig) -> Sandbox {
     Sandbox::start(SandboxConfig::testing().with_limits(limits)).await
 }
 
+/// A sandbox with the limits `text` says, in the form of the sandbox's `--limits`
+/// (`general=2/s,1000/d,ai=10/m,100/d`; a window not named is unlimited).
+async fn limited(text: &str) -> Sandbox {
+    sandbox(text.parse().expect("limits")).await
+}
+
 #[tokio::test]
 async fn general_api_allows_2_per_second_then_403_over_qps() {
     let sb = sandbox(LimitsConfig::reference()).await;
-    let token = sb.admin_token();
-    let raw = sb.raw();
-    assert_eq!(raw.get("/v1/whoami", &token).await.status, 200);
-    assert_eq!(raw.get("/v1/events/cursor", &token).await.status, 200);
-    let third = raw.get("/v1/whoami", &token).await;
-    assert_eq!(third.status, 403);
-    assert_eq!(
-        third.header("x-gateway-error-code"),
-        Some("ERR_403_DEVELOPER_OVER_QPS")
-    );
+    assert_eq!(admin_get(&sb, "/v1/whoami").await.status, 200);
+    assert_eq!(admin_get(&sb, "/v1/events/cursor").await.status, 200);
+    let third = admin_get(&sb, "/v1/whoami").await;
+    assert_gateway_refused(&third, 403, "ERR_403_DEVELOPER_OVER_QPS");
     assert_eq!(third.header("retry-after"), Some("1"));
     assert!(third.body.is_empty());
     // Webhooks keep their error body on a throttle.
-    let hooks = raw.get("/v1/webhooks", &token).await;
+    let hooks = admin_get(&sb, "/v1/webhooks").await;
     assert_eq!(hooks.status, 403);
     assert_eq!(hooks.json()["code"], "ERR_403_DEVELOPER_OVER_QPS");
     assert_eq!(sb.counters().violations_of(Violation::OverQps), 2);
     sb.advance(Duration::from_secs(1));
-    assert_eq!(raw.get("/v1/whoami", &token).await.status, 200);
+    assert_eq!(admin_get(&sb, "/v1/whoami").await.status, 200);
     sb.assert_conformant();
 }
 
 #[tokio::test]
 async fn daily_quota_gives_403_over_rate_until_midnight() {
-    let sb = sandbox(LimitsConfig {
-        general_per_second: Some(1000),
-        general_per_day: Some(5),
-        ..LimitsConfig::reference()
-    })
-    .await;
-    let token = sb.admin_token();
-    let raw = sb.raw();
+    let sb = limited("general=1000/s,5/d,ai=10/m,100/d").await;
     for _ in 0..5 {
-        assert_eq!(raw.get("/v1/whoami", &token).await.status, 200);
+        assert_eq!(admin_get(&sb, "/v1/whoami").await.status, 200);
     }
-    let over = raw.get("/v1/whoami", &token).await;
-    assert_eq!(over.status, 403);
-    assert_eq!(
-        over.header("x-gateway-error-code"),
-        Some("ERR_403_DEVELOPER_OVER_RATE")
-    );
+    let over = admin_get(&sb, "/v1/whoami").await;
+    assert_gateway_refused(&over, 403, "ERR_403_DEVELOPER_OVER_RATE");
     // The manual clock starts at 09:00 UTC: 15 hours to the next day.
     assert_eq!(over.header("retry-after"), Some("54000"));
-    let audit = raw.get("/v1/audit/jobs/x", &token).await;
+    let audit = admin_get(&sb, "/v1/audit/jobs/x").await;
     assert_eq!(audit.status, 403);
     assert_eq!(
         audit.json()["Errors"][0]["code"],
@@ -66,7 +57,7 @@ async fn daily_quota_gives_403_over_rate_until_midnight() {
     );
     assert_eq!(sb.counters().violations_of(Violation::OverRate), 2);
     sb.advance(Duration::from_secs(15 * 3600));
-    assert_eq!(raw.get("/v1/whoami", &token).await.status, 200);
+    assert_eq!(admin_get(&sb, "/v1/whoami").await.status, 200);
     sb.assert_conformant();
 }
 
@@ -90,11 +81,7 @@ async fn limits_apply_per_token() {
 
 #[tokio::test]
 async fn ai_allows_100_calls_a_day_then_429() {
-    let sb = sandbox(LimitsConfig {
-        general_per_second: Some(1000),
-        ..LimitsConfig::reference()
-    })
-    .await;
+    let sb = limited("general=1000/s,1000/d,ai=10/m,100/d").await;
     let token = sb.admin_token();
     let raw = sb.raw();
     for i in 0..100 {
@@ -107,17 +94,13 @@ async fn ai_allows_100_calls_a_day_then_429() {
             .await;
         assert_eq!(ok.status, 200, "call {i}");
     }
-    let over = raw.get("/v1/ai/agents/list", &token).await;
-    assert_eq!(over.status, 429);
+    let over = admin_get(&sb, "/v1/ai/agents/list").await;
+    assert_gateway_refused(&over, 429, "ERR_403_DEVELOPER_OVER_RATE");
     assert!(over.body.is_empty());
-    assert_eq!(
-        over.header("x-gateway-error-code"),
-        Some("ERR_403_DEVELOPER_OVER_RATE")
-    );
     // 9 minutes into the day's last 15 hours.
     assert_eq!(over.header("retry-after"), Some("53460"));
     // The general budget is separate.
-    assert_eq!(raw.get("/v1/whoami", &token).await.status, 200);
+    assert_eq!(admin_get(&sb, "/v1/whoami").await.status, 200);
     let counters = sb.counters();
     assert_eq!(counters.violations_of(Violation::AiOverRate), 1);
     assert_eq!(counters.total_violations(), 1);
@@ -127,19 +110,10 @@ async fn ai_allows_100_calls_a_day_then_429() {
 
 #[tokio::test]
 async fn ai_per_second_limit_is_configurable() {
-    let sb = sandbox(LimitsConfig {
-        ai_per_second: Some(1),
-        ..LimitsConfig::generous()
-    })
-    .await;
-    let token = sb.admin_token();
-    assert_eq!(sb.raw().get("/v1/ai/agents/list", &token).await.status, 200);
-    let over = sb.raw().get("/v1/ai/agents/list", &token).await;
-    assert_eq!(over.status, 429);
-    assert_eq!(
-        over.header("x-gateway-error-code"),
-        Some("ERR_403_DEVELOPER_OVER_QPS")
-    );
+    let sb = limited("ai=1/s").await;
+    assert_eq!(admin_get(&sb, "/v1/ai/agents/list").await.status, 200);
+    let over = admin_get(&sb, "/v1/ai/agents/list").await;
+    assert_gateway_refused(&over, 429, "ERR_403_DEVELOPER_OVER_QPS");
     assert_eq!(sb.counters().violations_of(Violation::AiOverQps), 1);
     sb.assert_conformant();
 }
@@ -147,23 +121,16 @@ async fn ai_per_second_limit_is_configurable() {
 #[tokio::test]
 async fn limits_scale() {
     let sb = sandbox(LimitsConfig::reference().scaled(10.0)).await;
-    let token = sb.admin_token();
-    let raw = sb.raw();
     for _ in 0..20 {
-        assert_eq!(raw.get("/v1/whoami", &token).await.status, 200);
+        assert_eq!(admin_get(&sb, "/v1/whoami").await.status, 200);
     }
-    assert_eq!(raw.get("/v1/whoami", &token).await.status, 403);
+    assert_eq!(admin_get(&sb, "/v1/whoami").await.status, 403);
     sb.assert_conformant();
 }
 
 #[tokio::test]
 async fn the_client_reports_a_server_side_daily_quota_as_quota_exhausted() {
-    let sb = sandbox(LimitsConfig {
-        general_per_second: Some(1000),
-        general_per_day: Some(2),
-        ..LimitsConfig::reference()
-    })
-    .await;
+    let sb = limited("general=1000/s,2/d,ai=10/m,100/d").await;
     // A client with the reference's own pacing, unaware of the smaller plan.
     let client = pubapi_sdk_ext::Client::builder()
         .base_url(sb.base_url())

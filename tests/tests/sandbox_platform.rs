@@ -7,15 +7,23 @@
 
 use pubapi_sdk_ext::limits::ServerCounters;
 use pubapi_sdk_ext::{Error, LimitClass};
-use pubapi_testkit::admin_post;
+use pubapi_testkit::admin_get;
+use pubapi_testkit::assert_gateway_refused;
 use pubapi_testkit::sandbox::{
     INACTIVE_CODE, LimitsConfig, Sandbox, SandboxConfig, TOKEN_PATH, TestReceiver, Violation,
 };
+use pubapi_testkit::{SAMPLE_AGENT, SAMPLE_QUESTION, admin_post};
 use serde_json::{Value, json};
 use std::time::Duration;
 
 async fn sandbox(limits: LimitsConfig) -> Sandbox {
     Sandbox::start(SandboxConfig::testing().with_limits(limits)).await
+}
+
+/// The entry of the JSON array `list` whose `key` is `value`.
+fn entry<'a>(list: &'a Value, key: &str, value: &str) -> &'a Value {
+    let entries = list.as_array().expect("an array");
+    entries.iter().find(|e| e[key] == value).expect("an entry")
 }
 
 /// A control-plane call over HTTP, as a client in another language makes it.
@@ -29,6 +37,17 @@ async fn control(sb: &Sandbox, method: &str, path: &str, body: Option<Value>) ->
     let response = request.send().await.unwrap();
     let status = response.status().as_u16();
     (status, response.json().await.unwrap())
+}
+
+/// Activates or deactivates `username`'s token through the control plane.
+async fn set_token_active(sb: &Sandbox, username: &str, active: bool) -> (u16, Value) {
+    let body = json!({"username": username, "active": active});
+    control(sb, "POST", "/tokens", Some(body)).await
+}
+
+/// Adds a fault through the control plane.
+async fn add_fault(sb: &Sandbox, fault: Value) -> (u16, Value) {
+    control(sb, "POST", "/faults", Some(fault)).await
 }
 
 /// A form POST to the token endpoint: status, `Retry-After`, body.
@@ -54,26 +73,20 @@ async fn token_request(sb: &Sandbox, form: &[(&str, &str)]) -> (u16, Option<Stri
 #[tokio::test]
 async fn ai_calls_are_10_a_minute_then_429_over_qps_until_the_minute_ends() {
     let sb = sandbox(LimitsConfig::reference()).await;
-    let token = sb.admin_token();
-    let raw = sb.raw();
     for i in 0..10 {
-        let ok = raw.get("/v1/ai/agents/list", &token).await;
+        let ok = admin_get(&sb, "/v1/ai/agents/list").await;
         assert_eq!(ok.status, 200, "call {i}");
     }
     sb.advance(Duration::from_secs(15));
-    let over = raw.get("/v1/ai/agents/list", &token).await;
-    assert_eq!(over.status, 429);
+    let over = admin_get(&sb, "/v1/ai/agents/list").await;
+    assert_gateway_refused(&over, 429, "ERR_403_DEVELOPER_OVER_QPS");
     assert!(over.body.is_empty());
-    assert_eq!(
-        over.header("x-gateway-error-code"),
-        Some("ERR_403_DEVELOPER_OVER_QPS")
-    );
     assert_eq!(over.header("retry-after"), Some("45"));
     // The general API has no minute window.
     sb.advance(Duration::from_secs(1));
-    assert_eq!(raw.get("/v1/whoami", &token).await.status, 200);
+    assert_eq!(admin_get(&sb, "/v1/whoami").await.status, 200);
     sb.advance(Duration::from_secs(44));
-    assert_eq!(raw.get("/v1/ai/agents/list", &token).await.status, 200);
+    assert_eq!(admin_get(&sb, "/v1/ai/agents/list").await.status, 200);
     let counters = sb.counters();
     assert_eq!(counters.violations_of(Violation::AiOverMinute), 1);
     assert_eq!(counters.total_violations(), 1);
@@ -89,7 +102,6 @@ async fn ai_calls_are_10_a_minute_then_429_over_qps_until_the_minute_ends() {
 #[tokio::test]
 async fn answers_carry_the_gateway_counters_the_sdk_reads() {
     let sb = sandbox(LimitsConfig::reference()).await;
-    let token = sb.admin_token();
     let raw = sb.raw();
     let counters = |reply: &pubapi_testkit::sandbox::RawResponse| {
         [
@@ -101,16 +113,16 @@ async fn answers_carry_the_gateway_counters_the_sdk_reads() {
         .map(|name| reply.header(name).map(str::to_string))
     };
     let some = |values: [&str; 4]| values.map(|v| Some(v.to_string()));
-    let first = raw.get("/v1/whoami", &token).await;
+    let first = admin_get(&sb, "/v1/whoami").await;
     assert_eq!(counters(&first), some(["2", "1", "1000", "1"]));
-    let second = raw.get("/v1/events/cursor", &token).await;
+    let second = admin_get(&sb, "/v1/events/cursor").await;
     assert_eq!(counters(&second), some(["2", "2", "1000", "2"]));
     // A throttled answer counts nothing more.
-    let third = raw.get("/v1/whoami", &token).await;
+    let third = admin_get(&sb, "/v1/whoami").await;
     assert_eq!(third.status, 403);
     assert_eq!(counters(&third), some(["2", "2", "1000", "2"]));
     // AI has its own budget and no per-second limit to report.
-    let ai = raw.get("/v1/ai/agents/list", &token).await;
+    let ai = admin_get(&sb, "/v1/ai/agents/list").await;
     assert_eq!(
         counters(&ai),
         [None, None, Some("100".into()), Some("1".into())]
@@ -141,24 +153,13 @@ async fn a_deactivated_token_gets_403_developer_inactive_until_activated() {
     let sb = sandbox(LimitsConfig::generous()).await;
     let token = sb.token("sam").unwrap();
     let raw = sb.raw();
-    let (status, answer) = control(
-        &sb,
-        "POST",
-        "/tokens",
-        Some(json!({"username": "sam", "active": false})),
-    )
-    .await;
+    let (status, answer) = set_token_active(&sb, "sam", false).await;
     assert_eq!(
         (status, answer),
         (200, json!({"username": "sam", "active": false}))
     );
     let (_, state) = control(&sb, "GET", "", None).await;
-    let sam = state["users"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|u| u["username"] == "sam")
-        .unwrap();
+    let sam = entry(&state["users"], "username", "sam");
     assert_eq!(sam["active"], false);
     for path in ["/v1/whoami", "/v1/webhooks", "/v1/ai/agents/list"] {
         let refused = raw.get(path, &token).await;
@@ -178,13 +179,7 @@ async fn a_deactivated_token_gets_403_developer_inactive_until_activated() {
     assert_eq!(sb.counters().violations_of(Violation::InactiveToken), 5);
     // Outside the spec's gateway codes, so left out of the conformance check.
     sb.assert_conformant();
-    let (status, _) = control(
-        &sb,
-        "POST",
-        "/tokens",
-        Some(json!({"username": "sam", "active": true})),
-    )
-    .await;
+    let (status, _) = set_token_active(&sb, "sam", true).await;
     assert_eq!(status, 200);
     assert_eq!(raw.get("/v1/whoami", &token).await.status, 200);
     // The test API does the same; a reset activates every token again.
@@ -192,13 +187,7 @@ async fn a_deactivated_token_gets_403_developer_inactive_until_activated() {
     assert_eq!(raw.get("/v1/whoami", &token).await.status, 403);
     sb.reset();
     assert_eq!(raw.get("/v1/whoami", &token).await.status, 200);
-    let (status, refused) = control(
-        &sb,
-        "POST",
-        "/tokens",
-        Some(json!({"username": "ghost", "active": false})),
-    )
-    .await;
+    let (status, refused) = set_token_active(&sb, "ghost", false).await;
     assert_eq!(status, 400);
     assert!(refused["error"].as_str().unwrap().contains("ghost"));
 }
@@ -221,8 +210,7 @@ async fn the_gateway_fault_envelope_is_an_injectable_fault() {
     )
     .await;
     assert_eq!(status, 200);
-    let token = sb.admin_token();
-    let fault = sb.raw().get("/v1/webhooks", &token).await;
+    let fault = admin_get(&sb, "/v1/webhooks").await;
     assert_eq!(fault.status, 429);
     assert_eq!(
         fault.json(),
@@ -231,14 +219,12 @@ async fn the_gateway_fault_envelope_is_an_injectable_fault() {
             "detail": {"errorcode": "policies.ratelimit.QuotaViolation"},
         }})
     );
-    assert_eq!(sb.raw().get("/v1/webhooks", &token).await.status, 200);
+    assert_eq!(admin_get(&sb, "/v1/webhooks").await.status, 200);
     // The default is the gateway's answer to a token it does not accept, and the SDK reads
     // the envelope's code and message.
-    control(
+    add_fault(
         &sb,
-        "POST",
-        "/faults",
-        Some(json!({"action": "gatewayFault", "operation": "whoami", "times": 1})),
+        json!({"action": "gatewayFault", "operation": "whoami", "times": 1}),
     )
     .await;
     let error = sb
@@ -254,13 +240,7 @@ async fn the_gateway_fault_envelope_is_an_injectable_fault() {
         Some("keymanagement.service.invalid_access_token")
     );
     assert_eq!(api.message(), Some("Invalid access token"));
-    let (status, refused) = control(
-        &sb,
-        "POST",
-        "/faults",
-        Some(json!({"action": "gatewayFault", "status": 200})),
-    )
-    .await;
+    let (status, refused) = add_fault(&sb, json!({"action": "gatewayFault", "status": 200})).await;
     assert_eq!(status, 400);
     assert!(refused["error"].as_str().unwrap().contains("status 200"));
     sb.assert_conformant();
@@ -428,6 +408,13 @@ async fn deliveries_carry_custom_properties_for_a_new_version_and_project_activi
     sb.assert_conformant();
 }
 
+/// The CSV logins report (logins only) of the days from `start` to `end`.
+async fn logins_csv(sb: &Sandbox, start: &str, end: &str) -> String {
+    let filters =
+        json!({"format": "csv", "date_start": start, "date_end": end, "events": ["logins"]});
+    csv_report(sb, "logins", filters).await
+}
+
 /// A finished CSV report of `kind` for `body`, as text.
 async fn csv_report(sb: &Sandbox, kind: &str, body: Value) -> String {
     let token = sb.admin_token();
@@ -466,12 +453,7 @@ async fn the_files_csv_has_the_header_the_platforms_clients_show() {
     assert!(lines.contains(&"q1.pdf,/Audit/q1.pdf,sam,upload,,Web,2025-03-03T09:00:00Z,127.0.0.1"));
     assert!(lines.contains(&"Audit,/Audit,sam,create_folder,,Web,2025-03-03T09:00:00Z,127.0.0.1"));
     // Logins keep the reference's columns (the reference decides where it shows them).
-    let logins = csv_report(
-        &sb,
-        "logins",
-        json!({"format": "csv", "date_start": "2025-03-01", "date_end": "2025-03-02", "events": ["logins"]}),
-    )
-    .await;
+    let logins = logins_csv(&sb, "2025-03-01", "2025-03-02").await;
     assert_eq!(
         logins.lines().nth(1),
         Some("Username,Event,IP Address,Access,Time")
@@ -503,24 +485,14 @@ async fn a_report_has_no_row_after_the_sandboxs_now_and_its_title_says_so() {
             .all(|e| e["time"].as_str().unwrap() <= now_text.as_str()),
         "{events:?}"
     );
-    let csv = csv_report(
-        &sb,
-        "logins",
-        json!({"format": "csv", "date_start": "2025-03-01", "date_end": "2025-03-05", "events": ["logins"]}),
-    )
-    .await;
+    let csv = logins_csv(&sb, "2025-03-01", "2025-03-05").await;
     // Created at 09:05 (after the first job), the report reflects activity up to then.
     assert_eq!(
         csv.lines().next(),
         Some("This report reflects activity up to 3/3/25 09:05:00")
     );
     // A range wholly in the future has no rows.
-    let future = csv_report(
-        &sb,
-        "logins",
-        json!({"format": "csv", "date_start": "2025-03-04", "date_end": "2025-03-05", "events": ["logins"]}),
-    )
-    .await;
+    let future = logins_csv(&sb, "2025-03-04", "2025-03-05").await;
     assert_eq!(future.lines().count(), 2, "{future}");
     sb.assert_conformant();
 }
@@ -533,8 +505,8 @@ async fn violations_by_kind_traffic_and_conformance_are_readable_over_http() {
     })
     .await;
     let token = sb.admin_token();
-    assert_eq!(sb.raw().get("/v1/whoami", &token).await.status, 200);
-    assert_eq!(sb.raw().get("/v1/whoami", &token).await.status, 403);
+    assert_eq!(admin_get(&sb, "/v1/whoami").await.status, 200);
+    assert_eq!(admin_get(&sb, "/v1/whoami").await.status, 403);
     let (status, counters) = control(&sb, "GET", "/counters", None).await;
     assert_eq!(status, 200);
     assert_eq!(counters["requests"], 2);
@@ -547,12 +519,7 @@ async fn violations_by_kind_traffic_and_conformance_are_readable_over_http() {
         counters["violationsByKind"].as_object().unwrap().len(),
         Violation::ALL.len()
     );
-    let over_qps = counters["violationRules"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|v| v["kind"] == "overQps")
-        .unwrap();
+    let over_qps = entry(&counters["violationRules"], "kind", "overQps");
     assert_eq!(over_qps["count"], 1);
     assert!(over_qps["rule"].as_str().unwrap().contains("per-second"));
     let (_, state) = control(&sb, "GET", "", None).await;
@@ -613,14 +580,12 @@ async fn a_new_process_of_a_token_with_24_ai_calls_today_gets_its_answer_without
     let mut config = SandboxConfig::testing().with_limits(LimitsConfig::reference());
     config.ai.agent_polls = 1;
     let sb = Sandbox::start(config).await;
-    let token = sb.admin_token();
-    let raw = sb.raw();
     // 24 AI calls today, in three minutes of the sandbox's clock (10 a minute).
     for i in 0..24 {
         if i > 0 && i % 10 == 0 {
             sb.advance(Duration::from_secs(61));
         }
-        assert_eq!(raw.get("/v1/ai/agents/list", &token).await.status, 200);
+        assert_eq!(admin_get(&sb, "/v1/ai/agents/list").await.status, 200);
     }
     sb.advance(Duration::from_secs(61));
     // A new process: its pacer has seen none of them, the gateway's count says 24.
@@ -632,11 +597,7 @@ async fn a_new_process_of_a_token_with_24_ai_calls_today_gets_its_answer_without
     };
     let answer = client
         .agents()
-        .ask_and_wait(
-            "agt-policy-helper",
-            "How much are hotel costs per night?",
-            how,
-        )
+        .ask_and_wait(SAMPLE_AGENT, SAMPLE_QUESTION, how)
         .await
         .unwrap();
     assert_eq!(answer.result.status.to_string(), "COMPLETED");

@@ -11,6 +11,7 @@ use pubapi_testkit::error_of;
 use pubapi_testkit::sandbox::{
     Role, Sandbox, SandboxConfig, TestReceiver, UserConfig, WebhooksConfig,
 };
+use pubapi_testkit::sandbox_with;
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -183,10 +184,9 @@ async fn details_status_update_and_delete() {
         json!({"url": "https://h.example.com/in", "eventType": ["fs:add_file"], "path": "/P", "authHeader": "one"}),
     )
     .await;
-    let details = raw
-        .get(&format!("/v1/webhooks/{id}/details"), &token)
-        .await
-        .json();
+    let hook = format!("/v1/webhooks/{id}");
+    let (details_path, status_path) = (format!("{hook}/details"), format!("{hook}/status"));
+    let details = raw.get(&details_path, &token).await.json();
     assert_eq!(details["url"], "https://h.example.com/in");
     assert_eq!(details["eventType"], json!(["fs:add_file"]));
     assert_eq!(
@@ -194,63 +194,47 @@ async fn details_status_update_and_delete() {
         (json!("/P"), json!("one"))
     );
     let disabled = raw
-        .post(
-            &format!("/v1/webhooks/{id}/status"),
-            &token,
-            &json!({"status": "disabled"}),
-        )
+        .post(&status_path, &token, &json!({"status": "disabled"}))
         .await;
     assert_eq!(
         (disabled.status, disabled.json()["status"].clone()),
         (200, json!("disabled"))
     );
     assert_eq!(
-        raw.get(&format!("/v1/webhooks/{id}/status"), &token)
-            .await
-            .json()["status"],
+        raw.get(&status_path, &token).await.json()["status"],
         "disabled"
     );
     let bad_status = raw
-        .post(
-            &format!("/v1/webhooks/{id}/status"),
-            &token,
-            &json!({"status": "paused"}),
-        )
+        .post(&status_path, &token, &json!({"status": "paused"}))
         .await;
     assert_eq!(bad_status.status, 400);
     let updated = raw
-        .request("PUT", &format!("/v1/webhooks/{id}"), Some(&token))
+        .request("PUT", &hook, Some(&token))
         .json(
             &json!({"url": "https://h.example.com/v2", "eventType": ["fs:*"], "status": "enabled"}),
         )
         .send()
         .await;
     assert_eq!((updated.status, updated.body.len()), (200, 0));
-    let details = raw
-        .get(&format!("/v1/webhooks/{id}/details"), &token)
-        .await
-        .json();
+    let details = raw.get(&details_path, &token).await.json();
     assert_eq!(details["url"], "https://h.example.com/v2");
     assert_eq!(details["eventType"], json!(["fs:*"]));
     assert_eq!(details["status"], "enabled");
     assert_eq!(details["path"], "/P", "omitted fields keep their value");
     let bad_update = raw
-        .request("PUT", &format!("/v1/webhooks/{id}"), Some(&token))
+        .request("PUT", &hook, Some(&token))
         .json(&json!({"eventType": ["fs:*"]}))
         .send()
         .await;
     assert_eq!(bad_update.json()["code"], "request_schema_error");
-    let deleted = raw
-        .request("DELETE", &format!("/v1/webhooks/{id}"), Some(&token))
-        .send()
-        .await;
+    let deleted = raw.request("DELETE", &hook, Some(&token)).send().await;
     assert_eq!((deleted.status, deleted.body.len()), (204, 0));
     for (method, path) in [
-        ("GET", format!("/v1/webhooks/{id}/details")),
-        ("GET", format!("/v1/webhooks/{id}/status")),
-        ("DELETE", format!("/v1/webhooks/{id}")),
+        ("GET", &details_path),
+        ("GET", &status_path),
+        ("DELETE", &hook),
     ] {
-        let gone = raw.request(method, &path, Some(&token)).send().await;
+        let gone = raw.request(method, path, Some(&token)).send().await;
         assert_eq!(
             (gone.status, gone.json()["code"].as_str()),
             (404, Some("hook_not_found_error")),
@@ -258,7 +242,7 @@ async fn details_status_update_and_delete() {
         );
     }
     let put_gone = raw
-        .request("PUT", &format!("/v1/webhooks/{id}"), Some(&token))
+        .request("PUT", &hook, Some(&token))
         .json(&json!({"url": "https://h.example.com"}))
         .send()
         .await;
@@ -268,9 +252,7 @@ async fn details_status_update_and_delete() {
 
 #[tokio::test]
 async fn the_quota_per_client_id_gives_409() {
-    let mut config = SandboxConfig::testing();
-    config.webhooks.quota_per_client = 2;
-    let sb = Sandbox::start(config).await;
+    let sb = sandbox_with(|config| config.webhooks.quota_per_client = 2).await;
     register(&sb, "admin", json!({"url": "https://a.example.com"})).await;
     register(&sb, "sam", json!({"url": "https://b.example.com"})).await;
     let third = admin_post(

@@ -4,7 +4,7 @@
 mod wire;
 
 use httpmock::MockServer;
-use pubapi_sdk::types;
+use pubapi_sdk::types::{self, AgentSortBy, AgentSortOrder};
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::error::InputError;
 use pubapi_sdk_ext::prelude::*;
@@ -268,20 +268,14 @@ async fn get_agent_request_status_forward_compat_accepts_unknown_fields_status_a
 wire::request_tests! {
     list_agents_request_full_sends_sort_by_and_sort_order_as_query:
         bob, Reply::json(200, &agents_body()),
-        |sdk| sdk
-            .list_agents()
-            .sort_by(types::AgentSortBy::CreatedOn)
-            .sort_order(types::AgentSortOrder::Desc)
+        |sdk| sdk.list_agents().sort_by(AgentSortBy::CreatedOn).sort_order(AgentSortOrder::Desc)
         => Expect::get("/v1/ai/agents/list")
             .query("sortBy=createdOn&sortOrder=desc")
             .act_as(wire::BOB);
 
     list_agents_request_full_sends_the_default_sort_values_when_given:
         client, Reply::json(200, &agents_body()),
-        |sdk| sdk
-            .list_agents()
-            .sort_by(types::AgentSortBy::Name)
-            .sort_order(types::AgentSortOrder::Asc)
+        |sdk| sdk.list_agents().sort_by(AgentSortBy::Name).sort_order(AgentSortOrder::Asc)
         => Expect::get("/v1/ai/agents/list").query("sortBy=name&sortOrder=asc");
 
     list_agents_request_minimal_sends_no_query:

@@ -3,7 +3,6 @@
 
 mod wire;
 
-use httpmock::MockServer;
 use pubapi_sdk::types;
 use pubapi_sdk_ext::prelude::*;
 use serde_json::{Value, json};
@@ -58,11 +57,9 @@ fn ask(question: &str) -> types::builder::AssistantAskRequest {
 
 // ------------------------------------------------------------------ askAssistant
 
-#[tokio::test]
-async fn ask_assistant_request_full_sends_every_field_of_the_reference_and_the_client_shapes() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &ask_body())).await;
-    let body = ask("What is the notice period?")
+/// The question of the full request: every field of the reference, as the client shapes it.
+fn full_ask() -> types::builder::AssistantAskRequest {
+    ask("What is the notice period?")
         .selected_items(types::SelectedItems {
             folders: vec![types::SelectedFolder { id: "fld-1".into() }],
             files: vec![types::SelectedFile {
@@ -92,34 +89,28 @@ async fn ask_assistant_request_full_sends_every_field_of_the_reference_and_the_c
             name: Some("large".into()),
             version: Some("2026-01".into()),
             ..Default::default()
-        });
-    wire::bob(&server)
-        .sdk()
-        .ask_assistant()
-        .body(body)
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post("/v1/ai/assistant/ask")
-            .act_as(wire::BOB)
-            .json(json!({
-                "question": "What is the notice period?",
-                "selectedItems": {
-                    "folders": [{"id": "fld-1"}],
-                    "files": [{"entryId": "ent-1001", "filePath": "/Legal/contract.pdf"}]
-                },
-                "chatHistory": {"messages": [
-                    {"role": "user", "content": "Hello"},
-                    {"role": "assistant", "content": "Hi, how can I help?"}
-                ]},
-                "includeCitations": true,
-                "conversationId": "conv-7",
-                "mcpSelectionId": "mcp-3",
-                "modelDetails": {"name": "large", "version": "2026-01"}
-            })),
-    )
-    .await;
+        })
+}
+
+wire::request_tests! {
+    ask_assistant_request_full_sends_every_field_of_the_reference_and_the_client_shapes:
+        bob, Reply::json(200, &ask_body()),
+        |sdk| sdk.ask_assistant().body(full_ask())
+        => Expect::post("/v1/ai/assistant/ask").act_as(wire::BOB).json(json!({
+            "question": "What is the notice period?",
+            "selectedItems": {
+                "folders": [{"id": "fld-1"}],
+                "files": [{"entryId": "ent-1001", "filePath": "/Legal/contract.pdf"}]
+            },
+            "chatHistory": {"messages": [
+                {"role": "user", "content": "Hello"},
+                {"role": "assistant", "content": "Hi, how can I help?"}
+            ]},
+            "includeCitations": true,
+            "conversationId": "conv-7",
+            "mcpSelectionId": "mcp-3",
+            "modelDetails": {"name": "large", "version": "2026-01"}
+        }));
 }
 
 #[tokio::test]

@@ -10,7 +10,7 @@ use pubapi_sdk::{ResponseValue, types};
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::audit::{JobState, ReportLocation};
 use pubapi_sdk_ext::prelude::*;
-use pubapi_testkit::AUDIT_KINDS;
+use pubapi_testkit::{AUDIT_KINDS, error_of};
 use serde_json::{Value, json};
 use std::fmt::Debug;
 use std::str::FromStr;
@@ -38,12 +38,17 @@ fn job_created(response: ResponseValue<types::AuditJobCreated>) -> Value {
     json!({"status": 202, "location": location, "body": created})
 }
 
-/// Every value of a request enum, from the reference's wire strings.
-fn all<T: FromStr>(values: &[&str]) -> Vec<T>
+/// The wire strings of a request enum, from a list of them separated by white space.
+fn words(values: &str) -> Vec<&str> {
+    values.split_whitespace().collect()
+}
+
+/// Every value of a request enum, from the reference's wire strings ([`words`]).
+fn all<T: FromStr>(values: &str) -> Vec<T>
 where
     T::Err: Debug,
 {
-    values.iter().map(|v| v.parse().unwrap()).collect()
+    words(values).iter().map(|v| v.parse().unwrap()).collect()
 }
 
 fn strings(values: &[&str]) -> Vec<String> {
@@ -146,870 +151,251 @@ macro_rules! creation_tests {
     };
 }
 
-/// `createLoginsAudit`.
-mod create_logins_audit {
-    use super::*;
+/// The fourteen creations, one row a kind, each a module of [`creation_tests!`]: the module
+/// (named after the operation), the operation id and path, and the request type; then the
+/// minimal and the full request, each as the builder calls after `format` (csv in the minimal,
+/// json in the full one), `date_start` and `date_end`, and the fields of the body they must
+/// become beside those three.
+macro_rules! creations {
+    ($(
+        $(#[$doc:meta])*
+        $module:ident: $operation:literal, $path:literal, $request:ident {
+            minimal: [$($minimal:tt)*] => {$($minimal_json:tt)*},
+            full: [$($full:tt)*] => {$($full_json:tt)*} $(,)?
+        }
+    )*) => {$(
+        $(#[$doc])*
+        mod $module {
+            use super::*;
 
-    creation_tests!(create_logins_audit, "createLoginsAudit", "/v1/audit/logins");
+            creation_tests!($module, $operation, $path);
 
-    const LOGIN_EVENTS: &[&str] = &[
-        "logins",
-        "logouts",
-        "account_lockouts",
-        "password_resets",
-        "failed_attempts",
-    ];
-    const ACCESS_POINTS: &[&str] = &["Web", "FTP", "Mobile"];
+            fn minimal() -> types::builder::$request {
+                types::$request::builder()
+                    .format(types::AuditFormat::Csv)
+                    .date_start(START)
+                    .date_end(END)
+                    $($minimal)*
+            }
 
-    fn minimal() -> types::builder::LoginsAuditRequest {
-        types::LoginsAuditRequest::builder()
-            .format(types::AuditFormat::Csv)
-            .date_start(START)
-            .date_end(END)
-            .events(vec![types::LoginEvent::Logins])
-    }
+            fn minimal_json() -> Value {
+                json!({"format": "csv", "date_start": START, "date_end": END, $($minimal_json)*})
+            }
 
-    /// `suppress_emails` is always sent (its default, `false`); the omitted filters are not.
-    fn minimal_json() -> Value {
-        json!({
-            "format": "csv",
-            "date_start": START,
-            "date_end": END,
-            "suppress_emails": false,
-            "events": ["logins"]
-        })
-    }
+            fn full() -> types::builder::$request {
+                minimal().format(types::AuditFormat::Json) $($full)*
+            }
 
-    fn full() -> types::builder::LoginsAuditRequest {
-        types::LoginsAuditRequest::builder()
-            .format(types::AuditFormat::Json)
-            .date_start(START)
-            .date_end(END)
-            .suppress_emails(true)
-            .events(all::<types::LoginEvent>(LOGIN_EVENTS))
-            .access_points(all::<types::AccessPoint>(ACCESS_POINTS))
-            .users(strings(USERS))
-    }
-
-    fn full_json() -> Value {
-        json!({
-            "format": "json",
-            "date_start": START,
-            "date_end": END,
-            "suppress_emails": true,
-            "events": LOGIN_EVENTS,
-            "access_points": ACCESS_POINTS,
-            "users": USERS
-        })
-    }
+            fn full_json() -> Value {
+                json!({"format": "json", "date_start": START, "date_end": END, $($full_json)*})
+            }
+        }
+    )*};
 }
 
-/// `createFilesAudit`.
-mod create_files_audit {
-    use super::*;
+// The values of the request enums, as the reference lists them, in its order.
+const LOGIN_EVENTS: &str = "logins logouts account_lockouts password_resets failed_attempts";
+const ACCESS_POINTS: &str = "Web FTP Mobile";
+const TRANSACTION_TYPES: &str = "upload download preview delete copy move create_folder \
+    restore_trash delete_trash create_link delete_link download_link";
+const USER_ACTIONS: &str = "CREATE UPDATE DISABLE ENABLE DELETE PASSWORD_RESET PASSWORD_CHANGE";
+const GROUP_ACTIONS: &str = "CREATE ADD_USERS REMOVE_USERS RENAME DELETE";
+const WORKFLOW_ACTIONS: &str = "WORKFLOW_CREATED WORKFLOW_CANCELLED WORKFLOW_COMPLETED \
+    STEP_ACTIVATED STEP_COMPLETED STEP_CANCELLED STEP_REJECTED STEP_FAILED WEBHOOK_CALLED \
+    WEBHOOK_COMPLETION_SIGNAL_RECEIVED WEBHOOK_RETRIED FILE_MOVED FILE_MOVE_RETRIED \
+    FILE_CONVERTED FILE_CONVERT_RETRIED TODO_TASK_COMPLETED REVIEW_TASK_COMPLETED \
+    REVIEW_TASK_CANCELLED APPROVAL_TASK_APPROVED APPROVAL_TASK_REJECTED APPROVAL_TASK_CANCELLED \
+    E_SIGNATURE_CAPTURED COMMENT_ADDED WORKFLOW_EDITED";
+const WORKFLOW_TYPES: &str = "REVIEW_APPROVE TODO APPROVAL REVIEW MULTISTEP TEMPLATE";
+const WORKFLOW_TEMPLATE_ACTIONS: &str = "TEMPLATE_CREATED TEMPLATE_STATUS_CHANGED TEMPLATE_EDITED \
+    STEP_ADDED STEP_REMOVED ITEM_ADDED ITEM_REMOVED";
+const QUALITY_DOCS_ACTIONS: &str = "DOCUMENT_ADDED DOCUMENT_MODIFIED DOCUMENT_IMPORTED \
+    DOWNLOAD_RENDITION PREVIEW DOWNLOAD_ORIGINAL TRAINING_ASSIGNED TRAINING_MODIFIED \
+    TRAINING_CANCELED TRAINING_OVERDUE TRAINING_COMPLETED TRAINING_IMPORTED DRAFT_ADDED \
+    DRAFT_EDITED DRAFT_DELETED";
+const QUALITY_DOCS_STATUSES: &str = "DRAFT EFFECTIVE FUTURE_EFFECTIVE OBSOLETE";
+const QUALITY_DOCS_CATEGORIES_ACTIONS: &str = "CATEGORY_ADDED CATEGORY_MODIFIED SUBCATEGORY_ADDED \
+    SUBCATEGORY_MODIFIED";
+const QUALITY_DOCS_COURSES_ACTIONS: &str = "COURSE_CREATED COURSE_MODIFIED COURSE_STATUS_CHANGED \
+    COURSE_DOCUMENT_STATUS_CHANGED";
+const QUALITY_DOCS_COURSES_PARAMETERS: &str = "NAME DESCRIPTION DAYS_TO_COMPLETE \
+    MIN_DAYS_BEFORE_OBSOLETE RECURRENCE_PERIOD START_DATE ASSIGNEES DOCUMENTS COURSE_STATUS \
+    DOCUMENT_STATUS";
+const ETMF_ACTIONS: &str = "STUDY_CREATED STUDY_UPDATED TRIAL_UPDATED COUNTRY_CREATED \
+    COUNTRY_UPDATED SITE_CREATED SITE_UPDATED STUDY_ACTIVATED STUDY_DEACTIVATED TRIAL_ACTIVATED \
+    TRIAL_DEACTIVATED COUNTRY_ACTIVATED COUNTRY_DEACTIVATED SITE_ACTIVATED SITE_DEACTIVATED \
+    DOCUMENT_ADDED DOCUMENT_DELETED DOCUMENT_RECLASSIFIED DOCUMENT_CLASSIFICATION_CHANGED \
+    ARTIFACT_CREATED ARTIFACT_STATUS_UPDATED REQUIRED_ARTIFACT_ADDED REQUIRED_ARTIFACT_REMOVED \
+    STUDY_PERMISSIONS_UPDATED TRIAL_PERMISSIONS_UPDATED COUNTRY_PERMISSIONS_UPDATED \
+    SITE_PERMISSIONS_UPDATED MILESTONE_ADDED MILESTONE_COMPLETED MILESTONE_ACTIVATED \
+    MILESTONE_UPDATED IMPORT_CREATED IMPORT_FAILED IMPORT_SUCCEEDED IMPORT_CONFIRMED \
+    IMPORT_REJECTED QC_INITIATED QC_APPROVED QC_REJECTED COMMENT_CREATED \
+    ARTIFACT_REQUIREMENT_SETTING_UPDATED MILESTONE_REQUIREMENT_SETTING_UPDATED \
+    MILESTONE_ACTIVATION_REQUIREMENT_SETTING_UPDATED ARTIFACT_UNBLINDED ARTIFACT_BLINDED";
+const UPLOAD_REQUESTS_ACTIONS: &str = "REQUEST_CREATED REQUEST_MODIFIED REQUEST_STATUS_CHANGED \
+    FILE_UPLOADED FILE_REMOVED DOCUMENT_SUBMITTED DOCUMENT_SKIPPED DOCUMENT_ACCEPTED \
+    DOCUMENT_REJECTED REQUEST_COMPLETED REQUEST_CANCELED";
 
-    creation_tests!(create_files_audit, "createFilesAudit", "/v1/audit/files");
-
-    const TRANSACTION_TYPES: &[&str] = &[
-        "upload",
-        "download",
-        "preview",
-        "delete",
-        "copy",
-        "move",
-        "create_folder",
-        "restore_trash",
-        "delete_trash",
-        "create_link",
-        "delete_link",
-        "download_link",
-    ];
-
-    fn minimal() -> types::builder::FilesAuditRequest {
-        types::FilesAuditRequest::builder()
-            .format(types::AuditFormat::Csv)
-            .date_start(START)
-            .date_end(END)
-            .folders(folders(&["/Shared"]))
+creations! {
+    /// `createLoginsAudit`: `suppress_emails` is always sent (its default, `false`); the omitted
+    /// filters are not.
+    create_logins_audit: "createLoginsAudit", "/v1/audit/logins", LoginsAuditRequest {
+        minimal: [.events(vec![types::LoginEvent::Logins])]
+            => {"suppress_emails": false, "events": ["logins"]},
+        full: [.suppress_emails(true).events(all::<types::LoginEvent>(LOGIN_EVENTS))
+            .access_points(all::<types::AccessPoint>(ACCESS_POINTS)).users(strings(USERS))]
+            => {"suppress_emails": true, "events": words(LOGIN_EVENTS),
+                "access_points": words(ACCESS_POINTS), "users": USERS},
     }
 
-    fn minimal_json() -> Value {
-        json!({
-            "format": "csv",
-            "date_start": START,
-            "date_end": END,
-            "suppress_emails": false,
-            "folders": ["/Shared"]
-        })
-    }
-
-    fn full() -> types::builder::FilesAuditRequest {
-        types::FilesAuditRequest::builder()
-            .format(types::AuditFormat::Json)
-            .date_start(START)
-            .date_end(END)
-            .suppress_emails(true)
+    /// `createFilesAudit`.
+    create_files_audit: "createFilesAudit", "/v1/audit/files", FilesAuditRequest {
+        minimal: [.folders(folders(&["/Shared"]))]
+            => {"suppress_emails": false, "folders": ["/Shared"]},
+        full: [.suppress_emails(true)
             .folders(folders(&["/Shared/Contracts", "/Shared/Q1 reports"]))
             .file("contract*.pdf".parse::<types::FilesAuditRequestFile>().ok())
             .users(strings(USERS))
-            .transaction_type(all::<types::FileTransactionType>(TRANSACTION_TYPES))
+            .transaction_type(all::<types::FileTransactionType>(TRANSACTION_TYPES))]
+            => {"suppress_emails": true, "folders": ["/Shared/Contracts", "/Shared/Q1 reports"],
+                "file": "contract*.pdf", "users": USERS,
+                "transaction_type": words(TRANSACTION_TYPES)},
     }
 
-    fn full_json() -> Value {
-        json!({
-            "format": "json",
-            "date_start": START,
-            "date_end": END,
-            "suppress_emails": true,
-            "folders": ["/Shared/Contracts", "/Shared/Q1 reports"],
-            "file": "contract*.pdf",
-            "users": USERS,
-            "transaction_type": TRANSACTION_TYPES
-        })
-    }
-}
-
-/// `createPermissionsAudit`.
-mod create_permissions_audit {
-    use super::*;
-
-    creation_tests!(
-        create_permissions_audit,
-        "createPermissionsAudit",
-        "/v1/audit/permissions"
-    );
-
-    fn minimal() -> types::builder::PermissionsAuditRequest {
-        types::PermissionsAuditRequest::builder()
-            .format(types::AuditFormat::Csv)
-            .date_start(START)
-            .date_end(END)
+    /// `createPermissionsAudit`: omitted assignee filters change the meaning (only groups, only
+    /// users), so an unset filter must be left out, never sent as `[]`.
+    create_permissions_audit: "createPermissionsAudit", "/v1/audit/permissions",
+        PermissionsAuditRequest {
+        minimal: [] => {"suppress_emails": false},
+        full: [.suppress_emails(true).folders(strings(&["/Shared/Contracts"]))
+            .assigners(strings(&["alice"])).assignee_users(strings(&["bob", "carol"]))
+            .assignee_groups(strings(&["Legal"]))]
+            => {"suppress_emails": true, "folders": ["/Shared/Contracts"], "assigners": ["alice"],
+                "assignee_users": ["bob", "carol"], "assignee_groups": ["Legal"]},
     }
 
-    /// Omitted assignee filters change the meaning (only groups, only users), so an unset filter
-    /// must be left out, never sent as `[]`.
-    fn minimal_json() -> Value {
-        json!({
-            "format": "csv",
-            "date_start": START,
-            "date_end": END,
-            "suppress_emails": false
-        })
+    /// `createUsersAudit`: this kind takes no `suppress_emails`; `include_system_actions` is
+    /// sent with its default.
+    create_users_audit: "createUsersAudit", "/v1/audit/users", UsersAuditRequest {
+        minimal: [] => {"include_system_actions": false},
+        full: [.action_type(all::<types::UserActionType>(USER_ACTIONS))
+            .performed_by(strings(&["alice"])).include_system_actions(true)
+            .subject(strings(&["carol"]))]
+            => {"action_type": words(USER_ACTIONS), "performed_by": ["alice"],
+                "include_system_actions": true, "subject": ["carol"]},
     }
 
-    fn full() -> types::builder::PermissionsAuditRequest {
-        minimal()
-            .format(types::AuditFormat::Json)
-            .suppress_emails(true)
-            .folders(strings(&["/Shared/Contracts"]))
-            .assigners(strings(&["alice"]))
-            .assignee_users(strings(&["bob", "carol"]))
-            .assignee_groups(strings(&["Legal"]))
+    /// `createGroupsAudit`.
+    create_groups_audit: "createGroupsAudit", "/v1/audit/groups", GroupsAuditRequest {
+        minimal: [] => {"include_system_actions": false},
+        full: [.action_type(all::<types::GroupActionType>(GROUP_ACTIONS)).users(strings(USERS))
+            .include_system_actions(true).groups(strings(&["Legal", "finance"]))]
+            => {"action_type": words(GROUP_ACTIONS), "users": USERS,
+                "include_system_actions": true, "groups": ["Legal", "finance"]},
     }
 
-    fn full_json() -> Value {
-        json!({
-            "format": "json",
-            "date_start": START,
-            "date_end": END,
-            "suppress_emails": true,
-            "folders": ["/Shared/Contracts"],
-            "assigners": ["alice"],
-            "assignee_users": ["bob", "carol"],
-            "assignee_groups": ["Legal"]
-        })
-    }
-}
-
-/// `createUsersAudit`.
-mod create_users_audit {
-    use super::*;
-
-    creation_tests!(create_users_audit, "createUsersAudit", "/v1/audit/users");
-
-    const USER_ACTIONS: &[&str] = &[
-        "CREATE",
-        "UPDATE",
-        "DISABLE",
-        "ENABLE",
-        "DELETE",
-        "PASSWORD_RESET",
-        "PASSWORD_CHANGE",
-    ];
-
-    fn minimal() -> types::builder::UsersAuditRequest {
-        types::UsersAuditRequest::builder()
-            .format(types::AuditFormat::Csv)
-            .date_start(START)
-            .date_end(END)
+    /// `createWorkgroupSettingsAudit`.
+    create_workgroup_settings_audit: "createWorkgroupSettingsAudit",
+        "/v1/audit/workgroup-settings", WorkgroupSettingsAuditRequest {
+        minimal: [] => {},
+        full: [.users(strings(USERS))] => {"users": USERS},
     }
 
-    /// This kind takes no `suppress_emails`; `include_system_actions` is sent with its default.
-    fn minimal_json() -> Value {
-        json!({
-            "format": "csv",
-            "date_start": START,
-            "date_end": END,
-            "include_system_actions": false
-        })
-    }
-
-    fn full() -> types::builder::UsersAuditRequest {
-        minimal()
-            .format(types::AuditFormat::Json)
-            .action_type(all::<types::UserActionType>(USER_ACTIONS))
-            .performed_by(strings(&["alice"]))
-            .include_system_actions(true)
-            .subject(strings(&["carol"]))
-    }
-
-    fn full_json() -> Value {
-        json!({
-            "format": "json",
-            "date_start": START,
-            "date_end": END,
-            "action_type": USER_ACTIONS,
-            "performed_by": ["alice"],
-            "include_system_actions": true,
-            "subject": ["carol"]
-        })
-    }
-}
-
-/// `createGroupsAudit`.
-mod create_groups_audit {
-    use super::*;
-
-    creation_tests!(create_groups_audit, "createGroupsAudit", "/v1/audit/groups");
-
-    const GROUP_ACTIONS: &[&str] = &["CREATE", "ADD_USERS", "REMOVE_USERS", "RENAME", "DELETE"];
-
-    fn minimal() -> types::builder::GroupsAuditRequest {
-        types::GroupsAuditRequest::builder()
-            .format(types::AuditFormat::Csv)
-            .date_start(START)
-            .date_end(END)
-    }
-
-    fn minimal_json() -> Value {
-        json!({
-            "format": "csv",
-            "date_start": START,
-            "date_end": END,
-            "include_system_actions": false
-        })
-    }
-
-    fn full() -> types::builder::GroupsAuditRequest {
-        minimal()
-            .format(types::AuditFormat::Json)
-            .action_type(all::<types::GroupActionType>(GROUP_ACTIONS))
-            .users(strings(USERS))
-            .include_system_actions(true)
-            .groups(strings(&["Legal", "finance"]))
-    }
-
-    fn full_json() -> Value {
-        json!({
-            "format": "json",
-            "date_start": START,
-            "date_end": END,
-            "action_type": GROUP_ACTIONS,
-            "users": USERS,
-            "include_system_actions": true,
-            "groups": ["Legal", "finance"]
-        })
-    }
-}
-
-/// `createWorkgroupSettingsAudit`.
-mod create_workgroup_settings_audit {
-    use super::*;
-
-    creation_tests!(
-        create_workgroup_settings_audit,
-        "createWorkgroupSettingsAudit",
-        "/v1/audit/workgroup-settings"
-    );
-
-    fn minimal() -> types::builder::WorkgroupSettingsAuditRequest {
-        types::WorkgroupSettingsAuditRequest::builder()
-            .format(types::AuditFormat::Csv)
-            .date_start(START)
-            .date_end(END)
-    }
-
-    fn minimal_json() -> Value {
-        json!({
-            "format": "csv",
-            "date_start": START,
-            "date_end": END
-        })
-    }
-
-    fn full() -> types::builder::WorkgroupSettingsAuditRequest {
-        minimal()
-            .format(types::AuditFormat::Json)
-            .users(strings(USERS))
-    }
-
-    fn full_json() -> Value {
-        json!({
-            "format": "json",
-            "date_start": START,
-            "date_end": END,
-            "users": USERS
-        })
-    }
-}
-
-/// `createWorkflowsAudit`.
-mod create_workflows_audit {
-    use super::*;
-
-    creation_tests!(
-        create_workflows_audit,
-        "createWorkflowsAudit",
-        "/v1/audit/workflows"
-    );
-
-    const WORKFLOW_ACTIONS: &[&str] = &[
-        "WORKFLOW_CREATED",
-        "WORKFLOW_CANCELLED",
-        "WORKFLOW_COMPLETED",
-        "STEP_ACTIVATED",
-        "STEP_COMPLETED",
-        "STEP_CANCELLED",
-        "STEP_REJECTED",
-        "STEP_FAILED",
-        "WEBHOOK_CALLED",
-        "WEBHOOK_COMPLETION_SIGNAL_RECEIVED",
-        "WEBHOOK_RETRIED",
-        "FILE_MOVED",
-        "FILE_MOVE_RETRIED",
-        "FILE_CONVERTED",
-        "FILE_CONVERT_RETRIED",
-        "TODO_TASK_COMPLETED",
-        "REVIEW_TASK_COMPLETED",
-        "REVIEW_TASK_CANCELLED",
-        "APPROVAL_TASK_APPROVED",
-        "APPROVAL_TASK_REJECTED",
-        "APPROVAL_TASK_CANCELLED",
-        "E_SIGNATURE_CAPTURED",
-        "COMMENT_ADDED",
-        "WORKFLOW_EDITED",
-    ];
-    const WORKFLOW_TYPES: &[&str] = &[
-        "REVIEW_APPROVE",
-        "TODO",
-        "APPROVAL",
-        "REVIEW",
-        "MULTISTEP",
-        "TEMPLATE",
-    ];
-
-    fn minimal() -> types::builder::WorkflowsAuditRequest {
-        types::WorkflowsAuditRequest::builder()
-            .format(types::AuditFormat::Csv)
-            .date_start(START)
-            .date_end(END)
-    }
-
-    fn minimal_json() -> Value {
-        json!({
-            "format": "csv",
-            "date_start": START,
-            "date_end": END,
-            "suppress_emails": false
-        })
-    }
-
-    fn full() -> types::builder::WorkflowsAuditRequest {
-        minimal()
-            .format(types::AuditFormat::Json)
-            .suppress_emails(true)
-            .users(strings(USERS))
-            .file(
-                "Contract review*"
-                    .parse::<types::WorkflowsAuditRequestFile>()
-                    .ok(),
-            )
+    /// `createWorkflowsAudit`.
+    create_workflows_audit: "createWorkflowsAudit", "/v1/audit/workflows", WorkflowsAuditRequest {
+        minimal: [] => {"suppress_emails": false},
+        full: [.suppress_emails(true).users(strings(USERS))
+            .file("Contract review*".parse::<types::WorkflowsAuditRequestFile>().ok())
             .workflow_actions(all::<types::WorkflowAction>(WORKFLOW_ACTIONS))
-            .workflow_types(all::<types::WorkflowType>(WORKFLOW_TYPES))
+            .workflow_types(all::<types::WorkflowType>(WORKFLOW_TYPES))]
+            => {"suppress_emails": true, "users": USERS, "file": "Contract review*",
+                "workflow_actions": words(WORKFLOW_ACTIONS),
+                "workflow_types": words(WORKFLOW_TYPES)},
     }
 
-    fn full_json() -> Value {
-        json!({
-            "format": "json",
-            "date_start": START,
-            "date_end": END,
-            "suppress_emails": true,
-            "users": USERS,
-            "file": "Contract review*",
-            "workflow_actions": WORKFLOW_ACTIONS,
-            "workflow_types": WORKFLOW_TYPES
-        })
-    }
-}
-
-/// `createWorkflowTemplatesAudit`.
-mod create_workflow_templates_audit {
-    use super::*;
-
-    creation_tests!(
-        create_workflow_templates_audit,
-        "createWorkflowTemplatesAudit",
-        "/v1/audit/workflow-templates"
-    );
-
-    const WORKFLOW_TEMPLATE_ACTIONS: &[&str] = &[
-        "TEMPLATE_CREATED",
-        "TEMPLATE_STATUS_CHANGED",
-        "TEMPLATE_EDITED",
-        "STEP_ADDED",
-        "STEP_REMOVED",
-        "ITEM_ADDED",
-        "ITEM_REMOVED",
-    ];
-
-    fn minimal() -> types::builder::WorkflowTemplatesAuditRequest {
-        types::WorkflowTemplatesAuditRequest::builder()
-            .format(types::AuditFormat::Csv)
-            .date_start(START)
-            .date_end(END)
+    /// `createWorkflowTemplatesAudit`.
+    create_workflow_templates_audit: "createWorkflowTemplatesAudit",
+        "/v1/audit/workflow-templates", WorkflowTemplatesAuditRequest {
+        minimal: [] => {"suppress_emails": false},
+        full: [.suppress_emails(true).users(strings(USERS)).workflow_template_actions(
+            all::<types::WorkflowTemplateAction>(WORKFLOW_TEMPLATE_ACTIONS))]
+            => {"suppress_emails": true, "users": USERS,
+                "workflow_template_actions": words(WORKFLOW_TEMPLATE_ACTIONS)},
     }
 
-    fn minimal_json() -> Value {
-        json!({
-            "format": "csv",
-            "date_start": START,
-            "date_end": END,
-            "suppress_emails": false
-        })
-    }
-
-    fn full() -> types::builder::WorkflowTemplatesAuditRequest {
-        minimal()
-            .format(types::AuditFormat::Json)
-            .suppress_emails(true)
-            .users(strings(USERS))
-            .workflow_template_actions(all::<types::WorkflowTemplateAction>(
-                WORKFLOW_TEMPLATE_ACTIONS,
-            ))
-    }
-
-    fn full_json() -> Value {
-        json!({
-            "format": "json",
-            "date_start": START,
-            "date_end": END,
-            "suppress_emails": true,
-            "users": USERS,
-            "workflow_template_actions": WORKFLOW_TEMPLATE_ACTIONS
-        })
-    }
-}
-
-/// `createQualityDocsAudit`.
-mod create_quality_docs_audit {
-    use super::*;
-
-    creation_tests!(
-        create_quality_docs_audit,
-        "createQualityDocsAudit",
-        "/v1/audit/quality-docs"
-    );
-
-    const QUALITY_DOCS_ACTIONS: &[&str] = &[
-        "DOCUMENT_ADDED",
-        "DOCUMENT_MODIFIED",
-        "DOCUMENT_IMPORTED",
-        "DOWNLOAD_RENDITION",
-        "PREVIEW",
-        "DOWNLOAD_ORIGINAL",
-        "TRAINING_ASSIGNED",
-        "TRAINING_MODIFIED",
-        "TRAINING_CANCELED",
-        "TRAINING_OVERDUE",
-        "TRAINING_COMPLETED",
-        "TRAINING_IMPORTED",
-        "DRAFT_ADDED",
-        "DRAFT_EDITED",
-        "DRAFT_DELETED",
-    ];
-    const QUALITY_DOCS_STATUSES: &[&str] = &["DRAFT", "EFFECTIVE", "FUTURE_EFFECTIVE", "OBSOLETE"];
-
-    fn minimal() -> types::builder::QualityDocsAuditRequest {
-        types::QualityDocsAuditRequest::builder()
-            .format(types::AuditFormat::Csv)
-            .date_start(START)
-            .date_end(END)
-    }
-
-    fn minimal_json() -> Value {
-        json!({
-            "format": "csv",
-            "date_start": START,
-            "date_end": END,
-            "suppress_emails": false
-        })
-    }
-
-    fn full() -> types::builder::QualityDocsAuditRequest {
-        minimal()
-            .format(types::AuditFormat::Json)
-            .suppress_emails(true)
-            .users(strings(USERS))
-            .quality_document_id("qd-77".to_string())
-            .quality_docs_categories(categories())
+    /// `createQualityDocsAudit`.
+    create_quality_docs_audit: "createQualityDocsAudit", "/v1/audit/quality-docs",
+        QualityDocsAuditRequest {
+        minimal: [] => {"suppress_emails": false},
+        full: [.suppress_emails(true).users(strings(USERS))
+            .quality_document_id("qd-77".to_string()).quality_docs_categories(categories())
             .quality_docs_actions(all::<types::QualityDocsAction>(QUALITY_DOCS_ACTIONS))
-            .quality_docs_statuses(all::<types::QualityDocsStatus>(QUALITY_DOCS_STATUSES))
+            .quality_docs_statuses(all::<types::QualityDocsStatus>(QUALITY_DOCS_STATUSES))]
+            => {"suppress_emails": true, "users": USERS, "quality_document_id": "qd-77",
+                "quality_docs_categories": categories_json(),
+                "quality_docs_actions": words(QUALITY_DOCS_ACTIONS),
+                "quality_docs_statuses": words(QUALITY_DOCS_STATUSES)},
     }
 
-    fn full_json() -> Value {
-        json!({
-            "format": "json",
-            "date_start": START,
-            "date_end": END,
-            "suppress_emails": true,
-            "users": USERS,
-            "quality_document_id": "qd-77",
-            "quality_docs_categories": categories_json(),
-            "quality_docs_actions": QUALITY_DOCS_ACTIONS,
-            "quality_docs_statuses": QUALITY_DOCS_STATUSES
-        })
-    }
-}
-
-/// `createQualityDocsCategoriesAudit`.
-mod create_quality_docs_categories_audit {
-    use super::*;
-
-    creation_tests!(
-        create_quality_docs_categories_audit,
-        "createQualityDocsCategoriesAudit",
-        "/v1/audit/quality-docs-categories"
-    );
-
-    const QUALITY_DOCS_CATEGORIES_ACTIONS: &[&str] = &[
-        "CATEGORY_ADDED",
-        "CATEGORY_MODIFIED",
-        "SUBCATEGORY_ADDED",
-        "SUBCATEGORY_MODIFIED",
-    ];
-
-    fn minimal() -> types::builder::QualityDocsCategoriesAuditRequest {
-        types::QualityDocsCategoriesAuditRequest::builder()
-            .format(types::AuditFormat::Csv)
-            .date_start(START)
-            .date_end(END)
-    }
-
-    fn minimal_json() -> Value {
-        json!({
-            "format": "csv",
-            "date_start": START,
-            "date_end": END,
-            "suppress_emails": false
-        })
-    }
-
-    fn full() -> types::builder::QualityDocsCategoriesAuditRequest {
-        minimal()
-            .format(types::AuditFormat::Json)
-            .suppress_emails(true)
-            .users(strings(USERS))
-            .quality_docs_categories(categories())
+    /// `createQualityDocsCategoriesAudit`.
+    create_quality_docs_categories_audit: "createQualityDocsCategoriesAudit",
+        "/v1/audit/quality-docs-categories", QualityDocsCategoriesAuditRequest {
+        minimal: [] => {"suppress_emails": false},
+        full: [.suppress_emails(true).users(strings(USERS)).quality_docs_categories(categories())
             .quality_docs_categories_actions(all::<types::QualityDocsCategoriesAction>(
                 QUALITY_DOCS_CATEGORIES_ACTIONS,
-            ))
+            ))]
+            => {"suppress_emails": true, "users": USERS,
+                "quality_docs_categories": categories_json(),
+                "quality_docs_categories_actions": words(QUALITY_DOCS_CATEGORIES_ACTIONS)},
     }
 
-    fn full_json() -> Value {
-        json!({
-            "format": "json",
-            "date_start": START,
-            "date_end": END,
-            "suppress_emails": true,
-            "users": USERS,
-            "quality_docs_categories": categories_json(),
-            "quality_docs_categories_actions": QUALITY_DOCS_CATEGORIES_ACTIONS
-        })
-    }
-}
-
-/// `createQualityDocsCoursesAudit`.
-mod create_quality_docs_courses_audit {
-    use super::*;
-
-    creation_tests!(
-        create_quality_docs_courses_audit,
-        "createQualityDocsCoursesAudit",
-        "/v1/audit/quality-docs-courses"
-    );
-
-    const QUALITY_DOCS_COURSES_ACTIONS: &[&str] = &[
-        "COURSE_CREATED",
-        "COURSE_MODIFIED",
-        "COURSE_STATUS_CHANGED",
-        "COURSE_DOCUMENT_STATUS_CHANGED",
-    ];
-    const QUALITY_DOCS_COURSES_PARAMETERS: &[&str] = &[
-        "NAME",
-        "DESCRIPTION",
-        "DAYS_TO_COMPLETE",
-        "MIN_DAYS_BEFORE_OBSOLETE",
-        "RECURRENCE_PERIOD",
-        "START_DATE",
-        "ASSIGNEES",
-        "DOCUMENTS",
-        "COURSE_STATUS",
-        "DOCUMENT_STATUS",
-    ];
-
-    fn minimal() -> types::builder::QualityDocsCoursesAuditRequest {
-        types::QualityDocsCoursesAuditRequest::builder()
-            .format(types::AuditFormat::Csv)
-            .date_start(START)
-            .date_end(END)
-    }
-
-    fn minimal_json() -> Value {
-        json!({
-            "format": "csv",
-            "date_start": START,
-            "date_end": END,
-            "suppress_emails": false
-        })
-    }
-
-    fn full() -> types::builder::QualityDocsCoursesAuditRequest {
-        minimal()
-            .format(types::AuditFormat::Json)
-            .suppress_emails(true)
-            .users(strings(USERS))
+    /// `createQualityDocsCoursesAudit`.
+    create_quality_docs_courses_audit: "createQualityDocsCoursesAudit",
+        "/v1/audit/quality-docs-courses", QualityDocsCoursesAuditRequest {
+        minimal: [] => {"suppress_emails": false},
+        full: [.suppress_emails(true).users(strings(USERS))
             .quality_docs_courses_ids(strings(&["course-1", "course-2"]))
             .quality_docs_courses_actions(all::<types::QualityDocsCoursesAction>(
                 QUALITY_DOCS_COURSES_ACTIONS,
             ))
             .quality_docs_courses_parameters(all::<types::QualityDocsCoursesParameter>(
                 QUALITY_DOCS_COURSES_PARAMETERS,
-            ))
+            ))]
+            => {"suppress_emails": true, "users": USERS,
+                "quality_docs_courses_ids": ["course-1", "course-2"],
+                "quality_docs_courses_actions": words(QUALITY_DOCS_COURSES_ACTIONS),
+                "quality_docs_courses_parameters": words(QUALITY_DOCS_COURSES_PARAMETERS)},
     }
 
-    fn full_json() -> Value {
-        json!({
-            "format": "json",
-            "date_start": START,
-            "date_end": END,
-            "suppress_emails": true,
-            "users": USERS,
-            "quality_docs_courses_ids": ["course-1", "course-2"],
-            "quality_docs_courses_actions": QUALITY_DOCS_COURSES_ACTIONS,
-            "quality_docs_courses_parameters": QUALITY_DOCS_COURSES_PARAMETERS
-        })
-    }
-}
-
-/// `createEtmfAudit`.
-mod create_etmf_audit {
-    use super::*;
-
-    creation_tests!(create_etmf_audit, "createEtmfAudit", "/v1/audit/etmf");
-
-    const ETMF_ACTIONS: &[&str] = &[
-        "STUDY_CREATED",
-        "STUDY_UPDATED",
-        "TRIAL_UPDATED",
-        "COUNTRY_CREATED",
-        "COUNTRY_UPDATED",
-        "SITE_CREATED",
-        "SITE_UPDATED",
-        "STUDY_ACTIVATED",
-        "STUDY_DEACTIVATED",
-        "TRIAL_ACTIVATED",
-        "TRIAL_DEACTIVATED",
-        "COUNTRY_ACTIVATED",
-        "COUNTRY_DEACTIVATED",
-        "SITE_ACTIVATED",
-        "SITE_DEACTIVATED",
-        "DOCUMENT_ADDED",
-        "DOCUMENT_DELETED",
-        "DOCUMENT_RECLASSIFIED",
-        "DOCUMENT_CLASSIFICATION_CHANGED",
-        "ARTIFACT_CREATED",
-        "ARTIFACT_STATUS_UPDATED",
-        "REQUIRED_ARTIFACT_ADDED",
-        "REQUIRED_ARTIFACT_REMOVED",
-        "STUDY_PERMISSIONS_UPDATED",
-        "TRIAL_PERMISSIONS_UPDATED",
-        "COUNTRY_PERMISSIONS_UPDATED",
-        "SITE_PERMISSIONS_UPDATED",
-        "MILESTONE_ADDED",
-        "MILESTONE_COMPLETED",
-        "MILESTONE_ACTIVATED",
-        "MILESTONE_UPDATED",
-        "IMPORT_CREATED",
-        "IMPORT_FAILED",
-        "IMPORT_SUCCEEDED",
-        "IMPORT_CONFIRMED",
-        "IMPORT_REJECTED",
-        "QC_INITIATED",
-        "QC_APPROVED",
-        "QC_REJECTED",
-        "COMMENT_CREATED",
-        "ARTIFACT_REQUIREMENT_SETTING_UPDATED",
-        "MILESTONE_REQUIREMENT_SETTING_UPDATED",
-        "MILESTONE_ACTIVATION_REQUIREMENT_SETTING_UPDATED",
-        "ARTIFACT_UNBLINDED",
-        "ARTIFACT_BLINDED",
-    ];
-
-    fn minimal() -> types::builder::EtmfAuditRequest {
-        types::EtmfAuditRequest::builder()
-            .format(types::AuditFormat::Csv)
-            .date_start(START)
-            .date_end(END)
-    }
-
-    fn minimal_json() -> Value {
-        json!({
-            "format": "csv",
-            "date_start": START,
-            "date_end": END,
-            "suppress_emails": false
-        })
-    }
-
-    fn full() -> types::builder::EtmfAuditRequest {
-        minimal()
-            .format(types::AuditFormat::Json)
-            .suppress_emails(true)
-            .users(strings(USERS))
+    /// `createEtmfAudit`.
+    create_etmf_audit: "createEtmfAudit", "/v1/audit/etmf", EtmfAuditRequest {
+        minimal: [] => {"suppress_emails": false},
+        full: [.suppress_emails(true).users(strings(USERS))
             .etmf_actions(all::<types::EtmfAction>(ETMF_ACTIONS))
             .etmf_study_ids(strings(&["study-1", "study-2"]))
-            .etmf_artifact_number("01.01.01".to_string())
+            .etmf_artifact_number("01.01.01".to_string())]
+            => {"suppress_emails": true, "users": USERS, "etmf_actions": words(ETMF_ACTIONS),
+                "etmf_study_ids": ["study-1", "study-2"], "etmf_artifact_number": "01.01.01"},
     }
 
-    fn full_json() -> Value {
-        json!({
-            "format": "json",
-            "date_start": START,
-            "date_end": END,
-            "suppress_emails": true,
-            "users": USERS,
-            "etmf_actions": ETMF_ACTIONS,
-            "etmf_study_ids": ["study-1", "study-2"],
-            "etmf_artifact_number": "01.01.01"
-        })
-    }
-}
-
-/// `createSnapshotRestoreAudit`.
-mod create_snapshot_restore_audit {
-    use super::*;
-
-    creation_tests!(
-        create_snapshot_restore_audit,
-        "createSnapshotRestoreAudit",
-        "/v1/audit/snapshot-restore"
-    );
-
-    fn minimal() -> types::builder::SnapshotRestoreAuditRequest {
-        types::SnapshotRestoreAuditRequest::builder()
-            .format(types::AuditFormat::Csv)
-            .date_start(START)
-            .date_end(END)
+    /// `createSnapshotRestoreAudit`: for this kind `include_system_actions` defaults to true,
+    /// and the default is what is sent.
+    create_snapshot_restore_audit: "createSnapshotRestoreAudit", "/v1/audit/snapshot-restore",
+        SnapshotRestoreAuditRequest {
+        minimal: [] => {"suppress_emails": false, "include_system_actions": true},
+        full: [.suppress_emails(true).users(strings(USERS)).include_system_actions(false)]
+            => {"suppress_emails": true, "users": USERS, "include_system_actions": false},
     }
 
-    /// For this kind `include_system_actions` defaults to true, and the default is what is sent.
-    fn minimal_json() -> Value {
-        json!({
-            "format": "csv",
-            "date_start": START,
-            "date_end": END,
-            "suppress_emails": false,
-            "include_system_actions": true
-        })
-    }
-
-    fn full() -> types::builder::SnapshotRestoreAuditRequest {
-        minimal()
-            .format(types::AuditFormat::Json)
-            .suppress_emails(true)
-            .users(strings(USERS))
-            .include_system_actions(false)
-    }
-
-    fn full_json() -> Value {
-        json!({
-            "format": "json",
-            "date_start": START,
-            "date_end": END,
-            "suppress_emails": true,
-            "users": USERS,
-            "include_system_actions": false
-        })
-    }
-}
-
-/// `createUploadRequestsAudit`.
-mod create_upload_requests_audit {
-    use super::*;
-
-    creation_tests!(
-        create_upload_requests_audit,
-        "createUploadRequestsAudit",
-        "/v1/audit/upload-requests"
-    );
-
-    const UPLOAD_REQUESTS_ACTIONS: &[&str] = &[
-        "REQUEST_CREATED",
-        "REQUEST_MODIFIED",
-        "REQUEST_STATUS_CHANGED",
-        "FILE_UPLOADED",
-        "FILE_REMOVED",
-        "DOCUMENT_SUBMITTED",
-        "DOCUMENT_SKIPPED",
-        "DOCUMENT_ACCEPTED",
-        "DOCUMENT_REJECTED",
-        "REQUEST_COMPLETED",
-        "REQUEST_CANCELED",
-    ];
-
-    fn minimal() -> types::builder::UploadRequestsAuditRequest {
-        types::UploadRequestsAuditRequest::builder()
-            .format(types::AuditFormat::Csv)
-            .date_start(START)
-            .date_end(END)
-    }
-
-    fn minimal_json() -> Value {
-        json!({
-            "format": "csv",
-            "date_start": START,
-            "date_end": END,
-            "suppress_emails": false
-        })
-    }
-
-    fn full() -> types::builder::UploadRequestsAuditRequest {
-        minimal()
-            .format(types::AuditFormat::Json)
-            .suppress_emails(true)
-            .users(strings(USERS))
-            .upload_requests_actions(all::<types::UploadRequestsAction>(UPLOAD_REQUESTS_ACTIONS))
-    }
-
-    fn full_json() -> Value {
-        json!({
-            "format": "json",
-            "date_start": START,
-            "date_end": END,
-            "suppress_emails": true,
-            "users": USERS,
-            "upload_requests_actions": UPLOAD_REQUESTS_ACTIONS
-        })
+    /// `createUploadRequestsAudit`.
+    create_upload_requests_audit: "createUploadRequestsAudit", "/v1/audit/upload-requests",
+        UploadRequestsAuditRequest {
+        minimal: [] => {"suppress_emails": false},
+        full: [.suppress_emails(true).users(strings(USERS))
+            .upload_requests_actions(all::<types::UploadRequestsAction>(UPLOAD_REQUESTS_ACTIONS))]
+            => {"suppress_emails": true, "users": USERS,
+                "upload_requests_actions": words(UPLOAD_REQUESTS_ACTIONS)},
     }
 }
 
@@ -1061,14 +447,8 @@ async fn get_audit_job_303_reaches_the_generated_client_with_its_location() {
         }
         other => panic!("{other:?}"),
     }
-    let error = client
-        .sdk()
-        .get_audit_job()
-        .id("job-1")
-        .send()
-        .await
-        .map_err(Error::from)
-        .expect_err("a 303 is not decoded");
+    // Nor through `Error::from`: a 303 is not decoded.
+    let error = error_of(client.sdk().get_audit_job().id("job-1").send()).await;
     assert_eq!(wire::kind(&error), Kind::UnexpectedStatus(303));
     assert_eq!(
         seen.calls().await,
@@ -1173,37 +553,35 @@ fn typed_events(kind: &str, report: &types::AuditReport) -> Vec<Value> {
         .collect()
 }
 
-#[tokio::test]
-async fn get_audit_report_request_full_encodes_kind_and_id_and_sends_count_and_offset() {
-    let server = MockServer::start_async().await;
-    let body = json!({"total_count": 0, "offset": 20, "count": 0, "events": []});
-    let seen = wire::serve(&server, Reply::json(200, &body)).await;
-    wire::bob(&server)
-        .sdk()
-        .get_audit_report()
-        .type_(types::AuditReportKind::WorkgroupSettings)
-        .id(AWKWARD_ID)
-        .offset(20_u64)
-        .count(10_u64)
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::get(&format!(
-            "/v1/audit/workgroup-settings/{AWKWARD_ID_ENCODED}"
-        ))
-        .query("count=10&offset=20")
-        .act_as(wire::BOB),
-    )
-    .await;
+/// An empty page of a report, at `offset`.
+fn empty_report(offset: u64) -> Value {
+    json!({"total_count": 0, "offset": offset, "count": 0, "events": []})
+}
+
+wire::request_tests! {
+    get_audit_report_request_full_encodes_kind_and_id_and_sends_count_and_offset:
+        bob, Reply::json(200, &empty_report(20)),
+        |sdk| sdk
+            .get_audit_report()
+            .type_(types::AuditReportKind::WorkgroupSettings)
+            .id(AWKWARD_ID)
+            .offset(20_u64)
+            .count(10_u64)
+        => Expect::get(&format!("/v1/audit/workgroup-settings/{AWKWARD_ID_ENCODED}"))
+            .query("count=10&offset=20")
+            .act_as(wire::BOB);
+
+    get_audit_report_request_minimal_sends_no_query:
+        client, Reply::json(200, &empty_report(0)),
+        |sdk| sdk.get_audit_report().type_(types::AuditReportKind::Logins).id("job-1")
+        => Expect::get("/v1/audit/logins/job-1");
 }
 
 #[tokio::test]
 async fn get_audit_report_request_full_sends_every_report_kind_as_its_path_segment() {
     for kind in AUDIT_KINDS {
         let server = MockServer::start_async().await;
-        let body = json!({"total_count": 0, "offset": 0, "count": 0, "events": []});
-        let seen = wire::serve(&server, Reply::json(200, &body)).await;
+        let seen = wire::serve(&server, Reply::json(200, &empty_report(0))).await;
         wire::client(&server)
             .sdk()
             .get_audit_report()
@@ -1217,23 +595,6 @@ async fn get_audit_report_request_full_sends_every_report_kind_as_its_path_segme
         seen.assert_only(Expect::get(&format!("/v1/audit/{kind}/job-1")).query("count=0&offset=0"))
             .await;
     }
-}
-
-#[tokio::test]
-async fn get_audit_report_request_minimal_sends_no_query() {
-    let server = MockServer::start_async().await;
-    let body = json!({"total_count": 0, "offset": 0, "count": 0, "events": []});
-    let seen = wire::serve(&server, Reply::json(200, &body)).await;
-    wire::client(&server)
-        .sdk()
-        .get_audit_report()
-        .type_(types::AuditReportKind::Logins)
-        .id("job-1")
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(Expect::get("/v1/audit/logins/job-1"))
-        .await;
 }
 
 #[tokio::test]
@@ -1300,26 +661,20 @@ async fn get_audit_report_csv_is_a_decode_error_with_the_csv_through_the_generat
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::status(200).body("text/csv", CSV)).await;
     let client = wire::single_attempt_client(&server);
-    match client
-        .sdk()
-        .get_audit_report()
-        .type_(types::AuditReportKind::Logins)
-        .id("job-1")
-        .send()
-        .await
-    {
+    let report = || {
+        client
+            .sdk()
+            .get_audit_report()
+            .type_(types::AuditReportKind::Logins)
+            .id("job-1")
+            .send()
+    };
+    match report().await {
         Err(pubapi_sdk::Error::InvalidResponsePayload(bytes, _)) => assert_eq!(bytes, CSV),
         other => panic!("{other:?}"),
     }
-    let error = client
-        .sdk()
-        .get_audit_report()
-        .type_(types::AuditReportKind::Logins)
-        .id("job-1")
-        .send()
-        .await
-        .map_err(Error::from)
-        .expect_err("CSV is not JSON");
+    // Nor through `Error::from`: CSV is not JSON.
+    let error = error_of(report()).await;
     match error {
         Error::Decode { body, .. } => assert_eq!(*body, CSV),
         other => panic!("{other:?}"),
@@ -1333,33 +688,42 @@ async fn get_audit_report_csv_is_a_decode_error_with_the_csv_through_the_generat
 
 #[tokio::test]
 async fn delete_audit_report_success_is_a_204_without_content() {
-    let (response, calls) = wire::answered!(client, Reply::status(204), |sdk| sdk
+    let answered = wire::answered!(client, Reply::status(204), |sdk| sdk
         .delete_audit_report()
         .type_(types::AuditReportKind::Logins)
         .id("job-1"));
-    assert_eq!(response.status(), 204);
-    let () = response.into_inner();
-    assert_eq!(calls, 1);
+    wire::assert_no_content(answered, 204);
 }
 
 /// The 204 has no body to extend; headers the reference does not name do not disturb it.
 #[tokio::test]
 async fn delete_audit_report_forward_compat_ignores_unknown_headers_on_the_204() {
-    let server = MockServer::start_async().await;
     let reply = Reply::status(204).header("x-request-id", "r-1");
-    let _seen = wire::serve(&server, reply).await;
-    let response = wire::client(&server)
-        .sdk()
+    let (response, _) = wire::answered!(client, reply, |sdk| sdk
         .delete_audit_report()
         .type_(types::AuditReportKind::Logins)
-        .id("job-1")
-        .send()
-        .await
-        .unwrap();
+        .id("job-1"));
     assert_eq!(response.status(), 204);
 }
 
 // ------------------------------------------------------------------ through Client::audit_job_state
+
+/// `Client::audit().job_state` of `job-1`, asked by [`wire::client`] of `server`.
+async fn job_state(server: &MockServer) -> JobState {
+    wire::client(server)
+        .audit()
+        .job_state("job-1")
+        .await
+        .unwrap()
+}
+
+/// The state of a job whose report `id` of `kind` is ready.
+fn ready(kind: types::AuditReportKind, id: &str) -> JobState {
+    JobState::Completed(ReportLocation {
+        kind,
+        id: id.into(),
+    })
+}
 
 #[tokio::test]
 async fn get_audit_job_303_report_ready_is_completed_with_its_location_through_audit_job_state() {
@@ -1370,10 +734,7 @@ async fn get_audit_job_303_report_ready_is_completed_with_its_location_through_a
     let state = wire::bob(&server).audit().job_state("job 1").await.unwrap();
     assert_eq!(
         state,
-        JobState::Completed(ReportLocation {
-            kind: types::AuditReportKind::WorkgroupSettings,
-            id: "job 1".into(),
-        })
+        ready(types::AuditReportKind::WorkgroupSettings, "job 1")
     );
     seen.assert_only(Expect::get("/v1/audit/jobs/job%201").act_as(wire::BOB))
         .await;
@@ -1387,17 +748,9 @@ async fn get_audit_job_303_with_a_relative_location_is_completed_through_audit_j
         then.see_other(&completed())
             .location("/pubapi/v1/audit/logins/job-1");
     });
-    let state = wire::client(&server)
-        .audit()
-        .job_state("job-1")
-        .await
-        .unwrap();
     assert_eq!(
-        state,
-        JobState::Completed(ReportLocation {
-            kind: types::AuditReportKind::Logins,
-            id: "job-1".into(),
-        })
+        job_state(&server).await,
+        ready(types::AuditReportKind::Logins, "job-1")
     );
     done.assert();
 }
@@ -1426,13 +779,8 @@ async fn get_audit_job_303_to_another_origin_is_refused_through_audit_job_state(
 async fn get_audit_job_success_running_is_running_through_audit_job_state() {
     let server = MockServer::start_async().await;
     let _seen = wire::serve(&server, Reply::json(200, &json!({"status": "running"}))).await;
-    let state = wire::client(&server)
-        .audit()
-        .job_state("job-1")
-        .await
-        .unwrap();
     assert_eq!(
-        state,
+        job_state(&server).await,
         JobState::Running {
             status: "running".into()
         }

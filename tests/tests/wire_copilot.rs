@@ -80,6 +80,19 @@ fn ask(question: &str) -> types::builder::CopilotAskRequest {
     types::CopilotAskRequest::builder().question(question)
 }
 
+/// The question of these tests, to `askCopilot`, sent by `client` (the SDK marks the
+/// operation deprecated).
+async fn ask_notice_period(
+    client: &Client,
+) -> Result<pubapi_sdk::ResponseValue<types::CopilotAskResponse>, Error> {
+    #[allow(deprecated)]
+    let call = client.sdk().ask_copilot();
+    call.body(ask("What is the notice period?"))
+        .send()
+        .await
+        .map_err(Error::from)
+}
+
 #[tokio::test]
 async fn ask_copilot_request_full_sends_every_field_of_the_reference() {
     let server = MockServer::start_async().await;
@@ -126,13 +139,7 @@ async fn ask_copilot_request_full_sends_every_field_of_the_reference() {
 async fn ask_copilot_request_minimal_sends_only_the_question() {
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, deprecated_answer(&answer_body())).await;
-    let client = client(&server);
-    #[allow(deprecated)]
-    let call = client.sdk().ask_copilot();
-    call.body(ask("What is the notice period?"))
-        .send()
-        .await
-        .unwrap();
+    ask_notice_period(&client(&server)).await.unwrap();
     seen.assert_only(
         Expect::post("/v1/ai/copilot/ask").json(json!({"question": "What is the notice period?"})),
     )
@@ -144,14 +151,7 @@ async fn ask_copilot_success_decodes_the_answer_and_keeps_the_deprecation_header
     let server = MockServer::start_async().await;
     let body = answer_body();
     let _seen = wire::serve(&server, deprecated_answer(&body)).await;
-    let client = client(&server);
-    #[allow(deprecated)]
-    let call = client.sdk().ask_copilot();
-    let response = call
-        .body(ask("What is the notice period?"))
-        .send()
-        .await
-        .unwrap();
+    let response = ask_notice_period(&client(&server)).await.unwrap();
     let header = |name: &str| response.headers()[name].to_str().unwrap().to_owned();
     assert_eq!(header("deprecation"), "true");
     assert_eq!(header("sunset"), SUNSET);
@@ -167,16 +167,7 @@ async fn ask_copilot_errors_decode_ai_format() {
     wire::assert_errors(
         "askCopilot",
         &[400, 401, 410, 429, 500],
-        |given| async move {
-            let client = single_attempt(&given);
-            #[allow(deprecated)]
-            let call = client.sdk().ask_copilot();
-            call.body(ask("What is the notice period?"))
-                .send()
-                .await
-                .map_err(Error::from)
-                .map(drop)
-        },
+        |given| async move { ask_notice_period(&single_attempt(&given)).await.map(drop) },
     )
     .await;
 }
@@ -199,14 +190,8 @@ async fn ask_copilot_errors_decode_the_410_of_the_removed_endpoint() {
             .header("link", LINK),
     )
     .await;
-    let client = client(&server);
-    #[allow(deprecated)]
-    let call = client.sdk().ask_copilot();
-    let error = call
-        .body(ask("What is the notice period?"))
-        .send()
+    let error = ask_notice_period(&client(&server))
         .await
-        .map_err(Error::from)
         .map(drop)
         .expect_err("410");
     assert_eq!(seen.calls().await, 1, "a 410 is not retried");
@@ -230,12 +215,7 @@ async fn ask_copilot_forward_compat_ignores_unknown_fields_at_every_level() {
         &["", "/response", "/citations/0", "/citations/0/chunks/0"],
     );
     let _seen = wire::serve(&server, deprecated_answer(&sent)).await;
-    let client = client(&server);
-    #[allow(deprecated)]
-    let call = client.sdk().ask_copilot();
-    let answer = call
-        .body(ask("What is the notice period?"))
-        .send()
+    let answer = ask_notice_period(&client(&server))
         .await
         .unwrap()
         .into_inner();

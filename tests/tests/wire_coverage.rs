@@ -122,6 +122,12 @@ fn undecoded_successes(operation: &Operation) -> Vec<String> {
     markers
 }
 
+/// Asserts that nothing was `found`, else lists it under `what`.
+#[track_caller]
+fn assert_none(what: &str, found: Vec<String>) {
+    assert!(found.is_empty(), "{what}:\n{}", found.join("\n"));
+}
+
 #[test]
 fn every_operation_has_wire_tests_on_all_four_points() {
     let tests = wire_tests();
@@ -136,10 +142,9 @@ fn every_operation_has_wire_tests_on_all_four_points() {
             }
         }
     }
-    assert!(
-        missing.is_empty(),
-        "operations without wire tests (name them `<operation>_<point>_…`):\n{}",
-        missing.join("\n")
+    assert_none(
+        "operations without wire tests (name them `<operation>_<point>_…`)",
+        missing,
     );
 }
 
@@ -157,11 +162,7 @@ fn every_success_response_the_generated_client_does_not_decode_has_its_own_wire_
             }
         }
     }
-    assert!(
-        missing.is_empty(),
-        "untested responses:\n{}",
-        missing.join("\n")
-    );
+    assert_none("untested responses", missing);
 }
 
 #[test]
@@ -184,11 +185,7 @@ fn every_wire_test_is_named_after_an_operation() {
         .filter(|(_, name)| operation_of(name).is_none())
         .map(|(file, name)| format!("{file}: {name}"))
         .collect();
-    assert!(
-        strays.is_empty(),
-        "tests named after no operation:\n{}",
-        strays.join("\n")
-    );
+    assert_none("tests named after no operation", strays);
 }
 
 /// The number of wire tests per operation and point, so that adding or removing one shows up

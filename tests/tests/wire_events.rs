@@ -103,6 +103,88 @@ fn typed_data(event: &types::PollingEvent) -> Value {
     }
 }
 
+/// The page of events `body` decodes to through the generated client's list of `version`
+/// (`listEventsV1` or `listEventsV2`), after event 120000.
+async fn decoded_page(version: EventsVersion, body: &Value) -> types::EventPage {
+    let reply = Reply::json(200, body);
+    match version {
+        EventsVersion::V1 => wire::decoded!(reply, |sdk| sdk.list_events_v1().id(120_000_i64)),
+        EventsVersion::V2 => wire::decoded!(reply, |sdk| sdk.list_events_v2().id(120_000_i64)),
+    }
+    .expect("a page, not the 204")
+}
+
+/// Through the generated client's list of `version`: a 204 after the cursor is a success,
+/// `None`, with its status kept, from one request (no retry).
+async fn assert_none_through_the_generated_client(version: EventsVersion) {
+    let reply = Reply::status(204);
+    let (page, calls) = match version {
+        EventsVersion::V1 => wire::answered!(single_attempt_client, reply, |sdk| sdk
+            .list_events_v1()
+            .id(120_346_i64)),
+        EventsVersion::V2 => wire::answered!(single_attempt_client, reply, |sdk| sdk
+            .list_events_v2()
+            .id(120_346_i64)),
+    };
+    assert_eq!(page.status(), 204);
+    assert_eq!(page.into_inner(), None);
+    assert_eq!(calls, 1, "one request, no retry");
+}
+
+/// The type-specific attributes of event `index` of `page`.
+fn attributes(page: &types::EventPage, index: usize) -> &types::EventTypeSpecificAttributes {
+    page.events[index]
+        .event_type_specific_attributes
+        .as_ref()
+        .expect("type-specific attributes")
+}
+
+/// The permission changes of an event's attributes.
+fn changed_permissions(
+    attributes: &types::EventTypeSpecificAttributes,
+) -> &[types::ChangedPermission] {
+    &attributes
+        .change_permission_event
+        .as_ref()
+        .expect("a permission change")
+        .changed_permissions
+}
+
+/// Through `Client::events().page` of `version`: a 204 after the cursor is `None`, from one
+/// request of the default count to the list's path.
+async fn assert_nothing_after_the_cursor(version: EventsVersion) {
+    let path = match version {
+        EventsVersion::V1 => "/v1/events",
+        EventsVersion::V2 => "/v2/events",
+    };
+    let server = MockServer::start_async().await;
+    let seen = wire::serve(&server, Reply::status(204)).await;
+    let page = wire::client(&server)
+        .events()
+        .page(version, &EventQuery::after(120_346))
+        .await
+        .unwrap();
+    assert_eq!(page, None);
+    seen.assert_only(Expect::get(path).query("count=100&id=120346"))
+        .await;
+}
+
+/// Through `Client::events().page` of `version`: the documented errors of its list.
+async fn assert_page_errors(version: EventsVersion) {
+    let operation_id = match version {
+        EventsVersion::V1 => "listEventsV1",
+        EventsVersion::V2 => "listEventsV2",
+    };
+    wire::assert_errors(operation_id, &[400, 401, 403], |client| async move {
+        client
+            .events()
+            .page(version, &EventQuery::after(120_000))
+            .await
+            .map(drop)
+    })
+    .await;
+}
+
 const FOLDER: &str = "/Shared/Q1 reports & plans";
 /// Each element percent-encoded, the separating slashes kept (reference section 8).
 const FOLDER_QUERY: &str = "/Shared/Q1%20reports%20%26%20plans";
@@ -155,41 +237,24 @@ async fn list_events_v1_request_minimal_refuses_a_count_of_zero_and_a_reverse_of
     let server = MockServer::start_async().await;
     let seen = wire::serve(&server, Reply::json(200, &v1_body())).await;
     let client = wire::client(&server);
-    let zero = client
-        .sdk()
-        .list_events_v1()
-        .id(1_i64)
-        .count(0_u64)
-        .send()
-        .await
-        .map_err(Error::from);
-    assert!(matches!(zero, Err(Error::InvalidInput(_))), "{zero:?}");
-    let two = client
-        .sdk()
-        .list_events_v1()
-        .id(1_i64)
-        .reverse(2_i64)
-        .send()
-        .await
-        .map_err(Error::from);
-    assert!(matches!(two, Err(Error::InvalidInput(_))), "{two:?}");
+    let list = || client.sdk().list_events_v1().id(1_i64);
+    for (what, call) in [
+        ("a count of 0", list().count(0_u64)),
+        ("a reverse of 2", list().reverse(2_i64)),
+    ] {
+        let refused = call.send().await.map_err(Error::from);
+        assert!(
+            matches!(refused, Err(Error::InvalidInput(_))),
+            "{what}: {refused:?}"
+        );
+    }
     assert_eq!(seen.calls().await, 0, "nothing is sent");
 }
 
 #[tokio::test]
 async fn list_events_v1_success_decodes_the_page_and_file_system_data() {
-    let server = MockServer::start_async().await;
     let body = v1_body();
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let page = wire::client(&server)
-        .sdk()
-        .list_events_v1()
-        .id(120_000_i64)
-        .send()
-        .await
-        .unwrap()
-        .into_inner()
-        .expect("a page, not the 204");
+    let page = decoded_page(EventsVersion::V1, &body).await;
     assert_eq!(page.events.len(), 2);
     let moved = &page.events[0];
     assert_eq!(moved.type_, types::PollingEventType::from("file_system"));
@@ -205,22 +270,12 @@ async fn list_events_v1_success_decodes_the_page_and_file_system_data() {
 
 #[tokio::test]
 async fn list_events_v1_forward_compat_accepts_unknown_fields_type_action_and_source() {
-    let server = MockServer::start_async().await;
     let mut known = v1_body();
     known["events"][0]["action_source"] = json!("Scanner");
     known["events"][1]["type"] = json!("task");
     known["events"][1]["action"] = json!("archive");
     let sent = wire::with_unknown_fields(&known, &["", "/events/0", "/events/1"]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let page = wire::client(&server)
-        .sdk()
-        .list_events_v1()
-        .id(120_000_i64)
-        .send()
-        .await
-        .unwrap()
-        .into_inner()
-        .expect("a page, not the 204");
+    let page = decoded_page(EventsVersion::V1, &sent).await;
     assert_eq!(
         page.events[0].action_source,
         Some(types::ActionSource::from("Scanner"))
@@ -233,48 +288,20 @@ async fn list_events_v1_forward_compat_accepts_unknown_fields_type_action_and_so
     wire::assert_round_trip(&page, &known);
 }
 
-/// Reference 2.11: 204 with no body when nothing follows the cursor. The generated client
-/// answers it as a success, `None`, with its status kept (the spec's 204 is given back by
-/// codegen's `no_content_as_none`); one request, no retry.
-#[tokio::test]
-async fn list_events_v1_204_nothing_after_the_cursor_is_none_through_the_generated_client() {
-    let (page, calls) = wire::answered!(single_attempt_client, Reply::status(204), |sdk| sdk
-        .list_events_v1()
-        .id(120_346_i64));
-    assert_eq!(page.status(), 204);
-    assert_eq!(page.into_inner(), None);
-    assert_eq!(calls, 1, "one request, no retry");
-}
-
 // ------------------------------------------------------------------ listEventsV2
 
 #[tokio::test]
 async fn list_events_v2_success_decodes_permission_change_events_and_their_attributes() {
-    let server = MockServer::start_async().await;
     let body = v2_body();
-    let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let page = wire::client(&server)
-        .sdk()
-        .list_events_v2()
-        .id(120_000_i64)
-        .send()
-        .await
-        .unwrap()
-        .into_inner()
-        .expect("a page, not the 204");
-    let change = &page.events[2];
-    assert_eq!(typed_data(change), body["events"][2]["data"]);
-    let attributes = change.event_type_specific_attributes.as_ref().unwrap();
+    let page = decoded_page(EventsVersion::V2, &body).await;
+    assert_eq!(typed_data(&page.events[2]), body["events"][2]["data"]);
+    let attributes = attributes(&page, 2);
     assert_eq!(attributes.group_change, Some(true));
     assert_eq!(
         attributes.change_context.as_deref(),
         Some("snapshot-restore-17")
     );
-    let changed = &attributes
-        .change_permission_event
-        .as_ref()
-        .unwrap()
-        .changed_permissions;
+    let changed = changed_permissions(attributes);
     assert_eq!(
         changed[0].action,
         Some(types::PermissionChangeAction::from("ADD"))
@@ -290,29 +317,15 @@ async fn list_events_v2_success_decodes_permission_change_events_and_their_attri
 /// `changeContext` is null unless the change came from a snapshot restore.
 #[tokio::test]
 async fn list_events_v2_success_decodes_a_null_change_context() {
-    let server = MockServer::start_async().await;
     let mut event = permission_change_event();
     event["eventTypeSpecificAttributes"]["changeContext"] = Value::Null;
-    let _seen = wire::serve(&server, Reply::json(200, &page(vec![event]))).await;
-    let page = wire::client(&server)
-        .sdk()
-        .list_events_v2()
-        .id(120_000_i64)
-        .send()
-        .await
-        .unwrap()
-        .into_inner()
-        .expect("a page, not the 204");
-    let attributes = page.events[0]
-        .event_type_specific_attributes
-        .as_ref()
-        .unwrap();
+    let page = decoded_page(EventsVersion::V2, &page(vec![event])).await;
+    let attributes = attributes(&page, 0);
     assert_eq!(attributes.change_context, None);
 }
 
 #[tokio::test]
 async fn list_events_v2_forward_compat_accepts_unknown_fields_and_open_values() {
-    let server = MockServer::start_async().await;
     let mut known = v2_body();
     known["events"][2]["action_source"] = json!("Scanner");
     known["events"][2]["eventTypeSpecificAttributes"]["changePermissionEvent"]["changedPermissions"]
@@ -329,25 +342,9 @@ async fn list_events_v2_forward_compat_accepts_unknown_fields_and_open_values() 
             "/events/2/eventTypeSpecificAttributes/changePermissionEvent/changedPermissions/0/entry",
         ],
     );
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let page = wire::client(&server)
-        .sdk()
-        .list_events_v2()
-        .id(120_000_i64)
-        .send()
-        .await
-        .unwrap()
-        .into_inner()
-        .expect("a page, not the 204");
-    let attributes = page.events[2]
-        .event_type_specific_attributes
-        .as_ref()
-        .unwrap();
-    let changed = &attributes
-        .change_permission_event
-        .as_ref()
-        .unwrap()
-        .changed_permissions;
+    let page = decoded_page(EventsVersion::V2, &sent).await;
+    let attributes = attributes(&page, 2);
+    let changed = changed_permissions(attributes);
     assert_eq!(
         changed[0].action,
         Some(types::PermissionChangeAction::from("MODIFY"))
@@ -355,32 +352,7 @@ async fn list_events_v2_forward_compat_accepts_unknown_fields_and_open_values() 
     wire::assert_round_trip(&page, &known);
 }
 
-/// See `list_events_v1_204_…`: the same for v2.
-#[tokio::test]
-async fn list_events_v2_204_nothing_after_the_cursor_is_none_through_the_generated_client() {
-    let (page, calls) = wire::answered!(single_attempt_client, Reply::status(204), |sdk| sdk
-        .list_events_v2()
-        .id(120_346_i64));
-    assert_eq!(page.status(), 204);
-    assert_eq!(page.into_inner(), None);
-    assert_eq!(calls, 1, "one request, no retry");
-}
-
 // ------------------------------------------------------------------ through Client::events_page
-
-#[tokio::test]
-async fn list_events_v1_204_nothing_after_the_cursor_is_none_through_events_page() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::status(204)).await;
-    let page = wire::client(&server)
-        .events()
-        .page(EventsVersion::V1, &EventQuery::after(120_346))
-        .await
-        .unwrap();
-    assert_eq!(page, None);
-    seen.assert_only(Expect::get("/v1/events").query("count=100&id=120346"))
-        .await;
-}
 
 #[tokio::test]
 async fn list_events_v1_request_full_through_events_page_sends_every_query_parameter() {
@@ -433,33 +405,6 @@ async fn list_events_v1_request_minimal_through_events_page_refuses_a_count_over
 }
 
 #[tokio::test]
-async fn list_events_v1_errors_through_events_page_decode_400_with_every_problem_401_and_general_throttle_403()
- {
-    wire::assert_errors("listEventsV1", &[400, 401, 403], |client| async move {
-        client
-            .events()
-            .page(EventsVersion::V1, &EventQuery::after(120_000))
-            .await
-            .map(drop)
-    })
-    .await;
-}
-
-#[tokio::test]
-async fn list_events_v2_204_nothing_after_the_cursor_is_none_through_events_page() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::status(204)).await;
-    let page = wire::client(&server)
-        .events()
-        .page(EventsVersion::V2, &EventQuery::after(120_346))
-        .await
-        .unwrap();
-    assert_eq!(page, None);
-    seen.assert_only(Expect::get("/v2/events").query("count=100&id=120346"))
-        .await;
-}
-
-#[tokio::test]
 async fn list_events_v2_success_through_events_page_decodes_the_page() {
     let server = MockServer::start_async().await;
     let body = v2_body();
@@ -473,34 +418,57 @@ async fn list_events_v2_success_through_events_page_decodes_the_page() {
     wire::assert_round_trip(&page, &body);
 }
 
-#[tokio::test]
-async fn list_events_v2_errors_through_events_page_decode_400_with_every_problem_401_and_general_throttle_403()
- {
-    wire::assert_errors("listEventsV2", &[400, 401, 403], |client| async move {
-        client
-            .events()
-            .page(EventsVersion::V2, &EventQuery::after(120_000))
-            .await
-            .map(drop)
-    })
-    .await;
+// ------------------------------------------------------------------ both lists alike
+
+/// One test for each events list of a behaviour the two share: the v1 test's name, the v2
+/// test's name, and the check both run, given their list's [`EventsVersion`].
+macro_rules! for_both_lists {
+    ($(
+        $(#[$doc:meta])*
+        $v1:ident, $v2:ident => $check:ident;
+    )*) => {$(
+        $(#[$doc])*
+        #[tokio::test]
+        async fn $v1() {
+            $check(EventsVersion::V1).await;
+        }
+
+        $(#[$doc])*
+        #[tokio::test]
+        async fn $v2() {
+            $check(EventsVersion::V2).await;
+        }
+    )*};
+}
+
+for_both_lists! {
+    /// Reference 2.11: 204 with no body when nothing follows the cursor. The generated client
+    /// answers it as a success, `None`, with its status kept (the spec's 204 is given back by
+    /// codegen's `no_content_as_none`); one request, no retry.
+    list_events_v1_204_nothing_after_the_cursor_is_none_through_the_generated_client,
+    list_events_v2_204_nothing_after_the_cursor_is_none_through_the_generated_client
+        => assert_none_through_the_generated_client;
+
+    list_events_v1_204_nothing_after_the_cursor_is_none_through_events_page,
+    list_events_v2_204_nothing_after_the_cursor_is_none_through_events_page
+        => assert_nothing_after_the_cursor;
+
+    list_events_v1_errors_through_events_page_decode_400_with_every_problem_401_and_general_throttle_403,
+    list_events_v2_errors_through_events_page_decode_400_with_every_problem_401_and_general_throttle_403
+        => assert_page_errors;
 }
 
 // ------------------------------------------------------------------ the exact requests
 
 // One call of each operation and the exact request it must become: every field and header in
 // the full form, only what is required in the minimal one.
+wire::parameterless_get_tests! {
+    get_events_cursor_request_full_through_a_view_sends_the_impersonation_header: bob,
+    get_events_cursor_request_minimal_sends_no_query,
+    Reply::json(200, &cursor_body()), |sdk| sdk.get_events_cursor() => "/v1/events/cursor"
+}
+
 wire::request_tests! {
-    get_events_cursor_request_full_through_a_view_sends_the_impersonation_header:
-        bob, Reply::json(200, &cursor_body()),
-        |sdk| sdk.get_events_cursor()
-        => Expect::get("/v1/events/cursor").act_as(wire::BOB);
-
-    get_events_cursor_request_minimal_sends_no_query:
-        client, Reply::json(200, &cursor_body()),
-        |sdk| sdk.get_events_cursor()
-        => Expect::get("/v1/events/cursor");
-
     list_events_v1_request_full_sends_every_query_parameter_encoded:
         bob, Reply::json(200, &v1_body()),
         |sdk| sdk

@@ -16,15 +16,6 @@ fn whoami_body() -> Value {
     })
 }
 
-#[tokio::test]
-async fn whoami_request_full_through_a_view_sends_the_impersonation_header() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &whoami_body())).await;
-    wire::bob(&server).sdk().whoami().send().await.unwrap();
-    seen.assert_only(Expect::get("/v1/whoami").act_as(wire::BOB))
-        .await;
-}
-
 wire::request_tests! {
     whoami_request_full_through_an_email_view_sends_the_email_header_only:
         bob_by_email, Reply::json(200, &whoami_body()),
@@ -40,12 +31,10 @@ wire::request_tests! {
         => Expect::get("/v1/whoami").act_as(wire::BOB);
 }
 
-#[tokio::test]
-async fn whoami_request_minimal_sends_bearer_token_and_no_impersonation() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &whoami_body())).await;
-    wire::client(&server).sdk().whoami().send().await.unwrap();
-    seen.assert_only(Expect::get("/v1/whoami")).await;
+wire::parameterless_get_tests! {
+    whoami_request_full_through_a_view_sends_the_impersonation_header: bob,
+    whoami_request_minimal_sends_bearer_token_and_no_impersonation,
+    Reply::json(200, &whoami_body()), |sdk| sdk.whoami() => "/v1/whoami"
 }
 
 #[tokio::test]

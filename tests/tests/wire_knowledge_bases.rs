@@ -67,45 +67,36 @@ fn ask(question: &str) -> types::builder::KnowledgeBaseAskRequest {
 
 // ------------------------------------------------------------------ listKnowledgeBases
 
-#[tokio::test]
-async fn list_knowledge_bases_request_full_sends_every_filter_and_enum_value() {
-    let server = MockServer::start_async().await;
-    let seen = wire::serve(&server, Reply::json(200, &page_body())).await;
+/// The full list request: every filter and every value of each filter's enum.
+fn full_list() -> types::builder::KnowledgeBaseListRequest {
     use types::{KnowledgeBaseSortField as Sort, KnowledgeBaseStatus as Status};
-    wire::bob(&server)
-        .sdk()
-        .list_knowledge_bases()
-        .body(
-            types::KnowledgeBaseListRequest::builder()
-                .sort_by(vec![Sort::Name, Sort::CreatedOn])
-                .sort_direction(vec!["ASC".to_string()])
-                .status(vec![Status::Active, Status::Deleted, Status::Created])
-                .created_by("alice".to_string())
-                .created_after("2026-01-01".to_string())
-                .created_before("2026-03-01".to_string())
-                .include_placeholder_data(true)
-                .include_processing_statistics(false)
-                .include_prompts(true),
-        )
-        .send()
-        .await
-        .unwrap();
-    seen.assert_only(
-        Expect::post("/v1/ai/kb/list")
-            .act_as(wire::BOB)
-            .json(json!({
-                "sortBy": ["name", "createdOn"],
-                "sortDirection": ["ASC"],
-                "status": ["ACTIVE", "DELETED", "CREATED"],
-                "createdBy": "alice",
-                "createdAfter": "2026-01-01",
-                "createdBefore": "2026-03-01",
-                "includePlaceholderData": true,
-                "includeProcessingStatistics": false,
-                "includePrompts": true
-            })),
-    )
-    .await;
+    types::KnowledgeBaseListRequest::builder()
+        .sort_by(vec![Sort::Name, Sort::CreatedOn])
+        .sort_direction(vec!["ASC".to_string()])
+        .status(vec![Status::Active, Status::Deleted, Status::Created])
+        .created_by("alice".to_string())
+        .created_after("2026-01-01".to_string())
+        .created_before("2026-03-01".to_string())
+        .include_placeholder_data(true)
+        .include_processing_statistics(false)
+        .include_prompts(true)
+}
+
+wire::request_tests! {
+    list_knowledge_bases_request_full_sends_every_filter_and_enum_value:
+        bob, Reply::json(200, &page_body()),
+        |sdk| sdk.list_knowledge_bases().body(full_list())
+        => Expect::post("/v1/ai/kb/list").act_as(wire::BOB).json(json!({
+            "sortBy": ["name", "createdOn"],
+            "sortDirection": ["ASC"],
+            "status": ["ACTIVE", "DELETED", "CREATED"],
+            "createdBy": "alice",
+            "createdAfter": "2026-01-01",
+            "createdBefore": "2026-03-01",
+            "includePlaceholderData": true,
+            "includeProcessingStatistics": false,
+            "includePrompts": true
+        }));
 }
 
 /// Reference 2.6 types the filters `string` (format not shown); the platform's clients send

@@ -7,6 +7,7 @@ use httpmock::MockServer;
 use pubapi_sdk::types;
 use pubapi_sdk_ext::Error;
 use pubapi_sdk_ext::prelude::*;
+use pubapi_testkit::error_of;
 use serde_json::{Value, json};
 use wire::{AWKWARD_ID, AWKWARD_ID_ENCODED, Expect, Reply, assert_decoded};
 
@@ -50,6 +51,18 @@ fn update(url: &str) -> types::builder::WebhookUpdateRequest {
 
 fn state(value: &str) -> types::WebhookState {
     types::WebhookState::from(value)
+}
+
+/// The status change of the success tests: hook `wh-1` disabled.
+fn disable(sdk: &pubapi_sdk::Client) -> pubapi_sdk::builder::SetWebhookStatus<'_> {
+    sdk.set_webhook_status()
+        .webhook_id("wh-1")
+        .body(new_status("disabled"))
+}
+
+/// The body of `setWebhookStatus` that asks for `value`.
+fn new_status(value: &str) -> types::builder::WebhookStatusRequest {
+    types::WebhookStatusRequest::builder().status(state(value))
 }
 
 const HOOK_URL: &str = "https://hooks.acme.example.com/pubapi";
@@ -144,14 +157,9 @@ async fn get_webhook_status_success_with_a_mistyped_field_is_a_decode_error_nami
     let server = MockServer::start_async().await;
     let body = json!({"webhookId": "wh-1", "expires": "tomorrow", "status": "enabled"});
     let _seen = wire::serve(&server, Reply::json(200, &body)).await;
-    let error = wire::client(&server)
-        .sdk()
-        .get_webhook_status()
-        .webhook_id("wh-1")
-        .send()
-        .await
-        .map_err(Error::from)
-        .expect_err("expires is not an integer");
+    let client = wire::client(&server);
+    // `expires` is not an integer.
+    let error = error_of(client.sdk().get_webhook_status().webhook_id("wh-1").send()).await;
     match error {
         Error::Decode {
             path, body: kept, ..
@@ -175,19 +183,15 @@ async fn get_webhook_status_forward_compat_accepts_unknown_fields_and_an_unknown
 
 #[tokio::test]
 async fn set_webhook_status_success_decodes_the_summary_with_the_new_status() {
-    let summary = wire::success!(summary_body("disabled"), |sdk| sdk
-        .set_webhook_status()
-        .webhook_id("wh-1")
-        .body(types::WebhookStatusRequest::builder().status(state("disabled"))));
+    let summary = wire::success!(summary_body("disabled"), |sdk| disable(sdk));
     assert_eq!(summary.status, state("disabled"));
 }
 
 #[tokio::test]
 async fn set_webhook_status_forward_compat_accepts_unknown_fields_and_an_unknown_status() {
-    let summary = wire::forward_compat!(&summary_body("disabled_by_admin"), &[""], |sdk| sdk
-        .set_webhook_status()
-        .webhook_id("wh-1")
-        .body(types::WebhookStatusRequest::builder().status(state("disabled"))));
+    let summary = wire::forward_compat!(&summary_body("disabled_by_admin"), &[""], |sdk| disable(
+        sdk
+    ));
     assert_eq!(summary.status, state("disabled_by_admin"));
 }
 
@@ -195,29 +199,21 @@ async fn set_webhook_status_forward_compat_accepts_unknown_fields_and_an_unknown
 
 #[tokio::test]
 async fn update_webhook_success_is_a_200_without_content() {
-    let (response, calls) = wire::answered!(client, Reply::status(200), |sdk| sdk
+    let answered = wire::answered!(client, Reply::status(200), |sdk| sdk
         .update_webhook()
         .webhook_id("wh-1")
         .body(update(HOOK_URL)));
-    assert_eq!(response.status(), 200);
-    let () = response.into_inner();
-    assert_eq!(calls, 1);
+    wire::assert_no_content(answered, 200);
 }
 
 /// The update answers without content; a body added later is not read.
 #[tokio::test]
 async fn update_webhook_forward_compat_ignores_a_body_on_the_200() {
-    let server = MockServer::start_async().await;
     let sent = wire::with_unknown_fields(&details_body(), &[""]);
-    let _seen = wire::serve(&server, Reply::json(200, &sent)).await;
-    let response = wire::client(&server)
-        .sdk()
+    let (response, _) = wire::answered!(client, Reply::json(200, &sent), |sdk| sdk
         .update_webhook()
         .webhook_id("wh-1")
-        .body(update(HOOK_URL))
-        .send()
-        .await
-        .unwrap();
+        .body(update(HOOK_URL)));
     assert_eq!(response.status(), 200);
 }
 
@@ -225,29 +221,20 @@ async fn update_webhook_forward_compat_ignores_a_body_on_the_200() {
 
 #[tokio::test]
 async fn delete_webhook_success_is_a_204_without_content() {
-    let (response, calls) = wire::answered!(client, Reply::status(204), |sdk| sdk
+    let answered = wire::answered!(client, Reply::status(204), |sdk| sdk
         .delete_webhook()
         .webhook_id("wh-1"));
-    assert_eq!(response.status(), 204);
-    let () = response.into_inner();
-    assert_eq!(calls, 1);
+    wire::assert_no_content(answered, 204);
 }
 
 /// The 204 has no body to extend; headers the reference does not name do not disturb it.
 #[tokio::test]
 async fn delete_webhook_forward_compat_ignores_unknown_headers_on_the_204() {
-    let server = MockServer::start_async().await;
     let reply = Reply::status(204)
         .header("x-request-id", "r-1")
         .header("deprecation", "false");
-    let _seen = wire::serve(&server, reply).await;
-    let response = wire::client(&server)
-        .sdk()
-        .delete_webhook()
-        .webhook_id("wh-1")
-        .send()
-        .await
-        .unwrap();
+    let (response, _) =
+        wire::answered!(client, reply, |sdk| sdk.delete_webhook().webhook_id("wh-1"));
     assert_eq!(response.status(), 204);
 }
 
@@ -255,6 +242,12 @@ async fn delete_webhook_forward_compat_ignores_unknown_headers_on_the_204() {
 
 // One call of each operation and the exact request it must become: every field and header in
 // the full form, only what is required in the minimal one.
+wire::parameterless_get_tests! {
+    list_webhooks_request_full_through_a_view_sends_the_impersonation_header: bob_by_email,
+    list_webhooks_request_minimal_sends_no_query_and_no_body,
+    Reply::json(200, &list_body()), |sdk| sdk.list_webhooks() => "/v1/webhooks"
+}
+
 wire::request_tests! {
     create_webhook_request_full_sends_url_event_types_paths_and_auth_header:
         bob, Reply::json(201, &summary_body("enabled")),
@@ -279,16 +272,6 @@ wire::request_tests! {
         client, Reply::json(201, &summary_body("enabled")),
         |sdk| sdk.create_webhook().body(create(HOOK_URL))
         => Expect::post("/v1/webhooks").json(json!({"url": HOOK_URL}));
-
-    list_webhooks_request_full_through_a_view_sends_the_impersonation_header:
-        bob_by_email, Reply::json(200, &list_body()),
-        |sdk| sdk.list_webhooks()
-        => Expect::get("/v1/webhooks").act_as_email(wire::BOB_EMAIL);
-
-    list_webhooks_request_minimal_sends_no_query_and_no_body:
-        client, Reply::json(200, &list_body()),
-        |sdk| sdk.list_webhooks()
-        => Expect::get("/v1/webhooks");
 
     get_webhook_details_request_full_encodes_the_webhook_id:
         bob, Reply::json(200, &details_body()),
@@ -315,7 +298,7 @@ wire::request_tests! {
         |sdk| sdk
             .set_webhook_status()
             .webhook_id(AWKWARD_ID)
-            .body(types::WebhookStatusRequest::builder().status(state("disabled")))
+            .body(new_status("disabled"))
         => Expect::post(&format!("/v1/webhooks/{AWKWARD_ID_ENCODED}/status"))
             .act_as(wire::BOB)
             .json(json!({"status": "disabled"}));
@@ -325,7 +308,7 @@ wire::request_tests! {
         |sdk| sdk
             .set_webhook_status()
             .webhook_id("wh-1")
-            .body(types::WebhookStatusRequest::builder().status(state("enabled")))
+            .body(new_status("enabled"))
         => Expect::post("/v1/webhooks/wh-1/status").json(json!({"status": "enabled"}));
 
     update_webhook_request_full_encodes_the_id_and_sends_every_field:
@@ -396,7 +379,7 @@ wire::error_tests! {
         |sdk| sdk
             .set_webhook_status()
             .webhook_id("wh-1")
-            .body(types::WebhookStatusRequest::builder().status(state("enabled")));
+            .body(new_status("enabled"));
 
     update_webhook_errors_decode_webhooks_format:
         "updateWebhook", [400, 401, 403, 404, 500],

@@ -404,6 +404,38 @@ macro_rules! request_tests {
 #[allow(unused_imports)]
 pub(crate) use request_tests;
 
+/// The two request tests of an operation without parameters, a GET of `path` (whoami, the
+/// events cursor, the webhooks list): through `view` ([`bob`] or [`bob_by_email`]) it sends
+/// that view's impersonation header, and through [`client`] the path alone. Each test's name
+/// (and doc) comes first, the view after the first; then the answer, the call on the
+/// generated client up to `.send()`, and the path.
+macro_rules! parameterless_get_tests {
+    (@seen bob, $expect:expr) => {
+        $expect.act_as($crate::wire::BOB)
+    };
+    (@seen bob_by_email, $expect:expr) => {
+        $expect.act_as_email($crate::wire::BOB_EMAIL)
+    };
+    (
+        $(#[$view_doc:meta])*
+        $through_a_view:ident: $view:ident,
+        $(#[$minimal_doc:meta])*
+        $minimal:ident,
+        $reply:expr, |$sdk:ident| $call:expr => $path:expr $(,)?
+    ) => {
+        $crate::wire::request_tests! {
+            $(#[$view_doc])*
+            $through_a_view: $view, $reply, |$sdk| $call
+                => $crate::wire::parameterless_get_tests!(@seen $view, Expect::get($path));
+
+            $(#[$minimal_doc])*
+            $minimal: client, $reply, |$sdk| $call => Expect::get($path);
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use parameterless_get_tests;
+
 /// Tests of the documented error statuses of an operation ([`assert_errors`]), one row a
 /// test: its name (and doc), the operation id, the statuses the reference documents and the
 /// call on the generated client up to `.send()` (the closure's argument is `client.sdk()`).
@@ -488,6 +520,16 @@ macro_rules! answered {
 }
 #[allow(unused_imports)]
 pub(crate) use answered;
+
+/// Asserts an answer without content, as [`answered!`] gives it: its `status`, the empty body
+/// the generated client decodes as `()`, and exactly one request sent.
+#[track_caller]
+pub fn assert_no_content(answered: (pubapi_sdk::ResponseValue<()>, usize), status: u16) {
+    let (response, calls) = answered;
+    assert_eq!(response.status(), status);
+    let () = response.into_inner();
+    assert_eq!(calls, 1);
+}
 
 // ------------------------------------------------------------------ success bodies
 
