@@ -187,6 +187,10 @@ fn errors() -> Vec<Error> {
             field: "question",
             problem: "is empty".into(),
         }),
+        Error::RetryNotSent {
+            error: InputError::Token(TokenError::unavailable("vault sealed")),
+            request_id: "0192f3a8-5b1c-7d2e-8f3a-9c4b5d6e7f80".parse().unwrap(),
+        },
         Error::Checkpoint(FleetError::corrupt("checkpoint.json", "not a number")),
         Error::Removed {
             operation: pubapi_sdk::operations::id::ASK_COPILOT,
@@ -214,6 +218,7 @@ fn no_error_display_shows_debug_text() {
         Error::Timeout { .. } => "Timeout",
         Error::Decode { .. } => "Decode",
         Error::InvalidInput(_) => "InvalidInput",
+        Error::RetryNotSent { .. } => "RetryNotSent",
         Error::Checkpoint(_) => "Checkpoint",
         Error::Removed { .. } => "Removed",
         #[cfg(feature = "blocking")]

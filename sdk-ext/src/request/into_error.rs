@@ -67,9 +67,22 @@ impl Error {
     /// of the transport.
     pub(crate) fn of_reqwest(error: reqwest::Error) -> Error {
         match LocalRejection::in_sources(&error) {
-            Some(rejection) => Error::from(rejection.clone())
-                .with_request_id(crate::request_id::of_transport(&error)),
+            Some(rejection) => {
+                Error::of_rejection(rejection.clone(), crate::request_id::of_transport(&error))
+            }
             None => Error::Transport(error),
+        }
+    }
+
+    /// The error of a refusal of the client's policy; `id` is the call's when an attempt of
+    /// it was sent before: a refused input then refused the retry
+    /// ([`Error::RetryNotSent`]), and the other refusals keep the id too.
+    fn of_rejection(rejection: LocalRejection, id: Option<crate::RequestId>) -> Error {
+        match (Error::from(rejection), id) {
+            (Error::InvalidInput(error), Some(request_id)) => {
+                Error::RetryNotSent { error, request_id }
+            }
+            (error, id) => error.with_request_id(id),
         }
     }
 }
