@@ -128,8 +128,9 @@ pub(super) struct Attempted<'a> {
 
 /// What [`Op::decide`] chooses.
 pub(super) enum Next {
-    /// Hand this back: a success, or the last answer.
-    Return(reqwest::Result<reqwest::Response>),
+    /// Hand this back: a success, or the last answer, with the [`Verdict`] on it (which a
+    /// failed answer's error is built from, without judging it again).
+    Return(reqwest::Result<reqwest::Response>, Verdict),
     /// Send the request in the [`Outgoing`] again after this long.
     Retry(Duration),
 }
@@ -195,7 +196,7 @@ impl<'a> Op<'a> {
                         self.decide(attempted, &mut slot, &mut progress)
                     };
                     match next {
-                        Next::Return(result) => break Ok(result),
+                        Next::Return(result, verdict) => break Ok((result, verdict)),
                         Next::Retry(after) => after,
                     }
                 };
@@ -241,7 +242,7 @@ impl<'a> Op<'a> {
         let operation = self.operation;
         if !slot.can_resend() {
             // A streaming body cannot be replayed: one attempt only.
-            return Next::Return(result);
+            return Next::Return(result, verdict);
         }
         if let Verdict::QuotaExhausted { retry_after } = verdict {
             limiter.server_exhausted(
@@ -261,10 +262,10 @@ impl<'a> Op<'a> {
             &mut &self.shared.rng,
         );
         match decision {
-            Decision::Done => Next::Return(result),
+            Decision::Done => Next::Return(result, verdict),
             Decision::GiveUp(reason) => {
                 tracing::debug!(parent: &self.span, %reason, "not retrying");
-                Next::Return(result)
+                Next::Return(result, verdict)
             }
             Decision::Retry { after }
                 if after
@@ -276,7 +277,7 @@ impl<'a> Op<'a> {
                     parent: &self.span,
                     "next retry would pass the operation deadline"
                 );
-                Next::Return(result)
+                Next::Return(result, verdict)
             }
             Decision::Retry { after } => {
                 match slot.take_replay().and_then(|r| r.into_request(&result)) {
@@ -287,7 +288,7 @@ impl<'a> Op<'a> {
                     }
                     None => {
                         tracing::debug!(parent: &self.span, "the answer does not say what was sent");
-                        Next::Return(result)
+                        Next::Return(result, verdict)
                     }
                 }
             }
@@ -304,7 +305,7 @@ impl<'a> Op<'a> {
     /// refusal to turn into an error) comes back as [`Finished::Later`].
     pub(super) fn finish(
         &self,
-        result: Result<reqwest::Result<reqwest::Response>, LocalRejection>,
+        result: Result<(reqwest::Result<reqwest::Response>, Verdict), LocalRejection>,
         sent: Option<reqwest::Url>,
     ) -> Finished {
         let (span, operation) = (&self.span, self.operation);
@@ -314,7 +315,7 @@ impl<'a> Op<'a> {
                 record(span, "otel.status_code", "ERROR");
                 Ended::Local
             }
-            Ok(Ok(response)) => {
+            Ok((Ok(response), _)) => {
                 let status = response.status().as_u16();
                 if verdict::has_error_body(status) && !span.is_disabled() {
                     record(span, "error.type", status.to_string());
@@ -322,7 +323,7 @@ impl<'a> Op<'a> {
                 }
                 Ended::Status(status)
             }
-            Ok(Err(error)) => {
+            Ok((Err(error), _)) => {
                 record(span, "error.type", transport_error_type(error));
                 record(span, "otel.status_code", "ERROR");
                 Ended::Transport
@@ -331,25 +332,26 @@ impl<'a> Op<'a> {
         telemetry::request(operation.id, ended);
         let request_id = RequestId::of_header(&self.request_id);
         match result {
-            Ok(Ok(response)) if !verdict::has_error_body(response.status().as_u16()) => {
+            Ok((Ok(response), _)) if !verdict::has_error_body(response.status().as_u16()) => {
                 Finished::Done(Ok(self.keep_id_if_undocumented(response)))
             }
-            Ok(Err(error)) => Finished::Done(Err(match request_id {
+            Ok((Err(error), _)) => Finished::Done(Err(match request_id {
                 Some(id) => crate::request_id::mark(error, id),
                 None => error,
             })),
             // Boxed here, as it is rare next to a success, whose future it would enlarge.
             failed => Finished::Later(Box::pin(async move {
                 match failed {
-                    Ok(Ok(response)) => {
+                    Ok((Ok(response), verdict)) => {
                         let mut response =
-                            crate::request::failed::keep_failed_body(response, operation).await;
+                            crate::request::failed::keep_failed_body(response, operation, verdict)
+                                .await;
                         if let Some(id) = request_id {
                             response.extensions_mut().insert(id);
                         }
                         Ok(response)
                     }
-                    Ok(Err(error)) => Err(error),
+                    Ok((Err(error), _)) => Err(error),
                     Err(rejection) => {
                         let error = rejection.into_error().await;
                         Err(match (sent, request_id) {

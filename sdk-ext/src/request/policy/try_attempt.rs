@@ -322,7 +322,7 @@ impl<'a> Op<'a> {
                     *slot = Outgoing::Request(request);
                     Next::Retry(Duration::ZERO)
                 }
-                None => Next::Return(attempted.result),
+                None => Next::Return(attempted.result, attempted.verdict),
             };
         }
         self.decide(attempted, slot, progress)
