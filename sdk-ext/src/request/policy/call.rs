@@ -177,18 +177,21 @@ impl<'a> Op<'a> {
                 // the next, so the future keeps no room for it during the wait.
                 let after = {
                     let attempted = match self.try_attempt(&mut slot, &mut progress).await {
+                        // Nothing to decide: the answer goes back as it is (matched in
+                        // place, through no other step, each of which would move it again),
+                        // and the retry budget gets its refund.
+                        Ok(Attempted {
+                            result: Ok(mut response),
+                            verdict: Verdict::Success,
+                            ..
+                        }) => {
+                            self.shared.retry.succeeded();
+                            self.succeeded(&mut response);
+                            return Ok(response);
+                        }
                         Ok(attempted) => attempted,
                         Err(rejection) => break Err(rejection),
                     };
-                    if attempted.verdict == Verdict::Success
-                        && let Ok(response) = attempted.result
-                    {
-                        // Nothing to decide: the answer goes back as it is (through no
-                        // other step, each of which would move it again), and the retry
-                        // budget gets its refund.
-                        self.shared.retry.succeeded();
-                        return Ok(self.succeeded(response));
-                    }
                     let next = if self.wants_fresh_token(&attempted, &slot, &progress) {
                         // Rare: a revoked token, whose source is asked for a fresh one.
                         Box::pin(self.refresh_token(attempted, &mut slot, &mut progress)).await
@@ -332,8 +335,9 @@ impl<'a> Op<'a> {
         telemetry::request(operation.id, ended);
         let request_id = RequestId::of_header(&self.request_id);
         match result {
-            Ok((Ok(response), _)) if !verdict::has_error_body(response.status().as_u16()) => {
-                Finished::Done(Ok(self.keep_id_if_undocumented(response)))
+            Ok((Ok(mut response), _)) if !verdict::has_error_body(response.status().as_u16()) => {
+                self.keep_id_if_undocumented(&mut response);
+                Finished::Done(Ok(response))
             }
             Ok((Err(error), _)) => Finished::Done(Err(match request_id {
                 Some(id) => crate::request_id::mark(error, id),
@@ -370,23 +374,19 @@ impl<'a> Op<'a> {
 impl Op<'_> {
     /// The end of a call whose answer is a success (the usual): into the metrics, and back
     /// as it came (see [`Op::keep_id_if_undocumented`]).
-    pub(super) fn succeeded(&self, response: reqwest::Response) -> reqwest::Response {
+    pub(super) fn succeeded(&self, response: &mut reqwest::Response) {
         telemetry::request(self.operation.id, Ended::Status(response.status().as_u16()));
-        self.keep_id_if_undocumented(response)
+        self.keep_id_if_undocumented(response);
     }
 
     /// A status the spec does not document becomes the generated code's unexpected answer,
     /// and then an error: it keeps the call's id too.
-    pub(super) fn keep_id_if_undocumented(
-        &self,
-        mut response: reqwest::Response,
-    ) -> reqwest::Response {
+    pub(super) fn keep_id_if_undocumented(&self, response: &mut reqwest::Response) {
         if !documents(self.operation, response.status())
             && let Some(id) = RequestId::of_header(&self.request_id)
         {
             response.extensions_mut().insert(id);
         }
-        response
     }
 }
 
@@ -399,10 +399,11 @@ pub(super) fn documents(operation: &'static Operation, status: http::StatusCode)
         b'0' + (code / 10 % 10) as u8,
         b'0' + (code % 10) as u8,
     ];
+    // Byte by byte: a slice comparison would call `memcmp` for each response.
     operation
         .responses
         .iter()
-        .any(|response| response.status.as_bytes() == digits)
+        .any(|response| matches!(response.status.as_bytes(), &[a, b, c] if [a, b, c] == digits))
 }
 
 /// How a call ends ([`Op::finish`]): at once, or after a wait.
