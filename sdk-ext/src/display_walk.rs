@@ -202,6 +202,7 @@ fn errors() -> Vec<Error> {
     ]
 }
 
+/// The errors of a call and of its input show words.
 #[test]
 fn no_error_display_shows_debug_text() {
     walk!(Error, errors(), {
@@ -243,6 +244,11 @@ fn no_error_display_shows_debug_text() {
         InputError::BudgetConflict(_) => "BudgetConflict",
         InputError::Invalid { .. } => "Invalid",
     });
+}
+
+/// The client's build, its limits and its token endpoint's errors show words.
+#[test]
+fn no_build_or_limit_error_display_shows_debug_text() {
     walk!(BuildError, vec![
         BuildError::MissingBaseUrl,
         BuildError::MissingToken,
@@ -305,6 +311,11 @@ fn no_error_display_shows_debug_text() {
         GrantError::Http(_) => "Http",
         GrantError::Malformed { .. } => "Malformed",
     });
+}
+
+/// The refusals of a token, a path or act-as value, and a time show words.
+#[test]
+fn no_value_error_display_shows_debug_text() {
     walk!(TokenError, vec![
         TokenError::Empty,
         TokenError::InvalidCharacter { position: 3 },
@@ -351,6 +362,7 @@ fn no_error_display_shows_debug_text() {
     });
 }
 
+/// The errors of the waiters and of the AI's asks show words.
 #[test]
 fn no_wrapper_error_display_shows_debug_text() {
     let started = Started::AuditJob {
@@ -402,6 +414,11 @@ fn no_wrapper_error_display_shows_debug_text() {
         WaitError::Failed { .. } => "Failed",
         WaitError::TimedOut { .. } => "TimedOut",
     });
+}
+
+/// The audit reports' and export's errors show words.
+#[test]
+fn no_audit_error_display_shows_debug_text() {
     let csv = || -> Vec<CsvError> {
         vec![
             CsvError::Api(api()),
@@ -490,6 +507,11 @@ fn no_wrapper_error_display_shows_debug_text() {
         ExportError::NoServerDate => "NoServerDate",
         ExportError::Day { .. } => "Day",
     });
+}
+
+/// The webhook receiver's errors show words.
+#[test]
+fn no_webhook_error_display_shows_debug_text() {
     walk!(DeliveryParseError, vec![
         DeliveryParseError::NotJson(serde_json::from_str::<serde_json::Value>("{").unwrap_err()),
         DeliveryParseError::NoDataArray,
