@@ -125,8 +125,9 @@ pub enum Error {
     /// paced by another client with other limits ([`InputError::BudgetConflict`]). The same
     /// refusal before the first attempt is [`Error::InvalidInput`], with nothing sent.
     RetryNotSent {
-        /// Why the retry could not be sent.
-        error: InputError,
+        /// Why the retry could not be sent (boxed: it is rare, and every [`Error`] stays as
+        /// small as before).
+        error: Box<InputError>,
         /// The id the call's sent attempts carried (also [`Error::request_id`]).
         request_id: crate::RequestId,
     },
@@ -360,7 +361,8 @@ impl StdError for Error {
         match self {
             Error::Transport(e) => Some(e),
             // `Display` already says what the input error says.
-            Error::InvalidInput(e) | Error::RetryNotSent { error: e, .. } => e.source(),
+            Error::InvalidInput(e) => e.source(),
+            Error::RetryNotSent { error, .. } => error.source(),
             // The server's code and message are in this error's own `Display`; the response
             // stays reachable through `api_error()` without printing it twice in a chain.
             _ => None,

@@ -1230,13 +1230,8 @@ async fn every_error_of_a_call_that_was_sent_keeps_the_id_its_attempts_carried()
             fallback: ok_whoami(),
             setup: |b| b.token_source(Arc::new(FailsAfterFirst::default())),
             ends_in: |e| {
-                matches!(
-                    e,
-                    Error::RetryNotSent {
-                        error: pubapi_sdk_ext::error::InputError::Token(_),
-                        ..
-                    }
-                )
+                matches!(e, Error::RetryNotSent { error, .. }
+                    if matches!(**error, pubapi_sdk_ext::error::InputError::Token(_)))
             },
         },
     ];

@@ -90,9 +90,10 @@ impl Error {
     /// ([`Error::RetryNotSent`]), and the other refusals keep the id too.
     fn of_rejection(rejection: LocalRejection, id: Option<crate::RequestId>) -> Error {
         match (Error::from(rejection), id) {
-            (Error::InvalidInput(error), Some(request_id)) => {
-                Error::RetryNotSent { error, request_id }
-            }
+            (Error::InvalidInput(error), Some(request_id)) => Error::RetryNotSent {
+                error: Box::new(error),
+                request_id,
+            },
             (error, id) => error.with_request_id(id),
         }
     }
