@@ -146,13 +146,17 @@ async fn a_call_that_got_no_answer_keeps_its_request_id_on_the_transport_error()
         .retry(pubapi_sdk_ext::RetryConfig::default().with_max_attempts(1))
         .build()
         .unwrap();
-    let error = client
-        .sdk()
-        .whoami()
-        .send()
-        .await
-        .map_err(Error::from)
-        .unwrap_err();
+    // A call of the generated client, through the client's policy, that fails.
+    let failed = || async {
+        client
+            .sdk()
+            .whoami()
+            .send()
+            .await
+            .map_err(Error::from)
+            .unwrap_err()
+    };
+    let error = failed().await;
     assert!(matches!(error, Error::Transport(_)), "{error:?}");
     let id = error
         .request_id()
@@ -163,14 +167,7 @@ async fn a_call_that_got_no_answer_keeps_its_request_id_on_the_transport_error()
     assert!(log.contains(&format!("pubapi.request_id={id}")), "{log}");
     assert!(log.contains("error.type=\"connect\""), "{log}");
     // The next call's id is another.
-    let again = client
-        .sdk()
-        .whoami()
-        .send()
-        .await
-        .map_err(Error::from)
-        .unwrap_err();
-    assert_ne!(again.request_id(), Some(id));
+    assert_ne!(failed().await.request_id(), Some(id));
 }
 
 #[tokio::test(start_paused = true)]
