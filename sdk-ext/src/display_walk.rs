@@ -4,7 +4,8 @@
 //! up in a log line or in front of a person, who should read words.
 //!
 //! Each enum's variants are listed in one exhaustive `match` (a new variant does not compile
-//! until it is named here) and every name must have a sample.
+//! until it is named here) and every name must have a sample. The walks of an area's errors
+//! run with its feature.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -15,7 +16,9 @@ use http::HeaderMap;
 use serde_json::json;
 
 use crate::act_as::ImpersonationError;
+#[cfg(feature = "ai")]
 use crate::ai::AskError;
+#[cfg(feature = "audit")]
 use crate::audit::{CsvError, DayError, ExportDay, ExportError, ReadError};
 use crate::client::BuildError;
 use crate::error::{ApiError, Area, Error, ErrorFormat, InputError, RawBody};
@@ -26,7 +29,9 @@ use crate::path::PathError;
 use crate::request::token_endpoint::TokenPacingError;
 use crate::time::TimeError;
 use crate::token::TokenError;
+#[cfg(all(feature = "ai", feature = "audit"))]
 use crate::waiter::{Started, WaitError};
+#[cfg(feature = "webhooks")]
 use crate::webhook::{DeliveryParseError, EventFilterError, ReceiverBuildError, SecretError};
 
 /// What in `shown` looks like Rust's `Debug` output rather than words, if anything.
@@ -187,6 +192,10 @@ fn errors() -> Vec<Error> {
             field: "question",
             problem: "is empty".into(),
         }),
+        Error::RetryNotSent {
+            error: Box::new(InputError::Token(TokenError::unavailable("vault sealed"))),
+            request_id: "0192f3a8-5b1c-7d2e-8f3a-9c4b5d6e7f80".parse().unwrap(),
+        },
         Error::Checkpoint(FleetError::corrupt("checkpoint.json", "not a number")),
         Error::Removed {
             operation: pubapi_sdk::operations::id::ASK_COPILOT,
@@ -198,6 +207,7 @@ fn errors() -> Vec<Error> {
     ]
 }
 
+/// The errors of a call and of its input show words.
 #[test]
 fn no_error_display_shows_debug_text() {
     walk!(Error, errors(), {
@@ -214,6 +224,7 @@ fn no_error_display_shows_debug_text() {
         Error::Timeout { .. } => "Timeout",
         Error::Decode { .. } => "Decode",
         Error::InvalidInput(_) => "InvalidInput",
+        Error::RetryNotSent { .. } => "RetryNotSent",
         Error::Checkpoint(_) => "Checkpoint",
         Error::Removed { .. } => "Removed",
         #[cfg(feature = "blocking")]
@@ -238,6 +249,11 @@ fn no_error_display_shows_debug_text() {
         InputError::BudgetConflict(_) => "BudgetConflict",
         InputError::Invalid { .. } => "Invalid",
     });
+}
+
+/// The client's build, its limits and its token endpoint's errors show words.
+#[test]
+fn no_build_or_limit_error_display_shows_debug_text() {
     walk!(BuildError, vec![
         BuildError::MissingBaseUrl,
         BuildError::MissingToken,
@@ -300,6 +316,11 @@ fn no_error_display_shows_debug_text() {
         GrantError::Http(_) => "Http",
         GrantError::Malformed { .. } => "Malformed",
     });
+}
+
+/// The refusals of a token, a path or act-as value, and a time show words.
+#[test]
+fn no_value_error_display_shows_debug_text() {
     walk!(TokenError, vec![
         TokenError::Empty,
         TokenError::InvalidCharacter { position: 3 },
@@ -346,7 +367,9 @@ fn no_error_display_shows_debug_text() {
     });
 }
 
+/// The errors of the waiters and of the AI's asks show words.
 #[test]
+#[cfg(all(feature = "ai", feature = "audit"))]
 fn no_wrapper_error_display_shows_debug_text() {
     let started = Started::AuditJob {
         id: "job-7".into(),
@@ -397,6 +420,12 @@ fn no_wrapper_error_display_shows_debug_text() {
         WaitError::Failed { .. } => "Failed",
         WaitError::TimedOut { .. } => "TimedOut",
     });
+}
+
+/// The audit reports' and export's errors show words.
+#[test]
+#[cfg(feature = "audit")]
+fn no_audit_error_display_shows_debug_text() {
     let csv = || -> Vec<CsvError> {
         vec![
             CsvError::Api(api()),
@@ -485,6 +514,12 @@ fn no_wrapper_error_display_shows_debug_text() {
         ExportError::NoServerDate => "NoServerDate",
         ExportError::Day { .. } => "Day",
     });
+}
+
+/// The webhook receiver's errors show words.
+#[test]
+#[cfg(feature = "webhooks")]
+fn no_webhook_error_display_shows_debug_text() {
     walk!(DeliveryParseError, vec![
         DeliveryParseError::NotJson(serde_json::from_str::<serde_json::Value>("{").unwrap_err()),
         DeliveryParseError::NoDataArray,
@@ -539,6 +574,7 @@ fn no_wrapper_error_display_shows_debug_text() {
 
 /// Every wrapper error reaches the API error inside it in one call, whatever it wraps.
 #[test]
+#[cfg(all(feature = "ai", feature = "audit"))]
 fn every_wrapper_error_reaches_the_api_error_inside() {
     let status = |e: Option<&ApiError>| e.map(ApiError::status);
     let wait = WaitError::Failed {

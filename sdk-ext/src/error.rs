@@ -120,6 +120,17 @@ pub enum Error {
     },
     /// Input refused before anything was sent.
     InvalidInput(InputError),
+    /// A call that was sent could not send its retry: the client's token source gave no
+    /// token for it ([`InputError::Token`], say a refresh that failed), or the new token is
+    /// paced by another client with other limits ([`InputError::BudgetConflict`]). The same
+    /// refusal before the first attempt is [`Error::InvalidInput`], with nothing sent.
+    RetryNotSent {
+        /// Why the retry could not be sent (boxed: it is rare, and every [`Error`] stays as
+        /// small as before).
+        error: Box<InputError>,
+        /// The id the call's sent attempts carried (also [`Error::request_id`]).
+        request_id: crate::RequestId,
+    },
     /// The checkpoint store of an event stream failed; the stream did not start anywhere
     /// else (that would lose or repeat events). When the store could not be reached
     /// ([`FleetErrorKind::Unavailable`](crate::fleet::FleetErrorKind::Unavailable)) the stream
@@ -164,6 +175,7 @@ macro_rules! api_error_of {
             | Error::Timeout { .. }
             | Error::Decode { .. }
             | Error::InvalidInput(_)
+            | Error::RetryNotSent { .. }
             | Error::Checkpoint(_)
             | Error::Removed { .. } => None,
             #[cfg(feature = "blocking")]
@@ -304,6 +316,7 @@ impl Error {
     pub fn request_id(&self) -> Option<crate::RequestId> {
         match self {
             Error::Transport(e) => crate::request_id::of_transport(e),
+            Error::RetryNotSent { request_id, .. } => Some(*request_id),
             Error::Timeout { request_id, .. } | Error::QuotaExhausted { request_id, .. }
                 if request_id.is_some() =>
             {
@@ -349,6 +362,7 @@ impl StdError for Error {
             Error::Transport(e) => Some(e),
             // `Display` already says what the input error says.
             Error::InvalidInput(e) => e.source(),
+            Error::RetryNotSent { error, .. } => error.source(),
             // The server's code and message are in this error's own `Display`; the response
             // stays reachable through `api_error()` without printing it twice in a chain.
             _ => None,

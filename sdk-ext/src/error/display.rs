@@ -40,6 +40,10 @@ impl fmt::Display for Error {
                 return write!(f, "response body does not decode at {path}: {message}");
             }
             Error::InvalidInput(e) => return write!(f, "{e}; nothing was sent"),
+            Error::RetryNotSent { error, request_id } => {
+                write!(f, "{error}; the call was sent, its retry was not")?;
+                return sent_as(f, Some(*request_id));
+            }
             Error::Checkpoint(e) => return write!(f, "event stream checkpoint: {e}"),
             Error::Removed {
                 operation,

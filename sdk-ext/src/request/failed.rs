@@ -1,9 +1,12 @@
 //! A failed response's body, read once by the policy and kept with the operation it
-//! answered: the policy (which reads it) and the error conversion (which decodes it) both
-//! depend on this module and not on each other.
+//! answered and the [`Verdict`] the policy gave it: the policy (which reads and judges it)
+//! and the error conversion (which decodes it, and builds the error from that verdict
+//! without judging the answer again) both depend on this module and not on each other.
 
 use bytes::Bytes;
 use pubapi_sdk::operations::Operation;
+
+use crate::verdict::Verdict;
 
 /// The largest error body kept (bigger bodies are cut; the status and headers still count).
 pub(crate) const MAX_ERROR_BODY: usize = 1 << 20;
@@ -17,6 +20,8 @@ pub(crate) struct FailedBody {
     pub(crate) operation: &'static Operation,
     /// The body as read; empty when it broke off before any byte.
     pub(crate) body: bytes::Bytes,
+    /// The policy's verdict on the answer, which the error is built from.
+    pub(crate) verdict: Verdict,
 }
 
 impl FailedBody {
@@ -27,10 +32,11 @@ impl FailedBody {
 }
 
 /// Reads a failed response's body (capped) and answers a response that carries it both as
-/// its body and as a [`FailedBody`] extension.
+/// its body and as a [`FailedBody`] extension, with the `verdict` the policy gave it.
 pub(crate) async fn keep_failed_body(
     response: reqwest::Response,
     operation: &'static Operation,
+    verdict: Verdict,
 ) -> reqwest::Response {
     let status = response.status();
     let version = response.version();
@@ -47,9 +53,11 @@ pub(crate) async fn keep_failed_body(
     *rebuilt.status_mut() = status;
     *rebuilt.version_mut() = version;
     *rebuilt.headers_mut() = headers;
-    rebuilt
-        .extensions_mut()
-        .insert(FailedBody { operation, body });
+    rebuilt.extensions_mut().insert(FailedBody {
+        operation,
+        body,
+        verdict,
+    });
     reqwest::Response::from(rebuilt)
 }
 

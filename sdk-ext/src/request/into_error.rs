@@ -1,6 +1,6 @@
 //! Turning the generated client's results into [`Error`]: the last step of a request.
 
-use crate::error::{Error, ErrorFormat, InputError, RawBody};
+use crate::error::{ApiError, Error, ErrorFormat, InputError, RawBody};
 use crate::limits::LimitError;
 use crate::request::failed::{FailedBody, read_capped};
 use crate::request::rejection::LocalRejection;
@@ -25,26 +25,37 @@ impl Error {
         Error::of_operation(operation, status, &headers, body)
     }
 
-    /// The error of a failed answer the client's policy read ([`FailedBody`]), keeping the id
-    /// of the call it answers. An answer that passed no policy (a plain `pubapi-sdk` client),
-    /// or a success status the generated code does not decode, keeps its status and headers,
-    /// and the operation its path names, if one does.
+    /// The error of a failed answer the client's policy read ([`FailedBody`]), built from the
+    /// verdict the policy gave it (the answer is not judged again), keeping the id of the
+    /// call it answers. An answer that passed no policy (a plain `pubapi-sdk` client), or a
+    /// success status the generated code does not decode, keeps its status and headers, and
+    /// the operation its path names, if one does.
     fn of_answer(response: &reqwest::Response) -> Error {
-        let (operation, body) = match FailedBody::of(response) {
-            Some(failed) => (Some(failed.operation), failed.body.clone()),
-            None => (operation_at(response.url().path()), Bytes::new()),
+        let (status, headers) = (response.status().as_u16(), response.headers());
+        let error = match FailedBody::of(response) {
+            Some(failed) => {
+                let operation = failed.operation;
+                let error = ApiError::new(
+                    operation.error_format,
+                    status,
+                    headers,
+                    failed.body.clone(),
+                    crate::time::now(),
+                );
+                Error::of_verdict(failed.verdict, error, Some(operation.area))
+            }
+            None => Error::of_operation(
+                operation_at(response.url().path()),
+                status,
+                headers,
+                Bytes::new(),
+            ),
         };
-        let id = response.extensions().get::<crate::RequestId>().copied();
-        Error::of_operation(
-            operation,
-            response.status().as_u16(),
-            response.headers(),
-            body,
-        )
-        .with_request_id(id)
+        error.with_request_id(response.extensions().get::<crate::RequestId>().copied())
     }
 
-    /// The error of `operation`'s failed answer, judged by its [verdict](crate::verdict).
+    /// The error of `operation`'s failed answer, judged by its [verdict](crate::verdict) (for
+    /// an answer no policy judged).
     fn of_operation(
         operation: Option<&'static Operation>,
         status: u16,
@@ -57,7 +68,7 @@ impl Error {
             None => (ErrorFormat::General, EndpointKind::General),
         };
         let verdict = crate::verdict::judge(status, headers, endpoint, now);
-        let error = crate::error::ApiError::new(format, status, headers, body, now);
+        let error = ApiError::new(format, status, headers, body, now);
         Error::of_verdict(verdict, error, operation.map(|op| op.area))
     }
 
@@ -67,9 +78,23 @@ impl Error {
     /// of the transport.
     pub(crate) fn of_reqwest(error: reqwest::Error) -> Error {
         match LocalRejection::in_sources(&error) {
-            Some(rejection) => Error::from(rejection.clone())
-                .with_request_id(crate::request_id::of_transport(&error)),
+            Some(rejection) => {
+                Error::of_rejection(rejection.clone(), crate::request_id::of_transport(&error))
+            }
             None => Error::Transport(error),
+        }
+    }
+
+    /// The error of a refusal of the client's policy; `id` is the call's when an attempt of
+    /// it was sent before: a refused input then refused the retry
+    /// ([`Error::RetryNotSent`]), and the other refusals keep the id too.
+    fn of_rejection(rejection: LocalRejection, id: Option<crate::RequestId>) -> Error {
+        match (Error::from(rejection), id) {
+            (Error::InvalidInput(error), Some(request_id)) => Error::RetryNotSent {
+                error: Box::new(error),
+                request_id,
+            },
+            (error, id) => error.with_request_id(id),
         }
     }
 }
@@ -307,6 +332,38 @@ mod tests {
         }
         // A path of no operation has no area to guess: no limit class, no 403 reason.
         assert!(operation_at("/pubapi/v1/nothing/here").is_none());
+    }
+
+    /// The error of an answer the policy read is built from the verdict it carries: a plain
+    /// 403 the policy judged a throttle (as it would with the gateway's code) is throttled,
+    /// and the same answer without the policy's body is judged here, forbidden.
+    #[test]
+    fn a_failed_answer_is_not_judged_again() {
+        use crate::request::failed::FailedBody;
+        use crate::verdict::{Refusal, Verdict};
+        let operation = operation_at("/pubapi/v1/whoami").unwrap();
+        let answer = |failed: Option<FailedBody>| {
+            let mut response = http::Response::new(Bytes::new());
+            *response.status_mut() = http::StatusCode::FORBIDDEN;
+            if let Some(failed) = failed {
+                response.extensions_mut().insert(failed);
+            }
+            Error::of_answer(&reqwest::Response::from(response))
+        };
+        let judged = |verdict| FailedBody {
+            operation,
+            body: Bytes::from_static(b"{}"),
+            verdict,
+        };
+        let throttled = answer(Some(judged(Verdict::Throttled { retry_after: None })));
+        assert!(
+            matches!(throttled, Error::Throttled { .. }),
+            "{throttled:?}"
+        );
+        let refused = answer(Some(judged(Verdict::Refused(Refusal::NotFound))));
+        assert!(matches!(refused, Error::NotFound(_)), "{refused:?}");
+        let unjudged = answer(None);
+        assert!(matches!(unjudged, Error::Forbidden { .. }), "{unjudged:?}");
     }
 
     #[tokio::test]

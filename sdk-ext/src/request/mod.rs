@@ -35,10 +35,11 @@
 //!       verdict decides: done, give up, or wait (the capped `Retry-After`, or a jittered
 //!       backoff) and go back to 4.1.
 //! 5. **read the failed body** ([`failed`]): a final answer of 400 or more has its body read
-//!    (at most 1 MiB) and kept with the operation it answered.
+//!    (at most 1 MiB) and kept with the operation it answered and the verdict of step 4.4.
 //! 6. **typed error** ([`into_error`]): the generated code hands a failed answer back as its
-//!    own error, and `?` turns that into [`Error`](crate::Error), built from the same
-//!    verdict: a failed body is decoded with the spec's type of the operation's error format.
+//!    own error, and `?` turns that into [`Error`](crate::Error), built from the verdict the
+//!    failed body carries (the answer is judged once): the body is decoded with the spec's
+//!    type of the operation's error format.
 //!
 //! A refusal of steps 1 to 4 ([`rejection`]) never reaches the server and has no status:
 //! the generated client's hook can only answer a response or a `reqwest::Error`, so the

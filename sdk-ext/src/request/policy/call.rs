@@ -128,8 +128,9 @@ pub(super) struct Attempted<'a> {
 
 /// What [`Op::decide`] chooses.
 pub(super) enum Next {
-    /// Hand this back: a success, or the last answer.
-    Return(reqwest::Result<reqwest::Response>),
+    /// Hand this back: a success, or the last answer, with the [`Verdict`] on it (which a
+    /// failed answer's error is built from, without judging it again).
+    Return(reqwest::Result<reqwest::Response>, Verdict),
     /// Send the request in the [`Outgoing`] again after this long.
     Retry(Duration),
 }
@@ -176,18 +177,21 @@ impl<'a> Op<'a> {
                 // the next, so the future keeps no room for it during the wait.
                 let after = {
                     let attempted = match self.try_attempt(&mut slot, &mut progress).await {
+                        // Nothing to decide: the answer goes back as it is (matched in
+                        // place, through no other step, each of which would move it again),
+                        // and the retry budget gets its refund.
+                        Ok(Attempted {
+                            result: Ok(mut response),
+                            verdict: Verdict::Success,
+                            ..
+                        }) => {
+                            self.shared.retry.succeeded();
+                            self.succeeded(&mut response);
+                            return Ok(response);
+                        }
                         Ok(attempted) => attempted,
                         Err(rejection) => break Err(rejection),
                     };
-                    if attempted.verdict == Verdict::Success
-                        && let Ok(response) = attempted.result
-                    {
-                        // Nothing to decide: the answer goes back as it is (through no
-                        // other step, each of which would move it again), and the retry
-                        // budget gets its refund.
-                        self.shared.retry.succeeded();
-                        return Ok(self.succeeded(response));
-                    }
                     let next = if self.wants_fresh_token(&attempted, &slot, &progress) {
                         // Rare: a revoked token, whose source is asked for a fresh one.
                         Box::pin(self.refresh_token(attempted, &mut slot, &mut progress)).await
@@ -195,7 +199,7 @@ impl<'a> Op<'a> {
                         self.decide(attempted, &mut slot, &mut progress)
                     };
                     match next {
-                        Next::Return(result) => break Ok(result),
+                        Next::Return(result, verdict) => break Ok((result, verdict)),
                         Next::Retry(after) => after,
                     }
                 };
@@ -241,7 +245,7 @@ impl<'a> Op<'a> {
         let operation = self.operation;
         if !slot.can_resend() {
             // A streaming body cannot be replayed: one attempt only.
-            return Next::Return(result);
+            return Next::Return(result, verdict);
         }
         if let Verdict::QuotaExhausted { retry_after } = verdict {
             limiter.server_exhausted(
@@ -261,10 +265,10 @@ impl<'a> Op<'a> {
             &mut &self.shared.rng,
         );
         match decision {
-            Decision::Done => Next::Return(result),
+            Decision::Done => Next::Return(result, verdict),
             Decision::GiveUp(reason) => {
                 tracing::debug!(parent: &self.span, %reason, "not retrying");
-                Next::Return(result)
+                Next::Return(result, verdict)
             }
             Decision::Retry { after }
                 if after
@@ -276,7 +280,7 @@ impl<'a> Op<'a> {
                     parent: &self.span,
                     "next retry would pass the operation deadline"
                 );
-                Next::Return(result)
+                Next::Return(result, verdict)
             }
             Decision::Retry { after } => {
                 match slot.take_replay().and_then(|r| r.into_request(&result)) {
@@ -287,7 +291,7 @@ impl<'a> Op<'a> {
                     }
                     None => {
                         tracing::debug!(parent: &self.span, "the answer does not say what was sent");
-                        Next::Return(result)
+                        Next::Return(result, verdict)
                     }
                 }
             }
@@ -304,7 +308,7 @@ impl<'a> Op<'a> {
     /// refusal to turn into an error) comes back as [`Finished::Later`].
     pub(super) fn finish(
         &self,
-        result: Result<reqwest::Result<reqwest::Response>, LocalRejection>,
+        result: Result<(reqwest::Result<reqwest::Response>, Verdict), LocalRejection>,
         sent: Option<reqwest::Url>,
     ) -> Finished {
         let (span, operation) = (&self.span, self.operation);
@@ -314,7 +318,7 @@ impl<'a> Op<'a> {
                 record(span, "otel.status_code", "ERROR");
                 Ended::Local
             }
-            Ok(Ok(response)) => {
+            Ok((Ok(response), _)) => {
                 let status = response.status().as_u16();
                 if verdict::has_error_body(status) && !span.is_disabled() {
                     record(span, "error.type", status.to_string());
@@ -322,7 +326,7 @@ impl<'a> Op<'a> {
                 }
                 Ended::Status(status)
             }
-            Ok(Err(error)) => {
+            Ok((Err(error), _)) => {
                 record(span, "error.type", transport_error_type(error));
                 record(span, "otel.status_code", "ERROR");
                 Ended::Transport
@@ -331,25 +335,27 @@ impl<'a> Op<'a> {
         telemetry::request(operation.id, ended);
         let request_id = RequestId::of_header(&self.request_id);
         match result {
-            Ok(Ok(response)) if !verdict::has_error_body(response.status().as_u16()) => {
-                Finished::Done(Ok(self.keep_id_if_undocumented(response)))
+            Ok((Ok(mut response), _)) if !verdict::has_error_body(response.status().as_u16()) => {
+                self.keep_id_if_undocumented(&mut response);
+                Finished::Done(Ok(response))
             }
-            Ok(Err(error)) => Finished::Done(Err(match request_id {
+            Ok((Err(error), _)) => Finished::Done(Err(match request_id {
                 Some(id) => crate::request_id::mark(error, id),
                 None => error,
             })),
             // Boxed here, as it is rare next to a success, whose future it would enlarge.
             failed => Finished::Later(Box::pin(async move {
                 match failed {
-                    Ok(Ok(response)) => {
+                    Ok((Ok(response), verdict)) => {
                         let mut response =
-                            crate::request::failed::keep_failed_body(response, operation).await;
+                            crate::request::failed::keep_failed_body(response, operation, verdict)
+                                .await;
                         if let Some(id) = request_id {
                             response.extensions_mut().insert(id);
                         }
                         Ok(response)
                     }
-                    Ok(Err(error)) => Err(error),
+                    Ok((Err(error), _)) => Err(error),
                     Err(rejection) => {
                         let error = rejection.into_error().await;
                         Err(match (sent, request_id) {
@@ -368,23 +374,19 @@ impl<'a> Op<'a> {
 impl Op<'_> {
     /// The end of a call whose answer is a success (the usual): into the metrics, and back
     /// as it came (see [`Op::keep_id_if_undocumented`]).
-    pub(super) fn succeeded(&self, response: reqwest::Response) -> reqwest::Response {
+    pub(super) fn succeeded(&self, response: &mut reqwest::Response) {
         telemetry::request(self.operation.id, Ended::Status(response.status().as_u16()));
-        self.keep_id_if_undocumented(response)
+        self.keep_id_if_undocumented(response);
     }
 
     /// A status the spec does not document becomes the generated code's unexpected answer,
     /// and then an error: it keeps the call's id too.
-    pub(super) fn keep_id_if_undocumented(
-        &self,
-        mut response: reqwest::Response,
-    ) -> reqwest::Response {
+    pub(super) fn keep_id_if_undocumented(&self, response: &mut reqwest::Response) {
         if !documents(self.operation, response.status())
             && let Some(id) = RequestId::of_header(&self.request_id)
         {
             response.extensions_mut().insert(id);
         }
-        response
     }
 }
 
@@ -397,10 +399,11 @@ pub(super) fn documents(operation: &'static Operation, status: http::StatusCode)
         b'0' + (code / 10 % 10) as u8,
         b'0' + (code % 10) as u8,
     ];
+    // Byte by byte: a slice comparison would call `memcmp` for each response.
     operation
         .responses
         .iter()
-        .any(|response| response.status.as_bytes() == digits)
+        .any(|response| matches!(response.status.as_bytes(), &[a, b, c] if [a, b, c] == digits))
 }
 
 /// How a call ends ([`Op::finish`]): at once, or after a wait.

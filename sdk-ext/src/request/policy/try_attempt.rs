@@ -51,7 +51,12 @@ impl<'a> Op<'a> {
             return Box::pin(self.stop_before_transmit(&**transport, slot, token)).await;
         }
         let limiter = shared.limiter_for(&token).map_err(LocalRejection::Budget)?;
-        // The block ends the permit while the request is out.
+        let span;
+        #[cfg(feature = "metrics")]
+        let sent;
+        // The block ends the permit and the request (both borrowed, so kept until their
+        // scope ends) before the request is out: the call's future keeps no room for them
+        // while it waits.
         let sending = {
             let permit = match self.pace(&limiter, left, now)? {
                 Pace::Now(permit) => permit,
@@ -60,15 +65,12 @@ impl<'a> Op<'a> {
             let Some(mut request) = slot.take_request() else {
                 unreachable!("`try_op` puts the request back before every attempt")
             };
-            // Kept before the token and the call's id are set: each attempt sets them again
-            // (see `Replay`).
-            let replay = Replay::of(&request, shared.transport.is_none());
+            // Kept (made in its slot) before the token and the call's id are set: each
+            // attempt sets them again (see `Replay`).
+            *slot = Outgoing::Sent(Replay::of(&request, shared.transport.is_none()));
             self.record_limiter_wait(progress, permit.waited());
-            // The token and the call's id are set on every attempt, not kept for the
-            // next one (see `Replay`).
             self.set_token_and_id(&mut request, &token);
-            *slot = Outgoing::Sent(replay);
-            let span = attempt::span(&self.span, self.operation, &request, progress.attempt);
+            span = attempt::span(&self.span, self.operation, &request, progress.attempt);
             // After the replay is made, so that each attempt carries only what they set for
             // it; in the attempt's span, for their events.
             self.before_send(&span, progress.attempt, &mut request);
@@ -76,17 +78,13 @@ impl<'a> Op<'a> {
             #[cfg(feature = "otel")]
             attempt::inject(&span, request.headers_mut());
             #[cfg(feature = "metrics")]
-            let sent = (Instant::now(), request.url().clone());
+            {
+                sent = (Instant::now(), request.url().clone());
+            }
             // Nothing was awaited since the permit came.
             permit.sent_in_same_poll();
-            let sending = shared.send(self.http, request, &span);
-            #[cfg(feature = "metrics")]
-            let sending = (sending, sent);
-            (sending, span)
+            shared.send(self.http, request, &span)
         };
-        let (sending, span) = sending;
-        #[cfg(feature = "metrics")]
-        let (sending, (sent_at, url)) = sending;
         // The HTTP client's read timeout bounds the wait for the head and every read of
         // the body (see `ClientBuilder::attempt_timeout`): no timer of our own here.
         let mut result = sending.await;
@@ -94,7 +92,7 @@ impl<'a> Op<'a> {
         #[cfg(not(feature = "metrics"))]
         self.end_attempt(span, &result);
         #[cfg(feature = "metrics")]
-        self.end_attempt(span, &result, (sent_at, url));
+        self.end_attempt(span, &result, sent);
         let verdict = self.judge(&result, &limiter);
         Ok(Attempted {
             result,
@@ -168,7 +166,6 @@ impl<'a> Op<'a> {
     /// them again, see `Replay`).
     fn set_token_and_id(&self, request: &mut reqwest::Request, token: &SecretToken) {
         let headers = request.headers_mut();
-        headers.reserve(2);
         headers.insert(http::header::AUTHORIZATION, token.header_value());
         headers.insert(REQUEST_ID_HEADER, self.request_id.clone());
     }
@@ -322,7 +319,7 @@ impl<'a> Op<'a> {
                     *slot = Outgoing::Request(request);
                     Next::Retry(Duration::ZERO)
                 }
-                None => Next::Return(attempted.result),
+                None => Next::Return(attempted.result, attempted.verdict),
             };
         }
         self.decide(attempted, slot, progress)

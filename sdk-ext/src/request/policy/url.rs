@@ -10,16 +10,16 @@ use pubapi_sdk::operations::Operation;
 /// decode to a value [`crate::path::encode_segment`] accepts: not empty, not `.` or `..`, no
 /// `/` or backslash. A bad value is refused naming its parameter.
 pub(super) fn check_path(operation: &'static Operation, path: &str) -> Result<(), LocalRejection> {
+    // A template without values: what the segments' walk checks is that the path ends with
+    // it, after the base URL's own path (both start with `/`). A template with values never
+    // matches here: a URL's path has `{` percent-encoded.
+    if path.ends_with(operation.path) {
+        return Ok(());
+    }
     if operation.path.contains('{') {
         return check_segments(operation, path);
     }
-    // No values: what the segments' walk checks is that the path ends with the template,
-    // after the base URL's own path (both start with `/`).
-    if path.ends_with(operation.path) {
-        Ok(())
-    } else {
-        Err(shape_error(operation, path))
-    }
+    Err(shape_error(operation, path))
 }
 
 /// [`check_path`]'s walk over the segments ([`crate::path::against_template`]).
