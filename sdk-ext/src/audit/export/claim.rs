@@ -28,7 +28,7 @@ impl DailyExport {
         self.out_dir.join(format!(
             ".pubapi-export-{}-{}.json",
             self.kind,
-            self.format.extension()
+            self.settings.format.extension()
         ))
     }
 
@@ -46,8 +46,8 @@ impl DailyExport {
                 let mine = Claim {
                     pubapi_audit_export_folder: CLAIM_VERSION,
                     kind: self.kind.to_string(),
-                    format: self.format.to_string(),
-                    filters: self.filters.clone(),
+                    format: self.settings.format.to_string(),
+                    filters: self.settings.filters.clone(),
                 };
                 let mut bytes = serde_json::to_vec_pretty(&mine).map_err(|e| io(e.into()))?;
                 bytes.push(b'\n');
@@ -78,18 +78,18 @@ impl DailyExport {
             )));
         }
         if theirs.kind != self.kind.to_string()
-            || ExportFormat::from_name(&theirs.format) != Some(self.format)
+            || ExportFormat::from_name(&theirs.format) != Some(self.settings.format)
         {
             return Err(corrupt(format!(
                 "it is the claim of {} {} exports",
                 theirs.kind, theirs.format
             )));
         }
-        if theirs.filters != self.filters {
+        if theirs.filters != self.settings.filters {
             return Err(ExportError::OutDirClaimed {
                 claim,
                 claimed: Value::Object(theirs.filters).to_string(),
-                asked: Value::Object(self.filters.clone()).to_string(),
+                asked: Value::Object(self.settings.filters.clone()).to_string(),
             });
         }
         Ok(())
@@ -100,7 +100,7 @@ impl DailyExport {
     fn warn_of_days_before_the_claim(&self) {
         let (prefix, suffix) = (
             format!("{}-", self.kind),
-            format!(".{}", self.format.extension()),
+            format!(".{}", self.settings.format.extension()),
         );
         let Ok(entries) = std::fs::read_dir(&self.out_dir) else {
             return;

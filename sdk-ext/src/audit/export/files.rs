@@ -35,7 +35,7 @@ impl DailyExport {
         // Named by the job too: a part file is read on only by a run of its own job (another
         // export of the same filters may share the folder).
         let part = PartFile::beside(target, &at.id);
-        let bytes = match self.format {
+        let bytes = match self.settings.format {
             ExportFormat::Csv => {
                 let mut file = tokio::fs::File::create(part.path())
                     .await
@@ -53,7 +53,7 @@ impl DailyExport {
             ExportFormat::Ndjson => {
                 let (mut file, mut so_far) = open_part(part.path(), read_so_far).await?;
                 let read = ReportRead {
-                    page_size: self.page_size,
+                    page_size: self.settings.page_size,
                     offset: so_far.events,
                 };
                 // As sent: every field the server sent, in its order and spelling.
