@@ -911,8 +911,7 @@ mod on_redis {
     }
 
     async fn set(server: &redis_server::RedisServer, key: &str, value: &str) {
-        let client = redis::Client::open(server.url()).unwrap();
-        let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+        let mut connection = server.connection().await;
         let _: () = redis::cmd("SET")
             .arg(key)
             .arg(value)
@@ -966,11 +965,7 @@ mod on_redis {
             second.next().await.unwrap().unwrap(),
             StreamItem::Notice(StreamNotice::StandingBy { .. })
         ));
-        let mut raw = redis::Client::open(server.url())
-            .unwrap()
-            .get_multiplexed_async_connection()
-            .await
-            .unwrap();
+        let mut raw = server.connection().await;
         let _: () = redis::cmd("DEL")
             .arg("pubapi:{v2-all}:lease")
             .query_async(&mut raw)
@@ -1337,13 +1332,7 @@ mod on_redis_losing_data {
         match (loss, &mut server) {
             (Loss::Flushed, Redis::Plain(server)) => {
                 let _: () = redis::cmd("FLUSHALL")
-                    .query_async(
-                        &mut redis::Client::open(server.url())
-                            .unwrap()
-                            .get_multiplexed_async_connection()
-                            .await
-                            .unwrap(),
-                    )
+                    .query_async(&mut server.connection().await)
                     .await
                     .unwrap();
             }

@@ -70,15 +70,6 @@ fn replica_with(store: RedisDedup) -> Receiver {
         .unwrap()
 }
 
-/// A plain connection for looking at the keys.
-async fn inspect(server: &RedisServer) -> redis::aio::MultiplexedConnection {
-    redis::Client::open(server.url())
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap()
-}
-
 #[tokio::test]
 async fn same_delivery_to_two_receivers_and_after_a_restart_reaches_the_handler_once() {
     let server = RedisServer::start();
@@ -283,7 +274,7 @@ async fn keys_are_namespaced_claims_expire_after_the_lease_and_records_after_the
         )
     );
     let receiver = Arc::new(replica_with(store));
-    let mut redis = inspect(&server).await;
+    let mut redis = server.connection().await;
     let (headers, body) = testing::one_event(SECRET, "e-1");
 
     let (entered, mut started) = mpsc::unbounded_channel();
@@ -361,7 +352,7 @@ impl Loss {
             Loss::RestartEmpty => server.restart_empty(),
             Loss::Flushall => {
                 let () = redis::cmd("FLUSHALL")
-                    .query_async(&mut inspect(server).await)
+                    .query_async(&mut server.connection().await)
                     .await
                     .unwrap();
             }
@@ -369,7 +360,7 @@ impl Loss {
                 let key = store.redis_key(NAME, &DedupKey::event(NAME, DOMAIN, event_id));
                 let deleted: i64 = redis::cmd("DEL")
                     .arg(key)
-                    .query_async(&mut inspect(server).await)
+                    .query_async(&mut server.connection().await)
                     .await
                     .unwrap();
                 assert_eq!(deleted, 1);

@@ -655,8 +655,7 @@ mod tests {
         let mut in_redis = false;
         for _ in 0..20 {
             start(&limiter).await;
-            let client = redis::Client::open(server.url()).unwrap();
-            let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+            let mut connection = server.connection().await;
             let keys: Vec<String> = redis::cmd("KEYS")
                 .arg("pubapi:*:general")
                 .query_async(&mut connection)
@@ -673,8 +672,7 @@ mod tests {
     /// How many starts the store holds for `token`'s general class.
     async fn stored(server: &RedisServer, token: &str) -> usize {
         let fingerprint = SecretToken::try_from(token).unwrap().fingerprint();
-        let client = redis::Client::open(server.url()).unwrap();
-        let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+        let mut connection = server.connection().await;
         redis::cmd("ZCARD")
             .arg(format!("pubapi:{{{fingerprint}}}:general"))
             .query_async(&mut connection)
@@ -737,8 +735,7 @@ mod tests {
         let fingerprint = SecretToken::try_from("failover-token")
             .unwrap()
             .fingerprint();
-        let client = redis::Client::open(server.url()).unwrap();
-        let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+        let mut connection = server.connection().await;
         let () = redis::cmd("SET")
             .arg(format!("pubapi:{{{fingerprint}}}:server"))
             .arg("0000another0000")
@@ -773,8 +770,7 @@ mod tests {
     }
 
     async fn flush(server: &RedisServer) {
-        let client = redis::Client::open(server.url()).unwrap();
-        let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+        let mut connection = server.connection().await;
         let () = redis::cmd("FLUSHALL")
             .query_async(&mut connection)
             .await
