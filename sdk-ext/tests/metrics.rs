@@ -9,7 +9,7 @@ use metrics::{
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::testing::{Answer, Script};
 use pubapi_sdk_ext::webhook::Receiver;
-use pubapi_sdk_ext::{ActAs, SecretToken};
+use pubapi_sdk_ext::{ActAs, Client, SecretToken};
 use std::sync::{Arc, Mutex};
 
 const CANARY: &str = "CANARY-token-7f3a9c";
@@ -133,6 +133,15 @@ fn with_recorder<F: std::future::Future>(recorded: &Recorded, body: F) -> F::Out
     })
 }
 
+/// A client of `script` whose token is [`CANARY`], which no label may show.
+fn client_with_canary_token(script: &Arc<Script>) -> Client {
+    script
+        .builder()
+        .token(SecretToken::try_from(CANARY).unwrap())
+        .build()
+        .unwrap()
+}
+
 #[test]
 fn a_call_its_retries_a_throttle_and_the_gateways_counters_are_counted_without_secrets() {
     let recorded = Recorded::default();
@@ -144,11 +153,7 @@ fn a_call_its_retries_a_throttle_and_the_gateways_counters_are_counted_without_s
         .header("x-accesstoken-quota-current", "640");
     let script = Script::new(vec![Answer::empty(503), throttled], counted);
     with_recorder(&recorded, async {
-        let client = script
-            .builder()
-            .token(SecretToken::try_from(CANARY).unwrap())
-            .build()
-            .unwrap();
+        let client = client_with_canary_token(&script);
         let view = client.act_as(ActAs::username("bob").unwrap());
         view.sdk().whoami().send().await.unwrap();
         // Refused before sending: a path value that cannot be one segment.
@@ -160,34 +165,26 @@ fn a_call_its_retries_a_throttle_and_the_gateways_counters_are_counted_without_s
             .await;
     });
     let op = ("operation", "whoami");
-    assert_eq!(
-        recorded.sum("pubapi_requests_total", &[op, ("status", "200")]),
-        1.0
-    );
-    assert_eq!(recorded.sum("pubapi_attempts_total", &[op]), 3.0);
-    assert_eq!(
-        recorded.sum("pubapi_attempts_total", &[op, ("status", "503")]),
-        1.0
-    );
-    assert_eq!(
-        recorded.sum("pubapi_attempts_total", &[op, ("status", "403")]),
-        1.0
-    );
-    assert_eq!(
-        recorded.sum("pubapi_retries_total", &[op, ("reason", "server_error")]),
-        1.0
-    );
-    assert_eq!(
-        recorded.sum("pubapi_retries_total", &[op, ("reason", "throttled")]),
-        1.0
-    );
-    assert_eq!(
-        recorded.sum(
-            "pubapi_throttles_total",
-            &[("code", "ERR_403_DEVELOPER_OVER_QPS")]
+    let table = [
+        ("pubapi_requests_total", &[op, ("status", "200")][..], 1.0),
+        ("pubapi_attempts_total", &[op], 3.0),
+        ("pubapi_attempts_total", &[op, ("status", "503")], 1.0),
+        ("pubapi_attempts_total", &[op, ("status", "403")], 1.0),
+        (
+            "pubapi_retries_total",
+            &[op, ("reason", "server_error")],
+            1.0,
         ),
-        1.0
-    );
+        ("pubapi_retries_total", &[op, ("reason", "throttled")], 1.0),
+        (
+            "pubapi_throttles_total",
+            &[("code", "ERR_403_DEVELOPER_OVER_QPS")],
+            1.0,
+        ),
+    ];
+    for (name, labels, value) in table {
+        assert_eq!(recorded.sum(name, labels), value, "{name} {labels:?}");
+    }
     assert_eq!(recorded.count("pubapi_limiter_wait_seconds"), 3);
     assert_eq!(
         recorded.sum("pubapi_quota_remaining", &[("class", "general")]),
@@ -299,11 +296,7 @@ fn an_event_stream_counts_the_events_it_hands_over() {
     );
     let recorded = Recorded::default();
     with_recorder(&recorded, async {
-        let client = script
-            .builder()
-            .token(SecretToken::try_from(CANARY).unwrap())
-            .build()
-            .unwrap();
+        let client = client_with_canary_token(&script);
         let mut stream = client
             .events()
             .stream(EventsVersion::V2)
