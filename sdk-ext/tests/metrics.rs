@@ -9,7 +9,7 @@ use metrics::{
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::testing::{Answer, Script};
 use pubapi_sdk_ext::webhook::Receiver;
-use pubapi_sdk_ext::{ActAs, Client, SecretToken};
+use pubapi_sdk_ext::{ActAs, SecretToken};
 use std::sync::{Arc, Mutex};
 
 const CANARY: &str = "CANARY-token-7f3a9c";
@@ -121,6 +121,11 @@ impl Recorded {
     }
 }
 
+/// The token [`CANARY`], which no label may show.
+fn canary() -> SecretToken {
+    SecretToken::try_from(CANARY).unwrap()
+}
+
 /// Runs `body` on a current-thread runtime with paused time, `recorded` its recorder.
 fn with_recorder<F: std::future::Future>(recorded: &Recorded, body: F) -> F::Output {
     metrics::with_local_recorder(recorded, || {
@@ -131,15 +136,6 @@ fn with_recorder<F: std::future::Future>(recorded: &Recorded, body: F) -> F::Out
             .unwrap()
             .block_on(body)
     })
-}
-
-/// A client of `script` whose token is [`CANARY`], which no label may show.
-fn client_with_canary_token(script: &Arc<Script>) -> Client {
-    script
-        .builder()
-        .token(SecretToken::try_from(CANARY).unwrap())
-        .build()
-        .unwrap()
 }
 
 #[test]
@@ -153,7 +149,7 @@ fn a_call_its_retries_a_throttle_and_the_gateways_counters_are_counted_without_s
         .header("x-accesstoken-quota-current", "640");
     let script = Script::new(vec![Answer::empty(503), throttled], counted);
     with_recorder(&recorded, async {
-        let client = client_with_canary_token(&script);
+        let client = script.builder().token(canary()).build().unwrap();
         let view = client.act_as(ActAs::username("bob").unwrap());
         view.sdk().whoami().send().await.unwrap();
         // Refused before sending: a path value that cannot be one segment.
@@ -296,7 +292,7 @@ fn an_event_stream_counts_the_events_it_hands_over() {
     );
     let recorded = Recorded::default();
     with_recorder(&recorded, async {
-        let client = client_with_canary_token(&script);
+        let client = script.builder().token(canary()).build().unwrap();
         let mut stream = client
             .events()
             .stream(EventsVersion::V2)
