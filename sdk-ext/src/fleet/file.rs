@@ -317,27 +317,13 @@ impl CheckpointStore for FileCheckpoints {
 mod tests {
     use super::*;
     use crate::fleet::FleetErrorKind;
-
-    /// A folder of one test's own, made empty; removed when dropped, which must succeed
-    /// unless the test already failed.
-    struct Scratch(PathBuf);
-
-    impl Drop for Scratch {
-        fn drop(&mut self) {
-            let removed = std::fs::remove_dir_all(&self.0);
-            if !std::thread::panicking() {
-                removed.unwrap();
-            }
-        }
-    }
+    use crate::scratch::Scratch;
 
     /// The folder of `test` and the checkpoint file `cp` in it (not made).
     fn scratch(test: &str) -> (Scratch, PathBuf) {
-        let dir = std::env::temp_dir().join(format!("pubapi-cp-{test}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = Scratch::new(&format!("cp-{test}"));
         let path = dir.join("cp");
-        (Scratch(dir), path)
+        (dir, path)
     }
 
     async fn lease(store: &FileCheckpoints, name: &str) -> Lease {

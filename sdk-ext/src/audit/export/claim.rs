@@ -167,12 +167,11 @@ fn put_claim(claim: &Path, bytes: &[u8]) -> std::io::Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scratch::Scratch;
 
     #[test]
     fn of_runs_claiming_a_folder_at_once_one_wins_and_no_temporary_file_is_left() {
-        let dir = std::env::temp_dir().join(format!("pubapi-claim-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = Scratch::new("claim");
         let claim = dir.join(".pubapi-export-logins-csv.json");
         let won: Vec<bool> = std::thread::scope(|scope| {
             let runs: Vec<_> = (0..8u8)
@@ -186,11 +185,10 @@ mod tests {
         assert_eq!(won.iter().filter(|won| **won).count(), 1, "{won:?}");
         let winner = b'0' + won.iter().position(|won| *won).unwrap() as u8;
         assert_eq!(std::fs::read(&claim).unwrap(), [winner; 4096]);
-        let names: Vec<_> = std::fs::read_dir(&dir)
+        let names: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|entry| entry.unwrap().file_name())
             .collect();
         assert_eq!(names, [claim.file_name().unwrap()]);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -178,12 +178,11 @@ pub(super) fn sync_dir(dir: Option<&Path>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scratch::Scratch;
 
     #[test]
     fn a_day_in_place_takes_its_days_part_files_of_every_job_and_no_other_file() {
-        let dir = std::env::temp_dir().join(format!("pubapi-parts-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = Scratch::new("parts");
         let target = dir.join("quality-docs-2026-03-09.csv");
         std::fs::write(&target, "the day").unwrap();
         let gone = [
@@ -207,6 +206,5 @@ mod tests {
         for name in kept {
             assert!(dir.join(name).exists(), "{name}");
         }
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
