@@ -22,7 +22,11 @@ use crate::time::HumanDuration;
 /// [`JobObserver`](crate::audit::JobObserver)), which name what `T` is. Two are equal when
 /// they are the same function (or both none).
 #[cfg(any(feature = "ai", feature = "audit"))]
-pub(crate) struct Observer<T: ?Sized>(Option<Arc<dyn Fn(&T) + Send + Sync>>);
+pub(crate) struct Observer<T: ?Sized>(Option<Arc<Observe<T>>>);
+
+/// What an [`Observer`] calls.
+#[cfg(any(feature = "ai", feature = "audit"))]
+type Observe<T> = dyn Fn(&T) + Send + Sync;
 
 #[cfg(any(feature = "ai", feature = "audit"))]
 impl<T: ?Sized> Observer<T> {
