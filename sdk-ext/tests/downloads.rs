@@ -1,5 +1,6 @@
 //! CSV downloads against a real loopback server that sends its body slowly, stalls, or cuts
 //! the connection: the attempt timeout bounds waiting, not the size of a download.
+#![cfg(feature = "audit")]
 
 use pubapi_sdk::types::AuditReportKind;
 use pubapi_sdk_ext::audit::{CsvError, ReportLocation};
