@@ -75,8 +75,8 @@ impl ActAs {
     /// The header value, marked sensitive.
     pub fn header_value(&self) -> HeaderValue {
         match self {
-            ActAs::Username(u) => u.header.clone(),
-            ActAs::Email(e) => e.header.clone(),
+            ActAs::Username(u) => u.0.header.clone(),
+            ActAs::Email(e) => e.0.header.clone(),
         }
     }
 
@@ -98,38 +98,58 @@ impl fmt::Debug for ActAs {
     }
 }
 
-/// A validated username for `X-Service-Act-As`.
-///
-/// Visible ASCII and inner spaces, 1 to [`MAX_LEN`] bytes, no surrounding
-/// spaces.
+/// A value checked for an impersonation header, with the header value made of it (marked
+/// sensitive): the inside of [`Username`] and [`EmailAddress`].
 #[derive(Clone, PartialEq, Eq, Hash)]
-pub struct Username {
+struct HeaderText {
     value: Box<str>,
     header: HeaderValue,
 }
 
-impl Username {
-    /// The validated username.
-    pub fn as_str(&self) -> &str {
-        &self.value
-    }
-}
-
-impl TryFrom<&str> for Username {
-    type Error = ImpersonationError;
-
-    fn try_from(value: &str) -> Result<Self, Self::Error> {
+impl HeaderText {
+    /// Checks `value` for a header ([`check_header_text`]) and makes its header value.
+    fn new(value: &str) -> Result<Self, ImpersonationError> {
         check_header_text(value)?;
-        Ok(Username {
+        Ok(HeaderText {
             value: value.into(),
             header: sensitive(value)?,
         })
     }
 }
 
-impl fmt::Debug for Username {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Username(** redacted **)")
+/// What every checked impersonation value has: `as_str`, and a `Debug` that never shows it.
+macro_rules! checked_value {
+    ($name:ident, $what:literal) => {
+        impl $name {
+            #[doc = concat!("The validated ", $what, ".")]
+            pub fn as_str(&self) -> &str {
+                &self.0.value
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(concat!(stringify!($name), "(** redacted **)"))
+            }
+        }
+    };
+}
+
+checked_value!(Username, "username");
+checked_value!(EmailAddress, "address");
+
+/// A validated username for `X-Service-Act-As`.
+///
+/// Visible ASCII and inner spaces, 1 to [`MAX_LEN`] bytes, no surrounding
+/// spaces.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Username(HeaderText);
+
+impl TryFrom<&str> for Username {
+    type Error = ImpersonationError;
+
+    fn try_from(value: &str) -> Result<Self, Self::Error> {
+        HeaderText::new(value).map(Username)
     }
 }
 
@@ -139,34 +159,15 @@ impl fmt::Debug for Username {
 /// part is made of RFC 5322 `atext` and single dots, and the domain of
 /// letters, digits and hyphens in dot-separated labels.
 #[derive(Clone, PartialEq, Eq, Hash)]
-pub struct EmailAddress {
-    value: Box<str>,
-    header: HeaderValue,
-}
-
-impl EmailAddress {
-    /// The validated address.
-    pub fn as_str(&self) -> &str {
-        &self.value
-    }
-}
+pub struct EmailAddress(HeaderText);
 
 impl TryFrom<&str> for EmailAddress {
     type Error = ImpersonationError;
 
     fn try_from(value: &str) -> Result<Self, Self::Error> {
-        check_header_text(value)?;
+        let text = HeaderText::new(value)?;
         check_addr_spec(value).map_err(ImpersonationError::InvalidEmail)?;
-        Ok(EmailAddress {
-            value: value.into(),
-            header: sensitive(value)?,
-        })
-    }
-}
-
-impl fmt::Debug for EmailAddress {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("EmailAddress(** redacted **)")
+        Ok(EmailAddress(text))
     }
 }
 

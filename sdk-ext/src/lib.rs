@@ -48,6 +48,8 @@ mod request;
 pub mod request_id;
 mod retry_after;
 mod rng;
+#[cfg(test)]
+mod scratch;
 pub mod telemetry;
 #[cfg(feature = "test-util")]
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]

@@ -232,22 +232,13 @@ mod tests {
     #[test]
     fn empty_elements_are_rejected_except_the_leading_slash() {
         assert_eq!(encode_folder_path(""), Err(PathError::Empty));
-        assert_eq!(
-            encode_folder_path("/"),
-            Err(PathError::EmptyElement { index: 0 })
-        );
-        assert_eq!(
-            encode_folder_path("//a"),
-            Err(PathError::EmptyElement { index: 0 })
-        );
-        assert_eq!(
-            encode_folder_path("a//b"),
-            Err(PathError::EmptyElement { index: 1 })
-        );
-        assert_eq!(
-            encode_folder_path("/a/b/"),
-            Err(PathError::EmptyElement { index: 2 })
-        );
+        for (path, index) in [("/", 0), ("//a", 0), ("a//b", 1), ("/a/b/", 2)] {
+            assert_eq!(
+                encode_folder_path(path),
+                Err(PathError::EmptyElement { index }),
+                "{path:?}"
+            );
+        }
         assert_eq!(encode_folder_path("/a").unwrap(), "/a");
     }
 
@@ -344,17 +335,30 @@ mod tests {
             .into_owned()
     }
 
-    #[test]
-    fn encoded_paths_decode_to_the_input_with_the_same_segment_count() {
-        let mut rng = SplitMix64::new(7);
+    /// Feeds 50,000 inputs generated from `seed` to `encode`; each one it accepts must decode
+    /// back to the input and pass `check(input, encoded)`. Returns how many it accepted.
+    fn round_trips(
+        seed: u64,
+        encode: fn(&str) -> Result<String, PathError>,
+        check: impl Fn(&str, &str),
+    ) -> usize {
+        let mut rng = SplitMix64::new(seed);
         let mut accepted = 0;
         for _ in 0..50_000 {
             let input = generated(&mut rng);
-            let Ok(encoded) = encode_folder_path(&input) else {
+            let Ok(encoded) = encode(&input) else {
                 continue;
             };
             accepted += 1;
             assert_eq!(decode(&encoded), input);
+            check(&input, &encoded);
+        }
+        accepted
+    }
+
+    #[test]
+    fn encoded_paths_decode_to_the_input_with_the_same_segment_count() {
+        let accepted = round_trips(7, encode_folder_path, |input, encoded| {
             let elements: Vec<&str> = input.trim_start_matches('/').split('/').collect();
             let encoded_elements: Vec<&str> = encoded.trim_start_matches('/').split('/').collect();
             assert_eq!(encoded_elements.len(), elements.len(), "{input:?}");
@@ -366,27 +370,19 @@ mod tests {
                 assert_eq!(decode(segment), *element, "{input:?}");
             }
             assert!(url.query().is_none() && url.fragment().is_none());
-        }
+        });
         assert!(accepted > 5_000, "{accepted}");
     }
 
     #[test]
     fn encoded_segments_decode_to_the_input_as_one_segment() {
-        let mut rng = SplitMix64::new(11);
-        let mut accepted = 0;
-        for _ in 0..50_000 {
-            let input = generated(&mut rng);
-            let Ok(encoded) = encode_segment(&input) else {
-                continue;
-            };
-            accepted += 1;
-            assert_eq!(decode(&encoded), input);
+        let accepted = round_trips(11, encode_segment, |input, encoded| {
             let url = Url::parse(&format!("{BASE}/{encoded}/status")).unwrap();
             let segments: Vec<&str> = url.path_segments().unwrap().collect();
             assert_eq!(segments.len(), 5, "{input:?} -> {url}");
             assert_eq!(decode(segments[3]), input);
             assert_eq!(segments[4], "status");
-        }
+        });
         assert!(accepted > 10_000, "{accepted}");
     }
 

@@ -76,20 +76,20 @@ impl Ended {
 
 /// A call ended.
 pub(crate) fn request(operation: &'static str, ended: Ended) {
-    #[cfg(feature = "metrics")]
-    counter!("pubapi_requests_total", "operation" => operation, "status" => ended.label())
-        .increment(1);
-    #[cfg(not(feature = "metrics"))]
-    let _ = (operation, ended);
+    count_ended("pubapi_requests_total", operation, ended);
 }
 
 /// An attempt ended.
 pub(crate) fn attempt(operation: &'static str, ended: Ended) {
+    count_ended("pubapi_attempts_total", operation, ended);
+}
+
+/// Adds one to the counter `name` of `operation`, labelled with how it ended.
+fn count_ended(name: &'static str, operation: &'static str, ended: Ended) {
     #[cfg(feature = "metrics")]
-    counter!("pubapi_attempts_total", "operation" => operation, "status" => ended.label())
-        .increment(1);
+    counter!(name, "operation" => operation, "status" => ended.label()).increment(1);
     #[cfg(not(feature = "metrics"))]
-    let _ = (operation, ended);
+    let _ = (name, operation, ended);
 }
 
 /// An attempt is retried.

@@ -9,11 +9,106 @@
 
 use std::fmt;
 use std::future::Future;
+#[cfg(any(feature = "ai", feature = "audit"))]
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::error::ApiError;
 use crate::time::HumanDuration;
+
+/// A function told what each poll of a wait saw, or none: the one core of the public
+/// observers ([`StatusObserver`](crate::ai::StatusObserver),
+/// [`JobObserver`](crate::audit::JobObserver)), which name what `T` is. Two are equal when
+/// they are the same function (or both none).
+#[cfg(any(feature = "ai", feature = "audit"))]
+pub(crate) struct Observer<T: ?Sized>(Option<Arc<Observe<T>>>);
+
+/// What an [`Observer`] calls.
+#[cfg(any(feature = "ai", feature = "audit"))]
+type Observe<T> = dyn Fn(&T) + Send + Sync;
+
+#[cfg(any(feature = "ai", feature = "audit"))]
+impl<T: ?Sized> Observer<T> {
+    /// Calls `observe` with what each poll saw.
+    pub(crate) fn new(observe: impl Fn(&T) + Send + Sync + 'static) -> Self {
+        Observer(Some(Arc::new(observe)))
+    }
+
+    /// Tells the function, if there is one, what a poll saw.
+    pub(crate) fn tell(&self, seen: &T) {
+        if let Some(observe) = &self.0 {
+            observe(seen);
+        }
+    }
+
+    /// `<name>(set)` or `<name>(none)`: the debug text of the public observer `name`.
+    pub(crate) fn debug(&self, name: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let set = if self.0.is_some() { "set" } else { "none" };
+        write!(f, "{name}({set})")
+    }
+}
+
+/// Declares a public observer of a wait: a newtype of [`Observer`] over what each poll saw,
+/// with `new`, the crate's `tell`, equality by function and the debug text `<name>(set)` or
+/// `<name>(none)`. The type's docs are the caller's.
+#[cfg(any(feature = "ai", feature = "audit"))]
+macro_rules! observer {
+    ($(#[$doc:meta])* pub struct $name:ident(&$seen:ty);) => {
+        $(#[$doc])*
+        #[derive(Clone, Default, PartialEq, Eq)]
+        pub struct $name($crate::waiter::Observer<$seen>);
+
+        impl $name {
+            /// Calls `observe` with what each poll saw.
+            pub fn new(observe: impl Fn(&$seen) + Send + Sync + 'static) -> Self {
+                $name($crate::waiter::Observer::new(observe))
+            }
+
+            /// Tells the function, if there is one, what a poll saw.
+            pub(crate) fn tell(&self, seen: &$seen) {
+                self.0.tell(seen);
+            }
+        }
+
+        impl std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                self.0.debug(stringify!($name), f)
+            }
+        }
+    };
+}
+
+#[cfg(any(feature = "ai", feature = "audit"))]
+pub(crate) use observer;
+
+#[cfg(any(feature = "ai", feature = "audit"))]
+impl<T: ?Sized> Clone for Observer<T> {
+    fn clone(&self) -> Self {
+        Observer(self.0.clone())
+    }
+}
+
+#[cfg(any(feature = "ai", feature = "audit"))]
+impl<T: ?Sized> Default for Observer<T> {
+    fn default() -> Self {
+        Observer(None)
+    }
+}
+
+#[cfg(any(feature = "ai", feature = "audit"))]
+impl<T: ?Sized> PartialEq for Observer<T> {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+}
+
+#[cfg(any(feature = "ai", feature = "audit"))]
+impl<T: ?Sized> Eq for Observer<T> {}
 
 /// What the acceptor says about one poll.
 #[derive(Debug)]

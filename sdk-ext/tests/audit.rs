@@ -3,7 +3,8 @@
 use futures_util::StreamExt;
 use pubapi_sdk::types::{AuditFormat, AuditReportKind, LoginEvent, LoginsAuditRequest};
 use pubapi_sdk_ext::audit::{
-    AuditEvent, AuditJob, AuditWait, JobObserver, JobState, ReadError, ReportLocation, ReportRead,
+    AuditEvent, AuditJob, AuditWait, CsvRows, FinishedReport, JobObserver, JobState, ReadError,
+    ReportLocation, ReportRead,
 };
 use pubapi_sdk_ext::testing::{Answer, Script, Seen};
 use pubapi_sdk_ext::waiter::{Started, WaitError};
@@ -102,20 +103,63 @@ fn job_poll_times(script: &Script) -> Vec<Duration> {
         .collect()
 }
 
+/// An [`audit_api`] and a client of it.
+fn audit_client(running_polls: u32, total: u64) -> (Arc<Script>, Client) {
+    let script = audit_api(running_polls, total);
+    let client = client(&script);
+    (script, client)
+}
+
+/// Polls every `interval` seconds at most, for at most `deadline` seconds.
+fn polled(interval: u64, deadline: u64) -> AuditWait {
+    AuditWait {
+        interval: Duration::from_secs(interval),
+        deadline: Duration::from_secs(deadline),
+        ..AuditWait::default()
+    }
+}
+
+/// Creates the JSON logins job of [`logins`].
+async fn create_logins_json(client: &Client) -> AuditJob {
+    client
+        .audit()
+        .create(logins(AuditFormat::Json))
+        .await
+        .unwrap()
+}
+
+/// Runs the logins job of [`logins`] in `format`, waiting `how`.
+async fn run_logins(
+    client: &Client,
+    format: AuditFormat,
+    how: AuditWait,
+) -> Result<FinishedReport, WaitError<Error>> {
+    client.audit().run(logins(format), how).await
+}
+
+/// The rows of a CSV report whose body is `body`.
+async fn csv_rows(body: &'static str) -> CsvRows {
+    let script = Script::new(
+        vec![
+            Answer::empty(200)
+                .header("content-type", "text/csv")
+                .body(body),
+        ],
+        Answer::empty(404),
+    );
+    client(&script)
+        .audit()
+        .csv(&logins_report())
+        .await
+        .unwrap()
+        .rows()
+}
+
 #[tokio::test(start_paused = true)]
 async fn job_polls_are_at_least_two_minutes_apart_even_when_configured_shorter() {
-    let script = audit_api(3, 10);
-    let client = client(&script);
-    let how = AuditWait {
-        interval: Duration::from_secs(5),
-        deadline: Duration::from_secs(3600),
-        ..AuditWait::default()
-    };
-    let report = client
-        .audit()
-        .run(logins(AuditFormat::Json), how)
-        .await
-        .unwrap();
+    let (script, client) = audit_client(3, 10);
+    let how = polled(5, 3600);
+    let report = run_logins(&client, AuditFormat::Json, how).await.unwrap();
     // The first poll follows the creation call by the pacer's 550 ms; then 2 minutes after
     // each answer.
     let ms = Duration::from_millis;
@@ -123,13 +167,7 @@ async fn job_polls_are_at_least_two_minutes_apart_even_when_configured_shorter()
         job_poll_times(&script),
         vec![ms(550), ms(120_550), ms(240_550), ms(360_550)]
     );
-    assert_eq!(
-        report.location,
-        ReportLocation {
-            kind: AuditReportKind::Logins,
-            id: "j1".into()
-        }
-    );
+    assert_eq!(report.location, logins_report());
     assert!(
         script
             .seen()
@@ -141,13 +179,8 @@ async fn job_polls_are_at_least_two_minutes_apart_even_when_configured_shorter()
 
 #[tokio::test(start_paused = true)]
 async fn the_status_hook_is_told_each_polls_state_when_it_is_answered() {
-    let script = audit_api(2, 1);
-    let client = client(&script);
-    let job = client
-        .audit()
-        .create(logins(AuditFormat::Json))
-        .await
-        .unwrap();
+    let (_script, client) = audit_client(2, 1);
+    let job = create_logins_json(&client).await;
     let told = Arc::new(std::sync::Mutex::new(Vec::new()));
     let started = tokio::time::Instant::now();
     let how = AuditWait {
@@ -180,19 +213,14 @@ async fn the_status_hook_is_told_each_polls_state_when_it_is_answered() {
 
 #[tokio::test(start_paused = true)]
 async fn a_server_clock_60_times_faster_is_polled_every_2_of_its_minutes() {
-    let script = audit_api(2, 1);
-    let client = client(&script);
+    let (script, client) = audit_client(2, 1);
     let how = AuditWait {
         // Shorter than the minimum, which holds in the server's time.
         interval: Duration::from_secs(30),
         server_time_scale: 60,
         ..AuditWait::default()
     };
-    client
-        .audit()
-        .run(logins(AuditFormat::Json), how)
-        .await
-        .unwrap();
+    run_logins(&client, AuditFormat::Json, how).await.unwrap();
     let ms = Duration::from_millis;
     assert_eq!(job_poll_times(&script), vec![ms(550), ms(2_550), ms(4_550)]);
 }
@@ -201,13 +229,7 @@ async fn a_server_clock_60_times_faster_is_polled_every_2_of_its_minutes() {
 async fn job_see_other_yields_the_report_location() {
     let script = audit_api(0, 1);
     let state = client(&script).audit().job_state("j1").await.unwrap();
-    assert_eq!(
-        state,
-        JobState::Completed(ReportLocation {
-            kind: AuditReportKind::Logins,
-            id: "j1".into()
-        })
-    );
+    assert_eq!(state, JobState::Completed(logins_report()));
 }
 
 #[tokio::test(start_paused = true)]
@@ -220,10 +242,7 @@ async fn a_303_whose_body_is_not_the_status_still_yields_the_report_location() {
                 .body(body),
         );
         let state = client(&script).audit().job_state("j1").await.unwrap();
-        let at = ReportLocation {
-            kind: AuditReportKind::Logins,
-            id: "j1".into(),
-        };
+        let at = logins_report();
         assert_eq!(state, JobState::Completed(at), "{body}");
     }
 }
@@ -245,18 +264,9 @@ async fn location_on_another_origin_is_refused() {
 
 #[tokio::test(start_paused = true)]
 async fn wait_gives_up_at_the_deadline_and_says_how_long_and_how_often() {
-    let script = audit_api(u32::MAX, 1);
-    let client = client(&script);
-    let job = client
-        .audit()
-        .create(logins(AuditFormat::Json))
-        .await
-        .unwrap();
-    let how = AuditWait {
-        interval: Duration::from_secs(120),
-        deadline: Duration::from_secs(300),
-        ..AuditWait::default()
-    };
+    let (_script, client) = audit_client(u32::MAX, 1);
+    let job = create_logins_json(&client).await;
+    let how = polled(120, 300);
     match client.audit().wait(&job, how).await {
         Err(WaitError::TimedOut { polls, waited, .. }) => {
             assert_eq!(polls, 3);
@@ -268,16 +278,9 @@ async fn wait_gives_up_at_the_deadline_and_says_how_long_and_how_often() {
 
 #[tokio::test(start_paused = true)]
 async fn a_run_that_times_out_hands_back_its_job_to_wait_for_without_making_another() {
-    let script = audit_api(3, 1);
-    let client = client(&script);
-    let how = AuditWait {
-        interval: Duration::from_secs(120),
-        deadline: Duration::from_secs(300),
-        ..AuditWait::default()
-    };
-    let error = client
-        .audit()
-        .run(logins(AuditFormat::Json), how.clone())
+    let (script, client) = audit_client(3, 1);
+    let how = polled(120, 300);
+    let error = run_logins(&client, AuditFormat::Json, how.clone())
         .await
         .unwrap_err();
     assert!(
@@ -307,12 +310,8 @@ async fn a_run_that_times_out_hands_back_its_job_to_wait_for_without_making_anot
 
 #[tokio::test(start_paused = true)]
 async fn a_million_event_report_is_read_page_by_page() {
-    let script = audit_api(0, 1_000_000);
-    let client = client(&script);
-    let at = ReportLocation {
-        kind: AuditReportKind::Logins,
-        id: "j1".into(),
-    };
+    let (script, client) = audit_client(0, 1_000_000);
+    let at = logins_report();
     // Reading 1,500 events fetches exactly two pages: nothing is read ahead.
     let first: Vec<_> = client
         .audit()
@@ -505,20 +504,7 @@ async fn csv_rows_set_the_title_row_apart_and_map_the_header() {
                 Username,Event,IP Address,Access,Time\r\n\
                 alice,login,192.0.2.1,Web,2026-01-02T10:00:00Z\r\n\
                 \"bob, jr\",\"failed\"\"attempt\",192.0.2.2,FTP,\"2026-01-03\n10:00\"\r\n";
-    let script = Script::new(
-        vec![
-            Answer::empty(200)
-                .header("content-type", "text/csv")
-                .body(body),
-        ],
-        Answer::empty(404),
-    );
-    let mut rows = client(&script)
-        .audit()
-        .csv(&logins_report())
-        .await
-        .unwrap()
-        .rows();
+    let mut rows = csv_rows(body).await;
     let first = rows.next().await.unwrap().unwrap();
     assert_eq!(
         rows.title(),
@@ -539,20 +525,7 @@ async fn csv_rows_set_the_title_row_apart_and_map_the_header() {
 #[tokio::test(start_paused = true)]
 async fn csv_without_a_title_row_starts_with_the_header() {
     let body = "\u{feff}Username,Event\nalice,login";
-    let script = Script::new(
-        vec![
-            Answer::empty(200)
-                .header("content-type", "text/csv")
-                .body(body),
-        ],
-        Answer::empty(404),
-    );
-    let mut rows = client(&script)
-        .audit()
-        .csv(&logins_report())
-        .await
-        .unwrap()
-        .rows();
+    let mut rows = csv_rows(body).await;
     let row = rows.next().await.unwrap().unwrap();
     assert_eq!(rows.title(), None);
     assert_eq!(row.fields(), ["alice", "login"]);
@@ -566,12 +539,8 @@ async fn csv_without_a_title_row_starts_with_the_header() {
 
 #[tokio::test(start_paused = true)]
 async fn csv_report_bytes_are_streamed_intact() {
-    let script = audit_api(0, 1);
-    let client = client(&script);
-    let at = ReportLocation {
-        kind: AuditReportKind::Logins,
-        id: "j1".into(),
-    };
+    let (script, client) = audit_client(0, 1);
+    let at = logins_report();
     let mut out = Vec::new();
     let written = client
         .audit()
@@ -591,10 +560,7 @@ async fn csv_report_bytes_are_streamed_intact() {
 #[tokio::test(start_paused = true)]
 async fn deleting_a_report_answers_no_content() {
     let script = audit_api(0, 1);
-    let at = ReportLocation {
-        kind: AuditReportKind::Logins,
-        id: "j1".into(),
-    };
+    let at = logins_report();
     client(&script).audit().remove(&at).await.unwrap();
     assert_eq!(script.seen()[0].method, "DELETE");
 }
@@ -668,11 +634,8 @@ async fn a_csv_read_that_gets_json_or_html_is_a_typed_error_naming_what_came() {
 
 #[tokio::test(start_paused = true)]
 async fn reading_a_report_in_another_format_than_its_job_asked_is_refused_before_sending() {
-    let script = audit_api(0, 3);
-    let client = client(&script);
-    let json_report = client
-        .audit()
-        .run(logins(AuditFormat::Json), AuditWait::default())
+    let (script, client) = audit_client(0, 3);
+    let json_report = run_logins(&client, AuditFormat::Json, AuditWait::default())
         .await
         .unwrap();
     let sent = script.seen().len();
@@ -683,9 +646,7 @@ async fn reading_a_report_in_another_format_than_its_job_asked_is_refused_before
     );
     assert_eq!(script.seen().len(), sent, "nothing sent");
 
-    let csv_report = client
-        .audit()
-        .run(logins(AuditFormat::Csv), AuditWait::default())
+    let csv_report = run_logins(&client, AuditFormat::Csv, AuditWait::default())
         .await
         .unwrap();
     let sent = script.seen().len();
@@ -712,8 +673,7 @@ async fn reading_a_report_in_another_format_than_its_job_asked_is_refused_before
 async fn a_read_from_an_offset_above_i64_max_is_refused_before_sending() {
     // A report page's `offset` and `total_count` are int64 (spec `maximum` of getAuditReport's
     // `offset` and `count`): no page could answer such a read, so nothing is sent.
-    let script = audit_api(0, 50);
-    let client = client(&script);
+    let (script, client) = audit_client(0, 50);
     let beyond = i64::MAX as u64 + 1;
     let read = ReportRead {
         page_size: 10,

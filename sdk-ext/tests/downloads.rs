@@ -1,5 +1,6 @@
 //! CSV downloads against a real loopback server that sends its body slowly, stalls, or cuts
 //! the connection: the attempt timeout bounds waiting, not the size of a download.
+#![cfg(feature = "audit")]
 
 use pubapi_sdk::types::AuditReportKind;
 use pubapi_sdk_ext::audit::{CsvError, ReportLocation};
@@ -92,43 +93,41 @@ fn report() -> ReportLocation {
     }
 }
 
-#[tokio::test]
-async fn a_download_longer_than_the_attempt_timeout_completes_while_data_flows() {
-    // 12 chunks 50 ms apart: 600 ms of body against a 200 ms attempt timeout.
-    let base = serve(Body::Slow {
-        chunks: 12,
-        size: 1000,
-        gap: Duration::from_millis(50),
-    })
-    .await;
+/// Serves `body` and copies the report into memory with a 200 ms attempt timeout: what the
+/// copy returned, and the bytes written.
+async fn copy_with_a_200_ms_attempt_timeout(body: Body) -> (Result<u64, CsvError>, Vec<u8>) {
+    let base = serve(body).await;
     let mut out = Vec::new();
-    let written = client(&base, Duration::from_millis(200))
-        .audit()
-        .csv(&report())
-        .await
-        .unwrap()
-        .copy_to(&mut out)
-        .await
-        .unwrap();
-    assert_eq!(written, 12_000);
-    assert_eq!(out.len(), 12_000);
-}
-
-#[tokio::test]
-async fn a_stalled_download_ends_with_the_bytes_received() {
-    let base = serve(Body::Stall {
-        sent: 700,
-        silence: Duration::from_secs(3),
-    })
-    .await;
-    let mut out = Vec::new();
-    let result = client(&base, Duration::from_millis(200))
+    let copied = client(&base, Duration::from_millis(200))
         .audit()
         .csv(&report())
         .await
         .unwrap()
         .copy_to(&mut out)
         .await;
+    (copied, out)
+}
+
+#[tokio::test]
+async fn a_download_longer_than_the_attempt_timeout_completes_while_data_flows() {
+    // 12 chunks 50 ms apart: 600 ms of body against a 200 ms attempt timeout.
+    let (written, out) = copy_with_a_200_ms_attempt_timeout(Body::Slow {
+        chunks: 12,
+        size: 1000,
+        gap: Duration::from_millis(50),
+    })
+    .await;
+    assert_eq!(written.unwrap(), 12_000);
+    assert_eq!(out.len(), 12_000);
+}
+
+#[tokio::test]
+async fn a_stalled_download_ends_with_the_bytes_received() {
+    let (result, _) = copy_with_a_200_ms_attempt_timeout(Body::Stall {
+        sent: 700,
+        silence: Duration::from_secs(3),
+    })
+    .await;
     match result {
         Err(error @ CsvError::Broken { received: 700, .. }) => {
             assert!(error.to_string().contains("after 700 bytes"), "{error}");

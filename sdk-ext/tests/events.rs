@@ -49,6 +49,36 @@ fn after(client: &Client, version: EventsVersion, id: i64) -> EventStreamBuilder
         .start(StreamStart::After(id))
 }
 
+/// A stream of `script`'s version 2 events from the first, filtered to `folder`.
+fn in_folder(script: &Arc<Script>, folder: &str) -> EventStream {
+    after(&client(script), EventsVersion::V2, 0)
+        .folder(folder)
+        .build()
+}
+
+/// The ids a backfill of `version` from `from` hands out through `script`, in order.
+async fn backfill_ids(script: &Arc<Script>, version: EventsVersion, from: i64) -> Vec<i64> {
+    client(script)
+        .events()
+        .backfill(version, from)
+        .map(|e| e.unwrap().id())
+        .collect()
+        .await
+}
+
+/// The lease token of `item`, which must say the stream consumes after `after`, its lease
+/// `taken_over` or not.
+fn consuming_token(item: StreamItem, after: i64, taken_over: bool) -> u64 {
+    match item {
+        StreamItem::Notice(StreamNotice::Consuming {
+            token,
+            after: said_after,
+            taken_over: said_taken_over,
+        }) if (said_after, said_taken_over) == (after, taken_over) => token,
+        other => panic!("{other:?}"),
+    }
+}
+
 /// The stream's next item is [`StreamNotice::CaughtUp`].
 async fn assert_caught_up(stream: &mut EventStream) {
     assert!(matches!(
@@ -273,12 +303,7 @@ async fn latest_start_reads_the_cursor_and_delivers_only_new_events() {
 async fn backfill_walks_backwards_to_the_oldest_event() {
     let store = Store::new(20, 250);
     let script = events_api(store);
-    let ids: Vec<i64> = client(&script)
-        .events()
-        .backfill(EventsVersion::V2, 250)
-        .map(|e| e.unwrap().id())
-        .collect()
-        .await;
+    let ids = backfill_ids(&script, EventsVersion::V2, 250).await;
     assert_eq!(ids, (20..=250).rev().collect::<Vec<_>>());
     let pages: Vec<_> = script.seen().into_iter().skip(1).collect();
     assert!(
@@ -376,12 +401,9 @@ async fn v1_stream_over_300_ids_with_11_matching_delivers_exactly_those_in_at_mo
 
 #[tokio::test(start_paused = true)]
 async fn a_window_without_a_matching_event_moves_the_checkpoint_and_is_not_read_again() {
-    let store = Store::with_kind(1, 150, |id| {
-        if id == 120 {
-            "file_system"
-        } else {
-            "permission_change"
-        }
+    let store = Store::with_kind(1, 150, |id| match id {
+        120 => "file_system",
+        _ => "permission_change",
     });
     let script = events_api(store.clone());
     let mut stream = after(&client(&script), EventsVersion::V1, 0).build();
@@ -440,12 +462,9 @@ async fn a_page_of_ids_at_or_below_the_cursor_catches_up_instead_of_polling_agai
 
 #[tokio::test(start_paused = true)]
 async fn long_runs_of_empty_windows_say_how_far_the_checkpoint_moved() {
-    let store = Store::with_kind(1, 5000, |id| {
-        if id == 4000 {
-            "file_system"
-        } else {
-            "permission_change"
-        }
+    let store = Store::with_kind(1, 5000, |id| match id {
+        4000 => "file_system",
+        _ => "permission_change",
     });
     let script = events_api(store);
     let mut stream = after(&client(&script), EventsVersion::V1, 0).build();
@@ -468,9 +487,7 @@ async fn folder_filter_with_spaces_and_plus_signs_reads_that_folder() {
         }
     };
     let script = events_api(store);
-    let mut stream = after(&client(&script), EventsVersion::V2, 0)
-        .folder("/Shared/a+b c")
-        .build();
+    let mut stream = in_folder(&script, "/Shared/a+b c");
     let (ids, _) = until_caught_up(&mut stream).await;
     assert_eq!(ids, (1..=10).map(|i| i * 2).collect::<Vec<_>>());
     assert!(script.seen()[0].query.contains("folder=/Shared/a%2Bb%20c"));
@@ -478,20 +495,12 @@ async fn folder_filter_with_spaces_and_plus_signs_reads_that_folder() {
 
 #[tokio::test(start_paused = true)]
 async fn backfill_reads_past_windows_without_a_matching_event() {
-    let store = Store::with_kind(1, 350, |id| {
-        if id == 10 || id == 340 {
-            "file_system"
-        } else {
-            "permission_change"
-        }
+    let store = Store::with_kind(1, 350, |id| match id {
+        10 | 340 => "file_system",
+        _ => "permission_change",
     });
     let script = events_api(store);
-    let ids: Vec<i64> = client(&script)
-        .events()
-        .backfill(EventsVersion::V1, 350)
-        .map(|e| e.unwrap().id())
-        .collect()
-        .await;
+    let ids = backfill_ids(&script, EventsVersion::V1, 350).await;
     assert_eq!(ids, vec![340, 10]);
     assert_eq!(script.seen().len(), 5, "the cursor, then four windows");
 }
@@ -508,12 +517,7 @@ async fn backfill_makes_progress_when_the_server_answers_ids_above_the_one_asked
             json!({"latest_id": 1000, "count": 1, "events": events}).to_string(),
         )
     });
-    let ids: Vec<i64> = client(&script)
-        .events()
-        .backfill(EventsVersion::V2, 1000)
-        .map(|e| e.unwrap().id())
-        .collect()
-        .await;
+    let ids = backfill_ids(&script, EventsVersion::V2, 1000).await;
     assert_eq!(ids, vec![1000]);
     assert_eq!(
         script.seen().len(),
@@ -526,12 +530,7 @@ async fn backfill_makes_progress_when_the_server_answers_ids_above_the_one_asked
 async fn ids_at_the_ends_of_the_range_neither_panic_nor_stall() {
     let store = Store::new(i64::MIN, i64::MIN + 5);
     let script = events_api(store);
-    let ids: Vec<i64> = client(&script)
-        .events()
-        .backfill(EventsVersion::V2, i64::MAX)
-        .map(|e| e.unwrap().id())
-        .collect()
-        .await;
+    let ids = backfill_ids(&script, EventsVersion::V2, i64::MAX).await;
     assert_eq!(ids, ((i64::MIN)..=(i64::MIN + 5)).rev().collect::<Vec<_>>());
     let mut stream = client(&script)
         .events()
@@ -553,9 +552,7 @@ async fn ids_at_the_ends_of_the_range_neither_panic_nor_stall() {
 async fn a_folder_that_is_no_path_ends_the_stream_with_a_typed_error_naming_it() {
     use pubapi_sdk_ext::error::InputError;
     let script = events_api(Store::new(1, 5));
-    let mut stream = after(&client(&script), EventsVersion::V2, 0)
-        .folder("/Shared/../admin")
-        .build();
+    let mut stream = in_folder(&script, "/Shared/../admin");
     match stream.next().await {
         Some(Err(pubapi_sdk_ext::Error::InvalidInput(InputError::PathValue {
             parameter: "folder",
@@ -573,9 +570,7 @@ async fn a_folder_that_is_no_path_ends_the_stream_with_a_typed_error_naming_it()
 #[tokio::test(start_paused = true)]
 async fn a_folder_with_a_trailing_slash_reads_that_folder() {
     let script = events_api(Store::new(1, 3));
-    let mut stream = after(&client(&script), EventsVersion::V2, 0)
-        .folder("/Shared/Team A/")
-        .build();
+    let mut stream = in_folder(&script, "/Shared/Team A/");
     assert_eq!(until_caught_up(&mut stream).await.0, vec![1, 2, 3]);
     assert!(script.seen()[0].query.contains("folder=/Shared/Team%20A&"));
 }
@@ -758,14 +753,7 @@ async fn a_second_stream_on_a_locked_checkpoint_file_stands_by_and_takes_over_wh
     let mut first = after(&client(&script), EventsVersion::V2, 0)
         .checkpoints(Arc::new(FileCheckpoints::new(&path)), "v2-all")
         .build();
-    let first_token = match first.next().await.unwrap().unwrap() {
-        StreamItem::Notice(StreamNotice::Consuming {
-            token,
-            after: 0,
-            taken_over: false,
-        }) => token,
-        other => panic!("{other:?}"),
-    };
+    let first_token = consuming_token(first.next().await.unwrap().unwrap(), 0, false);
     let mut delivered = Vec::new();
     for _ in 0..12 {
         delivered.extend(take_events(&mut first, 1).await);
@@ -793,14 +781,8 @@ async fn a_second_stream_on_a_locked_checkpoint_file_stands_by_and_takes_over_wh
     );
     first.release().await.unwrap();
     let (mut second, item) = waiting.await.unwrap();
-    match item {
-        StreamItem::Notice(StreamNotice::Consuming {
-            token,
-            after: 12,
-            taken_over: false,
-        }) => assert!(token > first_token, "{token} after {first_token}"),
-        other => panic!("{other:?}"),
-    }
+    let token = consuming_token(item, 12, false);
+    assert!(token > first_token, "{token} after {first_token}");
     delivered.extend(until_caught_up(&mut second).await.0);
     assert_eq!(delivered, (1..=30).collect::<Vec<_>>());
     std::fs::remove_dir_all(&dir).unwrap();
@@ -911,8 +893,7 @@ mod on_redis {
     }
 
     async fn set(server: &redis_server::RedisServer, key: &str, value: &str) {
-        let client = redis::Client::open(server.url()).unwrap();
-        let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+        let mut connection = server.connection().await;
         let _: () = redis::cmd("SET")
             .arg(key)
             .arg(value)
@@ -966,25 +947,15 @@ mod on_redis {
             second.next().await.unwrap().unwrap(),
             StreamItem::Notice(StreamNotice::StandingBy { .. })
         ));
-        let mut raw = redis::Client::open(server.url())
-            .unwrap()
-            .get_multiplexed_async_connection()
-            .await
-            .unwrap();
+        let mut raw = server.connection().await;
         let _: () = redis::cmd("DEL")
             .arg("pubapi:{v2-all}:lease")
             .query_async(&mut raw)
             .await
             .unwrap();
         let first_token = first.lease_token().unwrap();
-        match second.next().await.unwrap().unwrap() {
-            StreamItem::Notice(StreamNotice::Consuming {
-                token,
-                after: 5,
-                taken_over: true,
-            }) => assert!(token > first_token, "{token} after {first_token}"),
-            other => panic!("{other:?}"),
-        }
+        let token = consuming_token(second.next().await.unwrap().unwrap(), 5, true);
+        assert!(token > first_token, "{token} after {first_token}");
         // The first one's save is refused, and it hands nothing more out.
         let refused = first.save_checkpoint().await.unwrap_err();
         assert_eq!(refused.kind, FleetErrorKind::LeaseLost, "{refused}");
@@ -1337,13 +1308,7 @@ mod on_redis_losing_data {
         match (loss, &mut server) {
             (Loss::Flushed, Redis::Plain(server)) => {
                 let _: () = redis::cmd("FLUSHALL")
-                    .query_async(
-                        &mut redis::Client::open(server.url())
-                            .unwrap()
-                            .get_multiplexed_async_connection()
-                            .await
-                            .unwrap(),
-                    )
+                    .query_async(&mut server.connection().await)
                     .await
                     .unwrap();
             }

@@ -21,14 +21,6 @@ async fn lease(store: &RedisCheckpoints, name: &str) -> Lease {
     }
 }
 
-async fn redis(server: &RedisServer) -> redis::aio::MultiplexedConnection {
-    redis::Client::open(server.url())
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap()
-}
-
 #[tokio::test]
 async fn checkpoints_on_redis_are_seen_by_every_process_and_survive_reconnecting() {
     let server = RedisServer::start();
@@ -145,7 +137,7 @@ async fn a_key_holding_no_checkpoint_is_corrupt_and_named_and_a_stopped_server_i
     let mut server = RedisServer::start();
     let store = RedisCheckpoints::connect(&server.url()).await.unwrap();
     let held = lease(&store, "s").await;
-    let mut raw = redis(&server).await;
+    let mut raw = server.connection().await;
     for garbage in [
         "",
         "abc",
@@ -218,7 +210,7 @@ async fn a_store_that_lost_its_data_hands_out_no_token_twice_and_no_lease_for_a_
         match loss {
             Loss::Flushed => {
                 let _: () = redis::cmd("FLUSHALL")
-                    .query_async(&mut redis(&server).await)
+                    .query_async(&mut server.connection().await)
                     .await
                     .unwrap();
             }

@@ -121,6 +121,11 @@ impl Recorded {
     }
 }
 
+/// The token [`CANARY`], which no label may show.
+fn canary() -> SecretToken {
+    SecretToken::try_from(CANARY).unwrap()
+}
+
 /// Runs `body` on a current-thread runtime with paused time, `recorded` its recorder.
 fn with_recorder<F: std::future::Future>(recorded: &Recorded, body: F) -> F::Output {
     metrics::with_local_recorder(recorded, || {
@@ -144,11 +149,7 @@ fn a_call_its_retries_a_throttle_and_the_gateways_counters_are_counted_without_s
         .header("x-accesstoken-quota-current", "640");
     let script = Script::new(vec![Answer::empty(503), throttled], counted);
     with_recorder(&recorded, async {
-        let client = script
-            .builder()
-            .token(SecretToken::try_from(CANARY).unwrap())
-            .build()
-            .unwrap();
+        let client = script.builder().token(canary()).build().unwrap();
         let view = client.act_as(ActAs::username("bob").unwrap());
         view.sdk().whoami().send().await.unwrap();
         // Refused before sending: a path value that cannot be one segment.
@@ -160,34 +161,26 @@ fn a_call_its_retries_a_throttle_and_the_gateways_counters_are_counted_without_s
             .await;
     });
     let op = ("operation", "whoami");
-    assert_eq!(
-        recorded.sum("pubapi_requests_total", &[op, ("status", "200")]),
-        1.0
-    );
-    assert_eq!(recorded.sum("pubapi_attempts_total", &[op]), 3.0);
-    assert_eq!(
-        recorded.sum("pubapi_attempts_total", &[op, ("status", "503")]),
-        1.0
-    );
-    assert_eq!(
-        recorded.sum("pubapi_attempts_total", &[op, ("status", "403")]),
-        1.0
-    );
-    assert_eq!(
-        recorded.sum("pubapi_retries_total", &[op, ("reason", "server_error")]),
-        1.0
-    );
-    assert_eq!(
-        recorded.sum("pubapi_retries_total", &[op, ("reason", "throttled")]),
-        1.0
-    );
-    assert_eq!(
-        recorded.sum(
-            "pubapi_throttles_total",
-            &[("code", "ERR_403_DEVELOPER_OVER_QPS")]
+    let table = [
+        ("pubapi_requests_total", &[op, ("status", "200")][..], 1.0),
+        ("pubapi_attempts_total", &[op], 3.0),
+        ("pubapi_attempts_total", &[op, ("status", "503")], 1.0),
+        ("pubapi_attempts_total", &[op, ("status", "403")], 1.0),
+        (
+            "pubapi_retries_total",
+            &[op, ("reason", "server_error")],
+            1.0,
         ),
-        1.0
-    );
+        ("pubapi_retries_total", &[op, ("reason", "throttled")], 1.0),
+        (
+            "pubapi_throttles_total",
+            &[("code", "ERR_403_DEVELOPER_OVER_QPS")],
+            1.0,
+        ),
+    ];
+    for (name, labels, value) in table {
+        assert_eq!(recorded.sum(name, labels), value, "{name} {labels:?}");
+    }
     assert_eq!(recorded.count("pubapi_limiter_wait_seconds"), 3);
     assert_eq!(
         recorded.sum("pubapi_quota_remaining", &[("class", "general")]),
@@ -299,11 +292,7 @@ fn an_event_stream_counts_the_events_it_hands_over() {
     );
     let recorded = Recorded::default();
     with_recorder(&recorded, async {
-        let client = script
-            .builder()
-            .token(SecretToken::try_from(CANARY).unwrap())
-            .build()
-            .unwrap();
+        let client = script.builder().token(canary()).build().unwrap();
         let mut stream = client
             .events()
             .stream(EventsVersion::V2)

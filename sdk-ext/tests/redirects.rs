@@ -2,7 +2,9 @@
 //! impersonation header may follow a redirect to another origin. Real sockets (httpmock).
 
 use httpmock::prelude::*;
+#[cfg(feature = "audit")]
 use pubapi_httpmock::MockServerExt;
+#[cfg(feature = "audit")]
 use pubapi_sdk::types::{AuditJobState, AuditJobStatus, AuditReportKind};
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::{ActAs, Client, Error, SecretToken};
@@ -51,6 +53,7 @@ async fn redirect_to_another_origin_carries_no_credentials_because_it_is_not_fol
     }
 }
 
+#[cfg(feature = "audit")]
 #[tokio::test]
 async fn audit_job_see_other_reaches_the_caller_with_its_location() {
     let server = MockServer::start_async().await;

@@ -1,6 +1,6 @@
 //! Webhook registrations against a scripted webhooks API.
 
-use pubapi_sdk::types::WebhookState;
+use pubapi_sdk::types::{WebhookState, WebhookSummary};
 use pubapi_sdk_ext::prelude::*;
 use pubapi_sdk_ext::testing::{Answer, Script};
 use pubapi_sdk_ext::webhook::registration::{Registration, WebhookErrorCode};
@@ -99,30 +99,37 @@ async fn an_enabled_registration_is_left_alone() {
     assert_eq!(script.seen().len(), 1);
 }
 
-#[tokio::test(start_paused = true)]
-async fn renewal_creates_the_replacement_before_deleting_the_old_one() {
-    let script = Script::new(
-        vec![
-            Answer::json(
-                200,
-                r#"{"webhookId":"w1","expires":1000100,"status":"enabled"}"#,
-            ),
-            Answer::json(
-                201,
-                r#"{"webhookId":"w2","expires":2000000,"status":"enabled"}"#,
-            ),
-            Answer::empty(204),
-        ],
-        Answer::empty(500),
+/// Renews `w1` at 1,000,000 s if it expires within the hour, against `answers` after a status
+/// that says it expires 100 s later; then the fallback is a 500.
+async fn renew_w1_expiring_soon(answers: Vec<Answer>) -> (Arc<Script>, RenewResult) {
+    let status = Answer::json(
+        200,
+        r#"{"webhookId":"w1","expires":1000100,"status":"enabled"}"#,
     );
+    let answers = std::iter::once(status).chain(answers).collect();
+    let script = Script::new(answers, Answer::empty(500));
     let now = UNIX_EPOCH + Duration::from_secs(1_000_000);
     let renewed = client(&script)
         .webhooks()
         .renew_if_expiring("w1", &registration(), Duration::from_secs(3600), now)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(renewed.webhook_id, "w2");
+        .await;
+    (script, renewed)
+}
+
+/// What [`renew_w1_expiring_soon`] hands back.
+type RenewResult = Result<Option<WebhookSummary>, Error>;
+
+#[tokio::test(start_paused = true)]
+async fn renewal_creates_the_replacement_before_deleting_the_old_one() {
+    let (script, renewed) = renew_w1_expiring_soon(vec![
+        Answer::json(
+            201,
+            r#"{"webhookId":"w2","expires":2000000,"status":"enabled"}"#,
+        ),
+        Answer::empty(204),
+    ])
+    .await;
+    assert_eq!(renewed.unwrap().unwrap().webhook_id, "w2");
     let order: Vec<_> = script
         .seen()
         .into_iter()
@@ -140,21 +147,11 @@ async fn renewal_creates_the_replacement_before_deleting_the_old_one() {
 
 #[tokio::test(start_paused = true)]
 async fn renewal_at_the_quota_keeps_the_old_registration() {
-    let script = Script::new(
-        vec![
-            Answer::json(
-                200,
-                r#"{"webhookId":"w1","expires":1000100,"status":"enabled"}"#,
-            ),
-            Answer::json(409, r#"{"code":"hook_quota_error","message":"quota"}"#),
-        ],
-        Answer::empty(500),
-    );
-    let now = UNIX_EPOCH + Duration::from_secs(1_000_000);
-    let result = client(&script)
-        .webhooks()
-        .renew_if_expiring("w1", &registration(), Duration::from_secs(3600), now)
-        .await;
+    let (script, result) = renew_w1_expiring_soon(vec![Answer::json(
+        409,
+        r#"{"code":"hook_quota_error","message":"quota"}"#,
+    )])
+    .await;
     assert!(matches!(result, Err(Error::Conflict(_))), "{result:?}");
     assert!(script.seen().iter().all(|s| s.method != "DELETE"));
 }

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pubapi_sdk_ext::webhook::{
-    Batch, DedupKey, DeliveryHandler, EventType, HandlerError, Receiver, RedisDedup, WebhookSecret,
-    testing,
+    Batch, DedupKey, DeliveryHandler, EventType, HandleOutcome, HandlerError, Receiver, RedisDedup,
+    WebhookSecret, testing,
 };
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use support::redis_server::RedisServer;
@@ -70,21 +70,34 @@ fn replica_with(store: RedisDedup) -> Receiver {
         .unwrap()
 }
 
-/// A plain connection for looking at the keys.
-async fn inspect(server: &RedisServer) -> redis::aio::MultiplexedConnection {
-    redis::Client::open(server.url())
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap()
+/// A recorder and two replicas of the endpoint on `server`.
+async fn recorder_and_two_replicas(server: &RedisServer) -> (Recorder, Receiver, Receiver) {
+    let first = replica(server).await;
+    let second = replica(server).await;
+    (Recorder::default(), first, second)
+}
+
+/// Delivers the one event `id` to `receiver`: the status and how many events were accepted.
+async fn deliver(receiver: &Receiver, id: &str, recorder: &Recorder) -> (u16, usize) {
+    let (headers, body) = testing::one_event(SECRET, id);
+    let outcome = receiver.handle(&headers, &body, recorder).await;
+    (outcome.status, outcome.accepted)
+}
+
+/// What a delivery's outcome counts: status, accepted, duplicates, forgotten by the store.
+fn counts(outcome: &HandleOutcome) -> (u16, usize, usize, usize) {
+    (
+        outcome.status,
+        outcome.accepted,
+        outcome.duplicates,
+        outcome.forgotten_by_store,
+    )
 }
 
 #[tokio::test]
 async fn same_delivery_to_two_receivers_and_after_a_restart_reaches_the_handler_once() {
     let server = RedisServer::start();
-    let recorder = Recorder::default();
-    let first = replica(&server).await;
-    let second = replica(&server).await;
+    let (recorder, first, second) = recorder_and_two_replicas(&server).await;
     let (headers, body) = testing::one_event(SECRET, "e-1");
 
     let handled = first.handle(&headers, &body, &recorder).await;
@@ -99,23 +112,14 @@ async fn same_delivery_to_two_receivers_and_after_a_restart_reaches_the_handler_
     drop(first);
     let restarted = replica(&server).await;
     let after_restart = restarted.handle(&headers, &body, &recorder).await;
-    assert_eq!(
-        (
-            after_restart.status,
-            after_restart.accepted,
-            after_restart.duplicates
-        ),
-        (200, 0, 1)
-    );
+    assert_eq!(counts(&after_restart), (200, 0, 1, 0));
     assert_eq!(recorder.event_ids(), ["e-1"]);
 }
 
 #[tokio::test]
 async fn unreachable_redis_refuses_the_delivery_and_the_retry_after_it_is_back_is_handled_once() {
     let mut server = RedisServer::start();
-    let recorder = Recorder::default();
-    let first = replica(&server).await;
-    let second = replica(&server).await;
+    let (recorder, first, second) = recorder_and_two_replicas(&server).await;
     let (headers, body) = testing::one_event(SECRET, "e-1");
 
     server.stop();
@@ -161,15 +165,12 @@ async fn redis_stopped_between_deliveries_refuses_only_while_it_is_down() {
     let (mut server, recorder, receiver) = handled_e1().await;
 
     server.stop();
-    let (headers2, body2) = testing::one_event(SECRET, "e-2");
-    let refused = receiver.handle(&headers2, &body2, &recorder).await;
-    assert_eq!((refused.status, refused.accepted), (503, 0));
+    assert_eq!(deliver(&receiver, "e-2", &recorder).await, (503, 0));
 
     // The restarted server lost its data (no persistence here), so e-1 is new to it again;
     // e-2, refused before, is handled now.
     server.restart();
-    let retried = receiver.handle(&headers2, &body2, &recorder).await;
-    assert_eq!((retried.status, retried.accepted), (200, 1));
+    assert_eq!(deliver(&receiver, "e-2", &recorder).await, (200, 1));
     assert_eq!(recorder.event_ids(), ["e-1", "e-2"]);
 }
 
@@ -179,9 +180,7 @@ async fn redis_restarted_while_idle_answers_the_next_delivery_at_once() {
 
     // The connection the receiver holds is dead; the store reconnects and sends again.
     server.restart();
-    let (headers2, body2) = testing::one_event(SECRET, "e-2");
-    let next = receiver.handle(&headers2, &body2, &recorder).await;
-    assert_eq!((next.status, next.accepted), (200, 1));
+    assert_eq!(deliver(&receiver, "e-2", &recorder).await, (200, 1));
     assert_eq!(recorder.event_ids(), ["e-1", "e-2"]);
 }
 
@@ -190,6 +189,21 @@ struct Gate {
     entered: mpsc::UnboundedSender<()>,
     release: Arc<Notify>,
     recorder: Arc<Recorder>,
+}
+
+impl Gate {
+    /// A gate in front of `recorder`: what says when a batch reached it, and what lets it
+    /// through.
+    fn new(recorder: Arc<Recorder>) -> (Gate, mpsc::UnboundedReceiver<()>, Arc<Notify>) {
+        let (entered, started) = mpsc::unbounded_channel();
+        let release = Arc::new(Notify::new());
+        let gate = Gate {
+            entered,
+            release: Arc::clone(&release),
+            recorder,
+        };
+        (gate, started, release)
+    }
 }
 
 impl DeliveryHandler for Gate {
@@ -208,13 +222,7 @@ async fn event_being_handled_by_one_replica_is_answered_503_by_another_until_com
     let second = replica(&server).await;
     let (headers, body) = testing::one_event(SECRET, "e-1");
 
-    let (entered, mut started) = mpsc::unbounded_channel();
-    let release = Arc::new(Notify::new());
-    let gate = Gate {
-        entered,
-        release: Arc::clone(&release),
-        recorder: Arc::clone(&recorder),
-    };
+    let (gate, mut started, release) = Gate::new(Arc::clone(&recorder));
     let slow = tokio::spawn({
         let (first, headers, body) = (Arc::clone(&first), headers.clone(), body.clone());
         async move { first.handle(&headers, &body, &gate).await }
@@ -244,9 +252,7 @@ async fn handler_failure_on_one_replica_lets_another_handle_the_retry() {
     let server = RedisServer::start();
     let failing = Recorder::default();
     failing.failing.store(true, Ordering::SeqCst);
-    let recorder = Recorder::default();
-    let first = replica(&server).await;
-    let second = replica(&server).await;
+    let (recorder, first, second) = recorder_and_two_replicas(&server).await;
     let (headers, body) = testing::one_event(SECRET, "e-1");
 
     assert_eq!(first.handle(&headers, &body, &failing).await.status, 500);
@@ -258,9 +264,7 @@ async fn handler_failure_on_one_replica_lets_another_handle_the_retry() {
 #[tokio::test]
 async fn dead_letters_of_a_delivery_reach_the_handler_once_across_replicas() {
     let server = RedisServer::start();
-    let recorder = Recorder::default();
-    let first = replica(&server).await;
-    let second = replica(&server).await;
+    let (recorder, first, second) = recorder_and_two_replicas(&server).await;
     let headers = testing::authorized_headers(SECRET);
 
     let handled = first.handle(&headers, b"not json", &recorder).await;
@@ -283,16 +287,10 @@ async fn keys_are_namespaced_claims_expire_after_the_lease_and_records_after_the
         )
     );
     let receiver = Arc::new(replica_with(store));
-    let mut redis = inspect(&server).await;
+    let mut redis = server.connection().await;
     let (headers, body) = testing::one_event(SECRET, "e-1");
 
-    let (entered, mut started) = mpsc::unbounded_channel();
-    let release = Arc::new(Notify::new());
-    let gate = Gate {
-        entered,
-        release: Arc::clone(&release),
-        recorder: Arc::default(),
-    };
+    let (gate, mut started, release) = Gate::new(Arc::default());
     let handling = tokio::spawn({
         let receiver = Arc::clone(&receiver);
         async move { receiver.handle(&headers, &body, &gate).await }
@@ -361,7 +359,7 @@ impl Loss {
             Loss::RestartEmpty => server.restart_empty(),
             Loss::Flushall => {
                 let () = redis::cmd("FLUSHALL")
-                    .query_async(&mut inspect(server).await)
+                    .query_async(&mut server.connection().await)
                     .await
                     .unwrap();
             }
@@ -369,7 +367,7 @@ impl Loss {
                 let key = store.redis_key(NAME, &DedupKey::event(NAME, DOMAIN, event_id));
                 let deleted: i64 = redis::cmd("DEL")
                     .arg(key)
-                    .query_async(&mut inspect(server).await)
+                    .query_async(&mut server.connection().await)
                     .await
                     .unwrap();
                 assert_eq!(deleted, 1);
@@ -397,30 +395,13 @@ async fn handler_runs_once_when_redis_loses_the_set_between_two_deliveries_of_an
 
         loss.strike(&mut server, &store, "e-1").await;
         let repeated = receiver.handle(&headers, &body, &recorder).await;
-        assert_eq!(
-            (
-                repeated.status,
-                repeated.accepted,
-                repeated.duplicates,
-                repeated.forgotten_by_store
-            ),
-            (200, 0, 1, 1),
-            "{loss:?}"
-        );
+        assert_eq!(counts(&repeated), (200, 0, 1, 1), "{loss:?}");
         assert_eq!(recorder.event_ids(), ["e-1"], "{loss:?}");
 
         // Recorded in Redis again: a replica that never saw e-1 knows it now.
         let other = replica(&server).await;
         let elsewhere = other.handle(&headers, &body, &recorder).await;
-        assert_eq!(
-            (
-                elsewhere.status,
-                elsewhere.duplicates,
-                elsewhere.forgotten_by_store
-            ),
-            (200, 1, 0),
-            "{loss:?}"
-        );
+        assert_eq!(counts(&elsewhere), (200, 0, 1, 0), "{loss:?}");
         // Once per loss, however many deliveries follow.
         let (headers2, body2) = testing::one_event(SECRET, "e-2");
         assert_eq!(

@@ -1,10 +1,27 @@
 //! Waiting for AI answers.
 
 use crate::error::Error;
-use crate::waiter::WaitConfig;
+use crate::waiter::{WaitConfig, observer};
 use std::fmt;
-use std::sync::Arc;
 use std::time::Duration;
+
+observer! {
+    /// A function told the status of each poll of an AI wait (see [`AiWait::on_status`]); an
+    /// empty string when a body has none.
+    ///
+    /// ```
+    /// use pubapi_sdk_ext::ai::{AiWait, StatusObserver};
+    ///
+    /// let how = AiWait {
+    ///     on_status: StatusObserver::new(|status| eprintln!("still {status}")),
+    ///     ..AiWait::default()
+    /// };
+    /// # let _ = how;
+    /// ```
+    ///
+    /// Two observers are equal when they are the same function (or both none).
+    pub struct StatusObserver(&str);
+}
 
 /// How to poll for an AI answer. Every poll is an AI call (100 a day per token by default),
 /// so the defaults are patient: first after 5 s, growing by half up to 60 s, for at most
@@ -21,59 +38,6 @@ pub struct AiWait {
     /// display's hook. None by default.
     pub on_status: StatusObserver,
 }
-
-/// A function told the status of each poll of an AI wait (see [`AiWait::on_status`]).
-///
-/// ```
-/// use pubapi_sdk_ext::ai::{AiWait, StatusObserver};
-///
-/// let how = AiWait {
-///     on_status: StatusObserver::new(|status| eprintln!("still {status}")),
-///     ..AiWait::default()
-/// };
-/// # let _ = how;
-/// ```
-#[derive(Clone, Default)]
-pub struct StatusObserver(Option<Arc<Observe>>);
-
-/// What a [`StatusObserver`] calls.
-type Observe = dyn Fn(&str) + Send + Sync;
-
-impl StatusObserver {
-    /// Calls `observe` with the status of each poll (an empty string when a body has none).
-    pub fn new(observe: impl Fn(&str) + Send + Sync + 'static) -> Self {
-        StatusObserver(Some(Arc::new(observe)))
-    }
-
-    pub(crate) fn tell(&self, status: &str) {
-        if let Some(observe) = &self.0 {
-            observe(status);
-        }
-    }
-}
-
-impl fmt::Debug for StatusObserver {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.0.is_some() {
-            "StatusObserver(set)"
-        } else {
-            "StatusObserver(none)"
-        })
-    }
-}
-
-/// Two observers are equal when they are the same function (or both none).
-impl PartialEq for StatusObserver {
-    fn eq(&self, other: &Self) -> bool {
-        match (&self.0, &other.0) {
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-            (None, None) => true,
-            _ => false,
-        }
-    }
-}
-
-impl Eq for StatusObserver {}
 
 impl AiWait {
     /// The floor of every interval.
@@ -93,6 +57,38 @@ impl Default for AiWait {
             on_status: StatusObserver::default(),
         }
     }
+}
+
+/// The spelling of an open status enum, both ways: `as_str` and `Display` write each named
+/// variant as the API spells it, and `From<&str>` reads those spellings back, any other text
+/// as `Other`, kept as sent.
+macro_rules! open_status {
+    ($name:ident { $($variant:ident => $text:literal,)+ }) => {
+        impl $name {
+            /// The status as the API spells it.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $($name::$variant => $text,)+
+                    $name::Other(other) => other,
+                }
+            }
+        }
+
+        impl From<&str> for $name {
+            fn from(status: &str) -> Self {
+                match status {
+                    $($text => $name::$variant,)+
+                    other => $name::Other(other.to_string()),
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
 }
 
 /// The status of an assistant execution (reference 4.3), an open enum: a value the SDK does
@@ -116,39 +112,17 @@ pub enum AssistantStatus {
     Other(String),
 }
 
-impl AssistantStatus {
-    /// The status as the API spells it.
-    pub fn as_str(&self) -> &str {
-        match self {
-            AssistantStatus::InProgress => "IN_PROGRESS",
-            AssistantStatus::Completed => "COMPLETED",
-            AssistantStatus::Failed => "FAILED",
-            AssistantStatus::AwaitingUserConfirmation => "AWAITING_USER_CONFIRMATION",
-            AssistantStatus::Other(other) => other,
-        }
-    }
+open_status!(AssistantStatus {
+    InProgress => "IN_PROGRESS",
+    Completed => "COMPLETED",
+    Failed => "FAILED",
+    AwaitingUserConfirmation => "AWAITING_USER_CONFIRMATION",
+});
 
+impl AssistantStatus {
     /// Whether the wait ends on this status: every status but `IN_PROGRESS`.
     pub fn is_final(&self) -> bool {
         *self != AssistantStatus::InProgress
-    }
-}
-
-impl From<&str> for AssistantStatus {
-    fn from(status: &str) -> Self {
-        match status {
-            "IN_PROGRESS" => AssistantStatus::InProgress,
-            "COMPLETED" => AssistantStatus::Completed,
-            "FAILED" => AssistantStatus::Failed,
-            "AWAITING_USER_CONFIRMATION" => AssistantStatus::AwaitingUserConfirmation,
-            other => AssistantStatus::Other(other.to_string()),
-        }
-    }
-}
-
-impl fmt::Display for AssistantStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
@@ -179,20 +153,16 @@ pub enum AgentStatus {
     Other(String),
 }
 
-impl AgentStatus {
-    /// The status as the API spells it.
-    pub fn as_str(&self) -> &str {
-        match self {
-            AgentStatus::Pending => "PENDING",
-            AgentStatus::Running => "RUNNING",
-            AgentStatus::InProgress => "IN_PROGRESS",
-            AgentStatus::Completed => "COMPLETED",
-            AgentStatus::Failed => "FAILED",
-            AgentStatus::AwaitingUserConfirmation => "AWAITING_USER_CONFIRMATION",
-            AgentStatus::Other(other) => other,
-        }
-    }
+open_status!(AgentStatus {
+    Pending => "PENDING",
+    Running => "RUNNING",
+    InProgress => "IN_PROGRESS",
+    Completed => "COMPLETED",
+    Failed => "FAILED",
+    AwaitingUserConfirmation => "AWAITING_USER_CONFIRMATION",
+});
 
+impl AgentStatus {
     /// Whether polling ends on this status: `COMPLETED`, `FAILED` and
     /// `AWAITING_USER_CONFIRMATION`.
     pub fn is_final(&self) -> bool {
@@ -200,26 +170,6 @@ impl AgentStatus {
             self,
             AgentStatus::Completed | AgentStatus::Failed | AgentStatus::AwaitingUserConfirmation
         )
-    }
-}
-
-impl From<&str> for AgentStatus {
-    fn from(status: &str) -> Self {
-        match status {
-            "PENDING" => AgentStatus::Pending,
-            "RUNNING" => AgentStatus::Running,
-            "IN_PROGRESS" => AgentStatus::InProgress,
-            "COMPLETED" => AgentStatus::Completed,
-            "FAILED" => AgentStatus::Failed,
-            "AWAITING_USER_CONFIRMATION" => AgentStatus::AwaitingUserConfirmation,
-            other => AgentStatus::Other(other.to_string()),
-        }
-    }
-}
-
-impl fmt::Display for AgentStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

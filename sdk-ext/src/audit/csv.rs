@@ -468,20 +468,16 @@ impl CsvRows {
                 // the end.
                 csv_core::ReadRecordResult::InputEmpty => {}
                 csv_core::ReadRecordResult::OutputFull => {
-                    if self.out.len() >= MAX_ROW_BYTES {
+                    if !grow(&mut self.out, MAX_ROW_BYTES) {
                         self.row = (out_len, ends_len);
                         return Parsed::TooLarge;
                     }
-                    let grown = (self.out.len() * 2).min(MAX_ROW_BYTES);
-                    self.out.resize(grown, 0);
                 }
                 csv_core::ReadRecordResult::OutputEndsFull => {
-                    if self.ends.len() >= MAX_FIELDS {
+                    if !grow(&mut self.ends, MAX_FIELDS) {
                         self.row = (out_len, ends_len);
                         return Parsed::TooLarge;
                     }
-                    let grown = (self.ends.len() * 2).min(MAX_FIELDS);
-                    self.ends.resize(grown, 0);
                 }
                 csv_core::ReadRecordResult::Record => {
                     self.records += 1;
@@ -495,6 +491,16 @@ impl CsvRows {
             }
         }
     }
+}
+
+/// Doubles `buffer` (zero-filled), up to `cap`; false when it already holds `cap`.
+#[inline]
+fn grow<T: Copy + Default>(buffer: &mut Vec<T>, cap: usize) -> bool {
+    if buffer.len() >= cap {
+        return false;
+    }
+    buffer.resize((buffer.len() * 2).min(cap), T::default());
+    true
 }
 
 /// What [`CsvRows::parse`] got to in the chunk in hand.

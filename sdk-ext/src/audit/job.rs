@@ -4,10 +4,8 @@ use super::AuditRequest;
 use crate::Client;
 use crate::error::Error;
 use crate::prelude::*;
-use crate::waiter::{Verdict, WaitConfig, WaitError, wait};
+use crate::waiter::{Verdict, WaitConfig, WaitError, observer, wait};
 use pubapi_sdk::types::{AuditFormat, AuditJobStatus, AuditReportKind};
-use std::fmt;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// A created audit report job.
@@ -42,6 +40,27 @@ pub enum JobState {
     Completed(ReportLocation),
 }
 
+observer! {
+    /// A function told the state of each poll of an audit job (see [`AuditWait::on_status`]).
+    ///
+    /// ```
+    /// use pubapi_sdk_ext::audit::{AuditWait, JobObserver, JobState};
+    ///
+    /// let how = AuditWait {
+    ///     on_status: JobObserver::new(|state| {
+    ///         if let JobState::Running { status } = state {
+    ///             eprintln!("still {status}");
+    ///         }
+    ///     }),
+    ///     ..AuditWait::default()
+    /// };
+    /// # let _ = how;
+    /// ```
+    ///
+    /// Two observers are equal when they are the same function (or both none).
+    pub struct JobObserver(&JobState);
+}
+
 /// How to wait for a job. Polls are at least [`AuditWait::MIN_INTERVAL`] apart (from one
 /// answer to the next request) in the server's time, whatever is configured.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,63 +76,6 @@ pub struct AuditWait {
     /// 2-minute minimum and the deadline are the server's time, waited this many times less.
     pub server_time_scale: u32,
 }
-
-/// A function told the state of each poll of an audit job (see [`AuditWait::on_status`]).
-///
-/// ```
-/// use pubapi_sdk_ext::audit::{AuditWait, JobObserver, JobState};
-///
-/// let how = AuditWait {
-///     on_status: JobObserver::new(|state| {
-///         if let JobState::Running { status } = state {
-///             eprintln!("still {status}");
-///         }
-///     }),
-///     ..AuditWait::default()
-/// };
-/// # let _ = how;
-/// ```
-#[derive(Clone, Default)]
-pub struct JobObserver(Option<Arc<Observe>>);
-
-/// What a [`JobObserver`] calls.
-type Observe = dyn Fn(&JobState) + Send + Sync;
-
-impl JobObserver {
-    /// Calls `observe` with the state each poll answered.
-    pub fn new(observe: impl Fn(&JobState) + Send + Sync + 'static) -> Self {
-        JobObserver(Some(Arc::new(observe)))
-    }
-
-    fn tell(&self, state: &JobState) {
-        if let Some(observe) = &self.0 {
-            observe(state);
-        }
-    }
-}
-
-impl fmt::Debug for JobObserver {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.0.is_some() {
-            "JobObserver(set)"
-        } else {
-            "JobObserver(none)"
-        })
-    }
-}
-
-/// Two observers are equal when they are the same function (or both none).
-impl PartialEq for JobObserver {
-    fn eq(&self, other: &Self) -> bool {
-        match (&self.0, &other.0) {
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-            (None, None) => true,
-            _ => false,
-        }
-    }
-}
-
-impl Eq for JobObserver {}
 
 impl AuditWait {
     /// The reference: "Job status must be polled no more often than once every 2 minutes".

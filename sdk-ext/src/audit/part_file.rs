@@ -95,6 +95,7 @@ const MAX_ID_IN_NAME: usize = 80;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scratch::Scratch;
 
     #[test]
     fn a_job_id_in_a_part_files_name_names_no_other_folder() {
@@ -118,9 +119,7 @@ mod tests {
 
     #[test]
     fn a_part_file_is_removed_unless_committed_or_kept() {
-        let dir = std::env::temp_dir().join(format!("pubapi-part-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = Scratch::new("part");
         let target = dir.join("logins.csv");
         let dropped = PartFile::beside(&target, "j/1");
         assert_eq!(dropped.path(), dir.join(".logins.csv.j%2F1.part"));
@@ -138,6 +137,5 @@ mod tests {
         whole.commit(&target).unwrap();
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "whole");
         assert!(!path.exists());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -9,7 +9,6 @@ use crate::audit::{
 use crate::error::Error;
 use crate::waiter::WaitError;
 use pubapi_sdk::types::AuditFormat;
-use std::fmt;
 use std::sync::Arc;
 
 /// The events of a JSON report from `read.offset` on, one at a time.
@@ -191,13 +190,7 @@ pub struct CsvReport {
     runtime: Arc<Runtime>,
 }
 
-impl fmt::Debug for CsvReport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CsvReport")
-            .field("inner", &self.inner)
-            .finish_non_exhaustive()
-    }
-}
+debug_inner!(CsvReport, "CsvReport");
 
 impl CsvReport {
     /// Copies the CSV bytes to `writer` as they arrive and returns how many were written.
@@ -239,13 +232,7 @@ pub struct CsvRows {
     refused: bool,
 }
 
-impl fmt::Debug for CsvRows {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CsvRows")
-            .field("inner", &self.inner)
-            .finish_non_exhaustive()
-    }
-}
+debug_inner!(CsvRows, "CsvRows");
 
 impl CsvRows {
     /// The title row, once the first row has been read (`None` when the report has none).
@@ -264,15 +251,25 @@ impl CsvRows {
     /// # Errors
     /// As the iterator's items.
     pub fn next_record(&mut self) -> Option<Result<CsvRecord<'_>, CsvError>> {
-        if self.refused {
-            return None;
-        }
-        match self.runtime.block_on(self.inner.next_record()) {
-            Some(row) => row,
-            None => {
-                self.refused = true;
-                Some(Err(CsvError::in_async_context(0)))
-            }
+        read_row(&mut self.refused, &self.runtime, self.inner.next_record())
+    }
+}
+
+/// Reads one row on `runtime`, unless `refused` before. Inside an async runtime, refuses
+/// ([`CsvError::in_async_context`]) once, then ends.
+fn read_row<T>(
+    refused: &mut bool,
+    runtime: &Runtime,
+    read: impl Future<Output = Option<Result<T, CsvError>>>,
+) -> Option<Result<T, CsvError>> {
+    if *refused {
+        return None;
+    }
+    match runtime.block_on(read) {
+        Some(row) => row,
+        None => {
+            *refused = true;
+            Some(Err(CsvError::in_async_context(0)))
         }
     }
 }
@@ -283,15 +280,6 @@ impl Iterator for CsvRows {
     type Item = Result<CsvRow, CsvError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.refused {
-            return None;
-        }
-        match self.runtime.block_on(self.inner.next()) {
-            Some(row) => row,
-            None => {
-                self.refused = true;
-                Some(Err(CsvError::in_async_context(0)))
-            }
-        }
+        read_row(&mut self.refused, &self.runtime, self.inner.next())
     }
 }

@@ -6,7 +6,6 @@ use crate::events::{EventQuery, EventStreamBuilder, EventsVersion, PollingEvent,
 use crate::fleet::FleetError;
 use futures_util::StreamExt;
 use pubapi_sdk::types::{EventPage, EventsCursor};
-use std::fmt;
 use std::sync::Arc;
 
 blocking_handle! {
@@ -80,13 +79,7 @@ pub struct EventStream {
     runtime: Arc<Runtime>,
 }
 
-impl fmt::Debug for EventStream {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("blocking::EventStream")
-            .field("inner", &self.inner)
-            .finish_non_exhaustive()
-    }
-}
+debug_inner!(EventStream, "blocking::EventStream");
 
 impl EventStream {
     /// Every id up to this one has been delivered or skipped by the filters: save it after

@@ -82,6 +82,20 @@ macro_rules! blocking_handle {
     };
 }
 
+/// `Debug` for a blocking wrapper: `$name` and the async value it wraps (`inner`); the
+/// runtime is left out.
+macro_rules! debug_inner {
+    ($wrapper:ident, $name:literal) => {
+        impl std::fmt::Debug for $wrapper {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct($name)
+                    .field("inner", &self.inner)
+                    .finish_non_exhaustive()
+            }
+        }
+    };
+}
+
 #[cfg(feature = "ai")]
 mod ai;
 #[cfg(feature = "audit")]
@@ -154,13 +168,7 @@ pub struct Client {
     runtime: Arc<Runtime>,
 }
 
-impl fmt::Debug for Client {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("blocking::Client")
-            .field("inner", &self.inner)
-            .finish_non_exhaustive()
-    }
-}
+debug_inner!(Client, "blocking::Client");
 
 impl Client {
     /// A view of this client whose calls run as `who` (see

@@ -1,8 +1,7 @@
 //! Checkpoints in a file, replaced atomically, and a lock file beside it: the embedded
 //! default.
 
-use super::{Acquired, CheckpointStore, FleetError, Lease};
-use pubapi_sdk::hooks::BoxFuture;
+use super::{Acquired, CheckpointStore, FleetError, FleetFuture, Lease};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{File, TryLockError};
 use std::io::{Read, Seek, Write};
@@ -241,18 +240,14 @@ fn write_state(file: &mut File, token: u64, state: &str) -> std::io::Result<()> 
 }
 
 impl CheckpointStore for FileCheckpoints {
-    fn load<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Option<i64>, FleetError>> {
+    fn load<'a>(&'a self, name: &'a str) -> FleetFuture<'a, Option<i64>> {
         Box::pin(async move {
             let _guard = self.lock.lock().await;
             Ok(self.read().await?.get(name).copied())
         })
     }
 
-    fn save<'a>(
-        &'a self,
-        lease: &'a Lease,
-        id: i64,
-    ) -> BoxFuture<'a, Result<Option<i64>, FleetError>> {
+    fn save<'a>(&'a self, lease: &'a Lease, id: i64) -> FleetFuture<'a, Option<i64>> {
         Box::pin(async move {
             let _guard = self.lock.lock().await;
             if !self.holds(lease) {
@@ -274,7 +269,7 @@ impl CheckpointStore for FileCheckpoints {
         })
     }
 
-    fn acquire<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Acquired, FleetError>> {
+    fn acquire<'a>(&'a self, name: &'a str) -> FleetFuture<'a, Acquired> {
         Box::pin(async move {
             let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
             let busy = Acquired::Busy {
@@ -296,7 +291,7 @@ impl CheckpointStore for FileCheckpoints {
         })
     }
 
-    fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), FleetError>> {
+    fn release<'a>(&'a self, lease: &'a Lease) -> FleetFuture<'a, ()> {
         Box::pin(async move {
             let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
             if held.token != lease.token || !held.names.remove(&lease.name) {
@@ -322,12 +317,13 @@ impl CheckpointStore for FileCheckpoints {
 mod tests {
     use super::*;
     use crate::fleet::FleetErrorKind;
+    use crate::scratch::Scratch;
 
-    fn scratch(test: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("pubapi-cp-{test}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+    /// The folder of `test` and the checkpoint file `cp` in it (not made).
+    fn scratch(test: &str) -> (Scratch, PathBuf) {
+        let dir = Scratch::new(&format!("cp-{test}"));
+        let path = dir.join("cp");
+        (dir, path)
     }
 
     async fn lease(store: &FileCheckpoints, name: &str) -> Lease {
@@ -339,8 +335,7 @@ mod tests {
 
     #[tokio::test]
     async fn checkpoints_survive_a_new_store_on_the_same_file() {
-        let dir = scratch("survive");
-        let path = dir.join("checkpoints.json");
+        let (_dir, path) = scratch("survive");
         let store = FileCheckpoints::new(&path);
         assert_eq!(store.load("v2").await.unwrap(), None);
         let (v2, v1) = (lease(&store, "v2").await, lease(&store, "v1").await);
@@ -352,14 +347,12 @@ mod tests {
         let reopened = FileCheckpoints::new(&path);
         assert_eq!(reopened.load("v2").await.unwrap(), Some(42));
         assert_eq!(reopened.load("v1").await.unwrap(), Some(7));
-        assert!(!dir.join("checkpoints.json.tmp").exists());
-        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(!path.with_file_name("cp.tmp").exists());
     }
 
     #[tokio::test]
     async fn an_empty_or_garbled_file_is_corrupt_and_named_not_unavailable() {
-        let dir = scratch("corrupt");
-        let path = dir.join("cp");
+        let (_dir, path) = scratch("corrupt");
         let store = FileCheckpoints::new(&path);
         let held = lease(&store, "v2").await;
         for garbage in [&b""[..], b"\n", b"{not json", b"{\"v2\": \"x\"}", b"[1, 2]"] {
@@ -373,19 +366,16 @@ mod tests {
             }
             assert_eq!(std::fs::read(&path).unwrap(), garbage, "left as it was");
         }
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[tokio::test]
     async fn a_lock_file_at_u64_max_is_corrupt_not_a_panic_or_a_token_gone_back() {
-        let dir = scratch("lock-max");
-        let path = dir.join("cp");
+        let (_dir, path) = scratch("lock-max");
         let store = FileCheckpoints::new(&path);
         std::fs::write(store.lock_path(), format!("{} held\n", u64::MAX)).unwrap();
         let error = store.acquire("v2").await.unwrap_err();
         assert_eq!(error.kind, FleetErrorKind::Corrupt, "{error}");
         assert!(error.message.contains(".lock"), "{error}");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[tokio::test]
@@ -400,20 +390,18 @@ mod tests {
             ("too long", &[b'7'; 300]),
         ];
         for (case, bytes) in cases {
-            let dir = scratch("lock-garbled");
-            let store = FileCheckpoints::new(dir.join("cp"));
+            let (_dir, path) = scratch("lock-garbled");
+            let store = FileCheckpoints::new(path);
             std::fs::write(store.lock_path(), bytes).unwrap();
             let error = store.acquire("v2").await.unwrap_err();
             assert_eq!(error.kind, FleetErrorKind::Corrupt, "{case}: {error}");
             assert!(error.message.contains(".lock"), "{case}: {error}");
-            std::fs::remove_dir_all(&dir).unwrap();
         }
     }
 
     #[tokio::test]
     async fn a_checkpoint_file_past_the_cap_is_refused_before_it_is_read() {
-        let dir = scratch("cp-huge");
-        let path = dir.join("cp");
+        let (_dir, path) = scratch("cp-huge");
         let file = std::fs::File::create(&path).unwrap();
         file.set_len(FileCheckpoints::MAX_FILE_LEN + 1).unwrap();
         let error = FileCheckpoints::new(&path).load("v2").await.unwrap_err();
@@ -422,14 +410,12 @@ mod tests {
             error.message.contains("more than a checkpoint file"),
             "{error}"
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[cfg(unix)]
     #[test]
     fn a_lock_file_removed_or_replaced_after_it_was_opened_is_not_the_lock() {
-        let dir = scratch("lock-removed");
-        let path = dir.join("cp.lock");
+        let (_dir, path) = scratch("lock-removed");
         let opened = std::fs::File::create(&path).unwrap();
         assert!(super::names_file(&path, &opened).unwrap());
         // The holder released: removed while our handle was open.
@@ -438,7 +424,6 @@ mod tests {
         // And a third process made a new one there.
         std::fs::File::create(&path).unwrap();
         assert!(!super::names_file(&path, &opened).unwrap());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     proptest::proptest! {
@@ -472,8 +457,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_second_store_on_the_same_file_stands_by_until_the_first_releases() {
-        let dir = scratch("lock");
-        let path = dir.join("cp");
+        let (_dir, path) = scratch("lock");
         let first = FileCheckpoints::new(&path);
         let held = lease(&first, "v2").await;
         assert!(!held.taken_over);
@@ -510,6 +494,5 @@ mod tests {
         let third = FileCheckpoints::new(&path);
         let after_death = lease(&third, "v2").await;
         assert!(after_death.token > next.token && after_death.taken_over);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

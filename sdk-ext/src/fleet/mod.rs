@@ -134,6 +134,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// What the operations of a fleet store return: a boxed future of `T` or a [`FleetError`].
+pub type FleetFuture<'a, T> = BoxFuture<'a, Result<T, FleetError>>;
+
 /// A request for the earliest start of one call of a token, from a fleet's shared windows.
 #[derive(Debug, Clone, Copy)]
 pub struct Reserve<'a> {
@@ -227,7 +230,7 @@ pub trait FleetBudget: Send + Sync + fmt::Debug + 'static {
     ///
     /// A store must not book a request that reaches it after the caller stopped waiting for
     /// the answer (a store paused and resumed would otherwise fill slots nobody uses).
-    fn reserve<'a>(&'a self, request: Reserve<'a>) -> BoxFuture<'a, Result<Answer, FleetError>>;
+    fn reserve<'a>(&'a self, request: Reserve<'a>) -> FleetFuture<'a, Answer>;
 
     /// Gives back the start booked for call `id` ([`Reserve::id`]) of `token`'s `class`: its
     /// caller stopped waiting before it (a timeout, a cancelled task), so it will not be
@@ -241,7 +244,7 @@ pub trait FleetBudget: Send + Sync + fmt::Debug + 'static {
         token: &'a TokenFingerprint,
         class: LimitClass,
         id: u64,
-    ) -> BoxFuture<'a, Result<(), FleetError>> {
+    ) -> FleetFuture<'a, ()> {
         let _ = (token, class, id);
         Box::pin(async { Ok(()) })
     }
@@ -258,7 +261,7 @@ pub trait CheckpointStore: Send + Sync + fmt::Debug + 'static {
     /// # Errors
     /// [`FleetErrorKind::Corrupt`] naming the file or key when what is there is not a
     /// checkpoint; [`FleetErrorKind::Unavailable`] when the store cannot be read now.
-    fn load<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Option<i64>, FleetError>>;
+    fn load<'a>(&'a self, name: &'a str) -> FleetFuture<'a, Option<i64>>;
 
     /// Saves `id` as the checkpoint of the lease's stream when `lease` is still the stream's
     /// current lease, keeping the saved id when it is larger (a checkpoint never goes back),
@@ -270,28 +273,24 @@ pub trait CheckpointStore: Send + Sync + fmt::Debug + 'static {
     /// [`FleetErrorKind::LeaseLost`] when another consumer holds the stream now, or nobody
     /// (nothing is saved); [`FleetErrorKind::Corrupt`] when what is saved there is not a
     /// checkpoint.
-    fn save<'a>(
-        &'a self,
-        lease: &'a Lease,
-        id: i64,
-    ) -> BoxFuture<'a, Result<Option<i64>, FleetError>>;
+    fn save<'a>(&'a self, lease: &'a Lease, id: i64) -> FleetFuture<'a, Option<i64>>;
 
     /// Takes the lease of stream `name`, or says when to try again while another consumer
     /// holds it. The default grants it at once, with token 0 and no expiry.
-    fn acquire<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Acquired, FleetError>> {
+    fn acquire<'a>(&'a self, name: &'a str) -> FleetFuture<'a, Acquired> {
         Box::pin(async move { Ok(Acquired::Lease(Lease::new(name, 0))) })
     }
 
     /// Extends a lease for another lease time: `Ok(false)` when it is no longer held (it ran
     /// out, and another consumer may hold it). The default keeps every lease.
-    fn renew<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<bool, FleetError>> {
+    fn renew<'a>(&'a self, lease: &'a Lease) -> FleetFuture<'a, bool> {
         let _ = lease;
         Box::pin(async { Ok(true) })
     }
 
     /// Gives a lease up, so a standby takes over at once and knows that nothing was left
     /// unsaved. The default does nothing.
-    fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), FleetError>> {
+    fn release<'a>(&'a self, lease: &'a Lease) -> FleetFuture<'a, ()> {
         let _ = lease;
         Box::pin(async { Ok(()) })
     }

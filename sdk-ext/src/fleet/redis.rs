@@ -69,10 +69,9 @@
 pub use super::redis_connection::DEFAULT_PREFIX;
 use super::redis_connection::{Connection, RESPONSE_TIMEOUT, connect, redis_error};
 pub use super::redis_streams::RedisCheckpoints;
-use super::{Answer, FleetBudget, FleetError, Reservation, Reserve, unix_us};
+use super::{Answer, FleetBudget, FleetError, FleetFuture, Reservation, Reserve, unix_us};
 use crate::limits::LimitClass;
 use crate::token::TokenFingerprint;
-use pubapi_sdk::hooks::BoxFuture;
 use std::time::Duration;
 
 /// Books the earliest start; see the module doc. Returns `{status, wait_us, long_wait_us,
@@ -321,7 +320,7 @@ fn limit(value: Option<u32>) -> i64 {
 }
 
 impl FleetBudget for RedisBudget {
-    fn reserve<'a>(&'a self, request: Reserve<'a>) -> BoxFuture<'a, Result<Answer, FleetError>> {
+    fn reserve<'a>(&'a self, request: Reserve<'a>) -> FleetFuture<'a, Answer> {
         Box::pin(async move {
             let raw = self.run(&request).await?;
             if raw.0 != -3 {
@@ -344,7 +343,7 @@ impl FleetBudget for RedisBudget {
         token: &'a TokenFingerprint,
         class: LimitClass,
         id: u64,
-    ) -> BoxFuture<'a, Result<(), FleetError>> {
+    ) -> FleetFuture<'a, ()> {
         Box::pin(async move {
             let mut connection = self.connection.clone();
             let _: i64 = redis::cmd("ZREM")
@@ -529,13 +528,36 @@ mod tests {
         .await
     }
 
-    /// Starts one call of `limiter`'s process (waiting up to 5 s for its slot).
-    async fn start(limiter: &RateLimiter) {
+    /// Starts one call of `limiter`'s process (waiting up to 5 s for its slot); returns when
+    /// it started.
+    async fn start(limiter: &RateLimiter) -> Instant {
+        start_within(limiter, Duration::from_secs(5)).await
+    }
+
+    /// Starts one call of `limiter`'s process, waiting up to `wait` for its slot; returns
+    /// when it started.
+    async fn start_within(limiter: &RateLimiter, wait: Duration) -> Instant {
+        let permit = limiter.acquire(GENERAL, wait).await.unwrap();
+        let started = Instant::now();
+        permit.sent();
+        started
+    }
+
+    /// A quick process of `token` that started one call, then lost its store (stopped).
+    async fn started_then_cut_off(server: &mut RedisServer, token: &str) -> RateLimiter {
+        let limiter = quick_process(server, token).await;
+        start(&limiter).await;
+        server.stop();
         limiter
-            .acquire(GENERAL, Duration::from_secs(5))
-            .await
-            .unwrap()
-            .sent();
+    }
+
+    /// A quick process of `token` that started two calls, both in the store.
+    async fn started_twice(server: &RedisServer, token: &str) -> RateLimiter {
+        let limiter = quick_process(server, token).await;
+        for _ in 0..2 {
+            start(&limiter).await;
+        }
+        limiter
     }
 
     /// The most instants in any half-open window of `window`.
@@ -568,12 +590,7 @@ mod tests {
             tasks.spawn(async move {
                 let mut starts = Vec::new();
                 for _ in 0..10 {
-                    let permit = limiter
-                        .acquire(GENERAL, Duration::from_secs(30))
-                        .await
-                        .unwrap();
-                    starts.push(Instant::now());
-                    permit.sent();
+                    starts.push(start_within(&limiter, Duration::from_secs(30)).await);
                 }
                 starts
             });
@@ -634,29 +651,15 @@ mod tests {
     #[tokio::test]
     async fn an_unreachable_store_falls_back_to_a_share_of_the_budget_then_recovers() {
         let mut server = RedisServer::start();
-        let limiter = quick_process(&server, "outage-token").await;
-        start(&limiter).await;
-        server.stop();
+        let limiter = started_then_cut_off(&mut server, "outage-token").await;
         // A quarter of 20 per second: one start every 200 ms, and nothing fails.
-        let t0 = Instant::now();
-        let mut starts = Vec::new();
-        for _ in 0..3 {
-            start(&limiter).await;
-            starts.push(Instant::now().duration_since(t0));
-        }
-        for pair in starts.windows(2) {
-            assert!(
-                pair[1] - pair[0] >= Duration::from_millis(199),
-                "{starts:?}"
-            );
-        }
+        three_starts_on_the_share(&limiter).await;
         server.restart();
         // The connection manager reconnects; bookings are in Redis again.
         let mut in_redis = false;
         for _ in 0..20 {
             start(&limiter).await;
-            let client = redis::Client::open(server.url()).unwrap();
-            let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+            let mut connection = server.connection().await;
             let keys: Vec<String> = redis::cmd("KEYS")
                 .arg("pubapi:*:general")
                 .query_async(&mut connection)
@@ -673,8 +676,7 @@ mod tests {
     /// How many starts the store holds for `token`'s general class.
     async fn stored(server: &RedisServer, token: &str) -> usize {
         let fingerprint = SecretToken::try_from(token).unwrap().fingerprint();
-        let client = redis::Client::open(server.url()).unwrap();
-        let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+        let mut connection = server.connection().await;
         redis::cmd("ZCARD")
             .arg(format!("pubapi:{{{fingerprint}}}:general"))
             .query_async(&mut connection)
@@ -685,9 +687,7 @@ mod tests {
     #[tokio::test]
     async fn what_a_process_sent_while_the_store_was_down_counts_in_its_windows_once_it_answers() {
         let mut server = RedisServer::start();
-        let limiter = quick_process(&server, "history-token").await;
-        start(&limiter).await;
-        server.stop();
+        let limiter = started_then_cut_off(&mut server, "history-token").await;
         for _ in 0..3 {
             start(&limiter).await;
         }
@@ -712,10 +712,7 @@ mod tests {
      {
         let server = RedisServer::start();
         // 20 per second, a fallback share of 4: one start every 200 ms during the grace.
-        let limiter = quick_process(&server, "restart-token").await;
-        for _ in 0..2 {
-            start(&limiter).await;
-        }
+        let limiter = started_twice(&server, "restart-token").await;
         // Emptied under the process's connection (a restart breaks the connection, which the
         // process sees as an outage; a failover to an empty replica or a flush does not).
         flush(&server).await;
@@ -728,17 +725,13 @@ mod tests {
      {
         let server = RedisServer::start();
         // A process that saw no failure: its calls went to the server that holds the keys.
-        let limiter = quick_process(&server, "failover-token").await;
-        for _ in 0..2 {
-            start(&limiter).await;
-        }
+        let limiter = started_twice(&server, "failover-token").await;
         // Another server holds them now (a failover to a replica that had them all): its run
         // id is not the one that set the generation.
         let fingerprint = SecretToken::try_from("failover-token")
             .unwrap()
             .fingerprint();
-        let client = redis::Client::open(server.url()).unwrap();
-        let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+        let mut connection = server.connection().await;
         let () = redis::cmd("SET")
             .arg(format!("pubapi:{{{fingerprint}}}:server"))
             .arg("0000another0000")
@@ -756,12 +749,7 @@ mod tests {
     async fn three_starts_on_the_share(limiter: &RateLimiter) {
         let mut starts = Vec::new();
         for _ in 0..3 {
-            let permit = limiter
-                .acquire(GENERAL, Duration::from_secs(5))
-                .await
-                .unwrap();
-            starts.push(Instant::now());
-            permit.sent();
+            starts.push(start(limiter).await);
         }
         for pair in starts.windows(2) {
             assert!(
@@ -773,8 +761,7 @@ mod tests {
     }
 
     async fn flush(server: &RedisServer) {
-        let client = redis::Client::open(server.url()).unwrap();
-        let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+        let mut connection = server.connection().await;
         let () = redis::cmd("FLUSHALL")
             .query_async(&mut connection)
             .await

@@ -39,8 +39,7 @@
 //! skipped over; see [`crate::events::EventStream::save_checkpoint`].
 
 use super::redis_connection::{Connection, DEFAULT_PREFIX, connect, redis_error};
-use super::{Acquired, CheckpointStore, FleetError, Lease};
-use pubapi_sdk::hooks::BoxFuture;
+use super::{Acquired, CheckpointStore, FleetError, FleetFuture, Lease};
 use std::time::Duration;
 
 /// Takes the lease when nobody holds it. `KEYS`: lease, fence; `ARGV`: lease time in ms.
@@ -197,7 +196,7 @@ fn parse_checkpoint(key: &str, bytes: &[u8]) -> Result<i64, FleetError> {
 }
 
 impl CheckpointStore for RedisCheckpoints {
-    fn load<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Option<i64>, FleetError>> {
+    fn load<'a>(&'a self, name: &'a str) -> FleetFuture<'a, Option<i64>> {
         Box::pin(async move {
             let key = self.key("checkpoint", name);
             let mut connection = self.connection.clone();
@@ -212,11 +211,7 @@ impl CheckpointStore for RedisCheckpoints {
         })
     }
 
-    fn save<'a>(
-        &'a self,
-        lease: &'a Lease,
-        id: i64,
-    ) -> BoxFuture<'a, Result<Option<i64>, FleetError>> {
+    fn save<'a>(&'a self, lease: &'a Lease, id: i64) -> FleetFuture<'a, Option<i64>> {
         Box::pin(async move {
             let key = self.key("checkpoint", &lease.name);
             let mut connection = self.connection.clone();
@@ -241,7 +236,7 @@ impl CheckpointStore for RedisCheckpoints {
         })
     }
 
-    fn acquire<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Acquired, FleetError>> {
+    fn acquire<'a>(&'a self, name: &'a str) -> FleetFuture<'a, Acquired> {
         Box::pin(async move {
             let mut connection = self.connection.clone();
             let (status, value, taken_over): (i64, i64, i64) = redis::Script::new(ACQUIRE)
@@ -269,7 +264,7 @@ impl CheckpointStore for RedisCheckpoints {
         })
     }
 
-    fn renew<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<bool, FleetError>> {
+    fn renew<'a>(&'a self, lease: &'a Lease) -> FleetFuture<'a, bool> {
         Box::pin(async move {
             let mut connection = self.connection.clone();
             let held: i64 = redis::Script::new(RENEW)
@@ -283,7 +278,7 @@ impl CheckpointStore for RedisCheckpoints {
         })
     }
 
-    fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), FleetError>> {
+    fn release<'a>(&'a self, lease: &'a Lease) -> FleetFuture<'a, ()> {
         Box::pin(async move {
             let mut connection = self.connection.clone();
             let _: i64 = redis::Script::new(RELEASE)

@@ -13,7 +13,6 @@
 
 use std::collections::hash_map::RandomState;
 use std::collections::{HashSet, VecDeque};
-use std::error::Error;
 use std::fmt;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -200,41 +199,12 @@ impl Claimant {
     }
 }
 
-/// A [`DedupStore`] could not answer (for example Redis is unreachable).
-///
-/// The receiver then refuses the delivery with 503, so the platform retries it later; nothing
-/// is handed over twice and nothing is lost.
-pub struct DedupError {
-    source: Box<dyn Error + Send + Sync>,
-}
-
-impl DedupError {
-    /// Wraps the cause: an error, or a message.
-    pub fn new(source: impl Into<Box<dyn Error + Send + Sync>>) -> Self {
-        DedupError {
-            source: source.into(),
-        }
-    }
-}
-
-impl fmt::Debug for DedupError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DedupError")
-            .field("source", &self.source)
-            .finish()
-    }
-}
-
-impl fmt::Display for DedupError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("webhook dedup store failed")
-    }
-}
-
-impl Error for DedupError {
-    fn source(&self) -> Option<&(dyn Error + 'static)> {
-        Some(&*self.source)
-    }
+wrapping_error! {
+    /// A [`DedupStore`] could not answer (for example Redis is unreachable).
+    ///
+    /// The receiver then refuses the delivery with 503, so the platform retries it later; nothing
+    /// is handed over twice and nothing is lost.
+    pub struct DedupError: "webhook dedup store failed";
 }
 
 /// What [`DedupStore::claim`] returns: in the order of the keys, what was found for each.

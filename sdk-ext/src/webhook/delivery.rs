@@ -1,5 +1,6 @@
 //! The body the platform POSTs to a webhook (reference section 2.10).
 
+use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -104,25 +105,12 @@ pub(crate) const MIN_EVENT_BYTES: usize = r#"{"eventId":"","domain":"","timestam
 /// element that repeats an envelope field is not an event: which of its `eventId`s would
 /// deduplicate it?
 pub(crate) fn read_element(raw: &[u8]) -> Result<WebhookEvent, String> {
-    let envelope: Envelope = serde_json::from_slice(raw).map_err(|error| error.to_string())?;
+    let envelope: RawEvent<IgnoredAny> =
+        serde_json::from_slice(raw).map_err(|error| error.to_string())?;
     // Typed straight from its text: no `Value` of it next to the typed copy.
     let data = super::scan::member(raw, "data").and_then(|range| raw.get(range));
     let data = EventData::from_json(&envelope.event_type, data);
-    let mut extra = envelope.extra;
-    let custom_properties =
-        custom_properties(envelope.custom_properties, &mut extra, &envelope.event_id);
-    Ok(WebhookEvent {
-        event_id: envelope.event_id,
-        domain: envelope.domain,
-        timestamp_ms: envelope.timestamp,
-        user: envelope.user,
-        action_source: envelope.action_source,
-        event_type: envelope.event_type,
-        webhook_id: envelope.webhook_id,
-        custom_properties,
-        data,
-        extra,
-    })
+    Ok(envelope.into_event(data))
 }
 
 /// `customProperties` as the reference's object. It is optional, so a value of another JSON
@@ -154,8 +142,6 @@ const CUSTOM_PROPERTIES: &str = "customProperties";
 /// Why an element cannot be an event, found without building anything of it: every
 /// envelope field present, once, and the element an object. `None` when it could be one.
 pub(crate) fn envelope_problem(raw: &[u8]) -> Option<String> {
-    use serde::de::IgnoredAny;
-
     /// The envelope's required fields, each only skipped over.
     #[derive(Deserialize)]
     #[serde(rename = "WebhookEvent", rename_all = "camelCase")]
@@ -172,26 +158,6 @@ pub(crate) fn envelope_problem(raw: &[u8]) -> Option<String> {
     serde_json::from_slice::<Shape>(raw)
         .err()
         .map(|error| error.to_string())
-}
-
-/// [`RawEvent`] with `data` only checked to be JSON, for [`read_element`].
-#[derive(Deserialize)]
-#[serde(rename = "WebhookEvent", rename_all = "camelCase")]
-struct Envelope {
-    event_id: String,
-    domain: String,
-    timestamp: i64,
-    user: WebhookUser,
-    action_source: String,
-    event_type: EventType,
-    webhook_id: String,
-    /// Read as [`WebhookCustomProperties`] by [`custom_properties`].
-    #[serde(default)]
-    custom_properties: Option<Value>,
-    #[serde(default, rename = "data")]
-    _data: serde::de::IgnoredAny,
-    #[serde(flatten)]
-    extra: Map<String, Value>,
 }
 
 /// One element of a delivery's `data` array.
@@ -285,10 +251,12 @@ impl WebhookEvent {
     }
 }
 
-/// The envelope as on the wire; `data` is typed once `eventType` is known.
+/// The envelope as on the wire; `data` is typed once `eventType` is known. As a
+/// `RawEvent<IgnoredAny>`, [`read_element`] only checks that `data` is JSON and types it from
+/// its text.
 #[derive(Serialize, Deserialize)]
 #[serde(rename = "WebhookEvent", rename_all = "camelCase")]
-struct RawEvent {
+struct RawEvent<D = Value> {
     event_id: String,
     domain: String,
     timestamp: i64,
@@ -300,28 +268,36 @@ struct RawEvent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     custom_properties: Option<Value>,
     #[serde(default)]
-    data: Value,
+    data: D,
     #[serde(flatten)]
     extra: Map<String, Value>,
 }
 
-impl From<RawEvent> for WebhookEvent {
-    fn from(raw: RawEvent) -> Self {
-        let data = EventData::from_value(&raw.event_type, raw.data);
-        let mut extra = raw.extra;
-        let custom_properties = custom_properties(raw.custom_properties, &mut extra, &raw.event_id);
+impl<D> RawEvent<D> {
+    /// The event, with `data` as typed from this envelope's `data`.
+    fn into_event(self, data: EventData) -> WebhookEvent {
+        let mut extra = self.extra;
+        let custom_properties =
+            custom_properties(self.custom_properties, &mut extra, &self.event_id);
         WebhookEvent {
-            event_id: raw.event_id,
-            domain: raw.domain,
-            timestamp_ms: raw.timestamp,
-            user: raw.user,
-            action_source: raw.action_source,
-            event_type: raw.event_type,
-            webhook_id: raw.webhook_id,
+            event_id: self.event_id,
+            domain: self.domain,
+            timestamp_ms: self.timestamp,
+            user: self.user,
+            action_source: self.action_source,
+            event_type: self.event_type,
+            webhook_id: self.webhook_id,
             custom_properties,
             data,
             extra,
         }
+    }
+}
+
+impl From<RawEvent> for WebhookEvent {
+    fn from(mut raw: RawEvent) -> Self {
+        let data = EventData::from_value(&raw.event_type, std::mem::take(&mut raw.data));
+        raw.into_event(data)
     }
 }
 

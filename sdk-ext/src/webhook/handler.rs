@@ -1,7 +1,5 @@
 //! What the receiver hands to the application: batches, dead letters, and the handler trait.
 
-use std::error::Error;
-use std::fmt;
 use std::future::Future;
 
 use bytes::Bytes;
@@ -107,45 +105,16 @@ pub enum DeadLetter {
     },
 }
 
-/// The error a [`DeliveryHandler`] returns to have the delivery retried.
-///
-/// ```
-/// use pubapi_sdk_ext::webhook::HandlerError;
-///
-/// let from_text = HandlerError::new("queue unavailable");
-/// let from_error = HandlerError::new(std::io::Error::other("disk full"));
-/// assert_eq!(from_text.to_string(), "delivery handler failed");
-/// assert_eq!(std::error::Error::source(&from_error).unwrap().to_string(), "disk full");
-/// ```
-pub struct HandlerError {
-    source: Box<dyn Error + Send + Sync>,
-}
-
-impl HandlerError {
-    /// Wraps the cause: an error, or a message.
-    pub fn new(source: impl Into<Box<dyn Error + Send + Sync>>) -> Self {
-        HandlerError {
-            source: source.into(),
-        }
-    }
-}
-
-impl fmt::Debug for HandlerError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("HandlerError")
-            .field("source", &self.source)
-            .finish()
-    }
-}
-
-impl fmt::Display for HandlerError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("delivery handler failed")
-    }
-}
-
-impl Error for HandlerError {
-    fn source(&self) -> Option<&(dyn Error + 'static)> {
-        Some(&*self.source)
-    }
+wrapping_error! {
+    /// The error a [`DeliveryHandler`] returns to have the delivery retried.
+    ///
+    /// ```
+    /// use pubapi_sdk_ext::webhook::HandlerError;
+    ///
+    /// let from_text = HandlerError::new("queue unavailable");
+    /// let from_error = HandlerError::new(std::io::Error::other("disk full"));
+    /// assert_eq!(from_text.to_string(), "delivery handler failed");
+    /// assert_eq!(std::error::Error::source(&from_error).unwrap().to_string(), "disk full");
+    /// ```
+    pub struct HandlerError: "delivery handler failed";
 }

@@ -112,6 +112,39 @@
 //! # }
 //! ```
 
+/// Declares a public error that wraps its cause (an error, or a message) under a fixed
+/// message: `new`, `Display` (the message), `Error::source` (the cause) and a derived `Debug`.
+macro_rules! wrapping_error {
+    ($(#[$doc:meta])* pub struct $name:ident: $message:literal;) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub struct $name {
+            source: Box<dyn std::error::Error + Send + Sync>,
+        }
+
+        impl $name {
+            /// Wraps the cause: an error, or a message.
+            pub fn new(source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+                $name {
+                    source: source.into(),
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str($message)
+            }
+        }
+
+        impl std::error::Error for $name {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&*self.source)
+            }
+        }
+    };
+}
+
 #[cfg(feature = "receiver-axum")]
 #[cfg_attr(docsrs, doc(cfg(feature = "receiver-axum")))]
 pub mod axum;

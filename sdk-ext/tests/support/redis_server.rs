@@ -131,6 +131,19 @@ impl RedisServer {
         self.spawn();
     }
 
+    /// A plain connection of the test's own, for looking at the keys or changing them behind
+    /// the store's back.
+    ///
+    /// # Panics
+    /// When the server does not accept the connection.
+    pub async fn connection(&self) -> redis::aio::MultiplexedConnection {
+        redis::Client::open(self.url())
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .unwrap()
+    }
+
     /// The loopback port it listens on.
     pub fn port(&self) -> u16 {
         self.port

@@ -28,7 +28,7 @@ impl DailyExport {
         self.out_dir.join(format!(
             ".pubapi-export-{}-{}.json",
             self.kind,
-            self.format.extension()
+            self.settings.format.extension()
         ))
     }
 
@@ -46,8 +46,8 @@ impl DailyExport {
                 let mine = Claim {
                     pubapi_audit_export_folder: CLAIM_VERSION,
                     kind: self.kind.to_string(),
-                    format: self.format.to_string(),
-                    filters: self.filters.clone(),
+                    format: self.settings.format.to_string(),
+                    filters: self.settings.filters.clone(),
                 };
                 let mut bytes = serde_json::to_vec_pretty(&mine).map_err(|e| io(e.into()))?;
                 bytes.push(b'\n');
@@ -78,18 +78,18 @@ impl DailyExport {
             )));
         }
         if theirs.kind != self.kind.to_string()
-            || ExportFormat::from_name(&theirs.format) != Some(self.format)
+            || ExportFormat::from_name(&theirs.format) != Some(self.settings.format)
         {
             return Err(corrupt(format!(
                 "it is the claim of {} {} exports",
                 theirs.kind, theirs.format
             )));
         }
-        if theirs.filters != self.filters {
+        if theirs.filters != self.settings.filters {
             return Err(ExportError::OutDirClaimed {
                 claim,
                 claimed: Value::Object(theirs.filters).to_string(),
-                asked: Value::Object(self.filters.clone()).to_string(),
+                asked: Value::Object(self.settings.filters.clone()).to_string(),
             });
         }
         Ok(())
@@ -100,7 +100,7 @@ impl DailyExport {
     fn warn_of_days_before_the_claim(&self) {
         let (prefix, suffix) = (
             format!("{}-", self.kind),
-            format!(".{}", self.format.extension()),
+            format!(".{}", self.settings.format.extension()),
         );
         let Ok(entries) = std::fs::read_dir(&self.out_dir) else {
             return;
@@ -167,12 +167,11 @@ fn put_claim(claim: &Path, bytes: &[u8]) -> std::io::Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scratch::Scratch;
 
     #[test]
     fn of_runs_claiming_a_folder_at_once_one_wins_and_no_temporary_file_is_left() {
-        let dir = std::env::temp_dir().join(format!("pubapi-claim-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = Scratch::new("claim");
         let claim = dir.join(".pubapi-export-logins-csv.json");
         let won: Vec<bool> = std::thread::scope(|scope| {
             let runs: Vec<_> = (0..8u8)
@@ -186,11 +185,10 @@ mod tests {
         assert_eq!(won.iter().filter(|won| **won).count(), 1, "{won:?}");
         let winner = b'0' + won.iter().position(|won| *won).unwrap() as u8;
         assert_eq!(std::fs::read(&claim).unwrap(), [winner; 4096]);
-        let names: Vec<_> = std::fs::read_dir(&dir)
+        let names: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|entry| entry.unwrap().file_name())
             .collect();
         assert_eq!(names, [claim.file_name().unwrap()]);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -90,7 +90,7 @@ impl DailyExport {
             }
             Err(error) => return Err(error),
         };
-        let left = if self.keep_reports {
+        let left = if self.settings.keep_reports {
             None
         } else {
             match remove_audit_report(&self.client, &at).await {
@@ -178,16 +178,16 @@ impl DailyExport {
         let asked = AuditJob {
             id: job.id.clone(),
             kind: self.kind,
-            format: self.format.api_format(),
+            format: self.settings.format.api_format(),
         };
-        let outcome = wait_for_audit_job(&self.client, &asked, self.wait.clone()).await;
+        let outcome = wait_for_audit_job(&self.client, &asked, self.settings.wait.clone()).await;
         Ok((job, outcome))
     }
 
     /// Deletes the report of a recorded job that will not be read (unless reports are kept):
     /// best effort, as a job still running has no report to delete.
     pub(super) async fn forget(&self, job: &PendingJob) {
-        if self.keep_reports {
+        if self.settings.keep_reports {
             return;
         }
         let at = ReportLocation {

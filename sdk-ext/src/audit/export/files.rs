@@ -35,7 +35,7 @@ impl DailyExport {
         // Named by the job too: a part file is read on only by a run of its own job (another
         // export of the same filters may share the folder).
         let part = PartFile::beside(target, &at.id);
-        let bytes = match self.format {
+        let bytes = match self.settings.format {
             ExportFormat::Csv => {
                 let mut file = tokio::fs::File::create(part.path())
                     .await
@@ -53,7 +53,7 @@ impl DailyExport {
             ExportFormat::Ndjson => {
                 let (mut file, mut so_far) = open_part(part.path(), read_so_far).await?;
                 let read = ReportRead {
-                    page_size: self.page_size,
+                    page_size: self.settings.page_size,
                     offset: so_far.events,
                 };
                 // As sent: every field the server sent, in its order and spelling.
@@ -178,12 +178,11 @@ pub(super) fn sync_dir(dir: Option<&Path>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scratch::Scratch;
 
     #[test]
     fn a_day_in_place_takes_its_days_part_files_of_every_job_and_no_other_file() {
-        let dir = std::env::temp_dir().join(format!("pubapi-parts-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = Scratch::new("parts");
         let target = dir.join("quality-docs-2026-03-09.csv");
         std::fs::write(&target, "the day").unwrap();
         let gone = [
@@ -207,6 +206,5 @@ mod tests {
         for name in kept {
             assert!(dir.join(name).exists(), "{name}");
         }
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -91,12 +91,12 @@ pub use day::ExportDay;
 pub use error::{DayError, ExportError};
 pub use plan::{DailyExportBuilder, ExportFormat, Start};
 
-use super::{AuditWait, ReportLocation};
+use super::ReportLocation;
 use crate::Client;
 use crate::error::Error;
 use files::remove_parts_of;
+use plan::Settings;
 use pubapi_sdk::types::AuditReportKind;
-use serde_json::{Map, Value};
 use state::PendingJob;
 use std::fmt;
 use std::path::PathBuf;
@@ -109,13 +109,7 @@ pub struct DailyExport {
     start: Start,
     state_file: PathBuf,
     out_dir: PathBuf,
-    format: ExportFormat,
-    filters: Map<String, Value>,
-    wait: AuditWait,
-    calls_per_day: u32,
-    page_size: u64,
-    keep_reports: bool,
-    max_days: Option<u32>,
+    settings: Settings,
 }
 
 /// What a run did.
@@ -219,7 +213,7 @@ impl DailyExport {
             Err(ExportError::ServerTime(Error::QuotaExhausted { resets_in, .. })) => {
                 summary.stopped = Some(BudgetStop {
                     day: next,
-                    needed: self.calls_per_day,
+                    needed: self.settings.calls_per_day,
                     left: 0,
                     resets_in,
                 });
@@ -233,7 +227,7 @@ impl DailyExport {
             self.save_progress(since, next)?;
         }
         let mut done = 0u32;
-        while next.end_ms() <= now_ms && self.max_days.is_none_or(|max| done < max) {
+        while next.end_ms() <= now_ms && self.settings.max_days.is_none_or(|max| done < max) {
             match self.step(since, next, pending.take()).await {
                 Ok(Step::Written(day, left)) => {
                     summary.written.push(day);
@@ -283,13 +277,13 @@ impl DailyExport {
         let stop = |left, resets_in| {
             Ok(Step::Stopped(BudgetStop {
                 day,
-                needed: self.calls_per_day,
+                needed: self.settings.calls_per_day,
                 left,
                 resets_in,
             }))
         };
         if let Some(left) = self.budget_left()
-            && left < self.calls_per_day
+            && left < self.settings.calls_per_day
         {
             return stop(left, None);
         }

@@ -70,13 +70,20 @@ pub struct DailyExportBuilder {
     start: Option<Start>,
     state_file: Option<PathBuf>,
     out_dir: Option<PathBuf>,
-    format: ExportFormat,
-    filters: Map<String, Value>,
-    wait: AuditWait,
-    calls_per_day: u32,
-    page_size: u64,
-    keep_reports: bool,
-    max_days: Option<u32>,
+    settings: Settings,
+}
+
+/// The settings of an export that have a default, as the builder sets them and the export
+/// keeps them.
+#[derive(Debug, Clone)]
+pub(super) struct Settings {
+    pub(super) format: ExportFormat,
+    pub(super) filters: Map<String, Value>,
+    pub(super) wait: AuditWait,
+    pub(super) calls_per_day: u32,
+    pub(super) page_size: u64,
+    pub(super) keep_reports: bool,
+    pub(super) max_days: Option<u32>,
 }
 
 impl DailyExportBuilder {
@@ -100,7 +107,7 @@ impl DailyExportBuilder {
 
     /// The files' format (default [`ExportFormat::Csv`]).
     pub fn format(mut self, format: ExportFormat) -> Self {
-        self.format = format;
+        self.settings.format = format;
         self
     }
 
@@ -108,13 +115,13 @@ impl DailyExportBuilder {
     /// and `date_end` (for logins, `{"events": ["failed_attempts"]}`). They are typed and
     /// checked by the SDK at [`build`](Self::build), and kept in the state file.
     pub fn filters(mut self, filters: Map<String, Value>) -> Self {
-        self.filters = filters;
+        self.settings.filters = filters;
         self
     }
 
     /// How to wait for each day's job (default [`AuditWait::default`]).
     pub fn wait(mut self, wait: AuditWait) -> Self {
-        self.wait = wait;
+        self.settings.wait = wait;
         self
     }
 
@@ -123,7 +130,7 @@ impl DailyExportBuilder {
     /// one read and the report's deletion). Raise it for jobs that take long or JSON
     /// reports of many pages.
     pub fn calls_per_day(mut self, calls: u32) -> Self {
-        self.calls_per_day = calls.max(1);
+        self.settings.calls_per_day = calls.max(1);
         self
     }
 
@@ -132,20 +139,20 @@ impl DailyExportBuilder {
     /// day is one download whatever this says. Smaller pages take more calls a day: raise
     /// [`calls_per_day`](Self::calls_per_day) to match.
     pub fn page_size(mut self, events: u64) -> Self {
-        self.page_size = events.max(1);
+        self.settings.page_size = events.max(1);
         self
     }
 
     /// Keep each day's report on the platform after its file is written (default: delete
     /// it, one call).
     pub fn keep_reports(mut self, keep: bool) -> Self {
-        self.keep_reports = keep;
+        self.settings.keep_reports = keep;
         self
     }
 
     /// Write at most this many days in one run (default: every whole day).
     pub fn max_days(mut self, days: u32) -> Self {
-        self.max_days = Some(days);
+        self.settings.max_days = Some(days);
         self
     }
 
@@ -165,16 +172,10 @@ impl DailyExportBuilder {
             start,
             state_file,
             out_dir,
-            format: self.format,
-            filters: self.filters,
-            wait: self.wait,
-            calls_per_day: self.calls_per_day,
-            page_size: self.page_size,
-            keep_reports: self.keep_reports,
-            max_days: self.max_days,
+            settings: self.settings,
         };
         let read = ReportRead {
-            page_size: export.page_size,
+            page_size: export.settings.page_size,
             offset: 0,
         };
         read.check().map_err(ExportError::InvalidRequest)?;
@@ -196,19 +197,21 @@ impl DailyExport {
             start: None,
             state_file: None,
             out_dir: None,
-            format: ExportFormat::Csv,
-            filters: Map::new(),
-            wait: AuditWait::default(),
-            calls_per_day: Self::DEFAULT_CALLS_PER_DAY,
-            page_size: DEFAULT_PAGE_SIZE,
-            keep_reports: false,
-            max_days: None,
+            settings: Settings {
+                format: ExportFormat::Csv,
+                filters: Map::new(),
+                wait: AuditWait::default(),
+                calls_per_day: Self::DEFAULT_CALLS_PER_DAY,
+                page_size: DEFAULT_PAGE_SIZE,
+                keep_reports: false,
+                max_days: None,
+            },
         }
     }
 
     /// The file name of `day`: `<kind>-YYYY-MM-DD.<ext>`.
     pub fn file_name(&self, day: ExportDay) -> String {
-        format!("{}-{day}.{}", self.kind, self.format.extension())
+        format!("{}-{day}.{}", self.kind, self.settings.format.extension())
     }
 
     /// The lock file: `<state>.lock`.
@@ -222,8 +225,11 @@ impl DailyExport {
     /// ignores the time of day, the same-day range `day` to `day` (a plain-date `date_end`
     /// is the last day covered).
     pub(super) fn request(&self, day: ExportDay) -> Result<AuditRequest, ExportError> {
-        let mut body = self.filters.clone();
-        body.insert("format".into(), json!(self.format.api_format().to_string()));
+        let mut body = self.settings.filters.clone();
+        body.insert(
+            "format".into(),
+            json!(self.settings.format.api_format().to_string()),
+        );
         let (start, end) = if pubapi_sdk::audit_kinds::of(self.kind).ignores_time() {
             (day.to_string(), day.to_string())
         } else {

@@ -163,14 +163,14 @@ impl DailyExport {
         if state.kind != self.kind.to_string() {
             return mismatch("kind", state.kind, self.kind.to_string());
         }
-        if ExportFormat::from_name(&state.format) != Some(self.format) {
-            return mismatch("format", state.format, self.format.to_string());
+        if ExportFormat::from_name(&state.format) != Some(self.settings.format) {
+            return mismatch("format", state.format, self.settings.format.to_string());
         }
-        if state.filters != self.filters {
+        if state.filters != self.settings.filters {
             return mismatch(
                 "filters",
                 Value::Object(state.filters).to_string(),
-                Value::Object(self.filters.clone()).to_string(),
+                Value::Object(self.settings.filters.clone()).to_string(),
             );
         }
         if let Start::Since(asked) = self.start
@@ -185,8 +185,8 @@ impl DailyExport {
         State {
             pubapi_audit_export: STATE_VERSION,
             kind: self.kind.to_string(),
-            format: self.format.to_string(),
-            filters: self.filters.clone(),
+            format: self.settings.format.to_string(),
+            filters: self.settings.filters.clone(),
             since: since.to_string(),
             next_day: next.to_string(),
             job: None,

@@ -400,21 +400,22 @@ mod tests {
             .build()
             .unwrap();
         unpin(&backfill(client.clone(), EventsVersion::V2, 10));
+        #[cfg(feature = "ai")]
         unpin(
             &client
                 .search()
                 .results(pubapi_sdk::types::HybridSearchRequest::new("q").unwrap()),
         );
+        #[cfg(feature = "ai")]
         unpin(&client.knowledge_bases().list(Default::default()));
-        let at = crate::audit::ReportLocation {
-            kind: pubapi_sdk::types::AuditReportKind::Logins,
-            id: "r-1".into(),
-        };
-        unpin(
-            &client
-                .audit()
-                .events(at, crate::audit::ReportRead::default()),
-        );
+        #[cfg(feature = "audit")]
+        unpin(&client.audit().events(
+            crate::audit::ReportLocation {
+                kind: pubapi_sdk::types::AuditReportKind::Logins,
+                id: "r-1".into(),
+            },
+            crate::audit::ReportRead::default(),
+        ));
         unpin(&client.events().stream(EventsVersion::V2).build());
     }
 

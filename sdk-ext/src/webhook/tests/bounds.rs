@@ -128,10 +128,7 @@ async fn dead_letters_do_not_take_dedup_slots() {
 #[tokio::test(start_paused = true)]
 async fn one_delivery_cannot_evict_remembered_ids() {
     // The delivery: ~166,000 tiny elements, against the default limits.
-    let defaults = Receiver::builder()
-        .secret(WebhookSecret::new(SECRET).unwrap())
-        .build()
-        .unwrap();
+    let defaults = super::default_receiver(SECRET);
     let keep = Keep::default();
     let earlier = ids("early", 0..300);
     let (headers, body) = events(earlier.clone());
@@ -343,10 +340,7 @@ fn smallest_event_is_min_event_bytes_long() {
 
 #[tokio::test(start_paused = true)]
 async fn default_max_items_reads_a_full_body_of_smallest_events() {
-    let receiver = Receiver::builder()
-        .secret(WebhookSecret::new(SECRET).unwrap())
-        .build()
-        .unwrap();
+    let receiver = super::default_receiver(SECRET);
     let count = (DEFAULT_MAX_BODY_BYTES - 20) / (MIN_EVENT_BYTES + 8);
     assert!(count < DEFAULT_MAX_ITEMS);
     let elements: Vec<String> = (0..count)
@@ -372,10 +366,7 @@ fn builder_refuses_zero_max_items() {
         .max_items(0)
         .build();
     assert_eq!(built.unwrap_err(), ReceiverBuildError::ZeroMaxItems);
-    let receiver = Receiver::builder()
-        .secret(WebhookSecret::new(SECRET).unwrap())
-        .build()
-        .unwrap();
+    let receiver = super::default_receiver(SECRET);
     assert_eq!(receiver.max_items(), DEFAULT_MAX_ITEMS);
 }
 

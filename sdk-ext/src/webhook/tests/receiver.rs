@@ -55,10 +55,7 @@ impl DeliveryHandler for Recorder {
 }
 
 fn receiver() -> Receiver {
-    Receiver::builder()
-        .secret(WebhookSecret::new(SECRET).unwrap())
-        .build()
-        .unwrap()
+    super::default_receiver(SECRET)
 }
 
 fn counts(outcome: HandleOutcome) -> (u16, usize, usize, usize, usize) {

@@ -234,10 +234,7 @@ async fn authenticated_body_within_the_limit_is_always_answered_200() {
 
 #[tokio::test(start_paused = true)]
 async fn deeply_nested_body_is_a_dead_letter_not_a_crash() {
-    let receiver = Receiver::builder()
-        .secret(WebhookSecret::new(SECRET).unwrap())
-        .build()
-        .unwrap();
+    let receiver = super::default_receiver(SECRET);
     let headers = testing::authorized_headers(SECRET);
     let handler = |_batch: Batch| async { Ok::<(), HandlerError>(()) };
     let mut deep = b"{\"data\": [".to_vec();
@@ -249,10 +246,7 @@ async fn deeply_nested_body_is_a_dead_letter_not_a_crash() {
 #[tokio::test(start_paused = true)]
 async fn unauthenticated_requests_are_always_401() {
     let valid = valid_bodies();
-    let receiver = Receiver::builder()
-        .secret(WebhookSecret::new(SECRET).unwrap())
-        .build()
-        .unwrap();
+    let receiver = super::default_receiver(SECRET);
     // A call would show as 500.
     let handler = |_batch: Batch| async { Err::<(), HandlerError>(HandlerError::new("called")) };
     let mut rng = Rng(0x5eed_0003);
