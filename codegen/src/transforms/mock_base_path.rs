@@ -117,7 +117,7 @@ impl VisitMut for Prefixer<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transforms::fixture::spec;
+    use crate::transforms::fixture::{assert_holds, spec};
     use quote::ToTokens;
 
     fn with_servers(servers: &str) -> OpenAPI {
@@ -156,15 +156,14 @@ mod tests {
         );
         assert_eq!(rewritten.unwrap(), 2);
         let out = file.into_token_stream().to_string();
-        assert!(out.contains("\"^/pubapi/v1/webhooks/[^/]*$\""), "{out}");
-        assert!(
-            out.contains("format ! (\"^/pubapi/v1/webhooks/{}$\" , value)"),
-            "{out}"
-        );
-        assert!(out.contains("\"plain\""), "{out}");
-        assert!(
-            out.contains("pub const BASE_PATH : & str = \"/pubapi\""),
-            "{out}"
+        assert_holds(
+            &out,
+            &[
+                "\"^/pubapi/v1/webhooks/[^/]*$\"",
+                "format ! (\"^/pubapi/v1/webhooks/{}$\" , value)",
+                "\"plain\"",
+                "pub const BASE_PATH : & str = \"/pubapi\"",
+            ],
         );
     }
 }
