@@ -126,23 +126,20 @@ fn check_declared_types(req: &ApiRequest, body: &Map<String, Value>) -> Result<(
         id::ASK_ASSISTANT => (&["conversationId", "mcpSelectionId"], &["modelDetails"]),
         _ => (&[], &[]),
     };
-    for name in strings {
-        if body.get(*name).is_some_and(|v| !v.is_string()) {
+    let kinds: [(&[&str], fn(&Value) -> bool, &str); 2] = [
+        (strings, Value::is_string, "a string"),
+        (objects, Value::is_object, "an object"),
+    ];
+    for (names, is_kind, kind) in kinds {
+        if let Some(name) = names
+            .iter()
+            .find(|name| body.get(**name).is_some_and(|v| !is_kind(v)))
+        {
             return Err(error(
                 req.op,
                 400,
                 "INVALID_REQUEST",
-                &format!("{name} must be a string"),
-            ));
-        }
-    }
-    for name in objects {
-        if body.get(*name).is_some_and(|v| !v.is_object()) {
-            return Err(error(
-                req.op,
-                400,
-                "INVALID_REQUEST",
-                &format!("{name} must be an object"),
+                &format!("{name} must be {kind}"),
             ));
         }
     }
