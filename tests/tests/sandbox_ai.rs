@@ -138,19 +138,18 @@ async fn an_agent_request_goes_pending_running_completed() {
     sb.assert_conformant();
 }
 
+/// Asks the agent `agent` `question` and returns the status path of the request.
+async fn ask_agent(sb: &Sandbox, agent: &str, question: &str) -> String {
+    let path = format!("/v1/ai/agents/{agent}/ask");
+    let (status, asked) = post(sb, &path, json!({"question": question})).await;
+    assert_eq!(status, 200, "{asked}");
+    format!("{path}/{}/status", asked["requestId"].as_str().unwrap())
+}
+
 #[tokio::test]
 async fn an_agent_request_fails_for_a_question_with_the_fail_marker() {
     let sb = sandbox().await;
-    let (_, asked) = post(
-        &sb,
-        "/v1/ai/agents/agt-finance/ask",
-        json!({"question": "[FAIL] revenue?"}),
-    )
-    .await;
-    let path = format!(
-        "/v1/ai/agents/agt-finance/ask/{}/status",
-        asked["requestId"].as_str().unwrap()
-    );
+    let path = ask_agent(&sb, "agt-finance", "[FAIL] revenue?").await;
     assert_eq!(
         statuses(&sb, &path, 3).await,
         ["PENDING", "RUNNING", "FAILED"]
@@ -177,16 +176,7 @@ async fn agent_polls_configure_how_long_a_request_runs() {
         ..AiConfig::default()
     };
     let sb = Sandbox::start(config).await;
-    let (_, asked) = post(
-        &sb,
-        "/v1/ai/agents/agt-finance/ask",
-        json!({"question": "revenue"}),
-    )
-    .await;
-    let path = format!(
-        "/v1/ai/agents/agt-finance/ask/{}/status",
-        asked["requestId"].as_str().unwrap()
-    );
+    let path = ask_agent(&sb, "agt-finance", "revenue").await;
     assert_eq!(
         statuses(&sb, &path, 6).await,
         [
