@@ -422,32 +422,18 @@ impl Validator {
     }
 
     fn response<'a>(&'a self, r: &'a ReferenceOr<Response>) -> Option<&'a Response> {
-        match r {
-            ReferenceOr::Item(r) => Some(r),
-            ReferenceOr::Reference { reference } => {
-                let name = reference.strip_prefix("#/components/responses/")?;
-                match self.spec.components.as_ref()?.responses.get(name)? {
-                    ReferenceOr::Item(r) => Some(r),
-                    ReferenceOr::Reference { .. } => None,
-                }
-            }
-        }
+        component(r, "#/components/responses/", |name| {
+            self.spec.components.as_ref()?.responses.get(name)
+        })
     }
 
     fn header<'a>(
         &'a self,
         h: &'a ReferenceOr<openapiv3::Header>,
     ) -> Option<&'a openapiv3::Header> {
-        match h {
-            ReferenceOr::Item(h) => Some(h),
-            ReferenceOr::Reference { reference } => {
-                let name = reference.strip_prefix("#/components/headers/")?;
-                match self.spec.components.as_ref()?.headers.get(name)? {
-                    ReferenceOr::Item(h) => Some(h),
-                    ReferenceOr::Reference { .. } => None,
-                }
-            }
-        }
+        component(h, "#/components/headers/", |name| {
+            self.spec.components.as_ref()?.headers.get(name)
+        })
     }
 
     fn named_schema(&self, reference: &str) -> Option<&Schema> {
@@ -734,6 +720,26 @@ fn check_integer(i: &IntegerType, n: i128, path: &str, problems: &mut Vec<String
     if i.minimum.is_some_and(|m| n < i128::from(m)) || i.maximum.is_some_and(|m| n > i128::from(m))
     {
         problems.push(format!("{path}: {n} is out of range"));
+    }
+}
+
+/// `r` itself, or the component its reference names under `prefix`, found with `defined`
+/// (one step: a reference to a reference is not followed), for the responses and headers of
+/// the spec.
+fn component<'a, T>(
+    r: &'a ReferenceOr<T>,
+    prefix: &str,
+    defined: impl FnOnce(&str) -> Option<&'a ReferenceOr<T>>,
+) -> Option<&'a T> {
+    match r {
+        ReferenceOr::Item(item) => Some(item),
+        ReferenceOr::Reference { reference } => {
+            let name = reference.strip_prefix(prefix)?;
+            match defined(name)? {
+                ReferenceOr::Item(item) => Some(item),
+                ReferenceOr::Reference { .. } => None,
+            }
+        }
     }
 }
 

@@ -18,8 +18,10 @@ fn spec() -> &'static Value {
 }
 
 /// The value lists of the spec's string schemas, by component name: `enum`, or
-/// `x-pubapi-spellings` for a value matched in any letter case.
-fn lists() -> &'static HashMap<String, Vec<&'static str>> {
+/// `x-pubapi-spellings` for a value matched in any letter case. Public (as
+/// `pubapi_sandbox::spec_value_lists`) so that the test against hand-kept copies reads the
+/// same lists the sandbox checks with.
+pub fn lists() -> &'static HashMap<String, Vec<&'static str>> {
     static LISTS: OnceLock<HashMap<String, Vec<&'static str>>> = OnceLock::new();
     LISTS.get_or_init(|| {
         let mut lists = HashMap::new();

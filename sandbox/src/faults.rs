@@ -259,11 +259,7 @@ impl FaultScript {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pubapi_sdk::operations::ALL;
-
-    fn op(id: &str) -> &'static Operation {
-        ALL.iter().find(|o| o.id == id).unwrap()
-    }
+    use crate::http::tests::op;
 
     #[test]
     fn rules_apply_in_order_and_are_spent() {

@@ -297,6 +297,15 @@ pub fn method_not_allowed(method: &str, path: &str, allow: &[&str]) -> Reply {
         .header("Allow", allow)
 }
 
+/// The value of the first of `headers` called `name` (case-insensitive), for the header lists
+/// kept as pairs: a raw reply and a recorded exchange.
+pub fn header_value<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
 /// Splits a query string into decoded pairs (`+` is a space, `%XX` a byte).
 pub fn parse_query(query: &str) -> Vec<(String, String)> {
     query
@@ -336,10 +345,11 @@ pub fn decode(text: &str, plus_is_space: bool) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn op(id: &str) -> &'static Operation {
+    /// The operation `id` of the spec, for the tests of this crate.
+    pub(crate) fn op(id: &str) -> &'static Operation {
         ALL.iter().find(|o| o.id == id).unwrap()
     }
 

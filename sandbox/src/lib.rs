@@ -94,6 +94,7 @@ pub use config::{
 };
 pub use dates::{iso_millis, iso_seconds};
 pub use delivery::DeliveryRecord;
+pub use facts::lists as spec_value_lists;
 pub use faults::{Fault, FaultAction};
 pub use fs::{ActivityError, FsEntry};
 pub use history::HISTORY_START_MS;

@@ -24,10 +24,7 @@ pub struct RawResponse {
 impl RawResponse {
     /// A header by name (case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        crate::http::header_value(&self.headers, name)
     }
 
     /// The body as JSON (`Value::Null` when it is not JSON).

@@ -709,11 +709,7 @@ mod tests {
                 "code": "METHOD_NOT_ALLOWED",
             }]})
         );
-        let unknown = sandbox
-            .raw()
-            .request("GET", "/v1/nothing", Some(&token))
-            .send()
-            .await;
+        let unknown = sandbox.raw().get("/v1/nothing", &token).await;
         assert_eq!(unknown.status, 404);
         let traffic = sandbox.traffic();
         assert_eq!(traffic.len(), 2);

@@ -51,10 +51,7 @@ pub struct Exchange {
 impl Exchange {
     /// A reply header by name (case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.response_headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        crate::http::header_value(&self.response_headers, name)
     }
 }
 

@@ -8,35 +8,20 @@
 //! source of the sandbox (its unit tests excepted) for one. (Sample data drawing on a few
 //! values, such as the actions of generated report rows, is not a copy of the list.)
 
-use serde_yaml::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The value lists of the spec's string schemas (`enum` or `x-pubapi-spellings`), by name.
+/// The value lists of three or more values of the spec's string schemas (`enum` or
+/// `x-pubapi-spellings`), by name, as the sandbox reads them from the embedded spec.
 fn spec_lists() -> BTreeMap<String, Vec<String>> {
-    let spec: Value =
-        serde_yaml::from_str(pubapi_sdk::SPEC_YAML).expect("the embedded spec parses");
-    let mut lists = BTreeMap::new();
-    let schemas = spec["components"]["schemas"]
-        .as_mapping()
-        .expect("the spec has schemas");
-    for (name, schema) in schemas {
-        let values = schema
-            .get("enum")
-            .or_else(|| schema.get("x-pubapi-spellings"))
-            .and_then(Value::as_sequence);
-        if let (Some(name), Some(values)) = (name.as_str(), values) {
-            let values: Vec<String> = values
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect();
-            if values.len() >= 3 {
-                lists.insert(name.to_string(), values);
-            }
-        }
-    }
-    lists
+    pubapi_sandbox::spec_value_lists()
+        .iter()
+        .filter(|(_, values)| values.len() >= 3)
+        .map(|(name, values)| {
+            let values = values.iter().map(|v| v.to_string()).collect();
+            (name.clone(), values)
+        })
+        .collect()
 }
 
 /// The string literals of each bracketed list in `source` (`[` up to the next `]`).

@@ -6,27 +6,24 @@ use pubapi_sdk::types::{
     FilesAuditRequest, HybridSearchRequest, KnowledgeBaseAskRequest, KnowledgeBaseListRequest,
     LoginEvent, LoginsAuditRequest, WebhookCreateRequest,
 };
-use serde_json::json;
+use serde_json::{Value, json};
+
+/// Asserts that `request` goes out as the JSON body `expected`.
+#[track_caller]
+fn assert_sends(request: &impl serde::Serialize, expected: Value) {
+    assert_eq!(serde_json::to_value(request).unwrap(), expected);
+}
 
 #[test]
 fn question_constructors_send_only_the_question() {
     let agent = AgentAskRequest::new("What changed?").unwrap();
-    assert_eq!(
-        serde_json::to_value(&agent).unwrap(),
-        json!({"question": "What changed?"})
-    );
+    assert_sends(&agent, json!({"question": "What changed?"}));
     let assistant = AssistantAskRequest::new("Summarise").unwrap();
-    assert_eq!(
-        serde_json::to_value(&assistant).unwrap(),
-        json!({"question": "Summarise"})
-    );
+    assert_sends(&assistant, json!({"question": "Summarise"}));
     let document = DocumentAskRequest::new("Who signed?").unwrap();
     assert_eq!(document.include_citations, None);
     let kb = KnowledgeBaseAskRequest::new("Policy?").unwrap();
-    assert_eq!(
-        serde_json::to_value(&kb).unwrap(),
-        json!({"question": "Policy?"})
-    );
+    assert_sends(&kb, json!({"question": "Policy?"}));
 }
 
 #[test]
@@ -46,15 +43,9 @@ fn blank_question_and_blank_search_query_are_refused_by_the_constructors() {
 #[test]
 fn hybrid_search_and_webhook_constructors_take_the_one_required_field() {
     let search = HybridSearchRequest::new("notice period").unwrap();
-    assert_eq!(
-        serde_json::to_value(&search).unwrap(),
-        json!({"query": "notice period"})
-    );
+    assert_sends(&search, json!({"query": "notice period"}));
     let hook = WebhookCreateRequest::new("https://hooks.example.com/in");
-    assert_eq!(
-        serde_json::to_value(&hook).unwrap(),
-        json!({"url": "https://hooks.example.com/in"})
-    );
+    assert_sends(&hook, json!({"url": "https://hooks.example.com/in"}));
 }
 
 #[test]
@@ -66,15 +57,15 @@ fn audit_constructors_take_dates_format_and_required_filters() {
         [LoginEvent::Logins],
     )
     .unwrap();
-    assert_eq!(
-        serde_json::to_value(&logins).unwrap(),
+    assert_sends(
+        &logins,
         json!({
             "date_start": "2024-01-01",
             "date_end": "2024-01-31",
             "format": "json",
             "events": ["logins"],
             "suppress_emails": false
-        })
+        }),
     );
     let files =
         FilesAuditRequest::new("2024-01-01", "2024-01-31T23:59:59Z", AuditFormat::Csv).unwrap();
@@ -106,5 +97,5 @@ fn audit_dates_outside_the_patterns_are_refused_naming_the_field() {
 #[test]
 fn default_exists_only_where_every_field_is_optional() {
     let list = KnowledgeBaseListRequest::default();
-    assert_eq!(serde_json::to_value(&list).unwrap(), json!({}));
+    assert_sends(&list, json!({}));
 }

@@ -54,6 +54,18 @@ async fn post(sb: &Sandbox, path: &str, body: Value) -> (u16, Value) {
     (reply.status, reply.json())
 }
 
+/// Posts `body` to `path` as the admin, asserts the AI format's 400 `INVALID_REQUEST` and
+/// returns the error body.
+async fn invalid_request(sb: &Sandbox, path: &str, body: Value) -> Value {
+    let (status, error) = post(sb, path, body.clone()).await;
+    assert_eq!(
+        (status, error["errorCode"].as_str()),
+        (400, Some("INVALID_REQUEST")),
+        "{path} {body}: {error}"
+    );
+    error
+}
+
 async fn get(sb: &Sandbox, path: &str) -> (u16, Value) {
     let reply = sb.raw().get(path, &sb.admin_token()).await;
     (reply.status, reply.json())
@@ -126,19 +138,18 @@ async fn an_agent_request_goes_pending_running_completed() {
     sb.assert_conformant();
 }
 
+/// Asks the agent `agent` `question` and returns the status path of the request.
+async fn ask_agent(sb: &Sandbox, agent: &str, question: &str) -> String {
+    let path = format!("/v1/ai/agents/{agent}/ask");
+    let (status, asked) = post(sb, &path, json!({"question": question})).await;
+    assert_eq!(status, 200, "{asked}");
+    format!("{path}/{}/status", asked["requestId"].as_str().unwrap())
+}
+
 #[tokio::test]
 async fn an_agent_request_fails_for_a_question_with_the_fail_marker() {
     let sb = sandbox().await;
-    let (_, asked) = post(
-        &sb,
-        "/v1/ai/agents/agt-finance/ask",
-        json!({"question": "[FAIL] revenue?"}),
-    )
-    .await;
-    let path = format!(
-        "/v1/ai/agents/agt-finance/ask/{}/status",
-        asked["requestId"].as_str().unwrap()
-    );
+    let path = ask_agent(&sb, "agt-finance", "[FAIL] revenue?").await;
     assert_eq!(
         statuses(&sb, &path, 3).await,
         ["PENDING", "RUNNING", "FAILED"]
@@ -165,16 +176,7 @@ async fn agent_polls_configure_how_long_a_request_runs() {
         ..AiConfig::default()
     };
     let sb = Sandbox::start(config).await;
-    let (_, asked) = post(
-        &sb,
-        "/v1/ai/agents/agt-finance/ask",
-        json!({"question": "revenue"}),
-    )
-    .await;
-    let path = format!(
-        "/v1/ai/agents/agt-finance/ask/{}/status",
-        asked["requestId"].as_str().unwrap()
-    );
+    let path = ask_agent(&sb, "agt-finance", "revenue").await;
     assert_eq!(
         statuses(&sb, &path, 6).await,
         [
@@ -267,12 +269,7 @@ async fn assistant_takes_model_details_chat_messages_and_file_paths_as_the_spec_
         body.as_object_mut()
             .unwrap()
             .extend(extra.as_object().unwrap().clone());
-        let (status, error) = post(&sb, path, body.clone()).await;
-        assert_eq!(
-            (status, error["errorCode"].as_str()),
-            (400, Some("INVALID_REQUEST")),
-            "{path} {body}"
-        );
+        invalid_request(&sb, path, body).await;
     }
     sb.assert_conformant();
 }
@@ -542,16 +539,12 @@ async fn documents_answer_questions_and_summarise() {
         .send()
         .await;
     assert_eq!(empty_body.status, 200);
-    let (status, bad) = post(
+    invalid_request(
         &sb,
         &format!("/v1/ai/document/{TRAVEL}/ask"),
         json!({"question": "x", "chatHistory": []}),
     )
     .await;
-    assert_eq!(
-        (status, bad["errorCode"].as_str()),
-        (400, Some("INVALID_REQUEST"))
-    );
     let missing = post(&sb, "/v1/ai/document/999/ask", json!({"question": "x"})).await;
     assert_eq!(
         (missing.0, missing.1["errorCode"].as_str()),
@@ -962,12 +955,7 @@ async fn hybrid_search_refuses_a_filter_of_the_wrong_type() {
     ] {
         let mut body = json!({"query": "policy"});
         body[field] = value.clone();
-        let (status, error) = post(&sb, "/v1/hybrid-search", body).await;
-        assert_eq!(
-            (status, error["errorCode"].as_str()),
-            (400, Some("INVALID_REQUEST")),
-            "{field}: {value}"
-        );
+        let error = invalid_request(&sb, "/v1/hybrid-search", body).await;
         assert!(
             error["errorMessage"].as_str().unwrap().contains(field),
             "{field}: {error}"
@@ -1132,12 +1120,7 @@ async fn knowledge_base_list_pages_with_the_platform_defaults() {
         json!({"size": 0}),
         json!({"size": 2.5}),
     ] {
-        let (status, error) = post(&sb, "/v1/ai/kb/list", body.clone()).await;
-        assert_eq!(
-            (status, error["errorCode"].as_str()),
-            (400, Some("INVALID_REQUEST")),
-            "{body}"
-        );
+        invalid_request(&sb, "/v1/ai/kb/list", body).await;
     }
     sb.assert_conformant();
 }
@@ -1245,12 +1228,7 @@ async fn knowledge_base_list_filters_by_epoch_milliseconds_and_user_ids() {
         // The reference's fields are not nullable in the spec.
         json!({"createdBy": null}),
     ] {
-        let (status, error) = post(&sb, "/v1/ai/kb/list", body.clone()).await;
-        assert_eq!(
-            (status, error["errorCode"].as_str()),
-            (400, Some("INVALID_REQUEST")),
-            "{body}"
-        );
+        invalid_request(&sb, "/v1/ai/kb/list", body).await;
     }
     // Integers where the reference types strings are the validator's documented tolerance.
     sb.assert_conformant();

@@ -167,28 +167,6 @@ async fn drive(sb: &Sandbox) {
     }
     raw.get("/v1/ai/agents/agt-engineering/ask/none/status", &admin)
         .await;
-    raw.post(
-        "/v1/ai/document/4100005/ask",
-        &admin,
-        &json!({"question": "severity 1", "includeCitations": true}),
-    )
-    .await;
-    raw.post(
-        "/v1/ai/document/4100005/ask",
-        &admin,
-        &json!({"nothing": 1}),
-    )
-    .await;
-    raw.post("/v1/ai/document/0/ask", &admin, &json!({"question": "x"}))
-        .await;
-    raw.post(
-        "/v1/ai/document/4100005/summary",
-        &admin,
-        &json!({"chatHistory": {"messages": []}}),
-    )
-    .await;
-    raw.post("/v1/ai/document/0/summary", &admin, &json!({}))
-        .await;
     let execution = admin_post(
         sb,
         "/v1/ai/assistant/ask",
@@ -206,37 +184,44 @@ async fn drive(sb: &Sandbox) {
             .await;
     }
     raw.get("/v1/ai/assistant/none/status", &admin).await;
-    raw.post(
-        "/v1/ai/copilot/ask",
-        &admin,
-        &json!({"question": "retention of audit logs", "includeCitations": true}),
-    )
-    .await;
-    raw.post("/v1/ai/copilot/ask", &admin, &json!({})).await;
-    raw.post(
-        "/v1/ai/kb/list",
-        &admin,
-        &json!({"includePrompts": true, "includeProcessingStatistics": true}),
-    )
-    .await;
-    raw.post("/v1/ai/kb/list", &admin, &json!({"sortBy": ["size"]}))
-        .await;
-    raw.post(
-        "/v1/ai/kb/kb-finance/ask",
-        &admin,
-        &json!({"question": "operating margin", "includeCitations": true}),
-    )
-    .await;
-    raw.post("/v1/ai/kb/none/ask", &admin, &json!({"question": "x"}))
-        .await;
-    raw.post(
-        "/v1/hybrid-search",
-        &admin,
-        &json!({"query": "security incident", "size": 2, "page": 0}),
-    )
-    .await;
-    raw.post("/v1/hybrid-search", &admin, &json!({"query": ""}))
-        .await;
+    // Document AI, copilot, knowledge bases and hybrid search: calls that answer, then the
+    // refusals (a missing or wrong field, an unknown id).
+    let posts = [
+        (
+            "/v1/ai/document/4100005/ask",
+            json!({"question": "severity 1", "includeCitations": true}),
+        ),
+        ("/v1/ai/document/4100005/ask", json!({"nothing": 1})),
+        ("/v1/ai/document/0/ask", json!({"question": "x"})),
+        (
+            "/v1/ai/document/4100005/summary",
+            json!({"chatHistory": {"messages": []}}),
+        ),
+        ("/v1/ai/document/0/summary", json!({})),
+        (
+            "/v1/ai/copilot/ask",
+            json!({"question": "retention of audit logs", "includeCitations": true}),
+        ),
+        ("/v1/ai/copilot/ask", json!({})),
+        (
+            "/v1/ai/kb/list",
+            json!({"includePrompts": true, "includeProcessingStatistics": true}),
+        ),
+        ("/v1/ai/kb/list", json!({"sortBy": ["size"]})),
+        (
+            "/v1/ai/kb/kb-finance/ask",
+            json!({"question": "operating margin", "includeCitations": true}),
+        ),
+        ("/v1/ai/kb/none/ask", json!({"question": "x"})),
+        (
+            "/v1/hybrid-search",
+            json!({"query": "security incident", "size": 2, "page": 0}),
+        ),
+        ("/v1/hybrid-search", json!({"query": ""})),
+    ];
+    for (path, body) in &posts {
+        raw.post(path, &admin, body).await;
+    }
 
     // Impersonation and its refusals.
     raw.request("GET", "/v1/webhooks", Some(&admin))

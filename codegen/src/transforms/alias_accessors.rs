@@ -123,7 +123,7 @@ impl TokenString for syn::Type {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transforms::fixture::spec;
+    use crate::transforms::fixture::{assert_holds, spec};
     use quote::ToTokens;
 
     fn code(fields: &str) -> syn::File {
@@ -151,10 +151,12 @@ components:
         );
         assert_eq!(apply(&mut file, &spec(SPEC)).unwrap(), 1);
         let text = file.to_token_stream().to_string();
-        assert!(text.contains("pub fn text (& self)"), "{text}");
-        assert!(
-            text.contains("self . text . as_deref () . or (self . chunk_text . as_deref ())"),
-            "{text}"
+        assert_holds(
+            &text,
+            &[
+                "pub fn text (& self)",
+                "self . text . as_deref () . or (self . chunk_text . as_deref ())",
+            ],
         );
     }
 

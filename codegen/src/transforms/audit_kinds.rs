@@ -430,7 +430,7 @@ fn first_sentence(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transforms::fixture;
+    use crate::transforms::fixture::{self, assert_holds};
 
     const KINDS: &str = "components:
   schemas:
@@ -515,10 +515,12 @@ mod tests {
             attrs: Vec::new(),
             items: vec![item(&spec).unwrap()],
         });
-        assert!(code.contains("AuditReportKind::Files => &ALL[1]"), "{code}");
-        assert!(
-            code.contains("date_precision: DatePrecision::Date,"),
-            "{code}"
+        assert_holds(
+            &code,
+            &[
+                "AuditReportKind::Files => &ALL[1]",
+                "date_precision: DatePrecision::Date,",
+            ],
         );
     }
 

@@ -64,6 +64,7 @@ impl VisitMut for Rewriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transforms::fixture::assert_holds;
     use quote::ToTokens;
 
     #[test]
@@ -76,9 +77,11 @@ mod tests {
         };
         assert_eq!(apply(&mut file).unwrap(), 1);
         let out = file.into_token_stream().to_string();
-        assert!(
-            out.contains("format ! (\"^/v1/webhooks/{}$\" , :: regex :: escape (& :: pubapi_sdk :: path :: encode_segment (& value . to_string ())))"),
-            "{out}"
+        assert_holds(
+            &out,
+            &[
+                "format ! (\"^/v1/webhooks/{}$\" , :: regex :: escape (& :: pubapi_sdk :: path :: encode_segment (& value . to_string ())))",
+            ],
         );
     }
 

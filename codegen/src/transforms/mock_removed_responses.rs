@@ -379,9 +379,11 @@ mod tests {
         let mut file = progenitor_output();
         apply(&mut file, &spec(&spec_text()), &adapted()).unwrap();
         let out = file.into_token_stream().to_string();
-        assert!(
-            out.contains("pub fn ok_csv (self , value : & str) -> Self { Self (self . 0 . status (200u16) . header (\"content-type\" , \"text/csv\") . body (value)) }"),
-            "{out}"
+        assert_holds(
+            &out,
+            &[
+                "pub fn ok_csv (self , value : & str) -> Self { Self (self . 0 . status (200u16) . header (\"content-type\" , \"text/csv\") . body (value)) }",
+            ],
         );
     }
 

@@ -142,6 +142,19 @@ pub(crate) mod fixture {
         crate::spec::load(&text).expect("fixture spec parses")
     }
 
+    /// The refusal `result` must be, as `operation: problem`: a transform that meets a shape
+    /// it cannot adapt answers [`CodegenError::Unsupported`](crate::CodegenError::Unsupported).
+    #[track_caller]
+    pub(crate) fn unsupported<T>(result: Result<T, crate::CodegenError>) -> String {
+        match result {
+            Err(crate::CodegenError::Unsupported { operation, problem }) => {
+                format!("{operation}: {problem}")
+            }
+            Err(other) => panic!("expected an Unsupported refusal, got {other:?}"),
+            Ok(_) => panic!("expected an Unsupported refusal, got a result"),
+        }
+    }
+
     /// Asserts that `out` (a transform's output, as tokens) holds each of `needles`.
     pub(crate) fn assert_holds(out: &str, needles: &[&str]) {
         for needle in needles {

@@ -242,7 +242,7 @@ fn idempotent_of(op: &OperationRef<'_>, name: &str) -> Result<bool, CodegenError
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transforms::fixture::spec;
+    use crate::transforms::fixture::{spec, unsupported};
     use crate::transforms::operation_table;
     use crate::walk::{operation_name, operations};
     use quote::ToTokens;
@@ -305,19 +305,10 @@ components:
             .collect()
     }
 
-    fn problem(result: Result<impl std::fmt::Debug, CodegenError>) -> String {
-        match result {
-            Err(CodegenError::Unsupported { operation, problem }) => {
-                format!("{operation}: {problem}")
-            }
-            other => panic!("expected a refusal, got {other:?}"),
-        }
-    }
-
     /// The refusal of the fixture with `from` replaced by `to`.
     fn refusal(from: &str, to: &str) -> String {
         assert!(SPEC.contains(from), "{from:?} is not in the fixture");
-        problem(facts_of(&SPEC.replace(from, to)))
+        unsupported(facts_of(&SPEC.replace(from, to)))
     }
 
     #[test]

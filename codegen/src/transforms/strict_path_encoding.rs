@@ -75,6 +75,7 @@ impl VisitMut for Rewriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transforms::fixture::assert_holds;
     use quote::ToTokens;
 
     #[test]
@@ -87,13 +88,12 @@ mod tests {
         };
         assert_eq!(apply(&mut file), 2);
         let out = file.into_token_stream().to_string();
-        assert!(
-            out.contains("let direct = crate :: path :: encode_segment (id)"),
-            "{out}"
-        );
-        assert!(
-            out.contains("crate :: path :: encode_segment (& id . to_string ())"),
-            "{out}"
+        assert_holds(
+            &out,
+            &[
+                "let direct = crate :: path :: encode_segment (id)",
+                "crate :: path :: encode_segment (& id . to_string ())",
+            ],
         );
         assert!(
             out.contains("other :: encode_path (other)"),

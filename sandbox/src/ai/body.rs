@@ -118,6 +118,29 @@ pub(super) fn object_body(
     }
 }
 
+/// The 400 for the first of `names` present in `body` whose value `is_kind` refuses: it
+/// must be `kind` (`a string`, `an object`).
+fn refuse_mistyped(
+    req: &ApiRequest,
+    body: &Map<String, Value>,
+    names: &[&str],
+    is_kind: fn(&Value) -> bool,
+    kind: &str,
+) -> Result<(), Reply> {
+    match names
+        .iter()
+        .find(|name| body.get(**name).is_some_and(|v| !is_kind(v)))
+    {
+        Some(name) => Err(error(
+            req.op,
+            400,
+            "INVALID_REQUEST",
+            &format!("{name} must be {kind}"),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The optional request fields the spec types, by operation: each must have its type when
 /// present (`selectedItems` is checked where it is read, `chatHistory` by [`check_common`]).
 fn check_declared_types(req: &ApiRequest, body: &Map<String, Value>) -> Result<(), Reply> {
@@ -126,26 +149,8 @@ fn check_declared_types(req: &ApiRequest, body: &Map<String, Value>) -> Result<(
         id::ASK_ASSISTANT => (&["conversationId", "mcpSelectionId"], &["modelDetails"]),
         _ => (&[], &[]),
     };
-    for name in strings {
-        if body.get(*name).is_some_and(|v| !v.is_string()) {
-            return Err(error(
-                req.op,
-                400,
-                "INVALID_REQUEST",
-                &format!("{name} must be a string"),
-            ));
-        }
-    }
-    for name in objects {
-        if body.get(*name).is_some_and(|v| !v.is_object()) {
-            return Err(error(
-                req.op,
-                400,
-                "INVALID_REQUEST",
-                &format!("{name} must be an object"),
-            ));
-        }
-    }
+    refuse_mistyped(req, body, strings, Value::is_string, "a string")?;
+    refuse_mistyped(req, body, objects, Value::is_object, "an object")?;
     // `modelDetails` (`ModelDetails`): its shape is not in the reference; the spec declares
     // the `name` and `version` strings the platform's clients send, and leaves it open.
     if req.op.id == id::ASK_ASSISTANT

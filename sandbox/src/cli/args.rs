@@ -453,9 +453,18 @@ mod tests {
         }
     }
 
+    /// Asserts that each line is refused with an error that holds its text.
+    #[track_caller]
+    fn assert_refused(cases: &[(&str, &str)]) {
+        for (line, says) in cases {
+            let error = parse_line(line).unwrap_err();
+            assert!(error.contains(says), "{line}: {error}");
+        }
+    }
+
     #[test]
     fn bad_serve_options_are_named() {
-        for (line, says) in [
+        assert_refused(&[
             ("--port", "--port needs a value"),
             ("--port x", "--port takes a port number"),
             ("--time-scale 0", "--time-scale must be above 0"),
@@ -466,10 +475,7 @@ mod tests {
                 "--clock manual --time-scale 2",
                 "a manual clock stands still",
             ),
-        ] {
-            let error = parse_line(line).unwrap_err();
-            assert!(error.contains(says), "{line}: {error}");
-        }
+        ]);
     }
 
     #[test]
@@ -516,7 +522,7 @@ mod tests {
 
     #[test]
     fn bad_control_commands_are_named() {
-        for (line, says) in [
+        assert_refused(&[
             ("fault add explode", "unknown fault `explode`"),
             ("fault add status", "status takes one value"),
             ("clock advance soon", "not a duration"),
@@ -527,9 +533,6 @@ mod tests {
             ("activity fly /x", "unknown activity"),
             ("status --as sam", "unknown option --as"),
             ("receive", "receive needs --port"),
-        ] {
-            let error = parse_line(line).unwrap_err();
-            assert!(error.contains(says), "{line}: {error}");
-        }
+        ]);
     }
 }
