@@ -2,7 +2,7 @@
 //! the SDK's error (with the server's code and message) and what to do next.
 
 use pubapi_sdk_ext::Error;
-use pubapi_sdk_ext::error::ForbiddenReason;
+use pubapi_sdk_ext::error::{ForbiddenReason, InputError};
 use pubapi_sdk_ext::fleet::{FleetError, FleetErrorKind};
 use pubapi_sdk_ext::waiter::WaitError;
 use std::fmt;
@@ -260,6 +260,19 @@ fn exit_and_hint(error: &Error) -> (Exit, Option<String>) {
             Some("check PUBAPI_DOMAIN (or PUBAPI_BASE_URL) and the network, then try again".into()),
         ),
         Error::Removed { .. } => (Exit::Api, None),
+        // The call was sent once; its retry found no token (a renewal that failed), or a
+        // token paced by another client with other limits.
+        Error::RetryNotSent { error, .. } => (
+            Exit::Api,
+            match **error {
+                InputError::Token(_) => Some(
+                    "the token could not be renewed for a retry: check PUBAPI_TOKEN or the \
+                         profile's sign-in, then try again"
+                        .into(),
+                ),
+                _ => None,
+            },
+        ),
         Error::Checkpoint(e) if e.kind == FleetErrorKind::Corrupt => (
             Exit::Usage,
             Some(
@@ -319,6 +332,24 @@ impl From<pubapi_sdk_ext::ai::AskError> for Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_retry_that_could_not_get_a_token_is_an_api_failure_with_the_token_hint() {
+        let request_id = "0190f0c2-7d3a-7b4e-8f00-000000000001".parse().unwrap();
+        let failure = Failure::from(Error::RetryNotSent {
+            error: Box::new(InputError::Token(pubapi_sdk_ext::token::TokenError::Empty)),
+            request_id,
+        });
+        assert_eq!(failure.exit as u8, Exit::Api as u8);
+        assert!(
+            failure
+                .message
+                .contains("0190f0c2-7d3a-7b4e-8f00-000000000001"),
+            "{failure}"
+        );
+        let hint = failure.hint.expect("a hint");
+        assert!(hint.contains("PUBAPI_TOKEN"), "{hint}");
+    }
 
     #[test]
     fn durations_read_as_hours_minutes_and_seconds() {
