@@ -65,6 +65,7 @@ pub fn generate(spec_text: &str) -> Result<Generated, CodegenError> {
     transforms::alias_accessors::apply(&mut file, &original)?;
     transforms::schemars_derive::apply(&mut file);
     transforms::area_features::apply(&mut file, &original)?;
+    transforms::plain_patterns::apply(&mut file)?;
     file.items
         .push(transforms::operation_table::item(&original, &removals)?);
     file.items.push(transforms::limits::item(&original)?);

@@ -365,9 +365,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
             }
-            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-            { ::regress::Regex::new("\\S").unwrap() });
-            if PATTERN.find(value).is_none() {
+            if !super::patterns::has_non_space(value) {
                 return Err("doesn't match pattern \"\\S\"".into());
             }
             Ok(Self(value.to_string()))
@@ -768,9 +766,7 @@ Known values: WebUI, SyncEngine, Mobile, PublicAPI, WebEdit, System, VPC, Other.
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
             }
-            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-            { ::regress::Regex::new("\\S").unwrap() });
-            if PATTERN.find(value).is_none() {
+            if !super::patterns::has_non_space(value) {
                 return Err("doesn't match pattern \"\\S\"".into());
             }
             Ok(Self(value.to_string()))
@@ -1350,14 +1346,7 @@ Known values: running, completed.*/
         fn from_str(
             value: &str,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-            {
-                ::regress::Regex::new(
-                        "^([0-9]{4}-((0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])|(0[13-9]|1[0-2])-(29|30)|(0[13578]|1[02])-31)|([0-9]{2}(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][26])00)-02-29)$",
-                    )
-                    .unwrap()
-            });
-            if PATTERN.find(value).is_none() {
+            if !super::patterns::is_calendar_date(value) {
                 return Err(
                     "doesn't match pattern \"^([0-9]{4}-((0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])|(0[13-9]|1[0-2])-(29|30)|(0[13578]|1[02])-31)|([0-9]{2}(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][26])00)-02-29)$\""
                         .into(),
@@ -1582,9 +1571,7 @@ Known values: running, completed.*/
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
             }
-            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-            { ::regress::Regex::new("\\S").unwrap() });
-            if PATTERN.find(value).is_none() {
+            if !super::patterns::has_non_space(value) {
                 return Err("doesn't match pattern \"\\S\"".into());
             }
             Ok(Self(value.to_string()))
@@ -1753,9 +1740,7 @@ Known values: running, completed.*/
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
             }
-            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-            { ::regress::Regex::new("\\S").unwrap() });
-            if PATTERN.find(value).is_none() {
+            if !super::patterns::has_non_space(value) {
                 return Err("doesn't match pattern \"\\S\"".into());
             }
             Ok(Self(value.to_string()))
@@ -2910,9 +2895,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
         fn from_str(
             value: &str,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-            { ::regress::Regex::new("^[^*]").unwrap() });
-            if PATTERN.find(value).is_none() {
+            if !super::patterns::starts_with_other_than_star(value) {
                 return Err("doesn't match pattern \"^[^*]\"".into());
             }
             Ok(Self(value.to_string()))
@@ -2973,9 +2956,7 @@ Known values: fs:add_file, fs:add_folder, fs:copy_file, fs:copy_folder, fs:move_
         fn from_str(
             value: &str,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-            { ::regress::Regex::new("^/").unwrap() });
-            if PATTERN.find(value).is_none() {
+            if !super::patterns::starts_with_slash(value) {
                 return Err("doesn't match pattern \"^/\"".into());
             }
             Ok(Self(value.to_string()))
@@ -4040,9 +4021,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
         fn from_str(
             value: &str,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-            { ::regress::Regex::new("\\S").unwrap() });
-            if PATTERN.find(value).is_none() {
+            if !super::patterns::has_non_space(value) {
                 return Err("doesn't match pattern \"\\S\"".into());
             }
             Ok(Self(value.to_string()))
@@ -4318,9 +4297,7 @@ Known values: ERR_403_DEVELOPER_OVER_QPS, ERR_403_DEVELOPER_OVER_RATE.*/
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
             }
-            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-            { ::regress::Regex::new("\\S").unwrap() });
-            if PATTERN.find(value).is_none() {
+            if !super::patterns::has_non_space(value) {
                 return Err("doesn't match pattern \"\\S\"".into());
             }
             Ok(Self(value.to_string()))
@@ -6383,14 +6360,7 @@ Known values: file_system, note, permission_change.*/
         fn from_str(
             value: &str,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-            {
-                ::regress::Regex::new(
-                        "^([0-9]{4}-((0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])|(0[13-9]|1[0-2])-(29|30)|(0[13578]|1[02])-31)|([0-9]{2}(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][26])00)-02-29)(T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z)?$",
-                    )
-                    .unwrap()
-            });
-            if PATTERN.find(value).is_none() {
+            if !super::patterns::is_report_date(value) {
                 return Err(
                     "doesn't match pattern \"^([0-9]{4}-((0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])|(0[13-9]|1[0-2])-(29|30)|(0[13578]|1[02])-31)|([0-9]{2}(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][26])00)-02-29)(T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z)?$\""
                         .into(),
@@ -8614,9 +8584,7 @@ Known values: enabled, disabled.*/
         fn from_str(
             value: &str,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-            { ::regress::Regex::new("^[^*]").unwrap() });
-            if PATTERN.find(value).is_none() {
+            if !super::patterns::starts_with_other_than_star(value) {
                 return Err("doesn't match pattern \"^[^*]\"".into());
             }
             Ok(Self(value.to_string()))
@@ -30477,6 +30445,113 @@ pub mod prelude {
     pub use super::ClientKnowledgeBasesExt;
     #[cfg(feature = "webhooks")]
     pub use super::ClientWebhooksExt;
+}
+/// The checks of the spec's string `pattern`s (the `plain_patterns` transform), each
+/// with the meaning of the ECMAScript regex the spec writes.
+#[allow(dead_code)]
+mod patterns {
+    ///`\S`: some character that is neither an ECMAScript white space nor a line terminator.
+    pub(crate) fn has_non_space(value: &str) -> bool {
+        value
+            .chars()
+            .any(|c| {
+                !matches!(
+                    c, '\u{9}'..= '\u{d}' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'..=
+                    '\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' |
+                    '\u{3000}' | '\u{feff}'
+                )
+            })
+    }
+    ///`^[^*]`: a first character, and not `*`.
+    pub(crate) fn starts_with_other_than_star(value: &str) -> bool {
+        value.chars().next().is_some_and(|c| c != '*')
+    }
+    ///`^/`: starts with `/`.
+    pub(crate) fn starts_with_slash(value: &str) -> bool {
+        value.starts_with('/')
+    }
+    ///The calendar date pattern: `YYYY-MM-DD` and nothing else, a day the Gregorian calendar has.
+    pub(crate) fn is_calendar_date(value: &str) -> bool {
+        {
+            let v = value.as_bytes();
+            let digits = |range: ::std::ops::Range<usize>| {
+                v[range]
+                    .iter()
+                    .try_fold(
+                        0u32,
+                        |n, b| b.is_ascii_digit().then(|| n * 10 + u32::from(b - b'0')),
+                    )
+            };
+            if v.len() < 10 || v[4] != b'-' || v[7] != b'-' {
+                return false;
+            }
+            let (Some(year), Some(month), Some(day)) = (
+                digits(0..4),
+                digits(5..7),
+                digits(8..10),
+            ) else {
+                return false;
+            };
+            let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+            let days = match month {
+                1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+                4 | 6 | 9 | 11 => 30,
+                2 if leap => 29,
+                2 => 28,
+                _ => return false,
+            };
+            if !(1..=days).contains(&day) {
+                return false;
+            }
+            value.len() == 10
+        }
+    }
+    ///The report date pattern: a calendar date as `is_calendar_date` checks it, alone or followed by `THH:MM:SSZ` (hours 00–23, minutes and seconds 00–59).
+    pub(crate) fn is_report_date(value: &str) -> bool {
+        {
+            let v = value.as_bytes();
+            let digits = |range: ::std::ops::Range<usize>| {
+                v[range]
+                    .iter()
+                    .try_fold(
+                        0u32,
+                        |n, b| b.is_ascii_digit().then(|| n * 10 + u32::from(b - b'0')),
+                    )
+            };
+            if v.len() < 10 || v[4] != b'-' || v[7] != b'-' {
+                return false;
+            }
+            let (Some(year), Some(month), Some(day)) = (
+                digits(0..4),
+                digits(5..7),
+                digits(8..10),
+            ) else {
+                return false;
+            };
+            let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+            let days = match month {
+                1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+                4 | 6 | 9 | 11 => 30,
+                2 if leap => 29,
+                2 => 28,
+                _ => return false,
+            };
+            if !(1..=days).contains(&day) {
+                return false;
+            }
+            match &v[10..] {
+                [] => true,
+                [b'T', h1, h2, b':', m1, m2, b':', s1, s2, b'Z'] => {
+                    let two = |a: u8, b: u8, max: u8| {
+                        a.is_ascii_digit() && b.is_ascii_digit()
+                            && (a - b'0') * 10 + (b - b'0') <= max
+                    };
+                    two(*h1, *h2, 23) && two(*m1, *m2, 59) && two(*s1, *s2, 59)
+                }
+                _ => false,
+            }
+        }
+    }
 }
 /// Every operation of `spec/openapi.yaml` as the spec documents it (before the codegen
 /// transforms), for policies and tests that need paths, tags and statuses.

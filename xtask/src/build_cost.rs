@@ -3,8 +3,8 @@
 //! It writes throwaway user crates in a folder outside the workspace (a crate per area
 //! feature alone, one with every area, and a bare crate on reqwest + serde + tokio with the
 //! SDK's reqwest features), builds each from clean (its own target folder, removed first) in
-//! debug and in release, one after the other in one run, and prints the wall times with their
-//! ratio to the bare crate. Every crate starts from a copy of the workspace's `Cargo.lock`, so
+//! debug and in release, one after the other in one run, and prints the wall and CPU times
+//! with the ratio of CPU time to the bare crate's. Every crate starts from a copy of the workspace's `Cargo.lock`, so
 //! all build the same dependency versions.
 
 use std::path::{Path, PathBuf};
@@ -92,10 +92,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 /// What to build: `--debug`, `--release` (both when neither is given), `--rounds N` (every
 /// crate built N times over, in turn; the fastest build of each counts, which takes most of a
-/// busy machine's noise and the first build's cold caches out).
+/// busy machine's noise and the first build's cold caches out, and the table lists every
+/// round's CPU time as the spread), `--crates bare,audit,all` (only those user crates; the
+/// bare one is always built, as the baseline).
 pub(crate) fn run(root: &Path, args: &[&str]) -> Result<String, String> {
     let mut profiles: Vec<&str> = Vec::new();
     let mut rounds = 1u32;
+    let mut only: Option<Vec<String>> = None;
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match *arg {
@@ -108,13 +111,23 @@ pub(crate) fn run(root: &Path, args: &[&str]) -> Result<String, String> {
                     .filter(|n| *n > 0)
                     .ok_or("build-cost: --rounds takes a number above 0")?;
             }
+            "--crates" => {
+                let names = args.next().ok_or("build-cost: --crates takes a list")?;
+                only = Some(names.split(',').map(str::to_string).collect());
+            }
             other => return Err(format!("build-cost: unknown argument {other}")),
         }
     }
     if profiles.is_empty() {
         profiles = vec!["debug", "release"];
     }
-    let crates = user_crates(root);
+    let mut crates = user_crates(root);
+    if let Some(only) = &only {
+        if let Some(unknown) = only.iter().find(|n| !crates.iter().any(|c| &&c.name == n)) {
+            return Err(format!("build-cost: no user crate {unknown}"));
+        }
+        crates.retain(|c| c.name == "bare" || only.contains(&c.name));
+    }
     let dir = std::env::temp_dir().join("pubapi-build-cost");
     let lock = std::fs::read_to_string(root.join("Cargo.lock"))
         .map_err(|e| format!("cannot read Cargo.lock: {e}"))?;
@@ -122,17 +135,13 @@ pub(crate) fn run(root: &Path, args: &[&str]) -> Result<String, String> {
         write_crate(&dir.join(&krate.name), krate, &lock)?;
     }
     let started = Instant::now();
-    let slowest = Build {
-        wall: Duration::MAX,
-        cpu: None,
-    };
-    let mut rows: Vec<(String, Vec<Build>)> = crates
+    let mut rows: Vec<(String, Vec<Vec<Build>>)> = crates
         .iter()
-        .map(|krate| (krate.name.clone(), vec![slowest; profiles.len()]))
+        .map(|krate| (krate.name.clone(), vec![Vec::new(); profiles.len()]))
         .collect();
     for round in 1..=rounds {
-        for (krate, (_, fastest)) in crates.iter().zip(&mut rows) {
-            for (profile, fastest) in profiles.iter().zip(fastest.iter_mut()) {
+        for (krate, (_, builds)) in crates.iter().zip(&mut rows) {
+            for (profile, builds) in profiles.iter().zip(builds.iter_mut()) {
                 let build = clean_build(&dir.join(&krate.name), profile == &"release")?;
                 eprintln!(
                     "round {round}: {:<10} {profile:<8} {:>7.1} s wall {:>7.1} s CPU",
@@ -140,14 +149,15 @@ pub(crate) fn run(root: &Path, args: &[&str]) -> Result<String, String> {
                     build.wall.as_secs_f64(),
                     build.cost().as_secs_f64()
                 );
-                if build.cost() < fastest.cost() {
-                    *fastest = build;
-                }
+                builds.push(build);
             }
         }
     }
     let mut command: Vec<String> = profiles.iter().map(|p| format!("--{p}")).collect();
     command.push(format!("--rounds {rounds}"));
+    if let Some(only) = only {
+        command.push(format!("--crates {}", only.join(",")));
+    }
     Ok(table(
         &profiles,
         &rows,
@@ -233,39 +243,54 @@ fn clean_build(dir: &Path, release: bool) -> Result<Build, String> {
     Ok(Build { wall, cpu })
 }
 
-/// The Markdown table: a row per crate, wall time, CPU time and the ratio of CPU time to
-/// `bare`'s, per profile.
+/// The fastest of a crate's builds in one profile (by CPU time where there is one).
+fn fastest(builds: &[Build]) -> Build {
+    builds
+        .iter()
+        .copied()
+        .min_by_key(Build::cost)
+        .expect("every crate is built at least once")
+}
+
+/// The Markdown table: a row per crate; per profile the fastest build's wall time and CPU
+/// time, its ratio of CPU time to `bare`'s fastest, and every round's CPU time (the spread).
 fn table(
     profiles: &[&str],
-    rows: &[(String, Vec<Build>)],
+    rows: &[(String, Vec<Vec<Build>>)],
     total: Duration,
     command: &str,
 ) -> String {
     let mut out = String::from("| user crate |");
     for profile in profiles {
         out.push_str(&format!(
-            " {profile} wall (s) | {profile} CPU (s) | {profile} CPU ÷ bare |"
+            " {profile} wall (s) | {profile} CPU (s) | {profile} CPU ÷ bare | {profile} CPU per round (s) |"
         ));
     }
     out.push_str("\n|---|");
-    out.push_str(&"---:|---:|---:|".repeat(profiles.len()));
+    out.push_str(&"---:|---:|---:|---:|".repeat(profiles.len()));
     let bare = &rows[0].1;
-    for (name, times) in rows {
+    for (name, builds) in rows {
         let label = match name.as_str() {
             "bare" => "bare: reqwest + serde + tokio".to_string(),
             "all" => "pubapi-sdk-ext, every area (default)".to_string(),
             area => format!("pubapi-sdk-ext, `{area}` only"),
         };
         out.push_str(&format!("\n| {label} |"));
-        for (build, base) in times.iter().zip(bare) {
-            let cpu = build.cpu.map_or_else(
-                || "–".to_string(),
-                |cpu| format!("{:.1}", cpu.as_secs_f64()),
-            );
+        for (builds, base) in builds.iter().zip(bare) {
+            let (build, base) = (fastest(builds), fastest(base));
+            let seconds = |cpu: Option<Duration>| {
+                cpu.map_or_else(
+                    || "–".to_string(),
+                    |cpu| format!("{:.1}", cpu.as_secs_f64()),
+                )
+            };
+            let rounds: Vec<String> = builds.iter().map(|b| seconds(b.cpu)).collect();
             out.push_str(&format!(
-                " {:.1} | {cpu} | {:.2}× |",
+                " {:.1} | {} | {:.2}× | {} |",
                 build.wall.as_secs_f64(),
-                build.cost().as_secs_f64() / base.cost().as_secs_f64()
+                seconds(build.cpu),
+                build.cost().as_secs_f64() / base.cost().as_secs_f64(),
+                rounds.join(" / ")
             ));
         }
     }
@@ -287,16 +312,19 @@ mod tests {
             cpu: Some(Duration::from_secs(cpu)),
         };
         let rows = vec![
-            ("bare".to_string(), vec![build(40, 60)]),
-            ("audit".to_string(), vec![build(50, 66)]),
+            ("bare".to_string(), vec![vec![build(45, 70), build(40, 60)]]),
+            (
+                "audit".to_string(),
+                vec![vec![build(50, 66), build(52, 69)]],
+            ),
         ];
         let table = table(&["debug"], &rows, Duration::from_secs(90), "--debug");
         assert!(
-            table.contains("| bare: reqwest + serde + tokio | 40.0 | 60.0 | 1.00× |"),
+            table.contains("| bare: reqwest + serde + tokio | 40.0 | 60.0 | 1.00× | 70.0 / 60.0 |"),
             "{table}"
         );
         assert!(
-            table.contains("| pubapi-sdk-ext, `audit` only | 50.0 | 66.0 | 1.10× |"),
+            table.contains("| pubapi-sdk-ext, `audit` only | 50.0 | 66.0 | 1.10× | 66.0 / 69.0 |"),
             "{table}"
         );
     }
@@ -307,21 +335,21 @@ mod tests {
         let rows = vec![
             (
                 "bare".to_string(),
-                vec![Build {
+                vec![vec![Build {
                     wall: Duration::from_secs(40),
                     cpu: None,
-                }],
+                }]],
             ),
             (
                 "all".to_string(),
-                vec![Build {
+                vec![vec![Build {
                     wall: Duration::from_secs(48),
                     cpu: None,
-                }],
+                }]],
             ),
         ];
         let table = table(&["debug"], &rows, Duration::from_secs(88), "--debug");
-        assert!(table.contains("| 48.0 | – | 1.20× |"), "{table}");
+        assert!(table.contains("| 48.0 | – | 1.20× | – |"), "{table}");
     }
 
     /// The CPU time of children waited for grows with their work.
@@ -347,6 +375,13 @@ mod tests {
             r#"pubapi-sdk-ext = { path = "/w/sdk-ext", default-features = false, features = ["audit"] }"#
         ));
         assert!(crates[0].dependencies.contains(REQWEST));
+    }
+
+    /// `--crates` names user crates; another name is refused before anything is built.
+    #[test]
+    fn an_unknown_crate_is_refused_before_building() {
+        let error = run(Path::new("/nowhere"), &["--debug", "--crates", "audit,nope"]);
+        assert_eq!(error, Err("build-cost: no user crate nope".to_string()));
     }
 
     /// The bare crate keeps the SDK's HTTP stack when the workspace changes it.

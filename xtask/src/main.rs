@@ -4,7 +4,7 @@
 //! cargo xtask regenerate          write sdk/src/generated.rs, httpmock/src/generated.rs and
 //!                                 sdk/openapi.yaml from spec/openapi.yaml
 //! cargo xtask regenerate --check  fail when either is stale
-//! cargo xtask build-cost [--debug] [--release] [--rounds N]
+//! cargo xtask build-cost [--debug] [--release] [--rounds N] [--crates bare,audit,all]
 //!                                 clean builds of throwaway user crates (each area feature
 //!                                 alone, all, and a bare reqwest + serde + tokio crate), timed
 //! ```
@@ -14,8 +14,7 @@ mod build_cost;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-const USAGE: &str =
-    "usage: cargo xtask regenerate [--check]\n       cargo xtask build-cost [--debug] [--release]";
+const USAGE: &str = "usage: cargo xtask regenerate [--check]\n       cargo xtask build-cost [--debug] [--release] [--rounds N] [--crates a,b]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -82,6 +82,7 @@ pub mod open_response_enums;
 pub mod operation_facts;
 pub mod operation_table;
 pub mod pipe_delimited_queries;
+pub mod plain_patterns;
 pub mod raw_error_responses;
 pub mod redact_secrets;
 pub mod request_constructors;
