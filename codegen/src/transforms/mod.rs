@@ -31,7 +31,9 @@
 //! [`schemars_derive`] (the types implement `schemars::JsonSchema` behind the `schemars`
 //! feature of `pubapi-sdk`), [`area_features`] (the code of an area, its trait, builders and
 //! the types only it reaches, compiles only with the area's feature: `ai`, `audit`, `events`,
-//! `webhooks`),
+//! `webhooks`), [`plain_patterns`] (typify checks a string's `pattern` with the `regress`
+//! regex engine in every build: the spec's few patterns become plain generated checks of the
+//! same meaning, and a pattern it does not know stops the generation),
 //! [`mark_deprecated`] (progenitor ignores `deprecated: true`),
 //! [`redact_secrets`] (derived `Debug` would print `format: password` fields such as the
 //! webhook `authHeader`), [`strict_path_encoding`] (progenitor's `encode_path` lets `\` and dot
