@@ -133,7 +133,7 @@ const KNOWN: [Known; 5] = [
 /// `patterns` module with the functions used; returns how many checks it rewrote.
 ///
 /// # Errors
-/// [`CodegenError::Unsupported`] for a pattern not in [`KNOWN`], or a `PATTERN` static
+/// [`CodegenError::Unsupported`] for a pattern not in `KNOWN`, or a `PATTERN` static
 /// without the test that follows it in typify's output.
 pub fn apply(file: &mut syn::File) -> Result<usize, CodegenError> {
     let mut rewriter = Rewriter {
