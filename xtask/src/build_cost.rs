@@ -380,7 +380,10 @@ mod tests {
     /// `--crates` names user crates; another name is refused before anything is built.
     #[test]
     fn an_unknown_crate_is_refused_before_building() {
-        let error = run(Path::new("/nowhere"), &["--debug", "--crates", "audit,nope"]);
+        let error = run(
+            Path::new("/nowhere"),
+            &["--debug", "--crates", "audit,nope"],
+        );
         assert_eq!(error, Err("build-cost: no user crate nope".to_string()));
     }
 
