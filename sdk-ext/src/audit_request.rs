@@ -108,14 +108,12 @@ macro_rules! from_body {
                 let decoded = match kind {
                     $(
                         AuditReportKind::$variant => {
-                            serde_path_to_error::deserialize::<_, types::$body>(body)
+                            Error::decode_value::<types::$body>(&body)
                                 .map(AuditRequest::$variant)
                         }
                     )*
                 };
-                decoded.map_err(|e| {
-                    let path = e.path().to_string();
-                    let problem = e.into_inner().to_string();
+                decoded.map_err(|(path, problem)| {
                     Error::invalid_input("body", match path.as_str() {
                         "." => problem,
                         _ => format!("{path}: {problem}"),

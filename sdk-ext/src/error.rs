@@ -247,6 +247,10 @@ impl Error {
 
     /// Decodes a success body, naming the JSON path of any mismatch.
     ///
+    /// The path is read from where serde_json stopped: a missing field names its object; a
+    /// mismatch inside an untagged or internally tagged enum (which serde reads whole before
+    /// it tries the enum's shapes) names the array or object that holds the enum.
+    ///
     /// ```
     /// use bytes::Bytes;
     /// use pubapi_sdk_ext::error::Error;
@@ -268,19 +272,45 @@ impl Error {
     pub(crate) fn decode_slice<'de, T: serde::Deserialize<'de>>(
         body: &'de [u8],
     ) -> Result<T, Error> {
+        // One deserializer for the value: the path of a mismatch is read back from where
+        // serde_json stopped, only when there is one.
         let mut deserializer = serde_json::Deserializer::from_slice(body);
-        let (path, message) = match serde_path_to_error::deserialize(&mut deserializer) {
+        let (path, message) = match T::deserialize(&mut deserializer) {
             Ok(value) => match deserializer.end() {
                 Ok(()) => return Ok(value),
                 // Trailing characters after the value.
                 Err(e) => (".".to_owned(), e.to_string()),
             },
-            Err(e) => (e.path().to_string(), e.into_inner().to_string()),
+            Err(e) => (
+                crate::request::into_error::json_path_at(body, e.line(), e.column()),
+                e.to_string(),
+            ),
         };
         Err(Error::Decode {
             path,
             message,
             body: RawBody(Bytes::copy_from_slice(body)),
+        })
+    }
+
+    /// `value` as a `T`, read from its JSON text so that a `T` read from a `Value` goes
+    /// through the deserializer its response bodies use (one compiled visitor, not two).
+    /// On a mismatch: the JSON path (as [`Error::decode`] names it) and serde's message,
+    /// without serde_json's line and column (which count in the re-written text).
+    pub(crate) fn decode_value<T: DeserializeOwned>(
+        value: &serde_json::Value,
+    ) -> Result<T, (String, String)> {
+        // A `Value`'s keys are strings: writing it never fails.
+        let text = serde_json::to_vec(value).unwrap_or_default();
+        serde_json::from_slice(&text).map_err(|e| {
+            let position = format!(" at line {} column {}", e.line(), e.column());
+            let message = e.to_string();
+            let message = message
+                .strip_suffix(&position)
+                .unwrap_or(&message)
+                .to_owned();
+            let path = crate::request::into_error::json_path_at(&text, e.line(), e.column());
+            (path, message)
         })
     }
 

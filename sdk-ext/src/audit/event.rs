@@ -54,7 +54,7 @@ impl AuditEvent {
     pub(crate) fn from_raw(kind: AuditReportKind, raw: &str) -> AuditEvent {
         AuditEvent::typed(kind, raw).unwrap_or_else(|| {
             // `raw` is one value of a page that parsed, so it parses.
-            match serde_json::from_str(raw).unwrap_or_default() {
+            match serde_json::from_slice(raw.as_bytes()).unwrap_or_default() {
                 Value::Object(map) => AuditEvent::Other(map),
                 other => AuditEvent::NotAnObject(other),
             }
@@ -87,11 +87,14 @@ impl AuditEvent {
 }
 
 /// `raw` as a `T` (its strings moved, not copied), or as it came when it does not fit.
-fn moved<T: DeserializeOwned>(raw: Map<String, Value>, typed: fn(T) -> AuditEvent) -> AuditEvent {
-    if !super::fit::fits::<T>(&raw) {
+fn moved<T: DeserializeOwned>(
+    mut raw: Map<String, Value>,
+    typed: fn(T) -> AuditEvent,
+) -> AuditEvent {
+    if !super::fit::fits::<T>(&mut raw) {
         return AuditEvent::Other(raw);
     }
-    match T::deserialize(raw) {
+    match super::fit::take::<T>(&mut raw) {
         Ok(event) => typed(event),
         // `fits` said it decodes: for the typed events (see `fit`), it does. Were it ever
         // not so, the map is gone, and the event is said to be empty rather than typed wrong.
@@ -108,7 +111,9 @@ trait Source: Copy {
 
 impl Source for &str {
     fn decode<T: DeserializeOwned>(self) -> Option<T> {
-        serde_json::from_str(self).ok()
+        // From the bytes, as the page's one pass (`report.rs`) reads its events: one
+        // compiled visitor for both (the text is UTF-8, so both read it alike).
+        serde_json::from_slice(self.as_bytes()).ok()
     }
 }
 

@@ -18,12 +18,12 @@ pub(crate) fn read_leniently(body: &[u8]) -> Option<(pubapi_sdk::types::EventPag
     let entries = events
         .into_iter()
         .map(|raw| {
-            let event = serde_path_to_error::deserialize(&raw);
+            let event = crate::Error::decode_value(&raw);
             match event.map(pubapi_sdk::types::PollingEvent::into) {
                 Ok(event) => Entry::Event(event),
-                Err(error) => Entry::Undecodable(UndecodableEvent {
+                Err((path, message)) => Entry::Undecodable(UndecodableEvent {
                     id: raw.get("id").and_then(serde_json::Value::as_i64),
-                    error: format!("{}: {}", error.path(), error.inner()),
+                    error: format!("{path}: {message}"),
                     raw,
                 }),
             }

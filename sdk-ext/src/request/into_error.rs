@@ -445,6 +445,97 @@ mod json_path_tests {
         assert_eq!(found, "items[1]", "a missing field is named by its object");
     }
 
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Meta {
+        size: u32,
+    }
+
+    /// A flattened struct: serde reads the object into a buffer before the fields fit.
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Flat {
+        id: u32,
+        #[serde(flatten)]
+        meta: Meta,
+    }
+
+    /// An untagged enum: serde tries each variant on a buffered copy of the value.
+    #[derive(Debug, Deserialize)]
+    #[serde(untagged)]
+    #[allow(dead_code)]
+    enum Either {
+        Number(u32),
+        Item(Item),
+    }
+
+    /// An internally tagged enum: the tag is found in a buffered copy of the object.
+    #[derive(Debug, Deserialize)]
+    #[serde(tag = "kind")]
+    #[allow(dead_code)]
+    enum Tagged {
+        Item(Item),
+        Meta { size: u32 },
+    }
+
+    /// The buffering shapes inside a page, by key and by index.
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Shapes {
+        #[serde(default)]
+        flat: Vec<Flat>,
+        #[serde(default)]
+        either: Vec<Either>,
+        #[serde(default)]
+        tagged: Option<Tagged>,
+    }
+
+    #[test]
+    fn a_mismatch_in_a_flattened_struct_is_named_as_serde_path_to_error_names_it() {
+        for (body, path) in [
+            (
+                r#"{"flat":[{"id":1,"size":2},{"id":1,"size":"x"}]}"#,
+                "flat[1]",
+            ),
+            (r#"{"flat":[{"id":"x","size":2}]}"#, "flat[0].id"),
+            (r#"{"flat":[{"id":1}]}"#, "flat[0]"),
+            (
+                "{\"flat\":[{\"size\":1,\n \"id\":1},\n{\"id\":2}]}",
+                "flat[1]",
+            ),
+        ] {
+            let (expected, found) = both::<Shapes>(body);
+            assert_eq!((found.as_str(), expected.as_str()), (path, path), "{body}");
+        }
+        let at_the_root = both::<Flat>(r#"{"id":1,"size":"x"}"#);
+        assert_eq!(at_the_root, (".".to_owned(), ".".to_owned()));
+    }
+
+    /// An untagged or internally tagged enum fails after serde_json has read the whole value
+    /// into a buffer: the position serde_json reports is past the value's container, whose
+    /// path is then named (serde_path_to_error names the value itself). Where the value is
+    /// its container's own check (a tag read from the object's own fields), both agree.
+    #[test]
+    fn a_mismatch_in_a_buffered_enum_is_named_by_its_container() {
+        for (body, expected, found) in [
+            (r#"{"either":[1,{"id":"x"}]}"#, "either[1]", "either"),
+            (r#"{"either":[{"id":[1,{"a":2}]}]}"#, "either[0]", "either"),
+            (r#"{"tagged":{"kind":"Meta","size":"x"}}"#, "tagged", "."),
+            (
+                r#"{"tagged":{"kind":"None"}}"#,
+                "tagged.kind",
+                "tagged.kind",
+            ),
+            (r#"{"tagged":{"size":1}}"#, "tagged", "tagged"),
+        ] {
+            assert_eq!(
+                both::<Shapes>(body),
+                (expected.to_owned(), found.to_owned()),
+                "{body}"
+            );
+        }
+    }
+
     proptest! {
         /// Arrays of arrays of numbers with one value replaced by a string, at any depth
         /// and with any whitespace: the path matches serde_path_to_error's.
