@@ -282,7 +282,7 @@ impl Error {
                 Err(e) => (".".to_owned(), e.to_string()),
             },
             Err(e) => (
-                crate::request::into_error::json_path_at(body, e.line(), e.column()),
+                json_path::json_path_at(body, e.line(), e.column()),
                 e.to_string(),
             ),
         };
@@ -309,7 +309,7 @@ impl Error {
                 .strip_suffix(&position)
                 .unwrap_or(&message)
                 .to_owned();
-            let path = crate::request::into_error::json_path_at(&text, e.line(), e.column());
+            let path = json_path::json_path_at(&text, e.line(), e.column());
             (path, message)
         })
     }
@@ -454,6 +454,7 @@ pub use pubapi_sdk::operations::{Area, ErrorFormat};
 mod api_error;
 mod display;
 mod input;
+pub(crate) mod json_path;
 
 #[cfg(test)]
 mod tests;
