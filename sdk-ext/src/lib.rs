@@ -30,6 +30,7 @@ mod audit_request;
 #[cfg_attr(docsrs, doc(cfg(feature = "blocking")))]
 pub mod blocking;
 pub mod client;
+mod digest;
 #[cfg(test)]
 mod display_walk;
 pub mod error;

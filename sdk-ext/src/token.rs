@@ -61,11 +61,10 @@ impl SecretToken {
     /// domain, and the gateway counts its calls however the domain is spelt (`127.0.0.1` or
     /// `localhost`, a trailing slash, upper case).
     pub fn fingerprint(&self) -> TokenFingerprint {
-        use sha2::Digest;
-        let digest = sha2::Sha256::new()
-            .chain_update(b"pubapi token budget\0")
-            .chain_update(self.value.as_bytes())
-            .finalize();
+        let mut hasher = crate::digest::Sha256::new();
+        hasher.update(b"pubapi token budget\0");
+        hasher.update(self.value.as_bytes());
+        let digest = hasher.finish();
         let mut bytes = [0u8; 16];
         bytes.copy_from_slice(&digest[..16]);
         TokenFingerprint(bytes)

@@ -80,8 +80,7 @@ fn file_safe(id: &str) -> String {
     const ESCAPED: &percent_encoding::AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_');
     let mut safe = utf8_percent_encode(id, ESCAPED).to_string();
     if safe.len() > MAX_ID_IN_NAME {
-        use sha2::{Digest, Sha256};
-        let digest = Sha256::digest(id.as_bytes());
+        let digest = crate::digest::sha256(id.as_bytes());
         safe = digest.iter().map(|byte| format!("{byte:02x}")).collect();
         safe.insert_str(0, "sha256-");
     }

@@ -1,7 +1,5 @@
 //! Recognising one's own actions in deliveries (`user.clientIdHash`).
 
-use sha1::{Digest, Sha1};
-
 /// The `clientIdHash` the platform puts in events caused by the OAuth client `client_id`:
 /// the lowercase hex SHA-1 of the client id (reference 2.10).
 ///
@@ -18,7 +16,7 @@ use sha1::{Digest, Sha1};
 #[must_use]
 pub fn client_id_hash(client_id: &str) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let digest = Sha1::digest(client_id.as_bytes());
+    let digest = crate::digest::sha1(client_id.as_bytes());
     let mut hex = String::with_capacity(digest.len() * 2);
     for byte in digest {
         hex.push(char::from(HEX[usize::from(byte >> 4)]));

@@ -19,8 +19,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use crate::digest::Sha256;
 use pubapi_sdk::hooks::BoxFuture;
-use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 
 /// How many deliveries' dead letters [`MemoryDedup`] remembers (within its window), apart from
@@ -74,7 +74,7 @@ impl DedupKey {
         }
         DedupKey {
             kind: DedupKind::Event,
-            digest: hasher.finalize().into(),
+            digest: hasher.finish(),
         }
     }
 
@@ -104,7 +104,7 @@ impl DedupKey {
 }
 
 fn push(hasher: &mut Sha256, part: &[u8]) {
-    hasher.update((part.len() as u64).to_be_bytes());
+    hasher.update(&(part.len() as u64).to_be_bytes());
     hasher.update(part);
 }
 
@@ -132,7 +132,7 @@ impl DeadLetterKey {
     pub(crate) fn finish(self) -> DedupKey {
         DedupKey {
             kind: DedupKind::DeadLetters,
-            digest: self.0.finalize().into(),
+            digest: self.0.finish(),
         }
     }
 }

@@ -72,8 +72,8 @@
 //! # What a shared secret cannot do
 //!
 //! Deliveries are authenticated only by a static value echoed in a header: there is no
-//! signature over the body and no timestamp. The receiver compares it in constant time
-//! (SHA-256 of both sides, then [`subtle`]) and accepts a previous secret during rotation,
+//! signature over the body and no timestamp. The receiver compares the SHA-256 of both sides
+//! in constant time and accepts a previous secret during rotation,
 //! but **anyone who has read the secret once** (a TLS-terminating proxy, a log that records
 //! headers, a leaked configuration) **can forge deliveries with any content and replay old
 //! ones**, and nothing in a delivery can tell. Therefore:

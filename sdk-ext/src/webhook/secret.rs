@@ -3,8 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use sha2::{Digest, Sha256};
-use subtle::{Choice, ConstantTimeEq};
+use crate::digest::{equal_in_constant_time, sha256};
 
 /// The value registered as a webhook's `authHeader`, which the platform sends back verbatim
 /// in the `authorization` header of every delivery (reference 2.9, 5.8).
@@ -49,19 +48,19 @@ impl WebhookSecret {
             return Err(SecretError::ControlCharacter);
         }
         Ok(WebhookSecret {
-            digest: Sha256::digest(value.as_bytes()).into(),
+            digest: sha256(value.as_bytes()),
         })
     }
 
     /// Whether `received` (the raw header value) is this secret, in constant time.
     #[must_use]
     pub fn matches(&self, received: &[u8]) -> bool {
-        self.ct_matches(&Sha256::digest(received).into()).into()
+        self.matches_digest(&sha256(received))
     }
 
     /// Constant-time comparison against the digest of a received value.
-    pub(crate) fn ct_matches(&self, received_digest: &[u8; 32]) -> Choice {
-        self.digest[..].ct_eq(&received_digest[..])
+    pub(crate) fn matches_digest(&self, received_digest: &[u8; 32]) -> bool {
+        equal_in_constant_time(&self.digest, received_digest)
     }
 }
 
