@@ -1,8 +1,9 @@
 //! `cargo xtask build-cost`: what depending on `pubapi-sdk-ext` costs a user's clean build.
 //!
 //! It writes throwaway user crates in a folder outside the workspace (a crate per area
-//! feature alone, one with every area, and a bare crate on reqwest + serde + tokio with the
-//! SDK's reqwest features), builds each from clean (its own target folder, removed first) in
+//! feature alone, one with every area, one with no area (`core`: the client, tokens, pacing,
+//! retries and errors every area builds on, the floor of any user's build), and a bare crate
+//! on reqwest + serde + tokio with the SDK's reqwest features), builds each from clean (its own target folder, removed first) in
 //! debug and in release, one after the other in one run, and prints the wall and CPU times
 //! with the ratio of CPU time to the bare crate's. Every crate starts from a copy of the workspace's `Cargo.lock`, so
 //! all build the same dependency versions.
@@ -166,7 +167,7 @@ pub(crate) fn run(root: &Path, args: &[&str]) -> Result<String, String> {
     ))
 }
 
-/// The bare crate first (the baseline), then each area alone, then every area.
+/// The bare crate first (the baseline), then no area (`core`), each area alone, every area.
 fn user_crates(root: &Path) -> Vec<UserCrate> {
     let sdk = root.join("sdk-ext");
     let sdk = sdk.display();
@@ -178,6 +179,13 @@ fn user_crates(root: &Path) -> Vec<UserCrate> {
         ),
         main: BARE_MAIN,
     }];
+    crates.push(UserCrate {
+        name: "core".into(),
+        dependencies: format!(
+            "pubapi-sdk-ext = {{ path = \"{sdk}\", default-features = false }}\n{tokio}\n"
+        ),
+        main: SDK_MAIN,
+    });
     for area in AREAS {
         crates.push(UserCrate {
             name: area.into(),
@@ -273,6 +281,7 @@ fn table(
         let label = match name.as_str() {
             "bare" => "bare: reqwest + serde + tokio".to_string(),
             "all" => "pubapi-sdk-ext, every area (default)".to_string(),
+            "core" => "pubapi-sdk-ext, no area (the floor)".to_string(),
             area => format!("pubapi-sdk-ext, `{area}` only"),
         };
         out.push_str(&format!("\n| {label} |"));
@@ -367,11 +376,19 @@ mod tests {
     }
 
     #[test]
-    fn a_crate_per_area_alone_beside_the_bare_one_and_all() {
+    fn a_crate_per_area_alone_beside_the_bare_one_no_area_and_all() {
         let crates = user_crates(Path::new("/w"));
         let names: Vec<&str> = crates.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, ["bare", "ai", "audit", "events", "webhooks", "all"]);
-        assert!(crates[2].dependencies.contains(
+        assert_eq!(
+            names,
+            ["bare", "core", "ai", "audit", "events", "webhooks", "all"]
+        );
+        assert!(
+            crates[1]
+                .dependencies
+                .contains(r#"pubapi-sdk-ext = { path = "/w/sdk-ext", default-features = false }"#)
+        );
+        assert!(crates[3].dependencies.contains(
             r#"pubapi-sdk-ext = { path = "/w/sdk-ext", default-features = false, features = ["audit"] }"#
         ));
         assert!(crates[0].dependencies.contains(REQWEST));

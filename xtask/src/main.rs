@@ -4,7 +4,7 @@
 //! cargo xtask regenerate          write sdk/src/generated.rs, httpmock/src/generated.rs and
 //!                                 sdk/openapi.yaml from spec/openapi.yaml
 //! cargo xtask regenerate --check  fail when either is stale
-//! cargo xtask build-cost [--debug] [--release] [--rounds N] [--crates bare,audit,all]
+//! cargo xtask build-cost [--debug] [--release] [--rounds N] [--crates core,audit,all]
 //!                                 clean builds of throwaway user crates (each area feature
 //!                                 alone, all, and a bare reqwest + serde + tokio crate), timed
 //! ```
