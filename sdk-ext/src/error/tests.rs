@@ -147,19 +147,6 @@ proptest::proptest! {
 }
 
 #[test]
-fn ai_403_on_agents_is_feature_not_enabled() {
-    let e = respond(ErrorFormat::Ai, Area::Agents, 403, "");
-    assert!(matches!(
-        e,
-        Error::Forbidden {
-            reason: ForbiddenReason::FeatureNotEnabled,
-            ..
-        }
-    ));
-    assert_eq!(e.to_string(), "forbidden, feature not enabled (403)");
-}
-
-#[test]
 fn ai_404_is_not_found() {
     let e = respond(
         ErrorFormat::Ai,
@@ -248,7 +235,79 @@ fn ai_429_with_over_rate_is_ai_quota_exhausted() {
     );
 }
 
-// Webhooks format, one test per row of the reference's table
+// Webhooks format
+
+/// One test per row of the reference's error tables that says only what a status becomes: the
+/// answer (format, area, status, body), the variant, and where the row says them, `code()`,
+/// `Display` and whether the call is retried.
+macro_rules! status_tests {
+    ($(
+        $name:ident {
+            $format:ident $area:ident $status:literal $body:literal => $variant:pat
+            $(, code $code:literal)? $(, says $display:literal)? $(, retried $retried:literal)?
+        }
+    )*) => {$(
+        #[test]
+        fn $name() {
+            let e = respond(ErrorFormat::$format, Area::$area, $status, $body);
+            assert!(matches!(e, $variant), "{e:?}");
+            $(assert_eq!(e.code(), Some($code));)?
+            $(assert_eq!(e.to_string(), $display);)?
+            $(assert_eq!(e.is_retryable(), $retried);)?
+        }
+    )*};
+}
+
+status_tests! {
+    ai_403_on_agents_is_feature_not_enabled {
+        Ai Agents 403 ""
+        => Error::Forbidden { reason: ForbiddenReason::FeatureNotEnabled, .. },
+        says "forbidden, feature not enabled (403)"
+    }
+    webhooks_400_hook_invalid_url_is_invalid_request {
+        Webhooks Webhooks 400
+        r#"{"code":"hook_invalid_url","message":"url must be https"}"#
+        => Error::InvalidRequest(_), code "hook_invalid_url"
+    }
+    webhooks_401_is_unauthorized {
+        Webhooks Identity 401
+        r#"{"code":"gateway_error_forbidden_not_authorized","message":"Not authorized"}"#
+        => Error::Unauthorized(_),
+        says "unauthorized, token invalid or revoked (401 gateway_error_forbidden_not_authorized): Not authorized",
+        retried false
+    }
+    webhooks_403_missing_scope_error_is_missing_scope {
+        Webhooks Webhooks 403
+        r#"{"code":"missing_scope_error","message":"Missing scope"}"#
+        => Error::Forbidden { reason: ForbiddenReason::MissingScope, .. }
+    }
+    webhooks_404_hook_not_found_error_is_not_found {
+        Webhooks Webhooks 404
+        r#"{"code":"hook_not_found_error","message":"Webhook not found"}"#
+        => Error::NotFound(_), code "hook_not_found_error"
+    }
+    webhooks_409_hook_quota_error_is_conflict {
+        Webhooks Webhooks 409
+        r#"{"code":"hook_quota_error","message":"Too many webhooks"}"#
+        => Error::Conflict(_), says "conflict (409 hook_quota_error): Too many webhooks",
+        retried false
+    }
+    audit_401_is_unauthorized {
+        General Audit 401
+        r#"{"Errors":[{"description":"invalid token","code":"UNAUTHORIZED"}]}"#
+        => Error::Unauthorized(_)
+    }
+    audit_403_is_may_not_run_reports {
+        General Audit 403
+        r#"{"Errors":[{"description":"forbidden","code":"FORBIDDEN"}]}"#
+        => Error::Forbidden { reason: ForbiddenReason::MayNotRunReports, .. }
+    }
+    audit_404_is_not_found {
+        General Audit 404
+        r#"{"Errors":[{"description":"job not found","code":"NOT_FOUND"}]}"#
+        => Error::NotFound(_)
+    }
+}
 
 #[test]
 fn webhooks_400_request_schema_error_is_invalid_request_with_details() {
@@ -265,79 +324,6 @@ fn webhooks_400_request_schema_error_is_invalid_request_with_details() {
     assert_eq!(api.format(), ErrorFormat::Webhooks);
     assert_eq!(api.details(), Some("eventType: unknown value"));
     assert_eq!(e.code(), Some("request_schema_error"));
-}
-
-#[test]
-fn webhooks_400_hook_invalid_url_is_invalid_request() {
-    let e = respond(
-        ErrorFormat::Webhooks,
-        Area::Webhooks,
-        400,
-        r#"{"code":"hook_invalid_url","message":"url must be https"}"#,
-    );
-    assert!(matches!(&e, Error::InvalidRequest(_)));
-    assert_eq!(e.code(), Some("hook_invalid_url"));
-}
-
-#[test]
-fn webhooks_401_is_unauthorized() {
-    let e = respond(
-        ErrorFormat::Webhooks,
-        Area::Identity,
-        401,
-        r#"{"code":"gateway_error_forbidden_not_authorized","message":"Not authorized"}"#,
-    );
-    assert!(matches!(e, Error::Unauthorized(_)));
-    assert_eq!(
-        e.to_string(),
-        "unauthorized, token invalid or revoked (401 gateway_error_forbidden_not_authorized): Not authorized"
-    );
-    assert!(!e.is_retryable());
-}
-
-#[test]
-fn webhooks_403_missing_scope_error_is_missing_scope() {
-    let e = respond(
-        ErrorFormat::Webhooks,
-        Area::Webhooks,
-        403,
-        r#"{"code":"missing_scope_error","message":"Missing scope"}"#,
-    );
-    assert!(matches!(
-        e,
-        Error::Forbidden {
-            reason: ForbiddenReason::MissingScope,
-            ..
-        }
-    ));
-}
-
-#[test]
-fn webhooks_404_hook_not_found_error_is_not_found() {
-    let e = respond(
-        ErrorFormat::Webhooks,
-        Area::Webhooks,
-        404,
-        r#"{"code":"hook_not_found_error","message":"Webhook not found"}"#,
-    );
-    assert!(matches!(e, Error::NotFound(_)));
-    assert_eq!(e.code(), Some("hook_not_found_error"));
-}
-
-#[test]
-fn webhooks_409_hook_quota_error_is_conflict() {
-    let e = respond(
-        ErrorFormat::Webhooks,
-        Area::Webhooks,
-        409,
-        r#"{"code":"hook_quota_error","message":"Too many webhooks"}"#,
-    );
-    assert!(matches!(e, Error::Conflict(_)));
-    assert_eq!(
-        e.to_string(),
-        "conflict (409 hook_quota_error): Too many webhooks"
-    );
-    assert!(!e.is_retryable());
 }
 
 #[test]
@@ -383,45 +369,6 @@ fn audit_400_keeps_every_message() {
         api.to_string(),
         "http 400 MISSING_FIELD: format is required; date_end must be after date_start"
     );
-}
-
-#[test]
-fn audit_401_is_unauthorized() {
-    let e = respond(
-        ErrorFormat::General,
-        Area::Audit,
-        401,
-        r#"{"Errors":[{"description":"invalid token","code":"UNAUTHORIZED"}]}"#,
-    );
-    assert!(matches!(e, Error::Unauthorized(_)));
-}
-
-#[test]
-fn audit_403_is_may_not_run_reports() {
-    let e = respond(
-        ErrorFormat::General,
-        Area::Audit,
-        403,
-        r#"{"Errors":[{"description":"forbidden","code":"FORBIDDEN"}]}"#,
-    );
-    assert!(matches!(
-        e,
-        Error::Forbidden {
-            reason: ForbiddenReason::MayNotRunReports,
-            ..
-        }
-    ));
-}
-
-#[test]
-fn audit_404_is_not_found() {
-    let e = respond(
-        ErrorFormat::General,
-        Area::Audit,
-        404,
-        r#"{"Errors":[{"description":"job not found","code":"NOT_FOUND"}]}"#,
-    );
-    assert!(matches!(e, Error::NotFound(_)));
 }
 
 #[test]
