@@ -3,7 +3,7 @@
 //! constant-time comparison of webhook secrets.
 //!
 //! They come from `aws-lc-rs`, which reqwest's rustls already compiles into every build of the
-//! SDK, so hashing adds no crate to a user's build.
+//! SDK (with more features than these need), so hashing adds no crate to a user's build.
 
 use aws_lc_rs::digest;
 
@@ -19,14 +19,17 @@ pub(crate) fn sha256(bytes: &[u8]) -> [u8; 32] {
 pub(crate) struct Sha256(digest::Context);
 
 impl Sha256 {
+    /// A hash of nothing yet.
     pub(crate) fn new() -> Self {
         Sha256(digest::Context::new(&digest::SHA256))
     }
 
+    /// Feeds the next bytes.
     pub(crate) fn update(&mut self, part: &[u8]) {
         self.0.update(part);
     }
 
+    /// The digest of everything fed.
     pub(crate) fn finish(self) -> [u8; 32] {
         let mut out = [0u8; 32];
         out.copy_from_slice(self.0.finish().as_ref());

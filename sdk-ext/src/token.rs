@@ -276,6 +276,17 @@ mod tests {
 
     const CANARY: &str = "CANARYtoken.1234-_~+/=";
 
+    /// The fingerprint keys a token's budget in a fleet's store, so it must not change
+    /// between versions (replicas of two versions share one budget during a deploy).
+    #[test]
+    fn a_tokens_fingerprint_is_the_same_in_every_version() {
+        let token = SecretToken::try_from("t0k3n").unwrap();
+        assert_eq!(
+            token.fingerprint().to_string(),
+            "462129b21acf552406901c7e84a1017d"
+        );
+    }
+
     #[test]
     fn debug_is_redacted() {
         let token = SecretToken::try_from(CANARY).unwrap();

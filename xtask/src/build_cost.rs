@@ -3,10 +3,11 @@
 //! It writes throwaway user crates in a folder outside the workspace (a crate per area
 //! feature alone, one with every area, one with no area (`core`: the client, tokens, pacing,
 //! retries and errors every area builds on, the floor of any user's build), and a bare crate
-//! on reqwest + serde + tokio with the SDK's reqwest features), builds each from clean (its own target folder, removed first) in
-//! debug and in release, one after the other in one run, and prints the wall and CPU times
-//! with the ratio of CPU time to the bare crate's. Every crate starts from a copy of the workspace's `Cargo.lock`, so
-//! all build the same dependency versions.
+//! on reqwest + serde + tokio with the SDK's reqwest features), builds each from clean (its
+//! own target folder, removed first) in debug and in release, one after the other in one
+//! run, and prints the wall and CPU times with the ratio of CPU time to the bare crate's.
+//! Every crate starts from a copy of the workspace's `Cargo.lock`, so all build the same
+//! dependency versions.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

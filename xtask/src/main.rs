@@ -5,8 +5,9 @@
 //!                                 sdk/openapi.yaml from spec/openapi.yaml
 //! cargo xtask regenerate --check  fail when either is stale
 //! cargo xtask build-cost [--debug] [--release] [--rounds N] [--crates core,audit,all]
-//!                                 clean builds of throwaway user crates (each area feature
-//!                                 alone, all, and a bare reqwest + serde + tokio crate), timed
+//!                                 clean builds of throwaway user crates (no area, each area
+//!                                 feature alone, all, and a bare reqwest + serde + tokio
+//!                                 crate), timed
 //! ```
 
 mod build_cost;

@@ -235,7 +235,7 @@ fn ai_429_with_over_rate_is_ai_quota_exhausted() {
     );
 }
 
-// Webhooks format
+// What a status becomes, in each format
 
 /// One test per row of the reference's error tables that says only what a status becomes: the
 /// answer (format, area, status, body), the variant, and where the row says them, `code()`,
@@ -308,6 +308,9 @@ status_tests! {
         => Error::NotFound(_)
     }
 }
+
+// Webhooks format, one test per row of the reference's table (the rows that say only the
+// variant are in the table above)
 
 #[test]
 fn webhooks_400_request_schema_error_is_invalid_request_with_details() {
