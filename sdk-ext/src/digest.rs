@@ -1,6 +1,7 @@
 //! The hashes the SDK takes: SHA-256 for keys and fingerprints (token budgets, dedup keys,
-//! long part-file names, webhook secrets), SHA-1 for the platform's `clientIdHash`, and a
-//! constant-time comparison of webhook secrets.
+//! long part-file names, webhook secrets), SHA-1 for the platform's `clientIdHash`, a
+//! constant-time comparison of webhook secrets, and the lowercase hex that digests are
+//! written in.
 //!
 //! They come from `aws-lc-rs`, which reqwest's rustls already compiles into every build of the
 //! SDK (with more features than these need), so hashing adds no crate to a user's build.
@@ -57,12 +58,27 @@ pub(crate) fn equal_in_constant_time(a: &[u8; 32], b: &[u8; 32]) -> bool {
     aws_lc_rs::constant_time::verify_slices_are_equal(a, b).is_ok()
 }
 
+/// `bytes` in lowercase hex, two digits a byte (a long part-file name, a dedup key,
+/// `clientIdHash`).
+#[cfg(any(feature = "audit", feature = "webhooks", test))]
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut hex = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        hex.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        hex.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
+    }
+    hex
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn hex(bytes: &[u8]) -> String {
-        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    #[test]
+    fn hex_is_two_lowercase_digits_a_byte() {
+        assert_eq!(hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
+        assert_eq!(hex(&[]), "");
     }
 
     /// FIPS 180-2's "abc" examples, and SHA-256 fed in parts equals one call.

@@ -81,8 +81,7 @@ fn file_safe(id: &str) -> String {
     let mut safe = utf8_percent_encode(id, ESCAPED).to_string();
     if safe.len() > MAX_ID_IN_NAME {
         let digest = crate::digest::sha256(id.as_bytes());
-        safe = digest.iter().map(|byte| format!("{byte:02x}")).collect();
-        safe.insert_str(0, "sha256-");
+        safe = format!("sha256-{}", crate::digest::hex(&digest));
     }
     safe
 }

@@ -15,14 +15,7 @@
 /// ```
 #[must_use]
 pub fn client_id_hash(client_id: &str) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let digest = crate::digest::sha1(client_id.as_bytes());
-    let mut hex = String::with_capacity(digest.len() * 2);
-    for byte in digest {
-        hex.push(char::from(HEX[usize::from(byte >> 4)]));
-        hex.push(char::from(HEX[usize::from(byte & 0x0f)]));
-    }
-    hex
+    crate::digest::hex(&crate::digest::sha1(client_id.as_bytes()))
 }
 
 #[cfg(test)]

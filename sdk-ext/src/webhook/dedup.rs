@@ -93,13 +93,7 @@ impl DedupKey {
     /// The digest in lowercase hex (64 characters).
     #[must_use]
     pub fn digest_hex(&self) -> String {
-        use std::fmt::Write;
-        self.digest
-            .iter()
-            .fold(String::with_capacity(64), |mut hex, byte| {
-                let _ = write!(hex, "{byte:02x}");
-                hex
-            })
+        crate::digest::hex(&self.digest)
     }
 }
 
