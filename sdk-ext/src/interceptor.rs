@@ -7,7 +7,8 @@
 //! answer. They cannot send a request themselves, change the token, the request id or the
 //! impersonation ([`AttemptHeaders`] refuses the SDK's own headers), or skip a wait: an
 //! answer one of them replaces is judged and retried like one from the network, on the same
-//! budget. Added with [`ClientBuilder::interceptor`](crate::ClientBuilder::interceptor), they
+//! budget, and the retry goes to the request's own URL whatever URL the answer names (so no
+//! answer can send the token to another server). Added with [`ClientBuilder::interceptor`](crate::ClientBuilder::interceptor), they
 //! run in that order before sending and in the reverse order after (the first added is the
 //! outermost, as with tower's layers), inside the attempt's span.
 //!

@@ -2,9 +2,11 @@
 //! any call may be retried (a throttle or a failed connect for every method, a 5xx or another
 //! transport failure for an idempotent one, a 401 once with a fresh token).
 //!
-//! The usual request of the generated client (no body, a few headers, sent by reqwest itself)
-//! is kept without copying its URL or its header map: reqwest puts the URL it sent on the
-//! answer and on the error, and the headers fit inline. Anything else is copied whole.
+//! Every attempt goes to the request's own URL, kept here: never the URL an answer or an
+//! error names, which an interceptor, a transport or a hand-built response may set to any
+//! server (and the next attempt carries the bearer token). The usual request of the
+//! generated client (no body, a few headers) is kept without copying its header map: the
+//! headers fit inline. Anything else is copied whole.
 
 use crate::request_id::REQUEST_ID_HEADER;
 use http::header::{AUTHORIZATION, HeaderName, HeaderValue};
@@ -18,24 +20,22 @@ const INLINE_HEADERS: usize = 3;
 /// The part of a request needed to send it again.
 #[derive(Debug)]
 pub(crate) enum Replay {
-    /// A request without body: its method, version and headers; the URL comes back with the
-    /// outcome of the attempt.
+    /// A request without body: its method, URL, version and headers.
     Inline {
         method: Method,
+        url: reqwest::Url,
         version: Version,
         headers: [Option<(HeaderName, HeaderValue)>; INLINE_HEADERS],
     },
-    /// A whole copy: a body, a timeout, more headers, or a transport of the builder's (whose
-    /// answers need not carry the URL sent).
+    /// A whole copy: a body, a timeout or more headers.
     Copy(reqwest::Request),
 }
 
 impl Replay {
     /// What to keep of `request`; `None` when its body is a stream, which can be sent only
-    /// once. `through_reqwest` says that the attempt goes through reqwest itself, which puts
-    /// the URL sent on its answers and errors.
-    pub(crate) fn of(request: &reqwest::Request, through_reqwest: bool) -> Option<Replay> {
-        if !through_reqwest || request.body().is_some() || request.timeout().is_some() {
+    /// once.
+    pub(crate) fn of(request: &reqwest::Request) -> Option<Replay> {
+        if request.body().is_some() || request.timeout().is_some() {
             return copy(request).map(Replay::Copy);
         }
         let mut headers: [Option<(HeaderName, HeaderValue)>; INLINE_HEADERS] = Default::default();
@@ -51,35 +51,30 @@ impl Replay {
         }
         Some(Replay::Inline {
             method: request.method().clone(),
+            url: request.url().clone(),
             version: request.version(),
             headers,
         })
     }
 
-    /// The request to send next, after an attempt that ended in `outcome`; `None` when the
-    /// outcome does not carry the URL that was sent (an error reqwest did not make).
-    pub(crate) fn into_request(
-        self,
-        outcome: &reqwest::Result<reqwest::Response>,
-    ) -> Option<reqwest::Request> {
-        let (method, version, headers) = match self {
-            Replay::Copy(request) => return Some(request),
+    /// The request to send next: the one kept, to the URL it was first sent to, whatever
+    /// the attempt's answer says.
+    pub(crate) fn into_request(self) -> reqwest::Request {
+        let (method, url, version, headers) = match self {
+            Replay::Copy(request) => return request,
             Replay::Inline {
                 method,
+                url,
                 version,
                 headers,
-            } => (method, version, headers),
-        };
-        let url = match outcome {
-            Ok(response) => response.url().clone(),
-            Err(error) => error.url()?.clone(),
+            } => (method, url, version, headers),
         };
         let mut request = reqwest::Request::new(method, url);
         *request.version_mut() = version;
         for (name, value) in headers.into_iter().flatten() {
             request.headers_mut().append(name, value);
         }
-        Some(request)
+        request
     }
 }
 
@@ -103,17 +98,6 @@ fn copy(request: &reqwest::Request) -> Option<reqwest::Request> {
 mod tests {
     use super::*;
     use std::time::Duration;
-
-    /// An answer of reqwest's to `request`, carrying its URL as reqwest's own do.
-    fn answer_to(request: &reqwest::Request) -> reqwest::Result<reqwest::Response> {
-        use reqwest::ResponseBuilderExt;
-        let response = http::Response::builder()
-            .status(503)
-            .url(request.url().clone())
-            .body(Vec::<u8>::new())
-            .unwrap();
-        Ok(response.into())
-    }
 
     fn sample_requests() -> Vec<reqwest::Request> {
         let http = reqwest::Client::new();
@@ -160,9 +144,9 @@ mod tests {
     }
 
     /// The request sent again, with the token the next attempt sets.
-    fn replayed(request: &reqwest::Request, through_reqwest: bool) -> reqwest::Request {
-        let replay = Replay::of(request, through_reqwest).unwrap();
-        let mut again = replay.into_request(&answer_to(request)).unwrap();
+    fn replayed(request: &reqwest::Request) -> reqwest::Request {
+        let replay = Replay::of(request).unwrap();
+        let mut again = replay.into_request();
         for name in [AUTHORIZATION, REQUEST_ID_HEADER] {
             if let Some(value) = request.headers().get(&name) {
                 again.headers_mut().insert(name, value.clone());
@@ -173,31 +157,29 @@ mod tests {
 
     #[test]
     fn a_replayed_request_is_the_request_sent() {
-        for through_reqwest in [true, false] {
-            for request in sample_requests() {
-                let again = replayed(&request, through_reqwest);
-                assert_eq!(
-                    (
-                        again.method(),
-                        again.url(),
-                        again.version(),
-                        again.headers(),
-                        again.timeout()
-                    ),
-                    (
-                        request.method(),
-                        request.url(),
-                        request.version(),
-                        request.headers(),
-                        request.timeout()
-                    ),
-                    "{request:?}"
-                );
-                assert_eq!(
-                    again.body().map(reqwest::Body::as_bytes),
-                    request.body().map(reqwest::Body::as_bytes)
-                );
-            }
+        for request in sample_requests() {
+            let again = replayed(&request);
+            assert_eq!(
+                (
+                    again.method(),
+                    again.url(),
+                    again.version(),
+                    again.headers(),
+                    again.timeout()
+                ),
+                (
+                    request.method(),
+                    request.url(),
+                    request.version(),
+                    request.headers(),
+                    request.timeout()
+                ),
+                "{request:?}"
+            );
+            assert_eq!(
+                again.body().map(reqwest::Body::as_bytes),
+                request.body().map(reqwest::Body::as_bytes)
+            );
         }
     }
 
@@ -205,7 +187,7 @@ mod tests {
     fn the_usual_request_is_kept_inline_and_the_rest_copied() {
         let kinds: Vec<_> = sample_requests()
             .iter()
-            .map(|request| match Replay::of(request, true).unwrap() {
+            .map(|request| match Replay::of(request).unwrap() {
                 Replay::Inline { .. } => "inline",
                 Replay::Copy(_) => "copy",
             })
@@ -216,30 +198,16 @@ mod tests {
                 "inline", "inline", "copy", "copy", "inline", "inline", "copy"
             ]
         );
-        let request = &sample_requests()[0];
-        assert!(matches!(Replay::of(request, false), Some(Replay::Copy(_))));
     }
 
-    #[tokio::test]
-    async fn after_an_error_the_url_comes_from_the_error_and_without_one_nothing_is_sent() {
-        // Nothing listens on port 1: reqwest's connect error carries the URL it tried.
-        let request = reqwest::Client::new()
-            .get("http://127.0.0.1:1/pubapi/v1/whoami")
-            .header("accept", "application/json")
-            .build()
-            .unwrap();
-        let replay = Replay::of(&request, true).unwrap();
-        let refused = reqwest::Client::new()
-            .execute(request.try_clone().unwrap())
-            .await;
-        let again = replay.into_request(&refused).unwrap();
-        assert_eq!(again.url(), request.url());
-        assert_eq!(again.headers(), request.headers());
-
-        // An error without the URL (none of reqwest's own): the attempt is not replayed.
-        let no_url = Err(refused.unwrap_err().without_url());
-        let replay = Replay::of(&request, true).unwrap();
-        assert!(replay.into_request(&no_url).is_none());
+    /// Whatever URL an answer names (an interceptor's, a transport's, one built by hand),
+    /// the next attempt goes to the URL the request was sent to.
+    #[test]
+    fn the_next_attempt_goes_to_the_requests_url_not_the_answers() {
+        for request in sample_requests() {
+            let replay = Replay::of(&request).unwrap();
+            assert_eq!(replay.into_request().url(), request.url(), "{request:?}");
+        }
     }
 
     #[test]
@@ -250,7 +218,6 @@ mod tests {
             .body(reqwest::Body::wrap_stream(stream))
             .build()
             .unwrap();
-        assert!(Replay::of(&streaming, true).is_none());
-        assert!(Replay::of(&streaming, false).is_none());
+        assert!(Replay::of(&streaming).is_none());
     }
 }

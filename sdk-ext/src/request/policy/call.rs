@@ -282,19 +282,14 @@ impl<'a> Op<'a> {
                 );
                 Next::Return(result, verdict)
             }
-            Decision::Retry { after } => {
-                match slot.take_replay().and_then(|r| r.into_request(&result)) {
-                    Some(request) => {
-                        telemetry::retry(operation.id, retry_reason(&verdict));
-                        *slot = Outgoing::Request(request);
-                        Next::Retry(after)
-                    }
-                    None => {
-                        tracing::debug!(parent: &self.span, "the answer does not say what was sent");
-                        Next::Return(result, verdict)
-                    }
+            Decision::Retry { after } => match slot.take_replay() {
+                Some(replay) => {
+                    telemetry::retry(operation.id, retry_reason(&verdict));
+                    *slot = Outgoing::Request(replay.into_request());
+                    Next::Retry(after)
                 }
-            }
+                None => Next::Return(result, verdict),
+            },
         }
     }
 

@@ -62,10 +62,7 @@ async fn a_retry_resends_what_the_first_attempt_sent() {
     assert_eq!(first.headers()[ACT_AS], "bob");
     // Sent through reqwest, the generated client's request (an act-as view's whoami)
     // would be kept for a retry without a copy.
-    assert!(matches!(
-        Replay::of(first, true),
-        Some(Replay::Inline { .. })
-    ));
+    assert!(matches!(Replay::of(first), Some(Replay::Inline { .. })));
 }
 
 /// reqwest's per-request timeout bounds each attempt of a view's call; the client's calls

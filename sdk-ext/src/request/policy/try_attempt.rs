@@ -67,7 +67,7 @@ impl<'a> Op<'a> {
             };
             // Kept (made in its slot) before the token and the call's id are set: each
             // attempt sets them again (see `Replay`).
-            *slot = Outgoing::Sent(Replay::of(&request, shared.transport.is_none()));
+            *slot = Outgoing::Sent(Replay::of(&request));
             self.record_limiter_wait(progress, permit.waited());
             self.set_token_and_id(&mut request, &token);
             span = attempt::span(&self.span, self.operation, &request, progress.attempt);
@@ -314,13 +314,8 @@ impl<'a> Op<'a> {
                 "token rejected with 401; retrying once with a fresh token"
             );
             telemetry::retry(self.operation.id, "unauthorized");
-            return match replay.into_request(&attempted.result) {
-                Some(request) => {
-                    *slot = Outgoing::Request(request);
-                    Next::Retry(Duration::ZERO)
-                }
-                None => Next::Return(attempted.result, attempted.verdict),
-            };
+            *slot = Outgoing::Request(replay.into_request());
+            return Next::Retry(Duration::ZERO);
         }
         self.decide(attempted, slot, progress)
     }
