@@ -20,10 +20,11 @@ const INLINE_HEADERS: usize = 3;
 /// The part of a request needed to send it again.
 #[derive(Debug)]
 pub(crate) enum Replay {
-    /// A request without body: its method, URL, version and headers.
+    /// A request without body: its method, URL, version and headers. The URL is boxed: the
+    /// call's future keeps the replay while it waits, and stays small.
     Inline {
         method: Method,
-        url: reqwest::Url,
+        url: Box<reqwest::Url>,
         version: Version,
         headers: [Option<(HeaderName, HeaderValue)>; INLINE_HEADERS],
     },
@@ -51,7 +52,7 @@ impl Replay {
         }
         Some(Replay::Inline {
             method: request.method().clone(),
-            url: request.url().clone(),
+            url: Box::new(request.url().clone()),
             version: request.version(),
             headers,
         })
@@ -69,7 +70,7 @@ impl Replay {
                 headers,
             } => (method, url, version, headers),
         };
-        let mut request = reqwest::Request::new(method, url);
+        let mut request = reqwest::Request::new(method, *url);
         *request.version_mut() = version;
         for (name, value) in headers.into_iter().flatten() {
             request.headers_mut().append(name, value);
