@@ -5,7 +5,7 @@ use crate::fleet::Fleet;
 use crate::interceptor::Interceptor;
 use crate::limits::{Limits, Pacing};
 use crate::loopback::is_loopback;
-use crate::request::limiter::RateLimiter;
+use crate::request::limiter::{BudgetDomain, RateLimiter};
 use crate::request::policy::{Budgets, Policy, Settings, Shared};
 use crate::request::retry::RetryConfig;
 use crate::token::{SecretToken, StaticToken, TokenSource};
@@ -153,8 +153,11 @@ impl ClientBuilder {
     }
 
     /// Gives this client a budget of its own instead of the one every client of the token
-    /// shares in the process: for tests on paused time, or a deliberate split of a token's
-    /// budget. The limits are then this client's alone to keep.
+    /// on its domain shares in the process: for tests on paused time, or a deliberate split
+    /// of a token's budget. The limits are then this client's alone to keep. With a
+    /// [fleet](ClientBuilder::fleet), the client is a member of the fleet of its own, as if
+    /// it were another process: its own pacer, the fleet's shared windows (a simulation of
+    /// many processes in one, say).
     pub fn isolated_budget(mut self) -> Self {
         self.isolated_budget = true;
         self
@@ -162,7 +165,8 @@ impl ClientBuilder {
 
     /// Shares the token's budget with every process of a fleet through `fleet`'s store (for
     /// example `fleet::redis::RedisBudget`, feature `redis`): replicas of a service that use
-    /// one token then pace together. Ignored with [`ClientBuilder::isolated_budget`].
+    /// one token then pace together. With [`ClientBuilder::isolated_budget`], this client
+    /// joins the fleet on a pacer of its own.
     pub fn fleet(mut self, fleet: Fleet) -> Self {
         self.fleet = Some(fleet);
         self
@@ -212,10 +216,11 @@ impl ClientBuilder {
 
     /// Builds the client.
     ///
-    /// Every client of one token in the process paces on one budget, whatever base URL it
-    /// was given: a token belongs to one domain, so `http://127.0.0.1:8080` and
-    /// `http://localhost:8080` (or a trailing slash, or upper case) are one budget, not two
-    /// (unless [`ClientBuilder::isolated_budget`]).
+    /// Every client of one token on one domain in the process paces on one budget, as the
+    /// gateway counts it: `http://127.0.0.1:8080` and `http://localhost:8080` (or a trailing
+    /// slash, or upper case) are one budget, not two; clients of the token against another
+    /// host or port (a mock server per test) pace on another (and
+    /// [`ClientBuilder::isolated_budget`] gives a client its own).
     ///
     /// # Errors
     /// [`BuildError`] when the base URL or domain is missing or invalid, no token was given,
@@ -233,14 +238,16 @@ impl ClientBuilder {
         let token = self.token.ok_or(BuildError::MissingToken)?;
         let http = http_client(self.connect_timeout, self.attempt_timeout)
             .map_err(|e| BuildError::Http(e.to_string()))?;
-        let budget = if self.isolated_budget {
-            Budgets::Isolated(RateLimiter::with_pacing(self.limits, self.pacing))
-        } else {
-            Budgets::PerToken {
+        let url = reqwest::Url::parse(&base_url)
+            .map_err(|e| BuildError::InvalidBaseUrl(format!("{base_url}: {e}")))?;
+        let budget = match (self.isolated_budget, self.fleet) {
+            (true, None) => Budgets::Isolated(RateLimiter::with_pacing(self.limits, self.pacing)),
+            (isolated, fleet) => Budgets::PerToken {
                 limits: self.limits,
                 pacing: self.pacing,
-                fleet: self.fleet,
-            }
+                fleet,
+                domain: (!isolated).then(|| BudgetDomain::of(&url)),
+            },
         };
         let ready = token.ready();
         let shared = Arc::new(Shared::new(

@@ -246,7 +246,7 @@ impl Client {
 
     /// The remaining budget of a limit class, as the token's pacer sees it (with the
     /// gateway's own counters from the last response that had them). The pacer is shared by
-    /// every client of the same token in the process (whatever base URL it was given), their clones and act-as
+    /// every client of the same token on the same domain in the process (whatever the spelling of its base URL), their clones and act-as
     /// views (unless built with [`ClientBuilder::isolated_budget`]), so this counts their
     /// requests too.
     ///

@@ -145,6 +145,45 @@ async fn one_token_is_one_budget_however_its_base_url_is_spelt() {
     assert!(busiest_second(&times) <= 2, "{times:?}");
 }
 
+/// The gateway counts a token's calls on its domain: clients of one token against other
+/// hosts or ports (a mock server per test) pace apart, each at the reference's 2 a second.
+#[tokio::test(start_paused = true)]
+async fn one_token_on_other_hosts_or_ports_is_another_budget() {
+    let domains = [
+        "http://127.0.0.1:8080/pubapi",
+        "http://127.0.0.1:8081/pubapi",
+        "https://acme.example.com/pubapi",
+        "https://other.example.com/pubapi",
+    ];
+    let mut set = tokio::task::JoinSet::new();
+    let mut scripts = Vec::new();
+    for base_url in domains {
+        let script = Script::new(vec![], ok_whoami());
+        let client = Client::builder()
+            .base_url(base_url)
+            .token(SecretToken::try_from("many-domains-token").unwrap())
+            .transport(script.clone())
+            .build()
+            .unwrap();
+        scripts.push(script);
+        set.spawn(async move {
+            let started = Instant::now();
+            for _ in 0..4 {
+                client.sdk().whoami().send().await.unwrap();
+            }
+            started.elapsed()
+        });
+    }
+    for took in set.join_all().await {
+        // 4 calls spread at 2 a second on a budget of its own: the last leaves 3 × 550 ms
+        // after the first (on one budget of 16 calls, the last would wait 8 s).
+        assert!(took < Duration::from_secs(2), "{took:?}");
+    }
+    for script in scripts {
+        assert_eq!(script.times().len(), 4);
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn an_inactive_token_is_unauthorized_and_never_retried() {
     let inactive = Answer::empty(403)

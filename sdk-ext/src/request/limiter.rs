@@ -70,8 +70,28 @@ struct Inner {
     classes: Mutex<[ClassLog; 2]>,
 }
 
-/// The limiters of the process, by token fingerprint.
-type Registry = Mutex<HashMap<TokenFingerprint, Weak<Inner>>>;
+/// The limiters of the process, by token fingerprint and the domain the token is used on.
+type Registry = Mutex<HashMap<(TokenFingerprint, BudgetDomain), Weak<Inner>>>;
+
+/// The domain a token's budget is counted on, as the gateway counts it: its host and port,
+/// whatever the spelling (`localhost` and `127.0.0.1` are one host, a trailing slash or a
+/// base path changes nothing). Clients of one token against two servers (a mock server per
+/// test) pace apart.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct BudgetDomain(Arc<str>);
+
+impl BudgetDomain {
+    /// The domain of `base_url`: its host (`loopback` for every loopback spelling) and port.
+    pub(crate) fn of(base_url: &reqwest::Url) -> Self {
+        let host = if crate::loopback::is_loopback(base_url) {
+            "loopback"
+        } else {
+            base_url.host_str().unwrap_or_default()
+        };
+        let port = base_url.port_or_known_default().unwrap_or_default();
+        BudgetDomain(format!("{host}:{port}").into())
+    }
+}
 
 fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
@@ -123,31 +143,45 @@ impl RateLimiter {
         }
     }
 
-    /// The limiter of the token with this fingerprint in this process: the one already in
-    /// use by another client of the token, or a new one with `limits`, `pacing` and `fleet`.
+    /// The limiter of the token with this fingerprint on `domain` in this process: the one
+    /// already in use by another client of the token there, or a new one with `limits`,
+    /// `pacing` and `fleet`.
     ///
     /// # Errors
     /// [`BudgetConflict`] when the token's limiter has other settings: they could not take
     /// effect, and a client must not believe they do.
     pub(crate) fn for_token(
         fingerprint: TokenFingerprint,
+        domain: &BudgetDomain,
         limits: Limits,
         pacing: Pacing,
         fleet: Option<Fleet>,
     ) -> Result<Self, BudgetConflict> {
         let mut registry = registry().lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(inner) = registry.get(&fingerprint).and_then(Weak::upgrade) {
+        let key = (fingerprint, domain.clone());
+        if let Some(inner) = registry.get(&key).and_then(Weak::upgrade) {
             let limiter = RateLimiter { inner };
             limiter.agrees_with(limits, pacing, fleet.as_ref())?;
             return Ok(limiter);
         }
         registry.retain(|_, weak| weak.strong_count() > 0);
-        let limiter = match fleet {
+        let limiter = RateLimiter::of_token(fingerprint, limits, pacing, fleet);
+        registry.insert(key, Arc::downgrade(&limiter.inner));
+        Ok(limiter)
+    }
+
+    /// A limiter of the token with this fingerprint shared with nobody in the process: in
+    /// `fleet`'s windows when there is one.
+    pub(crate) fn of_token(
+        fingerprint: TokenFingerprint,
+        limits: Limits,
+        pacing: Pacing,
+        fleet: Option<Fleet>,
+    ) -> Self {
+        match fleet {
             Some(fleet) => RateLimiter::in_fleet(limits, pacing, fleet, fingerprint),
             None => RateLimiter::with_pacing(limits, pacing),
-        };
-        registry.insert(fingerprint, Arc::downgrade(&limiter.inner));
-        Ok(limiter)
+        }
     }
 
     /// Whether this limiter has these settings; the first that differs otherwise.

@@ -20,7 +20,7 @@ use crate::interceptor::Interceptor;
 use crate::limits::BudgetConflict;
 use crate::limits::{Limits, Pacing};
 use crate::options::CallOptions;
-use crate::request::limiter::RateLimiter;
+use crate::request::limiter::{BudgetDomain, RateLimiter};
 use crate::request::rejection::LocalRejection;
 use crate::request::retry::RetryConfig;
 use crate::request_id::RequestId;
@@ -101,12 +101,15 @@ impl Shared {
 /// Where a client's limiter comes from.
 #[derive(Debug)]
 pub(crate) enum Budgets {
-    /// The limiter of each token this client uses, shared in the process by every client
-    /// of the same token, whatever base URL it was given.
+    /// The limiter of each token this client uses: shared in the process by every client of
+    /// the same token on the same domain (whatever the spelling of its base URL), or, when
+    /// `domain` is `None` (an isolated budget in a fleet), this client's own, in the fleet's
+    /// windows.
     PerToken {
         limits: Limits,
         pacing: Pacing,
         fleet: Option<Fleet>,
+        domain: Option<BudgetDomain>,
     },
     /// One limiter of this client's own.
     Isolated(RateLimiter),
@@ -123,17 +126,29 @@ impl Shared {
         &self,
         token: &SecretToken,
     ) -> Result<Cow<'_, RateLimiter>, BudgetConflict> {
-        let (limits, pacing, fleet) = match &self.budgets {
+        let (limits, pacing, fleet, domain) = match &self.budgets {
             Budgets::Isolated(limiter) => return Ok(Cow::Borrowed(limiter)),
             Budgets::PerToken {
                 limits,
                 pacing,
                 fleet,
-            } => (limits, pacing, fleet),
+                domain,
+            } => (limits, pacing, fleet, domain),
         };
+        let (limits, pacing, fleet, domain) = (*limits, *pacing, fleet, domain);
         let lookup = || {
             let fingerprint = token.fingerprint();
-            RateLimiter::for_token(fingerprint, *limits, *pacing, fleet.clone())
+            match domain {
+                Some(domain) => {
+                    RateLimiter::for_token(fingerprint, domain, limits, pacing, fleet.clone())
+                }
+                None => Ok(RateLimiter::of_token(
+                    fingerprint,
+                    limits,
+                    pacing,
+                    fleet.clone(),
+                )),
+            }
         };
         let (first, limiter) = match self.first.get() {
             Some(first) => first,

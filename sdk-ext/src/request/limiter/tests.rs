@@ -658,16 +658,23 @@ fn server_counters_are_read_from_the_gateway_headers() {
     assert_eq!(counters.qps_current, None);
 }
 
+fn domain() -> BudgetDomain {
+    BudgetDomain::of(&"https://acme.example.com/pubapi".parse().unwrap())
+}
+
 #[test]
 fn one_token_has_one_limiter_in_the_process() {
     let token = crate::SecretToken::try_from("shared-token").unwrap();
     let here = token.fingerprint();
-    let a = RateLimiter::for_token(here, Limits::default(), Pacing::default(), None).unwrap();
-    let b = RateLimiter::for_token(here, Limits::default(), Pacing::default(), None).unwrap();
+    let a = RateLimiter::for_token(here, &domain(), Limits::default(), Pacing::default(), None)
+        .unwrap();
+    let b = RateLimiter::for_token(here, &domain(), Limits::default(), Pacing::default(), None)
+        .unwrap();
     assert!(a.same_as(&b));
     let other = crate::SecretToken::try_from("rotated-token").unwrap();
     let c = RateLimiter::for_token(
         other.fingerprint(),
+        &domain(),
         Limits::default(),
         Pacing::default(),
         None,
@@ -691,7 +698,9 @@ fn a_client_whose_settings_differ_from_its_tokens_pacer_is_refused_naming_the_di
     }
     let token = crate::SecretToken::try_from("configured-token").unwrap();
     let here = token.fingerprint();
-    let _first = RateLimiter::for_token(here, Limits::default(), Pacing::default(), None).unwrap();
+    let _first =
+        RateLimiter::for_token(here, &domain(), Limits::default(), Pacing::default(), None)
+            .unwrap();
     let one_ai_call = Limits {
         ai: Budget::new(None, Some(1)),
         ..Limits::default()
@@ -708,7 +717,7 @@ fn a_client_whose_settings_differ_from_its_tokens_pacer_is_refused_naming_the_di
         ("fleet", Limits::default(), Pacing::default(), Some(fleet)),
     ];
     for (setting, limits, pacing, fleet) in cases {
-        let conflict = RateLimiter::for_token(here, limits, pacing, fleet).unwrap_err();
+        let conflict = RateLimiter::for_token(here, &domain(), limits, pacing, fleet).unwrap_err();
         assert_eq!(conflict.setting, setting);
         assert_ne!(conflict.existing, conflict.requested);
         let message = conflict.to_string();

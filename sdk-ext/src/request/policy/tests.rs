@@ -264,6 +264,7 @@ fn the_quota_follows_the_token_used_last_through_a_rotation_and_back() {
             limits: Limits::default(),
             pacing: Pacing::default(),
             fleet: None,
+            domain: Some(BudgetDomain::of(&"http://127.0.0.1:1/".parse().unwrap())),
         },
         RetryConfig::default(),
         None,
