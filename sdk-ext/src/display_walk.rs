@@ -197,6 +197,11 @@ fn errors() -> Vec<Error> {
             request_id: "0192f3a8-5b1c-7d2e-8f3a-9c4b5d6e7f80".parse().unwrap(),
         },
         Error::Checkpoint(FleetError::corrupt("checkpoint.json", "not a number")),
+        Error::FleetUnavailable {
+            class: crate::LimitClass::General,
+            waited: std::time::Duration::from_secs(180),
+            error: FleetError::unavailable("redis: connection refused"),
+        },
         Error::Removed {
             operation: pubapi_sdk::operations::id::ASK_COPILOT,
             sunset: SystemTime::UNIX_EPOCH,
@@ -226,6 +231,7 @@ fn no_error_display_shows_debug_text() {
         Error::InvalidInput(_) => "InvalidInput",
         Error::RetryNotSent { .. } => "RetryNotSent",
         Error::Checkpoint(_) => "Checkpoint",
+        Error::FleetUnavailable { .. } => "FleetUnavailable",
         Error::Removed { .. } => "Removed",
         #[cfg(feature = "blocking")]
         Error::InAsyncContext => "InAsyncContext",
@@ -285,10 +291,16 @@ fn no_build_or_limit_error_display_shows_debug_text() {
             max_wait: Duration::from_secs(1),
         },
         LimitError::NoBudget { class: LimitClass::Ai },
+        LimitError::StoreUnavailable {
+            class: LimitClass::General,
+            waited: Duration::from_secs(3),
+            error: FleetError::unavailable("redis: connection refused"),
+        },
     ], {
         LimitError::DailyBudgetExhausted { .. } => "DailyBudgetExhausted",
         LimitError::WouldExceedDeadline { .. } => "WouldExceedDeadline",
         LimitError::NoBudget { .. } => "NoBudget",
+        LimitError::StoreUnavailable { .. } => "StoreUnavailable",
     });
     walk!(TokenPacingError, vec![
         TokenPacingError::Limit(LimitError::NoBudget { class: LimitClass::General }),

@@ -138,6 +138,16 @@ pub enum Error {
     /// ([`FleetErrorKind::Corrupt`](crate::fleet::FleetErrorKind::Corrupt), the message names
     /// the file or key) the stream ends with this error.
     Checkpoint(crate::fleet::FleetError),
+    /// The [fleet](crate::fleet)'s budget store could not be reached before the call's
+    /// deadline, and the fleet sends nothing its store did not grant; nothing was sent.
+    FleetUnavailable {
+        /// The class the call waited for.
+        class: crate::LimitClass,
+        /// How long it waited for the store.
+        waited: Duration,
+        /// The store's last failure.
+        error: crate::fleet::FleetError,
+    },
     /// The reference removed the operation on a date that has passed (the copilot, on 30
     /// September 2026); nothing was sent. Use the successor, or build the client with
     /// `call_removed_operations()` for a platform that still serves it.
@@ -177,6 +187,7 @@ macro_rules! api_error_of {
             | Error::InvalidInput(_)
             | Error::RetryNotSent { .. }
             | Error::Checkpoint(_)
+            | Error::FleetUnavailable { .. }
             | Error::Removed { .. } => None,
             #[cfg(feature = "blocking")]
             Error::InAsyncContext => None,

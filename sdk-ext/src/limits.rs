@@ -173,6 +173,16 @@ impl Pacing {
         }
     }
 
+    /// How late a call may leave after its booked start, counted twice over: once for a
+    /// fleet store's answer that arrives after the start it booked, once for a process that
+    /// wakes after it. A quarter of the margin each (at least a millisecond): together half
+    /// of it, and the other half is left for what happens after the call leaves (a new
+    /// connection, a busy machine), so no window the margin keeps is crowded. Later than
+    /// that, a start is given back and booked again.
+    pub fn lateness_allowed(&self) -> Duration {
+        (self.margin / 4).max(Duration::from_millis(1))
+    }
+
     /// Bursts of up to the per-second budget, windows kept `margin` longer.
     pub const fn burst(margin: Duration) -> Self {
         Pacing {
@@ -292,8 +302,9 @@ impl ServerCounters {
 /// Why the pacer gave no slot to a request, which was then not sent.
 ///
 /// The client reports it as [`Error::QuotaExhausted`](crate::Error::QuotaExhausted) (a long
-/// window or the budget) or [`Error::Timeout`](crate::Error::Timeout) (the per-second
-/// queue); the token endpoint's pacer ([`crate::TokenPacer`]) returns it as it is.
+/// window or the budget), [`Error::Timeout`](crate::Error::Timeout) (the per-second
+/// queue) or [`Error::FleetUnavailable`](crate::Error::FleetUnavailable) (the fleet's store);
+/// the token endpoint's pacer ([`crate::TokenPacer`]) returns it as it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum LimitError {
@@ -319,6 +330,17 @@ pub enum LimitError {
     NoBudget {
         /// The class without budget.
         class: LimitClass,
+    },
+    /// The fleet's store (see [`crate::fleet`]) could not be reached within the wait
+    /// allowed, and the fleet sends nothing the store did not grant (no
+    /// [`Fleet::fallback_share`](crate::fleet::Fleet::fallback_share)). Nothing was sent.
+    StoreUnavailable {
+        /// The class the call waited for.
+        class: LimitClass,
+        /// How long it waited for the store.
+        waited: Duration,
+        /// The store's last failure.
+        error: crate::fleet::FleetError,
     },
 }
 
@@ -368,6 +390,15 @@ impl fmt::Display for LimitError {
                 crate::time::HumanDuration(*max_wait)
             ),
             LimitError::NoBudget { class } => write!(f, "no {class} budget configured"),
+            LimitError::StoreUnavailable {
+                class,
+                waited,
+                error,
+            } => write!(
+                f,
+                "no {class} slot: the fleet's budget store did not answer in {} ({error})",
+                crate::time::HumanDuration(*waited)
+            ),
         }
     }
 }

@@ -251,6 +251,8 @@ async fn a_tls_only_server_is_reached_through_rediss_with_its_ca_and_refused_wit
             id: 1,
             history: Some(&[]),
             generation: "",
+            quiet_after_loss: Duration::from_millis(3500),
+            quiet_after_new: Duration::from_millis(3500),
         })
         .await
         .expect("a start booked through TLS");

@@ -45,6 +45,18 @@ impl fmt::Display for Error {
                 return sent_as(f, Some(*request_id));
             }
             Error::Checkpoint(e) => return write!(f, "event stream checkpoint: {e}"),
+            Error::FleetUnavailable {
+                class,
+                waited,
+                error,
+            } => {
+                return write!(
+                    f,
+                    "no {class} slot: the fleet's budget store did not answer in {} ({error}); \
+                     nothing was sent",
+                    HumanDuration(*waited)
+                );
+            }
             Error::Removed {
                 operation,
                 sunset,

@@ -20,40 +20,53 @@
 //!
 //! # Through the store's faults
 //!
-//! The gateway's limits hold whatever the store does (tested with 4 processes against a real
-//! `redis-server` stopped, paused, restarted with and without its data, and answering late):
+//! The gateway's limits hold whatever the store does: every start a process sends is one the
+//! store granted, in the store's clock, and the store's windows hold every start it granted
+//! or was told of. Checked by exploring the protocol (`tests/fleet_sim.rs`: 10,000 seeded
+//! scenarios on a paused clock, processes with their own clocks, a store model with latency
+//! either way and every fault below, every window checked at every arrival) and against a
+//! real `redis-server` stopped, paused, restarted with and without its data, and answering
+//! late (`tests/fleet_faults.rs`, `tests/fleet_replicated.rs`).
 //!
-//! - **Down**: each process does not stop: it paces itself to a conservative share of the
-//!   budget ([`Fleet::fallback_share`], by default a quarter: four replicas together stay
-//!   within the budget), tries the store again 2 s after a failure (so an unreachable store
-//!   does not cost every call a connection timeout; calls queued behind a failing one do not
-//!   each wait for its timeout), and logs a warning.
-//! - **Back**: what a process sent while it paced on its share counts in the fleet's windows:
-//!   it records its own starts in the store ([`Reserve::history`]) with its next booking, or
-//!   from a task that tries every 2 s, so even a process that makes no call is counted. Until
-//!   every process has had that chance (3.5 s after the store's return), a process keeps its
-//!   share as the floor of its bookings: the others may still be pacing unseen. (The other
-//!   choice, pacing on the share until the windows the outage touched have passed, would cost
-//!   a whole day of a quarter budget after any outage of a daily window.)
-//! - **Emptied** (restarted without its data, flushed, a failover to an empty replica): the
-//!   store's generation changes; each process learns it at its next booking, or, when it
-//!   makes no call, from a question it asks the store 2 s after the store last answered it
-//!   (while it has starts a window still counts); it records its history again and keeps its
-//!   share as a floor for the same 3.5 s.
+//! - **Down, paused or slower than its timeout**: a call waits for the store, within its own
+//!   deadline, and tries it again 2 s after a failure (calls queued behind a failing one do
+//!   not each wait for its timeout), then fails with
+//!   [`Error::FleetUnavailable`](crate::Error::FleetUnavailable), nothing sent; a warning is
+//!   logged once per outage. Processes that paced on their own while the store is away could
+//!   not keep a window that allows fewer calls than there are processes, so by default none
+//!   does; [`Fleet::fallback_share`] chooses availability instead (each process keeps to a
+//!   share of every window; what it sent meanwhile is recorded in the store once it answers,
+//!   and its share stays its floor for 3.5 s after, until every process has had that chance).
+//! - **Emptied** (restarted without its data, flushed, a failover to a replica that lacks
+//!   the last writes) or **another server** (a failover, a restart): the store's generation
+//!   changes; each process learns it at its next booking, or from a question it asks the
+//!   store 2 s after the store last answered it (while it has starts a window counts), and
+//!   records its own starts again ([`Reserve::history`]). The store books nothing for 3.5 s
+//!   after it begins a generation ([`Reserve::quiet_after_new`]): by then every live process
+//!   has given its history, and no start booked before the loss is still ahead, since none
+//!   is booked more than 3 s ahead (a call whose start is further away asks again when it is
+//!   closer). Once a process reports the loss, the store books nothing within the class's
+//!   longest window shorter than a day ([`Reserve::quiet_after_loss`]: a minute for the AI
+//!   class), so the calls of processes that have exited since have left it. The one thing no
+//!   process can tell the store is the day's calls of processes that exited before the loss:
+//!   the gateway's own count of the day, which each process reads from its answers, keeps
+//!   the daily window; a loss that no live process witnessed (every process that made calls
+//!   in the last minute had exited) leaves the minute window to the gateway too.
 //! - **Given up**: a start the store booked for a call that will not use it is given back
 //!   ([`FleetBudget::give_back`], after any request that carries the process's history): its
 //!   caller stopped waiting before it (a timeout, a cancelled task), the class was blocked
 //!   meanwhile, the answer came after it ([`Reservation::Missed`]), or the answer was lost
 //!   (the store may have booked it). None is sent to a store found down, and one that fails
-//!   marks the store down (callers that give up before the store's timeout would otherwise
-//!   never learn it, and never pace on their share): those starts go back with the history,
-//!   once the store answers. A give-back that finds no tokio runtime to run on leaves the
-//!   start counted: stricter, never looser.
+//!   marks the store down: those starts go back with the history, once the store answers. A
+//!   give-back that finds no tokio runtime to run on leaves the start counted: stricter,
+//!   never looser.
 //! - **Paused**: a booking that reaches the store after its caller stopped waiting takes no
 //!   slot (the store checks a deadline in its own clock).
 //! - **Slow**: a booked start is an instant of the store's clock, so an answer that comes late
-//!   leaves less to wait; one that comes after its start is not used
-//!   ([`Reservation::Missed`]), and the process books again further ahead.
+//!   leaves less to wait; one that comes after its start by more than
+//!   [`Pacing::lateness_allowed`](crate::Pacing::lateness_allowed) is not used
+//!   ([`Reservation::Missed`]), and the process books again further ahead. A process that
+//!   wakes later than that after its start gives the start back and books again.
 //! - **Always**: a grant is never earlier than the process's own floor
 //!   ([`Reserve::not_before`]): its own windows and spacing, so no answer of the store can put
 //!   two of its calls closer than it allows itself.
@@ -169,6 +182,18 @@ pub struct Reserve<'a> {
     /// The store's generation as the process last saw it (empty at first); a store that
     /// answers with another one lost what it held (a restart without data).
     pub generation: &'a str,
+    /// After the store is found to have lost what it held (a process reports an older
+    /// generation, or another server holds the keys now), it books no start of the class
+    /// earlier than this after it was found: by then every live process has given it its
+    /// history, and the starts of processes that have exited since have left the class's
+    /// windows, but for the day's, which the gateway's own count keeps.
+    pub quiet_after_loss: Duration,
+    /// When the store begins a generation nobody has reported a loss of (the token's first
+    /// booking on it, or the first after a loss that no process has noticed yet, such as a
+    /// new process's after a flush), it books no start earlier than this after: by then every
+    /// live process has asked the store and given it its history. A loss reported later
+    /// stretches it to [`Reserve::quiet_after_loss`].
+    pub quiet_after_new: Duration,
 }
 
 /// One start of a process, for [`Reserve::history`].
@@ -430,23 +455,36 @@ pub(crate) fn unix_us() -> i64 {
 pub struct Fleet {
     /// The store of the quota windows.
     pub budget: Arc<dyn FleetBudget>,
-    /// While the store cannot be reached, each process keeps to `1 / fallback_share` of every
-    /// window (default 4).
-    pub fallback_share: u32,
+    /// While the store cannot be reached: `None` (the default) sends nothing the store did not
+    /// grant, so calls wait for the store within their deadline; `Some(n)` paces each process
+    /// on `1 / n` of every window instead, which keeps working through an outage but cannot
+    /// keep the per-second window (see [`Fleet::fallback_share`]).
+    pub fallback_share: Option<u32>,
 }
 
 impl Fleet {
-    /// A fleet around `budget`, falling back to a quarter of the budget per process.
+    /// A fleet around `budget`. While the store cannot be reached (down, paused, answering
+    /// slower than its timeout), a call waits for it, within the call's own deadline, and
+    /// fails with [`LimitError::StoreUnavailable`](crate::limits::LimitError::StoreUnavailable)
+    /// when the store has not answered by then: nothing the store did not grant is sent, so
+    /// the fleet never goes over a window however the store fails.
     pub fn new(budget: Arc<dyn FleetBudget>) -> Self {
         Fleet {
             budget,
-            fallback_share: 4,
+            fallback_share: None,
         }
     }
 
-    /// The same fleet with another fallback share (at least 1).
+    /// While the store cannot be reached, each process paces itself on `1 / share` of every
+    /// window (`share` at least 1) instead of waiting for the store: calls go on through an
+    /// outage, and what a process sent meanwhile is counted in the fleet's windows once the
+    /// store answers. The trade: processes that pace apart cannot keep a window that
+    /// allows fewer calls than there are processes (four processes on a quarter of 2 calls a
+    /// second each send one call every 2.2 s, and nothing keeps those four calls out of one
+    /// second), so the gateway may throttle a few calls (`OVER_QPS`), which the client
+    /// retries; the daily window holds when the processes use it evenly.
     pub fn fallback_share(mut self, share: u32) -> Self {
-        self.fallback_share = share.max(1);
+        self.fallback_share = Some(share.max(1));
         self
     }
 }

@@ -86,9 +86,15 @@ use std::time::Duration;
 /// (`lost` = 1) and records its own starts again. Beside it, the server key holds the run id
 /// of the server that set it (`INFO server`): another server holding the keys now (a
 /// failover, a restart with its data) sets a new generation too, because the processes that
-/// saw the old server fail paced on their shares unseen, and one that saw no failure (its
-/// calls all went elsewhere) would otherwise book into their starts. So every process
-/// records its starts again and keeps its share as a floor for the grace that follows.
+/// saw the old server fail may have paced on their shares unseen, and the new server may
+/// lack the last writes (a replica). So every process records its starts again; and the
+/// reset key (`<generation>@<µs>@<lost>`) marks when the generation began: no start is booked
+/// within `Reserve::quiet_after_new` of it (a new token, or a loss nobody has reported yet:
+/// by then every live process has asked and given its history), or within the class's
+/// `Reserve::quiet_after_loss` once a loss is known (a caller reported an older generation,
+/// or another server holds the keys: the starts of processes that exited have left the
+/// windows by then, but the day's). Every key of the token expires once it has been idle past
+/// its longest window.
 const RESERVE: &str = r#"
 local key = KEYS[1]
 local per_second = tonumber(ARGV[1])
@@ -106,6 +112,8 @@ local candidate = ARGV[12]
 local book = ARGV[13] == '1'
 local nonce = ARGV[14]
 local with_history = ARGV[15] == '1'
+local quiet = tonumber(ARGV[16])
+local quiet_new = tonumber(ARGV[17])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 if deadline > 0 and now > deadline then return {-3, 0, 0, '', 0, now} end
@@ -113,14 +121,34 @@ local generation = redis.call('GET', KEYS[2])
 local run_id = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)') or ''
 local served_by = redis.call('GET', KEYS[3])
 local lost = 0
-if not generation or (served_by and served_by ~= run_id) then
+local moved = served_by and served_by ~= run_id
+local created = false
+if not generation or moved then
   generation = candidate
+  created = true
   redis.call('SET', KEYS[2], generation)
-  if known ~= '' then lost = 1 end
+  if known ~= '' or moved then lost = 1 end
 elseif known ~= '' and known ~= generation then
   lost = 1
 end
 if served_by ~= run_id then redis.call('SET', KEYS[3], run_id) end
+local reset = redis.call('GET', KEYS[4])
+local reset_at = nil
+local reset_lost = false
+if reset then
+  local g, at, l = string.match(reset, '^(.*)@(%d+)@(%d)$')
+  if g == generation then
+    reset_at = tonumber(at)
+    reset_lost = l == '1'
+  end
+end
+if created or (lost == 1 and not reset_lost) then
+  if not reset_at then reset_at = now end
+  reset_lost = reset_lost or lost == 1
+  local mark = string.format('%s@%d@%d', generation, reset_at, reset_lost and 1 or 0)
+  redis.call('SET', KEYS[4], mark)
+end
+if moved and known == '' then lost = 0 end
 if (lost == 1 or known ~= generation) and not with_history then
   return {-4, 0, 0, generation, lost, now}
 end
@@ -129,8 +157,8 @@ if per_minute >= 0 then horizon = 60000000 end
 if per_hour >= 0 then horizon = 3600000000 end
 if per_day >= 0 then horizon = 86400000000 end
 if with_history then
-  local anchor = tonumber(ARGV[16])
-  for i = 17, #ARGV, 2 do
+  local anchor = tonumber(ARGV[18])
+  for i = 19, #ARGV, 2 do
     local at = anchor + tonumber(ARGV[i + 1])
     if at > now - horizon - margin then
       redis.call('ZADD', key, at, nonce .. '-' .. ARGV[i])
@@ -139,7 +167,9 @@ if with_history then
 end
 local function tidy()
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now - horizon - margin)
-  redis.call('PEXPIRE', key, math.floor((horizon + margin) / 1000) + 60000)
+  local ttl = math.floor((horizon + margin) / 1000) + 60000
+  redis.call('PEXPIRE', key, ttl)
+  for i = 2, 4 do redis.call('PEXPIRE', KEYS[i], ttl) end
 end
 if not book then
   tidy()
@@ -159,6 +189,11 @@ end
 if not after_kth_latest(per_day, 86400000000) then return {-2, 0, 0, generation, lost, now} end
 if not after_kth_latest(per_hour, 3600000000) then return {-2, 0, 0, generation, lost, now} end
 if not after_kth_latest(per_minute, 60000000) then return {-2, 0, 0, generation, lost, now} end
+if reset_at then
+  local quiet_from = reset_at + quiet_new
+  if reset_lost then quiet_from = reset_at + quiet end
+  if quiet_from > slot then slot = quiet_from end
+end
 local long = slot
 if not after_kth_latest(per_second, 1000000) then return {-2, 0, 0, generation, lost, now} end
 local last = redis.call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
@@ -248,6 +283,14 @@ impl RedisBudget {
         Ok(())
     }
 
+    /// Whether the estimate of the server's clock places a start of `request` within the
+    /// lateness allowed ([`Pacing::lateness_allowed`](crate::Pacing::lateness_allowed)).
+    fn clock_places(&self, request: &Reserve<'_>) -> bool {
+        let allowed =
+            i64::try_from(request.pacing.lateness_allowed().as_micros()).unwrap_or(i64::MAX);
+        self.clock().bound_us.is_some_and(|bound| bound <= allowed)
+    }
+
     fn clock(&self) -> std::sync::MutexGuard<'_, Clock> {
         self.clock
             .lock()
@@ -324,6 +367,16 @@ impl FleetBudget for RedisBudget {
         Box::pin(async move {
             let raw = self.run(&request).await?;
             if raw.0 != -3 {
+                // A booked start is placed by the estimate of the server's clock: one not
+                // known closely enough (every reading so far slow, say just after connecting)
+                // is measured again before the start is placed.
+                if raw.3 != request.generation {
+                    // Another generation: maybe another server (a failover, a restart), with
+                    // a clock of its own. What was known of the old one's is dropped.
+                    self.measure_clock(true).await?;
+                } else if raw.0 == 0 && request.book && !self.clock_places(&request) {
+                    self.measure_clock(false).await?;
+                }
                 return Ok(self.answer(raw, &request));
             }
             // Answered in time, yet past the deadline: the clocks disagree more than the
@@ -365,8 +418,8 @@ impl RedisBudget {
     /// The script's answer as it stands when it arrives: a booked start is an instant of the
     /// server's clock, so the wait is counted from now, not from when the script ran (an
     /// answer that took 300 ms to come back leaves 300 ms less to wait). A start already past
-    /// by more than half the pacing margin is [`Reservation::Missed`]: sent now, it would
-    /// crowd the starts booked after it.
+    /// by more than [`Pacing::lateness_allowed`](crate::Pacing::lateness_allowed) is
+    /// [`Reservation::Missed`]: sent now, it would crowd the starts booked after it.
     fn answer(&self, raw: Raw, request: &Reserve<'_>) -> Answer {
         let (status, wait, long_wait, generation, lost, ran_at) = raw;
         let duration = |us: i64| Duration::from_micros(u64::try_from(us).unwrap_or(0));
@@ -374,10 +427,9 @@ impl RedisBudget {
             0 if request.book => {
                 let server_now = self.clock().server_time(unix_us());
                 let left = ran_at.saturating_add(wait).saturating_sub(server_now);
-                let tolerance = i64::try_from(request.pacing.margin.as_micros() / 2)
-                    .unwrap_or(i64::MAX)
-                    .max(1_000);
-                if left < -tolerance {
+                let tolerance = i64::try_from(request.pacing.lateness_allowed().as_micros())
+                    .unwrap_or(i64::MAX);
+                if left < -tolerance || !self.clock_places(request) {
                     Reservation::Missed {
                         late_by: duration(-left),
                     }
@@ -422,6 +474,12 @@ impl RedisBudget {
         format!("{}{{{token}}}:server", self.prefix)
     }
 
+    /// When the store was found to have lost what it held, for the generation it holds now
+    /// (`<generation>@<µs>`): no start is booked within the quiet after it.
+    fn reset_key(&self, token: &TokenFingerprint) -> String {
+        format!("{}{{{token}}}:reset", self.prefix)
+    }
+
     /// The member of this store's booking `id` (the script names recorded history the same
     /// way).
     fn member(&self, id: u64) -> String {
@@ -439,6 +497,7 @@ impl RedisBudget {
         invocation
             .key(self.generation_key(request.token))
             .key(self.server_key(request.token))
+            .key(self.reset_key(request.token))
             .arg(limit(request.budget.per_second))
             .arg(limit(request.budget.per_minute))
             .arg(limit(request.budget.per_day))
@@ -454,6 +513,8 @@ impl RedisBudget {
             .arg(if request.book { "1" } else { "0" })
             .arg(format!("{:x}", self.nonce))
             .arg(if request.history.is_some() { "1" } else { "0" })
+            .arg(micros(request.quiet_after_loss))
+            .arg(micros(request.quiet_after_new))
             // History is placed from when the request left, on the server's clock, not from
             // when the script runs: a request that reaches the store late (a failover, a
             // slow link) would otherwise move the process's starts, its booked ones too,
@@ -505,25 +566,45 @@ mod tests {
         }
     }
 
-    /// One "process" of the fleet: its own limiter, the store shared through Redis.
+    /// One "process" of the fleet: its own limiter, the store shared through Redis; calls
+    /// wait for the store while it cannot be reached.
     async fn process(
         server: &RedisServer,
         token: &str,
         limits: Limits,
         pacing: Pacing,
     ) -> RateLimiter {
-        let budget = RedisBudget::connect(&server.url()).await.unwrap();
-        let token = SecretToken::try_from(token).unwrap().fingerprint();
-        RateLimiter::in_fleet(limits, pacing, Fleet::new(Arc::new(budget)), token)
+        process_on(server, token, limits, pacing, None).await
     }
 
-    /// A process at 20 per second (a test takes 1/10 of the reference's time), no margin.
+    /// One "process" of the fleet, pacing on `1 / share` while the store cannot be reached
+    /// when `share` is given.
+    async fn process_on(
+        server: &RedisServer,
+        token: &str,
+        limits: Limits,
+        pacing: Pacing,
+        share: Option<u32>,
+    ) -> RateLimiter {
+        let budget = RedisBudget::connect(&server.url()).await.unwrap();
+        let token = SecretToken::try_from(token).unwrap().fingerprint();
+        let mut fleet = Fleet::new(Arc::new(budget));
+        if let Some(share) = share {
+            fleet = fleet.fallback_share(share);
+        }
+        RateLimiter::in_fleet(limits, pacing, fleet, token)
+    }
+
+    /// A process at 20 per second (a test takes 1/10 of the reference's time), no margin,
+    /// that paces on a quarter of the budget while the store cannot be reached (the tests of
+    /// that choice use it).
     async fn quick_process(server: &RedisServer, token: &str) -> RateLimiter {
-        process(
+        process_on(
             server,
             token,
             limits(Some(20), Some(1000)),
             Pacing::even(Duration::ZERO),
+            Some(4),
         )
         .await
     }
@@ -596,11 +677,14 @@ mod tests {
             });
         }
         let starts: Vec<Instant> = tasks.join_all().await.into_iter().flatten().collect();
+        // A token's first booking on a store waits out the quiet of a new generation (4.01 s:
+        // the 3 s a start may be booked ahead, a second and the margin).
+        let quiet = Duration::from_millis(4010);
         let total = starts.iter().max().unwrap().duration_since(t0);
         assert_eq!(starts.len(), 40);
         assert!(busiest(&starts, Duration::from_secs(1)) <= 20);
         // One start every 51 ms for the whole fleet: 39 gaps.
-        let floor = Duration::from_millis(51 * 39);
+        let floor = quiet + Duration::from_millis(51 * 39);
         assert!(total >= floor - Duration::from_millis(20), "{total:?}");
         assert!(total <= floor + floor / 10, "{total:?}");
     }
@@ -623,7 +707,8 @@ mod tests {
         let (mut granted, mut exhausted) = (0, 0);
         for limiter in &fleet {
             for _ in 0..2 {
-                match limiter.acquire(GENERAL, Duration::from_secs(1)).await {
+                // Within the quiet of the token's new generation on the store.
+                match limiter.acquire(GENERAL, Duration::from_secs(6)).await {
                     Ok(permit) => {
                         granted += 1;
                         permit.sent();
@@ -643,7 +728,7 @@ mod tests {
         )
         .await;
         other
-            .acquire(GENERAL, Duration::from_secs(1))
+            .acquire(GENERAL, Duration::from_secs(6))
             .await
             .unwrap();
     }
@@ -708,21 +793,20 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_store_that_lost_its_data_between_two_calls_gets_the_history_and_a_grace_on_the_share()
+    async fn a_store_that_lost_its_data_between_two_calls_gets_the_history_and_books_nothing_for_a_quiet()
      {
         let server = RedisServer::start();
-        // 20 per second, a fallback share of 4: one start every 200 ms during the grace.
         let limiter = started_twice(&server, "restart-token").await;
         // Emptied under the process's connection (a restart breaks the connection, which the
         // process sees as an outage; a failover to an empty replica or a flush does not).
         flush(&server).await;
-        three_starts_on_the_share(&limiter).await;
+        three_starts_after_the_quiet(&limiter, Instant::now()).await;
         assert_eq!(stored(&server, "restart-token").await, 5);
     }
 
     #[tokio::test]
-    async fn another_server_holding_the_keys_has_every_process_record_its_starts_and_keep_its_share()
-     {
+    async fn another_server_holding_the_keys_has_every_process_record_its_starts_and_wait_a_quiet()
+    {
         let server = RedisServer::start();
         // A process that saw no failure: its calls went to the server that holds the keys.
         let limiter = started_twice(&server, "failover-token").await;
@@ -738,10 +822,28 @@ mod tests {
             .query_async(&mut connection)
             .await
             .unwrap();
-        // The process's share (a quarter of 20 per second) is its floor for the grace.
-        three_starts_on_the_share(&limiter).await;
+        three_starts_after_the_quiet(&limiter, Instant::now()).await;
         // Its starts recorded again, each once.
         assert_eq!(stored(&server, "failover-token").await, 5);
+    }
+
+    /// Three starts of a quick process after the store was found at `lost` to have lost its
+    /// data: none within the quiet that follows (4 s: the 3 s a start may have been booked
+    /// ahead, and a second), then at 20 per second.
+    async fn three_starts_after_the_quiet(limiter: &RateLimiter, lost: Instant) {
+        let mut starts = Vec::new();
+        for _ in 0..3 {
+            starts.push(start_within(limiter, Duration::from_secs(10)).await);
+        }
+        let quiet = starts[0] - lost;
+        assert!(quiet >= Duration::from_millis(3950), "{quiet:?}");
+        for pair in starts.windows(2) {
+            assert!(
+                pair[1] - pair[0] >= Duration::from_millis(49),
+                "{:?}",
+                pair[1] - pair[0]
+            );
+        }
     }
 
     /// Three starts of `limiter`'s process during a grace: at least 199 ms apart (a quarter

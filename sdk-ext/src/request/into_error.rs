@@ -177,6 +177,15 @@ impl From<LocalRejection> for Error {
                     request_id: None,
                 }
             }
+            LocalRejection::Limit(LimitError::StoreUnavailable {
+                class,
+                waited,
+                error,
+            }) => Error::FleetUnavailable {
+                class,
+                waited,
+                error,
+            },
             LocalRejection::Deadline { elapsed } => Error::Timeout {
                 elapsed,
                 request_id: None,

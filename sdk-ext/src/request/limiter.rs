@@ -491,7 +491,7 @@ fn fleet_identity(fleet: Option<&Fleet>) -> String {
     match fleet {
         None => "no fleet".to_string(),
         Some(fleet) => format!(
-            "{:?} with a fallback share of 1/{}",
+            "{:?} with a fallback share of {:?}",
             fleet.budget, fleet.fallback_share
         ),
     }
@@ -501,10 +501,12 @@ fn fleet_identity(fleet: Option<&Fleet>) -> String {
 fn fleet_words(fleet: Option<&Fleet>) -> String {
     match fleet {
         None => "no fleet".to_string(),
-        Some(fleet) => format!(
-            "a fleet whose processes keep to 1/{} of the budget while its store is down",
-            fleet.fallback_share
-        ),
+        Some(fleet) => match fleet.fallback_share {
+            Some(share) => format!(
+                "a fleet whose processes keep to 1/{share} of the budget while its store is down"
+            ),
+            None => "a fleet whose calls wait for its store while it is down".to_string(),
+        },
     }
 }
 

@@ -14,20 +14,44 @@ use tokio::time::Instant;
 use crate::fleet::{FleetError, HistoryStart, Reservation, Reserve};
 use crate::limits::{LimitClass, LimitError};
 
-use super::health::FleetLink;
+use super::health::{BOOKING_HORIZON, FleetLink};
+
+/// A refusal for a start `asked` ahead at most: `Ok` with the wait when the start is within
+/// `max_wait` (ask again later), or the refusal the caller gets, against its own `max_wait`.
+fn beyond_the_horizon(
+    refused: LimitError,
+    asked: Duration,
+    max_wait: Duration,
+) -> Result<Duration, LimitError> {
+    match refused {
+        LimitError::WouldExceedDeadline { wait, class, .. } if asked < max_wait => {
+            if wait <= max_wait {
+                Ok(wait)
+            } else {
+                Err(LimitError::WouldExceedDeadline {
+                    class,
+                    wait,
+                    max_wait,
+                })
+            }
+        }
+        LimitError::DailyBudgetExhausted { available_in, .. }
+            if asked < max_wait && available_in <= max_wait =>
+        {
+            Ok(available_in)
+        }
+        refused => Err(refused),
+    }
+}
 use super::window::index;
 use super::{Permit, RateLimiter};
 
-/// A process that wakes later than its fleet start by more than this (or the pacing margin,
-/// when larger) books again: a timer's ordinary lateness is a millisecond or two.
-pub(super) const LATE_WAKE: Duration = Duration::from_millis(25);
-/// How many times a process that woke too late for its fleet start books again.
-pub(super) const MAX_REBOOKS: u32 = 2;
-
 impl RateLimiter {
-    /// Books through the fleet's store, unless it failed less than
-    /// [`FLEET_RETRY_AFTER`](super::health::FLEET_RETRY_AFTER) ago; `Err` with the share of the
-    /// budget to pace to locally when the store failed.
+    /// Books through the fleet's store. While the store is marked down (it failed less than
+    /// [`FLEET_RETRY_AFTER`](super::health::FLEET_RETRY_AFTER) ago), the call waits until it
+    /// is tried again, within `max_wait` from `called`, and then refuses with
+    /// [`LimitError::StoreUnavailable`]: nothing the store did not grant is sent. With a
+    /// fallback share, `Err` with the share to pace to locally instead.
     pub(super) async fn through_fleet(
         &self,
         link: &FleetLink,
@@ -35,18 +59,39 @@ impl RateLimiter {
         max_wait: Duration,
         called: Instant,
     ) -> Result<Result<Permit<'_>, LimitError>, u32> {
-        let resting = link.health().down_at(called);
-        if resting {
-            return Err(link.fleet.fallback_share);
-        }
-        match self.reserve_in_fleet(link, class, max_wait).await {
-            Ok(permit) => Ok(permit),
-            Err(Some(error)) => {
-                self.store_failed(link, &error);
-                Err(link.fleet.fallback_share)
+        let deadline = called + max_wait;
+        loop {
+            let now = Instant::now();
+            if !link.health().down_at(now) {
+                match self
+                    .reserve_in_fleet(link, class, deadline.saturating_duration_since(now))
+                    .await
+                {
+                    Ok(permit) => return Ok(permit),
+                    Err(Some(error)) => self.store_failed(link, &error),
+                    // The store failed for a call this one waited behind.
+                    Err(None) => {}
+                }
             }
-            // The store failed for a call this one waited behind.
-            Err(None) => Err(link.fleet.fallback_share),
+            if let Some(share) = link.fleet.fallback_share {
+                return Err(share);
+            }
+            let (retry_at, error) = {
+                let health = link.health();
+                let error = health.last_error.clone();
+                (health.retry_at.unwrap_or_else(Instant::now), error)
+            };
+            if retry_at >= deadline {
+                return Ok(Err(LimitError::StoreUnavailable {
+                    class,
+                    waited: called.elapsed(),
+                    error: error
+                        .unwrap_or_else(|| FleetError::unavailable("the store did not answer")),
+                }));
+            }
+            // At least a moment: a failure recorded without marking the store down must not
+            // make the loop spin.
+            tokio::time::sleep_until(retry_at.max(now + Duration::from_millis(10))).await;
         }
     }
     /// Books through the fleet's store; `Err` when the store failed (the caller falls back to
@@ -59,16 +104,27 @@ impl RateLimiter {
         max_wait: Duration,
     ) -> Result<Result<Permit<'_>, LimitError>, Option<FleetError>> {
         let called = Instant::now();
-        for rebooking in 0..=MAX_REBOOKS {
+        loop {
             let max_wait = max_wait.saturating_sub(called.elapsed());
             let turn = link.turn.lock().await;
             // Calls queued behind one that found the store down do not each wait for its timeout.
             if link.health().down_at(Instant::now()) {
                 return Err(None);
             }
-            let (wait, grant) = match self.granted_start(link, class, max_wait).await? {
+            // Booked no further ahead than the horizon: a start further away is asked for
+            // again once it is within it.
+            let asked = max_wait.min(BOOKING_HORIZON);
+            let (wait, grant) = match self.granted_start(link, class, asked).await? {
                 Ok(granted) => granted,
-                Err(refused) => return Ok(Err(refused)),
+                Err(refused) => match beyond_the_horizon(refused, asked, max_wait) {
+                    Ok(wait) => {
+                        drop(turn);
+                        let again = wait.saturating_sub(BOOKING_HORIZON);
+                        tokio::time::sleep(again.max(Duration::from_millis(10))).await;
+                        continue;
+                    }
+                    Err(refused) => return Ok(Err(refused)),
+                },
             };
             let at = Instant::now() + wait;
             // Entered at once, so the next booking's floor counts it.
@@ -83,11 +139,12 @@ impl RateLimiter {
                 drop(grant);
                 return Ok(Err(refused));
             }
-            // Woken later than the booked start by more than the margin (the process was
+            // Woken later than the booked start by more than allowed (the process was
             // descheduled, the runtime busy): sent now, the call would crowd the starts the
-            // fleet booked after it, which its own log cannot move. Given back, booked again.
+            // fleet booked after it, which its own log cannot move. Given back, booked again
+            // (within the wait allowed: the store refuses a start past it).
             let late = now.saturating_duration_since(at);
-            if late > self.inner.pacing.margin.max(LATE_WAKE) && rebooking < MAX_REBOOKS {
+            if late > self.inner.pacing.lateness_allowed() {
                 self.give_back_to_book_again(link, grant, late).await?;
                 continue;
             }
@@ -99,9 +156,6 @@ impl RateLimiter {
                 waited: now.saturating_duration_since(called),
             }));
         }
-        Err(Some(FleetError::new(
-            "the process woke too late for every start the store booked",
-        )))
     }
 
     /// Asks the store for a start of `class` within `max_wait`, the caller holding the turn:
@@ -135,6 +189,8 @@ impl RateLimiter {
                 id,
                 history: history.as_deref(),
                 generation: &generation,
+                quiet_after_loss: super::health::quiet_after_loss(budget, pacing),
+                quiet_after_new: super::health::quiet_after_new(pacing),
             };
             let (reservation, answered_in, grant) =
                 self.ask(link, request, unsynced.then_some(id + 1)).await?;
@@ -277,8 +333,8 @@ impl RateLimiter {
 /// generation as last seen.
 fn booking_state(link: &FleetLink, class: LimitClass, now: Instant) -> (bool, u32, String) {
     let health = link.health();
-    let share = match health.grace_until {
-        Some(until) if until > now => link.fleet.fallback_share,
+    let share = match (health.grace_until, link.fleet.fallback_share) {
+        (Some(until), Some(share)) if until > now => share,
         _ => 1,
     };
     (

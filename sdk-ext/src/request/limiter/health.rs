@@ -59,6 +59,8 @@ pub(super) struct Health {
     /// A task asks the store that question when the process has not for a while (see
     /// [`RateLimiter::watch`]).
     pub(super) watching: bool,
+    /// The store's last failure, for a call that waited for it in vain.
+    pub(super) last_error: Option<FleetError>,
     /// Answers in a row slower than [`SLOW_ANSWER`].
     pub(super) slow_answers: u32,
     /// Starts the store may hold that no call will make, found while it was down, each with
@@ -101,6 +103,39 @@ pub(super) const FLEET_RETRY_AFTER: Duration = Duration::from_secs(2);
 /// next round trip.
 pub(super) const FLEET_GRACE: Duration = Duration::from_millis(3500);
 
+/// How far ahead a start is booked in the fleet's store: a call whose start is further away
+/// asks again once it is within this. A store that loses its data (a flush, a failover to a
+/// lagging replica) loses the starts booked ahead, which their processes send all the same:
+/// none is further than this past the loss, within the quiet that follows a loss ([`quiet_after_new`]), so no start is booked onto one
+/// of them.
+pub(super) const BOOKING_HORIZON: Duration = Duration::from_secs(3);
+
+/// [`Reserve::quiet_after_new`]: no start booked before a loss is still ahead
+/// ([`BOOKING_HORIZON`]) nor within a second of one (and the margin), and every live process
+/// has given the store its history ([`FLEET_GRACE`]).
+pub(super) fn quiet_after_new(pacing: crate::limits::Pacing) -> Duration {
+    FLEET_GRACE.max(BOOKING_HORIZON + super::window::SECOND + pacing.margin)
+}
+
+/// [`Reserve::quiet_after_loss`] for a class of `budget`: [`quiet_after_new`], or the class's
+/// longest window shorter than a day past the [`BOOKING_HORIZON`] (and the margin) when that
+/// is longer, so the starts of processes that exited before the loss have left it (a minute
+/// for the AI class). The daily window is kept by the gateway's own count, which every
+/// process reads from its answers.
+pub(super) fn quiet_after_loss(
+    budget: crate::limits::Budget,
+    pacing: crate::limits::Pacing,
+) -> Duration {
+    let below_a_day = if budget.per_hour.is_some() {
+        super::window::HOUR
+    } else if budget.per_minute.is_some() {
+        crate::limits::MINUTE
+    } else {
+        super::window::SECOND
+    };
+    quiet_after_new(pacing).max(BOOKING_HORIZON + below_a_day + pacing.margin)
+}
+
 /// Marks `link`'s store down: calls pace on the share until [`FLEET_RETRY_AFTER`] from now,
 /// and what they book is unseen by the store; warns once per outage. `reason` labels the
 /// metric: `failed` or `slow`.
@@ -111,17 +146,24 @@ pub(super) fn mark_down(
     reason: &'static str,
 ) {
     health.retry_at = Some(Instant::now() + FLEET_RETRY_AFTER);
+    health.last_error = Some(error.clone());
     health.unsynced = [true; 2];
     health.slow_answers = 0;
     crate::telemetry::fleet_store_down(reason);
     if std::mem::replace(&mut health.failing, true) {
         tracing::debug!(%error, "the fleet's budget store still fails");
     } else {
-        tracing::warn!(
-            %error,
-            share = link.fleet.fallback_share,
-            "the fleet's budget store is unreachable or too slow: pacing to a share of the budget"
-        );
+        match link.fleet.fallback_share {
+            Some(share) => tracing::warn!(
+                %error,
+                share,
+                "the fleet's budget store is unreachable or too slow: pacing to a share of the budget"
+            ),
+            None => tracing::warn!(
+                %error,
+                "the fleet's budget store is unreachable or too slow: calls wait for it"
+            ),
+        }
     }
 }
 
@@ -293,6 +335,8 @@ impl RateLimiter {
             id: next_id,
             history,
             generation,
+            quiet_after_loss: quiet_after_loss(self.inner.limits.budget(class), self.inner.pacing),
+            quiet_after_new: quiet_after_new(self.inner.pacing),
         }
     }
 
@@ -394,7 +438,9 @@ impl RateLimiter {
             );
             health.unsynced = [true; 2];
         }
-        if recovered || answer.lost_history {
+        // Processes that paced on their shares meanwhile are unseen by the store until they
+        // reach it again; without a share nothing was sent unseen.
+        if (recovered || answer.lost_history) && link.fleet.fallback_share.is_some() {
             health.grace_until = Some(now + FLEET_GRACE);
         }
         health.generation.clone_from(&answer.generation);

@@ -731,16 +731,22 @@ fn a_client_whose_settings_differ_from_its_tokens_pacer_is_refused_naming_the_di
     }
 }
 
-/// A process's limiter in a fleet whose store is `store`.
+/// A process's limiter in a fleet whose store is `store`, pacing on a quarter of the budget
+/// while the store cannot be reached (what most of these tests check).
 fn in_fleet_of(
     limits: Limits,
     pacing: Pacing,
     store: Arc<dyn crate::fleet::FleetBudget>,
 ) -> RateLimiter {
+    in_fleet_with(limits, pacing, Fleet::new(store).fallback_share(4))
+}
+
+/// A process's limiter in `fleet`.
+fn in_fleet_with(limits: Limits, pacing: Pacing, fleet: Fleet) -> RateLimiter {
     let token = crate::SecretToken::try_from("fleet-token")
         .unwrap()
         .fingerprint();
-    RateLimiter::in_fleet(limits, pacing, Fleet::new(store), token)
+    RateLimiter::in_fleet(limits, pacing, fleet, token)
 }
 
 /// The answer of a store that has always held what it was given (generation `g1`).

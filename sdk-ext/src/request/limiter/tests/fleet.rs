@@ -283,3 +283,77 @@ async fn a_store_slower_than_half_a_second_three_times_in_a_row_is_left_for_the_
     assert_eq!(*store.asked.lock().unwrap(), 3);
     assert_eq!(starts[3] - starts[2], Duration::from_millis(2200));
 }
+
+/// Without a fallback share (the default), a store that cannot be reached sends nothing: a
+/// call waits for the store, trying it again 2 s after each failure, and is refused with
+/// `StoreUnavailable` when its wait runs out before the store answers.
+#[tokio::test(start_paused = true)]
+async fn without_a_share_a_call_waits_for_the_store_and_is_refused_when_it_never_answers() {
+    let store = Arc::new(PausedStore::default());
+    let limiter = in_fleet_with(
+        Limits::default(),
+        Pacing::default(),
+        crate::fleet::Fleet::new(store.clone()),
+    );
+    let t0 = Instant::now();
+    let refused = limiter.acquire(GENERAL, secs(10)).await.map(drop);
+    let took = Instant::now() - t0;
+    match refused {
+        Err(LimitError::StoreUnavailable {
+            class,
+            waited,
+            error,
+        }) => {
+            assert_eq!(class, GENERAL);
+            assert_eq!(waited, took);
+            assert_eq!(error.message, "response timed out");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Each try is a 1 s timeout followed by 2 s of rest (the task that gives the store the
+    // history tries it too, and moves the rest): refused once the next try would be past the
+    // 10 s allowed, not before the third.
+    assert!(took > secs(6) && took <= secs(10), "{took:?}");
+}
+
+/// A store that fails, then answers: the waiting call goes on with the store's start.
+#[derive(Debug, Default)]
+struct DownThenUp {
+    asked: std::sync::atomic::AtomicU32,
+}
+
+impl crate::fleet::FleetBudget for DownThenUp {
+    fn reserve<'a>(
+        &'a self,
+        _: Reserve<'a>,
+    ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<Answer, FleetError>> {
+        let asked = self.asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async move {
+            if asked < 2 {
+                Err(FleetError::new("connection refused"))
+            } else {
+                in_generation_one(Reservation::Granted {
+                    wait: Duration::ZERO,
+                })
+            }
+        })
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_a_share_a_call_waiting_for_the_store_goes_on_once_it_answers() {
+    let store = Arc::new(DownThenUp::default());
+    let limiter = in_fleet_with(
+        Limits::default(),
+        Pacing::default(),
+        crate::fleet::Fleet::new(store.clone()),
+    );
+    let t0 = Instant::now();
+    let permit = limiter.acquire(GENERAL, secs(60)).await.unwrap();
+    permit.sent();
+    // Refused at once twice (the call, or the task that gives the store the history), each
+    // failure followed by 2 s of rest: the store's start after the second rest at most.
+    let took = Instant::now() - t0;
+    assert!(took >= secs(2) && took <= secs(4), "{took:?}");
+    assert!(store.asked.load(std::sync::atomic::Ordering::SeqCst) >= 3);
+}
