@@ -12,6 +12,13 @@ mod generated;
 
 pub use generated::*;
 
+/// The [httpmock](https://docs.rs/httpmock/0.8) the typed mocks extend, re-exported: name
+/// `pubapi_httpmock::httpmock::MockServer` (and its `Method`, `Mock`, ...) and the version is
+/// always the one [`MockServerExt`] is built for, with no `httpmock` line of your own in
+/// `[dev-dependencies]` (a `cargo add --dev httpmock` picks a newer release, whose
+/// `MockServer` is another type that no typed mock extends).
+pub use ::httpmock;
+
 mod sequence;
 pub use sequence::{Sequence, SequenceMock};
 

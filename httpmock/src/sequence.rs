@@ -13,7 +13,7 @@ use httpmock::{Mock, MockServer};
 /// otherwise), then the next step answers.
 ///
 /// ```
-/// use httpmock::MockServer;
+/// use pubapi_httpmock::httpmock::MockServer;
 /// use pubapi_httpmock::{MockServerExt, base_url};
 /// use pubapi_sdk_ext::types::WebhookSummary;
 /// use pubapi_sdk_ext::{Client, SecretToken, serde_json};
@@ -37,8 +37,8 @@ use httpmock::{Mock, MockServer};
 ///
 /// // The client's default retries (3 attempts) see 503, 503, then the answer.
 /// client.webhooks().status("wh-1").await?;
-/// assert_eq!(status.hits(), 3);
-/// assert_eq!(status.step_hits(), [2, 1]);
+/// assert_eq!(status.calls(), 3);
+/// assert_eq!(status.step_calls(), [2, 1]);
 /// # Ok(())
 /// # }
 /// ```
@@ -192,7 +192,7 @@ impl<'a, W, T> Sequence<'a, W, T> {
 }
 
 /// A [`Sequence`] registered on its server: how many requests it answered, in all and by
-/// step.
+/// step, in httpmock 0.8's words (`calls`, `assert_calls`, not the `hits` it deprecated).
 pub struct SequenceMock<'a> {
     steps: Vec<(Mock<'a>, Option<usize>)>,
     answered: Arc<AtomicUsize>,
@@ -202,21 +202,22 @@ impl fmt::Debug for SequenceMock<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SequenceMock")
             .field("steps", &self.steps.len())
-            .field("hits", &self.hits())
+            .field("calls", &self.calls())
             .finish()
     }
 }
 
 impl<'a> SequenceMock<'a> {
-    /// The requests the sequence answered, all steps together.
-    pub fn hits(&self) -> usize {
+    /// The requests the sequence answered, all steps together (httpmock's `Mock::calls`
+    /// for the whole sequence).
+    pub fn calls(&self) -> usize {
         self.answered.load(Ordering::SeqCst)
     }
 
     /// The requests each step answered, in order (read from the count of the whole, without
     /// asking the server).
-    pub fn step_hits(&self) -> Vec<usize> {
-        let mut left = self.hits();
+    pub fn step_calls(&self) -> Vec<usize> {
+        let mut left = self.calls();
         self.steps
             .iter()
             .map(|(_, times)| {
@@ -227,15 +228,16 @@ impl<'a> SequenceMock<'a> {
             .collect()
     }
 
-    /// Panics unless the sequence answered exactly `hits` requests.
+    /// Panics unless the sequence answered exactly `count` requests (httpmock's
+    /// `Mock::assert_calls` for the whole sequence).
     #[track_caller]
-    pub fn assert_hits(&self, hits: usize) {
+    pub fn assert_calls(&self, count: usize) {
         assert_eq!(
-            self.hits(),
-            hits,
-            "the sequence answered {} requests, not {hits} (by step: {:?})",
-            self.hits(),
-            self.step_hits()
+            self.calls(),
+            count,
+            "the sequence answered {} requests, not {count} (by step: {:?})",
+            self.calls(),
+            self.step_calls()
         );
     }
 
@@ -243,15 +245,15 @@ impl<'a> SequenceMock<'a> {
     /// answers [`repeatedly`](Sequence::repeatedly), at least once).
     #[track_caller]
     pub fn assert_exhausted(&self) {
-        let hits = self.step_hits();
-        for (index, ((_, times), hit)) in self.steps.iter().zip(&hits).enumerate() {
+        let calls = self.step_calls();
+        for (index, ((_, times), answered)) in self.steps.iter().zip(&calls).enumerate() {
             let done = match times {
-                Some(n) => hit == n,
-                None => *hit > 0,
+                Some(n) => answered == n,
+                None => *answered > 0,
             };
             assert!(
                 done,
-                "step {index} of the sequence answered {hit} of {} requests (by step: {hits:?})",
+                "step {index} of the sequence answered {answered} of {} requests (by step: {calls:?})",
                 times.map_or("its".to_string(), |n| n.to_string())
             );
         }

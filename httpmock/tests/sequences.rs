@@ -5,7 +5,7 @@
 
 mod support;
 
-use httpmock::MockServer;
+use pubapi_httpmock::httpmock::MockServer;
 use pubapi_httpmock::operations::{GetWebhookStatusThen, GetWebhookStatusWhen};
 use pubapi_httpmock::{MockServerExt, Sequence};
 use pubapi_sdk::types::{WebhookError, WebhookSummary};
@@ -56,8 +56,8 @@ async fn a_typed_sequence_503_503_200_passes_through_the_default_retries() {
         .build();
     let found = client(&server).webhooks().status("wh 1").await.unwrap();
     assert_eq!(found.webhook_id, "wh 1");
-    status.assert_hits(3);
-    assert_eq!(status.step_hits(), [2, 1]);
+    status.assert_calls(3);
+    assert_eq!(status.step_calls(), [2, 1]);
     status.assert_exhausted();
     let calls: Vec<usize> = status.steps().map(|mock| mock.calls()).collect();
     assert_eq!(calls, [2, 1], "httpmock's own counts agree");
@@ -80,10 +80,10 @@ async fn a_step_past_the_retries_is_the_next_calls_answer() {
     let error = client.webhooks().status("wh-1").await.unwrap_err();
     assert!(matches!(error, Error::Server(_)), "{error}");
     assert_eq!(error.status(), Some(503));
-    assert_eq!(status.step_hits(), [3, 0]);
+    assert_eq!(status.step_calls(), [3, 0]);
     let error = client.webhooks().status("wh-1").await.unwrap_err();
     assert_eq!(error.code(), Some("hook_not_found_error"), "{error}");
-    assert_eq!(status.step_hits(), [3, 1]);
+    assert_eq!(status.step_calls(), [3, 1]);
     status.assert_exhausted();
 }
 
@@ -114,12 +114,12 @@ async fn a_sequence_counts_only_its_own_requests_and_ends_unless_repeated() {
         client.webhooks().status("one").await.unwrap().webhook_id,
         "one"
     );
-    assert_eq!((one.hits(), two.hits()), (1, 3));
+    assert_eq!((one.calls(), two.calls()), (1, 3));
     // `one` has answered its one request: the next is nobody's (a 404 without the
     // platform's body).
     let error = client.webhooks().status("one").await.unwrap_err();
     assert!(matches!(error, Error::NotFound(_)), "{error}");
     assert_eq!(error.code(), None);
-    assert_eq!(one.hits(), 1);
+    assert_eq!(one.calls(), 1);
     two.assert_exhausted();
 }

@@ -6,8 +6,8 @@
 
 mod support;
 
-use httpmock::MockServer;
 use pubapi_httpmock::MockServerExt;
+use pubapi_httpmock::httpmock::MockServer;
 use pubapi_httpmock::operations::{AskAgentThen, DeleteWebhookThen};
 use pubapi_sdk::types::{
     AiError, AuditFormat, GatewayErrorCode, GeneralError, GeneralErrorItem, LoginEvent,

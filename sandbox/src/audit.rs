@@ -14,6 +14,7 @@ use super::Shared;
 use super::auth::Caller;
 use super::clock::{later, millis};
 use super::dates::{RequestDate, parse_request_date};
+use super::fs::shown;
 use super::http::{ApiRequest, Reply, error, general_errors};
 use super::limits::Violation;
 use super::reports::{KnownUser, Report, whole_days};
@@ -172,7 +173,10 @@ fn date_of(
             if date.is_none() {
                 problems.push(problem(
                     "INVALID_DATE",
-                    format!("`{name}` must be YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ, not {text:?}"),
+                    format!(
+                        "`{name}` must be YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ, not {}",
+                        shown(text)
+                    ),
                 ));
             }
             date
@@ -256,7 +260,8 @@ fn check_kind_rules(kind: &str, map: &Map<String, Value>, problems: &mut Vec<Pro
                 for folder in folders.iter().filter_map(Value::as_str) {
                     if !folder.starts_with('/') {
                         problems.push(invalid(format!(
-                            "folder {folder:?} is not an absolute path"
+                            "folder {} is not an absolute path",
+                            shown(folder)
                         )));
                     }
                 }
@@ -325,7 +330,8 @@ fn check_field(name: &str, field: Field, value: &mut Value, problems: &mut Vec<P
 fn check_listed(name: &str, values: &[String], allowed: &[&str], problems: &mut Vec<Problem>) {
     for v in values.iter().filter(|v| !allowed.contains(&v.as_str())) {
         problems.push(invalid(format!(
-            "{v:?} is not a valid `{name}` value (one of {})",
+            "{} is not a valid `{name}` value (one of {})",
+            shown(v),
             allowed.join(", ")
         )));
     }
@@ -339,7 +345,8 @@ fn spelled(name: &str, values: &[String], allowed: &[&str], problems: &mut Vec<P
         match allowed.iter().find(|a| a.eq_ignore_ascii_case(v)) {
             Some(a) => listed.push(Value::from(*a)),
             None => problems.push(invalid(format!(
-                "{v:?} is not a valid `{name}` value (one of {}, in any case)",
+                "{} is not a valid `{name}` value (one of {}, in any case)",
+                shown(v),
                 allowed.join(", ")
             ))),
         }
@@ -517,7 +524,7 @@ fn find_report<'a>(
             req.op,
             400,
             "INVALID_VALUE",
-            &format!("{kind:?} is not a report type"),
+            &format!("{} is not a report type", shown(kind)),
         ));
     }
     match jobs

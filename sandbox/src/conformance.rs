@@ -21,6 +21,7 @@
 //! Replies of injected faults are deliberately outside the spec and are not checked.
 
 use crate::Exchange;
+use crate::fs::{shown, shown_list};
 use openapiv3::{
     AdditionalProperties, AnySchema, IntegerType, ObjectType, OpenAPI, Operation,
     ParameterSchemaOrContent, ReferenceOr, Response, Schema, SchemaKind, StatusCode, StringType,
@@ -262,8 +263,8 @@ impl Validator {
             .to_ascii_lowercase();
         let Some(media_type) = response.content.get(&media) else {
             problems.push(format!(
-                "Content-Type {media} is not one of {:?}",
-                response.content.keys().collect::<Vec<_>>()
+                "Content-Type {media} is not one of {}",
+                shown_list(&response.content.keys().collect::<Vec<_>>())
             ));
             return;
         };
@@ -683,7 +684,11 @@ pub fn data_schema(event_type: &str) -> Option<&'static str> {
 fn check_string(s: &StringType, text: &str, path: &str, problems: &mut Vec<String>) {
     let allowed: Vec<&str> = s.enumeration.iter().flatten().map(String::as_str).collect();
     if !allowed.is_empty() && !allowed.contains(&text) {
-        problems.push(format!("{path}: {text:?} is not one of {allowed:?}"));
+        problems.push(format!(
+            "{path}: {} is not one of {}",
+            shown(text),
+            shown_list(&allowed)
+        ));
     }
     if let Some(max) = s.max_length
         && text.chars().count() > max
@@ -697,11 +702,13 @@ fn check_string(s: &StringType, text: &str, path: &str, problems: &mut Vec<Strin
     }
     if let Some(pattern) = &s.pattern {
         match regress::Regex::new(pattern) {
-            Ok(re) if re.find(text).is_none() => {
-                problems.push(format!("{path}: {text:?} does not match {pattern:?}"))
-            }
+            Ok(re) if re.find(text).is_none() => problems.push(format!(
+                "{path}: {} does not match {}",
+                shown(text),
+                shown(pattern)
+            )),
             Ok(_) => {}
-            Err(e) => problems.push(format!("{path}: pattern {pattern:?}: {e}")),
+            Err(e) => problems.push(format!("{path}: pattern {}: {e}", shown(pattern))),
         }
     }
 }
@@ -715,7 +722,14 @@ fn check_integer(i: &IntegerType, n: i128, path: &str, problems: &mut Vec<String
         .map(|v| i128::from(*v))
         .collect();
     if !allowed.is_empty() && !allowed.contains(&n) {
-        problems.push(format!("{path}: {n} is not one of {allowed:?}"));
+        problems.push(format!(
+            "{path}: {n} is not one of {}",
+            allowed
+                .iter()
+                .map(i128::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     }
     if i.minimum.is_some_and(|m| n < i128::from(m)) || i.maximum.is_some_and(|m| n > i128::from(m))
     {
@@ -828,6 +842,27 @@ mod tests {
             .response_headers
             .push(("Retry-After".into(), "soon".into()));
         assert!(v.check(&throttle)[0].contains("expected an integer"));
+    }
+
+    #[test]
+    fn a_problem_shows_the_values_it_names_as_a_person_reads_them() {
+        let v = Validator::embedded();
+        let wrong_enum = exchange(
+            "getWebhookStatus",
+            200,
+            json!({"webhookId": "w1", "status": "on\u{0}\n\""}),
+        );
+        assert_eq!(
+            v.check(&wrong_enum),
+            ["$.status: \"on<U+0000><U+000A>\"\" is not one of \"enabled\", \"disabled\""]
+        );
+        let mut csv = exchange("whoami", 200, Value::Null);
+        csv.response_body = b"a,b".to_vec();
+        csv.content_type = Some("text/csv".into());
+        assert_eq!(
+            v.check(&csv),
+            ["Content-Type text/csv is not one of \"application/json\""]
+        );
     }
 
     #[test]

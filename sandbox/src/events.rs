@@ -18,7 +18,7 @@ use super::auth::Caller;
 use super::clock::{earlier, millis};
 use super::config::EventsConfig;
 use super::dates::iso_millis;
-use super::fs::is_within;
+use super::fs::{is_within, shown};
 use super::http::{ApiRequest, Reply, general_errors};
 use super::limits::Violation;
 use serde_json::{Value, json};
@@ -235,7 +235,7 @@ fn read_query(req: &ApiRequest) -> Result<ListQuery, Vec<Problem>> {
     let mut invalid = |description: String| problems.push(("INVALID_VALUE".into(), description));
     let cursor = req.query("id").map(|text| {
         text.parse::<i64>().map_err(|_| {
-            invalid(format!("`id` must be an integer, not {text:?}"));
+            invalid(format!("`id` must be an integer, not {}", shown(text)));
         })
     });
     let suppress = match req.query("suppress") {
@@ -246,7 +246,8 @@ fn read_query(req: &ApiRequest) -> Result<ListQuery, Vec<Problem>> {
             .find(|s| *s == text)
             .unwrap_or_else(|| {
                 invalid(format!(
-                    "`suppress` must be app, user or none, not {text:?}"
+                    "`suppress` must be app, user or none, not {}",
+                    shown(text)
                 ));
                 "none"
             }),
@@ -260,7 +261,8 @@ fn read_query(req: &ApiRequest) -> Result<ListQuery, Vec<Problem>> {
         match polling_types().iter().copied().find(|t| *t == name) {
             Some(known) => types.push(known),
             None => invalid(format!(
-                "`type` holds {name:?}, not one of file_system, note, permission_change"
+                "`type` holds {}, not one of file_system, note, permission_change",
+                shown(name)
             )),
         }
     }
@@ -270,7 +272,8 @@ fn read_query(req: &ApiRequest) -> Result<ListQuery, Vec<Problem>> {
             Ok(count) if (1..=MAX_COUNT).contains(&count) => count,
             _ => {
                 invalid(format!(
-                    "`count` must be an integer from 1 to {MAX_COUNT}, not {text:?}"
+                    "`count` must be an integer from 1 to {MAX_COUNT}, not {}",
+                    shown(text)
                 ));
                 DEFAULT_COUNT
             }
@@ -280,7 +283,7 @@ fn read_query(req: &ApiRequest) -> Result<ListQuery, Vec<Problem>> {
         None => false,
         Some(text) if REVERSE.contains(&text) => text == "1",
         Some(text) => {
-            invalid(format!("`reverse` must be 0 or 1, not {text:?}"));
+            invalid(format!("`reverse` must be 0 or 1, not {}", shown(text)));
             false
         }
     };

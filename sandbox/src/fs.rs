@@ -102,16 +102,19 @@ pub(crate) const MAX_NAME_BYTES: usize = 255;
 /// The longest path, bytes of UTF-8 (Linux's `PATH_MAX`).
 pub(crate) const MAX_PATH_BYTES: usize = 4096;
 
-/// `text` in quotes for a message: control characters escaped, and cut after 64 characters
-/// (with the length) so a huge name does not fill the message.
+/// `text` in quotes for a message, as a person reads it (never Rust's `Debug` escapes such as
+/// `\u{0}` or `\"`): a character that would not show, or would show as something else (a
+/// control character, a line or paragraph separator, a space other than the plain one, a
+/// zero-width or direction mark) written as its code point, `<U+0000>`; and cut after 64
+/// characters (with the length) so a huge name does not fill the message.
 pub(crate) fn shown(text: &str) -> String {
     const SHOWN: usize = 64;
     let mut out = String::from("\"");
     for c in text.chars().take(SHOWN) {
-        match c {
-            '"' => out.push_str("\\\""),
-            c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
-            c => out.push(c),
+        if unseen(c) {
+            out.push_str(&format!("<U+{:04X}>", u32::from(c)));
+        } else {
+            out.push(c);
         }
     }
     out.push('"');
@@ -120,6 +123,22 @@ pub(crate) fn shown(text: &str) -> String {
         out.push_str(&format!("… ({} bytes)", text.len()));
     }
     out
+}
+
+/// Whether `c` would not show in a message as itself.
+fn unseen(c: char) -> bool {
+    c.is_control()
+        || (c.is_whitespace() && c != ' ')
+        || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+}
+
+/// A list for a message: its items in quotes ([`shown`]), comma-separated.
+pub(crate) fn shown_list<S: AsRef<str>>(items: &[S]) -> String {
+    items
+        .iter()
+        .map(|item| shown(item.as_ref()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Normalises an absolute path: leading `/`, no trailing `/`, no empty or dot segments, names

@@ -16,6 +16,7 @@
 use super::Shared;
 use super::config::{TokenEndpointConfig, UserConfig};
 use super::dates::DAY_MS;
+use super::fs::shown;
 use super::http::{Reply, parse_query};
 use super::limits::Violation;
 use super::serve::{BodyPace, DRAIN_CAP, drain_body, read_body};
@@ -155,7 +156,11 @@ fn answer(shared: &Shared, body: &[u8]) -> Reply {
         .iter()
         .any(|(u, _)| u.client_id == client_id)
     {
-        return oauth_error(401, "invalid_client", &format!("no client {client_id:?}"));
+        return oauth_error(
+            401,
+            "invalid_client",
+            &format!("no client {}", shown(client_id)),
+        );
     }
     let found: Option<(UserConfig, String)> = world
         .users
@@ -220,7 +225,10 @@ fn grant<'f>(
         other => Err(oauth_error(
             400,
             "unsupported_grant_type",
-            &format!("grant_type {other:?} is not password or authorization_code"),
+            &format!(
+                "grant_type {} is not password or authorization_code",
+                shown(other)
+            ),
         )),
     }
 }

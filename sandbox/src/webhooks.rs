@@ -10,7 +10,7 @@ use super::auth::Caller;
 use super::clock::{MAX_MS, later};
 use super::config::WebhooksConfig;
 use super::facts::{event_types, wildcards};
-use super::fs::is_within;
+use super::fs::{is_within, shown};
 use super::http::{ApiRequest, Reply, error};
 use serde_json::{Map, Value, json};
 
@@ -202,7 +202,7 @@ fn fields(body: Option<Value>, config: &WebhooksConfig, update: bool) -> Result<
     let status = match (update, text(&body, "status")?) {
         (true, Some(s)) if s == "enabled" => Some(true),
         (true, Some(s)) if s == "disabled" => Some(false),
-        (true, Some(s)) => return Err(schema_error(format!("invalid status {s:?}"))),
+        (true, Some(s)) => return Err(schema_error(format!("invalid status {}", shown(&s)))),
         _ => None,
     };
     Ok(Fields {
@@ -218,7 +218,7 @@ fn check_url(url: &str, config: &WebhooksConfig) -> Result<(), Invalid> {
     let invalid = || {
         (
             "hook_invalid_url",
-            format!("{url:?} is not a valid HTTPS URL"),
+            format!("{} is not a valid HTTPS URL", shown(url)),
         )
     };
     let parsed = reqwest::Url::parse(url).map_err(|_| invalid())?;

@@ -13,7 +13,10 @@
 //!
 //! `Display` is short and lowercase and holds no token and no impersonation
 //! value; the server's own message is in the [`ApiError`] returned by
-//! `source()`.
+//! `source()`. The `Display` of an error of a call that was sent **ends with its
+//! request id**, ` [request id 0192f3a8-…]` (the id [`Error::request_id`] gives): a
+//! log line of the `Display` has it already, so a wrapper that also logs
+//! `request_id()` should not write it into the message a second time.
 //!
 //! The parts: this file holds [`Error`], how it is built and what it answers; `error/api_error.rs`
 //! the failed answer a variant keeps ([`ApiError`], its body decoded in the operation's error
@@ -353,7 +356,8 @@ impl Error {
     /// same for every attempt of the call): quote it to the platform's support, find it on
     /// the call's span. `None` for a refusal before anything was sent, or a response that did
     /// not pass a client's policy. A call refused before a retry (its deadline, its pacer or
-    /// its token) keeps the id its sent attempts carried.
+    /// its token) keeps the id its sent attempts carried. When there is one, the error's
+    /// `Display` ends with it (` [request id …]`).
     pub fn request_id(&self) -> Option<crate::RequestId> {
         match self {
             Error::Transport(e) => crate::request_id::of_transport(e),

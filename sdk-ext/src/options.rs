@@ -95,9 +95,36 @@ impl CallOptions {
         self
     }
 
-    /// The id every call of the view carries ([`REQUEST_ID_HEADER`]) instead of one of its
-    /// own, kept on all its attempts and on its error: the id of the request a service is
-    /// answering, so the platform's logs and the service's show one id.
+    /// The id the calls of the view carry ([`REQUEST_ID_HEADER`]) instead of one of their
+    /// own: the id of the request a service is answering, so the platform's logs and the
+    /// service's show one id. Any token of visible ASCII up to
+    /// [`request_id::MAX_LEN`](crate::request_id::MAX_LEN) characters (a UUID, an nginx
+    /// `$request_id`, a W3C trace id), parsed into a [`RequestId`] before anything is sent.
+    ///
+    /// It applies to **every call made through the view**, each on all its attempts and on
+    /// its error, and to every view made from it: a view kept for an inbound request gives
+    /// all the calls made for it that one id (the platform's logs show them together; make a
+    /// view per call where they must be told apart). A call made through a view of the view
+    /// with an id of its own (`view.with_options(CallOptions::new().request_id(..))`) carries
+    /// that one instead: the per-call id wins over the view's.
+    ///
+    /// ```no_run
+    /// use pubapi_sdk_ext::options::CallOptions;
+    /// use pubapi_sdk_ext::{Client, RequestId};
+    ///
+    /// # async fn run(client: Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// let inbound: RequestId = "7f3c5e0a9b2d4c6e8f1a3b5c7d9e0f21".parse()?;
+    /// let view = client.with_options(CallOptions::new().request_id(inbound))?;
+    /// view.identity().whoami().await?; // x-request-id: 7f3c5e0a…
+    /// view.webhooks().list().await?; // x-request-id: 7f3c5e0a… again
+    /// let own: RequestId = "4bf92f3577b34da6a3ce929d0e0e4736".parse()?;
+    /// view.with_options(CallOptions::new().request_id(own))?
+    ///     .identity()
+    ///     .whoami()
+    ///     .await?; // x-request-id: 4bf92f35…
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn request_id(mut self, id: RequestId) -> Self {
         self.request_id = Some(id);
         self

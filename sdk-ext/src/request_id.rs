@@ -15,10 +15,21 @@
 //! a 32-bit counter of the process's ids (RFC 9562's "fixed-length dedicated counter",
 //! section 6.2, method 1). Ids are written in blocks of 64 sharing one time, which costs no
 //! more than a counter alone.
+//!
+//! A caller may give an id of its own instead, as services have them: the id of the request
+//! it is answering, passed on ([`CallOptions::request_id`](crate::options::CallOptions::request_id)).
+//! Any token of visible ASCII up to [`MAX_LEN`] characters is taken as given, byte for byte,
+//! so the platform's logs and the service's show the same text: a UUID in either case, an
+//! nginx `$request_id` (32 hex digits), a W3C trace id (32 hex digits), `req-42`. An id that
+//! could not travel in a header as it is (a space, a line break, another control character,
+//! a character outside ASCII), an empty one or a longer one is refused when it is parsed, with
+//! an [`InvalidRequestId`] naming the problem: nothing is ever sent with it.
 
 use bytes::Bytes;
+use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_encode};
 use std::cell::RefCell;
 use std::fmt;
+use std::num::NonZeroU8;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -35,11 +46,26 @@ const _: () = assert!(256 % BLOCK == 0);
 /// The header a request's id travels in.
 pub const REQUEST_ID_HEADER: http::HeaderName = http::HeaderName::from_static("x-request-id");
 
-/// A request's id: an RFC 9562 version 7 UUID in its 36-character text form (see the
-/// [module doc](self)), unique in the process (a counter) and across processes (the time and
-/// 42 bits drawn once per process). `Copy`: it costs no allocation to keep.
+/// The longest id a [`RequestId`] holds, in characters: as long as a UUID's text. An id is
+/// kept inline, in every error of its call, so that it costs no allocation and leaves the
+/// errors their size.
+pub const MAX_LEN: usize = 36;
+const _: () = assert!(MAX_LEN >= 36 && MAX_LEN <= u8::MAX as usize);
+
+/// The length of a UUID's text.
+const UUID_LEN: NonZeroU8 = NonZeroU8::new(36).unwrap();
+
+/// A request's id: the SDK's own, an RFC 9562 version 7 UUID in its 36-character text form,
+/// unique in the process (a counter) and across processes (the time and 42 bits drawn once per
+/// process); or a caller's, any token of visible ASCII up to [`MAX_LEN`] characters (see the
+/// [module doc](self)). `Copy`: it costs no allocation to keep.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct RequestId([u8; 36]);
+pub struct RequestId {
+    /// How many bytes of `text` are the id.
+    len: NonZeroU8,
+    /// The id, then zeros (so that the derived comparisons compare ids).
+    text: [u8; MAX_LEN],
+}
 
 impl RequestId {
     /// A new id and its header value. The values come from blocks of [`BLOCK`] ids written
@@ -56,7 +82,7 @@ impl RequestId {
                 // A block starts at a multiple of `BLOCK` (at most 256), so its ids differ
                 // only in the counter's last two hex digits: the first id is written whole,
                 // the others are copies with those two digits changed.
-                let whole = RequestId::numbered(unix_millis(), first).0;
+                let whole = RequestId::numbered(unix_millis(), first);
                 let mut text = Vec::with_capacity(BLOCK * 36);
                 for count in first..first + BLOCK as u64 {
                     let mut id = whole;
@@ -75,19 +101,41 @@ impl RequestId {
             // Hex digits and dashes only: always a valid header value.
             let value = http::HeaderValue::from_maybe_shared(bytes)
                 .unwrap_or(http::HeaderValue::from_static(""));
-            (RequestId(id), value)
+            (RequestId::of_uuid(id), value)
         })
     }
 
-    /// The id of a header value made by [`RequestId::next_with_header`].
+    /// The id of a header value made by [`RequestId::next_with_header`] or
+    /// [`RequestId::header_value`]: `None` for any other value.
     pub(crate) fn of_header(value: &http::HeaderValue) -> Option<RequestId> {
-        value.as_bytes().try_into().ok().map(RequestId)
+        RequestId::of_token(value.as_bytes())
     }
 
-    /// The id made at `millis` (Unix time) with the counter value `count`: the time in the
-    /// first 12 hex digits, `7`, the process's random bits, the variant, and the counter's
-    /// low 32 bits in the last 8 hex digits.
-    fn numbered(millis: u64, count: u64) -> RequestId {
+    /// `bytes` as an id, when they are one: 1 to [`MAX_LEN`] bytes of visible ASCII.
+    fn of_token(bytes: &[u8]) -> Option<RequestId> {
+        let len = NonZeroU8::new(u8::try_from(bytes.len()).ok()?)?;
+        if bytes.len() > MAX_LEN || !bytes.iter().all(u8::is_ascii_graphic) {
+            return None;
+        }
+        let mut text = [0; MAX_LEN];
+        text[..bytes.len()].copy_from_slice(bytes);
+        Some(RequestId { len, text })
+    }
+
+    /// The id of a UUID's text.
+    fn of_uuid(uuid: [u8; 36]) -> RequestId {
+        let mut text = [0; MAX_LEN];
+        text[..36].copy_from_slice(&uuid);
+        RequestId {
+            len: UUID_LEN,
+            text,
+        }
+    }
+
+    /// The text of the id made at `millis` (Unix time) with the counter value `count`: the
+    /// time in the first 12 hex digits, `7`, the process's random bits, the variant, and the
+    /// counter's low 32 bits in the last 8 hex digits.
+    fn numbered(millis: u64, count: u64) -> [u8; 36] {
         static TEMPLATE: OnceLock<[u8; 36]> = OnceLock::new();
         let mut text = *TEMPLATE.get_or_init(|| {
             let random = crate::rng::SplitMix64::from_entropy().next_u64();
@@ -102,62 +150,125 @@ impl RequestId {
         });
         write_hex(&mut text, 0..13, millis & 0xffff_ffff_ffff);
         write_hex(&mut text, 28..36, count & 0xffff_ffff);
-        RequestId(text)
+        text
     }
 
     /// The id as text.
     pub fn as_str(&self) -> &str {
-        // Only ASCII hex digits and dashes are ever written.
-        std::str::from_utf8(&self.0).unwrap_or_default()
+        // Only visible ASCII is ever kept.
+        std::str::from_utf8(self.as_bytes()).unwrap_or_default()
     }
-}
 
-impl RequestId {
+    fn as_bytes(&self) -> &[u8] {
+        &self.text[..usize::from(self.len.get())]
+    }
+
     /// The header value of this id (for a caller-given id; the SDK's own come with theirs).
     pub(crate) fn header_value(&self) -> http::HeaderValue {
-        // Hex digits and dashes only: always a valid header value.
-        http::HeaderValue::from_bytes(&self.0).unwrap_or(http::HeaderValue::from_static(""))
+        // Visible ASCII only: always a valid header value.
+        http::HeaderValue::from_bytes(self.as_bytes()).unwrap_or(http::HeaderValue::from_static(""))
     }
 }
 
 /// A caller's own id, such as the id of the request a service is answering
-/// ([`CallOptions::request_id`](crate::options::CallOptions::request_id)): any RFC 9562 UUID
-/// in its 36-character text form (any version; upper-case digits are written lower-case).
+/// ([`CallOptions::request_id`](crate::options::CallOptions::request_id)): any token of
+/// visible ASCII (`!` to `~`) of 1 to [`MAX_LEN`] characters, kept as given.
 ///
 /// ```
 /// use pubapi_sdk_ext::RequestId;
+/// use pubapi_sdk_ext::request_id::InvalidRequestId;
 ///
-/// let id: RequestId = "0192F3A8-5B1C-7D2E-8F3A-9C4B5D6E7F80".parse()?;
-/// assert_eq!(id.as_str(), "0192f3a8-5b1c-7d2e-8f3a-9c4b5d6e7f80");
-/// assert!("req-42".parse::<RequestId>().is_err());
-/// # Ok::<(), pubapi_sdk_ext::request_id::InvalidRequestId>(())
+/// // A UUID, an nginx `$request_id`, a W3C trace id: each kept as it is written.
+/// for inbound in [
+///     "0192F3A8-5B1C-7D2E-8F3A-9C4B5D6E7F80",
+///     "7f3c5e0a9b2d4c6e8f1a3b5c7d9e0f21",
+///     "4bf92f3577b34da6a3ce929d0e0e4736",
+/// ] {
+///     assert_eq!(inbound.parse::<RequestId>()?.as_str(), inbound);
+/// }
+/// assert_eq!("req 42".parse::<RequestId>(), Err(InvalidRequestId::Space { position: 4 }));
+/// # Ok::<(), InvalidRequestId>(())
 /// ```
 impl std::str::FromStr for RequestId {
     type Err = InvalidRequestId;
 
     fn from_str(text: &str) -> Result<RequestId, InvalidRequestId> {
-        let bytes: [u8; 36] = text.as_bytes().try_into().map_err(|_| InvalidRequestId)?;
-        let mut id = [0; 36];
-        for (i, (byte, out)) in bytes.iter().zip(&mut id).enumerate() {
-            *out = match (i, byte) {
-                (8 | 13 | 18 | 23, b'-') => b'-',
-                (8 | 13 | 18 | 23, _) => return Err(InvalidRequestId),
-                (_, b) if b.is_ascii_hexdigit() => b.to_ascii_lowercase(),
-                _ => return Err(InvalidRequestId),
-            };
+        if text.is_empty() {
+            return Err(InvalidRequestId::Empty);
         }
-        Ok(RequestId(id))
+        for (at, c) in text.chars().enumerate() {
+            let position = at + 1;
+            match c {
+                ' ' => return Err(InvalidRequestId::Space { position }),
+                '\r' | '\n' => return Err(InvalidRequestId::LineBreak { position }),
+                c if c.is_ascii_control() => return Err(InvalidRequestId::Control { position }),
+                c if !c.is_ascii() => return Err(InvalidRequestId::NotAscii { position }),
+                _ => {}
+            }
+        }
+        // Every character is one byte from here on.
+        RequestId::of_token(text.as_bytes()).ok_or(InvalidRequestId::TooLong {
+            length: text.len(),
+            max: MAX_LEN,
+        })
     }
 }
 
-/// A request id given as text that is not a UUID's 36-character form (8-4-4-4-12 hex
-/// digits). It does not repeat the text, which may come from outside.
+/// Why a caller's text is not a request id ([`RequestId`]'s `FromStr`). It does not repeat
+/// the text, which may come from outside; a position counts characters from 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct InvalidRequestId;
+#[non_exhaustive]
+pub enum InvalidRequestId {
+    /// No text at all.
+    Empty,
+    /// More characters than a [`RequestId`] holds.
+    TooLong {
+        /// The text's length, in characters.
+        length: usize,
+        /// [`MAX_LEN`].
+        max: usize,
+    },
+    /// A space: an id is one token.
+    Space {
+        /// Where.
+        position: usize,
+    },
+    /// A carriage return or a line feed, which would end the header.
+    LineBreak {
+        /// Where.
+        position: usize,
+    },
+    /// Another control character (a tab, NUL, DEL, ...).
+    Control {
+        /// Where.
+        position: usize,
+    },
+    /// A character outside ASCII, which a header does not carry as text.
+    NotAscii {
+        /// Where.
+        position: usize,
+    },
+}
 
 impl fmt::Display for InvalidRequestId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a request id is a uuid: 8-4-4-4-12 hex digits")
+        let (what, position) = match *self {
+            InvalidRequestId::Empty => return f.write_str("a request id is empty"),
+            InvalidRequestId::TooLong { length, max } => {
+                return write!(
+                    f,
+                    "a request id of {length} characters: at most {max} are sent"
+                );
+            }
+            InvalidRequestId::Space { position } => ("a space", position),
+            InvalidRequestId::LineBreak { position } => ("a line break", position),
+            InvalidRequestId::Control { position } => ("a control character", position),
+            InvalidRequestId::NotAscii { position } => ("a character outside ascii", position),
+        };
+        write!(
+            f,
+            "a request id has {what} at character {position}: an id is one token of visible ascii"
+        )
     }
 }
 
@@ -193,11 +304,23 @@ impl fmt::Debug for RequestId {
 /// The fragment that carries a request id on a transport error's URL.
 const FRAGMENT: &str = "request-id=";
 
+/// What a caller's id may hold that a URL's fragment would change or that would not read
+/// back the same: percent-encoded there (`%` itself included).
+const IN_FRAGMENT: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'<')
+    .add(b'>')
+    .add(b'`');
+
 /// Marks a transport error's URL with the call's id (see the module doc).
 pub(crate) fn mark(error: reqwest::Error, id: RequestId) -> reqwest::Error {
     let Some(mut url) = error.url().cloned() else {
         return error;
     };
+    let id = utf8_percent_encode(id.as_str(), IN_FRAGMENT);
     url.set_fragment(Some(&format!("{FRAGMENT}{id}")));
     error.with_url(url)
 }
@@ -205,11 +328,8 @@ pub(crate) fn mark(error: reqwest::Error, id: RequestId) -> reqwest::Error {
 /// The id a transport error's URL carries.
 pub(crate) fn of_transport(error: &reqwest::Error) -> Option<RequestId> {
     let text = error.url()?.fragment()?.strip_prefix(FRAGMENT)?;
-    let bytes: [u8; 36] = text.as_bytes().try_into().ok()?;
-    bytes
-        .iter()
-        .all(|b| *b == b'-' || b.is_ascii_hexdigit())
-        .then_some(RequestId(bytes))
+    let bytes: Vec<u8> = percent_decode_str(text).collect();
+    RequestId::of_token(&bytes)
 }
 
 #[cfg(test)]
@@ -246,7 +366,11 @@ mod tests {
             let text = id.as_str();
             let millis = u64::from_str_radix(&text[..13].replace('-', ""), 16).unwrap();
             let count = u64::from_str_radix(&text[28..], 16).unwrap();
-            assert_eq!(id, RequestId::numbered(millis, count), "{id}");
+            assert_eq!(
+                id,
+                RequestId::of_uuid(RequestId::numbered(millis, count)),
+                "{id}"
+            );
         }
     }
 
@@ -265,25 +389,111 @@ mod tests {
     }
 
     #[test]
-    fn a_caller_given_id_parses_only_as_a_uuid() {
-        let cases = [
-            ("0192f3a8-5b1c-7d2e-8f3a-9c4b5d6e7f80", true),
-            ("0192F3A8-5B1C-4D2E-8F3A-9C4B5D6E7F80", true),
-            ("0192f3a85b1c7d2e8f3a9c4b5d6e7f80", false),
-            ("0192f3a8-5b1c-7d2e-8f3a-9c4b5d6e7f8", false),
-            ("0192f3a8-5b1c-7d2e-8f3a-9c4b5d6e7f8g", false),
-            ("0192f3a8+5b1c-7d2e-8f3a-9c4b5d6e7f80", false),
-            ("0192f3a8-5b1c-7d2e-8f3a-9c4b5d6e7f80 ", false),
-            ("", false),
-        ];
-        for (text, valid) in cases {
-            let parsed = text.parse::<RequestId>();
-            assert_eq!(parsed.is_ok(), valid, "{text:?}");
-            if let Ok(id) = parsed {
-                assert_eq!(id.as_str(), text.to_ascii_lowercase());
-                assert_eq!(id.header_value().to_str().unwrap(), id.as_str());
-            }
+    fn a_callers_id_of_visible_ascii_up_to_max_len_is_kept_byte_for_byte() {
+        let longest = "!".repeat(MAX_LEN);
+        for text in [
+            "0192f3a8-5b1c-7d2e-8f3a-9c4b5d6e7f80",
+            // Upper case stays upper case: the id the service logged.
+            "0192F3A8-5B1C-4D2E-8F3A-9C4B5D6E7F80",
+            // nginx's $request_id, a W3C trace id.
+            "7f3c5e0a9b2d4c6e8f1a3b5c7d9e0f21",
+            "4bf92f3577b34da6a3ce929d0e0e4736",
+            "req-42",
+            "x",
+            "a%2F#b\"<>`~",
+            &longest,
+        ] {
+            let id: RequestId = text.parse().unwrap_or_else(|e| panic!("{text:?}: {e}"));
+            assert_eq!(id.as_str(), text);
+            assert_eq!(id.header_value().to_str().unwrap(), text);
+            assert_eq!(RequestId::of_header(&id.header_value()), Some(id));
         }
+    }
+
+    #[test]
+    fn a_callers_id_that_is_not_one_token_of_visible_ascii_is_refused_naming_the_problem() {
+        let too_long = "a".repeat(MAX_LEN + 1);
+        let cases = [
+            ("", InvalidRequestId::Empty),
+            (
+                too_long.as_str(),
+                InvalidRequestId::TooLong {
+                    length: MAX_LEN + 1,
+                    max: MAX_LEN,
+                },
+            ),
+            ("req 42", InvalidRequestId::Space { position: 4 }),
+            (" req", InvalidRequestId::Space { position: 1 }),
+            (
+                "req\r\nX-Evil: 1",
+                InvalidRequestId::LineBreak { position: 4 },
+            ),
+            ("req\n", InvalidRequestId::LineBreak { position: 4 }),
+            ("req\t42", InvalidRequestId::Control { position: 4 }),
+            ("req\u{0}", InvalidRequestId::Control { position: 4 }),
+            ("req\u{7f}", InvalidRequestId::Control { position: 4 }),
+            ("müller", InvalidRequestId::NotAscii { position: 2 }),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(text.parse::<RequestId>(), Err(expected), "{text:?}");
+        }
+        // The messages name the problem and where, and not the text.
+        let said: Vec<String> = ["", "req 42", "req\r\n", "müller"]
+            .iter()
+            .map(|text| text.parse::<RequestId>().unwrap_err().to_string())
+            .collect();
+        assert_eq!(
+            said,
+            [
+                "a request id is empty",
+                "a request id has a space at character 4: an id is one token of visible ascii",
+                "a request id has a line break at character 4: an id is one token of visible ascii",
+                "a request id has a character outside ascii at character 2: an id is one token of visible ascii",
+            ]
+        );
+        assert_eq!(
+            too_long.parse::<RequestId>().unwrap_err().to_string(),
+            format!(
+                "a request id of {} characters: at most {MAX_LEN} are sent",
+                MAX_LEN + 1
+            )
+        );
+    }
+
+    #[test]
+    fn header_values_that_are_not_ids_give_none() {
+        for value in [
+            http::HeaderValue::from_static(""),
+            http::HeaderValue::from_static("a b"),
+            http::HeaderValue::from_str(&"a".repeat(MAX_LEN + 1)).unwrap(),
+            http::HeaderValue::from_bytes(b"caf\xc3\xa9").unwrap(),
+        ] {
+            assert_eq!(RequestId::of_header(&value), None, "{value:?}");
+        }
+    }
+
+    #[test]
+    fn a_transport_errors_url_carries_any_id_back_unchanged_and_nothing_else() {
+        let failed = || {
+            reqwest::Client::new()
+                .get("http://127.0.0.1:9/pubapi/v1/whoami")
+                .header("x", "\u{7f}")
+                .build()
+                .unwrap_err()
+                .with_url("http://127.0.0.1:9/pubapi/v1/whoami".parse().unwrap())
+        };
+        let (own, _) = RequestId::next_with_header();
+        for id in [
+            own,
+            "a%2F#b\"<>`~".parse().unwrap(),
+            "%41".parse().unwrap(),
+            "4bf92f3577b34da6a3ce929d0e0e4736".parse().unwrap(),
+        ] {
+            let marked = mark(failed(), id);
+            assert_eq!(of_transport(&marked), Some(id), "{id}");
+            assert_eq!(marked.url().unwrap().path(), "/pubapi/v1/whoami");
+        }
+        assert_eq!(of_transport(&failed()), None);
     }
 
     #[test]

@@ -927,21 +927,80 @@ async fn more_retries_per_call_than_the_client_allows_are_taken() {
 
 #[tokio::test(start_paused = true)]
 async fn a_caller_given_request_id_is_sent_on_every_attempt_and_kept_on_the_error() {
-    let id: RequestId = "0192f3a8-5b1c-7d2e-8f3a-9c4b5d6e7f80".parse().unwrap();
-    let script = Script::new(
-        vec![Answer::empty(503), Answer::empty(503)],
-        Answer::json(404, r#"{"code":"not_found","message":"no such webhook"}"#),
-    );
-    let view = client(&script)
-        .with_options(CallOptions::new().request_id(id))
-        .unwrap();
-    let error = view.webhooks().details("w1").await.unwrap_err();
-    let seen = script.seen();
-    assert_eq!(seen.len(), 3);
-    for attempt in &seen {
-        assert_eq!(attempt.headers["x-request-id"], id.as_str());
+    // As services have them: a UUID (in the case it came in), nginx's `$request_id`, a W3C
+    // trace id, a token of their own.
+    for text in [
+        "0192F3A8-5B1C-7D2E-8F3A-9C4B5D6E7F80",
+        "7f3c5e0a9b2d4c6e8f1a3b5c7d9e0f21",
+        "4bf92f3577b34da6a3ce929d0e0e4736",
+        "req-42:edge/7",
+    ] {
+        let id: RequestId = text.parse().unwrap();
+        let script = Script::new(
+            vec![Answer::empty(503), Answer::empty(503)],
+            Answer::json(404, r#"{"code":"not_found","message":"no such webhook"}"#),
+        );
+        let view = client(&script)
+            .with_options(CallOptions::new().request_id(id))
+            .unwrap();
+        let error = view.webhooks().details("w1").await.unwrap_err();
+        let seen = script.seen();
+        assert_eq!(seen.len(), 3);
+        for attempt in &seen {
+            assert_eq!(attempt.headers["x-request-id"], text);
+        }
+        assert_eq!(error.request_id(), Some(id));
+        assert!(
+            error.to_string().ends_with(&format!("[request id {text}]")),
+            "{error}"
+        );
     }
-    assert_eq!(error.request_id(), Some(id));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_views_request_id_goes_on_every_call_made_through_it_and_a_per_call_id_wins() {
+    let inbound: RequestId = "7f3c5e0a9b2d4c6e8f1a3b5c7d9e0f21".parse().unwrap();
+    let own: RequestId = "4bf92f3577b34da6a3ce929d0e0e4736".parse().unwrap();
+    let script = Script::new(vec![], ok_whoami());
+    let client = client(&script);
+    let view = client
+        .with_options(CallOptions::new().request_id(inbound))
+        .unwrap();
+    view.identity().whoami().await.unwrap();
+    view.sdk().whoami().send().await.unwrap();
+    view.with_options(CallOptions::new().request_id(own))
+        .unwrap()
+        .identity()
+        .whoami()
+        .await
+        .unwrap();
+    // Other options on a view of the view leave the view's id on.
+    view.with_options(CallOptions::new().retries(0))
+        .unwrap()
+        .identity()
+        .whoami()
+        .await
+        .unwrap();
+    view.identity().whoami().await.unwrap();
+    client.identity().whoami().await.unwrap();
+    let sent: Vec<String> = script
+        .seen()
+        .iter()
+        .map(|attempt| attempt.headers["x-request-id"].to_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        sent[..5],
+        [
+            inbound.as_str(),
+            inbound.as_str(),
+            own.as_str(),
+            inbound.as_str(),
+            inbound.as_str()
+        ]
+    );
+    // The client itself still gives each call an id of its own.
+    assert_ne!(sent[5], inbound.as_str());
+    assert_eq!(sent[5].len(), 36);
 }
 
 #[tokio::test(start_paused = true)]

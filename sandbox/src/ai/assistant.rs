@@ -105,7 +105,10 @@ pub fn assistant_status(shared: &Shared, req: &ApiRequest, _caller: &Caller) -> 
                 req.op,
                 400,
                 "INVALID_REQUEST",
-                &format!("includeCitations must be true or false, not {other:?}"),
+                &format!(
+                    "includeCitations must be true or false, not {}",
+                    crate::fs::shown(other)
+                ),
             );
         }
     };

@@ -195,14 +195,14 @@ impl KbList {
             .flatten()
             .find(|s| !crate::facts::values("KnowledgeBaseStatus").contains(&s.as_str()))
         {
-            return Err(format!("unknown status {bad:?}"));
+            return Err(format!("unknown status {}", crate::fs::shown(bad)));
         }
         if let Some(bad) = sort_by
             .iter()
             .flatten()
             .find(|s| !["name", "createdOn"].contains(&s.as_str()))
         {
-            return Err(format!("unknown sortBy {bad:?}"));
+            return Err(format!("unknown sortBy {}", crate::fs::shown(bad)));
         }
         if let Some(name) = [
             "includePlaceholderData",

@@ -1,7 +1,8 @@
 //! The READMEs' Rust blocks, compiled (and, where they need no server, run) as doc tests of
 //! a crate whose dependencies are a user's: `pubapi-sdk-ext` (features `redis` and, for
-//! tests, `test-util`) and `tokio`, with `pubapi-sandbox`, `pubapi-httpmock` and `httpmock` for
-//! tests. A block that names any other crate does not compile here. Run them with
+//! tests, `test-util`) and `tokio`, with `pubapi-sandbox` and `pubapi-httpmock` for tests (the
+//! httpmock it extends is `pubapi_httpmock::httpmock`, so a user needs no `httpmock` of their
+//! own). A block that names any other crate does not compile here. Run them with
 //! `cargo test -p pubapi-readme-check --doc`.
 //!
 //! The root README follows.
