@@ -115,6 +115,10 @@ pub enum Command {
     /// Webhook registrations, and a receiver that prints deliveries.
     #[command(subcommand)]
     Webhooks(WebhooksCommand),
+    /// Serve the audit, events and webhook tools to an AI agent over the Model Context
+    /// Protocol (stdio, or streamable HTTP on loopback).
+    #[command(after_help = crate::mcp::MCP_HELP)]
+    Mcp(crate::mcp::McpArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(
         after_help = "Examples:\n  pubapi completions bash > ~/.local/share/bash-completion/completions/pubapi\n  \

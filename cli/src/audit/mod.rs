@@ -28,6 +28,9 @@ use kinds::{check_dates, in_flags, kind_command, kinds, request_of};
 use pubapi_sdk::types::{AuditFormat, AuditReportKind};
 use pubapi_sdk_ext::audit::{AuditRequest, JobState};
 use report::{FollowUp, check_out, download, job_id, location, out_file, wait};
+
+/// `KIND/ID` as a report location, refused in words that name the form.
+pub(crate) use report::location as report_location;
 use serde_json::json;
 use std::path::PathBuf;
 

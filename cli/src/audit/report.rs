@@ -83,7 +83,7 @@ pub(super) fn job_id(text: &str) -> Result<&str, Failure> {
 }
 
 /// `KIND/ID` as a report location.
-pub(super) fn location(text: &str) -> Result<ReportLocation, Failure> {
+pub(crate) fn location(text: &str) -> Result<ReportLocation, Failure> {
     let (kind, id) = text
         .split_once('/')
         .filter(|(kind, id)| !kind.is_empty() && !id.is_empty() && !id.contains('/'))
