@@ -115,8 +115,7 @@ pub enum Command {
     /// Webhook registrations, and a receiver that prints deliveries.
     #[command(subcommand)]
     Webhooks(WebhooksCommand),
-    /// Serve the audit, events and webhook tools to an AI agent over the Model Context
-    /// Protocol (stdio, or streamable HTTP on loopback).
+    /// An MCP server for AI agents: audit reports, events, webhooks, quota (stdio or HTTP)
     #[command(after_help = crate::mcp::MCP_HELP)]
     Mcp(crate::mcp::McpArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).

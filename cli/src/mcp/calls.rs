@@ -269,13 +269,15 @@ impl Server {
 
     async fn events_read(&self, client: &Client, arguments: Map<String, Value>) -> Answer {
         let input: catalogue::EventsReadIn = decode(arguments)?;
-        let max = input.max_events.unwrap_or(50);
-        if !(1..=100).contains(&max) {
-            return Err(Refusal::input(
-                "max_events",
-                format!("{max} is not from 1 to 100"),
-            ));
-        }
+        let max = match input.max_events.unwrap_or(50) {
+            max @ 1..=100 => max as u8,
+            other => {
+                return Err(Refusal::input(
+                    "max_events",
+                    format!("{other} is not from 1 to 100"),
+                ));
+            }
+        };
         if input.cursor.is_some() && input.checkpoint.is_some() {
             return Err(Refusal::input(
                 "checkpoint",
@@ -411,15 +413,20 @@ fn answer<T: Serialize>(out: &T, summary: String) -> Answer {
 
 /// The arguments as `T`, or a refusal naming the field that does not fit.
 fn decode<T: DeserializeOwned>(arguments: Map<String, Value>) -> Result<T, Refusal> {
-    serde_json::from_value(Value::Object(arguments)).map_err(|e| {
-        let text = e.to_string();
-        let field = text
-            .split('`')
-            .nth(1)
-            .filter(|_| text.contains("field"))
-            .unwrap_or("arguments")
-            .to_string();
-        Refusal::input(field, text)
+    serde_path_to_error::deserialize(Value::Object(arguments)).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        // A missing or unknown field is named by the message, at the root.
+        let field = match path.as_str() {
+            "." => inner
+                .split('`')
+                .nth(1)
+                .filter(|_| inner.contains("field"))
+                .unwrap_or("arguments")
+                .to_string(),
+            path => path.to_string(),
+        };
+        Refusal::input(field, inner)
     })
 }
 

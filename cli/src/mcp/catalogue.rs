@@ -117,7 +117,7 @@ pub(super) struct EventsReadIn {
     /// The most events in this answer, 1 to 100 (default 50).
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
-    pub max_events: Option<u8>,
+    pub max_events: Option<u32>,
 }
 
 /// `webhooks_show`, `_enable`, `_disable`, `_delete`.
@@ -256,9 +256,34 @@ pub(super) struct SearchOut {
 pub(super) fn schema_of<T: JsonSchema>() -> Map<String, Value> {
     let generator = schemars::r#gen::SchemaSettings::draft07().into_generator();
     let schema = generator.into_root_schema_for::<T>();
-    match serde_json::to_value(schema) {
-        Ok(Value::Object(map)) => map,
+    let mut value = serde_json::to_value(schema).unwrap_or_default();
+    drop_width_formats(&mut value);
+    match value {
+        Value::Object(map) => map,
         _ => Map::new(),
+    }
+}
+
+/// Takes out the formats that only say a Rust integer's width (`uint32`, `int64`, `double`):
+/// JSON Schema has none of them, and validators warn of each (the bounds that matter are
+/// `minimum` and `maximum`, which stay).
+fn drop_width_formats(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            let width = map.get("format").and_then(Value::as_str).is_some_and(|f| {
+                matches!(f, "float" | "double")
+                    || f.strip_prefix('u')
+                        .unwrap_or(f)
+                        .strip_prefix("int")
+                        .is_some_and(|bits| bits.parse::<u8>().is_ok())
+            });
+            if width {
+                map.remove("format");
+            }
+            map.values_mut().for_each(drop_width_formats);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_width_formats),
+        _ => {}
     }
 }
 
@@ -580,6 +605,16 @@ mod tests {
                 def.tool.name
             );
             assert!(def.tool.output_schema.is_some(), "{}", def.tool.name);
+        }
+    }
+
+    #[test]
+    fn no_schema_keeps_a_rust_integer_width_as_its_format() {
+        for def in all() {
+            let text = serde_json::to_string(&def.tool).unwrap();
+            for width in ["uint32", "uint64", "uint8", "int64", "\"double\""] {
+                assert!(!text.contains(width), "{}: {width}", def.tool.name);
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 //! The SDK's errors as MCP tool errors: a result with `isError`, a line a model can act on,
-//! and a structured `error` object (its kind, the field at fault, whether anything was sent,
-//! when a used-up budget resets). Errors come from the SDK's `Display`, which never shows the
+//! and a structured error object in the result's `_meta` under [`ERROR_META`] (its kind, the
+//! field at fault, whether anything was sent, when a used-up budget resets). Not as
+//! `structuredContent`: clients check that against the tool's output schema, errors too. Errors come from the SDK's `Display`, which never shows the
 //! token; nothing here adds request headers.
 
 use pubapi_sdk_ext::Error;
@@ -8,6 +9,9 @@ use pubapi_sdk_ext::error::InputError;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 use std::time::{Duration, SystemTime};
+
+/// The `_meta` key of a tool error's structured form.
+pub(super) const ERROR_META: &str = "pubapi/error";
 
 /// A tool call that did not produce its result.
 #[derive(Debug)]
@@ -88,19 +92,20 @@ impl Refusal {
             message.push_str(&format!(" (resets at {at})"));
         }
         let structured = json!({
-            "error": {
-                "kind": self.kind,
-                "field": self.field,
-                "message": message,
-                "sent": self.sent,
-                "class": self.class,
-                "resets_in_seconds": self.resets_in.map(|wait| wait.as_secs_f64().ceil()),
-                "resets_at": resets_at,
-                "request_id": self.request_id,
-            }
+            "kind": self.kind,
+            "field": self.field,
+            "message": message,
+            "sent": self.sent,
+            "class": self.class,
+            "resets_in_seconds": self.resets_in.map(|wait| wait.as_secs_f64().ceil()),
+            "resets_at": resets_at,
+            "request_id": self.request_id,
         });
         let mut result = CallToolResult::error(vec![ContentBlock::text(message)]);
-        result.structured_content = Some(structured);
+        result.meta = Some(rmcp::model::MetaObject(serde_json::Map::from_iter([(
+            ERROR_META.to_string(),
+            structured,
+        )])));
         result
     }
 }
