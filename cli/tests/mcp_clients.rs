@@ -133,7 +133,10 @@ async fn the_python_client_calls_every_tool_and_each_result_fits_its_output_sche
         "{counters:?}"
     );
     assert_eq!(counters.requests_to(id::CREATE_WEBHOOK), 1, "{counters:?}");
-    assert!(!server_said.contains(&sandbox.admin_token()), "{server_said}");
+    assert!(
+        !server_said.contains(&sandbox.admin_token()),
+        "{server_said}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -230,7 +233,12 @@ fn mcp_over_http_listens_on_loopback_only() {
 fn mcp_help_says_how_to_configure_a_client() {
     let run = finished(pubapi().args(["mcp", "--help"]).output().unwrap());
     assert_eq!(run.code, 0, "{run:?}");
-    for said in ["mcpServers", "\"command\": \"pubapi\"", "--allow-writes", "/mcp"] {
+    for said in [
+        "mcpServers",
+        "\"command\": \"pubapi\"",
+        "--allow-writes",
+        "/mcp",
+    ] {
         assert!(run.stdout.contains(said), "{said}: {}", run.stdout);
     }
 }

@@ -2,7 +2,8 @@
 //! state file, resumable, within the daily budget.
 //!
 //! A [`DailyExport`] writes `<kind>-YYYY-MM-DD.<csv|ndjson>` into a folder for every UTC day
-//! from its start up to the last day that has ended by the **server's** clock (the `Date` of
+//! from its start up to the last day that has ended by the **server's** clock (or up to
+//! [`DailyExportBuilder::until`]) (the `Date` of
 //! its answer to one `GET /v1/whoami` at the start of each run; that call also tells the
 //! gateway's counters). Its state file remembers the first day not yet written, so a run
 //! from cron each night writes the days since the last one: never a day twice, never a gap.
@@ -227,7 +228,10 @@ impl DailyExport {
             self.save_progress(since, next)?;
         }
         let mut done = 0u32;
-        while next.end_ms() <= now_ms && self.settings.max_days.is_none_or(|max| done < max) {
+        while next.end_ms() <= now_ms
+            && self.settings.max_days.is_none_or(|max| done < max)
+            && self.settings.until.is_none_or(|until| next <= until)
+        {
             match self.step(since, next, pending.take()).await {
                 Ok(Step::Written(day, left)) => {
                     summary.written.push(day);
