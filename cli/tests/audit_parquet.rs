@@ -89,9 +89,9 @@ async fn export_week(sandbox: &Sandbox, dir: &Path, name: &str, more: &[&str]) -
     let run = pubapi(sandbox, args).await;
     assert_eq!(run.code, 0, "{run:?}");
     for day in WEEK {
-        assert!(run.stderr.contains(&format!("{day}: ")), "{day}: {run:?}");
+        assert!(run.stderr.contains(&format!("({day}: ")), "{day}: {run:?}");
     }
-    assert!(!run.stderr.contains("2026-03-09"), "--until: {run:?}");
+    assert!(!run.stderr.contains("(2026-03-09:"), "--until: {run:?}");
     out
 }
 

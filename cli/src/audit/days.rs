@@ -5,7 +5,7 @@
 
 use crate::failure::Failure;
 use pubapi_sdk::types::AuditReportKind;
-use pubapi_sdk_ext::audit::{CsvReport, ExportDay, PartFile};
+use pubapi_sdk_ext::audit::{ExportDay, PartFile};
 use serde_json::{Map, Value, json};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -74,7 +74,7 @@ fn sha256_of(path: &Path) -> Result<(String, u64), Failure> {
 
 /// The rows of a day file: its events (NDJSON lines, Parquet rows) or its CSV records (the
 /// title and the header apart).
-async fn rows_of(path: &Path, format: DayFormat) -> Result<u64, Failure> {
+fn rows_of(path: &Path, format: DayFormat) -> Result<u64, Failure> {
     match format {
         DayFormat::Ndjson => {
             let file = File::open(path).map_err(|e| io_failure(path, e))?;
@@ -86,21 +86,42 @@ async fn rows_of(path: &Path, format: DayFormat) -> Result<u64, Failure> {
             }
             Ok(rows)
         }
-        DayFormat::Csv { .. } => {
-            let body = tokio::fs::read(path)
-                .await
-                .map_err(|e| io_failure(path, e))?;
-            let response = pubapi_sdk_ext::http::Response::new(reqwest::Body::from(body));
-            let mut rows = CsvReport::from_response(reqwest::Response::from(response)).rows();
-            let mut count = 0;
-            while let Some(record) = rows.next_record().await {
-                record.map_err(|e| io_failure(path, e))?;
-                count += 1;
-            }
-            Ok(count)
-        }
+        DayFormat::Csv { .. } => csv_records(path),
         DayFormat::Parquet => parquet_rows(path),
     }
+}
+
+/// The records of a CSV file after its title row (when it has one) and its header: its line
+/// ends outside quotes (RFC 4180: a quoted field may hold line ends), read in blocks.
+fn csv_records(path: &Path) -> Result<u64, Failure> {
+    let mut file = BufReader::new(File::open(path).map_err(|e| io_failure(path, e))?);
+    let mut first = Vec::new();
+    file.read_until(b'\n', &mut first)
+        .map_err(|e| io_failure(path, e))?;
+    let titled = first.starts_with(b"This report");
+    let (mut records, mut quoted, mut in_record) = (u64::from(!first.is_empty()), false, false);
+    let mut block = vec![0u8; 1 << 16];
+    loop {
+        let read = file.read(&mut block).map_err(|e| io_failure(path, e))?;
+        if read == 0 {
+            break;
+        }
+        for byte in &block[..read] {
+            match byte {
+                b'"' => quoted = !quoted,
+                b'\n' if !quoted => {
+                    records += u64::from(in_record);
+                    in_record = false;
+                    continue;
+                }
+                b'\r' if !quoted => continue,
+                _ => {}
+            }
+            in_record = true;
+        }
+    }
+    records += u64::from(in_record);
+    Ok(records.saturating_sub(1 + u64::from(titled)))
 }
 
 #[cfg(feature = "parquet")]
@@ -121,12 +142,12 @@ fn parquet_rows(path: &Path) -> Result<u64, Failure> {
 }
 
 /// A written day file, counted and digested.
-pub(super) async fn day_file(
+pub(super) fn day_file(
     day: Option<ExportDay>,
     path: &Path,
     format: DayFormat,
 ) -> Result<DayFile, Failure> {
-    let rows = rows_of(path, format).await?;
+    let rows = rows_of(path, format)?;
     let (sha256, bytes) = sha256_of(path)?;
     Ok(DayFile {
         day,
@@ -213,7 +234,7 @@ pub(super) fn write_manifest(
 
 /// Writes `days` (in order) into one file `into`: CSV with the header once and no title
 /// rows, NDJSON one after the other, Parquet as one file of the same schema.
-pub(super) async fn merge(
+pub(super) fn merge(
     days: &[DayFile],
     format: DayFormat,
     kind: AuditReportKind,
@@ -266,7 +287,7 @@ pub(super) async fn merge(
         DayFormat::Csv { .. } => DayFormat::Csv { title: false },
         other => other,
     };
-    day_file(None, into, format).await
+    day_file(None, into, format)
 }
 
 #[cfg(feature = "parquet")]
@@ -297,4 +318,31 @@ fn merge_parquet(_: &[DayFile], _: AuditReportKind, into: &Path) -> Result<(), F
         into,
         "this pubapi was built without the parquet feature",
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_records_are_counted_after_the_title_and_header_with_line_ends_in_quotes() {
+        let dir = std::env::temp_dir().join(format!("pubapi-days-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cases: [(&str, u64); 5] = [
+            (
+                "This report reflects activity up to 1/1/26\r\nA,B\r\n1,2\r\n3,4\r\n",
+                2,
+            ),
+            ("A,B\r\n1,\"two\r\nlines\"\r\n3,4", 2),
+            ("A,B\n", 0),
+            ("This report reflects activity up to 1/1/26\n", 0),
+            ("", 0),
+        ];
+        for (at, (text, rows)) in cases.iter().enumerate() {
+            let path = dir.join(format!("{at}.csv"));
+            std::fs::write(&path, text).unwrap();
+            assert_eq!(csv_records(&path).unwrap(), *rows, "{text:?}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -13,11 +13,13 @@ use crate::failure::{Exit, Failure};
 use pubapi_sdk::audit_kinds::FilterShape;
 use pubapi_sdk::types::AuditReportKind;
 use pubapi_sdk_ext::audit::{
-    AuditRequest, AuditWait, DailyExport, DayError, ExportDay, ExportError, ExportFormat, Start,
+    AuditRequest, AuditWait, DailyExport, DayError, DayObserver, ExportDay, ExportError,
+    ExportFormat, Start, WrittenDay,
 };
 use serde_json::{Map, Value, json};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// What `audit export`'s flags say: the kind, where to start and stop, the format and the
 /// filters.
@@ -200,6 +202,33 @@ pub(super) async fn export(session: &Session, args: &ExportArgs) -> Result<(), F
             (ExportFormat::Ndjson, staging)
         }
     };
+    let show = args.verbose || std::io::stderr().is_terminal();
+    // Each day as the SDK writes it: made Parquet, counted, digested, said, shipped.
+    let done: Arc<Mutex<Vec<Result<DayFile, Failure>>>> = Arc::default();
+    let finish = DayFinisher {
+        kind: settings.kind,
+        format: settings.format,
+        out_dir: args.out_dir.clone(),
+        show,
+        stdout: args.stdout,
+    };
+    let on_day = DayObserver::new({
+        let done = done.clone();
+        let finish = finish.clone();
+        move |written: &WrittenDay| {
+            let file = finish.day(written.day, true);
+            if let Ok(mut done) = done.lock() {
+                done.push(file);
+            }
+        }
+    });
+    // Days a run made Parquet of only in part (it stopped between the SDK's file and ours).
+    let mut leftovers = Vec::new();
+    if settings.format == DayFormat::Parquet {
+        for day in staged_days(&sdk_dir, settings.kind) {
+            leftovers.push(finish.day(day, false)?);
+        }
+    }
     let mut builder = DailyExport::builder(&session.client, settings.kind)
         .start(settings.start)
         .state_file(&args.state)
@@ -208,51 +237,53 @@ pub(super) async fn export(session: &Session, args: &ExportArgs) -> Result<(), F
         .filters(settings.filters.clone())
         .wait(wait)
         .calls_per_day(args.calls_per_day)
-        // A day a run, so that each day is counted (and made Parquet) as it is done.
-        .max_days(1);
+        .on_day(on_day);
     if let Some(until) = settings.until {
         builder = builder.until(until);
     }
     let export = builder.build().map_err(|e| export_failure(e, args))?;
-    let show = args.verbose || std::io::stderr().is_terminal();
-    let mut done: Vec<DayFile> = Vec::new();
-    let stopped = loop {
-        let summary = export.run().await.map_err(|e| export_failure(e, args))?;
-        for at in &summary.reports_left {
-            eprintln!(
-                "pubapi: report {kind}/{id} could not be deleted: pubapi audit delete {kind}/{id}",
-                kind = at.kind,
-                id = at.id
-            );
-        }
-        let days: Vec<(ExportDay, bool)> = summary
-            .already_there
-            .iter()
-            .map(|day| (*day, false))
-            .chain(summary.written.iter().map(|written| (written.day, true)))
-            .collect();
-        for (day, new) in &days {
-            let file = finished_day(&export, settings.kind, settings.format, args, *day).await?;
-            if show {
-                eprintln!(
-                    "{day}: {} rows{} → {}",
-                    file.rows,
-                    if *new { "" } else { " (already there)" },
-                    file.path.display()
-                );
+    let summary = export.run().await.map_err(|e| export_failure(e, args));
+    let written: Vec<Result<DayFile, Failure>> = done
+        .lock()
+        .map(|mut done| done.drain(..).collect())
+        .unwrap_or_default();
+    let summary = match summary {
+        Ok(summary) => summary,
+        Err(failure) => {
+            // The days written before the failure are whole: the manifest says so.
+            let done: Vec<DayFile> = written.into_iter().filter_map(Result::ok).collect();
+            if !done.is_empty() {
+                days::write_manifest(
+                    &args.out_dir,
+                    settings.kind,
+                    settings.format,
+                    &settings.filters,
+                    &done,
+                    None,
+                )?;
             }
-            if args.stdout {
-                copy_to_stdout(session, &file.path)?;
-            }
-            done.push(file);
-        }
-        if summary.stopped.is_some() || days.is_empty() {
-            break summary.stopped.map(|stop| (stop, summary.next_day));
+            return Err(failure);
         }
     };
+    for at in &summary.reports_left {
+        eprintln!(
+            "pubapi: report {kind}/{id} could not be deleted: pubapi audit delete {kind}/{id}",
+            kind = at.kind,
+            id = at.id
+        );
+    }
+    let mut done = leftovers;
+    for day in &summary.already_there {
+        done.push(finish.day(*day, false)?);
+    }
+    for file in written {
+        done.push(file?);
+    }
+    done.sort_by_key(|file| file.day);
+    let stopped = summary.stopped.clone();
     let merged = match &args.merge {
         Some(into) if !done.is_empty() => {
-            Some(days::merge(&done, settings.format, settings.kind, into).await?)
+            Some(days::merge(&done, settings.format, settings.kind, into)?)
         }
         _ => None,
     };
@@ -279,7 +310,7 @@ pub(super) async fn export(session: &Session, args: &ExportArgs) -> Result<(), F
             );
         }
     }
-    if let Some((stop, _)) = &stopped {
+    if let Some(stop) = &stopped {
         let hint = match stop.resets_in {
             Some(after) => format!(
                 "the budget frees up in {}; the next run starts at {}",
@@ -293,34 +324,72 @@ pub(super) async fn export(session: &Session, args: &ExportArgs) -> Result<(), F
         };
         return Err(Failure::new(Exit::Budget, stop.to_string()).hint(hint));
     }
-    if show && done.is_empty() {
-        eprintln!("up to date: nothing to export");
+    if show {
+        eprintln!("up to date: the next day to export is {}", summary.next_day);
     }
     Ok(())
 }
 
-/// A day the SDK wrote or found in place, as the run leaves it: a staged NDJSON day turned
-/// into Parquet (unless that was done already), counted and digested.
-async fn finished_day(
-    export: &DailyExport,
+/// What the run does with each day once the SDK has it in place.
+#[derive(Clone)]
+struct DayFinisher {
     kind: AuditReportKind,
     format: DayFormat,
-    args: &ExportArgs,
-    day: ExportDay,
-) -> Result<DayFile, Failure> {
-    let target = args
-        .out_dir
-        .join(format!("{kind}-{day}.{}", format.extension()));
-    if format == DayFormat::Parquet {
-        let staged = args
+    out_dir: PathBuf,
+    show: bool,
+    stdout: bool,
+}
+
+impl DayFinisher {
+    /// A day the SDK wrote (`new`) or found in place, as the run leaves it: a staged NDJSON
+    /// day made Parquet (unless that was done already), counted and digested; its rows said
+    /// on a terminal or with `-v`, its lines on stdout with `--stdout`.
+    fn day(&self, day: ExportDay, new: bool) -> Result<DayFile, Failure> {
+        let target = self
             .out_dir
-            .join(PARQUET_STAGING)
-            .join(export.file_name(day));
-        if staged.exists() {
-            to_parquet(kind, &staged, &target)?;
+            .join(format!("{}-{day}.{}", self.kind, self.format.extension()));
+        if self.format == DayFormat::Parquet {
+            let staged = self
+                .out_dir
+                .join(PARQUET_STAGING)
+                .join(format!("{}-{day}.ndjson", self.kind));
+            if staged.exists() {
+                to_parquet(self.kind, &staged, &target)?;
+            }
         }
+        let file = days::day_file(Some(day), &target, self.format)?;
+        if self.show {
+            eprintln!(
+                "{} {} ({day}: {} rows)",
+                file.path.display(),
+                if new { "written" } else { "was already there" },
+                file.rows
+            );
+        }
+        if self.stdout {
+            let bytes = std::fs::read(&file.path).map_err(|e| {
+                Failure::failed(format!("cannot read {}: {e}", file.path.display()))
+            })?;
+            crate::output::Output::new(false).bytes(&bytes)?;
+        }
+        Ok(file)
     }
-    days::day_file(Some(day), &target, format).await
+}
+
+/// The days a Parquet export's staging folder still holds.
+fn staged_days(staging: &Path, kind: AuditReportKind) -> Vec<ExportDay> {
+    let prefix = format!("{kind}-");
+    let mut days: Vec<ExportDay> = std::fs::read_dir(staging)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            ExportDay::parse(name.strip_prefix(&prefix)?.strip_suffix(".ndjson")?)
+        })
+        .collect();
+    days.sort();
+    days
 }
 
 #[cfg(feature = "parquet")]
@@ -334,13 +403,6 @@ fn to_parquet(_: AuditReportKind, _: &Path, target: &Path) -> Result<(), Failure
         "{}: this pubapi was built without the parquet feature",
         target.display()
     )))
-}
-
-/// A day's JSON lines on stdout.
-fn copy_to_stdout(session: &Session, path: &PathBuf) -> Result<(), Failure> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| Failure::failed(format!("cannot read {}: {e}", path.display())))?;
-    session.out.bytes(&bytes)
 }
 
 /// An export's error as an exit code, a message and what to do.

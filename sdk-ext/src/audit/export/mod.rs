@@ -92,6 +92,15 @@ pub use day::ExportDay;
 pub use error::{DayError, ExportError};
 pub use plan::{DailyExportBuilder, ExportFormat, Start};
 
+crate::waiter::observer! {
+    /// A function told each day an export writes, once its file is in place and the state
+    /// file has moved past it (see [`DailyExportBuilder::on_day`]): to count, convert or ship
+    /// the day while the export goes on to the next.
+    ///
+    /// Two observers are equal when they are the same function (or both none).
+    pub struct DayObserver(&WrittenDay);
+}
+
 use super::ReportLocation;
 use crate::Client;
 use crate::error::Error;
@@ -232,9 +241,10 @@ impl DailyExport {
             && self.settings.max_days.is_none_or(|max| done < max)
             && self.settings.until.is_none_or(|until| next <= until)
         {
+            let mut written = None;
             match self.step(since, next, pending.take()).await {
                 Ok(Step::Written(day, left)) => {
-                    summary.written.push(day);
+                    written = Some(day);
                     summary.reports_left.extend(left);
                 }
                 Ok(Step::AlreadyThere) => summary.already_there.push(next),
@@ -254,6 +264,10 @@ impl DailyExport {
             // A day is recorded only once its file is in place: a run that ends between the
             // two finds the file next time (`Step::AlreadyThere`).
             self.save_progress(since, next)?;
+            if let Some(day) = written {
+                self.settings.on_day.tell(&day);
+                summary.written.push(day);
+            }
             summary.next_day = next;
             done += 1;
         }

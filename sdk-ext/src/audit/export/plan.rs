@@ -101,6 +101,7 @@ pub(super) struct Settings {
     pub(super) keep_reports: bool,
     pub(super) max_days: Option<u32>,
     pub(super) until: Option<ExportDay>,
+    pub(super) on_day: super::DayObserver,
 }
 
 impl DailyExportBuilder {
@@ -181,6 +182,13 @@ impl DailyExportBuilder {
         self
     }
 
+    /// Tells `observer` each day written, as soon as it is in place and recorded (the days
+    /// found already in place are in [`ExportSummary::already_there`](super::ExportSummary)).
+    pub fn on_day(mut self, observer: super::DayObserver) -> Self {
+        self.settings.on_day = observer;
+        self
+    }
+
     /// Checks the settings and the request they describe; nothing is sent or written.
     ///
     /// # Errors
@@ -231,6 +239,7 @@ impl DailyExport {
                 keep_reports: false,
                 max_days: None,
                 until: None,
+                on_day: super::DayObserver::default(),
             },
         }
     }
