@@ -430,6 +430,8 @@ fn traffic(shared: &Shared, query: &[(String, String)]) -> Result<Answer, String
                 "requestBodyTruncated": e.request_body_truncated,
                 "impersonatedBy": e.impersonated_by,
                 "tokenUser": e.token_user,
+                "requestId": e.request_id,
+                "traceparent": e.traceparent,
                 "status": e.status,
                 "responseHeaders": e.response_headers,
                 "contentType": e.content_type,

@@ -154,6 +154,8 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
     let who = Who {
         token_user: token_user(&shared, &request.headers),
         impersonated_by,
+        request_id: header_text(&request.headers, "x-request-id"),
+        traceparent: header_text(&request.headers, "traceparent"),
     };
     record(
         &shared,
@@ -181,6 +183,8 @@ fn refused(
     let who = Who {
         token_user: token_user(shared, &parts.headers),
         impersonated_by: None,
+        request_id: header_text(&parts.headers, "x-request-id"),
+        traceparent: header_text(&parts.headers, "traceparent"),
     };
     let method = parts.method.as_str();
     record(shared, op, method, rest, query, Vec::new(), &reply, who);
@@ -481,6 +485,17 @@ fn dispatch(shared: &Shared, req: &ApiRequest, caller: &Caller) -> Reply {
 struct Who {
     token_user: Option<String>,
     impersonated_by: Option<String>,
+    request_id: Option<String>,
+    traceparent: Option<String>,
+}
+
+/// A request header's value as text, if it has one (the ids a client's log and traces name
+/// the call by).
+fn header_text(headers: &axum::http::HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.chars().take(256).collect())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -521,6 +536,8 @@ fn record(
         request_body_len,
         impersonated_by: who.impersonated_by,
         token_user: who.token_user,
+        request_id: who.request_id,
+        traceparent: who.traceparent,
         status: reply.status,
         response_headers: reply.headers.clone(),
         content_type: reply.content_type.clone(),

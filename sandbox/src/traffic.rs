@@ -33,6 +33,10 @@ pub struct Exchange {
     /// The username of the token the request carried (`None`: no token of the sandbox),
     /// whose limits the request counted against.
     pub token_user: Option<String>,
+    /// The request's `x-request-id`, as a client's log names the call.
+    pub request_id: Option<String>,
+    /// The request's W3C `traceparent`, as a tracing backend names the call's span.
+    pub traceparent: Option<String>,
     /// Reply status.
     pub status: u16,
     /// Reply headers besides `Content-Type`.
