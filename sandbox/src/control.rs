@@ -438,6 +438,7 @@ fn traffic(shared: &Shared, query: &[(String, String)]) -> Result<Answer, String
                 "responseBody": String::from_utf8_lossy(&e.response_body),
                 "responseBodyTruncated": e.body_truncated,
                 "injected": e.injected,
+                "fault": e.fault,
             })
         })
         .collect();

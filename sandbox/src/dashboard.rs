@@ -122,7 +122,7 @@ fn is_ai(exchange: &Exchange) -> Option<bool> {
 /// Whether the limits refused `exchange` (the gateway's over-QPS or over-rate code); an
 /// injected fault that answers with the same code is the test's, not the limits'.
 fn throttled(exchange: &Exchange) -> bool {
-    !exchange.injected
+    !exchange.fault
         && exchange
             .header("x-gateway-error-code")
             .is_some_and(|code| code.starts_with("ERR_403_DEVELOPER_OVER"))
@@ -146,7 +146,7 @@ fn window_json(window: &Window, traffic: &[Exchange], now: i64, buckets: usize) 
         if throttled(exchange) {
             *refused += 1;
         }
-        if exchange.injected {
+        if exchange.fault {
             *injected += 1;
         }
     }

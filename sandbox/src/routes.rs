@@ -236,7 +236,13 @@ async fn process(shared: &Shared, req: &ApiRequest) -> (Reply, Option<String>) {
         Some(FaultAction::CutBody { after_bytes }) => {
             body_fault = Some(BodyFault::Cut { after_bytes });
         }
-        Some(action) => return (fault_reply(req.op, action), None),
+        Some(action) => {
+            let reply = Reply {
+                fault: true,
+                ..fault_reply(req.op, action)
+            };
+            return (reply, None);
+        }
         None => {}
     }
     let (mut reply, impersonated_by) = answer(shared, req);
@@ -244,6 +250,8 @@ async fn process(shared: &Shared, req: &ApiRequest) -> (Reply, Option<String>) {
         reply.body_fault = body_fault;
         reply.injected = true;
     }
+    // A delay changes nothing of the reply, but it is the test's, as the others are.
+    reply.fault = fault.is_some();
     (reply, impersonated_by)
 }
 
@@ -544,6 +552,7 @@ fn record(
         response_body: reply.body[..reply.body.len().min(MAX_RECORDED_BODY)].to_vec(),
         body_truncated: reply.body.len() > MAX_RECORDED_BODY,
         injected: reply.injected,
+        fault: reply.fault,
     };
     world
         .traffic

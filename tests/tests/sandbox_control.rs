@@ -358,7 +358,7 @@ async fn an_injected_throttle_is_marked_injected_and_not_counted_as_the_limits_r
         .last()
         .unwrap()
         .clone();
-    assert_eq!(exchange["injected"], true, "{exchange}");
+    assert_eq!(exchange["fault"], true, "{exchange}");
     assert_eq!(exchange["requestId"], "req-injected-1", "{exchange}");
     assert_eq!(exchange["traceparent"], traceparent, "{exchange}");
     assert_eq!(exchange["tokenUser"], "admin", "{exchange}");

@@ -157,7 +157,7 @@ fn log_line(exchange: &crate::Exchange) -> String {
         exchange.token_user.as_deref().unwrap_or("-"),
         exchange.request_id.as_deref().unwrap_or("-"),
         exchange.traceparent.as_deref().unwrap_or("-"),
-        if exchange.injected {
+        if exchange.fault {
             " INJECTED (a fault injection answered, not the limits)"
         } else {
             ""
