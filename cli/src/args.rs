@@ -115,6 +115,9 @@ pub enum Command {
     /// Webhook registrations, and a receiver that prints deliveries.
     #[command(subcommand)]
     Webhooks(WebhooksCommand),
+    /// An MCP server for AI agents: audit reports, events, webhooks, quota (stdio or HTTP)
+    #[command(after_help = crate::mcp::MCP_HELP)]
+    Mcp(crate::mcp::McpArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(
         after_help = "Examples:\n  pubapi completions bash > ~/.local/share/bash-completion/completions/pubapi\n  \

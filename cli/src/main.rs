@@ -15,6 +15,7 @@ mod config;
 mod dry_run;
 mod events;
 mod failure;
+mod mcp;
 mod output;
 mod progress;
 mod webhooks;
@@ -76,6 +77,16 @@ fn act_as(who: &str) -> Result<ActAs, Failure> {
         ActAs::username(who)
     };
     parsed.map_err(|e| Failure::usage(format!("--act-as `{who}`: {e}")))
+}
+
+/// The wall clock: the CLI's one reading of it, where a command hands "now" to the SDK (a
+/// webhook's renewal) or says when a budget resets (`pubapi mcp`).
+pub fn wall_clock() -> std::time::SystemTime {
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the command line is where now enters"
+    )]
+    std::time::SystemTime::now()
 }
 
 /// How long asking a sandbox on loopback for its clock may take.
@@ -193,6 +204,14 @@ async fn run(cli: Cli) -> Result<(), Failure> {
     if let Command::Audit(command) = &cli.command {
         audit::check_before_start(command, cli.global.dry_run)?;
     }
+    if let Command::Mcp(args) = &cli.command {
+        if cli.global.dry_run {
+            return Err(Failure::usage(
+                "--dry-run: mcp serves tool calls; a dry run has no first request to print",
+            ));
+        }
+        mcp::check_before_start(args)?;
+    }
     let dry = if cli.global.dry_run {
         Some(dry_run_of(&cli.command)?)
     } else {
@@ -202,7 +221,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
     // Commands that wait in the server's time learn a served sandbox's faster clock.
     let waits = matches!(
         cli.command,
-        Command::Audit(_) | Command::Agents(_) | Command::Assistant(_)
+        Command::Audit(_) | Command::Agents(_) | Command::Assistant(_) | Command::Mcp(_)
     );
     let session = open(target, out, dry.clone(), waits).await?;
     // A tail and a receiver hear Ctrl-C themselves (between events, so a checkpoint is
@@ -320,6 +339,7 @@ async fn command(session: &Session, command: Command) -> Result<(), Failure> {
         Command::Audit(command) => audit::run(session, command).await,
         Command::Events(command) => events::run(session, command).await,
         Command::Webhooks(command) => webhooks::run(session, command).await,
+        Command::Mcp(args) => mcp::serve(session, args).await,
         Command::Sandbox { .. } | Command::Completions { .. } | Command::Man => Ok(()),
     }
 }

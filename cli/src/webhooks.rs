@@ -10,7 +10,7 @@ use pubapi_sdk_ext::webhook::registration::{Registration, Status};
 use pubapi_sdk_ext::webhook::{self, Batch, DeadLetter, HandlerError, Receiver, WebhookSecret};
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 /// The variable both secrets default to: what `create` registers is what `listen` checks.
 pub const SECRET_VAR: &str = "PUBAPI_WEBHOOK_SECRET";
@@ -60,12 +60,8 @@ pub async fn run(session: &Session, command: WebhooksCommand) -> Result<(), Fail
             };
             let details = hooks.details(&id).await?;
             let again = from_details(&details)?;
-            // The CLI's one reading of the wall clock: the SDK takes "now" as an argument.
-            #[allow(
-                clippy::disallowed_methods,
-                reason = "the command line is where now enters"
-            )]
-            let now = SystemTime::now();
+            // The SDK takes "now" as an argument.
+            let now = crate::wall_clock();
             match hooks.renew_if_expiring(&id, &again, window, now).await? {
                 Some(renewed) => {
                     eprintln!("webhook {id} renewed as {}", renewed.webhook_id);

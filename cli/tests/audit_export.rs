@@ -343,7 +343,9 @@ async fn an_export_of_files_writes_one_file_per_day() {
         .filter(|name| !name.starts_with(".pubapi-export-"))
         .collect();
     names.sort();
-    assert_eq!(names, ["files-2026-03-08.csv", "files-2026-03-09.csv"]);
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert!(names[2].starts_with("files-csv-run-") && names[2].ends_with(".manifest.json"));
+    assert_eq!(names[..2], ["files-2026-03-08.csv", "files-2026-03-09.csv"]);
     for (day, other) in [("2026-03-08", "2026-03-09"), ("2026-03-09", "2026-03-08")] {
         let text = std::fs::read_to_string(out.join(format!("files-{day}.csv"))).unwrap();
         let rows: Vec<&str> = text.lines().skip(2).collect();

@@ -775,6 +775,8 @@ mod tests {
             request_body_truncated: false,
             impersonated_by: None,
             token_user: None,
+            request_id: None,
+            traceparent: None,
             status,
             response_headers: Vec::new(),
             content_type: (!body.is_null()).then(|| "application/json".into()),
@@ -785,6 +787,7 @@ mod tests {
             },
             body_truncated: false,
             injected: false,
+            fault: false,
         }
     }
 

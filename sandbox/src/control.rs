@@ -430,12 +430,15 @@ fn traffic(shared: &Shared, query: &[(String, String)]) -> Result<Answer, String
                 "requestBodyTruncated": e.request_body_truncated,
                 "impersonatedBy": e.impersonated_by,
                 "tokenUser": e.token_user,
+                "requestId": e.request_id,
+                "traceparent": e.traceparent,
                 "status": e.status,
                 "responseHeaders": e.response_headers,
                 "contentType": e.content_type,
                 "responseBody": String::from_utf8_lossy(&e.response_body),
                 "responseBodyTruncated": e.body_truncated,
                 "injected": e.injected,
+                "fault": e.fault,
             })
         })
         .collect();

@@ -6,7 +6,8 @@
 //!   day, AI per second, per minute and per day), the requests that arrived in each of the
 //!   last `N` windows of the sandbox clock (default 30, at most 300), counted as the limiter
 //!   counts them (fixed windows, per token): all of them, those of the busiest token, and
-//!   those refused by the limits; with the window's limit (`null`: unlimited).
+//!   those refused by the limits (`throttled`) and those a fault injection answered
+//!   (`injected`, never counted as refused); with the window's limit (`null`: unlimited).
 //! - `GET /_sandbox/audit`: the audit jobs, each with its kind, format and state (`running`
 //!   until the sandbox clock reaches its ready time, then `completed`).
 //!
@@ -118,18 +119,20 @@ fn is_ai(exchange: &Exchange) -> Option<bool> {
         .map(|op| op.limit_class == LimitClass::Ai)
 }
 
-/// Whether the limits refused `exchange` (the gateway's over-QPS or over-rate code).
+/// Whether the limits refused `exchange` (the gateway's over-QPS or over-rate code); an
+/// injected fault that answers with the same code is the test's, not the limits'.
 fn throttled(exchange: &Exchange) -> bool {
-    exchange
-        .header("x-gateway-error-code")
-        .is_some_and(|code| code.starts_with("ERR_403_DEVELOPER_OVER"))
+    !exchange.fault
+        && exchange
+            .header("x-gateway-error-code")
+            .is_some_and(|code| code.starts_with("ERR_403_DEVELOPER_OVER"))
 }
 
 fn window_json(window: &Window, traffic: &[Exchange], now: i64, buckets: usize) -> Value {
     let last = now.div_euclid(window.ms);
     let first = last - (buckets as i64 - 1);
     // Per window: arrivals by token user, and the refused ones.
-    let mut counted: BTreeMap<i64, (BTreeMap<&str, u64>, u64)> = BTreeMap::new();
+    let mut counted: BTreeMap<i64, (BTreeMap<&str, u64>, u64, u64)> = BTreeMap::new();
     for exchange in traffic {
         let (Some(ai), Some(user)) = (is_ai(exchange), exchange.token_user.as_deref()) else {
             continue;
@@ -138,16 +141,19 @@ fn window_json(window: &Window, traffic: &[Exchange], now: i64, buckets: usize) 
         if ai != window.ai || at < first || at > last {
             continue;
         }
-        let (users, refused) = counted.entry(at).or_default();
+        let (users, refused, injected) = counted.entry(at).or_default();
         *users.entry(user).or_default() += 1;
         if throttled(exchange) {
             *refused += 1;
+        }
+        if exchange.fault {
+            *injected += 1;
         }
     }
     let buckets: Vec<Value> = (first..=last)
         .map(|at| {
             let start = at * window.ms;
-            let (users, refused) = counted.remove(&at).unwrap_or_default();
+            let (users, refused, injected) = counted.remove(&at).unwrap_or_default();
             let busiest = users
                 .iter()
                 .max_by_key(|(user, n)| (**n, std::cmp::Reverse(**user)));
@@ -158,6 +164,7 @@ fn window_json(window: &Window, traffic: &[Exchange], now: i64, buckets: usize) 
                 "busiest": busiest.map_or(0, |(_, n)| *n),
                 "busiestUser": busiest.map(|(user, _)| *user),
                 "throttled": refused,
+                "injected": injected,
             })
         })
         .collect();

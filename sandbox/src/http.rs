@@ -93,6 +93,10 @@ pub struct Reply {
     pub body_fault: Option<BodyFault>,
     /// Set by fault injection: the reply is deliberately outside the spec.
     pub injected: bool,
+    /// A fault injection answered (or delayed, slowed or cut) the request, whether or not
+    /// the reply is one the spec documents (a 429, a 500): the test's doing, not the
+    /// platform's rules.
+    pub fault: bool,
 }
 
 impl Reply {
@@ -105,6 +109,7 @@ impl Reply {
             body: Vec::new(),
             body_fault: None,
             injected: false,
+            fault: false,
         }
     }
 

@@ -154,6 +154,8 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
     let who = Who {
         token_user: token_user(&shared, &request.headers),
         impersonated_by,
+        request_id: header_text(&request.headers, "x-request-id"),
+        traceparent: header_text(&request.headers, "traceparent"),
     };
     record(
         &shared,
@@ -181,6 +183,8 @@ fn refused(
     let who = Who {
         token_user: token_user(shared, &parts.headers),
         impersonated_by: None,
+        request_id: header_text(&parts.headers, "x-request-id"),
+        traceparent: header_text(&parts.headers, "traceparent"),
     };
     let method = parts.method.as_str();
     record(shared, op, method, rest, query, Vec::new(), &reply, who);
@@ -232,7 +236,13 @@ async fn process(shared: &Shared, req: &ApiRequest) -> (Reply, Option<String>) {
         Some(FaultAction::CutBody { after_bytes }) => {
             body_fault = Some(BodyFault::Cut { after_bytes });
         }
-        Some(action) => return (fault_reply(req.op, action), None),
+        Some(action) => {
+            let reply = Reply {
+                fault: true,
+                ..fault_reply(req.op, action)
+            };
+            return (reply, None);
+        }
         None => {}
     }
     let (mut reply, impersonated_by) = answer(shared, req);
@@ -240,6 +250,8 @@ async fn process(shared: &Shared, req: &ApiRequest) -> (Reply, Option<String>) {
         reply.body_fault = body_fault;
         reply.injected = true;
     }
+    // A delay changes nothing of the reply, but it is the test's, as the others are.
+    reply.fault = fault.is_some();
     (reply, impersonated_by)
 }
 
@@ -481,6 +493,17 @@ fn dispatch(shared: &Shared, req: &ApiRequest, caller: &Caller) -> Reply {
 struct Who {
     token_user: Option<String>,
     impersonated_by: Option<String>,
+    request_id: Option<String>,
+    traceparent: Option<String>,
+}
+
+/// A request header's value as text, if it has one (the ids a client's log and traces name
+/// the call by).
+fn header_text(headers: &axum::http::HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.chars().take(256).collect())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -521,12 +544,15 @@ fn record(
         request_body_len,
         impersonated_by: who.impersonated_by,
         token_user: who.token_user,
+        request_id: who.request_id,
+        traceparent: who.traceparent,
         status: reply.status,
         response_headers: reply.headers.clone(),
         content_type: reply.content_type.clone(),
         response_body: reply.body[..reply.body.len().min(MAX_RECORDED_BODY)].to_vec(),
         body_truncated: reply.body.len() > MAX_RECORDED_BODY,
         injected: reply.injected,
+        fault: reply.fault,
     };
     world
         .traffic

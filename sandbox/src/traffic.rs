@@ -33,6 +33,10 @@ pub struct Exchange {
     /// The username of the token the request carried (`None`: no token of the sandbox),
     /// whose limits the request counted against.
     pub token_user: Option<String>,
+    /// The request's `x-request-id`, as a client's log names the call.
+    pub request_id: Option<String>,
+    /// The request's W3C `traceparent`, as a tracing backend names the call's span.
+    pub traceparent: Option<String>,
     /// Reply status.
     pub status: u16,
     /// Reply headers besides `Content-Type`.
@@ -44,8 +48,13 @@ pub struct Exchange {
     /// Whether the reply body was longer than what was recorded.
     pub body_truncated: bool,
     /// Whether the reply came from fault injection or from a state the control plane set that
-    /// the spec does not describe (a deactivated token): deliberately outside the spec.
+    /// the spec does not describe (a deactivated token): deliberately outside the spec (the
+    /// conformance check leaves it out).
     pub injected: bool,
+    /// Whether a fault injection answered, delayed, slowed or cut this request, its reply in
+    /// the spec or not: the log, the traffic view and the dashboard mark it, and it is never
+    /// counted as a refusal of the limits.
+    pub fault: bool,
 }
 
 impl Exchange {
@@ -135,12 +144,15 @@ mod tests {
             request_body_truncated: false,
             impersonated_by: None,
             token_user: None,
+            request_id: None,
+            traceparent: None,
             status: 200,
             response_headers: Vec::new(),
             content_type: None,
             response_body: vec![b'y'; reply],
             body_truncated: false,
             injected: false,
+            fault: false,
         }
     }
 

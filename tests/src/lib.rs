@@ -110,6 +110,8 @@ pub fn export_files_in(dir: &std::path::Path) -> Vec<String> {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|name| name != ".pubapi-export-logins-csv.json")
+        // Each run's manifest (`pubapi audit export`) is beside the days, not one of them.
+        .filter(|name| !name.ends_with(".manifest.json"))
         .collect();
     names.sort();
     names

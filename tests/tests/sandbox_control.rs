@@ -332,3 +332,56 @@ async fn control_paths_name_what_is_wrong() {
     let (_, state) = control.call("GET", "", None).await;
     assert_eq!(state["users"][0]["token"], sandbox.admin_token());
 }
+
+#[tokio::test]
+async fn an_injected_throttle_is_marked_injected_and_not_counted_as_the_limits_refusal() {
+    let (sandbox, control) = started().await;
+    sandbox.inject(
+        pubapi_testkit::sandbox::Fault::on("whoami")
+            .times(1)
+            .throttle(1),
+    );
+    let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let answer = sandbox
+        .raw()
+        .request("GET", "/v1/whoami", Some(&sandbox.admin_token()))
+        .header("x-request-id", "req-injected-1")
+        .header("traceparent", traceparent)
+        .send()
+        .await;
+    assert_eq!(answer.status, 403);
+    // The traffic view: the request's id, its traceparent, the token's user, and injected.
+    let (_, traffic) = control.call("GET", "/traffic", None).await;
+    let exchange = traffic["exchanges"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(exchange["fault"], true, "{exchange}");
+    assert_eq!(exchange["requestId"], "req-injected-1", "{exchange}");
+    assert_eq!(exchange["traceparent"], traceparent, "{exchange}");
+    assert_eq!(exchange["tokenUser"], "admin", "{exchange}");
+    // The dashboard's charts: an arrival answered by a fault, not one the limits refused.
+    let (_, arrivals) = control.call("GET", "/arrivals", None).await;
+    let general: Vec<&Value> = arrivals["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["class"] == "general")
+        .collect();
+    assert!(!general.is_empty(), "{arrivals}");
+    for window in general {
+        let sum = |field: &str| -> u64 {
+            window["buckets"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| b[field].as_u64().unwrap())
+                .sum()
+        };
+        assert_eq!(sum("throttled"), 0, "{window}");
+        assert_eq!(sum("injected"), 1, "{window}");
+    }
+    assert_eq!(sandbox.counters().total_violations(), 0);
+}

@@ -1,24 +1,76 @@
 //! `pubapi audit export`: the SDK's daily export, its flags as settings and its errors as
-//! exit codes, messages and hints.
+//! exit codes, messages and hints. The SDK writes a day at a time (CSV with or without its
+//! title, or NDJSON; for Parquet, NDJSON into a staging folder inside `--out-dir`, turned into
+//! Parquet as each day is done); each day is then counted and digested (`days`), and the run
+//! ends with its manifest and, with `--merge`, one file of its days.
 
 use super::ExportArgs;
-use super::kinds::{COMMON, kinds};
+use super::days::{self, DayFile, DayFormat};
+use super::kinds::{COMMON, Kind, kinds};
 use super::report::WAIT_DEADLINE;
 use crate::Session;
 use crate::failure::{Exit, Failure};
 use pubapi_sdk::audit_kinds::FilterShape;
 use pubapi_sdk::types::AuditReportKind;
 use pubapi_sdk_ext::audit::{
-    AuditRequest, AuditWait, DailyExport, DayError, ExportDay, ExportError, ExportFormat, Start,
+    AuditRequest, AuditWait, DailyExport, DayError, DayObserver, ExportDay, ExportError,
+    ExportFormat, Start, WrittenDay,
 };
 use serde_json::{Map, Value, json};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
-/// What `audit export`'s flags say: the kind, where to start, the format and the filters.
+/// What `audit export`'s flags say: the kind, where to start and stop, the format and the
+/// filters.
 pub(super) struct ExportSettings {
     kind: AuditReportKind,
     start: Start,
-    format: ExportFormat,
+    until: Option<ExportDay>,
+    format: DayFormat,
     filters: Map<String, Value>,
+}
+
+/// The staging folder of a Parquet export, inside its `--out-dir`: the SDK's NDJSON days
+/// (and their state claim) until each is turned into Parquet.
+const PARQUET_STAGING: &str = ".pubapi-parquet-staging";
+
+/// A `--filters` value the kind takes, to show in a refusal: its required filters, else its
+/// first one, each with a value of its shape.
+pub(super) fn filters_example(kind: &Kind) -> String {
+    use pubapi_sdk::audit_kinds::Filter;
+    let example_of = |filter: &Filter| match filter.shape {
+        FilterShape::List { integers: true } => json!([1]),
+        FilterShape::List { .. } if !filter.values.is_empty() => json!([filter.values[0]]),
+        FilterShape::List { .. }
+            if filter.name.contains("folder") || filter.name.contains("path") =>
+        {
+            json!(["/Shared"])
+        }
+        FilterShape::List { .. } => json!(["sam"]),
+        FilterShape::Flag => json!(true),
+        FilterShape::Integer => json!(1),
+        FilterShape::Text => json!(filter.values.first().copied().unwrap_or("sam")),
+    };
+    let mut chosen: Vec<&Filter> = kind.filters.iter().filter(|f| f.required).collect();
+    if kind.kind.kind == AuditReportKind::Files {
+        // The reference asks the files report for a folder or a file pattern.
+        chosen.extend(kind.filters.iter().filter(|f| f.name == "folders"));
+    }
+    if chosen.is_empty() {
+        chosen.extend(kind.filters.iter().find(|f| f.shape != FilterShape::Flag));
+    }
+    let example: Map<String, Value> = chosen
+        .into_iter()
+        .map(|f| (f.name.to_string(), example_of(f)))
+        .collect();
+    let names: Vec<&str> = kind.filters.iter().map(|f| f.name).collect();
+    format!(
+        "for example --filters '{}' (the {} report's filters: {})",
+        Value::Object(example),
+        kind.name(),
+        names.join(", ")
+    )
 }
 
 pub(super) fn export_settings(args: &ExportArgs) -> Result<ExportSettings, Failure> {
@@ -43,19 +95,48 @@ pub(super) fn export_settings(args: &ExportArgs) -> Result<ExportSettings, Failu
         (None, true) => Start::SinceLast,
         _ => return Err(Failure::usage("give --since DATE or --since-last")),
     };
-    let format = if args.format == "ndjson" {
-        ExportFormat::Ndjson
-    } else {
-        ExportFormat::Csv
+    let format = match args.format.as_str() {
+        "ndjson" => DayFormat::Ndjson,
+        "parquet" => DayFormat::Parquet,
+        _ => DayFormat::Csv {
+            title: !args.no_title,
+        },
     };
+    if args.no_title && !matches!(format, DayFormat::Csv { .. }) {
+        return Err(Failure::usage(
+            "--no-title: only a CSV has a title row (--format csv)",
+        ));
+    }
+    if args.stdout && format != DayFormat::Ndjson {
+        return Err(Failure::usage(
+            "--stdout writes JSON lines: it goes with --format ndjson",
+        ));
+    }
+    let until = match &args.until {
+        None => None,
+        Some(text) => Some(ExportDay::parse(text).ok_or_else(|| {
+            Failure::usage(format!(
+                "--until `{text}` is not a day: give it as YYYY-MM-DD (such as 2026-01-31)"
+            ))
+        })?),
+    };
+    if let (Start::Since(since), Some(until)) = (start, until)
+        && until < since
+    {
+        return Err(Failure::usage(format!(
+            "--until {until} is before --since {since}: the export covers --since to --until, both days included"
+        )));
+    }
+    let example = || filters_example(kind_spec);
     let mut filters = match &args.filters {
         None => Map::new(),
         Some(text) => match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(map)) => map,
             _ => {
-                return Err(Failure::usage(format!(
-                    "--filters `{text}` is not a JSON object (such as '{{\"users\": [\"sam\"]}}')"
-                )));
+                return Err(
+                    Failure::usage(format!("--filters `{text}` is not a JSON object"))
+                        .hint(example()),
+                );
             }
         },
     };
@@ -82,19 +163,21 @@ pub(super) fn export_settings(args: &ExportArgs) -> Result<ExportSettings, Failu
         body.extend(common);
     }
     let request = AuditRequest::from_json(kind, Value::Object(body))
-        .map_err(|e| Failure::usage(format!("--filters: {e}")))?;
+        .map_err(|e| Failure::usage(format!("--filters: {e}")).hint(example()))?;
     request
         .validate()
-        .map_err(|e| Failure::usage(format!("--filters: {e}")))?;
+        .map_err(|e| Failure::usage(format!("--filters: {e}")).hint(example()))?;
     Ok(ExportSettings {
         kind,
         start,
+        until,
         format,
         filters,
     })
 }
 
-/// `pubapi audit export`: the SDK's [`DailyExport`], quiet on success unless `-v`.
+/// `pubapi audit export`: the SDK's [`DailyExport`], a day at a time; each day's rows on a
+/// terminal or with `-v`, the run's manifest beside the files, its days merged on request.
 pub(super) async fn export(session: &Session, args: &ExportArgs) -> Result<(), Failure> {
     let settings = export_settings(args)?;
     if session.dry_run {
@@ -108,25 +191,80 @@ pub(super) async fn export(session: &Session, args: &ExportArgs) -> Result<(), F
         server_time_scale: session.time_scale().round() as u32,
         ..AuditWait::default()
     };
-    let export = DailyExport::builder(&session.client, settings.kind)
-        .start(settings.start)
-        .state_file(&args.state)
-        .out_dir(&args.out_dir)
-        .format(settings.format)
-        .filters(settings.filters)
-        .wait(wait)
-        .calls_per_day(args.calls_per_day)
-        .build()
-        .map_err(|e| export_failure(e, args))?;
-    let summary = export.run().await.map_err(|e| export_failure(e, args))?;
-    if args.verbose {
-        for day in &summary.already_there {
-            eprintln!("{} was already there", export.file_name(*day));
+    let (sdk_format, sdk_dir) = match settings.format {
+        DayFormat::Csv { title: true } => (ExportFormat::Csv, args.out_dir.clone()),
+        DayFormat::Csv { title: false } => (ExportFormat::CsvWithoutTitle, args.out_dir.clone()),
+        DayFormat::Ndjson => (ExportFormat::Ndjson, args.out_dir.clone()),
+        DayFormat::Parquet => {
+            let staging = args.out_dir.join(PARQUET_STAGING);
+            std::fs::create_dir_all(&staging)
+                .map_err(|e| Failure::failed(format!("cannot make {}: {e}", staging.display())))?;
+            (ExportFormat::Ndjson, staging)
         }
-        for day in &summary.written {
-            eprintln!("{} written ({} bytes)", day.path.display(), day.bytes);
+    };
+    let show = args.verbose || std::io::stderr().is_terminal();
+    // Each day as the SDK writes it: made Parquet, counted, digested, said, shipped.
+    let done: Arc<Mutex<Vec<Result<DayFile, Failure>>>> = Arc::default();
+    let finish = DayFinisher {
+        kind: settings.kind,
+        format: settings.format,
+        out_dir: args.out_dir.clone(),
+        show,
+        stdout: args.stdout,
+    };
+    let on_day = DayObserver::new({
+        let done = done.clone();
+        let finish = finish.clone();
+        move |written: &WrittenDay| {
+            let file = finish.day(written.day, true);
+            if let Ok(mut done) = done.lock() {
+                done.push(file);
+            }
+        }
+    });
+    // Days a run made Parquet of only in part (it stopped between the SDK's file and ours).
+    let mut leftovers = Vec::new();
+    if settings.format == DayFormat::Parquet {
+        for day in staged_days(&sdk_dir, settings.kind) {
+            leftovers.push(finish.day(day, false)?);
         }
     }
+    let mut builder = DailyExport::builder(&session.client, settings.kind)
+        .start(settings.start)
+        .state_file(&args.state)
+        .out_dir(&sdk_dir)
+        .format(sdk_format)
+        .filters(settings.filters.clone())
+        .wait(wait)
+        .calls_per_day(args.calls_per_day)
+        .on_day(on_day);
+    if let Some(until) = settings.until {
+        builder = builder.until(until);
+    }
+    let export = builder.build().map_err(|e| export_failure(e, args))?;
+    let summary = export.run().await.map_err(|e| export_failure(e, args));
+    let written: Vec<Result<DayFile, Failure>> = done
+        .lock()
+        .map(|mut done| done.drain(..).collect())
+        .unwrap_or_default();
+    let summary = match summary {
+        Ok(summary) => summary,
+        Err(failure) => {
+            // The days written before the failure are whole: the manifest says so.
+            let done: Vec<DayFile> = written.into_iter().filter_map(Result::ok).collect();
+            if !done.is_empty() {
+                days::write_manifest(
+                    &args.out_dir,
+                    settings.kind,
+                    settings.format,
+                    &settings.filters,
+                    &done,
+                    None,
+                )?;
+            }
+            return Err(failure);
+        }
+    };
     for at in &summary.reports_left {
         eprintln!(
             "pubapi: report {kind}/{id} could not be deleted: pubapi audit delete {kind}/{id}",
@@ -134,7 +272,45 @@ pub(super) async fn export(session: &Session, args: &ExportArgs) -> Result<(), F
             id = at.id
         );
     }
-    if let Some(stop) = &summary.stopped {
+    let mut done = leftovers;
+    for day in &summary.already_there {
+        done.push(finish.day(*day, false)?);
+    }
+    for file in written {
+        done.push(file?);
+    }
+    done.sort_by_key(|file| file.day);
+    let stopped = summary.stopped.clone();
+    let merged = match &args.merge {
+        Some(into) if !done.is_empty() => {
+            Some(days::merge(&done, settings.format, settings.kind, into)?)
+        }
+        _ => None,
+    };
+    if !done.is_empty() {
+        let manifest = days::write_manifest(
+            &args.out_dir,
+            settings.kind,
+            settings.format,
+            &settings.filters,
+            &done,
+            merged.as_ref(),
+        )?;
+        if show {
+            let rows: u64 = done.iter().map(|d| d.rows).sum();
+            eprintln!(
+                "{} day(s), {rows} rows; manifest {}{}",
+                done.len(),
+                manifest.display(),
+                merged.as_ref().map_or(String::new(), |m| format!(
+                    "; merged into {} ({} rows)",
+                    m.path.display(),
+                    m.rows
+                ))
+            );
+        }
+    }
+    if let Some(stop) = &stopped {
         let hint = match stop.resets_in {
             Some(after) => format!(
                 "the budget frees up in {}; the next run starts at {}",
@@ -148,10 +324,85 @@ pub(super) async fn export(session: &Session, args: &ExportArgs) -> Result<(), F
         };
         return Err(Failure::new(Exit::Budget, stop.to_string()).hint(hint));
     }
-    if args.verbose {
+    if show {
         eprintln!("up to date: the next day to export is {}", summary.next_day);
     }
     Ok(())
+}
+
+/// What the run does with each day once the SDK has it in place.
+#[derive(Clone)]
+struct DayFinisher {
+    kind: AuditReportKind,
+    format: DayFormat,
+    out_dir: PathBuf,
+    show: bool,
+    stdout: bool,
+}
+
+impl DayFinisher {
+    /// A day the SDK wrote (`new`) or found in place, as the run leaves it: a staged NDJSON
+    /// day made Parquet (unless that was done already), counted and digested; its rows said
+    /// on a terminal or with `-v`, its lines on stdout with `--stdout`.
+    fn day(&self, day: ExportDay, new: bool) -> Result<DayFile, Failure> {
+        let target = self
+            .out_dir
+            .join(format!("{}-{day}.{}", self.kind, self.format.extension()));
+        if self.format == DayFormat::Parquet {
+            let staged = self
+                .out_dir
+                .join(PARQUET_STAGING)
+                .join(format!("{}-{day}.ndjson", self.kind));
+            if staged.exists() {
+                to_parquet(self.kind, &staged, &target)?;
+            }
+        }
+        let file = days::day_file(Some(day), &target, self.format)?;
+        if self.show {
+            eprintln!(
+                "{} {} ({day}: {} rows)",
+                file.path.display(),
+                if new { "written" } else { "was already there" },
+                file.rows
+            );
+        }
+        if self.stdout {
+            let bytes = std::fs::read(&file.path).map_err(|e| {
+                Failure::failed(format!("cannot read {}: {e}", file.path.display()))
+            })?;
+            crate::output::Output::new(false).bytes(&bytes)?;
+        }
+        Ok(file)
+    }
+}
+
+/// The days a Parquet export's staging folder still holds.
+fn staged_days(staging: &Path, kind: AuditReportKind) -> Vec<ExportDay> {
+    let prefix = format!("{kind}-");
+    let mut days: Vec<ExportDay> = std::fs::read_dir(staging)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            ExportDay::parse(name.strip_prefix(&prefix)?.strip_suffix(".ndjson")?)
+        })
+        .collect();
+    days.sort();
+    days
+}
+
+#[cfg(feature = "parquet")]
+fn to_parquet(kind: AuditReportKind, staged: &Path, target: &Path) -> Result<(), Failure> {
+    days::ndjson_to_parquet(kind, staged, target)
+}
+
+#[cfg(not(feature = "parquet"))]
+fn to_parquet(_: AuditReportKind, _: &Path, target: &Path) -> Result<(), Failure> {
+    Err(Failure::usage(format!(
+        "{}: this pubapi was built without the parquet feature",
+        target.display()
+    )))
 }
 
 /// An export's error as an exit code, a message and what to do.

@@ -1,7 +1,7 @@
 //! One subcommand per report kind, with the kind's filters as flags, and the typed request
 //! its flags describe.
 
-use super::AuditCommand;
+use super::{AuditCommand, Written};
 use crate::failure::Failure;
 use clap::builder::PossibleValuesParser;
 use clap::{Arg, ArgAction, ArgMatches, Command};
@@ -114,13 +114,22 @@ pub(super) fn kind_command(kind: &Kind) -> Command {
     command
 }
 
+/// The formats one report is written in: the API's two, and two of the JSON report's events.
+#[cfg(feature = "parquet")]
+const FORMATS: [&str; 4] = ["csv", "json", "jsonl", "parquet"];
+#[cfg(not(feature = "parquet"))]
+const FORMATS: [&str; 3] = ["csv", "json", "jsonl"];
+
 fn format_arg() -> Arg {
     Arg::new("format")
         .long("format")
-        .value_parser(["csv", "json"])
+        .value_parser(FORMATS)
         .default_value("csv")
         .value_name("FORMAT")
-        .help("The report's format: csv (the platform's CSV) or json (a JSON array of events)")
+        .help(
+            "The report's format: csv (the platform's CSV), json (a JSON array of events), \
+             jsonl (one event a line, for log shippers) or parquet (typed columns, with --out)",
+        )
 }
 
 fn out_arg() -> Arg {
@@ -136,9 +145,19 @@ pub(super) fn request_of(kind: &Kind, matches: &ArgMatches) -> Result<AuditComma
     let mut body = Map::new();
     for field in COMMON {
         if let Some(value) = matches.get_one::<String>(field) {
+            // JSON lines and Parquet are written from the JSON report's events.
+            let value = match (field, value.as_str()) {
+                ("format", "jsonl" | "parquet") => "json",
+                (_, value) => value,
+            };
             body.insert(field.to_string(), json!(value));
         }
     }
+    let written = match matches.get_one::<String>("format").map(String::as_str) {
+        Some("jsonl") => Written::JsonLines,
+        Some("parquet") => Written::Parquet,
+        _ => Written::AsSent,
+    };
     let mut dates = Vec::new();
     for (field, flag) in [("date_start", "--from"), ("date_end", "--to")] {
         let value = matches
@@ -177,6 +196,7 @@ pub(super) fn request_of(kind: &Kind, matches: &ArgMatches) -> Result<AuditComma
     let to = dates.pop().unwrap_or_default();
     let from = dates.pop().unwrap_or_default();
     Ok(AuditCommand::Run {
+        written,
         kind: kind_id,
         request: Box::new(request),
         out: matches.get_one::<PathBuf>("out").cloned(),

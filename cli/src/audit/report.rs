@@ -83,7 +83,7 @@ pub(super) fn job_id(text: &str) -> Result<&str, Failure> {
 }
 
 /// `KIND/ID` as a report location.
-pub(super) fn location(text: &str) -> Result<ReportLocation, Failure> {
+pub(crate) fn location(text: &str) -> Result<ReportLocation, Failure> {
     let (kind, id) = text
         .split_once('/')
         .filter(|(kind, id)| !kind.is_empty() && !id.is_empty() && !id.contains('/'))
@@ -297,7 +297,7 @@ pub(super) async fn download(
             })?;
             writer.flush().await.map_err(|e| write_failed(&what, e))?;
         }
-        _ => write_events(session, at, writer, &what, label).await?,
+        _ => write_events(session, at, writer, &what, label, true).await?,
     }
     if let Some((part, target)) = part {
         commit(part, target)?;
@@ -306,13 +306,100 @@ pub(super) async fn download(
     Ok(())
 }
 
-/// Writes the JSON report at `at` to `writer` as a JSON array, one event a line.
+/// Writes the JSON report at `at` to `out` (or stdout) as JSON lines, or as Parquet.
+pub(super) async fn write_as(
+    session: &Session,
+    at: &ReportLocation,
+    written: super::Written,
+    out: Option<&Path>,
+) -> Result<(), Failure> {
+    let label = format!("report {}/{}", at.kind, at.id);
+    let what = out.map_or("stdout".to_string(), |p| p.display().to_string());
+    if written == super::Written::Parquet {
+        let Some(target) = out else {
+            return Err(Failure::usage(
+                "--format parquet writes a file: give it with --out FILE",
+            ));
+        };
+        return write_parquet(session, at, target, label).await;
+    }
+    let (part, writer): (
+        Option<(PartFile, &Path)>,
+        Box<dyn AsyncWrite + Unpin + Send>,
+    ) = match out {
+        Some(path) => {
+            let (part, file) = create_part(path).await?;
+            (Some((part, path)), Box::new(file))
+        }
+        None => (None, Box::new(tokio::io::stdout())),
+    };
+    write_events(session, at, writer, &what, label, false).await?;
+    if let Some((part, target)) = part {
+        commit(part, target)?;
+        eprintln!("{what} written");
+    }
+    Ok(())
+}
+
+#[cfg(feature = "parquet")]
+async fn write_parquet(
+    session: &Session,
+    at: &ReportLocation,
+    target: &Path,
+    label: String,
+) -> Result<(), Failure> {
+    let what = target.display().to_string();
+    let part = PartFile::beside(target, &std::process::id().to_string());
+    let file = std::fs::File::create(part.path()).map_err(|e| write_failed(&what, e))?;
+    let parquet_failed =
+        |e: parquet::errors::ParquetError| Failure::failed(format!("cannot write {what}: {e}"));
+    let mut out = super::parquet::EventsParquet::new(
+        std::io::BufWriter::new(file),
+        super::columns::schema(at.kind),
+    )
+    .map_err(parquet_failed)?;
+    let bar = progress::items(label);
+    let mut events = session
+        .client
+        .audit()
+        .events_as_sent(at.clone(), ReportRead::default());
+    while let Some(event) = events.next().await {
+        let event = event.map_err(|e| Failure::from(e.error))?;
+        out.push_line(event.get()).map_err(parquet_failed)?;
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let (rows, writer) = out.finish().map_err(parquet_failed)?;
+    let file = writer
+        .into_inner()
+        .map_err(|e| write_failed(&what, e.into_error()))?;
+    file.sync_all().map_err(|e| write_failed(&what, e))?;
+    commit(part, target)?;
+    eprintln!("{what} written ({rows} rows)");
+    Ok(())
+}
+
+#[cfg(not(feature = "parquet"))]
+async fn write_parquet(
+    _: &Session,
+    _: &ReportLocation,
+    _: &Path,
+    _: String,
+) -> Result<(), Failure> {
+    Err(Failure::usage(
+        "this pubapi was built without the parquet feature",
+    ))
+}
+
+/// Writes the JSON report at `at` to `writer`, one event a line: as a JSON array, or as JSON
+/// lines.
 async fn write_events(
     session: &Session,
     at: &ReportLocation,
     writer: Box<dyn AsyncWrite + Unpin + Send>,
     what: &str,
     label: String,
+    array: bool,
 ) -> Result<(), Failure> {
     let bar = progress::items(label);
     let mut writer = tokio::io::BufWriter::new(writer);
@@ -322,10 +409,12 @@ async fn write_events(
         .audit()
         .events_as_sent(at.clone(), ReportRead::default());
     let mut first = true;
-    writer
-        .write_all(b"[")
-        .await
-        .map_err(|e| write_failed(what, e))?;
+    if array {
+        writer
+            .write_all(b"[")
+            .await
+            .map_err(|e| write_failed(what, e))?;
+    }
     while let Some(event) = events.next().await {
         let event = event.map_err(|e| {
             bar.finish_and_clear();
@@ -340,7 +429,12 @@ async fn write_events(
         })?;
         // One event a line, whatever whitespace the server sent it with.
         let text = pubapi_sdk_ext::audit::one_line(&event);
-        let separator: &[u8] = if first { b"\n" } else { b",\n" };
+        let separator: &[u8] = match (array, first) {
+            (false, true) => b"",
+            (false, false) => b"\n",
+            (true, true) => b"\n",
+            (true, false) => b",\n",
+        };
         first = false;
         writer
             .write_all(separator)
@@ -353,8 +447,13 @@ async fn write_events(
         bar.inc(1);
     }
     bar.finish_and_clear();
+    let end: &[u8] = match (array, first) {
+        (true, _) => b"\n]\n",
+        (false, true) => b"",
+        (false, false) => b"\n",
+    };
     writer
-        .write_all(b"\n]\n")
+        .write_all(end)
         .await
         .map_err(|e| write_failed(what, e))?;
     writer.flush().await.map_err(|e| write_failed(what, e))?;

@@ -133,7 +133,8 @@ async fn log_requests(sandbox: &Sandbox) {
 }
 
 /// `2025-03-03T09:00:00.000Z GET /v1/whoami?x=1 200 whoami 12 B`: sandbox time, request,
-/// status, operation (`-` for none) and the reply's length; `injected` for a fault.
+/// status, operation (`-` for none), the reply's length, the token's user, the request's
+/// `x-request-id` and `traceparent` (`-` for none); `INJECTED` for a fault injection's answer.
 fn log_line(exchange: &crate::Exchange) -> String {
     let query = if exchange.query.is_empty() {
         String::new()
@@ -146,14 +147,21 @@ fn log_line(exchange: &crate::Exchange) -> String {
         format!("?{}", pairs.join("&"))
     };
     format!(
-        "{} {} {}{query} {} {} {} B{}",
+        "{} {} {}{query} {} {} {} B user={} request-id={} traceparent={}{}",
         crate::iso_millis(exchange.at_ms),
         exchange.method,
         exchange.path,
         exchange.status,
         exchange.operation.unwrap_or("-"),
         exchange.response_body.len(),
-        if exchange.injected { " injected" } else { "" }
+        exchange.token_user.as_deref().unwrap_or("-"),
+        exchange.request_id.as_deref().unwrap_or("-"),
+        exchange.traceparent.as_deref().unwrap_or("-"),
+        if exchange.fault {
+            " INJECTED (a fault injection answered, not the limits)"
+        } else {
+            ""
+        }
     )
 }
 

@@ -68,6 +68,48 @@ impl CsvReport {
         Ok(self.received)
     }
 
+    /// [`CsvReport::copy_to`] without the platform's title row: the header comes first, and
+    /// every byte after the title's line is copied as sent. Returns the bytes written. A
+    /// report whose first line is not a title is copied whole.
+    ///
+    /// # Errors
+    /// As [`CsvReport::copy_to`].
+    pub async fn copy_without_title_to<W: AsyncWrite + Unpin>(
+        mut self,
+        writer: &mut W,
+    ) -> Result<u64, CsvError> {
+        // The first line is held until it ends (at most a row's size), then dropped when it
+        // is the title.
+        let mut first: Option<Vec<u8>> = Some(Vec::new());
+        let mut written = 0u64;
+        while let Some(chunk) = self.chunk().await? {
+            let rest: &[u8] = match first.as_mut() {
+                None => &chunk,
+                Some(held) => {
+                    let end = chunk.iter().position(|b| *b == b'\n');
+                    held.extend_from_slice(&chunk[..end.map_or(chunk.len(), |at| at + 1)]);
+                    if end.is_none() && held.len() <= MAX_ROW_BYTES {
+                        continue;
+                    }
+                    let line = first.take().unwrap_or_default();
+                    if !is_title_line(&line) {
+                        writer.write_all(&line).await.map_err(CsvError::Write)?;
+                        written += line.len() as u64;
+                    }
+                    &chunk[end.map_or(chunk.len(), |at| at + 1)..]
+                }
+            };
+            writer.write_all(rest).await.map_err(CsvError::Write)?;
+            written += rest.len() as u64;
+        }
+        if let Some(line) = first.filter(|line| !is_title_line(line)) {
+            writer.write_all(&line).await.map_err(CsvError::Write)?;
+            written += line.len() as u64;
+        }
+        writer.flush().await.map_err(CsvError::Write)?;
+        Ok(written)
+    }
+
     /// The rows of the report, parsed as they arrive (flat memory), the platform's title
     /// row set apart and each row mapped to the header.
     pub fn rows(self) -> CsvRows {
@@ -549,6 +591,16 @@ impl CsvRows {
 
 /// The platform's title row: one field (trailing empty ones allowed) that starts with
 /// [`TITLE_PREFIX`].
+/// Whether a first line (its bytes, the line end included) is the platform's title row: one
+/// field, unquoted, starting with the title's words (the same test as [`is_title`] on the
+/// line's fields).
+fn is_title_line(line: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(line);
+    let text = text.trim_end_matches(['\r', '\n']);
+    let fields: Vec<String> = text.split(',').map(str::to_string).collect();
+    !text.contains('"') && is_title(&fields)
+}
+
 fn is_title(fields: &[String]) -> bool {
     let filled = fields.iter().filter(|f| !f.is_empty()).count();
     filled == 1 && fields[0].trim_start().starts_with(TITLE_PREFIX)
@@ -580,6 +632,50 @@ mod tests {
             start = point;
         }
         chunks
+    }
+
+    proptest! {
+        /// Cut anywhere, a report copies without its title row as its bytes after the title's
+        /// line, and a report without one as all of its bytes.
+        #[test]
+        fn copy_without_title_drops_exactly_the_title_line(
+            cuts in proptest::collection::vec(0usize..200, 0..6),
+            titled in any::<bool>(),
+        ) {
+            let rest = b"Username,Event,IP Address,Access,Time\r\nadmin,logins,10.0.0.1,Web,\"2026-12-04T01:26:23Z\"\r\n";
+            let title = b"This report reflects activity up to 12/6/26 23:59:59\r\n";
+            let body: Vec<u8> = if titled { [&title[..], rest].concat() } else { rest.to_vec() };
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let mut out = Vec::new();
+            let written = runtime
+                .block_on(report(split(&body, &cuts)).copy_without_title_to(&mut out))
+                .unwrap();
+            prop_assert_eq!(&out[..], &rest[..]);
+            prop_assert_eq!(written, rest.len() as u64);
+        }
+    }
+
+    #[test]
+    fn a_title_alone_copies_as_nothing_and_a_quoted_first_field_is_no_title() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        for (body, kept) in [
+            (
+                &b"This report reflects activity up to 12/6/26 23:59:59"[..],
+                &b""[..],
+            ),
+            (
+                b"\"This report\",x\r\n1,2\r\n",
+                b"\"This report\",x\r\n1,2\r\n",
+            ),
+        ] {
+            let mut out = Vec::new();
+            runtime
+                .block_on(report(vec![body.to_vec()]).copy_without_title_to(&mut out))
+                .unwrap();
+            assert_eq!(out, kept, "{}", String::from_utf8_lossy(body));
+        }
     }
 
     fn quote(field: &str) -> String {

@@ -21,8 +21,8 @@ pub use crate::audit_request::{AssigneeScope, AuditRequest};
 pub use csv::{CsvError, CsvRecord, CsvReport, CsvRow, CsvRows, MAX_FIELDS, MAX_ROW_BYTES};
 pub use event::{AuditEvent, RoleChange};
 pub use export::{
-    BudgetStop, DailyExport, DailyExportBuilder, DayError, ExportDay, ExportError, ExportFormat,
-    ExportSummary, Start, WrittenDay,
+    BudgetStop, DailyExport, DailyExportBuilder, DayError, DayObserver, ExportDay, ExportError,
+    ExportFormat, ExportSummary, Start, WrittenDay,
 };
 pub use job::{AuditJob, AuditWait, JobObserver, JobState, ReportLocation};
 pub(crate) use job::{audit_job_state, create_audit_report, wait_for_audit_job};

@@ -36,14 +36,19 @@ impl DailyExport {
         // export of the same filters may share the folder).
         let part = PartFile::beside(target, &at.id);
         let bytes = match self.settings.format {
-            ExportFormat::Csv => {
+            format @ (ExportFormat::Csv | ExportFormat::CsvWithoutTitle) => {
                 let mut file = tokio::fs::File::create(part.path())
                     .await
                     .map_err(DayError::Write)?;
                 let report = audit_report_csv(&self.client, at)
                     .await
                     .map_err(DayError::Api)?;
-                let bytes = report.copy_to(&mut file).await.map_err(|e| match e {
+                let copied = if format == ExportFormat::Csv {
+                    report.copy_to(&mut file).await
+                } else {
+                    report.copy_without_title_to(&mut file).await
+                };
+                let bytes = copied.map_err(|e| match e {
                     CsvError::Write(e) => DayError::Write(e),
                     other => DayError::Download(other),
                 })?;

@@ -2,7 +2,8 @@
 //! state file, resumable, within the daily budget.
 //!
 //! A [`DailyExport`] writes `<kind>-YYYY-MM-DD.<csv|ndjson>` into a folder for every UTC day
-//! from its start up to the last day that has ended by the **server's** clock (the `Date` of
+//! from its start up to the last day that has ended by the **server's** clock (or up to
+//! [`DailyExportBuilder::until`]) (the `Date` of
 //! its answer to one `GET /v1/whoami` at the start of each run; that call also tells the
 //! gateway's counters). Its state file remembers the first day not yet written, so a run
 //! from cron each night writes the days since the last one: never a day twice, never a gap.
@@ -90,6 +91,15 @@ mod state;
 pub use day::ExportDay;
 pub use error::{DayError, ExportError};
 pub use plan::{DailyExportBuilder, ExportFormat, Start};
+
+crate::waiter::observer! {
+    /// A function told each day an export writes, once its file is in place and the state
+    /// file has moved past it (see [`DailyExportBuilder::on_day`]): to count, convert or ship
+    /// the day while the export goes on to the next.
+    ///
+    /// Two observers are equal when they are the same function (or both none).
+    pub struct DayObserver(&WrittenDay);
+}
 
 use super::ReportLocation;
 use crate::Client;
@@ -227,10 +237,14 @@ impl DailyExport {
             self.save_progress(since, next)?;
         }
         let mut done = 0u32;
-        while next.end_ms() <= now_ms && self.settings.max_days.is_none_or(|max| done < max) {
+        while next.end_ms() <= now_ms
+            && self.settings.max_days.is_none_or(|max| done < max)
+            && self.settings.until.is_none_or(|until| next <= until)
+        {
+            let mut written = None;
             match self.step(since, next, pending.take()).await {
                 Ok(Step::Written(day, left)) => {
-                    summary.written.push(day);
+                    written = Some(day);
                     summary.reports_left.extend(left);
                 }
                 Ok(Step::AlreadyThere) => summary.already_there.push(next),
@@ -250,6 +264,10 @@ impl DailyExport {
             // A day is recorded only once its file is in place: a run that ends between the
             // two finds the file next time (`Step::AlreadyThere`).
             self.save_progress(since, next)?;
+            if let Some(day) = written {
+                self.settings.on_day.tell(&day);
+                summary.written.push(day);
+            }
             summary.next_day = next;
             done += 1;
         }

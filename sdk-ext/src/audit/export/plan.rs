@@ -16,15 +16,29 @@ use std::path::PathBuf;
 pub enum ExportFormat {
     /// The platform's CSV as it is sent (title row, header, rows): `.csv`.
     Csv,
+    /// The platform's CSV without its title row (`This report reflects activity up to …`),
+    /// so that the header is the first line: `.csv`, every other byte as sent. A folder
+    /// holds one or the other (its claim says which).
+    CsvWithoutTitle,
     /// A JSON report read page by page, one event a line: `.ndjson`.
     Ndjson,
 }
 
 impl ExportFormat {
-    /// The file extension (`csv`, `ndjson`), also the name in the state file.
+    /// The file extension (`csv`, `ndjson`).
     pub fn extension(self) -> &'static str {
         match self {
+            ExportFormat::Csv | ExportFormat::CsvWithoutTitle => "csv",
+            ExportFormat::Ndjson => "ndjson",
+        }
+    }
+
+    /// The name in the state file and the folder's claim (`csv`, `csv-without-title`,
+    /// `ndjson`).
+    pub fn name(self) -> &'static str {
+        match self {
             ExportFormat::Csv => "csv",
+            ExportFormat::CsvWithoutTitle => "csv-without-title",
             ExportFormat::Ndjson => "ndjson",
         }
     }
@@ -32,23 +46,25 @@ impl ExportFormat {
     /// The format asked of the API.
     pub fn api_format(self) -> AuditFormat {
         match self {
-            ExportFormat::Csv => AuditFormat::Csv,
+            ExportFormat::Csv | ExportFormat::CsvWithoutTitle => AuditFormat::Csv,
             ExportFormat::Ndjson => AuditFormat::Json,
         }
     }
 
     pub(super) fn from_name(name: &str) -> Option<ExportFormat> {
-        match name {
-            "csv" => Some(ExportFormat::Csv),
-            "ndjson" => Some(ExportFormat::Ndjson),
-            _ => None,
-        }
+        [
+            ExportFormat::Csv,
+            ExportFormat::CsvWithoutTitle,
+            ExportFormat::Ndjson,
+        ]
+        .into_iter()
+        .find(|format| format.name() == name)
     }
 }
 
 impl fmt::Display for ExportFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.extension())
+        f.write_str(self.name())
     }
 }
 
@@ -84,6 +100,8 @@ pub(super) struct Settings {
     pub(super) page_size: u64,
     pub(super) keep_reports: bool,
     pub(super) max_days: Option<u32>,
+    pub(super) until: Option<ExportDay>,
+    pub(super) on_day: super::DayObserver,
 }
 
 impl DailyExportBuilder {
@@ -156,6 +174,21 @@ impl DailyExportBuilder {
         self
     }
 
+    /// The last day to export (default: the last day that has ended by the server's clock):
+    /// for an export of exactly a range. A run past it writes nothing and says the export is
+    /// up to date; a later day than the server's last whole day waits for that day to end.
+    pub fn until(mut self, day: ExportDay) -> Self {
+        self.settings.until = Some(day);
+        self
+    }
+
+    /// Tells `observer` each day written, as soon as it is in place and recorded (the days
+    /// found already in place are in [`ExportSummary::already_there`](super::ExportSummary)).
+    pub fn on_day(mut self, observer: super::DayObserver) -> Self {
+        self.settings.on_day = observer;
+        self
+    }
+
     /// Checks the settings and the request they describe; nothing is sent or written.
     ///
     /// # Errors
@@ -205,6 +238,8 @@ impl DailyExport {
                 page_size: DEFAULT_PAGE_SIZE,
                 keep_reports: false,
                 max_days: None,
+                until: None,
+                on_day: super::DayObserver::default(),
             },
         }
     }
