@@ -49,23 +49,7 @@ impl Certificates {
         std::fs::write(dir.path().join("serial"), "01\n").expect("serial");
         std::fs::write(dir.path().join("ca.cnf"), CA_CONFIG).expect("ca.cnf");
         let certificates = Certificates { dir, made: 0 };
-        certificates.openssl(&[
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-            "-days",
-            "30",
-            "-subj",
-            "/CN=pubapi test CA",
-            "-keyout",
-            "ca.key",
-            "-out",
-            "ca.pem",
-        ]);
+        certificates.req_x509("/CN=pubapi test CA", &[], "ca");
         certificates
     }
 
@@ -79,25 +63,7 @@ impl Certificates {
         let name = self.next_name();
         let issued = self.files(&name);
         let san = "subjectAltName=IP:127.0.0.1,DNS:localhost";
-        self.openssl(&[
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-            "-days",
-            "30",
-            "-subj",
-            "/CN=127.0.0.1",
-            "-addext",
-            san,
-            "-keyout",
-            &format!("{name}.key"),
-            "-out",
-            &format!("{name}.pem"),
-        ]);
+        self.req_x509("/CN=127.0.0.1", &["-addext", san], &name);
         issued
     }
 
@@ -145,6 +111,31 @@ impl Certificates {
         }
         self.openssl(&args);
         issued
+    }
+
+    /// A new key and a certificate it signs itself (`openssl req -x509`, its defaults: a CA
+    /// certificate), for `subject`, as `{name}.key` and `{name}.pem`.
+    fn req_x509(&self, subject: &str, extra: &[&str], name: &str) {
+        let (key, pem) = (format!("{name}.key"), format!("{name}.pem"));
+        let mut args = vec![
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-days",
+            "30",
+            "-subj",
+            subject,
+            "-keyout",
+            &key,
+            "-out",
+            &pem,
+        ];
+        args.extend_from_slice(extra);
+        self.openssl(&args);
     }
 
     fn next_name(&mut self) -> String {
