@@ -427,6 +427,11 @@ pub struct RegistrationArgs {
     /// Accept an http:// URL on a loopback host (a sandbox's test mode).
     #[arg(long)]
     pub loopback_for_tests: bool,
+    /// Register without first checking the https endpoint's certificate against the public
+    /// roots, as the platform will (it refuses self-signed and private-CA certificates): for
+    /// an endpoint not deployed yet.
+    #[arg(long)]
+    pub skip_endpoint_check: bool,
 }
 
 #[cfg(test)]

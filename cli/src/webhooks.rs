@@ -1,11 +1,15 @@
 //! `pubapi webhooks`: registrations through the SDK's `webhooks()` handle (which checks URLs,
-//! event names and paths before sending), and `listen`, the SDK's receiver behind a local
-//! port, printing each delivered event as a JSON line.
+//! event names and paths before sending, and the https endpoint's certificate as the platform
+//! will, unless `--skip-endpoint-check`; a dry run, which connects to nothing, leaves that
+//! check out), and `listen`, the SDK's receiver behind a local port, printing each delivered
+//! event as a JSON line.
 
 use crate::Session;
 use crate::args::{ListenSecret, RegistrationArgs, WebhooksCommand};
 use crate::failure::Failure;
 use pubapi_sdk::types::{Webhook, WebhookSummary};
+use pubapi_sdk_ext::Error;
+use pubapi_sdk_ext::error::InputError;
 use pubapi_sdk_ext::webhook::registration::{Registration, Status};
 use pubapi_sdk_ext::webhook::{self, Batch, DeadLetter, HandlerError, Receiver, WebhookSecret};
 use std::path::Path;
@@ -24,7 +28,10 @@ pub async fn run(session: &Session, command: WebhooksCommand) -> Result<(), Fail
             summaries(session, &list)
         }
         WebhooksCommand::Create(args) => {
-            let created = hooks.create(&registration(&args)?).await?;
+            let created = hooks
+                .create(&registration(session, &args)?)
+                .await
+                .map_err(refused_endpoint)?;
             summaries(session, &[created])
         }
         WebhooksCommand::Details { id } => {
@@ -43,7 +50,10 @@ pub async fn run(session: &Session, command: WebhooksCommand) -> Result<(), Fail
             id,
             registration: args,
         } => {
-            hooks.update(&id, &registration(&args)?, None).await?;
+            hooks
+                .update(&id, &registration(session, &args)?, None)
+                .await
+                .map_err(refused_endpoint)?;
             let now = hooks.status(&id).await?;
             summaries(session, &[now])
         }
@@ -120,7 +130,21 @@ pub fn auth_header(args: &RegistrationArgs) -> Result<Option<String>, Failure> {
     Ok(args.auth_header.clone().or_else(secret_var))
 }
 
-fn registration(args: &RegistrationArgs) -> Result<Registration, Failure> {
+/// A registering call's failure; a refused endpoint says how to register it anyway.
+fn refused_endpoint(error: Error) -> Failure {
+    let endpoint = matches!(&error, Error::InvalidInput(InputError::Endpoint(_)));
+    let failure = Failure::from(error);
+    if endpoint {
+        failure.hint(
+            "add --skip-endpoint-check to register it anyway (the platform still refuses to \
+             deliver to it, and disables a webhook after 4 failed deliveries)",
+        )
+    } else {
+        failure
+    }
+}
+
+fn registration(session: &Session, args: &RegistrationArgs) -> Result<Registration, Failure> {
     let base = if args.loopback_for_tests {
         Registration::loopback_for_tests(&args.url)?
     } else {
@@ -143,6 +167,9 @@ fn registration(args: &RegistrationArgs) -> Result<Registration, Failure> {
     }
     if let Some(header) = auth_header(args)? {
         registration = registration.auth_header(header);
+    }
+    if args.skip_endpoint_check || session.dry_run {
+        registration = registration.skip_endpoint_check();
     }
     Ok(registration)
 }

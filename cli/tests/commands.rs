@@ -5,6 +5,7 @@
 mod support;
 
 use pubapi_sandbox::{ClockConfig, Fault, LimitsConfig, Sandbox, SandboxConfig};
+use pubapi_testkit::tls_endpoint::{Certificates, Endpoint};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStderr, Command, Stdio};
@@ -496,6 +497,36 @@ async fn ctrl_c_during_a_download_leaves_no_file_behind() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_self_signed_endpoint_is_refused_by_webhooks_create_with_nothing_sent() {
+    let served = Served::start().await;
+    let endpoint = Endpoint::tls(&Certificates::new().self_signed()).await;
+    let url = endpoint.url();
+    let refused = served
+        .run(&argv("webhooks create --event fs:* --url", &[&url]))
+        .await;
+    refused.assert_says(
+        2,
+        &[
+            "its certificate is self-signed",
+            "add --skip-endpoint-check to register it anyway",
+        ],
+    );
+    assert!(
+        served.sandbox.traffic().is_empty(),
+        "the platform saw a request"
+    );
+    // The caller who knows better.
+    let created = served
+        .run(&argv(
+            "webhooks create --event fs:* --skip-endpoint-check --url",
+            &[&url],
+        ))
+        .await;
+    assert_eq!(created.code, 0, "{}", created.stderr);
+    assert_eq!(served.sandbox.traffic().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webhooks_from_create_to_delete_and_a_quota_answer() {
     let served = Served::start().await;
     let created = served
@@ -689,14 +720,14 @@ async fn every_command_runs_against_a_served_sandbox_without_printing_the_token(
     // A webhook updated in place.
     let created = served
         .run(&words(
-            "--json webhooks create --url https://hooks.example.com/a --event fs:*",
+            "--json webhooks create --url https://hooks.example.com/a --event fs:* --skip-endpoint-check",
         ))
         .await;
     let created: serde_json::Value = serde_json::from_str(&created.stdout).unwrap();
     let id = created[0]["webhookId"].as_str().unwrap();
     let updated = served
         .run(&argv(
-            "webhooks update --url https://hooks.example.com/b --event comment:*",
+            "webhooks update --url https://hooks.example.com/b --event comment:* --skip-endpoint-check",
             &[id],
         ))
         .await;

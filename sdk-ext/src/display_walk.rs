@@ -27,10 +27,13 @@ use crate::limits::{BudgetConflict, LimitClass, LimitError, Limits, Pacing};
 use crate::password_grant::GrantError;
 use crate::path::PathError;
 use crate::request::token_endpoint::TokenPacingError;
+use crate::request_id::InvalidRequestId;
 use crate::time::TimeError;
 use crate::token::TokenError;
 #[cfg(all(feature = "ai", feature = "audit"))]
 use crate::waiter::{Started, WaitError};
+#[cfg(feature = "webhooks")]
+use crate::webhook::endpoint::{EndpointProblem, EndpointRefused};
 #[cfg(feature = "webhooks")]
 use crate::webhook::{DeliveryParseError, EventFilterError, ReceiverBuildError, SecretError};
 
@@ -247,6 +250,11 @@ fn no_error_display_shows_debug_text() {
         InputError::Token(TokenError::Empty),
         InputError::BudgetConflict(conflict()),
         InputError::Invalid { field: "semanticWeight", problem: "1.5 is above 1".into() },
+        #[cfg(feature = "webhooks")]
+        InputError::Endpoint(EndpointRefused {
+            endpoint: "hooks.example.com:443".into(),
+            problem: EndpointProblem::SelfSigned,
+        }),
     ], {
         InputError::Impersonation(_) => "Impersonation",
         InputError::Path(_) => "Path",
@@ -254,6 +262,8 @@ fn no_error_display_shows_debug_text() {
         InputError::Token(_) => "Token",
         InputError::BudgetConflict(_) => "BudgetConflict",
         InputError::Invalid { .. } => "Invalid",
+        #[cfg(feature = "webhooks")]
+        InputError::Endpoint(_) => "Endpoint",
     });
 }
 
@@ -376,6 +386,21 @@ fn no_value_error_display_shows_debug_text() {
     ], {
         TimeError::NotAnInstant { .. } => "NotAnInstant",
         TimeError::OutOfRange { .. } => "OutOfRange",
+    });
+    walk!(InvalidRequestId, vec![
+        InvalidRequestId::Empty,
+        InvalidRequestId::TooLong { length: 37, max: 36 },
+        InvalidRequestId::Space { position: 4 },
+        InvalidRequestId::LineBreak { position: 4 },
+        InvalidRequestId::Control { position: 4 },
+        InvalidRequestId::NotAscii { position: 2 },
+    ], {
+        InvalidRequestId::Empty => "Empty",
+        InvalidRequestId::TooLong { .. } => "TooLong",
+        InvalidRequestId::Space { .. } => "Space",
+        InvalidRequestId::LineBreak { .. } => "LineBreak",
+        InvalidRequestId::Control { .. } => "Control",
+        InvalidRequestId::NotAscii { .. } => "NotAscii",
     });
 }
 
@@ -532,6 +557,33 @@ fn no_audit_error_display_shows_debug_text() {
 #[test]
 #[cfg(feature = "webhooks")]
 fn no_webhook_error_display_shows_debug_text() {
+    let at = jiff::Timestamp::from_second(1_767_607_200).ok();
+    let refused = |problem| EndpointRefused {
+        endpoint: "127.0.0.1:8443".into(),
+        problem,
+    };
+    walk!(EndpointRefused, vec![
+        refused(EndpointProblem::SelfSigned),
+        refused(EndpointProblem::UnknownIssuer),
+        refused(EndpointProblem::Expired { not_after: at }),
+        refused(EndpointProblem::Expired { not_after: None }),
+        refused(EndpointProblem::NotYetValid { not_before: at }),
+        refused(EndpointProblem::NotYetValid { not_before: None }),
+        refused(EndpointProblem::WrongName { host: "127.0.0.1".into(), names: vec!["hooks.example.com".into()] }),
+        refused(EndpointProblem::WrongName { host: "127.0.0.1".into(), names: Vec::new() }),
+        refused(EndpointProblem::Certificate { reason: "its signature does not verify".into() }),
+        refused(EndpointProblem::Handshake { reason: "the endpoint ended it with TLS alert 40".into() }),
+        refused(EndpointProblem::Unreachable { reason: "Connection refused (os error 111)".into() }),
+    ], {
+        EndpointRefused { problem: EndpointProblem::SelfSigned, .. } => "SelfSigned",
+        EndpointRefused { problem: EndpointProblem::UnknownIssuer, .. } => "UnknownIssuer",
+        EndpointRefused { problem: EndpointProblem::Expired { .. }, .. } => "Expired",
+        EndpointRefused { problem: EndpointProblem::NotYetValid { .. }, .. } => "NotYetValid",
+        EndpointRefused { problem: EndpointProblem::WrongName { .. }, .. } => "WrongName",
+        EndpointRefused { problem: EndpointProblem::Certificate { .. }, .. } => "Certificate",
+        EndpointRefused { problem: EndpointProblem::Handshake { .. }, .. } => "Handshake",
+        EndpointRefused { problem: EndpointProblem::Unreachable { .. }, .. } => "Unreachable",
+    });
     walk!(DeliveryParseError, vec![
         DeliveryParseError::NotJson(serde_json::from_str::<serde_json::Value>("{").unwrap_err()),
         DeliveryParseError::NoDataArray,

@@ -463,11 +463,15 @@ impl From<reqwest::Error> for Error {
 
 pub use crate::verdict::ForbiddenReason;
 pub use api_error::{AiErrorCode, ApiError, ErrorMessage, RawBody};
+#[cfg(feature = "webhooks")]
+pub use endpoint::{EndpointProblem, EndpointRefused};
 pub use input::InputError;
 pub use pubapi_sdk::operations::{Area, ErrorFormat};
 
 mod api_error;
 mod display;
+#[cfg(feature = "webhooks")]
+mod endpoint;
 mod input;
 pub(crate) mod json_path;
 

@@ -4,6 +4,8 @@
 pub use pubapi_sandbox as sandbox;
 pub use pubapi_sandbox::conformance;
 
+pub mod tls_endpoint;
+
 use pubapi_sandbox::{RawResponse, Sandbox, SandboxConfig};
 use pubapi_sdk_ext::ai::AiWait;
 use pubapi_sdk_ext::{Client, ClientBuilder, Error, SecretToken};

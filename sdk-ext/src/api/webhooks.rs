@@ -17,8 +17,12 @@ pub struct Webhooks<'a> {
 }
 
 impl Webhooks<'_> {
-    /// Registers a webhook (201 `{webhookId, expires, status}`).
+    /// Registers a webhook (201 `{webhookId, expires, status}`), once its endpoint passed
+    /// the check ([`Registration::check_endpoint`]): a refused endpoint is
+    /// [`Error::InvalidInput`] with [`InputError::Endpoint`](crate::error::InputError::Endpoint),
+    /// and nothing is sent.
     pub async fn create(&self, registration: &Registration) -> Result<WebhookSummary, Error> {
+        registration.checked().await?;
         let call = self
             .client
             .sdk()
@@ -66,13 +70,15 @@ impl Webhooks<'_> {
     }
 
     /// Replaces the configuration (and optionally the status). Whether fields left out keep
-    /// their value is not shown in the reference, so the whole registration is sent.
+    /// their value is not shown in the reference, so the whole registration is sent, once its
+    /// endpoint passed the check, as for [`Webhooks::create`].
     pub async fn update(
         &self,
         id: &str,
         registration: &Registration,
         status: Option<Status>,
     ) -> Result<(), Error> {
+        registration.checked().await?;
         let body = registration.update_body(status);
         let call = self.client.sdk().update_webhook().webhook_id(id).body(body);
         call.send().await?;
@@ -100,7 +106,8 @@ impl Webhooks<'_> {
     /// configuration again (a new `expires`), then deletes the old one. The new registration
     /// exists before the old one goes, so no event is lost; one may arrive twice (the
     /// receiver deduplicates by event id). At the webhook quota the creation fails with 409
-    /// and the old registration is left as it is. Returns the new summary, or `None` when
+    /// and the old registration is left as it is; so does an endpoint refused by the check of
+    /// [`Webhooks::create`]. Returns the new summary, or `None` when
     /// no renewal was due. What the platform does when `expires` passes is not shown in
     /// the reference.
     pub async fn renew_if_expiring(

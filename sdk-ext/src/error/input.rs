@@ -31,6 +31,10 @@ pub enum InputError {
     /// The client's limits, pacing or fleet differ from those another client of the same
     /// token already paces it with (see [`crate::limits::BudgetConflict`]).
     BudgetConflict(crate::limits::BudgetConflict),
+    /// A webhook endpoint the platform could not deliver to, found by the check before its
+    /// registration (`Registration::check_endpoint`).
+    #[cfg(feature = "webhooks")]
+    Endpoint(super::EndpointRefused),
     /// Any other field.
     Invalid {
         /// The field.
@@ -53,6 +57,8 @@ impl fmt::Display for InputError {
             InputError::Token(TokenError::Unavailable(_)) => f.write_str("no token"),
             InputError::Token(_) => f.write_str("invalid token"),
             InputError::BudgetConflict(conflict) => conflict.fmt(f),
+            #[cfg(feature = "webhooks")]
+            InputError::Endpoint(refused) => refused.fmt(f),
             InputError::Invalid { field, problem } => write!(f, "invalid {field}: {problem}"),
         }
     }
@@ -65,6 +71,8 @@ impl StdError for InputError {
             InputError::Path(e) | InputError::PathValue { error: e, .. } => Some(e),
             InputError::Token(e) => Some(e),
             InputError::BudgetConflict(_) | InputError::Invalid { .. } => None,
+            #[cfg(feature = "webhooks")]
+            InputError::Endpoint(_) => None,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Webhooks: registering them ([`registration`]: what [`Client::webhooks`](crate::Client::webhooks)
-//! sends and reads), and receiving their deliveries: typed events, authentication,
-//! deduplication, dead letters.
+//! sends and reads, its endpoint checked first by [`endpoint`]), and receiving their
+//! deliveries: typed events, authentication, deduplication, dead letters.
 //!
 //! A webhook registration (reference 2.9, 4.8) makes the platform POST a JSON body
 //! `{"data": [event, ...]}` to an HTTPS endpoint, with the registration's `authHeader` echoed
@@ -152,6 +152,7 @@ mod client_id;
 mod data;
 mod dedup;
 mod delivery;
+pub mod endpoint;
 mod filter;
 mod handler;
 mod parse_error;

@@ -22,8 +22,9 @@
 //! # Ok(()) }
 //! ```
 
-use crate::error::Error;
+use crate::error::{Error, InputError};
 use crate::webhook::EventFilter;
+use crate::webhook::endpoint::{EndpointCheck, EndpointRefused};
 use pubapi_sdk::types::{
     WebhookCreateRequest, WebhookEventTypeFilter, WebhookState, WebhookSummary,
     WebhookUpdateRequest,
@@ -37,13 +38,15 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 pub const MAX_PATHS: usize = pubapi_sdk::limits::WEBHOOK_CREATE_REQUEST_PATH_MAX_ITEMS;
 const _: () = assert!(MAX_PATHS == pubapi_sdk::limits::WEBHOOK_UPDATE_REQUEST_PATH_MAX_ITEMS);
 
-/// What a registration subscribes to; validated as it is built.
+/// What a registration subscribes to; validated as it is built. Its endpoint is checked
+/// before it is sent ([`Registration::check_endpoint`]).
 #[derive(Clone, PartialEq, Eq)]
 pub struct Registration {
     url: String,
     events: Option<Vec<EventFilter>>,
     paths: Vec<String>,
     auth_header: Option<String>,
+    endpoint_check: EndpointCheck,
 }
 
 impl fmt::Debug for Registration {
@@ -56,6 +59,7 @@ impl fmt::Debug for Registration {
                 "auth_header",
                 &self.auth_header.as_ref().map(|_| "** redacted **"),
             )
+            .field("endpoint_check", &self.endpoint_check)
             .finish()
     }
 }
@@ -79,12 +83,14 @@ impl Registration {
             events: None,
             paths: Vec::new(),
             auth_header: None,
+            endpoint_check: EndpointCheck::PublicRoots,
         })
     }
 
     /// A registration to a plain-HTTP loopback URL (`http://127.0.0.1:…`, `http://[::1]:…`,
     /// `http://localhost:…`), for sandboxes and tests only: the platform itself requires
-    /// HTTPS with a publicly signed certificate.
+    /// HTTPS with a publicly signed certificate. It speaks no TLS, so its endpoint is not
+    /// checked ([`Registration::check_endpoint`]).
     ///
     /// # Errors
     /// [`Error::InvalidInput`] when `url` is not `http://` to a loopback host.
@@ -102,7 +108,75 @@ impl Registration {
             events: None,
             paths: Vec::new(),
             auth_header: None,
+            endpoint_check: EndpointCheck::Skipped,
         })
+    }
+
+    /// Registers without checking the endpoint first ([`Registration::check_endpoint`]),
+    /// for a caller who knows better: an endpoint that is not deployed yet, or a platform of
+    /// your own that trusts another authority. The platform still requires a publicly signed
+    /// certificate, and disables a webhook after 4 failed deliveries.
+    pub fn skip_endpoint_check(mut self) -> Self {
+        self.endpoint_check = EndpointCheck::Skipped;
+        self
+    }
+
+    /// Checks the endpoint against the roots of `ca_pem` (one or more PEM certificates)
+    /// instead of the public ones: for tests of the check with a CA of their own (feature
+    /// `test-util`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when `ca_pem` holds no certificate.
+    #[cfg(feature = "test-util")]
+    pub fn trusting_for_tests(mut self, ca_pem: &str) -> Result<Self, Error> {
+        if crate::webhook::endpoint::roots_of_pem(ca_pem).is_none() {
+            return Err(Error::invalid_input("ca_pem", "holds no PEM certificate"));
+        }
+        self.endpoint_check = EndpointCheck::Roots(ca_pem.to_owned());
+        Ok(self)
+    }
+
+    /// The endpoint deliveries go to.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Checks the registration's endpoint before it is registered, as
+    /// [`webhook::endpoint`](crate::webhook::endpoint) says: a TLS handshake with it, its
+    /// certificate verified against the public roots, as the platform's deliveries will be.
+    /// `Ok` at once for a registration that is not checked (a loopback receiver, or one with
+    /// [`skip_endpoint_check`](Registration::skip_endpoint_check)).
+    /// [`Webhooks::create`](crate::api::Webhooks::create), `update` and `renew_if_expiring`
+    /// run it before they send anything; call it yourself to check an endpoint without
+    /// registering it.
+    ///
+    /// ```no_run
+    /// use pubapi_sdk_ext::webhook::endpoint::EndpointProblem;
+    /// use pubapi_sdk_ext::webhook::registration::Registration;
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let registration = Registration::new("https://hooks.example.com/pubapi")?;
+    /// match registration.check_endpoint().await {
+    ///     Ok(()) => println!("the platform can deliver there"),
+    ///     Err(refused) if refused.problem == EndpointProblem::SelfSigned => {
+    ///         println!("get a certificate from a public authority")
+    ///     }
+    ///     Err(refused) => println!("{refused}"),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// [`EndpointRefused`], naming the endpoint and the problem.
+    pub async fn check_endpoint(&self) -> Result<(), EndpointRefused> {
+        crate::webhook::endpoint::check(&self.url, &self.endpoint_check).await
+    }
+
+    /// [`Registration::check_endpoint`], as the [`Error`] a registering call answers.
+    pub(crate) async fn checked(&self) -> Result<(), Error> {
+        self.check_endpoint()
+            .await
+            .map_err(|refused| Error::InvalidInput(InputError::Endpoint(refused)))
     }
 
     /// Only these events (exact names or wildcards); at least one.
