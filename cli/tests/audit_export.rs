@@ -8,7 +8,7 @@ use pubapi_sandbox::{ClockConfig, Fault, LimitsConfig, Sandbox, SandboxConfig};
 use pubapi_testkit::export_files_in;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use support::{Run, finished};
+use support::Run;
 
 /// 2026-03-10T12:00:00Z: the sandbox's now at the start of every test.
 const NOON_MARCH_10_MS: i64 = 1_773_144_000_000;
@@ -25,18 +25,9 @@ async fn served(limits: LimitsConfig) -> Sandbox {
     Sandbox::start(config).await
 }
 
-/// Runs `pubapi args` against `sandbox` to the end, off the runtime's threads, with no
-/// terminal (as cron runs it).
+/// Runs `pubapi args` against `sandbox` to the end, with no terminal (as cron runs it).
 async fn pubapi(sandbox: &Sandbox, args: &[&str]) -> Run {
-    let mut command = support::pubapi();
-    command
-        .env("PUBAPI_BASE_URL", sandbox.base_url())
-        .env("PUBAPI_TOKEN", sandbox.admin_token())
-        .stdin(std::process::Stdio::null())
-        .args(args);
-    tokio::task::spawn_blocking(move || finished(command.output().unwrap()))
-        .await
-        .unwrap()
+    support::against(sandbox, args).await
 }
 
 fn temp_dir(name: &str) -> PathBuf {

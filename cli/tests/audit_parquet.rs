@@ -41,15 +41,7 @@ async fn served() -> Sandbox {
 }
 
 async fn pubapi(sandbox: &Sandbox, args: Vec<String>) -> Run {
-    let mut command = support::pubapi();
-    command
-        .env("PUBAPI_BASE_URL", sandbox.base_url())
-        .env("PUBAPI_TOKEN", sandbox.admin_token())
-        .stdin(std::process::Stdio::null())
-        .args(args);
-    tokio::task::spawn_blocking(move || finished(command.output().unwrap()))
-        .await
-        .unwrap()
+    support::against(sandbox, args).await
 }
 
 fn temp_dir(name: &str) -> PathBuf {

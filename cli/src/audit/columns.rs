@@ -165,7 +165,7 @@ pub fn schema(kind: AuditReportKind) -> RowSchema {
 /// Microseconds since the epoch of an RFC 3339 time (`2026-12-04T01:26:23Z`).
 fn micros(text: &str) -> Option<i64> {
     let at: pubapi_sdk_ext::jiff::Timestamp = text.parse().ok()?;
-    i64::try_from(at.as_microsecond()).ok()
+    Some(at.as_microsecond())
 }
 
 impl RowSchema {
@@ -177,19 +177,26 @@ impl RowSchema {
                 cells.push(Cell::Null);
                 continue;
             };
-            let cell = match (column.kind, &value) {
-                (_, Value::Null) => Some(Cell::Null),
-                (ColumnType::Text, Value::String(text)) => Some(Cell::Text(text.clone())),
-                (ColumnType::Text, other) => Some(Cell::Text(other.to_string())),
-                (ColumnType::Integer, Value::Number(n)) => n.as_i64().map(Cell::Integer),
-                (ColumnType::Number, Value::Number(n)) => n.as_f64().map(Cell::Number),
-                (ColumnType::Boolean, Value::Bool(b)) => Some(Cell::Boolean(*b)),
-                (ColumnType::Timestamp, Value::String(text)) => micros(text).map(Cell::Timestamp),
-                _ => None,
+            // Text is moved out of the event, not copied.
+            let cell = match (column.kind, value) {
+                (_, Value::Null) => Ok(Cell::Null),
+                (ColumnType::Text, Value::String(text)) => Ok(Cell::Text(text)),
+                (ColumnType::Text, other) => Ok(Cell::Text(other.to_string())),
+                (ColumnType::Integer, Value::Number(n)) => {
+                    n.as_i64().map(Cell::Integer).ok_or(Value::Number(n))
+                }
+                (ColumnType::Number, Value::Number(n)) => {
+                    n.as_f64().map(Cell::Number).ok_or(Value::Number(n))
+                }
+                (ColumnType::Boolean, Value::Bool(b)) => Ok(Cell::Boolean(b)),
+                (ColumnType::Timestamp, Value::String(text)) => micros(&text)
+                    .map(Cell::Timestamp)
+                    .ok_or(Value::String(text)),
+                (_, other) => Err(other),
             };
             match cell {
-                Some(cell) => cells.push(cell),
-                None => {
+                Ok(cell) => cells.push(cell),
+                Err(value) => {
                     // Kept as sent, where a reader finds it.
                     event.insert(column.wire.clone(), value);
                     cells.push(Cell::Null);

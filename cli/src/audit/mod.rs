@@ -16,12 +16,12 @@
 //! `audit export`, the SDK's daily export with its flags and its errors in the CLI's words.
 //! Uses go one way: `kinds` ← `report` ← `export` ← here.
 
-mod columns;
+pub(crate) mod columns;
 mod days;
 mod export;
 mod kinds;
 #[cfg(feature = "parquet")]
-mod parquet;
+pub(crate) mod parquet;
 mod report;
 
 use crate::Session;

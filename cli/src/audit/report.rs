@@ -263,6 +263,25 @@ fn write_failed(what: &str, e: std::io::Error) -> Failure {
     }
 }
 
+/// Where a report goes: a part file beside `out` (renamed into place when whole), or stdout.
+async fn destination(
+    out: Option<&Path>,
+) -> Result<
+    (
+        Option<(PartFile, &Path)>,
+        Box<dyn AsyncWrite + Unpin + Send>,
+    ),
+    Failure,
+> {
+    Ok(match out {
+        Some(path) => {
+            let (part, file) = create_part(path).await?;
+            (Some((part, path)), Box::new(file))
+        }
+        None => (None, Box::new(tokio::io::stdout())),
+    })
+}
+
 /// Downloads the report at `at` to `out` (or stdout).
 pub(super) async fn download(
     session: &Session,
@@ -271,16 +290,7 @@ pub(super) async fn download(
     out: Option<&Path>,
 ) -> Result<(), Failure> {
     let label = format!("report {}/{}", at.kind, at.id);
-    let (part, writer): (
-        Option<(PartFile, &Path)>,
-        Box<dyn AsyncWrite + Unpin + Send>,
-    ) = match out {
-        Some(path) => {
-            let (part, file) = create_part(path).await?;
-            (Some((part, path)), Box::new(file))
-        }
-        None => (None, Box::new(tokio::io::stdout())),
-    };
+    let (part, writer) = destination(out).await?;
     let what = out.map_or("stdout".to_string(), |p| p.display().to_string());
     match format {
         AuditFormat::Csv => {
@@ -323,16 +333,7 @@ pub(super) async fn write_as(
         };
         return write_parquet(session, at, target, label).await;
     }
-    let (part, writer): (
-        Option<(PartFile, &Path)>,
-        Box<dyn AsyncWrite + Unpin + Send>,
-    ) = match out {
-        Some(path) => {
-            let (part, file) = create_part(path).await?;
-            (Some((part, path)), Box::new(file))
-        }
-        None => (None, Box::new(tokio::io::stdout())),
-    };
+    let (part, writer) = destination(out).await?;
     write_events(session, at, writer, &what, label, false).await?;
     if let Some((part, target)) = part {
         commit(part, target)?;

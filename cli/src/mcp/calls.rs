@@ -29,7 +29,7 @@ use tokio::time::Instant;
 
 /// The MCP server: the client every call goes through, and what it remembers between calls.
 #[derive(Debug, Clone)]
-pub(crate) struct Server {
+pub struct Server {
     client: Client,
     allow_writes: bool,
     /// Server time per real time (a sandbox's clock may run faster).
@@ -38,6 +38,9 @@ pub(crate) struct Server {
     checkpoints: Option<Arc<FileCheckpoints>>,
     tools: Arc<Vec<ToolDef>>,
 }
+
+/// The longest an `events_read` call reads before it answers what it has.
+const WINDOW_TIME: Duration = Duration::from_secs(30);
 
 /// What a call produces: the structured result, and its one-line summary.
 type Answer = Result<(Value, String), Refusal>;
@@ -63,7 +66,7 @@ impl Server {
     }
 
     /// A server of `client` whose platform's clock runs `scale` times real time.
-    pub(crate) fn with_client(
+    pub fn with_client(
         client: Client,
         scale: f64,
         allow_writes: bool,
@@ -80,7 +83,7 @@ impl Server {
     }
 
     /// The tools this server lists: the writing ones only with `--allow-writes`.
-    pub(crate) fn listed(&self) -> Vec<Tool> {
+    pub fn listed(&self) -> Vec<Tool> {
         self.tools
             .iter()
             .filter(|def| self.allow_writes || !def.access.writes())
@@ -94,7 +97,7 @@ impl Server {
     }
 
     /// Carries out the call `name` with `arguments`: the result a client sees.
-    pub(crate) async fn call(&self, name: &str, arguments: Map<String, Value>) -> CallToolResult {
+    pub async fn call(&self, name: &str, arguments: Map<String, Value>) -> CallToolResult {
         let answer = match self.tools.iter().find(|def| def.tool.name == name) {
             None => Err(Refusal::unknown_tool(name)),
             Some(def) if def.access.writes() && !self.allow_writes => {
@@ -344,8 +347,14 @@ impl Server {
         let mut events = Vec::new();
         let mut caught_up = None;
         let mut may_have_missed = false;
+        // A window is a few pages; a checkpoint file another server holds (its lease) would
+        // keep this one standing by: the call answers what it has by then.
+        let give_up = Instant::now() + WINDOW_TIME;
         while events.len() < usize::from(max) {
-            match stream.next().await {
+            let Ok(item) = tokio::time::timeout_at(give_up, stream.next()).await else {
+                break;
+            };
+            match item {
                 None => break,
                 Some(Err(error)) => return Err(error.into()),
                 Some(Ok(StreamItem::Event(event))) => events.push(event.raw),

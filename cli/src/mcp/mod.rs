@@ -20,7 +20,7 @@ mod refusal;
 
 use crate::Session;
 use crate::failure::Failure;
-use calls::Server;
+pub use calls::Server;
 use clap::Args;
 use rmcp::ServiceExt;
 use std::net::SocketAddr;
@@ -60,7 +60,7 @@ pub struct McpArgs {
 }
 
 /// Input that needs no network, checked before anything starts.
-pub fn check_before_start(args: &McpArgs) -> Result<(), Failure> {
+pub(crate) fn check_before_start(args: &McpArgs) -> Result<(), Failure> {
     if let Some(addr) = args.http
         && !addr.ip().is_loopback()
     {
@@ -73,7 +73,7 @@ pub fn check_before_start(args: &McpArgs) -> Result<(), Failure> {
 }
 
 /// Runs `pubapi mcp` until the client closes stdin (stdio) or Ctrl-C (HTTP).
-pub async fn serve(session: &Session, args: McpArgs) -> Result<(), Failure> {
+pub(crate) async fn serve(session: &Session, args: McpArgs) -> Result<(), Failure> {
     if let Some(sandbox) = &session.sandbox {
         eprintln!(
             "pubapi mcp: serving the built-in sandbox at {} (dashboard: {}/_sandbox/ui)",

@@ -13,9 +13,13 @@ use std::time::{Duration, SystemTime};
 /// The `_meta` key of a tool error's structured form.
 pub(super) const ERROR_META: &str = "pubapi/error";
 
-/// A tool call that did not produce its result.
+/// A tool call that did not produce its result (boxed: results pass through every call).
 #[derive(Debug)]
-pub(super) struct Refusal {
+pub(super) struct Refusal(Box<Details>);
+
+/// What a refusal says.
+#[derive(Debug)]
+struct Details {
     /// `invalid_input`, `writes_not_allowed`, `quota_exhausted`, `throttled`, `not_found`, …
     kind: &'static str,
     /// The input field at fault, when one is.
@@ -34,7 +38,7 @@ impl Refusal {
     /// Input refused before anything was sent: `field` and what is wrong with it.
     pub(super) fn input(field: impl Into<String>, problem: impl std::fmt::Display) -> Refusal {
         let field = field.into();
-        Refusal {
+        Refusal(Box::new(Details {
             kind: "invalid_input",
             message: format!("invalid `{field}`: {problem} (nothing was sent)"),
             field: Some(field),
@@ -42,13 +46,13 @@ impl Refusal {
             resets_in: None,
             class: None,
             request_id: None,
-        }
+        }))
     }
 
     /// A tool that changes or deletes something, on a server started without
     /// `--allow-writes`.
     pub(super) fn writes_not_allowed(tool: &str) -> Refusal {
-        Refusal {
+        Refusal(Box::new(Details {
             kind: "writes_not_allowed",
             field: None,
             message: format!(
@@ -60,12 +64,12 @@ impl Refusal {
             resets_in: None,
             class: None,
             request_id: None,
-        }
+        }))
     }
 
     /// An unknown tool name.
     pub(super) fn unknown_tool(tool: &str) -> Refusal {
-        Refusal {
+        Refusal(Box::new(Details {
             kind: "unknown_tool",
             field: Some("name".into()),
             message: format!("no tool `{tool}`: list the tools to see their names"),
@@ -73,12 +77,14 @@ impl Refusal {
             resets_in: None,
             class: None,
             request_id: None,
-        }
+        }))
     }
 
     /// The result a client sees: `isError`, the message, and the structured error.
     pub(super) fn into_result(self, now: SystemTime) -> CallToolResult {
-        let resets_at = self
+        let Refusal(details) = self;
+        let details = *details;
+        let resets_at = details
             .resets_in
             .and_then(|wait| now.checked_add(wait))
             .and_then(|at| pubapi_sdk_ext::jiff::Timestamp::try_from(at).ok())
@@ -87,19 +93,19 @@ impl Refusal {
                     .unwrap_or(at)
                     .to_string()
             });
-        let mut message = self.message;
+        let mut message = details.message;
         if let Some(at) = &resets_at {
             message.push_str(&format!(" (resets at {at})"));
         }
         let structured = json!({
-            "kind": self.kind,
-            "field": self.field,
+            "kind": details.kind,
+            "field": details.field,
             "message": message,
-            "sent": self.sent,
-            "class": self.class,
-            "resets_in_seconds": self.resets_in.map(|wait| wait.as_secs_f64().ceil()),
+            "sent": details.sent,
+            "class": details.class,
+            "resets_in_seconds": details.resets_in.map(|wait| wait.as_secs_f64().ceil()),
             "resets_at": resets_at,
-            "request_id": self.request_id,
+            "request_id": details.request_id,
         });
         let mut result = CallToolResult::error(vec![ContentBlock::text(message)]);
         result.meta = Some(rmcp::model::MetaObject(serde_json::Map::from_iter([(
@@ -175,7 +181,7 @@ impl From<Error> for Refusal {
         } else {
             format!("{message} (nothing was sent)")
         };
-        Refusal {
+        Refusal(Box::new(Details {
             kind,
             field,
             message,
@@ -183,7 +189,7 @@ impl From<Error> for Refusal {
             resets_in,
             class,
             request_id,
-        }
+        }))
     }
 }
 

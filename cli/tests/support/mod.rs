@@ -41,3 +41,24 @@ pub fn finished(output: Output) -> Run {
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
 }
+
+/// Runs `pubapi args` to the end against `sandbox` (`PUBAPI_BASE_URL`, `PUBAPI_TOKEN`), off
+/// the runtime's threads, with no terminal (as cron runs it).
+#[allow(
+    dead_code,
+    reason = "not every test file runs against a served sandbox"
+)]
+pub async fn against<S: AsRef<std::ffi::OsStr>>(
+    sandbox: &pubapi_sandbox::Sandbox,
+    args: impl IntoIterator<Item = S>,
+) -> Run {
+    let mut command = pubapi();
+    command
+        .env("PUBAPI_BASE_URL", sandbox.base_url())
+        .env("PUBAPI_TOKEN", sandbox.admin_token())
+        .stdin(std::process::Stdio::null())
+        .args(args);
+    tokio::task::spawn_blocking(move || finished(command.output().unwrap()))
+        .await
+        .unwrap()
+}
