@@ -87,6 +87,16 @@ async fn export_week(sandbox: &Sandbox, dir: &Path, name: &str, more: &[&str]) -
     out
 }
 
+/// The manifest a run wrote into `dir`.
+fn manifest_in(dir: &Path) -> Value {
+    let path = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".manifest.json"))
+        .expect("a manifest");
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
 fn duckdb() -> bool {
     let ok = Command::new("python3")
         .args(["-c", "import duckdb"])
@@ -175,12 +185,7 @@ async fn a_week_of_file_activity_in_parquet_loads_into_duckdb_typed_with_the_csv
     assert_eq!(types["extra"], "VARCHAR", "{types}");
 
     // The manifest beside the days: each day's rows and SHA-256, and the merged file.
-    let manifest = std::fs::read_dir(&parquet)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().ends_with(".manifest.json"))
-        .expect("a manifest");
-    let manifest: Value = serde_json::from_slice(&std::fs::read(manifest).unwrap()).unwrap();
+    let manifest = manifest_in(&parquet);
     let days = manifest["days"].as_array().unwrap();
     assert_eq!(days.len(), 7, "{manifest}");
     for entry in days {
@@ -336,12 +341,7 @@ async fn an_export_to_stdout_writes_each_days_json_lines_as_the_manifest_counts_
     .collect();
     let run = pubapi(&sandbox, args).await;
     assert_eq!(run.code, 0, "{run:?}");
-    let manifest = std::fs::read_dir(&out)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().ends_with(".manifest.json"))
-        .expect("a manifest");
-    let manifest: Value = serde_json::from_slice(&std::fs::read(manifest).unwrap()).unwrap();
+    let manifest = manifest_in(&out);
     assert_eq!(manifest["days"].as_array().unwrap().len(), 3, "{manifest}");
     let lines = run.stdout.lines().filter(|l| !l.trim().is_empty()).count();
     assert_eq!(
