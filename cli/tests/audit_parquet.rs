@@ -87,6 +87,16 @@ async fn export_week(sandbox: &Sandbox, dir: &Path, name: &str, more: &[&str]) -
     out
 }
 
+/// The manifest a run wrote into `dir`.
+fn manifest_in(dir: &Path) -> Value {
+    let path = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".manifest.json"))
+        .expect("a manifest");
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
 fn duckdb() -> bool {
     let ok = Command::new("python3")
         .args(["-c", "import duckdb"])
@@ -175,12 +185,7 @@ async fn a_week_of_file_activity_in_parquet_loads_into_duckdb_typed_with_the_csv
     assert_eq!(types["extra"], "VARCHAR", "{types}");
 
     // The manifest beside the days: each day's rows and SHA-256, and the merged file.
-    let manifest = std::fs::read_dir(&parquet)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().ends_with(".manifest.json"))
-        .expect("a manifest");
-    let manifest: Value = serde_json::from_slice(&std::fs::read(manifest).unwrap()).unwrap();
+    let manifest = manifest_in(&parquet);
     let days = manifest["days"].as_array().unwrap();
     assert_eq!(days.len(), 7, "{manifest}");
     for entry in days {
@@ -267,4 +272,82 @@ async fn a_filters_refusal_shows_an_example_for_the_kind_and_sends_nothing() {
         run.assert_says(2, says);
     }
     assert_eq!(sandbox.counters().requests, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_report_as_json_lines_and_as_parquet_holds_the_json_reports_events() {
+    let sandbox = served().await;
+    let dir = temp_dir("one");
+    let report = |format: &str, out: &str| -> Vec<String> {
+        [
+            "audit", "logins", "--from", WEEK[0], "--to", WEEK[6], "--format", format, "--out", out,
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .collect()
+    };
+    let array = pubapi(&sandbox, report("json", "-")).await;
+    assert_eq!(array.code, 0, "{array:?}");
+    let events: Vec<Value> = serde_json::from_str(&array.stdout).unwrap();
+    assert!(!events.is_empty());
+    let lines = pubapi(&sandbox, report("jsonl", "-")).await;
+    assert_eq!(lines.code, 0, "{lines:?}");
+    let lines: Vec<Value> = lines
+        .stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), events.len());
+    assert!(lines.iter().all(Value::is_object));
+    let file = dir.join("logins.parquet");
+    let parquet = pubapi(&sandbox, report("parquet", &file.display().to_string())).await;
+    assert_eq!(parquet.code, 0, "{parquet:?}");
+    assert!(
+        parquet.stderr.contains(&format!("({} rows)", events.len())),
+        "{parquet:?}"
+    );
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let reader = SerializedFileReader::new(std::fs::File::open(&file).unwrap()).unwrap();
+    let rows = reader.metadata().file_metadata().num_rows();
+    assert_eq!(rows as usize, events.len());
+    let refused = pubapi(&sandbox, report("parquet", "-")).await;
+    refused.assert_says(2, &["--format parquet writes a file"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_export_to_stdout_writes_each_days_json_lines_as_the_manifest_counts_them() {
+    let sandbox = served().await;
+    let dir = temp_dir("stdout");
+    let out = dir.join("d");
+    std::fs::create_dir_all(&out).unwrap();
+    let args: Vec<String> = [
+        "audit",
+        "export",
+        "logins",
+        "--since",
+        WEEK[0],
+        "--until",
+        WEEK[2],
+        "--format",
+        "ndjson",
+        "--stdout",
+        "--state",
+        &dir.join("s").display().to_string(),
+        "--out-dir",
+        &out.display().to_string(),
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect();
+    let run = pubapi(&sandbox, args).await;
+    assert_eq!(run.code, 0, "{run:?}");
+    let manifest = manifest_in(&out);
+    assert_eq!(manifest["days"].as_array().unwrap().len(), 3, "{manifest}");
+    let lines = run.stdout.lines().filter(|l| !l.trim().is_empty()).count();
+    assert_eq!(
+        lines as u64,
+        manifest["rows"].as_u64().unwrap(),
+        "{manifest}"
+    );
+    assert!(lines > 0);
 }

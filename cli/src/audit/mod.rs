@@ -13,8 +13,11 @@
 //! How the parts fit: this module holds the commands (clap's view of them) and runs them;
 //! `kinds` makes one subcommand per report kind and turns its flags into the typed request;
 //! `report` waits for a job and downloads a report (`run`, `get`); `export` is
-//! `audit export`, the SDK's daily export with its flags and its errors in the CLI's words.
-//! Uses go one way: `kinds` ← `report` ← `export` ← here.
+//! `audit export`, the SDK's daily export with its flags and its errors in the CLI's words;
+//! `columns` is the typed schema of each kind's rows, `parquet` writes them (feature
+//! `parquet`), `days` counts, digests, converts and merges an export's day files and writes
+//! its manifest. Uses go one way: `columns` ← `parquet` ← `kinds` ← `report` ← `days` ←
+//! `export` ← here.
 
 pub(crate) mod columns;
 mod days;
