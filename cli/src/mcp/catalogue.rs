@@ -402,7 +402,8 @@ fn tool(
 pub(super) fn all() -> Vec<ToolDef> {
     let mut tools = vec![
         tool(
-            "whoami".into(),
+            // Named as the operation it calls.
+            pubapi_sdk::operations::id::WHOAMI.into(),
             "Who the token is",
             "The token's user, domain, client id and scopes (one general API call).".into(),
             Access::Read,
