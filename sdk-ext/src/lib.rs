@@ -38,6 +38,7 @@ pub mod error;
 #[cfg_attr(docsrs, doc(cfg(feature = "events")))]
 pub mod events;
 pub mod fleet;
+mod fleet_error;
 mod gateway;
 pub mod interceptor;
 pub mod limits;

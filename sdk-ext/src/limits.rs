@@ -340,7 +340,7 @@ pub enum LimitError {
         /// How long it waited for the store.
         waited: Duration,
         /// The store's last failure.
-        error: crate::fleet::FleetError,
+        error: crate::fleet_error::FleetError,
     },
 }
 

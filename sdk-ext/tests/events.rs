@@ -744,6 +744,146 @@ async fn a_store_that_is_down_is_reported_at_each_failure_and_retried_with_a_cap
     }
 }
 
+/// A store with leases that can be cut off: while `down`, every operation fails as an
+/// unreachable Redis does; the saves it stored are kept in order.
+#[derive(Debug, Default)]
+struct Cut {
+    down: std::sync::atomic::AtomicBool,
+    saved: Mutex<Vec<i64>>,
+}
+
+impl Cut {
+    const LEASE_TIME: Duration = Duration::from_secs(3);
+
+    fn up<T: Send + 'static>(
+        &self,
+        answer: T,
+    ) -> pubapi_sdk::hooks::BoxFuture<'static, Result<T, pubapi_sdk_ext::fleet::FleetError>> {
+        let down = self.down.load(std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async move {
+            if down {
+                Err(pubapi_sdk_ext::fleet::FleetError::unavailable(
+                    "redis: connection refused",
+                ))
+            } else {
+                Ok(answer)
+            }
+        })
+    }
+
+    fn cut(&self, down: bool) {
+        self.down.store(down, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl pubapi_sdk_ext::fleet::CheckpointStore for Cut {
+    fn load<'a>(
+        &'a self,
+        _name: &'a str,
+    ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<Option<i64>, pubapi_sdk_ext::fleet::FleetError>>
+    {
+        self.up(self.saved.lock().unwrap().last().copied())
+    }
+
+    fn save<'a>(
+        &'a self,
+        _lease: &'a pubapi_sdk_ext::fleet::Lease,
+        id: i64,
+    ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<Option<i64>, pubapi_sdk_ext::fleet::FleetError>>
+    {
+        let before = self.saved.lock().unwrap().last().copied();
+        if !self.down.load(std::sync::atomic::Ordering::SeqCst) {
+            self.saved.lock().unwrap().push(id);
+        }
+        self.up(before)
+    }
+
+    fn acquire<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> pubapi_sdk::hooks::BoxFuture<
+        'a,
+        Result<pubapi_sdk_ext::fleet::Acquired, pubapi_sdk_ext::fleet::FleetError>,
+    > {
+        let mut lease = pubapi_sdk_ext::fleet::Lease::new(name, 7);
+        lease.expires_in = Some(Self::LEASE_TIME);
+        self.up(pubapi_sdk_ext::fleet::Acquired::Lease(lease))
+    }
+
+    fn renew<'a>(
+        &'a self,
+        _lease: &'a pubapi_sdk_ext::fleet::Lease,
+    ) -> pubapi_sdk::hooks::BoxFuture<'a, Result<bool, pubapi_sdk_ext::fleet::FleetError>> {
+        self.up(true)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_holder_whose_save_fails_hands_out_nothing_until_the_checkpoint_is_stored() {
+    let store = Arc::new(Cut::default());
+    let script = events_api(Store::new(1, 30));
+    let mut stream = after(&client(&script), EventsVersion::V2, 0)
+        .checkpoints(store.clone(), "v2-all")
+        .build();
+    consuming_token(stream.next().await.unwrap().unwrap(), 0, false);
+    for _ in 0..3 {
+        take_events(&mut stream, 1).await;
+        stream.save_checkpoint().await.unwrap();
+    }
+    // The store goes away between handling event 4 and saving it (a failover, a restart).
+    assert_eq!(take_events(&mut stream, 1).await, vec![4]);
+    store.cut(true);
+    let refused = stream.save_checkpoint().await.unwrap_err();
+    assert_eq!(
+        refused.kind,
+        pubapi_sdk_ext::fleet::FleetErrorKind::Unavailable
+    );
+    let waiting = tokio::spawn(async move {
+        let ids = take_events(&mut stream, 1).await;
+        (stream, ids)
+    });
+    tokio::time::sleep(Cut::LEASE_TIME / 2).await;
+    assert!(
+        !waiting.is_finished(),
+        "event 5 is not handed out while checkpoint 4 is not stored"
+    );
+    store.cut(false);
+    let (mut stream, ids) = waiting.await.unwrap();
+    assert_eq!(ids, vec![5]);
+    assert_eq!(
+        *store.saved.lock().unwrap(),
+        vec![1, 2, 3, 4],
+        "stored by the stream itself before it went on"
+    );
+    stream.save_checkpoint().await.unwrap();
+    assert_eq!(
+        until_caught_up(&mut stream).await.0,
+        (6..=30).collect::<Vec<_>>()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_holder_that_cannot_reach_the_store_for_its_lease_time_loses_the_lease() {
+    let store = Arc::new(Cut::default());
+    let script = events_api(Store::new(1, 30));
+    let mut stream = after(&client(&script), EventsVersion::V2, 0)
+        .checkpoints(store.clone(), "v2-all")
+        .build();
+    let token = consuming_token(stream.next().await.unwrap().unwrap(), 0, false);
+    assert_eq!(take_events(&mut stream, 1).await, vec![1]);
+    store.cut(true);
+    let cut_at = tokio::time::Instant::now();
+    stream.save_checkpoint().await.unwrap_err();
+    assert_eq!(
+        stream.next().await.unwrap().unwrap(),
+        StreamItem::Notice(StreamNotice::LeaseLost { token }),
+        "nothing handed out after the failed save"
+    );
+    let held = cut_at.elapsed();
+    assert!(held <= Cut::LEASE_TIME, "lost after {held:?}");
+    assert_eq!(stream.lease_token(), None);
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_second_stream_on_a_locked_checkpoint_file_stands_by_and_takes_over_where_it_was_saved() {
     use pubapi_sdk_ext::fleet::FileCheckpoints;

@@ -13,16 +13,19 @@
 #[path = "support/fleet_run.rs"]
 mod fleet_run;
 
-use fleet_run::{Fault, Outcome};
+use fleet_run::{Fault, Outcome, Scenario};
 
 /// Runs the scenario of `fault` (`PUBAPI_FLEET_RUNS` times, once by default) in the test
 /// `name`, and fails with every run's arrivals when a rolling second held more than 2
 /// arrivals or a call was lost.
 fn keeps_two_per_second(name: &'static str, fault: Fault) {
-    let (runs, failures) =
-        fleet_run::repeat(name, fault, 1, Outcome::header(), Outcome::row, |outcome| {
-            outcome.busiest_second().len() > 2 || outcome.lost() > 0
-        });
+    let (runs, failures) = fleet_run::repeat(
+        Scenario::four_by_fifteen(name, fault),
+        1,
+        Outcome::header(),
+        Outcome::row,
+        |outcome| outcome.busiest_second().len() > 2 || outcome.lost() > 0,
+    );
     assert!(
         failures.is_empty(),
         "more than 2 arrivals in a rolling second, or calls lost, in {} of {runs} runs\n{}",

@@ -256,3 +256,121 @@ async fn a_store_that_lost_its_data_hands_out_no_token_twice_and_no_lease_for_a_
         );
     }
 }
+
+/// Makes `replica` copy everything `primary` holds now, then stop following it (a replica
+/// that lags from here on); waits until `key` has arrived.
+async fn copy_then_lag(replica: &RedisServer, primary: &RedisServer, key: &str) {
+    // The primary sends its data at once (it waits 5 s for more replicas by default).
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("repl-diskless-sync-delay")
+        .arg("0")
+        .query_async(&mut primary.connection().await)
+        .await
+        .unwrap();
+    let mut connection = replica.connection().await;
+    let _: () = redis::cmd("REPLICAOF")
+        .arg("127.0.0.1")
+        .arg(primary.port())
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    let started = Instant::now();
+    loop {
+        let copied: bool = redis::cmd("EXISTS")
+            .arg(key)
+            .query_async(&mut connection)
+            .await
+            .unwrap();
+        if copied {
+            break;
+        }
+        if started.elapsed() > Duration::from_secs(10) {
+            let keys: Vec<String> = redis::cmd("KEYS")
+                .arg("*")
+                .query_async(&mut connection)
+                .await
+                .unwrap();
+            let info: String = redis::cmd("INFO")
+                .arg("replication")
+                .query_async(&mut connection)
+                .await
+                .unwrap();
+            panic!("{key} did not reach the replica: it holds {keys:?}\n{info}");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let _: () = redis::cmd("REPLICAOF")
+        .arg("NO")
+        .arg("ONE")
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_promoted_replica_without_the_current_lease_grants_none_for_a_lease_time() {
+    let (primary, replica) = (RedisServer::start(), RedisServer::start());
+    let lease_time = Duration::from_millis(600);
+    let on = |server: &RedisServer| {
+        let url = server.url();
+        async move {
+            RedisCheckpoints::connect(&url)
+                .await
+                .unwrap()
+                .lease_time(lease_time)
+        }
+    };
+    let (old_primary, new_primary) = (on(&primary).await, on(&replica).await);
+    let first = lease(&old_primary, "s").await;
+    old_primary.save(&first, 10).await.unwrap();
+    // The replica has the stream's fence and the first lease, then falls behind: the first
+    // holder stalls past its lease, and a second takes the stream on the primary.
+    copy_then_lag(&replica, &primary, "pubapi:{s}:lease:fence").await;
+    tokio::time::sleep(lease_time + Duration::from_millis(50)).await;
+    let current = lease(&old_primary, "s").await;
+    assert!(current.token > first.token);
+    // The replica is promoted (the primary died): it knows the stream, not the current lease.
+    let asked = Instant::now();
+    let taken = lease(&new_primary, "s").await;
+    assert!(
+        asked.elapsed() >= lease_time,
+        "granted after {:?}, while {current:?} may still be handed out",
+        asked.elapsed()
+    );
+    assert!(taken.token > first.token, "{taken:?} after {first:?}");
+    // The holder that moves to the new primary renews nothing there: it stops.
+    assert!(!new_primary.renew(&current).await.unwrap());
+}
+
+#[tokio::test]
+async fn a_holder_that_renews_on_the_promoted_replica_keeps_the_stream_and_a_standby_waits() {
+    let (primary, replica) = (RedisServer::start(), RedisServer::start());
+    let lease_time = Duration::from_millis(1500);
+    let connect = |url: String| async move {
+        RedisCheckpoints::connect(&url)
+            .await
+            .unwrap()
+            .lease_time(lease_time)
+    };
+    let old_primary = connect(primary.url()).await;
+    let held = lease(&old_primary, "s").await;
+    // Everything replicated, the lease included: the promoted replica holds it.
+    copy_then_lag(&replica, &primary, "pubapi:{s}:lease").await;
+    let (holder, standby) = (connect(replica.url()).await, connect(replica.url()).await);
+    assert!(
+        holder.renew(&held).await.unwrap(),
+        "the same lease, renewed"
+    );
+    assert!(matches!(
+        standby.acquire("s").await.unwrap(),
+        Acquired::Busy { .. }
+    ));
+    // Released on the new server, which recorded it as its own: taken at once.
+    holder.release(&held).await.unwrap();
+    let taken = standby.acquire("s").await.unwrap();
+    assert!(
+        matches!(&taken, Acquired::Lease(lease) if lease.token > held.token && !lease.taken_over),
+        "{taken:?}"
+    );
+}

@@ -15,7 +15,8 @@
 #[path = "support/fleet_run.rs"]
 mod fleet_run;
 
-use fleet_run::{Fault, Outcome};
+use fleet_run::redis_server::SentinelSet;
+use fleet_run::{Fault, Outcome, Scenario};
 use pubapi_sdk_ext::fleet::redis::RedisBudget;
 use pubapi_sdk_ext::fleet::{FleetBudget, FleetErrorKind, Reservation, Reserve};
 use pubapi_sdk_ext::{Budget, LimitClass, Pacing, SecretToken};
@@ -33,7 +34,7 @@ const RUNS: usize = 1;
 /// prints a row per run with the failover's duration and the longest silence of the gateway,
 /// and fails with every run's arrivals when a rolling second held more than 2 arrivals or a
 /// call was lost.
-fn keeps_two_per_second(name: &'static str, fault: Fault) {
+fn keeps_two_per_second(scenario: Scenario) {
     let header = format!(
         "{}  failover s  longest silence s  stored",
         Outcome::header()
@@ -60,7 +61,7 @@ fn keeps_two_per_second(name: &'static str, fault: Fault) {
         let followed = outcome.stored == Some(outcome.expected());
         outcome.busiest_second().len() > 2 || outcome.lost() > 0 || !followed
     };
-    let (runs, failures) = fleet_run::repeat(name, fault, RUNS, &header, row, failed);
+    let (runs, failures) = fleet_run::repeat(scenario, RUNS, &header, row, failed);
     assert!(
         failures.is_empty(),
         "more than 2 arrivals in a rolling second, calls lost, or starts missing on the new \
@@ -72,26 +73,39 @@ fn keeps_two_per_second(name: &'static str, fault: Fault) {
 
 #[test]
 fn a_sentinel_primary_killed_mid_run_keeps_two_per_second() {
-    keeps_two_per_second(
+    keeps_two_per_second(Scenario::four_by_fifteen(
         "a_sentinel_primary_killed_mid_run_keeps_two_per_second",
         Fault::SentinelKill,
-    );
+    ));
 }
 
 #[test]
 fn a_failover_requested_of_the_sentinels_mid_run_keeps_two_per_second() {
-    keeps_two_per_second(
+    keeps_two_per_second(Scenario::four_by_fifteen(
         "a_failover_requested_of_the_sentinels_mid_run_keeps_two_per_second",
         Fault::SentinelFailover,
+    ));
+}
+
+/// Issue 43's run: a failover requested at 5 s and a fifth process started at 10.5 s, while
+/// the old primary still takes writes and the sentinels already name the new one.
+#[test]
+fn a_process_started_inside_a_requested_failovers_switch_keeps_two_per_second() {
+    keeps_two_per_second(
+        Scenario::four_by_fifteen(
+            "a_process_started_inside_a_requested_failovers_switch_keeps_two_per_second",
+            Fault::SentinelFailover,
+        )
+        .with_late_worker(Duration::from_millis(10_500)),
     );
 }
 
 #[test]
 fn a_cluster_primary_killed_mid_run_keeps_two_per_second() {
-    keeps_two_per_second(
+    keeps_two_per_second(Scenario::four_by_fifteen(
         "a_cluster_primary_killed_mid_run_keeps_two_per_second",
         Fault::ClusterKill,
-    );
+    ));
 }
 
 /// A `redis-server` that speaks only TLS, with a certificate for 127.0.0.1 from a CA made
@@ -271,4 +285,133 @@ fn percent_encode(text: &str) -> String {
             _ => format!("%{b:02X}"),
         })
         .collect()
+}
+
+/// A stream's lease on a Sentinel deployment: what a holder's save lands on, and whether
+/// every save went through.
+async fn saves_through_a_requested_failover(set: &SentinelSet) -> (Duration, u16) {
+    use pubapi_sdk_ext::fleet::redis::RedisCheckpoints;
+    use pubapi_sdk_ext::fleet::{Acquired, CheckpointStore};
+    let store = RedisCheckpoints::connect(&set.url())
+        .await
+        .expect("the sentinels name the primary")
+        .lease_time(Duration::from_secs(10));
+    let lease = loop {
+        match store.acquire("s").await.expect("an answer") {
+            Acquired::Lease(lease) => break lease,
+            Acquired::Busy { retry_in } => tokio::time::sleep(retry_in).await,
+        }
+    };
+    store
+        .save(&lease, 1)
+        .await
+        .expect("a save on the first primary");
+    let old = tokio::task::block_in_place(|| set.request_failover());
+    let named = std::time::Instant::now();
+    tokio::task::block_in_place(|| set.wait_for_new_primary(old, Duration::from_secs(30)));
+    let new = set.primary_port().expect("a new primary");
+    // Saves go on as a holder makes them, one every 100 ms: none fails, and they move to the
+    // new primary, while the old one still takes writes.
+    for id in 2.. {
+        store
+            .save(&lease, id)
+            .await
+            .expect("a save through the switch");
+        let landed = tokio::task::block_in_place(|| set.get(new, "pubapi:{s}:checkpoint"));
+        if landed.as_deref() == Some(id.to_string().as_str()) {
+            return (named.elapsed(), new);
+        }
+        assert!(
+            named.elapsed() < Duration::from_secs(30),
+            "the saves stayed on the old primary"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    unreachable!()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_requested_failover_moves_the_store_to_the_new_primary_as_the_sentinels_announce_it() {
+    let set = SentinelSet::start();
+    let (moved_after, new) = saves_through_a_requested_failover(&set).await;
+    // The sentinels named the new primary when `wait_for_new_primary` returned; the old one
+    // takes writes for several seconds more (until they reconfigure it), and a store that
+    // waited for an error would stay there that long.
+    println!("the saves reached the new primary ({new}) {moved_after:?} after the request");
+    assert!(
+        moved_after < Duration::from_secs(8),
+        "the saves reached the new primary only {moved_after:?} after the request"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sentinels_with_their_own_password_serve_the_budget_the_stream_and_dedup() {
+    use pubapi_sdk_ext::fleet::redis::RedisCheckpoints;
+    use pubapi_sdk_ext::fleet::{Acquired, CheckpointStore};
+    use pubapi_sdk_ext::webhook::{Claimant, DedupKey, DedupStore, RedisDedup};
+    let set = SentinelSet::start_with_passwords("data-pass", "sentinel-pass");
+    let url = set.url();
+    assert!(url.contains("sentinel_password="), "{url}");
+    // Without the sentinels' password, they name nothing; the error does not show either.
+    let without = url.split('?').next().expect("a URL").to_string();
+    let refused = RedisBudget::connect(&without)
+        .await
+        .expect_err("sentinels that want a password");
+    assert!(
+        !refused.message.contains("data-pass") && !refused.message.contains("sentinel-pass"),
+        "{refused}"
+    );
+    let budget = RedisBudget::connect(&url).await.expect("the budget");
+    let token = SecretToken::try_from("sentinel-token")
+        .expect("a token")
+        .fingerprint();
+    let answer = budget
+        .reserve(Reserve {
+            token: &token,
+            class: LimitClass::General,
+            budget: Budget::new(Some(2), Some(1000)),
+            pacing: Pacing::default(),
+            max_wait: Duration::from_secs(10),
+            not_before: Duration::ZERO,
+            book: true,
+            id: 1,
+            history: Some(&[]),
+            generation: "",
+            quiet_after_loss: Duration::from_millis(3500),
+            quiet_after_new: Duration::from_millis(3500),
+        })
+        .await
+        .expect("a start booked");
+    assert!(
+        matches!(answer.reservation, Reservation::Granted { .. }),
+        "{answer:?}"
+    );
+    let checkpoints = RedisCheckpoints::connect(&url)
+        .await
+        .expect("the checkpoints")
+        .lease_time(Duration::from_millis(300));
+    let lease = loop {
+        match checkpoints.acquire("s").await.expect("an answer") {
+            Acquired::Lease(lease) => break lease,
+            Acquired::Busy { retry_in } => tokio::time::sleep(retry_in).await,
+        }
+    };
+    checkpoints.save(&lease, 7).await.expect("a save");
+    assert_eq!(checkpoints.load("s").await.expect("a load"), Some(7));
+    let dedup = RedisDedup::connect(&url).await.expect("the dedup store");
+    let claimant = Claimant::new("receiver");
+    let key = DedupKey::event("receiver", "example.com", "evt-1");
+    let claims = dedup
+        .claim(&claimant, std::slice::from_ref(&key))
+        .await
+        .expect("a claim");
+    assert_eq!(claims.len(), 1);
+    dedup
+        .commit(&claimant, std::slice::from_ref(&key))
+        .await
+        .expect("a commit");
+    // And the watcher of the sentinels' announcements logs in too: a requested failover
+    // moves the stream's saves.
+    let (moved_after, _) = saves_through_a_requested_failover(&set).await;
+    assert!(moved_after < Duration::from_secs(8), "{moved_after:?}");
 }

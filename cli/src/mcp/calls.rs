@@ -609,9 +609,22 @@ async fn webhooks_show(client: &Client, arguments: Map<String, Value>) -> Answer
     answer(&catalogue::WebhookOut { webhook }, summary)
 }
 
-async fn webhooks_register(client: &Client, arguments: Map<String, Value>) -> Answer {
+async fn webhooks_register(client: &Client, mut arguments: Map<String, Value>) -> Answer {
+    let skip_check = match arguments.remove(catalogue::SKIP_ENDPOINT_CHECK) {
+        None | Some(Value::Null) | Some(Value::Bool(false)) => false,
+        Some(Value::Bool(true)) => true,
+        Some(other) => {
+            return Err(Refusal::input(
+                catalogue::SKIP_ENDPOINT_CHECK,
+                format!("expected true or false, found {other}"),
+            ));
+        }
+    };
     let body: types::WebhookCreateRequest = decode(arguments)?;
     let mut registration = Registration::new(&body.url)?;
+    if skip_check {
+        registration = registration.skip_endpoint_check();
+    }
     if !body.event_type.is_empty() {
         let names: Vec<String> = body.event_type.iter().map(ToString::to_string).collect();
         registration = registration.event_names(&names)?;

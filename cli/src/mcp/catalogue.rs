@@ -301,6 +301,29 @@ fn body_schema<T: JsonSchema>(drop: &[&str]) -> Map<String, Value> {
     schema
 }
 
+/// The input of `webhooks_register` beside the request's fields: register without the
+/// endpoint's TLS check (the CLI's `--skip-endpoint-check`).
+pub(super) const SKIP_ENDPOINT_CHECK: &str = "skip_endpoint_check";
+
+/// `webhooks_register`'s schema with [`SKIP_ENDPOINT_CHECK`] (the server reads it before the
+/// request's fields).
+fn with_skip_endpoint_check(mut schema: Map<String, Value>) -> Map<String, Value> {
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        properties.insert(
+            SKIP_ENDPOINT_CHECK.into(),
+            json!({
+                "type": "boolean",
+                "default": false,
+                "description": "Register without first checking the endpoint: by default an \
+                    https endpoint must answer a TLS handshake with a certificate a public \
+                    authority signed, as the platform requires for deliveries; set true only \
+                    when the user says the endpoint will be reachable that way."
+            }),
+        );
+    }
+    schema
+}
+
 /// An input schema with `act_as`, which every tool takes (the server reads it before the
 /// rest of the input).
 fn with_act_as(mut schema: Map<String, Value>) -> Map<String, Value> {
@@ -520,7 +543,7 @@ pub(super) fn all() -> Vec<ToolDef> {
                 .into(),
             Access::Write,
             Call::WebhooksRegister,
-            body_schema::<types::WebhookCreateRequest>(&[]),
+            with_skip_endpoint_check(body_schema::<types::WebhookCreateRequest>(&[])),
             schema_of::<WebhookStatusOut>(),
         ),
         tool(

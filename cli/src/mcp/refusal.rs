@@ -123,6 +123,7 @@ fn field_of(error: &InputError) -> String {
         InputError::PathValue { parameter, .. } => (*parameter).to_string(),
         InputError::Impersonation(_) => "act_as".into(),
         InputError::Path(_) => "path".into(),
+        InputError::Endpoint(_) => "url".into(),
         _ => "input".into(),
     }
 }

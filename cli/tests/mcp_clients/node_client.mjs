@@ -90,7 +90,10 @@ const late = await call("audit_start_logins",
   { date_start: day(1), date_end: day(3), events: ["logins"] }, true);
 check(late.field === "date_end" && !late.sent, `refusal: ${JSON.stringify(late)}`);
 
-const made = await call("webhooks_register", { url: "https://hooks.example.com/node", eventType: ["fs:*"] });
+const unchecked = await call("webhooks_register", { url: "https://hooks.example.com/node", eventType: ["fs:*"] }, true);
+check(unchecked.field === "url" && !unchecked.sent, `endpoint check: ${JSON.stringify(unchecked)}`);
+const made = await call("webhooks_register",
+  { url: "https://hooks.example.com/node", eventType: ["fs:*"], skip_endpoint_check: true });
 const hook = made.webhook.webhookId;
 check((await call("webhooks_list", {})).webhooks.some((w) => w.webhookId === hook), "listed");
 check((await call("webhooks_show", { webhook_id: hook })).webhook.url === "https://hooks.example.com/node", "shown");

@@ -128,7 +128,10 @@ async def events_tour(tools):
 
 
 async def webhooks_tour(tools):
-    made = await tools.call("webhooks_register", {"url": "https://hooks.example.com/pubapi", "eventType": ["fs:add_file"], "path": "/Shared"})
+    request = {"url": "https://hooks.example.com/pubapi", "eventType": ["fs:add_file"], "path": "/Shared"}
+    unchecked = await tools.call("webhooks_register", request, error=True)
+    check(unchecked["error"]["field"] == "url" and not unchecked["error"]["sent"], f"endpoint check: {unchecked}")
+    made = await tools.call("webhooks_register", {**request, "skip_endpoint_check": True})
     hook = made["webhook"]["webhookId"]
     listed = await tools.call("webhooks_list", {})
     check(any(w["webhookId"] == hook for w in listed["webhooks"]), "listed")

@@ -137,7 +137,10 @@ pub mod redis;
 pub(crate) mod redis_connection;
 #[cfg(feature = "redis")]
 mod redis_streams;
+#[cfg(feature = "redis")]
+mod redis_url;
 
+pub use crate::fleet_error::{FleetError, FleetErrorKind};
 pub use file::FileCheckpoints;
 
 use crate::limits::{Budget, LimitClass, Pacing};
@@ -362,85 +365,6 @@ pub enum Acquired {
         retry_in: Duration,
     },
 }
-
-/// A fleet's store failed, could not be reached, or holds something that is not what was
-/// saved there.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct FleetError {
-    /// What kind of failure: whether trying again may help.
-    pub kind: FleetErrorKind,
-    /// What failed, e.g. `redis: connection refused`; a corrupt store's message names the
-    /// file or key.
-    pub message: String,
-}
-
-/// What kind of failure a [`FleetError`] is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum FleetErrorKind {
-    /// The store could not be reached or did not answer: trying again later may work.
-    Unavailable,
-    /// The store answered with something that is not a checkpoint (an empty or garbled
-    /// file, a key holding no integer): trying again will not mend it; someone has to look.
-    Corrupt,
-    /// Another consumer holds the stream's lease now: the save was refused.
-    LeaseLost,
-    /// The store's address is not one this crate can use (a malformed Redis URL, a `ca` file
-    /// that cannot be read): trying again will not mend it; the configuration must change.
-    Invalid,
-}
-
-impl FleetError {
-    /// The store could not be reached or did not answer.
-    pub fn unavailable(message: impl Into<String>) -> Self {
-        FleetError {
-            kind: FleetErrorKind::Unavailable,
-            message: message.into(),
-        }
-    }
-
-    /// What is saved at `location` (a file path, a key) is not a checkpoint: `what` says why.
-    pub fn corrupt(location: impl fmt::Display, what: impl fmt::Display) -> Self {
-        FleetError {
-            kind: FleetErrorKind::Corrupt,
-            message: format!("{location} holds no checkpoint: {what}"),
-        }
-    }
-
-    /// The lease of stream `name` passed to another consumer.
-    pub fn lease_lost(name: &str) -> Self {
-        FleetError {
-            kind: FleetErrorKind::LeaseLost,
-            message: format!("another consumer holds stream {name:?} now"),
-        }
-    }
-
-    /// The store's address is not one this crate can use: `message` names the problem.
-    pub fn invalid(message: impl Into<String>) -> Self {
-        FleetError {
-            kind: FleetErrorKind::Invalid,
-            message: message.into(),
-        }
-    }
-
-    pub(crate) fn new(message: impl Into<String>) -> Self {
-        Self::unavailable(message)
-    }
-}
-
-impl fmt::Display for FleetError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.kind {
-            FleetErrorKind::Unavailable => write!(f, "fleet store failed: {}", self.message),
-            FleetErrorKind::Corrupt => write!(f, "fleet store corrupt: {}", self.message),
-            FleetErrorKind::LeaseLost => write!(f, "lease lost: {}", self.message),
-            FleetErrorKind::Invalid => write!(f, "fleet store misconfigured: {}", self.message),
-        }
-    }
-}
-
-impl std::error::Error for FleetError {}
 
 /// Microseconds since the Unix epoch on this machine (0 before it): the file store's lease
 /// tokens and the Redis budget's reading of the server's clock.

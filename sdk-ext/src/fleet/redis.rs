@@ -27,44 +27,44 @@
 //! TLS (rustls) to every server, sentinels included, and checks their certificates against the
 //! system's roots, or only against the PEM file a `ca` parameter names
 //! (`rediss+sentinel://s1,s2,s3/main?ca=/etc/redis/ca.pem`; percent-encode the path if
-//! needed). User and password are percent-encoded; with Sentinel they are the primary's (the
-//! sentinels are asked without). A malformed URL is a [`FleetError`] of kind
-//! [`Invalid`](super::FleetErrorKind::Invalid) that names the problem (not the URL, which may
-//! hold a password).
+//! needed). User and password are percent-encoded; with Sentinel they are the data nodes',
+//! and sentinels that require their own take `sentinel_user` and `sentinel_password`
+//! parameters (`redis+sentinel://:data-pass@s1,s2,s3/main?sentinel_password=s3cret`). A
+//! malformed URL is a [`FleetError`] of kind [`Invalid`](super::FleetErrorKind::Invalid) that
+//! names the problem (not the URL, which may hold a password).
 //!
-//! - **Sentinel**: the sentinels name the primary, which must say it is one (`ROLE`). When it
-//!   cannot be reached or answers `READONLY` (a failover demoted it), the sentinels are asked
-//!   again, at most once per failed command. The command is sent again only when they name
-//!   the same server (a dropped connection); a new primary is reported as a failure of the
-//!   store, because it may lack the last writes the old one acknowledged (replication is
-//!   asynchronous), and a failure is what makes every process record its starts again ("Back"
-//!   in [`crate::fleet`]). Until the sentinels promote a replica (`down-after-milliseconds`
-//!   and an election), commands fail and every process paces on its share.
+//! - **Sentinel**: the sentinels name the primary, which must say it is one (`ROLE`). Each
+//!   store listens to a sentinel's announcements of a switch (`+switch-master`) and moves to
+//!   the new primary at once: after a requested failover (`SENTINEL FAILOVER`) the old one
+//!   takes writes for seconds more, and processes that stayed there would keep windows and
+//!   leases apart from those started since. The new server's run id tells the scripts that it
+//!   may lack the last writes: the windows are rebuilt from every process's history, and a
+//!   lease waits a quiet lease time (`RedisCheckpoints`). A primary that cannot be reached or
+//!   answers `READONLY` has the sentinels asked again, at most once per failed command; the
+//!   command is sent again only to the same server (a dropped connection), and a new primary
+//!   is a failure of the store, which makes every process record its starts again ("Back" in
+//!   [`crate::fleet`]). Until the sentinels promote a replica, commands fail and calls wait.
 //! - **Cluster**: redis-rs's cluster client follows `MOVED` and `ASK` and finds the new
 //!   primary of a failed-over shard. Every script touches keys of one slot: a token's keys
 //!   carry its fingerprint as hash tag, a stream's keys its name.
-//! - **Every form**: 1 s to connect to a server, 1 s for an answer (a slower command fails,
-//!   and the process paces on its share).
+//! - **Every form**: 1 s to connect to a server, 1 s for an answer (a slower command fails).
 //!
 //! Checked with 4 processes at the reference's 2 per second (`tests/fleet_replicated.rs`)
-//! through a Sentinel failover (the primary killed, or a failover requested) and a Cluster
-//! failover (the primary of the token's slot killed): at most 2 calls in any second, none
-//! lost. (Before the processes waited for the store, they paced on their own shares while it
-//! failed over, and four of them could send in one second: what the simulation,
-//! `tests/fleet_sim.rs`, showed to be the cause of the 4 calls in a second once seen after a
-//! Cluster failover.)
+//! through a Sentinel failover (the primary killed; a failover requested, with a fifth
+//! process started inside the switch) and a Cluster failover (the primary of the token's
+//! slot killed): at most 2 calls in any second, none lost.
 //!
 //! # What Redis must keep
 //!
 //! | state | when Redis loses it | what the fleet does | what Redis needs |
 //! |---|---|---|---|
-//! | quota windows | restart without data, `FLUSHALL`, failover to a replica that lacks the last writes | notices (the generation, or the failure a failover is) and records every process's starts again; a process paces on its share meanwhile | no persistence; `maxmemory-policy noeviction` (the default): the windows expire, so a `volatile-*` policy may evict one unnoticed |
+//! | quota windows | restart without data, `FLUSHALL`, failover to a replica that lacks the last writes | notices (the generation, or the failure a failover is) and records every process's starts again; calls wait meanwhile | no persistence; `maxmemory-policy noeviction` (the default): the windows expire, so a `volatile-*` policy may evict one unnoticed |
 //! | stream checkpoints | the same | a consumer that saw a newer checkpoint says so (`StreamNotice::CheckpointLost`), resumes from it and writes it again; one that saw none starts as its builder says | persistence (`appendonly yes`; `appendfsync always` loses no save, `everysec` up to a second of them), and on Sentinel `min-replicas-to-write 1` so a failover loses little |
-//! | stream leases and fencing tokens | the same | tokens from the server's clock never repeat; a stream the store has no record of is quiet for one lease time, by which the old holder found its lease gone and stopped: never two holders | nothing more (persistence keeps the quiet time away) |
+//! | stream leases and fencing tokens | the same | tokens from the server's clock never repeat; a stream the store has no record of, or one another server recorded (a promoted replica), is quiet for one lease time, by which the old holder found its lease gone and stopped: never two holders | nothing more (persistence keeps the quiet time away) |
 //! | webhook dedup set (`RedisDedup`, `RedisDedup::connect` takes these URLs) | the same | the process that handed a delivery over finds it in its recent set (bounded in count and time) and writes it back; another replica hands it over again | as checkpoints |
 //!
-//! A Cluster's manual failover (`CLUSTER FAILOVER`, without `FORCE`) waits for the replica to
-//! catch up and loses nothing; a crashed primary's does not wait.
+//! A Cluster's manual failover (`CLUSTER FAILOVER`, no `FORCE`) waits for the replica to
+//! catch up; a crashed primary's does not.
 
 pub use super::redis_connection::DEFAULT_PREFIX;
 use super::redis_connection::{Connection, RESPONSE_TIMEOUT, connect, redis_error};

@@ -6,15 +6,17 @@
 //! One [`Connection`] type serves every form, so the scripts and commands run on it unchanged
 //! (it is a [`redis::aio::ConnectionLike`]):
 //! - one server: a [`ConnectionManager`], which reconnects to the same address by itself;
-//! - Sentinel: a connection to the primary the sentinels name, found again through them when
-//!   the primary cannot be reached or answers `READONLY` (it was demoted by a failover), at
-//!   most once per failed command;
+//! - Sentinel: a connection to the primary the sentinels name, followed to the new one when
+//!   a sentinel announces a switch (`+switch-master`, watched by a task of the link's own), and
+//!   found again through them when the primary cannot be reached or answers `READONLY` (it was
+//!   demoted by a failover), at most once per failed command;
 //! - Cluster: redis-rs's cluster connection, which follows `MOVED`/`ASK` and failovers itself.
 //!
 //! Every form keeps the same timeouts: [`CONNECTION_TIMEOUT`] to connect to a server, and
 //! [`RESPONSE_TIMEOUT`] for an answer.
 
 use super::FleetError;
+use super::redis_url::{Nodes, Target};
 use redis::aio::{ConnectionLike, ConnectionManager, MultiplexedConnection};
 use redis::cluster_async::ClusterConnection;
 use redis::sentinel::{SentinelClient, SentinelClientBuilder, SentinelServerType};
@@ -37,12 +39,6 @@ const CONNECTION_TIMEOUT: Duration = Duration::from_secs(1);
 /// How long asking the sentinels which server is the primary may take: connecting to a
 /// sentinel and its answer.
 const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// The port of a Redis server when the URL names none.
-const REDIS_PORT: u16 = 6379;
-
-/// The port of a sentinel when the URL names none.
-const SENTINEL_PORT: u16 = 26379;
 
 /// A connection to the fleet's Redis, whichever way it is deployed; cheap to clone (clones
 /// share the connection).
@@ -81,8 +77,9 @@ pub(crate) async fn connect(url: &str) -> Result<Connection, FleetError> {
             Ok(Connection::Single(manager))
         }
         Target::Sentinel(nodes) => {
-            let link = SentinelLink::connect(&nodes).await?;
-            Ok(Connection::Sentinel(Arc::new(link)))
+            let link = Arc::new(SentinelLink::connect(&nodes).await?);
+            link.watch(&nodes)?;
+            Ok(Connection::Sentinel(link))
         }
         Target::Cluster(nodes) => {
             let scheme = if nodes.tls { "rediss" } else { "redis" };
@@ -183,6 +180,22 @@ pub(crate) struct SentinelLink {
     primary: Mutex<Primary>,
     /// The database the URL names.
     db: i64,
+    /// The task that follows the sentinels' announcements of a new primary
+    /// ([`watch_switches`]), stopped with the link.
+    watcher: Mutex<Option<tokio::task::AbortHandle>>,
+}
+
+impl Drop for SentinelLink {
+    fn drop(&mut self) {
+        if let Some(watcher) = self
+            .watcher
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
+            watcher.abort();
+        }
+    }
 }
 
 /// A connection to the primary as the sentinels named it.
@@ -232,6 +245,12 @@ impl SentinelLink {
         if let Some(password) = &nodes.password {
             builder = builder.set_client_to_redis_password(password);
         }
+        if let Some(username) = &nodes.sentinel_username {
+            builder = builder.set_client_to_sentinel_username(username);
+        }
+        if let Some(password) = &nodes.sentinel_password {
+            builder = builder.set_client_to_sentinel_password(password);
+        }
         if nodes.tls {
             builder = builder
                 .set_client_to_redis_tls_mode(TlsMode::Secure)
@@ -248,7 +267,36 @@ impl SentinelLink {
             sentinels: tokio::sync::Mutex::new(sentinels),
             primary: Mutex::new(primary),
             db: nodes.db,
+            watcher: Mutex::new(None),
         })
+    }
+
+    /// Starts following the sentinels' announcements of a new primary (see
+    /// [`watch_switches`]), for as long as the link lives.
+    fn watch(self: &Arc<Self>, nodes: &Nodes) -> Result<(), FleetError> {
+        let sentinels = sentinel_clients(nodes)?;
+        let name = nodes.primary.clone().unwrap_or_default();
+        let task = tokio::spawn(watch_switches(Arc::downgrade(self), sentinels, name));
+        *self.watcher.lock().unwrap_or_else(PoisonError::into_inner) = Some(task.abort_handle());
+        Ok(())
+    }
+
+    /// Asks the sentinels for the primary and moves to it when it is another server than the
+    /// one in use: after a sentinel announced a switch, or when the link cannot tell whether
+    /// it missed one (it was not listening).
+    async fn follow_switch(&self) {
+        let mut sentinels = self.sentinels.lock().await;
+        let current = self.primary();
+        match find_primary(&mut sentinels, current.found + 1).await {
+            Ok(found) if found.address != current.address => {
+                tracing::info!(from = %current.address, to = %found.address, "the sentinels switched the fleet store's primary: moved to the new one");
+                *self.primary.lock().unwrap_or_else(PoisonError::into_inner) = found;
+            }
+            Ok(_) => {}
+            Err(error) => {
+                tracing::warn!(%error, "the sentinels could not be asked for the primary after a switch; the next failed command asks again");
+            }
+        }
     }
 
     /// The primary as last found.
@@ -339,6 +387,102 @@ impl SentinelLink {
     }
 }
 
+/// How long the watcher waits before it asks every sentinel again, when none would take its
+/// subscription.
+const WATCH_RETRY: Duration = Duration::from_secs(1);
+
+/// The sentinels' channel that announces a new primary: `<name> <old ip> <old port> <new ip>
+/// <new port>`.
+const SWITCH_CHANNEL: &str = "+switch-master";
+
+/// Follows the sentinels' announcements of a new primary for `name`, one sentinel at a time
+/// (the next when one's connection ends), while `link` lives.
+///
+/// A requested failover (`SENTINEL FAILOVER`) leaves the old primary taking writes until the
+/// sentinels reconfigure it, seconds after they name the new one: a process that waited for
+/// an error would stay on the old primary, and processes started meanwhile would use the new
+/// one, two stores each granting its own windows and leases. With the announcement, every
+/// process moves within a command of the switch; the new server's run id then tells the
+/// budget and the leases that their records may lack the last writes (see `fleet::redis`
+/// and `fleet::redis_streams`).
+async fn watch_switches(
+    link: std::sync::Weak<SentinelLink>,
+    sentinels: Vec<redis::Client>,
+    name: String,
+) {
+    use futures_util::StreamExt;
+    loop {
+        for sentinel in &sentinels {
+            let subscribed = tokio::time::timeout(DISCOVERY_TIMEOUT, async {
+                let mut pubsub = sentinel.get_async_pubsub().await?;
+                pubsub.subscribe(SWITCH_CHANNEL).await?;
+                RedisResult::Ok(pubsub)
+            })
+            .await;
+            let Ok(Ok(pubsub)) = subscribed else {
+                continue;
+            };
+            // A switch announced while nobody listened is not announced again: ask once.
+            match link.upgrade() {
+                Some(link) => link.follow_switch().await,
+                None => return,
+            }
+            let mut messages = pubsub.into_on_message();
+            while let Some(message) = messages.next().await {
+                let Ok(payload) = message.get_payload::<String>() else {
+                    continue;
+                };
+                if payload.split(' ').next() != Some(name.as_str()) {
+                    continue;
+                }
+                match link.upgrade() {
+                    Some(link) => link.follow_switch().await,
+                    None => return,
+                }
+            }
+        }
+        tokio::time::sleep(WATCH_RETRY).await;
+    }
+}
+
+/// A client of each sentinel of `nodes`, for the watcher's subscriptions, with the
+/// sentinels' credentials and TLS.
+fn sentinel_clients(nodes: &Nodes) -> Result<Vec<redis::Client>, FleetError> {
+    use redis::IntoConnectionInfo;
+    nodes
+        .hosts
+        .iter()
+        .map(|host| {
+            let address = if nodes.tls {
+                ConnectionAddr::TcpTls {
+                    host: host.name.clone(),
+                    port: host.port,
+                    insecure: false,
+                    tls_params: None,
+                }
+            } else {
+                ConnectionAddr::Tcp(host.name.clone(), host.port)
+            };
+            let mut settings = redis::RedisConnectionInfo::default();
+            if let Some(username) = &nodes.sentinel_username {
+                settings = settings.set_username(username);
+            }
+            if let Some(password) = &nodes.sentinel_password {
+                settings = settings.set_password(password);
+            }
+            let info = address
+                .into_connection_info()
+                .map_err(invalid)?
+                .set_redis_settings(settings);
+            match (&nodes.ca, nodes.tls) {
+                (Some(path), true) => redis::Client::build_with_tls(info, certificates(path)?),
+                _ => redis::Client::open(info),
+            }
+            .map_err(invalid)
+        })
+        .collect()
+}
+
 /// Whether an error says the connection no longer reaches the primary.
 fn lost(e: &RedisError) -> Option<Lost> {
     if e.kind() == ErrorKind::Server(ServerErrorKind::ReadOnly) {
@@ -374,440 +518,4 @@ async fn find_primary(sentinels: &mut SentinelClient, found: u64) -> RedisResult
         address: client.get_connection_info().addr().to_string(),
         connection,
     })
-}
-
-/// Which Redis a URL names.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Target {
-    /// One server: the URL redis-rs reads (without the `ca` parameter), and the `ca` file.
-    Single { url: String, ca: Option<String> },
-    /// A Sentinel deployment: the sentinels, the primary's name.
-    Sentinel(Nodes),
-    /// A Redis Cluster: some of its nodes.
-    Cluster(Nodes),
-}
-
-/// The servers of a Sentinel or Cluster URL.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Nodes {
-    tls: bool,
-    username: Option<String>,
-    password: Option<String>,
-    hosts: Vec<Host>,
-    /// Sentinel: the primary's name.
-    primary: Option<String>,
-    db: i64,
-    ca: Option<String>,
-}
-
-/// One `host:port` of a URL.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Host {
-    name: String,
-    port: u16,
-}
-
-impl Host {
-    /// `host:port`, an IPv6 address in brackets.
-    fn address(&self) -> String {
-        if self.name.contains(':') {
-            format!("[{}]:{}", self.name, self.port)
-        } else {
-            format!("{}:{}", self.name, self.port)
-        }
-    }
-}
-
-/// A malformed URL: `problem` says what is wrong (the URL is not repeated: it may hold a
-/// password).
-fn malformed(problem: impl std::fmt::Display) -> FleetError {
-    FleetError::invalid(format!("redis url: {problem}"))
-}
-
-/// The user name and password of a URL's `user:password` part, decoded; an empty one is
-/// none.
-fn user_and_password(
-    credentials: Option<&str>,
-) -> Result<(Option<String>, Option<String>), FleetError> {
-    let Some(credentials) = credentials else {
-        return Ok((None, None));
-    };
-    let (user, password) = match credentials.split_once(':') {
-        Some((user, password)) => (user, Some(password)),
-        None => (credentials, None),
-    };
-    let user = Some(decode(user, "user name")?).filter(|u| !u.is_empty());
-    let password = password
-        .map(|p| decode(p, "password"))
-        .transpose()?
-        .filter(|p| !p.is_empty());
-    Ok((user, password))
-}
-
-impl Target {
-    fn parse(url: &str) -> Result<Target, FleetError> {
-        let Some((scheme, rest)) = url.split_once("://") else {
-            return Err(malformed(
-                "no scheme (`redis://`, `redis+sentinel://`, ...)",
-            ));
-        };
-        let (tls, form) = match scheme {
-            "redis+sentinel" => (false, Form::Sentinel),
-            "rediss+sentinel" => (true, Form::Sentinel),
-            "redis+cluster" => (false, Form::Cluster),
-            "rediss+cluster" => (true, Form::Cluster),
-            "redis" | "rediss" | "redis+unix" | "unix" | "valkey" | "valkeys" => {
-                return Target::single(url, scheme == "rediss" || scheme == "valkeys");
-            }
-            other => {
-                return Err(malformed(format_args!(
-                    "unknown scheme {other:?}: one of redis, rediss, redis+sentinel, \
-                     rediss+sentinel, redis+cluster, rediss+cluster"
-                )));
-            }
-        };
-        let (rest, query) = match rest.split_once('?') {
-            Some((rest, query)) => (rest, Some(query)),
-            None => (rest, None),
-        };
-        if rest.contains('#') || query.is_some_and(|q| q.contains('#')) {
-            return Err(malformed("a fragment (`#...`) is not supported"));
-        }
-        let ca = ca_parameter(query, tls)?;
-        let (authority, path) = match rest.split_once('/') {
-            Some((authority, path)) => (authority, path),
-            None => (rest, ""),
-        };
-        let (credentials, hosts) = match authority.rsplit_once('@') {
-            Some((credentials, hosts)) => (Some(credentials), hosts),
-            None => (None, authority),
-        };
-        let (username, password) = user_and_password(credentials)?;
-        let default_port = match form {
-            Form::Sentinel => SENTINEL_PORT,
-            Form::Cluster => REDIS_PORT,
-        };
-        let hosts = hosts
-            .split(',')
-            .map(|host| parse_host(host, default_port))
-            .collect::<Result<Vec<_>, _>>()?;
-        let nodes = Nodes {
-            tls,
-            username,
-            password,
-            hosts,
-            primary: None,
-            db: 0,
-            ca,
-        };
-        Target::of_path(form, nodes, path)
-    }
-
-    /// The Sentinel or Cluster target of `nodes`, with what the URL's `path` says.
-    fn of_path(form: Form, mut nodes: Nodes, path: &str) -> Result<Target, FleetError> {
-        let mut segments = path.split('/');
-        let first = segments.next().filter(|s| !s.is_empty());
-        let second = segments.next().filter(|s| !s.is_empty());
-        if segments.any(|s| !s.is_empty()) {
-            return Err(malformed("too many path segments"));
-        }
-        match form {
-            Form::Sentinel => {
-                let Some(primary) = first else {
-                    return Err(malformed(
-                        "a Sentinel URL names its primary: \
-                         redis+sentinel://host:port,host:port/<primary-name>[/db]",
-                    ));
-                };
-                nodes.primary = Some(decode(primary, "primary name")?);
-                if let Some(db) = second {
-                    nodes.db = db
-                        .parse::<i64>()
-                        .ok()
-                        .filter(|db| *db >= 0)
-                        .ok_or_else(|| {
-                            malformed(format_args!("database {db:?} is not a number"))
-                        })?;
-                }
-                Ok(Target::Sentinel(nodes))
-            }
-            Form::Cluster => {
-                if first.is_some() || second.is_some() {
-                    return Err(malformed(
-                        "a Cluster URL has no path (a cluster has only database 0): \
-                         redis+cluster://host:port,host:port",
-                    ));
-                }
-                Ok(Target::Cluster(nodes))
-            }
-        }
-    }
-
-    /// One server: redis-rs reads the URL, less a `ca` parameter.
-    fn single(url: &str, tls: bool) -> Result<Target, FleetError> {
-        let (base, query) = match url.split_once('?') {
-            Some((base, query)) => (base, query),
-            None => {
-                return Ok(Target::Single {
-                    url: url.to_string(),
-                    ca: None,
-                });
-            }
-        };
-        let (query, fragment) = match query.split_once('#') {
-            Some((query, fragment)) => (query, Some(fragment)),
-            None => (query, None),
-        };
-        let mut ca = None;
-        let mut kept = Vec::new();
-        for pair in query.split('&').filter(|p| !p.is_empty()) {
-            match pair.split_once('=') {
-                Some(("ca", path)) => ca = Some(pair_value(path, tls)?),
-                _ => kept.push(pair),
-            }
-        }
-        let mut url = base.to_string();
-        if !kept.is_empty() {
-            url.push('?');
-            url.push_str(&kept.join("&"));
-        }
-        if let Some(fragment) = fragment {
-            url.push('#');
-            url.push_str(fragment);
-        }
-        Ok(Target::Single { url, ca })
-    }
-}
-
-/// The two multi-server forms.
-#[derive(Debug, Clone, Copy)]
-enum Form {
-    Sentinel,
-    Cluster,
-}
-
-/// The `ca` parameter of a Sentinel or Cluster URL's query, the only one there is.
-fn ca_parameter(query: Option<&str>, tls: bool) -> Result<Option<String>, FleetError> {
-    let mut ca = None;
-    for pair in query
-        .into_iter()
-        .flat_map(|q| q.split('&'))
-        .filter(|p| !p.is_empty())
-    {
-        match pair.split_once('=') {
-            Some(("ca", path)) => ca = Some(pair_value(path, tls)?),
-            _ => {
-                let name = pair.split_once('=').map_or(pair, |(name, _)| name);
-                return Err(malformed(format_args!(
-                    "unknown parameter {name:?} (the only one is `ca`, with rediss+...)"
-                )));
-            }
-        }
-    }
-    Ok(ca)
-}
-
-/// The path of a `ca` parameter, which only a TLS URL may have.
-fn pair_value(path: &str, tls: bool) -> Result<String, FleetError> {
-    if !tls {
-        return Err(malformed(
-            "a `ca` file is for TLS: use rediss://, rediss+sentinel:// or rediss+cluster://",
-        ));
-    }
-    let path = decode(path, "ca path")?;
-    if path.is_empty() {
-        return Err(malformed("the `ca` parameter names no file"));
-    }
-    Ok(path)
-}
-
-fn decode(text: &str, what: &str) -> Result<String, FleetError> {
-    percent_encoding::percent_decode_str(text)
-        .decode_utf8()
-        .map(|decoded| decoded.into_owned())
-        .map_err(|_| malformed(format_args!("the {what} is not UTF-8 once percent-decoded")))
-}
-
-/// `host[:port]` or `[ipv6][:port]`.
-fn parse_host(text: &str, default_port: u16) -> Result<Host, FleetError> {
-    let (name, port) = if let Some(bracketed) = text.strip_prefix('[') {
-        let Some((name, after)) = bracketed.split_once(']') else {
-            return Err(malformed(format_args!("unclosed `[` in host {text:?}")));
-        };
-        let port = match after {
-            "" => None,
-            _ => match after.strip_prefix(':') {
-                Some(port) => Some(port),
-                None => return Err(malformed(format_args!("host {text:?} is not host:port"))),
-            },
-        };
-        (name, port)
-    } else {
-        match text.split_once(':') {
-            Some((name, port)) => (name, Some(port)),
-            None => (text, None),
-        }
-    };
-    if name.is_empty() {
-        return Err(malformed(
-            "a host is empty (hosts are host:port, separated by commas)",
-        ));
-    }
-    if name.contains(|c: char| c.is_whitespace() || "/?#@,[]".contains(c)) {
-        return Err(malformed(format_args!("host {name:?} is not a host name")));
-    }
-    let port = match port {
-        None => default_port,
-        Some(port) => port
-            .parse::<u16>()
-            .ok()
-            .filter(|p| *p != 0)
-            .ok_or_else(|| {
-                malformed(format_args!("port {port:?} of host {name:?} is not a port"))
-            })?,
-    };
-    Ok(Host {
-        name: name.to_string(),
-        port,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{Host, Nodes, Target};
-    use crate::fleet::FleetErrorKind;
-
-    fn host(name: &str, port: u16) -> Host {
-        Host {
-            name: name.into(),
-            port,
-        }
-    }
-
-    #[test]
-    fn a_sentinel_url_names_the_sentinels_the_primary_and_the_database() {
-        let target =
-            Target::parse("rediss+sentinel://app:p%40ss@s1:26380,[::1],s3/main/2?ca=/etc/ca.pem")
-                .unwrap();
-        assert_eq!(
-            target,
-            Target::Sentinel(Nodes {
-                tls: true,
-                username: Some("app".into()),
-                password: Some("p@ss".into()),
-                hosts: vec![host("s1", 26380), host("::1", 26379), host("s3", 26379)],
-                primary: Some("main".into()),
-                db: 2,
-                ca: Some("/etc/ca.pem".into()),
-            })
-        );
-    }
-
-    #[test]
-    fn a_cluster_url_names_some_of_its_nodes() {
-        let target = Target::parse("redis+cluster://:secret@10.0.0.1:7000,10.0.0.2").unwrap();
-        assert_eq!(
-            target,
-            Target::Cluster(Nodes {
-                tls: false,
-                username: None,
-                password: Some("secret".into()),
-                hosts: vec![host("10.0.0.1", 7000), host("10.0.0.2", 6379)],
-                primary: None,
-                db: 0,
-                ca: None,
-            })
-        );
-    }
-
-    #[test]
-    fn a_single_server_url_goes_to_redis_rs_without_its_ca_parameter() {
-        assert_eq!(
-            Target::parse("redis://127.0.0.1:6379/3").unwrap(),
-            Target::Single {
-                url: "redis://127.0.0.1:6379/3".into(),
-                ca: None
-            }
-        );
-        assert_eq!(
-            Target::parse("rediss://h:6380/0?ca=%2Fetc%2Fca.pem&protocol=resp3").unwrap(),
-            Target::Single {
-                url: "rediss://h:6380/0?protocol=resp3".into(),
-                ca: Some("/etc/ca.pem".into())
-            }
-        );
-    }
-
-    #[test]
-    fn a_malformed_url_is_refused_with_its_problem_named() {
-        let table = [
-            ("127.0.0.1:6379", "no scheme"),
-            (
-                "redis+sentinal://h:1/m",
-                "unknown scheme \"redis+sentinal\"",
-            ),
-            ("redis+sentinel://h:26379", "names its primary"),
-            ("redis+sentinel://h:26379/", "names its primary"),
-            (
-                "redis+sentinel://h:26379/m/x",
-                "database \"x\" is not a number",
-            ),
-            (
-                "redis+sentinel://h:26379/m/-1",
-                "database \"-1\" is not a number",
-            ),
-            ("redis+sentinel://h:26379/m/0/x", "too many path segments"),
-            ("redis+sentinel:///m", "a host is empty"),
-            ("redis+cluster://a:7000,,b:7001", "a host is empty"),
-            ("redis+cluster://a:7000,", "a host is empty"),
-            (
-                "redis+cluster://h:port",
-                "port \"port\" of host \"h\" is not a port",
-            ),
-            (
-                "redis+cluster://h:70000",
-                "port \"70000\" of host \"h\" is not a port",
-            ),
-            (
-                "redis+cluster://h:0",
-                "port \"0\" of host \"h\" is not a port",
-            ),
-            ("redis+cluster://[::1:7000", "unclosed `[`"),
-            ("redis+cluster://[::1]7000", "is not host:port"),
-            ("redis+cluster://h:7000/0", "has no path"),
-            (
-                "redis+cluster://h:7000?ca=/ca.pem",
-                "a `ca` file is for TLS",
-            ),
-            ("rediss+cluster://h:7000?ca=", "names no file"),
-            ("rediss+cluster://h:7000?tls=1", "unknown parameter \"tls\""),
-            ("rediss+cluster://h:7000#insecure", "fragment"),
-            ("redis+sentinel://u:%FF@h/m", "password is not UTF-8"),
-            ("redis://h:6379/?ca=/ca.pem", "a `ca` file is for TLS"),
-        ];
-        for (url, problem) in table {
-            let error = Target::parse(url).expect_err(url);
-            assert_eq!(error.kind, FleetErrorKind::Invalid, "{url}");
-            assert!(
-                error.message.contains(problem),
-                "{url}: {:?} does not say {problem:?}",
-                error.message
-            );
-            assert!(
-                !error.message.contains("%FF"),
-                "{url}: the URL is not repeated"
-            );
-        }
-    }
-
-    #[tokio::test]
-    async fn a_url_redis_rs_cannot_read_is_invalid_not_unavailable() {
-        let error = super::connect("redis://h:notaport/").await.unwrap_err();
-        assert_eq!(error.kind, FleetErrorKind::Invalid, "{error}");
-        let error = super::connect("rediss://127.0.0.1:1/?ca=/nonexistent/ca.pem")
-            .await
-            .unwrap_err();
-        assert_eq!(error.kind, FleetErrorKind::Invalid, "{error}");
-        assert!(error.message.contains("/nonexistent/ca.pem"), "{error}");
-    }
 }

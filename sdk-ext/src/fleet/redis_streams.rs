@@ -7,8 +7,10 @@
 //! - `{<name>}:lease`: the holder's fencing token, set with `PX` and renewed while the
 //!   holder runs;
 //! - `{<name>}:lease:fence`: a hash, `last` the last token handed out, `released` the last
-//!   token given up by its holder, and `quiet_until` (the server's clock, ms) while nobody may
-//!   take the lease after the store was found without a record of the stream.
+//!   token given up by its holder, `served_by` the run id of the server that last granted or
+//!   renewed the lease, and `quiet_until` (the server's clock, ms) while nobody may take the
+//!   lease after the store was found without a record of the stream, or with another
+//!   server's.
 //!
 //! Each operation is one Lua script: atomic, so no replica reads between another's check and
 //! write. Ids are compared as decimal text in the scripts (Lua's numbers are doubles, which
@@ -34,6 +36,11 @@
 //!   lease time. By then the old holder's renewal has failed and its hold has run out: the
 //!   new holder never hands out an event while the old one may. (A new stream pays this once:
 //!   its first consumer starts one lease time late.)
+//! - **Another server's record is no record**: a replica promoted by a failover holds the
+//!   fence it received, but maybe not the lease granted or renewed after it (replication is
+//!   asynchronous), so a fence that another server (another run id: a promoted replica, or
+//!   the same server restarted) wrote last counts as none: one quiet lease time, whatever
+//!   tokens it records. A holder that renews on the new server makes the record its own.
 //!
 //! A checkpoint the store lost is reported by the stream (`StreamNotice::CheckpointLost`), not
 //! skipped over; see [`crate::events::EventStream::save_checkpoint`].
@@ -51,8 +58,11 @@ if left ~= -2 then return {0, left, 0} end
 local t = redis.call('TIME')
 local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local lease_ms = tonumber(ARGV[1])
-if redis.call('EXISTS', KEYS[2]) == 0 then
-  redis.call('HSET', KEYS[2], 'quiet_until', string.format('%d', now_ms + lease_ms))
+local run_id = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)') or ''
+local served_by = redis.call('HGET', KEYS[2], 'served_by')
+if redis.call('EXISTS', KEYS[2]) == 0 or (served_by and served_by ~= run_id) then
+  redis.call('HSET', KEYS[2], 'quiet_until', string.format('%d', now_ms + lease_ms),
+    'served_by', run_id)
   return {0, lease_ms, 0}
 end
 local quiet = tonumber(redis.call('HGET', KEYS[2], 'quiet_until') or '0')
@@ -61,7 +71,7 @@ local previous = redis.call('HGET', KEYS[2], 'last')
 local token = tonumber(t[1]) * 1000000 + tonumber(t[2])
 if previous and tonumber(previous) >= token then token = tonumber(previous) + 1 end
 token = string.format('%d', token)
-redis.call('HSET', KEYS[2], 'last', token)
+redis.call('HSET', KEYS[2], 'last', token, 'served_by', run_id)
 redis.call('SET', KEYS[1], token, 'PX', ARGV[1])
 local released = redis.call('HGET', KEYS[2], 'released')
 local taken_over = 0
@@ -69,10 +79,15 @@ if previous and released ~= previous then taken_over = 1 end
 return {1, token, taken_over}
 "#;
 
-/// Extends the lease when it is still the caller's. `KEYS`: lease; `ARGV`: token, lease time.
+/// Extends the lease when it is still the caller's, and makes the fence this server's (the
+/// lease is held here). `KEYS`: lease, fence; `ARGV`: token, lease time.
 const RENEW: &str = r#"
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local run_id = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)') or ''
+if redis.call('HGET', KEYS[2], 'served_by') ~= run_id then
+  redis.call('HSET', KEYS[2], 'served_by', run_id)
+end
 return 1
 "#;
 
@@ -269,6 +284,7 @@ impl CheckpointStore for RedisCheckpoints {
             let mut connection = self.connection.clone();
             let held: i64 = redis::Script::new(RENEW)
                 .key(self.key("lease", &lease.name))
+                .key(format!("{}:fence", self.key("lease", &lease.name)))
                 .arg(lease.token.to_string())
                 .arg(self.millis())
                 .invoke_async(&mut connection)

@@ -13,7 +13,7 @@
 //! Included by path by `tests/fleet_faults.rs` and `benches/pacing.rs`.
 
 #[path = "redis_server.rs"]
-mod redis_server;
+pub mod redis_server;
 
 use pubapi_sdk::hooks::BoxFuture;
 use pubapi_sdk_ext::fleet::{Fleet, redis::RedisBudget};
@@ -88,6 +88,9 @@ pub struct Scenario {
     pub at: Duration,
     /// How long it lasts.
     pub lasting: Duration,
+    /// One more worker, started this long after the others (as a deploy or a CLI command
+    /// would be, inside a failover's switch).
+    pub late_worker: Option<Duration>,
 }
 
 impl Scenario {
@@ -100,7 +103,20 @@ impl Scenario {
             fault,
             at: Duration::from_secs(5),
             lasting: Duration::from_secs(6),
+            late_worker: None,
         }
+    }
+
+    /// This scenario with one more worker started at `at` from the start of the others.
+    #[allow(dead_code, reason = "used by the failover tests only")]
+    pub const fn with_late_worker(mut self, at: Duration) -> Self {
+        self.late_worker = Some(at);
+        self
+    }
+
+    /// Every worker, the late one included.
+    pub const fn all_workers(&self) -> usize {
+        self.workers + if self.late_worker.is_some() { 1 } else { 0 }
     }
 }
 
@@ -181,7 +197,7 @@ impl Outcome {
 
     /// Calls the workers were to make.
     pub fn expected(&self) -> usize {
-        self.scenario.workers * self.scenario.calls
+        self.scenario.all_workers() * self.scenario.calls
     }
 
     /// Calls that failed, or that a worker never reported, or that never arrived.
@@ -193,7 +209,7 @@ impl Outcome {
 
     /// The closest two arrivals of one worker: how far apart, and whose.
     pub fn closest_of_one_worker(&self) -> Option<(Duration, usize)> {
-        (0..self.scenario.workers)
+        (0..self.scenario.all_workers())
             .filter_map(|worker| {
                 let times: Vec<Duration> = self
                     .arrivals
@@ -278,16 +294,14 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
     reason = "used by the fault tests, not by the pacing benchmark"
 )]
 pub fn repeat(
-    name: &'static str,
-    fault: Fault,
+    scenario: Scenario,
     runs: usize,
     header: &str,
     row: impl Fn(&Outcome) -> String,
     failed: impl Fn(&Outcome) -> bool,
 ) -> (usize, Vec<String>) {
-    let scenario = Scenario::four_by_fifteen(name, fault);
     // A worker is this test alone, run again in a new process.
-    let worker_args = ["--exact", name, "--nocapture", "--test-threads=1"];
+    let worker_args = ["--exact", scenario.name, "--nocapture", "--test-threads=1"];
     let runs: usize = std::env::var("PUBAPI_FLEET_RUNS")
         .ok()
         .and_then(|runs| runs.parse().ok())
@@ -333,20 +347,30 @@ pub fn run(scenario: &Scenario, worker_args: &[&str]) -> Outcome {
     };
     let me = std::env::current_exe().expect("the path of this executable");
     let started = Instant::now();
-    let mut children: Vec<Child> = (0..scenario.workers)
-        .map(|worker| {
+    let spawn = {
+        let worker_args: Vec<String> = worker_args.iter().map(|a| a.to_string()).collect();
+        let calls = scenario.calls;
+        move |worker: usize| {
             Command::new(&me)
-                .args(worker_args)
-                .env(
-                    WORKER,
-                    format!("{worker} {} {base} {store}", scenario.calls),
-                )
+                .args(&worker_args)
+                .env(WORKER, format!("{worker} {calls} {base} {store}"))
                 .stdout(Stdio::piped())
                 .spawn()
                 .expect("a worker process")
+        }
+    };
+    let mut children: Vec<Child> = (0..scenario.workers).map(&spawn).collect();
+    let late = scenario.late_worker.map(|at| {
+        let (spawn, worker) = (spawn.clone(), scenario.workers);
+        std::thread::spawn(move || {
+            std::thread::sleep((started + at).saturating_duration_since(Instant::now()));
+            spawn(worker)
         })
-        .collect();
+    });
     let failover = apply(scenario, &mut redis, &slow, started);
+    if let Some(late) = late {
+        children.push(late.join().expect("the late worker started"));
+    }
     let deadline = started + RUN_DEADLINE;
     while Instant::now() < deadline
         && children

@@ -80,7 +80,11 @@ impl RedisServer {
             .expect("redis-server is installed (apt-get install -y redis-server)");
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(10);
-        while self.command("PING").as_deref() != Some("+PONG") {
+        // A server with a password answers that it wants one: it is up.
+        while !self
+            .command("PING")
+            .is_some_and(|reply| reply == "+PONG" || reply.starts_with("-NOAUTH"))
+        {
             assert!(Instant::now() < deadline, "redis-server did not start");
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -189,7 +193,16 @@ impl Drop for RedisServer {
 /// `redis-cli -p <port> <args>`: what it printed, or `None` when it failed or printed an
 /// error.
 fn cli(port: u16, args: &[&str]) -> Option<String> {
-    let output = Command::new("redis-cli")
+    cli_as(port, None, args)
+}
+
+/// [`cli`] with a password (`REDISCLI_AUTH`, so it is not on a command line).
+fn cli_as(port: u16, password: Option<&str>, args: &[&str]) -> Option<String> {
+    let mut command = Command::new("redis-cli");
+    if let Some(password) = password {
+        command.env("REDISCLI_AUTH", password);
+    }
+    let output = command
         .args(["-h", "127.0.0.1", "-p", &port.to_string()])
         .args(args)
         .stderr(Stdio::null())
@@ -202,9 +215,13 @@ fn cli(port: u16, args: &[&str]) -> Option<String> {
 
 /// The size of the first sorted set matching `pattern` on the server on `port`.
 fn zcard(port: u16, pattern: &str) -> Option<usize> {
-    let keys = cli(port, &["KEYS", pattern])?;
+    zcard_as(port, None, pattern)
+}
+
+fn zcard_as(port: u16, password: Option<&str>, pattern: &str) -> Option<usize> {
+    let keys = cli_as(port, password, &["KEYS", pattern])?;
     let key = keys.lines().next()?.trim();
-    cli(port, &["ZCARD", key])?.trim().parse().ok()
+    cli_as(port, password, &["ZCARD", key])?.trim().parse().ok()
 }
 
 /// Waits up to `limit` for `ready`, checking every 50 ms; returns how long it took.
@@ -242,6 +259,10 @@ pub struct SentinelSet {
     /// The first primary, then its replica.
     servers: Vec<RedisServer>,
     sentinels: Vec<(Child, u16, PathBuf)>,
+    /// The data nodes' password, when they require one.
+    data_password: Option<String>,
+    /// The sentinels' own password, when they require one.
+    sentinel_password: Option<String>,
 }
 
 #[allow(
@@ -259,19 +280,53 @@ impl SentinelSet {
     /// When `redis-server` or `redis-sentinel` is not installed, or the deployment is not
     /// ready within 20 s.
     pub fn start() -> SentinelSet {
-        let primary = RedisServer::start();
-        let replica = RedisServer::start_on(
-            free_port(),
-            vec![
-                "--replicaof".into(),
-                "127.0.0.1".into(),
-                primary.port.to_string(),
-            ],
-        );
+        Self::start_with(None, None)
+    }
+
+    /// [`Self::start`] with data nodes that require `data` as their password and sentinels
+    /// that require `sentinel` as theirs.
+    pub fn start_with_passwords(data: &str, sentinel: &str) -> SentinelSet {
+        Self::start_with(Some(data.into()), Some(sentinel.into()))
+    }
+
+    fn start_with(data_password: Option<String>, sentinel_password: Option<String>) -> SentinelSet {
+        let auth: Vec<String> = data_password
+            .iter()
+            .flat_map(|p| {
+                [
+                    "--requirepass".into(),
+                    p.clone(),
+                    "--masterauth".into(),
+                    p.clone(),
+                ]
+            })
+            .collect();
+        let primary = RedisServer::start_on(free_port(), auth.clone());
+        let mut replica_args = vec![
+            "--replicaof".into(),
+            "127.0.0.1".into(),
+            primary.port.to_string(),
+        ];
+        replica_args.extend(auth);
+        let replica = RedisServer::start_on(free_port(), replica_args);
         let mut set = SentinelSet {
             servers: vec![primary, replica],
             sentinels: Vec::new(),
+            data_password,
+            sentinel_password,
         };
+        let mut secured = String::new();
+        if let Some(password) = &set.data_password {
+            secured.push_str(&format!(
+                "sentinel auth-pass {} {password}\n",
+                Self::PRIMARY_NAME
+            ));
+        }
+        if let Some(password) = &set.sentinel_password {
+            secured.push_str(&format!(
+                "requirepass {password}\nsentinel sentinel-pass {password}\n"
+            ));
+        }
         for _ in 0..3 {
             let port = free_port();
             let dir =
@@ -285,7 +340,7 @@ impl SentinelSet {
                     "port {port}\nbind 127.0.0.1\ndir {}\n\
                      sentinel monitor {name} 127.0.0.1 {primary} 2\n\
                      sentinel down-after-milliseconds {name} 1000\n\
-                     sentinel failover-timeout {name} 3000\n",
+                     sentinel failover-timeout {name} 3000\n{secured}",
                     dir.display(),
                     name = Self::PRIMARY_NAME,
                     primary = set.servers[0].port,
@@ -306,7 +361,11 @@ impl SentinelSet {
             Duration::from_secs(20),
             || {
                 ports.iter().all(|port| {
-                    let Some(info) = cli(*port, &["SENTINEL", "MASTER", Self::PRIMARY_NAME]) else {
+                    let Some(info) = cli_as(
+                        *port,
+                        set.sentinel_password.as_deref(),
+                        &["SENTINEL", "MASTER", Self::PRIMARY_NAME],
+                    ) else {
                         return false;
                     };
                     let lines: Vec<&str> = info.lines().collect();
@@ -321,8 +380,12 @@ impl SentinelSet {
             },
         );
         wait_for("the replica is in sync", Duration::from_secs(20), || {
-            cli(set.servers[1].port, &["INFO", "replication"])
-                .is_some_and(|info| info.contains("master_link_status:up"))
+            cli_as(
+                set.servers[1].port,
+                set.data_password.as_deref(),
+                &["INFO", "replication"],
+            )
+            .is_some_and(|info| info.contains("master_link_status:up"))
         });
         set
     }
@@ -334,18 +397,33 @@ impl SentinelSet {
             .iter()
             .map(|s| format!("127.0.0.1:{}", s.1))
             .collect();
+        let credentials = self
+            .data_password
+            .as_ref()
+            .map_or(String::new(), |p| format!(":{p}@"));
+        let parameters = self
+            .sentinel_password
+            .as_ref()
+            .map_or(String::new(), |p| format!("?sentinel_password={p}"));
         format!(
-            "redis+sentinel://{}/{}",
+            "redis+sentinel://{credentials}{}/{}{parameters}",
             sentinels.join(","),
             Self::PRIMARY_NAME
         )
     }
 
+    /// The value of `key` on the server on `port` (`None` when it holds none).
+    pub fn get(&self, port: u16, key: &str) -> Option<String> {
+        let value = cli_as(port, self.data_password.as_deref(), &["GET", key])?;
+        Some(value.trim().to_string()).filter(|v| !v.is_empty())
+    }
+
     /// The port of the primary the first sentinel that answers names.
     pub fn primary_port(&self) -> Option<u16> {
         self.sentinels.iter().find_map(|s| {
-            let answer = cli(
+            let answer = cli_as(
                 s.1,
+                self.sentinel_password.as_deref(),
                 &["SENTINEL", "GET-MASTER-ADDR-BY-NAME", Self::PRIMARY_NAME],
             )?;
             answer.lines().nth(1)?.trim().parse().ok()
@@ -354,7 +432,7 @@ impl SentinelSet {
 
     /// The size of the sorted set matching `pattern` on the primary the sentinels name.
     pub fn stored(&self, pattern: &str) -> Option<usize> {
-        zcard(self.primary_port()?, pattern)
+        zcard_as(self.primary_port()?, self.data_password.as_deref(), pattern)
     }
 
     /// Kills the primary the sentinels name (SIGKILL) and returns its port.
@@ -376,8 +454,9 @@ impl SentinelSet {
     /// When no sentinel names a primary or the sentinel refuses.
     pub fn request_failover(&self) -> u16 {
         let port = self.primary_port().expect("the sentinels name a primary");
-        let answer = cli(
+        let answer = cli_as(
             self.sentinels[0].1,
+            self.sentinel_password.as_deref(),
             &["SENTINEL", "FAILOVER", Self::PRIMARY_NAME],
         );
         assert_eq!(
@@ -396,7 +475,9 @@ impl SentinelSet {
     pub fn wait_for_new_primary(&self, old: u16, limit: Duration) -> Duration {
         wait_for("a new primary", limit, || {
             self.primary_port().is_some_and(|port| {
-                port != old && cli(port, &["ROLE"]).is_some_and(|role| role.starts_with("master"))
+                port != old
+                    && cli_as(port, self.data_password.as_deref(), &["ROLE"])
+                        .is_some_and(|role| role.starts_with("master"))
             })
         })
     }

@@ -52,7 +52,7 @@ impl Memory {
 
     /// Remembers a save of `id` that found `found` in the store (under one lock): a
     /// [`StreamNotice::CheckpointLost`] to report when the store had lost what it held.
-    fn saved(&self, name: &str, found: Option<i64>, id: i64) {
+    pub(super) fn saved(&self, name: &str, found: Option<i64>, id: i64) {
         let mut memory = self.lock();
         if memory.lost(name, found).is_some() {
             memory.reported.push_back(StreamNotice::CheckpointLost {
@@ -81,7 +81,11 @@ impl EventStream {
     /// [`StreamNotice::CheckpointLost`] next.
     ///
     /// # Errors
-    /// [`FleetError`] when the store fails; the stream goes on, and the next save catches up.
+    /// [`FleetError`] when the store cannot be reached: the stream hands out nothing more
+    /// until the checkpoint is stored (it tries again itself, before its next item), so a
+    /// holder that cannot save never runs ahead of what a holder after it would resume from;
+    /// a store that stays unreachable for the lease time is a lost lease
+    /// ([`StreamNotice::LeaseLost`]).
     /// [`FleetErrorKind::LeaseLost`] when another consumer holds the stream now: the stream
     /// says [`StreamNotice::LeaseLost`] next and hands out nothing more until it holds it
     /// again.
@@ -94,13 +98,18 @@ impl EventStream {
         match store.save(lease, id).await {
             Ok(found) => {
                 self.memory.saved(name, found, id);
+                if let Some(watch) = &self.watch {
+                    watch.saved(id);
+                }
                 Ok(())
             }
             Err(e) => {
-                if let Some(watch) = &self.watch
-                    && e.kind == FleetErrorKind::LeaseLost
-                {
-                    watch.lose();
+                if let Some(watch) = &self.watch {
+                    match e.kind {
+                        FleetErrorKind::LeaseLost => watch.lose(),
+                        FleetErrorKind::Unavailable => watch.save_failed(id),
+                        _ => {}
+                    }
                 }
                 Err(e)
             }

@@ -10,9 +10,17 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 /// Until when a lease is held: set when it is taken, moved on by each renewal, cleared when
-/// it is lost.
+/// it is lost; and the checkpoint a save could not store, while there is one (the stream
+/// hands out nothing until it is stored: see `Walker::keep_lease`).
 #[derive(Debug)]
-pub(super) struct LeaseWatch(std::sync::Mutex<Hold>);
+pub(super) struct LeaseWatch(std::sync::Mutex<Watched>);
+
+/// What a [`LeaseWatch`] holds, behind its one lock.
+#[derive(Debug)]
+struct Watched {
+    hold: Hold,
+    unsaved: Option<i64>,
+}
 
 /// How long a lease is held.
 #[derive(Debug, Clone, Copy)]
@@ -27,31 +35,62 @@ pub(super) enum Hold {
 
 impl LeaseWatch {
     pub(super) fn new(hold: Hold) -> LeaseWatch {
-        LeaseWatch(std::sync::Mutex::new(hold))
+        LeaseWatch(std::sync::Mutex::new(Watched {
+            hold,
+            unsaved: None,
+        }))
     }
 
-    fn hold(&self) -> std::sync::MutexGuard<'_, Hold> {
+    fn watched(&self) -> std::sync::MutexGuard<'_, Watched> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub(super) fn holds(&self) -> bool {
-        match *self.hold() {
+        match self.watched().hold {
             Hold::Until(until) => Instant::now() < until,
             Hold::UntilReleased => true,
             Hold::Lost => false,
         }
     }
 
+    /// When the hold runs out unless renewed (`None`: it does not, or it is lost).
+    pub(super) fn until(&self) -> Option<Instant> {
+        match self.watched().hold {
+            Hold::Until(until) => Some(until),
+            Hold::UntilReleased | Hold::Lost => None,
+        }
+    }
+
     /// Renewed: held until `until` (a lost lease stays lost).
     fn extend(&self, until: Instant) {
-        let mut hold = self.hold();
-        if let Hold::Until(before) = *hold {
-            *hold = Hold::Until(before.max(until));
+        let mut watched = self.watched();
+        if let Hold::Until(before) = watched.hold {
+            watched.hold = Hold::Until(before.max(until));
         }
     }
 
     pub(super) fn lose(&self) {
-        *self.hold() = Hold::Lost;
+        self.watched().hold = Hold::Lost;
+    }
+
+    /// A save of checkpoint `id` could not reach the store: nothing more is handed out until
+    /// it (or a later one) is stored.
+    pub(super) fn save_failed(&self, id: i64) {
+        let mut watched = self.watched();
+        watched.unsaved = Some(watched.unsaved.map_or(id, |unsaved| unsaved.max(id)));
+    }
+
+    /// Checkpoint `id` is stored: one that failed before it is no longer owed.
+    pub(super) fn saved(&self, id: i64) {
+        let mut watched = self.watched();
+        if watched.unsaved.is_some_and(|unsaved| unsaved <= id) {
+            watched.unsaved = None;
+        }
+    }
+
+    /// The checkpoint a save could not store, while there is one.
+    pub(super) fn unsaved(&self) -> Option<i64> {
+        self.watched().unsaved
     }
 }
 

@@ -301,8 +301,13 @@ impl Walker {
         let (store, name) = self.checkpoints.clone()?;
         loop {
             if let Some(lease) = &self.lease {
-                if self.watch.as_ref().is_some_and(|watch| watch.holds()) {
-                    return None;
+                if let Some(watch) = self.watch.clone()
+                    && watch.holds()
+                {
+                    match self.owed_save(&store, &name, &watch).await {
+                        ControlFlow::Continue(()) => continue,
+                        ControlFlow::Break(item) => return item,
+                    }
                 }
                 let token = lease.token;
                 tracing::warn!(stream = %name, token, "the event stream's lease passed to another consumer: standing by");
@@ -363,6 +368,50 @@ impl Walker {
                     self.next_try = retry.map(|wait| Instant::now() + wait);
                     return Some(Err(Error::Checkpoint(e)));
                 }
+            }
+        }
+    }
+
+    /// While the lease is held: stores the checkpoint a save could not store, before
+    /// anything more is handed out. `Break(None)` when nothing is owed (or it is stored now),
+    /// `Break(Some(error))` when the store holds no checkpoint there, `Continue` to look at
+    /// the lease again (lost, or the store still unreachable after a short wait, within the
+    /// hold).
+    async fn owed_save(
+        &mut self,
+        store: &Arc<dyn CheckpointStore>,
+        name: &str,
+        watch: &LeaseWatch,
+    ) -> ControlFlow<Option<Result<StreamItem, Error>>> {
+        let (Some(id), Some(lease)) = (watch.unsaved(), &self.lease) else {
+            return ControlFlow::Break(None);
+        };
+        match store.save(lease, id).await {
+            Ok(found) => {
+                self.memory.saved(name, found, id);
+                watch.saved(id);
+                ControlFlow::Break(None)
+            }
+            Err(e) if e.kind == FleetErrorKind::LeaseLost => {
+                watch.lose();
+                ControlFlow::Continue(())
+            }
+            Err(e) if e.kind == FleetErrorKind::Unavailable => {
+                // Asked again soon, but never past the hold: a store unreachable for the
+                // lease time is a lease lost.
+                let lease_time = lease.expires_in.unwrap_or(Duration::from_secs(1));
+                let mut at = Instant::now()
+                    + (lease_time / 10).clamp(Duration::from_millis(50), Duration::from_secs(1));
+                if let Some(until) = watch.until() {
+                    at = at.min(until);
+                }
+                tracing::debug!(stream = %name, %e, "the checkpoint is not stored yet; nothing more is handed out until it is");
+                tokio::time::sleep_until(at).await;
+                ControlFlow::Continue(())
+            }
+            Err(e) => {
+                self.store_failed(&e);
+                ControlFlow::Break(Some(Err(Error::Checkpoint(e))))
             }
         }
     }
