@@ -85,8 +85,22 @@
 //!   lease time loses it, and a standby takes over within the lease time and a fifth. Redis
 //!   that loses its data (a flush, a restart without persistence, a failover to a replica
 //!   that had not received the last writes) hands out no token twice and never gives the
-//!   stream to two holders: the first acquisition after the loss waits one lease time, by
-//!   which the old holder has found its lease gone and stopped (see `fleet::redis`).
+//!   stream to two holders: the first acquisition after the loss, or on a server that did
+//!   not record the stream itself (a promoted replica), waits one lease time, by which the
+//!   old holder has found its lease gone and stopped (see `fleet::redis`).
+//!
+//! A holder hands out an event only while its hold has a third of the lease time left (its
+//! own clock, counted from before each renewal was sent, so it ends before the store's
+//! lease): **a handler that ends within a third of the lease time never overlaps another
+//! consumer's**, however late a renewal comes (the stream waits for it before the next
+//! event). A holder whose save cannot reach the store hands out nothing more until the
+//! checkpoint is stored (it tries again itself), and loses the lease when the store stays
+//! away for the lease time. Checked by exploring the protocol (`tests/fleet_sim.rs`: 2,000
+//! seeded runs of 2 to 4 consumers, killed, stopped and started late, through every fault
+//! of the store: never two consumers inside a handler, tokens only growing, nothing
+//! skipped, and with the store's data kept at most one event handled again per change of
+//! holder) and on real servers (`tests/events.rs`, `tests/fleet_redis.rs`,
+//! `tests/fleet_replicated.rs`).
 //! - [`FileCheckpoints`]: an OS advisory lock on a lock file beside the checkpoint file
 //!   (`<file>.lock`), so two processes on one machine never both consume through one file. The
 //!   second stands by and takes over within a second of the first one ending; the OS frees

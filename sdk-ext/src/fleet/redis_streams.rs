@@ -85,7 +85,7 @@ const RENEW: &str = r#"
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 local run_id = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)') or ''
-if redis.call('HGET', KEYS[2], 'served_by') ~= run_id then
+if redis.call('EXISTS', KEYS[2]) == 1 and redis.call('HGET', KEYS[2], 'served_by') ~= run_id then
   redis.call('HSET', KEYS[2], 'served_by', run_id)
 end
 return 1

@@ -304,6 +304,19 @@ impl Walker {
                 if let Some(watch) = self.watch.clone()
                     && watch.holds()
                 {
+                    // A handler may take a third of the lease time: nothing is handed out
+                    // with less of the hold left (a renewal late or failing), so no handler
+                    // outlasts the hold, which ends before the store's lease does. Until
+                    // the renewal comes in or the hold runs out, nothing is handed out.
+                    let guard = lease.expires_in.map(|lease_time| lease_time / 3);
+                    if let (Some(guard), Some(until)) = (guard, watch.until()) {
+                        let now = Instant::now();
+                        if until.saturating_duration_since(now) < guard {
+                            let look = (guard / 8).max(Duration::from_millis(5));
+                            tokio::time::sleep_until(until.min(now + look)).await;
+                            continue;
+                        }
+                    }
                     match self.owed_save(&store, &name, &watch).await {
                         ControlFlow::Continue(()) => continue,
                         ControlFlow::Break(item) => return item,

@@ -15,6 +15,7 @@
 pub mod rng;
 pub mod server;
 pub mod store;
+pub mod streams;
 
 use pubapi_sdk_ext::fleet::Fleet;
 use pubapi_sdk_ext::limits::{Budget, LimitClass, Limits};
@@ -109,6 +110,56 @@ pub enum Fault {
     },
 }
 
+impl Fault {
+    /// A fault of any kind, drawn from `rng`.
+    fn draw(rng: &mut Rng) -> Fault {
+        match rng.range(0, 7) {
+            0 => Fault::Down(millis(rng, 200, 8_000)),
+            1 => Fault::Pause(millis(rng, 200, 8_000)),
+            2 => Fault::Slow(millis(rng, 1_000, 10_000)),
+            3 => Fault::Restart {
+                down: millis(rng, 100, 3_000),
+                keep_data: rng.chance(50),
+            },
+            4 => Fault::Flush,
+            _ => Fault::Failover {
+                electing: millis(rng, 100, 3_000),
+                lag: millis(rng, 0, 2_000),
+                clock_offset_us: rng.range(0, 200_001) as i64 - 100_000,
+            },
+        }
+    }
+
+    /// Whether the store loses (some of) its data: flushed, restarted empty, failed over.
+    fn loses_data(&self) -> bool {
+        matches!(
+            self,
+            Fault::Flush
+                | Fault::Restart {
+                    keep_data: false,
+                    ..
+                }
+                | Fault::Failover { .. }
+        )
+    }
+}
+
+/// Does `fault` to the store, now.
+fn apply_fault(store: &Store, fault: Fault) {
+    match fault {
+        Fault::Down(d) => store.down_for(d),
+        Fault::Pause(d) => store.pause_for(d),
+        Fault::Slow(d) => store.slow_for(d),
+        Fault::Restart { down, keep_data } => store.restart(down, keep_data),
+        Fault::Flush => store.flush(),
+        Fault::Failover {
+            electing,
+            lag,
+            clock_offset_us,
+        } => store.fail_over(electing, lag, clock_offset_us),
+    }
+}
+
 /// Everything a seed decides.
 #[derive(Debug, Clone)]
 pub struct Scenario {
@@ -172,22 +223,7 @@ impl Scenario {
         let faults = (0..rng.range(0, 3))
             .map(|_| {
                 let at = millis(&mut rng, 500, 30_000);
-                let fault = match rng.range(0, 7) {
-                    0 => Fault::Down(millis(&mut rng, 200, 8_000)),
-                    1 => Fault::Pause(millis(&mut rng, 200, 8_000)),
-                    2 => Fault::Slow(millis(&mut rng, 1_000, 10_000)),
-                    3 => Fault::Restart {
-                        down: millis(&mut rng, 100, 3_000),
-                        keep_data: rng.chance(50),
-                    },
-                    4 => Fault::Flush,
-                    _ => Fault::Failover {
-                        electing: millis(&mut rng, 100, 3_000),
-                        lag: millis(&mut rng, 0, 2_000),
-                        clock_offset_us: rng.range(0, 200_001) as i64 - 100_000,
-                    },
-                };
-                (at, fault)
+                (at, Fault::draw(&mut rng))
             })
             .collect();
         let send_stall = if rng.chance(50) {
@@ -516,30 +552,10 @@ async fn run_on_paused_clock(scenario: Scenario, broken: Broken) -> Outcome {
         let (store, log, trace) = (Arc::clone(&store), Arc::clone(&log), trace.clone());
         faults.push(tokio::spawn(async move {
             tokio::time::sleep_until(started + at).await;
-            let loses_data = matches!(
-                fault,
-                Fault::Flush
-                    | Fault::Restart {
-                        keep_data: false,
-                        ..
-                    }
-                    | Fault::Failover { .. }
-            );
-            if loses_data {
+            if fault.loses_data() {
                 log.lock().unwrap().losses.push(trace.elapsed());
             }
-            match fault {
-                Fault::Down(d) => store.down_for(d),
-                Fault::Pause(d) => store.pause_for(d),
-                Fault::Slow(d) => store.slow_for(d),
-                Fault::Restart { down, keep_data } => store.restart(down, keep_data),
-                Fault::Flush => store.flush(),
-                Fault::Failover {
-                    electing,
-                    lag,
-                    clock_offset_us,
-                } => store.fail_over(electing, lag, clock_offset_us),
-            }
+            apply_fault(&store, fault);
         }));
     }
 

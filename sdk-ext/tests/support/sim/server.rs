@@ -88,6 +88,9 @@ impl SortedSet {
 pub struct Data {
     sets: HashMap<String, SortedSet>,
     strings: HashMap<String, String>,
+    /// The keys of each event stream's checkpoint and lease, by stream name (see
+    /// [`super::streams`]).
+    pub streams: HashMap<String, super::streams::StreamKeys>,
 }
 
 /// One Redis server: its data and its run id (new at every start).

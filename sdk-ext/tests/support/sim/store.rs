@@ -310,7 +310,7 @@ impl ModelBudget {
     /// One command: to the server after the way there, run on the server's clock, back after
     /// the way back (held in order while the store is slow), within the response timeout.
     /// The command runs on the server whether or not the answer is still awaited.
-    async fn round_trip<T: Send + 'static>(
+    pub async fn round_trip<T: Send + 'static>(
         &self,
         command: impl FnOnce(&mut Server, i64) -> T + Send + 'static,
     ) -> Result<T, FleetError> {
