@@ -415,3 +415,115 @@ async fn sentinels_with_their_own_password_serve_the_budget_the_stream_and_dedup
     let (moved_after, _) = saves_through_a_requested_failover(&set).await;
     assert!(moved_after < Duration::from_secs(8), "{moved_after:?}");
 }
+
+/// A stream's lease on a Redis Cluster through the failover of the primary that holds the
+/// stream's slot, a holder renewing every 200 ms and a standby asking. Killed: the standby
+/// gets the stream only once the holder's hold has ended (its last renewal that went
+/// through, asked a lease time before), the holder renews nothing after that, and the token
+/// grows. Requested of its replica (which catches up first): the holder keeps the stream,
+/// the standby waits, and takes it at once when the holder releases it.
+async fn one_holder_on_a_cluster_through(kill: bool) {
+    use fleet_run::redis_server::RedisCluster;
+    use pubapi_sdk_ext::fleet::redis::RedisCheckpoints;
+    use pubapi_sdk_ext::fleet::{Acquired, CheckpointStore};
+    use std::time::Instant;
+    let mut cluster = tokio::task::block_in_place(RedisCluster::start);
+    let lease_time = Duration::from_millis(1_500);
+    let connect = || async {
+        RedisCheckpoints::connect(&cluster.url())
+            .await
+            .expect("the cluster")
+            .lease_time(lease_time)
+    };
+    let (holder, standby) = (connect().await, connect().await);
+    let lease = loop {
+        match holder.acquire("s").await.expect("an answer") {
+            Acquired::Lease(lease) => break lease,
+            Acquired::Busy { retry_in } => tokio::time::sleep(retry_in).await,
+        }
+    };
+    holder.save(&lease, 5).await.expect("a save");
+    let primary = tokio::task::block_in_place(|| cluster.primary_holding("pubapi:{s}:*"))
+        .expect("a primary holds the stream's keys");
+    let faulted = Instant::now();
+    tokio::task::block_in_place(|| {
+        if kill {
+            cluster.kill(primary);
+        } else {
+            let replica = cluster.replica_of(primary).expect("its replica");
+            cluster.request_failover(replica);
+        }
+        cluster.wait_for_three_primaries(Duration::from_secs(30));
+    });
+    if !kill {
+        // A requested failover loses nothing: the new primary has the lease, the holder's
+        // renewals go on there and make the record its own, and the standby waits.
+        let until = Instant::now() + lease_time * 3;
+        let mut renewed = 0;
+        while Instant::now() < until {
+            if let Ok(true) = holder.renew(&lease).await {
+                renewed += 1;
+            }
+            assert!(
+                matches!(
+                    standby.acquire("s").await,
+                    Ok(Acquired::Busy { .. }) | Err(_)
+                ),
+                "the standby took the stream from a holder that renews"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        assert!(renewed >= 10, "{renewed} renewals went through");
+        holder.release(&lease).await.expect("a release");
+        let taken = standby.acquire("s").await.expect("an answer");
+        assert!(
+            matches!(&taken, Acquired::Lease(t) if t.token > lease.token && !t.taken_over),
+            "released to the standby at once: {taken:?}"
+        );
+        return;
+    }
+    let mut last_renewed = faulted;
+    let mut next_renewal = Instant::now();
+    let taken = loop {
+        if Instant::now() >= next_renewal {
+            let asked = Instant::now();
+            if let Ok(true) = holder.renew(&lease).await {
+                last_renewed = asked;
+            }
+            next_renewal = asked + Duration::from_millis(200);
+        }
+        if let Ok(Acquired::Lease(taken)) = standby.acquire("s").await {
+            break taken;
+        }
+        assert!(
+            faulted.elapsed() < Duration::from_secs(60),
+            "the holder kept the stream for a minute: renewals went on"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let taken_at = Instant::now();
+    assert!(
+        last_renewed + lease_time <= taken_at,
+        "taken {:?} after the holder's last renewal, within its lease time",
+        taken_at - last_renewed
+    );
+    assert!(
+        !matches!(holder.renew(&lease).await, Ok(true)),
+        "the old holder renewed after the takeover"
+    );
+    assert!(taken.token > lease.token, "{taken:?} after {lease:?}");
+    println!(
+        "killed: the standby took over {:?} after the fault",
+        taken_at - faulted
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streams_lease_on_a_cluster_has_one_holder_through_a_killed_primary() {
+    one_holder_on_a_cluster_through(true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streams_lease_on_a_cluster_has_one_holder_through_a_requested_failover() {
+    one_holder_on_a_cluster_through(false).await;
+}

@@ -580,6 +580,33 @@ impl RedisCluster {
         zcard(self.primary_holding(pattern)?, pattern)
     }
 
+    /// The port of the running replica of the primary on `port`.
+    pub fn replica_of(&self, port: u16) -> Option<u16> {
+        self.nodes
+            .iter()
+            .filter(|n| n.child.is_some() && n.port != port)
+            .find_map(|n| {
+                let role = cli(n.port, &["ROLE"])?;
+                let mut lines = role.lines();
+                (lines.next()? == "slave" && lines.nth(1)?.trim() == port.to_string())
+                    .then_some(n.port)
+            })
+    }
+
+    /// Asks the replica on `port` to take over from its primary (`CLUSTER FAILOVER`: it
+    /// catches up first).
+    ///
+    /// # Panics
+    /// When the replica refuses.
+    pub fn request_failover(&self, port: u16) {
+        let answer = cli(port, &["CLUSTER", "FAILOVER"]);
+        assert_eq!(
+            answer.as_deref().map(str::trim),
+            Some("OK"),
+            "CLUSTER FAILOVER"
+        );
+    }
+
     /// Kills the node on `port` (SIGKILL).
     pub fn kill(&mut self, port: u16) {
         if let Some(node) = self.nodes.iter_mut().find(|n| n.port == port) {
