@@ -190,6 +190,7 @@ fn errors() -> Vec<Error> {
             path: "items[2].id".into(),
             message: "invalid type: string \"abc\", expected u32".into(),
             body: RawBody::default(),
+            request_id: None,
         },
         Error::InvalidInput(InputError::Invalid {
             field: "question",

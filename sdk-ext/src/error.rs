@@ -120,6 +120,11 @@ pub enum Error {
         message: String,
         /// The whole body (its `Debug` shows only the length).
         body: RawBody,
+        /// The id of the call whose answer this body is, when the body came from a call of
+        /// a [`Client`](crate::Client) (the generated client's or an area handle's); read it
+        /// with [`Error::request_id`]. `None` for a body decoded on its own
+        /// ([`Error::decode`]).
+        request_id: Option<crate::RequestId>,
     },
     /// Input refused before anything was sent.
     InvalidInput(InputError),
@@ -304,6 +309,7 @@ impl Error {
             path,
             message,
             body: RawBody(Bytes::copy_from_slice(body)),
+            request_id: None,
         })
     }
 
@@ -354,14 +360,17 @@ impl Error {
 
     /// The id of the call this error ends ([`crate::RequestId`], sent in `x-request-id`, the
     /// same for every attempt of the call): quote it to the platform's support, find it on
-    /// the call's span. `None` for a refusal before anything was sent, or a response that did
-    /// not pass a client's policy. A call refused before a retry (its deadline, its pacer or
-    /// its token) keeps the id its sent attempts carried. When there is one, the error's
-    /// `Display` ends with it (` [request id …]`).
+    /// the call's span. Every error of a call that was sent has it: a failed answer, a
+    /// transport failure, a timeout, a refused retry, and a success whose body could not be
+    /// read ([`Error::Transport`]) or does not decode ([`Error::Decode`]). `None` for a
+    /// refusal before anything was sent, a response that did not pass a client's policy, or
+    /// a body decoded on its own. When there is one, the error's `Display` ends with it
+    /// (` [request id …]`).
     pub fn request_id(&self) -> Option<crate::RequestId> {
         match self {
             Error::Transport(e) => crate::request_id::of_transport(e),
             Error::RetryNotSent { request_id, .. } => Some(*request_id),
+            Error::Decode { request_id, .. } => *request_id,
             Error::Timeout { request_id, .. } | Error::QuotaExhausted { request_id, .. }
                 if request_id.is_some() =>
             {
@@ -378,8 +387,9 @@ impl Error {
     /// Keeps the id of the call this error answers.
     pub(crate) fn with_request_id(mut self, id: Option<crate::RequestId>) -> Self {
         let Some(id) = id else { return self };
-        if let Error::Timeout { request_id, .. } | Error::QuotaExhausted { request_id, .. } =
-            &mut self
+        if let Error::Timeout { request_id, .. }
+        | Error::QuotaExhausted { request_id, .. }
+        | Error::Decode { request_id, .. } = &mut self
         {
             *request_id = Some(id);
         }

@@ -1258,7 +1258,7 @@ struct SentCall {
 
 /// Every error of a call that was sent keeps the id all its attempts carried, in
 /// `request_id()` and at the end of its `Display`: an answer of 400 or more, a success status
-/// the spec does not document, and a retry refused on this side (no slot of its pacer in the
+/// the spec does not document, a success whose body does not decode, and a retry refused on this side (no slot of its pacer in the
 /// time left, its daily budget spent by its first attempt, no token for it).
 #[tokio::test(start_paused = true)]
 async fn every_error_of_a_call_that_was_sent_keeps_the_id_its_attempts_carried() {
@@ -1307,6 +1307,20 @@ async fn every_error_of_a_call_that_was_sent_keeps_the_id_its_attempts_carried()
             fallback: Answer::empty(202),
             setup: |b| b,
             ends_in: |e| matches!(e, Error::UnexpectedStatus(_)),
+        },
+        SentCall {
+            case: "a success whose body does not decode",
+            answers: vec![],
+            fallback: Answer::json(200, r#"{"username":7}"#),
+            setup: |b| b,
+            ends_in: |e| matches!(e, Error::Decode { path, .. } if path == "username"),
+        },
+        SentCall {
+            case: "a success whose body is empty",
+            answers: vec![],
+            fallback: Answer::empty(200),
+            setup: |b| b,
+            ends_in: |e| matches!(e, Error::Decode { message, .. } if message.contains("EOF")),
         },
         SentCall {
             case: "a retry with no slot in the time left",

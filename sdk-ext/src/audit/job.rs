@@ -120,6 +120,7 @@ pub(crate) async fn create_audit_report(
             path: "id".into(),
             message: "the 202 body has no job id".into(),
             body: Default::default(),
+            request_id: None,
         })?;
     Ok(AuditJob {
         id,
@@ -273,6 +274,7 @@ fn decode(path: &str, message: &str) -> Error {
         path: path.into(),
         message: message.into(),
         body: Default::default(),
+        request_id: None,
     }
 }
 

@@ -36,8 +36,14 @@ impl fmt::Display for Error {
                 write!(f, "timed out after {}", HumanDuration(*elapsed))?;
                 return sent_as(f, *request_id);
             }
-            Error::Decode { path, message, .. } => {
-                return write!(f, "response body does not decode at {path}: {message}");
+            Error::Decode {
+                path,
+                message,
+                request_id,
+                ..
+            } => {
+                write!(f, "response body does not decode at {path}: {message}")?;
+                return sent_as(f, *request_id);
             }
             Error::InvalidInput(e) => return write!(f, "{e}; nothing was sent"),
             Error::RetryNotSent { error, request_id } => {

@@ -583,6 +583,7 @@ fn decode_names_the_json_path_of_the_mismatch() {
         path,
         message,
         body: kept,
+        ..
     } = &e
     else {
         panic!("{e:?}")

@@ -5,6 +5,7 @@ use crate::error::{ApiError, Error, ErrorFormat, InputError, RawBody};
 use crate::limits::LimitError;
 use crate::request::failed::{FailedBody, read_capped};
 use crate::request::rejection::LocalRejection;
+use crate::request::success_body::EmptySuccess;
 use crate::verdict::EndpointKind;
 use bytes::Bytes;
 use pubapi_sdk::operations::Operation;
@@ -78,6 +79,13 @@ impl Error {
     /// sent before the refusal (on the error's URL, as a transport failure's), or a failure
     /// of the transport.
     pub(crate) fn of_reqwest(error: reqwest::Error) -> Error {
+        if let Some(empty) = EmptySuccess::in_sources(&error) {
+            // What the generated code would have said of the empty body.
+            let error = Error::decode_slice::<serde::de::IgnoredAny>(b"").err();
+            return error
+                .unwrap_or_else(|| Error::invalid_input("body", "empty"))
+                .with_request_id(empty.request_id);
+        }
         match LocalRejection::in_sources(&error) {
             Some(rejection) => {
                 Error::of_rejection(rejection.clone(), crate::request_id::of_transport(&error))
@@ -133,6 +141,7 @@ impl From<progenitor_client::Error<()>> for Error {
             Sdk::InvalidResponsePayload(body, e) => Error::Decode {
                 path: json_path_at(&body, e.line(), e.column()),
                 message: e.to_string(),
+                request_id: crate::request::success_body::id_of(&body),
                 body: RawBody(body),
             },
             Sdk::CommunicationError(e) | Sdk::ResponseBodyError(e) | Sdk::InvalidUpgrade(e) => {

@@ -69,17 +69,7 @@ impl LocalRejection {
     /// its source. reqwest makes its errors itself: this one comes from reading a body whose
     /// first read fails with the refusal.
     pub(crate) async fn into_error(self) -> reqwest::Error {
-        let failing: Box<dyn std::error::Error + Send + Sync> = Box::new(self);
-        let body =
-            reqwest::Body::wrap_stream(futures_util::stream::iter([Err::<bytes::Bytes, _>(
-                failing,
-            )]));
-        let response = reqwest::Response::from(http::Response::new(body));
-        match response.bytes().await {
-            Err(error) => error,
-            // A body whose only read fails cannot be read whole.
-            Ok(_) => unreachable!("a body whose first read fails was read"),
-        }
+        error_with_source(Box::new(self)).await
     }
 
     /// The refusal among an error's sources, if the policy refused the call.
@@ -94,6 +84,22 @@ impl LocalRejection {
             next = error.source();
         }
         None
+    }
+}
+
+/// A `reqwest::Error` whose source is `source`: for what the policy answers instead of a
+/// response. reqwest makes its errors itself: this one comes from reading a body whose first
+/// read fails with `source`.
+pub(crate) async fn error_with_source(
+    source: Box<dyn std::error::Error + Send + Sync>,
+) -> reqwest::Error {
+    let body =
+        reqwest::Body::wrap_stream(futures_util::stream::iter([Err::<bytes::Bytes, _>(source)]));
+    let response = reqwest::Response::from(http::Response::new(body));
+    match response.bytes().await {
+        Err(error) => error,
+        // A body whose only read fails cannot be read whole.
+        Ok(_) => unreachable!("a body whose first read fails was read"),
     }
 }
 

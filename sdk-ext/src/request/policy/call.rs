@@ -172,58 +172,71 @@ impl<'a> Op<'a> {
                 limiter_waited_ns: 0,
                 refreshed_token: false,
             };
-            let result = loop {
-                // In a block of its own: what an attempt leaves is gone before the wait for
-                // the next, so the future keeps no room for it during the wait.
-                let after = {
-                    let attempted = match self.try_attempt(&mut slot, &mut progress).await {
-                        // Nothing to decide: the answer goes back as it is (matched in
-                        // place, through no other step, each of which would move it again),
-                        // and the retry budget gets its refund.
-                        Ok(Attempted {
-                            result: Ok(mut response),
-                            verdict: Verdict::Success,
-                            ..
-                        }) => {
-                            self.shared.retry.succeeded();
-                            self.succeeded(&mut response);
-                            return Ok(response);
+            let later: BoxFuture<'static, _> = 'later: {
+                let result = loop {
+                    // In a block of its own: what an attempt leaves is gone before the wait for
+                    // the next, so the future keeps no room for it during the wait.
+                    let after = {
+                        let attempted = match self.try_attempt(&mut slot, &mut progress).await {
+                            // Nothing to decide: the answer goes back as it is (matched in
+                            // place, through no other step, each of which would move it again),
+                            // and the retry budget gets its refund.
+                            Ok(Attempted {
+                                result: Ok(mut response),
+                                verdict: Verdict::Success,
+                                ..
+                            }) => {
+                                self.shared.retry.succeeded();
+                                self.succeeded(&mut response);
+                                if crate::request::success_body::is_decoded(
+                                    self.operation,
+                                    &response,
+                                ) {
+                                    // Boxed, and awaited out of the loop: the call's future
+                                    // keeps no room for the read, nor for the attempt's
+                                    // leftovers during it.
+                                    let id = RequestId::of_header(&self.request_id);
+                                    break 'later Box::pin(read_success(response, id));
+                                }
+                                return Ok(response);
+                            }
+                            Ok(attempted) => attempted,
+                            Err(rejection) => break Err(rejection),
+                        };
+                        let next = if self.wants_fresh_token(&attempted, &slot, &progress) {
+                            // Rare: a revoked token, whose source is asked for a fresh one.
+                            Box::pin(self.refresh_token(attempted, &mut slot, &mut progress)).await
+                        } else {
+                            self.decide(attempted, &mut slot, &mut progress)
+                        };
+                        match next {
+                            Next::Return(result, verdict) => break Ok((result, verdict)),
+                            Next::Retry(after) => after,
                         }
-                        Ok(attempted) => attempted,
-                        Err(rejection) => break Err(rejection),
                     };
-                    let next = if self.wants_fresh_token(&attempted, &slot, &progress) {
-                        // Rare: a revoked token, whose source is asked for a fresh one.
-                        Box::pin(self.refresh_token(attempted, &mut slot, &mut progress)).await
-                    } else {
-                        self.decide(attempted, &mut slot, &mut progress)
-                    };
-                    match next {
-                        Next::Return(result, verdict) => break Ok((result, verdict)),
-                        Next::Retry(after) => after,
-                    }
+                    tracing::debug!(
+                        parent: &self.span,
+                        after_ms = after.as_millis() as u64,
+                        "retrying"
+                    );
+                    // Boxed, like every wait off the path of a free slot.
+                    Box::pin(tokio::time::sleep(after)).await;
+                    progress.waited_ns = progress.waited_ns.saturating_add(nanos(after));
                 };
-                tracing::debug!(
-                    parent: &self.span,
-                    after_ms = after.as_millis() as u64,
-                    "retrying"
-                );
-                // Boxed, like every wait off the path of a free slot.
-                Box::pin(tokio::time::sleep(after)).await;
-                progress.waited_ns = progress.waited_ns.saturating_add(nanos(after));
-            };
-            // A refusal before a retry ends a call that was sent: its error keeps the id,
-            // on the URL of the request it would have sent again.
-            let sent = match (&result, &slot) {
-                (Err(_), Outgoing::Request(request)) if progress.attempt > 1 => {
-                    Some(request.url().clone())
+                // A refusal before a retry ends a call that was sent: its error keeps the id,
+                // on the URL of the request it would have sent again.
+                let sent = match (&result, &slot) {
+                    (Err(_), Outgoing::Request(request)) if progress.attempt > 1 => {
+                        Some(request.url().clone())
+                    }
+                    _ => None,
+                };
+                match self.finish(result, sent) {
+                    Finished::Done(result) => return result,
+                    Finished::Later(later) => later,
                 }
-                _ => None,
             };
-            match self.finish(result, sent) {
-                Finished::Done(result) => result,
-                Finished::Later(later) => later.await,
-            }
+            later.await
         }
     }
 
@@ -377,7 +390,7 @@ impl Op<'_> {
     /// A status the spec does not document becomes the generated code's unexpected answer,
     /// and then an error: it keeps the call's id too.
     pub(super) fn keep_id_if_undocumented(&self, response: &mut reqwest::Response) {
-        if !documents(self.operation, response.status())
+        if documented(self.operation, response.status()).is_none()
             && let Some(id) = RequestId::of_header(&self.request_id)
         {
             response.extensions_mut().insert(id);
@@ -385,8 +398,11 @@ impl Op<'_> {
     }
 }
 
-/// Whether the spec documents `status` as an answer of `operation`.
-pub(super) fn documents(operation: &'static Operation, status: http::StatusCode) -> bool {
+/// The response the spec documents as `operation`'s answer of `status`, if it does.
+pub(crate) fn documented(
+    operation: &'static Operation,
+    status: http::StatusCode,
+) -> Option<&'static pubapi_sdk::operations::Response> {
     // Three digits compared as bytes: cheaper than the status's text, on every call.
     let code = status.as_u16();
     let digits = [
@@ -398,7 +414,72 @@ pub(super) fn documents(operation: &'static Operation, status: http::StatusCode)
     operation
         .responses
         .iter()
-        .any(|response| matches!(response.status.as_bytes(), &[a, b, c] if [a, b, c] == digits))
+        .find(|response| matches!(response.status.as_bytes(), &[a, b, c] if [a, b, c] == digits))
+}
+
+/// Reads a success body the generated code decodes (see
+/// [`success_body`](crate::request::success_body)), and hands the answer back with the body
+/// tied to the call's id `id`; a read that fails is the call's transport failure, with the id
+/// on its URL, as any other; an empty body is the decode failure it will be, with the id.
+async fn read_success(
+    mut response: reqwest::Response,
+    id: Option<RequestId>,
+) -> reqwest::Result<reqwest::Response> {
+    use crate::request::success_body::{EmptySuccess, tag};
+    let url = response.url().clone();
+    let (status, version) = (response.status(), response.version());
+    let headers = std::mem::take(response.headers_mut());
+    let extensions = std::mem::take(response.extensions_mut());
+    let body = match read_whole(&mut response).await {
+        Ok(body) => body,
+        Err(error) => {
+            let error = error.with_url(url);
+            return Err(match id {
+                Some(id) => crate::request_id::mark(error, id),
+                None => error,
+            });
+        }
+    };
+    if body.is_empty() {
+        return Err(EmptySuccess { request_id: id }.into_error().await);
+    }
+    let body = match id {
+        Some(id) => tag(body, id),
+        None => body,
+    };
+    use reqwest::ResponseBuilderExt;
+    let mut rebuilt = http::Response::builder()
+        .url(url)
+        .body(body)
+        .unwrap_or_default();
+    *rebuilt.status_mut() = status;
+    *rebuilt.version_mut() = version;
+    *rebuilt.headers_mut() = headers;
+    rebuilt.extensions_mut().extend(extensions);
+    Ok(reqwest::Response::from(rebuilt))
+}
+
+/// A body read whole: its one chunk as it came, or the chunks joined.
+async fn read_whole(response: &mut reqwest::Response) -> reqwest::Result<bytes::Bytes> {
+    let Some(first) = response.chunk().await? else {
+        return Ok(bytes::Bytes::new());
+    };
+    let Some(second) = response.chunk().await? else {
+        return Ok(first);
+    };
+    let announced = response.content_length().unwrap_or(0);
+    // What the head announces, up to 16 MiB: a length is no promise.
+    let mut body = Vec::with_capacity(
+        usize::try_from(announced.min(1 << 24))
+            .unwrap_or(0)
+            .max(first.len() + second.len()),
+    );
+    body.extend_from_slice(&first);
+    body.extend_from_slice(&second);
+    while let Some(chunk) = response.chunk().await? {
+        body.extend_from_slice(&chunk);
+    }
+    Ok(bytes::Bytes::from(body))
 }
 
 /// How a call ends ([`Op::finish`]): at once, or after a wait.

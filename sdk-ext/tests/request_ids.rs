@@ -1,0 +1,59 @@
+//! The request id of a call, as it arrived on the wire, on the errors of a call that was sent
+//! after its answer came: a success whose body does not decode or breaks off. Real sockets.
+
+use pubapi_sdk_ext::prelude::*;
+use pubapi_sdk_ext::{Client, Error, SecretToken};
+use std::time::Duration;
+
+#[path = "support/slow_server.rs"]
+mod slow_server;
+use slow_server::{Reply, serve};
+
+fn client(base_url: &str) -> Client {
+    Client::builder()
+        .isolated_budget()
+        .base_url(base_url)
+        .token(SecretToken::try_from("t0k3n-ids").unwrap())
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_200_whose_body_does_not_decode_is_an_error_with_the_request_id_sent_on_the_wire() {
+    let (base, seen) = serve(vec![Reply::json_after(
+        Duration::ZERO,
+        200,
+        r#"{"clientId":"c1","username":7}"#,
+    )])
+    .await;
+    let client = client(&base);
+    // Through an area handle, and through the generated client with `?`'s conversion.
+    let handle = client.identity().whoami().await.unwrap_err();
+    let generated = client.sdk().whoami().send().await.map_err(Error::from);
+    for (nth, error) in [handle, generated.unwrap_err()].into_iter().enumerate() {
+        assert!(
+            matches!(&error, Error::Decode { path, .. } if path == "username"),
+            "{error:?}"
+        );
+        let sent = seen.header(nth, "x-request-id").expect("an id was sent");
+        assert_eq!(
+            error.request_id().map(|id| id.to_string()),
+            Some(sent.clone())
+        );
+        assert!(
+            error.to_string().ends_with(&format!("[request id {sent}]")),
+            "{error}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_200_whose_body_breaks_off_is_a_transport_error_with_the_request_id_sent() {
+    let mut reply = Reply::json_after(Duration::ZERO, 200, r#"{"clientId":"c1""#);
+    reply.length = 200;
+    let (base, seen) = serve(vec![reply]).await;
+    let error = client(&base).identity().whoami().await.unwrap_err();
+    assert!(matches!(&error, Error::Transport(_)), "{error:?}");
+    let sent = seen.header(0, "x-request-id").expect("an id was sent");
+    assert_eq!(error.request_id().map(|id| id.to_string()), Some(sent));
+}
