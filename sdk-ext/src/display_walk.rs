@@ -184,6 +184,8 @@ fn errors() -> Vec<Error> {
         Error::Transport(transport()),
         Error::Timeout {
             elapsed: Duration::from_secs(180),
+            bound: crate::error::TimeoutBound::Operation,
+            attempts: 2,
             request_id: None,
         },
         Error::Decode {

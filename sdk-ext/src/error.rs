@@ -104,10 +104,17 @@ pub enum Error {
     UnexpectedStatus(ApiError),
     /// No response: connection, TLS, protocol or body transfer failure.
     Transport(reqwest::Error),
-    /// The operation's deadline passed.
+    /// A bound on time ran out ([`TimeoutBound`]): the operation's deadline (the whole call,
+    /// an attempt in flight included, which is cancelled), or an attempt's bound on silence
+    /// (no answer, or no byte of its body, for that long) after the retries allowed.
     Timeout {
-        /// Time spent before giving up.
+        /// Time spent before giving up: on the call for [`TimeoutBound::Operation`], the
+        /// silence for [`TimeoutBound::Silence`].
         elapsed: Duration,
+        /// Which bound ran out.
+        bound: TimeoutBound,
+        /// How many attempts of the call were sent (0: none, the time ran out before).
+        attempts: u32,
         /// The id of the call when an attempt of it was sent before the time ran out; read
         /// it with [`Error::request_id`].
         request_id: Option<crate::RequestId>,
@@ -472,6 +479,21 @@ impl From<reqwest::Error> for Error {
 }
 
 pub use crate::verdict::ForbiddenReason;
+
+/// Which bound on time an [`Error::Timeout`] ran out of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TimeoutBound {
+    /// The operation timeout ([`CallOptions::operation_timeout`](crate::options::CallOptions::operation_timeout),
+    /// [`RetryConfig::with_operation_timeout`](crate::RetryConfig::with_operation_timeout)):
+    /// the whole call, its retries, the waits for its slots and an attempt in flight.
+    Operation,
+    /// The attempt timeout, a bound on silence
+    /// ([`ClientBuilder::attempt_timeout`](crate::ClientBuilder::attempt_timeout),
+    /// [`CallOptions::attempt_timeout`](crate::options::CallOptions::attempt_timeout)): no
+    /// answer, or no byte of its body, for that long.
+    Silence,
+}
 pub use api_error::{AiErrorCode, ApiError, ErrorMessage, RawBody};
 #[cfg(feature = "webhooks")]
 pub use endpoint::{EndpointProblem, EndpointRefused};

@@ -78,18 +78,26 @@ impl CallOptions {
         self
     }
 
-    /// How long one attempt may take, from sending to the end of its answer's body (reqwest's
-    /// per-request timeout); the client's
-    /// [`attempt_timeout`](crate::ClientBuilder::attempt_timeout), a bound on silence, still
-    /// applies. An attempt that runs out is a timeout, retried as the client's retries allow.
-    /// A [`Transport`](crate::Transport) of your own finds it in `reqwest::Request::timeout`.
+    /// How long one attempt of the view's calls may wait in silence (for its answer, then for
+    /// each read of its body), in place of the client's
+    /// [`attempt_timeout`](crate::ClientBuilder::attempt_timeout): longer or shorter. An
+    /// attempt that runs out is cancelled and retried as the client's retries allow; the call
+    /// that runs out of attempts so ends with [`Error::Timeout`](crate::Error::Timeout)
+    /// ([`TimeoutBound::Silence`](crate::error::TimeoutBound::Silence)). The SDK keeps the
+    /// bound around a [`Transport`](crate::Transport) of your own too.
     pub fn attempt_timeout(mut self, timeout: Duration) -> Self {
         self.attempt_timeout = Some(timeout);
         self
     }
 
-    /// How long a call may take, its retries and the waits for its slots included, in place
-    /// of [`RetryConfig::with_operation_timeout`](crate::RetryConfig::with_operation_timeout).
+    /// How long a call may take, its retries, the waits for its slots and an attempt in flight
+    /// included (it is cancelled when the time is up, and the call ends with
+    /// [`Error::Timeout`](crate::Error::Timeout),
+    /// [`TimeoutBound::Operation`](crate::error::TimeoutBound::Operation), the attempts made
+    /// and the request id), in place of
+    /// [`RetryConfig::with_operation_timeout`](crate::RetryConfig::with_operation_timeout). A
+    /// body the SDK hands back to be read as it comes (a CSV report) is bounded by silence
+    /// only, once its answer is in.
     pub fn operation_timeout(mut self, timeout: Duration) -> Self {
         self.operation_timeout = Some(timeout);
         self
@@ -145,7 +153,7 @@ impl CallOptions {
         self.max_attempts
     }
 
-    /// Puts the settings on a call's request: its headers and attempt timeout; answers the
+    /// Puts the settings on a call's request: its headers; answers the
     /// call's id and its header (the view's, or a new one).
     pub(crate) fn apply(&self, request: &mut reqwest::Request) -> (RequestId, HeaderValue) {
         if !self.headers.is_empty() {
@@ -153,9 +161,6 @@ impl CallOptions {
             for (name, value) in &self.headers {
                 headers.append(name.clone(), value.clone());
             }
-        }
-        if let Some(timeout) = self.attempt_timeout {
-            request.timeout_mut().get_or_insert(timeout);
         }
         match self.request_id {
             Some(id) => (id, id.header_value()),

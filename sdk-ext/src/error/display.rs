@@ -31,9 +31,23 @@ impl fmt::Display for Error {
             Error::Transport(e) => return transport(f, e),
             Error::Timeout {
                 elapsed,
+                bound,
+                attempts,
                 request_id,
             } => {
-                write!(f, "timed out after {}", HumanDuration(*elapsed))?;
+                match bound {
+                    super::TimeoutBound::Silence => write!(
+                        f,
+                        "timed out: nothing received for {} (the attempt timeout)",
+                        HumanDuration(*elapsed)
+                    )?,
+                    _ => write!(f, "timed out after {}", HumanDuration(*elapsed))?,
+                }
+                match attempts {
+                    0 => {}
+                    1 => f.write_str(", 1 attempt")?,
+                    n => write!(f, ", {n} attempts")?,
+                }
                 return sent_as(f, *request_id);
             }
             Error::Decode {

@@ -1,10 +1,11 @@
 //! Turning the generated client's results into [`Error`]: the last step of a request.
 
 use crate::error::json_path::json_path_at;
-use crate::error::{ApiError, Error, ErrorFormat, InputError, RawBody};
+use crate::error::{ApiError, Error, ErrorFormat, InputError, RawBody, TimeoutBound};
 use crate::limits::LimitError;
 use crate::request::failed::{FailedBody, read_capped};
 use crate::request::rejection::LocalRejection;
+use crate::request::silence::TimedOut;
 use crate::request::success_body::EmptySuccess;
 use crate::verdict::EndpointKind;
 use bytes::Bytes;
@@ -20,7 +21,7 @@ impl Error {
         let operation = operation_at(response.url().path());
         let status = response.status().as_u16();
         let headers = response.headers().clone();
-        let body = match read_capped(response).await {
+        let body = match read_capped(response, None).await {
             Ok(body) => body,
             Err(e) => return Error::from(e),
         };
@@ -85,6 +86,14 @@ impl Error {
             return error
                 .unwrap_or_else(|| Error::invalid_input("body", "empty"))
                 .with_request_id(empty.request_id);
+        }
+        if let Some(timed_out) = TimedOut::in_sources(&error) {
+            return Error::Timeout {
+                elapsed: timed_out.elapsed,
+                bound: timed_out.bound,
+                attempts: timed_out.attempts,
+                request_id: timed_out.request_id,
+            };
         }
         match LocalRejection::in_sources(&error) {
             Some(rejection) => {
@@ -183,6 +192,8 @@ impl From<LocalRejection> for Error {
             LocalRejection::Limit(LimitError::WouldExceedDeadline { max_wait, .. }) => {
                 Error::Timeout {
                     elapsed: max_wait,
+                    bound: TimeoutBound::Operation,
+                    attempts: 0,
                     request_id: None,
                 }
             }
@@ -195,8 +206,10 @@ impl From<LocalRejection> for Error {
                 waited,
                 error,
             },
-            LocalRejection::Deadline { elapsed } => Error::Timeout {
+            LocalRejection::Deadline { elapsed, attempts } => Error::Timeout {
                 elapsed,
+                bound: TimeoutBound::Operation,
+                attempts,
                 request_id: None,
             },
             LocalRejection::Removed {

@@ -73,6 +73,9 @@ pub(crate) struct Shared {
 pub(crate) struct Settings {
     /// Send operations past their sunset instead of refusing them.
     pub(crate) call_removed_operations: bool,
+    /// How long an attempt may wait in silence (`ClientBuilder::attempt_timeout`), unless a
+    /// view says otherwise.
+    pub(crate) attempt_timeout: Duration,
 }
 
 impl Shared {
@@ -404,7 +407,7 @@ fn in_span<F: Future>(
 
 /// `error.type` of a call that got no answer.
 fn transport_error_type(error: &reqwest::Error) -> &'static str {
-    if error.is_timeout() {
+    if error.is_timeout() || crate::request::silence::TimedOut::in_sources(error).is_some() {
         "timeout"
     } else if error.is_connect() {
         "connect"

@@ -21,6 +21,8 @@ pub(crate) enum LocalRejection {
     Deadline {
         /// Time spent on the operation so far.
         elapsed: Duration,
+        /// The attempts sent before.
+        attempts: u32,
     },
     /// The token source could not produce a token (its error kept whole).
     Token(crate::token::TokenError),
@@ -124,12 +126,13 @@ mod tests {
     async fn a_refusal_travels_as_the_source_of_an_error_without_a_status() {
         let rejection = LocalRejection::Deadline {
             elapsed: Duration::from_secs(3),
+            attempts: 1,
         };
         let error = rejection.into_error().await;
         assert_eq!(error.status(), None);
         assert!(matches!(
             LocalRejection::in_sources(&error),
-            Some(LocalRejection::Deadline { elapsed }) if *elapsed == Duration::from_secs(3)
+            Some(LocalRejection::Deadline { elapsed, .. }) if *elapsed == Duration::from_secs(3)
         ));
         let other = reqwest::Client::new().get("not a url").build().unwrap_err();
         assert!(LocalRejection::in_sources(&other).is_none());

@@ -3,11 +3,13 @@
 //! the loop of attempts ([`Op::try_op`]), the decision after each ([`Op::decide`]) and the
 //! call's end ([`Op::finish`]). One attempt itself is [`super::try_attempt`]'s.
 
+use crate::error::TimeoutBound;
 use crate::options::CallOptions;
 use crate::request::limiter::{Permit, RateLimiter};
 use crate::request::rejection::LocalRejection;
 use crate::request::replay::Replay;
 use crate::request::retry::Decision;
+use crate::request::silence::{TimedOut, chunk_within};
 use crate::request_id::RequestId;
 use crate::telemetry::{self, Ended};
 use crate::token::SecretToken;
@@ -36,6 +38,15 @@ pub(super) struct Op<'a> {
     pub(super) request_id: http::HeaderValue,
     /// The view's call settings, if it has any.
     pub(super) options: Option<&'a CallOptions>,
+}
+
+impl Op<'_> {
+    /// How long an attempt may wait in silence: the view's setting, or the client's.
+    pub(super) fn silence(&self) -> Duration {
+        self.options
+            .and_then(|options| options.attempt_timeout)
+            .unwrap_or(self.shared.settings.attempt_timeout)
+    }
 }
 
 /// `duration` in nanoseconds, saturated (584 years).
@@ -196,9 +207,15 @@ impl<'a> Op<'a> {
                                     // keeps no room for the read, nor for the attempt's
                                     // leftovers during it.
                                     let id = RequestId::of_header(&self.request_id);
-                                    break 'later Box::pin(read_success(response, id));
+                                    let within = Within {
+                                        silence: self.silence(),
+                                        deadline: progress.deadline(self.operation_timeout()),
+                                        started: progress.started,
+                                        attempts: progress.attempt,
+                                    };
+                                    break 'later Box::pin(read_success(response, id, within));
                                 }
-                                return Ok(response);
+                                return Ok(self.bound_streamed(response, progress.attempt));
                             }
                             Ok(attempted) => attempted,
                             Err(rejection) => break Err(rejection),
@@ -231,7 +248,7 @@ impl<'a> Op<'a> {
                     }
                     _ => None,
                 };
-                match self.finish(result, sent) {
+                match self.finish(result, sent, progress.attempt) {
                     Finished::Done(result) => return result,
                     Finished::Later(later) => later,
                 }
@@ -318,6 +335,7 @@ impl<'a> Op<'a> {
         &self,
         result: Result<(reqwest::Result<reqwest::Response>, Verdict), LocalRejection>,
         sent: Option<reqwest::Url>,
+        attempts: u32,
     ) -> Finished {
         let (span, operation) = (&self.span, self.operation);
         let ended = match &result {
@@ -342,10 +360,11 @@ impl<'a> Op<'a> {
         };
         telemetry::request(operation.id, ended);
         let request_id = RequestId::of_header(&self.request_id);
+        let silence = self.silence();
         match result {
             Ok((Ok(mut response), _)) if !verdict::has_error_body(response.status().as_u16()) => {
                 self.keep_id_if_undocumented(&mut response);
-                Finished::Done(Ok(response))
+                Finished::Done(Ok(self.bound_streamed(response, attempts)))
             }
             Ok((Err(error), _)) => Finished::Done(Err(match request_id {
                 Some(id) => crate::request_id::mark(error, id),
@@ -355,9 +374,10 @@ impl<'a> Op<'a> {
             failed => Finished::Later(Box::pin(async move {
                 match failed {
                     Ok((Ok(response), verdict)) => {
-                        let mut response =
-                            crate::request::failed::keep_failed_body(response, operation, verdict)
-                                .await;
+                        let mut response = crate::request::failed::keep_failed_body(
+                            response, operation, verdict, silence,
+                        )
+                        .await;
                         if let Some(id) = request_id {
                             response.extensions_mut().insert(id);
                         }
@@ -385,6 +405,20 @@ impl Op<'_> {
     pub(super) fn succeeded(&self, response: &mut reqwest::Response) {
         telemetry::request(self.operation.id, Ended::Status(response.status().as_u16()));
         self.keep_id_if_undocumented(response);
+    }
+
+    /// A body handed back to be read as it comes (a CSV report) keeps the attempt's bound on
+    /// silence on every read; an empty one needs none.
+    pub(super) fn bound_streamed(
+        &self,
+        response: reqwest::Response,
+        attempts: u32,
+    ) -> reqwest::Response {
+        if response.content_length() == Some(0) {
+            return response;
+        }
+        let id = RequestId::of_header(&self.request_id);
+        crate::request::silence::bounded(response, self.silence(), attempts, id)
     }
 
     /// A status the spec does not document becomes the generated code's unexpected answer,
@@ -420,18 +454,33 @@ pub(crate) fn documented(
 /// Reads a success body the generated code decodes (see
 /// [`success_body`](crate::request::success_body)), and hands the answer back with the body
 /// tied to the call's id `id`; a read that fails is the call's transport failure, with the id
-/// on its URL, as any other; an empty body is the decode failure it will be, with the id.
+/// on its URL, as any other; a read that runs out of time (`within`) is the timeout of the
+/// call; an empty body is the decode failure it will be, with the id.
 async fn read_success(
     mut response: reqwest::Response,
     id: Option<RequestId>,
+    within: Within,
 ) -> reqwest::Result<reqwest::Response> {
     use crate::request::success_body::{EmptySuccess, tag};
     let url = response.url().clone();
     let (status, version) = (response.status(), response.version());
     let headers = std::mem::take(response.headers_mut());
     let extensions = std::mem::take(response.extensions_mut());
-    let body = match read_whole(&mut response).await {
-        Ok(body) => body,
+    let body = match read_whole(&mut response, &within).await {
+        Ok(Ok(body)) => body,
+        Ok(Err(bound)) => {
+            let elapsed = match bound {
+                TimeoutBound::Silence => within.silence,
+                _ => within.started.elapsed(),
+            };
+            let timed_out = TimedOut {
+                bound,
+                elapsed,
+                attempts: within.attempts,
+                request_id: id,
+            };
+            return Err(timed_out.into_error().await);
+        }
         Err(error) => {
             let error = error.with_url(url);
             return Err(match id {
@@ -459,13 +508,35 @@ async fn read_success(
     Ok(reqwest::Response::from(rebuilt))
 }
 
-/// A body read whole: its one chunk as it came, or the chunks joined.
-async fn read_whole(response: &mut reqwest::Response) -> reqwest::Result<bytes::Bytes> {
-    let Some(first) = response.chunk().await? else {
-        return Ok(bytes::Bytes::new());
+/// The bounds on the read of a success body: the attempt's silence and the operation's
+/// deadline (from when the call `started`), after `attempts` attempts.
+pub(super) struct Within {
+    pub(super) silence: Duration,
+    pub(super) deadline: Instant,
+    pub(super) started: Instant,
+    pub(super) attempts: u32,
+}
+
+/// A body read whole (its one chunk as it came, or the chunks joined), or the bound that ran
+/// out first.
+async fn read_whole(
+    response: &mut reqwest::Response,
+    within: &Within,
+) -> reqwest::Result<Result<bytes::Bytes, TimeoutBound>> {
+    let next = async |response: &mut reqwest::Response| {
+        chunk_within(response, within.silence, within.deadline).await
     };
-    let Some(second) = response.chunk().await? else {
-        return Ok(first);
+    let Some(first) = (match next(response).await {
+        Ok(read) => read?,
+        Err(bound) => return Ok(Err(bound)),
+    }) else {
+        return Ok(Ok(bytes::Bytes::new()));
+    };
+    let Some(second) = (match next(response).await {
+        Ok(read) => read?,
+        Err(bound) => return Ok(Err(bound)),
+    }) else {
+        return Ok(Ok(first));
     };
     let announced = response.content_length().unwrap_or(0);
     // What the head announces, up to 16 MiB: a length is no promise.
@@ -476,10 +547,15 @@ async fn read_whole(response: &mut reqwest::Response) -> reqwest::Result<bytes::
     );
     body.extend_from_slice(&first);
     body.extend_from_slice(&second);
-    while let Some(chunk) = response.chunk().await? {
-        body.extend_from_slice(&chunk);
+    loop {
+        match next(response).await {
+            Ok(read) => match read? {
+                Some(chunk) => body.extend_from_slice(&chunk),
+                None => return Ok(Ok(bytes::Bytes::from(body))),
+            },
+            Err(bound) => return Ok(Err(bound)),
+        }
     }
-    Ok(bytes::Bytes::from(body))
 }
 
 /// How a call ends ([`Op::finish`]): at once, or after a wait.

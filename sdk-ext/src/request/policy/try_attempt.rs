@@ -4,12 +4,14 @@
 
 use super::call::{Attempted, Next, Op, Outgoing, Pace, Progress, nanos};
 use super::{in_span, record, transport_error_type};
+use crate::error::TimeoutBound;
 use crate::interceptor::{self};
 use crate::limits::ServerCounters;
 use crate::request::attempt;
 use crate::request::limiter::{Acquired, RateLimiter};
 use crate::request::rejection::LocalRejection;
 use crate::request::replay::Replay;
+use crate::request::silence::TimedOut;
 use crate::request_id::{REQUEST_ID_HEADER, RequestId};
 use crate::telemetry::{self, Ended};
 use crate::token::{SecretToken, TokenSource};
@@ -57,7 +59,11 @@ impl<'a> Op<'a> {
         // The block ends the permit and the request (both borrowed, so kept until their
         // scope ends) before the request is out: the call's future keeps no room for them
         // while it waits.
-        let sending = {
+        // The wait for the head is bounded by the attempt's silence and the operation's
+        // deadline (the body's reads are bounded where they are read: `Op::try_op`); the
+        // send is boxed with its timer, so the call's future keeps a pointer for it, not the
+        // send and a timer (which would grow it past the allocator's per-thread cache).
+        let (timed, bound) = {
             let permit = match self.pace(&limiter, left, now)? {
                 Pace::Now(permit) => permit,
                 Pace::Wait(waiting) => waiting.await.map_err(LocalRejection::Limit)?,
@@ -83,11 +89,20 @@ impl<'a> Op<'a> {
             }
             // Nothing was awaited since the permit came.
             permit.sent_in_same_poll();
-            shared.send(self.http, request, &span)
+            let (until, bound) = crate::request::silence::first_bound(
+                Instant::now(),
+                self.silence(),
+                progress.deadline(self.operation_timeout()),
+            );
+            let sending = shared.send(self.http, request, &span);
+            (Box::pin(tokio::time::timeout_at(until, sending)), bound)
         };
-        // The HTTP client's read timeout bounds the wait for the head and every read of
-        // the body (see `ClientBuilder::attempt_timeout`): no timer of our own here.
-        let mut result = sending.await;
+        let mut result = match timed.await {
+            Ok(result) => result,
+            // Rare: the attempt is cancelled (its request dropped), and ends as a
+            // timeout of the call (the deadline) or of the attempt (retried as any other).
+            Err(_) => Err(self.timed_out(bound, progress)),
+        };
         self.after_receive(&span, progress.attempt, &mut result);
         #[cfg(not(feature = "metrics"))]
         self.end_attempt(span, &result);
@@ -100,6 +115,21 @@ impl<'a> Op<'a> {
             token,
             limiter,
         })
+    }
+
+    /// The error of attempt `progress.attempt`, whose `bound` ran out before its answer.
+    fn timed_out(&self, bound: TimeoutBound, progress: &Progress) -> reqwest::Error {
+        let elapsed = match bound {
+            TimeoutBound::Silence => self.silence(),
+            _ => progress.started.elapsed(),
+        };
+        TimedOut {
+            bound,
+            elapsed,
+            attempts: progress.attempt,
+            request_id: RequestId::of_header(&self.request_id),
+        }
+        .error_now()
     }
 
     /// When attempt `progress.attempt` starts and the time it has: the first starts when the
@@ -116,6 +146,7 @@ impl<'a> Op<'a> {
         if now >= deadline {
             return Err(LocalRejection::Deadline {
                 elapsed: now - progress.started,
+                attempts: progress.attempt - 1,
             });
         }
         Ok((now, deadline - now))
