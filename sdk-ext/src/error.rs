@@ -376,12 +376,12 @@ impl Error {
     pub fn request_id(&self) -> Option<crate::RequestId> {
         match self {
             Error::Transport(e) => crate::request_id::of_transport(e),
-            Error::RetryNotSent { request_id, .. } => Some(*request_id),
-            Error::Decode { request_id, .. } => *request_id,
+            Error::RetryNotSent { request_id, .. } => Some(request_id.clone()),
+            Error::Decode { request_id, .. } => request_id.clone(),
             Error::Timeout { request_id, .. } | Error::QuotaExhausted { request_id, .. }
                 if request_id.is_some() =>
             {
-                *request_id
+                request_id.clone()
             }
             other => other.api_error().and_then(ApiError::request_id),
         }
@@ -398,7 +398,7 @@ impl Error {
         | Error::QuotaExhausted { request_id, .. }
         | Error::Decode { request_id, .. } = &mut self
         {
-            *request_id = Some(id);
+            *request_id = Some(id.clone());
         }
         if let Some(error) = self.api_error_mut() {
             error.fields.request_id = Some(id);

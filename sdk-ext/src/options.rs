@@ -153,18 +153,18 @@ impl CallOptions {
         self.max_attempts
     }
 
-    /// Puts the settings on a call's request: its headers; answers the
-    /// call's id and its header (the view's, or a new one).
-    pub(crate) fn apply(&self, request: &mut reqwest::Request) -> (RequestId, HeaderValue) {
+    /// Puts the settings on a call's request: its headers; answers the call's id (the view's,
+    /// or a new one).
+    pub(crate) fn apply(&self, request: &mut reqwest::Request) -> RequestId {
         if !self.headers.is_empty() {
             let headers = request.headers_mut();
             for (name, value) in &self.headers {
                 headers.append(name.clone(), value.clone());
             }
         }
-        match self.request_id {
-            Some(id) => (id, id.header_value()),
-            None => RequestId::next_with_header(),
+        match &self.request_id {
+            Some(id) => id.clone(),
+            None => RequestId::next_with_header().0,
         }
     }
 
@@ -194,7 +194,7 @@ impl CallOptions {
             max_attempts: newer.max_attempts.or(self.max_attempts),
             attempt_timeout: newer.attempt_timeout.or(self.attempt_timeout),
             operation_timeout: newer.operation_timeout.or(self.operation_timeout),
-            request_id: newer.request_id.or(self.request_id),
+            request_id: newer.request_id.or_else(|| self.request_id.clone()),
             headers,
         }
     }

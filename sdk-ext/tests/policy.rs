@@ -941,7 +941,7 @@ async fn a_caller_given_request_id_is_sent_on_every_attempt_and_kept_on_the_erro
             Answer::json(404, r#"{"code":"not_found","message":"no such webhook"}"#),
         );
         let view = client(&script)
-            .with_options(CallOptions::new().request_id(id))
+            .with_options(CallOptions::new().request_id(id.clone()))
             .unwrap();
         let error = view.webhooks().details("w1").await.unwrap_err();
         let seen = script.seen();
@@ -964,11 +964,11 @@ async fn a_views_request_id_goes_on_every_call_made_through_it_and_a_per_call_id
     let script = Script::new(vec![], ok_whoami());
     let client = client(&script);
     let view = client
-        .with_options(CallOptions::new().request_id(inbound))
+        .with_options(CallOptions::new().request_id(inbound.clone()))
         .unwrap();
     view.identity().whoami().await.unwrap();
     view.sdk().whoami().send().await.unwrap();
-    view.with_options(CallOptions::new().request_id(own))
+    view.with_options(CallOptions::new().request_id(own.clone()))
         .unwrap()
         .identity()
         .whoami()

@@ -57,3 +57,38 @@ async fn a_200_whose_body_breaks_off_is_a_transport_error_with_the_request_id_se
     let sent = seen.header(0, "x-request-id").expect("an id was sent");
     assert_eq!(error.request_id().map(|id| id.to_string()), Some(sent));
 }
+
+/// A caller's id of 200 visible-ASCII characters (an upstream id with a long prefix) goes on
+/// the wire byte for byte, and comes back on the call's error; one of 201 is refused when it
+/// is parsed, with a typed error, before anything could be sent.
+#[tokio::test]
+async fn a_callers_id_of_200_characters_is_sent_byte_for_byte_and_one_of_201_is_refused() {
+    use pubapi_sdk_ext::RequestId;
+    use pubapi_sdk_ext::options::CallOptions;
+    use pubapi_sdk_ext::request_id::InvalidRequestId;
+    let printable: String = ('!'..='~').collect();
+    let longest: String = printable.chars().cycle().take(200).collect();
+    let (base, seen) = serve(vec![Reply::json_after(Duration::ZERO, 404, "{}")]).await;
+    let view = client(&base)
+        .with_options(CallOptions::new().request_id(longest.parse().unwrap()))
+        .unwrap();
+    let error = view.identity().whoami().await.unwrap_err();
+    assert_eq!(
+        seen.header(0, "x-request-id").as_deref(),
+        Some(longest.as_str())
+    );
+    assert_eq!(
+        error.request_id().map(|id| id.to_string()).as_deref(),
+        Some(longest.as_str())
+    );
+
+    let too_long = format!("{longest}x");
+    assert_eq!(
+        too_long.parse::<RequestId>(),
+        Err(InvalidRequestId::TooLong {
+            length: 201,
+            max: 200
+        })
+    );
+    assert_eq!(seen.heads().len(), 1);
+}

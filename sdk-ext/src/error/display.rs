@@ -25,7 +25,9 @@ impl fmt::Display for Error {
                 resets_in,
                 error,
                 request_id,
-            } => return quota_exhausted(f, *class, *resets_in, error.as_ref(), *request_id),
+            } => {
+                return quota_exhausted(f, *class, *resets_in, error.as_ref(), request_id.as_ref());
+            }
             Error::Server(e) => ("server error", e),
             Error::UnexpectedStatus(e) => ("unexpected status", e),
             Error::Transport(e) => return transport(f, e),
@@ -48,7 +50,7 @@ impl fmt::Display for Error {
                     1 => f.write_str(", 1 attempt")?,
                     n => write!(f, ", {n} attempts")?,
                 }
-                return sent_as(f, *request_id);
+                return sent_as(f, request_id.as_ref());
             }
             Error::Decode {
                 path,
@@ -57,12 +59,12 @@ impl fmt::Display for Error {
                 ..
             } => {
                 write!(f, "response body does not decode at {path}: {message}")?;
-                return sent_as(f, *request_id);
+                return sent_as(f, request_id.as_ref());
             }
             Error::InvalidInput(e) => return write!(f, "{e}; nothing was sent"),
             Error::RetryNotSent { error, request_id } => {
                 write!(f, "{error}; the call was sent, its retry was not")?;
-                return sent_as(f, Some(*request_id));
+                return sent_as(f, Some(request_id));
             }
             Error::Checkpoint(e) => return write!(f, "event stream checkpoint: {e}"),
             Error::FleetUnavailable {
@@ -105,7 +107,7 @@ fn tail(f: &mut fmt::Formatter<'_>, e: &ApiError) -> fmt::Result {
     if let Some((text, joined)) = e.summary() {
         write!(f, ": {}", OneLine(&text, if joined { 120 } else { 80 }))?;
     }
-    sent_as(f, e.request_id())
+    sent_as(f, e.request_id().as_ref())
 }
 
 /// [`Error::Throttled`]'s line: a gateway code the SDK does not know, and when to retry.
@@ -138,7 +140,7 @@ fn quota_exhausted(
     class: Option<crate::limits::LimitClass>,
     resets_in: Option<std::time::Duration>,
     error: Option<&ApiError>,
-    request_id: Option<crate::RequestId>,
+    request_id: Option<&crate::RequestId>,
 ) -> fmt::Result {
     match class {
         Some(class) => write!(f, "daily {class} quota exhausted")?,
@@ -178,7 +180,7 @@ fn transport(f: &mut fmt::Formatter<'_>, e: &reqwest::Error) -> fmt::Result {
         "no response"
     };
     write!(f, ": {what}")?;
-    sent_as(f, crate::request_id::of_transport(e))
+    sent_as(f, crate::request_id::of_transport(e).as_ref())
 }
 
 /// [`Error::Removed`]'s line: when, and the operation to use instead.
@@ -203,7 +205,7 @@ fn removed(
 }
 
 /// The id of the call an error ends, at the end of its `Display`, when it has one.
-fn sent_as(f: &mut fmt::Formatter<'_>, id: Option<crate::RequestId>) -> fmt::Result {
+fn sent_as(f: &mut fmt::Formatter<'_>, id: Option<&crate::RequestId>) -> fmt::Result {
     match id {
         Some(id) => write!(f, " [request id {id}]"),
         None => Ok(()),

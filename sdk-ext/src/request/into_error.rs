@@ -54,7 +54,7 @@ impl Error {
                 Bytes::new(),
             ),
         };
-        error.with_request_id(response.extensions().get::<crate::RequestId>().copied())
+        error.with_request_id(response.extensions().get::<crate::RequestId>().cloned())
     }
 
     /// The error of `operation`'s failed answer, judged by its [verdict](crate::verdict) (for
@@ -85,14 +85,14 @@ impl Error {
             let error = Error::decode_slice::<serde::de::IgnoredAny>(b"").err();
             return error
                 .unwrap_or_else(|| Error::invalid_input("body", "empty"))
-                .with_request_id(empty.request_id);
+                .with_request_id(empty.request_id.clone());
         }
         if let Some(timed_out) = TimedOut::in_sources(&error) {
             return Error::Timeout {
                 elapsed: timed_out.elapsed,
                 bound: timed_out.bound,
                 attempts: timed_out.attempts,
-                request_id: timed_out.request_id,
+                request_id: timed_out.request_id.clone(),
             };
         }
         match LocalRejection::in_sources(&error) {

@@ -265,9 +265,9 @@ impl Policy {
         operation: &'static Operation,
     ) -> BoxFuture<'a, reqwest::Result<reqwest::Response>> {
         let options = self.options.as_deref();
-        let (request_id, request_id_header) = match options {
+        let request_id = match options {
             Some(options) => options.apply(&mut request),
-            None => RequestId::next_with_header(),
+            None => RequestId::next_with_header().0,
         };
         // The call's span, the logical operation: parent of one HTTP client span per attempt
         // ([`attempt`]), which has the conventions' HTTP attributes; here how the call ended
@@ -300,7 +300,7 @@ impl Policy {
             http,
             operation,
             span,
-            request_id: request_id_header,
+            request_id,
             options,
         };
         Box::pin(op.try_op(Outgoing::Request(request)))

@@ -82,7 +82,7 @@ pub(crate) fn id_of(body: &Bytes) -> Option<RequestId> {
     if body.is_empty() {
         return None;
     }
-    ids().get(&(body.as_ptr() as usize)).copied()
+    ids().get(&(body.as_ptr() as usize)).cloned()
 }
 
 /// An empty success body where the generated code decodes JSON: the decode failure it would
@@ -129,21 +129,21 @@ mod tests {
     #[test]
     fn a_tagged_body_gives_its_id_while_it_lives_and_the_entry_goes_with_it() {
         let id: RequestId = "req-tagged-body".parse().unwrap();
-        let tagged = tag(Bytes::from_static(b"{\"a\":"), id);
+        let tagged = tag(Bytes::from_static(b"{\"a\":"), id.clone());
         let copy = tagged.clone();
-        assert_eq!(id_of(&copy), Some(id));
+        assert_eq!(id_of(&copy), Some(id.clone()));
         let key = tagged.as_ptr() as usize;
         drop(tagged);
-        assert_eq!(id_of(&copy), Some(id), "a copy still lives");
+        assert_eq!(id_of(&copy), Some(id.clone()), "a copy still lives");
         drop(copy);
         assert!(!ids().contains_key(&key));
         // The same bytes tagged twice while both live: each keeps its own call's id.
         let other: RequestId = "req-other-body".parse().unwrap();
         let (first, second) = (
-            tag(Bytes::from_static(b"[1"), id),
-            tag(Bytes::from_static(b"[1"), other),
+            tag(Bytes::from_static(b"[1"), id.clone()),
+            tag(Bytes::from_static(b"[1"), other.clone()),
         );
-        assert_eq!((id_of(&first), id_of(&second)), (Some(id), Some(other)));
+        assert_eq!((id_of(&first), id_of(&second)), (Some(id), Some(other.clone())));
         drop(first);
         assert_eq!(id_of(&second), Some(other));
         // Bytes the policy did not read have no id.

@@ -34,8 +34,8 @@ pub(super) struct Op<'a> {
     pub(super) http: &'a reqwest::Client,
     pub(super) operation: &'static Operation,
     pub(super) span: tracing::Span,
-    /// The call's id, as its header: the id itself is read back from it when the call ends.
-    pub(super) request_id: http::HeaderValue,
+    /// The call's id (each attempt's header shares its text).
+    pub(super) request_id: RequestId,
     /// The view's call settings, if it has any.
     pub(super) options: Option<&'a CallOptions>,
 }
@@ -206,7 +206,7 @@ impl<'a> Op<'a> {
                                     // Boxed, and awaited out of the loop: the call's future
                                     // keeps no room for the read, nor for the attempt's
                                     // leftovers during it.
-                                    let id = RequestId::of_header(&self.request_id);
+                                    let id = Some(self.request_id.clone());
                                     let within = Within {
                                         silence: self.silence(),
                                         deadline: progress.deadline(self.operation_timeout()),
@@ -359,7 +359,7 @@ impl<'a> Op<'a> {
             }
         };
         telemetry::request(operation.id, ended);
-        let request_id = RequestId::of_header(&self.request_id);
+        let request_id = Some(self.request_id.clone());
         let silence = self.silence();
         match result {
             Ok((Ok(mut response), _)) if !verdict::has_error_body(response.status().as_u16()) => {
@@ -417,7 +417,7 @@ impl Op<'_> {
         if response.content_length() == Some(0) {
             return response;
         }
-        let id = RequestId::of_header(&self.request_id);
+        let id = Some(self.request_id.clone());
         crate::request::silence::bounded(response, self.silence(), attempts, id)
     }
 
@@ -425,7 +425,7 @@ impl Op<'_> {
     /// and then an error: it keeps the call's id too.
     pub(super) fn keep_id_if_undocumented(&self, response: &mut reqwest::Response) {
         if documented(self.operation, response.status()).is_none()
-            && let Some(id) = RequestId::of_header(&self.request_id)
+            && let Some(id) = Some(self.request_id.clone())
         {
             response.extensions_mut().insert(id);
         }

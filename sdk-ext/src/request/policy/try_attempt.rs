@@ -12,7 +12,7 @@ use crate::request::limiter::{Acquired, RateLimiter};
 use crate::request::rejection::LocalRejection;
 use crate::request::replay::Replay;
 use crate::request::silence::TimedOut;
-use crate::request_id::{REQUEST_ID_HEADER, RequestId};
+use crate::request_id::REQUEST_ID_HEADER;
 use crate::telemetry::{self, Ended};
 use crate::token::{SecretToken, TokenSource};
 use crate::transport::Transport;
@@ -127,7 +127,7 @@ impl<'a> Op<'a> {
             bound,
             elapsed,
             attempts: progress.attempt,
-            request_id: RequestId::of_header(&self.request_id),
+            request_id: Some(self.request_id.clone()),
         }
         .error_now()
     }
@@ -173,7 +173,7 @@ impl<'a> Op<'a> {
         let interceptors = &self.shared.interceptors;
         if !interceptors.is_empty() {
             let _in_span = span.enter();
-            let id = RequestId::of_header(&self.request_id);
+            let id = Some(self.request_id.clone());
             interceptor::before_send(interceptors, self.operation, attempt, id, request);
         }
     }
@@ -188,7 +188,7 @@ impl<'a> Op<'a> {
         let interceptors = &self.shared.interceptors;
         if !interceptors.is_empty() {
             let _in_span = span.enter();
-            let id = RequestId::of_header(&self.request_id);
+            let id = Some(self.request_id.clone());
             interceptor::after_receive(interceptors, self.operation, attempt, id, result);
         }
     }
@@ -198,7 +198,7 @@ impl<'a> Op<'a> {
     fn set_token_and_id(&self, request: &mut reqwest::Request, token: &SecretToken) {
         let headers = request.headers_mut();
         headers.insert(http::header::AUTHORIZATION, token.header_value());
-        headers.insert(REQUEST_ID_HEADER, self.request_id.clone());
+        headers.insert(REQUEST_ID_HEADER, self.request_id.header_value());
     }
 
     /// Ends the attempt's `span` with how `result` ended; with feature `metrics`, records the
