@@ -912,8 +912,46 @@ async fn a_per_call_option_of_no_retries_sends_an_ai_call_once_while_the_client_
     // The client's default (3 attempts): throttled, then the empty list.
     assert!(client.agents().list().await.unwrap().is_empty());
     assert_eq!(script.seen().len(), 3, "the client's call was sent twice");
-    // One budget: the view's call counts for the client too.
-    assert_eq!(client.quota(LimitClass::Ai).remaining_today, Some(100 - 3));
+    // One budget: the view's call counts for the client too, and only the answered
+    // attempt is counted (the platform does not count a throttled one).
+    assert_eq!(client.quota(LimitClass::Ai).remaining_today, Some(100 - 1));
+}
+
+/// A call the platform refused with a throttle (429, or 403 `ERR_403_DEVELOPER_OVER_QPS`)
+/// was not executed, and the platform does not count it in the day's quota: nor does the
+/// pacer. A day of 5 AI calls whose every other attempt is throttled still makes 5 calls
+/// (it once made 3: each throttled attempt ate a call of the day).
+#[tokio::test(start_paused = true)]
+async fn throttled_attempts_the_platform_did_not_count_do_not_eat_the_days_budget() {
+    let cases = [
+        Answer::empty(429).header("retry-after", "1"),
+        Answer::empty(403)
+            .header("x-gateway-error-code", "ERR_403_DEVELOPER_OVER_QPS")
+            .header("retry-after", "1"),
+    ];
+    for throttled in cases {
+        // Each call is throttled once, then answered.
+        let answers = (0..5)
+            .flat_map(|_| [throttled.clone(), Answer::json(200, "[]")])
+            .collect();
+        let script = Script::new(answers, Answer::json(200, "[]"));
+        let client = script
+            .builder()
+            .limits(Limits {
+                ai: Budget::new(None, Some(5)),
+                ..Limits::default()
+            })
+            .build()
+            .unwrap();
+        let mut done = 0;
+        for _ in 0..5 {
+            client.agents().list().await.unwrap();
+            done += 1;
+        }
+        assert_eq!(done, 5);
+        assert_eq!(client.quota(LimitClass::Ai).remaining_today, Some(0));
+        assert_eq!(script.seen().len(), 10, "5 throttled, 5 answered");
+    }
 }
 
 #[tokio::test(start_paused = true)]

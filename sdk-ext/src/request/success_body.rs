@@ -143,7 +143,10 @@ mod tests {
             tag(Bytes::from_static(b"[1"), id.clone()),
             tag(Bytes::from_static(b"[1"), other.clone()),
         );
-        assert_eq!((id_of(&first), id_of(&second)), (Some(id), Some(other.clone())));
+        assert_eq!(
+            (id_of(&first), id_of(&second)),
+            (Some(id), Some(other.clone()))
+        );
         drop(first);
         assert_eq!(id_of(&second), Some(other));
         // Bytes the policy did not read have no id.

@@ -63,11 +63,12 @@ impl<'a> Op<'a> {
         // deadline (the body's reads are bounded where they are read: `Op::try_op`); the
         // send is boxed with its timer, so the call's future keeps a pointer for it, not the
         // send and a timer (which would grow it past the allocator's per-thread cache).
-        let (timed, bound) = {
+        let (timed, bound, start) = {
             let permit = match self.pace(&limiter, left, now)? {
                 Pace::Now(permit) => permit,
                 Pace::Wait(waiting) => waiting.await.map_err(LocalRejection::Limit)?,
             };
+            let start = permit.start_id();
             let Some(mut request) = slot.take_request() else {
                 unreachable!("`try_op` puts the request back before every attempt")
             };
@@ -95,7 +96,11 @@ impl<'a> Op<'a> {
                 progress.deadline(self.operation_timeout()),
             );
             let sending = shared.send(self.http, request, &span);
-            (Box::pin(tokio::time::timeout_at(until, sending)), bound)
+            (
+                Box::pin(tokio::time::timeout_at(until, sending)),
+                bound,
+                start,
+            )
         };
         let mut result = match timed.await {
             Ok(result) => result,
@@ -109,6 +114,10 @@ impl<'a> Op<'a> {
         #[cfg(feature = "metrics")]
         self.end_attempt(span, &result, sent);
         let verdict = self.judge(&result, &limiter);
+        if let Verdict::Throttled { .. } = verdict {
+            // Refused before it was executed: the platform did not count it.
+            limiter.not_counted(self.operation.limit_class, start);
+        }
         Ok(Attempted {
             result,
             verdict,
