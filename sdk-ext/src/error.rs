@@ -130,8 +130,9 @@ pub enum Error {
         /// The id of the call whose answer this body is, when the body came from a call of
         /// a [`Client`](crate::Client) (the generated client's or an area handle's); read it
         /// with [`Error::request_id`]. `None` for a body decoded on its own
-        /// ([`Error::decode`]).
-        request_id: Option<crate::RequestId>,
+        /// ([`Error::decode`]). Boxed: it is rare, and every [`Error`] (and every error that
+        /// holds one) stays as small as before.
+        request_id: Option<Box<crate::RequestId>>,
     },
     /// Input refused before anything was sent.
     InvalidInput(InputError),
@@ -377,7 +378,7 @@ impl Error {
         match self {
             Error::Transport(e) => crate::request_id::of_transport(e),
             Error::RetryNotSent { request_id, .. } => Some(request_id.clone()),
-            Error::Decode { request_id, .. } => request_id.clone(),
+            Error::Decode { request_id, .. } => request_id.as_deref().cloned(),
             Error::Timeout { request_id, .. } | Error::QuotaExhausted { request_id, .. }
                 if request_id.is_some() =>
             {
@@ -394,11 +395,13 @@ impl Error {
     /// Keeps the id of the call this error answers.
     pub(crate) fn with_request_id(mut self, id: Option<crate::RequestId>) -> Self {
         let Some(id) = id else { return self };
-        if let Error::Timeout { request_id, .. }
-        | Error::QuotaExhausted { request_id, .. }
-        | Error::Decode { request_id, .. } = &mut self
+        if let Error::Timeout { request_id, .. } | Error::QuotaExhausted { request_id, .. } =
+            &mut self
         {
             *request_id = Some(id.clone());
+        }
+        if let Error::Decode { request_id, .. } = &mut self {
+            *request_id = Some(Box::new(id.clone()));
         }
         if let Some(error) = self.api_error_mut() {
             error.fields.request_id = Some(id);

@@ -12,6 +12,10 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 #[path = "support/slow_server.rs"]
+#[allow(
+    dead_code,
+    reason = "each test file uses the part of the server it needs"
+)]
 mod slow_server;
 use slow_server::{Reply, serve};
 

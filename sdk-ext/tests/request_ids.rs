@@ -6,6 +6,10 @@ use pubapi_sdk_ext::{Client, Error, SecretToken};
 use std::time::Duration;
 
 #[path = "support/slow_server.rs"]
+#[allow(
+    dead_code,
+    reason = "each test file uses the part of the server it needs"
+)]
 mod slow_server;
 use slow_server::{Reply, serve};
 

@@ -59,7 +59,7 @@ impl fmt::Display for Error {
                 ..
             } => {
                 write!(f, "response body does not decode at {path}: {message}")?;
-                return sent_as(f, request_id.as_ref());
+                return sent_as(f, request_id.as_deref());
             }
             Error::InvalidInput(e) => return write!(f, "{e}; nothing was sent"),
             Error::RetryNotSent { error, request_id } => {

@@ -150,7 +150,7 @@ impl From<progenitor_client::Error<()>> for Error {
             Sdk::InvalidResponsePayload(body, e) => Error::Decode {
                 path: json_path_at(&body, e.line(), e.column()),
                 message: e.to_string(),
-                request_id: crate::request::success_body::id_of(&body),
+                request_id: crate::request::success_body::id_of(&body).map(Box::new),
                 body: RawBody(body),
             },
             Sdk::CommunicationError(e) | Sdk::ResponseBodyError(e) | Sdk::InvalidUpgrade(e) => {
