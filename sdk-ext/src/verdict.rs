@@ -173,9 +173,7 @@ fn judge_with_clock(
 pub(crate) fn judge_transport(error: &reqwest::Error) -> Verdict {
     Verdict::NoAnswer {
         connect: error.is_connect(),
-        // The policy's own bound on silence ran out (`request::silence`), or reqwest's.
-        timeout: error.is_timeout()
-            || crate::request::silence::TimedOut::in_sources(error).is_some(),
+        timeout: error.is_timeout(),
     }
 }
 

@@ -43,7 +43,6 @@ mod call;
 mod try_attempt;
 mod url;
 
-pub(crate) use call::documented;
 use call::{Op, Outgoing};
 use url::{check_path, encode_path_queries};
 

@@ -424,31 +424,12 @@ impl Op<'_> {
     /// A status the spec does not document becomes the generated code's unexpected answer,
     /// and then an error: it keeps the call's id too.
     pub(super) fn keep_id_if_undocumented(&self, response: &mut reqwest::Response) {
-        if documented(self.operation, response.status()).is_none()
+        if crate::request::success_body::documented(self.operation, response.status()).is_none()
             && let Some(id) = Some(self.request_id.clone())
         {
             response.extensions_mut().insert(id);
         }
     }
-}
-
-/// The response the spec documents as `operation`'s answer of `status`, if it does.
-pub(crate) fn documented(
-    operation: &'static Operation,
-    status: http::StatusCode,
-) -> Option<&'static pubapi_sdk::operations::Response> {
-    // Three digits compared as bytes: cheaper than the status's text, on every call.
-    let code = status.as_u16();
-    let digits = [
-        b'0' + (code / 100 % 10) as u8,
-        b'0' + (code / 10 % 10) as u8,
-        b'0' + (code % 10) as u8,
-    ];
-    // Byte by byte: a slice comparison would call `memcmp` for each response.
-    operation
-        .responses
-        .iter()
-        .find(|response| matches!(response.status.as_bytes(), &[a, b, c] if [a, b, c] == digits))
 }
 
 /// Reads a success body the generated code decodes (see

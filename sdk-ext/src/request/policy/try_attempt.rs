@@ -308,7 +308,16 @@ impl<'a> Op<'a> {
             }
             Err(error) => {
                 telemetry::attempt(operation.id, Ended::Transport);
-                verdict::judge_transport(error)
+                match verdict::judge_transport(error) {
+                    // The policy's own bound on silence ran out (`request::silence`).
+                    Verdict::NoAnswer { connect, .. } if TimedOut::in_sources(error).is_some() => {
+                        Verdict::NoAnswer {
+                            connect,
+                            timeout: true,
+                        }
+                    }
+                    verdict => verdict,
+                }
             }
         };
         tracing::debug!(parent: &self.span, ?verdict, "attempt finished");
