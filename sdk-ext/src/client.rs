@@ -27,20 +27,25 @@ pub(crate) const DEFAULT_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(60);
 /// The HTTP client of every request the SDK sends itself (the API's, and a token grant's):
 /// no redirect followed (no credential may follow one to another origin, and the audit job's
 /// 303 must reach the SDK), no `Referer`, the connection bounded by `connect`, every read by
-/// `attempt` of silence.
+/// `read` of silence when given. The API's client has no read bound of its own: the policy
+/// keeps each attempt's (`request::silence`), which a view may make longer or shorter.
 pub(crate) fn http_client(
     connect: Duration,
-    attempt: Duration,
+    read: Option<Duration>,
 ) -> reqwest::Result<reqwest::Client> {
-    reqwest::Client::builder()
+    let builder = reqwest::Client::builder();
+    let builder = match read {
+        // Bodies are bounded by silence, not by size: a read that waits longer than this
+        // fails, a download that keeps flowing never does.
+        Some(read) => builder.read_timeout(read),
+        None => builder,
+    };
+    builder
         // Static: reqwest copies it onto every request and into every connector it clones.
         .user_agent(http::HeaderValue::from_static(USER_AGENT))
         .redirect(reqwest::redirect::Policy::none())
         .referer(false)
         .connect_timeout(connect)
-        // Bodies are bounded by silence, not by size: a read that waits longer than this
-        // fails, a download that keeps flowing never does.
-        .read_timeout(attempt)
         // HTTP/1.1 even where another crate of the build turns reqwest's `http2` on: the
         // retries are the policy's (`RetryConfig`), and reqwest's own layer, which copies
         // every request for the HTTP/2 refusals it resends, is off.
@@ -186,8 +191,14 @@ impl ClientBuilder {
 
     /// How long one attempt may wait (default 60 s): for the response head after sending,
     /// and then for each read of the body. It bounds waiting, not work: a body of any size
-    /// (a CSV report of gigabytes) downloads as long as data keeps arriving. The whole
-    /// operation, retries included, is bounded by [`RetryConfig`]'s deadline.
+    /// (a CSV report of gigabytes) downloads as long as data keeps arriving. An attempt that
+    /// runs out is cancelled and retried as the retries allow, and the call that runs out of
+    /// attempts so ends with [`Error::Timeout`](crate::Error::Timeout)
+    /// ([`TimeoutBound::Silence`](crate::error::TimeoutBound::Silence)), not a transport
+    /// error. A view may set its own, longer or shorter
+    /// ([`CallOptions::attempt_timeout`](crate::options::CallOptions::attempt_timeout)). The
+    /// whole operation, retries and an attempt in flight included, is bounded by
+    /// [`RetryConfig`]'s deadline.
     pub fn attempt_timeout(mut self, timeout: Duration) -> Self {
         self.attempt_timeout = timeout;
         self
@@ -236,8 +247,8 @@ impl ClientBuilder {
             )));
         }
         let token = self.token.ok_or(BuildError::MissingToken)?;
-        let http = http_client(self.connect_timeout, self.attempt_timeout)
-            .map_err(|e| BuildError::Http(e.to_string()))?;
+        let http =
+            http_client(self.connect_timeout, None).map_err(|e| BuildError::Http(e.to_string()))?;
         let url = reqwest::Url::parse(&base_url)
             .map_err(|e| BuildError::InvalidBaseUrl(format!("{base_url}: {e}")))?;
         let budget = match (self.isolated_budget, self.fleet) {
@@ -258,6 +269,7 @@ impl ClientBuilder {
             self.interceptors.into(),
             Settings {
                 call_removed_operations: self.call_removed_operations,
+                attempt_timeout: self.attempt_timeout,
             },
         ));
         // A static token's pacer is looked up now, so settings that could not take effect

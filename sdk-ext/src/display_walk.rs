@@ -184,12 +184,15 @@ fn errors() -> Vec<Error> {
         Error::Transport(transport()),
         Error::Timeout {
             elapsed: Duration::from_secs(180),
+            bound: crate::error::TimeoutBound::Operation,
+            attempts: 2,
             request_id: None,
         },
         Error::Decode {
             path: "items[2].id".into(),
             message: "invalid type: string \"abc\", expected u32".into(),
             body: RawBody::default(),
+            request_id: None,
         },
         Error::InvalidInput(InputError::Invalid {
             field: "question",

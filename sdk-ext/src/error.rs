@@ -104,10 +104,17 @@ pub enum Error {
     UnexpectedStatus(ApiError),
     /// No response: connection, TLS, protocol or body transfer failure.
     Transport(reqwest::Error),
-    /// The operation's deadline passed.
+    /// A bound on time ran out ([`TimeoutBound`]): the operation's deadline (the whole call,
+    /// an attempt in flight included, which is cancelled), or an attempt's bound on silence
+    /// (no answer, or no byte of its body, for that long) after the retries allowed.
     Timeout {
-        /// Time spent before giving up.
+        /// Time spent before giving up: on the call for [`TimeoutBound::Operation`], the
+        /// silence for [`TimeoutBound::Silence`].
         elapsed: Duration,
+        /// Which bound ran out.
+        bound: TimeoutBound,
+        /// How many attempts of the call were sent (0: none, the time ran out before).
+        attempts: u32,
         /// The id of the call when an attempt of it was sent before the time ran out; read
         /// it with [`Error::request_id`].
         request_id: Option<crate::RequestId>,
@@ -120,6 +127,12 @@ pub enum Error {
         message: String,
         /// The whole body (its `Debug` shows only the length).
         body: RawBody,
+        /// The id of the call whose answer this body is, when the body came from a call of
+        /// a [`Client`](crate::Client) (the generated client's or an area handle's); read it
+        /// with [`Error::request_id`]. `None` for a body decoded on its own
+        /// ([`Error::decode`]). Boxed: it is rare, and every [`Error`] (and every error that
+        /// holds one) stays as small as before.
+        request_id: Option<Box<crate::RequestId>>,
     },
     /// Input refused before anything was sent.
     InvalidInput(InputError),
@@ -304,6 +317,7 @@ impl Error {
             path,
             message,
             body: RawBody(Bytes::copy_from_slice(body)),
+            request_id: None,
         })
     }
 
@@ -354,18 +368,21 @@ impl Error {
 
     /// The id of the call this error ends ([`crate::RequestId`], sent in `x-request-id`, the
     /// same for every attempt of the call): quote it to the platform's support, find it on
-    /// the call's span. `None` for a refusal before anything was sent, or a response that did
-    /// not pass a client's policy. A call refused before a retry (its deadline, its pacer or
-    /// its token) keeps the id its sent attempts carried. When there is one, the error's
-    /// `Display` ends with it (` [request id …]`).
+    /// the call's span. Every error of a call that was sent has it: a failed answer, a
+    /// transport failure, a timeout, a refused retry, and a success whose body could not be
+    /// read ([`Error::Transport`]) or does not decode ([`Error::Decode`]). `None` for a
+    /// refusal before anything was sent, a response that did not pass a client's policy, or
+    /// a body decoded on its own. When there is one, the error's `Display` ends with it
+    /// (` [request id …]`).
     pub fn request_id(&self) -> Option<crate::RequestId> {
         match self {
             Error::Transport(e) => crate::request_id::of_transport(e),
-            Error::RetryNotSent { request_id, .. } => Some(*request_id),
+            Error::RetryNotSent { request_id, .. } => Some(request_id.clone()),
+            Error::Decode { request_id, .. } => request_id.as_deref().cloned(),
             Error::Timeout { request_id, .. } | Error::QuotaExhausted { request_id, .. }
                 if request_id.is_some() =>
             {
-                *request_id
+                request_id.clone()
             }
             other => other.api_error().and_then(ApiError::request_id),
         }
@@ -381,7 +398,10 @@ impl Error {
         if let Error::Timeout { request_id, .. } | Error::QuotaExhausted { request_id, .. } =
             &mut self
         {
-            *request_id = Some(id);
+            *request_id = Some(id.clone());
+        }
+        if let Error::Decode { request_id, .. } = &mut self {
+            *request_id = Some(Box::new(id.clone()));
         }
         if let Some(error) = self.api_error_mut() {
             error.fields.request_id = Some(id);
@@ -462,6 +482,21 @@ impl From<reqwest::Error> for Error {
 }
 
 pub use crate::verdict::ForbiddenReason;
+
+/// Which bound on time an [`Error::Timeout`] ran out of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TimeoutBound {
+    /// The operation timeout ([`CallOptions::operation_timeout`](crate::options::CallOptions::operation_timeout),
+    /// [`RetryConfig::with_operation_timeout`](crate::RetryConfig::with_operation_timeout)):
+    /// the whole call, its retries, the waits for its slots and an attempt in flight.
+    Operation,
+    /// The attempt timeout, a bound on silence
+    /// ([`ClientBuilder::attempt_timeout`](crate::ClientBuilder::attempt_timeout),
+    /// [`CallOptions::attempt_timeout`](crate::options::CallOptions::attempt_timeout)): no
+    /// answer, or no byte of its body, for that long.
+    Silence,
+}
 pub use api_error::{AiErrorCode, ApiError, ErrorMessage, RawBody};
 #[cfg(feature = "webhooks")]
 pub use endpoint::{EndpointProblem, EndpointRefused};

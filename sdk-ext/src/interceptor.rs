@@ -102,7 +102,7 @@ impl Attempt<'_> {
 
     /// The call's request id (the same on every attempt).
     pub fn request_id(&self) -> Option<RequestId> {
-        self.request_id
+        self.request_id.clone()
     }
 }
 

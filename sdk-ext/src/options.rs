@@ -78,18 +78,26 @@ impl CallOptions {
         self
     }
 
-    /// How long one attempt may take, from sending to the end of its answer's body (reqwest's
-    /// per-request timeout); the client's
-    /// [`attempt_timeout`](crate::ClientBuilder::attempt_timeout), a bound on silence, still
-    /// applies. An attempt that runs out is a timeout, retried as the client's retries allow.
-    /// A [`Transport`](crate::Transport) of your own finds it in `reqwest::Request::timeout`.
+    /// How long one attempt of the view's calls may wait in silence (for its answer, then for
+    /// each read of its body), in place of the client's
+    /// [`attempt_timeout`](crate::ClientBuilder::attempt_timeout): longer or shorter. An
+    /// attempt that runs out is cancelled and retried as the client's retries allow; the call
+    /// that runs out of attempts so ends with [`Error::Timeout`](crate::Error::Timeout)
+    /// ([`TimeoutBound::Silence`](crate::error::TimeoutBound::Silence)). The SDK keeps the
+    /// bound around a [`Transport`](crate::Transport) of your own too.
     pub fn attempt_timeout(mut self, timeout: Duration) -> Self {
         self.attempt_timeout = Some(timeout);
         self
     }
 
-    /// How long a call may take, its retries and the waits for its slots included, in place
-    /// of [`RetryConfig::with_operation_timeout`](crate::RetryConfig::with_operation_timeout).
+    /// How long a call may take, its retries, the waits for its slots and an attempt in flight
+    /// included (it is cancelled when the time is up, and the call ends with
+    /// [`Error::Timeout`](crate::Error::Timeout),
+    /// [`TimeoutBound::Operation`](crate::error::TimeoutBound::Operation), the attempts made
+    /// and the request id), in place of
+    /// [`RetryConfig::with_operation_timeout`](crate::RetryConfig::with_operation_timeout). A
+    /// body the SDK hands back to be read as it comes (a CSV report) is bounded by silence
+    /// only, once its answer is in.
     pub fn operation_timeout(mut self, timeout: Duration) -> Self {
         self.operation_timeout = Some(timeout);
         self
@@ -145,21 +153,18 @@ impl CallOptions {
         self.max_attempts
     }
 
-    /// Puts the settings on a call's request: its headers and attempt timeout; answers the
-    /// call's id and its header (the view's, or a new one).
-    pub(crate) fn apply(&self, request: &mut reqwest::Request) -> (RequestId, HeaderValue) {
+    /// Puts the settings on a call's request: its headers; answers the call's id (the view's,
+    /// or a new one).
+    pub(crate) fn apply(&self, request: &mut reqwest::Request) -> RequestId {
         if !self.headers.is_empty() {
             let headers = request.headers_mut();
             for (name, value) in &self.headers {
                 headers.append(name.clone(), value.clone());
             }
         }
-        if let Some(timeout) = self.attempt_timeout {
-            request.timeout_mut().get_or_insert(timeout);
-        }
-        match self.request_id {
-            Some(id) => (id, id.header_value()),
-            None => RequestId::next_with_header(),
+        match &self.request_id {
+            Some(id) => id.clone(),
+            None => RequestId::next_with_header().0,
         }
     }
 
@@ -189,7 +194,7 @@ impl CallOptions {
             max_attempts: newer.max_attempts.or(self.max_attempts),
             attempt_timeout: newer.attempt_timeout.or(self.attempt_timeout),
             operation_timeout: newer.operation_timeout.or(self.operation_timeout),
-            request_id: newer.request_id.or(self.request_id),
+            request_id: newer.request_id.or_else(|| self.request_id.clone()),
             headers,
         }
     }

@@ -107,7 +107,7 @@ impl PasswordGrant {
             // password included, to wherever it points), the connection and reads bounded.
             http: crate::client::http_client(
                 crate::client::DEFAULT_CONNECT_TIMEOUT,
-                crate::client::DEFAULT_ATTEMPT_TIMEOUT,
+                Some(crate::client::DEFAULT_ATTEMPT_TIMEOUT),
             )
             .map_err(|e| invalid(&e.to_string()))?,
             retry: RetryConfig::default(),
@@ -211,7 +211,7 @@ impl PasswordGrant {
         let status = response.status().as_u16();
         let retry_after = crate::retry_after::retry_after(response.headers(), crate::time::now());
         // A token answer is a few hundred bytes: an endless body is not read to its end.
-        let body = crate::request::failed::read_capped(response)
+        let body = crate::request::failed::read_capped(response, None)
             .await
             .map_err(GrantError::Http)?;
         read_answer(status, retry_after, &body).map_err(|e| e.without(&self.password))

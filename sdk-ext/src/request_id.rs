@@ -29,7 +29,6 @@ use bytes::Bytes;
 use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_encode};
 use std::cell::RefCell;
 use std::fmt;
-use std::num::NonZeroU8;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -46,26 +45,21 @@ const _: () = assert!(256 % BLOCK == 0);
 /// The header a request's id travels in.
 pub const REQUEST_ID_HEADER: http::HeaderName = http::HeaderName::from_static("x-request-id");
 
-/// The longest id a [`RequestId`] holds, in characters: as long as a UUID's text. An id is
-/// kept inline, in every error of its call, so that it costs no allocation and leaves the
-/// errors their size.
-pub const MAX_LEN: usize = 36;
-const _: () = assert!(MAX_LEN >= 36 && MAX_LEN <= u8::MAX as usize);
-
-/// The length of a UUID's text.
-const UUID_LEN: NonZeroU8 = NonZeroU8::new(36).unwrap();
+/// The longest id a [`RequestId`] holds, in characters: room for the ids services pass on (a
+/// UUID, 32 hex digits, a trace id with a prefix, a load balancer's composite id).
+pub const MAX_LEN: usize = 200;
+const _: () = assert!(MAX_LEN >= 36);
 
 /// A request's id: the SDK's own, an RFC 9562 version 7 UUID in its 36-character text form,
 /// unique in the process (a counter) and across processes (the time and 42 bits drawn once per
 /// process); or a caller's, any token of visible ASCII up to [`MAX_LEN`] characters (see the
-/// [module doc](self)). `Copy`: it costs no allocation to keep.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct RequestId {
-    /// How many bytes of `text` are the id.
-    len: NonZeroU8,
-    /// The id, then zeros (so that the derived comparisons compare ids).
-    text: [u8; MAX_LEN],
-}
+/// [module doc](self)). Cheap to clone: the text is shared (the SDK's own ids share the block
+/// they were written in with their header values, so making one allocates nothing of its own).
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct RequestId(
+    /// The id's text: visible ASCII only.
+    Bytes,
+);
 
 impl RequestId {
     /// A new id and its header value. The values come from blocks of [`BLOCK`] ids written
@@ -95,41 +89,32 @@ impl RequestId {
             }
             let at = *next * 36;
             *next += 1;
-            let bytes = block.slice(at..at + 36);
-            let mut id = [0; 36];
-            id.copy_from_slice(&bytes);
-            // Hex digits and dashes only: always a valid header value.
-            let value = http::HeaderValue::from_maybe_shared(bytes)
-                .unwrap_or(http::HeaderValue::from_static(""));
-            (RequestId::of_uuid(id), value)
+            let id = RequestId(block.slice(at..at + 36));
+            let value = id.header_value();
+            (id, value)
         })
     }
 
     /// The id of a header value made by [`RequestId::next_with_header`] or
-    /// [`RequestId::header_value`]: `None` for any other value.
+    /// [`RequestId::header_value`]: `None` for any other value. (A copy of the text: the
+    /// policy keeps a call's id as a [`RequestId`], and makes its header from it.)
+    #[cfg(test)]
     pub(crate) fn of_header(value: &http::HeaderValue) -> Option<RequestId> {
         RequestId::of_token(value.as_bytes())
     }
 
     /// `bytes` as an id, when they are one: 1 to [`MAX_LEN`] bytes of visible ASCII.
     fn of_token(bytes: &[u8]) -> Option<RequestId> {
-        let len = NonZeroU8::new(u8::try_from(bytes.len()).ok()?)?;
-        if bytes.len() > MAX_LEN || !bytes.iter().all(u8::is_ascii_graphic) {
+        if bytes.is_empty() || bytes.len() > MAX_LEN || !bytes.iter().all(u8::is_ascii_graphic) {
             return None;
         }
-        let mut text = [0; MAX_LEN];
-        text[..bytes.len()].copy_from_slice(bytes);
-        Some(RequestId { len, text })
+        Some(RequestId(Bytes::copy_from_slice(bytes)))
     }
 
     /// The id of a UUID's text.
+    #[cfg(test)]
     fn of_uuid(uuid: [u8; 36]) -> RequestId {
-        let mut text = [0; MAX_LEN];
-        text[..36].copy_from_slice(&uuid);
-        RequestId {
-            len: UUID_LEN,
-            text,
-        }
+        RequestId(Bytes::copy_from_slice(&uuid))
     }
 
     /// The text of the id made at `millis` (Unix time) with the counter value `count`: the
@@ -160,13 +145,14 @@ impl RequestId {
     }
 
     fn as_bytes(&self) -> &[u8] {
-        &self.text[..usize::from(self.len.get())]
+        &self.0
     }
 
-    /// The header value of this id (for a caller-given id; the SDK's own come with theirs).
+    /// The header value of this id, sharing its text (no allocation).
     pub(crate) fn header_value(&self) -> http::HeaderValue {
         // Visible ASCII only: always a valid header value.
-        http::HeaderValue::from_bytes(self.as_bytes()).unwrap_or(http::HeaderValue::from_static(""))
+        http::HeaderValue::from_maybe_shared(self.0.clone())
+            .unwrap_or(http::HeaderValue::from_static(""))
     }
 }
 
@@ -352,8 +338,8 @@ mod tests {
         for thread in threads {
             for (id, value) in thread.join().unwrap() {
                 assert_eq!(value.to_str().unwrap(), id.as_str());
-                assert_eq!(RequestId::of_header(&value), Some(id));
-                assert!(unique.insert(id), "{id} repeated");
+                assert_eq!(RequestId::of_header(&value), Some(id.clone()));
+                assert!(unique.insert(id.clone()), "{id} repeated");
             }
         }
         assert_eq!(unique.len(), 4 * per_thread);
@@ -406,7 +392,7 @@ mod tests {
             let id: RequestId = text.parse().unwrap_or_else(|e| panic!("{text:?}: {e}"));
             assert_eq!(id.as_str(), text);
             assert_eq!(id.header_value().to_str().unwrap(), text);
-            assert_eq!(RequestId::of_header(&id.header_value()), Some(id));
+            assert_eq!(RequestId::of_header(&id.header_value()), Some(id.clone()));
         }
     }
 
@@ -489,8 +475,8 @@ mod tests {
             "%41".parse().unwrap(),
             "4bf92f3577b34da6a3ce929d0e0e4736".parse().unwrap(),
         ] {
-            let marked = mark(failed(), id);
-            assert_eq!(of_transport(&marked), Some(id), "{id}");
+            let marked = mark(failed(), id.clone());
+            assert_eq!(of_transport(&marked), Some(id.clone()), "{id}");
             assert_eq!(marked.url().unwrap().path(), "/pubapi/v1/whoami");
         }
         assert_eq!(of_transport(&failed()), None);

@@ -1311,6 +1311,7 @@ async fn backfill_hands_an_unreadable_event_over_as_an_error_in_its_place_and_go
                 path,
                 message,
                 body,
+                ..
             }) => {
                 assert!(message.contains("id"), "{message}");
                 assert!(!body.is_empty(), "the page, to look at");

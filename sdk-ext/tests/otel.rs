@@ -83,7 +83,7 @@ async fn a_call_retried_twice_is_a_call_span_under_the_services_with_three_attem
     let [call] = named(&spans, "pubapi.request")[..] else {
         panic!("one call span: {spans:#?}")
     };
-    let attempts = named(&spans, "GET /v1/whoami");
+    let attempts = named(&spans, "GET /pubapi/v1/whoami");
     assert_eq!(attempts.len(), 3, "{spans:#?}");
     let trace_id = service_context.span().span_context().trace_id();
     assert_eq!(call.parent_span_id, service.span_context.span_id());
@@ -107,7 +107,7 @@ async fn a_call_retried_twice_is_a_call_span_under_the_services_with_three_attem
             ("server.address", "sandbox.test".into()),
             ("server.port", 80_i64.into()),
             ("url.full", "http://sandbox.test/pubapi/v1/whoami".into()),
-            ("url.template", "/v1/whoami".into()),
+            ("url.template", "/pubapi/v1/whoami".into()),
         ];
         for (key, value) in expected {
             assert_eq!(
@@ -163,7 +163,7 @@ async fn a_failed_call_has_the_error_status_and_path_values_are_redacted() {
     };
     assert_eq!(call.status, Status::error(""));
     assert_eq!(attribute(call, "error.type"), Some(&"404".into()));
-    let [attempt] = named(&spans, "GET /v1/webhooks/{webhookId}/details")[..] else {
+    let [attempt] = named(&spans, "GET /pubapi/v1/webhooks/{webhookId}/details")[..] else {
         panic!("one attempt span: {spans:#?}")
     };
     assert_eq!(

@@ -912,8 +912,46 @@ async fn a_per_call_option_of_no_retries_sends_an_ai_call_once_while_the_client_
     // The client's default (3 attempts): throttled, then the empty list.
     assert!(client.agents().list().await.unwrap().is_empty());
     assert_eq!(script.seen().len(), 3, "the client's call was sent twice");
-    // One budget: the view's call counts for the client too.
-    assert_eq!(client.quota(LimitClass::Ai).remaining_today, Some(100 - 3));
+    // One budget: the view's call counts for the client too, and only the answered
+    // attempt is counted (the platform does not count a throttled one).
+    assert_eq!(client.quota(LimitClass::Ai).remaining_today, Some(100 - 1));
+}
+
+/// A call the platform refused with a throttle (429, or 403 `ERR_403_DEVELOPER_OVER_QPS`)
+/// was not executed, and the platform does not count it in the day's quota: nor does the
+/// pacer. A day of 5 AI calls whose every other attempt is throttled still makes 5 calls
+/// (it once made 3: each throttled attempt ate a call of the day).
+#[tokio::test(start_paused = true)]
+async fn throttled_attempts_the_platform_did_not_count_do_not_eat_the_days_budget() {
+    let cases = [
+        Answer::empty(429).header("retry-after", "1"),
+        Answer::empty(403)
+            .header("x-gateway-error-code", "ERR_403_DEVELOPER_OVER_QPS")
+            .header("retry-after", "1"),
+    ];
+    for throttled in cases {
+        // Each call is throttled once, then answered.
+        let answers = (0..5)
+            .flat_map(|_| [throttled.clone(), Answer::json(200, "[]")])
+            .collect();
+        let script = Script::new(answers, Answer::json(200, "[]"));
+        let client = script
+            .builder()
+            .limits(Limits {
+                ai: Budget::new(None, Some(5)),
+                ..Limits::default()
+            })
+            .build()
+            .unwrap();
+        let mut done = 0;
+        for _ in 0..5 {
+            client.agents().list().await.unwrap();
+            done += 1;
+        }
+        assert_eq!(done, 5);
+        assert_eq!(client.quota(LimitClass::Ai).remaining_today, Some(0));
+        assert_eq!(script.seen().len(), 10, "5 throttled, 5 answered");
+    }
 }
 
 #[tokio::test(start_paused = true)]
@@ -941,7 +979,7 @@ async fn a_caller_given_request_id_is_sent_on_every_attempt_and_kept_on_the_erro
             Answer::json(404, r#"{"code":"not_found","message":"no such webhook"}"#),
         );
         let view = client(&script)
-            .with_options(CallOptions::new().request_id(id))
+            .with_options(CallOptions::new().request_id(id.clone()))
             .unwrap();
         let error = view.webhooks().details("w1").await.unwrap_err();
         let seen = script.seen();
@@ -964,11 +1002,11 @@ async fn a_views_request_id_goes_on_every_call_made_through_it_and_a_per_call_id
     let script = Script::new(vec![], ok_whoami());
     let client = client(&script);
     let view = client
-        .with_options(CallOptions::new().request_id(inbound))
+        .with_options(CallOptions::new().request_id(inbound.clone()))
         .unwrap();
     view.identity().whoami().await.unwrap();
     view.sdk().whoami().send().await.unwrap();
-    view.with_options(CallOptions::new().request_id(own))
+    view.with_options(CallOptions::new().request_id(own.clone()))
         .unwrap()
         .identity()
         .whoami()
@@ -1258,7 +1296,7 @@ struct SentCall {
 
 /// Every error of a call that was sent keeps the id all its attempts carried, in
 /// `request_id()` and at the end of its `Display`: an answer of 400 or more, a success status
-/// the spec does not document, and a retry refused on this side (no slot of its pacer in the
+/// the spec does not document, a success whose body does not decode, and a retry refused on this side (no slot of its pacer in the
 /// time left, its daily budget spent by its first attempt, no token for it).
 #[tokio::test(start_paused = true)]
 async fn every_error_of_a_call_that_was_sent_keeps_the_id_its_attempts_carried() {
@@ -1307,6 +1345,20 @@ async fn every_error_of_a_call_that_was_sent_keeps_the_id_its_attempts_carried()
             fallback: Answer::empty(202),
             setup: |b| b,
             ends_in: |e| matches!(e, Error::UnexpectedStatus(_)),
+        },
+        SentCall {
+            case: "a success whose body does not decode",
+            answers: vec![],
+            fallback: Answer::json(200, r#"{"username":7}"#),
+            setup: |b| b,
+            ends_in: |e| matches!(e, Error::Decode { path, .. } if path == "username"),
+        },
+        SentCall {
+            case: "a success whose body is empty",
+            answers: vec![],
+            fallback: Answer::empty(200),
+            setup: |b| b,
+            ends_in: |e| matches!(e, Error::Decode { message, .. } if message.contains("EOF")),
         },
         SentCall {
             case: "a retry with no slot in the time left",

@@ -66,7 +66,7 @@ async fn trace_names_the_operation_but_never_the_token_or_impersonated_user() {
     for field in [
         "http.request.method=\"GET\"",
         "server.address=\"sandbox.test\"",
-        "url.template=\"/v1/whoami\"",
+        "url.template=/pubapi/v1/whoami",
         "http.response.status_code=200",
         "pubapi.operation=\"whoami\"",
         "pubapi.limit_class=\"general\"",

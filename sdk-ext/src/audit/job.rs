@@ -120,6 +120,7 @@ pub(crate) async fn create_audit_report(
             path: "id".into(),
             message: "the 202 body has no job id".into(),
             body: Default::default(),
+            request_id: None,
         })?;
     Ok(AuditJob {
         id,
@@ -184,7 +185,7 @@ pub(crate) async fn audit_job_state(client: &Client, job_id: &str) -> Result<Job
                 .map(str::to_string);
             let location = location.ok_or_else(|| decode("Location", "303 without Location"))?;
             // The body only repeats `completed`: read a bounded prefix, never the whole.
-            let body = crate::request::failed::read_capped(response)
+            let body = crate::request::failed::read_capped(response, None)
                 .await
                 .map_err(Error::from)?;
             // The report is where `Location` says: a body that is not the status the
@@ -273,6 +274,7 @@ fn decode(path: &str, message: &str) -> Error {
         path: path.into(),
         message: message.into(),
         body: Default::default(),
+        request_id: None,
     }
 }
 

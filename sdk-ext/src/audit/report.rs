@@ -319,6 +319,7 @@ pub(crate) async fn audit_report_plan(
         path: "total_count".into(),
         message: "the report page does not say how many events the report has".into(),
         body: Default::default(),
+        request_id: None,
     })?;
     let events_to_read = total_events.saturating_sub(read.offset);
     Ok(ReadPlan {
@@ -427,6 +428,7 @@ impl<T> ReportEvents<T> {
                 path: "events".into(),
                 message,
                 body: Default::default(),
+                request_id: None,
             };
             return fail(self, error);
         }
@@ -657,6 +659,7 @@ async fn read_capped(mut response: reqwest::Response, cap: usize) -> Result<Vec<
                 path: "events".into(),
                 message: format!("the page body exceeds {cap} bytes: read smaller pages"),
                 body: Default::default(),
+                request_id: None,
             });
         }
         body.extend_from_slice(&chunk);

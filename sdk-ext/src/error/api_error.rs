@@ -245,7 +245,7 @@ impl ApiError {
 
     /// The id of the call this answers (see [`Error::request_id`](super::Error::request_id)).
     pub fn request_id(&self) -> Option<crate::RequestId> {
-        self.fields.request_id
+        self.fields.request_id.clone()
     }
 }
 

@@ -25,24 +25,46 @@ impl fmt::Display for Error {
                 resets_in,
                 error,
                 request_id,
-            } => return quota_exhausted(f, *class, *resets_in, error.as_ref(), *request_id),
+            } => {
+                return quota_exhausted(f, *class, *resets_in, error.as_ref(), request_id.as_ref());
+            }
             Error::Server(e) => ("server error", e),
             Error::UnexpectedStatus(e) => ("unexpected status", e),
             Error::Transport(e) => return transport(f, e),
             Error::Timeout {
                 elapsed,
+                bound,
+                attempts,
                 request_id,
             } => {
-                write!(f, "timed out after {}", HumanDuration(*elapsed))?;
-                return sent_as(f, *request_id);
+                match bound {
+                    super::TimeoutBound::Silence => write!(
+                        f,
+                        "timed out: nothing received for {} (the attempt timeout)",
+                        HumanDuration(*elapsed)
+                    )?,
+                    _ => write!(f, "timed out after {}", HumanDuration(*elapsed))?,
+                }
+                match attempts {
+                    0 => {}
+                    1 => f.write_str(", 1 attempt")?,
+                    n => write!(f, ", {n} attempts")?,
+                }
+                return sent_as(f, request_id.as_ref());
             }
-            Error::Decode { path, message, .. } => {
-                return write!(f, "response body does not decode at {path}: {message}");
+            Error::Decode {
+                path,
+                message,
+                request_id,
+                ..
+            } => {
+                write!(f, "response body does not decode at {path}: {message}")?;
+                return sent_as(f, request_id.as_deref());
             }
             Error::InvalidInput(e) => return write!(f, "{e}; nothing was sent"),
             Error::RetryNotSent { error, request_id } => {
                 write!(f, "{error}; the call was sent, its retry was not")?;
-                return sent_as(f, Some(*request_id));
+                return sent_as(f, Some(request_id));
             }
             Error::Checkpoint(e) => return write!(f, "event stream checkpoint: {e}"),
             Error::FleetUnavailable {
@@ -85,7 +107,7 @@ fn tail(f: &mut fmt::Formatter<'_>, e: &ApiError) -> fmt::Result {
     if let Some((text, joined)) = e.summary() {
         write!(f, ": {}", OneLine(&text, if joined { 120 } else { 80 }))?;
     }
-    sent_as(f, e.request_id())
+    sent_as(f, e.request_id().as_ref())
 }
 
 /// [`Error::Throttled`]'s line: a gateway code the SDK does not know, and when to retry.
@@ -118,7 +140,7 @@ fn quota_exhausted(
     class: Option<crate::limits::LimitClass>,
     resets_in: Option<std::time::Duration>,
     error: Option<&ApiError>,
-    request_id: Option<crate::RequestId>,
+    request_id: Option<&crate::RequestId>,
 ) -> fmt::Result {
     match class {
         Some(class) => write!(f, "daily {class} quota exhausted")?,
@@ -158,7 +180,7 @@ fn transport(f: &mut fmt::Formatter<'_>, e: &reqwest::Error) -> fmt::Result {
         "no response"
     };
     write!(f, ": {what}")?;
-    sent_as(f, crate::request_id::of_transport(e))
+    sent_as(f, crate::request_id::of_transport(e).as_ref())
 }
 
 /// [`Error::Removed`]'s line: when, and the operation to use instead.
@@ -183,7 +205,7 @@ fn removed(
 }
 
 /// The id of the call an error ends, at the end of its `Display`, when it has one.
-fn sent_as(f: &mut fmt::Formatter<'_>, id: Option<crate::RequestId>) -> fmt::Result {
+fn sent_as(f: &mut fmt::Formatter<'_>, id: Option<&crate::RequestId>) -> fmt::Result {
     match id {
         Some(id) => write!(f, " [request id {id}]"),
         None => Ok(()),

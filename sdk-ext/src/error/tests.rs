@@ -583,6 +583,7 @@ fn decode_names_the_json_path_of_the_mismatch() {
         path,
         message,
         body: kept,
+        ..
     } = &e
     else {
         panic!("{e:?}")
@@ -686,9 +687,21 @@ fn input_errors_chain_and_never_show_secrets() {
 fn timeout_is_retryable_and_has_no_status() {
     let e = Error::Timeout {
         elapsed: Duration::from_secs(180),
+        bound: crate::error::TimeoutBound::Operation,
+        attempts: 0,
         request_id: None,
     };
     assert_eq!(e.to_string(), "timed out after 3m");
+    let silent = Error::Timeout {
+        elapsed: Duration::from_secs(2),
+        bound: crate::error::TimeoutBound::Silence,
+        attempts: 3,
+        request_id: Some("req-1".parse().unwrap()),
+    };
+    assert_eq!(
+        silent.to_string(),
+        "timed out: nothing received for 2s (the attempt timeout), 3 attempts [request id req-1]"
+    );
     assert!(e.is_retryable());
     assert_eq!(e.status(), None);
     assert!(e.source().is_none());

@@ -145,6 +145,7 @@ impl Walk {
                     path: format!("events[{at}]"),
                     message: event.error,
                     body: body.clone().into(),
+                    request_id: None,
                 }),
             }));
     }

@@ -38,14 +38,14 @@ pub(crate) fn span(
         error.r#type = tracing::field::Empty,
         otel.status_code = tracing::field::Empty,
         http.request.resend_count = tracing::field::Empty,
-        otel.name = tracing::field::display(SpanName(operation)),
+        otel.name = tracing::field::display(SpanName(Template { url, operation })),
         otel.kind = "client",
         http.request.method = operation.method,
         server.address = url.host_str().unwrap_or_default(),
         // Integers as `i64`: `tracing-opentelemetry` exports a `u64` as text.
         server.port = i64::from(url.port_or_known_default().unwrap_or_default()),
         url.full = tracing::field::display(ScrubbedUrl { url, operation }),
-        url.template = operation.path,
+        url.template = tracing::field::display(Template { url, operation }),
     );
     if attempt > 1 {
         span.record("http.request.resend_count", i64::from(attempt - 1));
@@ -95,12 +95,37 @@ pub(crate) fn duration(
 }
 
 /// `{method} {url.template}`, written when a subscriber asks.
-struct SpanName(&'static Operation);
+struct SpanName<'a>(Template<'a>);
 
-impl fmt::Display for SpanName {
+impl fmt::Display for SpanName<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}", self.0.method, self.0.path)
+        write!(f, "{} {}", self.0.operation.method, self.0)
     }
+}
+
+/// `url.template` as the conventions define it: the path template of the URL the request
+/// went to, the base URL's path included (`/pubapi/v1/webhooks/{webhookId}/status`), as
+/// `url.full` has it.
+struct Template<'a> {
+    url: &'a reqwest::Url,
+    operation: &'static Operation,
+}
+
+impl fmt::Display for Template<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(base_path(self.url, self.operation))?;
+        f.write_str(self.operation.path)
+    }
+}
+
+/// The base URL's path in `url`, before the operation's template (which the policy checked
+/// the path's last segments match).
+fn base_path<'u>(url: &'u reqwest::Url, operation: &'static Operation) -> &'u str {
+    let path = url.path();
+    let segments = operation.path.matches('/').count();
+    path.rmatch_indices('/')
+        .nth(segments.saturating_sub(1))
+        .map_or("", |(at, _)| &path[..at])
 }
 
 /// A request's URL with its path values and query values replaced by [`REDACTED`]: the
@@ -124,13 +149,7 @@ impl fmt::Display for ScrubbedUrl<'_> {
             write!(f, ":{port}")?;
         }
         // The policy checked the path's shape: the template's segments are its last ones.
-        let path = url.path();
-        let segments = self.operation.path.matches('/').count();
-        let base = path
-            .rmatch_indices('/')
-            .nth(segments.saturating_sub(1))
-            .map_or("", |(at, _)| &path[..at]);
-        f.write_str(base)?;
+        f.write_str(base_path(url, self.operation))?;
         for segment in self.operation.path.split('/').skip(1) {
             if segment.starts_with('{') {
                 write!(f, "/{REDACTED}")?;
@@ -223,11 +242,39 @@ mod tests {
     }
 
     #[test]
-    fn the_span_name_is_the_method_and_the_template() {
-        let operation = pubapi_sdk::operations::by_method_name("get_webhook_details").unwrap();
-        assert_eq!(
-            SpanName(operation).to_string(),
-            format!("GET {}", operation.path)
-        );
+    fn url_template_and_the_span_name_keep_the_base_path_as_url_full_does() {
+        let by_name = |name| pubapi_sdk::operations::by_method_name(name).unwrap();
+        let cases = [
+            (
+                "get_webhook_status",
+                "https://acme.example.com/pubapi/v1/webhooks/w%201/status",
+                "/pubapi/v1/webhooks/{webhookId}/status",
+            ),
+            (
+                "whoami",
+                "http://127.0.0.1:8080/pubapi/v1/whoami",
+                "/pubapi/v1/whoami",
+            ),
+            // A base URL without a path of its own.
+            ("whoami", "https://api.example.com/v1/whoami", "/v1/whoami"),
+            (
+                "list_events_v2",
+                "https://acme.example.com/edge/pubapi/v2/events?cursor=1",
+                "/edge/pubapi/v2/events",
+            ),
+        ];
+        for (name, url, template) in cases {
+            let operation = by_name(name);
+            let url = reqwest::Url::parse(url).unwrap();
+            let template_of = || Template {
+                url: &url,
+                operation,
+            };
+            assert_eq!(template_of().to_string(), template, "{name}");
+            assert_eq!(
+                SpanName(template_of()).to_string(),
+                format!("{} {template}", operation.method)
+            );
+        }
     }
 }

@@ -37,13 +37,17 @@ pub(crate) async fn keep_failed_body(
     response: reqwest::Response,
     operation: &'static Operation,
     verdict: Verdict,
+    silence: std::time::Duration,
 ) -> reqwest::Response {
     let status = response.status();
     let version = response.version();
     let headers = response.headers().clone();
     let url = response.url().clone();
-    // A body that breaks off still leaves the status and headers to decide the error.
-    let body = read_capped(response).await.unwrap_or_default();
+    // A body that breaks off, or goes silent for the attempt's bound, still leaves the status
+    // and headers (and what came of it) to decide the error.
+    let body = read_capped(response, Some(silence))
+        .await
+        .unwrap_or_default();
     use reqwest::ResponseBuilderExt;
     // Only the URL needs the builder (reqwest keeps it in a private extension).
     let mut rebuilt = http::Response::builder()
@@ -61,10 +65,22 @@ pub(crate) async fn keep_failed_body(
     reqwest::Response::from(rebuilt)
 }
 
-/// Reads at most [`MAX_ERROR_BODY`] bytes of a body and stops: the rest is never read.
-pub(crate) async fn read_capped(mut response: reqwest::Response) -> reqwest::Result<Bytes> {
+/// Reads at most [`MAX_ERROR_BODY`] bytes of a body and stops: the rest is never read; with
+/// a `silence` bound, a read that waits longer ends the body there.
+pub(crate) async fn read_capped(
+    mut response: reqwest::Response,
+    silence: Option<std::time::Duration>,
+) -> reqwest::Result<Bytes> {
     let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await? {
+    loop {
+        let read = match silence {
+            Some(silence) => match tokio::time::timeout(silence, response.chunk()).await {
+                Ok(read) => read?,
+                Err(_) => None,
+            },
+            None => response.chunk().await?,
+        };
+        let Some(chunk) = read else { break };
         let room = MAX_ERROR_BODY.saturating_sub(body.len());
         body.extend_from_slice(&chunk[..chunk.len().min(room)]);
         if room <= chunk.len() {

@@ -1,10 +1,12 @@
 //! Turning the generated client's results into [`Error`]: the last step of a request.
 
 use crate::error::json_path::json_path_at;
-use crate::error::{ApiError, Error, ErrorFormat, InputError, RawBody};
+use crate::error::{ApiError, Error, ErrorFormat, InputError, RawBody, TimeoutBound};
 use crate::limits::LimitError;
 use crate::request::failed::{FailedBody, read_capped};
 use crate::request::rejection::LocalRejection;
+use crate::request::silence::TimedOut;
+use crate::request::success_body::EmptySuccess;
 use crate::verdict::EndpointKind;
 use bytes::Bytes;
 use pubapi_sdk::operations::Operation;
@@ -19,7 +21,7 @@ impl Error {
         let operation = operation_at(response.url().path());
         let status = response.status().as_u16();
         let headers = response.headers().clone();
-        let body = match read_capped(response).await {
+        let body = match read_capped(response, None).await {
             Ok(body) => body,
             Err(e) => return Error::from(e),
         };
@@ -52,7 +54,7 @@ impl Error {
                 Bytes::new(),
             ),
         };
-        error.with_request_id(response.extensions().get::<crate::RequestId>().copied())
+        error.with_request_id(response.extensions().get::<crate::RequestId>().cloned())
     }
 
     /// The error of `operation`'s failed answer, judged by its [verdict](crate::verdict) (for
@@ -78,6 +80,21 @@ impl Error {
     /// sent before the refusal (on the error's URL, as a transport failure's), or a failure
     /// of the transport.
     pub(crate) fn of_reqwest(error: reqwest::Error) -> Error {
+        if let Some(empty) = EmptySuccess::in_sources(&error) {
+            // What the generated code would have said of the empty body.
+            let error = Error::decode_slice::<serde::de::IgnoredAny>(b"").err();
+            return error
+                .unwrap_or_else(|| Error::invalid_input("body", "empty"))
+                .with_request_id(empty.request_id.clone());
+        }
+        if let Some(timed_out) = TimedOut::in_sources(&error) {
+            return Error::Timeout {
+                elapsed: timed_out.elapsed,
+                bound: timed_out.bound,
+                attempts: timed_out.attempts,
+                request_id: timed_out.request_id.clone(),
+            };
+        }
         match LocalRejection::in_sources(&error) {
             Some(rejection) => {
                 Error::of_rejection(rejection.clone(), crate::request_id::of_transport(&error))
@@ -133,6 +150,7 @@ impl From<progenitor_client::Error<()>> for Error {
             Sdk::InvalidResponsePayload(body, e) => Error::Decode {
                 path: json_path_at(&body, e.line(), e.column()),
                 message: e.to_string(),
+                request_id: crate::request::success_body::id_of(&body).map(Box::new),
                 body: RawBody(body),
             },
             Sdk::CommunicationError(e) | Sdk::ResponseBodyError(e) | Sdk::InvalidUpgrade(e) => {
@@ -174,6 +192,8 @@ impl From<LocalRejection> for Error {
             LocalRejection::Limit(LimitError::WouldExceedDeadline { max_wait, .. }) => {
                 Error::Timeout {
                     elapsed: max_wait,
+                    bound: TimeoutBound::Operation,
+                    attempts: 0,
                     request_id: None,
                 }
             }
@@ -186,8 +206,10 @@ impl From<LocalRejection> for Error {
                 waited,
                 error,
             },
-            LocalRejection::Deadline { elapsed } => Error::Timeout {
+            LocalRejection::Deadline { elapsed, attempts } => Error::Timeout {
                 elapsed,
+                bound: TimeoutBound::Operation,
+                attempts,
                 request_id: None,
             },
             LocalRejection::Removed {

@@ -383,6 +383,17 @@ impl RateLimiter {
         *blocked = Some(blocked.map_or(until, |b| b.max(until)));
     }
 
+    /// Takes back the start `id` of `class`: the platform refused its request with a throttle
+    /// (429, or 403 `ERR_403_DEVELOPER_OVER_QPS`) before executing it, and does not count it
+    /// in its quota, so no window of this limiter counts it either (the retry waits for the
+    /// answer's `Retry-After` instead). A start of a fleet's is its store's, and stays.
+    pub(crate) fn not_counted(&self, class: LimitClass, id: u64) {
+        if self.has_fleet() {
+            return;
+        }
+        self.lock()[index(class)].remove(id);
+    }
+
     /// Takes in the gateway's counters of a response of `class`: [`Quota`] shows them, and
     /// the calls the server counted that this limiter did not make are counted where the
     /// counters place them ([`unseen`]): the increase since this limiter's previous answer,
@@ -559,6 +570,11 @@ impl Permit<'_> {
     #[cfg(test)]
     fn start(&self) -> Instant {
         self.start.0
+    }
+
+    /// The id of the booked start in the log (for [`RateLimiter::not_counted`]).
+    pub(crate) fn start_id(&self) -> u64 {
+        self.start.1
     }
 
     /// How long [`RateLimiter::acquire`] waited for the slot.

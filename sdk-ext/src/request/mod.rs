@@ -59,5 +59,7 @@ mod proptest_untrusted;
 pub(crate) mod rejection;
 pub(crate) mod replay;
 pub(crate) mod retry;
+pub(crate) mod silence;
+pub(crate) mod success_body;
 pub(crate) mod token_endpoint;
 pub(crate) mod validate;

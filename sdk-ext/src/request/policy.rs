@@ -72,6 +72,9 @@ pub(crate) struct Shared {
 pub(crate) struct Settings {
     /// Send operations past their sunset instead of refusing them.
     pub(crate) call_removed_operations: bool,
+    /// How long an attempt may wait in silence (`ClientBuilder::attempt_timeout`), unless a
+    /// view says otherwise.
+    pub(crate) attempt_timeout: Duration,
 }
 
 impl Shared {
@@ -261,9 +264,9 @@ impl Policy {
         operation: &'static Operation,
     ) -> BoxFuture<'a, reqwest::Result<reqwest::Response>> {
         let options = self.options.as_deref();
-        let (request_id, request_id_header) = match options {
+        let request_id = match options {
             Some(options) => options.apply(&mut request),
-            None => RequestId::next_with_header(),
+            None => RequestId::next_with_header().0,
         };
         // The call's span, the logical operation: parent of one HTTP client span per attempt
         // ([`attempt`]), which has the conventions' HTTP attributes; here how the call ended
@@ -296,7 +299,7 @@ impl Policy {
             http,
             operation,
             span,
-            request_id: request_id_header,
+            request_id,
             options,
         };
         Box::pin(op.try_op(Outgoing::Request(request)))
@@ -403,7 +406,7 @@ fn in_span<F: Future>(
 
 /// `error.type` of a call that got no answer.
 fn transport_error_type(error: &reqwest::Error) -> &'static str {
-    if error.is_timeout() {
+    if error.is_timeout() || crate::request::silence::TimedOut::in_sources(error).is_some() {
         "timeout"
     } else if error.is_connect() {
         "connect"

@@ -358,7 +358,7 @@ proptest! {
         struct Item { id: u64, name: String }
         match Error::decode::<Page>(Bytes::from(body.clone())) {
             Ok(_) => prop_assert!(serde_json::from_slice::<Value>(&body).is_ok()),
-            Err(Error::Decode { path, message, body: kept }) => {
+            Err(Error::Decode { path, message, body: kept, .. }) => {
                 prop_assert_eq!(&kept.0[..], &body[..]);
                 prop_assert!(path.len() <= body.len() + 8, "{}", path);
                 prop_assert!(!message.is_empty());

@@ -21,6 +21,8 @@ pub(crate) enum LocalRejection {
     Deadline {
         /// Time spent on the operation so far.
         elapsed: Duration,
+        /// The attempts sent before.
+        attempts: u32,
     },
     /// The token source could not produce a token (its error kept whole).
     Token(crate::token::TokenError),
@@ -69,17 +71,7 @@ impl LocalRejection {
     /// its source. reqwest makes its errors itself: this one comes from reading a body whose
     /// first read fails with the refusal.
     pub(crate) async fn into_error(self) -> reqwest::Error {
-        let failing: Box<dyn std::error::Error + Send + Sync> = Box::new(self);
-        let body =
-            reqwest::Body::wrap_stream(futures_util::stream::iter([Err::<bytes::Bytes, _>(
-                failing,
-            )]));
-        let response = reqwest::Response::from(http::Response::new(body));
-        match response.bytes().await {
-            Err(error) => error,
-            // A body whose only read fails cannot be read whole.
-            Ok(_) => unreachable!("a body whose first read fails was read"),
-        }
+        error_with_source(Box::new(self)).await
     }
 
     /// The refusal among an error's sources, if the policy refused the call.
@@ -94,6 +86,22 @@ impl LocalRejection {
             next = error.source();
         }
         None
+    }
+}
+
+/// A `reqwest::Error` whose source is `source`: for what the policy answers instead of a
+/// response. reqwest makes its errors itself: this one comes from reading a body whose first
+/// read fails with `source`.
+pub(crate) async fn error_with_source(
+    source: Box<dyn std::error::Error + Send + Sync>,
+) -> reqwest::Error {
+    let body =
+        reqwest::Body::wrap_stream(futures_util::stream::iter([Err::<bytes::Bytes, _>(source)]));
+    let response = reqwest::Response::from(http::Response::new(body));
+    match response.bytes().await {
+        Err(error) => error,
+        // A body whose only read fails cannot be read whole.
+        Ok(_) => unreachable!("a body whose first read fails was read"),
     }
 }
 
@@ -118,12 +126,13 @@ mod tests {
     async fn a_refusal_travels_as_the_source_of_an_error_without_a_status() {
         let rejection = LocalRejection::Deadline {
             elapsed: Duration::from_secs(3),
+            attempts: 1,
         };
         let error = rejection.into_error().await;
         assert_eq!(error.status(), None);
         assert!(matches!(
             LocalRejection::in_sources(&error),
-            Some(LocalRejection::Deadline { elapsed }) if *elapsed == Duration::from_secs(3)
+            Some(LocalRejection::Deadline { elapsed, .. }) if *elapsed == Duration::from_secs(3)
         ));
         let other = reqwest::Client::new().get("not a url").build().unwrap_err();
         assert!(LocalRejection::in_sources(&other).is_none());

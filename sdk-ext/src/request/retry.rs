@@ -151,8 +151,9 @@ impl RetryConfig {
         self
     }
 
-    /// The deadline of one operation, all attempts and waits included. It
-    /// is enforced by the caller that drives the attempts.
+    /// The deadline of one operation, all attempts and waits included, an attempt in flight
+    /// too: when it passes, the attempt is cancelled and the call ends with
+    /// [`Error::Timeout`](crate::Error::Timeout) (the attempts made, the request id).
     pub fn with_operation_timeout(mut self, timeout: Duration) -> Self {
         self.operation_timeout = timeout;
         self

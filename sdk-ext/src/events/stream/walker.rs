@@ -484,6 +484,7 @@ impl Walker {
                     path: field.into(),
                     message: "the events cursor has no such id".into(),
                     body: Default::default(),
+                    request_id: None,
                 })
             }
         }

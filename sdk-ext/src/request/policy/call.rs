@@ -3,11 +3,13 @@
 //! the loop of attempts ([`Op::try_op`]), the decision after each ([`Op::decide`]) and the
 //! call's end ([`Op::finish`]). One attempt itself is [`super::try_attempt`]'s.
 
+use crate::error::TimeoutBound;
 use crate::options::CallOptions;
 use crate::request::limiter::{Permit, RateLimiter};
 use crate::request::rejection::LocalRejection;
 use crate::request::replay::Replay;
 use crate::request::retry::Decision;
+use crate::request::silence::{TimedOut, chunk_within};
 use crate::request_id::RequestId;
 use crate::telemetry::{self, Ended};
 use crate::token::SecretToken;
@@ -32,10 +34,19 @@ pub(super) struct Op<'a> {
     pub(super) http: &'a reqwest::Client,
     pub(super) operation: &'static Operation,
     pub(super) span: tracing::Span,
-    /// The call's id, as its header: the id itself is read back from it when the call ends.
-    pub(super) request_id: http::HeaderValue,
+    /// The call's id (each attempt's header shares its text).
+    pub(super) request_id: RequestId,
     /// The view's call settings, if it has any.
     pub(super) options: Option<&'a CallOptions>,
+}
+
+impl Op<'_> {
+    /// How long an attempt may wait in silence: the view's setting, or the client's.
+    pub(super) fn silence(&self) -> Duration {
+        self.options
+            .and_then(|options| options.attempt_timeout)
+            .unwrap_or(self.shared.settings.attempt_timeout)
+    }
 }
 
 /// `duration` in nanoseconds, saturated (584 years).
@@ -172,58 +183,77 @@ impl<'a> Op<'a> {
                 limiter_waited_ns: 0,
                 refreshed_token: false,
             };
-            let result = loop {
-                // In a block of its own: what an attempt leaves is gone before the wait for
-                // the next, so the future keeps no room for it during the wait.
-                let after = {
-                    let attempted = match self.try_attempt(&mut slot, &mut progress).await {
-                        // Nothing to decide: the answer goes back as it is (matched in
-                        // place, through no other step, each of which would move it again),
-                        // and the retry budget gets its refund.
-                        Ok(Attempted {
-                            result: Ok(mut response),
-                            verdict: Verdict::Success,
-                            ..
-                        }) => {
-                            self.shared.retry.succeeded();
-                            self.succeeded(&mut response);
-                            return Ok(response);
+            let later: BoxFuture<'static, _> = 'later: {
+                let result = loop {
+                    // In a block of its own: what an attempt leaves is gone before the wait for
+                    // the next, so the future keeps no room for it during the wait.
+                    let after = {
+                        let attempted = match self.try_attempt(&mut slot, &mut progress).await {
+                            // Nothing to decide: the answer goes back as it is (matched in
+                            // place, through no other step, each of which would move it again),
+                            // and the retry budget gets its refund.
+                            Ok(Attempted {
+                                result: Ok(mut response),
+                                verdict: Verdict::Success,
+                                ..
+                            }) => {
+                                self.shared.retry.succeeded();
+                                self.succeeded(&mut response);
+                                if crate::request::success_body::is_decoded(
+                                    self.operation,
+                                    &response,
+                                ) {
+                                    // Boxed, and awaited out of the loop: the call's future
+                                    // keeps no room for the read, nor for the attempt's
+                                    // leftovers during it.
+                                    let id = Some(self.request_id.clone());
+                                    let within = Within {
+                                        silence: self.silence(),
+                                        deadline: progress.deadline(self.operation_timeout()),
+                                        started: progress.started,
+                                        attempts: progress.attempt,
+                                    };
+                                    break 'later Box::pin(read_success(response, id, within));
+                                }
+                                return Ok(self.bound_streamed(response, progress.attempt));
+                            }
+                            Ok(attempted) => attempted,
+                            Err(rejection) => break Err(rejection),
+                        };
+                        let next = if self.wants_fresh_token(&attempted, &slot, &progress) {
+                            // Rare: a revoked token, whose source is asked for a fresh one.
+                            Box::pin(self.refresh_token(attempted, &mut slot, &mut progress)).await
+                        } else {
+                            self.decide(attempted, &mut slot, &mut progress)
+                        };
+                        match next {
+                            Next::Return(result, verdict) => break Ok((result, verdict)),
+                            Next::Retry(after) => after,
                         }
-                        Ok(attempted) => attempted,
-                        Err(rejection) => break Err(rejection),
                     };
-                    let next = if self.wants_fresh_token(&attempted, &slot, &progress) {
-                        // Rare: a revoked token, whose source is asked for a fresh one.
-                        Box::pin(self.refresh_token(attempted, &mut slot, &mut progress)).await
-                    } else {
-                        self.decide(attempted, &mut slot, &mut progress)
-                    };
-                    match next {
-                        Next::Return(result, verdict) => break Ok((result, verdict)),
-                        Next::Retry(after) => after,
-                    }
+                    tracing::debug!(
+                        parent: &self.span,
+                        after_ms = after.as_millis() as u64,
+                        "retrying"
+                    );
+                    // Boxed, like every wait off the path of a free slot.
+                    Box::pin(tokio::time::sleep(after)).await;
+                    progress.waited_ns = progress.waited_ns.saturating_add(nanos(after));
                 };
-                tracing::debug!(
-                    parent: &self.span,
-                    after_ms = after.as_millis() as u64,
-                    "retrying"
-                );
-                // Boxed, like every wait off the path of a free slot.
-                Box::pin(tokio::time::sleep(after)).await;
-                progress.waited_ns = progress.waited_ns.saturating_add(nanos(after));
-            };
-            // A refusal before a retry ends a call that was sent: its error keeps the id,
-            // on the URL of the request it would have sent again.
-            let sent = match (&result, &slot) {
-                (Err(_), Outgoing::Request(request)) if progress.attempt > 1 => {
-                    Some(request.url().clone())
+                // A refusal before a retry ends a call that was sent: its error keeps the id,
+                // on the URL of the request it would have sent again.
+                let sent = match (&result, &slot) {
+                    (Err(_), Outgoing::Request(request)) if progress.attempt > 1 => {
+                        Some(request.url().clone())
+                    }
+                    _ => None,
+                };
+                match self.finish(result, sent, progress.attempt) {
+                    Finished::Done(result) => return result,
+                    Finished::Later(later) => later,
                 }
-                _ => None,
             };
-            match self.finish(result, sent) {
-                Finished::Done(result) => result,
-                Finished::Later(later) => later.await,
-            }
+            later.await
         }
     }
 
@@ -305,6 +335,7 @@ impl<'a> Op<'a> {
         &self,
         result: Result<(reqwest::Result<reqwest::Response>, Verdict), LocalRejection>,
         sent: Option<reqwest::Url>,
+        attempts: u32,
     ) -> Finished {
         let (span, operation) = (&self.span, self.operation);
         let ended = match &result {
@@ -328,11 +359,12 @@ impl<'a> Op<'a> {
             }
         };
         telemetry::request(operation.id, ended);
-        let request_id = RequestId::of_header(&self.request_id);
+        let request_id = Some(self.request_id.clone());
+        let silence = self.silence();
         match result {
             Ok((Ok(mut response), _)) if !verdict::has_error_body(response.status().as_u16()) => {
                 self.keep_id_if_undocumented(&mut response);
-                Finished::Done(Ok(response))
+                Finished::Done(Ok(self.bound_streamed(response, attempts)))
             }
             Ok((Err(error), _)) => Finished::Done(Err(match request_id {
                 Some(id) => crate::request_id::mark(error, id),
@@ -342,9 +374,10 @@ impl<'a> Op<'a> {
             failed => Finished::Later(Box::pin(async move {
                 match failed {
                     Ok((Ok(response), verdict)) => {
-                        let mut response =
-                            crate::request::failed::keep_failed_body(response, operation, verdict)
-                                .await;
+                        let mut response = crate::request::failed::keep_failed_body(
+                            response, operation, verdict, silence,
+                        )
+                        .await;
                         if let Some(id) = request_id {
                             response.extensions_mut().insert(id);
                         }
@@ -374,31 +407,136 @@ impl Op<'_> {
         self.keep_id_if_undocumented(response);
     }
 
+    /// A body handed back to be read as it comes (a CSV report) keeps the attempt's bound on
+    /// silence on every read; an empty one needs none.
+    pub(super) fn bound_streamed(
+        &self,
+        response: reqwest::Response,
+        attempts: u32,
+    ) -> reqwest::Response {
+        if response.content_length() == Some(0) {
+            return response;
+        }
+        let id = Some(self.request_id.clone());
+        crate::request::silence::bounded(response, self.silence(), attempts, id)
+    }
+
     /// A status the spec does not document becomes the generated code's unexpected answer,
     /// and then an error: it keeps the call's id too.
     pub(super) fn keep_id_if_undocumented(&self, response: &mut reqwest::Response) {
-        if !documents(self.operation, response.status())
-            && let Some(id) = RequestId::of_header(&self.request_id)
+        if crate::request::success_body::documented(self.operation, response.status()).is_none()
+            && let Some(id) = Some(self.request_id.clone())
         {
             response.extensions_mut().insert(id);
         }
     }
 }
 
-/// Whether the spec documents `status` as an answer of `operation`.
-pub(super) fn documents(operation: &'static Operation, status: http::StatusCode) -> bool {
-    // Three digits compared as bytes: cheaper than the status's text, on every call.
-    let code = status.as_u16();
-    let digits = [
-        b'0' + (code / 100 % 10) as u8,
-        b'0' + (code / 10 % 10) as u8,
-        b'0' + (code % 10) as u8,
-    ];
-    // Byte by byte: a slice comparison would call `memcmp` for each response.
-    operation
-        .responses
-        .iter()
-        .any(|response| matches!(response.status.as_bytes(), &[a, b, c] if [a, b, c] == digits))
+/// Reads a success body the generated code decodes (see
+/// [`success_body`](crate::request::success_body)), and hands the answer back with the body
+/// tied to the call's id `id`; a read that fails is the call's transport failure, with the id
+/// on its URL, as any other; a read that runs out of time (`within`) is the timeout of the
+/// call; an empty body is the decode failure it will be, with the id.
+async fn read_success(
+    mut response: reqwest::Response,
+    id: Option<RequestId>,
+    within: Within,
+) -> reqwest::Result<reqwest::Response> {
+    use crate::request::success_body::{EmptySuccess, tag};
+    let url = response.url().clone();
+    let (status, version) = (response.status(), response.version());
+    let headers = std::mem::take(response.headers_mut());
+    let extensions = std::mem::take(response.extensions_mut());
+    let body = match read_whole(&mut response, &within).await {
+        Ok(Ok(body)) => body,
+        Ok(Err(bound)) => {
+            let elapsed = match bound {
+                TimeoutBound::Silence => within.silence,
+                _ => within.started.elapsed(),
+            };
+            let timed_out = TimedOut {
+                bound,
+                elapsed,
+                attempts: within.attempts,
+                request_id: id,
+            };
+            return Err(timed_out.into_error().await);
+        }
+        Err(error) => {
+            let error = error.with_url(url);
+            return Err(match id {
+                Some(id) => crate::request_id::mark(error, id),
+                None => error,
+            });
+        }
+    };
+    if body.is_empty() {
+        return Err(EmptySuccess { request_id: id }.into_error().await);
+    }
+    let body = match id {
+        Some(id) => tag(body, id),
+        None => body,
+    };
+    use reqwest::ResponseBuilderExt;
+    let mut rebuilt = http::Response::builder()
+        .url(url)
+        .body(body)
+        .unwrap_or_default();
+    *rebuilt.status_mut() = status;
+    *rebuilt.version_mut() = version;
+    *rebuilt.headers_mut() = headers;
+    rebuilt.extensions_mut().extend(extensions);
+    Ok(reqwest::Response::from(rebuilt))
+}
+
+/// The bounds on the read of a success body: the attempt's silence and the operation's
+/// deadline (from when the call `started`), after `attempts` attempts.
+pub(super) struct Within {
+    pub(super) silence: Duration,
+    pub(super) deadline: Instant,
+    pub(super) started: Instant,
+    pub(super) attempts: u32,
+}
+
+/// A body read whole (its one chunk as it came, or the chunks joined), or the bound that ran
+/// out first.
+async fn read_whole(
+    response: &mut reqwest::Response,
+    within: &Within,
+) -> reqwest::Result<Result<bytes::Bytes, TimeoutBound>> {
+    let next = async |response: &mut reqwest::Response| {
+        chunk_within(response, within.silence, within.deadline).await
+    };
+    let Some(first) = (match next(response).await {
+        Ok(read) => read?,
+        Err(bound) => return Ok(Err(bound)),
+    }) else {
+        return Ok(Ok(bytes::Bytes::new()));
+    };
+    let Some(second) = (match next(response).await {
+        Ok(read) => read?,
+        Err(bound) => return Ok(Err(bound)),
+    }) else {
+        return Ok(Ok(first));
+    };
+    let announced = response.content_length().unwrap_or(0);
+    // What the head announces, up to 16 MiB: a length is no promise.
+    let mut body = Vec::with_capacity(
+        usize::try_from(announced.min(1 << 24))
+            .unwrap_or(0)
+            .max(first.len() + second.len()),
+    );
+    body.extend_from_slice(&first);
+    body.extend_from_slice(&second);
+    loop {
+        match next(response).await {
+            Ok(read) => match read? {
+                Some(chunk) => body.extend_from_slice(&chunk),
+                None => return Ok(Ok(bytes::Bytes::from(body))),
+            },
+            Err(bound) => return Ok(Err(bound)),
+        }
+    }
 }
 
 /// How a call ends ([`Op::finish`]): at once, or after a wait.

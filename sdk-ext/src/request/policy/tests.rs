@@ -65,29 +65,6 @@ async fn a_retry_resends_what_the_first_attempt_sent() {
     assert!(matches!(Replay::of(first), Some(Replay::Inline { .. })));
 }
 
-/// reqwest's per-request timeout bounds each attempt of a view's call; the client's calls
-/// have none of their own.
-#[tokio::test(start_paused = true)]
-async fn a_per_call_attempt_timeout_is_on_every_attempt_of_the_views_calls_only() {
-    let recorder = Arc::new(Recorder::default());
-    recorder.statuses.lock().unwrap().push_back(503);
-    let client = client_on(&recorder, RetryConfig::default());
-    let view = client
-        .with_options(CallOptions::new().attempt_timeout(Duration::from_secs(5)))
-        .unwrap();
-    let _ = view.identity().whoami().await;
-    let _ = client.identity().whoami().await;
-    let timeouts: Vec<_> = recorder
-        .sent
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|request| request.timeout().copied())
-        .collect();
-    let five = Some(Duration::from_secs(5));
-    assert_eq!(timeouts, [five, five, None]);
-}
-
 /// A client on `recorder` with `retry`.
 /// A [`Recorder`] that stops before transmit, as a dry run does.
 #[derive(Debug, Default)]
@@ -271,6 +248,7 @@ fn the_quota_follows_the_token_used_last_through_a_rotation_and_back() {
         Box::new([]),
         Settings {
             call_removed_operations: false,
+            attempt_timeout: Duration::from_secs(60),
         },
     );
     let of_first = shared.limiter_for(&first).unwrap().into_owned();

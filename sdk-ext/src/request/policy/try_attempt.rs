@@ -4,13 +4,15 @@
 
 use super::call::{Attempted, Next, Op, Outgoing, Pace, Progress, nanos};
 use super::{in_span, record, transport_error_type};
+use crate::error::TimeoutBound;
 use crate::interceptor::{self};
 use crate::limits::ServerCounters;
 use crate::request::attempt;
 use crate::request::limiter::{Acquired, RateLimiter};
 use crate::request::rejection::LocalRejection;
 use crate::request::replay::Replay;
-use crate::request_id::{REQUEST_ID_HEADER, RequestId};
+use crate::request::silence::TimedOut;
+use crate::request_id::REQUEST_ID_HEADER;
 use crate::telemetry::{self, Ended};
 use crate::token::{SecretToken, TokenSource};
 use crate::transport::Transport;
@@ -57,11 +59,16 @@ impl<'a> Op<'a> {
         // The block ends the permit and the request (both borrowed, so kept until their
         // scope ends) before the request is out: the call's future keeps no room for them
         // while it waits.
-        let sending = {
+        // The wait for the head is bounded by the attempt's silence and the operation's
+        // deadline (the body's reads are bounded where they are read: `Op::try_op`); the
+        // send is boxed with its timer, so the call's future keeps a pointer for it, not the
+        // send and a timer (which would grow it past the allocator's per-thread cache).
+        let (timed, bound, start) = {
             let permit = match self.pace(&limiter, left, now)? {
                 Pace::Now(permit) => permit,
                 Pace::Wait(waiting) => waiting.await.map_err(LocalRejection::Limit)?,
             };
+            let start = permit.start_id();
             let Some(mut request) = slot.take_request() else {
                 unreachable!("`try_op` puts the request back before every attempt")
             };
@@ -83,23 +90,55 @@ impl<'a> Op<'a> {
             }
             // Nothing was awaited since the permit came.
             permit.sent_in_same_poll();
-            shared.send(self.http, request, &span)
+            let (until, bound) = crate::request::silence::first_bound(
+                Instant::now(),
+                self.silence(),
+                progress.deadline(self.operation_timeout()),
+            );
+            let sending = shared.send(self.http, request, &span);
+            (
+                Box::pin(tokio::time::timeout_at(until, sending)),
+                bound,
+                start,
+            )
         };
-        // The HTTP client's read timeout bounds the wait for the head and every read of
-        // the body (see `ClientBuilder::attempt_timeout`): no timer of our own here.
-        let mut result = sending.await;
+        let mut result = match timed.await {
+            Ok(result) => result,
+            // Rare: the attempt is cancelled (its request dropped), and ends as a
+            // timeout of the call (the deadline) or of the attempt (retried as any other).
+            Err(_) => Err(self.timed_out(bound, progress)),
+        };
         self.after_receive(&span, progress.attempt, &mut result);
         #[cfg(not(feature = "metrics"))]
         self.end_attempt(span, &result);
         #[cfg(feature = "metrics")]
         self.end_attempt(span, &result, sent);
         let verdict = self.judge(&result, &limiter);
+        if let Verdict::Throttled { .. } = verdict {
+            // Refused before it was executed: the platform did not count it.
+            limiter.not_counted(self.operation.limit_class, start);
+        }
         Ok(Attempted {
             result,
             verdict,
             token,
             limiter,
         })
+    }
+
+    /// The error of attempt `progress.attempt`, whose `bound` ran out before its answer.
+    fn timed_out(&self, bound: TimeoutBound, progress: &Progress) -> reqwest::Error {
+        let elapsed = match bound {
+            TimeoutBound::Silence => self.silence(),
+            _ => progress.started.elapsed(),
+        };
+        TimedOut {
+            bound,
+            elapsed,
+            attempts: progress.attempt,
+            request_id: Some(self.request_id.clone()),
+        }
+        .error_now()
     }
 
     /// When attempt `progress.attempt` starts and the time it has: the first starts when the
@@ -116,6 +155,7 @@ impl<'a> Op<'a> {
         if now >= deadline {
             return Err(LocalRejection::Deadline {
                 elapsed: now - progress.started,
+                attempts: progress.attempt - 1,
             });
         }
         Ok((now, deadline - now))
@@ -142,7 +182,7 @@ impl<'a> Op<'a> {
         let interceptors = &self.shared.interceptors;
         if !interceptors.is_empty() {
             let _in_span = span.enter();
-            let id = RequestId::of_header(&self.request_id);
+            let id = Some(self.request_id.clone());
             interceptor::before_send(interceptors, self.operation, attempt, id, request);
         }
     }
@@ -157,7 +197,7 @@ impl<'a> Op<'a> {
         let interceptors = &self.shared.interceptors;
         if !interceptors.is_empty() {
             let _in_span = span.enter();
-            let id = RequestId::of_header(&self.request_id);
+            let id = Some(self.request_id.clone());
             interceptor::after_receive(interceptors, self.operation, attempt, id, result);
         }
     }
@@ -167,7 +207,7 @@ impl<'a> Op<'a> {
     fn set_token_and_id(&self, request: &mut reqwest::Request, token: &SecretToken) {
         let headers = request.headers_mut();
         headers.insert(http::header::AUTHORIZATION, token.header_value());
-        headers.insert(REQUEST_ID_HEADER, self.request_id.clone());
+        headers.insert(REQUEST_ID_HEADER, self.request_id.header_value());
     }
 
     /// Ends the attempt's `span` with how `result` ended; with feature `metrics`, records the
@@ -268,7 +308,16 @@ impl<'a> Op<'a> {
             }
             Err(error) => {
                 telemetry::attempt(operation.id, Ended::Transport);
-                verdict::judge_transport(error)
+                match verdict::judge_transport(error) {
+                    // The policy's own bound on silence ran out (`request::silence`).
+                    Verdict::NoAnswer { connect, .. } if TimedOut::in_sources(error).is_some() => {
+                        Verdict::NoAnswer {
+                            connect,
+                            timeout: true,
+                        }
+                    }
+                    verdict => verdict,
+                }
             }
         };
         tracing::debug!(parent: &self.span, ?verdict, "attempt finished");
