@@ -407,7 +407,10 @@ async fn one_report_as_json_lines_and_as_parquet_holds_the_json_reports_events()
         assert_eq!(keys, sorted, "{line}");
         // Each report's sample events are made anew: their times are the same.
         assert_eq!(line["time"], event["time"], "{line} / {event}");
-        assert!(line["user_id"].is_i64() && line["username"].is_string(), "{line}");
+        assert!(
+            line["user_id"].is_i64() && line["username"].is_string(),
+            "{line}"
+        );
     }
     // `--columns platform`: each event as the platform sent it, in its fields.
     let mut platform = report("jsonl", "-");

@@ -204,6 +204,8 @@ pub(super) async fn export(session: &Session, args: &ExportArgs) -> Result<(), F
         server_time_scale: session.time_scale().round() as u32,
         ..AuditWait::default()
     };
+    // Before anything is made in the folder: it may be another export's.
+    refuse_other_columns(session, args, &settings)?;
     let (sdk_format, sdk_dir) = match settings.format {
         DayFormat::Csv { title: true } => (ExportFormat::Csv, args.out_dir.clone()),
         DayFormat::Csv { title: false } => (ExportFormat::CsvWithoutTitle, args.out_dir.clone()),
@@ -235,7 +237,7 @@ pub(super) async fn export(session: &Session, args: &ExportArgs) -> Result<(), F
             }
         }
     });
-    // Days a run made Parquet of only in part (it stopped between the SDK's file and ours).
+    // Days a run left staged (it stopped between the SDK's file and the schema's).
     let mut leftovers = Vec::new();
     if let DayFormat::Schema(_) = settings.format {
         for day in staged_days(&sdk_dir, settings.kind) {
@@ -255,7 +257,6 @@ pub(super) async fn export(session: &Session, args: &ExportArgs) -> Result<(), F
         builder = builder.until(until);
     }
     let export = builder.build().map_err(|e| export_failure(e, args))?;
-    refuse_other_columns(session, args, &settings)?;
     let summary = export.run().await.map_err(|e| export_failure(e, args));
     let written: Vec<Result<DayFile, Failure>> = done
         .lock()

@@ -145,11 +145,11 @@ Examples:
       --out-dir week/ --format parquet --filters '{\"folders\": [\"/Shared\"]}' --merge week.parquet
 
 Columns: one schema per kind, the same in --format parquet, --format ndjson and --format csv
---columns schema: a column per field of the kind's event (cli/docs/audit-columns.md lists each kind's),
-named in snake case after its JSON field (ip_address from ipAddress), in the order of the
-platform's CSV; the event's time as a UTC timestamp (RFC 3339 text in CSV and JSON lines),
-numbers as numbers; last `extra`, the JSON text of any other field. Parquet keeps each
-column's platform CSV header and JSON field in its metadata. With --columns platform (the
+--columns schema: a column per field of the kind's event (cli/docs/audit-columns.md lists
+each kind's), named in snake case after its JSON field (ip_address from ipAddress), in the
+order of the platform's CSV; the event's time as a UTC timestamp (RFC 3339 text in CSV and
+JSON lines), numbers as numbers; last `extra`, the JSON text of any other field. Parquet
+keeps each column's platform CSV header and JSON field in its metadata. With --columns platform (the
 default for csv) a file is what the platform sent: csv its CSV byte for byte (--no-title
 leaves out its title row), ndjson its JSON events as sent.
 
