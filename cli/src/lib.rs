@@ -18,14 +18,17 @@ mod events;
 mod failure;
 pub mod mcp;
 
-/// The typed rows of the 14 audit report kinds, and the Parquet writer `audit export
-/// --format parquet` writes them with (see `pubapi audit export --help`): for programs that
-/// read or write the CLI's files, and its benchmarks.
+/// The typed rows of the 14 audit report kinds (one schema per kind), and the writers of
+/// `--columns schema` (CSV, JSON lines) and `--format parquet` (see `pubapi audit export
+/// --help`): for programs that read or write the CLI's files, and its benchmarks.
 pub mod data {
-    pub use crate::audit::columns::{Cell, Column, ColumnType, EXTRA, RowSchema, schema};
+    pub use crate::audit::columns::{
+        Cell, Column, ColumnType, EXTRA, RowSchema, SchemaRows, TextForm, schema, type_name,
+        write_csv_record,
+    };
     #[cfg(feature = "parquet")]
     pub use crate::audit::parquet::{
-        BATCH_ROWS, EventsParquet, ROW_GROUP_ROWS, arrow_schema, properties,
+        BATCH_ROWS, CSV_HEADER, EventsParquet, JSON_FIELD, ROW_GROUP_ROWS, arrow_schema, properties,
     };
 }
 mod output;

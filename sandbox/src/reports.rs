@@ -162,7 +162,7 @@ impl Report {
             for event in self.page(offset, 10_000) {
                 let cells: Vec<String> = columns
                     .iter()
-                    .map(|(_, keys)| csv_cell(keys.split('|').find_map(|key| event.get(key))))
+                    .map(|(_, fields)| csv_cell(fields.iter().find_map(|field| event.get(*field))))
                     .collect();
                 out.push_str(&cells.join(","));
                 out.push_str("\r\n");
@@ -516,66 +516,20 @@ pub fn passes(kind: &str, filters: &Value, event: &Value) -> bool {
     }
 }
 
-/// The CSV columns of a kind: (title, JSON field; `a|b` is the first of them present).
-pub fn csv_columns(kind: &str) -> &'static [(&'static str, &'static str)] {
-    match kind {
-        "logins" => &[
-            ("Username", "username"),
-            ("Event", "event"),
-            ("IP Address", "ip_address"),
-            ("Access", "access"),
-            ("Time", "time"),
-        ],
-        // As the platform's client tests show the header (the reference shows none).
-        "files" => &[
-            ("File/Folder", "file|folder"),
-            ("Target Path/Link", "target_path"),
-            ("User/Location", "username"),
-            ("Transaction Type", "transaction"),
-            ("Action Info", "action_info"),
-            ("Access", "access"),
-            ("Time", "time"),
-            ("IP Address", "ipAddress"),
-        ],
-        "permissions" => &[
-            ("Folder", "folder"),
-            ("Assignee", "assignee"),
-            ("Assigner", "assigner"),
-            ("Change", "change"),
-            ("Time", "time"),
-        ],
-        "users" => &[
-            ("Performed By", "performed_by"),
-            ("Subject", "subject"),
-            ("Action", "action"),
-            ("Action Info", "action_info"),
-            ("Date And Time", "date_and_time"),
-            ("Action Source", "action_source"),
-        ],
-        "groups" => &[
-            ("Time", "time"),
-            ("Actor", "actor"),
-            ("Group", "group"),
-            ("Action", "action"),
-            ("Action Info", "action_info"),
-            ("Source", "source"),
-        ],
-        "workgroup-settings" => &[
-            ("Time", "time"),
-            ("Actor", "actor"),
-            ("IP Address", "ip_address"),
-            ("Setting Screen", "setting_screen"),
-            ("Setting Name", "setting_name"),
-            ("Old Value", "old_value"),
-            ("New Value", "new_value"),
-        ],
-        _ => &[
-            ("Time", "time"),
-            ("Username", "username"),
-            ("Action", "action"),
-            ("Details", "details"),
-        ],
+/// The CSV columns of a kind: each header its columns are shown under (`audit_kinds`, read
+/// from the spec's `x-pubapi-columns`), with the JSON fields shown there (the first present
+/// is the cell: files' `File/Folder` is the `file` or the `folder`).
+pub fn csv_columns(kind: &str) -> Vec<(&'static str, Vec<&'static str>)> {
+    let mut out: Vec<(&'static str, Vec<&'static str>)> = Vec::new();
+    let columns = pubapi_sdk::audit_kinds::by_name(kind).map_or(&[][..], |k| k.columns);
+    for column in columns {
+        let Some(header) = column.csv else { continue };
+        match out.iter_mut().find(|(shown, _)| *shown == header) {
+            Some((_, fields)) => fields.push(column.field),
+            None => out.push((header, vec![column.field])),
+        }
     }
+    out
 }
 
 fn csv_cell(value: Option<&Value>) -> String {

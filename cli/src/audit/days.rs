@@ -1,8 +1,11 @@
 //! What `audit export` does with each day file the SDK's export wrote: counts its rows,
-//! takes its SHA-256, turns a staged NDJSON day into Parquet (`--format parquet`), and at the
+//! takes its SHA-256, turns a staged NDJSON day into the kind's schema (CSV, JSON lines or
+//! Parquet: `--columns schema`, the default of ndjson and parquet), and at the
 //! end of a run writes the run's manifest beside the files and merges the run's days into
 //! one file (`--merge`). Every file is written under a temporary name and renamed when whole.
 
+use super::SchemaForm;
+use super::columns::{SchemaRows, TextForm, schema};
 use crate::failure::Failure;
 use pubapi_sdk::types::AuditReportKind;
 use pubapi_sdk_ext::audit::{ExportDay, PartFile};
@@ -18,17 +21,25 @@ pub(super) enum DayFormat {
     Csv { title: bool },
     /// One JSON event a line, as sent.
     Ndjson,
-    /// Typed columns (feature `parquet`).
-    Parquet,
+    /// The kind's schema, made from the SDK's NDJSON day.
+    Schema(SchemaForm),
 }
 
 impl DayFormat {
     /// The files' extension.
     pub(super) fn extension(self) -> &'static str {
         match self {
-            DayFormat::Csv { .. } => "csv",
-            DayFormat::Ndjson => "ndjson",
-            DayFormat::Parquet => "parquet",
+            DayFormat::Csv { .. } | DayFormat::Schema(SchemaForm::Csv) => "csv",
+            DayFormat::Ndjson | DayFormat::Schema(SchemaForm::JsonLines) => "ndjson",
+            DayFormat::Schema(SchemaForm::Parquet) => "parquet",
+        }
+    }
+
+    /// Which columns its files have: `platform` or `schema` (the manifest says it).
+    pub(super) fn columns(self) -> &'static str {
+        match self {
+            DayFormat::Schema(_) => "schema",
+            _ => "platform",
         }
     }
 }
@@ -76,7 +87,7 @@ fn sha256_of(path: &Path) -> Result<(String, u64), Failure> {
 /// title and the header apart).
 fn rows_of(path: &Path, format: DayFormat) -> Result<u64, Failure> {
     match format {
-        DayFormat::Ndjson => {
+        DayFormat::Ndjson | DayFormat::Schema(SchemaForm::JsonLines) => {
             let file = File::open(path).map_err(|e| io_failure(path, e))?;
             let mut rows = 0;
             for line in BufReader::new(file).lines() {
@@ -86,8 +97,8 @@ fn rows_of(path: &Path, format: DayFormat) -> Result<u64, Failure> {
             }
             Ok(rows)
         }
-        DayFormat::Csv { .. } => csv_records(path),
-        DayFormat::Parquet => parquet_rows(path),
+        DayFormat::Csv { .. } | DayFormat::Schema(SchemaForm::Csv) => csv_records(path),
+        DayFormat::Schema(SchemaForm::Parquet) => parquet_rows(path),
     }
 }
 
@@ -158,19 +169,56 @@ pub(super) fn day_file(
     })
 }
 
-/// Turns a staged NDJSON day into `target` (Parquet), then removes the staged file: a run
-/// that stops between the two finds the staged day again and converts it then.
+/// Turns a staged NDJSON day into `target` in the kind's schema (`form`), then removes the
+/// staged file: a run that stops between the two finds the staged day again and converts it
+/// then.
+pub(super) fn staged_to(
+    kind: AuditReportKind,
+    form: SchemaForm,
+    staged: &Path,
+    target: &Path,
+) -> Result<(), Failure> {
+    let part = PartFile::beside(target, &std::process::id().to_string());
+    let text = match form {
+        SchemaForm::Parquet => {
+            staged_to_parquet(kind, staged, &part, target)?;
+            None
+        }
+        SchemaForm::Csv => Some(TextForm::Csv),
+        SchemaForm::JsonLines => Some(TextForm::JsonLines),
+    };
+    if let Some(text) = text {
+        let input = File::open(staged).map_err(|e| io_failure(staged, e))?;
+        let file = File::create(part.path()).map_err(|e| io_failure(part.path(), e))?;
+        let mut out = SchemaRows::new(std::io::BufWriter::new(file), schema(kind), text)
+            .map_err(|e| io_failure(part.path(), e))?;
+        for line in BufReader::new(input).lines() {
+            let line = line.map_err(|e| io_failure(staged, e))?;
+            if !line.trim().is_empty() {
+                out.push_line(&line).map_err(|e| io_failure(staged, e))?;
+            }
+        }
+        let (_, writer) = out.finish().map_err(|e| io_failure(part.path(), e))?;
+        let file = writer
+            .into_inner()
+            .map_err(|e| io_failure(part.path(), e.error()))?;
+        file.sync_all().map_err(|e| io_failure(part.path(), e))?;
+    }
+    part.commit(target).map_err(|e| io_failure(target, e))?;
+    std::fs::remove_file(staged).map_err(|e| io_failure(staged, e))
+}
+
 #[cfg(feature = "parquet")]
-pub(super) fn ndjson_to_parquet(
+fn staged_to_parquet(
     kind: AuditReportKind,
     staged: &Path,
+    part: &PartFile,
     target: &Path,
 ) -> Result<(), Failure> {
     use super::parquet::EventsParquet;
     let input = File::open(staged).map_err(|e| io_failure(staged, e))?;
-    let part = PartFile::beside(target, &std::process::id().to_string());
     let file = File::create(part.path()).map_err(|e| io_failure(part.path(), e))?;
-    let mut out = EventsParquet::new(std::io::BufWriter::new(file), super::columns::schema(kind))
+    let mut out = EventsParquet::new(std::io::BufWriter::new(file), schema(kind))
         .map_err(|e| io_failure(target, e))?;
     for line in BufReader::new(input).lines() {
         let line = line.map_err(|e| io_failure(staged, e))?;
@@ -182,9 +230,20 @@ pub(super) fn ndjson_to_parquet(
     let file = writer
         .into_inner()
         .map_err(|e| io_failure(part.path(), e.error()))?;
-    file.sync_all().map_err(|e| io_failure(part.path(), e))?;
-    part.commit(target).map_err(|e| io_failure(target, e))?;
-    std::fs::remove_file(staged).map_err(|e| io_failure(staged, e))
+    file.sync_all().map_err(|e| io_failure(part.path(), e))
+}
+
+#[cfg(not(feature = "parquet"))]
+fn staged_to_parquet(
+    _: AuditReportKind,
+    _: &Path,
+    _: &PartFile,
+    target: &Path,
+) -> Result<(), Failure> {
+    Err(io_failure(
+        target,
+        "this pubapi was built without the parquet feature",
+    ))
 }
 
 /// The run's manifest, `DIR/<kind>-<ext>-run-<UTC time>.manifest.json`: every day the run
@@ -213,6 +272,7 @@ pub(super) fn write_manifest(
         "pubapi_audit_export_manifest": 1,
         "kind": kind.to_string(),
         "format": format.extension(),
+        "columns": format.columns(),
         "title_row": matches!(format, DayFormat::Csv { title: true }),
         "filters": filters,
         "written_at": started.to_string(),
@@ -242,13 +302,15 @@ pub(super) fn merge(
 ) -> Result<DayFile, Failure> {
     let part = PartFile::beside(into, &std::process::id().to_string());
     match format {
-        DayFormat::Ndjson | DayFormat::Csv { .. } => {
+        DayFormat::Ndjson
+        | DayFormat::Csv { .. }
+        | DayFormat::Schema(SchemaForm::Csv | SchemaForm::JsonLines) => {
             let file = File::create(part.path()).map_err(|e| io_failure(part.path(), e))?;
             let mut out = std::io::BufWriter::new(file);
             let mut header_written = false;
             for day in days {
                 let input = File::open(&day.path).map_err(|e| io_failure(&day.path, e))?;
-                if format == DayFormat::Ndjson {
+                if format.extension() == "ndjson" {
                     std::io::copy(&mut BufReader::new(input), &mut out)
                         .map_err(|e| io_failure(into, e))?;
                     continue;
@@ -280,7 +342,7 @@ pub(super) fn merge(
             let file = out.into_inner().map_err(|e| io_failure(into, e.error()))?;
             file.sync_all().map_err(|e| io_failure(into, e))?;
         }
-        DayFormat::Parquet => merge_parquet(days, kind, part.path())?,
+        DayFormat::Schema(SchemaForm::Parquet) => merge_parquet(days, kind, part.path())?,
     }
     part.commit(into).map_err(|e| io_failure(into, e))?;
     let format = match format {
@@ -292,12 +354,10 @@ pub(super) fn merge(
 
 #[cfg(feature = "parquet")]
 fn merge_parquet(days: &[DayFile], kind: AuditReportKind, into: &Path) -> Result<(), Failure> {
-    use parquet::arrow::ArrowWriter;
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-    let schema = std::sync::Arc::new(super::parquet::arrow_schema(&super::columns::schema(kind)));
+    let schema = std::sync::Arc::new(super::parquet::arrow_schema(&schema(kind)));
     let file = File::create(into).map_err(|e| io_failure(into, e))?;
-    let mut writer = ArrowWriter::try_new(file, schema, Some(super::parquet::properties()))
-        .map_err(|e| io_failure(into, e))?;
+    let mut writer = super::parquet::writer(file, schema).map_err(|e| io_failure(into, e))?;
     for day in days {
         let input = File::open(&day.path).map_err(|e| io_failure(&day.path, e))?;
         let reader = ParquetRecordBatchReaderBuilder::try_new(input)

@@ -1,13 +1,14 @@
 //! `pubapi audit export`: the SDK's daily export, its flags as settings and its errors as
 //! exit codes, messages and hints. The SDK writes a day at a time (CSV with or without its
-//! title, or NDJSON; for Parquet, NDJSON into a staging folder inside `--out-dir`, turned into
-//! Parquet as each day is done); each day is then counted and digested (`days`), and the run
+//! title, or NDJSON; for the kind's schema, NDJSON into a staging folder inside `--out-dir`,
+//! turned into schema CSV, JSON lines or Parquet as each day is done); each day is then
+//! counted and digested (`days`), and the run
 //! ends with its manifest and, with `--merge`, one file of its days.
 
-use super::ExportArgs;
 use super::days::{self, DayFile, DayFormat};
 use super::kinds::{COMMON, Kind, kinds};
 use super::report::WAIT_DEADLINE;
+use super::{ExportArgs, SchemaForm};
 use crate::Session;
 use crate::failure::{Exit, Failure};
 use pubapi_sdk::audit_kinds::FilterShape;
@@ -31,9 +32,12 @@ pub(super) struct ExportSettings {
     filters: Map<String, Value>,
 }
 
-/// The staging folder of a Parquet export, inside its `--out-dir`: the SDK's NDJSON days
-/// (and their state claim) until each is turned into Parquet.
-const PARQUET_STAGING: &str = ".pubapi-parquet-staging";
+/// The staging folder of an export in the kind's schema, inside its `--out-dir`: the SDK's
+/// NDJSON days (and their folder claim) until each is turned into the schema's `ext` files
+/// (`.pubapi-parquet-staging`).
+fn staging(out_dir: &Path, ext: &str) -> PathBuf {
+    out_dir.join(format!(".pubapi-{ext}-staging"))
+}
 
 /// A `--filters` value the kind takes, to show in a refusal: its required filters, else its
 /// first one, each with a value of its shape.
@@ -95,19 +99,28 @@ pub(super) fn export_settings(args: &ExportArgs) -> Result<ExportSettings, Failu
         (None, true) => Start::SinceLast,
         _ => return Err(Failure::usage("give --since DATE or --since-last")),
     };
-    let format = match args.format.as_str() {
-        "ndjson" => DayFormat::Ndjson,
-        "parquet" => DayFormat::Parquet,
-        _ => DayFormat::Csv {
+    let schema = args.columns.as_deref().map(|c| c == "schema");
+    let format = match (args.format.as_str(), schema) {
+        ("ndjson", Some(false)) => DayFormat::Ndjson,
+        ("ndjson", _) => DayFormat::Schema(SchemaForm::JsonLines),
+        ("parquet", None | Some(true)) => DayFormat::Schema(SchemaForm::Parquet),
+        ("parquet", Some(false)) => {
+            return Err(Failure::usage(
+                "--columns platform: parquet has only the kind's schema (--columns schema)",
+            ));
+        }
+        (_, Some(true)) => DayFormat::Schema(SchemaForm::Csv),
+        (_, _) => DayFormat::Csv {
             title: !args.no_title,
         },
     };
     if args.no_title && !matches!(format, DayFormat::Csv { .. }) {
         return Err(Failure::usage(
-            "--no-title: only a CSV has a title row (--format csv)",
+            "--no-title: only the platform's CSV has a title row (--format csv; a CSV in the \
+             kind's schema has none)",
         ));
     }
-    if args.stdout && format != DayFormat::Ndjson {
+    if args.stdout && format.extension() != "ndjson" {
         return Err(Failure::usage(
             "--stdout writes JSON lines: it goes with --format ndjson",
         ));
@@ -191,12 +204,14 @@ pub(super) async fn export(session: &Session, args: &ExportArgs) -> Result<(), F
         server_time_scale: session.time_scale().round() as u32,
         ..AuditWait::default()
     };
+    // Before anything is made in the folder: it may be another export's.
+    refuse_other_columns(session, args, &settings)?;
     let (sdk_format, sdk_dir) = match settings.format {
         DayFormat::Csv { title: true } => (ExportFormat::Csv, args.out_dir.clone()),
         DayFormat::Csv { title: false } => (ExportFormat::CsvWithoutTitle, args.out_dir.clone()),
         DayFormat::Ndjson => (ExportFormat::Ndjson, args.out_dir.clone()),
-        DayFormat::Parquet => {
-            let staging = args.out_dir.join(PARQUET_STAGING);
+        DayFormat::Schema(_) => {
+            let staging = staging(&args.out_dir, settings.format.extension());
             std::fs::create_dir_all(&staging)
                 .map_err(|e| Failure::failed(format!("cannot make {}: {e}", staging.display())))?;
             (ExportFormat::Ndjson, staging)
@@ -222,9 +237,9 @@ pub(super) async fn export(session: &Session, args: &ExportArgs) -> Result<(), F
             }
         }
     });
-    // Days a run made Parquet of only in part (it stopped between the SDK's file and ours).
+    // Days a run left staged (it stopped between the SDK's file and the schema's).
     let mut leftovers = Vec::new();
-    if settings.format == DayFormat::Parquet {
+    if let DayFormat::Schema(_) = settings.format {
         for day in staged_days(&sdk_dir, settings.kind) {
             leftovers.push(finish.day(day, false)?);
         }
@@ -348,13 +363,11 @@ impl DayFinisher {
         let target = self
             .out_dir
             .join(format!("{}-{day}.{}", self.kind, self.format.extension()));
-        if self.format == DayFormat::Parquet {
-            let staged = self
-                .out_dir
-                .join(PARQUET_STAGING)
+        if let DayFormat::Schema(form) = self.format {
+            let staged = staging(&self.out_dir, self.format.extension())
                 .join(format!("{}-{day}.ndjson", self.kind));
             if staged.exists() {
-                to_parquet(self.kind, &staged, &target)?;
+                days::staged_to(self.kind, form, &staged, &target)?;
             }
         }
         let file = days::day_file(Some(day), &target, self.format)?;
@@ -392,17 +405,47 @@ fn staged_days(staging: &Path, kind: AuditReportKind) -> Vec<ExportDay> {
     days
 }
 
-#[cfg(feature = "parquet")]
-fn to_parquet(kind: AuditReportKind, staged: &Path, target: &Path) -> Result<(), Failure> {
-    days::ndjson_to_parquet(kind, staged, target)
-}
-
-#[cfg(not(feature = "parquet"))]
-fn to_parquet(_: AuditReportKind, _: &Path, target: &Path) -> Result<(), Failure> {
-    Err(Failure::usage(format!(
-        "{}: this pubapi was built without the parquet feature",
-        target.display()
-    )))
+/// Refuses to write days of one kind and format with other columns than the folder's: the
+/// other columns' export (platform into `--out-dir`, the kind's schema through its staging
+/// folder) has claimed it.
+fn refuse_other_columns(
+    session: &Session,
+    args: &ExportArgs,
+    settings: &ExportSettings,
+) -> Result<(), Failure> {
+    let ext = settings.format.extension();
+    let (other_format, other_dir, other_columns) = match settings.format {
+        DayFormat::Schema(SchemaForm::Parquet) => return Ok(()),
+        DayFormat::Schema(SchemaForm::Csv) => (ExportFormat::Csv, args.out_dir.clone(), "platform"),
+        DayFormat::Schema(SchemaForm::JsonLines) => {
+            (ExportFormat::Ndjson, args.out_dir.clone(), "platform")
+        }
+        DayFormat::Csv { .. } | DayFormat::Ndjson => {
+            (ExportFormat::Ndjson, staging(&args.out_dir, ext), "schema")
+        }
+    };
+    let other = DailyExport::builder(&session.client, settings.kind)
+        .start(Start::SinceLast)
+        .state_file(&args.state)
+        .out_dir(&other_dir)
+        .format(other_format)
+        .filters(settings.filters.clone())
+        .build()
+        .map_err(|e| export_failure(e, args))?;
+    let claim = other.claim_path();
+    if claim.exists() {
+        return Err(Failure::usage(format!(
+            "--out-dir {} holds {} {ext} days with the {other_columns} columns (claimed in {}): \
+             days with other columns need another --out-dir",
+            args.out_dir.display(),
+            settings.kind,
+            claim.display()
+        ))
+        .hint(format!(
+            "--columns {other_columns} continues that folder as it was made"
+        )));
+    }
+    Ok(())
 }
 
 /// An export's error as an exit code, a message and what to do.

@@ -1,7 +1,7 @@
 //! One subcommand per report kind, with the kind's filters as flags, and the typed request
 //! its flags describe.
 
-use super::{AuditCommand, Written};
+use super::{AuditCommand, COLUMNS, COLUMNS_HELP, SchemaForm, Written};
 use crate::failure::Failure;
 use clap::builder::PossibleValuesParser;
 use clap::{Arg, ArgAction, ArgMatches, Command};
@@ -79,6 +79,13 @@ pub(super) fn kind_command(kind: &Kind) -> Command {
                 .help("End, after --from: YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ"),
         )
         .arg(format_arg())
+        .arg(
+            Arg::new("columns")
+                .long("columns")
+                .value_parser(COLUMNS)
+                .value_name("COLUMNS")
+                .help(COLUMNS_HELP),
+        )
         .arg(out_arg());
     for filter in &kind.filters {
         let mut arg = Arg::new(filter.name)
@@ -127,8 +134,9 @@ fn format_arg() -> Arg {
         .default_value("csv")
         .value_name("FORMAT")
         .help(
-            "The report's format: csv (the platform's CSV), json (a JSON array of events), \
-             jsonl (one event a line, for log shippers) or parquet (typed columns, with --out)",
+            "The report's format: csv (the platform's CSV), json (the platform's JSON array of \
+             events), jsonl (one event a line, for log shippers) or parquet (typed columns, \
+             with --out)",
         )
 }
 
@@ -142,22 +150,41 @@ fn out_arg() -> Arg {
 
 /// The JSON body the flags describe, typed by the SDK.
 pub(super) fn request_of(kind: &Kind, matches: &ArgMatches) -> Result<AuditCommand, Failure> {
+    let format = matches
+        .get_one::<String>("format")
+        .map_or("csv", String::as_str);
+    let schema = matches
+        .get_one::<String>("columns")
+        .map(|columns| columns == "schema");
+    let written = match (format, schema) {
+        ("csv", None | Some(false)) | ("json", None | Some(false)) => Written::AsSent,
+        ("csv", Some(true)) => Written::Schema(SchemaForm::Csv),
+        ("jsonl", Some(false)) => Written::JsonLines,
+        ("jsonl", _) => Written::Schema(SchemaForm::JsonLines),
+        ("parquet", None | Some(true)) => Written::Schema(SchemaForm::Parquet),
+        ("json", Some(true)) => {
+            return Err(Failure::usage(
+                "--columns schema: --format json is the platform's JSON report as sent; the \
+                 kind's schema is --format jsonl, csv or parquet",
+            ));
+        }
+        (_, _) => {
+            return Err(Failure::usage(
+                "--columns platform: parquet has only the kind's schema (--columns schema)",
+            ));
+        }
+    };
     let mut body = Map::new();
     for field in COMMON {
         if let Some(value) = matches.get_one::<String>(field) {
-            // JSON lines and Parquet are written from the JSON report's events.
-            let value = match (field, value.as_str()) {
-                ("format", "jsonl" | "parquet") => "json",
-                (_, value) => value,
+            // Anything but the platform's own bytes is written from the JSON report's events.
+            let value = match (field, written) {
+                ("format", Written::JsonLines | Written::Schema(_)) => "json",
+                (_, _) => value.as_str(),
             };
             body.insert(field.to_string(), json!(value));
         }
     }
-    let written = match matches.get_one::<String>("format").map(String::as_str) {
-        Some("jsonl") => Written::JsonLines,
-        Some("parquet") => Written::Parquet,
-        _ => Written::AsSent,
-    };
     let mut dates = Vec::new();
     for (field, flag) in [("date_start", "--from"), ("date_end", "--to")] {
         let value = matches

@@ -44,13 +44,34 @@ use std::path::{Path, PathBuf};
 /// How a report's events are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Written {
-    /// In the format the report was made in (CSV, or a JSON array).
+    /// In the format the report was made in (the platform's CSV, or a JSON array of its
+    /// events), byte for byte.
     AsSent,
-    /// One JSON event a line (the JSON report's events, as sent).
+    /// One JSON event a line, as the platform sent it (`--format jsonl --columns platform`).
     JsonLines,
-    /// Typed columns (the JSON report's events; feature `parquet`).
+    /// In the kind's schema (`columns`), from the JSON report's events.
+    Schema(SchemaForm),
+}
+
+/// A format of rows in the kind's schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaForm {
+    /// CSV whose header is the schema's column names (`--columns schema`).
+    Csv,
+    /// One JSON object a line, keyed by the schema's column names.
+    JsonLines,
+    /// Typed Parquet columns (feature `parquet`).
     Parquet,
 }
+
+/// The values `--columns` takes.
+pub(crate) const COLUMNS: [&str; 2] = ["platform", "schema"];
+
+/// The help of `--columns`.
+pub(crate) const COLUMNS_HELP: &str = "The columns: platform (as the platform sent them: its \
+     CSV byte for byte, its JSON events) or schema (the kind's one schema, typed, the same in \
+     csv, jsonl/ndjson and parquet; see `pubapi audit export --help`). Default: platform for \
+     csv, schema for jsonl/ndjson and parquet";
 
 /// `pubapi audit …`: a report kind, or a job or report command.
 #[derive(Debug)]
@@ -104,11 +125,12 @@ pub enum JobCommand {
 }
 
 const EXPORT_HELP: &str = "\
-Files: DIR/<kind>-YYYY-MM-DD.<csv|ndjson>, each written to a temporary name and renamed when
-whole. The state file (FILE) says the first day not yet written, and the report job made for
-it until it is written (the next run reads that report); FILE.lock keeps a second run from
-starting while one runs. DIR holds the days of one set of filters per kind and format (the
-first run claims it in DIR/.pubapi-export-<kind>-<ext>.json): other filters need another DIR.
+Files: DIR/<kind>-YYYY-MM-DD.<csv|ndjson|parquet>, each written to a temporary name and renamed
+when whole. The state file (FILE) says the first day not yet written, and the report job made
+for it until it is written (the next run reads that report); FILE.lock keeps a second run from
+starting while one runs. DIR holds the days of one set of filters per kind, format and columns
+(the first run claims it in DIR/.pubapi-export-<kind>-<ext>.json, or for the kind's schema in
+DIR/.pubapi-<ext>-staging/): other filters or other columns need another DIR.
 
 --since DATE with an existing state file continues it when it started on DATE for the same
 kind, format and filters, and is refused otherwise: a cron line can always carry --since.
@@ -122,14 +144,18 @@ Examples:
   pubapi audit export files --since 2026-03-02 --until 2026-03-08 --state week.state \\
       --out-dir week/ --format parquet --filters '{\"folders\": [\"/Shared\"]}' --merge week.parquet
 
-Formats: csv is the platform's CSV byte for byte (--no-title leaves out its title row);
-ndjson is one event a line as the platform sent it (--stdout also streams it); parquet has
-typed columns, one schema per kind: a column per field of the kind's event in the spec, in
-snake case (ip_address; the platform's name, ipAddress, in the column's metadata), the
-event's time as a UTC timestamp, numbers as numbers, and `extra`, a JSON object of any other
-field. Each run writes DIR/<kind>-<format>-run-<time>.manifest.json: every day with its
-file, rows and SHA-256. On a terminal or with -v, each day's rows as it is done, and a
-summary at the end.
+Columns: one schema per kind, the same in --format parquet, --format ndjson and --format csv
+--columns schema: a column per field of the kind's event (cli/docs/audit-columns.md lists
+each kind's), named in snake case after its JSON field (ip_address from ipAddress), in the
+order of the platform's CSV; the event's time as a UTC timestamp (RFC 3339 text in CSV and
+JSON lines), numbers as numbers; last `extra`, the JSON text of any other field. Parquet
+keeps each column's platform CSV header and JSON field in its metadata. With --columns platform (the
+default for csv) a file is what the platform sent: csv its CSV byte for byte (--no-title
+leaves out its title row), ndjson its JSON events as sent.
+
+Each run writes DIR/<kind>-<format>-run-<time>.manifest.json: every day with its file, rows
+and SHA-256. On a terminal or with -v, each day's rows as it is done, and a summary at the
+end.
 
 Exit codes: as pubapi --help; 6 when the run stopped before the daily budget would run out
 (the next run resumes at the day it names), 1 when another run holds the lock.";
@@ -162,10 +188,14 @@ pub struct ExportArgs {
     /// The folder the day files go to (it must exist, except for --dry-run).
     #[arg(long, value_name = "DIR")]
     pub out_dir: PathBuf,
-    /// The files' format: csv (the platform's CSV), ndjson (one JSON event a line, as sent)
-    /// or parquet (typed columns for data tools; see `pubapi audit export --help`).
+    /// The files' format: csv (the platform's CSV), ndjson (one JSON event a line) or parquet
+    /// (typed columns for data tools); see `pubapi audit export --help`.
     #[arg(long, value_parser = EXPORT_FORMATS, default_value = "csv", value_name = "FORMAT")]
     pub format: String,
+    /// The columns: platform (as the platform sent them) or schema (the kind's one schema;
+    /// default for ndjson and parquet).
+    #[arg(long, value_parser = COLUMNS, value_name = "COLUMNS")]
+    pub columns: Option<String>,
     /// CSV without the platform's title row (`This report reflects activity up to …`), so
     /// the header is the first line; the rest byte for byte as sent.
     #[arg(long)]
@@ -262,7 +292,9 @@ pub fn check_before_start(command: &AuditCommand, dry_run: bool) -> Result<(), F
         } => {
             check_dates(request, dates)?;
             request.validate().map_err(in_flags)?;
-            if *written == Written::Parquet && out.as_deref().is_none_or(|p| p == Path::new("-")) {
+            if *written == Written::Schema(SchemaForm::Parquet)
+                && out.as_deref().is_none_or(|p| p == Path::new("-"))
+            {
                 return Err(Failure::usage(
                     "--format parquet writes a file: give it with --out FILE",
                 ));

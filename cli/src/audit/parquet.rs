@@ -1,6 +1,10 @@
 //! Audit events as Parquet (feature `parquet`): the kind's typed schema ([`super::columns`])
-//! as Arrow fields, each with the platform's name in its metadata (`pubapi.json_name`), and
-//! the kind in the file's (`pubapi.kind`). Rows are written in batches of [`BATCH_ROWS`] and
+//! as Arrow fields, each with the platform's names in its metadata: the header of the
+//! platform's CSV it is shown under ([`CSV_HEADER`], left out for a field the CSV does not
+//! show) and the JSON field it is read from ([`JSON_FIELD`]). The file's metadata has the
+//! kind (`pubapi.kind`) and every column with its type and platform names as one JSON list
+//! (`pubapi.columns`), for readers that show a file's key-value metadata but not Arrow's
+//! field metadata (DuckDB's `parquet_kv_metadata`). Rows are written in batches of [`BATCH_ROWS`] and
 //! row groups of [`ROW_GROUP_ROWS`], plain-encoded and snappy-compressed, so memory stays flat
 //! whatever the report's size.
 
@@ -13,11 +17,18 @@ use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
+use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::io::Write;
 use std::sync::Arc;
+
+/// The field metadata key of the platform's CSV header of a column (`IP Address`).
+pub const CSV_HEADER: &str = "pubapi.platform_csv_header";
+
+/// The field metadata key of the JSON field a column is read from (`ipAddress`).
+pub const JSON_FIELD: &str = "pubapi.platform_json_field";
 
 /// Rows buffered before they go to the writer as one batch.
 pub const BATCH_ROWS: usize = 8192;
@@ -45,7 +56,7 @@ pub fn arrow_schema(rows: &RowSchema) -> Schema {
         .columns
         .iter()
         .map(|column| {
-            let data_type = match column.kind {
+            let data_type = match column.column_type {
                 ColumnType::Text => DataType::Utf8,
                 ColumnType::Integer => DataType::Int64,
                 ColumnType::Number => DataType::Float64,
@@ -54,10 +65,11 @@ pub fn arrow_schema(rows: &RowSchema) -> Schema {
                     DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
                 }
             };
-            Field::new(&column.name, data_type, true).with_metadata(HashMap::from([(
-                "pubapi.json_name".to_string(),
-                column.wire.clone(),
-            )]))
+            let mut metadata = HashMap::from([(JSON_FIELD.to_string(), column.field.to_string())]);
+            if let Some(header) = column.csv {
+                metadata.insert(CSV_HEADER.to_string(), header.to_string());
+            }
+            Field::new(column.name, data_type, true).with_metadata(metadata)
         })
         .collect();
     fields.push(
@@ -66,10 +78,44 @@ pub fn arrow_schema(rows: &RowSchema) -> Schema {
             "the event's other fields, as a JSON object".to_string(),
         )])),
     );
-    Schema::new(fields).with_metadata(HashMap::from([(
-        "pubapi.kind".to_string(),
-        rows.kind.to_string(),
-    )]))
+    let columns: Vec<serde_json::Value> = rows
+        .columns
+        .iter()
+        .map(|c| {
+            serde_json::json!({
+                "name": c.name,
+                "type": super::columns::type_name(c.column_type),
+                "platform_csv_header": c.csv,
+                "platform_json_field": c.field,
+            })
+        })
+        .collect();
+    Schema::new(fields).with_metadata(HashMap::from([
+        ("pubapi.kind".to_string(), rows.kind.to_string()),
+        (
+            "pubapi.columns".to_string(),
+            serde_json::Value::from(columns).to_string(),
+        ),
+    ]))
+}
+
+/// A writer of a kind's rows into `out`, the file's key-value metadata ([`arrow_schema`]'s:
+/// the kind and `pubapi.columns`) set, which the Arrow schema alone keeps only in Arrow's own
+/// encoding of it.
+///
+/// # Errors
+/// When the Parquet writer cannot start.
+pub fn writer<W: Write + Send>(
+    out: W,
+    schema: Arc<Schema>,
+) -> parquet::errors::Result<ArrowWriter<W>> {
+    let mut writer = ArrowWriter::try_new(out, schema.clone(), Some(properties()))?;
+    let mut metadata: Vec<(&String, &String)> = schema.metadata().iter().collect();
+    metadata.sort();
+    for (key, value) in metadata {
+        writer.append_key_value_metadata(KeyValue::new(key.clone(), value.clone()));
+    }
+    Ok(writer)
 }
 
 /// One column being filled.
@@ -155,11 +201,11 @@ impl<W: Write + Send> EventsParquet<W> {
     /// When the Parquet writer cannot start (it writes the file's magic bytes).
     pub fn new(out: W, rows: RowSchema) -> parquet::errors::Result<Self> {
         let schema = Arc::new(arrow_schema(&rows));
-        let writer = ArrowWriter::try_new(out, schema.clone(), Some(properties()))?;
+        let writer = writer(out, schema.clone())?;
         let builders = rows
             .columns
             .iter()
-            .map(|c| Builder::of(c.kind))
+            .map(|c| Builder::of(c.column_type))
             .chain([Builder::of(ColumnType::Text)])
             .collect();
         Ok(EventsParquet {
@@ -180,7 +226,12 @@ impl<W: Write + Send> EventsParquet<W> {
             Value::Object(map) => map,
             other => Map::from_iter([("value".to_string(), other)]),
         };
-        for (builder, cell) in self.builders.iter_mut().zip(self.rows.cells(object)) {
+        let cells = self.rows.cells(object);
+        self.push_cells(cells)
+    }
+
+    fn push_cells(&mut self, cells: Vec<Cell>) -> parquet::errors::Result<()> {
+        for (builder, cell) in self.builders.iter_mut().zip(cells) {
             builder.push(cell);
         }
         if self.builders[0].len() >= BATCH_ROWS {
@@ -194,10 +245,10 @@ impl<W: Write + Send> EventsParquet<W> {
     /// # Errors
     /// When the line is not JSON, or a full batch cannot be written.
     pub fn push_line(&mut self, line: &str) -> parquet::errors::Result<()> {
-        let event: Value = serde_json::from_str(line).map_err(|e| {
+        let cells = self.rows.cells_of_line(line).map_err(|e| {
             parquet::errors::ParquetError::General(format!("not a JSON event: {e}"))
         })?;
-        self.push(event)
+        self.push_cells(cells)
     }
 
     fn flush(&mut self) -> parquet::errors::Result<()> {
@@ -235,7 +286,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn events_read_back_with_their_types_and_the_platform_names_in_the_metadata() {
+    fn events_read_back_with_their_types_and_the_platform_csv_headers_in_the_metadata() {
         let mut out = EventsParquet::new(Vec::new(), schema(AuditReportKind::Files)).unwrap();
         for n in 0..20_000 {
             out.push(
@@ -249,7 +300,19 @@ mod tests {
         let reader = ParquetRecordBatchReaderBuilder::try_new(Bytes::from(bytes)).unwrap();
         let schema = reader.schema().clone();
         let ip = schema.field_with_name("ip_address").unwrap();
-        assert_eq!(ip.metadata()["pubapi.json_name"], "ipAddress");
+        assert_eq!(ip.metadata()[CSV_HEADER], "IP Address");
+        assert_eq!(ip.metadata()[JSON_FIELD], "ipAddress");
+        let user = schema.field_with_name("username").unwrap();
+        assert_eq!(user.metadata()[CSV_HEADER], "User/Location");
+        let checksum = schema.field_with_name("file_checksum").unwrap();
+        assert!(
+            !checksum.metadata().contains_key(CSV_HEADER),
+            "not in the CSV"
+        );
+        let columns: Vec<Value> =
+            serde_json::from_str(&schema.metadata()["pubapi.columns"]).unwrap();
+        assert_eq!(columns[0]["platform_csv_header"], "File/Folder");
+        assert_eq!(columns[0]["name"], "file");
         assert_eq!(
             schema.field_with_name("time").unwrap().data_type(),
             &DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))

@@ -1,6 +1,7 @@
 //! A run's job and report: waited for with a status line, downloaded (CSV as sent, JSON as
 //! an array of events) to a temporary file renamed into place, or to standard output.
 
+use super::columns::{SchemaRows, TextForm};
 use super::kinds::kinds;
 use crate::Session;
 use crate::failure::{Exit, Failure};
@@ -316,29 +317,76 @@ pub(super) async fn download(
     Ok(())
 }
 
-/// Writes the JSON report at `at` to `out` (or stdout) as JSON lines, or as Parquet.
+/// Writes the JSON report at `at` to `out` (or stdout) as JSON lines as sent, or in the
+/// kind's schema (CSV, JSON lines, Parquet).
 pub(super) async fn write_as(
     session: &Session,
     at: &ReportLocation,
     written: super::Written,
     out: Option<&Path>,
 ) -> Result<(), Failure> {
+    use super::{SchemaForm, Written};
     let label = format!("report {}/{}", at.kind, at.id);
     let what = out.map_or("stdout".to_string(), |p| p.display().to_string());
-    if written == super::Written::Parquet {
-        let Some(target) = out else {
-            return Err(Failure::usage(
-                "--format parquet writes a file: give it with --out FILE",
-            ));
-        };
-        return write_parquet(session, at, target, label).await;
-    }
+    let form = match written {
+        Written::Schema(SchemaForm::Parquet) => {
+            let Some(target) = out else {
+                return Err(Failure::usage(
+                    "--format parquet writes a file: give it with --out FILE",
+                ));
+            };
+            return write_parquet(session, at, target, label).await;
+        }
+        Written::Schema(SchemaForm::Csv) => Some(TextForm::Csv),
+        Written::Schema(SchemaForm::JsonLines) => Some(TextForm::JsonLines),
+        Written::JsonLines | Written::AsSent => None,
+    };
     let (part, writer) = destination(out).await?;
-    write_events(session, at, writer, &what, label, false).await?;
+    match form {
+        Some(form) => write_schema_rows(session, at, writer, &what, label, form).await?,
+        None => write_events(session, at, writer, &what, label, false).await?,
+    }
     if let Some((part, target)) = part {
         commit(part, target)?;
         eprintln!("{what} written");
     }
+    Ok(())
+}
+
+/// Writes the JSON report at `at` to `writer` in the kind's schema, as CSV or JSON lines.
+async fn write_schema_rows(
+    session: &Session,
+    at: &ReportLocation,
+    writer: Box<dyn AsyncWrite + Unpin + Send>,
+    what: &str,
+    label: String,
+    form: TextForm,
+) -> Result<(), Failure> {
+    let bar = progress::items(label);
+    let mut writer = tokio::io::BufWriter::new(writer);
+    let failed = |e| write_failed(what, e);
+    let mut rows =
+        SchemaRows::new(Vec::new(), super::columns::schema(at.kind), form).map_err(failed)?;
+    let mut events = session
+        .client
+        .audit()
+        .events_as_sent(at.clone(), ReportRead::default());
+    loop {
+        // Each event's text goes out as it is made: memory stays one event's.
+        writer.write_all(rows.get_mut()).await.map_err(failed)?;
+        rows.get_mut().clear();
+        let Some(event) = events.next().await else {
+            break;
+        };
+        let event = event.map_err(|e| {
+            bar.finish_and_clear();
+            Failure::from(e.error)
+        })?;
+        rows.push_line(event.get()).map_err(failed)?;
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    writer.flush().await.map_err(failed)?;
     Ok(())
 }
 

@@ -9,10 +9,12 @@
 //! | a kind's operation and summary | that operation |
 //! | its filters (name, shape, values, help, required) | the properties of its request body schema besides `format`, `date_start` and `date_end`: the type, the `enum` (or `x-pubapi-spellings`) of the value or of the items, the first sentence of the description, `required` |
 //! | its date precision | `x-pubapi-date-precision: date \| date-time` on the operation (reference 4.7 says which kinds ignore the time portion of a date; a JSON schema cannot say it) |
+//! | its columns (the one schema of its rows in the CLI's data formats) | `x-pubapi-columns` on its event schema `<Kind>AuditEvent`: a list in the platform's CSV order of `{field, csv, type}`, one per property: the JSON field, the platform's CSV header it is shown under (none when the CSV leaves it out), the type when the property's JSON type does not say it (`timestamp` for a time text, the type of a field whose JSON type is not shown); for the kinds without an event schema, `x-pubapi-other-kinds-columns` on `AuditReport`, each with its type |
 //!
 //! A kind without its operation, an operation under `/v1/audit/<kind>` whose kind is not in
-//! the enum, or an operation without a valid precision is refused with
-//! [`CodegenError::Unsupported`], so a new kind cannot fall into a default.
+//! the enum, an operation without a valid precision, or an event schema whose columns miss a
+//! property, name one it does not have, or leave a column's type unsaid is refused with
+//! [`CodegenError::Unsupported`], so a new kind or field cannot fall into a default.
 //!
 //! [`item`] reads the kinds (`collect`, each `kind` with its `filter`s) and writes the module:
 //! the fixed `filter_types` and `kind_type`, one `row` of `ALL` per kind, and the lookups.
@@ -32,6 +34,14 @@ pub const KIND_SCHEMA: &str = "AuditReportKind";
 const PREFIX: &str = "/v1/audit/";
 /// The request fields every kind has: not filters.
 const COMMON: [&str; 3] = ["format", "date_start", "date_end"];
+/// The extension on an event schema listing its columns.
+pub const COLUMNS: &str = "x-pubapi-columns";
+/// The extension on [`REPORT_SCHEMA`] listing the columns of the kinds without an event schema.
+pub const OTHER_COLUMNS: &str = "x-pubapi-other-kinds-columns";
+/// The schema of a finished JSON report.
+const REPORT_SCHEMA: &str = "AuditReport";
+/// The column types a column's `type` takes.
+pub const COLUMN_TYPES: [&str; 5] = ["text", "integer", "number", "boolean", "timestamp"];
 
 /// One kind, as the spec says it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,6 +52,20 @@ struct Kind {
     request_schema: String,
     whole_days: bool,
     filters: Vec<Filter>,
+    columns: Vec<Column>,
+}
+
+/// One column of a kind's rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Column {
+    /// The column's name: the field's in snake case.
+    name: String,
+    /// The JSON field, as the platform sends it.
+    field: String,
+    /// The platform's CSV header it is shown under.
+    csv: Option<String>,
+    /// One of [`COLUMN_TYPES`].
+    column_type: &'static str,
 }
 
 /// One filter of a kind's request body.
@@ -150,6 +174,36 @@ fn filter_types() -> proc_macro2::TokenStream {
             Text,
         }
 
+        /// The type of a column in the CLI's data formats (Parquet, JSON lines, CSV in the
+        /// kind's schema).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ColumnType {
+            /// UTF-8 text.
+            Text,
+            /// A 64-bit signed integer.
+            Integer,
+            /// A 64-bit float.
+            Number,
+            /// A boolean.
+            Boolean,
+            /// An instant, in UTC (the event's time text, ISO 8601).
+            Timestamp,
+        }
+
+        /// One column of a kind's rows (`x-pubapi-columns` on its event schema).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Column {
+            /// The column's name: the field's in snake case (`ip_address`).
+            pub name: &'static str,
+            /// The JSON field it is read from, as the platform sends it (`ipAddress`).
+            pub field: &'static str,
+            /// The header of the platform's CSV it is shown under (`IP Address`); `None`
+            /// when the platform's CSV leaves the field out.
+            pub csv: Option<&'static str>,
+            /// Its type.
+            pub column_type: ColumnType,
+        }
+
         /// One filter of a kind: a field of its request body besides `format`,
         /// `date_start` and `date_end`.
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,6 +244,9 @@ fn kind_type() -> proc_macro2::TokenStream {
             pub date_precision: DatePrecision,
             /// Its filters, in the spec's order.
             pub filters: &'static [Filter],
+            /// The columns of its rows, in the platform's CSV order, then the fields its
+            /// CSV leaves out.
+            pub columns: &'static [Column],
         }
 
         impl AuditKind {
@@ -246,6 +303,27 @@ fn row(kind: &Kind) -> proc_macro2::TokenStream {
             },
         }
     });
+    let columns = kind.columns.iter().map(|c| {
+        let Column {
+            name, field, csv, ..
+        } = c;
+        let csv = match csv {
+            Some(header) => quote! { Some(#header) },
+            None => quote! { None },
+        };
+        let column_type = syn::Ident::new(
+            &heck::ToUpperCamelCase::to_upper_camel_case(c.column_type),
+            proc_macro2::Span::call_site(),
+        );
+        quote! {
+            Column {
+                name: #name,
+                field: #field,
+                csv: #csv,
+                column_type: ColumnType::#column_type,
+            },
+        }
+    });
     quote! {
         AuditKind {
             kind: AuditReportKind::#variant,
@@ -255,6 +333,7 @@ fn row(kind: &Kind) -> proc_macro2::TokenStream {
             request_schema: #request_schema,
             date_precision: #precision,
             filters: &[#(#filters)*],
+            columns: &[#(#columns)*],
         },
     }
 }
@@ -350,7 +429,122 @@ fn kind(
         request_schema: request_schema.to_string(),
         whole_days,
         filters,
+        columns: columns(spec, name)?,
     })
+}
+
+/// The columns of kind `name`: its event schema's `x-pubapi-columns`, or (without one)
+/// `AuditReport`'s `x-pubapi-other-kinds-columns`.
+fn columns(spec: &OpenAPI, name: &str) -> Result<Vec<Column>, CodegenError> {
+    let event = format!("{}AuditEvent", variant(name));
+    let Some(schema) = component(spec, &event) else {
+        let report = component(spec, REPORT_SCHEMA)
+            .ok_or_else(|| refused(REPORT_SCHEMA, "no such schema in components.schemas"))?;
+        let subject = format!("{REPORT_SCHEMA} {OTHER_COLUMNS}");
+        return listed(&subject, report.schema_data.extensions.get(OTHER_COLUMNS))?
+            .into_iter()
+            .map(|(field, csv, column_type)| {
+                let column_type = column_type
+                    .ok_or_else(|| refused(&subject, format!("`{field}` has no type")))?;
+                Ok(column(field, csv, column_type))
+            })
+            .collect();
+    };
+    let subject = format!("{event} {COLUMNS}");
+    let SchemaKind::Type(Type::Object(object)) = &schema.schema_kind else {
+        return Err(refused(&event, "an event schema is an object"));
+    };
+    let entries = listed(&subject, schema.schema_data.extensions.get(COLUMNS))?;
+    let mut columns = Vec::new();
+    for (field, csv, said) in entries {
+        let property = object
+            .properties
+            .get(&field)
+            .ok_or_else(|| refused(&subject, format!("`{field}` is not a property")))?;
+        let shown = match resolve_boxed(spec, property).map(|p| &p.schema_kind) {
+            Some(SchemaKind::Type(Type::String(_))) => Some("text"),
+            Some(SchemaKind::Type(Type::Integer(_))) => Some("integer"),
+            Some(SchemaKind::Type(Type::Number(_))) => Some("number"),
+            Some(SchemaKind::Type(Type::Boolean(_))) => Some("boolean"),
+            _ => None,
+        };
+        let column_type = match (shown, said) {
+            (None, None) => {
+                return Err(refused(
+                    &subject,
+                    format!("`{field}` has no JSON type and no column type"),
+                ));
+            }
+            (Some(shown), None) => shown,
+            (None, Some(said)) => said,
+            (Some("text"), Some(said @ ("text" | "timestamp"))) => said,
+            (Some(shown), Some(said)) if shown == said => said,
+            (Some(shown), Some(said)) => {
+                return Err(refused(
+                    &subject,
+                    format!("`{field}` is JSON {shown}, not a {said} column"),
+                ));
+            }
+        };
+        columns.push(column(field, csv, column_type));
+    }
+    for property in object.properties.keys() {
+        if !columns.iter().any(|c| &c.field == property) {
+            return Err(refused(
+                &subject,
+                format!("the property `{property}` has no column"),
+            ));
+        }
+    }
+    Ok(columns)
+}
+
+fn column(field: String, csv: Option<String>, column_type: &'static str) -> Column {
+    Column {
+        name: heck::ToSnakeCase::to_snake_case(field.as_str()),
+        field,
+        csv,
+        column_type,
+    }
+}
+
+/// The `{field, csv, type}` entries of a columns extension; each field and name once.
+#[allow(clippy::type_complexity)]
+fn listed(
+    subject: &str,
+    extension: Option<&serde_json::Value>,
+) -> Result<Vec<(String, Option<String>, Option<&'static str>)>, CodegenError> {
+    let entries = extension
+        .and_then(|v| v.as_array())
+        .filter(|entries| !entries.is_empty())
+        .ok_or_else(|| refused(subject, "missing, or not a list of columns"))?;
+    let mut out: Vec<(String, Option<String>, Option<&'static str>)> = Vec::new();
+    for entry in entries {
+        let text = |key: &str| entry.get(key).and_then(|v| v.as_str()).map(str::to_string);
+        let field =
+            text("field").ok_or_else(|| refused(subject, format!("{entry} has no `field`")))?;
+        let column_type =
+            match text("type") {
+                None => None,
+                Some(said) => Some(COLUMN_TYPES.into_iter().find(|t| *t == said).ok_or_else(
+                    || {
+                        refused(
+                            subject,
+                            format!("`{field}`: type `{said}` is not one of {COLUMN_TYPES:?}"),
+                        )
+                    },
+                )?),
+            };
+        let name = heck::ToSnakeCase::to_snake_case(field.as_str());
+        if out
+            .iter()
+            .any(|(f, ..)| heck::ToSnakeCase::to_snake_case(f.as_str()) == name)
+        {
+            return Err(refused(subject, format!("`{field}` is listed twice")));
+        }
+        out.push((field, text("csv"), column_type));
+    }
+    Ok(out)
 }
 
 fn filter(spec: &OpenAPI, name: &str, field: Option<&Schema>, required: bool) -> Filter {
@@ -452,6 +646,23 @@ mod tests {
       anyOf: [{required: [file]}]
       properties:
         file: {type: string, description: 'A path.  Exact.'}
+    AuditReport:
+      type: object
+      x-pubapi-other-kinds-columns:
+        - {field: time, csv: Time, type: timestamp}
+        - {field: user_id, type: integer}
+    LoginsAuditEvent:
+      type: object
+      x-pubapi-columns:
+        - {field: ipAddress, csv: IP Address}
+        - {field: time, csv: Time, type: timestamp}
+        - {field: user_id}
+        - {field: info, csv: Info, type: text}
+      properties:
+        user_id: {type: integer}
+        ipAddress: {type: string}
+        time: {type: string}
+        info: {description: not shown}
 ";
 
     fn op(id: &str, schema: &str, precision: &str) -> String {
@@ -522,6 +733,126 @@ mod tests {
                 "date_precision: DatePrecision::Date,",
             ],
         );
+    }
+
+    #[test]
+    fn a_kinds_columns_are_its_event_schemas_in_csv_order_or_the_other_kinds() {
+        let kinds = collect(&two_kinds()).unwrap();
+        let columns = |kind: &Kind| -> Vec<(String, String, Option<String>, &'static str)> {
+            kind.columns
+                .iter()
+                .map(|c| {
+                    (
+                        c.name.clone(),
+                        c.field.clone(),
+                        c.csv.clone(),
+                        c.column_type,
+                    )
+                })
+                .collect()
+        };
+        let text = |s: &str| s.to_string();
+        assert_eq!(
+            columns(&kinds[0]),
+            [
+                (
+                    text("ip_address"),
+                    text("ipAddress"),
+                    Some(text("IP Address")),
+                    "text"
+                ),
+                (text("time"), text("time"), Some(text("Time")), "timestamp"),
+                (text("user_id"), text("user_id"), None, "integer"),
+                (text("info"), text("info"), Some(text("Info")), "text"),
+            ]
+        );
+        assert_eq!(
+            columns(&kinds[1]),
+            [
+                (text("time"), text("time"), Some(text("Time")), "timestamp"),
+                (text("user_id"), text("user_id"), None, "integer"),
+            ],
+            "files has no event schema in the fixture: the other kinds' columns"
+        );
+        let code = prettyplease::unparse(&syn::File {
+            shebang: None,
+            attrs: Vec::new(),
+            items: vec![item(&two_kinds()).unwrap()],
+        });
+        assert_holds(
+            &code,
+            &[
+                "csv: Some(\"IP Address\")",
+                "column_type: ColumnType::Timestamp",
+            ],
+        );
+    }
+
+    #[test]
+    fn event_columns_that_miss_or_invent_a_property_or_leave_a_type_unsaid_are_refused() {
+        let logins_columns = "      x-pubapi-columns:
+        - {field: ipAddress, csv: IP Address}
+        - {field: time, csv: Time, type: timestamp}
+        - {field: user_id}
+        - {field: info, csv: Info, type: text}
+";
+        let cases = [
+            (
+                "        - {field: user_id}\n",
+                "",
+                "the property `user_id` has no column",
+            ),
+            (
+                "        - {field: user_id}\n",
+                "        - {field: user_id}\n        - {field: nope}\n",
+                "`nope` is not a property",
+            ),
+            (
+                "        - {field: info, csv: Info, type: text}\n",
+                "        - {field: info, csv: Info}\n",
+                "`info` has no JSON type",
+            ),
+            (
+                "        - {field: user_id}\n",
+                "        - {field: user_id, type: timestamp}\n",
+                "`user_id` is JSON integer, not a timestamp column",
+            ),
+            (
+                "        - {field: user_id}\n",
+                "        - {field: user_id}\n        - {field: userId}\n",
+                "`userId` is listed twice",
+            ),
+        ];
+        for (from, to, says) in cases {
+            assert!(logins_columns.contains(from));
+            let spec = spec_text().replace(logins_columns, &logins_columns.replace(from, to));
+            match collect(&fixture::spec(&spec)) {
+                Err(CodegenError::Unsupported { problem, .. }) => {
+                    assert!(problem.contains(says), "{problem} / {says}")
+                }
+                other => panic!("{says}: {other:?}"),
+            }
+        }
+    }
+
+    fn spec_text() -> String {
+        format!(
+            "paths:\n  /v1/audit/logins:\n{}  /v1/audit/files:\n{}{KINDS}",
+            op(
+                "createLoginsAudit",
+                "LoginsAuditRequest",
+                "x-pubapi-date-precision: date-time"
+            ),
+            op(
+                "createFilesAudit",
+                "FilesAuditRequest",
+                "x-pubapi-date-precision: date"
+            ),
+        )
+    }
+
+    fn two_kinds() -> OpenAPI {
+        fixture::spec(&spec_text())
     }
 
     #[test]
