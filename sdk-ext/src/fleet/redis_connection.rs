@@ -222,18 +222,10 @@ enum Lost {
 
 impl SentinelLink {
     async fn connect(nodes: &Nodes) -> Result<SentinelLink, FleetError> {
-        let addresses = nodes.hosts.iter().map(|host| {
-            if nodes.tls {
-                ConnectionAddr::TcpTls {
-                    host: host.name.clone(),
-                    port: host.port,
-                    insecure: false,
-                    tls_params: None,
-                }
-            } else {
-                ConnectionAddr::Tcp(host.name.clone(), host.port)
-            }
-        });
+        let addresses = nodes
+            .hosts
+            .iter()
+            .map(|host| sentinel_address(host, nodes.tls));
         let primary_name = nodes.primary.as_deref().unwrap_or_default();
         let mut builder =
             SentinelClientBuilder::new(addresses, primary_name, SentinelServerType::Master)
@@ -445,6 +437,20 @@ async fn watch_switches(
     }
 }
 
+/// The address of the sentinel `host`, over TLS when `tls`.
+fn sentinel_address(host: &super::redis_url::Host, tls: bool) -> ConnectionAddr {
+    if tls {
+        ConnectionAddr::TcpTls {
+            host: host.name.clone(),
+            port: host.port,
+            insecure: false,
+            tls_params: None,
+        }
+    } else {
+        ConnectionAddr::Tcp(host.name.clone(), host.port)
+    }
+}
+
 /// A client of each sentinel of `nodes`, for the watcher's subscriptions, with the
 /// sentinels' credentials and TLS.
 fn sentinel_clients(nodes: &Nodes) -> Result<Vec<redis::Client>, FleetError> {
@@ -453,16 +459,7 @@ fn sentinel_clients(nodes: &Nodes) -> Result<Vec<redis::Client>, FleetError> {
         .hosts
         .iter()
         .map(|host| {
-            let address = if nodes.tls {
-                ConnectionAddr::TcpTls {
-                    host: host.name.clone(),
-                    port: host.port,
-                    insecure: false,
-                    tls_params: None,
-                }
-            } else {
-                ConnectionAddr::Tcp(host.name.clone(), host.port)
-            };
+            let address = sentinel_address(host, nodes.tls);
             let mut settings = redis::RedisConnectionInfo::default();
             if let Some(username) = &nodes.sentinel_username {
                 settings = settings.set_username(username);

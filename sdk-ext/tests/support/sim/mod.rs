@@ -449,6 +449,20 @@ impl Transport for Gateway {
     }
 }
 
+/// The first of `violations` and the lines of `trace` in the five seconds before it (empty
+/// when there is none): the heart of a failing run's report.
+fn first_violation(violations: &[Violation], trace: &Trace) -> String {
+    let Some(first) = violations.first() else {
+        return String::new();
+    };
+    format!(
+        "first violation at {:.3}: {}\n{}",
+        first.at.as_secs_f64(),
+        first.what,
+        trace.between(first.at.saturating_sub(Duration::from_secs(5)), first.at)
+    )
+}
+
 /// What a run found.
 pub struct Outcome {
     pub scenario: Scenario,
@@ -467,18 +481,7 @@ impl Outcome {
     /// five seconds before it.
     pub fn report(&self) -> String {
         let mut out = format!("{}\n", self.scenario);
-        if let Some(first) = self.violations.first() {
-            out.push_str(&format!(
-                "first violation at {:.3}: {}\n",
-                first.at.as_secs_f64(),
-                first.what
-            ));
-            out.push_str(
-                &self
-                    .trace
-                    .between(first.at.saturating_sub(Duration::from_secs(5)), first.at),
-            );
-        }
+        out.push_str(&first_violation(&self.violations, &self.trace));
         if self.violations.is_empty() && !self.failed.is_empty() {
             let end = self
                 .trace

@@ -468,20 +468,11 @@ impl StreamOutcome {
 
     /// The scenario, the first violation and the trace of the five seconds before it.
     pub fn report(&self) -> String {
-        let mut out = format!("{}\n", self.scenario);
-        if let Some(first) = self.violations.first() {
-            out.push_str(&format!(
-                "first violation at {:.3}: {}\n",
-                first.at.as_secs_f64(),
-                first.what
-            ));
-            out.push_str(
-                &self
-                    .trace
-                    .between(first.at.saturating_sub(Duration::from_secs(5)), first.at),
-            );
-        }
-        out
+        format!(
+            "{}\n{}",
+            self.scenario,
+            super::first_violation(&self.violations, &self.trace)
+        )
     }
 }
 
