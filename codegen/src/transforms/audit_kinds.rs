@@ -36,7 +36,7 @@ const PREFIX: &str = "/v1/audit/";
 const COMMON: [&str; 3] = ["format", "date_start", "date_end"];
 /// The extension on an event schema listing its columns.
 pub const COLUMNS: &str = "x-pubapi-columns";
-/// The extension on [`REPORT_SCHEMA`] listing the columns of the kinds without an event schema.
+/// The extension on the finished report's schema (`AuditReport`) listing the columns of the kinds without an event schema.
 pub const OTHER_COLUMNS: &str = "x-pubapi-other-kinds-columns";
 /// The schema of a finished JSON report.
 const REPORT_SCHEMA: &str = "AuditReport";
