@@ -19,6 +19,7 @@ use fleet_run::redis_server::SentinelSet;
 use fleet_run::{Fault, Outcome, Scenario};
 use pubapi_sdk_ext::fleet::redis::RedisBudget;
 use pubapi_sdk_ext::fleet::{FleetBudget, FleetErrorKind, Reservation, Reserve};
+use pubapi_sdk_ext::token::TokenFingerprint;
 use pubapi_sdk_ext::{Budget, LimitClass, Pacing, SecretToken};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -254,26 +255,65 @@ async fn a_tls_only_server_is_reached_through_rediss_with_its_ca_and_refused_wit
         .expect("a token")
         .fingerprint();
     let answer = budget
-        .reserve(Reserve {
-            token: &token,
-            class: LimitClass::General,
-            budget: Budget::new(Some(2), Some(1000)),
-            pacing: Pacing::default(),
-            max_wait: Duration::from_secs(5),
-            not_before: Duration::ZERO,
-            book: true,
-            id: 1,
-            history: Some(&[]),
-            generation: "",
-            quiet_after_loss: Duration::from_millis(3500),
-            quiet_after_new: Duration::from_millis(3500),
-        })
+        .reserve(first_booking(&token))
         .await
         .expect("a start booked through TLS");
     assert!(
         matches!(answer.reservation, Reservation::Granted { .. }),
         "{answer:?}"
     );
+}
+
+/// A process's first booking of a general start of `token` (no history, no generation known).
+fn first_booking(token: &TokenFingerprint) -> Reserve<'_> {
+    Reserve {
+        token,
+        class: LimitClass::General,
+        budget: Budget::new(Some(2), Some(1000)),
+        pacing: Pacing::default(),
+        max_wait: Duration::from_secs(10),
+        not_before: Duration::ZERO,
+        book: true,
+        id: 1,
+        history: Some(&[]),
+        generation: "",
+        quiet_after_loss: Duration::from_millis(3500),
+        quiet_after_new: Duration::from_millis(3500),
+    }
+}
+
+/// `TIME` is read from the node that owns the token's slot, never from whichever node a
+/// keyless command reaches: each primary of a cluster has a clock of its own, and a start is
+/// placed on the clock of the node that books it. After a budget's first booking (its clock
+/// measured three times, then the booking), no node but the primary holding the token's
+/// keys has run `TIME`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cluster_budget_reads_the_clock_of_the_node_that_holds_the_tokens_keys() {
+    use fleet_run::redis_server::RedisCluster;
+    let cluster = tokio::task::block_in_place(RedisCluster::start);
+    let budget = RedisBudget::connect(&cluster.url())
+        .await
+        .expect("the cluster");
+    let token = SecretToken::try_from("slot-clock")
+        .expect("a token")
+        .fingerprint();
+    tokio::task::block_in_place(|| cluster.reset_command_counts());
+    let answer = budget
+        .reserve(first_booking(&token))
+        .await
+        .expect("a start booked");
+    assert!(
+        matches!(answer.reservation, Reservation::Granted { .. }),
+        "{answer:?}"
+    );
+    let (holder, readers) = tokio::task::block_in_place(|| {
+        (
+            cluster.primary_holding(&format!("pubapi:{{{token}}}:*")),
+            cluster.nodes_that_ran("time"),
+        )
+    });
+    let holder = holder.expect("a primary holds the token's keys");
+    assert_eq!(readers, [holder], "the nodes that ran TIME");
 }
 
 fn percent_encode(text: &str) -> String {
@@ -366,20 +406,7 @@ async fn sentinels_with_their_own_password_serve_the_budget_the_stream_and_dedup
         .expect("a token")
         .fingerprint();
     let answer = budget
-        .reserve(Reserve {
-            token: &token,
-            class: LimitClass::General,
-            budget: Budget::new(Some(2), Some(1000)),
-            pacing: Pacing::default(),
-            max_wait: Duration::from_secs(10),
-            not_before: Duration::ZERO,
-            book: true,
-            id: 1,
-            history: Some(&[]),
-            generation: "",
-            quiet_after_loss: Duration::from_millis(3500),
-            quiet_after_new: Duration::from_millis(3500),
-        })
+        .reserve(first_booking(&token))
         .await
         .expect("a start booked");
     assert!(

@@ -146,6 +146,8 @@ pub(crate) mod file;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub mod redis;
+#[cfg(feature = "redis")]
+mod redis_clock;
 // Crate-visible: the webhook dedup store may open the same connection.
 #[cfg(feature = "redis")]
 pub(crate) mod redis_connection;

@@ -66,6 +66,7 @@
 //! A Cluster's manual failover (`CLUSTER FAILOVER`, no `FORCE`) waits for the replica to
 //! catch up; a crashed primary's does not.
 
+use super::redis_clock::{Clocks, TIME_SCRIPT};
 pub use super::redis_connection::DEFAULT_PREFIX;
 use super::redis_connection::{Connection, RESPONSE_TIMEOUT, connect, redis_error};
 pub use super::redis_streams::RedisCheckpoints;
@@ -222,9 +223,11 @@ pub struct RedisBudget {
     /// Makes the bookings of this store distinct from every other process's members of the
     /// sorted set (a member is `<nonce>-<booking id>`).
     nonce: u64,
-    /// The Redis server's clock against this machine's: a request's deadline is sent in the
-    /// server's time, and a booked start is an instant of the server's clock.
-    clock: std::sync::Arc<std::sync::Mutex<Clock>>,
+    /// Each token's Redis server's clock against this machine's: a request's deadline is
+    /// sent in the server's time, and a booked start is an instant of the server's clock.
+    clocks: std::sync::Arc<Clocks>,
+    /// Reads the clock of the node holding a token's keys.
+    time_script: redis::Script,
     url: String,
 }
 
@@ -257,28 +260,37 @@ impl RedisBudget {
             prefix: prefix.to_string(),
             script: redis::Script::new(RESERVE),
             nonce,
-            clock: Default::default(),
+            clocks: Default::default(),
+            time_script: redis::Script::new(TIME_SCRIPT),
             url: without_credentials(url),
         };
-        budget.measure_clock(false).await?;
+        // The servers answer now, or connecting fails. Each token's clock is read later, from
+        // the node that holds its keys.
+        let _: redis::Value = redis::cmd("PING")
+            .query_async(&mut budget.connection.clone())
+            .await
+            .map_err(redis_error)?;
         Ok(budget)
     }
 
-    /// Reads the server's clock and takes the readings in ([`Clock::sample`]); `fresh` drops
-    /// what was known (the clocks turned out to disagree).
-    async fn measure_clock(&self, fresh: bool) -> Result<(), FleetError> {
+    /// Reads the clock of the server holding `token`'s keys and takes the readings in
+    /// (`Clock::sample`); `fresh` drops what was known (the clocks turned out to disagree).
+    async fn measure_clock(&self, token: &TokenFingerprint, fresh: bool) -> Result<(), FleetError> {
         if fresh {
-            *self.clock() = Clock::default();
+            self.clocks.with(token, |clock| *clock = Default::default());
         }
         for _ in 0..3 {
             let mut connection = self.connection.clone();
             let before = unix_us();
-            let (secs, micros): (i64, i64) = redis::cmd("TIME")
-                .query_async(&mut connection)
+            let (secs, micros): (i64, i64) = self
+                .time_script
+                .key(self.generation_key(token))
+                .invoke_async(&mut connection)
                 .await
                 .map_err(redis_error)?;
-            self.clock()
-                .sample(before, unix_us(), secs * 1_000_000 + micros);
+            self.clocks.with(token, |clock| {
+                clock.sample(before, unix_us(), secs * 1_000_000 + micros);
+            });
         }
         Ok(())
     }
@@ -288,54 +300,9 @@ impl RedisBudget {
     fn clock_places(&self, request: &Reserve<'_>) -> bool {
         let allowed =
             i64::try_from(request.pacing.lateness_allowed().as_micros()).unwrap_or(i64::MAX);
-        self.clock().bound_us.is_some_and(|bound| bound <= allowed)
-    }
-
-    fn clock(&self) -> std::sync::MutexGuard<'_, Clock> {
-        self.clock
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-}
-
-/// The server's clock minus this machine's, estimated as NTP does: from a reading of the
-/// server's clock taken between two of this machine's, which is off by at most half the
-/// round trip. Every booking is such a reading (the script returns the server's time), and
-/// the one with the smallest bound is kept, its bound growing with its age (50 µs a second,
-/// for clocks that drift apart): a store that answers slowly for a while does not spoil the
-/// estimate its quick answers gave.
-#[derive(Debug, Default, Clone, Copy)]
-struct Clock {
-    /// Server minus local, in microseconds.
-    offset_us: i64,
-    /// How far off `offset_us` may have been when taken, in microseconds; `None` before a
-    /// reading.
-    bound_us: Option<i64>,
-    /// When it was taken, in this machine's microseconds.
-    taken_us: i64,
-}
-
-impl Clock {
-    /// Takes in a reading `server` of the server's clock made between `before` and `after`.
-    fn sample(&mut self, before: i64, after: i64, server: i64) {
-        let bound = (after - before).max(0) / 2;
-        let better = match self.bound_us {
-            None => true,
-            Some(known) => {
-                let aged = known.saturating_add((after - self.taken_us).max(0) / 20_000);
-                bound <= aged
-            }
-        };
-        if better {
-            self.offset_us = server - (before + (after - before) / 2);
-            self.bound_us = Some(bound);
-            self.taken_us = after;
-        }
-    }
-
-    /// This machine's time `local_us` on the server's clock.
-    fn server_time(&self, local_us: i64) -> i64 {
-        local_us.saturating_add(self.offset_us)
+        self.clocks
+            .with(request.token, |clock| clock.bound_us)
+            .is_some_and(|bound| bound <= allowed)
     }
 }
 
@@ -365,6 +332,12 @@ fn limit(value: Option<u32>) -> i64 {
 impl FleetBudget for RedisBudget {
     fn reserve<'a>(&'a self, request: Reserve<'a>) -> FleetFuture<'a, Answer> {
         Box::pin(async move {
+            if self
+                .clocks
+                .with(request.token, |clock| clock.bound_us.is_none())
+            {
+                self.measure_clock(request.token, false).await?;
+            }
             let raw = self.run(&request).await?;
             if raw.0 != -3 {
                 // A booked start is placed by the estimate of the server's clock: one not
@@ -373,15 +346,15 @@ impl FleetBudget for RedisBudget {
                 if raw.3 != request.generation {
                     // Another generation: maybe another server (a failover, a restart), with
                     // a clock of its own. What was known of the old one's is dropped.
-                    self.measure_clock(true).await?;
+                    self.measure_clock(request.token, true).await?;
                 } else if raw.0 == 0 && request.book && !self.clock_places(&request) {
-                    self.measure_clock(false).await?;
+                    self.measure_clock(request.token, false).await?;
                 }
                 return Ok(self.answer(raw, &request));
             }
             // Answered in time, yet past the deadline: the clocks disagree more than the
             // estimate allowed. Measure afresh and ask once more.
-            self.measure_clock(true).await?;
+            self.measure_clock(request.token, true).await?;
             match self.run(&request).await? {
                 (-3, ..) => Err(FleetError::new(
                     "redis: the server's clock disagrees with this machine's",
@@ -425,7 +398,9 @@ impl RedisBudget {
         let duration = |us: i64| Duration::from_micros(u64::try_from(us).unwrap_or(0));
         let reservation = match status {
             0 if request.book => {
-                let server_now = self.clock().server_time(unix_us());
+                let server_now = self
+                    .clocks
+                    .with(request.token, |clock| clock.server_time(unix_us()));
                 let left = ran_at.saturating_add(wait).saturating_sub(server_now);
                 let tolerance = i64::try_from(request.pacing.lateness_allowed().as_micros())
                     .unwrap_or(i64::MAX);
@@ -490,8 +465,8 @@ impl RedisBudget {
         let micros = |d: Duration| i64::try_from(d.as_micros()).unwrap_or(i64::MAX);
         let sent = unix_us();
         let deadline = self
-            .clock()
-            .server_time(sent)
+            .clocks
+            .with(request.token, |clock| clock.server_time(sent))
             .saturating_add(micros(RESPONSE_TIMEOUT));
         let mut invocation = self.script.key(self.key(request.token, request.class));
         invocation
@@ -528,7 +503,8 @@ impl RedisBudget {
             .invoke_async(&mut connection)
             .await
             .map_err(redis_error)?;
-        self.clock().sample(sent, unix_us(), raw.5);
+        self.clocks
+            .with(request.token, |clock| clock.sample(sent, unix_us(), raw.5));
         Ok(raw)
     }
 }
@@ -978,22 +954,5 @@ mod tests {
         until_stored(&server, "impatient-token", made + 2, Duration::from_secs(4)).await;
         tokio::time::sleep(Duration::from_millis(500)).await;
         until_stored(&server, "impatient-token", made + 2, Duration::ZERO).await;
-    }
-
-    #[test]
-    fn the_clock_keeps_the_reading_with_the_smallest_bound_and_ages_it() {
-        let mut clock = super::Clock::default();
-        // A quick reading (1 ms round trip): the server is 5 s ahead.
-        clock.sample(1_000_000, 1_001_000, 6_000_500);
-        assert_eq!(clock.offset_us, 5_000_000);
-        // A slow one (400 ms round trip, the answer held on the way back) says 4.8 s: kept
-        // out, the quick one is better.
-        clock.sample(2_000_000, 2_400_000, 7_000_000);
-        assert_eq!(clock.offset_us, 5_000_000);
-        assert_eq!(clock.server_time(10), 5_000_010);
-        // 4,000 s later the quick reading's bound has grown past the slow one's (200 ms):
-        // taken in.
-        clock.sample(4_002_000_000, 4_002_400_000, 4_007_000_000);
-        assert_eq!(clock.offset_us, 4_800_000);
     }
 }

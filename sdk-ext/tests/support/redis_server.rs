@@ -575,6 +575,27 @@ impl RedisCluster {
             })
     }
 
+    /// Clears every running node's command counts (`CONFIG RESETSTAT`).
+    pub fn reset_command_counts(&self) {
+        for node in self.nodes.iter().filter(|n| n.child.is_some()) {
+            cli(node.port, &["CONFIG", "RESETSTAT"]);
+        }
+    }
+
+    /// The ports of the running nodes that ran `command` (lower case, as `INFO commandstats`
+    /// names it: `time`) since their counts were cleared, a script's calls included.
+    pub fn nodes_that_ran(&self, command: &str) -> Vec<u16> {
+        let counted = format!("cmdstat_{command}:");
+        self.nodes
+            .iter()
+            .filter(|n| n.child.is_some())
+            .filter(|n| {
+                cli(n.port, &["INFO", "commandstats"]).is_some_and(|stats| stats.contains(&counted))
+            })
+            .map(|n| n.port)
+            .collect()
+    }
+
     /// The size of the sorted set matching `pattern` on the primary that holds it.
     pub fn stored(&self, pattern: &str) -> Option<usize> {
         zcard(self.primary_holding(pattern)?, pattern)
