@@ -46,7 +46,9 @@
 //!   [`crate::fleet`]). Until the sentinels promote a replica, commands fail and calls wait.
 //! - **Cluster**: redis-rs's cluster client follows `MOVED` and `ASK` and finds the new
 //!   primary of a failed-over shard. Every script touches keys of one slot: a token's keys
-//!   carry its fingerprint as hash tag, a stream's keys its name.
+//!   carry its fingerprint as hash tag, a stream's keys its name. Each primary has a clock of
+//!   its own: a token's clock is read from the node that holds its keys, never by a keyless
+//!   `TIME` that any node may answer.
 //! - **Every form**: 1 s to connect to a server, 1 s for an answer (a slower command fails).
 //!
 //! Checked with 4 processes at the reference's 2 per second (`tests/fleet_replicated.rs`)
